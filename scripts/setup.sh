@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything svc's build and tests need on a fresh Debian machine, idempotently:
+# Bun (npm package `bun`), the JavaScript dependencies, the Debian packages the tests use,
+# and Python test packages. Open WebUI for the end-to-end suite is installed by
+# scripts/openwebui-venv.sh (cached between runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUN_VERSION=1.4.5
+APT_PACKAGES=(age chromium postgresql)
+
+need_apt=()
+for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v bun >/dev/null 2>&1 || [ "$(bun --version)" != "$BUN_VERSION" ]; then
+  echo "setup: installing bun@$BUN_VERSION from npm"
+  npm install -g --silent "bun@$BUN_VERSION" >/dev/null
+fi
+
+bun install --frozen-lockfile >/dev/null
+
+python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every test suite of svc from a fresh machine: set-up, build, TypeScript unit and
+# cross-process tests, the Python package's tests, and the end-to-end suite against a real
+# Open WebUI. Ends with one line `N passed, N failed` summing every suite.
+#   bash scripts/test.sh            everything
+#   SVC_TEST_SKIP_E2E=1 bash ...    everything but the Open WebUI end-to-end suite
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+status=0
+mkdir -p test-artifacts
+
+count_bun() { # log file → adds "N pass" / "N fail" of bun test's summary
+  local p f
+  p=$(grep -Eo '^ *[0-9]+ pass' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$(grep -Eo '^ *[0-9]+ fail' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  passed=$((passed + p)); failed=$((failed + f))
+  echo "suite $2: $p passed, $f failed"
+}
+
+count_pytest() {
+  local p f e
+  p=$(grep -Eo '[0-9]+ passed' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$(grep -Eo '[0-9]+ failed' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  e=$(grep -Eo '[0-9]+ error' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  passed=$((passed + p)); failed=$((failed + f + e))
+  echo "suite $2: $p passed, $((f + e)) failed"
+}
+
+run_suite() { # name, command...
+  local name=$1; shift
+  local log="test-artifacts/$name.log"
+  echo "== $name"
+  "$@" >"$log" 2>&1
+  local rc=$?
+  tail -n 40 "$log"
+  if [ $rc -ne 0 ]; then status=1; fi
+  return $rc
+}
+
+echo "== build"
+if ! bun run build >test-artifacts/build.log 2>&1; then
+  cat test-artifacts/build.log; echo "0 passed, 1 failed"; exit 1
+fi
+export SVC_BIN="$PWD/dist/svc"
+
+run_suite typecheck bunx tsc --noEmit -p . || { failed=$((failed + 1)); echo "suite typecheck: failed"; }
+run_suite unit bun test src test/support; count_bun test-artifacts/unit.log unit
+if [ -d test/integration ]; then run_suite integration bun test test/integration; count_bun test-artifacts/integration.log integration; fi
+if [ -d src/guard-bridge/python/tests ]; then
+  run_suite python python3 -m pytest -q src/guard-bridge/python/tests; count_pytest test-artifacts/python.log python
+fi
+if [ -z "${SVC_TEST_SKIP_E2E:-}" ] && [ -d test/e2e ] && ls test/e2e/*.test.ts >/dev/null 2>&1; then
+  bash scripts/openwebui-venv.sh >test-artifacts/openwebui-venv.log 2>&1 || { tail -20 test-artifacts/openwebui-venv.log; failed=$((failed + 1)); }
+  run_suite e2e bun test test/e2e; count_bun test-artifacts/e2e.log e2e
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ $status -eq 0 ]

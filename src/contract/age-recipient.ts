@@ -1,0 +1,21 @@
+// The exact check that a string is an age X25519 recipient: "age1" + bech32 that decodes
+// to the prefix "age" and exactly 32 bytes. Shared by the control plane (validate keys)
+// and the CLI (validate before upload).
+import { bech32 } from "@scure/base";
+
+export function isX25519Recipient(s: string): boolean {
+  if (!s.startsWith("age1")) return false;
+  try {
+    const { prefix, words } = bech32.decode(s as `${string}1${string}`, 200);
+    return prefix === "age" && bech32.fromWords(words).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+/** Why a recipient string is refused, or null when it is a valid X25519 recipient. */
+export function recipientProblem(s: string): string | null {
+  if (!s.startsWith("age1")) return `public key must start with "age1" (an age X25519 recipient)`;
+  if (!isX25519Recipient(s)) return `public key "${s.slice(0, 12)}…" does not parse as an age X25519 recipient`;
+  return null;
+}

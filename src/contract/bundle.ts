@@ -1,0 +1,71 @@
+// The policy bundle the proxy polls (GET /api/v1/runtime/policy-bundle?version=1|2).
+// v1: `model:invoke` permits decide model calls. v2: the agent's model-profile assignment
+// decides them (a profile assigned = model calls permitted for linked users).
+import { type Static, Type } from "@sinclair/typebox";
+import { ToolAccess } from "./manifest.ts";
+
+export const BUNDLE_VERSIONS = [1, 2] as const;
+export type BundleVersion = (typeof BUNDLE_VERSIONS)[number];
+
+export const Effect = Type.Union([Type.Literal("permit"), Type.Literal("deny")]);
+export type Effect = Static<typeof Effect>;
+
+export const BundlePolicy = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  src: Type.String({ description: "user:<id> | group:<name> | *" }),
+  dst: Type.String({ description: "model:invoke | tool:<name>" }),
+  effect: Effect,
+});
+export type BundlePolicy = Static<typeof BundlePolicy>;
+
+export const BundleTool = Type.Object({
+  name: Type.String(),
+  access: ToolAccess,
+  required_capabilities: Type.Array(Type.String()),
+});
+export type BundleTool = Static<typeof BundleTool>;
+
+/** Front-end user id → service user, with the groups the user belongs to. */
+export const BundleIdentity = Type.Object({
+  remote_user_id: Type.String(),
+  user_id: Type.String(),
+  email: Type.String(),
+  groups: Type.Array(Type.String()),
+});
+export type BundleIdentity = Static<typeof BundleIdentity>;
+
+export const BundleModelProfile = Type.Object({
+  id: Type.String(),
+  display_name: Type.String(),
+  endpoint: Type.String(),
+  auth_type: Type.Union([Type.Literal("none"), Type.Literal("api_key")]),
+  default_model: Type.String(),
+  models: Type.Array(Type.String()),
+  /** age ciphertext (base64 of the binary age file) of the API key, sealed to the runtimes' credential-sync keys. */
+  api_key_sealed: Type.Union([Type.String(), Type.Null()]),
+});
+export type BundleModelProfile = Static<typeof BundleModelProfile>;
+
+export const BundleRecipient = Type.Object({
+  key_id: Type.String(),
+  recipient: Type.String(),
+  kind: Type.Union([Type.Literal("customer"), Type.Literal("escrow")]),
+});
+export type BundleRecipient = Static<typeof BundleRecipient>;
+
+export const PolicyBundle = Type.Object({
+  version: Type.Union([Type.Literal(1), Type.Literal(2)]),
+  revision: Type.Integer({ description: "monotonic per organization; changes whenever anything in the bundle may change" }),
+  generated_at: Type.String({ format: "date-time" }),
+  organization_id: Type.String(),
+  workspace_id: Type.String(),
+  installation_id: Type.String(),
+  agent_id: Type.String(),
+  tools: Type.Array(BundleTool),
+  policies: Type.Array(BundlePolicy),
+  identities: Type.Array(BundleIdentity),
+  model_profile: Type.Union([BundleModelProfile, Type.Null()]),
+  recipients: Type.Array(BundleRecipient),
+});
+export type PolicyBundle = Static<typeof PolicyBundle>;

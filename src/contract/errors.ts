@@ -1,0 +1,93 @@
+// The stable machine codes of every refusal svc gives, shared by the control plane (HTTP
+// problem+json), the proxy (local API and refusals seen by the model) and the CLI (which
+// prints the code). Codes never change meaning once released; add new ones instead.
+import { type Static, Type } from "@sinclair/typebox";
+
+export const ERROR_CODES = {
+  // generic
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  validation_failed: 422,
+  conflict: 409,
+  rate_limited: 429,
+  internal: 500,
+  // resources
+  invalid_platform: 422,
+  endpoint_not_https: 422,
+  endpoint_has_credentials: 422,
+  endpoint_has_query: 422,
+  endpoint_has_fragment: 422,
+  invalid_endpoint: 422,
+  invalid_pattern: 422,
+  invalid_recipient: 422,
+  key_disabled: 409,
+  escrow_requires_key: 409,
+  tool_conflict: 409,
+  credential_already_issued: 409,
+  no_runtime_recipient: 409,
+  workspace_not_found: 404,
+  agent_not_found: 404,
+  claim_expired: 410,
+  claim_used: 410,
+  authorization_pending: 428,
+  login_expired: 410,
+  directory_sync_not_configured: 409,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Refusal codes the proxy gives for a governed call (spec §7). */
+export const REFUSAL_CODES = {
+  toolNotRegistered: "tool_not_registered",
+  denied: "svc.denied",
+  unlinked: "identity.unlinked",
+} as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[keyof typeof REFUSAL_CODES];
+
+/** RFC 9457 problem details with svc's `code` extension. */
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    instance: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { additionalProperties: true },
+);
+export type Problem = Static<typeof Problem>;
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+export function problemType(code: string): string {
+  return `urn:svc:problem:${code}`;
+}
+
+/** An error with a stable code; HTTP layers map it to problem+json, the CLI to an exit code. */
+export class SvcError extends Error {
+  override name = "SvcError";
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.status = ERROR_CODES[code];
+  }
+
+  toProblem(instance?: string): Problem {
+    return {
+      type: problemType(this.code),
+      title: this.code.replace(/_/g, " "),
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+      ...(instance ? { instance } : {}),
+      ...this.extra,
+    };
+  }
+}

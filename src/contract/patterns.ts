@@ -1,0 +1,51 @@
+// Policy subject (src) and destination (dst) patterns, and tool names (spec §2). Pure parsing
+// shared by the CLI (validate before sending) and the control plane (validate on write), so
+// both name the same bad part in the same words.
+
+/** `<method>` or `<prefix>.<method>`. */
+export const TOOL_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+const USER_ID_RE = /^[A-Za-z0-9_.@+-]+$/;
+const GROUP_NAME_RE = /^[^\s:][^:]*$/;
+
+export type PolicySource = { kind: "any" } | { kind: "user"; id: string } | { kind: "group"; name: string };
+export type PolicyDestination = { kind: "model" } | { kind: "tool"; name: string };
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export function parseSource(src: string): Parsed<PolicySource> {
+  if (src === "*") return { ok: true, value: { kind: "any" } };
+  const colon = src.indexOf(":");
+  if (colon < 0) return { ok: false, error: `src-pattern "${src}" must be "user:<id>", "group:<name>" or "*"` };
+  const kind = src.slice(0, colon);
+  const rest = src.slice(colon + 1);
+  if (kind === "user") {
+    if (!rest) return { ok: false, error: `src-pattern "${src}": the user id after "user:" is empty` };
+    if (!USER_ID_RE.test(rest)) return { ok: false, error: `src-pattern "${src}": user id "${rest}" has characters other than letters, digits and _.@+-` };
+    return { ok: true, value: { kind: "user", id: rest } };
+  }
+  if (kind === "group") {
+    if (!rest) return { ok: false, error: `src-pattern "${src}": the group name after "group:" is empty` };
+    if (!GROUP_NAME_RE.test(rest)) return { ok: false, error: `src-pattern "${src}": group name "${rest}" may not start with a space or contain ":"` };
+    return { ok: true, value: { kind: "group", name: rest } };
+  }
+  return { ok: false, error: `src-pattern "${src}": unknown kind "${kind}" (use "user:", "group:" or "*")` };
+}
+
+export function parseDestination(dst: string): Parsed<PolicyDestination> {
+  if (dst === "model:invoke") return { ok: true, value: { kind: "model" } };
+  const colon = dst.indexOf(":");
+  if (colon < 0) return { ok: false, error: `dst-pattern "${dst}" must be "model:invoke" or "tool:<name>"` };
+  const kind = dst.slice(0, colon);
+  const rest = dst.slice(colon + 1);
+  if (kind === "model") return { ok: false, error: `dst-pattern "${dst}": the only model action is "model:invoke"` };
+  if (kind !== "tool") return { ok: false, error: `dst-pattern "${dst}": unknown kind "${kind}" (use "model:invoke" or "tool:<name>")` };
+  if (!rest) return { ok: false, error: `dst-pattern "${dst}": the tool name after "tool:" is empty` };
+  if (!TOOL_NAME_RE.test(rest)) return { ok: false, error: `dst-pattern "${dst}": tool name "${rest}" must be "<method>" or "<prefix>.<method>"` };
+  return { ok: true, value: { kind: "tool", name: rest } };
+}
+
+export function formatSource(s: PolicySource): string {
+  return s.kind === "any" ? "*" : s.kind === "user" ? `user:${s.id}` : `group:${s.name}`;
+}
+export function formatDestination(d: PolicyDestination): string {
+  return d.kind === "model" ? "model:invoke" : `tool:${d.name}`;
+}

@@ -1,0 +1,97 @@
+// Bodies of the runtime API (ARCHITECTURE.md "Runtime ↔ control plane"), all under
+// {base_url}/api/v1/runtime/ with `Authorization: Bearer <SVC_RUNTIME_TOKEN>`.
+// Several replicas of one installation share the token; each names itself with a
+// replica id it generates once and keeps in its state directory.
+import { type Static, Type } from "@sinclair/typebox";
+import { AuditRecord } from "./audit.ts";
+
+export const RUNTIME_API_PREFIX = "/api/v1/runtime";
+/** Header naming the replica on every runtime call after bootstrap. */
+export const REPLICA_HEADER = "x-svc-replica";
+
+export const BootstrapRequest = Type.Object(
+  {
+    replica_id: Type.String({ pattern: "^rep_[0-9A-Z]{26}$" }),
+    /** The replica's credential-sync age X25519 recipient (age1…); model-profile API keys are sealed to it. */
+    credential_sync_recipient: Type.String({ minLength: 10, maxLength: 200 }),
+    version: Type.String({ maxLength: 100 }),
+    hostname: Type.Optional(Type.String({ maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
+export type BootstrapRequest = Static<typeof BootstrapRequest>;
+
+export const BootstrapResponse = Type.Object({
+  installation: Type.Object({ id: Type.String(), name: Type.String(), platform: Type.Literal("chatui") }),
+  organization_id: Type.String(),
+  workspace_id: Type.String(),
+  agent_id: Type.String(),
+  /** The organization's audit digest key (HMAC-SHA-256), base64. */
+  digest_key: Type.Object({ id: Type.String(), key: Type.String() }),
+  poll_interval_seconds: Type.Integer(),
+  heartbeat_interval_seconds: Type.Integer(),
+});
+export type BootstrapResponse = Static<typeof BootstrapResponse>;
+
+export const ProxyState = Type.Union([
+  Type.Literal("starting"),
+  Type.Literal("ready"),
+  Type.Literal("stale"),
+  Type.Literal("unavailable"),
+]);
+export type ProxyState = Static<typeof ProxyState>;
+
+export const HeartbeatRequest = Type.Object(
+  {
+    replica_id: Type.String(),
+    state: ProxyState,
+    policy_revision: Type.Union([Type.Integer(), Type.Null()]),
+    tool_count: Type.Integer(),
+    version: Type.String(),
+    spool_depth: Type.Integer(),
+    last_success: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type HeartbeatRequest = Static<typeof HeartbeatRequest>;
+
+export const RecipientsResponse = Type.Object({
+  recipients: Type.Array(
+    Type.Object({
+      key_id: Type.String(),
+      recipient: Type.String(),
+      kind: Type.Union([Type.Literal("customer"), Type.Literal("escrow")]),
+    }),
+  ),
+});
+export type RecipientsResponse = Static<typeof RecipientsResponse>;
+
+export const AuditBatchRequest = Type.Object(
+  { records: Type.Array(AuditRecord, { minItems: 1, maxItems: 5000 }) },
+  { additionalProperties: false },
+);
+export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
+
+export const AuditBatchResponse = Type.Object({
+  /** Every id in the batch is now stored (new or already present): the shipper may drop them. */
+  acknowledged: Type.Array(Type.String()),
+  inserted: Type.Integer(),
+  duplicates: Type.Integer(),
+});
+export type AuditBatchResponse = Static<typeof AuditBatchResponse>;
+
+export const ClaimRequest = Type.Object(
+  {
+    remote_user_id: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Type.Optional(Type.String({ maxLength: 320 })),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type ClaimRequest = Static<typeof ClaimRequest>;
+
+export const ClaimResponse = Type.Object({
+  url: Type.String(),
+  expires_at: Type.String({ format: "date-time" }),
+});
+export type ClaimResponse = Static<typeof ClaimResponse>;

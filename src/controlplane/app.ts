@@ -1,0 +1,53 @@
+// The control plane's HTTP application: problem+json errors, the OpenAPI document, and one
+// module per resource folder. Admin routes live under /api/v1/organizations/{org}/…, the
+// runtime API under /api/v1/runtime/…, the console at /.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { agentRoutes } from "./agents/routes.ts";
+import { auditKeyRoutes } from "./audit-keys/routes.ts";
+import { auditRoutes } from "./audit/routes.ts";
+import { authRoutes } from "./auth/routes.ts";
+import { claimRoutes } from "./claims/routes.ts";
+import { consoleRoutes } from "./console/routes.ts";
+import type { ControlPlaneDeps } from "./deps.ts";
+import { directorySyncRoutes } from "./directory-sync/routes.ts";
+import { directoryRoutes } from "./directory/routes.ts";
+import { problemPlugin } from "./http/problem.ts";
+import { installationRoutes } from "./installations/routes.ts";
+import { modelProfileRoutes } from "./model-profiles/routes.ts";
+import { organizationRoutes } from "./organizations/routes.ts";
+import { policyRoutes } from "./policies/routes.ts";
+import { runtimeRoutes } from "./runtime/routes.ts";
+
+export const OPENAPI_PATH = "/api/v1/openapi.json";
+
+export function createApp(deps: ControlPlaneDeps) {
+  const api = new Elysia({ prefix: "/api/v1" })
+    .use(authRoutes(deps))
+    .use(organizationRoutes(deps))
+    .use(agentRoutes(deps))
+    .use(installationRoutes(deps))
+    .use(modelProfileRoutes(deps))
+    .use(policyRoutes(deps))
+    .use(directoryRoutes(deps))
+    .use(auditKeyRoutes(deps))
+    .use(auditRoutes(deps))
+    .use(runtimeRoutes(deps))
+    .use(claimRoutes(deps))
+    .use(directorySyncRoutes(deps));
+
+  return new Elysia()
+    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path, code, error: String(error) })))
+    .use(
+      openapi({
+        path: "/api/v1/openapi",
+        specPath: OPENAPI_PATH,
+        documentation: { info: { title: "svc control plane", version: "1" } },
+      }),
+    )
+    .get("/healthz", () => ({ ok: true }))
+    .use(api)
+    .use(consoleRoutes(deps));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,74 @@
+// Per-route authentication as Elysia macros:
+//   { admin: true }   an owner or admin of the path's organization (API token or session)
+//   { member: true }  any member of the path's organization
+//   { runtime: true } an installation's runtime token (runtime API only)
+// A token of another organization gets 404 for the path's organization: existence is not leaked.
+// Cookie-authenticated writes must carry the session's CSRF token in `x-csrf-token`.
+import { Elysia } from "elysia";
+import { SvcError } from "../../contract/errors.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
+import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
+import { bearer, safeEqual } from "./tokens.ts";
+
+export const SESSION_COOKIE = "svc_session";
+export const CSRF_HEADER = "x-csrf-token";
+
+type Ctx = { headers: Record<string, string | undefined>; params: unknown; request: Request; cookie: Record<string, { value?: unknown }> };
+
+export function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Principal {
+  const token = bearer(ctx.headers.authorization);
+  let p: Principal | null = null;
+  if (token) {
+    p = principalFromToken(deps, token);
+  } else {
+    const raw = ctx.cookie[SESSION_COOKIE]?.value;
+    if (typeof raw === "string" && raw) {
+      p = principalFromSession(deps, raw);
+      if (p && ctx.request.method !== "GET" && ctx.request.method !== "HEAD") {
+        const sent = ctx.headers[CSRF_HEADER] ?? "";
+        if (!p.csrfToken || !safeEqual(sent, p.csrfToken)) throw new SvcError("forbidden", "missing or wrong CSRF token; reload the page and try again");
+      }
+    }
+  }
+  if (!p) throw new SvcError("unauthorized", "sign in first: run `svc login` or sign in to the console");
+  const org = (ctx.params as { org?: string } | undefined)?.org;
+  if (org !== undefined && org !== p.orgId) throw new SvcError("not_found", `organization ${org} not found`);
+  return p;
+}
+
+const cache = new WeakMap<ControlPlaneDeps, ReturnType<typeof build>>();
+
+function build(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "svc-auth" }).macro({
+    admin: {
+      resolve(ctx) {
+        const principal = resolvePrincipal(deps, ctx as unknown as Ctx);
+        requireAdmin(principal);
+        return { principal };
+      },
+    },
+    member: {
+      resolve(ctx) {
+        return { principal: resolvePrincipal(deps, ctx as unknown as Ctx) };
+      },
+    },
+    runtime: {
+      resolve({ headers }) {
+        const token = bearer(headers.authorization);
+        const caller: RuntimeCaller | null = token ? findInstallationByToken(deps, token, headers) : null;
+        if (!caller) throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
+        return { runtime: caller };
+      },
+    },
+  });
+}
+
+export function authPlugin(deps: ControlPlaneDeps) {
+  let p = cache.get(deps);
+  if (!p) {
+    p = build(deps);
+    cache.set(deps, p);
+  }
+  return p;
+}

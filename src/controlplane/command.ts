@@ -1,0 +1,127 @@
+// `svc controlplane serve | migrate | bootstrap-admin`.
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CommandFailure, command } from "../command/index.ts";
+import { SvcError } from "../contract/errors.ts";
+import { createLogger } from "../log/index.ts";
+import { createApp } from "./app.ts";
+import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
+import { dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
+import { migrate, openDatabase } from "./db/index.ts";
+import type { ControlPlaneDeps } from "./deps.ts";
+
+const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
+
+function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: string; tlsCert?: string; tlsKey?: string }) {
+  const settings = serveSettings(flags);
+  ensureDataDir(settings.dataDir);
+  const log = createLogger("controlplane");
+  const { kms, created } = loadKms(settings.dataDir);
+  if (created) log.warn("generated a master key; back it up or set SVC_CP_MASTER_KEY", { file: created });
+  const db = openDatabase(settings.databasePath);
+  const applied = migrate(db);
+  if (applied) log.info("migrations applied", { count: applied, database: settings.databasePath });
+  const deps: ControlPlaneDeps = { db, kms, config: settings.config, now: Date.now, log };
+  return { settings, deps };
+}
+
+const serve = command({
+  meta: { name: "serve", description: "Run the control plane: admin API, runtime API and console" },
+  args: {
+    listen: { type: "string", description: "host:port to listen on (env SVC_CP_LISTEN, default 127.0.0.1:8420)", valueHint: "host:port" },
+    "data-dir": dataDirArg,
+    "public-url": { type: "string", description: "URL users reach the service at (env SVC_CP_PUBLIC_URL)", valueHint: "url" },
+    "tls-cert": { type: "string", description: "PEM certificate file (env SVC_CP_TLS_CERT)", valueHint: "file" },
+    "tls-key": { type: "string", description: "PEM private key file (env SVC_CP_TLS_KEY)", valueHint: "file" },
+  },
+  examples: ["svc controlplane serve --listen 127.0.0.1:8420 --data-dir /var/lib/svc"],
+  async run({ args }) {
+    const { settings, deps } = openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
+    const app = createApp(deps);
+    const server = app.listen({
+      hostname: settings.host,
+      port: settings.port,
+      ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
+    });
+    deps.log.info("listening", { url: settings.config.publicUrl, port: server.server?.port ?? settings.port });
+    await new Promise<void>((done) => {
+      const stop = () => {
+        deps.log.info("stopping");
+        void server.stop().then(() => {
+          deps.db.$client.close();
+          done();
+        });
+      };
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+    });
+  },
+});
+
+const migrateCmd = command({
+  meta: { name: "migrate", description: "Apply pending database migrations and exit" },
+  args: { "data-dir": dataDirArg },
+  examples: ["svc controlplane migrate --data-dir /var/lib/svc"],
+  run({ args }) {
+    const settings = serveSettings({ dataDir: args["data-dir"] });
+    ensureDataDir(settings.dataDir);
+    const db = openDatabase(settings.databasePath);
+    const applied = migrate(db);
+    process.stdout.write(`${applied} migration(s) applied to ${settings.databasePath}\n`);
+    db.$client.close();
+  },
+});
+
+const bootstrapAdmin = command({
+  meta: { name: "bootstrap-admin", description: "Create an organization and its first owner" },
+  args: {
+    email: { type: "string", required: true, description: "the owner's email", valueHint: "email" },
+    "org-name": { type: "string", description: "organization name", default: "Default organization" },
+    "password-stdin": { type: "boolean", description: "read the owner's password from stdin instead of generating one" },
+    "token-out": { type: "string", description: "write an API token for `svc login --with-token` to this file (mode 0600)", valueHint: "file" },
+    "data-dir": dataDirArg,
+  },
+  examples: [
+    "svc controlplane bootstrap-admin --email owner@example.com",
+    "printf '%s' \"$PASSWORD\" | svc controlplane bootstrap-admin --email owner@example.com --password-stdin --token-out ~/.svc-token",
+  ],
+  async run({ args }) {
+    const { settings, deps } = openDeps({ dataDir: args["data-dir"] });
+    const password = args["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : generatePassword();
+    try {
+      const r = await bootstrapOwner(deps, { email: args.email, orgName: args["org-name"], password, withToken: !!args["token-out"] });
+      const lines = [`Created organization ${r.orgId} with workspace "default" and owner ${args.email}.`];
+      if (!args["password-stdin"]) {
+        const file = join(settings.dataDir, "initial-owner-password");
+        writeFileSync(file, `${password}\n`, { mode: 0o600 });
+        chmodSync(file, 0o600);
+        lines.push(`The owner's password is in ${file} (mode 0600); delete the file after the first sign-in.`);
+      }
+      if (args["token-out"] && r.token) {
+        writeFileSync(args["token-out"], `${r.token}\n`, { mode: 0o600 });
+        chmodSync(args["token-out"], 0o600);
+        lines.push(`An API token for the CLI is in ${args["token-out"]} (mode 0600).`);
+      }
+      lines.push(
+        "",
+        "Next steps:",
+        `  1. Sign in to the console at ${settings.config.publicUrl}/ and create the chat agent.`,
+        `  2. svc login --url ${settings.config.publicUrl}`,
+        "  3. svc bot init --platform chatui --name <name> --agent <agent_id> --workspace default",
+      );
+      process.stdout.write(`${lines.join("\n")}\n`);
+    } catch (e) {
+      if (e instanceof SvcError) throw new CommandFailure(`bootstrap-admin: ${e.message} (${e.code})`);
+      throw e;
+    } finally {
+      deps.db.$client.close();
+    }
+  },
+});
+
+export const controlplaneCommand = command({
+  meta: { name: "controlplane", description: "The self-hosted control plane" },
+  subCommands: { serve, migrate: migrateCmd, "bootstrap-admin": bootstrapAdmin },
+});
+
+export { dataDirFrom };

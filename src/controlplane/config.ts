@@ -1,0 +1,71 @@
+// The one place `svc controlplane …` reads its environment. Flags win over variables.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { CommandFailure } from "../command/index.ts";
+import { type ControlPlaneConfig, defaultConfig } from "./deps.ts";
+import { EmbeddedKms } from "./kms/index.ts";
+
+export type ServeSettings = {
+  dataDir: string;
+  databasePath: string;
+  host: string;
+  port: number;
+  config: ControlPlaneConfig;
+  tls: { cert: string; key: string } | null;
+};
+
+export function dataDirFrom(flag: string | undefined, env = process.env): string {
+  return resolve(flag ?? env.SVC_CP_DATA_DIR ?? join(env.HOME ?? ".", ".local/share/svc-controlplane"));
+}
+
+export function ensureDataDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+export function serveSettings(flags: { listen?: string; dataDir?: string; publicUrl?: string; tlsCert?: string; tlsKey?: string }, env = process.env): ServeSettings {
+  const dataDir = dataDirFrom(flags.dataDir, env);
+  const listen = flags.listen ?? env.SVC_CP_LISTEN ?? "127.0.0.1:8420";
+  const m = /^(.*):(\d+)$/.exec(listen);
+  if (!m) throw new CommandFailure(`SVC_CP_LISTEN / --listen "${listen}" must be host:port, for example 127.0.0.1:8420`, 2);
+  const host = m[1]!.replace(/^\[|\]$/g, "");
+  const port = Number(m[2]);
+  const tlsCert = flags.tlsCert ?? env.SVC_CP_TLS_CERT;
+  const tlsKey = flags.tlsKey ?? env.SVC_CP_TLS_KEY;
+  if (!!tlsCert !== !!tlsKey) throw new CommandFailure("set both SVC_CP_TLS_CERT and SVC_CP_TLS_KEY (or --tls-cert and --tls-key), or neither", 2);
+  const scheme = tlsCert ? "https" : "http";
+  const publicUrl = flags.publicUrl ?? env.SVC_CP_PUBLIC_URL ?? `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new CommandFailure(`SVC_CP_PUBLIC_URL "${publicUrl}" is not a URL`, 2);
+  }
+  return {
+    dataDir,
+    databasePath: env.SVC_CP_DATABASE ?? join(dataDir, "controlplane.db"),
+    host,
+    port,
+    config: defaultConfig(publicUrl),
+    tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
+  };
+}
+
+/**
+ * The KMS master key: SVC_CP_MASTER_KEY (base64 of 32 bytes), else the file named by
+ * SVC_CP_MASTER_KEY_FILE, else `<data dir>/master.key`, created (mode 0600) on first start.
+ */
+export function loadKms(dataDir: string, env = process.env): { kms: EmbeddedKms; created: string | null } {
+  const parse = (b64: string, from: string) => {
+    try {
+      return EmbeddedKms.fromBase64(b64);
+    } catch (e) {
+      throw new CommandFailure(`${from} is not a base64 32-byte key (${(e as Error).message}); generate one with: openssl rand -base64 32`, 2);
+    }
+  };
+  if (env.SVC_CP_MASTER_KEY) return { kms: parse(env.SVC_CP_MASTER_KEY, "SVC_CP_MASTER_KEY"), created: null };
+  const file = env.SVC_CP_MASTER_KEY_FILE ?? join(dataDir, "master.key");
+  if (existsSync(file)) return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: null };
+  if (env.SVC_CP_MASTER_KEY_FILE) throw new CommandFailure(`SVC_CP_MASTER_KEY_FILE ${file} does not exist`, 2);
+  writeFileSync(file, `${EmbeddedKms.generateKey()}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600);
+  return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: file };
+}

@@ -1,0 +1,48 @@
+// Maps every error to RFC 9457 problem+json with svc's stable `code`, once, for the whole app.
+import { Elysia } from "elysia";
+import { PROBLEM_CONTENT_TYPE, type Problem, SvcError, problemType } from "../../contract/errors.ts";
+
+type ValidationLike = { all?: Array<{ path?: string; message?: string; summary?: string }> };
+
+export function problemResponse(problem: Problem): Response {
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: { "content-type": PROBLEM_CONTENT_TYPE },
+  });
+}
+
+export function toProblem(code: string, error: unknown, path: string): Problem {
+  if (error instanceof SvcError) return error.toProblem(path);
+  if (code === "VALIDATION") {
+    const all = (error as ValidationLike).all ?? [];
+    const errors = all.map((e) => ({ path: e.path || "/", message: e.summary ?? e.message ?? "invalid" }));
+    const first = errors[0];
+    return {
+      type: problemType("validation_failed"),
+      title: "validation failed",
+      status: 422,
+      code: "validation_failed",
+      detail: first ? `${first.path}: ${first.message}` : "the request body is invalid",
+      instance: path,
+      errors,
+    };
+  }
+  if (code === "NOT_FOUND") {
+    return { type: problemType("not_found"), title: "not found", status: 404, code: "not_found", detail: `no route ${path}`, instance: path };
+  }
+  if (code === "PARSE") {
+    return { type: problemType("validation_failed"), title: "validation failed", status: 400, code: "validation_failed", detail: "the request body is not valid JSON", instance: path };
+  }
+  return { type: problemType("internal"), title: "internal error", status: 500, code: "internal", detail: "an internal error occurred; see the control plane log", instance: path };
+}
+
+export type ErrorLogger = (event: { path: string; code: string; error: unknown }) => void;
+
+export function problemPlugin(log: ErrorLogger = () => {}) {
+  return new Elysia({ name: "problem" }).onError({ as: "global" }, ({ code, error, request }) => {
+    const path = new URL(request.url).pathname;
+    const problem = toProblem(String(code), error, path);
+    if (problem.status >= 500) log({ path, code: String(code), error });
+    return problemResponse(problem);
+  });
+}

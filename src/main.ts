@@ -1,0 +1,36 @@
+// The one svc binary: every mode is a subcommand (ARCHITECTURE.md "One binary, several modes").
+// Modes load lazily so `svc proxy serve` does not pay for the control plane's imports.
+import { command, runCommandTree } from "./command/index.ts";
+import { VERSION } from "./version.ts";
+
+export const main = command({
+  meta: { name: "svc", version: VERSION, description: "svc: governed chat runtime — control plane, proxy, runtime and admin CLI" },
+  args: { version: { type: "boolean", description: "print the version and exit" } },
+  examples: ["svc --version", "svc login --url https://svc.example.com", "svc controlplane serve"],
+  subCommands: {
+    // admin CLI
+    login: () => import("./cli/login.ts").then((m) => m.loginCommand),
+    bot: () => import("./cli/bot.ts").then((m) => m.botCommand),
+    "model-profiles": () => import("./cli/model-profiles.ts").then((m) => m.modelProfilesCommand),
+    policies: () => import("./cli/policies.ts").then((m) => m.policiesCommand),
+    "directory-sync": () => import("./cli/directory-sync.ts").then((m) => m.directorySyncCommand),
+    users: () => import("./cli/users.ts").then((m) => m.usersCommand),
+    audit: () => import("./cli/audit.ts").then((m) => m.auditCommand),
+    harness: () => import("./cli/harness.ts").then((m) => m.harnessCommand),
+    // runtime and service modes
+    run: () => import("./supervisor/command.ts").then((m) => m.runCommand),
+    proxy: () => import("./proxy/command.ts").then((m) => m.proxyCommand),
+    policy: () => import("./proxy/policy-show.ts").then((m) => m.policyCommand),
+    boot: () => import("./boot/command.ts").then((m) => m.bootCommand),
+    controlplane: () => import("./controlplane/command.ts").then((m) => m.controlplaneCommand),
+  },
+  run({ args }) {
+    if (args.version) process.stdout.write(`svc ${VERSION}\n`);
+  },
+});
+
+if (import.meta.main) {
+  const argv = process.argv.slice(2);
+  const code = await runCommandTree(main, argv);
+  process.exit(code);
+}

@@ -1,0 +1,91 @@
+// A real control-plane process for cross-process tests: the compiled binary ($SVC_BIN, built
+// by `bun run build`) or, without it, `bun src/main.ts`. Fresh data dir, free port, first
+// owner bootstrapped with an API token.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const REPO = resolve(import.meta.dir, "../..");
+
+export function svcCommand(): string[] {
+  return process.env.SVC_BIN ? [process.env.SVC_BIN] : ["bun", join(REPO, "src/main.ts")];
+}
+
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+export type ControlPlaneProcess = {
+  url: string;
+  token: string;
+  orgId: string;
+  dataDir: string;
+  env: Record<string, string>;
+  proc: Subprocess;
+  logs: () => string;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+};
+
+export async function startControlPlane(opts: { env?: Record<string, string> } = {}): Promise<ControlPlaneProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-cp-"));
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, ...(opts.env ?? {}) } as Record<string, string>;
+  const boot = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", join(dataDir, "token")], { env, stdout: "pipe", stderr: "pipe" });
+  if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
+  const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
+  const token = readFileSync(join(dataDir, "token"), "utf8").trim();
+  let out = "";
+  const state = { proc: undefined as unknown as Subprocess };
+  const spawn = async () => {
+    state.proc = Bun.spawn([...svcCommand(), "controlplane", "serve"], { env, stdout: "pipe", stderr: "pipe" });
+    for (const stream of [state.proc.stdout, state.proc.stderr] as ReadableStream<Uint8Array>[]) {
+      void (async () => {
+        for await (const chunk of stream) out += new TextDecoder().decode(chunk);
+      })();
+    }
+    await waitFor(async () => (await fetch(`${url}/healthz`)).ok, `control plane at ${url}`);
+  };
+  await spawn();
+  const cp: ControlPlaneProcess = {
+    url,
+    token,
+    orgId,
+    dataDir,
+    env,
+    get proc() {
+      return state.proc;
+    },
+    logs: () => out,
+    async stop() {
+      state.proc.kill("SIGTERM");
+      await state.proc.exited;
+    },
+    async restart() {
+      state.proc.kill("SIGTERM");
+      await state.proc.exited;
+      await spawn();
+    },
+  };
+  return cp;
+}
+
+export function cleanup(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
