@@ -57,7 +57,12 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
     state.proc = Bun.spawn([...svcCommand(), "controlplane", "serve"], { env, stdout: "pipe", stderr: "pipe" });
     for (const stream of [state.proc.stdout, state.proc.stderr] as ReadableStream<Uint8Array>[]) {
       void (async () => {
-        for await (const chunk of stream) out += new TextDecoder().decode(chunk);
+        const reader = stream.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          out += new TextDecoder().decode(value);
+        }
       })();
     }
     await waitFor(async () => (await fetch(`${url}/healthz`)).ok, `control plane at ${url}`);
