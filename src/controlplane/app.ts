@@ -36,7 +36,9 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps));
 
-  return new Elysia()
+  // The console renders pages from the same JSON API the CLI uses, called in-process.
+  const handle = (request: Request): Promise<Response> => root.handle(request);
+  const root: Elysia = new Elysia()
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path, code, error: String(error) })))
     .use(
       openapi({
@@ -47,7 +49,8 @@ export function createApp(deps: ControlPlaneDeps) {
     )
     .get("/healthz", () => ({ ok: true }))
     .use(api)
-    .use(consoleRoutes(deps));
+    .use(consoleRoutes(deps, handle)) as unknown as Elysia;
+  return root;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -2,6 +2,6 @@
 import { Elysia } from "elysia";
 import type { ControlPlaneDeps } from "../deps.ts";
 
-export function consoleRoutes(_deps: ControlPlaneDeps) {
+export function consoleRoutes(_deps: ControlPlaneDeps, _api: (request: Request) => Promise<Response>) {
   return new Elysia({ name: "console-routes" });
 }
