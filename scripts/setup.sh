@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUN_VERSION=1.4.5
-APT_PACKAGES=(age chromium postgresql)
+APT_PACKAGES=(age chromium)
 
 need_apt=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
