@@ -9,6 +9,7 @@ import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
 import { migrate, openDatabase } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
+import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
 
@@ -44,10 +45,11 @@ const serve = command({
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
     deps.log.info("listening", { url: settings.config.publicUrl, port: server.server?.port ?? settings.port });
+    const stopDirectorySync = startDirectorySyncScheduler(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void server.stop().then(() => {
+        void Promise.all([server.stop(), stopDirectorySync()]).then(() => {
           deps.db.$client.close();
           done();
         });

@@ -44,9 +44,23 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
     databasePath: env.SVC_CP_DATABASE ?? join(dataDir, "controlplane.db"),
     host,
     port,
-    config: defaultConfig(publicUrl),
+    config: { ...defaultConfig(publicUrl), ...extraCa(env) },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };
+}
+
+/** SVC_CP_EXTRA_CA_FILE: a PEM file of a CA the directory sync trusts besides the system roots. */
+function extraCa(env: NodeJS.ProcessEnv): { extraCaPem?: string } {
+  const file = env.SVC_CP_EXTRA_CA_FILE;
+  if (!file) return {};
+  let pem: string;
+  try {
+    pem = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new CommandFailure(`SVC_CP_EXTRA_CA_FILE ${file} cannot be read: ${(e as Error).message}`, 2);
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new CommandFailure(`SVC_CP_EXTRA_CA_FILE ${file} holds no PEM certificate`, 2);
+  return { extraCaPem: pem };
 }
 
 /**

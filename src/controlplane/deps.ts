@@ -14,6 +14,8 @@ export type ControlPlaneConfig = {
   loginRequestTtlSeconds: number;
   /** Secure cookies unless the public URL is plain http on loopback. */
   secureCookies: boolean;
+  /** PEM of an extra CA trusted by outbound calls to Entra ID / Microsoft Graph (SVC_CP_EXTRA_CA_FILE). */
+  extraCaPem?: string;
 };
 
 export type ControlPlaneDeps = {

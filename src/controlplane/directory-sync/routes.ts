@@ -1,7 +1,46 @@
-// TODO(owner of src/controlplane/directory-sync): the routes of this resource.
-import { Elysia } from "elysia";
+// Directory sync routes (docs/api.md, docs/directory-sync.md), owner or admin only:
+//   PUT  /organizations/{org}/directory-sync          set the configuration (secret write-only)
+//   POST /organizations/{org}/directory-sync/enable   enable; a run starts now, then periodically
+//   POST /organizations/{org}/directory-sync/disable  stop the periodic runs
+//   POST /organizations/{org}/directory-sync/run      run now and answer with the report
+//   GET  /organizations/{org}/directory-sync          the configuration
+//   GET  /organizations/{org}/directory-sync/report   the last run
+import { Elysia, t } from "elysia";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS, lastReport, readConfig, runSync, setConfig, setEnabled } from "./service.ts";
 
-export function directorySyncRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "directory-sync-routes" });
+const ConfigBody = t.Object({
+  tenant_id: t.String({ minLength: 1, maxLength: 256 }),
+  client_id: t.String({ minLength: 1, maxLength: 64 }),
+  app_id: t.String({ minLength: 1, maxLength: 64 }),
+  client_secret: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
+  dry_run: t.Boolean(),
+  create_users: t.Boolean(),
+  authority_url: t.Optional(t.String({ maxLength: 2048 })),
+  graph_url: t.Optional(t.String({ maxLength: 2048 })),
+  interval_seconds: t.Optional(t.Integer({ minimum: MIN_INTERVAL_SECONDS, maximum: MAX_INTERVAL_SECONDS })),
+});
+
+export function directorySyncRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "directory-sync-routes", prefix: "/organizations/:org/directory-sync" })
+    .use(authPlugin(deps))
+    .put("", ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody })
+    .get("", ({ params }) => readConfig(deps.db, params.org), { admin: true })
+    .post(
+      "/enable",
+      ({ params }) => {
+        const config = setEnabled(deps, params.org, true);
+        // The run records itself; its outcome is read with GET …/report.
+        runSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: String(e) }));
+        return config;
+      },
+      { admin: true },
+    )
+    .post("/disable", ({ params }) => setEnabled(deps, params.org, false), { admin: true })
+    .post("/run", ({ params, body }) => runSync(deps, params.org, body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
+      admin: true,
+      body: t.Optional(t.Object({ dry_run: t.Optional(t.Boolean()) })),
+    })
+    .get("/report", ({ params }) => lastReport(deps.db, params.org), { admin: true });
 }
