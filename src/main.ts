@@ -32,5 +32,7 @@ export const main = command({
 if (import.meta.main) {
   const argv = process.argv.slice(2);
   const code = await runCommandTree(main, argv);
+  // Let piped stdout/stderr flush before exiting: process.exit() would cut large output short.
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((done) => s.write("", () => done()))));
   process.exit(code);
 }

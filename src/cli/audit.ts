@@ -1,9 +1,150 @@
-// TODO: svc audit
-import { CommandFailure, command } from "../command/index.ts";
+// `svc audit keys create|list|disable` and `svc audit decrypt` (spec §2 "Audit-encryption key",
+// §4 "Audit decryption"). Key pairs are made and used on the admin's machine: the control plane
+// receives only public keys and serves only ciphertext.
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { hostname, userInfo } from "node:os";
+import { resolve } from "node:path";
+import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { recipientProblem } from "../contract/age-recipient.ts";
+import {
+  decryptAgeFile,
+  formatIdentityFile,
+  generateAuditIdentity,
+  isGroupOrWorldReadable,
+  parseIdentityFile,
+  writeIdentityFileExclusive,
+  writePrivateFile,
+} from "./audit-identity.ts";
+import { connect, seg } from "./client.ts";
+import { defaultIdentityPath, readCliEnv } from "./config.ts";
+import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
-export const auditCommand = command({
-  meta: { name: "audit", description: "svc audit" },
-  run() {
-    throw new CommandFailure("audit: not implemented yet");
+type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled"; created_at?: string; disabled_at?: string | null };
+
+function defaultKeyName(): string {
+  let user = "admin";
+  try {
+    user = userInfo().username || user;
+  } catch {}
+  return `${user}@${hostname()}`;
+}
+
+const keysCreate = command({
+  meta: { name: "create", description: "Make an audit key pair locally (mode 0600) and upload only its public key" },
+  args: {
+    name: { type: "string", description: "label for the key (default: user@host)", valueHint: "name" },
+    "identity-file": { type: "string", description: "where to write the private identity (default ~/.config/svc/audit-identity.txt); never overwritten", valueHint: "path" },
+    ...jsonFlag,
+  },
+  examples: ["svc audit keys create", "svc audit keys create --name security-team --identity-file ~/keys/svc-audit.txt"],
+  async run({ args }) {
+    const env = readCliEnv();
+    const path = resolve(args["identity-file"] ?? defaultIdentityPath(env.home));
+    if (existsSync(path)) {
+      throw new CommandFailure(`svc audit keys create: ${path} already exists and is never overwritten; pass --identity-file <new path>, or move the old identity away if no record needs it`);
+    }
+    const client = await connect("svc audit keys create");
+    const pair = await generateAuditIdentity();
+    const problem = recipientProblem(pair.recipient);
+    if (problem) throw client.fail(problem, "invalid_recipient");
+    if (!writeIdentityFileExclusive(path, formatIdentityFile(pair, new Date()))) {
+      throw client.fail(`${path} appeared while the key was being made and was left untouched; run it again with another --identity-file`);
+    }
+    let key: AuditKey;
+    try {
+      key = await client.json<AuditKey>("POST", client.org("/audit-encryption-keys"), { body: { name: args.name ?? defaultKeyName(), public_key: pair.recipient } });
+    } catch (e) {
+      // Nothing was encrypted to this identity yet: remove it so a retry starts clean.
+      rmSync(path, { force: true });
+      throw e;
+    }
+    if (args.json) return printJson({ ...key, identity_file: path });
+    out(`Created audit key ${key.id} (${key.name}), public key ${key.public_key}.`);
+    note(`The private identity is in ${path} (mode 0600) and was not uploaded. Back it up: without it, records encrypted to ${key.id} cannot be read.`);
   },
 });
+
+const keysList = command({
+  meta: { name: "list", description: "List the organization's audit-encryption keys" },
+  args: { ...jsonFlag },
+  examples: ["svc audit keys list", "svc audit keys list --json"],
+  async run({ args }) {
+    const client = await connect("svc audit keys list");
+    const { keys } = await client.json<{ keys: AuditKey[] }>("GET", client.org("/audit-encryption-keys"));
+    printList(
+      keys ?? [],
+      [
+        { header: "ID", value: (k) => k.id },
+        { header: "NAME", value: (k) => k.name },
+        { header: "STATUS", value: (k) => k.status },
+        { header: "PUBLIC KEY", value: (k) => k.public_key },
+        { header: "CREATED", value: (k) => shortTime(k.created_at) },
+        { header: "DISABLED", value: (k) => shortTime(k.disabled_at) },
+      ],
+      { json: !!args.json, empty: "No audit keys: records are digest-only. Create one with `svc audit keys create`.", jsonValue: { keys: keys ?? [] } },
+    );
+  },
+});
+
+const keysDisable = command({
+  meta: { name: "disable", description: "Disable an audit key for good: new records are no longer encrypted to it" },
+  args: { id: { type: "positional", required: true, description: "key id (key_…)", valueHint: "key_id" }, ...jsonFlag },
+  examples: ["svc audit keys disable key_01J..."],
+  async run({ args }) {
+    const client = await connect("svc audit keys disable");
+    const key = await client.json<AuditKey>("POST", client.org(`/audit-encryption-keys/${seg(args.id)}:disable`));
+    if (args.json) return printJson(key);
+    out(`Disabled audit key ${key.id} (${key.name}). It stays listed, receives no new records and cannot be re-enabled; past records are unchanged.`);
+  },
+});
+
+const decrypt = command({
+  meta: { name: "decrypt", description: "Decrypt an audit record's arguments locally with your identity file" },
+  args: {
+    record: { type: "string", required: true, description: "audit record id (rec_…)", valueHint: "id" },
+    identity: { type: "string", required: true, description: "age identity file (from `svc audit keys create` or age-keygen)", valueHint: "path" },
+    out: { type: "string", description: "write the plaintext to this file (mode 0600)", valueHint: "file" },
+    stdout: { type: "boolean", description: "write the plaintext to stdout instead" },
+  },
+  examples: [
+    "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json",
+    "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --stdout | jq .",
+  ],
+  async run({ args }) {
+    if (!args.out && !args.stdout) throw new UsageError("say where the plaintext goes: --out <file> or --stdout");
+    if (args.out && args.stdout) throw new UsageError("pass either --out or --stdout, not both");
+    const label = "svc audit decrypt";
+    let idText: string;
+    try {
+      idText = readFileSync(args.identity, "utf8");
+    } catch (e) {
+      throw new CommandFailure(`${label}: cannot read the identity file ${args.identity} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`);
+    }
+    const parsed = parseIdentityFile(idText);
+    if (!parsed.ok) throw new CommandFailure(`${label}: ${args.identity} is not an age identity file: ${parsed.error}`);
+    if (isGroupOrWorldReadable(args.identity)) note(`warning: ${args.identity} is readable by other users; run chmod 600 ${args.identity}`);
+    const client = await connect(label);
+    const ciphertext = await client.bytes(client.org(`/audit-records/${seg(args.record)}/ciphertext`));
+    let plaintext: Uint8Array;
+    try {
+      plaintext = await decryptAgeFile(ciphertext, parsed.identities);
+    } catch (e) {
+      throw client.fail(`record ${args.record} cannot be decrypted with ${args.identity} (${(e as Error).message}); use the identity of one of the record's recipient key ids (see the record in the console)`, "decrypt_failed");
+    }
+    if (args.stdout) {
+      writeAll(1, plaintext);
+      return;
+    }
+    writePrivateFile(args.out!, plaintext);
+    note(`Wrote the decrypted content of ${args.record} to ${args.out} (mode 0600).`);
+  },
+});
+
+export const auditCommand = command({
+  meta: { name: "audit", description: "Audit-encryption keys and local decryption of audit records" },
+  subCommands: {
+    keys: command({ meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" }, subCommands: { create: keysCreate, list: keysList, disable: keysDisable } }),
+    decrypt,
+  },
+});
+

@@ -1,9 +1,176 @@
-// TODO: svc bot
+// `svc bot init|list|status|agents list|credential`: runtime installations (spec §1 setup order
+// steps 2–3, §5). The runtime credential is written once, and never to a terminal.
+import { isatty } from "node:tty";
 import { CommandFailure, command } from "../command/index.ts";
+import { type OrgClient, connect, seg } from "./client.ts";
+import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
+import { findWorkspace, inWorkspace } from "./scope.ts";
+
+export const SUPPORTED_PLATFORM = "chatui";
+
+type Replica = { id: string; state: string; policy_revision: number | null; tool_count: number; spool_depth: number; version: string; last_heartbeat_at: string | null; last_success: string | null };
+type Installation = { id: string; name: string; platform: string; agent_id: string; workspace_id: string; created_at?: string; tool_count?: number; replicas?: Replica[] };
+type Agent = { id: string; name: string; description?: string | null; workspace_id: string; created_at?: string };
+
+const installationArg = { type: "string", required: true, description: "installation id (inst_…)", valueHint: "installation_id" } as const;
+
+async function getInstallation(client: OrgClient, id: string): Promise<Installation> {
+  return client.json<Installation>("GET", client.org(`/installations/${seg(id)}`));
+}
+
+const init = command({
+  meta: { name: "init", description: "Create a runtime installation bound to an agent" },
+  args: {
+    platform: { type: "string", required: true, description: `front-end platform; must be "${SUPPORTED_PLATFORM}"`, valueHint: "platform" },
+    name: { type: "string", required: true, description: "installation name", valueHint: "name" },
+    agent: { type: "string", required: true, description: "the agent id (agt_…) the installation serves", valueHint: "agent_id" },
+    workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
+    ...jsonFlag,
+  },
+  examples: ["svc bot init --platform chatui --name helpdesk --agent agt_01J... --workspace default"],
+  async run({ args }) {
+    if (args.platform !== SUPPORTED_PLATFORM) {
+      throw new CommandFailure(`svc bot init: platform "${args.platform}" is not supported; use --platform ${SUPPORTED_PLATFORM} (invalid_platform)`);
+    }
+    const client = await connect("svc bot init");
+    const inst = await client.json<Installation>("POST", client.org("/installations"), {
+      body: { platform: args.platform, name: args.name, agent_id: args.agent, workspace: args.workspace },
+    });
+    if (args.json) return printJson(inst);
+    out(`Created installation ${inst.id} (${inst.name}) for agent ${inst.agent_id ?? args.agent} in workspace ${args.workspace}.`);
+    note(`Next: svc bot credential --installation ${inst.id} --workspace ${args.workspace} | <your secret manager>`);
+  },
+});
+
+const list = command({
+  meta: { name: "list", description: "List runtime installations" },
+  args: { workspace: { type: "string", description: "only this workspace (id or name)", valueHint: "workspace" }, ...jsonFlag },
+  examples: ["svc bot list", "svc bot list --workspace default --json"],
+  async run({ args }) {
+    const client = await connect("svc bot list");
+    const { installations } = await client.json<{ installations: Installation[] }>("GET", client.org("/installations"), { query: { workspace: args.workspace } });
+    printList(
+      installations ?? [],
+      [
+        { header: "ID", value: (i) => i.id },
+        { header: "NAME", value: (i) => i.name },
+        { header: "PLATFORM", value: (i) => i.platform },
+        { header: "AGENT", value: (i) => i.agent_id },
+        { header: "WORKSPACE", value: (i) => i.workspace_id },
+        { header: "CREATED", value: (i) => shortTime(i.created_at) },
+      ],
+      { json: !!args.json, empty: "No installations. Create one with `svc bot init --platform chatui --name <name> --agent <agent_id> --workspace <workspace>`.", jsonValue: { installations: installations ?? [] } },
+    );
+  },
+});
+
+const status = command({
+  meta: { name: "status", description: "Show an installation and the state of its runtime replicas" },
+  args: { installation: installationArg, ...jsonFlag },
+  examples: ["svc bot status --installation inst_01J..."],
+  async run({ args }) {
+    const client = await connect("svc bot status");
+    const inst = await getInstallation(client, args.installation);
+    if (args.json) return printJson(inst);
+    const replicas = inst.replicas ?? [];
+    out(
+      renderFields([
+        ["installation", inst.id],
+        ["name", inst.name],
+        ["platform", inst.platform],
+        ["agent", inst.agent_id],
+        ["workspace", inst.workspace_id],
+        ["registered tools", inst.tool_count],
+        ["replicas", replicas.length],
+      ]),
+    );
+    if (replicas.length === 0) {
+      note("No runtime has connected yet: deploy the image with SVC_RUNTIME_TOKEN from `svc bot credential`.");
+      return;
+    }
+    out("");
+    out(
+      renderTable(replicas, [
+        { header: "REPLICA", value: (r) => r.id },
+        { header: "STATE", value: (r) => r.state },
+        { header: "REVISION", value: (r) => r.policy_revision },
+        { header: "TOOLS", value: (r) => r.tool_count },
+        { header: "SPOOL", value: (r) => r.spool_depth },
+        { header: "VERSION", value: (r) => r.version },
+        { header: "LAST HEARTBEAT", value: (r) => shortTime(r.last_heartbeat_at) },
+        { header: "LAST SUCCESS", value: (r) => shortTime(r.last_success) },
+      ]),
+    );
+  },
+});
+
+const agentsList = command({
+  meta: { name: "list", description: "List the agent an installation is bound to" },
+  args: { installation: installationArg, ...jsonFlag },
+  examples: ["svc bot agents list --installation inst_01J..."],
+  async run({ args }) {
+    const client = await connect("svc bot agents list");
+    const { agents } = await client.json<{ agents: Agent[] }>("GET", client.org(`/installations/${seg(args.installation)}/agents`));
+    printList(
+      agents ?? [],
+      [
+        { header: "ID", value: (a) => a.id },
+        { header: "NAME", value: (a) => a.name },
+        { header: "WORKSPACE", value: (a) => a.workspace_id },
+        { header: "DESCRIPTION", value: (a) => a.description },
+      ],
+      { json: !!args.json, empty: "The installation has no agent.", jsonValue: { agents: agents ?? [] } },
+    );
+  },
+});
+
+const agents = command({
+  meta: { name: "agents", description: "Agents of an installation" },
+  subCommands: { list: agentsList },
+});
+
+/** Why the credential must not go to this stdout, or null when it may. Pure given the flag. */
+export function credentialTerminalRefusal(stdoutIsTerminal: boolean): string | null {
+  if (!stdoutIsTerminal) return null;
+  return "svc bot credential: refusing to write the runtime token to a terminal; pipe it to a secret manager, e.g. `svc bot credential --installation <id> --workspace <ws> | vault kv put secret/svc token=-`, or redirect it to a file";
+}
+
+const credential = command({
+  meta: { name: "credential", description: "Issue (or --rotate) the runtime token; writes it once to a pipe or file, never to a terminal" },
+  args: {
+    installation: installationArg,
+    workspace: { type: "string", required: true, description: "the installation's workspace (id or name)", valueHint: "workspace" },
+    rotate: { type: "boolean", description: "replace the current token; the old one stops working at once (restart the container)" },
+  },
+  examples: [
+    "svc bot credential --installation inst_01J... --workspace default | vault kv put secret/svc/runtime token=-",
+    "svc bot credential --installation inst_01J... --workspace default --rotate > /run/secrets/svc-runtime-token",
+  ],
+  async run({ args }) {
+    // Checked before any call, so a terminal never causes a token to be issued and lost.
+    const refusal = credentialTerminalRefusal(isatty(1));
+    if (refusal) throw new CommandFailure(refusal);
+    const client = await connect("svc bot credential");
+    const ws = await findWorkspace(client, args.workspace);
+    const inst = await getInstallation(client, args.installation);
+    if (!inWorkspace(ws, inst.workspace_id)) {
+      throw client.fail(`installation ${inst.id} is in workspace ${inst.workspace_id}, not ${ws.name}; pass the installation's workspace`, "not_found");
+    }
+    let token: string;
+    try {
+      ({ token } = await client.json<{ token: string }>("POST", client.org(`/installations/${seg(inst.id)}/credential`), { body: { rotate: !!args.rotate } }));
+    } catch (e) {
+      if ((e as { code?: string }).code === "credential_already_issued") {
+        throw client.fail(`installation ${inst.id} already has a runtime token and it is shown only once; to replace it run \`svc bot credential --installation ${inst.id} --workspace ${args.workspace} --rotate\` (the old token stops working)`, "credential_already_issued");
+      }
+      throw e;
+    }
+    writeAll(1, `${token}\n`);
+    note(`${args.rotate ? "Rotated" : "Issued"} the runtime token of ${inst.id}; it is not shown again.${args.rotate ? " Restart the container with the new token: the old one no longer works." : ""}`);
+  },
+});
 
 export const botCommand = command({
-  meta: { name: "bot", description: "svc bot" },
-  run() {
-    throw new CommandFailure("bot: not implemented yet");
-  },
+  meta: { name: "bot", description: "Runtime installations: create, list, status, agents, runtime credential" },
+  subCommands: { init, list, status, agents, credential },
 });

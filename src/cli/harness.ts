@@ -1,9 +1,87 @@
-// TODO: svc harness
-import { CommandFailure, command } from "../command/index.ts";
+// `svc harness sync --harness chatui --url <frontend_url>`: read-only check that the front end
+// has svc's functions installed and switched on (spec §4). Exit 0 in sync, 1 on drift. It reads
+// Open WebUI's GET /api/v1/functions/ with the admin token in CHATUI_ADMIN_TOKEN and changes
+// nothing: the container's boot step is what installs and activates the functions.
+import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { readCliEnv } from "./config.ts";
+import { type FrontEndFunction, GUARD_ID, PIPE_ID, harnessDrift, parseFunctionList } from "./harness-drift.ts";
+import { jsonFlag, out, printJson } from "./output.ts";
+
+const LABEL = "svc harness sync";
+export const HARNESSES = ["chatui"] as const;
+const TIMEOUT_MS = 30_000;
+
+function frontEndUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`--url "${raw}" is not a URL; pass the front end's base URL, e.g. https://chat.example.com`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`--url "${raw}" must be an http(s) URL`);
+  return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+}
+
+async function fetchFunctions(base: string, token: string): Promise<FrontEndFunction[]> {
+  const url = `${base}/api/v1/functions/`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (e) {
+    throw new CommandFailure(`${LABEL}: cannot reach the front end at ${base} (${(e as Error).message}); check --url`);
+  }
+  if (res.status === 401 || res.status === 403) {
+    throw new CommandFailure(`${LABEL}: the front end refused CHATUI_ADMIN_TOKEN (HTTP ${res.status}); set it to a valid admin JWT or API key of ${base}`);
+  }
+  if (!res.ok) throw new CommandFailure(`${LABEL}: GET ${url} answered HTTP ${res.status}; check that --url is the front end's base URL`);
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    throw new CommandFailure(`${LABEL}: GET ${url} did not return JSON; check that --url is the front end's base URL`);
+  }
+  const list = parseFunctionList(body);
+  if (!list) throw new CommandFailure(`${LABEL}: GET ${url} did not return a list of functions; check that --url points at the chat front end`);
+  return list;
+}
+
+const sync = command({
+  meta: { name: "sync", description: "Check (read-only) that the front end has the Pipe and svc_guard installed and active; exit 1 on drift" },
+  args: {
+    harness: { type: "string", required: true, description: 'the front end kind; "chatui"', valueHint: "chatui" },
+    url: { type: "string", required: true, description: "the front end's base URL (admin token in CHATUI_ADMIN_TOKEN)", valueHint: "frontend_url" },
+    ...jsonFlag,
+  },
+  examples: [
+    "svc harness sync --harness chatui --url https://chat.example.com   # with CHATUI_ADMIN_TOKEN exported",
+    "CHATUI_ADMIN_TOKEN=$(cat admin.jwt) svc harness sync --harness chatui --url https://chat.example.com --json",
+  ],
+  async run({ args }) {
+    if (!(HARNESSES as readonly string[]).includes(args.harness)) throw new UsageError(`--harness must be "chatui", not "${args.harness}"`);
+    const base = frontEndUrl(args.url);
+    const token = readCliEnv().chatuiAdminToken;
+    if (!token) {
+      throw new CommandFailure(`${LABEL}: CHATUI_ADMIN_TOKEN is not set; export an admin JWT or API key of the front end in it (Settings > Account) and run it again`);
+    }
+    const functions = await fetchFunctions(base, token);
+    const drifts = harnessDrift(functions);
+    if (args.json) {
+      printJson({ harness: args.harness, url: base, in_sync: drifts.length === 0, drifts });
+    } else if (drifts.length === 0) {
+      out(`In sync: Pipe ${PIPE_ID} is active and filter ${GUARD_ID} is active and global at ${base}.`);
+    } else {
+      for (const d of drifts) out(`drift: ${d.message}`);
+    }
+    if (drifts.length > 0) {
+      const hint = functions.length === 0 ? " (the front end lists no functions at all: are plugins disabled by ENABLE_PLUGINS=false or SAFE_MODE?)" : "";
+      throw new CommandFailure(
+        `${LABEL}: ${drifts.length} drift(s) at ${base}${hint}; restart the runtime container so its boot step re-seeds the functions, or fix them in the front end's Admin Panel > Functions (drift)`,
+      );
+    }
+  },
+});
 
 export const harnessCommand = command({
-  meta: { name: "harness", description: "svc harness" },
-  run() {
-    throw new CommandFailure("harness: not implemented yet");
-  },
+  meta: { name: "harness", description: "The chat front end (harness) svc is installed into" },
+  subCommands: { sync },
 });

@@ -1,9 +1,76 @@
-// TODO: svc login
-import { CommandFailure, command } from "../command/index.ts";
+// `svc login`: sign the CLI in to a control plane. By default a browser approval like a device
+// login (docs/api.md "Sign-in and svc login"): print the approve URL and user code, poll until an
+// owner or admin approves, save the token. `--with-token` reads a token from stdin instead.
+import { isatty } from "node:tty";
+import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { AdminClient, ApiError, type Me } from "./client.ts";
+import { type CliConfig, normalizeBaseUrl, readCliEnv, readConfigFile, writeConfigFile } from "./config.ts";
+import { note, out } from "./output.ts";
+
+const LABEL = "svc login";
+const DEFAULT_INTERVAL_SECONDS = 2;
+
+type LoginRequest = { id: string; user_code: string; poll_secret: string; approve_url: string; expires_at: string; interval_seconds?: number };
+type LoginToken = { token: string; organization_id: string; email?: string };
+
+async function readStdinToken(): Promise<string> {
+  if (isatty(0)) throw new CommandFailure(`${LABEL}: --with-token reads the token from stdin; pipe it in, e.g. \`svc login --with-token < token.txt\``);
+  const token = (await Bun.stdin.text()).trim();
+  if (!token) throw new CommandFailure(`${LABEL}: stdin was empty; pipe an API token (svc_at_…) into \`svc login --with-token\``);
+  if (/\s/.test(token)) throw new CommandFailure(`${LABEL}: stdin holds more than one word; pipe only the API token`);
+  return token;
+}
+
+async function browserLogin(url: string): Promise<string> {
+  const anon = new AdminClient(url, null, LABEL);
+  const req = await anon.json<LoginRequest>("POST", "/auth/login-requests", { body: {}, auth: false });
+  note(`! First copy your one-time code: ${req.user_code}`);
+  note(`Open this URL in a browser where you are signed in as an organization owner or admin, check the code, and approve:\n  ${req.approve_url}`);
+  note("Waiting for approval…");
+  const intervalMs = Math.max(1, req.interval_seconds ?? DEFAULT_INTERVAL_SECONDS) * 1000;
+  const expires = Date.parse(req.expires_at);
+  for (;;) {
+    try {
+      const got = await anon.json<LoginToken>("POST", `/auth/login-requests/${encodeURIComponent(req.id)}/token`, { body: { poll_secret: req.poll_secret }, auth: false });
+      return got.token;
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (e.code === "login_expired") throw new CommandFailure(`${LABEL}: the login request expired or was already used; run \`svc login\` again and approve within the time shown (login_expired)`);
+      if (e.code !== "authorization_pending" && e.code !== "rate_limited" && e.code !== "unreachable") throw e;
+    }
+    if (Number.isFinite(expires) && Date.now() > expires) throw new CommandFailure(`${LABEL}: nobody approved the login request before it expired; run \`svc login\` again (login_expired)`);
+    await Bun.sleep(intervalMs);
+  }
+}
 
 export const loginCommand = command({
-  meta: { name: "login", description: "svc login" },
-  run() {
-    throw new CommandFailure("login: not implemented yet");
+  meta: { name: "login", description: "Sign the CLI in to a control plane (browser approval, or a token on stdin)" },
+  args: {
+    url: { type: "string", description: "the control plane's base URL (default: SVC_CONTROL_PLANE_URL, then the saved URL)", valueHint: "url" },
+    "with-token": { type: "boolean", description: "read an API token (svc_at_…) from stdin instead of approving in a browser" },
+  },
+  examples: ["svc login --url https://svc.example.com", "svc login --url https://svc.example.com --with-token < token.txt"],
+  async run({ args }) {
+    const env = readCliEnv();
+    let saved: string | undefined;
+    try {
+      saved = readConfigFile(env.home)?.url;
+    } catch {} // a broken config file is replaced by this login
+    const rawUrl = args.url ?? env.controlPlaneUrl ?? saved;
+    if (!rawUrl) throw new UsageError("pass --url <control-plane-url> (or set SVC_CONTROL_PLANE_URL)");
+    let url: string;
+    try {
+      url = normalizeBaseUrl(rawUrl);
+    } catch (e) {
+      throw new UsageError(`--url: ${(e as Error).message}`);
+    }
+    const token = args["with-token"] ? await readStdinToken() : await browserLogin(url);
+    const me = await new AdminClient(url, token, LABEL).json<Me>("GET", "/me");
+    if (!me?.organization?.id) throw new CommandFailure(`${LABEL}: the control plane did not say which organization the token belongs to; check the URL`);
+    if (me.role !== "owner" && me.role !== "admin") note(`warning: ${me.account.email} is a ${me.role} of ${me.organization.name}; admin commands need an owner or admin (forbidden)`);
+    const config: CliConfig = { url, token, organization_id: me.organization.id, email: me.account.email };
+    const file = writeConfigFile(env.home, config);
+    out(`Logged in to ${url} as ${me.account.email} (${me.role} of ${me.organization.name}, ${me.organization.id}).`);
+    note(`Saved to ${file} (mode 0600).`);
   },
 });

@@ -1,9 +1,86 @@
-// TODO: svc policies
-import { CommandFailure, command } from "../command/index.ts";
+// `svc policies create|list` (spec §2 "Policy"). Patterns are checked here with the same
+// parser the control plane uses, so a typo is named before anything is sent.
+import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { parseDestination, parseSource } from "../contract/patterns.ts";
+import { connect } from "./client.ts";
+import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
+
+export const EFFECTS = ["permit", "deny"] as const;
+
+type Policy = { id: string; name: string; src: string; dst: string; effect: string; agent_id: string | null; workspace_id: string; created_at?: string };
+
+/** The first bad pattern as one sentence ending in the code, or null. Pure. */
+export function patternProblem(src: string, dst: string): string | null {
+  const s = parseSource(src);
+  if (!s.ok) return `svc policies create: ${s.error}; fix --src-pattern and run it again (invalid_pattern)`;
+  const d = parseDestination(dst);
+  if (!d.ok) return `svc policies create: ${d.error}; fix --dst-pattern and run it again (invalid_pattern)`;
+  return null;
+}
+
+const create = command({
+  meta: { name: "create", description: "Create a policy: who (src) may do what (dst)" },
+  args: {
+    name: { type: "string", required: true, description: "policy name", valueHint: "name" },
+    "src-pattern": { type: "string", required: true, description: 'who: "user:<id>", "group:<name>" or "*"', valueHint: "pattern" },
+    "dst-pattern": { type: "string", required: true, description: 'what: "model:invoke" or "tool:<name>" (the declared tool name exactly)', valueHint: "pattern" },
+    effect: { type: "string", required: true, description: "permit (deny overrides permits)", valueHint: "permit|deny" },
+    "agent-id": { type: "string", description: "bind the policy to this agent (agt_…)", valueHint: "agent_id" },
+    workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
+    ...jsonFlag,
+  },
+  examples: [
+    "svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default",
+    "svc policies create --name crm-writers --src-pattern group:sales --dst-pattern tool:crm.update --effect permit --agent-id agt_01J... --workspace default",
+  ],
+  async run({ args }) {
+    if (!(EFFECTS as readonly string[]).includes(args.effect)) throw new UsageError(`--effect must be "permit" or "deny", not "${args.effect}"`);
+    const problem = patternProblem(args["src-pattern"], args["dst-pattern"]);
+    if (problem) throw new CommandFailure(problem);
+    const client = await connect("svc policies create");
+    const policy = await client.json<Policy>("POST", client.org("/policies"), {
+      body: {
+        name: args.name,
+        src: args["src-pattern"],
+        dst: args["dst-pattern"],
+        effect: args.effect,
+        workspace: args.workspace,
+        ...(args["agent-id"] ? { agent_id: args["agent-id"] } : {}),
+      },
+    });
+    if (args.json) return printJson(policy);
+    out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}.`);
+  },
+});
+
+const list = command({
+  meta: { name: "list", description: "List the policies of a workspace" },
+  args: {
+    workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
+    "agent-id": { type: "string", description: "only policies bound to this agent", valueHint: "agent_id" },
+    ...jsonFlag,
+  },
+  examples: ["svc policies list --workspace default", "svc policies list --workspace default --agent-id agt_01J... --json"],
+  async run({ args }) {
+    const client = await connect("svc policies list");
+    const { policies } = await client.json<{ policies: Policy[] }>("GET", client.org("/policies"), { query: { workspace: args.workspace, agent_id: args["agent-id"] } });
+    printList(
+      policies ?? [],
+      [
+        { header: "ID", value: (p) => p.id },
+        { header: "NAME", value: (p) => p.name },
+        { header: "SRC", value: (p) => p.src },
+        { header: "DST", value: (p) => p.dst },
+        { header: "EFFECT", value: (p) => p.effect },
+        { header: "AGENT", value: (p) => p.agent_id },
+        { header: "CREATED", value: (p) => shortTime(p.created_at) },
+      ],
+      { json: !!args.json, empty: `No policies in workspace ${args.workspace}.`, jsonValue: { policies: policies ?? [] } },
+    );
+  },
+});
 
 export const policiesCommand = command({
-  meta: { name: "policies", description: "svc policies" },
-  run() {
-    throw new CommandFailure("policies: not implemented yet");
-  },
+  meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
+  subCommands: { create, list },
 });

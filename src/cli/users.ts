@@ -1,9 +1,63 @@
-// TODO: svc users
-import { CommandFailure, command } from "../command/index.ts";
+// `svc users resolve|remote-identities list` (spec §2 "Users, groups, identities"): which
+// service user an email is, and which front-end user ids are linked to it.
+import { command } from "../command/index.ts";
+import { connect, seg } from "./client.ts";
+import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "./output.ts";
+
+type User = { id: string; email: string; display_name: string | null; disabled: boolean; source: string; groups: string[] };
+type RemoteIdentity = { id: string; platform: string; remote_user_id: string; installation_id: string | null; linked_at: string | null };
+
+const resolve = command({
+  meta: { name: "resolve", description: "Find the service user with an email" },
+  args: { email: { type: "string", required: true, description: "the user's email", valueHint: "EMAIL" }, ...jsonFlag },
+  examples: ["svc users resolve --email alice@example.com", "svc users resolve --email alice@example.com --json"],
+  async run({ args }) {
+    const client = await connect("svc users resolve");
+    const { users } = await client.json<{ users: User[] }>("GET", client.org("/users"), { query: { email: args.email } });
+    const wanted = args.email.toLowerCase();
+    const user = (users ?? []).find((u) => u.email.toLowerCase() === wanted);
+    if (!user) {
+      throw client.fail(`no service user has the email ${args.email}; users are created by directory sync or when someone opens a claim link`, "not_found");
+    }
+    if (args.json) return printJson(user);
+    out(
+      renderFields([
+        ["user", user.id],
+        ["email", user.email],
+        ["name", user.display_name],
+        ["source", user.source],
+        ["disabled", user.disabled ? "yes" : "no"],
+        ["groups", (user.groups ?? []).map((g) => `group:${g}`).join(", ")],
+      ]),
+    );
+  },
+});
+
+const remoteList = command({
+  meta: { name: "list", description: "List the front-end identities linked to a service user" },
+  args: { user: { type: "positional", required: true, description: "user id (usr_…) or email", valueHint: "user" }, ...jsonFlag },
+  examples: ["svc users remote-identities list usr_01J...", "svc users remote-identities list alice@example.com --json"],
+  async run({ args }) {
+    const client = await connect("svc users remote-identities list");
+    const { remote_identities } = await client.json<{ remote_identities: RemoteIdentity[] }>("GET", client.org(`/users/${seg(args.user)}/remote-identities`));
+    printList(
+      remote_identities ?? [],
+      [
+        { header: "ID", value: (r) => r.id },
+        { header: "PLATFORM", value: (r) => r.platform },
+        { header: "REMOTE USER", value: (r) => r.remote_user_id },
+        { header: "INSTALLATION", value: (r) => r.installation_id },
+        { header: "LINKED", value: (r) => shortTime(r.linked_at) },
+      ],
+      { json: !!args.json, empty: `${args.user} has no linked front-end identity; the user links one by opening the claim link the front end shows.`, jsonValue: { remote_identities: remote_identities ?? [] } },
+    );
+  },
+});
 
 export const usersCommand = command({
-  meta: { name: "users", description: "svc users" },
-  run() {
-    throw new CommandFailure("users: not implemented yet");
+  meta: { name: "users", description: "Service users and their linked front-end identities" },
+  subCommands: {
+    resolve,
+    "remote-identities": command({ meta: { name: "remote-identities", description: "Front-end identities linked to a user" }, subCommands: { list: remoteList } }),
   },
 });

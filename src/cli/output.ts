@@ -1,0 +1,75 @@
+// How admin commands print: aligned tables for people, `--json` for scripts (gh style). Data
+// goes to stdout; progress, notices and errors go to stderr. Writes are synchronous: the entry
+// point calls process.exit, which would cut off output still queued for a slow pipe reader.
+import { writeSync } from "node:fs";
+
+/** The `--json` flag every command that lists or shows something takes. */
+export const jsonFlag = { json: { type: "boolean", description: "print JSON instead of a table" } } as const;
+
+export type Cell = string | number | boolean | null | undefined;
+export type Column<T> = { header: string; value: (row: T) => Cell };
+
+export function cellText(v: Cell): string {
+  if (v === null || v === undefined || v === "") return "-";
+  return String(v).replace(/[\r\n\t]+/g, " ");
+}
+
+/** Columns padded to the widest cell, two spaces apart, no trailing spaces. Pure. */
+export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cellText(c.value(r))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((row) => [...row[i]!].length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+/** "key: value" lines with the keys aligned. Pure. */
+export function renderFields(fields: ReadonlyArray<readonly [string, Cell]>): string {
+  const width = Math.max(...fields.map(([k]) => k.length)) + 1;
+  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)} ${cellText(v)}`).join("\n");
+}
+
+/** Writes everything to a file descriptor before returning, waiting out a full pipe. */
+export function writeAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === "string" ? Buffer.from(data) : data;
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(fd, buf, off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+      Bun.sleepSync(1);
+    }
+  }
+}
+
+/** Data for stdout: one write, complete before the command returns. */
+export function out(text: string): void {
+  writeAll(1, text.endsWith("\n") ? text : `${text}\n`);
+}
+/** Progress and notices for stderr. */
+export function note(text: string): void {
+  writeAll(2, text.endsWith("\n") ? text : `${text}\n`);
+}
+export function printJson(value: unknown): void {
+  out(JSON.stringify(value, null, 2));
+}
+
+/** A list as JSON (the API's own objects) or as a table, with a line when it is empty. */
+export function printList<T>(rows: readonly T[], columns: readonly Column<T>[], opts: { json: boolean; empty: string; jsonValue?: unknown }): void {
+  if (opts.json) return printJson(opts.jsonValue ?? rows);
+  if (rows.length === 0) return note(opts.empty);
+  out(renderTable(rows, columns));
+}
+
+/** ISO time → "2026-01-02 03:04:05Z"; anything else unchanged. */
+export function shortTime(v: unknown): string | null {
+  if (typeof v !== "string" || !v) return null;
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$/.exec(v);
+  return m ? `${m[1]} ${m[2]}${m[3] ?? ""}` : v;
+}

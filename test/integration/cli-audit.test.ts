@@ -1,0 +1,223 @@
+// svc audit keys create|list|disable and svc audit decrypt against a real control plane, with
+// the real `age` CLI on both sides: a record encrypted by `age -r` decrypts with svc, and the
+// ciphertext svc fetches decrypts with `age -d -i <identity made by svc audit keys create>`.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
+import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
+
+const hasAge = Bun.which("age") !== null;
+let cp: ControlPlaneProcess;
+let runtime: Awaited<ReturnType<typeof bootstrapRuntime>>;
+let installationId: string;
+const homes: string[] = [];
+const home = () => {
+  const h = tempHome();
+  homes.push(h);
+  return h;
+};
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  const agent = await createAgent(cp);
+  installationId = (await createInstallation(cp, agent)).id;
+  runtime = await bootstrapRuntime(cp, installationId);
+});
+afterAll(async () => {
+  await cp?.stop();
+  if (cp) cleanup(cp.dataDir);
+  for (const h of homes) cleanup(h);
+});
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const recordId = () => `rec_${[...crypto.getRandomValues(new Uint8Array(26))].map((b) => CROCKFORD[b % 32]).join("")}`;
+
+/** Stores a record as the proxy's shipper would (runtime API), with the given age ciphertext. */
+async function storeRecord(ciphertext: Uint8Array | null, keyIds: string[]): Promise<string> {
+  const b = runtime.bootstrap;
+  const id = recordId();
+  const record = {
+    id,
+    ts: new Date().toISOString(),
+    kind: "tool",
+    harness: "chatui",
+    organization_id: b.organization_id,
+    workspace_id: b.workspace_id,
+    installation_id: b.installation.id,
+    agent_id: b.agent_id,
+    action: "tool:crm.update",
+    tool_name: "crm.update",
+    decision: "permit",
+    reason: "policy",
+    policy_revision: 1,
+    subject: { user_id: null, remote_user_id: "owui-1", via_installation: false },
+    args_digest: ciphertext ? null : `hmac-sha256:${"0".repeat(64)}`,
+    digest_key_id: ciphertext ? null : b.digest_key.id,
+    recipient_key_ids: keyIds,
+    ciphertext: ciphertext ? Buffer.from(ciphertext).toString("base64") : null,
+  };
+  const r = await api(cp, "POST", "/runtime/audit-records", { records: [record] }, runtime.token);
+  if (r.status !== 200) throw new Error(`storing the record failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return id;
+}
+
+function identityFile(h: string) {
+  return join(h, ".config", "svc", "audit-identity.txt");
+}
+
+async function createKey(h: string, extra: string[] = []) {
+  const r = await svc(cp, ["audit", "keys", "create", "--json", ...extra], { home: h });
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as { id: string; public_key: string; status: string; identity_file: string };
+}
+
+test("keys create writes an age-keygen style identity (0600) and uploads only the public key", async () => {
+  const h = home();
+  const r = await svc(cp, ["audit", "keys", "create", "--name", "security"], { home: h });
+  expect(r.code).toBe(0);
+  const file = identityFile(h);
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  const text = readFileSync(file, "utf8");
+  expect(text).toMatch(/^# created: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# public key: (age1[0-9a-z]+)\n(AGE-SECRET-KEY-1[0-9A-Z]+)\n$/);
+  const publicKey = /# public key: (age1[0-9a-z]+)/.exec(text)![1]!;
+  const secret = /(AGE-SECRET-KEY-1[0-9A-Z]+)/.exec(text)![1]!;
+  expect(await identityToRecipient(secret)).toBe(publicKey);
+  expect(r.stdout + r.stderr).not.toContain("AGE-SECRET-KEY");
+  expect(r.stdout).toContain(publicKey);
+
+  const keys = (await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys as { name: string; public_key: string; status: string }[];
+  expect(keys.find((k) => k.public_key === publicKey)).toMatchObject({ name: "security", status: "active" });
+  // The control plane's files never held the private key.
+  for (const f of readdirSync(cp.dataDir)) {
+    const p = join(cp.dataDir, f);
+    if (statSync(p).isFile()) expect(readFileSync(p).includes(Buffer.from(secret)), p).toBe(false);
+  }
+  if (hasAge) {
+    const y = Bun.spawnSync(["age-keygen", "-y", file]);
+    expect(y.stdout.toString().trim()).toBe(publicKey);
+  }
+});
+
+test("an existing identity file is never overwritten and no key is uploaded", async () => {
+  const h = home();
+  const first = await createKey(h);
+  const before = readFileSync(identityFile(h), "utf8");
+  const count = (await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length;
+  const r = await svc(cp, ["audit", "keys", "create"], { home: h });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("already exists and is never overwritten");
+  expect(readFileSync(identityFile(h), "utf8")).toBe(before);
+  expect((await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length).toBe(count);
+  expect(first.status).toBe("active");
+});
+
+test("--identity-file writes elsewhere; list and disable (permanent)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-keys-"));
+  homes.push(dir);
+  const path = join(dir, "nested", "team.txt");
+  const key = await createKey(home(), ["--identity-file", path, "--name", "team"]);
+  expect(key.identity_file).toBe(path);
+  expect(statSync(path).mode & 0o777).toBe(0o600);
+
+  const list = await svc(cp, ["audit", "keys", "list"]);
+  expect(list.code).toBe(0);
+  expect(list.stdout).toMatch(/^ID\s+NAME\s+STATUS\s+PUBLIC KEY\s+CREATED\s+DISABLED/);
+  expect(list.stdout.split("\n").find((l) => l.startsWith(key.id))).toMatch(/team\s+active\s+age1/);
+
+  const d = await svc(cp, ["audit", "keys", "disable", key.id]);
+  expect(d.code).toBe(0);
+  expect(d.stdout).toContain(`Disabled audit key ${key.id}`);
+  const json = JSON.parse((await svc(cp, ["audit", "keys", "list", "--json"])).stdout);
+  expect(json.keys.find((k: { id: string }) => k.id === key.id).status).toBe("disabled");
+  const again = await svc(cp, ["audit", "keys", "disable", key.id]);
+  expect(again.code).toBe(1);
+  expect(again.stderr.trim()).toMatch(/^svc audit keys disable: .+ \(key_disabled\)$/);
+});
+
+test.skipIf(!hasAge)("a record encrypted by `age -r` decrypts with svc audit decrypt (--out 0600, --stdout)", async () => {
+  const h = home();
+  const key = await createKey(h);
+  const plaintext = JSON.stringify({ arguments: { account: "ACME", amount: 42 }, payload: "update ünïcode" });
+  const enc = Bun.spawnSync(["age", "-r", key.public_key], { stdin: new TextEncoder().encode(plaintext) });
+  expect(enc.exitCode).toBe(0);
+  const rec = await storeRecord(new Uint8Array(enc.stdout), [key.id]);
+
+  const out = join(h, "plain.json");
+  const r = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--out", out], { home: h });
+  expect(r.stderr).toContain(`to ${out} (mode 0600)`);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("");
+  expect(readFileSync(out, "utf8")).toBe(plaintext);
+  expect(statSync(out).mode & 0o777).toBe(0o600);
+
+  const s = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--stdout"], { home: h });
+  expect(s.code).toBe(0);
+  expect(s.stdout).toBe(plaintext);
+});
+
+test.skipIf(!hasAge)("the ciphertext svc fetches decrypts with `age -d -i` and the identity svc made", async () => {
+  const h = home();
+  const key = await createKey(h);
+  const e = new Encrypter();
+  e.addRecipient(key.public_key);
+  e.addRecipient(await identityToRecipient(await generateX25519Identity())); // a second recipient, as with escrow
+  const plaintext = '{"arguments":{"q":"x"},"payload":null}';
+  const rec = await storeRecord(await e.encrypt(plaintext), [key.id, "key_other"]);
+
+  const fetched = await fetch(`${cp.url}/api/v1${org(cp, `/audit-records/${rec}/ciphertext`)}`, { headers: { authorization: `Bearer ${cp.token}` } });
+  expect(fetched.status).toBe(200);
+  const ctFile = join(h, "rec.age");
+  writeFileSync(ctFile, new Uint8Array(await fetched.arrayBuffer()));
+  const d = Bun.spawnSync(["age", "-d", "-i", identityFile(h), ctFile]);
+  expect(d.stderr.toString()).toBe("");
+  expect(d.stdout.toString()).toBe(plaintext);
+  // …and svc agrees.
+  const s = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--stdout"], { home: h });
+  expect(s.stdout).toBe(plaintext);
+});
+
+test("decrypt with an identity that is not a recipient fails with a clear message", async () => {
+  const h = home();
+  const key = await createKey(h);
+  const e = new Encrypter();
+  e.addRecipient(key.public_key);
+  const rec = await storeRecord(await e.encrypt("{}"), [key.id]);
+  const other = home();
+  await createKey(other);
+  const out = join(other, "x.json");
+  const r = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(other), "--out", out], { home: other });
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/^svc audit decrypt: record rec_\w+ cannot be decrypted with .+\(decrypt_failed\)$/);
+  expect(existsSync(out)).toBe(false);
+});
+
+test("decrypt of a digest-only record names the control plane's code", async () => {
+  const h = home();
+  await createKey(h);
+  const rec = await storeRecord(null, []);
+  const r = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--stdout"], { home: h });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.trim()).toMatch(/^svc audit decrypt: .+ \(not_found\)$/);
+});
+
+test("decrypt with a file that is not an identity is refused before any call", async () => {
+  const h = home();
+  const bad = join(h, "bad.txt");
+  writeFileSync(bad, "# comment\nage1notasecret\n");
+  const r = await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", bad, "--stdout"], { home: h });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("is not an age identity file: line 2");
+});
+
+test("decrypt with neither --out nor --stdout exits 2 and writes nothing", async () => {
+  const h = home();
+  await createKey(h);
+  const r = await svc(cp, ["audit", "decrypt", "--record", "rec_1", "--identity", identityFile(h)], { home: h });
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+});

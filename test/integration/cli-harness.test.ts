@@ -1,0 +1,78 @@
+// svc harness sync against a local double of Open WebUI's functions API: read-only, drift
+// printed and exit 1, in sync exit 0, missing token refused.
+import { afterAll, expect, test } from "bun:test";
+import { startChatuiFunctionsDouble } from "../support/chatui-functions-double.ts";
+import { svc } from "./cli-support.ts";
+
+const TOKEN = "owui-admin-jwt";
+const double = startChatuiFunctionsDouble({ token: TOKEN });
+afterAll(() => double.stop());
+
+const run = (extra: string[] = [], token: string | null = TOKEN) =>
+  svc(null, ["harness", "sync", "--harness", "chatui", "--url", `${double.url}/`, ...extra], { env: { CHATUI_ADMIN_TOKEN: token ?? undefined } });
+
+const pipe = { id: "svc", type: "pipe", is_active: true, is_global: false } as const;
+const guard = { id: "svc_guard", type: "filter", is_active: true, is_global: true } as const;
+
+test("in sync: exit 0, and nothing but GETs were sent", async () => {
+  double.functions = [pipe, guard, { id: "other", type: "action", is_active: false, is_global: false }];
+  double.requests.length = 0;
+  const r = await run();
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("In sync");
+  expect(double.requests.length).toBeGreaterThan(0);
+  expect(double.requests.every((q) => q.method === "GET" && q.path.startsWith("/api/v1/functions") && q.authorization === `Bearer ${TOKEN}`)).toBe(true);
+});
+
+test("nothing installed: both drifts printed, exit 1, read-only", async () => {
+  double.functions = [];
+  double.requests.length = 0;
+  const r = await run();
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain("drift: Pipe svc is not installed");
+  expect(r.stdout).toContain("drift: filter svc_guard is not installed");
+  expect(r.stderr).toContain("2 drift(s)");
+  expect(double.requests.every((q) => q.method === "GET")).toBe(true);
+});
+
+test("inactive pipe, inactive and non-global guard: each drift printed", async () => {
+  double.functions = [{ ...pipe, is_active: false }, { ...guard, is_active: false, is_global: false }];
+  const r = await run();
+  expect(r.code).toBe(1);
+  expect(r.stdout.trim().split("\n")).toEqual([
+    "drift: Pipe svc is installed but inactive",
+    "drift: filter svc_guard is installed but inactive",
+    "drift: filter svc_guard is not global, so it does not guard every model",
+  ]);
+});
+
+test("guard not global alone is drift", async () => {
+  double.functions = [pipe, { ...guard, is_global: false }];
+  const r = await run(["--json"]);
+  expect(r.code).toBe(1);
+  const body = JSON.parse(r.stdout);
+  expect(body.in_sync).toBe(false);
+  expect(body.drifts).toEqual([{ function: "svc_guard", problem: "not_global", message: "filter svc_guard is not global, so it does not guard every model" }]);
+});
+
+test("--json in sync", async () => {
+  double.functions = [pipe, guard];
+  const r = await run(["--json"]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ harness: "chatui", in_sync: true, drifts: [] });
+});
+
+test("missing CHATUI_ADMIN_TOKEN is a clear error, and nothing is requested", async () => {
+  double.requests.length = 0;
+  const r = await run([], null);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("CHATUI_ADMIN_TOKEN is not set");
+  expect(double.requests.length).toBe(0);
+});
+
+test("a refused token is named", async () => {
+  const r = await run([], "wrong");
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("refused CHATUI_ADMIN_TOKEN (HTTP 401)");
+});

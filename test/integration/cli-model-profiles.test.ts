@@ -1,0 +1,130 @@
+// svc model-profiles create|list|assignment|readiness|assign against a real control plane. With
+// api_key the key is read from stdin, sealed to the scope's runtimes and only ciphertext is sent.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Decrypter } from "age-encryption";
+import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
+
+let cp: ControlPlaneProcess;
+beforeAll(async () => {
+  cp = await startControlPlane();
+});
+afterAll(async () => {
+  await cp?.stop();
+  if (cp) cleanup(cp.dataDir);
+});
+
+const createArgs = (name: string, auth: string, extra: string[] = []) => [
+  "model-profiles", "create", "--display-name", name, "--endpoint", "https://llm.example.com/v1", "--auth-type", auth, "--default-model", "m-1", "--workspace", "default", ...extra,
+];
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+test("create --auth-type none --agent creates and assigns", async () => {
+  const agent = await createAgent(cp);
+  const r = await svc(cp, createArgs("plain", "none", ["--agent", agent, "--json"]));
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const p = JSON.parse(r.stdout);
+  expect(p).toMatchObject({ display_name: "plain", auth_type: "none", default_model: "m-1", assigned_to: agent });
+  const a = await api(cp, "GET", org(cp, `/model-profile-assignments?workspace=default&agent_id=${agent}`));
+  expect(a.json.profile.id).toBe(p.id);
+  const shown = await svc(cp, ["model-profiles", "assignment", "--workspace", "default", "--agent", agent]);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toContain(`uses model profile ${p.id} (plain)`);
+});
+
+test("api_key with no runtime in the scope is refused before reading the key; nothing is created", async () => {
+  const agent = await createAgent(cp);
+  await createInstallation(cp, agent); // an installation with no runtime started yet
+  const r = await svc(cp, createArgs("nokey", "api_key", ["--agent", agent]), { stdin: "sk-never-sent\n" });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.trim()).toMatch(/^svc model-profiles create: no runtime in workspace default \(agent agt_\w+\) can receive the API key.*start a runtime.*\(no_runtime_recipient\)$/);
+  const list = await api(cp, "GET", org(cp, "/model-profiles?workspace=default"));
+  expect(list.json.model_profiles.map((p: { display_name: string }) => p.display_name)).not.toContain("nokey");
+});
+
+test("api_key is sealed to every runtime of the scope; only ciphertext reaches the control plane", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt1 = await bootstrapRuntime(cp, inst.id);
+  const key = `sk-test-${crypto.randomUUID()}`;
+  const r = await svc(cp, createArgs("sealed", "api_key", ["--agent", agent, "--json"]), { stdin: `${key}\n` });
+  expect(r.code).toBe(0);
+  const p = JSON.parse(r.stdout);
+  expect(p.has_api_key).toBe(true);
+  expect(p.sealed_to).toEqual([rt1.replica]);
+  expect(r.stdout + r.stderr).not.toContain(key);
+
+  // The runtime's bundle carries the sealed key; the replica's own identity opens it.
+  const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=1", undefined, rt1.token);
+  expect(bundle.status).toBe(200);
+  const sealed = Buffer.from(bundle.json.model_profile.api_key_sealed, "base64");
+  const d = new Decrypter();
+  d.addIdentity(rt1.identity);
+  expect(await d.decrypt(sealed, "text")).toBe(key);
+
+  // The control plane's files never held the key in plain text.
+  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(key)), f).toBe(false);
+});
+
+test("api_key with two replicas seals to both", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const a = await bootstrapRuntime(cp, inst.id);
+  const b = await bootstrapRuntime(cp, inst.id);
+  const r = await svc(cp, createArgs("two", "api_key", ["--agent", agent, "--json"]), { stdin: "sk-two" });
+  expect(r.code).toBe(0);
+  expect(new Set(JSON.parse(r.stdout).sealed_to)).toEqual(new Set([a.replica, b.replica]));
+  expect(r.stderr).toContain("Sealed the API key to 2 runtime replica(s)");
+});
+
+test("an http endpoint is refused with the control plane's code", async () => {
+  const r = await svc(cp, ["model-profiles", "create", "--display-name", "x", "--endpoint", "http://llm.example.com/v1", "--auth-type", "none", "--default-model", "m", "--workspace", "default"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/^svc model-profiles create: .+ \(endpoint_not_https\)$/);
+});
+
+test("list, assign by display name, assignment, readiness", async () => {
+  const agent = await createAgent(cp);
+  const created = JSON.parse((await svc(cp, createArgs("later", "none", ["--json"]))).stdout);
+  const list = await svc(cp, ["model-profiles", "list", "--workspace", "default"]);
+  expect(list.stdout).toMatch(/^ID\s+NAME\s+ENDPOINT\s+AUTH\s+DEFAULT MODEL/);
+  expect(list.stdout).toContain(created.id);
+
+  const none = await svc(cp, ["model-profiles", "assignment", "--workspace", "default", "--agent", agent]);
+  expect(none.code).toBe(0);
+  expect(none.stdout).toContain("has no model profile");
+  expect(JSON.parse((await svc(cp, ["model-profiles", "assignment", "--workspace", "default", "--agent", agent, "--json"])).stdout).profile).toBeNull();
+
+  const notReady = await svc(cp, ["model-profiles", "readiness", created.id, "--workspace", "default"]);
+  expect(notReady.code).toBe(1);
+  expect(notReady.stdout).toMatch(/CHECK\s+OK\s+DETAIL/);
+  expect(notReady.stderr.trim()).toMatch(/is not ready \(failed: .+\).*\(not_ready\)$/);
+
+  const assigned = await svc(cp, ["model-profiles", "assign", "later", "--workspace", "default", "--agent", agent]);
+  expect(assigned.code).toBe(0);
+  expect(assigned.stdout).toContain(`Assigned model profile ${created.id} (later) to agent ${agent}`);
+  const a = await api(cp, "GET", org(cp, `/model-profile-assignments?workspace=default&agent_id=${agent}`));
+  expect(a.json.profile.id).toBe(created.id);
+
+  const readyJson = await svc(cp, ["model-profiles", "readiness", "later", "--workspace", "default", "--json"]);
+  const rj = JSON.parse(readyJson.stdout);
+  expect(rj.profile_id).toBe(created.id);
+  expect(Array.isArray(rj.checks)).toBe(true);
+  expect(readyJson.code).toBe(rj.ready ? 0 : 1);
+});
+
+test("an unknown profile is named", async () => {
+  const r = await svc(cp, ["model-profiles", "assign", "ghost", "--workspace", "default", "--agent", "agt_x"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/no model profile "ghost" in workspace default.*\(not_found\)$/);
+});

@@ -1,0 +1,85 @@
+// svc policies create|list and svc users resolve|remote-identities list against a real
+// control plane.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { api, createAgent, org, svc } from "./cli-support.ts";
+
+let cp: ControlPlaneProcess;
+let agent: string;
+beforeAll(async () => {
+  cp = await startControlPlane();
+  agent = await createAgent(cp);
+});
+afterAll(async () => {
+  await cp?.stop();
+  if (cp) cleanup(cp.dataDir);
+});
+
+const create = (name: string, src: string, dst: string, extra: string[] = []) =>
+  svc(cp, ["policies", "create", "--name", name, "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default", ...extra]);
+
+test("policies create with --agent-id binds the policy; list shows it", async () => {
+  const r = await create("chat", "*", "model:invoke", ["--agent-id", agent, "--json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const p = JSON.parse(r.stdout);
+  expect(p).toMatchObject({ name: "chat", src: "*", dst: "model:invoke", effect: "permit", agent_id: agent });
+  const stored = await api(cp, "GET", org(cp, `/policies?workspace=default&agent_id=${agent}`));
+  expect(stored.json.policies.map((x: { id: string }) => x.id)).toContain(p.id);
+
+  const human = await create("crm-writers", "group:sales", "tool:crm.update", ["--agent-id", agent]);
+  expect(human.code).toBe(0);
+  expect(human.stdout).toMatch(/Created policy pol_\w+ \(crm-writers\): permit group:sales → tool:crm\.update for agent agt_/);
+
+  const list = await svc(cp, ["policies", "list", "--workspace", "default"]);
+  expect(list.code).toBe(0);
+  const lines = list.stdout.trim().split("\n");
+  expect(lines[0]).toMatch(/^ID\s+NAME\s+SRC\s+DST\s+EFFECT\s+AGENT\s+CREATED$/);
+  expect(lines.some((l) => l.includes("crm-writers") && l.includes("tool:crm.update"))).toBe(true);
+  const json = JSON.parse((await svc(cp, ["policies", "list", "--workspace", "default", "--agent-id", agent, "--json"])).stdout);
+  expect(json.policies.map((x: { name: string }) => x.name).sort()).toEqual(["chat", "crm-writers"]);
+});
+
+test("a bad pattern is named and nothing is created", async () => {
+  const before = (await api(cp, "GET", org(cp, "/policies?workspace=default"))).json?.policies?.length ?? 0;
+  const r = await create("bad", "role:admin", "model:invoke");
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toBe('svc policies create: src-pattern "role:admin": unknown kind "role" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
+  const d = await create("bad", "*", "tool:");
+  expect(d.code).toBe(1);
+  expect(d.stderr).toContain('the tool name after "tool:" is empty');
+  const after = (await api(cp, "GET", org(cp, "/policies?workspace=default"))).json?.policies?.length ?? 0;
+  expect(after).toBe(before);
+});
+
+test("policies list of an unknown workspace names the code", async () => {
+  const r = await svc(cp, ["policies", "list", "--workspace", "nope"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/^svc policies list: .+ \(workspace_not_found\)$/);
+});
+
+test("users resolve and remote-identities list", async () => {
+  const u = await api(cp, "POST", org(cp, "/users"), { email: "alice@example.com", display_name: "Alice" });
+  expect(u.status).toBeLessThan(300);
+  const link = await api(cp, "POST", org(cp, `/users/${u.json.id}/remote-identities`), { platform: "chatui", remote_user_id: "owui-user-1" });
+  expect(link.status).toBeLessThan(300);
+
+  const r = await svc(cp, ["users", "resolve", "--email", "Alice@Example.com"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(new RegExp(`user:\\s+${u.json.id}`));
+  expect(r.stdout).toMatch(/email:\s+alice@example.com/);
+  expect(JSON.parse((await svc(cp, ["users", "resolve", "--email", "alice@example.com", "--json"])).stdout).id).toBe(u.json.id);
+
+  const ids = await svc(cp, ["users", "remote-identities", "list", u.json.id]);
+  expect(ids.code).toBe(0);
+  expect(ids.stdout).toMatch(/^ID\s+PLATFORM\s+REMOTE USER\s+INSTALLATION\s+LINKED/);
+  expect(ids.stdout).toContain("owui-user-1");
+  const byEmail = JSON.parse((await svc(cp, ["users", "remote-identities", "list", "alice@example.com", "--json"])).stdout);
+  expect(byEmail.remote_identities[0]).toMatchObject({ platform: "chatui", remote_user_id: "owui-user-1" });
+});
+
+test("users resolve of an unknown email: exit 1 with the code", async () => {
+  const r = await svc(cp, ["users", "resolve", "--email", "nobody@example.com"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/^svc users resolve: no service user has the email nobody@example.com.*\(not_found\)$/);
+});

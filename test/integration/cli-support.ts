@@ -1,0 +1,96 @@
+// Shared by the cli-*.test.ts files: run the svc binary as an admin would (fresh $HOME, the
+// control plane's URL and token in SVC_CONTROL_PLANE_URL / SVC_TOKEN unless a test signs in
+// through the config file), and call the control plane's API directly to set up and check.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateX25519Identity, identityToRecipient } from "age-encryption";
+import { type ControlPlaneProcess, svcCommand } from "../support/controlplane-process.ts";
+
+export type Run = { code: number; stdout: string; stderr: string };
+export type RunOpts = { env?: Record<string, string | undefined>; stdin?: string | Uint8Array; home?: string; auth?: boolean };
+
+export function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), "svc-cli-home-"));
+}
+
+/** The environment a command runs with: no inherited svc credentials, HOME set to `home`. */
+export function cliEnv(cp: ControlPlaneProcess | null, home: string, opts: RunOpts = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = { ...process.env, HOME: home, SVC_CONTROL_PLANE_URL: undefined, SVC_TOKEN: undefined, CHATUI_ADMIN_TOKEN: undefined };
+  if (cp && opts.auth !== false) {
+    env.SVC_CONTROL_PLANE_URL = cp.url;
+    env.SVC_TOKEN = cp.token;
+  }
+  Object.assign(env, opts.env ?? {});
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+/** Runs `svc <args>` with stdout and stderr on pipes. */
+export async function svc(cp: ControlPlaneProcess | null, args: string[], opts: RunOpts = {}): Promise<Run> {
+  const home = opts.home ?? tempHome();
+  const proc = Bun.spawn([...svcCommand(), ...args], {
+    env: cliEnv(cp, home, opts),
+    stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Runs `svc <args>` with stdout attached to a pseudo-terminal (util-linux `script`). */
+export async function svcOnTerminal(cp: ControlPlaneProcess | null, args: string[], opts: RunOpts = {}): Promise<Run> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const cmd = [...svcCommand(), ...args].map(quote).join(" ");
+  const proc = Bun.spawn(["script", "-qec", cmd, "/dev/null"], { env: cliEnv(cp, opts.home ?? tempHome(), opts), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** A JSON call to the control plane's API with the owner's token (or `token`). */
+export async function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string = cp.token): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${cp.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, json };
+}
+
+export const org = (cp: ControlPlaneProcess, path: string) => `/organizations/${cp.orgId}${path}`;
+
+/** An agent in the default workspace, made through the API (the CLI has no agent-create command). */
+export async function createAgent(cp: ControlPlaneProcess, name = `agent-${crypto.randomUUID().slice(0, 8)}`): Promise<string> {
+  const r = await api(cp, "POST", org(cp, "/agents"), { name, workspace: "default" });
+  if (r.status >= 300) throw new Error(`creating an agent failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.id;
+}
+
+export async function createInstallation(cp: ControlPlaneProcess, agentId: string, name = `inst-${crypto.randomUUID().slice(0, 8)}`) {
+  const r = await api(cp, "POST", org(cp, "/installations"), { platform: "chatui", name, agent_id: agentId, workspace: "default" });
+  if (r.status >= 300) throw new Error(`creating an installation failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json as { id: string; name: string; workspace_id: string };
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+export function replicaId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(26));
+  return `rep_${[...bytes].map((b) => CROCKFORD[b % 32]).join("")}`;
+}
+
+/** A runtime replica of the installation that bootstrapped (registering its credential-sync key). */
+export async function bootstrapRuntime(cp: ControlPlaneProcess, installationId: string) {
+  const cred = await api(cp, "POST", org(cp, `/installations/${installationId}/credential`), { rotate: true });
+  if (cred.status >= 300) throw new Error(`credential failed: ${cred.status} ${JSON.stringify(cred.json)}`);
+  const identity = await generateX25519Identity();
+  const recipient = await identityToRecipient(identity);
+  const replica = replicaId();
+  const boot = await api(cp, "POST", "/runtime/bootstrap", { replica_id: replica, credential_sync_recipient: recipient, version: "test" }, cred.json.token);
+  if (boot.status >= 300) throw new Error(`bootstrap failed: ${boot.status} ${JSON.stringify(boot.json)}`);
+  return { token: cred.json.token as string, identity, recipient, replica, bootstrap: boot.json };
+}
