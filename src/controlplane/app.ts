@@ -17,6 +17,7 @@ import { installationRoutes } from "./installations/routes.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
+import { settingsRoutes } from "./organizations/settings.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -34,7 +35,8 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(auditRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
-    .use(directorySyncRoutes(deps));
+    .use(directorySyncRoutes(deps))
+    .use(settingsRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = (request: Request): Promise<Response> => root.handle(request);

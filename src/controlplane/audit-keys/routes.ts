@@ -1,7 +1,72 @@
-// TODO(owner of src/controlplane/audit-keys): the routes of this resource.
-import { Elysia } from "elysia";
+// Admin routes for customer audit-encryption keys under /organizations/{org}. The disable
+// action is `POST …/audit-encryption-keys/{id}:disable`; Elysia reads `:` as a parameter
+// marker, so the POST takes the whole last segment and splits off the action itself.
+import { Elysia, t } from "elysia";
+import { SvcError } from "../../contract/errors.ts";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { createKey, disableKey, getKey, keyView, listKeys } from "./service.ts";
 
-export function auditKeyRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "audit-keys-routes" });
+const AuditKey = t.Object({
+  id: t.String(),
+  name: t.String(),
+  public_key: t.String(),
+  status: t.Union([t.Literal("active"), t.Literal("disabled")]),
+  created_at: t.String(),
+  disabled_at: t.Union([t.String(), t.Null()]),
+});
+
+const CreateKey = t.Object(
+  { name: t.String({ minLength: 1, maxLength: 200 }), public_key: t.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+/** `key_…:disable` → ["key_…", "disable"]. */
+export function parseKeyAction(segment: string): { id: string; action: string } {
+  const decoded = decodeURIComponent(segment);
+  const i = decoded.lastIndexOf(":");
+  if (i <= 0) throw new SvcError("not_found", `no route POST …/audit-encryption-keys/${decoded}; did you mean …/${decoded}:disable?`);
+  return { id: decoded.slice(0, i), action: decoded.slice(i + 1) };
+}
+
+export function auditKeyRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "audit-keys-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get("/audit-encryption-keys", ({ principal }) => ({ keys: listKeys(deps.db, principal.orgId).map(keyView) }), {
+      admin: true,
+      response: t.Object({ keys: t.Array(AuditKey) }),
+      detail: { summary: "List audit-encryption keys (active and disabled)", tags: ["audit keys"] },
+    })
+    .post(
+      "/audit-encryption-keys",
+      ({ principal, body, set }) => {
+        const row = createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key });
+        set.status = 201;
+        return keyView(row);
+      },
+      {
+        admin: true,
+        body: CreateKey,
+        response: { 201: AuditKey },
+        detail: { summary: "Register a customer audit-encryption key (an age X25519 recipient)", tags: ["audit keys"] },
+      },
+    )
+    .get("/audit-encryption-keys/:id", ({ principal, params }) => keyView(getKey(deps.db, principal.orgId, params.id)), {
+      admin: true,
+      response: AuditKey,
+      detail: { summary: "One audit-encryption key", tags: ["audit keys"] },
+    })
+    .post(
+      "/audit-encryption-keys/:keyAction",
+      ({ principal, params }) => {
+        const { id, action } = parseKeyAction(params.keyAction);
+        if (action !== "disable") throw new SvcError("not_found", `unknown key action "${action}"; the only action is :disable`);
+        return keyView(disableKey(deps, principal.orgId, id));
+      },
+      {
+        admin: true,
+        response: AuditKey,
+        detail: { summary: "Disable a key for good (POST …/{id}:disable)", tags: ["audit keys"] },
+      },
+    );
 }

@@ -2,6 +2,7 @@
 // credential-sync recipient, and reports its state by heartbeat. Several replicas may share
 // one installation's token.
 import { and, eq, inArray, isNull } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
 import { type Db, schema } from "../db/index.ts";
 
 export function replicasOf(db: Db, installationId: string) {
@@ -26,4 +27,69 @@ export function recipientsInScope(db: Db, workspaceId: string, agentId?: string 
 export function replicasByIds(db: Db, ids: string[]) {
   if (ids.length === 0) return [];
   return db.select().from(schema.runtimeReplicas).where(inArray(schema.runtimeReplicas.id, ids)).all();
+}
+
+/**
+ * Registers a replica at bootstrap, or updates it when it bootstraps again (restart, new
+ * version, new credential-sync key). A replica id already registered by another installation
+ * is refused rather than taken over.
+ */
+export function registerReplica(
+  db: Db,
+  installationId: string,
+  input: { replicaId: string; credentialSyncRecipient: string; version: string; hostname: string | null; now: number },
+): void {
+  const r = schema.runtimeReplicas;
+  const res = db
+    .insert(r)
+    .values({
+      id: input.replicaId,
+      installationId,
+      credentialSyncRecipient: input.credentialSyncRecipient,
+      version: input.version,
+      hostname: input.hostname,
+      state: "starting",
+      bootstrappedAt: input.now,
+    })
+    .onConflictDoUpdate({
+      target: r.id,
+      set: { credentialSyncRecipient: input.credentialSyncRecipient, version: input.version, hostname: input.hostname, bootstrappedAt: input.now, state: "starting" },
+      setWhere: eq(r.installationId, installationId),
+    })
+    .returning({ id: r.id })
+    .all();
+  if (res.length === 0) {
+    throw new SvcError("conflict", `replica id ${input.replicaId} belongs to another installation; delete the proxy's state directory so it generates a new one`);
+  }
+}
+
+export type HeartbeatReport = {
+  state: string;
+  policyRevision: number | null;
+  toolCount: number;
+  spoolDepth: number;
+  version: string;
+  lastSuccess: string | null;
+};
+
+/** Stores a replica's heartbeat; a replica that never bootstrapped (for this installation) is a 409. */
+export function recordHeartbeat(db: Db, installationId: string, replicaId: string, report: HeartbeatReport, now: number): void {
+  const r = schema.runtimeReplicas;
+  const res = db
+    .update(r)
+    .set({
+      state: report.state,
+      policyRevision: report.policyRevision,
+      toolCount: report.toolCount,
+      spoolDepth: report.spoolDepth,
+      version: report.version,
+      lastSuccess: report.lastSuccess,
+      lastHeartbeatAt: now,
+    })
+    .where(and(eq(r.id, replicaId), eq(r.installationId, installationId)))
+    .returning({ id: r.id })
+    .all();
+  if (res.length === 0) {
+    throw new SvcError("conflict", `replica ${replicaId} is not registered for this installation; bootstrap first (POST /api/v1/runtime/bootstrap)`);
+  }
 }

@@ -1,7 +1,125 @@
-// TODO(owner of src/controlplane/runtime): the routes of this resource.
-import { Elysia } from "elysia";
+// The runtime API under /api/v1/runtime (ARCHITECTURE.md "Runtime ↔ control plane"): what the
+// proxy daemon and the boot tool sync call with the installation's runtime token. A token
+// reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
+import { Elysia, t } from "elysia";
+import { AuditBatchRequest, AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse } from "../../contract/runtime-api.ts";
+import { PolicyBundle } from "../../contract/bundle.ts";
+import { recipientProblem } from "../../contract/age-recipient.ts";
+import { SvcError } from "../../contract/errors.ts";
+import { ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
+import { recipientsFor } from "../audit-keys/recipients.ts";
+import { ingestBatch } from "../audit/ingest.ts";
+import { authPlugin } from "../auth/plugin.ts";
+import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { loadBundle, orgRevision } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { currentDigestKey } from "../organizations/service.ts";
+import { recordHeartbeat, registerReplica } from "./replicas.ts";
+import { syncTools } from "./tools.ts";
 
-export function runtimeRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "runtime-routes" });
+function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): BootstrapResponse {
+  const problem = recipientProblem(body.credential_sync_recipient);
+  if (problem) throw new SvcError("invalid_recipient", `credential_sync_recipient: ${problem}`);
+  registerReplica(deps.db, caller.installationId, {
+    replicaId: body.replica_id,
+    credentialSyncRecipient: body.credential_sync_recipient,
+    version: body.version,
+    hostname: body.hostname ?? null,
+    now: deps.now(),
+  });
+  const digest = currentDigestKey(deps, caller.orgId);
+  deps.log.info("runtime bootstrapped", { installation: caller.installationId, replica: body.replica_id, version: body.version });
+  return {
+    installation: { id: caller.installationId, name: caller.name, platform: "chatui" },
+    organization_id: caller.orgId,
+    workspace_id: caller.workspaceId,
+    agent_id: caller.agentId,
+    digest_key: { id: digest.id, key: Buffer.from(digest.key).toString("base64") },
+    poll_interval_seconds: deps.config.pollIntervalSeconds,
+    heartbeat_interval_seconds: deps.config.heartbeatIntervalSeconds,
+  };
+}
+
+/** GET policy-bundle: 304 after one revision lookup when If-None-Match still names it. */
+function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion: string | undefined, ifNoneMatch: string | undefined): Response | PolicyBundle {
+  const version = parseBundleVersion(rawVersion);
+  if (version === null) {
+    throw new SvcError("validation_failed", `bundle version "${rawVersion}" is not served; use version=1 or version=2`, {
+      errors: [{ path: "/version", message: "must be 1 or 2" }],
+    });
+  }
+  if (ifNoneMatch) {
+    const etag = bundleEtag(orgRevision(deps.db, caller.orgId), version);
+    if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
+  }
+  const bundle = loadBundle(deps, caller, version);
+  return new Response(JSON.stringify(bundle), {
+    headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version), "cache-control": "no-cache" },
+  });
+}
+
+export function runtimeRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "runtime-routes", prefix: "/runtime" })
+    .use(authPlugin(deps))
+    .post("/bootstrap", ({ runtime, body }) => bootstrap(deps, runtime, body), {
+      runtime: true,
+      body: BootstrapRequest,
+      response: BootstrapResponse,
+      detail: { summary: "Who am I: register the replica, get ids, the digest key and intervals", tags: ["runtime"] },
+    })
+    .get("/policy-bundle", ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, headers["if-none-match"]), {
+      runtime: true,
+      query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })) }),
+      detail: {
+        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>\"; If-None-Match → 304)",
+        tags: ["runtime"],
+        responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } }, 304: { description: "unchanged" } },
+      },
+    })
+    .put(
+      "/tools",
+      ({ runtime, body }) => {
+        const result = syncTools(deps, runtime, body);
+        deps.log.info("tools synced", { installation: runtime.installationId, ...result });
+        return result;
+      },
+      {
+        runtime: true,
+        // required_capabilities is optional in a pack's declaration (spec §2); the contract
+        // defaults it to [], which Elysia does not apply inside arrays, so fill it first.
+        transform({ body }) {
+          const tools = (body as { tools?: unknown } | null)?.tools;
+          if (Array.isArray(tools)) for (const tl of tools) if (tl && typeof tl === "object" && !("required_capabilities" in tl)) (tl as Record<string, unknown>).required_capabilities = [];
+        },
+        body: ToolManifest,
+        response: ToolSyncResult,
+        detail: { summary: "Replace the installation's registered tools with the manifest", tags: ["runtime"] },
+      },
+    )
+    .get("/audit-encryption-recipients", ({ runtime }) => ({ recipients: recipientsFor(deps.db, runtime.orgId) }), {
+      runtime: true,
+      response: RecipientsResponse,
+      detail: { summary: "Active customer recipients, plus escrow while on", tags: ["runtime"] },
+    })
+    .post(
+      "/heartbeat",
+      ({ runtime, body, set }) => {
+        recordHeartbeat(
+          deps.db,
+          runtime.installationId,
+          body.replica_id,
+          { state: body.state, policyRevision: body.policy_revision, toolCount: body.tool_count, spoolDepth: body.spool_depth, version: body.version, lastSuccess: body.last_success },
+          deps.now(),
+        );
+        set.status = 204;
+      },
+      { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] } },
+    )
+    .post("/audit-records", ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
+      runtime: true,
+      body: AuditBatchRequest,
+      response: AuditBatchResponse,
+      detail: { summary: "A batch of audit records; idempotent by record id", tags: ["runtime"] },
+    });
 }

@@ -1,0 +1,177 @@
+// The admin audit view: search newest first with an opaque id cursor, one record, and the
+// stored ciphertext as bytes for `svc audit decrypt`. Records show whether they are encrypted
+// (to which key ids) or digest-only; the search never returns ciphertext.
+// A tool+decision search rides the (org, tool, decision, id) index; user and installation
+// searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
+import { and, desc, eq, gte, inArray, lt, lte, type SQL } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
+import { type Db, schema } from "../db/index.ts";
+import { findUserByEmail } from "../directory/service.ts";
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+export type AuditFilters = {
+  tool?: string;
+  decision?: "permit" | "deny" | "ask";
+  /** user id (usr_…) or email */
+  user?: string;
+  installation?: string;
+  kind?: "tool" | "model" | "outcome";
+  /** ISO 8601, inclusive */
+  from?: string;
+  /** ISO 8601, inclusive */
+  to?: string;
+  cursor?: string;
+  limit?: number;
+};
+
+const a = schema.auditRecords;
+const VIEW_COLUMNS = {
+  id: a.id,
+  ts: a.ts,
+  receivedAt: a.receivedAt,
+  kind: a.kind,
+  harness: a.harness,
+  orgId: a.orgId,
+  workspaceId: a.workspaceId,
+  installationId: a.installationId,
+  agentId: a.agentId,
+  replicaId: a.replicaId,
+  action: a.action,
+  toolName: a.toolName,
+  model: a.model,
+  decision: a.decision,
+  reason: a.reason,
+  policyId: a.policyId,
+  policyRevision: a.policyRevision,
+  userId: a.userId,
+  remoteUserId: a.remoteUserId,
+  viaInstallation: a.viaInstallation,
+  ref: a.ref,
+  outcome: a.outcome,
+  exitCode: a.exitCode,
+  argsDigest: a.argsDigest,
+  digestKeyId: a.digestKeyId,
+  recipientKeyIds: a.recipientKeyIds,
+} as const;
+
+type Row = Omit<typeof schema.auditRecords.$inferSelect, "ciphertext">;
+
+export type AuditRecordView = ReturnType<typeof recordView>;
+
+export function recordView(r: Row, email: string | null) {
+  return {
+    id: r.id,
+    ts: new Date(r.ts).toISOString(),
+    received_at: new Date(r.receivedAt).toISOString(),
+    kind: r.kind,
+    harness: r.harness,
+    organization_id: r.orgId,
+    workspace_id: r.workspaceId,
+    installation_id: r.installationId,
+    agent_id: r.agentId,
+    replica_id: r.replicaId,
+    action: r.action,
+    tool_name: r.toolName,
+    model: r.model,
+    decision: r.decision,
+    reason: r.reason,
+    policy_id: r.policyId,
+    policy_revision: r.policyRevision,
+    subject: { user_id: r.userId, email, remote_user_id: r.remoteUserId, via_installation: r.viaInstallation },
+    ref: r.ref,
+    outcome: r.outcome,
+    exit_code: r.exitCode,
+    args_digest: r.argsDigest,
+    digest_key_id: r.digestKeyId,
+    encryption:
+      r.recipientKeyIds.length > 0
+        ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)
+        : ({ mode: "digest-only" } as const),
+  };
+}
+
+export function encodeCursor(id: string): string {
+  return Buffer.from(`v1:${id}`).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): string {
+  const raw = Buffer.from(cursor, "base64url").toString();
+  if (!raw.startsWith("v1:rec_")) throw new SvcError("validation_failed", "the cursor is not one this service returned; start again without it");
+  return raw.slice(3);
+}
+
+function parseTime(name: string, value: string): number {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new SvcError("validation_failed", `${name}="${value}" is not an ISO 8601 time (e.g. 2025-01-31T00:00:00Z)`);
+  return ms;
+}
+
+function emailsOf(db: Db, orgId: string, userIds: string[]): Map<string, string> {
+  const ids = [...new Set(userIds)];
+  if (ids.length === 0) return new Map();
+  const rows = db
+    .select({ id: schema.users.id, email: schema.users.email })
+    .from(schema.users)
+    .where(and(eq(schema.users.orgId, orgId), inArray(schema.users.id, ids)))
+    .all();
+  return new Map(rows.map((r) => [r.id, r.email]));
+}
+
+export function searchRecords(db: Db, orgId: string, f: AuditFilters): { records: AuditRecordView[]; next_cursor: string | null } {
+  const limit = f.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
+  const conds: SQL[] = [eq(a.orgId, orgId)];
+  if (f.tool) conds.push(eq(a.toolName, f.tool));
+  if (f.decision) conds.push(eq(a.decision, f.decision));
+  if (f.installation) conds.push(eq(a.installationId, f.installation));
+  if (f.kind) conds.push(eq(a.kind, f.kind));
+  if (f.user) {
+    const userId = f.user.startsWith("usr_") ? f.user : findUserByEmail(db, orgId, f.user)?.id;
+    if (!userId) return { records: [], next_cursor: null };
+    conds.push(eq(a.userId, userId));
+  }
+  if (f.from) conds.push(gte(a.ts, parseTime("from", f.from)));
+  if (f.to) conds.push(lte(a.ts, parseTime("to", f.to)));
+  if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
+
+  const rows = db
+    .select(VIEW_COLUMNS)
+    .from(a)
+    .where(and(...conds))
+    .orderBy(desc(a.id))
+    .limit(limit + 1)
+    .all() as Row[];
+  const page = rows.slice(0, limit);
+  const emails = emailsOf(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
+  return {
+    records: page.map((r) => recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null)),
+    next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
+  };
+}
+
+export function getRecord(db: Db, orgId: string, id: string): AuditRecordView {
+  const row = db
+    .select(VIEW_COLUMNS)
+    .from(a)
+    .where(and(eq(a.orgId, orgId), eq(a.id, id)))
+    .get() as Row | undefined;
+  if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
+  const email = row.userId ? (emailsOf(db, orgId, [row.userId]).get(row.userId) ?? null) : null;
+  return recordView(row, email);
+}
+
+/** The record's age ciphertext; 404 not_found when the record is digest-only. */
+export function recordCiphertext(db: Db, orgId: string, id: string): Uint8Array<ArrayBuffer> {
+  const row = db
+    .select({ ciphertext: a.ciphertext })
+    .from(a)
+    .where(and(eq(a.orgId, orgId), eq(a.id, id)))
+    .get();
+  if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
+  if (!row.ciphertext || row.ciphertext.length === 0) {
+    throw new SvcError("not_found", `audit record ${id} is digest-only: no arguments were stored (no customer key was active when it was written), so there is nothing to decrypt`);
+  }
+  return new Uint8Array(row.ciphertext);
+}

@@ -1,0 +1,54 @@
+import { describe, expect, test } from "bun:test";
+import { bundleEtag, compileBundle, etagMatches, parseBundleVersion } from "./compile.ts";
+
+describe("bundle compilation (pure)", () => {
+  test("parses ?version=, absent meaning 1", () => {
+    expect(parseBundleVersion(undefined)).toBe(1);
+    expect(parseBundleVersion("1")).toBe(1);
+    expect(parseBundleVersion("2")).toBe(2);
+    for (const bad of ["3", "0", "1.0", "v1", "abc", " 2x"]) expect(parseBundleVersion(bad)).toBeNull();
+  });
+
+  test("ETag is weak, per revision and version; If-None-Match is compared weakly, with lists and *", () => {
+    expect(bundleEtag(42, 1)).toBe('W/"42-v1"');
+    expect(etagMatches('W/"42-v1"', bundleEtag(42, 1))).toBe(true);
+    expect(etagMatches('"42-v1"', bundleEtag(42, 1))).toBe(true);
+    expect(etagMatches('W/"41-v1", W/"42-v1"', bundleEtag(42, 1))).toBe(true);
+    expect(etagMatches("*", bundleEtag(42, 1))).toBe(true);
+    expect(etagMatches('W/"42-v2"', bundleEtag(42, 1))).toBe(false);
+    expect(etagMatches('W/"4-v1"', bundleEtag(42, 1))).toBe(false);
+    expect(etagMatches(undefined, bundleEtag(42, 1))).toBe(false);
+  });
+
+  test("sorts lists so equal inputs give equal bundles", () => {
+    const b = compileBundle({
+      version: 2,
+      revision: 9,
+      generatedAt: Date.UTC(2025, 0, 1),
+      organizationId: "org_1",
+      workspaceId: "ws_1",
+      installationId: "inst_1",
+      agentId: "agt_1",
+      tools: [
+        { name: "z.tool", access: "write", required_capabilities: [] },
+        { name: "a.tool", access: "read", required_capabilities: ["x"] },
+      ],
+      policies: [
+        { id: "pol_2", name: "b", src: "*", dst: "tool:a.tool", effect: "permit" },
+        { id: "pol_1", name: "a", src: "group:eng", dst: "model:invoke", effect: "permit" },
+      ],
+      identities: [
+        { remote_user_id: "u2", user_id: "usr_2", email: "b@x", groups: ["z", "a"] },
+        { remote_user_id: "u1", user_id: "usr_1", email: "a@x", groups: [] },
+      ],
+      modelProfile: null,
+      recipients: [],
+    });
+    expect(b.version).toBe(2);
+    expect(b.generated_at).toBe("2025-01-01T00:00:00.000Z");
+    expect(b.tools.map((t) => t.name)).toEqual(["a.tool", "z.tool"]);
+    expect(b.policies.map((p) => p.id)).toEqual(["pol_1", "pol_2"]);
+    expect(b.identities.map((i) => i.remote_user_id)).toEqual(["u1", "u2"]);
+    expect(b.identities[1]?.groups).toEqual(["a", "z"]);
+  });
+});

@@ -1,0 +1,68 @@
+// Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
+// out. No clock, database or network here; the loader (load.ts) gathers the inputs.
+import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
+import { BUNDLE_VERSIONS } from "../../contract/bundle.ts";
+
+export type BundleInputs = {
+  version: BundleVersion;
+  revision: number;
+  generatedAt: number;
+  organizationId: string;
+  workspaceId: string;
+  installationId: string;
+  agentId: string;
+  tools: BundleTool[];
+  policies: BundlePolicy[];
+  identities: BundleIdentity[];
+  modelProfile: BundleModelProfile | null;
+  recipients: BundleRecipient[];
+};
+
+/** The bundle version asked for in `?version=`; null when it is not one svc serves. Absent means 1. */
+export function parseBundleVersion(raw: string | undefined): BundleVersion | null {
+  if (raw === undefined || raw === "") return 1;
+  const n = Number(raw);
+  return (BUNDLE_VERSIONS as readonly number[]).includes(n) && String(n) === raw.trim() ? (n as BundleVersion) : null;
+}
+
+/** The weak ETag of a bundle: the organization revision plus the version (v1 and v2 differ). */
+export function bundleEtag(revision: number, version: BundleVersion): string {
+  return `W/"${revision}-v${version}"`;
+}
+
+/** True when an If-None-Match header names this ETag (weak comparison, lists and `*` allowed). */
+export function etagMatches(ifNoneMatch: string | undefined | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+  const want = opaque(etag);
+  return ifNoneMatch.split(",").some((t) => t.trim() === "*" || opaque(t) === want);
+}
+
+const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+
+/**
+ * Builds the bundle. Lists are sorted so that equal inputs give byte-equal bundles (apart
+ * from generated_at). v1 and v2 carry the same data: v1 proxies decide model calls by
+ * `model:invoke` permits, v2 proxies by the model-profile assignment, which both carry.
+ */
+export function compileBundle(input: BundleInputs): PolicyBundle {
+  return {
+    version: input.version,
+    revision: input.revision,
+    generated_at: new Date(input.generatedAt).toISOString(),
+    organization_id: input.organizationId,
+    workspace_id: input.workspaceId,
+    installation_id: input.installationId,
+    agent_id: input.agentId,
+    tools: input.tools
+      .map((t) => ({ name: t.name, access: t.access, required_capabilities: [...t.required_capabilities] }))
+      .sort(byName),
+    policies: input.policies.map((p) => ({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect })).sort(byKey((p) => p.id)),
+    identities: input.identities
+      .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort() }))
+      .sort(byKey((i) => i.remote_user_id)),
+    model_profile: input.modelProfile ? { ...input.modelProfile, models: [...input.modelProfile.models] } : null,
+    recipients: input.recipients.map((r) => ({ key_id: r.key_id, recipient: r.recipient, kind: r.kind })),
+  };
+}

@@ -1,0 +1,113 @@
+// Claim links: created by the runtime, inspected and redeemed by the console.
+import { describe, expect, test } from "bun:test";
+import { SvcError } from "../../contract/errors.ts";
+import { findRemoteIdentity, findUserByEmail, identityMap, upsertUserByEmail } from "../directory/service.ts";
+import { addInstallation, addOrganization } from "../runtime/fixtures.ts";
+import { testControlPlane } from "../testing.ts";
+import { inspectClaim, redeemClaim } from "./service.ts";
+
+const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
+
+function codeOf(fn: () => unknown): string | null {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    return e instanceof SvcError ? e.code : String(e);
+  }
+}
+
+describe("claim links", () => {
+  test("create, inspect, redeem: the front-end user is linked and appears in the identity map", async () => {
+    let now = 1_750_000_000_000;
+    const cp = await testControlPlane({ now: () => now });
+    const inst = addInstallation(cp);
+    const res = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-42", email: "grace@example.com", name: "Grace" } });
+    expect(res.status).toBe(200);
+    expect(res.json.url).toStartWith(`${cp.deps.config.publicUrl}/claim/svc_cl_`);
+    expect(res.json.expires_at).toBe(new Date(now + cp.deps.config.claimTtlSeconds * 1000).toISOString());
+    // the front-end user is noted, unlinked
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")).toMatchObject({ userId: null, installationId: inst.installationId, email: "grace@example.com" });
+
+    const token = tokenOf(res.json.url);
+    expect(inspectClaim(cp.deps, token)).toMatchObject({ orgId: cp.orgId, installationId: inst.installationId, remoteUserId: "fe-42", remoteEmail: "grace@example.com", remoteDisplayName: "Grace" });
+
+    now += 60_000;
+    const revBefore = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.revision;
+    const out = redeemClaim(cp.deps, token, { email: "Grace@Example.com", displayName: "Grace H." });
+    const user = findUserByEmail(cp.deps.db, cp.orgId, "grace@example.com")!;
+    expect(user.source).toBe("claim");
+    expect(out).toMatchObject({ orgId: cp.orgId, userId: user.id, userCreated: true, remoteUserId: "fe-42" });
+    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [] }]);
+    const bundle = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
+    expect(bundle.revision).toBeGreaterThan(revBefore);
+    expect(bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-42"]);
+
+    // second redemption: 410 claim_used, from inspect and redeem alike
+    expect(codeOf(() => redeemClaim(cp.deps, token, { email: "mallory@example.com" }))).toBe("claim_used");
+    expect(codeOf(() => inspectClaim(cp.deps, token))).toBe("claim_used");
+    expect(findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined();
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")?.userId).toBe(user.id);
+  });
+
+  test("an existing service user is linked, not duplicated", async () => {
+    const cp = await testControlPlane();
+    const inst = addInstallation(cp);
+    const { user } = upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "directory" });
+    const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-ada" } })).json.url;
+    const out = redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
+    expect(out.userId).toBe(user.id);
+    expect(out.userCreated).toBe(false);
+    expect(findUserByEmail(cp.deps.db, cp.orgId, "ada@example.com")?.source).toBe("directory");
+  });
+
+  test("an expired link is 410 claim_expired and links nothing; an unknown one is 404", async () => {
+    let now = 1_750_000_000_000;
+    const cp = await testControlPlane({ now: () => now });
+    const inst = addInstallation(cp);
+    const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-late" } })).json.url;
+    now += cp.deps.config.claimTtlSeconds * 1000;
+    expect(codeOf(() => inspectClaim(cp.deps, tokenOf(url)))).toBe("claim_expired");
+    let err: unknown;
+    try {
+      redeemClaim(cp.deps, tokenOf(url), { email: "late@example.com" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SvcError);
+    expect((err as SvcError).status).toBe(410);
+    expect((err as SvcError).code).toBe("claim_expired");
+    expect((err as SvcError).message).toContain("expired");
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-late")?.userId).toBeNull();
+    expect(findUserByEmail(cp.deps.db, cp.orgId, "late@example.com")).toBeUndefined();
+
+    expect(codeOf(() => inspectClaim(cp.deps, "svc_cl_unknown"))).toBe("not_found");
+    expect(codeOf(() => redeemClaim(cp.deps, "svc_rt_wrongkind", { email: "x@example.com" }))).toBe("not_found");
+  });
+
+  test("two racing redemptions: exactly one wins", async () => {
+    const cp = await testControlPlane();
+    const inst = addInstallation(cp);
+    const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-race" } })).json.url;
+    const results = await Promise.allSettled([
+      Promise.resolve().then(() => redeemClaim(cp.deps, tokenOf(url), { email: "one@example.com" })),
+      Promise.resolve().then(() => redeemClaim(cp.deps, tokenOf(url), { email: "two@example.com" })),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect((rejected.reason as SvcError).code).toBe("claim_used");
+  });
+
+  test("claim links are per organization and need a runtime token", async () => {
+    const cp = await testControlPlane();
+    const other = await addOrganization(cp);
+    const inst = addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
+    const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-1" } })).json.url;
+    const out = redeemClaim(cp.deps, tokenOf(url), { email: "owner@example.com" });
+    expect(out.orgId).toBe(other.orgId);
+    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([]);
+    expect(identityMap(cp.deps.db, other.orgId)).toHaveLength(1);
+    expect((await cp.call("POST", "/api/v1/runtime/claims", { token: cp.adminToken, body: { remote_user_id: "fe-1" } })).status).toBe(401);
+    expect((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "" } })).status).toBe(422);
+  });
+});

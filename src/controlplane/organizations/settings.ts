@@ -1,0 +1,122 @@
+// Organization settings (GET/PATCH /organizations/{org}/settings) and the escrow service.
+// Escrow adds the service's own age X25519 recipient next to the customer keys, so the
+// service could decrypt records if a customer loses its identities. It may be on only
+// while at least one customer key is active (spec §3, §8); its identity is generated on
+// first enable and kept wrapped by the KMS under the context `escrow:<orgId>`.
+import { generateX25519Identity, identityToRecipient } from "age-encryption";
+import { eq } from "drizzle-orm";
+import { Elysia, t } from "elysia";
+import { SvcError } from "../../contract/errors.ts";
+import { newId } from "../../contract/ids.ts";
+import { activeKeyCount } from "../audit-keys/service.ts";
+import { authPlugin } from "../auth/plugin.ts";
+import { type Db, schema } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { bumpRevision, getOrganization } from "./service.ts";
+
+export const OrganizationSettings = t.Object({
+  escrow_enabled: t.Boolean(),
+  /** The service's escrow recipient (age1…), once generated; null before escrow was first enabled. */
+  escrow_recipient: t.Union([t.String(), t.Null()]),
+  /** True when new records are actually encrypted to the escrow recipient: enabled and ≥1 active customer key. */
+  escrow_active: t.Boolean(),
+});
+export type OrganizationSettings = typeof OrganizationSettings.static;
+
+export const SettingsPatch = t.Object({ escrow_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false });
+
+export function escrowContext(orgId: string): string {
+  return `escrow:${orgId}`;
+}
+
+function escrowKeyRow(db: Db, orgId: string) {
+  return db.select().from(schema.escrowKeys).where(eq(schema.escrowKeys.orgId, orgId)).get();
+}
+
+/** The escrow recipient while escrow is switched on (whatever the customer keys); null otherwise. */
+export function enabledEscrowRecipient(db: Db, orgId: string): { id: string; recipient: string } | null {
+  const row = db
+    .select({ enabled: schema.organizations.escrowEnabled, id: schema.escrowKeys.id, recipient: schema.escrowKeys.recipient })
+    .from(schema.organizations)
+    .leftJoin(schema.escrowKeys, eq(schema.escrowKeys.orgId, schema.organizations.id))
+    .where(eq(schema.organizations.id, orgId))
+    .get();
+  if (!row?.enabled || !row.id || !row.recipient) return null;
+  return { id: row.id, recipient: row.recipient };
+}
+
+export function getSettings(db: Db, orgId: string): OrganizationSettings {
+  const org = getOrganization(db, orgId);
+  const escrow = escrowKeyRow(db, orgId);
+  return {
+    escrow_enabled: org.escrowEnabled,
+    escrow_recipient: escrow?.recipient ?? null,
+    escrow_active: org.escrowEnabled && escrow !== undefined && activeKeyCount(db, orgId) > 0,
+  };
+}
+
+/** The escrow identity, unwrapped (for a recovery tool; never sent over the API). */
+export function escrowIdentity(deps: ControlPlaneDeps, orgId: string): string | null {
+  const row = escrowKeyRow(deps.db, orgId);
+  return row ? new TextDecoder().decode(deps.kms.unwrap(row.wrappedIdentity, escrowContext(orgId))) : null;
+}
+
+/**
+ * Switches escrow on or off. Enabling needs an active customer key (409 escrow_requires_key)
+ * and creates the escrow identity the first time. The identity is generated before the
+ * (synchronous) transaction; if another request stored one first, that one is kept.
+ */
+export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean }): Promise<OrganizationSettings> {
+  getOrganization(deps.db, orgId);
+  if (patch.escrow_enabled === undefined) return getSettings(deps.db, orgId);
+  const enable = patch.escrow_enabled;
+  let fresh: { identity: string; recipient: string } | null = null;
+  if (enable && !escrowKeyRow(deps.db, orgId)) {
+    const identity = await generateX25519Identity();
+    fresh = { identity, recipient: await identityToRecipient(identity) };
+  }
+  deps.db.transaction((tx) => {
+    const db = tx as unknown as Db;
+    const org = getOrganization(db, orgId);
+    if (org.escrowEnabled === enable) return;
+    if (enable) {
+      if (activeKeyCount(db, orgId) === 0) {
+        throw new SvcError(
+          "escrow_requires_key",
+          "escrow can be enabled only while at least one customer audit-encryption key is active; register one first (`svc audit keys create`)",
+        );
+      }
+      if (fresh) {
+        tx.insert(schema.escrowKeys)
+          .values({
+            id: newId("auditKey", deps.now()),
+            orgId,
+            recipient: fresh.recipient,
+            wrappedIdentity: deps.kms.wrap(new TextEncoder().encode(fresh.identity), escrowContext(orgId)),
+            createdAt: deps.now(),
+          })
+          .onConflictDoNothing()
+          .run();
+      }
+    }
+    tx.update(schema.organizations).set({ escrowEnabled: enable }).where(eq(schema.organizations.id, orgId)).run();
+    bumpRevision(tx, orgId);
+  });
+  return getSettings(deps.db, orgId);
+}
+
+export function settingsRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "settings-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get("/settings", ({ principal }) => getSettings(deps.db, principal.orgId), {
+      admin: true,
+      response: OrganizationSettings,
+      detail: { summary: "Organization settings (the escrow switch)", tags: ["settings"] },
+    })
+    .patch("/settings", ({ principal, body }) => updateSettings(deps, principal.orgId, body), {
+      admin: true,
+      body: SettingsPatch,
+      response: OrganizationSettings,
+      detail: { summary: "Change settings; enabling escrow needs an active customer key", tags: ["settings"] },
+    });
+}

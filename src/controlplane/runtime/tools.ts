@@ -1,0 +1,132 @@
+// The installation's registered tools, replaced wholesale by the boot tool sync
+// (PUT /api/v1/runtime/tools). A tool name is unique per workspace: a name held by an
+// admin or by another live installation is a 409 tool_conflict and nothing changes.
+// Tools left behind by a deleted installation are released to whoever registers them next.
+import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
+import type { BundleTool } from "../../contract/bundle.ts";
+import { SvcError } from "../../contract/errors.ts";
+import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
+import { type Db, schema } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { bumpRevision } from "../organizations/service.ts";
+
+type Registered = { name: string; access: "read" | "write"; requiredCapabilities: string[]; toolkitId: string | null };
+
+/** Capabilities as stored: trimmed, deduplicated, sorted — order in the pack does not matter. */
+export function normalizeCapabilities(caps: readonly string[] | undefined): string[] {
+  return [...new Set((caps ?? []).map((c) => c.trim()).filter(Boolean))].sort();
+}
+
+/** Names declared more than once in a manifest. */
+export function duplicateNames(tools: readonly ManifestTool[]): string[] {
+  const seen = new Set<string>();
+  const dups = new Set<string>();
+  for (const t of tools) (seen.has(t.name) ? dups : seen).add(t.name);
+  return [...dups].sort();
+}
+
+/** The pure diff between what is registered and what the manifest declares. */
+export function diffTools(current: readonly Registered[], wanted: readonly Registered[]) {
+  const now = new Map(current.map((t) => [t.name, t]));
+  const next = new Map(wanted.map((t) => [t.name, t]));
+  const added: Registered[] = [];
+  const updated: Registered[] = [];
+  let unchanged = 0;
+  for (const w of wanted) {
+    const c = now.get(w.name);
+    if (!c) added.push(w);
+    else if (c.access !== w.access || c.toolkitId !== w.toolkitId || JSON.stringify(c.requiredCapabilities) !== JSON.stringify(w.requiredCapabilities)) updated.push(w);
+    else unchanged++;
+  }
+  const removed = current.filter((c) => !next.has(c.name)).map((c) => c.name);
+  return { added, updated, removed, unchanged };
+}
+
+export function toolsOfInstallation(db: Db, installationId: string): BundleTool[] {
+  const t = schema.tools;
+  return db
+    .select({ name: t.name, access: t.access, required_capabilities: t.requiredCapabilities })
+    .from(t)
+    .where(eq(t.installationId, installationId))
+    .orderBy(t.name)
+    .all();
+}
+
+const CHUNK = 500;
+
+function conflictDetail(name: string, holder: { installationId: string | null; installationName: string | null }, workspaceId: string): string {
+  const who = holder.installationId ? `installation ${holder.installationId} (${holder.installationName ?? "unnamed"})` : "an admin";
+  return `tool "${name}" is already registered in workspace ${workspaceId} by ${who}; rename the tool in the pack or remove it there first`;
+}
+
+export function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifest: ToolManifest): ToolSyncResult {
+  const dups = duplicateNames(manifest.tools);
+  if (dups.length) {
+    throw new SvcError("validation_failed", `the manifest declares ${dups.map((d) => `"${d}"`).join(", ")} more than once; each tool name must be declared once`, {
+      errors: dups.map((d) => ({ path: "/tools", message: `duplicate tool name "${d}"` })),
+    });
+  }
+  const wanted: Registered[] = manifest.tools.map((m) => ({
+    name: m.name,
+    access: m.access,
+    requiredCapabilities: normalizeCapabilities(m.required_capabilities),
+    toolkitId: m.toolkit_id ?? null,
+  }));
+  const t = schema.tools;
+  const i = schema.installations;
+  const now = deps.now();
+
+  return deps.db.transaction((tx) => {
+    // Names in this workspace held by someone else: admins, live installations (conflict), or
+    // deleted installations (released).
+    const released: string[] = [];
+    const names = wanted.map((w) => w.name);
+    for (let k = 0; k < names.length; k += CHUNK) {
+      const held = tx
+        .select({ name: t.name, installationId: t.installationId, installationName: i.name, deletedAt: i.deletedAt })
+        .from(t)
+        .leftJoin(i, eq(i.id, t.installationId))
+        .where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, names.slice(k, k + CHUNK)), or(isNull(t.installationId), ne(t.installationId, caller.installationId))))
+        .orderBy(t.name)
+        .all();
+      for (const h of held) {
+        if (h.installationId !== null && h.deletedAt !== null) {
+          released.push(h.name);
+          continue;
+        }
+        throw new SvcError("tool_conflict", conflictDetail(h.name, h, caller.workspaceId), {
+          tool: h.name,
+          holder: h.installationId ? { installation_id: h.installationId, installation_name: h.installationName } : { admin: true },
+        });
+      }
+    }
+    for (let k = 0; k < released.length; k += CHUNK) {
+      tx.delete(t).where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, released.slice(k, k + CHUNK)))).run();
+    }
+
+    const current = tx
+      .select({ name: t.name, access: t.access, requiredCapabilities: t.requiredCapabilities, toolkitId: t.toolkitId })
+      .from(t)
+      .where(eq(t.installationId, caller.installationId))
+      .all();
+    const diff = diffTools(current, wanted);
+
+    for (let k = 0; k < diff.removed.length; k += CHUNK) {
+      tx.delete(t).where(and(eq(t.installationId, caller.installationId), inArray(t.name, diff.removed.slice(k, k + CHUNK)))).run();
+    }
+    for (const a of diff.added) {
+      tx.insert(t)
+        .values({ workspaceId: caller.workspaceId, name: a.name, installationId: caller.installationId, access: a.access, requiredCapabilities: a.requiredCapabilities, toolkitId: a.toolkitId, updatedAt: now, createdAt: now })
+        .run();
+    }
+    for (const u of diff.updated) {
+      tx.update(t)
+        .set({ access: u.access, requiredCapabilities: u.requiredCapabilities, toolkitId: u.toolkitId, updatedAt: now })
+        .where(and(eq(t.workspaceId, caller.workspaceId), eq(t.name, u.name)))
+        .run();
+    }
+    if (diff.added.length || diff.updated.length || diff.removed.length) bumpRevision(tx, caller.orgId);
+    return { added: diff.added.length, removed: diff.removed.length, unchanged: diff.unchanged, updated: diff.updated.length, tool_count: wanted.length };
+  });
+}
