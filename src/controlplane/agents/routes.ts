@@ -1,7 +1,38 @@
-// TODO(owner of src/controlplane/agents): the routes of this resource.
+// Agent routes: list, create (the console's and the API's; the CLI has no agent-create
+// command) and show. The agent is what an installation, policies and a model profile bind to.
 import { Elysia } from "elysia";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { resolveWorkspace } from "../organizations/service.ts";
+import { AgentCreate, IdParams, WorkspaceQuery } from "./model.ts";
+import { createAgent, getAgent, listAgents, presentAgent } from "./service.ts";
 
-export function agentRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "agents-routes" });
+const tags = ["agents"];
+
+export function agentRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "agents-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get(
+      "/agents",
+      ({ principal, query }) => {
+        const ws = query.workspace ? resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
+        return { agents: listAgents(deps.db, principal.orgId, ws?.id).map(presentAgent) };
+      },
+      { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List agents" } },
+    )
+    .post(
+      "/agents",
+      ({ principal, body, set }) => {
+        const ws = resolveWorkspace(deps.db, principal.orgId, body.workspace);
+        const agent = createAgent(deps.db, principal.orgId, { name: body.name, workspaceId: ws.id, description: body.description ?? null });
+        set.status = 201;
+        return presentAgent(agent);
+      },
+      { admin: true, body: AgentCreate, detail: { tags, summary: "Create an agent" } },
+    )
+    .get("/agents/:id", ({ principal, params }) => presentAgent(getAgent(deps.db, principal.orgId, params.id)), {
+      admin: true,
+      params: IdParams,
+      detail: { tags, summary: "Show an agent" },
+    });
 }

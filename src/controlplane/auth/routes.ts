@@ -1,7 +1,90 @@
-// TODO(owner of src/controlplane/auth): the routes of this resource.
+// Sign-in and `svc login`: console sessions, who-am-I, browser-approved login requests, and
+// API tokens for the CLI. Handlers pass plain values to the services in this folder.
 import { Elysia } from "elysia";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { getOrganization } from "../organizations/service.ts";
+import { approveLoginRequest, createLoginRequest, describeLoginRequest, redeemLoginRequest } from "./login-requests.ts";
+import { ApiTokenCreate, LoginRequestApprove, LoginRequestCreate, LoginRequestParams, LoginRequestToken, SessionCreate } from "./model.ts";
+import { SESSION_COOKIE, authPlugin } from "./plugin.ts";
+import { deleteSession, issueApiToken } from "./service.ts";
+import { signIn } from "./sessions.ts";
 
-export function authRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "auth-routes" });
+const tags = ["auth"];
+
+export function authRoutes(deps: ControlPlaneDeps) {
+  const sessionCookie = (value: string, maxAge: number) => ({
+    value,
+    httpOnly: true,
+    sameSite: "lax" as const,
+    secure: deps.config.secureCookies,
+    path: "/",
+    maxAge,
+  });
+
+  return new Elysia({ name: "auth-routes" })
+    .use(authPlugin(deps))
+    .post(
+      "/auth/sessions",
+      async ({ body, cookie }) => {
+        const { raw, body: out } = await signIn(deps, {
+          email: body.email,
+          password: body.password,
+          ...(body.organization_id ? { organizationId: body.organization_id } : {}),
+        });
+        cookie[SESSION_COOKIE]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
+        return out;
+      },
+      { body: SessionCreate, detail: { tags, summary: "Sign in to the console (sets the svc_session cookie)" } },
+    )
+    .delete(
+      "/auth/sessions",
+      ({ cookie, set }) => {
+        const raw = cookie[SESSION_COOKIE]?.value;
+        if (typeof raw === "string" && raw) deleteSession(deps.db, raw);
+        cookie[SESSION_COOKIE]!.set(sessionCookie("", 0));
+        set.status = 204;
+      },
+      { member: true, detail: { tags, summary: "Sign out" } },
+    )
+    .get(
+      "/me",
+      ({ principal }) => {
+        const org = getOrganization(deps.db, principal.orgId);
+        return { account: { id: principal.accountId, email: principal.email }, organization: { id: org.id, name: org.name }, role: principal.role };
+      },
+      { member: true, detail: { tags, summary: "The signed-in account, its organization and role" } },
+    )
+    .post(
+      "/auth/login-requests",
+      ({ set }) => {
+        set.status = 201;
+        return createLoginRequest(deps);
+      },
+      { body: LoginRequestCreate, detail: { tags, summary: "Start `svc login`: a request to approve in the browser" } },
+    )
+    .get("/auth/login-requests/:id", ({ params }) => describeLoginRequest(deps, params.id), {
+      admin: true,
+      params: LoginRequestParams,
+      detail: { tags, summary: "A login request as the approval page shows it" },
+    })
+    .post("/auth/login-requests/:id/approve", ({ params, principal }) => approveLoginRequest(deps, params.id, principal), {
+      admin: true,
+      params: LoginRequestParams,
+      body: LoginRequestApprove,
+      detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
+    })
+    .post("/auth/login-requests/:id/token", ({ params, body }) => redeemLoginRequest(deps, params.id, body.poll_secret), {
+      params: LoginRequestParams,
+      body: LoginRequestToken,
+      detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
+    })
+    .post(
+      "/organizations/:org/api-tokens",
+      ({ principal, body, set }) => {
+        const { id, token } = issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
+        set.status = 201;
+        return { id, token };
+      },
+      { admin: true, body: ApiTokenCreate, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
+    );
 }

@@ -1,7 +1,68 @@
-// TODO(owner of src/controlplane/installations): the routes of this resource.
+// Installation routes (`svc bot init|list|status|agents list|credential`): create, list, status
+// with replicas, bound agent, registered tools, the runtime credential, delete.
 import { Elysia } from "elysia";
+import { IdParams, WorkspaceQuery } from "../agents/model.ts";
+import { getAgent, presentAgent } from "../agents/service.ts";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { resolveWorkspace } from "../organizations/service.ts";
+import { CredentialRequest, InstallationCreate } from "./model.ts";
+import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations, toolsOf } from "./service.ts";
 
-export function installationRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "installations-routes" });
+const tags = ["installations"];
+
+export function installationRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "installations-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get(
+      "/installations",
+      ({ principal, query }) => {
+        const ws = query.workspace ? resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
+        return { installations: listInstallations(deps.db, principal.orgId, ws?.id) };
+      },
+      { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List installations" } },
+    )
+    .post(
+      "/installations",
+      ({ principal, body, set }) => {
+        const inst = createInstallation(deps.db, principal.orgId, { platform: body.platform, name: body.name, agentId: body.agent_id, workspace: body.workspace });
+        set.status = 201;
+        return inst;
+      },
+      { admin: true, body: InstallationCreate, detail: { tags, summary: "Create an installation (platform must be chatui)" } },
+    )
+    .get("/installations/:id", ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id), {
+      admin: true,
+      params: IdParams,
+      detail: { tags, summary: "Installation status with its replicas" },
+    })
+    .get(
+      "/installations/:id/agents",
+      ({ principal, params }) => {
+        const inst = getInstallation(deps.db, principal.orgId, params.id);
+        return { agents: [presentAgent(getAgent(deps.db, principal.orgId, inst.agentId))] };
+      },
+      { admin: true, params: IdParams, detail: { tags, summary: "The agent bound to the installation" } },
+    )
+    .get("/installations/:id/tools", ({ principal, params }) => ({ tools: toolsOf(deps.db, principal.orgId, params.id) }), {
+      admin: true,
+      params: IdParams,
+      detail: { tags, summary: "Tools registered by the installation's tool sync" },
+    })
+    .post(
+      "/installations/:id/credential",
+      ({ principal, params, body, set }) => {
+        set.headers["cache-control"] = "no-store";
+        return issueCredential(deps, principal.orgId, params.id, body?.rotate ?? false);
+      },
+      { admin: true, params: IdParams, body: CredentialRequest, detail: { tags, summary: "Issue or rotate the runtime token (shown once)" } },
+    )
+    .delete(
+      "/installations/:id",
+      ({ principal, params, set }) => {
+        deleteInstallation(deps, principal.orgId, params.id);
+        set.status = 204;
+      },
+      { admin: true, params: IdParams, detail: { tags, summary: "Delete an installation; its token stops working" } },
+    );
 }

@@ -1,7 +1,73 @@
-// TODO(owner of src/controlplane/model-profiles): the routes of this resource.
+// Model-profile routes (`svc model-profiles create|assignment|readiness|assign`), and the
+// runtime recipients a CLI seals an API key to before it creates or re-keys a profile.
 import { Elysia } from "elysia";
+import { getAgentInWorkspace } from "../agents/service.ts";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { resolveWorkspace } from "../organizations/service.ts";
+import { recipientsInScope } from "../runtime/replicas.ts";
+import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfileQuery, ScopeQuery } from "./model.ts";
+import { profileReadiness } from "./readiness.ts";
+import { assignProfile, assignmentOf, createProfile, listProfiles, presentProfile, resolveProfile, setProfileApiKey } from "./service.ts";
 
-export function modelProfileRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "model-profiles-routes" });
+const tags = ["model-profiles"];
+
+export function modelProfileRoutes(deps: ControlPlaneDeps) {
+  const db = deps.db;
+  const wsOf = (orgId: string, workspace?: string) => (workspace ? resolveWorkspace(db, orgId, workspace) : undefined);
+  const profileOf = (orgId: string, id: string, workspace?: string) => resolveProfile(db, orgId, id, wsOf(orgId, workspace)?.id);
+
+  return new Elysia({ name: "model-profiles-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get(
+      "/runtime-recipients",
+      ({ principal, query }) => {
+        const ws = resolveWorkspace(db, principal.orgId, query.workspace);
+        if (query.agent_id) getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
+        return { recipients: recipientsInScope(db, ws.id, query.agent_id ?? null) };
+      },
+      { admin: true, query: ScopeQuery, detail: { tags, summary: "Credential-sync keys of the scope's runtimes, to seal an API key to" } },
+    )
+    .get("/model-profiles", ({ principal, query }) => ({ model_profiles: listProfiles(db, principal.orgId, wsOf(principal.orgId, query.workspace)?.id).map(presentProfile) }), {
+      admin: true,
+      query: ProfileQuery,
+      detail: { tags, summary: "List model profiles (never the key)" },
+    })
+    .post(
+      "/model-profiles",
+      ({ principal, body, set }) => {
+        const ws = resolveWorkspace(db, principal.orgId, body.workspace);
+        const profile = createProfile(db, principal.orgId, ws, body);
+        set.status = 201;
+        return presentProfile(profile);
+      },
+      { admin: true, body: ProfileCreate, detail: { tags, summary: "Create a model profile (https endpoint; api_key auth takes a sealed key)" } },
+    )
+    .get("/model-profiles/:id", ({ principal, params, query }) => presentProfile(profileOf(principal.orgId, params.id, query.workspace)), {
+      admin: true,
+      params: ProfileParams,
+      query: ProfileQuery,
+      detail: { tags, summary: "Show a model profile by id or display name" },
+    })
+    .put(
+      "/model-profiles/:id/api-key",
+      ({ principal, params, query, body }) => presentProfile(setProfileApiKey(db, principal.orgId, profileOf(principal.orgId, params.id, query.workspace), body)),
+      { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
+    )
+    .get("/model-profiles/:id/readiness", ({ principal, params, query }) => profileReadiness(db, profileOf(principal.orgId, params.id, query.workspace)), {
+      admin: true,
+      params: ProfileParams,
+      query: ProfileQuery,
+      detail: { tags, summary: "Whether runtimes can use the profile now, check by check" },
+    })
+    .post(
+      "/model-profiles/:id/assign",
+      ({ principal, params, query, body }) => assignProfile(db, principal.orgId, profileOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
+      { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileAssign, detail: { tags, summary: "Assign the profile to an agent of its workspace" } },
+    )
+    .get("/model-profile-assignments", ({ principal, query }) => assignmentOf(db, principal.orgId, query.agent_id, wsOf(principal.orgId, query.workspace)), {
+      admin: true,
+      query: AssignmentQuery,
+      detail: { tags, summary: "The profile assigned to an agent, or null" },
+    });
 }

@@ -1,7 +1,43 @@
-// TODO(owner of src/controlplane/organizations): the routes of this resource.
+// Organization-scoped admin routes for the organization itself: workspaces and members.
 import { Elysia } from "elysia";
+import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { addMember, listMembers } from "./members.ts";
+import { MemberCreate, WorkspaceCreate } from "./model.ts";
+import { createWorkspace, listWorkspaces } from "./service.ts";
 
-export function organizationRoutes(_deps: ControlPlaneDeps) {
-  return new Elysia({ name: "organizations-routes" });
+type WorkspaceRow = { id: string; name: string; createdAt: number };
+
+export function presentWorkspace(w: WorkspaceRow) {
+  return { id: w.id, name: w.name, created_at: new Date(w.createdAt).toISOString() };
+}
+
+export function organizationRoutes(deps: ControlPlaneDeps) {
+  return new Elysia({ name: "organizations-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get("/workspaces", ({ principal }) => ({ workspaces: listWorkspaces(deps.db, principal.orgId).map(presentWorkspace) }), {
+      admin: true,
+      detail: { tags: ["organizations"], summary: "List workspaces" },
+    })
+    .post(
+      "/workspaces",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return presentWorkspace(createWorkspace(deps.db, principal.orgId, body.name));
+      },
+      { admin: true, body: WorkspaceCreate, detail: { tags: ["organizations"], summary: "Create a workspace" } },
+    )
+    .get("/members", ({ principal }) => ({ members: listMembers(deps.db, principal.orgId) }), {
+      admin: true,
+      detail: { tags: ["organizations"], summary: "List members and their roles" },
+    })
+    .post(
+      "/members",
+      async ({ principal, body, set }) => {
+        const member = await addMember(deps.db, principal, body);
+        set.status = 201;
+        return member;
+      },
+      { admin: true, body: MemberCreate, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role" } },
+    );
 }

@@ -1,0 +1,105 @@
+// `svc login`: a device-style browser approval. The CLI creates a request and gets a poll
+// secret (stored only hashed) plus a console URL; an owner or admin signed in to the console
+// approves it; the CLI's next poll receives an API token for the approver in the approver's
+// organization, exactly once. Expired or already fetched requests answer 410 login_expired.
+import { randomInt } from "node:crypto";
+import { and, eq, isNull, lt } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
+import { newId } from "../../contract/ids.ts";
+import { schema } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { type Principal, issueApiToken, membership } from "./service.ts";
+import { hashSecret, newSecret, safeEqual } from "./tokens.ts";
+
+/** How often the CLI should poll for the token. */
+export const LOGIN_POLL_INTERVAL_SECONDS = 2;
+/** Unambiguous letters for the code the user compares between terminal and browser. */
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+
+export function newUserCode(): string {
+  let s = "";
+  for (let i = 0; i < 8; i++) s += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+  return `${s.slice(0, 4)}-${s.slice(4)}`;
+}
+
+/** Requests are created without authentication; those expired for a day are purged as new ones come in. */
+const PURGE_AFTER_MS = 24 * 3600 * 1000;
+
+export function createLoginRequest(deps: ControlPlaneDeps) {
+  deps.db.delete(schema.loginRequests).where(lt(schema.loginRequests.expiresAt, deps.now() - PURGE_AFTER_MS)).run();
+  const id = newId("loginRequest");
+  const userCode = newUserCode();
+  const pollSecret = newSecret("loginPoll");
+  const expiresAt = deps.now() + deps.config.loginRequestTtlSeconds * 1000;
+  deps.db.insert(schema.loginRequests).values({ id, userCode, pollSecretHash: hashSecret(pollSecret), expiresAt }).run();
+  return {
+    id,
+    user_code: userCode,
+    poll_secret: pollSecret,
+    approve_url: `${deps.config.publicUrl}/login/approve?request=${encodeURIComponent(id)}`,
+    expires_at: new Date(expiresAt).toISOString(),
+    interval_seconds: LOGIN_POLL_INTERVAL_SECONDS,
+  };
+}
+
+function findRequest(deps: ControlPlaneDeps, id: string) {
+  const row = deps.db.select().from(schema.loginRequests).where(eq(schema.loginRequests.id, id)).get();
+  if (!row) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
+  return row;
+}
+
+function expired(deps: ControlPlaneDeps, row: { expiresAt: number; completedAt: number | null }): boolean {
+  return row.completedAt !== null || row.expiresAt <= deps.now();
+}
+
+/** What the console's approval page shows: the code to compare and whether it can still be approved. */
+export function describeLoginRequest(deps: ControlPlaneDeps, id: string) {
+  const row = findRequest(deps, id);
+  const status = expired(deps, row) ? "expired" : row.approvedByAccountId ? "approved" : "pending";
+  return { id: row.id, user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString(), status };
+}
+
+/** Approval by a signed-in owner or admin: the token will act for them in their organization. */
+export function approveLoginRequest(deps: ControlPlaneDeps, id: string, by: Principal) {
+  if (by.via !== "session") throw new SvcError("forbidden", "approve login requests in the console, signed in with your password or SSO");
+  const row = findRequest(deps, id);
+  if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or was already used; run `svc login` again");
+  if (row.approvedByAccountId && (row.approvedByAccountId !== by.accountId || row.orgId !== by.orgId)) {
+    throw new SvcError("conflict", "this login request was already approved by another account");
+  }
+  deps.db
+    .update(schema.loginRequests)
+    .set({ approvedByAccountId: by.accountId, orgId: by.orgId })
+    .where(eq(schema.loginRequests.id, id))
+    .run();
+  return { approved: true as const };
+}
+
+/** The CLI's poll: 428 until approved, the token once, then 410. */
+export function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string) {
+  const row = deps.db.select().from(schema.loginRequests).where(eq(schema.loginRequests.id, id)).get();
+  // An unknown id and a wrong secret look the same: nothing to learn by guessing.
+  if (!row || !safeEqual(hashSecret(pollSecret), row.pollSecretHash)) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
+  if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or its token was already fetched; run `svc login` again");
+  if (!row.approvedByAccountId || !row.orgId) {
+    throw new SvcError("authorization_pending", "waiting for approval in the browser", { interval_seconds: LOGIN_POLL_INTERVAL_SECONDS });
+  }
+  const accountId = row.approvedByAccountId;
+  const orgId = row.orgId;
+  return deps.db.transaction(() => {
+    const lr = schema.loginRequests;
+    const claimed = deps.db
+      .update(lr)
+      .set({ completedAt: deps.now() })
+      .where(and(eq(lr.id, id), isNull(lr.completedAt)))
+      .returning({ id: lr.id })
+      .all();
+    if (claimed.length !== 1) throw new SvcError("login_expired", "the token of this login request was already fetched; run `svc login` again");
+    const role = membership(deps.db, accountId, orgId)?.role;
+    if (role !== "owner" && role !== "admin") throw new SvcError("forbidden", "the approving account is no longer an owner or admin of the organization");
+    const account = deps.db.select().from(schema.accounts).where(eq(schema.accounts.id, accountId)).get()!;
+    const issued = issueApiToken(deps, { accountId, orgId, name: `svc login ${row.userCode}` });
+    deps.db.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id)).run();
+    return { token: issued.token, organization_id: orgId, email: account.email };
+  });
+}

@@ -1,0 +1,66 @@
+// Test fixtures for the admin API: more accounts, a console session, a second organization,
+// and runtime replicas with real age credential-sync keys. Used by *.test.ts files only.
+import { eq } from "drizzle-orm";
+import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
+import { newId } from "../../contract/ids.ts";
+import { schema } from "../db/index.ts";
+import type { TestControlPlane } from "../testing.ts";
+import { bootstrapOwner } from "./bootstrap.ts";
+import { type Role, addMembership, createAccount, issueApiToken } from "./service.ts";
+
+export const PASSWORD = "correct horse battery staple";
+
+/** An account with `role` in the test organization, and an API token for it. */
+export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`) {
+  const account = await createAccount(cp.deps.db, { email, password: PASSWORD });
+  addMembership(cp.deps.db, account.id, cp.orgId, role);
+  const { token } = issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test" });
+  return { accountId: account.id, email, token };
+}
+
+/** Signs in through the API; returns the cookie header value and the CSRF token. */
+export async function signInSession(cp: TestControlPlane, email = "owner@example.com", password = PASSWORD) {
+  const res = await cp.call("POST", "/api/v1/auth/sessions", { body: { email, password }, token: null });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
+  const setCookie = res.headers.get("set-cookie") ?? "";
+  const cookie = setCookie.split(";")[0]!;
+  return { cookie, csrf: res.json.csrf_token as string, setCookie, body: res.json };
+}
+
+/** A second organization with its own owner and token. */
+export async function secondOrganization(cp: TestControlPlane) {
+  const other = await bootstrapOwner(cp.deps, { email: "other-owner@example.org", orgName: "Globex", password: PASSWORD, withToken: true });
+  return { orgId: other.orgId, workspaceId: other.workspaceId, token: other.token!, org: (p: string) => `/api/v1/organizations/${other.orgId}${p}` };
+}
+
+/** A bootstrapped runtime replica of an installation, with a real X25519 credential-sync key. */
+export async function fakeReplica(cp: TestControlPlane, installationId: string) {
+  const identity = await generateX25519Identity();
+  const recipient = await identityToRecipient(identity);
+  const id = newId("replica");
+  cp.deps.db
+    .insert(schema.runtimeReplicas)
+    .values({ id, installationId, credentialSyncRecipient: recipient, bootstrappedAt: cp.deps.now(), state: "ready", policyRevision: 3, toolCount: 2, spoolDepth: 0, version: "0.1.30" })
+    .run();
+  return { id, recipient, identity };
+}
+
+/** An API key sealed to the given recipients, as the CLI sends it: base64 of the age file. */
+export async function sealKey(recipients: string[], key = "sk-test-123") {
+  const e = new Encrypter();
+  for (const r of recipients) e.addRecipient(r);
+  return Buffer.from(await e.encrypt(key)).toString("base64");
+}
+
+export function revisionOf(cp: TestControlPlane, orgId = cp.orgId): number {
+  return cp.deps.db.select().from(schema.organizations).where(eq(schema.organizations.id, orgId)).get()!.revision;
+}
+
+/** A workspace, an agent in it, and (optionally) an installation bound to the agent. */
+export async function agentAndInstallation(cp: TestControlPlane, workspace = "default", name = `agent-${Math.random().toString(36).slice(2, 8)}`) {
+  const agent = await cp.call("POST", cp.org("/agents"), { body: { name, workspace } });
+  if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${agent.text}`);
+  const inst = await cp.call("POST", cp.org("/installations"), { body: { platform: "chatui", name: `${name}-bot`, agent_id: agent.json.id, workspace } });
+  if (inst.status !== 201) throw new Error(`installation: ${inst.status} ${inst.text}`);
+  return { agentId: agent.json.id as string, installationId: inst.json.id as string };
+}

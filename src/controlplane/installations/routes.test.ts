@@ -1,0 +1,133 @@
+import { describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { agentAndInstallation, fakeReplica, revisionOf } from "../auth/test-fixtures.ts";
+import { hashSecret } from "../auth/tokens.ts";
+import { schema } from "../db/index.ts";
+import { testControlPlane } from "../testing.ts";
+import { findInstallationByToken } from "./runtime-auth.ts";
+
+async function setup() {
+  const cp = await testControlPlane();
+  const agent = (await cp.call("POST", cp.org("/agents"), { body: { name: "helpdesk", workspace: "default" } })).json;
+  return { cp, agent };
+}
+
+describe("POST /installations", () => {
+  test("creates a chatui installation bound to an agent of the workspace", async () => {
+    const { cp, agent } = await setup();
+    const res = await cp.call("POST", cp.org("/installations"), { body: { platform: "chatui", name: "helpdesk-bot", agent_id: agent.id, workspace: "default" } });
+    expect(res.status).toBe(201);
+    expect(structuredClone(res.json)).toMatchObject({
+      id: expect.stringMatching(/^inst_/),
+      name: "helpdesk-bot",
+      platform: "chatui",
+      agent_id: agent.id,
+      workspace_id: cp.workspaceId,
+      has_credential: false,
+      credential_issued_at: null,
+      tool_count: 0,
+    });
+    const list = await cp.call("GET", cp.org("/installations?workspace=default"));
+    expect(list.json.installations.map((i: { id: string }) => i.id)).toEqual([res.json.id]);
+  });
+
+  test.each(["slack", "ChatUI", "chatui ", ""])("platform %p is refused with invalid_platform naming the rule", async (platform) => {
+    const { cp, agent } = await setup();
+    const res = await cp.call("POST", cp.org("/installations"), { body: { platform, name: "x", agent_id: agent.id, workspace: "default" } });
+    expect(res.status).toBe(422);
+    expect(res.json.code).toBe("invalid_platform");
+    expect(res.json.detail).toContain('must be exactly "chatui"');
+  });
+
+  test("the agent must exist and be in the same workspace", async () => {
+    const { cp, agent } = await setup();
+    await cp.call("POST", cp.org("/workspaces"), { body: { name: "other" } });
+    const wrongWs = await cp.call("POST", cp.org("/installations"), { body: { platform: "chatui", name: "x", agent_id: agent.id, workspace: "other" } });
+    expect(wrongWs.status).toBe(422);
+    expect(wrongWs.json.detail).toContain('not to workspace "other"');
+    const unknown = await cp.call("POST", cp.org("/installations"), { body: { platform: "chatui", name: "x", agent_id: "agt_nope", workspace: "default" } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.code).toBe("agent_not_found");
+    const noWs = await cp.call("POST", cp.org("/installations"), { body: { platform: "chatui", name: "x", agent_id: agent.id, workspace: "nope" } });
+    expect(noWs.json.code).toBe("workspace_not_found");
+  });
+});
+
+describe("installation status, agents and tools", () => {
+  test("status carries replicas and tool_count; tools and the bound agent are listed", async () => {
+    const cp = await testControlPlane();
+    const { agentId, installationId } = await agentAndInstallation(cp);
+    const replica = await fakeReplica(cp, installationId);
+    cp.deps.db
+      .insert(schema.tools)
+      .values([
+        { workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 },
+        { workspaceId: cp.workspaceId, name: "crm.update", installationId, access: "write", requiredCapabilities: ["crm"], updatedAt: 1 },
+      ])
+      .run();
+    const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
+    expect(status.status).toBe(200);
+    expect(status.json.tool_count).toBe(2);
+    expect(status.json.replicas).toEqual([
+      expect.objectContaining({ id: replica.id, state: "ready", policy_revision: 3, tool_count: 2, spool_depth: 0, version: "0.1.30", last_heartbeat_at: null, last_success: null }),
+    ]);
+    const tools = await cp.call("GET", cp.org(`/installations/${installationId}/tools`));
+    expect(tools.json.tools).toEqual([
+      { name: "crm.lookup", access: "read", required_capabilities: [] },
+      { name: "crm.update", access: "write", required_capabilities: ["crm"] },
+    ]);
+    const agents = await cp.call("GET", cp.org(`/installations/${installationId}/agents`));
+    expect(agents.json.agents.map((a: { id: string }) => a.id)).toEqual([agentId]);
+    expect((await cp.call("GET", cp.org("/installations/inst_nope"))).status).toBe(404);
+  });
+});
+
+describe("runtime credential", () => {
+  test("shown once, 409 without rotate, rotation makes the old token fail at once", async () => {
+    const cp = await testControlPlane();
+    const { installationId } = await agentAndInstallation(cp);
+    const first = await cp.call("POST", cp.org(`/installations/${installationId}/credential`));
+    expect(first.status).toBe(200);
+    expect(first.headers.get("cache-control")).toBe("no-store");
+    const token1: string = first.json.token;
+    expect(token1).toMatch(/^svc_rt_/);
+    const row = cp.deps.db.select().from(schema.installations).where(eq(schema.installations.id, installationId)).get()!;
+    expect(row.tokenHash).toBe(hashSecret(token1));
+    expect(findInstallationByToken(cp.deps, token1, {})?.installationId).toBe(installationId);
+    // Status never shows the token, only that one exists.
+    const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
+    expect(status.json.has_credential).toBe(true);
+    expect(status.text).not.toContain(token1);
+
+    const again = await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} });
+    expect(again.status).toBe(409);
+    expect(again.json.code).toBe("credential_already_issued");
+    expect(findInstallationByToken(cp.deps, token1, {})).not.toBeNull();
+
+    const rotated = await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } });
+    expect(rotated.status).toBe(200);
+    const token2: string = rotated.json.token;
+    expect(token2).not.toBe(token1);
+    expect(findInstallationByToken(cp.deps, token1, {})).toBeNull();
+    expect(findInstallationByToken(cp.deps, token2, {})?.installationId).toBe(installationId);
+  });
+
+  test("DELETE makes the token fail, hides the installation, frees its tools and bumps the revision", async () => {
+    const cp = await testControlPlane();
+    const { installationId } = await agentAndInstallation(cp);
+    const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
+    cp.deps.db.insert(schema.tools).values({ workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 }).run();
+    const before = revisionOf(cp);
+    const del = await cp.call("DELETE", cp.org(`/installations/${installationId}`));
+    expect(del.status).toBe(204);
+    expect(findInstallationByToken(cp.deps, token, {})).toBeNull();
+    expect(revisionOf(cp)).toBeGreaterThan(before);
+    const row = cp.deps.db.select().from(schema.installations).where(eq(schema.installations.id, installationId)).get()!;
+    expect(row.deletedAt).not.toBeNull();
+    expect(cp.deps.db.select().from(schema.tools).where(eq(schema.tools.installationId, installationId)).all()).toHaveLength(0);
+    expect((await cp.call("GET", cp.org(`/installations/${installationId}`))).status).toBe(404);
+    expect((await cp.call("GET", cp.org("/installations"))).json.installations).toEqual([]);
+    expect((await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } })).status).toBe(404);
+    expect((await cp.call("DELETE", cp.org(`/installations/${installationId}`))).status).toBe(404);
+  });
+});

@@ -1,0 +1,138 @@
+// Installations: one deployed chat front end (platform `chatui`) bound to an agent in a
+// workspace, its runtime credential (shown once, stored as SHA-256), its replicas' status and
+// its registered tools. Deleting one makes its token fail at once and frees its tool names.
+import { and, count, eq, isNull } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
+import { newId } from "../../contract/ids.ts";
+import { getAgentInWorkspace } from "../agents/service.ts";
+import { hashSecret, newSecret } from "../auth/tokens.ts";
+import { type Db, schema } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
+import { replicasOf } from "../runtime/replicas.ts";
+
+/** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
+export const PLATFORM = "chatui";
+
+export type InstallationRow = typeof schema.installations.$inferSelect;
+type ReplicaRow = ReturnType<typeof replicasOf>[number];
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function presentInstallation(row: InstallationRow, toolCount: number) {
+  return {
+    id: row.id,
+    name: row.name,
+    platform: row.platform,
+    agent_id: row.agentId,
+    workspace_id: row.workspaceId,
+    has_credential: row.tokenHash !== null,
+    credential_issued_at: iso(row.tokenIssuedAt),
+    tool_count: toolCount,
+    created_at: iso(row.createdAt)!,
+  };
+}
+
+export function presentReplica(r: ReplicaRow) {
+  return {
+    id: r.id,
+    state: r.state,
+    policy_revision: r.policyRevision,
+    tool_count: r.toolCount,
+    spool_depth: r.spoolDepth,
+    version: r.version,
+    hostname: r.hostname,
+    bootstrapped_at: iso(r.bootstrappedAt),
+    last_heartbeat_at: iso(r.lastHeartbeatAt),
+    last_success: r.lastSuccess,
+  };
+}
+
+export function platformProblem(platform: string): string | null {
+  return platform === PLATFORM ? null : `platform must be exactly "${PLATFORM}" (the chat front end); got "${platform}"`;
+}
+
+/** A live (not deleted) installation of the organization; 404 otherwise. */
+export function getInstallation(db: Db, orgId: string, id: string): InstallationRow {
+  const i = schema.installations;
+  const row = db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt))).get();
+  if (!row) throw new SvcError("not_found", `installation ${id} not found in this organization`);
+  return row;
+}
+
+export function toolCountOf(db: Db, installationId: string): number {
+  return db.select({ n: count() }).from(schema.tools).where(eq(schema.tools.installationId, installationId)).get()?.n ?? 0;
+}
+
+export function listInstallations(db: Db, orgId: string, workspaceId?: string) {
+  const i = schema.installations;
+  const conds = [eq(i.orgId, orgId), isNull(i.deletedAt)];
+  if (workspaceId) conds.push(eq(i.workspaceId, workspaceId));
+  return db
+    .select()
+    .from(i)
+    .where(and(...conds))
+    .orderBy(i.id)
+    .all()
+    .map((row) => presentInstallation(row, toolCountOf(db, row.id)));
+}
+
+export function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }) {
+  const problem = platformProblem(input.platform);
+  if (problem) throw new SvcError("invalid_platform", problem, { errors: [{ path: "/platform", message: problem }] });
+  const name = input.name.trim();
+  if (!name) throw new SvcError("validation_failed", "the installation name is empty", { errors: [{ path: "/name", message: "empty" }] });
+  const ws = resolveWorkspace(db, orgId, input.workspace);
+  getAgentInWorkspace(db, orgId, input.agentId, ws);
+  const i = schema.installations;
+  const clash = db.select({ id: i.id }).from(i).where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt))).get();
+  if (clash) throw new SvcError("conflict", `an installation named "${name}" already exists in workspace "${ws.name}" (${clash.id})`);
+  const id = newId("installation");
+  db.insert(i).values({ id, orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM }).run();
+  return presentInstallation(getInstallation(db, orgId, id), 0);
+}
+
+/** The installation with its replicas as their heartbeats last reported them. */
+export function installationStatus(db: Db, orgId: string, id: string) {
+  const row = getInstallation(db, orgId, id);
+  return { ...presentInstallation(row, toolCountOf(db, row.id)), replicas: replicasOf(db, row.id).map(presentReplica) };
+}
+
+export function toolsOf(db: Db, orgId: string, id: string) {
+  const row = getInstallation(db, orgId, id);
+  const tl = schema.tools;
+  return db
+    .select({ name: tl.name, access: tl.access, required_capabilities: tl.requiredCapabilities })
+    .from(tl)
+    .where(eq(tl.installationId, row.id))
+    .orderBy(tl.name)
+    .all();
+}
+
+/**
+ * Issues the runtime token (`svc_rt_…`), returned once and stored only as SHA-256. With a
+ * token already issued, only `rotate` replaces it; the old token then matches nothing.
+ */
+export function issueCredential(deps: ControlPlaneDeps, orgId: string, id: string, rotate: boolean): { token: string } {
+  return deps.db.transaction(() => {
+    const row = getInstallation(deps.db, orgId, id);
+    if (row.tokenHash !== null && !rotate) {
+      throw new SvcError("credential_already_issued", `installation ${id} already has a runtime token (issued ${iso(row.tokenIssuedAt)}); rotate it with \`svc bot credential --rotate\``);
+    }
+    const token = newSecret("runtime");
+    const i = schema.installations;
+    deps.db.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id)).run();
+    return { token };
+  });
+}
+
+/** Soft delete: the token stops working, the replicas' bundles go away, the tool names are freed. */
+export function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): void {
+  deps.db.transaction(() => {
+    const row = getInstallation(deps.db, orgId, id);
+    const i = schema.installations;
+    deps.db.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id)).run();
+    deps.db.delete(schema.tools).where(eq(schema.tools.installationId, row.id)).run();
+    bumpRevision(deps.db, orgId);
+  });
+}

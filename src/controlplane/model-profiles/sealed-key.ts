@@ -1,0 +1,33 @@
+// Checks on a sealed API key as the admin API receives it: base64 of a binary age file,
+// sealed to runtime replicas of the profile's workspace. The service cannot open it and never
+// tries; it only refuses what is plainly not an age file or names replicas it does not know.
+import { SvcError } from "../../contract/errors.ts";
+
+const AGE_HEADER = "age-encryption.org/v1\n";
+const BASE64_RE = /^[A-Za-z0-9+/]+={0,2}$/;
+
+export const PLAINTEXT_KEY_MESSAGE =
+  'the service never receives a plaintext API key: seal it to the runtimes\' credential-sync keys (GET runtime-recipients) and send "api_key_sealed" with "sealed_to"; `svc model-profiles create --auth-type api_key` does this';
+
+function refuse(path: string, message: string): never {
+  throw new SvcError("validation_failed", message, { errors: [{ path, message }] });
+}
+
+export function refusePlaintextKey(body: { api_key?: unknown }): void {
+  if (body.api_key !== undefined) refuse("/api_key", PLAINTEXT_KEY_MESSAGE);
+}
+
+export function checkSealedKey(sealed: string): void {
+  if (sealed.length % 4 !== 0 || !BASE64_RE.test(sealed)) refuse("/api_key_sealed", "api_key_sealed must be standard base64 (of the binary age file)");
+  const head = Buffer.from(sealed.slice(0, 64), "base64").toString("latin1");
+  if (!head.startsWith(AGE_HEADER)) refuse("/api_key_sealed", `api_key_sealed is not an age file (it must start with "${AGE_HEADER.trim()}")`);
+}
+
+/** The replica ids sealed to, deduplicated; every one must be a runtime replica in the workspace. */
+export function checkSealedTo(sealedTo: string[], known: Set<string>): string[] {
+  const ids = [...new Set(sealedTo)];
+  if (ids.length === 0) refuse("/sealed_to", "sealed_to must list the replica ids the key was sealed to");
+  const unknown = ids.filter((id) => !known.has(id));
+  if (unknown.length) refuse("/sealed_to", `sealed_to names replicas that are not runtimes of this workspace: ${unknown.join(", ")}`);
+  return ids.sort();
+}

@@ -1,0 +1,88 @@
+import { describe, expect, test } from "bun:test";
+import { agentAndInstallation, revisionOf } from "../auth/test-fixtures.ts";
+import { testControlPlane } from "../testing.ts";
+import { policiesForAgent } from "./service.ts";
+
+const base = { name: "staff may chat", src: "group:staff", dst: "model:invoke", effect: "permit", workspace: "default" };
+
+describe("POST /policies", () => {
+  test("creates a policy and bumps the organization's revision", async () => {
+    const cp = await testControlPlane();
+    const before = revisionOf(cp);
+    const res = await cp.call("POST", cp.org("/policies"), { body: base });
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual({
+      id: expect.stringMatching(/^pol_/),
+      name: "staff may chat",
+      src: "group:staff",
+      dst: "model:invoke",
+      effect: "permit",
+      agent_id: null,
+      workspace_id: cp.workspaceId,
+      created_at: expect.any(String),
+    });
+    expect(revisionOf(cp)).toBe(before + 1);
+  });
+
+  test.each([
+    ["src", "role:admin", 'unknown kind "role"'],
+    ["src", "user:", "user id after \"user:\" is empty"],
+    ["src", "alice", 'must be "user:<id>", "group:<name>" or "*"'],
+    ["dst", "tool:", 'tool name after "tool:" is empty'],
+    ["dst", "model:chat", 'the only model action is "model:invoke"'],
+    ["dst", "tool:crm..update", 'tool name "crm..update"'],
+    ["dst", "file:read", 'unknown kind "file"'],
+  ])("%s %p → 422 invalid_pattern naming the bad part", async (field, value, words) => {
+    const cp = await testControlPlane();
+    const before = revisionOf(cp);
+    const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, [field]: value } });
+    expect(res.status).toBe(422);
+    expect(res.json.code).toBe("invalid_pattern");
+    expect(res.json.detail).toContain(words);
+    expect(res.json.detail).toContain(`${field}-pattern`);
+    expect(res.json.errors[0].path).toBe(`/${field}`);
+    expect(revisionOf(cp)).toBe(before);
+  });
+
+  test("effect must be permit or deny; agent_id must be an agent of the workspace", async () => {
+    const cp = await testControlPlane();
+    const effect = await cp.call("POST", cp.org("/policies"), { body: { ...base, effect: "allow" } });
+    expect(effect.status).toBe(422);
+    expect(effect.json.code).toBe("validation_failed");
+    expect((await cp.call("POST", cp.org("/policies"), { body: { ...base, effect: "deny" } })).status).toBe(201);
+    expect((await cp.call("POST", cp.org("/policies"), { body: { ...base, agent_id: "agt_nope" } })).json.code).toBe("agent_not_found");
+    await cp.call("POST", cp.org("/workspaces"), { body: { name: "other" } });
+    const elsewhere = (await cp.call("POST", cp.org("/agents"), { body: { name: "x", workspace: "other" } })).json;
+    const wrongWs = await cp.call("POST", cp.org("/policies"), { body: { ...base, agent_id: elsewhere.id } });
+    expect(wrongWs.status).toBe(422);
+    expect(wrongWs.json.errors[0].path).toBe("/agent_id");
+    expect((await cp.call("POST", cp.org("/policies"), { body: { ...base, workspace: "nope" } })).json.code).toBe("workspace_not_found");
+  });
+});
+
+describe("GET and DELETE /policies", () => {
+  test("lists by workspace and by agent (its own and workspace-wide), and deletes", async () => {
+    const cp = await testControlPlane();
+    const a = await agentAndInstallation(cp);
+    const b = await agentAndInstallation(cp);
+    const wide = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
+    const forA = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "a tool", dst: "tool:crm.update", agent_id: a.agentId } })).json;
+    const forB = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "b tool", src: "user:usr_1", agent_id: b.agentId } })).json;
+    const ids = async (q: string) => (await cp.call("GET", cp.org(`/policies${q}`))).json.policies.map((p: { id: string }) => p.id);
+    expect(await ids("")).toEqual([wide.id, forA.id, forB.id]);
+    expect(await ids("?workspace=default")).toEqual([wide.id, forA.id, forB.id]);
+    expect(await ids(`?workspace=default&agent_id=${a.agentId}`)).toEqual([wide.id, forA.id]);
+    expect((await cp.call("GET", cp.org("/policies?agent_id=agt_nope"))).status).toBe(404);
+    // The bundle's view agrees with the listing.
+    expect(policiesForAgent(cp.deps.db, cp.workspaceId, a.agentId).map((p) => p.id)).toEqual([wide.id, forA.id]);
+
+    const before = revisionOf(cp);
+    const del = await cp.call("DELETE", cp.org(`/policies/${forA.id}`));
+    expect(del.status).toBe(204);
+    expect(revisionOf(cp)).toBe(before + 1);
+    expect(await ids(`?agent_id=${a.agentId}`)).toEqual([wide.id]);
+    const again = await cp.call("DELETE", cp.org(`/policies/${forA.id}`));
+    expect(again.status).toBe(404);
+    expect(revisionOf(cp)).toBe(before + 1);
+  });
+});
