@@ -1,9 +1,38 @@
-// TODO: The local proxy daemon (svc proxy serve)
+// `svc proxy serve`: the local proxy daemon, spawned by the supervisor (same binary).
+// Configuration comes from the environment only (see docs/proxy.md).
 import { CommandFailure, command } from "../command/index.ts";
+import { createLogger } from "../log/index.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { startDaemon, StartError } from "./daemon.ts";
+
+const serveCommand = command({
+  meta: { name: "serve", description: "Run the proxy daemon: bootstrap, poll the policy bundle, serve the local API on SVC_RUNTIME_SOCKET_PATH, ship audit records" },
+  args: {},
+  examples: [
+    "SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve",
+    "SVC_PROXY_STATE_DIR=/var/lib/svc/proxy SVC_PROXY_AUDIT=/data/audit-spool svc proxy serve",
+  ],
+  async run() {
+    const log = createLogger("proxy");
+    let daemon;
+    try {
+      daemon = await startDaemon(loadConfig(process.env), log);
+    } catch (e) {
+      if (e instanceof ConfigError || e instanceof StartError) throw new CommandFailure(`svc proxy serve: ${e.message}`);
+      throw e;
+    }
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        log.info("signal received; draining", { signal });
+        void daemon.shutdown().then(() => resolve());
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
+  },
+});
 
 export const proxyCommand = command({
-  meta: { name: "proxy", description: "The local proxy daemon (svc proxy serve)" },
-  run() {
-    throw new CommandFailure("proxy: not implemented yet");
-  },
+  meta: { name: "proxy", description: "The local proxy daemon" },
+  subCommands: { serve: serveCommand },
 });

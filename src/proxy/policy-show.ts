@@ -1,9 +1,49 @@
-// TODO: Show the proxy's policy status (svc policy show)
+// `svc policy show`: what the running proxy decides on — GET /v1/policy over its unix socket
+// (SVC_RUNTIME_SOCKET_PATH, bearer SVC_RUNTIME_TOKEN). Exit 1 with one clear sentence when
+// the proxy is not running or refuses.
 import { CommandFailure, command } from "../command/index.ts";
+import type { PolicyStatus } from "../contract/local-api.ts";
+import { ENV, socketPathFrom } from "./config.ts";
+
+export async function fetchPolicyStatus(env: Record<string, string | undefined>): Promise<PolicyStatus> {
+  const token = env[ENV.token]?.trim();
+  if (!token) throw new CommandFailure(`svc policy show: ${ENV.token} is not set; the proxy's local API needs the runtime token`);
+  const socket = socketPathFrom(env);
+  let res: Response;
+  try {
+    res = await fetch("http://localhost/v1/policy", { unix: socket, headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) } as RequestInit);
+  } catch {
+    throw new CommandFailure(`svc policy show: the proxy is not running (nothing answers on ${socket}); start it with "svc proxy serve" or check ${ENV.socketPath}`);
+  }
+  if (res.status === 401) throw new CommandFailure(`svc policy show: the proxy refused the token in ${ENV.token} (401)`);
+  if (!res.ok) throw new CommandFailure(`svc policy show: the proxy answered ${res.status}`);
+  return (await res.json()) as PolicyStatus;
+}
+
+export function formatPolicyStatus(s: PolicyStatus): string {
+  const rows: [string, string][] = [
+    ["tool_count", String(s.tool_count)],
+    ["state", s.state],
+    ["policy_revision", s.policy_revision === null ? "-" : String(s.policy_revision)],
+    ["last_success", s.last_success ?? "never"],
+  ];
+  if (s.bundle_version !== undefined) rows.push(["bundle_version", String(s.bundle_version)]);
+  if (s.spool_depth !== undefined) rows.push(["spool_depth", String(s.spool_depth)]);
+  if (s.last_error) rows.push(["last_error", s.last_error]);
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(17)}${v}`).join("\n");
+}
+
+const showCommand = command({
+  meta: { name: "show", description: "Print the proxy's policy state: tool_count, state, policy_revision, last_success" },
+  args: { json: { type: "boolean", description: "print the status as JSON" } },
+  examples: ["svc policy show", "svc policy show --json", "$SVC_PROXY_PATH policy show"],
+  async run({ args }) {
+    const s = await fetchPolicyStatus(process.env);
+    process.stdout.write(args.json ? `${JSON.stringify(s)}\n` : `${formatPolicyStatus(s)}\n`);
+  },
+});
 
 export const policyCommand = command({
-  meta: { name: "policy", description: "Show the proxy's policy status (svc policy show)" },
-  run() {
-    throw new CommandFailure("policy: not implemented yet");
-  },
+  meta: { name: "policy", description: "The proxy's policy state" },
+  subCommands: { show: showCommand },
 });

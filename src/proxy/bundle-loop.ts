@@ -1,0 +1,130 @@
+// The bundle loop: bootstrap (once per process, retried until it works), then poll the
+// policy bundle about once a minute with jitter, If-None-Match → 304. Every new bundle is
+// compiled, persisted as the last good one, and swapped in; every failure leaves the last
+// good bundle in place (state "stale"). Failures retry sooner, backing off up to the interval.
+import { hostname } from "node:os";
+import type { BundleVersion } from "../contract/bundle.ts";
+import type { Logger } from "../log/index.ts";
+import { ControlPlaneError, type ControlPlaneClient } from "./control-plane-client.ts";
+import { loadLastGood, saveLastGood } from "./last-good.ts";
+import { compileBundle } from "./policy-index.ts";
+import { loadBootstrap, saveBootstrap } from "./state-dir.ts";
+import type { ProxyStatus } from "./status.ts";
+
+export const DEFAULT_POLL_MS = 60_000;
+const FIRST_RETRY_MS = 500;
+
+export type BundleLoopOptions = {
+  client: ControlPlaneClient;
+  status: ProxyStatus;
+  log: Logger;
+  stateDir: string;
+  token: string;
+  replicaId: string;
+  credentialSyncRecipient: string;
+  version: string;
+  bundleVersion: BundleVersion;
+  /** Override; otherwise what bootstrap says, otherwise 60 s. */
+  pollIntervalMs: number | null;
+  random?: () => number;
+  now?: () => Date;
+};
+
+export class BundleLoop {
+  private etag: string | null = null;
+  private bootstrapped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  private failures = 0;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly o: BundleLoopOptions) {}
+
+  /** Reload the persisted state (bootstrap answer and last good bundle) before the first attempt. */
+  reloadPersisted(): void {
+    const b = loadBootstrap(this.o.stateDir, this.o.token);
+    if (b) this.o.status.setBootstrap(b);
+    const lg = loadLastGood(this.o.stateDir, this.o.token, this.o.bundleVersion);
+    if (lg && (!b || lg.bundle.installation_id === b.installation.id)) {
+      this.o.status.compiled = compileBundle(lg.bundle);
+      this.etag = lg.etag;
+      this.o.log.info("last good bundle reloaded", { policy_revision: lg.bundle.revision, fetched_at: lg.fetchedAt });
+    }
+  }
+
+  /** Run the first attempt now; later ones on the timer. Resolves after the first attempt. */
+  async start(): Promise<void> {
+    await this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Poll now (tests; also after SIGHUP). */
+  async pollNow(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    await this.tick();
+  }
+
+  private intervalMs(): number {
+    return this.o.pollIntervalMs ?? (this.o.status.bootstrap ? this.o.status.bootstrap.poll_interval_seconds * 1000 : DEFAULT_POLL_MS);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      const ok = await this.attempt();
+      this.failures = ok ? 0 : this.failures + 1;
+      if (this.stopped) return;
+      const base = this.intervalMs();
+      const delay = ok ? base : Math.min(base, FIRST_RETRY_MS * 2 ** Math.min(this.failures - 1, 10));
+      const jitter = 0.9 + 0.2 * (this.o.random ?? Math.random)();
+      this.timer = setTimeout(() => void this.tick(), Math.round(delay * jitter));
+    })().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async attempt(): Promise<boolean> {
+    const now = this.o.now ?? (() => new Date());
+    const { status, log, client } = this.o;
+    try {
+      if (!this.bootstrapped) {
+        const b = await client.bootstrap({ replica_id: this.o.replicaId, credential_sync_recipient: this.o.credentialSyncRecipient, version: this.o.version, hostname: hostname().slice(0, 255) });
+        if (status.compiled && status.compiled.bundle.installation_id !== b.installation.id) {
+          status.compiled = null; // a bundle of another installation: never decide on it
+          this.etag = null;
+        }
+        status.setBootstrap(b);
+        saveBootstrap(this.o.stateDir, this.o.token, b, now());
+        client.replicaId = this.o.replicaId;
+        this.bootstrapped = true;
+        log.info("bootstrapped", { installation_id: b.installation.id, organization_id: b.organization_id, replica_id: this.o.replicaId, digest_key_id: b.digest_key.id });
+      }
+      const answer = await client.fetchBundle(this.o.bundleVersion, status.compiled ? this.etag : null);
+      if (answer.status === 200) {
+        const compiled = compileBundle(answer.bundle);
+        saveLastGood(this.o.stateDir, this.o.token, { bundle: answer.bundle, etag: answer.etag, fetchedAt: now().toISOString() });
+        const previous = status.compiled?.revision ?? null;
+        status.compiled = compiled;
+        this.etag = answer.etag;
+        if (previous !== compiled.revision) {
+          log.info("policy bundle loaded", { policy_revision: compiled.revision, tool_count: compiled.tools.size, policies: answer.bundle.policies.length, recipients: answer.bundle.recipients.length, skipped_policies: compiled.skipped });
+        }
+      }
+      const wasState = status.state;
+      status.succeeded(now());
+      if (wasState !== status.state) log.info("policy state", { state: status.state, policy_revision: status.compiled?.revision ?? null });
+      return true;
+    } catch (e) {
+      const message = e instanceof ControlPlaneError ? e.message : `policy bundle: ${(e as Error).message}`;
+      const wasState = status.state;
+      status.failed(message);
+      if (wasState !== status.state || this.failures === 0) log.warn("control plane call failed", { state: status.state, error: message, status: e instanceof ControlPlaneError ? e.status : null });
+      return false;
+    }
+  }
+}

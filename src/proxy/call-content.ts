@@ -1,0 +1,38 @@
+// What an audit record keeps of a call's content (spec §2 "Audit record"): always the args
+// digest and its key id; the age ciphertext of canonical {arguments, payload} to every active
+// recipient when there is at least one; otherwise nothing more (digest-only). The plain
+// arguments exist only in memory for the length of this call.
+import { Encrypter } from "age-encryption";
+import type { BundleRecipient } from "../contract/bundle.ts";
+import { argsDigest, canonicalJson } from "./canonical.ts";
+
+export type DigestKey = { id: string; key: Uint8Array };
+
+export type SealedContent = {
+  args_digest: string;
+  digest_key_id: string;
+  recipient_key_ids: string[];
+  /** base64 of the binary age v1 file; null in digest-only mode. */
+  ciphertext: string | null;
+};
+
+export async function sealCallContent(
+  digestKey: DigestKey,
+  recipients: readonly BundleRecipient[],
+  args: unknown,
+  payload: string | null | undefined,
+): Promise<SealedContent> {
+  const sealed: SealedContent = {
+    args_digest: argsDigest(digestKey.key, args),
+    digest_key_id: digestKey.id,
+    recipient_key_ids: [],
+    ciphertext: null,
+  };
+  if (recipients.length === 0) return sealed;
+  const enc = new Encrypter();
+  for (const r of recipients) enc.addRecipient(r.recipient);
+  const file = await enc.encrypt(canonicalJson({ arguments: args, payload: payload ?? null }));
+  sealed.ciphertext = Buffer.from(file).toString("base64");
+  sealed.recipient_key_ids = recipients.map((r) => r.key_id);
+  return sealed;
+}

@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { bypassesProxy, ConfigError, loadConfig, parseControlPlaneUrl, parseDuration, parseNoProxy } from "./config.ts";
+
+const base = { SVC_RUNTIME_TOKEN: "svc_rt_x", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp.example.com", SVC_PROXY_STATE_DIR: "/tmp/p" };
+
+describe("parseDuration", () => {
+  test("units and combinations", () => {
+    expect(parseDuration("30s")).toBe(30_000);
+    expect(parseDuration("1m")).toBe(60_000);
+    expect(parseDuration("1m30s")).toBe(90_000);
+    expect(parseDuration("250ms")).toBe(250);
+    expect(parseDuration("2h")).toBe(7_200_000);
+    expect(parseDuration("45")).toBe(45_000);
+    expect(parseDuration("1.5s")).toBe(1500);
+  });
+  test("garbage is refused", () => {
+    for (const bad of ["", "m", "1x", "1m junk", "-1s", "s30"]) expect(parseDuration(bad)).toBeNull();
+  });
+});
+
+describe("control-plane URL", () => {
+  test("accepts a base URL, strips a trailing slash, keeps a path prefix", () => {
+    expect(parseControlPlaneUrl("https://cp.example.com/")).toBe("https://cp.example.com");
+    expect(parseControlPlaneUrl("https://example.com/svc")).toBe("https://example.com/svc");
+  });
+  test("refuses /api/v1 with a message that says what to do", () => {
+    expect(() => parseControlPlaneUrl("https://cp.example.com/api/v1")).toThrow(/SVC_RUNTIME_CONTROL_PLANE_URL .*ends in \/api\/v1.*https:\/\/cp\.example\.com/);
+    expect(() => parseControlPlaneUrl("https://cp.example.com/api/v1/")).toThrow(ConfigError);
+    expect(() => parseControlPlaneUrl("https://cp.example.com/api/v1/runtime")).toThrow(ConfigError);
+  });
+  test("refuses non-URLs, credentials, queries", () => {
+    expect(() => parseControlPlaneUrl("cp.example.com")).toThrow(/not a URL/);
+    expect(() => parseControlPlaneUrl("https://u:p@cp.example.com")).toThrow(/credentials/);
+    expect(() => parseControlPlaneUrl("https://cp.example.com?x=1")).toThrow(/query/);
+  });
+});
+
+describe("NO_PROXY", () => {
+  const list = parseNoProxy(" metadata.google.internal, .corp.example ,cp.example.com:8443,10.0.0.5,*.svc.local");
+  test("exact host, dot suffix, *. suffix, port, IP", () => {
+    expect(bypassesProxy("http://metadata.google.internal/x", list)).toBe(true);
+    expect(bypassesProxy("https://a.b.corp.example/", list)).toBe(true);
+    expect(bypassesProxy("https://corp.example/", list)).toBe(true);
+    expect(bypassesProxy("https://cp.example.com:8443/", list)).toBe(true);
+    expect(bypassesProxy("https://cp.example.com/", list)).toBe(false);
+    expect(bypassesProxy("http://10.0.0.5:9000/", list)).toBe(true);
+    expect(bypassesProxy("https://api.svc.local/", list)).toBe(true);
+    expect(bypassesProxy("https://evilcorp.example/", list)).toBe(false);
+    expect(bypassesProxy("https://other.example/", list)).toBe(false);
+  });
+  test("bare host matches subdomains; * matches everything; empty matches nothing", () => {
+    expect(bypassesProxy("https://x.metadata.google.internal/", list)).toBe(true);
+    expect(bypassesProxy("https://anything/", ["*"])).toBe(true);
+    expect(bypassesProxy("https://anything/", parseNoProxy(undefined))).toBe(false);
+  });
+});
+
+describe("loadConfig", () => {
+  test("defaults", () => {
+    const c = loadConfig(base);
+    expect(c).toMatchObject({
+      token: "svc_rt_x",
+      controlPlaneUrl: "https://cp.example.com",
+      stateDir: "/tmp/p",
+      socketPath: "/tmp/p/proxy.sock",
+      auditSpoolDir: "/tmp/p/audit-spool",
+      heartbeatIntervalMs: 60_000,
+      pollIntervalMs: null,
+      bundleVersion: 1,
+      egressProxy: null,
+      noProxy: [],
+      caFile: null,
+    });
+    expect(loadConfig({ ...base, SVC_PROXY_STATE_DIR: undefined, SVC_STATE_DIR: "/data" }).stateDir).toBe("/data/proxy");
+  });
+  test("every variable read and validated, naming the variable", () => {
+    const c = loadConfig({ ...base, SVC_PROXY_HEARTBEAT_INTERVAL: "30s", SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_EGRESS_PROXY: "http://proxy:3128", SVC_PROXY_NO_PROXY: "a,b", SVC_PROXY_CA_FILE: "/etc/ca.pem", SVC_PROXY_AUDIT: "/spool", SVC_RUNTIME_SOCKET_PATH: "/run/p.sock" });
+    expect(c).toMatchObject({ heartbeatIntervalMs: 30_000, pollIntervalMs: 200, bundleVersion: 2, egressProxy: "http://proxy:3128", noProxy: ["a", "b"], caFile: "/etc/ca.pem", auditSpoolDir: "/spool", socketPath: "/run/p.sock" });
+    expect(() => loadConfig({ ...base, SVC_RUNTIME_TOKEN: "" })).toThrow(/SVC_RUNTIME_TOKEN/);
+    expect(() => loadConfig({ ...base, SVC_RUNTIME_CONTROL_PLANE_URL: undefined })).toThrow(/SVC_RUNTIME_CONTROL_PLANE_URL/);
+    expect(() => loadConfig({ ...base, SVC_PROXY_HEARTBEAT_INTERVAL: "soon" })).toThrow(/SVC_PROXY_HEARTBEAT_INTERVAL/);
+    expect(() => loadConfig({ ...base, SVC_PROXY_BUNDLE_VERSION: "3" })).toThrow(/SVC_PROXY_BUNDLE_VERSION/);
+    expect(() => loadConfig({ ...base, SVC_PROXY_EGRESS_PROXY: "socks5://x" })).toThrow(/SVC_PROXY_EGRESS_PROXY/);
+    expect(() => loadConfig({ ...base, SVC_PROXY_AUDIT: "relative/dir" })).toThrow(/SVC_PROXY_AUDIT/);
+  });
+});

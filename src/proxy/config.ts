@@ -1,0 +1,183 @@
+// The proxy daemon's configuration: the one place `svc proxy serve` reads the environment.
+// Every variable is validated at start with a message that names it; the rest of the daemon
+// receives a typed ProxyConfig and never touches process.env.
+import { isAbsolute, join } from "node:path";
+import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
+
+export const ENV = {
+  token: "SVC_RUNTIME_TOKEN",
+  controlPlaneUrl: "SVC_RUNTIME_CONTROL_PLANE_URL",
+  socketPath: "SVC_RUNTIME_SOCKET_PATH",
+  stateDir: "SVC_PROXY_STATE_DIR",
+  audit: "SVC_PROXY_AUDIT",
+  heartbeatInterval: "SVC_PROXY_HEARTBEAT_INTERVAL",
+  pollInterval: "SVC_PROXY_POLL_INTERVAL",
+  bundleVersion: "SVC_PROXY_BUNDLE_VERSION",
+  egressProxy: "SVC_PROXY_EGRESS_PROXY",
+  noProxy: "SVC_PROXY_NO_PROXY",
+  caFile: "SVC_PROXY_CA_FILE",
+  /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
+  containerStateDir: "SVC_STATE_DIR",
+} as const;
+
+export const DEFAULT_CONTAINER_STATE_DIR = "/var/lib/svc";
+export const DEFAULT_HEARTBEAT_MS = 60_000;
+
+export type ProxyConfig = {
+  token: string;
+  /** Base URL with no path suffix and no trailing slash; the runtime appends /api/v1/… */
+  controlPlaneUrl: string;
+  socketPath: string;
+  stateDir: string;
+  /** The audit spool directory. */
+  auditSpoolDir: string;
+  heartbeatIntervalMs: number;
+  /** Override of the bundle poll interval (tests, operators); null = what bootstrap says (≈60 s). */
+  pollIntervalMs: number | null;
+  bundleVersion: BundleVersion;
+  egressProxy: string | null;
+  noProxy: string[];
+  caFile: string | null;
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "30s", "1m", "1m30s", "250ms", "2h"; a bare number is seconds. Returns milliseconds or null. */
+export function parseDuration(text: string): number | null {
+  const s = text.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    total += Number(m[1]) * UNITS[m[2]!]!;
+    matched = re.lastIndex;
+  }
+  if (matched === 0 || matched !== s.length) return null;
+  return Math.round(total);
+}
+
+/** SVC_PROXY_NO_PROXY: comma-separated hosts, ".suffix" / "*.suffix" domains, host:port, or "*". */
+export function parseNoProxy(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+/** Whether a URL bypasses the egress proxy under a NO_PROXY list (curl's rules: suffix match on a dot boundary). */
+export function bypassesProxy(url: string, noProxy: string[]): boolean {
+  const u = new URL(url);
+  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  const port = u.port || (u.protocol === "https:" ? "443" : "80");
+  for (const raw of noProxy) {
+    if (raw === "*") return true;
+    let entry = raw;
+    let entryPort: string | null = null;
+    const m = /^(.*):(\d+)$/.exec(entry);
+    if (m && !entry.includes("]") && (m[1]!.match(/:/g)?.length ?? 0) === 0) {
+      entry = m[1]!;
+      entryPort = m[2]!;
+    }
+    entry = entry.replace(/^\*/, "").replace(/^\[|\]$/g, "");
+    if (entryPort && entryPort !== port) continue;
+    if (entry.startsWith(".")) {
+      if (host === entry.slice(1) || host.endsWith(entry)) return true;
+    } else if (host === entry || host.endsWith(`.${entry}`)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Refuses what would fail later with a puzzling 404: the runtime appends /api/v1 itself. */
+export function parseControlPlaneUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${ENV.controlPlaneUrl} "${raw}" is not a URL`);
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw new ConfigError(`${ENV.controlPlaneUrl} must be an http(s) URL, got "${u.protocol}"`);
+  if (u.username || u.password) throw new ConfigError(`${ENV.controlPlaneUrl} must not carry credentials`);
+  if (u.search || u.hash) throw new ConfigError(`${ENV.controlPlaneUrl} must not have a query or fragment`);
+  const path = u.pathname.replace(/\/+$/, "");
+  if (/\/api\/v1$/i.test(path) || /\/api\/v1\//i.test(`${path}/`)) {
+    throw new ConfigError(
+      `${ENV.controlPlaneUrl} "${raw}" ends in /api/v1; give the control plane's base URL without it (the runtime appends /api/v1/... itself), e.g. ${u.origin}${path.replace(/\/api\/v1.*$/i, "")}`,
+    );
+  }
+  return `${u.origin}${path}`;
+}
+
+function absolute(name: string, value: string): string {
+  if (!isAbsolute(value)) throw new ConfigError(`${name} must be an absolute path, got "${value}"`);
+  return value;
+}
+
+export function loadConfig(env: Record<string, string | undefined>): ProxyConfig {
+  const get = (k: string) => {
+    const v = env[k];
+    return v === undefined || v.trim() === "" ? undefined : v.trim();
+  };
+  const token = get(ENV.token);
+  if (!token) throw new ConfigError(`${ENV.token} is not set: the runtime credential from \`svc bot credential\` is required`);
+  const cpRaw = get(ENV.controlPlaneUrl);
+  if (!cpRaw) throw new ConfigError(`${ENV.controlPlaneUrl} is not set: the control plane's base URL (no /api/v1 suffix) is required`);
+  const controlPlaneUrl = parseControlPlaneUrl(cpRaw);
+
+  const stateDir = absolute(ENV.stateDir, get(ENV.stateDir) ?? join(get(ENV.containerStateDir) ?? DEFAULT_CONTAINER_STATE_DIR, "proxy"));
+  const socketPath = absolute(ENV.socketPath, get(ENV.socketPath) ?? join(stateDir, "proxy.sock"));
+  const auditSpoolDir = absolute(ENV.audit, get(ENV.audit) ?? join(stateDir, "audit-spool"));
+
+  const duration = (name: string, raw: string | undefined, fallback: number | null, minMs: number) => {
+    if (raw === undefined) return fallback;
+    const ms = parseDuration(raw);
+    if (ms === null) throw new ConfigError(`${name} "${raw}" is not a duration (examples: 30s, 1m, 1m30s)`);
+    if (ms < minMs) throw new ConfigError(`${name} "${raw}" is shorter than the minimum ${minMs} ms`);
+    return ms;
+  };
+  const heartbeatIntervalMs = duration(ENV.heartbeatInterval, get(ENV.heartbeatInterval), DEFAULT_HEARTBEAT_MS, 100)!;
+  const pollIntervalMs = duration(ENV.pollInterval, get(ENV.pollInterval), null, 50);
+
+  const bv = get(ENV.bundleVersion) ?? "1";
+  const bundleVersion = Number(bv) as BundleVersion;
+  if (!BUNDLE_VERSIONS.includes(bundleVersion) || !/^\d$/.test(bv)) throw new ConfigError(`${ENV.bundleVersion} must be 1 or 2, got "${bv}"`);
+
+  const egress = get(ENV.egressProxy) ?? null;
+  if (egress !== null) {
+    try {
+      const u = new URL(egress);
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
+    } catch {
+      throw new ConfigError(`${ENV.egressProxy} "${egress}" is not an http(s) proxy URL (e.g. http://proxy.internal:3128)`);
+    }
+  }
+  const caFile = get(ENV.caFile) ?? null;
+  if (caFile !== null) absolute(ENV.caFile, caFile);
+
+  return {
+    token,
+    controlPlaneUrl,
+    socketPath,
+    stateDir,
+    auditSpoolDir,
+    heartbeatIntervalMs,
+    pollIntervalMs,
+    bundleVersion,
+    egressProxy: egress,
+    noProxy: parseNoProxy(get(ENV.noProxy)),
+    caFile,
+  };
+}
+
+/** The socket path as `svc proxy serve` would compute it (for `svc policy show`). */
+export function socketPathFrom(env: Record<string, string | undefined>): string {
+  const get = (k: string) => env[k]?.trim() || undefined;
+  const stateDir = get(ENV.stateDir) ?? join(get(ENV.containerStateDir) ?? DEFAULT_CONTAINER_STATE_DIR, "proxy");
+  return get(ENV.socketPath) ?? join(stateDir, "proxy.sock");
+}

@@ -1,0 +1,364 @@
+// The daemon over a real unix socket, against the fake control plane and the HTTPS model double.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Decrypter, Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PolicyBundle } from "../contract/bundle.ts";
+import type { Logger } from "../log/index.ts";
+import { parseSse, startModelServer } from "../../test/support/model-server.ts";
+import { argsDigest } from "./canonical.ts";
+import { loadConfig } from "./config.ts";
+import { type Daemon, startDaemon } from "./daemon.ts";
+import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
+import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
+
+const TOKEN = "svc_rt_test_token";
+const SECRET_ARG = "s3cr3t-argument-value";
+
+function baseBundle(endpoint: string): PolicyBundle {
+  return {
+    version: 1,
+    revision: 1,
+    generated_at: "2026-01-01T00:00:00.000Z",
+    organization_id: "org_T",
+    workspace_id: "ws_T",
+    installation_id: "inst_T",
+    agent_id: "agt_T",
+    tools: [
+      { name: "crm.read", access: "read", required_capabilities: [] },
+      { name: "crm.update", access: "write", required_capabilities: [] },
+    ],
+    policies: [
+      { id: "pol_1", name: "sales read", src: "group:sales", dst: "tool:crm.read", effect: "permit" },
+      { id: "pol_2", name: "alice models", src: "user:usr_alice", dst: "model:invoke", effect: "permit" },
+      { id: "pol_3", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" },
+      { id: "pol_4", name: "no bob read", src: "user:usr_bob", dst: "tool:crm.read", effect: "deny" },
+    ],
+    identities: [
+      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales"] },
+      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@example.com", groups: [] },
+    ],
+    model_profile: { id: "mp_1", display_name: "Test LLM", endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], api_key_sealed: null },
+    recipients: [],
+  };
+}
+
+type Env = { dir: string; cp: FakeControlPlane; model: ReturnType<typeof startModelServer>; daemon: Daemon; socket: string; logs: string[]; env: Record<string, string> };
+
+function logger(lines: string[]): Logger {
+  const f = (level: string) => (event: string, fields = {}) => void lines.push(JSON.stringify({ level, event, ...fields }));
+  return { info: f("info"), warn: f("warn"), error: f("error") };
+}
+
+async function start(cp: FakeControlPlane, dir: string, logs: string[], extra: Record<string, string> = {}) {
+  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", ...extra };
+  const daemon = await startDaemon(loadConfig(env), logger(logs));
+  return { daemon, env };
+}
+
+async function waitReady(socket: string) {
+  for (let i = 0; i < 400; i++) {
+    const r = await fetch("http://localhost/readyz", { unix: socket } as RequestInit).catch(() => null);
+    if (r?.status === 200) return;
+    await Bun.sleep(25);
+  }
+  throw new Error("proxy never became ready");
+}
+
+let t: Env;
+const call = (path: string, init: { method?: string; body?: unknown; user?: string | null; token?: string | null } = {}) => {
+  const headers: Record<string, string> = {};
+  if (init.token !== null) headers.authorization = `Bearer ${init.token ?? TOKEN}`;
+  if (init.user) {
+    headers["x-svc-user-id"] = init.user;
+    headers["x-svc-user-email"] = `${init.user}@example.com`;
+  }
+  if (init.body !== undefined) headers["content-type"] = "application/json";
+  return fetch(`http://localhost${path}`, { unix: t.socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
+};
+const decide = async (tool: string, user: string | null, args: Record<string, unknown> = { q: SECRET_ARG }) =>
+  (await call("/v1/tools/decide", { body: { tool, user: user ? { id: user, email: `${user}@example.com` } : null, args, payload: "payload text" } })).json() as Promise<any>;
+const shipped = async (id: string) => {
+  for (let i = 0; i < 400 && !t.cp.audit.has(id); i++) await Bun.sleep(10);
+  return t.cp.audit.get(id)!;
+};
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-proxyd-"));
+  const model = startModelServer();
+  const cp = startFakeControlPlane(baseBundle(model.endpoint), TOKEN);
+  const logs: string[] = [];
+  const { daemon, env } = await start(cp, dir, logs, { SVC_PROXY_CA_FILE: model.caFile });
+  t = { dir, cp, model, daemon, socket: join(dir, "p.sock"), logs, env };
+  await waitReady(t.socket);
+});
+
+afterAll(async () => {
+  await t.daemon.shutdown(1000);
+  await t.cp.stop();
+  await t.model.stop();
+  rmSync(t.dir, { recursive: true, force: true });
+});
+
+describe("start", () => {
+  test("bootstraps with replica id and credential-sync recipient; socket is 0600; identity 0600", () => {
+    expect(t.cp.bootstraps.length).toBe(1);
+    expect(t.cp.bootstraps[0]!.replica_id).toBe(t.daemon.replicaId);
+    expect(t.cp.bootstraps[0]!.credential_sync_recipient).toStartWith("age1");
+    expect(statSync(t.socket).mode & 0o777).toBe(0o600);
+    expect(statSync(join(t.dir, "state", "credential-sync.key")).mode & 0o777).toBe(0o600);
+    expect(t.cp.bundleAnswers[0]).toMatchObject({ status: 200, version: "1", replica: t.daemon.replicaId });
+  });
+
+  test("readyz needs no token; everything else does", async () => {
+    expect((await call("/readyz", { token: null })).status).toBe(200);
+    const r = await call("/v1/policy", { token: null });
+    expect(r.status).toBe(401);
+    expect((await r.json()).error.code).toBe("unauthorized");
+    expect((await call("/v1/policy", { token: "svc_rt_wrong" })).status).toBe(401);
+  });
+
+  test("GET /v1/policy and svc policy show", async () => {
+    const s = await (await call("/v1/policy")).json();
+    expect(s).toMatchObject({ tool_count: 2, state: "ready", policy_revision: 1, bundle_version: 1 });
+    expect(Date.parse(s.last_success)).toBeGreaterThan(0);
+    const viaCli = await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: t.socket });
+    expect(viaCli.policy_revision).toBe(1);
+    expect(formatPolicyStatus(viaCli)).toMatch(/^tool_count:\s+2\nstate:\s+ready\npolicy_revision:\s+1\nlast_success:\s+\d{4}-/);
+    await expect(fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(t.dir, "none.sock") })).rejects.toThrow(/not running/);
+  });
+});
+
+describe("tool decisions", () => {
+  test("permit, deny override, unregistered, unlinked with claim link, no session user", async () => {
+    const p = await decide("crm.read", "fe-alice");
+    expect(p).toEqual({ decision: "permit", record_id: expect.stringMatching(/^rec_/) });
+    const bob = await decide("crm.read", "fe-bob");
+    expect(bob).toMatchObject({ decision: "deny", code: "svc.denied" });
+    expect(bob.message).toStartWith("Refused (svc.denied): ");
+    const nr = await decide("mail.send", "fe-alice");
+    expect(nr).toMatchObject({ decision: "deny", code: "tool_not_registered" });
+    const un = await decide("crm.read", "fe-stranger");
+    expect(un).toMatchObject({ decision: "deny", code: "identity.unlinked" });
+    expect(un.message).toStartWith("Refused (identity.unlinked)");
+    expect(un.claim_url).toStartWith(`${t.cp.url}/claim/`);
+    expect(un.message).not.toContain(un.claim_url);
+    expect(t.cp.claims.at(-1)).toMatchObject({ remote_user_id: "fe-stranger" });
+    const anon = await decide("crm.read", null);
+    expect(anon.decision).toBe("permit"); // "*" permits the installation subject
+
+    const rp = await shipped(p.record_id);
+    expect(rp).toMatchObject({ kind: "tool", decision: "permit", reason: "policy", policy_id: "pol_1", tool_name: "crm.read", action: "tool:crm.read", subject: { user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false }, replica_id: t.daemon.replicaId, digest_key_id: "dk_TEST", ciphertext: null, recipient_key_ids: [] });
+    expect(rp.args_digest).toBe(argsDigest(t.cp.digestKey, { q: SECRET_ARG }));
+    expect((await shipped(bob.record_id)).policy_id).toBe("pol_4");
+    expect((await shipped(nr.record_id)).reason).toBe("tool_not_registered");
+    expect((await shipped(un.record_id)).subject).toEqual({ user_id: null, remote_user_id: "fe-stranger", via_installation: true });
+    expect((await shipped(anon.record_id)).subject).toEqual({ user_id: null, remote_user_id: null, via_installation: true });
+  });
+
+  test("outcome of a permitted call is audited with a ref; unknown ref is 404", async () => {
+    const p = await decide("crm.read", "fe-alice");
+    const o = await (await call("/v1/tools/outcome", { body: { record_id: p.record_id, outcome: "error", exit_code: 3 } })).json();
+    const rec = await shipped(o.record_id);
+    expect(rec).toMatchObject({ kind: "outcome", ref: p.record_id, outcome: "error", exit_code: 3, tool_name: "crm.read", subject: { user_id: "usr_alice" } });
+    expect((await call("/v1/tools/outcome", { body: { record_id: "rec_NOPE", outcome: "ok" } })).status).toBe(404);
+  });
+
+  test("bad bodies are 422 in OpenAI error format", async () => {
+    const r = await call("/v1/tools/decide", { body: { tool: "crm.read" } });
+    expect(r.status).toBe(422);
+    expect((await r.json()).error.code).toBe("validation_failed");
+  });
+
+  test("encryption follows the bundle's recipients: two, then one, then digest-only", async () => {
+    const ids = await Promise.all([1, 2].map(async () => generateX25519Identity()));
+    const recips = await Promise.all(ids.map(async (id, i) => ({ key_id: `key_${i}`, recipient: await identityToRecipient(id), kind: "customer" as const })));
+    const open = async (ct: string, id: string) => {
+      const d = new Decrypter();
+      d.addIdentity(id);
+      return JSON.parse(await d.decrypt(Buffer.from(ct, "base64"), "text"));
+    };
+    t.cp.setBundle({ recipients: recips });
+    await t.daemon.loop.pollNow();
+    const two = await shipped((await decide("crm.read", "fe-alice", { n: 2, secret: SECRET_ARG })).record_id);
+    expect(two.recipient_key_ids).toEqual(["key_0", "key_1"]);
+    for (const id of ids) expect(await open(two.ciphertext!, id)).toEqual({ arguments: { n: 2, secret: SECRET_ARG }, payload: "payload text" });
+    t.cp.setBundle({ recipients: [recips[1]!] });
+    await t.daemon.loop.pollNow();
+    const one = await shipped((await decide("crm.read", "fe-alice")).record_id);
+    expect(one.recipient_key_ids).toEqual(["key_1"]);
+    expect(await open(one.ciphertext!, ids[1]!)).toMatchObject({ arguments: { q: SECRET_ARG } });
+    await expect(open(one.ciphertext!, ids[0]!)).rejects.toThrow();
+    t.cp.setBundle({ recipients: [] });
+    await t.daemon.loop.pollNow();
+    const none = await shipped((await decide("crm.read", "fe-alice")).record_id);
+    expect(none).toMatchObject({ ciphertext: null, recipient_key_ids: [], digest_key_id: "dk_TEST" });
+  });
+
+  test("plain arguments never reach the logs or the spool files", async () => {
+    await decide("crm.read", "fe-alice", { secret: SECRET_ARG });
+    expect(t.logs.join("\n")).not.toContain(SECRET_ARG);
+    expect(t.logs.join("\n")).not.toContain(Buffer.from(t.cp.digestKey).toString("base64"));
+    const files = new Bun.Glob("*").scanSync(join(t.dir, "spool"));
+    for (const f of files) expect(await Bun.file(join(t.dir, "spool", f)).text()).not.toContain(SECRET_ARG);
+  });
+});
+
+describe("models", () => {
+  test("v1: the list follows model:invoke permits", async () => {
+    const alice = await (await call("/v1/models", { user: "fe-alice" })).json();
+    expect(alice).toEqual({ object: "list", data: [expect.objectContaining({ id: "m-small", object: "model" }), expect.objectContaining({ id: "m-large", object: "model" })] });
+    expect((await (await call("/v1/models", { user: "fe-bob" })).json()).data).toEqual([]);
+    expect((await (await call("/v1/models", { user: "fe-stranger" })).json()).data).toEqual([]);
+  });
+
+  test("chat, non-streaming: forwarded to {endpoint}/chat/completions and relayed", async () => {
+    const before = t.model.requests.length;
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-large", messages: [{ role: "user", content: "hi" }] } });
+    expect(r.status).toBe(200);
+    const j = await r.json();
+    expect(j.choices[0].message.content).toBe("Hello from the model");
+    const req = t.model.requests[before]!;
+    expect(req.path).toBe("/v1/chat/completions");
+    expect(req.body.model).toBe("m-large");
+    expect(req.headers.authorization).toBeUndefined();
+  });
+
+  test("chat, streaming: the first chunk reaches the client before the upstream sends the rest", async () => {
+    const gate = Promise.withResolvers<void>();
+    t.model.behaviour = { text: "one two three", holdAfterFirstChunk: gate.promise };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "hi" }] } });
+    expect(r.headers.get("content-type")).toContain("text/event-stream");
+    const reader = r.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toStartWith("data: ");
+    expect(parseSse(first)[0].choices[0].delta.role).toBe("assistant");
+    gate.resolve(); // only now does the upstream send the rest
+    let rest = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    const events = parseSse(rest);
+    expect(events.at(-1)).toBe("[DONE]");
+    expect(events.filter((e) => e !== "[DONE]").map((e) => e.choices[0].delta.content ?? "").join("")).toBe("one two three");
+    t.model.behaviour = { text: "Hello from the model" };
+  });
+
+  test("chat, streaming tool calls pass through in delta.tool_calls", async () => {
+    t.model.behaviour = { text: "", toolCall: { id: "call_9", name: "crm_read", arguments: '{"id":42}' } };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "crm_read", parameters: {} } }] } });
+    const events = parseSse(await r.text()).filter((e) => e !== "[DONE]");
+    const calls = events.flatMap((e) => e.choices[0].delta.tool_calls ?? []);
+    expect(calls[0]).toMatchObject({ id: "call_9", function: { name: "crm_read" } });
+    expect(calls.map((c: any) => c.function.arguments).join("")).toBe('{"id":42}');
+    expect(events.at(-1).choices[0].finish_reason).toBe("tool_calls");
+    expect(t.model.requests.at(-1)!.body.tools[0].function.name).toBe("crm_read");
+    t.model.behaviour = { text: "Hello from the model" };
+  });
+
+  test("upstream errors come back in OpenAI error format with the upstream status", async () => {
+    t.model.behaviour = { text: "", error: { status: 429, message: "slow down" } };
+    let r = await call("/v1/chat/completions", { user: "fe-alice", body: { messages: [] } });
+    expect(r.status).toBe(429);
+    expect(await r.json()).toEqual({ error: { message: "slow down", type: "server_error", code: "overloaded" } });
+    t.model.behaviour = { text: "", error: { status: 500, rawBody: "boom" } };
+    r = await call("/v1/chat/completions", { user: "fe-alice", body: { messages: [] } });
+    expect(r.status).toBe(500);
+    expect((await r.json()).error).toMatchObject({ type: "upstream_error", code: 500, message: expect.stringContaining("boom") });
+    t.model.behaviour = { text: "Hello from the model" };
+  });
+
+  test("refusals: OpenAI error format with the spec's text, audited", async () => {
+    const r = await call("/v1/chat/completions", { user: "fe-bob", body: { messages: [{ role: "user", content: "hi" }] } });
+    expect(r.status).toBe(403);
+    const j = await r.json();
+    expect(j.error).toMatchObject({ type: "refusal", code: "svc.denied" });
+    expect(j.error.message).toStartWith("Refused (svc.denied): ");
+    const rec = await shipped(j.error.record_id);
+    expect(rec).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", model: "m-small", subject: { user_id: "usr_bob" } });
+    const un = await (await call("/v1/chat/completions", { user: "fe-stranger", body: { messages: [] } })).json();
+    expect(un.error.code).toBe("identity.unlinked");
+    expect(un.error.message).toStartWith("Refused (identity.unlinked)");
+    expect(un.error.claim_url).toStartWith(`${t.cp.url}/claim/`);
+    const unknownModel = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "gpt-9", messages: [] } });
+    expect(unknownModel.status).toBe(404);
+    expect((await unknownModel.json()).error.code).toBe("model_not_found");
+  });
+
+  test("api_key profile: the key is unsealed with the credential-sync identity and sent upstream", async () => {
+    const enc = new Encrypter();
+    enc.addRecipient(t.cp.bootstraps[0]!.credential_sync_recipient);
+    const sealed = Buffer.from(await enc.encrypt("sk-test-123")).toString("base64");
+    t.cp.setBundle({ model_profile: { ...t.cp.bundle.model_profile!, auth_type: "api_key", api_key_sealed: sealed } });
+    await t.daemon.loop.pollNow();
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { messages: [{ role: "user", content: "hi" }] } });
+    expect(r.status).toBe(200);
+    expect(t.model.requests.at(-1)!.headers.authorization).toBe("Bearer sk-test-123");
+    expect(t.logs.join("\n")).not.toContain("sk-test-123");
+  });
+});
+
+describe("bundle loop, heartbeat, shipper", () => {
+  test("an unchanged bundle is a 304 with If-None-Match", async () => {
+    await t.daemon.loop.pollNow();
+    const last = t.cp.bundleAnswers.at(-1)!;
+    expect(last).toMatchObject({ status: 304, ifNoneMatch: `"r${t.cp.bundle.revision}"` });
+  });
+
+  test("control plane down: stale, still deciding; back: ready", async () => {
+    t.cp.down = true;
+    await t.daemon.loop.pollNow();
+    const s = await (await call("/v1/policy")).json();
+    expect(s.state).toBe("stale");
+    expect(s.last_error).toContain("503");
+    expect((await call("/readyz", { token: null })).status).toBe(200);
+    expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
+    t.cp.down = false;
+    await t.daemon.loop.pollNow();
+    expect((await (await call("/v1/policy")).json()).state).toBe("ready");
+  });
+
+  test("heartbeat names the replica and reports state", async () => {
+    await t.daemon.heartbeat.beat();
+    const hb = t.cp.heartbeats.at(-1)!;
+    expect(hb.replica).toBe(t.daemon.replicaId);
+    expect(hb.body).toMatchObject({ replica_id: t.daemon.replicaId, state: "ready", policy_revision: t.cp.bundle.revision, tool_count: 2 });
+  });
+
+  test("shipping retries after failures and every record arrives once", async () => {
+    t.cp.failAuditBatches = 2;
+    const before = t.cp.auditBatches;
+    const d = await decide("crm.read", "fe-alice");
+    const rec = await shipped(d.record_id);
+    expect(rec.id).toBe(d.record_id);
+    expect(t.cp.auditBatches - before).toBeGreaterThanOrEqual(3);
+    for (let i = 0; i < 200 && t.daemon.spool.depth > 0; i++) await Bun.sleep(10);
+    expect(t.daemon.spool.depth).toBe(0);
+  });
+});
+
+describe("restart", () => {
+  test("with the control plane down: the last good bundle is reloaded, state stale, decisions continue", async () => {
+    const logs: string[] = [];
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd2-"));
+    // a second proxy sharing the state dir but not the socket, after the first one stopped polling
+    t.cp.down = true;
+    const { daemon } = await start(t.cp, t.dir, logs, { SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock"), SVC_PROXY_AUDIT: join(dir2, "spool") });
+    try {
+      await waitReady(join(dir2, "p2.sock"));
+      const s = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p2.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
+      expect(s).toMatchObject({ state: "stale", policy_revision: t.cp.bundle.revision, tool_count: 2 });
+      expect(daemon.replicaId).toBe(t.daemon.replicaId);
+      const r = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p2.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
+      expect((await r.json()).decision).toBe("permit");
+      expect(daemon.spool.depth).toBe(1);
+    } finally {
+      t.cp.down = false;
+      await daemon.shutdown(2000);
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});

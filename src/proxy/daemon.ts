@@ -1,0 +1,129 @@
+// `svc proxy serve`: wires the parts together and runs them until SIGTERM/SIGINT.
+//   state dir → credential-sync identity, replica id, persisted bootstrap and last good bundle
+//   bundle loop (bootstrap, poll) → status; heartbeat; audit spool → shipper
+//   local API on the unix socket (0600)
+// At SIGTERM: stop taking requests, stop the loops, ship what the spool holds with a short
+// deadline, close the spool (what is left ships after the next start), exit 0.
+import { chmodSync, existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { mkdirSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import type { Server } from "bun";
+import type { Logger } from "../log/index.ts";
+import { VERSION } from "../version.ts";
+import { BundleLoop } from "./bundle-loop.ts";
+import type { ProxyConfig } from "./config.ts";
+import { ControlPlaneClient } from "./control-plane-client.ts";
+import { credentialSync, loadOrCreateIdentity } from "./credential-sync.ts";
+import { Heartbeat } from "./heartbeat.ts";
+import { createLocalApi } from "./local-api.ts";
+import { AuditRecorder } from "./recorder.ts";
+import { AuditShipper } from "./shipper.ts";
+import { AuditSpool } from "./spool.ts";
+import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
+import { ProxyStatus } from "./status.ts";
+
+export const DRAIN_DEADLINE_MS = 5_000;
+const MAX_SOCKET_PATH = 107;
+
+export type Daemon = {
+  status: ProxyStatus;
+  spool: AuditSpool;
+  loop: BundleLoop;
+  shipper: AuditShipper;
+  heartbeat: Heartbeat;
+  replicaId: string;
+  /** Stop serving, drain the spool (up to the deadline), close. Returns the records left. */
+  shutdown(deadlineMs?: number): Promise<number>;
+};
+
+export class StartError extends Error {
+  override name = "StartError";
+}
+
+async function claimSocket(path: string): Promise<void> {
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) throw new StartError(`SVC_RUNTIME_SOCKET_PATH "${path}" is longer than ${MAX_SOCKET_PATH} bytes, the limit of a unix socket path`);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) return;
+  if (!lstatSync(path).isSocket()) throw new StartError(`SVC_RUNTIME_SOCKET_PATH "${path}" exists and is not a socket; refusing to replace it`);
+  const alive = await fetch("http://localhost/readyz", { unix: path, signal: AbortSignal.timeout(1000) } as RequestInit).then(
+    () => true,
+    () => false,
+  );
+  if (alive) throw new StartError(`another proxy is already serving on ${path}`);
+  rmSync(path, { force: true }); // left over by a killed proxy
+}
+
+export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Daemon> {
+  try {
+    prepareStateDir(config.stateDir);
+  } catch (e) {
+    throw new StartError(`SVC_PROXY_STATE_DIR "${config.stateDir}" is not a writable directory: ${(e as Error).message}`);
+  }
+  const identity = await loadOrCreateIdentity(config.stateDir);
+  const credentials = await credentialSync(identity);
+  const replicaId = loadOrCreateReplicaId(config.stateDir);
+  let ca: string[] | null = null;
+  if (config.caFile) {
+    try {
+      ca = [...rootCertificates, readFileSync(config.caFile, "utf8")];
+    } catch (e) {
+      throw new StartError(`SVC_PROXY_CA_FILE "${config.caFile}" cannot be read: ${(e as Error).message}`);
+    }
+  }
+  let spool: AuditSpool;
+  try {
+    spool = await AuditSpool.open(config.auditSpoolDir);
+  } catch (e) {
+    throw new StartError(`SVC_PROXY_AUDIT "${config.auditSpoolDir}" cannot be used as the audit spool: ${(e as Error).message}`);
+  }
+  log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
+
+  const status = new ProxyStatus();
+  const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
+  const loop = new BundleLoop({ client, status, log, stateDir: config.stateDir, token: config.token, replicaId, credentialSyncRecipient: credentials.recipient, version: VERSION, bundleVersion: config.bundleVersion, pollIntervalMs: config.pollIntervalMs });
+  const shipper = new AuditShipper({ spool, client, log });
+  const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => shipper.wake() });
+  const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log });
+
+  loop.reloadPersisted();
+  await claimSocket(config.socketPath);
+  const oldUmask = process.umask(0o177);
+  let server: Server<undefined>;
+  try {
+    // idleTimeout 0: a streamed answer may pause longer than the default 10 s between chunks.
+    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: 32 * 1024 * 1024 } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
+  } finally {
+    process.umask(oldUmask);
+  }
+  chmodSync(config.socketPath, 0o600);
+  log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
+
+  shipper.start();
+  heartbeat.start();
+  void loop.start().then(() => heartbeat.beat());
+
+  let shuttingDown: Promise<number> | null = null;
+  return {
+    status,
+    spool,
+    loop,
+    shipper,
+    heartbeat,
+    replicaId,
+    shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
+      shuttingDown ??= (async () => {
+        loop.stop();
+        heartbeat.stop();
+        await server.stop();
+        const left = await shipper.drain(deadlineMs);
+        await spool.close();
+        rmSync(config.socketPath, { force: true });
+        log.info("stopped", { unshipped: left });
+        return left;
+      })();
+      return shuttingDown;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Heartbeats: every SVC_PROXY_HEARTBEAT_INTERVAL, tell the control plane this replica's state,
+// policy revision, tool count, version and spool depth. Sent only after bootstrap (the
+// control plane knows the replica from then on); a failure is logged once per streak.
+import type { Logger } from "../log/index.ts";
+import type { ControlPlaneClient } from "./control-plane-client.ts";
+import type { ProxyStatus } from "./status.ts";
+
+export type HeartbeatOptions = {
+  client: ControlPlaneClient;
+  status: ProxyStatus;
+  log: Logger;
+  replicaId: string;
+  version: string;
+  intervalMs: number;
+  spoolDepth: () => number;
+};
+
+export class Heartbeat {
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private failing = false;
+  sent = 0;
+
+  constructor(private readonly o: HeartbeatOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.beat(), this.o.intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async beat(): Promise<void> {
+    const { client, status, log } = this.o;
+    if (!client.replicaId) return;
+    const r = status.report(this.o.spoolDepth());
+    try {
+      await client.heartbeat({ replica_id: this.o.replicaId, state: status.state, policy_revision: r.policy_revision, tool_count: r.tool_count, version: this.o.version, spool_depth: r.spool_depth ?? 0, last_success: r.last_success });
+      this.sent++;
+      if (this.failing) log.info("heartbeat recovered");
+      this.failing = false;
+    } catch (e) {
+      if (!this.failing) log.warn("heartbeat failed", { error: (e as Error).message });
+      this.failing = true;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PolicyBundle } from "../contract/bundle.ts";
+import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
+import { loadBootstrap, loadOrCreateReplicaId, saveBootstrap } from "./state-dir.ts";
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "svc-lg-"));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const bundle: PolicyBundle = {
+  version: 1, revision: 3, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1",
+  tools: [{ name: "a", access: "read", required_capabilities: [] }], policies: [], identities: [], model_profile: null, recipients: [],
+};
+
+describe("last good bundle", () => {
+  test("round-trips with its etag; file is 0600; no temp file left", () => {
+    const d = tmp();
+    saveLastGood(d, "tok", { bundle, etag: '"r3"', fetchedAt: "2026-01-01T00:00:01.000Z" });
+    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: '"r3"', fetchedAt: "2026-01-01T00:00:01.000Z" });
+    expect(statSync(join(d, BUNDLE_FILE)).mode & 0o777).toBe(0o600);
+    expect(readdirSync(d)).toEqual([BUNDLE_FILE]);
+  });
+  test("another token, another version, or a corrupt file gives nothing", () => {
+    const d = tmp();
+    saveLastGood(d, "tok", { bundle, etag: null, fetchedAt: "x" });
+    expect(loadLastGood(d, "other", 1)).toBeNull();
+    expect(loadLastGood(d, "tok", 2)).toBeNull();
+    writeFileSync(join(d, BUNDLE_FILE), "{not json");
+    expect(loadLastGood(d, "tok", 1)).toBeNull();
+  });
+});
+
+describe("state dir", () => {
+  test("replica id is generated once and kept", () => {
+    const d = tmp();
+    const id = loadOrCreateReplicaId(d);
+    expect(id).toMatch(/^rep_[0-9A-Z]{26}$/);
+    expect(loadOrCreateReplicaId(d)).toBe(id);
+  });
+  test("bootstrap answer is bound to the token", () => {
+    const d = tmp();
+    const resp = { installation: { id: "inst_1", name: "x", platform: "chatui" as const }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+    saveBootstrap(d, "tok", resp, new Date());
+    expect(loadBootstrap(d, "tok")).toEqual(resp);
+    expect(loadBootstrap(d, "tok2")).toBeNull();
+  });
+});

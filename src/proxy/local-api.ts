@@ -1,0 +1,173 @@
+// The local API on the unix socket (ARCHITECTURE.md "Proxy daemon, local API"). Every route
+// but /readyz needs the runtime token as a bearer (compared in constant time). Errors are in
+// OpenAI format {error:{message,type,code}} on every route, since the Pipe relays them.
+// A decision is answered only after its audit record is durable in the spool.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { REFUSAL_CODES } from "../contract/errors.ts";
+import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, USER_HEADERS } from "../contract/local-api.ts";
+import type { Logger } from "../log/index.ts";
+import type { ControlPlaneClient } from "./control-plane-client.ts";
+import type { CredentialSync } from "./credential-sync.ts";
+import { forwardChat, openAIError } from "./model-forward.ts";
+import { decideModel, decideTool, MODEL_ACTION, visibleModels } from "./policy-index.ts";
+import type { AuditRecorder } from "./recorder.ts";
+import { firstProblem } from "./schema-check.ts";
+import type { ProxyStatus } from "./status.ts";
+
+export type LocalApiDeps = {
+  token: string;
+  status: ProxyStatus;
+  recorder: AuditRecorder;
+  claims: Pick<ControlPlaneClient, "createClaim">;
+  credentials: Pick<CredentialSync, "unseal">;
+  /** CA certificates for the model endpoint (system roots + SVC_PROXY_CA_FILE), or null for the defaults. */
+  modelCa: string[] | null;
+  spoolDepth: () => number;
+  log: Logger;
+  fetchImpl?: typeof fetch;
+};
+
+const sha = (s: string) => createHash("sha256").update(s).digest();
+
+export function bearerMatches(header: string | null, token: string): boolean {
+  if (!header?.startsWith("Bearer ")) return false;
+  return timingSafeEqual(sha(header.slice(7).trim()), sha(token));
+}
+
+/** The front-end user named by the x-svc-user-* headers; null when the call has no session user. */
+export function userFromHeaders(h: Headers): FrontendUser | null {
+  const id = h.get(USER_HEADERS.id)?.trim();
+  if (!id) return null;
+  const email = h.get(USER_HEADERS.email)?.trim();
+  const name = h.get(USER_HEADERS.name)?.trim();
+  return { id, ...(email ? { email } : {}), ...(name ? { name } : {}) };
+}
+
+async function readJson(req: Request): Promise<unknown> {
+  try {
+    return await req.json();
+  } catch {
+    return undefined;
+  }
+}
+
+export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
+  const unavailable = () => openAIError(503, `governance unavailable: ${d.status.readiness().reason ?? d.status.state}`, "unavailable", "governance_unavailable");
+
+  async function claimUrl(user: FrontendUser): Promise<string | undefined> {
+    try {
+      const c = await d.claims.createClaim({ remote_user_id: user.id, ...(user.email ? { email: user.email } : {}), ...(user.name ? { name: user.name } : {}) });
+      return c.url;
+    } catch (e) {
+      d.log.warn("claim link not created", { remote_user_id: user.id, error: (e as Error).message });
+      return undefined;
+    }
+  }
+
+  async function models(req: Request): Promise<Response> {
+    const compiled = d.status.serving() ? d.status.compiled : null;
+    const visible = compiled ? visibleModels(compiled, userFromHeaders(req.headers)) : null;
+    const created = compiled ? Math.floor(Date.parse(compiled.bundle.generated_at) / 1000) || 0 : 0;
+    return Response.json({
+      object: "list",
+      data: (visible?.models ?? []).map((id) => ({ id, object: "model", created, owned_by: "svc", name: id, profile: visible!.profile.display_name })),
+    });
+  }
+
+  async function chat(req: Request): Promise<Response> {
+    const compiled = d.status.compiled;
+    if (!d.status.serving() || !compiled) return unavailable();
+    const body = await readJson(req);
+    if (!body || typeof body !== "object" || Array.isArray(body) || !Array.isArray((body as { messages?: unknown }).messages)) {
+      return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
+    }
+    const chatBody = body as Record<string, unknown>;
+    const user = userFromHeaders(req.headers);
+    const profile = compiled.bundle.model_profile;
+    const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
+    if (profile && model !== null) {
+      const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
+      if (!offered.includes(model)) return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found");
+    }
+    const decision = decideModel(compiled, user);
+    const [record, claim] = await Promise.all([
+      d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
+      decision.code === REFUSAL_CODES.unlinked && user ? claimUrl(user) : Promise.resolve(undefined),
+    ]);
+    d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
+    if (decision.decision !== "permit" || !profile) {
+      return openAIError(403, decision.message ?? "Refused (svc.denied)", "refusal", decision.code, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+    }
+    let apiKey: string | null = null;
+    if (profile.auth_type === "api_key") {
+      if (!profile.api_key_sealed) return openAIError(502, `model profile "${profile.display_name}" needs an API key but none is sealed to this runtime`, "upstream_error", "api_key_missing");
+      try {
+        apiKey = await d.credentials.unseal(profile.api_key_sealed);
+      } catch {
+        return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
+      }
+    }
+    return forwardChat({ profile, apiKey, body: { ...chatBody, model }, ca: d.modelCa, signal: req.signal, ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}) });
+  }
+
+  async function decide(req: Request): Promise<Response> {
+    const compiled = d.status.compiled;
+    if (!d.status.serving() || !compiled) return unavailable();
+    const body = await readJson(req);
+    const problem = firstProblem(DecideRequest, body);
+    if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
+    const r = body as DecideRequest;
+    const decision = decideTool(compiled, r.user, r.tool);
+    const [record, claim] = await Promise.all([
+      d.recorder.decision({ compiled, kind: "tool", action: `tool:${r.tool}`, toolName: r.tool, decision, args: r.args, payload: r.payload ?? null }),
+      decision.code === REFUSAL_CODES.unlinked && r.user ? claimUrl(r.user) : Promise.resolve(undefined),
+    ]);
+    d.log.info("decision", { kind: "tool", action: `tool:${r.tool}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
+    const answer: DecideResponse =
+      decision.decision === "permit"
+        ? { decision: "permit", record_id: record.id }
+        : { decision: "deny", record_id: record.id, code: decision.code!, message: decision.message!, ...(claim ? { claim_url: claim } : {}) };
+    return Response.json(answer);
+  }
+
+  async function outcome(req: Request): Promise<Response> {
+    const compiled = d.status.compiled;
+    if (!d.status.serving() || !compiled) return unavailable();
+    const body = await readJson(req);
+    const problem = firstProblem(OutcomeRequest, body);
+    if (problem) return openAIError(422, `invalid outcome: ${problem}`, "invalid_request_error", "validation_failed");
+    const r = body as OutcomeRequest;
+    const record = await d.recorder.outcome({ compiled, ref: r.record_id, outcome: r.outcome, exitCode: r.exit_code ?? null });
+    if (!record) return openAIError(404, `no permitted decision ${r.record_id} is known to this proxy`, "invalid_request_error", "not_found");
+    d.log.info("outcome", { record_id: record.id, ref: r.record_id, outcome: r.outcome, exit_code: r.exit_code ?? null });
+    return Response.json({ record_id: record.id });
+  }
+
+  const routes: Record<string, (req: Request) => Promise<Response>> = {
+    "GET /v1/models": models,
+    "POST /v1/chat/completions": chat,
+    "POST /v1/tools/decide": decide,
+    "POST /v1/tools/outcome": outcome,
+    "GET /v1/policy": async () => Response.json(d.status.report(d.spoolDepth())),
+  };
+
+  return async (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/readyz" && req.method === "GET") {
+      const r = d.status.readiness();
+      return Response.json(r, { status: r.ready ? 200 : 503 });
+    }
+    if (!bearerMatches(req.headers.get("authorization"), d.token)) {
+      return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
+    }
+    const route = routes[`${req.method} ${path}`];
+    if (!route) return openAIError(404, `no route ${req.method} ${path}`, "invalid_request_error", "not_found");
+    try {
+      return await route(req);
+    } catch (e) {
+      d.log.error("local api request failed", { path, error: (e as Error).message });
+      // The audit record could not be written (or another fault): fail closed.
+      return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
+    }
+  };
+}

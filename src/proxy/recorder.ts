@@ -1,0 +1,87 @@
+// Turns decisions and outcomes into audit records and writes them to the spool. append()
+// resolves only once the record is durable, so callers answer the decision after it.
+// Arguments and payload pass through sealCallContent and are never kept in plain text.
+import type { AuditKind, AuditRecord } from "../contract/audit.ts";
+import { newId } from "../contract/ids.ts";
+import { sealCallContent } from "./call-content.ts";
+import { auditSubject, type CompiledBundle, type Decision } from "./policy-index.ts";
+import type { AuditSpool } from "./spool.ts";
+import type { ProxyStatus } from "./status.ts";
+
+/** Remembered per permitted tool decision, so its outcome record can name the same call. */
+type Permitted = Pick<AuditRecord, "action" | "tool_name" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
+
+const REMEMBERED_PERMITS = 10_000;
+
+export class AuditRecorder {
+  private readonly permits = new Map<string, Permitted>();
+
+  constructor(
+    private readonly o: { spool: AuditSpool; status: ProxyStatus; replicaId: string; onAppend: () => void; now?: () => Date },
+  ) {}
+
+  private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
+    const b = c.bundle;
+    return {
+      id: newId("auditRecord"),
+      ts: (this.o.now ?? (() => new Date()))().toISOString(),
+      kind,
+      harness: "chatui",
+      organization_id: b.organization_id,
+      workspace_id: b.workspace_id,
+      installation_id: b.installation_id,
+      agent_id: b.agent_id,
+      replica_id: this.o.replicaId,
+    };
+  }
+
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null }): Promise<AuditRecord> {
+    const digestKey = this.o.status.digestKey;
+    if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
+    const { compiled, decision } = input;
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const record: AuditRecord = {
+      ...this.base(compiled, input.kind),
+      action: input.action,
+      tool_name: input.toolName,
+      ...(input.kind === "model" ? { model: input.model ?? null } : {}),
+      decision: decision.decision,
+      reason: decision.reason,
+      policy_id: decision.policyId,
+      policy_revision: compiled.revision,
+      subject: auditSubject(decision.subject),
+      ...sealed,
+    };
+    await this.write(record);
+    if (input.kind === "tool" && decision.decision === "permit") {
+      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
+      if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
+    }
+    return record;
+  }
+
+  /** The outcome of a permitted tool call; null when the decision record is unknown here. */
+  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null }): Promise<AuditRecord | null> {
+    const p = this.permits.get(input.ref);
+    if (!p) return null;
+    this.permits.delete(input.ref);
+    const record: AuditRecord = {
+      ...this.base(input.compiled, "outcome"),
+      ...p,
+      decision: "permit",
+      reason: "outcome",
+      ref: input.ref,
+      outcome: input.outcome,
+      exit_code: input.exitCode,
+      recipient_key_ids: [],
+      ciphertext: null,
+    };
+    await this.write(record);
+    return record;
+  }
+
+  private async write(record: AuditRecord): Promise<void> {
+    await this.o.spool.append(record);
+    this.o.onAppend();
+  }
+}

@@ -1,0 +1,186 @@
+// The audit spool: an append-only segment log in the SVC_PROXY_AUDIT directory. A record is
+// durable (written and fdatasync'ed) before append() resolves, so a decision is answered only
+// once its record survives a crash. Appends that arrive while a sync is running, or in the
+// same tick, are written together and share one fdatasync (group commit).
+//
+// Files: seg-<n>.jsonl holds records, one JSON line each; seg-<n>.acked holds the ids the
+// control plane acknowledged. A closed segment whose records are all acknowledged is deleted.
+// Every start opens a new active segment; older segments are only read, so a torn last line
+// (a crash mid-write, never acknowledged to a caller) is simply skipped.
+import { type FileHandle, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { AuditRecord } from "../contract/audit.ts";
+import { fsyncDir } from "./durable-file.ts";
+
+export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
+
+type Segment = { seq: number; unacked: Set<string>; closed: boolean };
+type Pending = { record: AuditRecord; line: string; resolve: () => void; reject: (e: unknown) => void };
+
+const segName = (seq: number, ext: "jsonl" | "acked") => `seg-${String(seq).padStart(12, "0")}.${ext}`;
+
+export class AuditSpool {
+  /** fdatasync calls made for appends (the group-commit test counts them). */
+  appendSyncs = 0;
+  private readonly queue = new Map<string, { record: AuditRecord; seq: number }>();
+  private readonly segments = new Map<number, Segment>();
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private active!: { seq: number; fh: FileHandle; bytes: number };
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly segmentMaxBytes: number,
+  ) {}
+
+  static async open(dir: string, opts: { segmentMaxBytes?: number } = {}): Promise<AuditSpool> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const spool = new AuditSpool(dir, opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES);
+    await spool.recover();
+    return spool;
+  }
+
+  /** Records not yet acknowledged by the control plane. */
+  get depth(): number {
+    return this.queue.size + this.pending.length;
+  }
+
+  /** Durably append one record; resolves once it is on disk. */
+  append(record: AuditRecord): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("audit spool is closed"));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, line: `${JSON.stringify(record)}\n`, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** The oldest unacknowledged records, in append order. */
+  unshipped(limit: number): AuditRecord[] {
+    const out: AuditRecord[] = [];
+    for (const { record } of this.queue.values()) {
+      if (out.length >= limit) break;
+      out.push(record);
+    }
+    return out;
+  }
+
+  /** The control plane holds these ids: drop them, and delete segments left with nothing. */
+  async ack(ids: readonly string[]): Promise<void> {
+    const bySeg = new Map<number, string[]>();
+    for (const id of ids) {
+      const e = this.queue.get(id);
+      if (!e) continue;
+      let list = bySeg.get(e.seq);
+      if (!list) bySeg.set(e.seq, (list = []));
+      list.push(id);
+    }
+    for (const [seq, list] of bySeg) {
+      const fh = await open(join(this.dir, segName(seq, "acked")), "a", 0o600);
+      try {
+        await fh.appendFile(`${list.join("\n")}\n`);
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+      const seg = this.segments.get(seq)!;
+      for (const id of list) {
+        this.queue.delete(id);
+        seg.unacked.delete(id);
+      }
+      if (seg.closed && seg.unacked.size === 0) await this.dropSegment(seq);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.active.fh.close();
+  }
+
+  private async flush(): Promise<void> {
+    // Let every append of this tick join the first batch.
+    await new Promise<void>((r) => setImmediate(r));
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        try {
+          const text = batch.map((p) => p.line).join("");
+          await this.active.fh.appendFile(text);
+          await this.active.fh.datasync();
+          this.appendSyncs++;
+          const seg = this.segments.get(this.active.seq)!;
+          for (const p of batch) {
+            this.queue.set(p.record.id, { record: p.record, seq: this.active.seq });
+            seg.unacked.add(p.record.id);
+          }
+          this.active.bytes += Buffer.byteLength(text);
+          for (const p of batch) p.resolve();
+          if (this.active.bytes >= this.segmentMaxBytes) await this.rotate();
+        } catch (e) {
+          for (const p of batch) p.reject(e);
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private async openActive(seq: number): Promise<void> {
+    const fh = await open(join(this.dir, segName(seq, "jsonl")), "a", 0o600);
+    fsyncDir(this.dir);
+    this.active = { seq, fh, bytes: 0 };
+    this.segments.set(seq, { seq, unacked: new Set(), closed: false });
+  }
+
+  private async rotate(): Promise<void> {
+    const old = this.active;
+    await this.openActive(old.seq + 1);
+    await old.fh.close();
+    const seg = this.segments.get(old.seq)!;
+    seg.closed = true;
+    if (seg.unacked.size === 0) await this.dropSegment(old.seq);
+  }
+
+  private async dropSegment(seq: number): Promise<void> {
+    this.segments.delete(seq);
+    await rm(join(this.dir, segName(seq, "jsonl")), { force: true });
+    await rm(join(this.dir, segName(seq, "acked")), { force: true });
+  }
+
+  private async recover(): Promise<void> {
+    const names = await readdir(this.dir);
+    const seqs = new Set<number>();
+    for (const n of names) {
+      const m = /^seg-(\d{12})\.(jsonl|acked)$/.exec(n);
+      if (m) seqs.add(Number(m[1]));
+    }
+    let maxSeq = 0;
+    for (const seq of [...seqs].sort((a, b) => a - b)) {
+      maxSeq = Math.max(maxSeq, seq);
+      const text = await readFile(join(this.dir, segName(seq, "jsonl")), "utf8").catch(() => null);
+      if (text === null) {
+        await rm(join(this.dir, segName(seq, "acked")), { force: true }); // orphan ack file
+        continue;
+      }
+      const acked = new Set((await readFile(join(this.dir, segName(seq, "acked")), "utf8").catch(() => "")).split("\n").filter(Boolean));
+      const seg: Segment = { seq, unacked: new Set(), closed: true };
+      for (const line of text.split("\n")) {
+        if (!line) continue;
+        let record: AuditRecord;
+        try {
+          record = JSON.parse(line) as AuditRecord;
+        } catch {
+          continue; // torn tail of a crashed write: never acknowledged to a caller
+        }
+        if (typeof record?.id !== "string" || acked.has(record.id) || this.queue.has(record.id)) continue;
+        this.queue.set(record.id, { record, seq });
+        seg.unacked.add(record.id);
+      }
+      this.segments.set(seq, seg);
+      if (seg.unacked.size === 0) await this.dropSegment(seq);
+    }
+    await this.openActive(maxSeq + 1);
+  }
+}

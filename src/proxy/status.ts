@@ -1,0 +1,70 @@
+// What the proxy reports about its policy state: to /readyz, to GET /v1/policy (what
+// `svc policy show` prints) and in heartbeats. The bundle loop writes it; nothing else does.
+//   starting     no usable bundle yet, first attempt still running
+//   ready        bundle loaded and the last poll succeeded
+//   stale        deciding on the last good bundle; the control plane is unreachable or refused
+//   unavailable  no usable bundle, and the control plane could not give one
+import type { BootstrapResponse, ProxyState } from "../contract/runtime-api.ts";
+import type { PolicyStatus } from "../contract/local-api.ts";
+import type { DigestKey } from "./call-content.ts";
+import type { CompiledBundle } from "./policy-index.ts";
+
+export class ProxyStatus {
+  state: ProxyState = "starting";
+  compiled: CompiledBundle | null = null;
+  bootstrap: BootstrapResponse | null = null;
+  digestKey: DigestKey | null = null;
+  lastSuccess: Date | null = null;
+  lastError: string | null = null;
+  /** Until the first attempt of this process finished, a reloaded bundle is not yet served as ready. */
+  firstAttemptDone = false;
+
+  setBootstrap(b: BootstrapResponse): void {
+    this.bootstrap = b;
+    this.digestKey = { id: b.digest_key.id, key: new Uint8Array(Buffer.from(b.digest_key.key, "base64")) };
+  }
+
+  succeeded(at: Date): void {
+    this.lastSuccess = at;
+    this.lastError = null;
+    this.firstAttemptDone = true;
+    this.state = this.usable() ? "ready" : "unavailable";
+  }
+
+  failed(message: string): void {
+    this.lastError = message;
+    this.firstAttemptDone = true;
+    this.state = this.usable() ? "stale" : "unavailable";
+  }
+
+  /** A bundle and a digest key: enough to decide and audit. */
+  usable(): boolean {
+    return this.compiled !== null && this.digestKey !== null;
+  }
+
+  /** Decisions are served in these states only. */
+  serving(): boolean {
+    return this.usable() && (this.state === "ready" || this.state === "stale");
+  }
+
+  readiness(): { ready: boolean; state: ProxyState; reason: string | null } {
+    if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `deciding on the last good bundle: ${this.lastError}` : null };
+    let reason: string;
+    if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
+    else if (!this.digestKey) reason = `runtime bootstrap failed: ${this.lastError ?? "unknown"}`;
+    else reason = `no policy bundle yet: ${this.lastError ?? "unknown"}`;
+    return { ready: false, state: this.state, reason };
+  }
+
+  report(spoolDepth: number): PolicyStatus {
+    return {
+      tool_count: this.compiled?.tools.size ?? 0,
+      state: this.state,
+      policy_revision: this.compiled?.revision ?? null,
+      last_success: this.lastSuccess?.toISOString() ?? null,
+      last_error: this.lastError,
+      bundle_version: this.compiled?.bundle.version,
+      spool_depth: spoolDepth,
+    };
+  }
+}

@@ -1,0 +1,109 @@
+// An in-process stand-in for the control plane's runtime API (src/contract/runtime-api.ts),
+// for the proxy's own tests: bootstrap, policy bundle with ETag/304, heartbeat, audit records
+// (deduplicated by id), claims. Integration tests use the real control plane instead.
+import type { AuditRecord } from "../../contract/audit.ts";
+import type { PolicyBundle } from "../../contract/bundle.ts";
+import type { BootstrapRequest, HeartbeatRequest } from "../../contract/runtime-api.ts";
+
+export type FakeControlPlane = {
+  url: string;
+  token: string;
+  bundle: PolicyBundle;
+  /** 503 on every call while true. */
+  down: boolean;
+  /** Fail this many audit batches with 500 before accepting. */
+  failAuditBatches: number;
+  bootstraps: BootstrapRequest[];
+  heartbeats: { body: HeartbeatRequest; replica: string | null }[];
+  bundleAnswers: { status: number; ifNoneMatch: string | null; replica: string | null; version: string | null }[];
+  audit: Map<string, AuditRecord>;
+  auditBatches: number;
+  claims: { remote_user_id: string }[];
+  digestKey: Uint8Array;
+  setBundle(change: Partial<PolicyBundle>): void;
+  stop(): Promise<void>;
+};
+
+export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test"): FakeControlPlane {
+  const digestKey = crypto.getRandomValues(new Uint8Array(32));
+  const cp: FakeControlPlane = {
+    url: "",
+    token,
+    bundle,
+    down: false,
+    failAuditBatches: 0,
+    bootstraps: [],
+    heartbeats: [],
+    bundleAnswers: [],
+    audit: new Map(),
+    auditBatches: 0,
+    claims: [],
+    digestKey,
+    setBundle(change) {
+      cp.bundle = { ...cp.bundle, ...change, revision: cp.bundle.revision + 1 };
+    },
+    async stop() {
+      await server.stop(true);
+    },
+  };
+  const problem = (status: number, code: string) => Response.json({ type: `urn:svc:problem:${code}`, title: code, status, detail: code, code }, { status, headers: { "content-type": "application/problem+json" } });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const u = new URL(req.url);
+      if (cp.down) return problem(503, "unavailable");
+      if (req.headers.get("authorization") !== `Bearer ${cp.token}`) return problem(401, "unauthorized");
+      const replica = req.headers.get("x-svc-replica");
+      const route = `${req.method} ${u.pathname}`;
+      switch (route) {
+        case "POST /api/v1/runtime/bootstrap": {
+          const body = (await req.json()) as BootstrapRequest;
+          cp.bootstraps.push(body);
+          return Response.json({
+            installation: { id: cp.bundle.installation_id, name: "test", platform: "chatui" },
+            organization_id: cp.bundle.organization_id,
+            workspace_id: cp.bundle.workspace_id,
+            agent_id: cp.bundle.agent_id,
+            digest_key: { id: "dk_TEST", key: Buffer.from(digestKey).toString("base64") },
+            poll_interval_seconds: 60,
+            heartbeat_interval_seconds: 60,
+          });
+        }
+        case "GET /api/v1/runtime/policy-bundle": {
+          const etag = `"r${cp.bundle.revision}"`;
+          const inm = req.headers.get("if-none-match");
+          const status = inm === etag ? 304 : 200;
+          cp.bundleAnswers.push({ status, ifNoneMatch: inm, replica, version: u.searchParams.get("version") });
+          if (status === 304) return new Response(null, { status: 304, headers: { etag } });
+          return Response.json({ ...cp.bundle, version: Number(u.searchParams.get("version") ?? 1) }, { headers: { etag } });
+        }
+        case "POST /api/v1/runtime/heartbeat":
+          cp.heartbeats.push({ body: (await req.json()) as HeartbeatRequest, replica });
+          return new Response(null, { status: 204 });
+        case "POST /api/v1/runtime/audit-records": {
+          cp.auditBatches++;
+          if (cp.failAuditBatches > 0) {
+            cp.failAuditBatches--;
+            return problem(500, "internal");
+          }
+          const { records } = (await req.json()) as { records: AuditRecord[] };
+          let inserted = 0;
+          for (const r of records) {
+            if (!cp.audit.has(r.id)) inserted++;
+            cp.audit.set(r.id, r);
+          }
+          return Response.json({ acknowledged: records.map((r) => r.id), inserted, duplicates: records.length - inserted });
+        }
+        case "POST /api/v1/runtime/claims": {
+          const body = (await req.json()) as { remote_user_id: string };
+          cp.claims.push(body);
+          return Response.json({ url: `${cp.url}/claim/tok_${cp.claims.length}`, expires_at: new Date(Date.now() + 900_000).toISOString() });
+        }
+      }
+      return problem(404, "not_found");
+    },
+  });
+  cp.url = `http://127.0.0.1:${server.port}`;
+  return cp;
+}

@@ -1,0 +1,184 @@
+// The proxy daemon's life against a real control-plane process: polling with 304 through the
+// egress proxy (and NO_PROXY bypassing it), the control plane going down and coming back,
+// restart on the persisted bundle while the control plane is down, SIGTERM draining the
+// spool, and kill -9 under load with every answered record arriving exactly once.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
+import { addPolicy, adminApi, type Api, auditRecordsOf, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+
+
+setDefaultTimeout(60_000);
+let cp: ControlPlaneProcess;
+let api: Api;
+let s: Scenario;
+const running: ProxyProcess[] = [];
+
+function proxyEnv(dirs = proxyDirs(), extra: Record<string, string> = {}) {
+  return { SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: dirs.stateDir, SVC_RUNTIME_SOCKET_PATH: dirs.socket, SVC_PROXY_AUDIT: dirs.spool, SVC_PROXY_POLL_INTERVAL: "200ms", ...extra };
+}
+function launch(env: Record<string, string>) {
+  const p = startProxy(env);
+  running.push(p);
+  return p;
+}
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  api = adminApi(cp);
+  s = await setUpScenario(api, "ops");
+  await addPolicy(api, s, "*", "tool:crm.read");
+});
+
+afterAll(async () => {
+  for (const p of running) if (p.proc.exitCode === null) await p.stop("SIGKILL");
+  await cp?.stop();
+});
+
+describe("egress and polling", () => {
+  test("control-plane calls go through SVC_PROXY_EGRESS_PROXY; unchanged bundles are 304", async () => {
+    const egress = startEgressProxy();
+    try {
+      const px = launch(proxyEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url }));
+      await px.waitReady();
+      await waitFor(() => egress.seen.some((r) => r.url.includes("/api/v1/runtime/policy-bundle") && r.status === 304), "a 304 poll through the egress proxy");
+      const paths = egress.seen.map((r) => new URL(r.url).pathname);
+      expect(paths[0]).toBe("/api/v1/runtime/bootstrap");
+      expect(paths).toContain("/api/v1/runtime/policy-bundle");
+      const first = egress.seen.find((r) => r.url.includes("policy-bundle"))!;
+      expect(first.status).toBe(200);
+      expect(new URL(first.url).searchParams.get("version")).toBe("1");
+      await waitFor(() => egress.seen.some((r) => r.url.endsWith("/api/v1/runtime/heartbeat") && r.status === 204), "a heartbeat through the egress proxy");
+      await px.stop();
+    } finally {
+      egress.stop();
+    }
+  });
+
+  test("SVC_PROXY_NO_PROXY bypasses the egress proxy for the control-plane host", async () => {
+    const egress = startEgressProxy();
+    try {
+      const px = launch(proxyEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url, SVC_PROXY_NO_PROXY: "metadata.internal,127.0.0.1" }));
+      await px.waitReady();
+      expect((await px.policy()).state).toBe("ready");
+      expect(egress.seen).toEqual([]);
+      await px.stop();
+    } finally {
+      egress.stop();
+    }
+  });
+
+  test("the replica reports itself by heartbeat", async () => {
+    const px = launch(proxyEnv());
+    await px.waitReady();
+    const inst = async () => (await api("GET", `/installations/${s.installationId}`)).json;
+    await waitFor(async () => (await inst()).replicas?.some((r: any) => r.state === "ready" && r.last_heartbeat_at), "a heartbeat recorded on the installation");
+    await px.stop();
+  });
+});
+
+describe("control plane outages", () => {
+  test("down: stale, still deciding on the last good bundle; back: ready", async () => {
+    const px = launch(proxyEnv());
+    await px.waitReady();
+    expect((await px.policy()).state).toBe("ready");
+    await cp.stop();
+    try {
+      await waitFor(async () => (await px.policy()).state === "stale", "state stale");
+      expect((await fetch("http://localhost/readyz", { unix: px.socket } as RequestInit)).status).toBe(200);
+      expect((await px.decide("crm.read", s.users.alice!.remote)).decision).toBe("permit");
+      expect((await px.policy()).spool_depth).toBeGreaterThanOrEqual(1);
+    } finally {
+      await cp.restart();
+    }
+    await waitFor(async () => (await px.policy()).state === "ready", "state ready again");
+    await waitFor(async () => (await px.policy()).spool_depth === 0, "the spooled record shipped after recovery");
+    await px.stop();
+  });
+
+  test("restart while the control plane is down: the persisted bundle is reloaded (stale) and decisions continue", async () => {
+    const dirs = proxyDirs();
+    const first = launch(proxyEnv(dirs));
+    await first.waitReady();
+    const rev = (await first.policy()).policy_revision;
+    expect(await first.stop()).toBe(0);
+    await cp.stop();
+    try {
+      const second = launch(proxyEnv(dirs));
+      await second.waitReady();
+      const st = await second.policy();
+      expect(st).toMatchObject({ state: "stale", policy_revision: rev, tool_count: 2 });
+      const d = await second.decide("crm.read", s.users.bob!.remote);
+      expect(d.decision).toBe("permit");
+      expect(await second.stop()).toBe(0); // SIGTERM with the control plane down: drains what it can, exits
+      await cp.restart();
+      // the record answered while the control plane was down ships on the next start, once
+      const third = launch(proxyEnv(dirs));
+      await third.waitReady();
+      await waitFor(async () => (await api("GET", `/audit-records/${d.record_id}`)).status === 200, "the stale-mode record shipped");
+      await third.stop();
+    } finally {
+      if (cp.proc.exitCode !== null) await cp.restart();
+    }
+  });
+
+  test("an unreachable control plane at first start: 503 with the reason", async () => {
+    const px = launch(proxyEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" }));
+    await waitFor(async () => {
+      const r = await fetch("http://localhost/readyz", { unix: px.socket } as RequestInit);
+      const j = await r.json();
+      return r.status === 503 && /bootstrap failed/.test(j.reason);
+    }, "readyz 503 naming the bootstrap failure");
+    await px.stop();
+  });
+
+  test("a control-plane URL ending in /api/v1 is refused at start, naming the variable", async () => {
+    const px = launch(proxyEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: `${cp.url}/api/v1` }));
+    expect(await px.proc.exited).toBe(1);
+    await Bun.sleep(0);
+    expect(px.logs()).toContain("SVC_RUNTIME_CONTROL_PLANE_URL");
+    expect(px.logs()).toContain("/api/v1");
+  });
+});
+
+describe("audit delivery", () => {
+  test("SIGTERM drains the spool before exit", async () => {
+    const px = launch(proxyEnv());
+    await px.waitReady();
+    const ids = await Promise.all(Array.from({ length: 50 }, async () => (await px.decide("crm.read", s.users.alice!.remote)).record_id as string));
+    expect(await px.stop()).toBe(0);
+    const all = new Set((await auditRecordsOf(api, s.installationId)).map((r) => r.id));
+    for (const id of ids) expect(all.has(id)).toBe(true);
+  });
+
+  test("kill -9 under load: after a restart every answered record arrives exactly once", async () => {
+    const dirs = proxyDirs();
+    const px = launch(proxyEnv(dirs));
+    await px.waitReady();
+    const answered: string[] = [];
+    let stop = false;
+    const workers = Array.from({ length: 16 }, async () => {
+      while (!stop) {
+        try {
+          const d = await px.decide("crm.read", s.users.alice!.remote, { n: answered.length });
+          if (d.record_id) answered.push(d.record_id);
+        } catch {
+          return; // the proxy died mid-request: that call was never answered
+        }
+      }
+    });
+    await waitFor(() => answered.length >= 600, "600 answered decisions under load");
+    px.proc.kill("SIGKILL");
+    stop = true;
+    await Promise.all(workers);
+    await px.proc.exited;
+    const restarted = launch(proxyEnv(dirs));
+    await restarted.waitReady();
+    await waitFor(async () => (await restarted.policy()).spool_depth === 0, "the spool to empty after restart", 30000);
+    const records = await auditRecordsOf(api, s.installationId);
+    const counts = new Map<string, number>();
+    for (const r of records) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+    for (const id of answered) expect(counts.get(id)).toBe(1);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    await restarted.stop();
+  });
+});

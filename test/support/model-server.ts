@@ -1,0 +1,125 @@
+// A model provider double: an HTTPS server (test CA from tls.ts) speaking the OpenAI
+// chat-completions protocol at {endpoint}/chat/completions with endpoint = https://127.0.0.1:<port>/v1.
+// Non-streaming JSON answers, SSE streams (`data:` chunks, then `data: [DONE]`), tool calls in
+// `delta.tool_calls`, error statuses in OpenAI error format. It records every request it got.
+// A stream can be held after its first chunk until the test releases it, which proves the
+// client saw that chunk before the upstream sent the rest (no timing involved).
+import { testTls } from "./tls.ts";
+
+export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any };
+
+export type ModelBehaviour = {
+  /** Answer text; streamed as one chunk per word. */
+  text: string;
+  /** Answer with a tool call instead of text. */
+  toolCall?: { id?: string; name: string; arguments: string } | null;
+  /** Answer with this status and an OpenAI error body (or `rawBody` as is). */
+  error?: { status: number; message?: string; rawBody?: string } | null;
+  /** When set, a stream stops after its first chunk until this promise resolves. */
+  holdAfterFirstChunk?: Promise<void> | null;
+};
+
+export type ModelServer = {
+  url: string;
+  /** What a model profile's endpoint field holds (includes /v1). */
+  endpoint: string;
+  caFile: string;
+  requests: RecordedRequest[];
+  behaviour: ModelBehaviour;
+  /** Resolves when a stream has sent its first chunk (for the hold test). */
+  firstChunkSent(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+const enc = new TextEncoder();
+const sse = (obj: unknown) => enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
+
+export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
+  const tls = testTls();
+  const requests: RecordedRequest[] = [];
+  let firstChunk = Promise.withResolvers<void>();
+  const ms: ModelServer = {
+    url: "",
+    endpoint: "",
+    caFile: tls.caFile,
+    requests,
+    behaviour: { text: "Hello from the model" },
+    firstChunkSent: () => firstChunk.promise,
+    async stop() {
+      await server.stop(true);
+    },
+  };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: tls.cert, key: tls.key },
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      let body: any = null;
+      try {
+        body = await req.json();
+      } catch {}
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
+      requests.push({ method: req.method, path, headers, body });
+      if (opts.apiKey && req.headers.get("authorization") !== `Bearer ${opts.apiKey}`) {
+        return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
+      }
+      if (req.method !== "POST" || path !== "/v1/chat/completions") return Response.json({ error: { message: "not found", type: "invalid_request_error", code: null } }, { status: 404 });
+      const b = ms.behaviour;
+      if (b.error) {
+        if (b.error.rawBody !== undefined) return new Response(b.error.rawBody, { status: b.error.status });
+        return Response.json({ error: { message: b.error.message ?? "upstream failure", type: "server_error", code: "overloaded" } }, { status: b.error.status });
+      }
+      const id = `chatcmpl-${requests.length}`;
+      const model = body?.model ?? "unknown";
+      const created = 1_700_000_000;
+      if (!body?.stream) {
+        const message = b.toolCall
+          ? { role: "assistant", content: null, tool_calls: [{ id: b.toolCall.id ?? "call_1", type: "function", function: { name: b.toolCall.name, arguments: b.toolCall.arguments } }] }
+          : { role: "assistant", content: b.text };
+        return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: b.toolCall ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+      }
+      const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+      const parts: Uint8Array[] = [sse(chunk({ role: "assistant", content: "" }))];
+      if (b.toolCall) {
+        const half = Math.ceil(b.toolCall.arguments.length / 2);
+        parts.push(sse(chunk({ tool_calls: [{ index: 0, id: b.toolCall.id ?? "call_1", type: "function", function: { name: b.toolCall.name, arguments: b.toolCall.arguments.slice(0, half) } }] })));
+        parts.push(sse(chunk({ tool_calls: [{ index: 0, function: { arguments: b.toolCall.arguments.slice(half) } }] })));
+        parts.push(sse(chunk({}, "tool_calls")));
+      } else {
+        b.text.split(/(?= )/).forEach((w) => parts.push(sse(chunk({ content: w }))));
+        parts.push(sse(chunk({}, "stop")));
+      }
+      parts.push(enc.encode("data: [DONE]\n\n"));
+      const hold = b.holdAfterFirstChunk ?? null;
+      const signal = firstChunk;
+      firstChunk = Promise.withResolvers<void>();
+      const stream = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(parts[0]!);
+          signal.resolve();
+          if (hold) await hold;
+          for (const p of parts.slice(1)) controller.enqueue(p);
+          controller.close();
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    },
+  });
+  ms.url = `https://127.0.0.1:${server.port}`;
+  ms.endpoint = `${ms.url}/v1`;
+  return ms;
+}
+
+/** Parse an SSE body into its `data:` payloads (JSON objects, and "[DONE]"). */
+export function parseSse(text: string): (any | "[DONE]")[] {
+  return text
+    .split("\n\n")
+    .map((e) => e.trim())
+    .filter((e) => e.startsWith("data:"))
+    .map((e) => e.slice(5).trim())
+    .map((d) => (d === "[DONE]" ? "[DONE]" : JSON.parse(d)));
+}
