@@ -1,0 +1,53 @@
+# The svc runtime image: Open WebUI (pinned by digest) + the svc binary + svc_chatui.
+# Build (linux/amd64 only):
+#   bun run build
+#   docker build --platform linux/amd64 \
+#     --build-arg OPENWEBUI_IMAGE=ghcr.io/open-webui/open-webui@sha256:<digest> -t svc-runtime .
+# Deploy by digest (scripts/release.sh writes dist/image-digest.txt with an `image=` line).
+ARG OPENWEBUI_IMAGE=ghcr.io/open-webui/open-webui@sha256:0000000000000000000000000000000000000000000000000000000000000000
+FROM --platform=linux/amd64 ${OPENWEBUI_IMAGE}
+
+USER root
+# The container user and group (spec §8): UID/GID 10001, owner of the state volume.
+RUN groupadd --system --gid 10001 svc \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/svc --shell /usr/sbin/nologin svc \
+ && mkdir -p /var/lib/svc /opt/svc/python \
+ && chown -R 10001:10001 /var/lib/svc \
+ && chmod 0750 /var/lib/svc \
+ # Open WebUI copies its favicon and loader into its static folder at start: let UID 10001 write it.
+ && chown -R 10001:10001 /app/backend/open_webui/static
+
+# The one svc binary (bun build --compile; see scripts/build.ts) and a copy of svc_chatui for
+# hand diagnosis (`python -m svc_chatui.boot --export-manifest`). At start `svc run` writes the
+# package embedded in the binary to $SVC_STATE_DIR/python and puts it first on PYTHONPATH, so
+# the front end always runs the svc_chatui that matches the binary.
+COPY --chmod=0755 dist/svc /usr/local/bin/svc
+COPY --chmod=0644 src/guard-bridge/python/svc_chatui/ /opt/svc/python/svc_chatui/
+
+ENV SVC_PROXY_PATH=/usr/local/bin/svc \
+    SVC_STATE_DIR=/var/lib/svc \
+    SVC_RUNTIME_SOCKET_PATH=/var/lib/svc/proxy.sock \
+    SVC_PROXY_AUDIT=/var/lib/svc/audit-spool \
+    SVC_CHATUI_HOST=0.0.0.0 \
+    SVC_CHATUI_PORT=8080 \
+    SVC_CHATUI_COMMAND="uvicorn open_webui.main:app --host {host} --port {port} --forwarded-allow-ips *" \
+    SVC_CHATUI_PYTHON=python3 \
+    PYTHONPATH=/opt/svc/python:/app/backend \
+    DATA_DIR=/var/lib/svc/chatui \
+    ENABLE_OPENAI_API=false \
+    ENABLE_OLLAMA_API=false \
+    ENABLE_DIRECT_CONNECTIONS=false \
+    ENABLE_TOOL_SERVERS=false \
+    USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS=false \
+    USER_PERMISSIONS_WORKSPACE_TOOLS_IMPORT=false \
+    ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS=false \
+    OFFLINE_MODE=true \
+    RAG_EMBEDDING_ENGINE=openai \
+    RAG_EMBEDDING_MODEL_AUTO_UPDATE=false \
+    RAG_RERANKING_MODEL_AUTO_UPDATE=false
+
+WORKDIR /app/backend
+VOLUME ["/var/lib/svc"]
+EXPOSE 8080
+USER 10001:10001
+ENTRYPOINT ["svc", "run"]

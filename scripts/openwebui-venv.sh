@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Creates (once) and caches the Open WebUI virtualenv the end-to-end suite and local runs use:
+# open-webui==0.12.4 on python3.11 at ${SVC_OPENWEBUI_VENV:-$HOME/.cache/svc/owui-venv}.
+# Idempotent and quick when the venv already has that version. Prints the venv's bin path.
+set -euo pipefail
+
+OPENWEBUI_VERSION=0.12.4
+VENV=${SVC_OPENWEBUI_VENV:-$HOME/.cache/svc/owui-venv}
+PY=${SVC_OPENWEBUI_PYTHON:-python3.11}
+
+installed() {
+  [ -x "$VENV/bin/python" ] && [ -x "$VENV/bin/open-webui" ] &&
+    [ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("open-webui"))' 2>/dev/null)" = "$OPENWEBUI_VERSION" ]
+}
+
+if installed; then
+  echo "$VENV/bin"
+  exit 0
+fi
+
+command -v "$PY" >/dev/null 2>&1 || { echo "openwebui-venv: $PY not found (Open WebUI $OPENWEBUI_VERSION needs Python 3.11)" >&2; exit 1; }
+echo "openwebui-venv: installing open-webui==$OPENWEBUI_VERSION into $VENV (several GB, once)" >&2
+mkdir -p "$(dirname "$VENV")"
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip >&2
+"$VENV/bin/python" -m pip install -q "open-webui==$OPENWEBUI_VERSION" >&2
+installed || { echo "openwebui-venv: open-webui $OPENWEBUI_VERSION is not importable after the install" >&2; exit 1; }
+echo "$VENV/bin"

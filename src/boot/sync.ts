@@ -1,0 +1,157 @@
+// The boot tool sync: PUT the manifest to {base}/api/v1/runtime/tools with the runtime token,
+// 5 attempts over about 15 s (spec §8), then give up so the container exits. Statuses that a
+// retry cannot change (401, 404, 409 and other 4xx but 408/429) fail at once; every attempt
+// is logged with its number so the retry count stays observable.
+import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
+import { RUNTIME_API_PREFIX } from "../contract/runtime-api.ts";
+import type { Logger } from "../log/index.ts";
+import { type Egress, proxyFor } from "./egress.ts";
+
+export const TOOLS_PATH = `${RUNTIME_API_PREFIX}/tools`;
+export const SYNC_ATTEMPTS = 5;
+/** Waits between attempts: 1+2+4+8 = 15 s in all. */
+export const SYNC_DELAYS_MS = [1000, 2000, 4000, 8000] as const;
+export const SYNC_ATTEMPT_TIMEOUT_MS = 5000;
+export const SYNC_FAILED = "registering the packs' tools failed; refusing to start";
+
+export type SyncOptions = {
+  controlPlaneUrl: string;
+  token: string;
+  manifest: ToolManifest;
+  egress: Egress;
+  log: Logger;
+  /** Injected by unit tests; the real ones by default. */
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+};
+
+export type AttemptFailure = { retry: boolean; explanation: string; status?: number };
+
+/** The tool sync gave up: `message` is the spec's line plus the cause. */
+export class ToolSyncError extends Error {
+  override name = "ToolSyncError";
+  constructor(
+    readonly attempts: number,
+    readonly last: AttemptFailure,
+  ) {
+    super(`${SYNC_FAILED}: ${last.explanation} (${attempts} attempt${attempts === 1 ? "" : "s"})`);
+  }
+}
+
+export function toolsUrl(base: string): URL {
+  return new URL(`${base.replace(/\/+$/, "")}${TOOLS_PATH}`);
+}
+
+type ProblemLike = { detail?: unknown; code?: unknown; tool?: unknown; holder?: unknown; title?: unknown };
+
+/** What a failed response means and whether trying again can help (pure). */
+export function explainStatus(status: number, problem: ProblemLike | null, base: string): AttemptFailure {
+  const detail = typeof problem?.detail === "string" ? problem.detail : typeof problem?.title === "string" ? problem.title : "";
+  if (status === 401) {
+    return {
+      status,
+      retry: false,
+      explanation:
+        "HTTP 401: the runtime token (SVC_RUNTIME_TOKEN) is wrong or was rotated; get a new one with `svc bot credential --installation <id> --workspace <ws> --rotate` piped to your secret manager, then restart the container",
+    };
+  }
+  if (status === 404) {
+    const suffix = /\/api\/v1\/?$/.test(base) ? ` — it ends in /api/v1: remove that suffix` : "";
+    return {
+      status,
+      retry: false,
+      explanation: `HTTP 404: the control-plane URL is wrong or does not serve ${TOOLS_PATH}; SVC_RUNTIME_CONTROL_PLANE_URL must be the base URL with no /api/v1 suffix (it is "${base}"${suffix})`,
+    };
+  }
+  if (status === 409) {
+    const who = [typeof problem?.tool === "string" ? `tool "${problem.tool}"` : "", typeof problem?.holder === "string" ? `held by ${problem.holder}` : ""]
+      .filter(Boolean)
+      .join(" ");
+    return {
+      status,
+      retry: false,
+      explanation: `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${who ? ` (${who})` : ""}: ${detail || "conflict"}; rename the tool in the pack or remove the other registration`,
+    };
+  }
+  const retry = status === 408 || status === 429 || status >= 500;
+  return { status, retry, explanation: `HTTP ${status}${detail ? `: ${detail}` : ""}` };
+}
+
+export function explainNetworkError(e: unknown, url: URL, egress: Egress): AttemptFailure {
+  const via = proxyFor(url, egress);
+  const what = (e as Error)?.name === "TimeoutError" ? `no answer within ${SYNC_ATTEMPT_TIMEOUT_MS / 1000} s` : ((e as Error)?.message ?? String(e));
+  return {
+    retry: true,
+    explanation: `cannot reach ${url.host}${via ? ` through the egress proxy ${redact(via)}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`,
+  };
+}
+
+function redact(proxyUrl: string): string {
+  try {
+    const u = new URL(proxyUrl);
+    if (u.password || u.username) {
+      u.username = "***";
+      u.password = "";
+    }
+    return u.toString();
+  } catch {
+    return "(unparsable proxy URL)";
+  }
+}
+
+async function readProblem(res: Response): Promise<ProblemLike | null> {
+  try {
+    const doc = (await res.json()) as unknown;
+    return doc && typeof doc === "object" ? (doc as ProblemLike) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** PUT the manifest, retrying as the spec says. Resolves with the counts or throws ToolSyncError. */
+export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
+  const doFetch = opts.fetch ?? fetch;
+  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
+  const url = toolsUrl(opts.controlPlaneUrl);
+  const proxy = proxyFor(url, opts.egress);
+  let last: AttemptFailure = { retry: true, explanation: "not attempted" };
+  for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
+    try {
+      const res = await doFetch(url, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${opts.token}`, "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(opts.manifest),
+        signal: AbortSignal.timeout(SYNC_ATTEMPT_TIMEOUT_MS),
+        ...(proxy ? { proxy } : {}),
+      } as RequestInit);
+      if (res.ok) {
+        const result = (await res.json()) as Partial<ToolSyncResult>;
+        const counts: ToolSyncResult = {
+          added: result.added ?? 0,
+          removed: result.removed ?? 0,
+          unchanged: result.unchanged ?? 0,
+          updated: result.updated ?? 0,
+          tool_count: result.tool_count ?? opts.manifest.tools.length,
+        };
+        opts.log.info(
+          `tool sync: registered ${counts.tool_count} tool(s) at ${TOOLS_PATH} (added ${counts.added}, removed ${counts.removed}, unchanged ${counts.unchanged}, updated ${counts.updated})`,
+          { attempt, ...counts },
+        );
+        return counts;
+      }
+      last = explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl);
+    } catch (e) {
+      last = explainNetworkError(e, url, opts.egress);
+    }
+    const final = !last.retry || attempt === SYNC_ATTEMPTS;
+    opts.log.warn(`tool sync: attempt ${attempt}/${SYNC_ATTEMPTS} failed: ${last.explanation}${final ? "" : "; retrying"}`, {
+      attempt,
+      of: SYNC_ATTEMPTS,
+      status: last.status,
+      retry: !final,
+    });
+    if (final) throw new ToolSyncError(attempt, last);
+    await sleep(SYNC_DELAYS_MS[attempt - 1]!);
+  }
+  throw new ToolSyncError(SYNC_ATTEMPTS, last);
+}

@@ -1,0 +1,229 @@
+"""Client of the proxy daemon's local API on its unix socket (ARCHITECTURE.md "Proxy daemon,
+local API"), written on asyncio streams so it never blocks Open WebUI's event loop.
+
+Standard library only. Every route but /readyz carries `Authorization: Bearer
+$SVC_RUNTIME_TOKEN`; the socket is `$SVC_RUNTIME_SOCKET_PATH`. Read both per call, so a test (or
+an operator fixing the environment) never has to re-import the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import AsyncIterator
+from urllib.parse import quote
+
+SOCKET_ENV = "SVC_RUNTIME_SOCKET_PATH"
+TOKEN_ENV = "SVC_RUNTIME_TOKEN"
+# Headers naming the front-end user (src/contract/local-api.ts USER_HEADERS).
+USER_HEADERS = {"id": "x-svc-user-id", "email": "x-svc-user-email", "name": "x-svc-user-name"}
+CONNECT_TIMEOUT = 5.0
+DECIDE_TIMEOUT = 15.0
+# A model may think for a long time before its first token; an idle stream is cut after this.
+STREAM_IDLE_TIMEOUT = 600.0
+
+
+class ProxyUnavailable(Exception):
+    """The proxy's socket is missing, refused the connection, or answered garbage."""
+
+
+def socket_path() -> str:
+    return os.environ.get(SOCKET_ENV, "")
+
+
+def header_value(value: object) -> str:
+    """Plain printable ASCII as is; anything else (accents, control characters, "%")
+    percent-encoded as UTF-8, encodeURIComponent style, for the proxy to decode."""
+    text = "" if value is None else str(value)
+    if all(32 <= ord(c) < 127 for c in text) and "%" not in text:
+        return text
+    return quote(text, safe="@._-+!~*'()")
+
+
+def user_headers(user: dict | None) -> dict[str, str]:
+    if not user or not user.get("id"):
+        return {}
+    out = {USER_HEADERS["id"]: header_value(user["id"])}
+    if user.get("email"):
+        out[USER_HEADERS["email"]] = header_value(user["email"])
+    if user.get("name"):
+        out[USER_HEADERS["name"]] = header_value(user["name"])
+    return out
+
+
+class Response:
+    """Status, lower-cased headers and a body read on demand (Content-Length, chunked or EOF)."""
+
+    def __init__(self, status: int, reason: str, headers: dict[str, str], reader: asyncio.StreamReader, writer):
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self._reader = reader
+        self._writer = writer
+
+    async def chunks(self, idle_timeout: float = STREAM_IDLE_TIMEOUT) -> AsyncIterator[bytes]:
+        r = self._reader
+        try:
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                while True:
+                    size_line = await asyncio.wait_for(r.readline(), idle_timeout)
+                    if not size_line:
+                        return
+                    size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                    if size == 0:
+                        return
+                    data = await asyncio.wait_for(r.readexactly(size), idle_timeout)
+                    await asyncio.wait_for(r.readexactly(2), idle_timeout)  # CRLF after each chunk
+                    yield data
+            elif "content-length" in self.headers:
+                remaining = int(self.headers["content-length"])
+                while remaining > 0:
+                    data = await asyncio.wait_for(r.read(min(remaining, 65536)), idle_timeout)
+                    if not data:
+                        return
+                    remaining -= len(data)
+                    yield data
+            else:
+                while True:
+                    data = await asyncio.wait_for(r.read(65536), idle_timeout)
+                    if not data:
+                        return
+                    yield data
+        finally:
+            self.close()
+
+    async def lines(self, idle_timeout: float = STREAM_IDLE_TIMEOUT) -> AsyncIterator[str]:
+        """The body split into lines (without the line ending), yielded as they arrive."""
+        buf = b""
+        async for data in self.chunks(idle_timeout):
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if buf:
+            yield buf.rstrip(b"\r").decode("utf-8", errors="replace")
+
+    async def read(self, timeout: float = DECIDE_TIMEOUT) -> bytes:
+        return b"".join([c async for c in self.chunks(timeout)])
+
+    async def json(self, timeout: float = DECIDE_TIMEOUT):
+        raw = await self.read(timeout)
+        try:
+            return json.loads(raw or b"null")
+        except ValueError as e:
+            raise ProxyUnavailable(f"the proxy answered HTTP {self.status} with a body that is not JSON") from e
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        except Exception:
+            pass
+
+
+async def request(
+    method: str,
+    path: str,
+    *,
+    body: object = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = DECIDE_TIMEOUT,
+    auth: bool = True,
+) -> Response:
+    """Send one request; returns once the status line and headers have arrived."""
+    sock = socket_path()
+    if not sock:
+        raise ProxyUnavailable(f"{SOCKET_ENV} is not set")
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(sock, limit=1 << 20), CONNECT_TIMEOUT)
+    except (OSError, asyncio.TimeoutError) as e:
+        raise ProxyUnavailable(f"cannot connect to the proxy socket {sock}: {type(e).__name__}") from e
+    payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode("utf-8")
+    head = {"host": "svc-proxy", "connection": "close", "accept": "application/json, text/event-stream"}
+    if auth:
+        head["authorization"] = f"Bearer {os.environ.get(TOKEN_ENV, '')}"
+    if body is not None:
+        head["content-type"] = "application/json"
+    head["content-length"] = str(len(payload))
+    for k, v in (headers or {}).items():
+        head[k.lower()] = v
+    lines = [f"{method} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in head.items()]
+    try:
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+        await asyncio.wait_for(writer.drain(), timeout)
+        status_line = await asyncio.wait_for(reader.readline(), timeout)
+        parts = status_line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+            raise ProxyUnavailable("the proxy closed the connection without an HTTP answer")
+        status = int(parts[1])
+        resp_headers: dict[str, str] = {}
+        while True:
+            line = await asyncio.wait_for(reader.readline(), timeout)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = line.decode("latin-1").partition(":")
+            resp_headers[k.strip().lower()] = v.strip()
+    except ProxyUnavailable:
+        writer.close()
+        raise
+    except (OSError, ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
+        writer.close()
+        raise ProxyUnavailable(f"the proxy did not answer {method} {path}: {type(e).__name__}") from e
+    return Response(status, parts[2] if len(parts) > 2 else "", resp_headers, reader, writer)
+
+
+async def post_json(path: str, body: object, timeout: float = DECIDE_TIMEOUT) -> tuple[int, object]:
+    resp = await request("POST", path, body=body, timeout=timeout)
+    return resp.status, await resp.json(timeout)
+
+
+async def readiness(timeout: float = 3.0) -> tuple[bool, str]:
+    """(ready, reason). Never raises: an unreachable proxy is simply not ready."""
+    try:
+        resp = await request("GET", "/readyz", timeout=timeout, auth=False)
+        raw = await resp.read(timeout)
+    except ProxyUnavailable as e:
+        return False, str(e)
+    if resp.status == 200:
+        return True, "ready"
+    reason = raw.decode("utf-8", errors="replace").strip()
+    try:
+        doc = json.loads(reason)
+        if isinstance(doc, dict):
+            reason = str(doc.get("reason") or doc.get("detail") or doc.get("state") or reason)
+    except ValueError:
+        pass
+    return False, f"HTTP {resp.status}: {reason[:300]}" if reason else f"HTTP {resp.status}"
+
+
+def error_text(status: int, raw: bytes) -> str:
+    """The message of an error body: svc refusal `message`, problem `detail`, or OpenAI `error.message`."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text[:500] or f"HTTP {status}"
+    if isinstance(doc, dict):
+        err = doc.get("error")
+        for candidate in (
+            doc.get("message"),
+            doc.get("detail"),
+            err.get("message") if isinstance(err, dict) else err,
+            doc.get("title"),
+        ):
+            if isinstance(candidate, str) and candidate:
+                return candidate
+    return text[:500] or f"HTTP {status}"
+
+
+def claim_url(raw: bytes) -> str:
+    """The claim link of a refusal body ({claim_url} or {error: {claim_url}}), if any."""
+    try:
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        return ""
+    if not isinstance(doc, dict):
+        return ""
+    err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    url = doc.get("claim_url") or err.get("claim_url")
+    return url if isinstance(url, str) else ""

@@ -1,0 +1,178 @@
+"""The governor: what a tool pack's Tools methods call so that every governed call is decided,
+audited and, only on permit, run.
+
+    from svc_chatui import governor
+
+    class Tools:
+        async def update_customer(self, customer_id: str, email: str,
+                                  __user__: dict = None, __event_emitter__=None, __metadata__: dict = None) -> str:
+            \"\"\"Change a customer's email address.\"\"\"
+            return await governor.run(
+                "crm.update",                                    # exactly the declared name
+                {"customer_id": customer_id, "email": email},    # audited (encrypted or digest only)
+                lambda: crm_client.update(customer_id, email),   # runs only on permit
+                __user__=__user__, __event_emitter__=__event_emitter__, __metadata__=__metadata__,
+            )
+
+``run(name, args, fn, *, __user__=None, __event_emitter__=None, __metadata__=None, payload=None)``
+
+- asks the proxy (POST /v1/tools/decide) for a decision on ``tool:<name>`` for the front-end
+  user in ``__user__``;
+- on permit calls ``fn()`` (a plain or async callable taking no arguments; a plain one runs in
+  a worker thread), reports the outcome (POST /v1/tools/outcome: ``ok`` with exit code 0, or
+  ``error`` with the exit code of a raised ToolError, else 1) and returns what ``fn`` returned;
+  a ToolError becomes the text ``Error: <message>``, any other exception is re-raised;
+- on refusal returns the refusal text for the model (spec §7): ``tool_not_registered: …``,
+  ``Refused (svc.denied): …``, ``Refused (identity.unlinked): …``; ``fn`` never runs;
+- for an unlinked user, sends the one-time claim link to that user alone as a front-end
+  notification through ``__event_emitter__``; the link never goes into the return value (the
+  model's context), the chat, or a log;
+- fails closed: when the proxy cannot be reached, returns
+  ``Refused (governance.unavailable): …`` and ``fn`` never runs.
+
+``payload`` is content passed along with the call (a code body, a script, a prompt) that the
+audit record should carry encrypted like the arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+from typing import Any, Awaitable, Callable
+
+from . import _local
+
+log = logging.getLogger("svc_chatui.governor")
+
+TOOL_NOT_REGISTERED = "tool_not_registered"
+DENIED = "svc.denied"
+UNLINKED = "identity.unlinked"
+UNAVAILABLE = "governance.unavailable"
+_URL_RE = re.compile(r"https?://\S+")
+
+
+class ToolError(Exception):
+    """Raise from a tool body to report a failed call with an exit code and a short message."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _frontend_user(user: dict | None) -> dict | None:
+    if not isinstance(user, dict) or not user.get("id"):
+        return None
+    out = {"id": str(user["id"])}
+    for key in ("email", "name", "role"):
+        if isinstance(user.get(key), str) and user[key]:
+            out[key] = user[key]
+    return out
+
+
+def refusal_text(code: str, name: str, message: str | None = None) -> str:
+    """The text the model sees for a refused call. Never carries a URL (claim links stay out)."""
+    detail = _URL_RE.sub("[link withheld]", message).strip() if message else ""
+    if code == UNLINKED:
+        return (
+            "Refused (identity.unlinked): this chat account is not linked to a service user yet, so the "
+            f"tool {name} did not run. A one-time link to connect the account was sent to the user as a "
+            "notification; ask again after using it."
+        )
+    if code == TOOL_NOT_REGISTERED:
+        if detail.startswith(TOOL_NOT_REGISTERED):
+            return detail
+        return f"{TOOL_NOT_REGISTERED}: the tool {name} is not registered for this installation" + (f" ({detail})" if detail else "")
+    if code == DENIED:
+        if detail.startswith("Refused (svc.denied)"):
+            return detail
+        return f"Refused (svc.denied): {detail or f'no policy permits tool:{name}'}; the tool did not run"
+    if code == UNAVAILABLE:
+        return f"Refused (governance.unavailable): {detail or 'the svc proxy is not reachable'}; the tool {name} did not run"
+    return f"Refused ({code}): {detail or 'the call was not permitted'}; the tool {name} did not run"
+
+
+async def _notify_claim_link(emitter, claim_url: str) -> bool:
+    if emitter is None or not claim_url:
+        return False
+    try:
+        await emitter(
+            {
+                "type": "notification",
+                "data": {
+                    "type": "info",
+                    "content": f"To use governed tools, link your chat account to your organization's service account: {claim_url}",
+                },
+            }
+        )
+        return True
+    except Exception as e:  # the link itself is never logged
+        log.warning("svc governor: could not deliver the claim-link notification (%s)", type(e).__name__)
+        return False
+
+
+async def _call(fn: Callable[[], Any]) -> Any:
+    if inspect.iscoroutinefunction(fn):
+        return await fn()
+    result = await asyncio.to_thread(fn)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _report(record_id: str, outcome: str, exit_code: int) -> None:
+    try:
+        status, _ = await _local.post_json(
+            "/v1/tools/outcome", {"record_id": record_id, "outcome": outcome, "exit_code": exit_code}
+        )
+        if status >= 300:
+            log.warning("svc governor: outcome for record %s not recorded (HTTP %s)", record_id, status)
+    except _local.ProxyUnavailable as e:
+        log.warning("svc governor: outcome for record %s not recorded (%s)", record_id, e)
+
+
+async def run(
+    name: str,
+    args: dict | None,
+    fn: Callable[[], Any] | Callable[[], Awaitable[Any]],
+    *,
+    __user__: dict | None = None,
+    __event_emitter__: Callable[[dict], Awaitable[Any]] | None = None,
+    __metadata__: dict | None = None,
+    payload: str | None = None,
+) -> Any:
+    """Decide, audit and (on permit only) run one governed tool call. See the module docstring."""
+    request: dict[str, Any] = {"tool": name, "user": _frontend_user(__user__), "args": dict(args or {})}
+    if payload is not None:
+        request["payload"] = payload
+    meta = __metadata__ if isinstance(__metadata__, dict) else {}
+    for key in ("chat_id", "message_id"):
+        if isinstance(meta.get(key), str) and meta[key]:
+            request[key] = meta[key]
+    try:
+        status, decision = await _local.post_json("/v1/tools/decide", request)
+    except _local.ProxyUnavailable as e:
+        log.warning("svc governor: %s refused, proxy unavailable: %s", name, e)
+        return refusal_text(UNAVAILABLE, name)
+    if not isinstance(decision, dict) or decision.get("decision") not in ("permit", "deny"):
+        log.warning("svc governor: %s refused, the proxy answered HTTP %s without a decision", name, status)
+        return refusal_text(UNAVAILABLE, name, f"the svc proxy answered HTTP {status} without a decision")
+
+    if decision["decision"] == "deny":
+        code = str(decision.get("code") or DENIED)
+        if code == UNLINKED:
+            await _notify_claim_link(__event_emitter__, str(decision.get("claim_url") or ""))
+        return refusal_text(code, name, decision.get("message") if isinstance(decision.get("message"), str) else None)
+
+    record_id = str(decision.get("record_id") or "")
+    try:
+        result = await _call(fn)
+    except ToolError as e:
+        await _report(record_id, "error", e.exit_code)
+        return f"Error: {e}"
+    except BaseException:
+        await _report(record_id, "error", 1)
+        raise
+    await _report(record_id, "ok", 0)
+    return result

@@ -1,0 +1,161 @@
+"""The governor: decide, run only on permit, report the outcome, refusal texts, claim links."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from svc_chatui import governor
+
+USER = {"id": "5b0c-user", "email": "ada@example.com", "name": "Ada", "role": "user", "valves": None}
+CLAIM = "https://svc.example.com/claim/clm_SECRET123"
+
+
+class Body:
+    def __init__(self, result="done", exc=None):
+        self.calls = 0
+        self.result = result
+        self.exc = exc
+
+    def __call__(self):
+        self.calls += 1
+        if self.exc:
+            raise self.exc
+        return self.result
+
+
+def permit(proxy):
+    proxy.routes["POST /v1/tools/decide"] = lambda h, b: (200, {"decision": "permit", "record_id": "rec_1"})
+    proxy.routes["POST /v1/tools/outcome"] = lambda h, b: (204, {})
+
+
+def deny(proxy, code, message, **extra):
+    proxy.routes["POST /v1/tools/decide"] = lambda h, b: (200, {"decision": "deny", "record_id": "rec_2", "code": code, "message": message, **extra})
+    proxy.routes["POST /v1/tools/outcome"] = lambda h, b: (204, {})
+
+
+def run(*args, **kw):
+    return asyncio.run(governor.run(*args, **kw))
+
+
+def test_permit_runs_the_body_and_reports_ok(proxy):
+    permit(proxy)
+    body = Body("3 customers")
+    out = run("crm.lookup_customer", {"q": "ada"}, body, __user__=USER, __metadata__={"chat_id": "chat-1", "message_id": "msg-1"})
+    assert out == "3 customers" and body.calls == 1
+    [decide] = proxy.of("POST /v1/tools/decide")
+    assert decide["headers"]["authorization"] == "Bearer svc_rt_test"
+    assert decide["body"] == {
+        "tool": "crm.lookup_customer",
+        "user": {"id": "5b0c-user", "email": "ada@example.com", "name": "Ada", "role": "user"},
+        "args": {"q": "ada"},
+        "chat_id": "chat-1",
+        "message_id": "msg-1",
+    }
+    assert [r["body"] for r in proxy.of("POST /v1/tools/outcome")] == [{"record_id": "rec_1", "outcome": "ok", "exit_code": 0}]
+
+
+def test_async_body_and_payload(proxy):
+    permit(proxy)
+
+    async def body():
+        return "async ok"
+
+    assert run("code.exec", {}, body, __user__=USER, payload="print(1)") == "async ok"
+    assert proxy.of("POST /v1/tools/decide")[0]["body"]["payload"] == "print(1)"
+
+
+def test_tool_error_is_reported_with_its_exit_code(proxy):
+    permit(proxy)
+    out = run("crm.update", {}, Body(exc=governor.ToolError("no customer c-9", exit_code=2)), __user__=USER)
+    assert out == "Error: no customer c-9"
+    assert proxy.of("POST /v1/tools/outcome")[0]["body"] == {"record_id": "rec_1", "outcome": "error", "exit_code": 2}
+
+
+def test_exception_is_reported_and_reraised(proxy):
+    permit(proxy)
+    with pytest.raises(ValueError):
+        run("crm.update", {}, Body(exc=ValueError("boom")), __user__=USER)
+    assert proxy.of("POST /v1/tools/outcome")[0]["body"]["outcome"] == "error"
+
+
+@pytest.mark.parametrize(
+    "code,message,prefix",
+    [
+        ("tool_not_registered", "tool_not_registered: crm.update is not in the bundle", "tool_not_registered"),
+        ("svc.denied", "Refused (svc.denied): no permit for user:usr_1 on tool:crm.update", "Refused (svc.denied): no permit"),
+        ("svc.denied", "", "Refused (svc.denied): no policy permits tool:crm.update"),
+        ("identity.unlinked", "Refused (identity.unlinked)", "Refused (identity.unlinked)"),
+    ],
+)
+def test_refusals_never_run_the_body(proxy, code, message, prefix):
+    deny(proxy, code, message)
+    body = Body()
+    out = run("crm.update", {"id": 1}, body, __user__=USER)
+    assert out.startswith(prefix)
+    assert body.calls == 0
+    assert proxy.of("POST /v1/tools/outcome") == []
+
+
+def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog):
+    deny(proxy, "identity.unlinked", f"Refused (identity.unlinked): link at {CLAIM}", claim_url=CLAIM)
+    events = []
+
+    async def emitter(event):
+        events.append(event)
+
+    caplog.set_level(logging.DEBUG)
+    body = Body()
+    out = run("crm.update", {}, body, __user__=USER, __event_emitter__=emitter)
+    assert body.calls == 0
+    assert out.startswith("Refused (identity.unlinked)")
+    assert CLAIM not in out and "clm_SECRET123" not in out
+    assert len(events) == 1
+    assert events[0]["type"] == "notification" and events[0]["data"]["type"] == "info"
+    assert CLAIM in events[0]["data"]["content"]
+    assert "clm_SECRET123" not in caplog.text
+
+
+def test_unlinked_without_an_emitter_still_keeps_the_link_out(proxy):
+    deny(proxy, "identity.unlinked", "Refused (identity.unlinked)", claim_url=CLAIM)
+    out = run("crm.update", {}, Body(), __user__=USER)
+    assert "clm_SECRET123" not in out
+
+
+def test_urls_in_refusal_messages_are_withheld(proxy):
+    deny(proxy, "svc.denied", f"denied, see {CLAIM}")
+    assert "clm_SECRET123" not in run("crm.update", {}, Body(), __user__=USER)
+
+
+def test_proxy_unreachable_fails_closed(no_proxy):
+    body = Body()
+    out = run("crm.update", {}, body, __user__=USER)
+    assert out.startswith("Refused (governance.unavailable)")
+    assert body.calls == 0
+
+
+def test_garbage_decision_fails_closed(proxy):
+    proxy.routes["POST /v1/tools/decide"] = lambda h, b: (500, {"detail": "internal"})
+    body = Body()
+    assert run("crm.update", {}, body, __user__=USER).startswith("Refused (governance.unavailable)")
+    assert body.calls == 0
+
+
+def test_call_without_session_user_sends_null_user(proxy):
+    permit(proxy)
+    run("crm.lookup_customer", {}, Body(), __user__=None)
+    assert proxy.of("POST /v1/tools/decide")[0]["body"]["user"] is None
+
+
+def test_example_pack_method_goes_through_the_governor(proxy):
+    from acme_tools.crm import Tools
+
+    deny(proxy, "svc.denied", "Refused (svc.denied): nope")
+    out = asyncio.run(Tools().update_customer("c-1", "new@example.com", __user__=USER))
+    assert out.startswith("Refused (svc.denied)")
+    assert proxy.of("POST /v1/tools/decide")[0]["body"]["tool"] == "crm.update"
+    from acme_tools import crm
+
+    assert crm._CUSTOMERS["c-1"]["email"] == "ada@example.com"

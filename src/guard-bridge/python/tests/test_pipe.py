@@ -1,0 +1,137 @@
+"""The Pipe: model list from the proxy, streaming relayed as it arrives, refusals as errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+
+from svc_chatui.pipe import GovernanceUnavailable, Pipe
+
+USER = {"id": "u-1", "email": "ada@example.com", "name": "Ada Lövelace", "role": "user"}
+
+
+def test_models_from_the_proxy(proxy):
+    proxy.routes["GET /v1/models"] = lambda h, b: (200, {"object": "list", "data": [{"id": "gpt-4o", "object": "model"}, {"id": "mini", "name": "Mini"}]})
+    assert asyncio.run(Pipe().pipes()) == [{"id": "gpt-4o", "name": "gpt-4o"}, {"id": "mini", "name": "Mini"}]
+    assert proxy.of("GET /v1/models")[0]["headers"]["authorization"] == "Bearer svc_rt_test"
+
+
+def test_model_list_is_empty_while_the_proxy_is_not_ready(proxy, no_proxy):
+    assert asyncio.run(Pipe().pipes()) == []
+
+
+def test_model_list_is_empty_on_503(proxy):
+    proxy.routes["GET /v1/models"] = lambda h, b: (503, {"reason": "starting"})
+    assert asyncio.run(Pipe().pipes()) == []
+
+
+def stream_route(proxy, gate: threading.Event, events: list):
+    def handler(h, body):
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("transfer-encoding", "chunked")
+        h.end_headers()
+
+        def chunk(text):
+            data = text.encode()
+            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            h.wfile.flush()
+
+        chunk(": keep-alive\n\n")
+        chunk(f"data: {json.dumps(events[0])}\n\n")
+        gate.wait(10)  # the rest only once the test has seen the first event
+        # one event split across two chunks
+        second = f"data: {json.dumps(events[1])}\n\n"
+        chunk(second[:10])
+        chunk(second[10:])
+        chunk("data: [DONE]\n\n")
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+        return None
+
+    proxy.routes["POST /v1/chat/completions"] = handler
+
+
+def test_stream_is_relayed_as_it_comes_with_tool_calls(proxy, acme):
+    gate = threading.Event()
+    first = {"choices": [{"delta": {"content": "Let me look"}}]}
+    tool_call = {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "lookup_customer", "arguments": "{\"customer_id\":\"c-1\"}"}}]}}]}
+    stream_route(proxy, gate, [first, tool_call])
+    body = {
+        "model": "svc.gpt-4o",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"type": "function", "function": {"name": "lookup_customer", "parameters": {}}},
+            {"type": "function", "function": {"name": "search_web", "parameters": {}}},
+        ],
+    }
+
+    async def consume():
+        gen = await Pipe().pipe(body, __user__=USER)
+        got = [await gen.__anext__()]
+        assert not gate.is_set()  # the first event arrived before the proxy sent the rest
+        gate.set()
+        got += [line async for line in gen]
+        return got
+
+    lines = asyncio.run(consume())
+    assert lines == [f"data: {json.dumps(first)}", f"data: {json.dumps(tool_call)}"]
+    [req] = proxy.of("POST /v1/chat/completions")
+    assert req["body"]["model"] == "gpt-4o"
+    assert [t["function"]["name"] for t in req["body"]["tools"]] == ["lookup_customer"]
+    assert req["headers"]["x-svc-user-id"] == "u-1"
+    assert req["headers"]["x-svc-user-email"] == "ada@example.com"
+    assert req["headers"]["x-svc-user-name"] == "Ada%20L%C3%B6velace"
+    assert req["headers"]["authorization"] == "Bearer svc_rt_test"
+
+
+def test_only_ungoverned_tools_means_no_tools_sent(proxy, monkeypatch):
+    from svc_chatui import manifest
+
+    monkeypatch.delenv("SVC_CHATUI_TOOL_PACKS", raising=False)
+    manifest._governed_cache.clear()
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (200, {"choices": [{"message": {"content": "ok"}}]})
+    out = asyncio.run(Pipe().pipe({"model": "svc.m", "messages": [], "tools": [{"type": "function", "function": {"name": "x"}}], "tool_choice": "auto"}))
+    assert out == {"choices": [{"message": {"content": "ok"}}]}
+    sent = proxy.of("POST /v1/chat/completions")[0]["body"]
+    assert "tools" not in sent and "tool_choice" not in sent
+
+
+def test_refusal_is_raised_as_the_assistant_error(proxy):
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"code": "svc.denied", "message": "Refused (svc.denied): no model:invoke permit"})
+    with pytest.raises(Exception, match=r"Refused \(svc.denied\): no model:invoke permit"):
+        asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER))
+
+
+def test_unreachable_proxy_is_governance_unavailable(no_proxy):
+    with pytest.raises(GovernanceUnavailable, match="request was not sent"):
+        asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER))
+
+
+def test_unlinked_model_call_sends_the_claim_link_only_as_a_notification(proxy):
+    link = "https://svc.example.com/claim/clm_PIPE42"
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (
+        403,
+        {"error": {"message": f"Refused (identity.unlinked) {link}", "type": "refusal", "code": "identity.unlinked", "claim_url": link}},
+    )
+    events = []
+
+    async def emitter(e):
+        events.append(e)
+
+    with pytest.raises(Exception) as err:
+        asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER, __event_emitter__=emitter))
+    assert str(err.value).startswith("Refused (identity.unlinked)")
+    assert "clm_PIPE42" not in str(err.value)
+    assert len(events) == 1 and link in events[0]["data"]["content"]
+
+
+def test_plain_ascii_user_headers_are_sent_as_is(proxy):
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (200, {"choices": []})
+    asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__={"id": "u-2", "email": "bob@example.com", "name": "Bob Smith"}))
+    h = proxy.of("POST /v1/chat/completions")[0]["headers"]
+    assert (h["x-svc-user-id"], h["x-svc-user-email"], h["x-svc-user-name"]) == ("u-2", "bob@example.com", "Bob Smith")

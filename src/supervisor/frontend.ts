@@ -1,0 +1,116 @@
+// The chat front end (Open WebUI) as the supervisor starts it: its command, its environment
+// (secret, switches forced off, offline defaults, svc_chatui on PYTHONPATH), waiting for the
+// first admin, and seeding the service's functions through the front end's own Python.
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { prependPythonPath } from "../guard-bridge/index.ts";
+
+/** Forced to "false" whatever the environment says (spec §8; §1.9 no ungoverned tools). */
+export const FORCED_OFF = [
+  // the three alternative model providers: the Pipe is the only one
+  "ENABLE_OPENAI_API",
+  "ENABLE_OLLAMA_API",
+  "ENABLE_DIRECT_CONNECTIONS",
+  // users cannot add their own (ungoverned) tools, nor tool servers
+  "USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS",
+  "USER_PERMISSIONS_WORKSPACE_TOOLS_IMPORT",
+  "ENABLE_TOOL_SERVERS",
+  // nothing installs at run time: no pip install from a function's front matter
+  "ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS",
+] as const;
+
+/** Set unless the operator set them: a container without internet must still start. */
+export const OFFLINE_DEFAULTS: Record<string, string> = {
+  RAG_EMBEDDING_ENGINE: "openai",
+  RAG_EMBEDDING_MODEL_AUTO_UPDATE: "false",
+  RAG_RERANKING_MODEL_AUTO_UPDATE: "false",
+  OFFLINE_MODE: "true",
+  ENABLE_VERSION_UPDATE_CHECK: "false",
+  ANONYMIZED_TELEMETRY: "false",
+  DO_NOT_TRACK: "true",
+  SCARF_NO_ANALYTICS: "true",
+};
+
+/** Variables the front end must not see (the control-plane settings are the proxy's business). */
+const WITHHELD = ["CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY", "SVC_PROXY_NO_PROXY"];
+
+export const DEFAULT_COMMAND = "open-webui serve --host {host} --port {port}";
+
+export type FrontendConfig = {
+  host: string;
+  port: number;
+  /** argv, placeholders {host} and {port} replaced. */
+  command: string[];
+  /** The front end's Python, for the export and the seed. */
+  python: string;
+  dataDir: string;
+  /** Where the supervisor polls /api/config. */
+  localUrl: string;
+};
+
+type Env = Record<string, string | undefined>;
+
+export function frontendConfig(env: Env, stateDir: string): FrontendConfig {
+  const host = env.SVC_CHATUI_HOST?.trim() || "0.0.0.0";
+  const port = Number(env.SVC_CHATUI_PORT?.trim() || "8080");
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`SVC_CHATUI_PORT must be a port number, not "${env.SVC_CHATUI_PORT}"`);
+  const template = env.SVC_CHATUI_COMMAND?.trim() || DEFAULT_COMMAND;
+  const command = template
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => w.replaceAll("{host}", host).replaceAll("{port}", String(port)));
+  const pollHost = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+  return {
+    host,
+    port,
+    command,
+    python: env.SVC_CHATUI_PYTHON?.trim() || pythonBeside(command[0]!, env.PATH),
+    dataDir: env.DATA_DIR?.trim() || join(stateDir, "chatui"),
+    localUrl: `http://${pollHost.includes(":") ? `[${pollHost}]` : pollHost}:${port}`,
+  };
+}
+
+/** A venv's `bin/open-webui` has its `bin/python` beside it; otherwise `python3`. */
+export function pythonBeside(program: string, path: string | undefined): string {
+  const resolved = program.includes("/") ? program : Bun.which(program, { PATH: path ?? "" });
+  if (resolved) {
+    const candidate = join(dirname(resolved), "python");
+    if (existsSync(candidate)) return candidate;
+  }
+  return "python3";
+}
+
+export type FrontendEnv = { env: Record<string, string>; ignored: string[] };
+
+/** The front end's environment (pure). `ignored` lists overrides that were refused. */
+export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; pythonRoot: string; socketPath: string; token: string }): FrontendEnv {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined && !WITHHELD.includes(k)) env[k] = v;
+  const ignored: string[] = [];
+  for (const name of FORCED_OFF) {
+    const given = base[name];
+    if (given !== undefined && given.trim().toLowerCase() !== "false") ignored.push(`${name}=${given}`);
+    env[name] = "false";
+  }
+  if (base.WEBUI_SECRET_KEY !== undefined && base.WEBUI_SECRET_KEY !== opts.secretKey) ignored.push("WEBUI_SECRET_KEY (CHATUI_SECRET_KEY is used)");
+  env.WEBUI_SECRET_KEY = opts.secretKey;
+  for (const [k, v] of Object.entries(OFFLINE_DEFAULTS)) if (env[k] === undefined) env[k] = v;
+  env.DATA_DIR = opts.dataDir;
+  env.PYTHONPATH = prependPythonPath([opts.pythonRoot], base.PYTHONPATH);
+  env.SVC_RUNTIME_SOCKET_PATH = opts.socketPath;
+  env.SVC_RUNTIME_TOKEN = opts.token;
+  env.PYTHONUNBUFFERED = "1";
+  return { env, ignored };
+}
+
+/** `onboarding` of the unauthenticated /api/config: true while nobody has signed up. */
+export async function onboardingState(localUrl: string): Promise<"down" | "onboarding" | "ready"> {
+  try {
+    const res = await fetch(`${localUrl}/api/config`, { signal: AbortSignal.timeout(3000) });
+    if (!res.ok) return "down";
+    const doc = (await res.json()) as { onboarding?: boolean };
+    return doc.onboarding === true ? "onboarding" : "ready";
+  } catch {
+    return "down";
+  }
+}

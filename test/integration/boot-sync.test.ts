@@ -1,0 +1,138 @@
+// `svc boot sync` / `svc boot export-manifest` as processes: the real retry schedule against
+// a control plane that fails (5 attempts over about 15 s), fail-fast statuses against a real
+// control-plane process, the egress proxy, and the pack refusals.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { REPO, type ControlPlaneProcess, freePort, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { events, plainLines, spawnCollect } from "./supervisor-helpers.ts";
+
+const BASE_ENV = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: process.env.HOME ?? "/tmp",
+  PYTHONPATH: join(REPO, "examples"),
+  SVC_RUNTIME_TOKEN: "svc_rt_bogus",
+};
+
+async function bootSync(env: Record<string, string>) {
+  const started = Date.now();
+  const r = spawnCollect([...svcCommand(), "boot", "sync"], { ...BASE_ENV, ...env });
+  const code = await r.exit;
+  const text = r.stderr();
+  return { code, ms: Date.now() - started, lines: plainLines(text), attempts: events(text).filter((e) => e.startsWith("tool sync: attempt ")), events: events(text) };
+}
+
+describe("svc boot sync, retry schedule", () => {
+  test("503 and refused connections: 5 attempts over about 15 s, then the spec's refusal", async () => {
+    let hits = 0;
+    const failing = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (hits++, Response.json({ detail: "maintenance" }, { status: 503 })) });
+    const closedPort = freePort();
+    try {
+      const [unavailable, refused] = await Promise.all([
+        bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${failing.port}` }),
+        bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${closedPort}` }),
+      ]);
+      for (const r of [unavailable, refused]) {
+        expect(r.code).toBe(1);
+        expect(r.attempts).toHaveLength(5);
+        expect(r.attempts.map((a) => a.slice(0, "tool sync: attempt 1/5".length))).toEqual([1, 2, 3, 4, 5].map((i) => `tool sync: attempt ${i}/5`));
+        expect(r.lines.at(-1)).toStartWith("registering the packs' tools failed; refusing to start: ");
+        expect(r.lines.at(-1)).toEndWith("(5 attempts)");
+        // 1+2+4+8 s of waits; generous upper bound for slow machines
+        expect(r.ms).toBeGreaterThanOrEqual(14_500);
+        expect(r.ms).toBeLessThan(40_000);
+      }
+      expect(hits).toBe(5);
+      expect(unavailable.lines.at(-1)).toContain("HTTP 503: maintenance");
+      expect(refused.lines.at(-1)).toContain("set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY");
+    } finally {
+      failing.stop(true);
+    }
+  }, 60_000);
+});
+
+describe("svc boot sync against a real control plane", () => {
+  let cp: ControlPlaneProcess;
+  beforeAll(async () => {
+    cp = await startControlPlane();
+  }, 60_000);
+  afterAll(async () => {
+    await cp?.stop();
+  });
+
+  test("a wrong token (or a missing route) fails at once, explained", async () => {
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url });
+    expect(r.code).toBe(1);
+    expect(r.attempts).toHaveLength(1);
+    // 401 once the runtime routes authenticate; 404 while PUT /api/v1/runtime/tools is not served.
+    expect(r.lines.at(-1)).toMatch(/refusing to start: HTTP (401: the runtime token|404: the control-plane URL)/);
+  }, 30_000);
+
+  test("a URL ending in /api/v1 gets the 404 hint", async () => {
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: `${cp.url}/api/v1` });
+    expect(r.code).toBe(1);
+    expect(r.attempts).toHaveLength(1);
+    expect(r.lines.at(-1)).toContain("HTTP 404");
+    expect(r.lines.at(-1)).toContain("ends in /api/v1: remove that suffix");
+  }, 30_000);
+});
+
+describe("svc boot sync, other paths", () => {
+  test("goes through SVC_PROXY_EGRESS_PROXY, and around it for SVC_PROXY_NO_PROXY hosts", async () => {
+    const seen: string[] = [];
+    const proxy = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        seen.push(`${req.method} ${req.url}`);
+        return Response.json({ added: 3, removed: 0, unchanged: 0, updated: 0, tool_count: 3 });
+      },
+    });
+    const direct = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ added: 0, removed: 0, unchanged: 3, updated: 0, tool_count: 3 }) });
+    try {
+      const via = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: "http://cp.svc.test:8420", SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}` });
+      expect(via.code).toBe(0);
+      expect(seen).toEqual(["PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
+      expect(via.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 3, removed 0, unchanged 0, updated 0)");
+      const around = await bootSync({
+        SVC_CHATUI_TOOL_PACKS: "acme_tools",
+        SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${direct.port}`,
+        SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}`,
+        SVC_PROXY_NO_PROXY: "127.0.0.1",
+      });
+      expect(around.code).toBe(0);
+      expect(seen).toHaveLength(1);
+      expect(around.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 0, unchanged 3, updated 0)");
+    } finally {
+      proxy.stop(true);
+      direct.stop(true);
+    }
+  }, 30_000);
+
+  test("no packs: skipped without a call", async () => {
+    const r = await bootSync({ SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" });
+    expect(r.code).toBe(0);
+    expect(r.events).toEqual(["tool sync: skipped (no tool packs configured)"]);
+  }, 30_000);
+
+  test("a broken pack and a pack that fails to import are refused naming pack and entry", async () => {
+    const broken = await bootSync({ SVC_CHATUI_TOOL_PACKS: "broken_pack", SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" });
+    expect(broken.code).toBe(1);
+    expect(broken.lines).toEqual([expect.stringContaining('tool pack "broken_pack": TOOLKITS[0] (id "broken").tools[1] (name "broken.delete_everything")')]);
+    const missing = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools,not_installed_pack", SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" });
+    expect(missing.lines).toEqual([expect.stringContaining('tool pack "not_installed_pack": import: import of module "not_installed_pack" failed: ModuleNotFoundError')]);
+  }, 30_000);
+
+  test("export-manifest prints the manifest and relays the warnings", async () => {
+    const proc = Bun.spawn([...svcCommand(), "boot", "export-manifest", "--packs", "acme_tools,misnamed_pack"], { env: BASE_ENV, stdout: "pipe", stderr: "pipe" });
+    const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    expect(await proc.exited).toBe(0);
+    const doc = JSON.parse(out) as { tools: { name: string; toolkit_id: string; pack: string }[] };
+    expect(doc.tools.map((t) => `${t.pack}/${t.toolkit_id}/${t.name}`)).toEqual([
+      "acme_tools/acme_crm/crm.lookup_customer",
+      "acme_tools/acme_crm/crm.update",
+      "acme_tools/acme_tickets/tickets.list_open",
+      "misnamed_pack/misnamed/notes.search",
+    ]);
+    expect(events(err).some((e) => e.includes('Tools method "export_all" is left out of the manifest'))).toBe(true);
+  }, 30_000);
+});
