@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Creates (once) and caches the Open WebUI virtualenv the end-to-end suite and local runs use:
-# open-webui==0.12.4 on python3.11 at ${SVC_OPENWEBUI_VENV:-$HOME/.cache/svc/owui-venv}.
+# open-webui==0.12.4 on python3.11 at ${SVC_OPENWEBUI_VENV:-/var/cache/svc/openwebui-venv}.
 # Idempotent and quick when the venv already has that version. Prints the venv's bin path.
 set -euo pipefail
 
 OPENWEBUI_VERSION=0.12.4
-VENV=${SVC_OPENWEBUI_VENV:-$HOME/.cache/svc/owui-venv}
-PY=${SVC_OPENWEBUI_PYTHON:-python3.11}
+# Outside $HOME: the container user (UID 10001) must be able to run it in the end-to-end suite.
+VENV=${SVC_OPENWEBUI_VENV:-/var/cache/svc/openwebui-venv}
+# A system Python, not one under /root (pyenv): the venv links to its interpreter.
+PY=${SVC_OPENWEBUI_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11)}
 
 installed() {
   [ -x "$VENV/bin/python" ] && [ -x "$VENV/bin/open-webui" ] &&

@@ -3,7 +3,10 @@
 // reference its tests check against. Every route but /readyz needs the runtime bearer token.
 import { type Static, Type } from "@sinclair/typebox";
 
-/** Headers the Pipe sets on /v1/chat/completions to name the front-end user. */
+/**
+ * Headers the Pipe sets on /v1/models and /v1/chat/completions to name the front-end user.
+ * Email and name are percent-encoded (encodeURIComponent) when they are not plain ASCII.
+ */
 export const USER_HEADERS = {
   id: "x-svc-user-id",
   email: "x-svc-user-email",

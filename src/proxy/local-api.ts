@@ -38,9 +38,20 @@ export function bearerMatches(header: string | null, token: string): boolean {
 export function userFromHeaders(h: Headers): FrontendUser | null {
   const id = h.get(USER_HEADERS.id)?.trim();
   if (!id) return null;
-  const email = h.get(USER_HEADERS.email)?.trim();
-  const name = h.get(USER_HEADERS.name)?.trim();
+  const email = headerText(h.get(USER_HEADERS.email));
+  const name = headerText(h.get(USER_HEADERS.name));
   return { id, ...(email ? { email } : {}), ...(name ? { name } : {}) };
+}
+
+/** Header values are percent-encoded by the Pipe when not plain ASCII (names with accents). */
+function headerText(v: string | null): string | undefined {
+  const t = v?.trim();
+  if (!t) return undefined;
+  try {
+    return decodeURIComponent(t);
+  } catch {
+    return t;
+  }
 }
 
 async function readJson(req: Request): Promise<unknown> {

@@ -10,7 +10,7 @@ export const runCommand = command({
   args: {},
   examples: [
     "svc run   # the image's ENTRYPOINT; reads CHATUI_SECRET_KEY, SVC_RUNTIME_TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL, …",
-    "SVC_CHATUI_COMMAND='~/.cache/svc/owui-venv/bin/open-webui serve --host {host} --port {port}' svc run",
+    "SVC_CHATUI_COMMAND='/var/cache/svc/openwebui-venv/bin/open-webui serve --host {host} --port {port}' svc run",
   ],
   async run() {
     let code: number;
