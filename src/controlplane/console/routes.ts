@@ -1,7 +1,158 @@
-// TODO(owner of src/controlplane/console): the routes of this resource.
+// The service console, served by the control plane itself: server-rendered pages built from
+// the same JSON admin API the CLI uses (called in-process through `api`), plus the pages that
+// come before a session (sign-in, single sign-on, claim links). Every POST is CSRF-checked
+// here before its handler runs: against the session's token for signed-in forms, against the
+// double-submit cookie for sign-in forms. Pages work without JavaScript.
 import { Elysia } from "elysia";
 import type { ControlPlaneDeps } from "../deps.ts";
+import type { ApiHandle } from "./api-client.ts";
+import { type PageContext, PageExit, type PageResult, page } from "./context.ts";
+import { parseCookies, serializeCookie } from "./cookies.ts";
+import { PRESESSION_COOKIE, csrfMatches, newPresessionToken } from "./csrf.ts";
+import { html } from "./html.ts";
+import { ASSETS, publicShell } from "./layout.ts";
+import { getAgents, postAgent } from "./pages/agents.ts";
+import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
+import { getAudit } from "./pages/audit.ts";
+import { getClaim, postClaim } from "./pages/claim.ts";
+import { getGroups, getIdentities, getMembers, getUsers, postMember } from "./pages/directory.ts";
+import { getInstallation, getInstallations } from "./pages/installations.ts";
+import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
+import { getModelProfiles } from "./pages/model-profiles.ts";
+import { getOverview } from "./pages/overview.ts";
+import { getPolicies, postPolicy, postPolicyDelete } from "./pages/policies.ts";
+import { getSettings, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
+import { getSignIn, getSsoCallback, getSsoStart, postSignIn, postSignOut, postSwitchOrg } from "./pages/sign-in.ts";
+import { loadSession } from "./session.ts";
 
-export function consoleRoutes(_deps: ControlPlaneDeps, _api: (request: Request) => Promise<Response>) {
-  return new Elysia({ name: "console-routes" });
+/** Which token a form must echo in `_csrf`; "own" handlers check it themselves (claim page). */
+export type CsrfMode = "session" | "presession" | "own";
+
+type Handler = (ctx: PageContext, cookies: Record<string, string>) => Promise<PageResult> | PageResult;
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  // Claim links carry their token in the path: never leak it in a Referer.
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+function formValues(body: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!body || typeof body !== "object") return out;
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    const first = Array.isArray(v) ? v[0] : v;
+    if (typeof first === "string") out[k] = first;
+  }
+  return out;
+}
+
+function toResponse(result: PageResult, cookies: string[]): Response {
+  const headers = new Headers(SECURITY_HEADERS);
+  for (const c of cookies) headers.append("set-cookie", c);
+  if (result.kind === "redirect") {
+    headers.set("location", result.location);
+    return new Response(null, { status: 303, headers });
+  }
+  headers.set("content-type", "text/html; charset=utf-8");
+  return new Response(result.body.value, { status: result.status, headers });
+}
+
+function csrfRefused(): PageResult {
+  return page(
+    publicShell({
+      title: "Form expired",
+      error: "This form was sent without a valid security token (it may have expired, or come from another site). Nothing was changed.",
+      body: html`<p>Go back, reload the page and try again. <a href="/">Console home</a></p>`,
+    }),
+    403,
+  );
+}
+
+export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
+  const run =
+    (handler: Handler, csrf: CsrfMode | null = null) =>
+    async ({ request, params, body }: { request: Request; params: Record<string, string>; body?: unknown }): Promise<Response> => {
+      const cookies = parseCookies(request.headers.get("cookie"));
+      const setCookies: string[] = [];
+      let presession = cookies[PRESESSION_COOKIE];
+      if (!presession || presession.length < 16) {
+        presession = newPresessionToken();
+        setCookies.push(serializeCookie(PRESESSION_COOKIE, presession, { secure: deps.config.secureCookies }));
+      }
+      const ctx: PageContext = {
+        deps,
+        handle: api,
+        request,
+        url: new URL(request.url),
+        params: params ?? {},
+        form: request.method === "POST" ? formValues(body) : {},
+        session: loadSession(deps, cookies),
+        presession,
+        cookies: setCookies,
+      };
+      let result: PageResult;
+      try {
+        if (csrf === "session" && !(ctx.session && csrfMatches(ctx.session.csrfToken, ctx.form._csrf))) {
+          result = ctx.session ? csrfRefused() : { kind: "redirect", location: "/sign-in" };
+        } else if (csrf === "presession" && !csrfMatches(cookies[PRESESSION_COOKIE], ctx.form._csrf)) {
+          result = csrfRefused();
+        } else {
+          result = await handler(ctx, cookies);
+        }
+      } catch (e) {
+        if (e instanceof PageExit) result = e.result;
+        else {
+          deps.log.error("console page failed", { path: ctx.url.pathname, error: String(e) });
+          result = page(publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }), 500);
+        }
+      }
+      return toResponse(result, ctx.cookies);
+    };
+
+  const asset = (a: { body: string; type: string }) => () =>
+    new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
+
+  return (
+    new Elysia({ name: "console-routes" })
+      .get(ASSETS.css.path, asset(ASSETS.css))
+      .get(ASSETS.js.path, asset(ASSETS.js))
+      // before a session
+      .get("/sign-in", run(getSignIn))
+      .post("/sign-in", run(postSignIn, "presession"))
+      .post("/sign-out", run(postSignOut, "session"))
+      .post("/switch-org", run(postSwitchOrg, "session"))
+      .get("/sso/start", run(getSsoStart))
+      .get("/sso/callback", run(getSsoCallback))
+      .get("/claim/:token", run(getClaim))
+      .post("/claim/:token", run(postClaim, "own"))
+      .get("/login/approve", run(getLoginApprove))
+      .post("/login/approve", run(postLoginApprove, "session"))
+      // admin pages
+      .get("/", run(getOverview))
+      .get("/agents", run((c) => getAgents(c)))
+      .post("/agents", run(postAgent, "session"))
+      .get("/installations", run(getInstallations))
+      .get("/installations/:id", run(getInstallation))
+      .get("/model-profiles", run(getModelProfiles))
+      .get("/policies", run((c) => getPolicies(c)))
+      .post("/policies", run(postPolicy, "session"))
+      .post("/policies/:id/delete", run(postPolicyDelete, "session"))
+      .get("/users", run(getUsers))
+      .get("/groups", run(getGroups))
+      .get("/identities", run(getIdentities))
+      .get("/members", run((c) => getMembers(c)))
+      .post("/members", run(postMember, "session"))
+      .get("/audit", run(getAudit))
+      .get("/audit-keys", run((c) => getAuditKeys(c)))
+      .post("/audit-keys", run(postAuditKey, "session"))
+      .get("/audit-keys/:id/disable", run(getDisableKey))
+      .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
+      .get("/settings", run((c) => getSettings(c)))
+      .post("/settings/escrow", run(postEscrow, "session"))
+      .post("/settings/sso", run(postSso, "session"))
+      .post("/settings/sso/delete", run(postSsoDelete, "session"))
+  );
 }

@@ -1,0 +1,69 @@
+// What every console page handler gets (the request, the signed-in session if any, the
+// in-process API client) and what it returns (a page or a redirect). Access rules live here:
+// pages that need a signed-in owner/admin call `requireAdmin`, which redirects to sign-in or
+// answers 403 for members, before any API call is made (the API enforces roles again).
+import type { Principal } from "../auth/service.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { type ApiHandle, ConsoleApi } from "./api-client.ts";
+import type { SafeHtml } from "./html.ts";
+
+export type ConsoleSession = { raw: string; principal: Principal; csrfToken: string; orgName: string; orgs: Array<{ orgId: string; name: string; role: string }> };
+
+export type PageContext = {
+  deps: ControlPlaneDeps;
+  handle: ApiHandle;
+  request: Request;
+  url: URL;
+  params: Record<string, string>;
+  form: Record<string, string>;
+  session: ConsoleSession | null;
+  /** The pre-session double-submit CSRF token (cookie `svc_form`). */
+  presession: string;
+  /** Set-Cookie values to send with the response. */
+  cookies: string[];
+};
+
+export type PageResult = { kind: "page"; status: number; body: SafeHtml } | { kind: "redirect"; location: string };
+
+export function page(body: SafeHtml, status = 200): PageResult {
+  return { kind: "page", status, body };
+}
+
+export function redirect(location: string): PageResult {
+  return { kind: "redirect", location };
+}
+
+/** Thrown to stop a handler with a finished result (sign-in redirect, 403 page). */
+export class PageExit extends Error {
+  constructor(readonly result: PageResult) {
+    super("page exit");
+  }
+}
+
+export type AdminContext = PageContext & { session: ConsoleSession; api: ConsoleApi };
+
+/** Keeps a post-sign-in target on this site: a path, never `//host` or a full URL. */
+export function safeNext(next: unknown, fallback = "/"): string {
+  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return fallback;
+  if (/[\r\n]/.test(next)) return fallback;
+  return next;
+}
+
+export function signInRedirect(ctx: PageContext): PageResult {
+  const here = ctx.url.pathname + ctx.url.search;
+  return redirect(`/sign-in?next=${encodeURIComponent(ctx.request.method === "GET" ? here : ctx.url.pathname)}`);
+}
+
+export function requireSignedIn(ctx: PageContext): PageContext & { session: ConsoleSession } {
+  if (!ctx.session) throw new PageExit(signInRedirect(ctx));
+  return ctx as PageContext & { session: ConsoleSession };
+}
+
+/** Role check for admin pages; `forbidden` renders the 403 page (kept in layout.ts). */
+export function isAdmin(session: ConsoleSession | null): boolean {
+  return !!session && (session.principal.role === "owner" || session.principal.role === "admin");
+}
+
+export function apiFor(ctx: PageContext & { session: ConsoleSession }): ConsoleApi {
+  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId });
+}

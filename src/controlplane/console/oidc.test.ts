@@ -1,0 +1,159 @@
+// The OIDC sign-in checks with a scripted provider (discovery, JWKS and token endpoint on a
+// loopback port; ID tokens signed here with jose): signature against the JWKS, audience,
+// nonce, state, PKCE verifier, verified email, membership. The browser flow against a real
+// provider is in test/integration/console-oidc.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
+import { addMembership, createAccount } from "../auth/service.ts";
+import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { SsoError, finishSso, saveOidcSettings, startSso, validateIssuer } from "./oidc.ts";
+
+type Keys = Awaited<ReturnType<typeof generateKeyPair>>;
+let server: ReturnType<typeof Bun.serve>;
+let issuer: string;
+let signing: Keys;
+let jwk: JWK;
+let nextIdToken: string | null = null;
+let lastTokenRequest: { verifier: string | null; auth: string | null } | null = null;
+
+beforeAll(async () => {
+  signing = await generateKeyPair("RS256");
+  jwk = { ...(await exportJWK(signing.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
+  server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const u = new URL(req.url);
+      if (u.pathname === "/.well-known/openid-configuration") {
+        return Response.json({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` });
+      }
+      if (u.pathname === "/jwks") return Response.json({ keys: [jwk] });
+      if (u.pathname === "/token") {
+        const form = new URLSearchParams(await req.text());
+        lastTokenRequest = { verifier: form.get("code_verifier"), auth: req.headers.get("authorization") };
+        return Response.json({ access_token: "at", token_type: "Bearer", id_token: nextIdToken });
+      }
+      return new Response("not found", { status: 404 });
+    },
+  });
+  issuer = `http://127.0.0.1:${server.port}`;
+});
+afterAll(() => server.stop(true));
+
+async function idToken(claims: Record<string, unknown>, o: { key?: Keys; aud?: string; iss?: string } = {}) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setIssuer(o.iss ?? issuer)
+    .setAudience(o.aud ?? "console")
+    .setSubject("sub-1")
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign((o.key ?? signing).privateKey);
+}
+
+async function begin(cp: TestControlPlane) {
+  saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+  const { location, flow } = await startSso(cp.deps, cp.orgId, "/audit");
+  const q = new URL(location).searchParams;
+  return { flow, state: q.get("state")!, nonce: q.get("nonce")!, challenge: q.get("code_challenge")!, q };
+}
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(SsoError);
+    return (e as Error).message;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("validateIssuer", () => {
+  test("https anywhere, http only on loopback, nothing extra in the URL", () => {
+    expect(validateIssuer("https://login.example.com/realms/acme")).toBe("https://login.example.com/realms/acme");
+    expect(validateIssuer("https://tenant.auth0.com/")).toBe("https://tenant.auth0.com/");
+    expect(validateIssuer("http://127.0.0.1:9000")).toBe("http://127.0.0.1:9000");
+    expect(() => validateIssuer("http://login.example.com")).toThrow("https");
+    expect(() => validateIssuer("https://u:p@login.example.com")).toThrow("credentials");
+    expect(() => validateIssuer("https://login.example.com/?x=1")).toThrow("query");
+    expect(() => validateIssuer("not a url")).toThrow("not a URL");
+  });
+});
+
+describe("finishSso", () => {
+  test("the authorization request carries PKCE S256, state and nonce; a good ID token signs in the member", async () => {
+    const cp = await testControlPlane();
+    const { flow, state, nonce, challenge, q } = await begin(cp);
+    expect(q.get("code_challenge_method")).toBe("S256");
+    expect(q.get("redirect_uri")).toBe("http://127.0.0.1:8420/sso/callback");
+    expect(q.get("scope")).toContain("openid");
+    nextIdToken = await idToken({ nonce, email: "Owner@Example.com", email_verified: true });
+    const result = await finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c1" }));
+    expect(result).toMatchObject({ orgId: cp.orgId, accountId: cp.accountId, email: "owner@example.com", next: "/audit" });
+    // the verifier sent matches the challenge; the client authenticated with its secret
+    expect(createHash("sha256").update(lastTokenRequest!.verifier!).digest("base64url")).toBe(challenge);
+    expect(lastTokenRequest!.auth).toBe(`Basic ${Buffer.from("console:s3cret").toString("base64")}`);
+  });
+
+  test("an ID token signed by a key outside the provider's JWKS is refused", async () => {
+    const cp = await testControlPlane();
+    const { flow, state, nonce } = await begin(cp);
+    nextIdToken = await idToken({ nonce, email: "owner@example.com", email_verified: true }, { key: await generateKeyPair("RS256") });
+    expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain("did not verify");
+  });
+
+  test("another audience, another issuer, or another nonce is refused", async () => {
+    const cp = await testControlPlane();
+    for (const [claims, opts, why] of [
+      [{}, { aud: "someone-else" }, "did not verify"],
+      [{}, { iss: "http://127.0.0.1:1" }, "did not verify"],
+      [{ nonce: "other" }, {}, "nonce mismatch"],
+    ] as const) {
+      const { flow, state, nonce } = await begin(cp);
+      nextIdToken = await idToken({ nonce, email: "owner@example.com", email_verified: true, ...claims }, opts);
+      expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain(why);
+    }
+  });
+
+  test("an unverified email, or an email without membership, is refused", async () => {
+    const cp = await testControlPlane();
+    const outsider = await createAccount(cp.deps.db, { email: "outsider@example.com" });
+    let b = await begin(cp);
+    nextIdToken = await idToken({ nonce: b.nonce, email: "owner@example.com", email_verified: false });
+    expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("has not verified");
+    b = await begin(cp);
+    nextIdToken = await idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
+    expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("not a member");
+    addMembership(cp.deps.db, outsider.id, cp.orgId, "member");
+    b = await begin(cp);
+    nextIdToken = await idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
+    expect((await finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" }))).accountId).toBe(outsider.id);
+  });
+
+  test("a wrong state, a tampered or expired flow cookie, or a provider error is refused", async () => {
+    let now = Date.now();
+    const cp = await testControlPlane({ now: () => now });
+    const { flow, state } = await begin(cp);
+    expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state: "x", code: "c" })))).toContain("state mismatch");
+    expect(await refusal(finishSso(cp.deps, `${flow.slice(0, -4)}AAAA`, new URLSearchParams({ state, code: "c" })))).toContain("could not be read");
+    expect(await refusal(finishSso(cp.deps, undefined, new URLSearchParams({ state, code: "c" })))).toContain("not started here");
+    expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, error: "access_denied" })))).toContain("access_denied");
+    expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c", iss: "https://evil.example" })))).toContain("another identity provider");
+    now += 11 * 60 * 1000;
+    expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain("took too long");
+  });
+
+  test("the client secret is stored wrapped under the organization's context", async () => {
+    const cp = await testControlPlane();
+    saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+    const row = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w FROM oidc_configs").get() as { w: string };
+    expect(row.w).not.toContain("s3cret");
+    expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.w, `oidc:${cp.orgId}`))).toBe("s3cret");
+    expect(() => cp.deps.kms.unwrap(row.w, "oidc:org_other")).toThrow();
+    // a blank secret on update keeps the stored one
+    saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console2", clientSecret: "" });
+    const again = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w, client_id AS c FROM oidc_configs").get() as { w: string; c: string };
+    expect(again).toEqual({ w: row.w, c: "console2" });
+  });
+});

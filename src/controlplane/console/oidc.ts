@@ -1,0 +1,253 @@
+// OpenID Connect single sign-on for the console, configured per organization. The flow is the
+// authorization-code flow with PKCE (S256), state and nonce. What the browser carries between
+// the start and the callback (state, nonce, verifier, organization, return path) is sealed by
+// the KMS into a short-lived HttpOnly cookie, so no server-side table is needed and a replica
+// other than the one that started the flow can finish it. The ID token's signature is checked
+// against the provider's JWKS (jose), with issuer, audience, expiry and nonce; the account is
+// matched by the token's verified email and must already be a member of the organization.
+import { createHash, randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
+import { findAccountByEmail, membership } from "../auth/service.ts";
+import { schema } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+
+export const CALLBACK_PATH = "/sso/callback";
+export const FLOW_COOKIE = "svc_oidc";
+export const FLOW_TTL_SECONDS = 600;
+const FLOW_CONTEXT = "console-oidc-flow";
+const DISCOVERY_TTL_MS = 10 * 60 * 1000;
+const FETCH_TIMEOUT_MS = 10_000;
+
+/** A refusal to show the person signing in; the message says what to do. */
+export class SsoError extends Error {
+  override name = "SsoError";
+}
+
+export type OidcSettings = { issuer: string; clientId: string; hasSecret: boolean };
+
+export function secretContext(orgId: string): string {
+  return `oidc:${orgId}`;
+}
+
+export function getOidcSettings(deps: ControlPlaneDeps, orgId: string): OidcSettings | null {
+  const row = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).get();
+  return row ? { issuer: row.issuer, clientId: row.clientId, hasSecret: !!row.wrappedClientSecret } : null;
+}
+
+/** Checks an issuer URL: https, or http only on loopback (local providers and tests). */
+export function validateIssuer(input: string): string {
+  let u: URL;
+  try {
+    u = new URL(input.trim());
+  } catch {
+    throw new SsoError(`"${input}" is not a URL; the issuer looks like https://login.example.com/realms/acme`);
+  }
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
+  if (u.protocol !== "https:" && !(u.protocol === "http:" && loopback)) throw new SsoError("the issuer must use https");
+  if (u.username || u.password || u.search || u.hash) throw new SsoError("the issuer must not contain credentials, a query or a fragment");
+  // Kept as typed: the discovery document must name exactly this issuer (some end in "/").
+  return input.trim();
+}
+
+/** Stores the organization's provider; a blank secret keeps the stored one. */
+export function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }): void {
+  const issuer = validateIssuer(input.issuer);
+  const clientId = input.clientId.trim();
+  if (!clientId) throw new SsoError("enter the client id the provider gave this application");
+  const existing = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).get();
+  const secret = input.clientSecret;
+  if (!secret && !existing) throw new SsoError("enter the client secret the provider gave this application");
+  const wrapped = secret ? deps.kms.wrap(new TextEncoder().encode(secret), secretContext(orgId)) : existing!.wrappedClientSecret;
+  deps.db
+    .insert(schema.oidcConfigs)
+    .values({ orgId, issuer, clientId, wrappedClientSecret: wrapped })
+    .onConflictDoUpdate({ target: schema.oidcConfigs.orgId, set: { issuer, clientId, wrappedClientSecret: wrapped } })
+    .run();
+  discoveryCache.delete(issuer);
+}
+
+export function deleteOidcSettings(deps: ControlPlaneDeps, orgId: string): void {
+  deps.db.delete(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).run();
+}
+
+// ── discovery ──────────────────────────────────────────────────────────────────────────
+
+type Discovery = {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  userinfo_endpoint?: string;
+  token_endpoint_auth_methods_supported?: string[];
+  code_challenge_methods_supported?: string[];
+};
+
+const discoveryCache = new Map<string, { at: number; doc: Discovery }>();
+const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+async function fetchJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { ...init, redirect: "error", signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body };
+}
+
+export async function discover(issuer: string, now = Date.now()): Promise<Discovery> {
+  const cached = discoveryCache.get(issuer);
+  if (cached && now - cached.at < DISCOVERY_TTL_MS) return cached.doc;
+  const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+  let got: { status: number; body: unknown };
+  try {
+    got = await fetchJson(url);
+  } catch (e) {
+    throw new SsoError(`the identity provider at ${issuer} could not be reached (${(e as Error).message}); try again or ask an admin to check the issuer`);
+  }
+  const doc = got.body as Partial<Discovery> | null;
+  if (got.status !== 200 || !doc || typeof doc !== "object") throw new SsoError(`the identity provider's discovery document at ${url} answered ${got.status}`);
+  if (doc.issuer !== issuer) throw new SsoError(`the discovery document names issuer ${String(doc.issuer)}, not the configured ${issuer}`);
+  for (const k of ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const) {
+    if (typeof doc[k] !== "string") throw new SsoError(`the discovery document has no ${k}`);
+  }
+  discoveryCache.set(issuer, { at: now, doc: doc as Discovery });
+  return doc as Discovery;
+}
+
+// ── the flow ───────────────────────────────────────────────────────────────────────────
+
+type Flow = { state: string; nonce: string; verifier: string; orgId: string; next: string; at: number };
+
+const b64url = (bytes: Buffer) => bytes.toString("base64url");
+
+export function redirectUri(deps: ControlPlaneDeps): string {
+  return deps.config.publicUrl + CALLBACK_PATH;
+}
+
+/** Builds the provider's authorization URL and the sealed flow cookie value. */
+export async function startSso(deps: ControlPlaneDeps, orgId: string, next: string): Promise<{ location: string; flow: string }> {
+  const settings = getOidcSettings(deps, orgId);
+  if (!settings) throw new SsoError("single sign-on is not configured for that organization; sign in with your password");
+  const doc = await discover(settings.issuer, deps.now());
+  const flow: Flow = { state: b64url(randomBytes(24)), nonce: b64url(randomBytes(24)), verifier: b64url(randomBytes(48)), orgId, next, at: deps.now() };
+  const challenge = b64url(createHash("sha256").update(flow.verifier).digest());
+  const url = new URL(doc.authorization_endpoint);
+  const params = {
+    response_type: "code",
+    client_id: settings.clientId,
+    redirect_uri: redirectUri(deps),
+    scope: "openid email profile",
+    state: flow.state,
+    nonce: flow.nonce,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return { location: url.toString(), flow: deps.kms.wrap(new TextEncoder().encode(JSON.stringify(flow)), FLOW_CONTEXT) };
+}
+
+function openFlow(deps: ControlPlaneDeps, sealed: string | undefined): Flow {
+  if (!sealed) throw new SsoError("the sign-in attempt was not started here or took too long; start single sign-on again");
+  let flow: Flow;
+  try {
+    flow = JSON.parse(new TextDecoder().decode(deps.kms.unwrap(sealed, FLOW_CONTEXT))) as Flow;
+  } catch {
+    throw new SsoError("the sign-in attempt could not be read; start single sign-on again");
+  }
+  if (deps.now() - flow.at > FLOW_TTL_SECONDS * 1000) throw new SsoError("the sign-in attempt took too long; start single sign-on again");
+  return flow;
+}
+
+export type SsoResult = { accountId: string; orgId: string; email: string; next: string };
+
+/** Finishes the flow: checks state, exchanges the code, verifies the ID token, finds the member. */
+export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | undefined, query: URLSearchParams): Promise<SsoResult> {
+  const flow = openFlow(deps, sealedFlow);
+  const state = query.get("state");
+  if (!state || state !== flow.state) throw new SsoError("the sign-in answer does not belong to this attempt (state mismatch); start single sign-on again");
+  const providerError = query.get("error");
+  if (providerError) {
+    const desc = query.get("error_description");
+    throw new SsoError(`the identity provider refused the sign-in: ${providerError}${desc ? ` (${desc})` : ""}`);
+  }
+  const code = query.get("code");
+  if (!code) throw new SsoError("the identity provider sent no authorization code; start single sign-on again");
+
+  const row = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, flow.orgId)).get();
+  if (!row) throw new SsoError("single sign-on is no longer configured for this organization");
+  const doc = await discover(row.issuer, deps.now());
+  // RFC 9207: when the provider names itself in the answer, it must be the configured issuer.
+  const iss = query.get("iss");
+  if (iss !== null && iss !== row.issuer) throw new SsoError("the sign-in answer came from another identity provider; start single sign-on again");
+  const secret = new TextDecoder().decode(deps.kms.unwrap(row.wrappedClientSecret, secretContext(flow.orgId)));
+
+  const body = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri(deps), code_verifier: flow.verifier });
+  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
+  const methods = doc.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
+  if (methods.includes("client_secret_basic")) {
+    const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
+    headers.authorization = `Basic ${Buffer.from(`${enc(row.clientId)}:${enc(secret)}`).toString("base64")}`;
+  } else {
+    body.set("client_id", row.clientId);
+    body.set("client_secret", secret);
+  }
+  let token: { status: number; body: unknown };
+  try {
+    token = await fetchJson(doc.token_endpoint, { method: "POST", headers, body });
+  } catch (e) {
+    throw new SsoError(`the identity provider's token endpoint could not be reached (${(e as Error).message})`);
+  }
+  const tokenBody = (token.body ?? {}) as { id_token?: unknown; access_token?: unknown; error?: unknown; error_description?: unknown };
+  if (token.status !== 200 || typeof tokenBody.id_token !== "string") {
+    const why = typeof tokenBody.error === "string" ? `${tokenBody.error}${typeof tokenBody.error_description === "string" ? `: ${tokenBody.error_description}` : ""}` : `status ${token.status}`;
+    throw new SsoError(`the identity provider did not issue an ID token (${why})`);
+  }
+
+  let jwks = jwksCache.get(doc.jwks_uri);
+  if (!jwks) {
+    jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+    jwksCache.set(doc.jwks_uri, jwks);
+  }
+  let claims: JWTPayload;
+  try {
+    ({ payload: claims } = await jwtVerify(tokenBody.id_token, jwks, {
+      issuer: row.issuer,
+      audience: row.clientId,
+      currentDate: new Date(deps.now()),
+      clockTolerance: 60,
+    }));
+  } catch (e) {
+    throw new SsoError(`the ID token from the identity provider did not verify (${(e as Error).message})`);
+  }
+  if (claims.nonce !== flow.nonce) throw new SsoError("the ID token does not belong to this sign-in attempt (nonce mismatch)");
+  if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== row.clientId) throw new SsoError("the ID token was issued to another client");
+  // Some providers put the email claims only in the userinfo response for the code flow.
+  let identity: Record<string, unknown> = claims;
+  if (typeof claims.email !== "string" && doc.userinfo_endpoint && typeof tokenBody.access_token === "string") {
+    identity = await userinfo(doc.userinfo_endpoint, tokenBody.access_token, claims.sub);
+  }
+  const email = typeof identity.email === "string" ? identity.email.trim().toLowerCase() : "";
+  if (!email) throw new SsoError("the identity provider did not share an email address; allow the email scope for this application");
+  if (identity.email_verified !== true) throw new SsoError(`the identity provider has not verified ${email}; verify it there and try again`);
+
+  const account = findAccountByEmail(deps.db, email);
+  if (!account || !membership(deps.db, account.id, flow.orgId)) {
+    throw new SsoError(`${email} is not a member of this organization; ask an owner or admin to add you`);
+  }
+  return { accountId: account.id, orgId: flow.orgId, email, next: flow.next };
+}
+
+/** The userinfo claims for the ID token's subject (OIDC Core §5.3.2: `sub` must match). */
+async function userinfo(endpoint: string, accessToken: string, sub: string | undefined): Promise<{ email?: unknown; email_verified?: unknown }> {
+  let got: { status: number; body: unknown };
+  try {
+    got = await fetchJson(endpoint, { headers: { authorization: `Bearer ${accessToken}`, accept: "application/json" } });
+  } catch (e) {
+    throw new SsoError(`the identity provider's userinfo endpoint could not be reached (${(e as Error).message})`);
+  }
+  const body = (got.body ?? {}) as { sub?: unknown; email?: unknown; email_verified?: unknown };
+  if (got.status !== 200 || body.sub !== sub) throw new SsoError("the identity provider's userinfo answer does not match the ID token");
+  return body;
+}

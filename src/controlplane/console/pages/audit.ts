@@ -1,0 +1,113 @@
+// The audit view: search by tool name and decision, plus user, installation and time. Each
+// record shows whether its arguments are encrypted (to which key ids) or digest-only. The
+// console never fetches ciphertext and never decrypts (spec §2, Audit record).
+import { type PageContext, type PageResult, page } from "../context.ts";
+import { requireAdmin } from "../guard.ts";
+import { type SafeHtml, html, query } from "../html.ts";
+import { type Tone, badge, code, dataTable, field, selectField, shell, time } from "../layout.ts";
+import type { Installation } from "./overview.ts";
+import { byId, joinErrors, list, named } from "./shared.ts";
+
+export type AuditRecordView = {
+  id: string;
+  ts: string;
+  kind: string;
+  action: string;
+  tool_name: string | null;
+  model?: string | null;
+  decision: string;
+  reason: string;
+  installation_id: string;
+  agent_id: string;
+  subject: { user_id: string | null; email?: string | null; remote_user_id: string | null; via_installation: boolean };
+  outcome?: string | null;
+  exit_code?: number | null;
+  args_digest: string | null;
+  digest_key_id: string | null;
+  encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
+};
+
+const DECISION_TONES: Record<string, Tone> = { permit: "ok", deny: "bad", ask: "warn" };
+const FILTERS = ["tool", "decision", "user", "installation", "from", "to"] as const;
+
+/** `2025-01-31T10:00` from a datetime-local field, read as UTC → ISO 8601 for the API. */
+export function utcFromLocalInput(value: string | null): string | null {
+  if (!value) return null;
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/.exec(value.trim());
+  if (m) return `${m[1]}T${m[2]}${m[3] ?? ":00"}Z`;
+  return value.trim();
+}
+
+/** What the record says about its arguments, without ever showing them. */
+export function encryptionCell(r: Pick<AuditRecordView, "encryption" | "args_digest" | "digest_key_id">): SafeHtml {
+  if (r.encryption.mode === "recipients") {
+    const ids = r.encryption.key_ids;
+    return html`${badge(ids.length === 1 ? "encrypted to 1 key" : `encrypted to ${ids.length} keys`, "info")}<ul class="key-ids">${ids.map((k) => html`<li class="mono">${k}</li>`)}</ul>`;
+  }
+  return html`${badge("digest-only", "muted")}${r.args_digest ? html`<br><span class="mono muted" title="${r.args_digest}">${r.args_digest.slice(0, 24)}…</span>` : ""}${
+    r.digest_key_id ? html`<br><span class="muted">digest key <span class="mono">${r.digest_key_id}</span></span>` : ""
+  }`;
+}
+
+function subjectCell(s: AuditRecordView["subject"]): SafeHtml {
+  if (s.user_id) return html`${s.email ?? code(s.user_id)}${s.remote_user_id ? html`<br><span class="muted">chat user ${s.remote_user_id}</span>` : ""}`;
+  return html`${badge("via installation", "warn")}${s.remote_user_id ? html`<br><span class="muted">unlinked chat user ${s.remote_user_id}</span>` : ""}`;
+}
+
+export async function getAudit(pc: PageContext): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const sp = ctx.url.searchParams;
+  const f = Object.fromEntries(FILTERS.map((k) => [k, (sp.get(k) ?? "").trim()])) as Record<(typeof FILTERS)[number], string>;
+  const cursor = sp.get("cursor");
+  const errors: string[] = [];
+  const apiQuery = query({
+    tool: f.tool,
+    decision: f.decision,
+    user: f.user,
+    installation: f.installation,
+    from: utcFromLocalInput(f.from),
+    to: utcFromLocalInput(f.to),
+    cursor,
+    limit: 50,
+  });
+  const [got, installations] = await Promise.all([
+    ctx.api.get<{ records: AuditRecordView[]; next_cursor: string | null }>(ctx.api.org(`/audit-records${apiQuery}`)),
+    list<Installation>(ctx, "/installations", "installations", errors),
+  ]);
+  if (!got.ok) errors.unshift(got.problem.detail);
+  const records = got.ok ? (got.data.records ?? []) : [];
+  const instMap = byId(installations);
+  const rows = records.map(
+    (r) => html`<tr>
+  <td>${time(r.ts)}<br><span class="muted mono small">${r.id}</span></td>
+  <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span></td>
+  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span>${
+    r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
+  }</td>
+  <td>${subjectCell(r.subject)}</td>
+  <td>${named(instMap, r.installation_id)}</td>
+  <td>${encryptionCell(r)}</td>
+</tr>`,
+  );
+  const filters = html`<section class="panel" aria-labelledby="search-h"><h2 id="search-h">Search</h2>
+<form method="get" action="/audit" class="inline" role="search" aria-label="Search audit records">
+  ${field({ label: "Tool name", name: "tool", value: f.tool, placeholder: "crm.lookup", quiet: true })}
+  ${selectField({ label: "Decision", name: "decision", value: f.decision, quiet: true, options: [{ value: "", label: "any" }, { value: "permit", label: "permit" }, { value: "deny", label: "deny" }, { value: "ask", label: "ask" }] })}
+  ${field({ label: "User", name: "user", value: f.user, placeholder: "email or usr_…", quiet: true })}
+  ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
+  ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
+  ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
+  <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a></div>
+</form></section>`;
+  const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>` : "";
+  return page(
+    shell(ctx.session, {
+      title: "Audit records",
+      active: "audit",
+      lead: "Every decision on a model call or governed tool call, newest first. Arguments are never shown here: a record is either encrypted to customer keys (decrypt with svc audit decrypt and your own identity) or keeps only a digest.",
+      error: joinErrors(errors),
+      body: html`${filters}${dataTable("Audit records", ["Time", "Tool or action", "Decision and outcome", "User", "Installation", "Arguments"], rows, "No records match.")}${next}`,
+    }),
+    got.ok ? 200 : got.problem.status,
+  );
+}

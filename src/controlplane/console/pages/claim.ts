@@ -1,0 +1,130 @@
+// The claim-link page (spec §3): a front-end user opens the one-time link, signs in with a
+// password or single sign-on, and (chatui, their front-end user id) is linked to the service
+// user with their email. Used, expired and unknown links are explained. Linking while already
+// signed in needs an explicit button press, so a link sent by someone else cannot silently
+// attach their chat account to the victim's service user.
+import { SvcError } from "../../../contract/errors.ts";
+import { findAccountByEmail, membership } from "../../auth/service.ts";
+import { signIn } from "../../auth/sessions.ts";
+import { type ClaimInfo, inspectClaim, redeemClaim } from "../../claims/service.ts";
+import { getOrganization } from "../../organizations/service.ts";
+import { getOidcSettings } from "../oidc.ts";
+import { type PageContext, type PageResult, page } from "../context.ts";
+import { csrfMatches } from "../csrf.ts";
+import { html, path } from "../html.ts";
+import { code, csrfInput, publicShell, time } from "../layout.ts";
+import { sessionCookie } from "../session.ts";
+import { passwordForm, ssoForm } from "./sign-in.ts";
+
+const REFUSAL_TITLES: Record<string, string> = {
+  claim_used: "This link was already used",
+  claim_expired: "This link has expired",
+  not_found: "This link is not valid",
+  forbidden: "This link cannot be used",
+};
+
+function refused(e: SvcError): PageResult {
+  return page(
+    publicShell({
+      title: REFUSAL_TITLES[e.code] ?? "This link cannot be used",
+      error: e.message,
+      body: html`<p>Claim links work once and for a short time. If your chat account is still not linked, go back to the chat and use the tool again: the assistant will send you a new link.</p>`,
+    }),
+    e.status,
+  );
+}
+
+function orgName(ctx: PageContext, orgId: string): string {
+  try {
+    return getOrganization(ctx.deps.db, orgId).name;
+  } catch {
+    return orgId;
+  }
+}
+
+function whoInChat(info: ClaimInfo) {
+  return info.remoteDisplayName || info.remoteEmail
+    ? html`<strong>${info.remoteDisplayName ?? info.remoteEmail}</strong> (chat user ${code(info.remoteUserId)})`
+    : html`chat user ${code(info.remoteUserId)}`;
+}
+
+function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; status?: number } = {}): PageResult {
+  const action = path`/claim/${token}`;
+  const s = ctx.session;
+  const signedInHere = s && membership(ctx.deps.db, s.principal.accountId, info.orgId);
+  const intro = html`<p>This link connects your chat account, ${whoInChat(info)}, to your account in <strong>${orgName(ctx, info.orgId)}</strong>, so the assistant's tools run under your own identity.</p>
+<p class="hint">The link works once and expires ${time(new Date(info.expiresAt).toISOString())}.</p>`;
+  const body = signedInHere
+    ? html`${intro}
+<form method="post" action="${action}" class="stack">
+  ${csrfInput(s.csrfToken)}
+  <input type="hidden" name="action" value="link">
+  <p>You are signed in as <strong>${s.principal.email}</strong>.</p>
+  <button type="submit" class="btn btn-block">Link my chat account to ${s.principal.email}</button>
+</form>
+<form method="post" action="/sign-out" class="actions">${csrfInput(s.csrfToken)}<button type="submit" class="btn btn-ghost btn-small">Not you? Sign out</button></form>`
+    : html`${intro}
+<p>Sign in to link it.</p>
+${passwordForm({ action, csrf: ctx.presession, email: o.email ?? info.remoteEmail, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
+${getOidcSettings(ctx.deps, info.orgId) ? html`<div class="divider">or</div>${ssoForm(ctx, { orgId: info.orgId, next: action })}` : ""}`;
+  return page(publicShell({ title: "Link your chat account", error: o.error ?? null, body, wide: true }), o.status ?? 200);
+}
+
+function linked(ctx: PageContext, result: { email: string; remoteUserId: string; orgId: string }): PageResult {
+  return page(
+    publicShell({
+      title: "Your chat account is linked",
+      notice: `Linked to ${result.email} in ${orgName(ctx, result.orgId)}.`,
+      body: html`<p>Chat user ${code(result.remoteUserId)} now acts as <strong>${result.email}</strong>. Go back to the chat and ask again; your requests are decided under your own account from now on.</p>`,
+    }),
+  );
+}
+
+function inspect(ctx: PageContext, token: string): ClaimInfo | PageResult {
+  try {
+    return inspectClaim(ctx.deps, token);
+  } catch (e) {
+    if (e instanceof SvcError) return refused(e);
+    throw e;
+  }
+}
+
+export function getClaim(ctx: PageContext): PageResult {
+  const token = ctx.params.token ?? "";
+  const info = inspect(ctx, token);
+  if ("kind" in info) return info;
+  return claimPage(ctx, token, info);
+}
+
+export async function postClaim(ctx: PageContext): Promise<PageResult> {
+  const token = ctx.params.token ?? "";
+  const info = inspect(ctx, token);
+  if ("kind" in info) return info;
+  let email: string;
+  if (ctx.form.action === "link") {
+    const s = ctx.session;
+    if (!s || !csrfMatches(s.csrfToken, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
+    if (!membership(ctx.deps.db, s.principal.accountId, info.orgId)) return claimPage(ctx, token, info, { error: `${s.principal.email} is not a member of this organization`, status: 403 });
+    email = s.principal.email;
+  } else {
+    if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
+    const typed = (ctx.form.email ?? "").trim();
+    try {
+      const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId });
+      ctx.cookies.push(sessionCookie(ctx.deps, raw));
+    } catch (e) {
+      if (e instanceof SvcError) return claimPage(ctx, token, info, { error: e.message, email: typed, status: e.status });
+      throw e;
+    }
+    email = typed.toLowerCase();
+  }
+  try {
+    const account = findAccountByEmail(ctx.deps.db, email);
+    const result = redeemClaim(ctx.deps, token, { email, displayName: account?.displayName ?? null });
+    ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId });
+    return linked(ctx, result);
+  } catch (e) {
+    if (e instanceof SvcError) return refused(e);
+    throw e;
+  }
+}

@@ -1,0 +1,52 @@
+// Approving `svc login` (a device-style login): the page shows the code the terminal shows, and
+// an owner or admin approves the request; the CLI then receives an API token acting for them.
+import { type PageContext, type PageResult, apiFor, isAdmin, page, redirect, requireSignedIn } from "../context.ts";
+import { html, path, query } from "../html.ts";
+import { csrfInput, forbiddenPage, shell, time } from "../layout.ts";
+
+type LoginRequest = { id: string; user_code: string; expires_at: string; status: "pending" | "approved" | "expired" };
+
+export async function getLoginApprove(ctx: PageContext): Promise<PageResult> {
+  const c = requireSignedIn(ctx);
+  if (!isAdmin(c.session)) return page(forbiddenPage(c), 403);
+  const id = ctx.url.searchParams.get("request") ?? "";
+  const s = c.session;
+  const title = "Approve svc login";
+  if (!id) return page(shell(s, { title, active: "none", error: "this page needs the link `svc login` printed (…/login/approve?request=…)", body: "" }), 400);
+  const got = await apiFor(c).get<LoginRequest>(path`/api/v1/auth/login-requests/${id}`);
+  if (!got.ok) return page(shell(s, { title, active: "none", error: got.problem.detail, body: html`<p>Run <code>svc login</code> again to get a new link.</p>` }), got.problem.status);
+  const r = got.data;
+  const done = ctx.url.searchParams.get("done") === "approved" || r.status === "approved";
+  const body = html`<section class="panel" aria-labelledby="code-h">
+<h2 id="code-h">Code shown in your terminal</h2>
+<p class="user-code" aria-describedby="code-help">${r.user_code}</p>
+<p id="code-help">Approve only if your terminal shows exactly this code and you ran <code>svc login</code> yourself just now. The command line will act as <strong>${s.principal.email}</strong> in <strong>${s.orgName}</strong>.</p>
+${
+  r.status === "expired"
+    ? html`<p class="banner banner-warn">This request has expired or was already used. Run <code>svc login</code> again.</p>`
+    : done
+      ? html`<p class="muted">You can close this page; the terminal finishes by itself.</p>`
+      : html`<form method="post" action="/login/approve" class="actions">
+  ${csrfInput(s.csrfToken)}
+  <input type="hidden" name="request" value="${r.id}">
+  <button type="submit" class="btn">Approve svc login</button>
+  <span class="hint">Expires ${time(r.expires_at)}</span>
+</form>`
+}
+</section>`;
+  return page(shell(s, { title, active: "none", notice: done && r.status !== "expired" ? "Approved. Return to your terminal." : null, body }));
+}
+
+export async function postLoginApprove(ctx: PageContext): Promise<PageResult> {
+  const c = requireSignedIn(ctx);
+  if (!isAdmin(c.session)) return page(forbiddenPage(c), 403);
+  const id = ctx.form.request ?? "";
+  const res = await apiFor(c).send<{ approved: boolean }>("POST", path`/api/v1/auth/login-requests/${id}/approve`, {});
+  if (!res.ok) {
+    return page(
+      shell(c.session, { title: "Approve svc login", active: "none", error: res.problem.detail, body: html`<p><a href="/login/approve${query({ request: id })}">Back to the request</a></p>` }),
+      res.problem.status,
+    );
+  }
+  return redirect(`/login/approve${query({ request: id, done: "approved" })}`);
+}

@@ -1,0 +1,110 @@
+// The overview: every installation with the state its proxies last reported (heartbeat, proxy
+// state, policy revision, tool count). Members, who have no admin pages, get a short home page.
+import { type PageContext, type PageResult, isAdmin, page, requireSignedIn } from "../context.ts";
+import { requireAdmin } from "../guard.ts";
+import { type SafeHtml, html, path } from "../html.ts";
+import { type Tone, badge, dataTable, section, shell, time } from "../layout.ts";
+import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
+
+export type Replica = {
+  id: string;
+  state: string;
+  policy_revision: number | null;
+  tool_count: number | null;
+  spool_depth: number | null;
+  version: string | null;
+  hostname?: string | null;
+  last_heartbeat_at: string | null;
+  last_success: string | null;
+};
+export type Installation = {
+  id: string;
+  name: string;
+  platform: string;
+  agent_id: string;
+  workspace_id: string;
+  tool_count: number;
+  has_credential?: boolean;
+  created_at: string;
+  replicas?: Replica[];
+};
+
+const STATE_TONES: Record<string, Tone> = { ready: "ok", starting: "info", stale: "warn", unavailable: "bad" };
+
+export function stateBadge(state: string | null | undefined): SafeHtml {
+  if (!state) return badge("no proxy yet", "muted");
+  return badge(state, STATE_TONES[state] ?? "info");
+}
+
+/** The replica that reported last: what the overview shows for the installation. */
+export function latestReplica(replicas: Replica[] | undefined): Replica | null {
+  let best: Replica | null = null;
+  for (const r of replicas ?? []) if (!best || (r.last_heartbeat_at ?? "") > (best.last_heartbeat_at ?? "")) best = r;
+  return best;
+}
+
+function memberHome(ctx: PageContext & { session: NonNullable<PageContext["session"]> }): PageResult {
+  return page(
+    shell(ctx.session, {
+      title: `Welcome, ${ctx.session.principal.email}`,
+      active: "none",
+      body: html`<section class="panel" aria-labelledby="m-h"><h2 id="m-h">You are a member of ${ctx.session.orgName}</h2>
+<p>Members sign in to link their chat account: when the assistant in the chat sends you a claim link, open it and sign in there.</p>
+<p class="muted">Admin work (agents, installations, policies, audit) needs the owner or admin role.</p></section>`,
+    }),
+  );
+}
+
+export async function getOverview(pc: PageContext): Promise<PageResult> {
+  const signed = requireSignedIn(pc);
+  if (!isAdmin(signed.session)) return memberHome(signed);
+  const ctx = requireAdmin(pc);
+  const errors: string[] = [];
+  const [installations, agents, policies, keys] = await Promise.all([
+    list<Installation>(ctx, "/installations", "installations", errors),
+    list<Agent>(ctx, "/agents", "agents", errors),
+    list<{ id: string }>(ctx, "/policies", "policies", errors),
+    list<{ id: string; status: string }>(ctx, "/audit-encryption-keys", "keys", errors),
+  ]);
+  const detailed = await Promise.all(
+    installations.map(async (i) => {
+      const got = await ctx.api.get<Installation>(ctx.api.org(path`/installations/${i.id}`));
+      return got.ok ? { ...i, ...got.data } : i;
+    }),
+  );
+  const agentMap = byId(agents);
+  const rows = detailed.map((i) => {
+    const r = latestReplica(i.replicas);
+    return html`<tr>
+  <td><a href="${path`/installations/${i.id}`}">${i.name}</a><br><span class="muted mono">${i.id}</span></td>
+  <td>${named(agentMap, i.agent_id)}</td>
+  <td>${stateBadge(r?.state)}</td>
+  <td>${time(r?.last_heartbeat_at)}</td>
+  <td>${r?.policy_revision ?? html`<span class="muted">—</span>`}</td>
+  <td>${r?.tool_count ?? i.tool_count}</td>
+  <td>${(i.replicas ?? []).length}</td>
+</tr>`;
+  });
+  const activeKeys = keys.filter((k) => k.status === "active").length;
+  const stats = html`<ul class="stats" aria-label="Summary">
+  <li class="stat"><span class="stat-value">${installations.length}</span><span class="stat-label">Installations</span></li>
+  <li class="stat"><span class="stat-value">${agents.length}</span><span class="stat-label">Agents</span></li>
+  <li class="stat"><span class="stat-value">${policies.length}</span><span class="stat-label">Policies</span></li>
+  <li class="stat"><span class="stat-value">${activeKeys}</span><span class="stat-label">Active audit keys</span></li>
+</ul>`;
+  const gettingStarted =
+    agents.length === 0
+      ? html`<div class="banner banner-info"><strong>Getting started.</strong> Create the chat agent first (<a href="/agents">Agents</a>), then the installation with <code>svc bot init --platform chatui --agent &lt;agent_id&gt;</code>.</div>`
+      : "";
+  return page(
+    shell(ctx.session, {
+      title: "Overview",
+      active: "overview",
+      error: joinErrors(errors),
+      body: html`${gettingStarted}${stats}${section(
+        "Installations",
+        dataTable("Installations", ["Installation", "Agent", "Proxy state", "Last heartbeat", "Policy revision", "Tools", "Replicas"], rows, "No installations yet. Create one with svc bot init."),
+      )}`,
+    }),
+  );
+}

@@ -1,0 +1,158 @@
+// Console single sign-on against a real OpenID provider (oidc-provider 9.x) run locally:
+// configuring it in Settings, signing in (authorization code + PKCE, ID token verified against
+// the provider's JWKS), the refusals (unverified email, not a member, tampered state), and a
+// claim link finished through SSO.
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.ts";
+import { type SeededRuntime, api, claimLink, launchBrowser, openPage, org, ownerPassword, screenshot, seedRuntime, signIn } from "./console-browser.ts";
+
+setDefaultTimeout(60_000);
+
+let cp: ControlPlaneProcess;
+let idp: OidcTestProvider;
+let browser: Browser;
+let rt: SeededRuntime;
+const contexts: Array<{ close(): Promise<void> }> = [];
+
+async function fresh(): Promise<Page> {
+  const p = await openPage(browser);
+  contexts.push(p.context);
+  return p.page;
+}
+
+/** The provider's development login and consent pages. */
+async function loginAtProvider(page: Page, login: string): Promise<void> {
+  await page.waitForURL((u) => u.origin === idp.issuer);
+  await page.locator("input[name=login]").fill(login);
+  await page.locator("input[name=password]").fill("anything");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL((u) => u.origin === cp.url);
+}
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  idp = await startOidcProvider({ redirectUri: `${cp.url}/sso/callback` });
+  idp.accounts.set("alice", { email: "SSO.User@example.com", emailVerified: true, name: "Alice" });
+  idp.accounts.set("bob", { email: "unverified@example.com", emailVerified: false });
+  idp.accounts.set("carol", { email: "stranger@example.com", emailVerified: true });
+  for (const email of ["sso.user@example.com", "unverified@example.com"]) {
+    const m = await api(cp, "POST", org(cp, "/members"), { email, role: "admin" });
+    if (m.status !== 201 && m.status !== 200) throw new Error(`member: ${m.status} ${JSON.stringify(m.json)}`);
+  }
+  rt = await seedRuntime(cp);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close();
+  await idp?.stop();
+  await cp?.stop();
+  if (cp) cleanup(cp.dataDir);
+});
+
+describe("single sign-on settings", () => {
+  test("an admin configures the provider; a non-https issuer is refused; the client secret is stored wrapped", async () => {
+    const page = await fresh();
+    await signIn(page, cp, "owner@example.com", ownerPassword(cp));
+    await page.goto(cp.url + "/settings");
+    await page.getByLabel("Issuer").fill("http://idp.example.com");
+    await page.getByLabel("Client ID").fill(idp.clientId);
+    await page.getByLabel("Client secret").fill(idp.clientSecret);
+    await page.getByRole("button", { name: "Save single sign-on" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("https");
+
+    await page.getByLabel("Issuer").fill(idp.issuer);
+    await page.getByLabel("Client secret").fill(idp.clientSecret);
+    await page.getByRole("button", { name: "Save single sign-on" }).click();
+    await page.waitForURL(/done=sso-saved/);
+    await expect(page.locator("section", { has: page.locator("#sso-h") }).locator("dd").first().textContent()).resolves.toBe("configured");
+    await screenshot(page, "settings-sso");
+
+    const db = new Database(join(cp.dataDir, "controlplane.db"), { readonly: true });
+    const row = db.query("SELECT issuer, client_id, wrapped_client_secret FROM oidc_configs WHERE org_id = ?").get(cp.orgId) as { issuer: string; wrapped_client_secret: string };
+    db.close();
+    expect(row.issuer).toBe(idp.issuer);
+    expect(row.wrapped_client_secret).toStartWith("kms1:");
+    expect(row.wrapped_client_secret).not.toContain(idp.clientSecret);
+  });
+
+  test("a member cannot change single sign-on", async () => {
+    await api(cp, "POST", org(cp, "/members"), { email: "plain.member@example.com", role: "member", password: "plain member password" });
+    const page = await fresh();
+    await signIn(page, cp, "plain.member@example.com", "plain member password");
+    const res = await page.goto(cp.url + "/settings");
+    expect(res!.status()).toBe(403);
+  });
+});
+
+describe("signing in with single sign-on", () => {
+  test("a member with a verified email signs in through the provider", async () => {
+    const page = await fresh();
+    await page.goto(`${cp.url}/sign-in?org=${cp.orgId}`);
+    await page.getByRole("button", { name: "Continue with Acme single sign-on" }).click();
+    await loginAtProvider(page, "alice");
+    expect(new URL(page.url()).pathname).toBe("/");
+    await expect(page.locator("header").textContent()).resolves.toContain("sso.user@example.com");
+    await expect(page.locator("h1").textContent()).resolves.toBe("Overview");
+  });
+
+  test("an email the provider has not verified is refused", async () => {
+    const page = await fresh();
+    await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
+    await loginAtProvider(page, "bob");
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("has not verified unverified@example.com");
+    expect((await page.context().cookies()).some((c) => c.name === "svc_session")).toBe(false);
+    await screenshot(page, "sso-refused");
+  });
+
+  test("a verified email that is not a member of the organization is refused", async () => {
+    const page = await fresh();
+    await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
+    await loginAtProvider(page, "carol");
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("stranger@example.com is not a member");
+    expect((await page.context().cookies()).some((c) => c.name === "svc_session")).toBe(false);
+  });
+
+  test("a callback that does not match the started attempt is refused", async () => {
+    const page = await fresh();
+    const noFlow = await page.goto(`${cp.url}/sso/callback?state=abc&code=def`);
+    expect(noFlow!.status()).toBe(400);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("not started here");
+    // start a real attempt (sets the sealed flow cookie), then come back with a forged state
+    await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
+    await page.waitForURL((u) => u.origin === idp.issuer);
+    const forged = await page.goto(`${cp.url}/sso/callback?state=forged&code=whatever`);
+    expect(forged!.status()).toBe(400);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("state mismatch");
+  });
+
+  test("an organization without single sign-on says so", async () => {
+    const page = await fresh();
+    const res = await page.goto(`${cp.url}/sso/start?org=org_01NOTCONFIGURED000000000000`);
+    expect(res!.status()).toBe(400);
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("not configured");
+  });
+});
+
+describe("claim link with single sign-on", () => {
+  test("the front-end user signs in through the provider and then links with one press", async () => {
+    const url = await claimLink(cp, rt, "chat-sso-7");
+    const page = await fresh();
+    await page.goto(url);
+    await page.getByRole("button", { name: "Continue with Acme single sign-on" }).click();
+    await loginAtProvider(page, "alice");
+    expect(page.url()).toBe(url);
+    await page.getByRole("button", { name: "Link my chat account to sso.user@example.com" }).click();
+    await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
+    const ids = await api(cp, "GET", org(cp, "/remote-identities"));
+    expect(ids.json.remote_identities.some((r: { remote_user_id: string }) => r.remote_user_id === "chat-sso-7")).toBe(true);
+    const user = await api(cp, "GET", org(cp, `/users/${encodeURIComponent("sso.user@example.com")}`));
+    expect(user.status).toBe(200);
+  });
+});
