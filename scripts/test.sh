@@ -49,14 +49,16 @@ fi
 export SVC_BIN="$PWD/dist/svc"
 
 run_suite typecheck bunx tsc --noEmit -p . || { failed=$((failed + 1)); echo "suite typecheck: failed"; }
-run_suite unit bun test src test/support; count_bun test-artifacts/unit.log unit
-if [ -d test/integration ]; then run_suite integration bun test test/integration; count_bun test-artifacts/integration.log integration; fi
+# Cross-process suites start real servers: give each test room, never rely on timing.
+BUN_TEST=(bun test --timeout 60000)
+run_suite unit "${BUN_TEST[@]}" src test/support; count_bun test-artifacts/unit.log unit
+if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
 if [ -d src/guard-bridge/python/tests ]; then
   run_suite python python3 -m pytest -q src/guard-bridge/python/tests; count_pytest test-artifacts/python.log python
 fi
 if [ -z "${SVC_TEST_SKIP_E2E:-}" ] && [ -d test/e2e ] && ls test/e2e/*.test.ts >/dev/null 2>&1; then
   bash scripts/openwebui-venv.sh >test-artifacts/openwebui-venv.log 2>&1 || { tail -20 test-artifacts/openwebui-venv.log; failed=$((failed + 1)); }
-  run_suite e2e bun test test/e2e; count_bun test-artifacts/e2e.log e2e
+  run_suite e2e bun test --timeout 600000 test/e2e; count_bun test-artifacts/e2e.log e2e
 fi
 
 echo "$passed passed, $failed failed"
