@@ -11,24 +11,33 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
-afterEach(() => {
+// Every spool a test opens (crashed ones included) is closed after it: an open FileHandle
+// left to the garbage collector is an error in Bun.
+const opened: AuditSpool[] = [];
+const openSpool = async (dir: string, opts?: { segmentMaxBytes?: number }) => {
+  const s = await AuditSpool.open(dir, opts);
+  opened.push(s);
+  return s;
+};
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close().catch(() => {});
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 describe("AuditSpool", () => {
   test("append is on disk when it resolves; reopen sees it", async () => {
     const dir = tmp();
-    const s = await AuditSpool.open(dir);
+    const s = await openSpool(dir);
     const r = fakeRecord();
     await s.append(r);
     expect(s.depth).toBe(1);
     // no close: a second process opening the directory is what a restart after kill -9 sees
-    const again = await AuditSpool.open(dir);
+    const again = await openSpool(dir);
     expect(again.unshipped(10)).toEqual([r]);
   });
 
   test("group commit: 200 concurrent appends share one fdatasync", async () => {
-    const s = await AuditSpool.open(tmp());
+    const s = await openSpool(tmp());
     const before = s.appendSyncs;
     await Promise.all(Array.from({ length: 200 }, () => s.append(fakeRecord())));
     expect(s.appendSyncs - before).toBe(1);
@@ -40,7 +49,7 @@ describe("AuditSpool", () => {
   });
 
   test("appends arriving during a sync join the next batch", async () => {
-    const s = await AuditSpool.open(tmp());
+    const s = await openSpool(tmp());
     const first = s.append(fakeRecord());
     await new Promise((r) => setImmediate(r)); // the first batch is now writing
     const rest = Array.from({ length: 50 }, () => s.append(fakeRecord()));
@@ -51,23 +60,23 @@ describe("AuditSpool", () => {
 
   test("ack removes; unacked survive a crash in order; a torn tail line is skipped", async () => {
     const dir = tmp();
-    const s = await AuditSpool.open(dir);
+    const s = await openSpool(dir);
     const recs = Array.from({ length: 10 }, () => fakeRecord());
     for (const r of recs) await s.append(r);
     await s.ack([recs[0]!.id, recs[3]!.id, recs[9]!.id, "rec_UNKNOWN"]);
     expect(s.depth).toBe(7);
     const seg = readdirSync(dir).find((n) => n.endsWith(".jsonl"))!;
     appendFileSync(join(dir, seg), '{"id":"rec_TORN","ts":"20'); // crash mid-write
-    const again = await AuditSpool.open(dir);
+    const again = await openSpool(dir);
     expect(again.unshipped(100).map((r) => r.id)).toEqual(recs.filter((_, i) => ![0, 3, 9].includes(i)).map((r) => r.id));
     await again.ack(again.unshipped(100).map((r) => r.id));
-    const third = await AuditSpool.open(dir);
+    const third = await openSpool(dir);
     expect(third.depth).toBe(0);
   });
 
   test("fully acknowledged closed segments are deleted", async () => {
     const dir = tmp();
-    const s = await AuditSpool.open(dir, { segmentMaxBytes: 2000 });
+    const s = await openSpool(dir, { segmentMaxBytes: 2000 });
     const recs = [];
     for (let i = 0; i < 20; i++) {
       const r = fakeRecord();
@@ -78,7 +87,7 @@ describe("AuditSpool", () => {
     await s.ack(recs.map((r) => r.id));
     expect(readdirSync(dir).filter((n) => n.endsWith(".jsonl")).length).toBe(1);
     await s.close();
-    const again = await AuditSpool.open(dir);
+    const again = await openSpool(dir);
     expect(again.depth).toBe(0);
     expect(readdirSync(dir).filter((n) => n.endsWith(".jsonl")).length).toBe(1); // the new active one
   });
@@ -101,7 +110,7 @@ describe("AuditSpool", () => {
     await child.exited;
     rmSync(script);
     const confirmed = out.split("\n").filter((l) => /^rec_[0-9A-Z]{26}$/.test(l));
-    const spool = await AuditSpool.open(join(dir, "spool"));
+    const spool = await openSpool(join(dir, "spool"));
     const present = new Set(spool.unshipped(1e9).map((r) => r.id));
     expect(confirmed.length).toBeGreaterThanOrEqual(300);
     for (const id of confirmed) expect(present.has(id)).toBe(true);
