@@ -46,7 +46,9 @@ export function createApp(deps: ControlPlaneDeps) {
       openapi({
         path: "/api/v1/openapi",
         specPath: OPENAPI_PATH,
-        documentation: { info: { title: "svc control plane", version: "1" } },
+        documentation: { info: { title: "svc control plane", version: "1", description: "Admin API, runtime API and claim links. Errors are application/problem+json with a stable `code`." } },
+        // The document covers the HTTP API; the console's HTML pages are not part of it.
+        exclude: { paths: [/^\/(?!api\/v1\/)/] },
       }),
     )
     .get("/healthz", () => ({ ok: true }))
