@@ -1,0 +1,157 @@
+// Issue 9 §4: the control plane on SQLite. Audit ingest through POST /runtime/audit-records
+// (batches of 500 fresh records, 4 in flight, the shipper's call); audit search by tool and
+// decision over 1,000,000 records (generated straight into the database file with the
+// ingest's own row mapping, then searched through the admin HTTP API); bundle polls answered
+// 304 per second (If-None-Match with the current ETag, 64 in flight).
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import type { AuditRecord } from "../../src/contract/audit.ts";
+import { newId } from "../../src/contract/ids.ts";
+import { recordRow } from "../../src/controlplane/audit/ingest.ts";
+import type { BenchContext, Suite } from "../lib/context.ts";
+import { httpLoad } from "../lib/procs.ts";
+import { type Metric, metric } from "../lib/report.ts";
+
+const COLUMNS = "id, org_id, workspace_id, installation_id, agent_id, replica_id, ts, kind, harness, action, tool_name, model, decision, reason, policy_id, policy_revision, user_id, remote_user_id, via_installation, ref, outcome, exit_code, args_digest, digest_key_id, recipient_key_ids, ciphertext, received_at";
+const TOOLS = 20;
+
+function template(ctx: BenchContext): Omit<AuditRecord, "id" | "ts"> {
+  const s = ctx.stack.scenario;
+  return {
+    kind: "tool",
+    harness: "chatui",
+    organization_id: ctx.stack.cp.orgId,
+    workspace_id: s.workspace,
+    installation_id: s.installationId,
+    agent_id: s.agentId,
+    replica_id: "rep_BENCH",
+    action: "tool:crm.read",
+    tool_name: "crm.read",
+    decision: "permit",
+    reason: "policy",
+    policy_id: null,
+    policy_revision: 1,
+    subject: { user_id: s.users.alice!.id, remote_user_id: s.users.alice!.remote, via_installation: false },
+    args_digest: `hmac-sha256:${"ab".repeat(32)}`,
+    digest_key_id: "dk_BENCH",
+    recipient_key_ids: [],
+    ciphertext: null,
+  };
+}
+
+/** Adds `total` rows to the audit table: 20 tools, 1 in 10 a deny, users alternating. */
+function generateRecords(ctx: BenchContext, total: number): { ms: number; added: number; rows: number } {
+  const db = new Database(join(ctx.stack.cp.dataDir, "controlplane.db"));
+  db.exec("PRAGMA busy_timeout = 10000");
+  const t0 = performance.now();
+  const ins = db.prepare(`INSERT INTO audit_records (${COLUMNS}) VALUES (${COLUMNS.split(",").map(() => "?").join(", ")})`);
+  const base = template(ctx);
+  const users = [ctx.stack.scenario.users.alice!, ctx.stack.scenario.users.bob!];
+  const start = Date.now() - 30 * 86_400_000;
+  const chunk = 50_000;
+  for (let done = 0; done < total; ) {
+    const n = Math.min(chunk, total - done);
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) {
+        const k = done + i;
+        const tool = `tool${k % TOOLS}.run`;
+        const u = users[k % 2]!;
+        const r: AuditRecord = { ...base, id: newId("auditRecord"), ts: new Date(start + k).toISOString(), action: `tool:${tool}`, tool_name: tool, decision: k % 10 === 3 ? "deny" : "permit", reason: k % 10 === 3 ? "svc.denied" : "policy", subject: { user_id: u.id, remote_user_id: u.remote, via_installation: false } };
+        ins.run(...(recordRow(r, start + k) as never[]));
+      }
+    })();
+    done += n;
+  }
+  const rows = db.query<{ n: number }, []>("SELECT count(*) AS n FROM audit_records").get()!.n;
+  db.close();
+  return { ms: performance.now() - t0, added: total, rows };
+}
+
+async function timeGet(url: string, token: string, n: number): Promise<{ p50: number; body: any }> {
+  const xs: number[] = [];
+  let body: any = null;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    body = await res.json();
+    xs.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  }
+  xs.sort((a, b) => a - b);
+  return { p50: xs[Math.floor(xs.length / 2)]!, body };
+}
+
+export const controlplane: Suite = {
+  name: "controlplane",
+  async run(ctx) {
+    const { stack } = ctx;
+    const cp = stack.cp;
+    const token = stack.scenario.runtimeToken;
+    const out: Metric[] = [];
+
+    // ingest
+    const ingest: number[] = [];
+    for (let i = 0; i < ctx.runs; i++) {
+      const r = await httpLoad({
+        url: `${cp.url}/api/v1/runtime/audit-records`,
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        mode: "audit-batch",
+        template: template(ctx),
+        batch: 500,
+        expectStatus: 200,
+        concurrency: 4,
+        durationS: ctx.durationS,
+        warmupS: 0.5,
+      });
+      if (r.errors > 0) throw new Error(`ingest: ${r.errors} errors (${r.firstError})`);
+      ingest.push(r.itemsPerS);
+    }
+    ctx.say(`  ingest: ${ingest.map((x) => x.toFixed(0)).join("/")} records/s`);
+    out.push(metric("control plane", "audit ingest, batches of 500", "records/s", ingest, { op: ">=", value: 50_000 }));
+
+    // search over 1,000,000 records (100,000 with --quick)
+    const total = ctx.quick ? 100_000 : 1_000_000;
+    const gen = generateRecords(ctx, total);
+    ctx.say(`  generated ${gen.added} audit records in ${(gen.ms / 1000).toFixed(1)} s (${gen.rows} in the table)`);
+    ctx.facts.audit_records_generated = { added: gen.added, ms: gen.ms, rows_in_table: gen.rows };
+    const org = `${cp.url}/api/v1/organizations/${cp.orgId}/audit-records`;
+    const search: number[] = [];
+    const deep: number[] = [];
+    const byUser: number[] = [];
+    for (let i = 0; i < ctx.runs; i++) {
+      const first = await timeGet(`${org}?tool=tool3.run&decision=deny&limit=50`, cp.token, 30);
+      if (first.body.records.length !== 50) throw new Error(`search found ${first.body.records.length} records`);
+      search.push(first.p50);
+      deep.push((await timeGet(`${org}?tool=tool3.run&decision=deny&limit=50&cursor=${first.body.next_cursor}`, cp.token, 30)).p50);
+      byUser.push((await timeGet(`${org}?user=${stack.scenario.users.bob!.id}&decision=deny&limit=50`, cp.token, 10)).p50);
+    }
+    const label = ctx.quick ? "100k" : "1M";
+    out.push(metric("control plane", `audit search tool+decision, ${label} records`, "ms", search, { op: "<=", value: 50 }));
+    out.push(metric("control plane", `audit search tool+decision, next page, ${label}`, "ms", deep, { op: "<=", value: 50 }));
+    out.push(metric("control plane", `audit search user+decision, ${label} records`, "ms", byUser, undefined, "(org, user, id) index, decision filtered"));
+
+    // 304 polls
+    const first = await fetch(`${cp.url}/api/v1/runtime/policy-bundle?version=1`, { headers: { authorization: `Bearer ${token}` } });
+    const etag = first.headers.get("etag")!;
+    await first.arrayBuffer();
+    const polls: number[] = [];
+    for (let i = 0; i < ctx.runs; i++) {
+      const r = await httpLoad({
+        url: `${cp.url}/api/v1/runtime/policy-bundle?version=1`,
+        method: "GET",
+        headers: { authorization: `Bearer ${token}`, "if-none-match": etag },
+        mode: "static",
+        expectStatus: 304,
+        concurrency: 64,
+        durationS: ctx.durationS,
+        warmupS: 0.5,
+      });
+      if (r.errors > 0) throw new Error(`304 polls: ${r.errors} errors (${r.firstError})`);
+      polls.push(r.rps);
+    }
+    ctx.say(`  304 polls: ${polls.map((x) => x.toFixed(0)).join("/")} /s`);
+    out.push(metric("control plane", "bundle polls answered 304", "/s", polls, { op: ">=", value: 20_000 }));
+    return out;
+  },
+};
