@@ -10,7 +10,7 @@ import {
   generateAuditIdentity,
   parseIdentityFile,
   writeIdentityFileExclusive,
-  writePrivateFile,
+  writeNewPrivateFile,
 } from "./audit-identity.ts";
 
 const dirs: string[] = [];
@@ -51,12 +51,15 @@ test("the identity file is created 0600 and never overwritten", () => {
   expect(readFileSync(path, "utf8")).toBe("first\n");
 });
 
-test("private output files are 0600 even when they existed with wider modes", () => {
+test("private output files are new files with mode 0600; an existing file is never replaced", () => {
   const path = join(dir(), "out.json");
-  writeFileSync(path, "old", { mode: 0o644 });
-  writePrivateFile(path, new TextEncoder().encode("new"));
+  expect(writeNewPrivateFile(path, new TextEncoder().encode("new"))).toBe(true);
   expect(statSync(path).mode & 0o777).toBe(0o600);
   expect(readFileSync(path, "utf8")).toBe("new");
+  const existing = join(dir(), "identity.txt");
+  writeFileSync(existing, "AGE-SECRET-KEY-1...", { mode: 0o600 });
+  expect(writeNewPrivateFile(existing, new TextEncoder().encode("plaintext"))).toBe(false);
+  expect(readFileSync(existing, "utf8")).toBe("AGE-SECRET-KEY-1...");
 });
 
 test("decrypts binary and armored age files; a wrong identity fails", async () => {

@@ -63,8 +63,15 @@ export function writeIdentityFileExclusive(path: string, text: string): boolean 
 }
 
 /** Writes a file only its owner can read (mode 0600 even when it existed with another mode). */
-export function writePrivateFile(path: string, data: Uint8Array): void {
-  const fd = openSync(path, "w", SECRET_FILE_MODE);
+/** Writes a new file with mode 0600; false (and nothing written) when the path exists. */
+export function writeNewPrivateFile(path: string, data: Uint8Array): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", SECRET_FILE_MODE);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw e;
+  }
   try {
     fchmodSync(fd, SECRET_FILE_MODE);
     let off = 0;
@@ -72,6 +79,7 @@ export function writePrivateFile(path: string, data: Uint8Array): void {
   } finally {
     closeSync(fd);
   }
+  return true;
 }
 
 /** True when group or others may read the file: a private key should not be. */

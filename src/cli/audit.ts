@@ -13,9 +13,9 @@ import {
   isGroupOrWorldReadable,
   parseIdentityFile,
   writeIdentityFileExclusive,
-  writePrivateFile,
+  writeNewPrivateFile,
 } from "./audit-identity.ts";
-import { connect, seg } from "./client.ts";
+import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
@@ -54,9 +54,13 @@ const keysCreate = command({
     try {
       key = await client.json<AuditKey>("POST", client.org("/audit-encryption-keys"), { body: { name: args.name ?? defaultKeyName(), public_key: pair.recipient } });
     } catch (e) {
-      // Nothing was encrypted to this identity yet: remove it so a retry starts clean.
-      rmSync(path, { force: true });
-      throw e;
+      // Only a definite refusal (4xx) proves the key was not stored; after a timeout or a reset
+      // the public key may be active, and deleting the identity would lose the only private key.
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500) {
+        rmSync(path, { force: true });
+        throw e;
+      }
+      throw client.fail(`${(e as Error).message}; the identity was kept in ${path}: check \`svc audit keys list\` for public key ${pair.recipient} before making another`);
     }
     if (args.json) return printJson({ ...key, identity_file: path });
     out(`Created audit key ${key.id} (${key.name}), public key ${key.public_key}.`);
@@ -114,6 +118,8 @@ const decrypt = command({
     if (!args.out && !args.stdout) throw new UsageError("say where the plaintext goes: --out <file> or --stdout");
     if (args.out && args.stdout) throw new UsageError("pass either --out or --stdout, not both");
     const label = "svc audit decrypt";
+    // Plaintext never replaces an existing file (the identity itself, say).
+    if (args.out && existsSync(args.out)) throw new CommandFailure(`${label}: ${args.out} already exists; pass a new file for --out`);
     let idText: string;
     try {
       idText = readFileSync(args.identity, "utf8");
@@ -135,7 +141,7 @@ const decrypt = command({
       writeAll(1, plaintext);
       return;
     }
-    writePrivateFile(args.out!, plaintext);
+    if (!writeNewPrivateFile(args.out!, plaintext)) throw new CommandFailure(`${label}: ${args.out} appeared meanwhile and was left untouched; pass a new file for --out`);
     note(`Wrote the decrypted content of ${args.record} to ${args.out} (mode 0600).`);
   },
 });

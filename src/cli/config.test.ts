@@ -70,6 +70,8 @@ describe("base URL", () => {
     expect(normalizeBaseUrl("https://svc.example.com/prefix/")).toBe("https://svc.example.com/prefix");
     expect(() => normalizeBaseUrl("https://svc.example.com/api/v1")).toThrow(/without it/);
     expect(() => normalizeBaseUrl("https://u:p@svc.example.com")).toThrow(/credentials/);
+    expect(() => normalizeBaseUrl("http://svc.example.com")).toThrow(/plain http/);
+    expect(normalizeBaseUrl("http://127.0.0.1:8420/")).toBe("http://127.0.0.1:8420");
     expect(() => normalizeBaseUrl("svc.example.com")).toThrow(/not a URL/);
   });
 });

@@ -50,6 +50,8 @@ export function ensurePrivateDir(dir: string): void {
   chmodSync(dir, CONFIG_DIR_MODE);
 }
 
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
 /** The base URL without trailing slashes; refuses what is not http(s) or has a path like /api/v1. */
 export function normalizeBaseUrl(raw: string): string {
   let u: URL;
@@ -60,6 +62,10 @@ export function normalizeBaseUrl(raw: string): string {
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL`);
   if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment`);
+  // The admin token travels in every request: plain http only where it never leaves the machine.
+  if (u.protocol === "http:" && !LOOPBACK_HOSTS.has(u.hostname)) {
+    throw new CommandFailure(`"${raw}" uses plain http, which would send your admin token in clear; use https (plain http is accepted only for localhost)`);
+  }
   const path = u.pathname.replace(/\/+$/, "");
   if (/\/api\/v1$/.test(path)) throw new CommandFailure(`"${raw}" ends in /api/v1; pass the base URL without it`);
   return `${u.origin}${path}`;

@@ -157,6 +157,13 @@ test.skipIf(!hasAge)("a record encrypted by `age -r` decrypts with svc audit dec
   const s = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--stdout"], { home: h });
   expect(s.code).toBe(0);
   expect(s.stdout).toBe(plaintext);
+
+  // --out never replaces an existing file, the identity file least of all.
+  const identityBefore = readFileSync(identityFile(h), "utf8");
+  const again = await svc(cp, ["audit", "decrypt", "--record", rec, "--identity", identityFile(h), "--out", identityFile(h)], { home: h });
+  expect(again.code).toBe(1);
+  expect(again.stderr).toContain("already exists");
+  expect(readFileSync(identityFile(h), "utf8")).toBe(identityBefore);
 });
 
 test.skipIf(!hasAge)("the ciphertext svc fetches decrypts with `age -d -i` and the identity svc made", async () => {
