@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { newId } from "../../src/contract/ids.ts";
 import type { PolicyBundle } from "../../src/contract/bundle.ts";
-import { compileBundle, decideTool } from "../../src/proxy/policy-index.ts";
+import { indexBundle, decideTool } from "../../src/proxy/policy-index.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
 import { decideLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
@@ -45,7 +45,7 @@ async function fetchBundle(ctx: BenchContext): Promise<{ bundle: PolicyBundle; b
 
 /** ns per decision of the compiled index, alice (group permit) on crm.read. */
 function inProcessNs(bundle: PolicyBundle, remoteUser: string): number {
-  const c = compileBundle(bundle);
+  const c = indexBundle(bundle);
   const user = { id: remoteUser };
   for (let i = 0; i < 20_000; i++) decideTool(c, user, "crm.read");
   const n = 200_000;

@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   agent_not_found: 404,
   claim_expired: 410,
   claim_used: 410,
+  identity_already_linked: 409,
+  identity_other_installation: 409,
   authorization_pending: 428,
   login_expired: 410,
   directory_sync_not_configured: 409,

@@ -73,10 +73,16 @@ export const AuditBatchRequest = Type.Object(
 export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
 
 export const AuditBatchResponse = Type.Object({
-  /** Every id in the batch is now stored (new or already present): the shipper may drop them. */
+  /** These ids are now stored (new or already present): the shipper may drop them. */
   acknowledged: Type.Array(Type.String()),
   inserted: Type.Integer(),
   duplicates: Type.Integer(),
+  /**
+   * Records refused for good (not the caller's, or an id already taken by another
+   * installation's record): not stored, never will be. The shipper sets them aside. The rest
+   * of the batch is stored regardless.
+   */
+  rejected: Type.Optional(Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }))),
 });
 export type AuditBatchResponse = Static<typeof AuditBatchResponse>;
 

@@ -1,14 +1,19 @@
 // The bundle loop: bootstrap (once per process, retried until it works), then poll the
 // policy bundle about once a minute with jitter, If-None-Match → 304. Every new bundle is
-// compiled, persisted as the last good one, and swapped in; every failure leaves the last
-// good bundle in place (state "stale"). Failures retry sooner, backing off up to the interval.
+// indexed, persisted as the last good one, and swapped in. A failure to reach the control plane
+// (network, 5xx, 408, 429) leaves the last good bundle in place (state "stale"); another refusal
+// stops decisions (state "unavailable"). A refusal of the credential itself (401/403 from any
+// runtime call, 404 from bootstrap or bundle) also forgets the bootstrap answer and the bundle,
+// in memory and on disk; before this process ever bootstrapped it is fatal (onFatal: exit, so
+// the supervisor reports "runtime bootstrap failed"). Failures retry sooner, backing off up to
+// the interval; the loop keeps trying, so the same token working again brings it back.
 import { hostname } from "node:os";
 import type { BundleVersion } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
-import { ControlPlaneError, type ControlPlaneClient } from "./control-plane-client.ts";
-import { loadLastGood, saveLastGood } from "./last-good.ts";
-import { compileBundle } from "./policy-index.ts";
-import { loadBootstrap, saveBootstrap } from "./state-dir.ts";
+import { ControlPlaneError, type ControlPlaneClient, credentialRefusal, isTransient } from "./control-plane-client.ts";
+import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
+import { indexBundle } from "./policy-index.ts";
+import { BOOTSTRAP_FILE, forgetCredentialState, loadBootstrap, saveBootstrap } from "./state-dir.ts";
 import type { ProxyStatus } from "./status.ts";
 
 export const DEFAULT_POLL_MS = 60_000;
@@ -28,11 +33,17 @@ export type BundleLoopOptions = {
   pollIntervalMs: number | null;
   random?: () => number;
   now?: () => Date;
+  /** The credential was refused before this process ever bootstrapped: the daemon should exit. */
+  onFatal?: (cause: string) => void;
+  /** Bootstrap succeeded (again): the shipper may resume. */
+  onBootstrapped?: () => void;
 };
 
 export class BundleLoop {
   private etag: string | null = null;
   private bootstrapped = false;
+  /** Whether bootstrap ever succeeded in this process (a later credential refusal is not fatal). */
+  private everBootstrapped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private failures = 0;
@@ -46,7 +57,7 @@ export class BundleLoop {
     if (b) this.o.status.setBootstrap(b);
     const lg = loadLastGood(this.o.stateDir, this.o.token, this.o.bundleVersion);
     if (lg && (!b || lg.bundle.installation_id === b.installation.id)) {
-      this.o.status.compiled = compileBundle(lg.bundle);
+      this.o.status.compiled = indexBundle(lg.bundle);
       this.etag = lg.etag;
       this.o.log.info("last good bundle reloaded", { policy_revision: lg.bundle.revision, fetched_at: lg.fetchedAt });
     }
@@ -102,11 +113,13 @@ export class BundleLoop {
         saveBootstrap(this.o.stateDir, this.o.token, b, now());
         client.replicaId = this.o.replicaId;
         this.bootstrapped = true;
+        this.everBootstrapped = true;
         log.info("bootstrapped", { installation_id: b.installation.id, organization_id: b.organization_id, replica_id: this.o.replicaId, digest_key_id: b.digest_key.id });
+        this.o.onBootstrapped?.();
       }
       const answer = await client.fetchBundle(this.o.bundleVersion, status.compiled ? this.etag : null);
       if (answer.status === 200) {
-        const compiled = compileBundle(answer.bundle);
+        const compiled = indexBundle(answer.bundle);
         saveLastGood(this.o.stateDir, this.o.token, { bundle: answer.bundle, etag: answer.etag, fetchedAt: now().toISOString() });
         const previous = status.compiled?.revision ?? null;
         status.compiled = compiled;
@@ -120,11 +133,33 @@ export class BundleLoop {
       if (wasState !== status.state) log.info("policy state", { state: status.state, policy_revision: status.compiled?.revision ?? null });
       return true;
     } catch (e) {
+      if (this.credentialCheck(e)) return false;
       const message = e instanceof ControlPlaneError ? e.message : `policy bundle: ${(e as Error).message}`;
       const wasState = status.state;
-      status.failed(message);
+      if (isTransient(e)) status.failed(message);
+      else status.refused(message);
       if (wasState !== status.state || this.failures === 0) log.warn("control plane call failed", { state: status.state, error: message, status: e instanceof ControlPlaneError ? e.status : null });
       return false;
     }
+  }
+
+  /**
+   * For any runtime call's failure (bundle loop, heartbeat, shipper, claims): when the control
+   * plane refused the credential, forget the bootstrap answer and the bundle (memory and disk),
+   * refuse every decision, log one line naming the cause. True when it did.
+   */
+  credentialCheck(e: unknown): boolean {
+    const cause = credentialRefusal(e);
+    if (!cause) return false;
+    const { status, log } = this.o;
+    const first = status.credentialError === null;
+    status.credentialRefused(cause);
+    this.etag = null;
+    this.bootstrapped = false;
+    this.o.client.replicaId = null;
+    forgetCredentialState(this.o.stateDir, [BOOTSTRAP_FILE, BUNDLE_FILE]);
+    if (first) log.error("runtime credential refused; every decision is refused until the control plane accepts the token again", { error: cause, state: status.state });
+    if (!this.everBootstrapped) this.o.onFatal?.(cause);
+    return true;
   }
 }

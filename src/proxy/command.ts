@@ -21,14 +21,18 @@ const serveCommand = command({
       if (e instanceof ConfigError || e instanceof StartError) throw new CommandFailure(`svc proxy serve: ${e.message}`);
       throw e;
     }
-    await new Promise<void>((resolve) => {
+    const refused = await new Promise<string | null>((resolve) => {
       const stop = (signal: string) => {
         log.info("signal received; draining", { signal });
-        void daemon.shutdown().then(() => resolve());
+        void daemon.shutdown().then(() => resolve(null));
       };
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      // The credential was refused before bootstrap ever succeeded: exit non-zero, so the
+      // supervisor reports "runtime bootstrap failed". Unshipped records stay in the spool.
+      void daemon.fatal.then((cause) => daemon.shutdown(0).then(() => resolve(cause)));
     });
+    if (refused !== null) throw new CommandFailure(`svc proxy serve: ${refused}`);
   },
 });
 

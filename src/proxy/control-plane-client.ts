@@ -19,6 +19,9 @@ import { firstProblem } from "./schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
 
+/** The runtime API calls, as named in errors and in the credential check below. */
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "heartbeat" | "audit-records" | "claims";
+
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
   override name = "ControlPlaneError";
@@ -26,9 +29,37 @@ export class ControlPlaneError extends Error {
     message: string,
     readonly status: number | null,
     readonly code: string | null = null,
+    readonly call: RuntimeCall | null = null,
   ) {
     super(message);
   }
+}
+
+/**
+ * A failure worth retrying on the last good bundle: the control plane was not reached or could
+ * not answer (network error, 5xx, 408, 429), or its 2xx answer was unreadable (an intermediary).
+ */
+export function isTransient(e: unknown): boolean {
+  if (!(e instanceof ControlPlaneError)) return true;
+  const s = e.status;
+  return s === null || s < 400 || s >= 500 || s === 408 || s === 429;
+}
+
+/**
+ * When the control plane refused the runtime credential itself, why (one line for operators);
+ * null otherwise. 401/403 from any runtime call: the token is wrong, rotated or revoked. 404
+ * from bootstrap or the policy bundle: the installation was deleted (or the URL is wrong).
+ * The proxy then forgets everything bound to the token and refuses every decision.
+ */
+export function credentialRefusal(e: unknown): string | null {
+  if (!(e instanceof ControlPlaneError) || e.status === null) return null;
+  const where = e.call ?? "a runtime call";
+  if (e.status === 401) return `the control plane refused the runtime token (401 on ${where}): SVC_RUNTIME_TOKEN is wrong or was rotated`;
+  if (e.status === 403) return `the control plane refused the runtime token (403 on ${where}): the token is not allowed to act for this installation`;
+  if (e.status === 404 && (e.call === "bootstrap" || e.call === "policy-bundle")) {
+    return `the control plane does not know this installation (404 on ${where}): the installation was deleted, or SVC_RUNTIME_CONTROL_PLANE_URL points at the wrong service`;
+  }
+  return null;
 }
 
 export type ClientOptions = {
@@ -52,7 +83,7 @@ export class ControlPlaneClient {
     private readonly fetchImpl: typeof fetch = fetch,
   ) {}
 
-  private async call(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  private async call(what: RuntimeCall, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Response> {
     const url = `${this.opts.baseUrl}${RUNTIME_API_PREFIX}${path}`;
     const headers: Record<string, string> = { authorization: `Bearer ${this.opts.token}`, accept: "application/json", "user-agent": `svc-proxy/${this.opts.version}`, ...extraHeaders };
     if (this.replicaId) headers[REPLICA_HEADER] = this.replicaId;
@@ -70,7 +101,7 @@ export class ControlPlaneClient {
     try {
       res = await this.fetchImpl(url, init);
     } catch (e) {
-      throw new ControlPlaneError(`control plane unreachable (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`, null);
+      throw new ControlPlaneError(`control plane unreachable (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`, null, null, what);
     }
     if (res.status >= 400) {
       const text = await res.text().catch(() => "");
@@ -81,44 +112,44 @@ export class ControlPlaneClient {
         code = j.code ?? null;
         detail = j.detail ?? detail;
       } catch {}
-      throw new ControlPlaneError(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`, res.status, code);
+      throw new ControlPlaneError(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`, res.status, code, what);
     }
     return res;
   }
 
-  private async json<T>(res: Response, schema: Parameters<typeof firstProblem>[0], what: string): Promise<T> {
+  private async json<T>(res: Response, schema: Parameters<typeof firstProblem>[0], what: string, call: RuntimeCall): Promise<T> {
     let value: unknown;
     try {
       value = await res.json();
     } catch {
-      throw new ControlPlaneError(`${what}: the answer is not JSON`, res.status);
+      throw new ControlPlaneError(`${what}: the answer is not JSON`, res.status, null, call);
     }
     const problem = firstProblem(schema, value);
-    if (problem) throw new ControlPlaneError(`${what}: unexpected answer (${problem})`, res.status);
+    if (problem) throw new ControlPlaneError(`${what}: unexpected answer (${problem})`, res.status, null, call);
     return value as T;
   }
 
   async bootstrap(req: BootstrapRequest): Promise<BootstrapResponse> {
-    return this.json(await this.call("POST", "/bootstrap", req), BootstrapResponse, "bootstrap");
+    return this.json(await this.call("bootstrap", "POST", "/bootstrap", req), BootstrapResponse, "bootstrap", "bootstrap");
   }
 
   async fetchBundle(version: BundleVersion, etag: string | null): Promise<BundleAnswer> {
-    const res = await this.call("GET", `/policy-bundle?version=${version}`, undefined, etag ? { "if-none-match": etag } : {});
+    const res = await this.call("policy-bundle", "GET", `/policy-bundle?version=${version}`, undefined, etag ? { "if-none-match": etag } : {});
     if (res.status === 304) return { status: 304 };
-    const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle");
+    const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
     return { status: 200, bundle, etag: res.headers.get("etag") };
   }
 
   async heartbeat(req: HeartbeatRequest): Promise<void> {
-    const res = await this.call("POST", "/heartbeat", req);
+    const res = await this.call("heartbeat", "POST", "/heartbeat", req);
     await res.body?.cancel();
   }
 
   async shipAudit(records: AuditRecord[]): Promise<AuditBatchResponse> {
-    return this.json(await this.call("POST", "/audit-records", { records }), AuditBatchResponse, "audit records");
+    return this.json(await this.call("audit-records", "POST", "/audit-records", { records }), AuditBatchResponse, "audit records", "audit-records");
   }
 
   async createClaim(req: ClaimRequest): Promise<ClaimResponse> {
-    return this.json(await this.call("POST", "/claims", req), ClaimResponse, "claim");
+    return this.json(await this.call("claims", "POST", "/claims", req), ClaimResponse, "claim", "claims");
   }
 }

@@ -1,7 +1,7 @@
 // The daemon over a real unix socket, against the fake control plane and the HTTPS model double.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Decrypter, Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolicyBundle } from "../contract/bundle.ts";
@@ -285,7 +285,10 @@ describe("models", () => {
     expect(un.error.claim_url).toStartWith(`${t.cp.url}/claim/`);
     const unknownModel = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "gpt-9", messages: [] } });
     expect(unknownModel.status).toBe(404);
-    expect((await unknownModel.json()).error.code).toBe("model_not_found");
+    const nf = (await unknownModel.json()).error;
+    expect(nf.code).toBe("model_not_found");
+    // audited like every decision, before the answer
+    expect(await shipped(nf.record_id)).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", reason: "model_not_found", model: "gpt-9", subject: { user_id: "usr_alice" } });
   });
 
   test("api_key profile: the key is unsealed with the credential-sync identity and sent upstream", async () => {
@@ -358,6 +361,104 @@ describe("restart", () => {
     } finally {
       t.cp.down = false;
       await daemon.shutdown(2000);
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the control plane refuses the credential", () => {
+  const stateFile = (name: string) => join(t.dir, "state", name);
+  const readyz = async (socket = t.socket) => {
+    const r = await fetch("http://localhost/readyz", { unix: socket } as RequestInit);
+    return { status: r.status, body: (await r.json()) as { ready: boolean; state: string; reason: string | null } };
+  };
+
+  test("429 keeps deciding on the last good bundle (stale); another 4xx stops decisions but keeps the bundle", async () => {
+    t.cp.refuseWith = 429;
+    await t.daemon.loop.pollNow();
+    expect((await readyz()).body.state).toBe("stale");
+    expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
+    t.cp.refuseWith = 400;
+    await t.daemon.loop.pollNow();
+    const r = await readyz();
+    expect(r.status).toBe(503);
+    expect(r.body.state).toBe("unavailable");
+    expect((await call("/v1/tools/decide", { body: { tool: "crm.read", user: { id: "fe-alice" }, args: {} } })).status).toBe(503);
+    expect(existsSync(stateFile("last-good-bundle.json"))).toBe(true);
+    t.cp.refuseWith = null;
+    await t.daemon.loop.pollNow();
+    expect((await readyz()).body.state).toBe("ready");
+  });
+
+  test("token rotated (401): bundle, digest key and persisted state forgotten, every decision refused, one log line; records stay spooled; the same token working again recovers", async () => {
+    expect(existsSync(stateFile("bootstrap.json"))).toBe(true);
+    expect(existsSync(stateFile("last-good-bundle.json"))).toBe(true);
+    t.cp.refuseWith = 401; // rotated; the proxy has not noticed yet
+    const d = await decide("crm.read", "fe-alice");
+    expect(d.decision).toBe("permit");
+    await t.daemon.loop.pollNow();
+    await t.daemon.loop.pollNow();
+    await t.daemon.heartbeat.beat();
+    const r = await readyz();
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ ready: false, state: "unavailable" });
+    expect(r.body.reason).toContain("401");
+    expect(r.body.reason).toContain("rotated");
+    expect(t.daemon.status.compiled).toBeNull();
+    expect(t.daemon.status.digestKey).toBeNull();
+    expect(existsSync(stateFile("bootstrap.json"))).toBe(false);
+    expect(existsSync(stateFile("last-good-bundle.json"))).toBe(false);
+    const refused = await call("/v1/tools/decide", { body: { tool: "crm.read", user: { id: "fe-alice" }, args: {} } });
+    expect(refused.status).toBe(503);
+    expect((await refused.json()).error.code).toBe("governance_unavailable");
+    expect((await call("/v1/chat/completions", { user: "fe-alice", body: { messages: [] } })).status).toBe(503);
+    expect((await (await call("/v1/models", { user: "fe-alice" })).json()).data).toEqual([]);
+    expect((await (await call("/v1/policy")).json()).state).toBe("unavailable");
+    expect(t.logs.filter((l) => l.includes("runtime credential refused"))).toHaveLength(1);
+    expect(t.cp.audit.has(d.record_id)).toBe(false);
+    expect(t.daemon.spool.depth).toBeGreaterThanOrEqual(1); // kept, never dropped
+    expect(existsSync(join(t.dir, "spool", "rejected.jsonl"))).toBe(false);
+    t.cp.refuseWith = null;
+    const bootstraps = t.cp.bootstraps.length;
+    await t.daemon.loop.pollNow();
+    expect(t.cp.bootstraps.length).toBe(bootstraps + 1);
+    expect((await readyz()).body.state).toBe("ready");
+    expect(existsSync(stateFile("bootstrap.json"))).toBe(true);
+    expect((await shipped(d.record_id)).id).toBe(d.record_id);
+  });
+
+  test("installation deleted (404 on the bundle): refused like a rotated token", async () => {
+    t.cp.refuseWith = 404;
+    await t.daemon.loop.pollNow();
+    const r = await readyz();
+    expect(r.status).toBe(503);
+    expect(r.body.reason).toContain("deleted");
+    expect(existsSync(stateFile("last-good-bundle.json"))).toBe(false);
+    t.cp.refuseWith = null;
+    await t.daemon.loop.pollNow();
+    expect((await readyz()).body.state).toBe("ready");
+  });
+
+  test("restart after rotation: the persisted bundle is not decided on; the start is fatal (exit non-zero)", async () => {
+    expect(existsSync(stateFile("last-good-bundle.json"))).toBe(true);
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd3-"));
+    const logs: string[] = [];
+    t.cp.refuseWith = 401;
+    const { daemon } = await start(t.cp, t.dir, logs, { SVC_RUNTIME_SOCKET_PATH: join(dir2, "p3.sock"), SVC_PROXY_AUDIT: join(dir2, "spool") });
+    try {
+      const cause = await Promise.race([daemon.fatal, Bun.sleep(5000).then(() => "no fatal")]);
+      expect(cause).toContain("401");
+      const r = await readyz(join(dir2, "p3.sock"));
+      expect(r.status).toBe(503);
+      expect(r.body.reason).toStartWith("runtime bootstrap failed: ");
+      const d = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p3.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
+      expect(d.status).toBe(503);
+      expect(existsSync(stateFile("bootstrap.json"))).toBe(false);
+      expect(existsSync(stateFile("last-good-bundle.json"))).toBe(false);
+      expect(logs.filter((l) => l.includes("runtime credential refused"))).toHaveLength(1);
+    } finally {
+      t.cp.refuseWith = null;
+      await daemon.shutdown(500);
       rmSync(dir2, { recursive: true, force: true });
     }
   });

@@ -33,6 +33,11 @@ export type Daemon = {
   shipper: AuditShipper;
   heartbeat: Heartbeat;
   replicaId: string;
+  /**
+   * Resolves with the cause when the control plane refused the runtime credential before this
+   * process ever bootstrapped: the command then stops and exits non-zero ("runtime bootstrap failed").
+   */
+  fatal: Promise<string>;
   /** Stop serving, drain the spool (up to the deadline), close. Returns the records left. */
   shutdown(deadlineMs?: number): Promise<number>;
 };
@@ -81,11 +86,35 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
 
   const status = new ProxyStatus();
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
-  const loop = new BundleLoop({ client, status, log, stateDir: config.stateDir, token: config.token, replicaId, credentialSyncRecipient: credentials.recipient, version: VERSION, bundleVersion: config.bundleVersion, pollIntervalMs: config.pollIntervalMs });
-  const shipper = new AuditShipper({ spool, client, log });
-  const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => shipper.wake() });
-  const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log });
+  const fatal = Promise.withResolvers<string>();
+  let shipper: AuditShipper | null = null;
+  const loop = new BundleLoop({
+    client,
+    status,
+    log,
+    stateDir: config.stateDir,
+    token: config.token,
+    replicaId,
+    credentialSyncRecipient: credentials.recipient,
+    version: VERSION,
+    bundleVersion: config.bundleVersion,
+    pollIntervalMs: config.pollIntervalMs,
+    onFatal: (cause) => fatal.resolve(cause),
+    onBootstrapped: () => shipper?.resume(),
+  });
+  // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
+  const credentialCheck = (e: unknown) => loop.credentialCheck(e);
+  shipper = new AuditShipper({
+    spool,
+    client,
+    log,
+    owner: () => (status.bootstrap ? { installationId: status.bootstrap.installation.id, organizationId: status.bootstrap.organization_id } : null),
+    onError: credentialCheck,
+  });
+  const ship = shipper;
+  const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
+  const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
 
   loop.reloadPersisted();
   await claimSocket(config.socketPath);
@@ -100,7 +129,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   chmodSync(config.socketPath, 0o600);
   log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
 
-  shipper.start();
+  ship.start();
   heartbeat.start();
   void loop.start().then(() => heartbeat.beat());
 
@@ -109,15 +138,16 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     status,
     spool,
     loop,
-    shipper,
+    shipper: ship,
     heartbeat,
     replicaId,
+    fatal: fatal.promise,
     shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
       shuttingDown ??= (async () => {
         loop.stop();
         heartbeat.stop();
         await server.stop();
-        const left = await shipper.drain(deadlineMs);
+        const left = await ship.drain(deadlineMs);
         await spool.close();
         rmSync(config.socketPath, { force: true });
         log.info("stopped", { unshipped: left });

@@ -13,6 +13,8 @@ export type HeartbeatOptions = {
   version: string;
   intervalMs: number;
   spoolDepth: () => number;
+  /** Every failure, so a refused credential is noticed here too (BundleLoop.credentialCheck). */
+  onError?: (e: unknown) => void;
 };
 
 export class Heartbeat {
@@ -42,6 +44,7 @@ export class Heartbeat {
     } catch (e) {
       if (!this.failing) log.warn("heartbeat failed", { error: (e as Error).message });
       this.failing = true;
+      this.o.onError?.(e);
     }
   }
 }

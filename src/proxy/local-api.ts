@@ -2,14 +2,14 @@
 // but /readyz needs the runtime token as a bearer (compared in constant time). Errors are in
 // OpenAI format {error:{message,type,code}} on every route, since the Pipe relays them.
 // A decision is answered only after its audit record is durable in the spool.
-import { createHash, timingSafeEqual } from "node:crypto";
+import { bearer, safeEqual } from "../contract/bearer.ts";
 import { REFUSAL_CODES } from "../contract/errors.ts";
 import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, USER_HEADERS } from "../contract/local-api.ts";
 import type { Logger } from "../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { CredentialSync } from "./credential-sync.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
-import { decideModel, decideTool, MODEL_ACTION, visibleModels } from "./policy-index.ts";
+import { type Decision, decideModel, decideTool, MODEL_ACTION, resolveSubject, visibleModels } from "./policy-index.ts";
 import type { AuditRecorder } from "./recorder.ts";
 import { firstProblem } from "./schema-check.ts";
 import type { ProxyStatus } from "./status.ts";
@@ -25,13 +25,14 @@ export type LocalApiDeps = {
   spoolDepth: () => number;
   log: Logger;
   fetchImpl?: typeof fetch;
+  /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
+  onRuntimeError?: (e: unknown) => void;
 };
 
-const sha = (s: string) => createHash("sha256").update(s).digest();
-
+/** The Authorization header carries the runtime token (constant-time compare). */
 export function bearerMatches(header: string | null, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  return timingSafeEqual(sha(header.slice(7).trim()), sha(token));
+  const given = bearer(header);
+  return given !== null && safeEqual(given, token);
 }
 
 /** The front-end user named by the x-svc-user-* headers; null when the call has no session user. */
@@ -71,6 +72,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
       return c.url;
     } catch (e) {
       d.log.warn("claim link not created", { remote_user_id: user.id, error: (e as Error).message });
+      d.onRuntimeError?.(e);
       return undefined;
     }
   }
@@ -98,7 +100,13 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
     if (profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
-      if (!offered.includes(model)) return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found");
+      if (!offered.includes(model)) {
+        // A refusal like any other: audited as a deny before answering.
+        const refusal: Decision = { decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null, subject: resolveSubject(compiled, user), considered: 0 };
+        const record = await d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision: refusal, args: { model } });
+        d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: "deny", code: "model_not_found", record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
+        return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
+      }
     }
     const decision = decideModel(compiled, user);
     const [record, claim] = await Promise.all([

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { BundlePolicy, PolicyBundle } from "../contract/bundle.ts";
-import { auditSubject, compileBundle, decideModel, decideTool, visibleModels } from "./policy-index.ts";
+import { auditSubject, indexBundle, decideModel, decideTool, visibleModels } from "./policy-index.ts";
 
 let n = 0;
 const pol = (src: string, dst: string, effect: "permit" | "deny" = "permit"): BundlePolicy => ({ id: `pol_${++n}`, name: `p${n}`, src, dst, effect });
@@ -35,7 +35,7 @@ const stranger = { id: "fe-nobody" };
 
 describe("tool decisions", () => {
   test("permit by user id (the service user id, not the front-end id)", () => {
-    const c = compileBundle(bundle([pol("user:usr_alice", "tool:crm.read"), pol("user:fe-bob", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("user:usr_alice", "tool:crm.read"), pol("user:fe-bob", "tool:crm.read")]));
     const d = decideTool(c, alice, "crm.read");
     expect(d.decision).toBe("permit");
     expect(d.policyId).toBe(c.bundle.policies[0]!.id);
@@ -44,35 +44,35 @@ describe("tool decisions", () => {
   });
 
   test("permit by group, by *, and default deny", () => {
-    const c = compileBundle(bundle([pol("group:sales", "tool:crm.update"), pol("*", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("group:sales", "tool:crm.update"), pol("*", "tool:crm.read")]));
     expect(decideTool(c, alice, "crm.update").decision).toBe("permit");
     expect(decideTool(c, bob, "crm.update")).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
     expect(decideTool(c, bob, "crm.read").decision).toBe("permit");
   });
 
   test("deny overrides permit, whatever the order and specificity", () => {
-    const c = compileBundle(bundle([pol("user:usr_alice", "tool:crm.update"), pol("group:staff", "tool:crm.update", "deny")]));
+    const c = indexBundle(bundle([pol("user:usr_alice", "tool:crm.update"), pol("group:staff", "tool:crm.update", "deny")]));
     const d = decideTool(c, alice, "crm.update");
     expect(d).toMatchObject({ decision: "deny", code: "svc.denied", policyId: c.bundle.policies[1]!.id });
     expect(d.message).toStartWith("Refused (svc.denied): ");
-    const c2 = compileBundle(bundle([pol("*", "tool:crm.read", "deny"), pol("user:usr_alice", "tool:crm.read")]));
+    const c2 = indexBundle(bundle([pol("*", "tool:crm.read", "deny"), pol("user:usr_alice", "tool:crm.read")]));
     expect(decideTool(c2, alice, "crm.read").decision).toBe("deny");
   });
 
   test("a policy for another tool does not leak", () => {
-    const c = compileBundle(bundle([pol("*", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("*", "tool:crm.read")]));
     expect(decideTool(c, alice, "crm.update").decision).toBe("deny");
   });
 
   test("unregistered tool: tool_not_registered even with a permit", () => {
-    const c = compileBundle(bundle([pol("*", "tool:mail.send")]));
+    const c = indexBundle(bundle([pol("*", "tool:mail.send")]));
     const d = decideTool(c, alice, "mail.send");
     expect(d).toMatchObject({ decision: "deny", code: "tool_not_registered", reason: "tool_not_registered" });
     expect(d.message).toStartWith("Refused (tool_not_registered)");
   });
 
   test("unlinked front-end user: identity.unlinked, even where * permits", () => {
-    const c = compileBundle(bundle([pol("*", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("*", "tool:crm.read")]));
     const d = decideTool(c, stranger, "crm.read");
     expect(d).toMatchObject({ decision: "deny", code: "identity.unlinked" });
     expect(d.message).toStartWith("Refused (identity.unlinked)");
@@ -80,21 +80,21 @@ describe("tool decisions", () => {
   });
 
   test("no session user: decided as the installation subject, audited via installation", () => {
-    const c = compileBundle(bundle([pol("user:usr_alice", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("user:usr_alice", "tool:crm.read")]));
     const d = decideTool(c, null, "crm.read");
     expect(d).toMatchObject({ decision: "deny", code: "svc.denied" });
     expect(auditSubject(d.subject)).toEqual({ user_id: null, remote_user_id: null, via_installation: true });
-    expect(decideTool(compileBundle(bundle([pol("*", "tool:crm.read")])), null, "crm.read").decision).toBe("permit");
-    expect(decideTool(compileBundle(bundle([pol("user:inst_1", "tool:crm.read")])), null, "crm.read").decision).toBe("permit");
+    expect(decideTool(indexBundle(bundle([pol("*", "tool:crm.read")])), null, "crm.read").decision).toBe("permit");
+    expect(decideTool(indexBundle(bundle([pol("user:inst_1", "tool:crm.read")])), null, "crm.read").decision).toBe("permit");
   });
 
   test("linked users are audited under their service user", () => {
-    const c = compileBundle(bundle([]));
+    const c = indexBundle(bundle([]));
     expect(auditSubject(decideTool(c, alice, "crm.read").subject)).toEqual({ user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false });
   });
 
   test("unparseable policies are skipped, not fatal", () => {
-    const c = compileBundle(bundle([pol("nonsense", "tool:crm.read"), pol("*", "tool:crm.read")]));
+    const c = indexBundle(bundle([pol("nonsense", "tool:crm.read"), pol("*", "tool:crm.read")]));
     expect(c.skipped).toBe(1);
     expect(decideTool(c, alice, "crm.read").decision).toBe("permit");
   });
@@ -103,19 +103,19 @@ describe("tool decisions", () => {
     const many: BundlePolicy[] = [];
     for (let i = 0; i < 20000; i++) many.push(pol(`user:usr_${i}`, `tool:t${i % 500}`), pol(`group:g${i}`, "tool:crm.read"));
     many.push(pol("group:staff", "tool:crm.read"));
-    const c = compileBundle(bundle(many));
+    const c = indexBundle(bundle(many));
     const d = decideTool(c, alice, "crm.read");
     expect(d.decision).toBe("permit");
     // deny side: user + 2 groups + *; permit side: user + sales + staff (found) → at most 7 lookups
     expect(d.considered).toBeLessThanOrEqual(7);
-    const small = decideTool(compileBundle(bundle([pol("group:staff", "tool:crm.read")])), alice, "crm.read");
+    const small = decideTool(indexBundle(bundle([pol("group:staff", "tool:crm.read")])), alice, "crm.read");
     expect(d.considered).toBe(small.considered);
   });
 });
 
 describe("model decisions", () => {
   test("v1: model:invoke permits decide", () => {
-    const c = compileBundle(bundle([pol("group:sales", "model:invoke")]));
+    const c = indexBundle(bundle([pol("group:sales", "model:invoke")]));
     expect(decideModel(c, alice)).toMatchObject({ decision: "permit", reason: "policy" });
     expect(decideModel(c, bob)).toMatchObject({ decision: "deny", code: "svc.denied" });
     expect(visibleModels(c, alice)?.models).toEqual(["gpt-x", "gpt-y"]);
@@ -123,23 +123,23 @@ describe("model decisions", () => {
   });
 
   test("v1: deny overrides a model permit", () => {
-    const c = compileBundle(bundle([pol("*", "model:invoke"), pol("user:usr_bob", "model:invoke", "deny")]));
+    const c = indexBundle(bundle([pol("*", "model:invoke"), pol("user:usr_bob", "model:invoke", "deny")]));
     expect(decideModel(c, alice).decision).toBe("permit");
     expect(decideModel(c, bob).decision).toBe("deny");
   });
 
   test("v2: the profile assignment decides, permits ignored", () => {
-    const c = compileBundle(bundle([], { version: 2 }));
+    const c = indexBundle(bundle([], { version: 2 }));
     expect(decideModel(c, bob)).toMatchObject({ decision: "permit", reason: "assignment" });
     expect(visibleModels(c, bob)?.models).toEqual(["gpt-x", "gpt-y"]);
-    const none = compileBundle(bundle([pol("*", "model:invoke")], { version: 2, model_profile: null }));
+    const none = indexBundle(bundle([pol("*", "model:invoke")], { version: 2, model_profile: null }));
     expect(decideModel(none, alice)).toMatchObject({ decision: "deny", code: "svc.denied" });
     expect(visibleModels(none, alice)).toBeNull();
     expect(decideModel(c, stranger).code).toBe("identity.unlinked");
   });
 
   test("no profile: no models and model calls refused, in v1 too", () => {
-    const c = compileBundle(bundle([pol("*", "model:invoke")], { model_profile: null }));
+    const c = indexBundle(bundle([pol("*", "model:invoke")], { model_profile: null }));
     expect(visibleModels(c, alice)).toBeNull();
     expect(decideModel(c, alice).decision).toBe("deny");
   });
@@ -147,6 +147,6 @@ describe("model decisions", () => {
   test("profile without a model list offers its default model", () => {
     const b = bundle([pol("*", "model:invoke")]);
     b.model_profile!.models = [];
-    expect(visibleModels(compileBundle(b), alice)?.models).toEqual(["gpt-x"]);
+    expect(visibleModels(indexBundle(b), alice)?.models).toEqual(["gpt-x"]);
   });
 });

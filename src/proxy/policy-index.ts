@@ -45,7 +45,7 @@ export type Decision = {
 
 const emptyRules = (): SubjectRules => ({ users: new Map(), groups: new Map(), any: null });
 
-export function compileBundle(bundle: PolicyBundle): CompiledBundle {
+export function indexBundle(bundle: PolicyBundle): CompiledBundle {
   const rules = new Map<string, DestinationRules>();
   let skipped = 0;
   for (const p of bundle.policies) {

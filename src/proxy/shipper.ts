@@ -5,8 +5,19 @@
 // Records are durable in the spool before anyone waits on shipping, so the shipper lets a
 // batch gather for a short linger instead of sending each record as it lands: one round trip,
 // one control-plane commit and one ack fsync per batch rather than per decision.
+//
+// Records are never dropped silently. Three kinds are set aside for good into the spool's
+// rejected.jsonl (with a warning naming their ids) and acknowledged so shipping continues:
+//   - records the control plane names in `rejected` (not the caller's, id taken);
+//   - a record the control plane refuses alone with a definitive 4xx (not 401/403 — the
+//     credential —, 404, 408, 429): a refused batch is halved until the culprit is alone;
+//   - records of another installation or organization than the one this token bootstrapped
+//     as (a spool volume reused by another installation): never sent at all.
+// A refused credential (401/403) keeps every record in the spool: they ship if the token works
+// again. Until the proxy knows its installation (bootstrap), nothing is shipped.
+import type { AuditRecord } from "../contract/audit.ts";
 import type { Logger } from "../log/index.ts";
-import type { ControlPlaneClient } from "./control-plane-client.ts";
+import { ControlPlaneError, type ControlPlaneClient } from "./control-plane-client.ts";
 import type { AuditSpool } from "./spool.ts";
 
 export type ShipperOptions = {
@@ -19,17 +30,36 @@ export type ShipperOptions = {
   random?: () => number;
   /** How long a batch that is not yet full may gather before it is sent (default 200 ms). */
   lingerMs?: number;
+  /**
+   * The installation and organization this proxy bootstrapped as; null while unknown (nothing
+   * ships then). Records of another owner are set aside, never sent. Absent: no check (tests).
+   */
+  owner?: () => { installationId: string; organizationId: string } | null;
+  /** Every failed call; true when it was a refused credential (BundleLoop.credentialCheck). */
+  onError?: (e: unknown) => boolean;
 };
 
 export const DEFAULT_LINGER_MS = 200;
 
+/** The control plane refused the batch for what it holds, not for who sent it or when. */
+export function isDefinitiveRejection(e: unknown): boolean {
+  if (!(e instanceof ControlPlaneError) || e.status === null) return false;
+  const s = e.status;
+  return s >= 400 && s < 500 && ![401, 403, 404, 408, 429].includes(s);
+}
+
 export class AuditShipper {
   private wakeUp: (() => void) | null = null;
+  private interrupt: (() => void) | null = null;
   private stopped = false;
   private loop: Promise<void> | null = null;
   private backoffMs = 0;
   private sleepTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A smaller batch size while a refused batch is being halved down to its culprit. */
+  private limit: number | null = null;
+  private waitingLogged = false;
   shipped = 0;
+  rejected = 0;
 
   constructor(private readonly o: ShipperOptions) {}
 
@@ -39,6 +69,13 @@ export class AuditShipper {
 
   /** New records are in the spool. */
   wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Try again now, ending a backoff wait (after bootstrap succeeded). */
+  resume(): void {
+    this.backoffMs = 0;
+    this.interrupt?.();
     this.wakeUp?.();
   }
 
@@ -81,8 +118,11 @@ export class AuditShipper {
       await new Promise<void>((r) => {
         this.sleepTimer = setTimeout(r, delay);
         this.wakeUp = () => (this.stopped ? r() : undefined);
+        this.interrupt = r;
       });
+      if (this.sleepTimer) clearTimeout(this.sleepTimer);
       this.wakeUp = null;
+      this.interrupt = null;
     }
   }
 
@@ -101,22 +141,74 @@ export class AuditShipper {
     this.wakeUp = null;
   }
 
+  /** Move records to rejected.jsonl (acknowledging them), with one warning naming them. */
+  private async setAside(entries: { record: AuditRecord; reason: string }[], why: string): Promise<void> {
+    if (entries.length === 0) return;
+    await this.o.spool.reject(entries);
+    this.rejected += entries.length;
+    this.o.log.warn(`audit records set aside: ${why}; kept in the spool's rejected.jsonl, not shipped`, {
+      count: entries.length,
+      ids: entries.map((e) => e.record.id).join(","),
+      reasons: [...new Set(entries.map((e) => e.reason))].slice(0, 5).join(" | "),
+      spool_depth: this.o.spool.depth,
+    });
+  }
+
   private async shipBatch(): Promise<boolean> {
-    const batch = this.o.spool.unshipped(this.o.batchSize ?? 500);
+    const full = this.o.batchSize ?? 500;
+    let batch = this.o.spool.unshipped(this.limit ?? full);
     if (batch.length === 0) return true;
+    if (this.o.owner) {
+      const owner = this.o.owner();
+      if (!owner) {
+        if (!this.waitingLogged) this.o.log.info("audit shipping waits for bootstrap", { spool_depth: this.o.spool.depth });
+        this.waitingLogged = true;
+        return false;
+      }
+      this.waitingLogged = false;
+      const mine = (r: AuditRecord) => r.installation_id === owner.installationId && r.organization_id === owner.organizationId;
+      const foreign = batch.filter((r) => !mine(r));
+      if (foreign.length > 0) {
+        await this.setAside(
+          foreign.map((r) => ({ record: r, reason: `record of installation ${r.installation_id} (organization ${r.organization_id}); this proxy is installation ${owner.installationId}` })),
+          "they belong to another installation (a reused spool volume?)",
+        );
+        batch = batch.filter(mine);
+        if (batch.length === 0) return true;
+      }
+    }
     try {
       const res = await this.o.client.shipAudit(batch);
-      const sent = new Set(batch.map((r) => r.id));
-      const acked = res.acknowledged.filter((id) => sent.has(id));
+      const byId = new Map(batch.map((r) => [r.id, r]));
+      const acked = res.acknowledged.filter((id) => byId.has(id));
+      const ackedSet = new Set(acked);
+      const refused = (res.rejected ?? []).filter((x) => byId.has(x.id) && !ackedSet.has(x.id));
       await this.o.spool.ack(acked);
       this.shipped += acked.length;
       this.o.log.info("audit records shipped", { count: acked.length, inserted: res.inserted, duplicates: res.duplicates, spool_depth: this.o.spool.depth });
-      if (acked.length < batch.length) {
-        this.o.log.warn("control plane acknowledged part of a batch", { sent: batch.length, acknowledged: acked.length });
-        return acked.length > 0;
+      await this.setAside(refused.map((x) => ({ record: byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
+      if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
+      const settled = acked.length + refused.length;
+      if (settled < batch.length) {
+        this.o.log.warn("control plane acknowledged part of a batch", { sent: batch.length, acknowledged: acked.length, rejected: refused.length });
+        return settled > 0;
       }
       return true;
     } catch (e) {
+      if (this.o.onError?.(e)) {
+        if (this.backoffMs === 0) this.o.log.warn("audit shipping paused: the runtime credential was refused; records stay in the spool", { spool_depth: this.o.spool.depth });
+        return false;
+      }
+      if (isDefinitiveRejection(e)) {
+        if (batch.length > 1) {
+          // Which record? Halve the batch until the one the control plane refuses is alone.
+          this.limit = Math.ceil(batch.length / 2);
+          this.o.log.warn("the control plane refused an audit batch; retrying in halves to find the record", { sent: batch.length, error: (e as Error).message });
+          return true;
+        }
+        await this.setAside([{ record: batch[0]!, reason: (e as Error).message }], "the control plane refused them");
+        return true;
+      }
       if (this.backoffMs === 0) this.o.log.warn("audit shipping failed; retrying with backoff", { error: (e as Error).message, spool_depth: this.o.spool.depth });
       return false;
     }

@@ -7,6 +7,9 @@
 // control plane acknowledged. A closed segment whose records are all acknowledged is deleted.
 // Every start opens a new active segment; older segments are only read, so a torn last line
 // (a crash mid-write, never acknowledged to a caller) is simply skipped.
+// rejected.jsonl holds records set aside for good ({rejected_at, reason, record} per line):
+// refused by the control plane, or of another installation. They are never shipped again and
+// never deleted by the proxy; an operator reads them.
 import { type FileHandle, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +17,7 @@ import type { AuditRecord } from "../contract/audit.ts";
 import { fsyncDir } from "./durable-file.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
+export const REJECTED_FILE = "rejected.jsonl";
 
 type Segment = { seq: number; unacked: Set<string>; closed: boolean };
 type Pending = { record: AuditRecord; line: string; resolve: () => void; reject: (e: unknown) => void };
@@ -95,6 +99,23 @@ export class AuditSpool {
       }
       if (seg.closed && seg.unacked.size === 0) await this.dropSegment(seq);
     }
+  }
+
+  /**
+   * Set records aside for good: append them durably to rejected.jsonl with the reason, then
+   * acknowledge them so shipping continues. A crash in between sets them aside twice, harmlessly.
+   */
+  async reject(entries: readonly { record: AuditRecord; reason: string }[], at: Date = new Date()): Promise<void> {
+    if (entries.length === 0) return;
+    const fh = await open(join(this.dir, REJECTED_FILE), "a", 0o600);
+    try {
+      await fh.appendFile(entries.map((e) => `${JSON.stringify({ rejected_at: at.toISOString(), reason: e.reason, record: e.record })}\n`).join(""));
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    fsyncDir(this.dir);
+    await this.ack(entries.map((e) => e.record.id));
   }
 
   async close(): Promise<void> {

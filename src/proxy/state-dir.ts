@@ -2,13 +2,13 @@
 // once, sent as x-svc-replica) and the last bootstrap answer (the digest key and ids), so a
 // restart while the control plane is down can keep deciding and auditing on the last good
 // bundle. Files are 0600 in a 0700 directory; the digest key is a secret and never logged.
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { matches } from "./schema-check.ts";
 import { newId } from "../contract/ids.ts";
 import { BootstrapResponse } from "../contract/runtime-api.ts";
-import { writeFileDurably } from "./durable-file.ts";
+import { fsyncDir, writeFileDurably } from "./durable-file.ts";
 
 export const REPLICA_FILE = "replica-id";
 export const BOOTSTRAP_FILE = "bootstrap.json";
@@ -51,4 +51,16 @@ export function loadBootstrap(dir: string, token: string): BootstrapResponse | n
   } catch {
     return null;
   }
+}
+
+/**
+ * Deletes everything the control plane gave to this token (the bootstrap answer and the last
+ * good bundle), durably: after the control plane refused the credential, a restart must not
+ * decide on them again. The replica id and the credential-sync identity stay.
+ */
+export function forgetCredentialState(dir: string, files: readonly string[]): void {
+  for (const f of files) rmSync(join(dir, f), { force: true });
+  try {
+    fsyncDir(dir);
+  } catch {}
 }

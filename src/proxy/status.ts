@@ -2,8 +2,11 @@
 // `svc policy show` prints) and in heartbeats. The bundle loop writes it; nothing else does.
 //   starting     no usable bundle yet, first attempt still running
 //   ready        bundle loaded and the last poll succeeded
-//   stale        deciding on the last good bundle; the control plane is unreachable or refused
-//   unavailable  no usable bundle, and the control plane could not give one
+//   stale        deciding on the last good bundle; the control plane is unreachable or overloaded
+//                (network error, 5xx, 408, 429)
+//   unavailable  no decisions: no usable bundle yet, the control plane refused the last call
+//                (another 4xx), or it refused the runtime credential (401/403, 404 on bootstrap
+//                or bundle) — then the bundle and digest key are forgotten as well
 import type { BootstrapResponse, ProxyState } from "../contract/runtime-api.ts";
 import type { PolicyStatus } from "../contract/local-api.ts";
 import type { DigestKey } from "./call-content.ts";
@@ -16,6 +19,8 @@ export class ProxyStatus {
   digestKey: DigestKey | null = null;
   lastSuccess: Date | null = null;
   lastError: string | null = null;
+  /** Why the control plane refused the runtime credential; null unless it did (until a call succeeds again). */
+  credentialError: string | null = null;
   /** Until the first attempt of this process finished, a reloaded bundle is not yet served as ready. */
   firstAttemptDone = false;
 
@@ -27,14 +32,34 @@ export class ProxyStatus {
   succeeded(at: Date): void {
     this.lastSuccess = at;
     this.lastError = null;
+    this.credentialError = null;
     this.firstAttemptDone = true;
     this.state = this.usable() ? "ready" : "unavailable";
   }
 
+  /** The control plane could not be reached or could not answer: keep deciding on the last good bundle. */
   failed(message: string): void {
     this.lastError = message;
     this.firstAttemptDone = true;
     this.state = this.usable() ? "stale" : "unavailable";
+  }
+
+  /** The control plane answered and refused (a 4xx other than a credential refusal): stop deciding. */
+  refused(message: string): void {
+    this.lastError = message;
+    this.firstAttemptDone = true;
+    this.state = "unavailable";
+  }
+
+  /** The control plane refused the runtime credential: forget what it fetched, stop deciding. */
+  credentialRefused(message: string): void {
+    this.compiled = null;
+    this.bootstrap = null;
+    this.digestKey = null;
+    this.lastError = message;
+    this.credentialError = message;
+    this.firstAttemptDone = true;
+    this.state = "unavailable";
   }
 
   /** A bundle and a digest key: enough to decide and audit. */
@@ -51,8 +76,10 @@ export class ProxyStatus {
     if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `deciding on the last good bundle: ${this.lastError}` : null };
     let reason: string;
     if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
+    else if (this.credentialError) reason = `runtime bootstrap failed: ${this.credentialError}`;
     else if (!this.digestKey) reason = `runtime bootstrap failed: ${this.lastError ?? "unknown"}`;
-    else reason = `no policy bundle yet: ${this.lastError ?? "unknown"}`;
+    else if (!this.compiled) reason = `no policy bundle yet: ${this.lastError ?? "unknown"}`;
+    else reason = `the control plane refused the last call: ${this.lastError ?? "unknown"}`;
     return { ready: false, state: this.state, reason };
   }
 

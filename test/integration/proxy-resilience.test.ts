@@ -3,8 +3,10 @@
 // restart on the persisted bundle while the control plane is down, SIGTERM draining the
 // spool, and kill -9 under load with every answered record arriving exactly once.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
-import { addPolicy, adminApi, type Api, auditRecordsOf, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, auditRecordsOf, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 
 setDefaultTimeout(60_000);
@@ -180,5 +182,37 @@ describe("audit delivery", () => {
     for (const id of answered) expect(counts.get(id)).toBe(1);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     await restarted.stop();
+  });
+});
+
+// Last in this file: it rotates the scenario's runtime token.
+describe("the runtime credential is refused", () => {
+  test("token rotated: the running proxy stops deciding (readyz 503); restarted with the old token it exits non-zero", async () => {
+    const dirs = proxyDirs();
+    const px = launch(proxyEnv(dirs));
+    await px.waitReady();
+    const before = await px.decide("crm.read", s.users.alice!.remote);
+    expect(before.decision).toBe("permit");
+    await waitFor(async () => (await api("GET", `/audit-records/${before.record_id}`)).status === 200, "the record shipped");
+    await must(api("POST", `/installations/${s.installationId}/credential`, { rotate: true }), "rotate the runtime token");
+    await waitFor(async () => {
+      const r = await fetch("http://localhost/readyz", { unix: px.socket } as RequestInit);
+      const j = await r.json();
+      return r.status === 503 && j.state === "unavailable" && /401/.test(j.reason) && /rotated/.test(j.reason);
+    }, "readyz 503 naming the refused token");
+    const refused = await px.call("/v1/tools/decide", { body: { tool: "crm.read", user: { id: s.users.alice!.remote }, args: {} } });
+    expect(refused.status).toBe(503);
+    expect((await (await px.call("/v1/models", { user: s.users.alice!.remote })).json()).data).toEqual([]);
+    expect(px.logs().match(/runtime credential refused/g)?.length).toBe(1);
+    expect(existsSync(join(dirs.stateDir, "last-good-bundle.json"))).toBe(false);
+    expect(existsSync(join(dirs.stateDir, "bootstrap.json"))).toBe(false);
+    expect(await px.stop()).toBe(0);
+
+    // the supervisor restarts it with the same old token: "runtime bootstrap failed"
+    const again = launch(proxyEnv(dirs));
+    expect(await again.proc.exited).not.toBe(0);
+    await Bun.sleep(0);
+    expect(again.logs()).toContain("401");
+    expect(again.logs()).toContain("rotated");
   });
 });

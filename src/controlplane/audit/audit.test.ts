@@ -16,7 +16,7 @@ describe("POST /runtime/audit-records", () => {
     const batch = [auditRecord(inst), auditRecord(inst, { decision: "deny", reason: "svc.denied" }), auditRecord(inst, { kind: "model", action: "model:invoke", tool_name: null })];
     const first = await ingest(cp, inst.token, batch);
     expect(first.status).toBe(200);
-    expect(first.json).toEqual({ acknowledged: batch.map((r) => r.id), inserted: 3, duplicates: 0 });
+    expect(first.json).toEqual({ acknowledged: batch.map((r) => r.id), inserted: 3, duplicates: 0, rejected: [] });
     const second = await ingest(cp, inst.token, [...batch, auditRecord(inst)]);
     expect(second.json.inserted).toBe(1);
     expect(second.json.duplicates).toBe(3);
@@ -25,17 +25,37 @@ describe("POST /runtime/audit-records", () => {
     expect(listed.json.records).toHaveLength(4);
   });
 
-  test("a record of another installation is refused naming it, and nothing of the batch is stored", async () => {
+  test("a record that is not the caller's is rejected by id; the rest of the batch is stored; resending answers the same", async () => {
     const cp = await testControlPlane();
     const inst = addInstallation(cp);
     const other = addInstallation(cp);
+    const mine = auditRecord(inst);
     const foreign = auditRecord(other);
-    const res = await ingest(cp, inst.token, [auditRecord(inst), foreign]);
-    expect(res.status).toBe(422);
-    expect(res.json.detail).toContain(foreign.id);
     const otherOrg = auditRecord(inst, { organization_id: "org_ELSEWHERE" });
-    expect((await ingest(cp, inst.token, [otherOrg])).status).toBe(422);
-    expect((await cp.call("GET", cp.org("/audit-records"))).json.records).toEqual([]);
+    const res = await ingest(cp, inst.token, [mine, foreign, otherOrg]);
+    expect(res.status).toBe(200);
+    expect(res.json.acknowledged).toEqual([mine.id]);
+    expect(res.json.inserted).toBe(1);
+    expect(res.json.rejected.map((r: { id: string }) => r.id)).toEqual([foreign.id, otherOrg.id]);
+    expect(res.json.rejected[0].reason).toContain(other.installationId);
+    const stored = (await cp.call("GET", cp.org("/audit-records"))).json.records.map((r: { id: string }) => r.id);
+    expect(stored).toEqual([mine.id]);
+    // idempotent: the same batch again stores nothing new and gives the same verdicts
+    const again = await ingest(cp, inst.token, [mine, foreign, otherOrg]);
+    expect(again.json).toMatchObject({ acknowledged: [mine.id], inserted: 0, duplicates: 1 });
+    expect(again.json.rejected.map((r: { id: string }) => r.id)).toEqual([foreign.id, otherOrg.id]);
+  });
+
+  test("an id already held by another installation's record is rejected, not acknowledged as a duplicate", async () => {
+    const cp = await testControlPlane();
+    const inst = addInstallation(cp);
+    const other = addInstallation(cp);
+    const theirs = auditRecord(other);
+    expect((await ingest(cp, other.token, [theirs])).json.inserted).toBe(1);
+    const clash = auditRecord(inst, { id: theirs.id });
+    const res = await ingest(cp, inst.token, [clash]);
+    expect(res.json).toMatchObject({ acknowledged: [], inserted: 0, duplicates: 0, rejected: [{ id: theirs.id, reason: expect.stringContaining("another installation") }] });
+    expect((await cp.call("GET", cp.org(`/audit-records/${theirs.id}`))).json.installation_id).toBe(other.installationId);
   });
 
   test("malformed records are 422 validation_failed", async () => {

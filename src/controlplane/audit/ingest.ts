@@ -1,11 +1,13 @@
 // Audit ingest (POST /api/v1/runtime/audit-records): a batch from one installation's shipper
 // is stored in one transaction through one prepared statement. Insert-or-ignore by record id
-// makes a batch resent after a crash harmless; every id in the batch is acknowledged once it
-// is stored, new or not. Ciphertext is stored as bytes and never looked into.
+// makes a batch resent after a crash harmless; every id stored, new or not, is acknowledged.
+// A record that is not the caller's (another installation or organization, or an id already
+// held by another installation's record) is not stored and is named in `rejected` with the
+// reason; the rest of the batch is stored all the same, so one bad record never blocks a
+// shipper. Resending gives the same answer. Ciphertext is stored as bytes and never looked into.
 import type { Database, Statement } from "bun:sqlite";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
-import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 
@@ -17,7 +19,7 @@ const COLUMNS = [
 ] as const;
 
 type Value = string | number | null | Uint8Array;
-type Statements = { insert: Statement<unknown, Value[]>; outcome: Statement<unknown, Value[]> };
+type Statements = { insert: Statement<unknown, Value[]>; outcome: Statement<unknown, Value[]>; owner: Statement<{ org_id: string; installation_id: string }, [string]> };
 
 const cache = new WeakMap<Database, Statements>();
 
@@ -29,23 +31,17 @@ function statements(client: Database): Statements {
         `INSERT INTO audit_records (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")}) ON CONFLICT(id) DO NOTHING`,
       ),
       outcome: client.prepare("UPDATE audit_records SET outcome = ?, exit_code = ? WHERE id = ? AND org_id = ? AND installation_id = ?"),
+      owner: client.prepare("SELECT org_id, installation_id FROM audit_records WHERE id = ?"),
     };
     cache.set(client, s);
   }
   return s;
 }
 
-/** Refuses a record that is not the caller's: every record must name the caller's installation and organization. */
-export function checkOwnership(records: readonly AuditRecord[], caller: Pick<RuntimeCaller, "installationId" | "orgId">): void {
-  records.forEach((r, idx) => {
-    if (r.installation_id !== caller.installationId || r.organization_id !== caller.orgId) {
-      throw new SvcError(
-        "validation_failed",
-        `record ${r.id} (index ${idx}) belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}; nothing in this batch was stored`,
-        { errors: [{ path: `/records/${idx}/installation_id`, message: "not the calling installation" }] },
-      );
-    }
-  });
+/** Why a record is not the caller's to store; null when it is (it names the caller's installation and organization). */
+export function ownershipProblem(r: AuditRecord, caller: Pick<RuntimeCaller, "installationId" | "orgId">): string | null {
+  if (r.installation_id === caller.installationId && r.organization_id === caller.orgId) return null;
+  return `record ${r.id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}`;
 }
 
 /** One record as the row values, in COLUMNS order. */
@@ -60,20 +56,36 @@ export function recordRow(r: AuditRecord, receivedAt: number): Value[] {
 }
 
 export function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly AuditRecord[]): AuditBatchResponse {
-  checkOwnership(records, caller);
   const client = deps.db.$client;
   const s = statements(client);
   const receivedAt = deps.now();
+  const acknowledged: string[] = [];
+  const rejected: { id: string; reason: string }[] = [];
   let inserted = 0;
   client
     .transaction(() => {
       for (const r of records) {
-        if (s.insert.run(...recordRow(r, receivedAt)).changes === 0) continue;
+        const problem = ownershipProblem(r, caller);
+        if (problem) {
+          rejected.push({ id: r.id, reason: problem });
+          continue;
+        }
+        if (s.insert.run(...recordRow(r, receivedAt)).changes === 0) {
+          // A duplicate is acknowledged only when the stored record is the caller's own.
+          const held = s.owner.get(r.id);
+          if (held && (held.installation_id !== caller.installationId || held.org_id !== caller.orgId)) {
+            rejected.push({ id: r.id, reason: `record id ${r.id} is already used by another installation's record` });
+            continue;
+          }
+          acknowledged.push(r.id);
+          continue;
+        }
         inserted++;
+        acknowledged.push(r.id);
         // An outcome completes its decision record; applied once, when the outcome is new.
         if (r.kind === "outcome" && r.ref) s.outcome.run(r.outcome ?? null, r.exit_code ?? null, r.ref, caller.orgId, caller.installationId);
       }
     })
     .immediate();
-  return { acknowledged: records.map((r) => r.id), inserted, duplicates: records.length - inserted };
+  return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected };
 }

@@ -1,6 +1,6 @@
 // Bearer secrets: random, prefixed by kind so a leaked string says what it is, stored only as
 // SHA-256. The prefixes keep a runtime token from ever authenticating as an admin and back.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 export const TOKEN_PREFIX = { admin: "svc_at_", runtime: "svc_rt_", session: "svc_ss_", claim: "svc_cl_", loginPoll: "svc_lp_" } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
@@ -17,14 +17,5 @@ export function isKind(secret: string, kind: TokenKind): boolean {
   return secret.startsWith(TOKEN_PREFIX[kind]);
 }
 
-export function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ab.length === bb.length && timingSafeEqual(ab, bb);
-}
-
-export function bearer(header: string | undefined | null): string | null {
-  if (!header) return null;
-  const m = /^Bearer\s+(\S+)$/i.exec(header);
-  return m ? m[1]! : null;
-}
+// bearer() and safeEqual() live in src/contract/bearer.ts (the proxy uses them too).
+export { bearer, safeEqual } from "../../contract/bearer.ts";

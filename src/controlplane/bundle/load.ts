@@ -1,6 +1,7 @@
-// The bundle loader: reads what one installation's bundle is made of, through the owning
-// folders' service functions, and hands it to the pure compiler. `orgRevision` is the one
-// cheap query the If-None-Match path needs, so a 304 costs no compilation.
+// The bundle loader: reads what one installation's bundle is made of (its tools, its agent's
+// policies, only its own identities plus those an admin linked without an installation),
+// through the owning folders' service functions, and hands it to the pure compiler.
+// `orgRevision` is the one cheap query the If-None-Match path needs, so a 304 costs no compilation.
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
 import type { Db } from "../db/index.ts";
@@ -36,7 +37,7 @@ export function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, versio
         agentId: caller.agentId,
         tools: toolsOfInstallation(db, caller.installationId),
         policies: policiesForAgent(db, caller.workspaceId, caller.agentId),
-        identities: identityMap(db, caller.orgId),
+        identities: identityMap(db, caller.orgId, caller.installationId),
         modelProfile: profileForAgent(db, caller.agentId),
         recipients: recipientsFor(db, caller.orgId),
       });

@@ -1,7 +1,9 @@
 // Claim links: created by the runtime, inspected and redeemed by the console.
 import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../contract/errors.ts";
-import { findRemoteIdentity, findUserByEmail, identityMap, upsertUserByEmail } from "../directory/service.ts";
+import { eq } from "drizzle-orm";
+import { schema } from "../db/index.ts";
+import { findRemoteIdentity, findUserByEmail, identityMap, linkByHand, upsertUserByEmail } from "../directory/service.ts";
 import { addInstallation, addOrganization } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { inspectClaim, redeemClaim } from "./service.ts";
@@ -109,5 +111,68 @@ describe("claim links", () => {
     expect(identityMap(cp.deps.db, other.orgId)).toHaveLength(1);
     expect((await cp.call("POST", "/api/v1/runtime/claims", { token: cp.adminToken, body: { remote_user_id: "fe-1" } })).status).toBe(401);
     expect((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "" } })).status).toBe(422);
+  });
+
+  test("no link for an identity already linked, or first seen through another installation (409)", async () => {
+    const cp = await testControlPlane();
+    const a = addInstallation(cp);
+    const b = addInstallation(cp);
+    const claim = (token: string, remote: string) => cp.call("POST", "/api/v1/runtime/claims", { token, body: { remote_user_id: remote } });
+    // linked (by a redeemed claim): neither installation gets a link that could move it
+    const url = (await claim(a.token, "fe-ada")).json.url;
+    redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
+    for (const inst of [a, b]) {
+      const res = await claim(inst.token, "fe-ada");
+      expect(res.status).toBe(409);
+      expect(res.json.code).toBe(inst === a ? "identity_already_linked" : "identity_other_installation");
+    }
+    // linked by an admin without an installation: no link either
+    upsertUserByEmail(cp.deps.db, cp.orgId, { email: "bo@example.com", source: "manual" });
+    linkByHand(cp.deps.db, cp.orgId, "bo@example.com", { platform: "chatui", remoteUserId: "fe-bo" }, cp.deps.now());
+    expect((await claim(b.token, "fe-bo")).json.code).toBe("identity_already_linked");
+    // unlinked, but first seen through a: b cannot issue a link for it; a still can
+    expect((await claim(a.token, "fe-new")).status).toBe(200);
+    const other = await claim(b.token, "fe-new");
+    expect(other.status).toBe(409);
+    expect(other.json.code).toBe("identity_other_installation");
+    expect(other.json.detail).toContain("another installation");
+    expect((await claim(a.token, "fe-new")).status).toBe(200);
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-new")?.installationId).toBe(a.installationId);
+  });
+
+  test("redeem refuses to move a linked identity or one of another installation; the same user is a no-op", async () => {
+    const cp = await testControlPlane();
+    const a = addInstallation(cp);
+    const b = addInstallation(cp);
+    const link = async (inst: typeof a, remote: string) => tokenOf((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: remote } })).json.url);
+    // two links for the same unlinked user: the first redemption links, the second (another person) is refused
+    const first = await link(a, "fe-x");
+    const second = await link(a, "fe-x");
+    const ada = redeemClaim(cp.deps, first, { email: "ada@example.com" });
+    expect(codeOf(() => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-x")?.userId).toBe(ada.userId);
+    expect(findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined(); // rolled back
+    // the refused link was not used up: the rightful user may still redeem it, idempotently
+    const again = redeemClaim(cp.deps, second, { email: "ada@example.com" });
+    expect(again).toMatchObject({ userId: ada.userId, userCreated: false, remoteIdentityId: ada.remoteIdentityId });
+    // a link whose installation is not the identity's is refused
+    const stray = await link(a, "fe-y");
+    cp.deps.db.update(schema.claimLinks).set({ installationId: b.installationId }).where(eq(schema.claimLinks.remoteUserId, "fe-y")).run();
+    expect(codeOf(() => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
+    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-y")?.userId).toBeNull();
+  });
+
+  test("an installation's bundle carries only its own identities and those an admin linked without an installation", async () => {
+    const cp = await testControlPlane();
+    const a = addInstallation(cp);
+    const b = addInstallation(cp);
+    const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: a.token, body: { remote_user_id: "fe-a" } })).json.url;
+    redeemClaim(cp.deps, tokenOf(url), { email: "a@example.com" });
+    upsertUserByEmail(cp.deps.db, cp.orgId, { email: "admin-linked@example.com", source: "manual" });
+    linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, cp.deps.now());
+    const ids = async (inst: typeof a) => ((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.identities as { remote_user_id: string }[]).map((i) => i.remote_user_id).sort();
+    expect(await ids(a)).toEqual(["fe-a", "fe-everywhere"]);
+    expect(await ids(b)).toEqual(["fe-everywhere"]);
+    expect(identityMap(cp.deps.db, cp.orgId).map((i) => i.remote_user_id).sort()).toEqual(["fe-a", "fe-everywhere"]);
   });
 });

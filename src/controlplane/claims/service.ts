@@ -2,13 +2,19 @@
 // front-end user id) to the service user with their email, by signing in to the console.
 // The token is shown once (in the front-end notification) and stored hashed. Redemption is
 // one conditional UPDATE, so a link is redeemed once even when two requests race.
+//
+// A runtime token speaks for one installation only, so a link never moves an identity that is
+// not that installation's to give: no link is issued for an identity already linked (409
+// identity_already_linked) or first seen through another installation (409
+// identity_other_installation), and redemption re-checks both (the identity may have changed
+// since the link was issued). Redeeming for the user the identity is already linked to is a no-op.
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { hashSecret, isKind, newSecret } from "../auth/tokens.ts";
 import { type Db, schema } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
+import { findRemoteIdentity, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 
 export const CLAIM_PATH = "/claim/";
@@ -30,6 +36,11 @@ export function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input
   const token = newSecret("claim");
   const expiresAt = now + deps.config.claimTtlSeconds * 1000;
   deps.db.transaction((tx) => {
+    const existing = findRemoteIdentity(tx as unknown as Db, caller.orgId, input.remoteUserId);
+    if (existing) {
+      const refused = identityRefusal(existing, caller.installationId);
+      if (refused) throw refused;
+    }
     noteRemoteIdentity(tx as unknown as Db, caller.orgId, {
       remoteUserId: input.remoteUserId,
       installationId: caller.installationId,
@@ -41,6 +52,21 @@ export function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input
       .run();
   });
   return { url: `${deps.config.publicUrl}${CLAIM_PATH}${token}`, expires_at: new Date(expiresAt).toISOString() };
+}
+
+/**
+ * Why an installation may not hand out a link for this identity: it is already linked to a
+ * service user, or it was first seen through (or linked for) another installation. An identity
+ * an admin linked without an installation counts as linked.
+ */
+function identityRefusal(identity: { remoteUserId: string; userId: string | null; installationId: string | null }, installationId: string): SvcError | null {
+  if (identity.installationId !== null && identity.installationId !== installationId) {
+    return new SvcError("identity_other_installation", `front-end user ${identity.remoteUserId} belongs to another installation of this organization; this installation cannot issue or redeem a claim link for it`);
+  }
+  if (identity.userId !== null) {
+    return new SvcError("identity_already_linked", `front-end user ${identity.remoteUserId} is already linked to a service user; a claim link cannot move the link (an admin can relink it)`);
+  }
+  return null;
 }
 
 function findClaim(db: Db, token: string) {
@@ -101,8 +127,16 @@ export function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email:
     if (claimed.length === 0) throw refusal(row, now) ?? new SvcError("claim_used", "this claim link was already used");
     const { user, created } = upsertUserByEmail(db, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
     if (user.disabled) throw new SvcError("forbidden", `the service user ${user.email} is disabled; ask an admin of the organization`);
+    const current = findRemoteIdentity(db, row.orgId, row.remoteUserId);
+    if (current) {
+      const refused = current.userId === user.id ? null : identityRefusal(current, row.installationId);
+      if (refused) throw refused; // the transaction rolls back: the link stays unused
+    }
     tx.update(c).set({ usedByUserId: user.id }).where(eq(c.id, row.id)).run();
-    const identity = linkRemoteIdentity(db, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
+    const identity =
+      current?.userId === user.id
+        ? current // already linked to this very user: nothing changes
+        : linkRemoteIdentity(db, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
     return { orgId: row.orgId, userId: user.id, email: user.email, userCreated: created, remoteIdentityId: identity.id, remoteUserId: row.remoteUserId };
   });
 }

@@ -1,7 +1,7 @@
 // Service users (keyed by email per organization), groups, and front-end identities
 // (`chatui`, front-end user id) linked to users. Used by the admin API, claim links,
 // directory sync and the policy bundle's identity map.
-import { and, count, eq, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, count, eq, inArray, isNotNull, isNull, or } from "drizzle-orm";
 import type { BundleIdentity } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
@@ -98,7 +98,11 @@ export function linkRemoteIdentity(db: Db, orgId: string, input: { remoteUserId:
   const r = schema.remoteIdentities;
   const existing = findRemoteIdentity(db, orgId, input.remoteUserId);
   if (existing) {
-    db.update(r).set({ userId: input.userId, linkedAt: input.now }).where(eq(r.id, existing.id)).run();
+    // An identity seen without an installation takes the one it is linked through, if any.
+    db.update(r)
+      .set({ userId: input.userId, linkedAt: input.now, installationId: existing.installationId ?? input.installationId ?? null })
+      .where(eq(r.id, existing.id))
+      .run();
   } else {
     db.insert(r)
       .values({ id: newId("remoteIdentity"), orgId, platform: "chatui", remoteUserId: input.remoteUserId, installationId: input.installationId ?? null, userId: input.userId, linkedAt: input.now })
@@ -108,15 +112,22 @@ export function linkRemoteIdentity(db: Db, orgId: string, input: { remoteUserId:
   return findRemoteIdentity(db, orgId, input.remoteUserId)!;
 }
 
-/** Front-end user id → service user and group names, for every linked, enabled user of the organization. */
-export function identityMap(db: Db, orgId: string): BundleIdentity[] {
+/**
+ * Front-end user id → service user and group names, for every linked, enabled user of the
+ * organization. With `installationId` (an installation's bundle): only the identities of that
+ * installation and those an admin linked without one — a front-end user id means something
+ * only in the front end it came from, so no installation can act as another one's users.
+ */
+export function identityMap(db: Db, orgId: string, installationId?: string): BundleIdentity[] {
   const r = schema.remoteIdentities;
   const u = schema.users;
+  const conds = [eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, false)];
+  if (installationId !== undefined) conds.push(or(isNull(r.installationId), eq(r.installationId, installationId))!);
   const links = db
     .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email })
     .from(r)
     .innerJoin(u, eq(u.id, r.userId))
-    .where(and(eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, false)))
+    .where(and(...conds))
     .all();
   if (links.length === 0) return [];
   const memberships = db

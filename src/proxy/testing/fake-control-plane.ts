@@ -11,6 +11,8 @@ export type FakeControlPlane = {
   bundle: PolicyBundle;
   /** 503 on every call while true. */
   down: boolean;
+  /** Answer every call with this status (401 rotated token, 404 deleted installation, 429 …) while set. */
+  refuseWith: number | null;
   /** Fail this many audit batches with 500 before accepting. */
   failAuditBatches: number;
   bootstraps: BootstrapRequest[];
@@ -31,6 +33,7 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
     token,
     bundle,
     down: false,
+    refuseWith: null,
     failAuditBatches: 0,
     bootstraps: [],
     heartbeats: [],
@@ -53,6 +56,7 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
     async fetch(req) {
       const u = new URL(req.url);
       if (cp.down) return problem(503, "unavailable");
+      if (cp.refuseWith !== null) return problem(cp.refuseWith, cp.refuseWith === 401 ? "unauthorized" : cp.refuseWith === 404 ? "not_found" : "refused");
       if (req.headers.get("authorization") !== `Bearer ${cp.token}`) return problem(401, "unauthorized");
       const replica = req.headers.get("x-svc-replica");
       const route = `${req.method} ${u.pathname}`;

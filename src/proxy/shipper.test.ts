@@ -1,0 +1,137 @@
+// The shipper against a scripted control plane: records the control plane rejects are set
+// aside (rejected.jsonl, a warning naming them) and shipping goes on; a refused batch is halved
+// down to its culprit; records of another installation are never sent; a refused credential
+// keeps every record in the spool.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AuditRecord } from "../contract/audit.ts";
+import type { AuditBatchResponse } from "../contract/runtime-api.ts";
+import type { Logger } from "../log/index.ts";
+import { ControlPlaneError, credentialRefusal } from "./control-plane-client.ts";
+import { AuditShipper } from "./shipper.ts";
+import { AuditSpool, REJECTED_FILE } from "./spool.ts";
+import { fakeRecord } from "./testing/records.ts";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function setup(answer: (records: AuditRecord[]) => AuditBatchResponse, opts: { owner?: { installationId: string; organizationId: string } | null; onError?: (e: unknown) => boolean } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "svc-ship-"));
+  const spool = await AuditSpool.open(dir);
+  const logs: { level: string; event: string; fields: Record<string, unknown> }[] = [];
+  const f = (level: string) => (event: string, fields: Record<string, unknown> = {}) => void logs.push({ level, event, fields });
+  const log = { info: f("info"), warn: f("warn"), error: f("error") } as unknown as Logger;
+  const sent: string[][] = [];
+  const client = {
+    async shipAudit(records: AuditRecord[]) {
+      sent.push(records.map((r) => r.id));
+      return answer(records);
+    },
+  };
+  const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20, ...("owner" in opts ? { owner: () => opts.owner ?? null } : {}), ...(opts.onError ? { onError: opts.onError } : {}) });
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), () => spool.close(), () => shipper.stop());
+  return { dir, spool, shipper, sent, logs };
+}
+
+const ok = (records: AuditRecord[]): AuditBatchResponse => ({ acknowledged: records.map((r) => r.id), inserted: records.length, duplicates: 0 });
+const rejectedLines = (dir: string) =>
+  readFileSync(join(dir, REJECTED_FILE), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { reason: string; record: AuditRecord });
+async function until(cond: () => boolean, what: string) {
+  for (let i = 0; i < 400; i++) {
+    if (cond()) return;
+    await Bun.sleep(5);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("AuditShipper", () => {
+  test("records the control plane names in `rejected` are set aside and acknowledged; shipping goes on", async () => {
+    const bad = fakeRecord({ installation_id: "inst_OTHER" });
+    const t = await setup((records) => ({
+      acknowledged: records.filter((r) => r.id !== bad.id).map((r) => r.id),
+      inserted: records.length - 1,
+      duplicates: 0,
+      rejected: records.some((r) => r.id === bad.id) ? [{ id: bad.id, reason: "not the calling installation" }] : [],
+    }));
+    const good = [fakeRecord(), fakeRecord()];
+    for (const r of [good[0]!, bad, good[1]!]) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.spool.depth === 0, "the spool to empty");
+    expect(rejectedLines(t.dir)).toEqual([{ rejected_at: expect.any(String), reason: "not the calling installation", record: bad } as never]);
+    const warn = t.logs.find((l) => l.level === "warn" && l.event.startsWith("audit records set aside"))!;
+    expect(warn.fields).toMatchObject({ count: 1, ids: bad.id });
+    // later records still ship
+    const later = fakeRecord();
+    await t.spool.append(later);
+    t.shipper.wake();
+    await until(() => t.sent.some((b) => b.includes(later.id)) && t.spool.depth === 0, "a later record to ship");
+    expect(t.shipper.rejected).toBe(1);
+  });
+
+  test("a batch refused with a 4xx is halved until the culprit is alone; only it is set aside", async () => {
+    const bad = fakeRecord({ reason: "poison" });
+    const t = await setup((records) => {
+      if (records.some((r) => r.reason === "poison")) throw new ControlPlaneError("POST /api/v1/runtime/audit-records answered 422 validation_failed: bad record", 422, "validation_failed", "audit-records");
+      return ok(records);
+    });
+    const good = Array.from({ length: 7 }, () => fakeRecord());
+    for (const r of [...good.slice(0, 3), bad, ...good.slice(3)]) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.spool.depth === 0, "the spool to empty");
+    const lines = rejectedLines(t.dir);
+    expect(lines.map((l) => l.record.id)).toEqual([bad.id]);
+    expect(lines[0]!.reason).toContain("422");
+    expect(t.shipper.shipped).toBe(7);
+  });
+
+  test("records of another installation are never sent: set aside, the rest ships", async () => {
+    const t = await setup(ok, { owner: { installationId: "inst_1", organizationId: "org_1" } });
+    const foreign = [fakeRecord({ installation_id: "inst_PREVIOUS" }), fakeRecord({ organization_id: "org_PREVIOUS" })];
+    const mine = fakeRecord();
+    for (const r of [...foreign, mine]) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.spool.depth === 0, "the spool to empty");
+    expect(t.sent.flat()).toEqual([mine.id]);
+    expect(rejectedLines(t.dir).map((l) => l.record.id)).toEqual(foreign.map((r) => r.id));
+    expect(rejectedLines(t.dir)[0]!.reason).toContain("inst_PREVIOUS");
+  });
+
+  test("nothing ships while the installation is unknown (before bootstrap)", async () => {
+    const t = await setup(ok, { owner: null });
+    await t.spool.append(fakeRecord());
+    t.shipper.start();
+    await Bun.sleep(60);
+    expect(t.sent).toEqual([]);
+    expect(t.spool.depth).toBe(1);
+  });
+
+  test("a refused credential (401) keeps every record in the spool and reports it; they ship once the token works again", async () => {
+    let refuse = true;
+    const seen: unknown[] = [];
+    const t = await setup(
+      (records) => {
+        if (refuse) throw new ControlPlaneError("POST /api/v1/runtime/audit-records answered 401 unauthorized", 401, "unauthorized", "audit-records");
+        return ok(records);
+      },
+      { onError: (e) => (seen.push(e), credentialRefusal(e) !== null) },
+    );
+    const records = [fakeRecord(), fakeRecord()];
+    for (const r of records) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "a few refused attempts");
+    expect(t.spool.depth).toBe(2);
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect(() => readFileSync(join(t.dir, REJECTED_FILE))).toThrow();
+    refuse = false;
+    t.shipper.resume();
+    await until(() => t.spool.depth === 0, "the spool to empty once accepted");
+    expect(t.shipper.rejected).toBe(0);
+  });
+});
