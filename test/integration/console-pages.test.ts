@@ -336,8 +336,12 @@ describe("claim links", () => {
     await page.goto(url);
     await expect(page.locator("h1").textContent()).resolves.toBe("Link your chat account");
     await expect(page.locator("main").textContent()).resolves.toContain("chat-user-42");
-    expect(await page.getByLabel("Email", { exact: true }).inputValue()).toBe(MEMBER.email); // the front end's hint
+    // The front end's name and email are self-declared: neither shown as the reader's identity nor pre-filled.
+    expect(await page.getByLabel("Email", { exact: true }).inputValue()).toBe("");
+    await expect(page.locator("main").textContent()).resolves.not.toContain("Chat Person");
+    await expect(page.getByRole("note").textContent()).resolves.toContain("Use this link only if you asked for it in the chat just now.");
     await screenshot(page, "claim");
+    await page.getByLabel("Email", { exact: true }).fill(MEMBER.email);
     await page.getByLabel("Password", { exact: true }).fill("wrong password here");
     await page.getByRole("button", { name: "Sign in and link" }).click();
     await expect(page.getByRole("alert").textContent()).resolves.toContain("wrong email or password");

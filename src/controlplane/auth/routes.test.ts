@@ -38,6 +38,31 @@ describe("POST /auth/sessions", () => {
     expect(s.setCookie).toContain("Secure");
   });
 
+  test("login CSRF: a cross-site form post (urlencoded, text/plain, no type) is refused before sign-in", async () => {
+    const cp = await testControlPlane();
+    const post = (headers: Record<string, string>, body: string) => cp.app.handle(new Request("http://localhost/api/v1/auth/sessions", { method: "POST", headers, body }));
+    const json = JSON.stringify({ email: "owner@example.com", password: PASSWORD });
+    for (const [headers, body] of [
+      [{ "content-type": "application/x-www-form-urlencoded" }, new URLSearchParams({ email: "owner@example.com", password: PASSWORD }).toString()],
+      [{ "content-type": "text/plain" }, json],
+      [{ "content-type": "multipart/form-data; boundary=x" }, `--x\r\nContent-Disposition: form-data; name="email"\r\n\r\nowner@example.com\r\n--x--\r\n`],
+      [{}, json],
+    ] as const) {
+      const res = await post(headers, body);
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { code: string; detail: string }).detail).toContain("application/json");
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+    // A browser's Origin, when sent, must be the console's own (the public URL's origin).
+    const foreign = await post({ "content-type": "application/json", origin: "https://evil.example" }, json);
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get("set-cookie")).toBeNull();
+    expect((await post({ "content-type": "application/json", origin: "null" }, json)).status).toBe(403);
+    const same = await post({ "content-type": "application/json; charset=utf-8", origin: "http://127.0.0.1:8420" }, json);
+    expect(same.status).toBe(200);
+    expect(same.headers.get("set-cookie")).toStartWith("svc_session=svc_ss_");
+  });
+
   test("organization_id must be one of the account's organizations", async () => {
     const cp = await testControlPlane();
     const res = await cp.call("POST", "/api/v1/auth/sessions", { body: { email: "owner@example.com", password: PASSWORD, organization_id: "org_nope" }, token: null });

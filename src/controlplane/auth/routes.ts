@@ -1,6 +1,7 @@
 // Sign-in and `svc login`: console sessions, who-am-I, browser-approved login requests, and
 // API tokens for the CLI. Handlers pass plain values to the services in this folder.
 import { Elysia } from "elysia";
+import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { approveLoginRequest, createLoginRequest, describeLoginRequest, redeemLoginRequest } from "./login-requests.ts";
@@ -10,6 +11,24 @@ import { deleteSession, issueApiToken } from "./service.ts";
 import { signIn } from "./sessions.ts";
 
 const tags = ["auth"];
+
+/**
+ * Login CSRF guard for the JSON sign-in: a cross-site page can post a form (urlencoded,
+ * multipart or text/plain) without a preflight, but not `application/json`; and a browser's
+ * `Origin`, when sent, must be the console's own.
+ */
+export function checkJsonSignIn(publicUrl: string, headers: Headers): void {
+  const type = (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new SvcError("validation_failed", "sign-in takes a JSON body: send content-type: application/json", {
+      errors: [{ path: "/content-type", message: "must be application/json" }],
+    });
+  }
+  const origin = headers.get("origin");
+  if (origin !== null && origin !== new URL(publicUrl).origin) {
+    throw new SvcError("forbidden", `sign-in from another site (origin ${origin}) is refused; sign in on ${new URL(publicUrl).origin}`);
+  }
+}
 
 export function authRoutes(deps: ControlPlaneDeps) {
   const sessionCookie = (value: string, maxAge: number) => ({
@@ -34,7 +53,12 @@ export function authRoutes(deps: ControlPlaneDeps) {
         cookie[SESSION_COOKIE]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
         return out;
       },
-      { body: SessionCreate, detail: { tags, summary: "Sign in to the console (sets the svc_session cookie)" } },
+      {
+        body: SessionCreate,
+        // transform runs before body validation, so a form post is refused with this reason.
+        transform: ({ request }) => checkJsonSignIn(deps.config.publicUrl, request.headers),
+        detail: { tags, summary: "Sign in to the console (sets the svc_session cookie); JSON only, same-origin when Origin is sent" },
+      },
     )
     .delete(
       "/auth/sessions",

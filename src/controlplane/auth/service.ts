@@ -8,7 +8,13 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { hashSecret, isKind, newSecret } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "member";
-export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string };
+/**
+ * How a console session was authenticated. "password": the account's own credential, good for
+ * any organization the account belongs to. "sso": the identity provider of the session's
+ * organization, which an admin of that organization controls; it vouches for nothing else.
+ */
+export type AuthMethod = "password" | "sso";
+export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod };
 
 export function findAccountByEmail(db: Db, email: string) {
   return db.select().from(schema.accounts).where(eq(schema.accounts.email, email.toLowerCase())).get();
@@ -58,6 +64,23 @@ export function membershipsOf(db: Db, accountId: string) {
     .all();
 }
 
+/** The organization a sign-in lands in when none is asked for: the oldest (lowest id). */
+export function defaultOrganization<T extends { orgId: string }>(orgs: readonly T[]): T | undefined {
+  return [...orgs].sort((a, b) => a.orgId.localeCompare(b.orgId))[0];
+}
+
+/**
+ * Whether a console session's authentication counts for `orgId` without signing in again: its
+ * own organization always; another organization of the account only for a password session.
+ * A single sign-on session is bound to the organization whose identity provider vouched for
+ * it: that provider is run by that organization's admins, who may assert any email.
+ */
+export function sessionAuthenticatedFor(db: Db, p: Principal, orgId: string): boolean {
+  if (p.via !== "session") return false;
+  if (p.orgId === orgId) return true;
+  return p.authMethod === "password" && !!membership(db, p.accountId, orgId);
+}
+
 /** Issues an API token for the CLI; the raw value is returned once and stored only hashed. */
 export function issueApiToken(deps: ControlPlaneDeps, input: { accountId: string; orgId: string; name: string; ttlSeconds?: number }) {
   const token = newSecret("admin");
@@ -80,12 +103,13 @@ export function revokeApiToken(db: Db, tokenId: string, now: number) {
   db.update(schema.apiTokens).set({ revokedAt: now }).where(eq(schema.apiTokens.id, tokenId)).run();
 }
 
-export function createSession(deps: ControlPlaneDeps, accountId: string, orgId: string) {
+/** Opens a session of the account in `orgId`, recording how the person proved who they are. */
+export function createSession(deps: ControlPlaneDeps, accountId: string, orgId: string, authMethod: AuthMethod) {
   const raw = newSecret("session");
   const csrfToken = newSecret("session").slice(7, 39);
   deps.db
     .insert(schema.sessions)
-    .values({ idHash: hashSecret(raw), accountId, orgId, csrfToken, expiresAt: deps.now() + deps.config.sessionTtlSeconds * 1000 })
+    .values({ idHash: hashSecret(raw), accountId, orgId, csrfToken, authMethod, expiresAt: deps.now() + deps.config.sessionTtlSeconds * 1000 })
     .run();
   return { raw, csrfToken };
 }
@@ -94,7 +118,7 @@ export function deleteSession(db: Db, raw: string) {
   db.delete(schema.sessions).where(eq(schema.sessions.idHash, hashSecret(raw))).run();
 }
 
-function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], csrfToken?: string): Principal | null {
+function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], session?: { csrfToken: string; authMethod: AuthMethod }): Principal | null {
   const row = db
     .select({ email: schema.accounts.email, role: schema.memberships.role })
     .from(schema.memberships)
@@ -102,7 +126,7 @@ function principalFor(db: Db, accountId: string, orgId: string, via: Principal["
     .where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.orgId, orgId)))
     .get();
   if (!row) return null;
-  return { accountId, email: row.email, orgId, role: row.role, via, ...(csrfToken ? { csrfToken } : {}) };
+  return { accountId, email: row.email, orgId, role: row.role, via, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 
 export function principalFromToken(deps: ControlPlaneDeps, token: string): Principal | null {
@@ -124,7 +148,7 @@ export function principalFromSession(deps: ControlPlaneDeps, raw: string): Princ
   if (!isKind(raw, "session")) return null;
   const row = deps.db.select().from(schema.sessions).where(eq(schema.sessions.idHash, hashSecret(raw))).get();
   if (!row || row.expiresAt <= deps.now()) return null;
-  return principalFor(deps.db, row.accountId, row.orgId, "session", row.csrfToken);
+  return principalFor(deps.db, row.accountId, row.orgId, "session", { csrfToken: row.csrfToken, authMethod: row.authMethod });
 }
 
 export function requireAdmin(p: Principal): void {

@@ -5,6 +5,8 @@
 // other than the one that started the flow can finish it. The ID token's signature is checked
 // against the provider's JWKS (jose), with issuer, audience, expiry and nonce; the account is
 // matched by the token's verified email and must already be a member of the organization.
+// The session it opens is an "sso" session bound to that organization: the provider is run by
+// that organization's admins, so it vouches for the account there and nowhere else.
 import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";

@@ -1,7 +1,7 @@
 // Console sessions: the `svc_session` cookie resolved through the auth folder's session
 // functions, and signing an account in to one of its organizations.
 import { SESSION_COOKIE } from "../auth/plugin.ts";
-import { createSession, deleteSession, membership, membershipsOf, principalFromSession } from "../auth/service.ts";
+import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
 import type { ConsoleSession } from "./context.ts";
@@ -21,16 +21,14 @@ export function loadSession(deps: ControlPlaneDeps, cookies: Record<string, stri
 }
 
 /**
- * Starts a session for an account in an organization it belongs to: the preferred one when
- * given and a member, else its first membership. Null when the account belongs to none.
- * (Password sign-in goes through the auth folder's `signIn`, then `sessionCookie`.)
+ * Starts a session for an account in exactly `orgId`, recording how it was authenticated; null
+ * when the account is not a member there (never another organization instead). Password
+ * sign-in without an organization goes through the auth folder's `signIn`, which picks the
+ * default organization (`defaultOrganization`), then `sessionCookie`.
  */
-export function openSession(deps: ControlPlaneDeps, accountId: string, preferredOrgId?: string | null): { cookie: string; orgId: string } | null {
-  let orgId: string | undefined;
-  if (preferredOrgId && membership(deps.db, accountId, preferredOrgId)) orgId = preferredOrgId;
-  orgId ??= membershipsOf(deps.db, accountId)[0]?.orgId;
-  if (!orgId) return null;
-  const { raw } = createSession(deps, accountId, orgId);
+export function openSession(deps: ControlPlaneDeps, accountId: string, orgId: string, authMethod: AuthMethod): { cookie: string; orgId: string } | null {
+  if (!orgId || !membership(deps.db, accountId, orgId)) return null;
+  const { raw } = createSession(deps, accountId, orgId, authMethod);
   return { cookie: sessionCookie(deps, raw), orgId };
 }
 

@@ -72,6 +72,11 @@ export const sessions = sqliteTable("sessions", {
   accountId: text("account_id").notNull().references(() => accounts.id),
   orgId: text("org_id").notNull().references(() => organizations.id),
   csrfToken: text("csrf_token").notNull(),
+  /**
+   * How the session was authenticated: "password" (the account's own credential, may switch
+   * among the account's organizations) or "sso" (the IdP of `org_id`; bound to that org).
+   */
+  authMethod: text("auth_method", { enum: ["password", "sso"] }).notNull().default("password"),
   expiresAt: integer("expires_at").notNull(),
   createdAt: createdAt(),
 });

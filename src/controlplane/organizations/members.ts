@@ -1,6 +1,11 @@
 // The organization's members: accounts with a role (owner, admin, member). Accounts are
 // global (one per email); adding a member creates the account when it is new. Only an owner
 // hands out or takes away the owner role, and the last owner cannot be demoted.
+// Adding an account that already exists (maybe a member elsewhere) needs no consent because it
+// grants nothing outside this organization: the account keeps its own password (refused here),
+// and a session opened by this organization's single sign-on is bound to this organization
+// (auth/service.ts `sessionAuthenticatedFor`), so it cannot switch to, or redeem claim links
+// of, the account's other organizations.
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";

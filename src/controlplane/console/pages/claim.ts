@@ -2,9 +2,17 @@
 // password or single sign-on, and (chatui, their front-end user id) is linked to the service
 // user with their email. Used, expired and unknown links are explained. Linking while already
 // signed in needs an explicit button press, so a link sent by someone else cannot silently
-// attach their chat account to the victim's service user.
+// attach their chat account to the victim's service user. The name and email the front end
+// reported are not verified (Open WebUI lets users pick them), so the page neither shows them
+// as the reader's identity nor pre-fills the email with them, and it warns against links the
+// reader did not just ask for.
+//
+// Organization binding: the link belongs to the claim's organization, and it is redeemed only
+// by a session authenticated for that organization (`sessionAuthenticatedFor`): a password
+// session of the account, or a single sign-on session of that same organization. A single
+// sign-on session of another organization (whose admins control their provider) does not count.
 import { SvcError } from "../../../contract/errors.ts";
-import { findAccountByEmail, membership } from "../../auth/service.ts";
+import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
 import { type ClaimInfo, inspectClaim, redeemClaim } from "../../claims/service.ts";
 import { getOrganization } from "../../organizations/service.ts";
@@ -13,7 +21,7 @@ import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
 import { html, path } from "../html.ts";
 import { code, csrfInput, publicShell, time } from "../layout.ts";
-import { sessionCookie } from "../session.ts";
+import { sessionCookie, signOut } from "../session.ts";
 import { passwordForm, ssoForm } from "./sign-in.ts";
 
 const REFUSAL_TITLES: Record<string, string> = {
@@ -42,17 +50,17 @@ function orgName(ctx: PageContext, orgId: string): string {
   }
 }
 
-function whoInChat(info: ClaimInfo) {
-  return info.remoteDisplayName || info.remoteEmail
-    ? html`<strong>${info.remoteDisplayName ?? info.remoteEmail}</strong> (chat user ${code(info.remoteUserId)})`
-    : html`chat user ${code(info.remoteUserId)}`;
+/** Whether the signed-in session may redeem a link of the claim's organization. */
+function sessionCountsFor(ctx: PageContext, info: ClaimInfo): boolean {
+  return !!ctx.session && sessionAuthenticatedFor(ctx.deps.db, ctx.session.principal, info.orgId);
 }
 
 function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; status?: number } = {}): PageResult {
   const action = path`/claim/${token}`;
   const s = ctx.session;
-  const signedInHere = s && membership(ctx.deps.db, s.principal.accountId, info.orgId);
-  const intro = html`<p>This link connects your chat account, ${whoInChat(info)}, to your account in <strong>${orgName(ctx, info.orgId)}</strong>, so the assistant's tools run under your own identity.</p>
+  const signedInHere = s && sessionCountsFor(ctx, info);
+  const intro = html`<p>This link connects the chat account that asked for it (chat user ${code(info.remoteUserId)}) to your account in <strong>${orgName(ctx, info.orgId)}</strong>, so the assistant's tools run under your own identity.</p>
+<div class="banner banner-warn" role="note"><strong>Use this link only if you asked for it in the chat just now.</strong> Whoever uses that chat account will act as you. If someone sent you this link, or you did not just ask the assistant for it, close this page.</div>
 <p class="hint">The link works once and expires ${time(new Date(info.expiresAt).toISOString())}.</p>`;
   const body = signedInHere
     ? html`${intro}
@@ -64,8 +72,9 @@ function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?
 </form>
 <form method="post" action="/sign-out" class="actions">${csrfInput(s.csrfToken)}<button type="submit" class="btn btn-ghost btn-small">Not you? Sign out</button></form>`
     : html`${intro}
+${s ? html`<p>You are signed in as <strong>${s.principal.email}</strong> through single sign-on of another organization, which does not count here.</p>` : ""}
 <p>Sign in to link it.</p>
-${passwordForm({ action, csrf: ctx.presession, email: o.email ?? info.remoteEmail, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
+${passwordForm({ action, csrf: ctx.presession, email: o.email ?? null, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
 ${getOidcSettings(ctx.deps, info.orgId) ? html`<div class="divider">or</div>${ssoForm(ctx, { orgId: info.orgId, next: action })}` : ""}`;
   return page(publicShell({ title: "Link your chat account", error: o.error ?? null, body, wide: true }), o.status ?? 200);
 }
@@ -104,13 +113,20 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
   if (ctx.form.action === "link") {
     const s = ctx.session;
     if (!s || !csrfMatches(s.csrfToken, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
-    if (!membership(ctx.deps.db, s.principal.accountId, info.orgId)) return claimPage(ctx, token, info, { error: `${s.principal.email} is not a member of this organization`, status: 403 });
+    if (!sessionCountsFor(ctx, info)) {
+      ctx.deps.log.warn("claim link refused: session not authenticated for the claim's organization", { org: info.orgId, sessionOrg: s.principal.orgId, account: s.principal.accountId });
+      return claimPage(ctx, token, info, {
+        error: `${s.principal.email} is not signed in for this organization: sign in with your password or this organization's single sign-on`,
+        status: 403,
+      });
+    }
     email = s.principal.email;
   } else {
     if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
     const typed = (ctx.form.email ?? "").trim();
     try {
       const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId });
+      if (ctx.session) signOut(ctx.deps, ctx.session.raw);
       ctx.cookies.push(sessionCookie(ctx.deps, raw));
     } catch (e) {
       if (e instanceof SvcError) return claimPage(ctx, token, info, { error: e.message, email: typed, status: e.status });

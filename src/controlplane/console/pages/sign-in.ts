@@ -1,7 +1,9 @@
 // Sign-in (password and per-organization single sign-on), sign-out and switching between the
-// organizations an account belongs to.
+// organizations an account belongs to. A password session may switch among the account's
+// organizations; a single sign-on session is bound to the organization whose provider vouched
+// for it, so switching away from it means signing in again (`sessionAuthenticatedFor`).
 import { SvcError } from "../../../contract/errors.ts";
-import { membership } from "../../auth/service.ts";
+import { membership, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
 import { getOrganization } from "../../organizations/service.ts";
 import { type PageContext, type PageResult, page, redirect, requireSignedIn, safeNext } from "../context.ts";
@@ -13,6 +15,8 @@ import { openSession, sessionCookie, signOut } from "../session.ts";
 
 const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out.",
+  reauth:
+    "You signed in through another organization's single sign-on, which does not open this organization. Sign in again with your password or this organization's single sign-on.",
 };
 
 /** The email and password form, shared by the sign-in and claim pages. */
@@ -84,6 +88,7 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
   const orgId = ctx.form.organization_id || undefined;
   try {
     const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}) });
+    if (ctx.session) signOut(ctx.deps, ctx.session.raw);
     ctx.cookies.push(sessionCookie(ctx.deps, raw));
     return redirect(safeNext(ctx.form.next));
   } catch (e) {
@@ -102,7 +107,12 @@ export function postSwitchOrg(ctx: PageContext): PageResult {
   const target = ctx.form.organization_id ?? "";
   if (target === s.principal.orgId) return redirect("/");
   if (!membership(ctx.deps.db, s.principal.accountId, target)) return redirect("/");
-  const opened = openSession(ctx.deps, s.principal.accountId, target);
+  if (!sessionAuthenticatedFor(ctx.deps.db, s.principal, target)) {
+    // A single sign-on session vouches only for its own organization: sign in again there.
+    ctx.deps.log.info("console switch-org needs sign-in", { from: s.principal.orgId, to: target, account: s.principal.accountId });
+    return redirect(`/sign-in${query({ org: target, done: "reauth" })}`);
+  }
+  const opened = openSession(ctx.deps, s.principal.accountId, target, "password");
   if (!opened) return redirect("/");
   signOut(ctx.deps, s.raw);
   ctx.cookies.push(opened.cookie);
@@ -138,7 +148,8 @@ export async function getSsoCallback(ctx: PageContext, cookies: Record<string, s
   ctx.cookies.push(clearCookie(FLOW_COOKIE, { secure: ctx.deps.config.secureCookies, path: "/sso" }));
   try {
     const result = await finishSso(ctx.deps, cookies[FLOW_COOKIE], ctx.url.searchParams);
-    const opened = openSession(ctx.deps, result.accountId, result.orgId);
+    // Bound to the organization whose provider vouched for the email, and to no other.
+    const opened = openSession(ctx.deps, result.accountId, result.orgId, "sso");
     if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization`, 403);
     if (ctx.session) signOut(ctx.deps, ctx.session.raw);
     ctx.cookies.push(opened.cookie);
