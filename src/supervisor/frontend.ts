@@ -31,6 +31,16 @@ export const OFFLINE_DEFAULTS: Record<string, string> = {
   SCARF_NO_ANALYTICS: "true",
 };
 
+/**
+ * Set unless the operator set them. Open WebUI hides a model from users (role "user") until an
+ * admin grants access to it model by model; the Pipe's models would stay invisible to everyone
+ * but admins. svc policy (`model:invoke`) decides who may use a model, so the front end's own
+ * per-model access lists are bypassed by default.
+ */
+export const GOVERNANCE_DEFAULTS: Record<string, string> = {
+  BYPASS_MODEL_ACCESS_CONTROL: "true",
+};
+
 /** Variables the front end must not see (the control-plane settings are the proxy's business). */
 const WITHHELD = ["CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY", "SVC_PROXY_NO_PROXY"];
 
@@ -94,7 +104,7 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
   }
   if (base.WEBUI_SECRET_KEY !== undefined && base.WEBUI_SECRET_KEY !== opts.secretKey) ignored.push("WEBUI_SECRET_KEY (CHATUI_SECRET_KEY is used)");
   env.WEBUI_SECRET_KEY = opts.secretKey;
-  for (const [k, v] of Object.entries(OFFLINE_DEFAULTS)) if (env[k] === undefined) env[k] = v;
+  for (const [k, v] of Object.entries({ ...OFFLINE_DEFAULTS, ...GOVERNANCE_DEFAULTS })) if (env[k] === undefined) env[k] = v;
   env.DATA_DIR = opts.dataDir;
   env.PYTHONPATH = prependPythonPath([opts.pythonRoot], base.PYTHONPATH);
   env.SVC_RUNTIME_SOCKET_PATH = opts.socketPath;

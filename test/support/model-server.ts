@@ -26,6 +26,12 @@ export type ModelServer = {
   caFile: string;
   requests: RecordedRequest[];
   behaviour: ModelBehaviour;
+  /**
+   * Scripted turns: when set, each chat-completions request asks it how to answer (given the
+   * request body); what it returns overrides `behaviour` for that request, null keeps it.
+   * E.g. answer a tool call first, then text once the request carries the tool's result.
+   */
+  respond: ((body: any) => Partial<ModelBehaviour> | null | undefined) | null;
   /** Resolves when a stream has sent its first chunk (for the hold test). */
   firstChunkSent(): Promise<void>;
   stop(): Promise<void>;
@@ -44,6 +50,7 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
     caFile: tls.caFile,
     requests,
     behaviour: { text: "Hello from the model" },
+    respond: null,
     firstChunkSent: () => firstChunk.promise,
     async stop() {
       await server.stop(true);
@@ -68,7 +75,7 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
         return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
       }
       if (req.method !== "POST" || path !== "/v1/chat/completions") return Response.json({ error: { message: "not found", type: "invalid_request_error", code: null } }, { status: 404 });
-      const b = ms.behaviour;
+      const b: ModelBehaviour = { ...ms.behaviour, ...(ms.respond?.(body) ?? {}) };
       if (b.error) {
         if (b.error.rawBody !== undefined) return new Response(b.error.rawBody, { status: b.error.status });
         return Response.json({ error: { message: b.error.message ?? "upstream failure", type: "server_error", code: "overloaded" } }, { status: b.error.status });

@@ -1,0 +1,402 @@
+// The spec end to end, from a user's side: a control plane, the svc CLI, a model provider
+// double over HTTPS, and one runtime container (`svc run` as UID 10001) running the real Open
+// WebUI from pip. Scenarios share the container (Open WebUI takes ~20 s to start); each one
+// asks for the set-up stages it needs (world.ts), so any one runs alone:
+//   bun test test/e2e -t "scenario 4"
+// Scenario 9 stops the shared container (credential rotation), so it runs last.
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { api, org } from "../integration/cli-support.ts";
+import { plainLines } from "../integration/supervisor-helpers.ts";
+import { waitFor } from "../support/controlplane-process.ts";
+import { parseSse } from "../support/model-server.ts";
+import { type OwuiUser, chatTurn, listenSocket, modelIds, setFunctionActive, signIn, streamChat } from "../support/openwebui.ts";
+import {
+  ALICE,
+  BOB,
+  BOB_CP_PASSWORD,
+  MODEL,
+  MODEL_API_KEY,
+  auditRecord,
+  auditRecords,
+  booted,
+  bundleApplied,
+  containerEnv,
+  freshStateDir,
+  linked,
+  proxyPid,
+  startContainer,
+  stopContainer,
+  teardown,
+  world,
+} from "./world.ts";
+
+setDefaultTimeout(300_000);
+afterAll(teardown);
+
+/** The model answers with a call of `tool` first, then (seeing the tool's result) with text. */
+function modelCallsTool(tool: string, args: Record<string, unknown>): void {
+  world().model.respond = (body) => {
+    const last = body?.messages?.at(-1);
+    if (last?.role === "tool") return { text: `The tool said: ${last.content}` };
+    return { toolCall: { id: `call_${tool}`, name: tool, arguments: JSON.stringify(args) } };
+  };
+}
+
+/** The text of the tool result(s) Open WebUI stored in an assistant message. */
+function toolOutputs(message: any): string[] {
+  return (message?.output ?? [])
+    .filter((o: any) => o.type === "function_call_output")
+    .map((o: any) => (Array.isArray(o.output) ? o.output.map((p: any) => p.text ?? "").join("") : String(o.output ?? "")));
+}
+
+const ids = (records: any[]) => new Set(records.map((r) => r.id));
+
+describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
+  test("login, bot init, credential (piped), profile (api_key once the runtime registered), assign, policies, link", async () => {
+    const w = await linked();
+    expect(w.log.map((l) => l.step)).toEqual([
+      "login",
+      "bot init",
+      "bot credential",
+      "model-profiles create",
+      "model-profiles assign",
+      "model-profiles readiness",
+      "policies create chat",
+      "policies create crm-readers",
+      "policies create notes",
+      "users remote-identities list",
+    ]);
+    for (const l of w.log) expect(l.run.code).toBe(0);
+    // the credential: one line on a pipe, nothing else
+    const cred = w.log.find((l) => l.step === "bot credential")!.run;
+    expect(cred.stdout).toMatch(/^svc_rt_\S+\n$/);
+    expect(cred.stdout.trim()).toBe(w.runtimeToken);
+    // the installation, its agent, and the runtime that registered (tools synced at boot)
+    const list = await w.cli(["bot", "list", "--json"]);
+    expect(JSON.parse(list.stdout).installations ?? JSON.parse(list.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ id: w.installationId, platform: "chatui" })]));
+    const agents = await w.cli(["bot", "agents", "list", "--installation", w.installationId, "--json"]);
+    expect(agents.stdout).toContain(w.agentId);
+    const status = await w.cli(["bot", "status", "--installation", w.installationId, "--json"]);
+    const st = JSON.parse(status.stdout);
+    expect(st.tool_count).toBe(4); // crm.lookup_customer, crm.update, tickets.list_open, notes.search
+    expect(st.replicas.length).toBe(1);
+    // the profile is assigned and ready; its key was sealed to the registered runtime
+    const assignment = await w.cli(["model-profiles", "assignment", "--workspace", "default", "--agent", w.agentId, "--json"]);
+    expect(JSON.parse(assignment.stdout).profile.id).toBe(w.profileId);
+    const readiness = await w.cli(["model-profiles", "readiness", w.profileId, "--workspace", "default", "--json"]);
+    expect(JSON.parse(readiness.stdout).ready).toBe(true);
+    const policies = await w.cli(["policies", "list", "--workspace", "default", "--json"]);
+    expect(JSON.parse(policies.stdout).policies.map((p: any) => p.dst).sort()).toEqual(["model:invoke", "tool:crm.lookup_customer", "tool:notes.search"]);
+    // the link: Alice's front-end user id is linked to her service user
+    const links = JSON.parse(w.log.find((l) => l.step === "users remote-identities list")!.run.stdout);
+    expect((links.remote_identities ?? links).map((r: any) => r.remote_user_id)).toContain(w.alice.id);
+    const resolved = await w.cli(["users", "resolve", "--email", ALICE.email, "--json"]);
+    expect(JSON.parse(resolved.stdout).id).toBe(w.aliceUserId);
+  });
+
+  test("an api_key profile is refused while no runtime of the scope has registered", async () => {
+    const w = await linked();
+    const agent = await api(w.cp, "POST", org(w.cp, "/agents"), { name: "no-runtime-agent", workspace: "default" });
+    const r = await w.cli(
+      ["model-profiles", "create", "--display-name", "Nobody", "--endpoint", w.model.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--agent", agent.json.id, "--workspace", "default"],
+      `${MODEL_API_KEY}\n`,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("(no_runtime_recipient)");
+  });
+});
+
+describe("scenario 2: the model list", () => {
+  test("empty before a profile is assigned and before a model:invoke permit; filled after", async () => {
+    const w = await linked();
+    expect(w.modelsSeen.beforeProfile).toEqual([]);
+    expect(w.modelsSeen.beforePermit).toEqual([]);
+    expect(w.modelsSeen.afterPermit).toEqual([MODEL]);
+    expect(await modelIds(w.container!.url, w.alice)).toEqual([MODEL]);
+  });
+});
+
+describe("scenario 3: a chat turn through the Pipe", () => {
+  test("permitted, streamed, audited under the user", async () => {
+    const w = await linked();
+    w.model.respond = null;
+    const before = w.model.requests.length;
+    const r = await streamChat(w.container!.url, w.alice, { model: MODEL, content: "Hello?" });
+    expect(r.status).toBe(200);
+    expect(r.contentType).toContain("text/event-stream");
+    const events = parseSse(r.text);
+    const pieces = events.filter((e) => e !== "[DONE]").map((e) => e.choices?.[0]?.delta?.content).filter((c) => typeof c === "string" && c);
+    expect(pieces.length).toBeGreaterThan(1); // chunk by chunk, not one body
+    expect(pieces.join("")).toBe("Hello from the model");
+    // the upstream got the call, streaming, with the key sealed at the CLI and unsealed by the runtime
+    const up = w.model.requests.slice(before);
+    expect(up).toHaveLength(1);
+    expect(up[0]!.body.stream).toBe(true);
+    expect(up[0]!.headers.authorization).toBe(`Bearer ${MODEL_API_KEY}`);
+    expect(up[0]!.body.model).toBe("gpt-e2e");
+    const rec = await auditRecord({ kind: "model", decision: "permit", user: w.aliceUserId }, (x) => x.subject.remote_user_id === w.alice.id);
+    expect(rec).toMatchObject({ action: "model:invoke", decision: "permit", installation_id: w.installationId, agent_id: w.agentId, harness: "chatui" });
+    expect(rec.subject).toMatchObject({ user_id: w.aliceUserId, email: ALICE.email, via_installation: false });
+  });
+});
+
+describe("scenario 4: governed tools in the native tool loop", () => {
+  test("a permitted read tool runs; a write tool with no permit is refused and its body never runs; both audited", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    modelCallsTool("lookup_customer", { customer_id: "c-1" });
+    const read = await chatTurn(url, w.alice, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
+    expect(toolOutputs(read.message)).toEqual(["Ada Lovelace <ada@example.com>"]);
+    expect(read.message.content).toBe("The tool said: Ada Lovelace <ada@example.com>");
+
+    const before = w.model.requests.length;
+    modelCallsTool("update_customer", { customer_id: "c-1", email: "mallory@evil.example" });
+    const write = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to mallory@evil.example", toolIds: ["acme_crm"] });
+    const [refusal] = toolOutputs(write.message);
+    expect(refusal).toStartWith("Refused (svc.denied)");
+    // the model got the refusal as the tool result
+    const second = w.model.requests.slice(before).at(-1)!.body.messages.at(-1);
+    expect(second).toMatchObject({ role: "tool" });
+    expect(second.content).toStartWith("Refused (svc.denied)");
+
+    // the write body never ran: the customer's email is unchanged
+    modelCallsTool("lookup_customer", { customer_id: "c-1" });
+    const again = await chatTurn(url, w.alice, { model: MODEL, content: "And now?", toolIds: ["acme_crm"] });
+    expect(toolOutputs(again.message)).toEqual(["Ada Lovelace <ada@example.com>"]);
+
+    const permit = await auditRecord({ kind: "tool", tool: "crm.lookup_customer", decision: "permit", user: w.aliceUserId });
+    expect(permit).toMatchObject({ kind: "tool", action: "tool:crm.lookup_customer", decision: "permit" });
+    expect(permit.subject).toMatchObject({ user_id: w.aliceUserId, remote_user_id: w.alice.id, via_installation: false });
+    const deny = await auditRecord({ kind: "tool", tool: "crm.update", decision: "deny", user: w.aliceUserId });
+    expect(deny).toMatchObject({ kind: "tool", action: "tool:crm.update", decision: "deny", reason: "svc.denied" });
+    expect(deny.subject).toMatchObject({ user_id: w.aliceUserId, remote_user_id: w.alice.id });
+    // the permitted call's outcome is recorded against its decision; the refused one has none
+    const outcomes = await auditRecords({ kind: "outcome", user: w.aliceUserId });
+    expect(outcomes.some((o) => o.ref === permit.id && o.outcome === "ok" && o.exit_code === 0)).toBe(true);
+    expect(outcomes.some((o) => o.ref === deny.id)).toBe(false);
+  });
+});
+
+/** Signs in on the control plane's claim page (/claim/<token>) with a password, as a browser would. */
+async function claimWithPassword(claimUrl: string, email: string, password: string): Promise<{ status: number; body: string }> {
+  const page = await fetch(claimUrl);
+  const html = await page.text();
+  expect(page.status).toBe(200);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!csrf) throw new Error(`no _csrf on the claim page: ${html.slice(0, 500)}`);
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const res = await fetch(claimUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ _csrf: csrf, action: "password", email, password }).toString(),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+describe("scenario 5: an unlinked front-end user", () => {
+  test("is refused with a claim link for them alone, never in the chat or the model's context; after claiming, decided as themselves", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    const bobSocket = await listenSocket(url, w.bob);
+    const carolSocket = await listenSocket(url, w.carol);
+    try {
+      const before = w.model.requests.length;
+      modelCallsTool("lookup_customer", { customer_id: "c-1" });
+      const turn = await chatTurn(url, w.bob, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
+      const shown = JSON.stringify(turn.message);
+      expect(shown).toContain("Refused (identity.unlinked)");
+      // the claim link reached Bob's socket as a notification
+      await waitFor(() => bobSocket.notifications().length > 0, "the claim-link notification");
+      const note = bobSocket.notifications()[0]!;
+      const link = /(https?:\/\/\S+\/claim\/\S+)/.exec(String(note.data.data.content))?.[1];
+      expect(link).toStartWith(`${w.cp.url}/claim/`);
+      const token = link!.split("/claim/")[1]!;
+      // ...to Bob alone: Carol's open socket got nothing
+      expect(carolSocket.notifications()).toEqual([]);
+      expect(JSON.stringify(carolSocket.events())).not.toContain(token);
+      // never in the chat as stored, never sent to the model, never logged
+      const stored = await (await fetch(`${url}/api/v1/chats/${turn.chatId}`, { headers: { authorization: `Bearer ${w.bob.token}` } })).text();
+      expect(stored).toContain("identity.unlinked");
+      expect(stored).not.toContain(token);
+      expect(stored).not.toContain("/claim/");
+      expect(w.model.requests.length).toBe(before); // the refused turn reached no model
+      expect(JSON.stringify(w.model.requests)).not.toContain(token);
+      expect(w.container!.stderr()).not.toContain(token);
+      // audited under the installation's subject, marked via installation
+      const refused = await auditRecord({ decision: "deny", kind: "model" }, (r) => r.subject.remote_user_id === w.bob.id && r.reason === "identity.unlinked");
+      expect(refused.subject).toMatchObject({ user_id: null, via_installation: true });
+
+      // Bob opens the link and signs in to the service (console claim page) …
+      const member = await api(w.cp, "POST", org(w.cp, "/members"), { email: BOB.email, role: "member", password: BOB_CP_PASSWORD });
+      expect(member.status).toBe(201);
+      const claimed = await claimWithPassword(link!, BOB.email, BOB_CP_PASSWORD);
+      expect(claimed.status).toBe(200);
+      expect(claimed.body).toContain("Your chat account is linked");
+      const bobUser = JSON.parse((await w.cli(["users", "resolve", "--email", BOB.email, "--json"])).stdout);
+      await bundleApplied();
+      // … signs in to the chat and asks again: decided under his own service user
+      const bob2: OwuiUser = await signIn(url, w.bob.email, w.bob.password);
+      const seen = ids(await auditRecords({ user: bobUser.id }));
+      modelCallsTool("lookup_customer", { customer_id: "c-1" });
+      const again = await chatTurn(url, bob2, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
+      expect(JSON.stringify(again.message)).not.toContain("identity.unlinked");
+      // the model call is permitted now; the tool is decided by policy for Bob (only Alice may read the CRM)
+      expect(toolOutputs(again.message)[0]).toStartWith("Refused (svc.denied)");
+      const model = await auditRecord({ kind: "model", decision: "permit", user: bobUser.id }, (r) => !seen.has(r.id));
+      expect(model.subject).toMatchObject({ user_id: bobUser.id, remote_user_id: w.bob.id, via_installation: false });
+      const tool = await auditRecord({ kind: "tool", tool: "crm.lookup_customer", decision: "deny", user: bobUser.id }, (r) => !seen.has(r.id));
+      expect(tool).toMatchObject({ reason: "svc.denied" });
+      expect(tool.subject).toMatchObject({ user_id: bobUser.id, via_installation: false });
+    } finally {
+      await bobSocket.stop();
+      await carolSocket.stop();
+    }
+  });
+});
+
+describe("scenario 6: a pack whose method passes another name", () => {
+  test("is refused as tool_not_registered even with a permit for the declared name", async () => {
+    const w = await linked();
+    expect(w.container!.stderr()).toContain("notes.find"); // the boot step warned about it
+    modelCallsTool("search", { query: "quarterly report" });
+    const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Search my notes", toolIds: ["misnamed"] });
+    expect(toolOutputs(turn.message)[0]).toStartWith("tool_not_registered");
+    const rec = await auditRecord({ decision: "deny", user: w.aliceUserId }, (r) => r.action === "tool:notes.find");
+    expect(rec.reason).toBe("tool_not_registered");
+  });
+});
+
+describe("scenario 10: svc harness sync", () => {
+  test("clean after boot; exit 1 once the guard is deactivated", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    const sync = () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
+    const clean = await sync();
+    expect(clean.stdout).toContain("In sync");
+    expect(clean.code).toBe(0);
+    await setFunctionActive(url, w.admin, "svc_guard", false);
+    try {
+      const drift = await sync();
+      expect(drift.code).toBe(1);
+      expect(drift.stdout).toContain("drift:");
+      expect(drift.stdout).toContain("svc_guard");
+    } finally {
+      await setFunctionActive(url, w.admin, "svc_guard", true);
+    }
+    expect((await sync()).code).toBe(0);
+  });
+});
+
+describe("scenario 7: the proxy stopped", () => {
+  test("the next turn fails as governance-unavailable and nothing reaches the model", async () => {
+    const w = await linked();
+    w.model.respond = null;
+    const pid = proxyPid(w.container!);
+    const before = w.model.requests.length;
+    // SIGSTOP: the daemon stops answering but stays a child, so `svc run` keeps the front end
+    // up (a dead proxy stops the whole container, by design).
+    process.kill(pid, "SIGSTOP");
+    try {
+      const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Are you there?" });
+      expect(JSON.stringify(turn.message.error ?? turn.message)).toContain("Governance unavailable");
+      expect(w.model.requests.length).toBe(before);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await waitFor(async () => (await streamChat(w.container!.url, w.alice, { model: MODEL, content: "back?" })).text.includes("Hello"), "the turns to work again");
+  });
+});
+
+describe("scenario 8: audit-argument encryption", () => {
+  test("with an active key the tool record is ciphertext that svc audit decrypt opens; after the last key is disabled, digest-only", async () => {
+    const w = await linked();
+    const identity = join(w.home, "audit-identity.txt");
+    const created = await w.cli(["audit", "keys", "create", "--name", "e2e", "--identity-file", identity, "--json"]);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    await bundleApplied();
+
+    let seen = ids(await auditRecords({ tool: "crm.lookup_customer" }));
+    modelCallsTool("lookup_customer", { customer_id: "c-1" });
+    await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Who is c-1?", toolIds: ["acme_crm"] });
+    const enc = await auditRecord({ kind: "tool", tool: "crm.lookup_customer", decision: "permit", user: w.aliceUserId }, (r) => !seen.has(r.id));
+    expect(enc.encryption).toEqual({ mode: "recipients", key_ids: [key.id] });
+    const dec = await w.cli(["audit", "decrypt", "--record", enc.id, "--identity", identity, "--stdout"]);
+    expect(dec.code).toBe(0);
+    expect(JSON.parse(dec.stdout).arguments).toEqual({ customer_id: "c-1" });
+
+    const disabled = await w.cli(["audit", "keys", "disable", key.id]);
+    expect(disabled.code).toBe(0);
+    await bundleApplied();
+    seen = ids(await auditRecords({ tool: "crm.lookup_customer" }));
+    await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Who is c-1 now?", toolIds: ["acme_crm"] });
+    const plain = await auditRecord({ kind: "tool", tool: "crm.lookup_customer", decision: "permit", user: w.aliceUserId }, (r) => !seen.has(r.id));
+    expect(plain.encryption).toEqual({ mode: "digest-only" });
+    expect(plain.args_digest).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(plain.args_digest).toBe(enc.args_digest); // same arguments, same digest
+    const none = await w.cli(["audit", "decrypt", "--record", plain.id, "--identity", identity, "--stdout"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("not_found");
+  });
+});
+
+describe("scenario 9: container start failures", () => {
+  test("a malformed pack stops the container naming the pack and entry", async () => {
+    const w = await booted();
+    const c = startContainer(containerEnv({ token: w.runtimeToken, stateDir: freshStateDir(), port: 1, packs: "broken_pack" }));
+    expect(await c.exit).toBe(1);
+    expect(plainLines(c.stderr())).toEqual([
+      `tool pack "broken_pack": TOOLKITS[0] (id "broken").tools[1] (name "broken.delete_everything"): "access" must be "read" or "write", not 'admin'; refusing to start`,
+    ]);
+  });
+
+  test("a control-plane URL ending in /api/v1 is refused; the tool sync itself fails with the 404 message", async () => {
+    const w = await booted();
+    const bad = `${w.cp.url}/api/v1`;
+    const c = startContainer(containerEnv({ token: w.runtimeToken, stateDir: freshStateDir(), port: 1, url: bad }));
+    expect(await c.exit).toBe(1);
+    const line = plainLines(c.stderr()).find((l) => l.startsWith("runtime bootstrap failed:"));
+    expect(line).toContain("ends in /api/v1");
+    // the same URL given to the tool sync (svc boot sync, what the container runs after the proxy)
+    const sync = Bun.spawnSync([w.bin, "boot", "sync"], {
+      env: { PATH: process.env.PATH!, SVC_RUNTIME_TOKEN: w.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: bad, SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_CHATUI_PYTHON: c.env.SVC_CHATUI_PYTHON!, PYTHONPATH: c.env.PYTHONPATH! },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(sync.exitCode).toBe(1);
+    expect(sync.stderr.toString()).toContain("registering the packs' tools failed; refusing to start: HTTP 404");
+    expect(sync.stderr.toString()).toContain("it ends in /api/v1: remove that suffix");
+  });
+
+  test("after svc bot credential --rotate, a container restarted with the old token fails with 401", async () => {
+    const w = await booted();
+
+    const old = w.runtimeToken;
+    const rotated = await w.cli(["bot", "credential", "--installation", w.installationId, "--workspace", "default", "--rotate"]);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout.trim()).toMatch(/^svc_rt_/);
+    expect(rotated.stdout.trim()).not.toBe(old);
+    // the running container is restarted (its state volume kept) without updating the secret
+    const c0 = w.container!;
+    expect(await stopContainer(c0)).toBe(0);
+    w.container = null;
+    const restarted = startContainer({ ...c0.env });
+    expect(await restarted.exit).toBe(1);
+    // Either the tool sync (PUT /runtime/tools) is refused while the proxy still decides on its
+    // last good bundle, or the proxy's own bootstrap is refused first; both are the 401.
+    const lines = plainLines(restarted.stderr()).filter((l) => !l.startsWith("svc proxy serve:")); // the proxy's own line, passed through
+    expect(lines).toHaveLength(1);
+    expect([
+      "registering the packs' tools failed; refusing to start: HTTP 401: the runtime token (SVC_RUNTIME_TOKEN) is wrong or was rotated; get a new one with `svc bot credential --installation <id> --workspace <ws> --rotate` piped to your secret manager, then restart the container (1 attempt)",
+      "runtime bootstrap failed: svc proxy serve: the control plane refused the runtime token (401 on bootstrap): SVC_RUNTIME_TOKEN is wrong or was rotated",
+    ]).toContain(lines[0]!);
+    // a fresh volume with the old token: the bootstrap itself is refused
+    const fresh = startContainer(containerEnv({ token: old, stateDir: freshStateDir(), port: 1 }));
+    expect(await fresh.exit).toBe(1);
+    expect(plainLines(fresh.stderr()).filter((l) => !l.startsWith("svc proxy serve:"))).toEqual(["runtime bootstrap failed: svc proxy serve: the control plane refused the runtime token (401 on bootstrap): SVC_RUNTIME_TOKEN is wrong or was rotated"]);
+  });
+});
