@@ -5,7 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
-import { type ControlPlaneProcess, svcCommand } from "../support/controlplane-process.ts";
+import { type ControlPlaneProcess, callApi, svcCommand } from "../support/controlplane-process.ts";
 
 export type Run = { code: number; stdout: string; stderr: string };
 export type RunOpts = { env?: Record<string, string | undefined>; stdin?: string | Uint8Array; home?: string; auth?: boolean };
@@ -48,18 +48,8 @@ export async function svcOnTerminal(cp: ControlPlaneProcess | null, args: string
 }
 
 /** A JSON call to the control plane's API with the owner's token (or `token`). */
-export async function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string = cp.token): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${cp.url}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, json };
+export function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string = cp.token): Promise<{ status: number; json: any }> {
+  return callApi(`${cp.url}/api/v1`, method, path, body, token);
 }
 
 export const org = (cp: ControlPlaneProcess, path: string) => `/organizations/${cp.orgId}${path}`;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
 import { newId } from "../../src/contract/ids.ts";
-import { type ControlPlaneProcess, REPO } from "../support/controlplane-process.ts";
+import { type ControlPlaneProcess, REPO, callApi } from "../support/controlplane-process.ts";
 
 export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 export const SCREENSHOTS = join(REPO, "test-artifacts/screenshots");
@@ -51,17 +51,8 @@ export async function signIn(page: Page, cp: ControlPlaneProcess, email: string,
 }
 
 /** Calls the JSON API with the owner's API token (or another bearer token). */
-export async function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string | null = cp.token): Promise<{ status: number; json: any }> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(cp.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, json };
+export function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string | null = cp.token): Promise<{ status: number; json: any }> {
+  return callApi(cp.url, method, path, body, token);
 }
 
 export const org = (cp: ControlPlaneProcess, path: string) => `/api/v1/organizations/${cp.orgId}${path}`;

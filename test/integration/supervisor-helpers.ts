@@ -4,6 +4,7 @@ import { chownSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { collectOutput } from "../support/controlplane-process.ts";
 
 export const AS_CONTAINER_USER = ["setpriv", "--reuid=10001", "--regid=10001", "--clear-groups"];
 
@@ -17,19 +18,9 @@ export function stateDir(prefix = "svc-state-"): string {
 export type Running = { proc: Subprocess; stderr: () => string; exit: Promise<number> };
 
 export function spawnCollect(argv: string[], env: Record<string, string | undefined>): Running {
-  let err = "";
   const proc = Bun.spawn(argv, { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const pump = async (s: ReadableStream<Uint8Array>) => {
-    const reader = s.getReader();
-    const dec = new TextDecoder();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      err += dec.decode(value, { stream: true });
-    }
-  };
-  const pumps = Promise.all([pump(proc.stderr as ReadableStream<Uint8Array>), pump(proc.stdout as ReadableStream<Uint8Array>)]);
-  return { proc, stderr: () => err, exit: proc.exited.then(async (c) => (await pumps, c)) };
+  const output = collectOutput(proc);
+  return { proc, stderr: output.text, exit: proc.exited.then(async (c) => (await output.closed, c)) };
 }
 
 export function alive(pid: number): boolean {

@@ -30,6 +30,36 @@ export async function waitFor(check: () => Promise<boolean> | boolean, what: str
   }
 }
 
+/** Everything a child writes to stdout and stderr, accumulated as it arrives. */
+export function collectOutput(proc: Subprocess): { text: () => string; closed: Promise<void> } {
+  let out = "";
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const reader = stream.getReader();
+    const dec = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += dec.decode(value, { stream: true });
+    }
+  };
+  const closed = Promise.all([pump(proc.stdout as ReadableStream<Uint8Array>), pump(proc.stderr as ReadableStream<Uint8Array>)]).then(() => {});
+  return { text: () => out, closed };
+}
+
+/** A JSON call to a control plane: status and parsed body (null when empty or not JSON). */
+export async function callApi(baseUrl: string, method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, json };
+}
+
 export type ControlPlaneProcess = {
   url: string;
   token: string;
@@ -51,20 +81,13 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
   const token = readFileSync(join(dataDir, "token"), "utf8").trim();
-  let out = "";
+  let output = { text: () => "" };
   const state = { proc: undefined as unknown as Subprocess };
   const spawn = async () => {
     state.proc = Bun.spawn([...svcCommand(), "controlplane", "serve"], { env, stdout: "pipe", stderr: "pipe" });
-    for (const stream of [state.proc.stdout, state.proc.stderr] as ReadableStream<Uint8Array>[]) {
-      void (async () => {
-        const reader = stream.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-    }
+    const previous = output.text();
+    const current = collectOutput(state.proc);
+    output = { text: () => previous + current.text() };
     await waitFor(async () => (await fetch(`${url}/healthz`)).ok, `control plane at ${url}`);
   };
   await spawn();
@@ -77,7 +100,7 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
     get proc() {
       return state.proc;
     },
-    logs: () => out,
+    logs: () => output.text(),
     async stop() {
       state.proc.kill("SIGTERM");
       await state.proc.exited;

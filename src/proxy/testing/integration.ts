@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { type ControlPlaneProcess, svcCommand, waitFor } from "../../../test/support/controlplane-process.ts";
+import { type ControlPlaneProcess, collectOutput, svcCommand, waitFor } from "../../../test/support/controlplane-process.ts";
 
 export type Api = (method: string, path: string, body?: unknown, token?: string) => Promise<{ status: number; json: any; text: string }>;
 
@@ -82,24 +82,14 @@ export function proxyDirs(): { stateDir: string; socket: string; spool: string }
 export function startProxy(env: Record<string, string>): ProxyProcess {
   const full = { ...process.env, SVC_PROXY_HEARTBEAT_INTERVAL: "1s", ...env } as Record<string, string>;
   const proc = Bun.spawn([...svcCommand(), "proxy", "serve"], { env: full, stdout: "pipe", stderr: "pipe" });
-  let out = "";
-  for (const stream of [proc.stdout, proc.stderr] as ReadableStream<Uint8Array>[]) {
-    void (async () => {
-      const reader = stream.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        out += new TextDecoder().decode(value);
-      }
-    })();
-  }
+  const output = collectOutput(proc);
   const socket = full.SVC_RUNTIME_SOCKET_PATH!;
   const token = full.SVC_RUNTIME_TOKEN!;
   const p: ProxyProcess = {
     proc,
     socket,
     env: full,
-    logs: () => out,
+    logs: output.text,
     call(path, init = {}) {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (init.user) headers["x-svc-user-id"] = init.user;
@@ -112,9 +102,9 @@ export function startProxy(env: Record<string, string>): ProxyProcess {
     },
     async waitReady() {
       await waitFor(async () => {
-        if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${out}`);
+        if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${output.text()}`);
         return (await fetch("http://localhost/readyz", { unix: socket } as RequestInit)).status === 200;
-      }, `proxy ready on ${socket}\n${out}`, 20000);
+      }, `proxy ready on ${socket}\n${output.text()}`, 20000);
     },
     async policy() {
       return (await p.call("/v1/policy")).json();
