@@ -1,14 +1,17 @@
 """Load client for POST /v1/tools/decide on the proxy's unix socket, as the governor calls it.
 
-Standard library only: http.client over AF_UNIX, one connection per decision with
-`connection: close` (what svc_chatui/_local.py does), the runtime bearer token, a JSON body of
-{tool, user, args}. Concurrency = processes x threads; every decision is timed from just
-before the connection is opened to the last byte of the answer.
+Standard library only: http.client over AF_UNIX, the runtime bearer token, a JSON body of
+{tool, user, args}. By default one connection per decision with `connection: close`;
+`--keepalive` keeps one persistent connection per thread and, like svc_chatui/_local.py,
+reconnects and resends once when a reused connection turns out to be closed or broken before
+an answer arrived (any other failure counts as an error, the package's refusal).
+Concurrency = processes x threads; every decision is timed from just before the connection is
+opened (or reused) to the last byte of the answer.
 
     SVC_RUNTIME_TOKEN=... python3 decide_load.py --socket /path/p.sock --concurrency 8 \
         --duration 3 --tool crm.read --user fe-alice [--url-path /v1/tools/decide] [--keepalive]
 
-Prints one JSON object: {count, errors, seconds, rps, p50_ms, p90_ms, p99_ms, max_ms, answers}.
+Prints one JSON object: {count, errors, reconnects, seconds, rps, p50_ms, p90_ms, p99_ms, max_ms, answers}.
 `--body-style opa` sends {"input": {...}} instead (the OPA peer); `--tcp host:port` connects
 over TCP instead of the socket.
 """
@@ -52,9 +55,19 @@ def body_for(opts, n: int) -> bytes:
     return json.dumps(decide, separators=(",", ":")).encode()
 
 
+RECONNECTS: list = []
+
+
+def exchange(conn: http.client.HTTPConnection, opts, body: bytes, headers: dict) -> tuple[int, bytes]:
+    conn.request("POST", opts.url_path, body=body, headers=headers)
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
 def worker_thread(opts, token: str, deadline_warm: float, deadline: float, out: list, errs: list, answers: dict):
     conn = None
     n = 0
+    mine: dict = {}  # answers seen by this thread, merged at the end (dict updates across threads race)
     headers = {"authorization": f"Bearer {token}", "content-type": "application/json", "accept": "application/json"}
     if not opts.keepalive:
         headers["connection"] = "close"
@@ -66,23 +79,31 @@ def worker_thread(opts, token: str, deadline_warm: float, deadline: float, out: 
         body = body_for(opts, n)
         t0 = time.perf_counter_ns()
         try:
+            reused = conn is not None
             if conn is None:
                 conn = connection(opts)
-            conn.request("POST", opts.url_path, body=body, headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read()
+            try:
+                status, raw = exchange(conn, opts, body, headers)
+            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine):
+                # A kept-alive connection the server closed meanwhile: one fresh connection, once.
+                if not reused:
+                    raise
+                RECONNECTS.append(1)
+                conn.close()
+                conn = connection(opts)
+                status, raw = exchange(conn, opts, body, headers)
             t1 = time.perf_counter_ns()
             if not opts.keepalive:
                 conn.close()
                 conn = None
-            if resp.status != 200:
-                errs.append(resp.status)
+            if status != 200:
+                errs.append(status)
                 continue
             if now >= deadline_warm:
                 out.append(t1 - t0)
-                if len(answers) < 4:
+                if len(mine) < 4:
                     key = "permit" if b'"permit"' in raw or b'"allow":true' in raw else raw[:80].decode(errors="replace")
-                    answers[key] = answers.get(key, 0) + 1
+                    mine[key] = mine.get(key, 0) + 1
         except (OSError, http.client.HTTPException) as e:
             errs.append(type(e).__name__)
             if conn is not None:
@@ -90,6 +111,12 @@ def worker_thread(opts, token: str, deadline_warm: float, deadline: float, out: 
             conn = None
     if conn is not None:
         conn.close()
+    with ANSWERS_LOCK:
+        for k, v in mine.items():
+            answers[k] = answers.get(k, 0) + v
+
+
+ANSWERS_LOCK = threading.Lock()
 
 
 def run_process(opts, threads: int, q) -> None:
@@ -105,7 +132,7 @@ def run_process(opts, threads: int, q) -> None:
         t.start()
     for t in ts:
         t.join()
-    q.put({"lat": out, "errors": len(errs), "error_kinds": list({str(e) for e in errs})[:5], "answers": answers})
+    q.put({"lat": out, "reconnects": len(RECONNECTS), "errors": len(errs), "error_kinds": list({str(e) for e in errs})[:5], "answers": answers})
 
 
 def percentile(sorted_ns: list[int], p: float) -> float:
@@ -148,6 +175,7 @@ def main() -> None:
     print(json.dumps({
         "count": len(lat),
         "errors": errors,
+        "reconnects": sum(r["reconnects"] for r in results),
         "error_kinds": sorted({k for r in results for k in r["error_kinds"]}),
         "seconds": opts.duration,
         "rps": len(lat) / opts.duration,

@@ -1,6 +1,7 @@
 // Issue 9 §1: governed tool decisions from Python over the unix socket, as the governor makes
 // them (bench/load/decide_load.py), at concurrency 1, 8 and 64, digest-only and encrypted to
-// two recipients, with the durable spool as shipped. Also the proxy's own capacity with a
+// two recipients, with the durable spool as shipped; each with a connection per call and with
+// keep-alive. Also the proxy's own capacity with a
 // lighter client (Bun, keep-alive), to separate the proxy from the Python client's cost,
 // and the proxy's RSS under load.
 import { join } from "node:path";
@@ -22,23 +23,30 @@ export const decisions: Suite = {
     for (const mode of ["digest-only", "2 recipients"] as const) {
       await stack.setEncryption(mode !== "digest-only");
       for (const c of CONCURRENCY) {
-        const p50: number[] = [];
-        const p99: number[] = [];
-        const rps: number[] = [];
+        // Connection per call (as svc_chatui did up to 0.1.30) and keep-alive (one persistent
+        // connection per client thread, as svc_chatui/_local.py keeps one per event loop),
+        // alternating run by run so both see the same machine.
+        const runs = { close: { p50: [] as number[], p99: [] as number[], rps: [] as number[] }, keepalive: { p50: [] as number[], p99: [] as number[], rps: [] as number[] } };
         for (let i = 0; i < ctx.runs; i++) {
-          const rss = rssPeak(px.proc.pid);
-          const r = await decideLoad(args(c), px.token);
-          rssUnderLoad = Math.max(rssUnderLoad, rss.stop());
-          if (r.errors > 0 || r.answers.permit !== r.count) throw new Error(`decide load at ${c}: ${r.errors} errors (${r.error_kinds.join(", ")}), answers ${JSON.stringify(r.answers)}`);
-          p50.push(r.p50_ms);
-          p99.push(r.p99_ms);
-          rps.push(r.rps);
+          for (const conn of ["close", "keepalive"] as const) {
+            const rss = rssPeak(px.proc.pid);
+            const r = await decideLoad([...args(c), ...(conn === "keepalive" ? ["--keepalive"] : [])], px.token);
+            rssUnderLoad = Math.max(rssUnderLoad, rss.stop());
+            if (r.errors > 0 || r.answers.permit !== r.count) throw new Error(`decide load at ${c} (${conn}): ${r.errors} errors (${r.error_kinds.join(", ")}), answers ${JSON.stringify(r.answers)}`);
+            runs[conn].p50.push(r.p50_ms);
+            runs[conn].p99.push(r.p99_ms);
+            runs[conn].rps.push(r.rps);
+          }
         }
-        ctx.say(`  ${mode} c=${c}: p50 ${p50.map((x) => x.toFixed(2)).join("/")} ms, p99 ${p99.map((x) => x.toFixed(2)).join("/")} ms, ${rps.map((x) => x.toFixed(0)).join("/")} /s`);
-        const tag = `${mode}, c=${c}`;
-        out.push(metric("decide (python)", `p50 ${tag}`, "ms", p50));
-        out.push(metric("decide (python)", `p99 ${tag}`, "ms", p99, c === 8 ? { op: "<=", value: 1 } : undefined));
-        out.push(metric("decide (python)", `decisions/s ${tag}`, "/s", rps, mode === "digest-only" && c === 64 ? { op: ">=", value: 10_000 } : undefined));
+        for (const conn of ["close", "keepalive"] as const) {
+          const { p50, p99, rps } = runs[conn];
+          ctx.say(`  ${mode} c=${c} ${conn}: p50 ${p50.map((x) => x.toFixed(2)).join("/")} ms, p99 ${p99.map((x) => x.toFixed(2)).join("/")} ms, ${rps.map((x) => x.toFixed(0)).join("/")} /s`);
+          const suite = conn === "close" ? "decide (python)" : "decide (py keep-alive)";
+          const tag = `${mode}, c=${c}`;
+          out.push(metric(suite, `p50 ${tag}`, "ms", p50));
+          out.push(metric(suite, `p99 ${tag}`, "ms", p99, c === 8 ? { op: "<=", value: 1 } : undefined));
+          out.push(metric(suite, `decisions/s ${tag}`, "/s", rps, mode === "digest-only" && c === 64 ? { op: ">=", value: 10_000 } : undefined));
+        }
       }
     }
     await stack.setEncryption(false);
@@ -49,15 +57,18 @@ export const decisions: Suite = {
     await (nul.stdout as ReadableStream<Uint8Array>).getReader().read();
     try {
       for (const c of [8, 64]) {
-        const p99: number[] = [];
-        const rps: number[] = [];
-        for (let i = 0; i < ctx.runs; i++) {
-          const r = await decideLoad(["--socket", nullSocket, ...args(c).slice(2)], px.token);
-          p99.push(r.p99_ms);
-          rps.push(r.rps);
+        for (const conn of ["close", "keepalive"] as const) {
+          const p99: number[] = [];
+          const rps: number[] = [];
+          for (let i = 0; i < ctx.runs; i++) {
+            const r = await decideLoad(["--socket", nullSocket, ...args(c).slice(2), ...(conn === "keepalive" ? ["--keepalive"] : [])], px.token);
+            p99.push(r.p99_ms);
+            rps.push(r.rps);
+          }
+          const how = conn === "close" ? "" : ", keep-alive";
+          out.push(metric("python client floor", `p99 against a null server, c=${c}${how}`, "ms", p99, undefined, "no proxy work at all"));
+          out.push(metric("python client floor", `requests/s against a null server, c=${c}${how}`, "/s", rps, undefined, "no proxy work at all"));
         }
-        out.push(metric("python client floor", `p99 against a null server, c=${c}`, "ms", p99, undefined, "no proxy work at all"));
-        out.push(metric("python client floor", `requests/s against a null server, c=${c}`, "/s", rps, undefined, "no proxy work at all"));
       }
     } finally {
       nul.kill("SIGTERM");

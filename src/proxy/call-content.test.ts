@@ -41,4 +41,10 @@ describe("sealCallContent", () => {
     const c = await keypair("key_C");
     await expect(open(s.ciphertext!, c.identity)).rejects.toThrow();
   });
+
+  test("a recipient that is not an age X25519 key is refused: nothing is sealed (the decision fails closed)", async () => {
+    const a = await keypair("key_A");
+    const bad = { key_id: "key_B", recipient: "age1pq1notx25519", kind: "customer" as const };
+    await expect(sealCallContent(digestKey, [a.recipient, bad], { n: 1 }, null)).rejects.toThrow(/not an age X25519 recipient/);
+  });
 });

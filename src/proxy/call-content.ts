@@ -1,9 +1,10 @@
 // What an audit record keeps of a call's content (spec §2 "Audit record"): always the args
 // digest and its key id; the age ciphertext of canonical {arguments, payload} to every active
-// recipient when there is at least one; otherwise nothing more (digest-only). The plain
-// arguments exist only in memory for the length of this call.
-import { Encrypter } from "age-encryption";
+// recipient when there is at least one (age v1, sealed with native primitives by
+// age-seal.ts); otherwise nothing more (digest-only). The plain arguments exist only in
+// memory for the length of this call.
 import type { BundleRecipient } from "../contract/bundle.ts";
+import { ageSeal } from "./age-seal.ts";
 import { argsDigest, canonicalJson } from "./canonical.ts";
 
 export type DigestKey = { id: string; key: Uint8Array };
@@ -29,10 +30,11 @@ export async function sealCallContent(
     ciphertext: null,
   };
   if (recipients.length === 0) return sealed;
-  const enc = new Encrypter();
-  for (const r of recipients) enc.addRecipient(r.recipient);
-  const file = await enc.encrypt(canonicalJson({ arguments: args, payload: payload ?? null }));
-  sealed.ciphertext = Buffer.from(file).toString("base64");
+  const file = ageSeal(
+    recipients.map((r) => r.recipient),
+    canonicalJson({ arguments: args, payload: payload ?? null }),
+  );
+  sealed.ciphertext = Buffer.from(file.buffer, file.byteOffset, file.byteLength).toString("base64");
   sealed.recipient_key_ids = recipients.map((r) => r.key_id);
   return sealed;
 }

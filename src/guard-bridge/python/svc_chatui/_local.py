@@ -4,6 +4,14 @@ local API"), written on asyncio streams so it never blocks Open WebUI's event lo
 Standard library only. Every route but /readyz carries `Authorization: Bearer
 $SVC_RUNTIME_TOKEN`; the socket is `$SVC_RUNTIME_SOCKET_PATH`. Read both per call, so a test (or
 an operator fixing the environment) never has to re-import the module.
+
+Connections are kept alive: each event loop keeps a few idle connections per socket path and a
+call takes one (or opens one). A connection goes back only when its answer was read to the end
+by its framing (Content-Length or the last chunk) and the proxy did not say `connection:
+close`; anything else (an abandoned stream, a timeout, an error) closes it. When a reused
+connection turns out to be closed or broken before any byte of the answer arrived (the proxy
+restarted meanwhile), the request is sent once more on a fresh connection; every other failure
+raises ProxyUnavailable as before, which callers turn into a refusal.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import weakref
 from typing import AsyncIterator
 from urllib.parse import quote
 
@@ -22,6 +31,69 @@ CONNECT_TIMEOUT = 5.0
 DECIDE_TIMEOUT = 15.0
 # A model may think for a long time before its first token; an idle stream is cut after this.
 STREAM_IDLE_TIMEOUT = 600.0
+# Idle kept-alive connections per event loop and socket path; more are closed when released.
+POOL_MAX_IDLE = 16
+
+
+class _Conn:
+    __slots__ = ("reader", "writer", "path")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str):
+        self.reader = reader
+        self.writer = writer
+        self.path = path
+
+    def usable(self) -> bool:
+        # At EOF: the proxy closed it while idle. Unread bytes: out of step; never reuse.
+        return not self.reader.at_eof() and not self.writer.is_closing() and not getattr(self.reader, "_buffer", b"")
+
+    def close(self) -> None:
+        try:
+            self.writer.close()
+        except Exception:
+            pass
+
+
+# event loop -> socket path -> idle connections (most recently used last). Streams belong to
+# the loop that opened them, so each loop (each thread running one) has its own pool.
+_pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[_Conn]]]" = weakref.WeakKeyDictionary()
+
+
+def _idle(path: str) -> list[_Conn]:
+    return _pools.setdefault(asyncio.get_running_loop(), {}).setdefault(path, [])
+
+
+def _take(path: str) -> _Conn | None:
+    idle = _idle(path)
+    while idle:
+        conn = idle.pop()
+        if conn.usable():
+            return conn
+        conn.close()
+    return None
+
+
+def _release(conn: _Conn) -> None:
+    try:
+        idle = _idle(conn.path)
+    except RuntimeError:  # no running loop (released from a finalizer): just close
+        conn.close()
+        return
+    if conn.usable() and len(idle) < POOL_MAX_IDLE:
+        idle.append(conn)
+    else:
+        conn.close()
+
+
+def close_idle_connections() -> None:
+    """Close this event loop's idle kept-alive connections (tests; shutdown)."""
+    try:
+        pools = _pools.pop(asyncio.get_running_loop(), {})
+    except RuntimeError:
+        return
+    for idle in pools.values():
+        for conn in idle:
+            conn.close()
 
 
 class ProxyUnavailable(Exception):
@@ -55,15 +127,20 @@ def user_headers(user: dict | None) -> dict[str, str]:
 class Response:
     """Status, lower-cased headers and a body read on demand (Content-Length, chunked or EOF)."""
 
-    def __init__(self, status: int, reason: str, headers: dict[str, str], reader: asyncio.StreamReader, writer):
+    def __init__(self, status: int, reason: str, headers: dict[str, str], reader: asyncio.StreamReader, writer, conn: _Conn | None = None, reusable: bool = False):
         self.status = status
         self.reason = reason
         self.headers = headers
         self._reader = reader
         self._writer = writer
+        self._conn = conn
+        # The connection may serve another request once this body has been read to its end.
+        self._reusable = reusable
+        self._done = False
 
     async def chunks(self, idle_timeout: float = STREAM_IDLE_TIMEOUT) -> AsyncIterator[bytes]:
         r = self._reader
+        complete = False
         try:
             if "chunked" in self.headers.get("transfer-encoding", "").lower():
                 while True:
@@ -72,7 +149,12 @@ class Response:
                         return
                     size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
                     if size == 0:
-                        return
+                        # Trailer fields (none expected) up to the empty line that ends the body.
+                        while True:
+                            line = await asyncio.wait_for(r.readline(), idle_timeout)
+                            if line in (b"\r\n", b"\n", b""):
+                                complete = line != b""
+                                return
                     data = await asyncio.wait_for(r.readexactly(size), idle_timeout)
                     await asyncio.wait_for(r.readexactly(2), idle_timeout)  # CRLF after each chunk
                     yield data
@@ -84,6 +166,7 @@ class Response:
                         return
                     remaining -= len(data)
                     yield data
+                complete = True
             else:
                 while True:
                     data = await asyncio.wait_for(r.read(65536), idle_timeout)
@@ -91,7 +174,22 @@ class Response:
                         return
                     yield data
         finally:
-            self.close()
+            self._finish(complete)
+
+    def _finish(self, complete: bool) -> None:
+        if self._done:
+            return
+        self._done = True
+        if complete and self._reusable and self._conn is not None:
+            _release(self._conn)
+        else:
+            self._close_transport()
+
+    def _close_transport(self) -> None:
+        try:
+            self._writer.close()
+        except Exception:
+            pass
 
     async def lines(self, idle_timeout: float = STREAM_IDLE_TIMEOUT) -> AsyncIterator[str]:
         """The body split into lines (without the line ending), yielded as they arrive."""
@@ -115,10 +213,58 @@ class Response:
             raise ProxyUnavailable(f"the proxy answered HTTP {self.status} with a body that is not JSON") from e
 
     def close(self) -> None:
-        try:
-            self._writer.close()
-        except Exception:
-            pass
+        """Done with this answer without reading (the rest of) its body: the connection is closed."""
+        if not self._done:
+            self._done = True
+            self._close_transport()
+
+
+async def _connect(sock: str) -> _Conn:
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(sock, limit=1 << 20), CONNECT_TIMEOUT)
+    except (OSError, asyncio.TimeoutError) as e:
+        raise ProxyUnavailable(f"cannot connect to the proxy socket {sock}: {type(e).__name__}") from e
+    return _Conn(reader, writer, sock)
+
+
+class _StaleConnection(Exception):
+    """A reused connection was closed or broken before any byte of the answer arrived."""
+
+
+async def _exchange(conn: _Conn, data: bytes, method: str, path: str, timeout: float, reused: bool) -> Response:
+    reader, writer = conn.reader, conn.writer
+    got_answer = False
+    try:
+        writer.write(data)
+        await asyncio.wait_for(writer.drain(), timeout)
+        status_line = await asyncio.wait_for(reader.readline(), timeout)
+        if not status_line and reused:
+            raise ConnectionResetError("closed before an answer")
+        got_answer = True
+        parts = status_line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+            raise ProxyUnavailable("the proxy closed the connection without an HTTP answer")
+        status = int(parts[1])
+        resp_headers: dict[str, str] = {}
+        while True:
+            line = await asyncio.wait_for(reader.readline(), timeout)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = line.decode("latin-1").partition(":")
+            resp_headers[k.strip().lower()] = v.strip()
+    except ProxyUnavailable:
+        conn.close()
+        raise
+    except (ConnectionError, BrokenPipeError) as e:
+        conn.close()
+        if reused and not got_answer:
+            raise _StaleConnection() from e
+        raise ProxyUnavailable(f"the proxy did not answer {method} {path}: {type(e).__name__}") from e
+    except (OSError, ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
+        conn.close()
+        raise ProxyUnavailable(f"the proxy did not answer {method} {path}: {type(e).__name__}") from e
+    reusable = parts[0] == "HTTP/1.1" and "close" not in resp_headers.get("connection", "").lower()
+    return Response(status, parts[2] if len(parts) > 2 else "", resp_headers, reader, writer, conn, reusable)
 
 
 async def request(
@@ -134,12 +280,8 @@ async def request(
     sock = socket_path()
     if not sock:
         raise ProxyUnavailable(f"{SOCKET_ENV} is not set")
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(sock, limit=1 << 20), CONNECT_TIMEOUT)
-    except (OSError, asyncio.TimeoutError) as e:
-        raise ProxyUnavailable(f"cannot connect to the proxy socket {sock}: {type(e).__name__}") from e
     payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode("utf-8")
-    head = {"host": "svc-proxy", "connection": "close", "accept": "application/json, text/event-stream"}
+    head = {"host": "svc-proxy", "accept": "application/json, text/event-stream"}
     if auth:
         head["authorization"] = f"Bearer {os.environ.get(TOKEN_ENV, '')}"
     if body is not None:
@@ -148,28 +290,18 @@ async def request(
     for k, v in (headers or {}).items():
         head[k.lower()] = v
     lines = [f"{method} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in head.items()]
+    data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+    conn = _take(sock)
+    if conn is not None:
+        try:
+            return await _exchange(conn, data, method, path, timeout, reused=True)
+        except _StaleConnection:
+            pass  # the proxy closed it meanwhile (e.g. restarted): once more on a fresh connection
+    conn = await _connect(sock)
     try:
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
-        await asyncio.wait_for(writer.drain(), timeout)
-        status_line = await asyncio.wait_for(reader.readline(), timeout)
-        parts = status_line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/"):
-            raise ProxyUnavailable("the proxy closed the connection without an HTTP answer")
-        status = int(parts[1])
-        resp_headers: dict[str, str] = {}
-        while True:
-            line = await asyncio.wait_for(reader.readline(), timeout)
-            if line in (b"\r\n", b"\n", b""):
-                break
-            k, _, v = line.decode("latin-1").partition(":")
-            resp_headers[k.strip().lower()] = v.strip()
-    except ProxyUnavailable:
-        writer.close()
-        raise
-    except (OSError, ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
-        writer.close()
-        raise ProxyUnavailable(f"the proxy did not answer {method} {path}: {type(e).__name__}") from e
-    return Response(status, parts[2] if len(parts) > 2 else "", resp_headers, reader, writer)
+        return await _exchange(conn, data, method, path, timeout, reused=False)
+    except _StaleConnection as e:  # only raised for reused connections; kept for safety
+        raise ProxyUnavailable(f"the proxy did not answer {method} {path}") from e
 
 
 async def post_json(path: str, body: object, timeout: float = DECIDE_TIMEOUT) -> tuple[int, object]:
