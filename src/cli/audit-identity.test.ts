@@ -9,7 +9,6 @@ import {
   formatIdentityFile,
   generateAuditIdentity,
   parseIdentityFile,
-  writeIdentityFileExclusive,
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 
@@ -44,10 +43,10 @@ test("identity files are parsed like age does; bad lines are named", () => {
 test("the identity file is created 0600 and never overwritten", () => {
   const d = dir();
   const path = join(d, "sub", "id.txt");
-  expect(writeIdentityFileExclusive(path, "first\n")).toBe(true);
+  expect(writeNewPrivateFile(path, "first\n")).toBe(true);
   expect(statSync(path).mode & 0o777).toBe(0o600);
   expect(statSync(join(d, "sub")).mode & 0o777).toBe(0o700);
-  expect(writeIdentityFileExclusive(path, "second\n")).toBe(false);
+  expect(writeNewPrivateFile(path, "second\n")).toBe(false);
   expect(readFileSync(path, "utf8")).toBe("first\n");
 });
 
@@ -77,7 +76,7 @@ test.skipIf(!hasAge)("the age CLI decrypts with the identity file svc writes", a
   const d = dir();
   const id = await generateAuditIdentity();
   const idFile = join(d, "identity.txt");
-  writeIdentityFileExclusive(idFile, formatIdentityFile(id, new Date()));
+  writeNewPrivateFile(idFile, formatIdentityFile(id, new Date()));
   const e = new Encrypter();
   e.addRecipient(id.recipient);
   writeFileSync(join(d, "ct.age"), await e.encrypt("secret payload"));

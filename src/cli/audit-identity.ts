@@ -41,10 +41,11 @@ export function parseIdentityFile(text: string): { ok: true; identities: string[
 }
 
 /**
- * Creates the identity file with mode 0600, never replacing an existing file (O_EXCL): returns
- * false when the file already exists. A missing parent directory is made 0700.
+ * Creates a new file only its owner can read (mode 0600), never replacing an existing one
+ * (O_EXCL): false, and nothing written, when the path exists. A missing parent directory is
+ * made 0700. Used for identity files and decrypted plaintext alike.
  */
-export function writeIdentityFileExclusive(path: string, text: string): boolean {
+export function writeNewPrivateFile(path: string, data: string | Uint8Array): boolean {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   let fd: number;
   try {
@@ -55,27 +56,9 @@ export function writeIdentityFileExclusive(path: string, text: string): boolean 
   }
   try {
     fchmodSync(fd, SECRET_FILE_MODE);
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  return true;
-}
-
-/** Writes a file only its owner can read (mode 0600 even when it existed with another mode). */
-/** Writes a new file with mode 0600; false (and nothing written) when the path exists. */
-export function writeNewPrivateFile(path: string, data: Uint8Array): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, "wx", SECRET_FILE_MODE);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw e;
-  }
-  try {
-    fchmodSync(fd, SECRET_FILE_MODE);
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off);
+    while (off < bytes.length) off += writeSync(fd, bytes, off);
   } finally {
     closeSync(fd);
   }

@@ -12,7 +12,6 @@ import {
   generateAuditIdentity,
   isGroupOrWorldReadable,
   parseIdentityFile,
-  writeIdentityFileExclusive,
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -47,7 +46,7 @@ const keysCreate = command({
     const pair = await generateAuditIdentity();
     const problem = recipientProblem(pair.recipient);
     if (problem) throw client.fail(problem, "invalid_recipient");
-    if (!writeIdentityFileExclusive(path, formatIdentityFile(pair, new Date()))) {
+    if (!writeNewPrivateFile(path, formatIdentityFile(pair, new Date()))) {
       throw client.fail(`${path} appeared while the key was being made and was left untouched; run it again with another --identity-file`);
     }
     let key: AuditKey;
