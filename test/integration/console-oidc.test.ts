@@ -65,6 +65,8 @@ describe("single sign-on settings", () => {
     await page.getByLabel("Client ID").fill(idp.clientId);
     await page.getByLabel("Client secret").fill(idp.clientSecret);
     await page.getByRole("button", { name: "Save single sign-on" }).click();
+    // The refusal is the answer to the form post: read it only once that page has loaded.
+    await page.waitForURL((u) => u.pathname === "/settings/sso");
     await expect(page.getByRole("alert").textContent()).resolves.toContain("https");
 
     await page.getByLabel("Issuer").fill(idp.issuer);
