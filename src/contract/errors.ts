@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   authorization_pending: 428,
   login_expired: 410,
   directory_sync_not_configured: 409,
+  outbound_url_refused: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

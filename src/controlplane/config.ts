@@ -44,9 +44,22 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
     databasePath: env.SVC_CP_DATABASE ?? join(dataDir, "controlplane.db"),
     host,
     port,
-    config: { ...defaultConfig(publicUrl), ...extraCa(env) },
+    config: {
+      ...defaultConfig(publicUrl),
+      ...extraCa(env),
+      trustForwardedFor: flag(env, "SVC_CP_TRUST_FORWARDED_FOR"),
+      allowPrivateOutbound: flag(env, "SVC_CP_ALLOW_PRIVATE_OUTBOUND"),
+    },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };
+}
+
+/** A yes/no variable: 1/true/yes turn it on; unset, empty, 0/false/no leave it off. */
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const v = (env[name] ?? "").trim().toLowerCase();
+  if (v === "" || v === "0" || v === "false" || v === "no") return false;
+  if (v === "1" || v === "true" || v === "yes") return true;
+  throw new CommandFailure(`${name}="${env[name]}" must be 1 or 0`, 2);
 }
 
 /** SVC_CP_EXTRA_CA_FILE: a PEM file of a CA the directory sync trusts besides the system roots. */

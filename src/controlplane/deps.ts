@@ -2,6 +2,7 @@
 // and log. Passed down explicitly; nothing below reads the environment.
 import type { Logger } from "../log/index.ts";
 import type { Db } from "./db/index.ts";
+import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit.ts";
 import type { Kms } from "./kms/index.ts";
 
 export type ControlPlaneConfig = {
@@ -16,6 +17,17 @@ export type ControlPlaneConfig = {
   secureCookies: boolean;
   /** PEM of an extra CA trusted by outbound calls to Entra ID / Microsoft Graph (SVC_CP_EXTRA_CA_FILE). */
   extraCaPem?: string;
+  /** Limits on password sign-in failures and unauthenticated `svc login` requests. */
+  rateLimits: RateLimitConfig;
+  /** Take the client IP from the last X-Forwarded-For entry (a trusted proxy in front; SVC_CP_TRUST_FORWARDED_FOR=1). */
+  trustForwardedFor: boolean;
+  /**
+   * Let admin-set outbound URLs (directory sync, OpenID Connect issuers) reach loopback, private,
+   * link-local and other non-public addresses (SVC_CP_ALLOW_PRIVATE_OUTBOUND=1; local test doubles).
+   */
+  allowPrivateOutbound: boolean;
+  /** Unused, unexpired claim links kept per (installation, front-end user); older ones are deleted. */
+  maxLiveClaimLinks: number;
 };
 
 export type ControlPlaneDeps = {
@@ -36,5 +48,9 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     sessionTtlSeconds: 12 * 3600,
     loginRequestTtlSeconds: 10 * 60,
     secureCookies: !(u.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname)),
+    rateLimits: { ...DEFAULT_RATE_LIMITS },
+    trustForwardedFor: false,
+    allowPrivateOutbound: false,
+    maxLiveClaimLinks: 3,
   };
 }

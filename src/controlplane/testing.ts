@@ -3,17 +3,18 @@
 import { createApp } from "./app.ts";
 import { bootstrapOwner } from "./auth/bootstrap.ts";
 import { openMigrated } from "./db/index.ts";
-import { type ControlPlaneDeps, defaultConfig } from "./deps.ts";
+import { type ControlPlaneConfig, type ControlPlaneDeps, defaultConfig } from "./deps.ts";
 import { EmbeddedKms } from "./kms/index.ts";
 import { silentLogger } from "../log/index.ts";
 
 export type TestControlPlane = Awaited<ReturnType<typeof testControlPlane>>;
 
-export async function testControlPlane(opts: { now?: () => number; email?: string } = {}) {
+export async function testControlPlane(opts: { now?: () => number; email?: string; config?: Partial<ControlPlaneConfig> } = {}) {
   const deps: ControlPlaneDeps = {
     db: openMigrated(":memory:"),
     kms: EmbeddedKms.fromBase64(EmbeddedKms.generateKey()),
-    config: defaultConfig("http://127.0.0.1:8420"),
+    // Tests run their doubles (OIDC provider, Graph) on loopback.
+    config: { ...defaultConfig("http://127.0.0.1:8420"), allowPrivateOutbound: true, ...(opts.config ?? {}) },
     now: opts.now ?? Date.now,
     log: silentLogger,
   };

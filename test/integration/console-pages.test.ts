@@ -182,7 +182,8 @@ describe("runtime pages", () => {
       expect(await page.getByRole("alert").count()).toBe(0);
     }
     await page.goto(cp.url + "/members");
-    await expect(page.locator("table").textContent()).resolves.toContain(MEMBER.email);
+    // The page has two tables (members, API tokens): read the members one.
+    await expect(page.getByRole("table", { name: "Members", exact: true }).textContent()).resolves.toContain(MEMBER.email);
   });
 });
 
@@ -312,6 +313,8 @@ describe("svc login approval", () => {
     await page.getByRole("button", { name: "Approve svc login" }).click();
     await page.waitForURL(/done=approved/);
     await expect(page.getByRole("status").textContent()).resolves.toContain("Approved");
+    // Like the CLI, poll no faster than the advertised interval (faster polls answer 429).
+    await Bun.sleep(lr.json.interval_seconds * 1000);
     const token = await api(cp, "POST", `/api/v1/auth/login-requests/${lr.json.id}/token`, { poll_secret: lr.json.poll_secret }, null);
     expect(token.status).toBe(200);
     expect(token.json.token).toStartWith("svc_at_");

@@ -76,7 +76,7 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
   const dataDir = mkdtempSync(join(tmpdir(), "svc-cp-"));
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, ...(opts.env ?? {}) } as Record<string, string>;
+  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1", ...(opts.env ?? {}) } as Record<string, string>;
   const boot = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", join(dataDir, "token")], { env, stdout: "pipe", stderr: "pipe" });
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;

@@ -8,6 +8,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { schema } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { limiters, rateLimited } from "../http/rate-limit.ts";
 import { type Principal, issueApiToken, membership } from "./service.ts";
 import { hashSecret, newSecret, safeEqual } from "./tokens.ts";
 
@@ -25,7 +26,18 @@ export function newUserCode(): string {
 /** Requests are created without authentication; those expired for a day are purged as new ones come in. */
 const PURGE_AFTER_MS = 24 * 3600 * 1000;
 
-export function createLoginRequest(deps: ControlPlaneDeps) {
+/** A poll this much earlier than the interval is still accepted (timer jitter). */
+const POLL_GRACE_MS = 200;
+
+/** Creates a request; unauthenticated, so limited per client IP (when known). */
+export function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: string | null } = {}) {
+  const ip = opts.clientIp ?? null;
+  if (ip) {
+    const l = limiters(deps).loginRequestIp;
+    const wait = l.blockedFor(ip, deps.now());
+    if (wait > 0) throw rateLimited(`too many login requests from this address; wait ${wait} seconds and run \`svc login\` again`, wait);
+    l.hit(ip, deps.now());
+  }
   deps.db.delete(schema.loginRequests).where(lt(schema.loginRequests.expiresAt, deps.now() - PURGE_AFTER_MS)).run();
   const id = newId("loginRequest");
   const userCode = newUserCode();
@@ -81,6 +93,21 @@ export function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecre
   // An unknown id and a wrong secret look the same: nothing to learn by guessing.
   if (!row || !safeEqual(hashSecret(pollSecret), row.pollSecretHash)) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
   if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or its token was already fetched; run `svc login` again");
+  // The advertised interval is enforced (like OAuth's slow_down): a faster poll changes nothing.
+  // Counted only for pollers that know the secret, so nobody else can slow the CLI down.
+  const polls = limiters(deps).lastPoll;
+  const now = deps.now();
+  const last = polls.get(id);
+  const gap = LOGIN_POLL_INTERVAL_SECONDS * 1000 - POLL_GRACE_MS;
+  if (last !== undefined && now - last < gap) {
+    const wait = Math.max(1, Math.ceil((last + LOGIN_POLL_INTERVAL_SECONDS * 1000 - now) / 1000));
+    throw rateLimited(`polling too fast: poll at most every ${LOGIN_POLL_INTERVAL_SECONDS} seconds`, wait, { interval_seconds: LOGIN_POLL_INTERVAL_SECONDS });
+  }
+  polls.set(id, now);
+  if (polls.size > 10_000) {
+    const ttl = deps.config.loginRequestTtlSeconds * 1000;
+    for (const [k, t] of polls) if (now - t > ttl) polls.delete(k);
+  }
   if (!row.approvedByAccountId || !row.orgId) {
     throw new SvcError("authorization_pending", "waiting for approval in the browser", { interval_seconds: LOGIN_POLL_INTERVAL_SECONDS });
   }

@@ -13,3 +13,4 @@ export const LoginRequestToken = t.Object({ poll_secret: t.String({ minLength: 1
 export const LoginRequestParams = t.Object({ id: t.String({ maxLength: 64 }) });
 
 export const ApiTokenCreate = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) });
+export const ApiTokenParams = t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 64 }) });

@@ -103,7 +103,8 @@ describe("session use, /me and sign-out", () => {
 
 describe("svc login: login requests", () => {
   test("pending 428, approve by a session with CSRF, token exactly once, then 410", async () => {
-    const cp = await testControlPlane();
+    let clock = Date.now();
+    const cp = await testControlPlane({ now: () => clock });
     const created = await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null });
     expect(created.status).toBe(201);
     const lr = created.json;
@@ -119,7 +120,11 @@ describe("svc login: login requests", () => {
     expect(row.pollSecretHash).toBe(hashSecret(lr.poll_secret));
     expect(JSON.stringify(row)).not.toContain(lr.poll_secret);
 
-    const poll = () => cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: lr.poll_secret }, token: null });
+    // Polls come at the advertised interval (faster ones are refused: see the rate-limit tests).
+    const poll = () => {
+      clock += lr.interval_seconds * 1000;
+      return cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: lr.poll_secret }, token: null });
+    };
     const pending = await poll();
     expect(pending.status).toBe(428);
     expect(pending.json.code).toBe("authorization_pending");

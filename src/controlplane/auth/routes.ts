@@ -3,11 +3,12 @@
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { clientIp, clientIpPlugin, withRetryAfter } from "../http/rate-limit.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { approveLoginRequest, createLoginRequest, describeLoginRequest, redeemLoginRequest } from "./login-requests.ts";
-import { ApiTokenCreate, LoginRequestApprove, LoginRequestCreate, LoginRequestParams, LoginRequestToken, SessionCreate } from "./model.ts";
+import { ApiTokenCreate, ApiTokenParams, LoginRequestApprove, LoginRequestCreate, LoginRequestParams, LoginRequestToken, SessionCreate } from "./model.ts";
 import { SESSION_COOKIE, authPlugin } from "./plugin.ts";
-import { deleteSession, issueApiToken } from "./service.ts";
+import { deleteSession, issueApiToken, listApiTokens, revokeOrgApiToken } from "./service.ts";
 import { signIn } from "./sessions.ts";
 
 const tags = ["auth"];
@@ -42,14 +43,16 @@ export function authRoutes(deps: ControlPlaneDeps) {
 
   return new Elysia({ name: "auth-routes" })
     .use(authPlugin(deps))
+    .use(clientIpPlugin())
     .post(
       "/auth/sessions",
-      async ({ body, cookie }) => {
-        const { raw, body: out } = await signIn(deps, {
+      async ({ body, cookie, request, set }) => {
+        const { raw, body: out } = await withRetryAfter(set, () => signIn(deps, {
           email: body.email,
           password: body.password,
           ...(body.organization_id ? { organizationId: body.organization_id } : {}),
-        });
+          clientIp: clientIp(deps, request),
+        }));
         cookie[SESSION_COOKIE]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
         return out;
       },
@@ -80,10 +83,12 @@ export function authRoutes(deps: ControlPlaneDeps) {
     )
     .post(
       "/auth/login-requests",
-      ({ set }) => {
-        set.status = 201;
-        return createLoginRequest(deps);
-      },
+      ({ set, request }) =>
+        withRetryAfter(set, () => {
+          const created = createLoginRequest(deps, { clientIp: clientIp(deps, request) });
+          set.status = 201;
+          return created;
+        }),
       { body: LoginRequestCreate, detail: { tags, summary: "Start `svc login`: a request to approve in the browser" } },
     )
     .get("/auth/login-requests/:id", ({ params }) => describeLoginRequest(deps, params.id), {
@@ -97,7 +102,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
       body: LoginRequestApprove,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
-    .post("/auth/login-requests/:id/token", ({ params, body }) => redeemLoginRequest(deps, params.id, body.poll_secret), {
+    .post("/auth/login-requests/:id/token", ({ params, body, set }) => withRetryAfter(set, () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
       params: LoginRequestParams,
       body: LoginRequestToken,
       detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
@@ -110,5 +115,17 @@ export function authRoutes(deps: ControlPlaneDeps) {
         return { id, token };
       },
       { admin: true, body: ApiTokenCreate, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
+    )
+    .get("/organizations/:org/api-tokens", ({ principal }) => ({ api_tokens: listApiTokens(deps.db, principal.orgId) }), {
+      admin: true,
+      detail: { tags, summary: "List the organization's API tokens (never the token itself)" },
+    })
+    .delete(
+      "/organizations/:org/api-tokens/:id",
+      ({ principal, params, set }) => {
+        revokeOrgApiToken(deps, principal.orgId, params.id);
+        set.status = 204;
+      },
+      { admin: true, params: ApiTokenParams, detail: { tags, summary: "Revoke an API token of the organization (fails with 401 at once)" } },
     );
 }

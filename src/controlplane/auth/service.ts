@@ -103,6 +103,53 @@ export function revokeApiToken(db: Db, tokenId: string, now: number) {
   db.update(schema.apiTokens).set({ revokedAt: now }).where(eq(schema.apiTokens.id, tokenId)).run();
 }
 
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The organization's API tokens (revoked ones included), oldest first: never the token or its hash. */
+export function listApiTokens(db: Db, orgId: string) {
+  const t = schema.apiTokens;
+  return db
+    .select({ id: t.id, name: t.name, email: schema.accounts.email, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt, expiresAt: t.expiresAt, revokedAt: t.revokedAt })
+    .from(t)
+    .innerJoin(schema.accounts, eq(schema.accounts.id, t.accountId))
+    .where(eq(t.orgId, orgId))
+    .orderBy(t.id)
+    .all()
+    .map((r) => ({
+      id: r.id,
+      name: r.name,
+      account_email: r.email,
+      created_at: isoOrNull(r.createdAt),
+      last_used_at: isoOrNull(r.lastUsedAt),
+      expires_at: isoOrNull(r.expiresAt),
+      revoked_at: isoOrNull(r.revokedAt),
+    }));
+}
+
+/**
+ * An admin revokes any API token of the organization; it fails (401) from the next request on.
+ * A token of another organization is "not found". Revoking a revoked token changes nothing
+ * (the first revocation time stays).
+ */
+export function revokeOrgApiToken(deps: ControlPlaneDeps, orgId: string, tokenId: string): void {
+  const t = schema.apiTokens;
+  const row = deps.db.select({ id: t.id, revokedAt: t.revokedAt }).from(t).where(and(eq(t.orgId, orgId), eq(t.id, tokenId))).get();
+  if (!row) throw new SvcError("not_found", `API token ${tokenId} not found`);
+  if (row.revokedAt === null) revokeApiToken(deps.db, row.id, deps.now());
+}
+
+/**
+ * Ends an account's access to one organization: its console sessions there are deleted and its
+ * API tokens there revoked. Its sessions and tokens of other organizations are untouched.
+ */
+export function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): void {
+  db.delete(schema.sessions).where(and(eq(schema.sessions.accountId, accountId), eq(schema.sessions.orgId, orgId))).run();
+  db.update(schema.apiTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(schema.apiTokens.accountId, accountId), eq(schema.apiTokens.orgId, orgId), isNull(schema.apiTokens.revokedAt)))
+    .run();
+}
+
 /** Opens a session of the account in `orgId`, recording how the person proved who they are. */
 export function createSession(deps: ControlPlaneDeps, accountId: string, orgId: string, authMethod: AuthMethod) {
   const raw = newSecret("session");

@@ -8,7 +8,12 @@
 // identity_already_linked) or first seen through another installation (409
 // identity_other_installation), and redemption re-checks both (the identity may have changed
 // since the link was issued). Redeeming for the user the identity is already linked to is a no-op.
-import { and, eq, gt, isNull } from "drizzle-orm";
+//
+// The proxy asks for a link on every call of an unlinked user, so rows are bounded: at most
+// `maxLiveClaimLinks` unused links per (installation, front-end user) are kept (creating one
+// deletes the oldest unused ones beyond that), and links expired or used more than a day ago
+// are purged as new ones are created.
+import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { hashSecret, isKind, newSecret } from "../auth/tokens.ts";
@@ -18,6 +23,8 @@ import { findRemoteIdentity, linkRemoteIdentity, noteRemoteIdentity, upsertUserB
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 
 export const CLAIM_PATH = "/claim/";
+/** Expired or used links are deleted this long after they expired or were used. */
+export const CLAIM_PURGE_AFTER_MS = 24 * 3600 * 1000;
 
 export type ClaimInfo = {
   id: string;
@@ -49,6 +56,20 @@ export function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input
     });
     tx.insert(schema.claimLinks)
       .values({ id: newId("claim", now), orgId: caller.orgId, installationId: caller.installationId, remoteUserId: input.remoteUserId, tokenHash: hashSecret(token), expiresAt, createdAt: now })
+      .run();
+    const c = schema.claimLinks;
+    // Keep the newest unused links of this pair (this one included) up to the cap.
+    const unused = tx
+      .select({ id: c.id })
+      .from(c)
+      .where(and(eq(c.installationId, caller.installationId), eq(c.remoteUserId, input.remoteUserId), isNull(c.usedAt)))
+      .orderBy(desc(c.createdAt), desc(c.id))
+      .all();
+    const surplus = unused.slice(Math.max(1, deps.config.maxLiveClaimLinks)).map((r) => r.id);
+    if (surplus.length) tx.delete(c).where(inArray(c.id, surplus)).run();
+    const cutoff = now - CLAIM_PURGE_AFTER_MS;
+    tx.delete(c)
+      .where(or(lt(c.expiresAt, cutoff), and(isNotNull(c.usedAt), lt(c.usedAt, cutoff))))
       .run();
   });
   return { url: `${deps.config.publicUrl}${CLAIM_PATH}${token}`, expires_at: new Date(expiresAt).toISOString() };

@@ -53,7 +53,7 @@ async function idToken(claims: Record<string, unknown>, o: { key?: Keys; aud?: s
 }
 
 async function begin(cp: TestControlPlane) {
-  saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
   const { location, flow } = await startSso(cp.deps, cp.orgId, "/audit");
   const q = new URL(location).searchParams;
   return { flow, state: q.get("state")!, nonce: q.get("nonce")!, challenge: q.get("code_challenge")!, q };
@@ -146,14 +146,27 @@ describe("finishSso", () => {
 
   test("the client secret is stored wrapped under the organization's context", async () => {
     const cp = await testControlPlane();
-    saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
     const row = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w FROM oidc_configs").get() as { w: string };
     expect(row.w).not.toContain("s3cret");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.w, `oidc:${cp.orgId}`))).toBe("s3cret");
     expect(() => cp.deps.kms.unwrap(row.w, "oidc:org_other")).toThrow();
     // a blank secret on update keeps the stored one
-    saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console2", clientSecret: "" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console2", clientSecret: "" });
     const again = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w, client_id AS c FROM oidc_configs").get() as { w: string; c: string };
     expect(again).toEqual({ w: row.w, c: "console2" });
+  });
+});
+
+describe("outbound URL policy for issuers", () => {
+  test("a non-public issuer is refused at save time, and a stored one before discovery", async () => {
+    const cp = await testControlPlane({ config: { allowPrivateOutbound: false } });
+    for (const issuer of ["http://127.0.0.1:9000", "https://169.254.169.254/", "https://192.168.0.10/realms/acme", "https://[fd00::1]/"]) {
+      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s" })).rejects.toThrow(/address/);
+    }
+    cp.deps.config.allowPrivateOutbound = true;
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: "http://127.0.0.1:9", clientId: "console", clientSecret: "s" });
+    cp.deps.config.allowPrivateOutbound = false;
+    await expect(startSso(cp.deps, cp.orgId, "/")).rejects.toThrow(/loopback address/);
   });
 });

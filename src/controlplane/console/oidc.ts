@@ -7,12 +7,17 @@
 // matched by the token's verified email and must already be a member of the organization.
 // The session it opens is an "sso" session bound to that organization: the provider is run by
 // that organization's admins, so it vouches for the account there and nowhere else.
+// The issuer, and every endpoint the control plane itself calls (discovery, token, JWKS,
+// userinfo), must pass the outbound URL policy (http/outbound.ts): public addresses only
+// unless the operator allows private ones; checked when saved and before each call.
 import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
+import { SvcError } from "../../contract/errors.ts";
 import { findAccountByEmail, membership } from "../auth/service.ts";
 import { schema } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { checkOutboundUrl } from "../http/outbound.ts";
 
 export const CALLBACK_PATH = "/sso/callback";
 export const FLOW_COOKIE = "svc_oidc";
@@ -52,9 +57,20 @@ export function validateIssuer(input: string): string {
   return input.trim();
 }
 
+/** The outbound URL policy, as an SsoError the console shows. */
+async function checkEndpoint(allowPrivate: boolean, what: string, url: string, stage: "save" | "fetch"): Promise<void> {
+  try {
+    await checkOutboundUrl(url, { what, allowPrivate, stage });
+  } catch (e) {
+    if (e instanceof SvcError) throw new SsoError(e.message);
+    throw e;
+  }
+}
+
 /** Stores the organization's provider; a blank secret keeps the stored one. */
-export function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }): void {
+export async function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }): Promise<void> {
   const issuer = validateIssuer(input.issuer);
+  await checkEndpoint(deps.config.allowPrivateOutbound, "the issuer", issuer, "save");
   const clientId = input.clientId.trim();
   if (!clientId) throw new SsoError("enter the client id the provider gave this application");
   const existing = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).get();
@@ -98,10 +114,11 @@ async function fetchJson(url: string, init: RequestInit = {}): Promise<{ status:
   return { status: res.status, body };
 }
 
-export async function discover(issuer: string, now = Date.now()): Promise<Discovery> {
+export async function discover(issuer: string, now = Date.now(), opts: { allowPrivate?: boolean } = {}): Promise<Discovery> {
   const cached = discoveryCache.get(issuer);
   if (cached && now - cached.at < DISCOVERY_TTL_MS) return cached.doc;
   const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+  await checkEndpoint(opts.allowPrivate ?? false, "the issuer", url, "fetch");
   let got: { status: number; body: unknown };
   try {
     got = await fetchJson(url);
@@ -132,7 +149,7 @@ export function redirectUri(deps: ControlPlaneDeps): string {
 export async function startSso(deps: ControlPlaneDeps, orgId: string, next: string): Promise<{ location: string; flow: string }> {
   const settings = getOidcSettings(deps, orgId);
   if (!settings) throw new SsoError("single sign-on is not configured for that organization; sign in with your password");
-  const doc = await discover(settings.issuer, deps.now());
+  const doc = await discover(settings.issuer, deps.now(), { allowPrivate: deps.config.allowPrivateOutbound });
   const flow: Flow = { state: b64url(randomBytes(24)), nonce: b64url(randomBytes(24)), verifier: b64url(randomBytes(48)), orgId, next, at: deps.now() };
   const challenge = b64url(createHash("sha256").update(flow.verifier).digest());
   const url = new URL(doc.authorization_endpoint);
@@ -179,7 +196,7 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
 
   const row = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, flow.orgId)).get();
   if (!row) throw new SsoError("single sign-on is no longer configured for this organization");
-  const doc = await discover(row.issuer, deps.now());
+  const doc = await discover(row.issuer, deps.now(), { allowPrivate: deps.config.allowPrivateOutbound });
   // RFC 9207: when the provider names itself in the answer, it must be the configured issuer.
   const iss = query.get("iss");
   if (iss !== null && iss !== row.issuer) throw new SsoError("the sign-in answer came from another identity provider; start single sign-on again");
@@ -195,6 +212,8 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
     body.set("client_id", row.clientId);
     body.set("client_secret", secret);
   }
+  const allowPrivate = deps.config.allowPrivateOutbound;
+  await checkEndpoint(allowPrivate, "the provider's token endpoint", doc.token_endpoint, "fetch");
   let token: { status: number; body: unknown };
   try {
     token = await fetchJson(doc.token_endpoint, { method: "POST", headers, body });
@@ -207,6 +226,7 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
     throw new SsoError(`the identity provider did not issue an ID token (${why})`);
   }
 
+  await checkEndpoint(allowPrivate, "the provider's jwks_uri", doc.jwks_uri, "fetch");
   let jwks = jwksCache.get(doc.jwks_uri);
   if (!jwks) {
     jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: FETCH_TIMEOUT_MS });
@@ -228,6 +248,7 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
   // Some providers put the email claims only in the userinfo response for the code flow.
   let identity: Record<string, unknown> = claims;
   if (typeof claims.email !== "string" && doc.userinfo_endpoint && typeof tokenBody.access_token === "string") {
+    await checkEndpoint(allowPrivate, "the provider's userinfo endpoint", doc.userinfo_endpoint, "fetch");
     identity = await userinfo(doc.userinfo_endpoint, tokenBody.access_token, claims.sub);
   }
   const email = typeof identity.email === "string" ? identity.email.trim().toLowerCase() : "";

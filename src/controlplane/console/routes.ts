@@ -15,7 +15,7 @@ import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
-import { getGroups, getIdentities, getMembers, getUsers, postMember } from "./pages/directory.ts";
+import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
 import { getModelProfiles } from "./pages/model-profiles.ts";
@@ -140,11 +140,16 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/policies", run((c) => getPolicies(c)))
       .post("/policies", run(postPolicy, "session"))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))
-      .get("/users", run(getUsers))
+      .get("/users", run((c) => getUsers(c)))
+      .post("/users/:id/disable", run(postUserDisable, "session"))
+      .post("/users/:id/enable", run(postUserEnable, "session"))
       .get("/groups", run(getGroups))
       .get("/identities", run(getIdentities))
       .get("/members", run((c) => getMembers(c)))
       .post("/members", run(postMember, "session"))
+      .get("/members/:id/remove", run(getRemoveMember))
+      .post("/members/:id/remove", run(postRemoveMember, "session"))
+      .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
       .get("/audit-keys", run((c) => getAuditKeys(c)))
       .post("/audit-keys", run(postAuditKey, "session"))

@@ -109,7 +109,7 @@ async function attackSetup() {
   const b = await secondOrganization(cp);
   const added = await cp.call("POST", b.org("/members"), { body: { email: VICTIM, role: "member" }, token: b.token });
   expect(added.status).toBeLessThan(300);
-  saveOidcSettings(cp.deps, b.orgId, { issuer, clientId: "console", clientSecret: "attacker" });
+  await saveOidcSettings(cp.deps, b.orgId, { issuer, clientId: "console", clientSecret: "attacker" });
   return { cp, b };
 }
 
@@ -161,7 +161,7 @@ describe("single sign-on sessions are bound to their organization", () => {
 
   test("the organization's own SSO session redeems its claim link; the SSO session stays in that organization", async () => {
     const { cp } = await attackSetup();
-    saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "acme" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "acme" });
     const inst = addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "own-chat" } })).json.url).pathname;
     const me = browser(cp);

@@ -37,6 +37,11 @@ export type GraphClientOptions = {
   /** Parallel user look-ups. */
   concurrency?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Called before every request with its URL; throws to refuse it (the outbound URL policy,
+   * http/outbound.ts, which the sync service passes). Redirects are never followed.
+   */
+  checkUrl?: (url: string) => Promise<void>;
 };
 
 /** A failure talking to Entra ID or Graph; the message is meant for the sync report as is. */
@@ -65,7 +70,7 @@ function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 export class GraphClient {
-  readonly #o: Required<Omit<GraphClientOptions, "extraCa" | "signal">> & Pick<GraphClientOptions, "extraCa" | "signal">;
+  readonly #o: Required<Omit<GraphClientOptions, "extraCa" | "signal" | "checkUrl">> & Pick<GraphClientOptions, "extraCa" | "signal" | "checkUrl">;
   readonly #graph: string;
   readonly #tls: { ca: string[] } | undefined;
   #token: string | null = null;
@@ -78,11 +83,12 @@ export class GraphClient {
     this.#tls = options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : undefined;
   }
 
-  #fetch(url: string, init: RequestInit): Promise<Response> {
+  async #fetch(url: string, init: RequestInit): Promise<Response> {
+    if (this.#o.checkUrl) await this.#o.checkUrl(url);
     const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
     const signal = this.#o.signal ? AbortSignal.any([this.#o.signal, timeout]) : timeout;
     this.requests++;
-    return fetch(url, { ...init, signal, ...(this.#tls ? { tls: this.#tls } : {}) } as RequestInit);
+    return fetch(url, { ...init, redirect: "error", signal, ...(this.#tls ? { tls: this.#tls } : {}) } as RequestInit);
   }
 
   /** Client-credentials sign-in: POST {authority}/{tenant}/oauth2/v2.0/token. */

@@ -7,6 +7,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, schema } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { checkOutboundUrl } from "../http/outbound.ts";
 import { applyChanges, readDirectoryState } from "./apply.ts";
 import { DEFAULT_AUTHORITY_URL, DEFAULT_GRAPH_URL, GraphClient } from "./graph.ts";
 import { type Change, countChanges, plan } from "./plan.ts";
@@ -92,8 +93,12 @@ function requireConfig(db: Db, orgId: string): ConfigRow {
   return row;
 }
 
-/** Creates or replaces the configuration; keeps the stored secret when none is given, and keeps `enabled`. */
-export function setConfig(deps: ControlPlaneDeps, orgId: string, input: DirectorySyncInput): DirectorySyncConfigView {
+/**
+ * Creates or replaces the configuration; keeps the stored secret when none is given, and keeps
+ * `enabled`. The authority and Graph URLs must be https and (unless the operator allows private
+ * outbound calls) reach only public addresses: 422 outbound_url_refused.
+ */
+export async function setConfig(deps: ControlPlaneDeps, orgId: string, input: DirectorySyncInput): Promise<DirectorySyncConfigView> {
   const tenant = input.tenant_id.trim();
   if (!GUID_RE.test(tenant) && !TENANT_DOMAIN_RE.test(tenant)) throw new SvcError("validation_failed", `tenant_id "${tenant}" is not a tenant GUID or domain`);
   for (const [field, v] of [["client_id", input.client_id], ["app_id", input.app_id]] as const) {
@@ -102,6 +107,11 @@ export function setConfig(deps: ControlPlaneDeps, orgId: string, input: Director
   const interval = input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS;
   if (!Number.isInteger(interval) || interval < MIN_INTERVAL_SECONDS || interval > MAX_INTERVAL_SECONDS) {
     throw new SvcError("validation_failed", `interval_seconds must be a whole number from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`);
+  }
+  const authorityUrl = baseUrl("authority_url", input.authority_url ?? DEFAULT_AUTHORITY_URL);
+  const graphUrl = baseUrl("graph_url", input.graph_url ?? DEFAULT_GRAPH_URL);
+  for (const [what, url] of [["authority_url", authorityUrl], ["graph_url", graphUrl]] as const) {
+    await checkOutboundUrl(url, { what, allowPrivate: deps.config.allowPrivateOutbound, stage: "save" });
   }
   const existing = getConfig(deps.db, orgId);
   let wrapped = existing?.wrappedClientSecret;
@@ -117,8 +127,8 @@ export function setConfig(deps: ControlPlaneDeps, orgId: string, input: Director
     wrappedClientSecret: wrapped,
     dryRun: input.dry_run,
     createUsers: input.create_users,
-    authorityUrl: baseUrl("authority_url", input.authority_url ?? DEFAULT_AUTHORITY_URL),
-    graphUrl: baseUrl("graph_url", input.graph_url ?? DEFAULT_GRAPH_URL),
+    authorityUrl,
+    graphUrl,
     intervalSeconds: interval,
     updatedAt: deps.now(),
   };
@@ -218,6 +228,12 @@ async function execute(deps: ControlPlaneDeps, config: ConfigRow, runId: string,
       graphUrl: config.graphUrl,
       extraCa,
       signal,
+      // Checked again before every call: the stored URL's name may resolve elsewhere by now.
+      checkUrl: async (url) => {
+        const u = new URL(url);
+        if (u.protocol !== "https:") throw new SvcError("outbound_url_refused", `directory sync calls only https URLs, not ${u.origin}`);
+        await checkOutboundUrl(u, { what: "directory sync", allowPrivate: deps.config.allowPrivateOutbound, stage: "fetch" });
+      },
     });
     const snapshot = await client.snapshot();
     deps.db.transaction((tx) => {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { agentAndInstallation, revisionOf } from "../auth/test-fixtures.ts";
+import { evaluate, indexBundle, resolveSubject } from "../../proxy/policy-index.ts";
+import { accountWithRole, agentAndInstallation, revisionOf, secondOrganization } from "../auth/test-fixtures.ts";
+import { addInstallation } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { identityMap, noteRemoteIdentity } from "./service.ts";
 
@@ -111,5 +113,68 @@ describe("remote identities", () => {
     expect((await cp.call("GET", cp.org(`/users/${alice.id}/remote-identities`))).json.remote_identities).toEqual([]);
     expect((await cp.call("POST", cp.org("/users/usr_nope/remote-identities"), { body: { platform: "chatui", remote_user_id: "z" } })).status).toBe(404);
     expect((await cp.call("GET", cp.org("/remote-identities?linked=maybe"))).status).toBe(422);
+  });
+});
+
+describe("disabling and enabling users", () => {
+  test("a disabled user leaves the bundle's identity map: its identity is decided as unlinked, even under a * permit", async () => {
+    const cp = await testControlPlane();
+    const inst = addInstallation(cp);
+    const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
+    await cp.call("POST", cp.org(`/users/${alice.id}/remote-identities`), { body: { platform: "chatui", remote_user_id: "fe-alice" } });
+    expect((await cp.call("POST", cp.org("/policies"), { body: { name: "everyone-reads", src: "*", dst: "tool:crm.read", effect: "permit", workspace: "default" } })).status).toBe(201);
+    const decide = async () => {
+      const bundle = await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token });
+      expect(bundle.status).toBe(200);
+      const c = indexBundle(bundle.json);
+      return { bundle: bundle.json, decision: evaluate(c, "tool:crm.read", resolveSubject(c, { id: "fe-alice" })) };
+    };
+    const before = await decide();
+    expect(before.bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-alice"]);
+    expect(before.decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
+
+    const rev = revisionOf(cp);
+    const disabled = await cp.call("POST", cp.org(`/users/${alice.id}/disable`));
+    expect(disabled.status).toBe(200);
+    expect(structuredClone(disabled.json)).toMatchObject({ id: alice.id, email: "alice@example.com", disabled: true });
+    expect(revisionOf(cp)).toBe(rev + 1);
+    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([]);
+    const after = await decide();
+    expect(after.bundle.revision).toBeGreaterThan(before.bundle.revision);
+    expect(after.bundle.identities).toEqual([]);
+    expect(after.decision).toMatchObject({ decision: "deny", code: "identity.unlinked", subject: { kind: "unlinked" } });
+    // The link stays, so the proxy's claim link for that identity is refused: nobody can take it over.
+    const claim = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-alice", email: "mallory@example.com" } });
+    expect(claim.status).toBe(409);
+    expect(claim.json.code).toBe("identity_already_linked");
+    expect((await cp.call("GET", cp.org(`/users/${alice.id}/remote-identities`))).json.remote_identities).toHaveLength(1);
+
+    // Disabling again changes nothing (no new revision); enabling restores the identity.
+    expect((await cp.call("POST", cp.org("/users/alice@example.com/disable"))).json.disabled).toBe(true);
+    expect(revisionOf(cp)).toBe(rev + 1);
+    const enabled = await cp.call("POST", cp.org(`/users/${alice.id}/enable`));
+    expect(enabled.status).toBe(200);
+    expect(enabled.json.disabled).toBe(false);
+    expect(revisionOf(cp)).toBe(rev + 2);
+    expect((await decide()).decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
+  });
+
+  test("refusals: a member 403, an unknown user 404, another organization's user 404", async () => {
+    const cp = await testControlPlane();
+    const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
+    const member = await accountWithRole(cp, "member");
+    const byMember = await cp.call("POST", cp.org(`/users/${alice.id}/disable`), { token: member.token });
+    expect(byMember.status).toBe(403);
+    expect(byMember.json.code).toBe("forbidden");
+    expect((await cp.call("POST", cp.org(`/users/${alice.id}/enable`), { token: member.token })).status).toBe(403);
+    expect((await cp.call("POST", cp.org("/users/usr_nope/disable"))).status).toBe(404);
+    const other = await secondOrganization(cp);
+    const theirUser = (await cp.call("POST", other.org("/users"), { body: { email: "bob@example.org" }, token: other.token })).json;
+    const cross = await cp.call("POST", cp.org(`/users/${theirUser.id}/disable`));
+    expect(cross.status).toBe(404);
+    expect(cross.json.code).toBe("not_found");
+    expect((await cp.call("POST", other.org(`/users/${theirUser.id}/disable`))).status).toBe(404);
+    expect((await cp.call("GET", other.org(`/users/${theirUser.id}`), { token: other.token })).json.disabled).toBe(false);
+    expect((await cp.call("GET", cp.org(`/users/${alice.id}`))).json.disabled).toBe(false);
   });
 });

@@ -14,6 +14,7 @@ import {
   listUsers,
   remoteIdentitiesOfUser,
   removeGroupMemberByHand,
+  setUserDisabledByHand,
   showUser,
 } from "./service.ts";
 
@@ -41,6 +42,16 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Show a user by id or email" },
+    })
+    .post("/users/:id/disable", ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true), {
+      admin: true,
+      params: IdParams,
+      detail: { tags, summary: "Disable a user: its front-end identities leave the identity map (decided as unlinked)" },
+    })
+    .post("/users/:id/enable", ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false), {
+      admin: true,
+      params: IdParams,
+      detail: { tags, summary: "Enable a disabled user again" },
     })
     .get("/users/:id/remote-identities", ({ principal, params }) => ({ remote_identities: remoteIdentitiesOfUser(db, principal.orgId, params.id) }), {
       admin: true,

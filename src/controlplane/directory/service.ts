@@ -241,6 +241,19 @@ export function linkByHand(db: Db, orgId: string, idOrEmail: string, input: { pl
   return presentRemoteIdentity(linked);
 }
 
+/**
+ * An admin disables or enables a service user. A disabled user leaves every bundle's identity
+ * map (so the proxy treats their front-end identities as unlinked and refuses them), but their
+ * links stay: a claim link cannot re-link those identities to anyone (409
+ * identity_already_linked), and enabling restores them. A directory-synced user follows the
+ * directory again on the next sync run. Setting the state it already has changes nothing.
+ */
+export function setUserDisabledByHand(db: Db, orgId: string, idOrEmail: string, disabled: boolean) {
+  const user = getUser(db, orgId, idOrEmail);
+  if (user.disabled !== disabled) db.transaction(() => setUserDisabled(db, orgId, user.id, disabled));
+  return showUser(db, orgId, user.id);
+}
+
 function memberCounts(db: Db, groupIds: string[]): Map<string, number> {
   if (groupIds.length === 0) return new Map();
   const rows = db

@@ -6,10 +6,12 @@
 // and a session opened by this organization's single sign-on is bound to this organization
 // (auth/service.ts `sessionAuthenticatedFor`), so it cannot switch to, or redeem claim links
 // of, the account's other organizations.
+// Removing a member ends the account's access to this organization at once: its sessions here
+// are deleted and its API tokens here revoked; the account and its other memberships stay.
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
-import { type Principal, type Role, addMembership, createAccount, findAccountByEmail, membership } from "../auth/service.ts";
+import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, membership } from "../auth/service.ts";
 import { type Db, schema } from "../db/index.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -56,4 +58,23 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
   if (!account) account = await createAccount(db, { email, ...(input.password !== undefined ? { password: input.password } : {}) });
   addMembership(db, account.id, by.orgId, input.role);
   return { account_id: account.id, email: account.email, role: input.role };
+}
+
+/**
+ * Removes an account from the organization, ending its sessions and revoking its API tokens
+ * here. Only an owner removes an owner, and the last owner stays (409). An account that is not
+ * a member here (maybe of another organization) is "not found".
+ */
+export function removeMember(db: Db, by: Principal, accountId: string, now: number): void {
+  const current = membership(db, accountId, by.orgId);
+  if (!current) throw new SvcError("not_found", `member ${accountId} not found`);
+  if (current.role === "owner" && by.role !== "owner") throw new SvcError("forbidden", "only an owner can remove an owner");
+  db.transaction((tx) => {
+    const t = tx as unknown as Db;
+    if (current.role === "owner" && ownerCount(t, by.orgId) <= 1) {
+      throw new SvcError("conflict", "this is the organization's last owner; make another member owner first");
+    }
+    t.delete(schema.memberships).where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.orgId, by.orgId))).run();
+    endAccountAccess(t, accountId, by.orgId, now);
+  });
 }

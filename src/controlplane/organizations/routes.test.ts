@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { PASSWORD, accountWithRole, signInSession } from "../auth/test-fixtures.ts";
+import { PASSWORD, accountWithRole, secondOrganization, signInSession } from "../auth/test-fixtures.ts";
+import { addMembership, issueApiToken } from "../auth/service.ts";
 import { testControlPlane } from "../testing.ts";
 
 describe("workspaces", () => {
@@ -69,5 +70,72 @@ describe("members", () => {
     const selfDemote = await cp.call("POST", cp.org("/members"), { body: { email: "owner@example.com", role: "admin" } });
     expect(selfDemote.status).toBe(409);
     expect(selfDemote.json.detail).toContain("last owner");
+  });
+});
+
+describe("removing members", () => {
+  test("ends the account's sessions and revokes its tokens in this organization only", async () => {
+    const cp = await testControlPlane();
+    const admin = await accountWithRole(cp, "admin", "ada@example.com");
+    const session = await signInSession(cp, "ada@example.com");
+    expect((await cp.call("GET", "/api/v1/me", { token: null, headers: { cookie: session.cookie } })).status).toBe(200);
+    // The same account in another organization keeps its access there.
+    const other = await secondOrganization(cp);
+    addMembership(cp.deps.db, admin.accountId, other.orgId, "admin");
+    const elsewhere = issueApiToken(cp.deps, { accountId: admin.accountId, orgId: other.orgId, name: "other" });
+
+    const removed = await cp.call("DELETE", cp.org(`/members/${admin.accountId}`));
+    expect(removed.status).toBe(204);
+    expect((await cp.call("GET", cp.org("/members"))).json.members.map((m: { email: string }) => m.email)).toEqual(["owner@example.com"]);
+    expect((await cp.call("GET", cp.org("/workspaces"), { token: admin.token })).status).toBe(401);
+    expect((await cp.call("GET", "/api/v1/me", { token: null, headers: { cookie: session.cookie } })).status).toBe(401);
+    const tokens = (await cp.call("GET", cp.org("/api-tokens"))).json.api_tokens.filter((t: { account_email: string }) => t.account_email === "ada@example.com");
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0].revoked_at).toEqual(expect.any(String));
+    expect((await cp.call("GET", other.org("/workspaces"), { token: elsewhere.token })).status).toBe(200);
+
+    // Adding the account back does not revive the old token or session.
+    await cp.call("POST", cp.org("/members"), { body: { email: "ada@example.com", role: "admin" } });
+    expect((await cp.call("GET", cp.org("/workspaces"), { token: admin.token })).status).toBe(401);
+    expect((await cp.call("GET", "/api/v1/me", { token: null, headers: { cookie: session.cookie } })).status).toBe(401);
+  });
+
+  test("only an owner removes an owner; the last owner stays (409); members get 403", async () => {
+    const cp = await testControlPlane();
+    const admin = await accountWithRole(cp, "admin");
+    const member = await accountWithRole(cp, "member");
+    const byMember = await cp.call("DELETE", cp.org(`/members/${admin.accountId}`), { token: member.token });
+    expect(byMember.status).toBe(403);
+    expect(byMember.json.code).toBe("forbidden");
+
+    const ownerByAdmin = await cp.call("DELETE", cp.org(`/members/${cp.accountId}`), { token: admin.token });
+    expect(ownerByAdmin.status).toBe(403);
+    expect(ownerByAdmin.json.detail).toContain("only an owner");
+
+    const last = await cp.call("DELETE", cp.org(`/members/${cp.accountId}`));
+    expect(last.status).toBe(409);
+    expect(last.json.code).toBe("conflict");
+    expect(last.json.detail).toContain("last owner");
+    expect((await cp.call("GET", cp.org("/workspaces"))).status).toBe(200);
+
+    const second = await accountWithRole(cp, "owner");
+    expect((await cp.call("DELETE", cp.org(`/members/${second.accountId}`))).status).toBe(204);
+    expect((await cp.call("GET", cp.org("/workspaces"), { token: second.token })).status).toBe(401);
+    // An admin removes a member (and itself).
+    expect((await cp.call("DELETE", cp.org(`/members/${member.accountId}`), { token: admin.token })).status).toBe(204);
+    expect((await cp.call("DELETE", cp.org(`/members/${admin.accountId}`), { token: admin.token })).status).toBe(204);
+    expect((await cp.call("GET", cp.org("/members"), { token: admin.token })).status).toBe(401);
+  });
+
+  test("an account of another organization, or an unknown one, is 404; another organization's path is 404", async () => {
+    const cp = await testControlPlane();
+    const other = await secondOrganization(cp);
+    const otherOwner = (await cp.call("GET", other.org("/members"), { token: other.token })).json.members[0];
+    const cross = await cp.call("DELETE", cp.org(`/members/${otherOwner.account_id}`));
+    expect(cross.status).toBe(404);
+    expect(cross.json.code).toBe("not_found");
+    expect((await cp.call("DELETE", cp.org("/members/acc_nope"))).status).toBe(404);
+    expect((await cp.call("DELETE", other.org(`/members/${otherOwner.account_id}`))).status).toBe(404);
+    expect((await cp.call("GET", other.org("/members"), { token: other.token })).json.members).toHaveLength(1);
   });
 });

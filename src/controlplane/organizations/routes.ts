@@ -1,10 +1,12 @@
 // Organization-scoped admin routes for the organization itself: workspaces and members.
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { addMember, listMembers } from "./members.ts";
+import { addMember, listMembers, removeMember } from "./members.ts";
 import { MemberCreate, WorkspaceCreate } from "./model.ts";
 import { createWorkspace, listWorkspaces } from "./service.ts";
+
+const MemberParams = t.Object({ org: t.String(), account_id: t.String({ minLength: 1, maxLength: 64 }) });
 
 type WorkspaceRow = { id: string; name: string; createdAt: number };
 
@@ -39,5 +41,13 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
         return member;
       },
       { admin: true, body: MemberCreate, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role" } },
+    )
+    .delete(
+      "/members/:account_id",
+      ({ principal, params, set }) => {
+        removeMember(deps.db, principal, params.account_id, deps.now());
+        set.status = 204;
+      },
+      { admin: true, params: MemberParams, detail: { tags: ["organizations"], summary: "Remove a member: ends its sessions and revokes its API tokens in this organization" } },
     );
 }

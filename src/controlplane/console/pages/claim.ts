@@ -11,6 +11,7 @@
 // by a session authenticated for that organization (`sessionAuthenticatedFor`): a password
 // session of the account, or a single sign-on session of that same organization. A single
 // sign-on session of another organization (whose admins control their provider) does not count.
+import { clientIp } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
@@ -125,7 +126,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
     const typed = (ctx.form.email ?? "").trim();
     try {
-      const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId });
+      const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId, clientIp: clientIp(ctx.deps, ctx.request) });
       if (ctx.session) signOut(ctx.deps, ctx.session.raw);
       ctx.cookies.push(sessionCookie(ctx.deps, raw));
     } catch (e) {

@@ -1,8 +1,9 @@
-// The directory: service users (with their groups), groups, linked front-end identities, and
-// the console members of the organization (accounts and roles).
+// The directory: service users (with their groups; disable/enable), groups, linked front-end
+// identities, and the console members of the organization (accounts and roles; remove through
+// a confirmation page) with the organization's API tokens (revoke).
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
-import { html } from "../html.ts";
+import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
@@ -19,8 +20,20 @@ type RemoteIdentity = {
   display_name?: string | null;
 };
 type Member = { account_id: string; email: string; role: string };
+type ApiToken = { id: string; name: string; account_email: string; created_at: string; last_used_at: string | null; expires_at: string | null; revoked_at: string | null };
+type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
 
-export async function getUsers(pc: PageContext): Promise<PageResult> {
+const USER_NOTICES: Record<string, string> = {
+  disabled: "User disabled. Their chat accounts are treated as unlinked from the next policy update: every call is refused.",
+  enabled: "User enabled. Their linked chat accounts are decided by policy again from the next policy update.",
+};
+const MEMBER_NOTICES: Record<string, string> = {
+  added: "Member saved.",
+  removed: "Member removed. Their console sessions in this organization ended and their API tokens here were revoked.",
+  revoked: "API token revoked. It is refused from now on.",
+};
+
+export async function getUsers(pc: PageContext, state: FormState = {}): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
   const users = await list<User>(ctx, "/users", "users", errors);
@@ -31,18 +44,32 @@ export async function getUsers(pc: PageContext): Promise<PageResult> {
   <td>${(u.groups ?? []).length ? (u.groups ?? []).map((g) => html`${badge(g, "info")} `) : html`<span class="muted">—</span>`}</td>
   <td>${u.source}</td>
   <td>${u.disabled ? badge("disabled", "bad") : badge("active", "ok")}</td>
+  <td><form method="post" action="${u.disabled ? path`/users/${u.id}/enable` : path`/users/${u.id}/disable`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="${u.disabled ? "Enable" : "Disable"} user ${u.email}">${u.disabled ? "Enable" : "Disable"}</button></form></td>
 </tr>`,
   );
+  const done = ctx.url.searchParams.get("done");
   return page(
     shell(ctx.session, {
       title: "Users",
       active: "users",
-      lead: "Service users are the identities decisions are made and audited under, keyed by email. Directory sync and claim links create them.",
-      error: joinErrors(errors),
-      body: dataTable("Users", ["User", "Id", "Groups", "Source", "Status"], rows, "No users yet."),
+      lead: "Service users are the identities decisions are made and audited under, keyed by email. Directory sync and claim links create them. A disabled user's chat accounts are treated as unlinked: every call is refused.",
+      notice: done ? (USER_NOTICES[done] ?? null) : null,
+      error: state.error ?? joinErrors(errors),
+      body: dataTable("Users", ["User", "Id", "Groups", "Source", "Status", ""], rows, "No users yet."),
     }),
+    state.status ?? 200,
   );
 }
+
+async function setUserState(pc: PageContext, action: "disable" | "enable"): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const res = await ctx.api.send<User>("POST", ctx.api.org(path`/users/${ctx.params.id ?? ""}/${action}`));
+  if (!res.ok) return getUsers(pc, { error: problemText(res.problem), status: res.problem.status });
+  return redirect(`/users?done=${action}d`);
+}
+
+export const postUserDisable = (pc: PageContext) => setUserState(pc, "disable");
+export const postUserEnable = (pc: PageContext) => setUserState(pc, "enable");
 
 export async function getGroups(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
@@ -87,14 +114,24 @@ export async function getIdentities(pc: PageContext): Promise<PageResult> {
   );
 }
 
-type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
-
 export async function getMembers(pc: PageContext, state: FormState = {}): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
-  const members = await list<Member>(ctx, "/members", "members", errors);
+  const [members, tokens] = await Promise.all([list<Member>(ctx, "/members", "members", errors), list<ApiToken>(ctx, "/api-tokens", "api_tokens", errors)]);
   const v = state.values ?? {};
-  const rows = members.map((m) => html`<tr><td>${m.email}</td><td>${badge(m.role, m.role === "member" ? "muted" : "info")}</td><td>${code(m.account_id)}</td></tr>`);
+  const rows = members.map(
+    (m) => html`<tr><td>${m.email}</td><td>${badge(m.role, m.role === "member" ? "muted" : "info")}</td><td>${code(m.account_id)}</td><td><a class="btn btn-small btn-secondary" href="${path`/members/${m.account_id}/remove`}" aria-label="Remove member ${m.email}">Remove…</a></td></tr>`,
+  );
+  const tokenRows = tokens.map(
+    (t) => html`<tr>
+  <td><strong>${t.name}</strong><br><span class="muted mono">${t.id}</span></td>
+  <td>${t.account_email}</td>
+  <td>${time(t.created_at)}</td>
+  <td>${time(t.last_used_at)}</td>
+  <td>${t.revoked_at ? html`${badge("revoked", "bad")}<br><span class="muted">${time(t.revoked_at)}</span>` : t.expires_at ? html`${badge("active", "ok")}<br><span class="muted">expires ${time(t.expires_at)}</span>` : badge("active", "ok")}</td>
+  <td>${t.revoked_at ? "" : html`<form method="post" action="${path`/api-tokens/${t.id}/revoke`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="Revoke API token ${t.name} of ${t.account_email}">Revoke</button></form>`}</td>
+</tr>`,
+  );
   const form = html`<form method="post" action="/members" class="stack">
   ${csrfInput(ctx.session.csrfToken)}
   ${field({ label: "Email", name: "email", type: "email", value: v.email, required: true, autocomplete: "off" })}
@@ -118,9 +155,12 @@ export async function getMembers(pc: PageContext, state: FormState = {}): Promis
       title: "Console members",
       active: "members",
       lead: "Accounts that can sign in to this organization's console. Only owners and admins do admin work.",
-      notice: done === "added" ? "Member saved." : null,
+      notice: done ? (MEMBER_NOTICES[done] ?? null) : null,
       error: state.error ?? joinErrors(errors),
-      body: html`${section("Members", dataTable("Members", ["Email", "Role", "Account"], rows, "No members."))}${section("Add a member", form)}`,
+      body: html`${section("Members", dataTable("Members", ["Email", "Role", "Account", ""], rows, "No members."))}${section("Add a member", form)}${section(
+        "API tokens",
+        html`<p class="hint">Tokens the CLI uses (<code>svc login</code>). A revoked token is refused at once; the token itself is never shown again.</p>${dataTable("API tokens", ["Token", "Account", "Created", "Last used", "Status", ""], tokenRows, "No API tokens.")}`,
+      )}`,
     }),
     state.status ?? 200,
   );
@@ -136,4 +176,48 @@ export async function postMember(pc: PageContext): Promise<PageResult> {
   });
   if (!res.ok) return getMembers(pc, { error: problemText(res.problem), values: { email: f.email ?? "", role: f.role ?? "" }, status: res.problem.status });
   return redirect("/members?done=added");
+}
+
+export async function getRemoveMember(pc: PageContext): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const errors: string[] = [];
+  const accountId = ctx.params.id ?? "";
+  const members = await list<Member>(ctx, "/members", "members", errors);
+  const m = members.find((x) => x.account_id === accountId);
+  if (!m) {
+    const error = joinErrors(errors) ?? `member ${accountId} not found`;
+    return page(shell(ctx.session, { title: "Remove member", active: "members", error, body: html`<p><a href="/members">All members</a></p>` }), errors.length ? 500 : 404);
+  }
+  const self = m.account_id === ctx.session.principal.accountId;
+  return page(
+    shell(ctx.session, {
+      title: `Remove ${m.email}?`,
+      active: "members",
+      body: html`<section class="panel" aria-labelledby="confirm-h">
+<h2 id="confirm-h">Removing a member ends their access at once</h2>
+<div class="banner banner-warn" role="note"><strong>Their console sessions in this organization end and their API tokens here are revoked.</strong> The account itself and its other organizations are not touched. Adding the email again later restores membership, not the revoked tokens.${self ? html` <strong>This is your own account: you will be signed out of this organization.</strong>` : ""}</div>
+<dl class="props"><dt>Email</dt><dd>${m.email}</dd><dt>Role</dt><dd>${badge(m.role, m.role === "member" ? "muted" : "info")}</dd><dt>Account</dt><dd>${code(m.account_id)}</dd></dl>
+<form method="post" action="${path`/members/${m.account_id}/remove`}" class="actions">
+  ${csrfInput(ctx.session.csrfToken)}
+  <button type="submit" class="btn btn-danger">Remove member</button>
+  <a class="btn btn-ghost" href="/members">Cancel</a>
+</form>
+</section>`,
+    }),
+  );
+}
+
+export async function postRemoveMember(pc: PageContext): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const res = await ctx.api.send("DELETE", ctx.api.org(path`/members/${ctx.params.id ?? ""}`));
+  if (!res.ok) return getMembers(pc, { error: problemText(res.problem), status: res.problem.status });
+  // Removing yourself ends this session: the next page is the sign-in page.
+  return redirect(ctx.params.id === ctx.session.principal.accountId ? "/sign-in" : "/members?done=removed");
+}
+
+export async function postRevokeToken(pc: PageContext): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const res = await ctx.api.send("DELETE", ctx.api.org(path`/api-tokens/${ctx.params.id ?? ""}`));
+  if (!res.ok) return getMembers(pc, { error: problemText(res.problem), status: res.problem.status });
+  return redirect("/members?done=revoked");
 }

@@ -98,7 +98,7 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const f = ctx.form;
   try {
-    saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" });
+    await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" });
   } catch (e) {
     if (e instanceof SsoError) return getSettings(pc, { error: e.message, status: 422, sso: { issuer: f.issuer ?? "", client_id: f.client_id ?? "" } });
     throw e;

@@ -5,6 +5,7 @@
 import { SvcError } from "../../../contract/errors.ts";
 import { membership, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
+import { clientIp } from "../../http/rate-limit.ts";
 import { getOrganization } from "../../organizations/service.ts";
 import { type PageContext, type PageResult, page, redirect, requireSignedIn, safeNext } from "../context.ts";
 import { clearCookie, serializeCookie } from "../cookies.ts";
@@ -87,7 +88,7 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
   const email = (ctx.form.email ?? "").trim();
   const orgId = ctx.form.organization_id || undefined;
   try {
-    const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}) });
+    const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}), clientIp: clientIp(ctx.deps, ctx.request) });
     if (ctx.session) signOut(ctx.deps, ctx.session.raw);
     ctx.cookies.push(sessionCookie(ctx.deps, raw));
     return redirect(safeNext(ctx.form.next));

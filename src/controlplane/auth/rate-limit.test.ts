@@ -1,0 +1,119 @@
+// Abuse limits on unauthenticated auth routes: failed password sign-ins per email and per
+// client IP, `svc login` request creation per IP, and the token poll interval.
+import { describe, expect, test } from "bun:test";
+import { testControlPlane } from "../testing.ts";
+import { PASSWORD } from "./test-fixtures.ts";
+
+const small = { signInFailuresPerEmail: 3, signInFailuresPerIp: 5, signInWindowSeconds: 60, loginRequestsPerIp: 2, loginRequestWindowSeconds: 60 };
+
+async function setup() {
+  let clock = 1_750_000_000_000;
+  const cp = await testControlPlane({ now: () => clock, config: { rateLimits: small, trustForwardedFor: true } });
+  const signIn = (email: string, password: string, ip = "203.0.113.7") =>
+    cp.call("POST", "/api/v1/auth/sessions", { body: { email, password }, token: null, headers: { "x-forwarded-for": `198.51.100.1, ${ip}` } });
+  return { cp, signIn, advance: (ms: number) => (clock += ms) };
+}
+
+describe("password sign-in limits", () => {
+  test("failures per email: 429 rate_limited with Retry-After, even for the right password, until the window ends", async () => {
+    const { signIn, advance } = await setup();
+    for (let i = 0; i < 3; i++) expect((await signIn("Owner@Example.com", "wrong password!!", `192.0.2.${i}`)).status).toBe(401);
+    const limited = await signIn("owner@example.com", PASSWORD, "192.0.2.99");
+    expect(limited.status).toBe(429);
+    expect(limited.json.code).toBe("rate_limited");
+    expect(limited.headers.get("content-type")).toContain("application/problem+json");
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect(limited.json.detail).toContain("too many failed sign-in attempts");
+    advance(30_000);
+    expect((await signIn("owner@example.com", PASSWORD)).headers.get("retry-after")).toBe("30");
+    advance(30_000);
+    expect((await signIn("owner@example.com", PASSWORD)).status).toBe(200);
+  });
+
+  test("successful sign-ins do not count, and clear the email's failures", async () => {
+    const { signIn } = await setup();
+    for (let i = 0; i < 10; i++) expect((await signIn("owner@example.com", PASSWORD)).status).toBe(200);
+    for (let round = 0; round < 3; round++) {
+      // From different addresses, so only the email's count matters here.
+      expect((await signIn("owner@example.com", "wrong password!!", `192.0.2.${2 * round}`)).status).toBe(401);
+      expect((await signIn("owner@example.com", "wrong password!!", `192.0.2.${2 * round + 1}`)).status).toBe(401);
+      expect((await signIn("owner@example.com", PASSWORD)).status).toBe(200);
+    }
+  });
+
+  test("failures per client IP, across emails; another IP is unaffected", async () => {
+    const { signIn } = await setup();
+    for (let i = 0; i < 5; i++) expect((await signIn(`nobody${i}@example.com`, "guess", "203.0.113.50")).status).toBe(401);
+    const limited = await signIn("owner@example.com", PASSWORD, "203.0.113.50");
+    expect(limited.status).toBe(429);
+    expect(limited.json.code).toBe("rate_limited");
+    expect((await signIn("owner@example.com", PASSWORD, "203.0.113.51")).status).toBe(200);
+  });
+
+  test("X-Forwarded-For is ignored unless the operator trusts it", async () => {
+    const cp = await testControlPlane({ config: { rateLimits: small } });
+    const signIn = (email: string, ip: string) =>
+      cp.call("POST", "/api/v1/auth/sessions", { body: { email, password: "guess" }, token: null, headers: { "x-forwarded-for": ip } });
+    // Each attempt claims a different address and a different email: no key reaches a limit.
+    for (let i = 0; i < 8; i++) expect((await signIn(`n${i}@example.com`, `192.0.2.${i}`)).status).toBe(401);
+  });
+
+  test("the console sign-in form shows the limit", async () => {
+    const { cp, signIn } = await setup();
+    for (let i = 0; i < 3; i++) await signIn("owner@example.com", "wrong password!!");
+    const page = await cp.call("GET", "/sign-in", { token: null });
+    const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const res = await cp.app.handle(
+      new Request("http://localhost/sign-in", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({ _csrf: csrf, email: "owner@example.com", password: PASSWORD }).toString(),
+      }),
+    );
+    expect(res.status).toBe(429);
+    expect(await res.text()).toContain("too many failed sign-in attempts");
+  });
+});
+
+describe("svc login limits", () => {
+  test("login requests per client IP", async () => {
+    const { cp, advance } = await setup();
+    const create = (ip: string) => cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null, headers: { "x-forwarded-for": ip } });
+    expect((await create("203.0.113.9")).status).toBe(201);
+    expect((await create("203.0.113.9")).status).toBe(201);
+    const limited = await create("203.0.113.9");
+    expect(limited.status).toBe(429);
+    expect(limited.json.code).toBe("rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await create("203.0.113.10")).status).toBe(201);
+    advance(60_000);
+    expect((await create("203.0.113.9")).status).toBe(201);
+  });
+
+  test("a poll faster than the advertised interval is 429 and consumes nothing", async () => {
+    const { cp, advance } = await setup();
+    const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
+    expect(lr.interval_seconds).toBe(2);
+    const poll = (secret = lr.poll_secret) => cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: secret }, token: null });
+    expect((await poll()).status).toBe(428);
+    // Approve, then poll too soon: refused, and the token is still there for the next poll.
+    const s = await cp.call("POST", "/api/v1/auth/sessions", { body: { email: "owner@example.com", password: PASSWORD }, token: null });
+    const cookie = s.headers.get("set-cookie")!.split(";")[0]!;
+    expect((await cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/approve`, { body: {}, token: null, headers: { cookie, "x-csrf-token": s.json.csrf_token } })).status).toBe(200);
+    advance(1000);
+    const fast = await poll();
+    expect(fast.status).toBe(429);
+    expect(fast.json.code).toBe("rate_limited");
+    expect(fast.json.interval_seconds).toBe(2);
+    expect(fast.headers.get("retry-after")).toBe("1");
+    // A wrong secret is not counted as a poll (nobody else can slow the CLI down).
+    expect((await poll("svc_lp_wrong")).status).toBe(404);
+    advance(1000);
+    const got = await poll();
+    expect(got.status).toBe(200);
+    expect(got.json.token).toMatch(/^svc_at_/);
+    advance(2000);
+    expect((await poll()).status).toBe(410);
+  });
+});
