@@ -7,9 +7,9 @@
 // cipher and WebCrypto has none; composing them directly skips noble's wrapper (~3x faster
 // for the 16-byte file key). The output is the binary age v1 file as `age` and age-encryption
 // write it. Decryption and key generation stay with the age-encryption package.
+import { x25519RecipientKey } from "../contract/age-recipient.ts";
 import { poly1305 } from "@noble/ciphers/_poly1305.js";
 import { chacha20 } from "@noble/ciphers/chacha.js";
-import { bech32 } from "@scure/base";
 import { createHmac, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject, randomBytes } from "node:crypto";
 
 const VERSION_LINE = "age-encryption.org/v1\n";
@@ -35,16 +35,8 @@ export function x25519RecipientBytes(recipient: string): Uint8Array {
 function recipientKey(recipient: string): Recipient {
   const hit = parsed.get(recipient);
   if (hit) return hit;
-  let raw: Uint8Array;
-  try {
-    if (!recipient.startsWith("age1")) throw new Error("no age1 prefix");
-    const { prefix, words } = bech32.decode(recipient as `${string}1${string}`, 200);
-    if (prefix !== "age") throw new Error(`prefix ${prefix}`);
-    raw = bech32.fromWords(words);
-  } catch {
-    throw new Error(`not an age X25519 recipient: "${recipient.slice(0, 12)}…"`);
-  }
-  if (raw.length !== 32) throw new Error(`not an age X25519 recipient: "${recipient.slice(0, 12)}…" (${raw.length}-byte key)`);
+  const raw = x25519RecipientKey(recipient);
+  if (!raw) throw new Error(`not an age X25519 recipient: "${recipient.slice(0, 12)}…"`);
   const buf = Buffer.from(raw);
   const r = { raw: buf, key: createPublicKey({ key: Buffer.concat([SPKI_X25519, buf]), format: "der", type: "spki" }) };
   if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
