@@ -4,56 +4,20 @@
 // provider is in test/integration/console-oidc.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
+import { generateKeyPair } from "jose";
 import { addMembership, createAccount } from "../auth/service.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { type ScriptedIdp, startScriptedIdp } from "./scripted-idp.ts";
 import { SsoError, finishSso, saveOidcSettings, startSso, validateIssuer } from "./oidc.ts";
 
-type Keys = Awaited<ReturnType<typeof generateKeyPair>>;
-let server: ReturnType<typeof Bun.serve>;
-let issuer: string;
-let signing: Keys;
-let jwk: JWK;
-let nextIdToken: string | null = null;
-let lastTokenRequest: { verifier: string | null; auth: string | null } | null = null;
-
+let idp: ScriptedIdp;
 beforeAll(async () => {
-  signing = await generateKeyPair("RS256");
-  jwk = { ...(await exportJWK(signing.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
-  server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const u = new URL(req.url);
-      if (u.pathname === "/.well-known/openid-configuration") {
-        return Response.json({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` });
-      }
-      if (u.pathname === "/jwks") return Response.json({ keys: [jwk] });
-      if (u.pathname === "/token") {
-        const form = new URLSearchParams(await req.text());
-        lastTokenRequest = { verifier: form.get("code_verifier"), auth: req.headers.get("authorization") };
-        return Response.json({ access_token: "at", token_type: "Bearer", id_token: nextIdToken });
-      }
-      return new Response("not found", { status: 404 });
-    },
-  });
-  issuer = `http://127.0.0.1:${server.port}`;
+  idp = await startScriptedIdp();
 });
-afterAll(() => server.stop(true));
-
-async function idToken(claims: Record<string, unknown>, o: { key?: Keys; aud?: string; iss?: string } = {}) {
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: "RS256", kid: "k1" })
-    .setIssuer(o.iss ?? issuer)
-    .setAudience(o.aud ?? "console")
-    .setSubject("sub-1")
-    .setIssuedAt()
-    .setExpirationTime("5m")
-    .sign((o.key ?? signing).privateKey);
-}
+afterAll(() => idp.stop());
 
 async function begin(cp: TestControlPlane) {
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" });
   const { location, flow } = await startSso(cp.deps, cp.orgId, "/audit");
   const q = new URL(location).searchParams;
   return { flow, state: q.get("state")!, nonce: q.get("nonce")!, challenge: q.get("code_challenge")!, q };
@@ -88,18 +52,18 @@ describe("finishSso", () => {
     expect(q.get("code_challenge_method")).toBe("S256");
     expect(q.get("redirect_uri")).toBe("http://127.0.0.1:8420/sso/callback");
     expect(q.get("scope")).toContain("openid");
-    nextIdToken = await idToken({ nonce, email: "Owner@Example.com", email_verified: true });
+    idp.nextIdToken = await idp.idToken({ nonce, email: "Owner@Example.com", email_verified: true });
     const result = await finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c1" }));
     expect(result).toMatchObject({ orgId: cp.orgId, accountId: cp.accountId, email: "owner@example.com", next: "/audit" });
     // the verifier sent matches the challenge; the client authenticated with its secret
-    expect(createHash("sha256").update(lastTokenRequest!.verifier!).digest("base64url")).toBe(challenge);
-    expect(lastTokenRequest!.auth).toBe(`Basic ${Buffer.from("console:s3cret").toString("base64")}`);
+    expect(createHash("sha256").update(idp.lastTokenRequest!.verifier!).digest("base64url")).toBe(challenge);
+    expect(idp.lastTokenRequest!.auth).toBe(`Basic ${Buffer.from("console:s3cret").toString("base64")}`);
   });
 
   test("an ID token signed by a key outside the provider's JWKS is refused", async () => {
     const cp = await testControlPlane();
     const { flow, state, nonce } = await begin(cp);
-    nextIdToken = await idToken({ nonce, email: "owner@example.com", email_verified: true }, { key: await generateKeyPair("RS256") });
+    idp.nextIdToken = await idp.idToken({ nonce, email: "owner@example.com", email_verified: true }, { key: await generateKeyPair("RS256") });
     expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain("did not verify");
   });
 
@@ -111,7 +75,7 @@ describe("finishSso", () => {
       [{ nonce: "other" }, {}, "nonce mismatch"],
     ] as const) {
       const { flow, state, nonce } = await begin(cp);
-      nextIdToken = await idToken({ nonce, email: "owner@example.com", email_verified: true, ...claims }, opts);
+      idp.nextIdToken = await idp.idToken({ nonce, email: "owner@example.com", email_verified: true, ...claims }, opts);
       expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain(why);
     }
   });
@@ -120,14 +84,14 @@ describe("finishSso", () => {
     const cp = await testControlPlane();
     const outsider = await createAccount(cp.deps.db, { email: "outsider@example.com" });
     let b = await begin(cp);
-    nextIdToken = await idToken({ nonce: b.nonce, email: "owner@example.com", email_verified: false });
+    idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: "owner@example.com", email_verified: false });
     expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("has not verified");
     b = await begin(cp);
-    nextIdToken = await idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
+    idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("not a member");
     addMembership(cp.deps.db, outsider.id, cp.orgId, "member");
     b = await begin(cp);
-    nextIdToken = await idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
+    idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect((await finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" }))).accountId).toBe(outsider.id);
   });
 
@@ -146,13 +110,13 @@ describe("finishSso", () => {
 
   test("the client secret is stored wrapped under the organization's context", async () => {
     const cp = await testControlPlane();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s3cret" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" });
     const row = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w FROM oidc_configs").get() as { w: string };
     expect(row.w).not.toContain("s3cret");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.w, `oidc:${cp.orgId}`))).toBe("s3cret");
     expect(() => cp.deps.kms.unwrap(row.w, "oidc:org_other")).toThrow();
     // a blank secret on update keeps the stored one
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console2", clientSecret: "" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console2", clientSecret: "" });
     const again = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w, client_id AS c FROM oidc_configs").get() as { w: string; c: string };
     expect(again).toEqual({ w: row.w, c: "console2" });
   });
@@ -162,7 +126,7 @@ describe("outbound URL policy for issuers", () => {
   test("a non-public issuer is refused at save time, and a stored one before discovery", async () => {
     const cp = await testControlPlane({ config: { allowPrivateOutbound: false } });
     for (const issuer of ["http://127.0.0.1:9000", "https://169.254.169.254/", "https://192.168.0.10/realms/acme", "https://[fd00::1]/"]) {
-      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s" })).rejects.toThrow(/address/);
+      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" })).rejects.toThrow(/address/);
     }
     cp.deps.config.allowPrivateOutbound = true;
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: "http://127.0.0.1:9", clientId: "console", clientSecret: "s" });

@@ -4,42 +4,21 @@
 // organizations. Driven through the real app in-process, with a scripted identity provider
 // that asserts whatever email its (malicious) admin wants.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { PASSWORD, secondOrganization } from "../auth/test-fixtures.ts";
 import { inspectClaim } from "../claims/service.ts";
 import { findRemoteIdentity } from "../directory/service.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { type ScriptedIdp, startScriptedIdp } from "./scripted-idp.ts";
 import { PRESESSION_COOKIE } from "./csrf.ts";
 import { saveOidcSettings } from "./oidc.ts";
 import { openSession } from "./session.ts";
 
-type Keys = Awaited<ReturnType<typeof generateKeyPair>>;
-let server: ReturnType<typeof Bun.serve>;
-let issuer: string;
-let signing: Keys;
-let jwk: JWK;
-let nextIdToken: string | null = null;
-
+let idp: ScriptedIdp;
 beforeAll(async () => {
-  signing = await generateKeyPair("RS256");
-  jwk = { ...(await exportJWK(signing.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
-  server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const u = new URL(req.url);
-      if (u.pathname === "/.well-known/openid-configuration") {
-        return Response.json({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` });
-      }
-      if (u.pathname === "/jwks") return Response.json({ keys: [jwk] });
-      if (u.pathname === "/token") return Response.json({ access_token: "at", token_type: "Bearer", id_token: nextIdToken });
-      return new Response("not found", { status: 404 });
-    },
-  });
-  issuer = `http://127.0.0.1:${server.port}`;
+  idp = await startScriptedIdp();
 });
-afterAll(() => server.stop(true));
+afterAll(() => idp.stop());
 
 const VICTIM = "owner@example.com";
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
@@ -78,16 +57,12 @@ function browser(cp: TestControlPlane) {
 }
 type Browser = ReturnType<typeof browser>;
 
-async function idToken(claims: Record<string, unknown>) {
-  return new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer(issuer).setAudience("console").setSubject("sub-1").setIssuedAt().setExpirationTime("5m").sign(signing.privateKey);
-}
-
 /** Single sign-on into `orgId` with a provider that asserts `email` (verified). */
 async function ssoSignIn(b: Browser, orgId: string, email: string, next = "/") {
   const start = await b.get(`/sso/start?org=${orgId}&next=${encodeURIComponent(next)}`);
   expect(start.status).toBe(303);
   const q = new URL(start.headers.get("location")!).searchParams;
-  nextIdToken = await idToken({ nonce: q.get("nonce"), email, email_verified: true });
+  idp.nextIdToken = await idp.idToken({ nonce: q.get("nonce"), email, email_verified: true });
   const done = await b.get(`/sso/callback?state=${q.get("state")}&code=c`);
   expect(done.status).toBe(303);
   expect(b.jar.get("svc_session")).toStartWith("svc_ss_");
@@ -109,7 +84,7 @@ async function attackSetup() {
   const b = await secondOrganization(cp);
   const added = await cp.call("POST", b.org("/members"), { body: { email: VICTIM, role: "member" }, token: b.token });
   expect(added.status).toBeLessThan(300);
-  await saveOidcSettings(cp.deps, b.orgId, { issuer, clientId: "console", clientSecret: "attacker" });
+  await saveOidcSettings(cp.deps, b.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" });
   return { cp, b };
 }
 
@@ -161,7 +136,7 @@ describe("single sign-on sessions are bound to their organization", () => {
 
   test("the organization's own SSO session redeems its claim link; the SSO session stays in that organization", async () => {
     const { cp } = await attackSetup();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "acme" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme" });
     const inst = addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "own-chat" } })).json.url).pathname;
     const me = browser(cp);
