@@ -1,6 +1,8 @@
 // Prefixed, time-ordered ids (`org_01J…`): the prefix says what an id is in logs and tickets;
 // the 48-bit millisecond timestamp first makes ids sort by creation, which cursor
-// pagination relies on. The tail is 80 random bits, Crockford base32 like ULID.
+// pagination relies on. The tail is 80 random bits, Crockford base32 like ULID; ids made in
+// the same millisecond by one process increment the previous tail (ULID's monotonic mode), so
+// they still sort in creation order.
 
 export const ID_PREFIXES = {
   organization: "org",
@@ -36,15 +38,36 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRandom(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
+let lastMs = -1;
+let lastTail = new Uint8Array(16);
+
+function nextTail(ms: number): string {
+  if (ms === lastMs && increment(lastTail)) return encodeDigits(lastTail);
+  lastMs = ms;
+  lastTail = crypto.getRandomValues(new Uint8Array(16)).map((b) => b % 32);
+  return encodeDigits(lastTail);
+}
+
+/** Adds one to base-32 digits in place; false when they were all at the maximum. */
+function increment(digits: Uint8Array): boolean {
+  for (let i = digits.length - 1; i >= 0; i--) {
+    if (digits[i]! < 31) {
+      digits[i] = digits[i]! + 1;
+      return true;
+    }
+    digits[i] = 0;
+  }
+  return false;
+}
+
+function encodeDigits(digits: Uint8Array): string {
   let out = "";
-  for (const b of bytes) out += ALPHABET[b % 32];
+  for (const d of digits) out += ALPHABET[d];
   return out;
 }
 
 export function newId(kind: IdKind, now = Date.now()): string {
-  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${encodeRandom()}`;
+  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${nextTail(now)}`;
 }
 
 export function hasPrefix(id: string, kind: IdKind): boolean {
