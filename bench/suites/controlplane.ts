@@ -1,18 +1,17 @@
-// Issue 9 §4: the control plane on SQLite. Audit ingest through POST /runtime/audit-records
+// Issue 9 §4: the control plane on its store (SQLite; PostgreSQL with SVC_TEST_POSTGRES_URL). Audit ingest through POST /runtime/audit-records
 // (batches of 500 fresh records, 4 in flight, the shipper's call); audit search by tool and
 // decision over 1,000,000 records (generated straight into the database file with the
 // ingest's own row mapping, then searched through the admin HTTP API); bundle polls answered
 // 304 per second (If-None-Match with the current ETag, 64 in flight).
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
+import { count } from "drizzle-orm";
 import type { AuditRecord } from "../../src/contract/audit.ts";
 import { newId } from "../../src/contract/ids.ts";
 import { recordRow } from "../../src/controlplane/audit/ingest.ts";
+import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
 import { httpLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
 
-const COLUMNS = "id, org_id, workspace_id, installation_id, agent_id, replica_id, ts, kind, harness, action, tool_name, model, decision, reason, policy_id, policy_revision, user_id, remote_user_id, via_installation, ref, outcome, exit_code, args_digest, digest_key_id, recipient_key_ids, ciphertext, received_at";
 const TOOLS = 20;
 
 function template(ctx: BenchContext): Omit<AuditRecord, "id" | "ts"> {
@@ -39,32 +38,37 @@ function template(ctx: BenchContext): Omit<AuditRecord, "id" | "ts"> {
   };
 }
 
-/** Adds `total` rows to the audit table: 20 tools, 1 in 10 a deny, users alternating. */
-function generateRecords(ctx: BenchContext, total: number): { ms: number; added: number; rows: number } {
-  const db = new Database(join(ctx.stack.cp.dataDir, "controlplane.db"));
-  db.exec("PRAGMA busy_timeout = 10000");
+/** Adds `total` rows to the audit table through the store (SQLite or PostgreSQL): 20 tools, 1 in 10 a deny, users alternating. */
+async function generateRecords(ctx: BenchContext, total: number): Promise<{ ms: number; added: number; rows: number }> {
+  const store = openStore(ctx.stack.cp.database);
+  const a = tables(store.db).auditRecords;
   const t0 = performance.now();
-  const ins = db.prepare(`INSERT INTO audit_records (${COLUMNS}) VALUES (${COLUMNS.split(",").map(() => "?").join(", ")})`);
   const base = template(ctx);
   const users = [ctx.stack.scenario.users.alice!, ctx.stack.scenario.users.bob!];
   const start = Date.now() - 30 * 86_400_000;
-  const chunk = 50_000;
+  const perTransaction = 50_000;
+  const perInsert = 500;
   for (let done = 0; done < total; ) {
-    const n = Math.min(chunk, total - done);
-    db.transaction(() => {
-      for (let i = 0; i < n; i++) {
-        const k = done + i;
-        const tool = `tool${k % TOOLS}.run`;
-        const u = users[k % 2]!;
-        const r: AuditRecord = { ...base, id: newId("auditRecord"), ts: new Date(start + k).toISOString(), action: `tool:${tool}`, tool_name: tool, decision: k % 10 === 3 ? "deny" : "permit", reason: k % 10 === 3 ? "svc.denied" : "policy", subject: { user_id: u.id, remote_user_id: u.remote, via_installation: false } };
-        ins.run(...(recordRow(r, start + k) as never[]));
+    const n = Math.min(perTransaction, total - done);
+    await store.db.transaction(async (tx) => {
+      const t = tables(tx).auditRecords;
+      for (let i = 0; i < n; i += perInsert) {
+        const rows = [];
+        for (let j = i; j < Math.min(n, i + perInsert); j++) {
+          const k = done + j;
+          const tool = `tool${k % TOOLS}.run`;
+          const u = users[k % 2]!;
+          const r: AuditRecord = { ...base, id: newId("auditRecord"), ts: new Date(start + k).toISOString(), action: `tool:${tool}`, tool_name: tool, decision: k % 10 === 3 ? "deny" : "permit", reason: k % 10 === 3 ? "svc.denied" : "policy", subject: { user_id: u.id, remote_user_id: u.remote, via_installation: false } };
+          rows.push(recordRow(r, start + k));
+        }
+        await tx.insert(t).values(rows);
       }
-    })();
+    });
     done += n;
   }
-  const rows = db.query<{ n: number }, []>("SELECT count(*) AS n FROM audit_records").get()!.n;
-  db.close();
-  return { ms: performance.now() - t0, added: total, rows };
+  const [row] = await store.db.select({ n: count() }).from(a);
+  await store.close();
+  return { ms: performance.now() - t0, added: total, rows: Number(row!.n) };
 }
 
 async function timeGet(url: string, token: string, n: number): Promise<{ p50: number; body: any }> {
@@ -112,7 +116,7 @@ export const controlplane: Suite = {
 
     // search over 1,000,000 records (100,000 with --quick)
     const total = ctx.quick ? 100_000 : 1_000_000;
-    const gen = generateRecords(ctx, total);
+    const gen = await generateRecords(ctx, total);
     ctx.say(`  generated ${gen.added} audit records in ${(gen.ms / 1000).toFixed(1)} s (${gen.rows} in the table)`);
     ctx.facts.audit_records_generated = { added: gen.added, ms: gen.ms, rows_in_table: gen.rows };
     const org = `${cp.url}/api/v1/organizations/${cp.orgId}/audit-records`;

@@ -3,10 +3,10 @@
 // take minutes for 100,000), the organization's revision is bumped, and the proxy picks the
 // bundle up on its next poll. Measured: the decision over the socket (Python, concurrency 1,
 // as the governor makes it) and the pure index lookup in process (src/proxy/policy-index.ts).
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
+import { eq, like, sql } from "drizzle-orm";
 import { newId } from "../../src/contract/ids.ts";
 import type { PolicyBundle } from "../../src/contract/bundle.ts";
+import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import { indexBundle, decideTool } from "../../src/proxy/policy-index.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
 import { decideLoad } from "../lib/procs.ts";
@@ -15,23 +15,26 @@ import { type Metric, metric } from "../lib/report.ts";
 const COUNTS = [10, 1_000, 100_000] as const;
 const NAME_PREFIX = "bench-scale ";
 
-function writePolicies(ctx: BenchContext, count: number): void {
+async function writePolicies(ctx: BenchContext, count: number): Promise<void> {
   const { stack } = ctx;
-  const db = new Database(join(stack.cp.dataDir, "controlplane.db"));
-  db.exec("PRAGMA busy_timeout = 10000");
-  db.transaction(() => {
-    db.query("DELETE FROM policies WHERE name LIKE ?").run(`${NAME_PREFIX}%`);
-    const ins = db.prepare("INSERT INTO policies (id, org_id, workspace_id, agent_id, name, src, dst, effect, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const store = openStore(stack.cp.database);
+  await store.db.transaction(async (tx) => {
+    const { policies: p, organizations: o } = tables(tx);
+    await tx.delete(p).where(like(p.name, `${NAME_PREFIX}%`));
     const now = Date.now();
-    for (let i = 0; i < count; i++) {
-      // A third on the tool being decided (other subjects), the rest spread over 100 other tools.
-      const dst = i % 3 === 0 ? "tool:crm.read" : `tool:bench.tool${i % 100}`;
-      const src = i % 2 === 0 ? `user:usr_BENCH${String(i).padStart(21, "0")}` : `group:bench-g${i}`;
-      ins.run(newId("policy"), stack.cp.orgId, stack.scenario.workspace, stack.scenario.agentId, `${NAME_PREFIX}${i}`, src, dst, i % 10 === 9 ? "deny" : "permit", now);
+    for (let k = 0; k < count; k += 1000) {
+      const rows = [];
+      for (let i = k; i < Math.min(count, k + 1000); i++) {
+        // A third on the tool being decided (other subjects), the rest spread over 100 other tools.
+        const dst = i % 3 === 0 ? "tool:crm.read" : `tool:bench.tool${i % 100}`;
+        const src = i % 2 === 0 ? `user:usr_BENCH${String(i).padStart(21, "0")}` : `group:bench-g${i}`;
+        rows.push({ id: newId("policy"), orgId: stack.cp.orgId, workspaceId: stack.scenario.workspace, agentId: stack.scenario.agentId, name: `${NAME_PREFIX}${i}`, src, dst, effect: i % 10 === 9 ? ("deny" as const) : ("permit" as const), createdAt: now });
+      }
+      await tx.insert(p).values(rows);
     }
-    db.query("UPDATE organizations SET revision = revision + 1 WHERE id = ?").run(stack.cp.orgId);
-  })();
-  db.close();
+    await tx.update(o).set({ revision: sql`${o.revision} + 1` }).where(eq(o.id, stack.cp.orgId));
+  });
+  await store.close();
 }
 
 async function fetchBundle(ctx: BenchContext): Promise<{ bundle: PolicyBundle; bytes: number; ms: number }> {
@@ -68,7 +71,7 @@ export const policies: Suite = {
     for (const count of COUNTS) {
       const rev = (await px.policy()).policy_revision;
       const t0 = performance.now();
-      writePolicies(ctx, count);
+      await writePolicies(ctx, count);
       await stack.waitProxyRevision(rev);
       const reloadMs = performance.now() - t0;
       const b = await fetchBundle(ctx);
@@ -91,7 +94,7 @@ export const policies: Suite = {
     }
     // Back to the scenario's own policies for the suites that follow.
     const rev = (await px.policy()).policy_revision;
-    writePolicies(ctx, 0);
+    await writePolicies(ctx, 0);
     await stack.waitProxyRevision(rev);
     ctx.facts.policy_scaling = facts;
     const first = out.find((m) => m.name.startsWith("decide p50, 10 "))!.median;

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   conflict: 409,
   rate_limited: 429,
   internal: 500,
+  store_unavailable: 503,
   // resources
   invalid_platform: 422,
   endpoint_not_https: 422,

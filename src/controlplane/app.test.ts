@@ -22,3 +22,13 @@ test("unknown routes answer problem+json 404", async () => {
   expect(r.headers.get("content-type")).toBe("application/problem+json");
   expect(r.json.code).toBe("not_found");
 });
+
+test("/readyz is 200 while the store answers and 503 store_unavailable once it does not", async () => {
+  const cp = await testControlPlane();
+  expect((await cp.call("GET", "/readyz", { token: null })).json).toEqual({ ok: true });
+  await cp.store.close();
+  const down = await cp.call("GET", "/readyz", { token: null });
+  expect(down.status).toBe(503);
+  expect(down.json.code).toBe("store_unavailable");
+  expect((await cp.call("GET", "/healthz", { token: null })).status).toBe(200);
+});

@@ -9,6 +9,8 @@ import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
+import { SvcError } from "../contract/errors.ts";
+import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
 import { directoryRoutes } from "./directory/routes.ts";
@@ -21,6 +23,18 @@ import { settingsRoutes } from "./organizations/settings.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
+
+/** Ready while the store answers a query: a load balancer's health check for a replica. */
+async function storeReady(deps: ControlPlaneDeps): Promise<{ ok: true }> {
+  const o = tables(deps.db).organizations;
+  try {
+    await deps.db.select({ id: o.id }).from(o).limit(1);
+  } catch (e) {
+    deps.log.error("store unavailable", { error: String(e) });
+    throw new SvcError("store_unavailable", "the control plane cannot reach its database; see its log");
+  }
+  return { ok: true };
+}
 
 export function createApp(deps: ControlPlaneDeps) {
   const api = new Elysia({ prefix: "/api/v1" })
@@ -52,6 +66,7 @@ export function createApp(deps: ControlPlaneDeps) {
       }),
     )
     .get("/healthz", () => ({ ok: true }))
+    .get("/readyz", async () => storeReady(deps))
     .use(api)
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
   return root;

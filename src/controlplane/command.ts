@@ -3,27 +3,47 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { SvcError } from "../contract/errors.ts";
-import { createLogger } from "../log/index.ts";
+import { type Logger, createLogger } from "../log/index.ts";
 import { createApp } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
-import { dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
-import { migrate, openDatabase } from "./db/index.ts";
+import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
+import { openStore } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
 
-function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: string; tlsCert?: string; tlsKey?: string }) {
+async function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: string; tlsCert?: string; tlsKey?: string }) {
   const settings = serveSettings(flags);
   ensureDataDir(settings.dataDir);
   const log = createLogger("controlplane");
   const { kms, created } = loadKms(settings.dataDir);
   if (created) log.warn("generated a master key; back it up or set SVC_CP_MASTER_KEY", { file: created });
-  const db = openDatabase(settings.databasePath);
-  const applied = migrate(db);
-  if (applied) log.info("migrations applied", { count: applied, database: settings.databasePath });
-  const deps: ControlPlaneDeps = { db, kms, config: settings.config, now: Date.now, log };
-  return { settings, deps };
+  const store = await openMigratedStore(settings, log);
+  const deps: ControlPlaneDeps = { db: store.db, kms, config: settings.config, now: Date.now, log };
+  return { settings, deps, store };
+}
+
+/** Opens the configured store and applies pending migrations; an unreachable database is one clear line. */
+async function openMigratedStore(settings: ServeSettings, log: Logger) {
+  const store = openStore(settings.database, { maxConnections: settings.databasePool });
+  try {
+    const applied = await store.migrate();
+    if (applied) log.info("migrations applied", { count: applied, database: store.location });
+    return store;
+  } catch (e) {
+    await store.close().catch(() => undefined);
+    throw new CommandFailure(`cannot open the database ${store.location}: ${describeDatabaseError(e)}; check SVC_CP_DATABASE`);
+  }
+}
+
+function describeDatabaseError(e: unknown): string {
+  const parts: string[] = [];
+  for (let c: unknown = e, depth = 0; c && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+    const message = (c as Error).message;
+    if (message && !parts.includes(message)) parts.push(message.split("\n")[0]!);
+  }
+  return parts.join(": ") || String(e);
 }
 
 const serve = command({
@@ -37,22 +57,21 @@ const serve = command({
   },
   examples: ["svc controlplane serve --listen 127.0.0.1:8420 --data-dir /var/lib/svc"],
   async run({ args }) {
-    const { settings, deps } = openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
+    const { settings, deps, store } = await openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
     const app = createApp(deps);
     const server = app.listen({
       hostname: settings.host,
       port: settings.port,
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
-    deps.log.info("listening", { url: settings.config.publicUrl, port: server.server?.port ?? settings.port });
+    deps.log.info("listening", { url: settings.config.publicUrl, port: server.server?.port ?? settings.port, database: store.dialect });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync()]).then(() => {
-          deps.db.$client.close();
-          done();
-        });
+        void Promise.all([server.stop(), stopDirectorySync()])
+          .then(() => store.close())
+          .finally(done);
       };
       process.once("SIGTERM", stop);
       process.once("SIGINT", stop);
@@ -64,13 +83,18 @@ const migrateCmd = command({
   meta: { name: "migrate", description: "Apply pending database migrations and exit" },
   args: { "data-dir": dataDirArg },
   examples: ["svc controlplane migrate --data-dir /var/lib/svc"],
-  run({ args }) {
+  async run({ args }) {
     const settings = serveSettings({ dataDir: args["data-dir"] });
     ensureDataDir(settings.dataDir);
-    const db = openDatabase(settings.databasePath);
-    const applied = migrate(db);
-    process.stdout.write(`${applied} migration(s) applied to ${settings.databasePath}\n`);
-    db.$client.close();
+    const store = openStore(settings.database, { maxConnections: 1 });
+    try {
+      const applied = await store.migrate();
+      process.stdout.write(`${applied} migration(s) applied to ${store.location}\n`);
+    } catch (e) {
+      throw new CommandFailure(`cannot migrate the database ${store.location}: ${describeDatabaseError(e)}; check SVC_CP_DATABASE`);
+    } finally {
+      await store.close();
+    }
   },
 });
 
@@ -88,7 +112,7 @@ const bootstrapAdmin = command({
     "printf '%s' \"$PASSWORD\" | svc controlplane bootstrap-admin --email owner@example.com --password-stdin --token-out ~/.svc-token",
   ],
   async run({ args }) {
-    const { settings, deps } = openDeps({ dataDir: args["data-dir"] });
+    const { settings, deps, store } = await openDeps({ dataDir: args["data-dir"] });
     const password = args["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : generatePassword();
     try {
       const r = await bootstrapOwner(deps, { email: args.email, orgName: args["org-name"], password, withToken: !!args["token-out"] });
@@ -116,7 +140,7 @@ const bootstrapAdmin = command({
       if (e instanceof SvcError) throw new CommandFailure(`bootstrap-admin: ${e.message} (${e.code})`);
       throw e;
     } finally {
-      deps.db.$client.close();
+      await store.close();
     }
   },
 });

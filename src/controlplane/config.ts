@@ -7,7 +7,10 @@ import { EmbeddedKms } from "./kms/index.ts";
 
 export type ServeSettings = {
   dataDir: string;
-  databasePath: string;
+  /** SVC_CP_DATABASE: a SQLite file (default `<data dir>/controlplane.db`) or a postgres:// URL. */
+  database: string;
+  /** SVC_CP_DATABASE_POOL: connections per replica to PostgreSQL. */
+  databasePool: number;
   host: string;
   port: number;
   config: ControlPlaneConfig;
@@ -41,7 +44,8 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
   }
   return {
     dataDir,
-    databasePath: env.SVC_CP_DATABASE ?? join(dataDir, "controlplane.db"),
+    database: env.SVC_CP_DATABASE || join(dataDir, "controlplane.db"),
+    databasePool: poolSize(env),
     host,
     port,
     config: {
@@ -52,6 +56,14 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
     },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };
+}
+
+function poolSize(env: NodeJS.ProcessEnv): number {
+  const raw = env.SVC_CP_DATABASE_POOL;
+  if (raw === undefined || raw === "") return 10;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new CommandFailure(`SVC_CP_DATABASE_POOL="${raw}" must be a whole number of connections from 1 to 1000`, 2);
+  return n;
 }
 
 /** A yes/no variable: 1/true/yes turn it on; unset, empty, 0/false/no leave it off. */

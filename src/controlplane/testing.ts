@@ -1,8 +1,9 @@
-// An in-process control plane for tests: in-memory SQLite, a random master key, one organization
+// An in-process control plane for tests: a fresh store (in-memory SQLite, or a PostgreSQL
+// database when SVC_TEST_POSTGRES_URL is set), a random master key, one organization
 // with its first owner and an admin API token. `call` sends a request through the app.
 import { createApp } from "./app.ts";
 import { bootstrapOwner } from "./auth/bootstrap.ts";
-import { openMigrated } from "./db/index.ts";
+import { openTestStore } from "./db/test-store.ts";
 import { type ControlPlaneConfig, type ControlPlaneDeps, defaultConfig } from "./deps.ts";
 import { EmbeddedKms } from "./kms/index.ts";
 import { silentLogger } from "../log/index.ts";
@@ -10,8 +11,9 @@ import { silentLogger } from "../log/index.ts";
 export type TestControlPlane = Awaited<ReturnType<typeof testControlPlane>>;
 
 export async function testControlPlane(opts: { now?: () => number; email?: string; config?: Partial<ControlPlaneConfig> } = {}) {
+  const store = await openTestStore();
   const deps: ControlPlaneDeps = {
-    db: openMigrated(":memory:"),
+    db: store.db,
     kms: EmbeddedKms.fromBase64(EmbeddedKms.generateKey()),
     // Tests run their doubles (OIDC provider, Graph) on loopback.
     config: { ...defaultConfig("http://127.0.0.1:8420"), allowPrivateOutbound: true, ...(opts.config ?? {}) },
@@ -39,5 +41,5 @@ export async function testControlPlane(opts: { now?: () => number; email?: strin
   };
   /** Path under the owner's organization: org("/agents") → /api/v1/organizations/org_…/agents */
   const org = (path: string) => `/api/v1/organizations/${owner.orgId}${path}`;
-  return { deps, app, call, org, orgId: owner.orgId, workspaceId: owner.workspaceId, adminToken: owner.token!, accountId: owner.accountId };
+  return { deps, store, app, call, org, orgId: owner.orgId, workspaceId: owner.workspaceId, adminToken: owner.token!, accountId: owner.accountId };
 }

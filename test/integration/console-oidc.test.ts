@@ -2,10 +2,10 @@
 // configuring it in Settings, signing in (authorization code + PKCE, ID token verified against
 // the provider's JWKS), the refusals (unverified email, not a member, tampered state), and a
 // claim link finished through SSO.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
+import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.ts";
 import { type SeededRuntime, api, claimLink, launchBrowser, openPage, org, ownerPassword, screenshot, seedRuntime, signIn } from "./console-browser.ts";
@@ -76,12 +76,13 @@ describe("single sign-on settings", () => {
     await expect(page.locator("section", { has: page.locator("#sso-h") }).locator("dd").first().textContent()).resolves.toBe("configured");
     await screenshot(page, "settings-sso");
 
-    const db = new Database(join(cp.dataDir, "controlplane.db"), { readonly: true });
-    const row = db.query("SELECT issuer, client_id, wrapped_client_secret FROM oidc_configs WHERE org_id = ?").get(cp.orgId) as { issuer: string; wrapped_client_secret: string };
-    db.close();
-    expect(row.issuer).toBe(idp.issuer);
-    expect(row.wrapped_client_secret).toStartWith("kms1:");
-    expect(row.wrapped_client_secret).not.toContain(idp.clientSecret);
+    const store = openStore(cp.database);
+    const o = tables(store.db).oidcConfigs;
+    const [row] = await store.db.select().from(o).where(eq(o.orgId, cp.orgId));
+    await store.close();
+    expect(row!.issuer).toBe(idp.issuer);
+    expect(row!.wrappedClientSecret).toStartWith("kms1:");
+    expect(row!.wrappedClientSecret).not.toContain(idp.clientSecret);
   });
 
   test("a member cannot change single sign-on", async () => {

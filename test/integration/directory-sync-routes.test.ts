@@ -3,7 +3,7 @@
 // secret, missing permission, paging, throttling, the report, and the scheduler.
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { schema } from "../../src/controlplane/db/index.ts";
+import { tables } from "../../src/controlplane/db/index.ts";
 import { addGroupMember, ensureGroup, upsertUserByEmail } from "../../src/controlplane/directory/service.ts";
 import { startDirectorySyncScheduler } from "../../src/controlplane/directory-sync/scheduler.ts";
 import { type TestControlPlane, testControlPlane } from "../../src/controlplane/testing.ts";
@@ -76,27 +76,28 @@ async function run(f: Fixture, body?: unknown) {
 }
 
 /** group name → sorted member emails, with the membership source. */
-function memberships(f: Fixture): Record<string, string[]> {
+async function memberships(f: Fixture): Promise<Record<string, string[]>> {
   const db = f.cp.deps.db;
-  const rows = db
-    .select({ group: schema.groups.name, email: schema.users.email, source: schema.groupMembers.source })
-    .from(schema.groupMembers)
-    .innerJoin(schema.groups, eq(schema.groups.id, schema.groupMembers.groupId))
-    .innerJoin(schema.users, eq(schema.users.id, schema.groupMembers.userId))
-    .all();
+  
+  const rows = await db
+    .select({ group: tables(f.cp.deps.db).groups.name, email: tables(f.cp.deps.db).users.email, source: tables(f.cp.deps.db).groupMembers.source })
+    .from(tables(f.cp.deps.db).groupMembers)
+    .innerJoin(tables(f.cp.deps.db).groups, eq(tables(f.cp.deps.db).groups.id, tables(f.cp.deps.db).groupMembers.groupId))
+    .innerJoin(tables(f.cp.deps.db).users, eq(tables(f.cp.deps.db).users.id, tables(f.cp.deps.db).groupMembers.userId));
   const out: Record<string, string[]> = {};
   for (const r of rows) (out[r.group] ??= []).push(r.source === "manual" ? `${r.email} (manual)` : r.email);
   for (const k of Object.keys(out)) out[k]!.sort();
   return out;
 }
 
-function dbSnapshot(f: Fixture) {
+async function dbSnapshot(f: Fixture) {
   const db = f.cp.deps.db;
+  
   return {
-    users: db.select().from(schema.users).all(),
-    groups: db.select().from(schema.groups).all(),
-    members: db.select().from(schema.groupMembers).all(),
-    revision: db.select({ r: schema.organizations.revision }).from(schema.organizations).all(),
+    users: await db.select().from(tables(f.cp.deps.db).users).orderBy(tables(f.cp.deps.db).users.id),
+    groups: await db.select().from(tables(f.cp.deps.db).groups).orderBy(tables(f.cp.deps.db).groups.id),
+    members: await db.select().from(tables(f.cp.deps.db).groupMembers).orderBy(tables(f.cp.deps.db).groupMembers.groupId, tables(f.cp.deps.db).groupMembers.userId),
+    revision: await db.select({ r: tables(f.cp.deps.db).organizations.revision }).from(tables(f.cp.deps.db).organizations).orderBy(tables(f.cp.deps.db).organizations.id),
   };
 }
 
@@ -120,13 +121,13 @@ describe("configuration", () => {
     expect(JSON.stringify(cfg)).not.toContain(f.graph.clientSecret);
     const got = await f.cp.call("GET", f.cp.org("/directory-sync"));
     expect(got.text).not.toContain(f.graph.clientSecret);
-    const row = f.cp.deps.db.select().from(schema.directorySyncConfigs).get()!;
+    const row = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncConfigs))[0]!;
     expect(row.wrappedClientSecret).not.toContain(f.graph.clientSecret);
     expect(new TextDecoder().decode(f.cp.deps.kms.unwrap(row.wrappedClientSecret, `directory-sync:${f.cp.orgId}`))).toBe(f.graph.clientSecret);
     // Re-setting without a secret keeps the stored one.
     const again = await f.cp.call("PUT", f.cp.org("/directory-sync"), { body: { ...configBody(f, { dry_run: true }), client_secret: undefined } });
     expect(again.status).toBe(200);
-    expect(f.cp.deps.db.select().from(schema.directorySyncConfigs).get()!.wrappedClientSecret).toBe(row.wrappedClientSecret);
+    expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncConfigs))[0]!.wrappedClientSecret).toBe(row.wrappedClientSecret);
   });
 
   test("bad ids, http URLs and a missing first secret are refused; non-admins get 401", async () => {
@@ -150,14 +151,14 @@ describe("sync", () => {
     const report = await run(f);
     expect(report.status).toBe("succeeded");
     expect(report.errors).toEqual([]);
-    const groups = f.cp.deps.db.select().from(schema.groups).all();
+    const groups = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).groups));
     expect(groups.map((g) => g.name).sort()).toEqual(["chat-admins", "chat-users"]);
     expect(groups.every((g) => g.source === "directory")).toBe(true);
-    expect(memberships(f)).toEqual({
+    expect(await memberships(f)).toEqual({
       "chat-admins": ["bob.builder@contoso.onmicrosoft.com"],
       "chat-users": ["alice@example.com", "carol@example.com", "frank@example.com"],
     });
-    const users = f.cp.deps.db.select().from(schema.users).all();
+    const users = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).users));
     // dave (disabled account) and erin (default access / disabled role / nested group only) are not created.
     expect(users.map((u) => u.email).sort()).toEqual(["alice@example.com", "bob.builder@contoso.onmicrosoft.com", "carol@example.com", "frank@example.com"]);
     expect(users.find((u) => u.email === "alice@example.com")).toMatchObject({ source: "directory", externalId: f.people.alice.id, displayName: "Alice" });
@@ -171,16 +172,16 @@ describe("sync", () => {
   test("a role added and a role removed: memberships follow; manual memberships stay", async () => {
     await configure(f);
     await run(f);
-    const admins = ensureGroup(f.cp.deps.db, f.cp.orgId, "chat-admins", "manual").group;
-    const manual = upsertUserByEmail(f.cp.deps.db, f.cp.orgId, { email: "mallory@example.com", source: "manual" }).user;
-    addGroupMember(f.cp.deps.db, f.cp.orgId, admins.id, manual.id, "manual");
+    const admins = (await ensureGroup(f.cp.deps.db, f.cp.orgId, "chat-admins", "manual")).group;
+    const manual = (await upsertUserByEmail(f.cp.deps.db, f.cp.orgId, { email: "mallory@example.com", source: "manual" })).user;
+    await addGroupMember(f.cp.deps.db, f.cp.orgId, admins.id, manual.id, "manual");
 
     const auditors = f.graph.addRole("chat-auditors");
     f.graph.assign(auditors.id, f.people.alice);
     f.graph.removeRole(f.roles.admins.id);
     const report = await run(f);
     expect(report.status).toBe("succeeded");
-    expect(memberships(f)).toEqual({
+    expect(await memberships(f)).toEqual({
       "chat-admins": ["mallory@example.com (manual)"],
       "chat-auditors": ["alice@example.com"],
       "chat-users": ["alice@example.com", "carol@example.com", "frank@example.com"],
@@ -191,7 +192,7 @@ describe("sync", () => {
       { kind: "remove_member", group: "chat-admins", email: "bob.builder@contoso.onmicrosoft.com", user_id: expect.stringMatching(/^usr_/) },
     ]);
     // Users are never deleted.
-    expect(f.cp.deps.db.select().from(schema.users).all().map((u) => u.email)).toContain("bob.builder@contoso.onmicrosoft.com");
+    expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).users)).map((u) => u.email)).toContain("bob.builder@contoso.onmicrosoft.com");
   });
 
   test("a disabled account loses its memberships and is disabled, not deleted; re-enabled it comes back", async () => {
@@ -199,25 +200,25 @@ describe("sync", () => {
     await run(f);
     f.people.carol.accountEnabled = false;
     const report = await run(f);
-    expect(memberships(f)["chat-users"]).toEqual(["alice@example.com", "frank@example.com"]);
-    const carol = f.cp.deps.db.select().from(schema.users).where(eq(schema.users.email, "carol@example.com")).get();
+    expect((await memberships(f))["chat-users"]).toEqual(["alice@example.com", "frank@example.com"]);
+    const carol = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).users).where(eq(tables(f.cp.deps.db).users.email, "carol@example.com")))[0];
     expect(carol?.disabled).toBe(true);
     expect(report.counts).toMatchObject({ users_disabled: 1, memberships_removed: 1 });
 
     f.people.carol.accountEnabled = true;
     const back = await run(f);
     expect(back.counts).toMatchObject({ users_enabled: 1, memberships_added: 1 });
-    expect(memberships(f)["chat-users"]).toContain("carol@example.com");
+    expect((await memberships(f))["chat-users"]).toContain("carol@example.com");
   });
 
   test("a dry run reports every change and changes nothing", async () => {
     await configure(f, { dry_run: true });
-    const before = dbSnapshot(f);
+    const before = await dbSnapshot(f);
     const report = await run(f);
     expect(report.dry_run).toBe(true);
     expect(report.status).toBe("succeeded");
     expect(report.counts).toMatchObject({ groups_created: 2, users_created: 4, memberships_added: 4 });
-    expect(dbSnapshot(f)).toEqual(before);
+    expect(await dbSnapshot(f)).toEqual(before);
     const shown = await f.cp.call("GET", f.cp.org("/directory-sync/report"));
     expect(shown.json.dry_run).toBe(true);
     expect(shown.json.changes).toHaveLength(report.changes.length);
@@ -225,31 +226,31 @@ describe("sync", () => {
     // Applied for real, then a dry run of a removal leaves the membership in place.
     await run(f, { dry_run: false });
     f.graph.unassign(f.roles.users.id, f.people.alice.id);
-    const applied = dbSnapshot(f);
+    const applied = await dbSnapshot(f);
     const dry = await run(f);
     expect(dry.changes).toContainEqual({ kind: "remove_member", group: "chat-users", email: "alice@example.com", user_id: expect.stringMatching(/^usr_/) });
-    expect(dbSnapshot(f)).toEqual(applied);
+    expect(await dbSnapshot(f)).toEqual(applied);
   });
 
   test("without create-users, unknown users are skipped and existing ones are synced", async () => {
-    upsertUserByEmail(f.cp.deps.db, f.cp.orgId, { email: "Alice@Example.com", source: "manual" });
+    await upsertUserByEmail(f.cp.deps.db, f.cp.orgId, { email: "Alice@Example.com", source: "manual" });
     await configure(f, { create_users: false });
     const report = await run(f);
-    expect(f.cp.deps.db.select().from(schema.users).all()).toHaveLength(1);
-    expect(memberships(f)).toEqual({ "chat-users": ["alice@example.com"] });
+    expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).users))).toHaveLength(1);
+    expect(await memberships(f)).toEqual({ "chat-users": ["alice@example.com"] });
     expect(report.counts.users_skipped).toBe(3);
     expect(report.changes).toContainEqual({ kind: "skip_user", email: "carol@example.com", external_id: f.people.carol.id, reason: "no service user with this email and create-users is off" });
   });
 
   test("a wrong secret fails the run with a clear error and changes nothing", async () => {
     await configure(f, { client_secret: "wrong-secret" });
-    const before = dbSnapshot(f);
+    const before = await dbSnapshot(f);
     const report = await run(f);
     expect(report.status).toBe("failed");
     expect(report.errors).toHaveLength(1);
     expect(report.errors[0]).toStartWith("the client secret was refused by the token endpoint: invalid_client: AADSTS7000215");
     expect(JSON.stringify(report)).not.toContain("wrong-secret");
-    expect(dbSnapshot(f)).toEqual(before);
+    expect(await dbSnapshot(f)).toEqual(before);
   });
 
   test("a missing permission fails the run naming the permission, and changes nothing", async () => {
@@ -257,12 +258,12 @@ describe("sync", () => {
     await run(f);
     f.graph.missingPermissions.add("GroupMember.Read.All");
     f.graph.unassign(f.roles.users.id, f.people.alice.id);
-    const before = dbSnapshot(f);
+    const before = await dbSnapshot(f);
     const report = await run(f);
     expect(report.status).toBe("failed");
     expect(report.errors[0]).toContain("403");
     expect(report.errors[0]).toContain("GroupMember.Read.All");
-    expect(dbSnapshot(f)).toEqual(before);
+    expect(await dbSnapshot(f)).toEqual(before);
 
     f.graph.missingPermissions = new Set(["Application.Read.All"]);
     expect((await run(f)).errors[0]).toContain("application permission Application.Read.All");
@@ -286,7 +287,7 @@ describe("sync", () => {
     await configure(f);
     const report = await run(f);
     expect(report.status).toBe("succeeded");
-    expect(memberships(f)["chat-admins"]).toEqual(["bob.builder@contoso.onmicrosoft.com", ...many.map((u) => u.mail!)].sort());
+    expect((await memberships(f))["chat-admins"]).toEqual(["bob.builder@contoso.onmicrosoft.com", ...many.map((u) => u.mail!)].sort());
     const followed = f.graph.requests.filter((r) => r.query.includes("%24skiptoken") || r.query.includes("$skiptoken"));
     expect(followed.filter((r) => r.path.endsWith("/appRoleAssignedTo")).length).toBeGreaterThanOrEqual(5); // 11 assignments / 2 per page
     expect(followed.some((r) => r.path.endsWith("/members"))).toBe(true);
@@ -307,7 +308,7 @@ describe("sync", () => {
       expect(b.path).toBe(a.path);
       expect(b.at - a.at).toBeGreaterThanOrEqual(950);
     }
-    expect(memberships(f)["chat-users"]).toHaveLength(3);
+    expect((await memberships(f))["chat-users"]).toHaveLength(3);
   });
 });
 
@@ -338,17 +339,17 @@ describe("enable, report and the scheduler", () => {
     const stop = startDirectorySyncScheduler(f.cp.deps, { tickMs: 20 });
     try {
       await Bun.sleep(150);
-      expect(f.cp.deps.db.select().from(schema.directorySyncRuns).all()).toHaveLength(0); // not enabled
+      expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns))).toHaveLength(0); // not enabled
 
-      f.cp.deps.db.update(schema.directorySyncConfigs).set({ enabled: true }).run();
+      await f.cp.deps.db.update(tables(f.cp.deps.db).directorySyncConfigs).set({ enabled: true });
       await waitRuns(f, 1);
       f.graph.addRole("late-role");
       now += 300_000; // half the interval: not due
       await Bun.sleep(150);
-      expect(f.cp.deps.db.select().from(schema.directorySyncRuns).all()).toHaveLength(1);
+      expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns))).toHaveLength(1);
       now += 300_000; // due
       await waitRuns(f, 2);
-      expect(f.cp.deps.db.select().from(schema.groups).all().map((g) => g.name)).toContain("late-role");
+      expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).groups)).map((g) => g.name)).toContain("late-role");
     } finally {
       await stop();
     }
@@ -357,7 +358,7 @@ describe("enable, report and the scheduler", () => {
 
 async function waitRuns(f: Fixture, n: number) {
   for (let i = 0; i < 400; i++) {
-    const runs = f.cp.deps.db.select().from(schema.directorySyncRuns).all();
+    const runs = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns));
     if (runs.length >= n && runs.every((r) => r.status !== "running")) return;
     await Bun.sleep(20);
   }

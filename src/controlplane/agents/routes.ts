@@ -14,23 +14,23 @@ export function agentRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get(
       "/agents",
-      ({ principal, query }) => {
-        const ws = query.workspace ? resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
-        return { agents: listAgents(deps.db, principal.orgId, ws?.id).map(presentAgent) };
+      async ({ principal, query }) => {
+        const ws = query.workspace ? await resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
+        return { agents: (await listAgents(deps.db, principal.orgId, ws?.id)).map(presentAgent) };
       },
       { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List agents" } },
     )
     .post(
       "/agents",
-      ({ principal, body, set }) => {
-        const ws = resolveWorkspace(deps.db, principal.orgId, body.workspace);
-        const agent = createAgent(deps.db, principal.orgId, { name: body.name, workspaceId: ws.id, description: body.description ?? null });
+      async ({ principal, body, set }) => {
+        const ws = await resolveWorkspace(deps.db, principal.orgId, body.workspace);
+        const agent = await createAgent(deps.db, principal.orgId, { name: body.name, workspaceId: ws.id, description: body.description ?? null });
         set.status = 201;
         return presentAgent(agent);
       },
       { admin: true, body: AgentCreate, detail: { tags, summary: "Create an agent" } },
     )
-    .get("/agents/:id", ({ principal, params }) => presentAgent(getAgent(deps.db, principal.orgId, params.id)), {
+    .get("/agents/:id", async ({ principal, params }) => presentAgent(await getAgent(deps.db, principal.orgId, params.id)), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Show an agent" },

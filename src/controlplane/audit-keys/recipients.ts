@@ -17,6 +17,7 @@ export function effectiveRecipients(
   return out;
 }
 
-export function recipientsFor(db: Db, orgId: string): BundleRecipient[] {
-  return effectiveRecipients(activeKeys(db, orgId), enabledEscrowRecipient(db, orgId));
+/** The recipients now; pass a transaction's `tx` to read them in the same snapshot as other reads. */
+export async function recipientsFor(db: Db, orgId: string): Promise<BundleRecipient[]> {
+  return effectiveRecipients(await activeKeys(db, orgId), await enabledEscrowRecipient(db, orgId));
 }

@@ -22,12 +22,12 @@ describe("audit-encryption keys", () => {
   test("create (201), list, get; an invalid recipient is 422 invalid_recipient; every change bumps the revision", async () => {
     const cp = await testControlPlane();
     const { recipient } = await newRecipient();
-    const rev0 = getOrganization(cp.deps.db, cp.orgId).revision;
+    const rev0 = (await getOrganization(cp.deps.db, cp.orgId)).revision;
     const created = await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "security", public_key: recipient } });
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ name: "security", public_key: recipient, status: "active", disabled_at: null });
     expect(created.json.id).toStartWith("key_");
-    expect(getOrganization(cp.deps.db, cp.orgId).revision).toBeGreaterThan(rev0);
+    expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBeGreaterThan(rev0);
 
     expect((await cp.call("GET", cp.org("/audit-encryption-keys"))).json).toEqual({ keys: [created.json] });
     expect((await cp.call("GET", cp.org(`/audit-encryption-keys/${created.json.id}`))).json).toEqual(created.json);
@@ -46,12 +46,12 @@ describe("audit-encryption keys", () => {
     const cp = await testControlPlane();
     const { recipient } = await newRecipient();
     const key = (await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "k", public_key: recipient } })).json;
-    const rev = getOrganization(cp.deps.db, cp.orgId).revision;
+    const rev = (await getOrganization(cp.deps.db, cp.orgId)).revision;
     const disabled = await cp.call("POST", cp.org(`/audit-encryption-keys/${key.id}:disable`));
     expect(disabled.status).toBe(200);
     expect(disabled.json.status).toBe("disabled");
     expect(disabled.json.disabled_at).toBeString();
-    expect(getOrganization(cp.deps.db, cp.orgId).revision).toBeGreaterThan(rev);
+    expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBeGreaterThan(rev);
 
     const listed = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys;
     expect(listed).toEqual([disabled.json]);
@@ -67,7 +67,7 @@ describe("audit-encryption keys", () => {
 
   test("runtime recipients with 0, 1 and 2 keys, and escrow transitions (spec §3)", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const recipients = async () => (await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: inst.token })).json.recipients as Array<{ key_id: string; kind: string; recipient: string }>;
     const bundleRecipients = async () => (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.recipients;
 
@@ -95,7 +95,7 @@ describe("audit-encryption keys", () => {
     expect(await bundleRecipients()).toEqual(withEscrow);
     // the escrow identity is held wrapped by the KMS and matches the recipient
     const { identityToRecipient } = await import("age-encryption");
-    expect(await identityToRecipient(escrowIdentity(cp.deps, cp.orgId)!)).toBe(on.json.escrow_recipient);
+    expect(await identityToRecipient((await escrowIdentity(cp.deps, cp.orgId))!)).toBe(on.json.escrow_recipient);
 
     await cp.call("POST", cp.org(`/audit-encryption-keys/${a.id}:disable`));
     expect((await recipients()).map((r) => r.key_id)).toEqual([b.id, withEscrow[2]!.key_id]);

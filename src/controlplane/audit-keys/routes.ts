@@ -32,15 +32,15 @@ export function parseKeyAction(segment: string): { id: string; action: string } 
 export function auditKeyRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-keys-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/audit-encryption-keys", ({ principal }) => ({ keys: listKeys(deps.db, principal.orgId).map(keyView) }), {
+    .get("/audit-encryption-keys", async ({ principal }) => ({ keys: (await listKeys(deps.db, principal.orgId)).map(keyView) }), {
       admin: true,
       response: t.Object({ keys: t.Array(AuditKey) }),
       detail: { summary: "List audit-encryption keys (active and disabled)", tags: ["audit keys"] },
     })
     .post(
       "/audit-encryption-keys",
-      ({ principal, body, set }) => {
-        const row = createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key });
+      async ({ principal, body, set }) => {
+        const row = await createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key });
         set.status = 201;
         return keyView(row);
       },
@@ -51,17 +51,17 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
         detail: { summary: "Register a customer audit-encryption key (an age X25519 recipient)", tags: ["audit keys"] },
       },
     )
-    .get("/audit-encryption-keys/:id", ({ principal, params }) => keyView(getKey(deps.db, principal.orgId, params.id)), {
+    .get("/audit-encryption-keys/:id", async ({ principal, params }) => keyView(await getKey(deps.db, principal.orgId, params.id)), {
       admin: true,
       response: AuditKey,
       detail: { summary: "One audit-encryption key", tags: ["audit keys"] },
     })
     .post(
       "/audit-encryption-keys/:keyAction",
-      ({ principal, params }) => {
+      async ({ principal, params }) => {
         const { id, action } = parseKeyAction(params.keyAction);
         if (action !== "disable") throw new SvcError("not_found", `unknown key action "${action}"; the only action is :disable`);
-        return keyView(disableKey(deps, principal.orgId, id));
+        return keyView(await disableKey(deps, principal.orgId, id));
       },
       {
         admin: true,

@@ -5,11 +5,11 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision } from "../organizations/service.ts";
 
-export type AuditKeyRow = typeof schema.auditKeys.$inferSelect;
+export type AuditKeyRow = Tables["auditKeys"]["$inferSelect"];
 
 export type AuditKeyView = {
   id: string;
@@ -31,58 +31,61 @@ export function keyView(row: AuditKeyRow): AuditKeyView {
   };
 }
 
-export function listKeys(db: Db, orgId: string): AuditKeyRow[] {
-  return db.select().from(schema.auditKeys).where(eq(schema.auditKeys.orgId, orgId)).orderBy(asc(schema.auditKeys.id)).all();
+export async function listKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {
+  const k = tables(db).auditKeys;
+  return db.select().from(k).where(eq(k.orgId, orgId)).orderBy(asc(k.id));
 }
 
-export function getKey(db: Db, orgId: string, id: string): AuditKeyRow {
-  const row = db
+export async function getKey(db: Db, orgId: string, id: string): Promise<AuditKeyRow> {
+  const k = tables(db).auditKeys;
+  const [row] = await db
     .select()
-    .from(schema.auditKeys)
-    .where(and(eq(schema.auditKeys.orgId, orgId), eq(schema.auditKeys.id, id)))
-    .get();
+    .from(k)
+    .where(and(eq(k.orgId, orgId), eq(k.id, id)));
   if (!row) throw new SvcError("not_found", `audit-encryption key ${id} not found`);
   return row;
 }
 
 /** Active customer keys, oldest first: the recipients new records are encrypted to. */
-export function activeKeys(db: Db, orgId: string): AuditKeyRow[] {
+export async function activeKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {
+  const k = tables(db).auditKeys;
   return db
     .select()
-    .from(schema.auditKeys)
-    .where(and(eq(schema.auditKeys.orgId, orgId), eq(schema.auditKeys.status, "active")))
-    .orderBy(asc(schema.auditKeys.id))
-    .all();
+    .from(k)
+    .where(and(eq(k.orgId, orgId), eq(k.status, "active")))
+    .orderBy(asc(k.id));
 }
 
-export function activeKeyCount(db: Db, orgId: string): number {
-  return (
-    db
-      .select({ n: count() })
-      .from(schema.auditKeys)
-      .where(and(eq(schema.auditKeys.orgId, orgId), eq(schema.auditKeys.status, "active")))
-      .get()?.n ?? 0
-  );
+export async function activeKeyCount(db: Db, orgId: string): Promise<number> {
+  const k = tables(db).auditKeys;
+  const [row] = await db
+    .select({ n: count() })
+    .from(k)
+    .where(and(eq(k.orgId, orgId), eq(k.status, "active")));
+  return Number(row?.n ?? 0);
 }
 
 /**
  * Registers a customer key. The public key must parse as an age X25519 recipient. A public
  * key registered before (even disabled) is refused: re-registering it would re-enable a
- * disabled key, and disabling is permanent.
+ * disabled key, and disabling is permanent. No index makes the public key unique, so the
+ * check, the insert and the revision bump are one transaction.
  */
-export function createKey(deps: ControlPlaneDeps, orgId: string, input: { name: string; publicKey: string }): AuditKeyRow {
+export async function createKey(deps: ControlPlaneDeps, orgId: string, input: { name: string; publicKey: string }): Promise<AuditKeyRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the key needs a name");
   const publicKey = input.publicKey.trim();
   const problem = recipientProblem(publicKey);
   if (problem) throw new SvcError("invalid_recipient", problem);
   const id = newId("auditKey", deps.now());
-  deps.db.transaction((tx) => {
-    const same = tx
-      .select({ id: schema.auditKeys.id, status: schema.auditKeys.status })
-      .from(schema.auditKeys)
-      .where(and(eq(schema.auditKeys.orgId, orgId), eq(schema.auditKeys.publicKey, publicKey)))
-      .get();
+  const createdAt = deps.now();
+  return deps.db.transaction(async (tx) => {
+    const k = tables(tx).auditKeys;
+    const [same] = await tx
+      .select({ id: k.id, status: k.status })
+      .from(k)
+      .where(and(eq(k.orgId, orgId), eq(k.publicKey, publicKey)))
+      .limit(1);
     if (same) {
       throw new SvcError(
         "conflict",
@@ -91,29 +94,33 @@ export function createKey(deps: ControlPlaneDeps, orgId: string, input: { name: 
           : `this public key was registered as ${same.id} and disabled; disabling is permanent, generate a new identity with \`svc audit keys create\``,
       );
     }
-    tx.insert(schema.auditKeys).values({ id, orgId, name, publicKey, status: "active", createdAt: deps.now() }).run();
-    bumpRevision(tx, orgId);
+    const [created] = await tx.insert(k).values({ id, orgId, name, publicKey, status: "active", createdAt }).returning();
+    await bumpRevision(tx, orgId);
+    return created!;
   });
-  return getKey(deps.db, orgId, id);
 }
 
-/** Disables a key for good: new records are no longer encrypted to it; old ones keep naming it. */
-export function disableKey(deps: ControlPlaneDeps, orgId: string, id: string): AuditKeyRow {
-  deps.db.transaction((tx) => {
-    const k = schema.auditKeys;
-    const changed = tx
+/**
+ * Disables a key for good: new records are no longer encrypted to it; old ones keep naming it.
+ * The update only takes an active key, so of two concurrent disables one wins and the other
+ * gets key_disabled. Disabling the last active key leaves escrow switched on but inactive
+ * (recipients.ts); the revision bump in the same transaction also makes it conflict with a
+ * concurrent escrow enable (organizations/settings.ts), which counts active keys in its own.
+ */
+export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: string): Promise<AuditKeyRow> {
+  const disabledAt = deps.now();
+  return deps.db.transaction(async (tx) => {
+    const k = tables(tx).auditKeys;
+    const [changed] = await tx
       .update(k)
-      .set({ status: "disabled", disabledAt: deps.now() })
+      .set({ status: "disabled", disabledAt })
       .where(and(eq(k.orgId, orgId), eq(k.id, id), eq(k.status, "active")))
-      .returning({ id: k.id })
-      .all();
-    if (changed.length === 0) {
-      const row = getKey(tx as unknown as Db, orgId, id);
-      if (row.status === "disabled") {
-        throw new SvcError("key_disabled", `audit-encryption key ${id} was already disabled at ${new Date(row.disabledAt ?? 0).toISOString()}; disabling is permanent`);
-      }
+      .returning();
+    if (!changed) {
+      const row = await getKey(tx, orgId, id);
+      throw new SvcError("key_disabled", `audit-encryption key ${id} was already disabled at ${new Date(row.disabledAt ?? 0).toISOString()}; disabling is permanent`);
     }
-    bumpRevision(tx, orgId);
+    await bumpRevision(tx, orgId);
+    return changed;
   });
-  return getKey(deps.db, orgId, id);
 }

@@ -12,7 +12,7 @@ const ingest = (cp: Awaited<ReturnType<typeof testControlPlane>>, token: string,
 describe("POST /runtime/audit-records", () => {
   test("the same batch twice is stored once; the second time every id is acknowledged as a duplicate", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const batch = [auditRecord(inst), auditRecord(inst, { decision: "deny", reason: "svc.denied" }), auditRecord(inst, { kind: "model", action: "model:invoke", tool_name: null })];
     const first = await ingest(cp, inst.token, batch);
     expect(first.status).toBe(200);
@@ -27,8 +27,8 @@ describe("POST /runtime/audit-records", () => {
 
   test("a record that is not the caller's is rejected by id; the rest of the batch is stored; resending answers the same", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
-    const other = addInstallation(cp);
+    const inst = await addInstallation(cp);
+    const other = await addInstallation(cp);
     const mine = auditRecord(inst);
     const foreign = auditRecord(other);
     const otherOrg = auditRecord(inst, { organization_id: "org_ELSEWHERE" });
@@ -48,8 +48,8 @@ describe("POST /runtime/audit-records", () => {
 
   test("an id already held by another installation's record is rejected, not acknowledged as a duplicate", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
-    const other = addInstallation(cp);
+    const inst = await addInstallation(cp);
+    const other = await addInstallation(cp);
     const theirs = auditRecord(other);
     expect((await ingest(cp, other.token, [theirs])).json.inserted).toBe(1);
     const clash = auditRecord(inst, { id: theirs.id });
@@ -60,7 +60,7 @@ describe("POST /runtime/audit-records", () => {
 
   test("malformed records are 422 validation_failed", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     expect((await ingest(cp, inst.token, [auditRecord(inst, { id: "not-an-id" })])).status).toBe(422);
     expect((await ingest(cp, inst.token, [auditRecord(inst, { args_digest: "sha1:abc" })])).status).toBe(422);
     expect((await ingest(cp, inst.token, [])).status).toBe(422);
@@ -68,7 +68,7 @@ describe("POST /runtime/audit-records", () => {
 
   test("an outcome record sets outcome and exit code on its decision, once", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const decision = auditRecord(inst);
     await ingest(cp, inst.token, [decision]);
     const outcome = auditRecord(inst, { kind: "outcome", ref: decision.id, outcome: "error", exit_code: 2 });
@@ -77,7 +77,7 @@ describe("POST /runtime/audit-records", () => {
     expect(rec.outcome).toBe("error");
     expect(rec.exit_code).toBe(2);
     // another installation cannot set outcomes on this installation's records
-    const other = addInstallation(cp);
+    const other = await addInstallation(cp);
     await ingest(cp, other.token, [auditRecord(other, { kind: "outcome", ref: decision.id, outcome: "ok", exit_code: 0 })]);
     expect((await cp.call("GET", cp.org(`/audit-records/${decision.id}`))).json.outcome).toBe("error");
   });
@@ -86,9 +86,9 @@ describe("POST /runtime/audit-records", () => {
 describe("GET /organizations/{org}/audit-records", () => {
   test("filters by tool, decision, user (id or email), installation, kind, from/to; shows encryption, never ciphertext", async () => {
     const cp = await testControlPlane();
-    const a = addInstallation(cp);
-    const b = addInstallation(cp);
-    const { user } = upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "manual" });
+    const a = await addInstallation(cp);
+    const b = await addInstallation(cp);
+    const { user } = await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "manual" });
     const t0 = Date.UTC(2025, 0, 1);
     const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
     const ct = Buffer.from("age-encryption.org/v1\nfake").toString("base64");
@@ -132,7 +132,7 @@ describe("GET /organizations/{org}/audit-records", () => {
 
   test("pages newest first with an opaque cursor", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const t0 = Date.now() - 10_000;
     const ids = Array.from({ length: 7 }, (_, i) => newId("auditRecord", t0 + i));
     await ingest(cp, inst.token, ids.map((id) => auditRecord(inst, { id })));
@@ -152,7 +152,7 @@ describe("GET /organizations/{org}/audit-records", () => {
 
   test("the ciphertext route returns the exact age bytes; digest-only is 404 explained", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const { identity, recipient } = await newRecipient();
     const enc = new Encrypter();
     enc.addRecipient(recipient);
@@ -179,7 +179,7 @@ describe("GET /organizations/{org}/audit-records", () => {
 
   test("another organization sees none of these records", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const rec = auditRecord(inst, { recipient_key_ids: ["key_X"], ciphertext: Buffer.from("age").toString("base64") });
     await ingest(cp, inst.token, [rec]);
     const other = await addOrganization(cp);

@@ -5,7 +5,7 @@
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
 import { and, desc, eq, gte, inArray, lt, lte, type SQL } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
 import { findUserByEmail } from "../directory/service.ts";
 
 export const DEFAULT_LIMIT = 50;
@@ -26,8 +26,8 @@ export type AuditFilters = {
   limit?: number;
 };
 
-const a = schema.auditRecords;
-const VIEW_COLUMNS = {
+/** Every column but the ciphertext. */
+const viewColumns = (a: Tables["auditRecords"]) => ({
   id: a.id,
   ts: a.ts,
   receivedAt: a.receivedAt,
@@ -54,9 +54,9 @@ const VIEW_COLUMNS = {
   argsDigest: a.argsDigest,
   digestKeyId: a.digestKeyId,
   recipientKeyIds: a.recipientKeyIds,
-} as const;
+});
 
-type Row = Omit<typeof schema.auditRecords.$inferSelect, "ciphertext">;
+type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
 
 export type AuditRecordView = ReturnType<typeof recordView>;
 
@@ -108,18 +108,19 @@ function parseTime(name: string, value: string): number {
   return ms;
 }
 
-function emailsOf(db: Db, orgId: string, userIds: string[]): Map<string, string> {
+async function emailsOf(db: Db, orgId: string, userIds: string[]): Promise<Map<string, string>> {
   const ids = [...new Set(userIds)];
   if (ids.length === 0) return new Map();
-  const rows = db
-    .select({ id: schema.users.id, email: schema.users.email })
-    .from(schema.users)
-    .where(and(eq(schema.users.orgId, orgId), inArray(schema.users.id, ids)))
-    .all();
+  const u = tables(db).users;
+  const rows = await db
+    .select({ id: u.id, email: u.email })
+    .from(u)
+    .where(and(eq(u.orgId, orgId), inArray(u.id, ids)));
   return new Map(rows.map((r) => [r.id, r.email]));
 }
 
-export function searchRecords(db: Db, orgId: string, f: AuditFilters): { records: AuditRecordView[]; next_cursor: string | null } {
+export async function searchRecords(db: Db, orgId: string, f: AuditFilters): Promise<{ records: AuditRecordView[]; next_cursor: string | null }> {
+  const a = tables(db).auditRecords;
   const limit = f.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
   const conds: SQL[] = [eq(a.orgId, orgId)];
@@ -128,7 +129,7 @@ export function searchRecords(db: Db, orgId: string, f: AuditFilters): { records
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   if (f.kind) conds.push(eq(a.kind, f.kind));
   if (f.user) {
-    const userId = f.user.startsWith("usr_") ? f.user : findUserByEmail(db, orgId, f.user)?.id;
+    const userId = f.user.startsWith("usr_") ? f.user : (await findUserByEmail(db, orgId, f.user))?.id;
     if (!userId) return { records: [], next_cursor: null };
     conds.push(eq(a.userId, userId));
   }
@@ -136,39 +137,38 @@ export function searchRecords(db: Db, orgId: string, f: AuditFilters): { records
   if (f.to) conds.push(lte(a.ts, parseTime("to", f.to)));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
-  const rows = db
-    .select(VIEW_COLUMNS)
+  const rows: Row[] = await db
+    .select(viewColumns(a))
     .from(a)
     .where(and(...conds))
     .orderBy(desc(a.id))
-    .limit(limit + 1)
-    .all() as Row[];
+    .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const emails = emailsOf(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
+  const emails = await emailsOf(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   return {
     records: page.map((r) => recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null)),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
 }
 
-export function getRecord(db: Db, orgId: string, id: string): AuditRecordView {
-  const row = db
-    .select(VIEW_COLUMNS)
+export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView> {
+  const a = tables(db).auditRecords;
+  const [row] = await db
+    .select(viewColumns(a))
     .from(a)
-    .where(and(eq(a.orgId, orgId), eq(a.id, id)))
-    .get() as Row | undefined;
+    .where(and(eq(a.orgId, orgId), eq(a.id, id)));
   if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
-  const email = row.userId ? (emailsOf(db, orgId, [row.userId]).get(row.userId) ?? null) : null;
+  const email = row.userId ? ((await emailsOf(db, orgId, [row.userId])).get(row.userId) ?? null) : null;
   return recordView(row, email);
 }
 
 /** The record's age ciphertext; 404 not_found when the record is digest-only. */
-export function recordCiphertext(db: Db, orgId: string, id: string): Uint8Array<ArrayBuffer> {
-  const row = db
+export async function recordCiphertext(db: Db, orgId: string, id: string): Promise<Uint8Array<ArrayBuffer>> {
+  const a = tables(db).auditRecords;
+  const [row] = await db
     .select({ ciphertext: a.ciphertext })
     .from(a)
-    .where(and(eq(a.orgId, orgId), eq(a.id, id)))
-    .get();
+    .where(and(eq(a.orgId, orgId), eq(a.id, id)));
   if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
   if (!row.ciphertext || row.ciphertext.length === 0) {
     throw new SvcError("not_found", `audit record ${id} is digest-only: no arguments were stored (no customer key was active when it was written), so there is nothing to decrypt`);

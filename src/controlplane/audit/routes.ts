@@ -20,19 +20,19 @@ const SearchQuery = t.Object({
 export function auditRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/audit-records", ({ principal, query }) => searchRecords(deps.db, principal.orgId, query), {
+    .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query), {
       admin: true,
       query: SearchQuery,
       detail: { summary: "Search audit records, newest first (never ciphertext)", tags: ["audit"] },
     })
-    .get("/audit-records/:id", ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
+    .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,
       detail: { summary: "One audit record", tags: ["audit"] },
     })
     .get(
       "/audit-records/:id/ciphertext",
-      ({ principal, params }) =>
-        new Response(recordCiphertext(deps.db, principal.orgId, params.id), {
+      async ({ principal, params }) =>
+        new Response(await recordCiphertext(deps.db, principal.orgId, params.id), {
           headers: {
             "content-type": "application/octet-stream",
             "content-disposition": `attachment; filename="${params.id}.age"`,

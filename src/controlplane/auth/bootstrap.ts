@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { createOrganization } from "../organizations/service.ts";
-import { addMembership, createAccount, findAccountByEmail, issueApiToken } from "./service.ts";
+import { addMembership, createAccount, findAccountByEmail, hashPassword, issueApiToken } from "./service.ts";
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -18,12 +18,16 @@ export async function bootstrapOwner(
 ) {
   if (!EMAIL_RE.test(input.email)) throw new SvcError("validation_failed", `"${input.email}" is not an email address`);
   if (input.password.length < 12) throw new SvcError("validation_failed", "the password must have at least 12 characters");
-  if (findAccountByEmail(deps.db, input.email)) {
+  if (await findAccountByEmail(deps.db, input.email)) {
     throw new SvcError("conflict", `an account for ${input.email} already exists; sign in to the console instead`);
   }
-  const account = await createAccount(deps.db, { email: input.email, password: input.password });
-  const { orgId, workspaceId } = createOrganization(deps, input.orgName);
-  addMembership(deps.db, account.id, orgId, "owner");
-  const token = input.withToken ? issueApiToken(deps, { accountId: account.id, orgId, name: "bootstrap" }).token : null;
-  return { accountId: account.id, orgId, workspaceId, token };
+  const passwordHash = await hashPassword(input.password);
+  const { orgId, workspaceId } = await createOrganization(deps, input.orgName);
+  const accountId = await deps.db.transaction(async (tx) => {
+    const account = await createAccount(tx, { email: input.email, passwordHash });
+    await addMembership(tx, account.id, orgId, "owner");
+    return account.id;
+  });
+  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap" })).token : null;
+  return { accountId, orgId, workspaceId, token };
 }

@@ -3,10 +3,10 @@
 // approves it; the CLI's next poll receives an API token for the approver in the approver's
 // organization, exactly once. Expired or already fetched requests answer 410 login_expired.
 import { randomInt } from "node:crypto";
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { limiters, rateLimited } from "../http/rate-limit.ts";
 import { type Principal, issueApiToken, membership } from "./service.ts";
@@ -30,7 +30,7 @@ const PURGE_AFTER_MS = 24 * 3600 * 1000;
 const POLL_GRACE_MS = 200;
 
 /** Creates a request; unauthenticated, so limited per client IP (when known). */
-export function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: string | null } = {}) {
+export async function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: string | null } = {}) {
   const ip = opts.clientIp ?? null;
   if (ip) {
     const l = limiters(deps).loginRequestIp;
@@ -38,12 +38,13 @@ export function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: st
     if (wait > 0) throw rateLimited(`too many login requests from this address; wait ${wait} seconds and run \`svc login\` again`, wait);
     l.hit(ip, deps.now());
   }
-  deps.db.delete(schema.loginRequests).where(lt(schema.loginRequests.expiresAt, deps.now() - PURGE_AFTER_MS)).run();
+  const lr = tables(deps.db).loginRequests;
+  await deps.db.delete(lr).where(lt(lr.expiresAt, deps.now() - PURGE_AFTER_MS));
   const id = newId("loginRequest");
   const userCode = newUserCode();
   const pollSecret = newSecret("loginPoll");
   const expiresAt = deps.now() + deps.config.loginRequestTtlSeconds * 1000;
-  deps.db.insert(schema.loginRequests).values({ id, userCode, pollSecretHash: hashSecret(pollSecret), expiresAt }).run();
+  await deps.db.insert(lr).values({ id, userCode, pollSecretHash: hashSecret(pollSecret), expiresAt });
   return {
     id,
     user_code: userCode,
@@ -54,8 +55,9 @@ export function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: st
   };
 }
 
-function findRequest(deps: ControlPlaneDeps, id: string) {
-  const row = deps.db.select().from(schema.loginRequests).where(eq(schema.loginRequests.id, id)).get();
+async function findRequest(deps: ControlPlaneDeps, id: string) {
+  const lr = tables(deps.db).loginRequests;
+  const [row] = await deps.db.select().from(lr).where(eq(lr.id, id));
   if (!row) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
   return row;
 }
@@ -65,31 +67,31 @@ function expired(deps: ControlPlaneDeps, row: { expiresAt: number; completedAt: 
 }
 
 /** What the console's approval page shows: the code to compare and whether it can still be approved. */
-export function describeLoginRequest(deps: ControlPlaneDeps, id: string) {
-  const row = findRequest(deps, id);
+export async function describeLoginRequest(deps: ControlPlaneDeps, id: string) {
+  const row = await findRequest(deps, id);
   const status = expired(deps, row) ? "expired" : row.approvedByAccountId ? "approved" : "pending";
   return { id: row.id, user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString(), status };
 }
 
 /** Approval by a signed-in owner or admin: the token will act for them in their organization. */
-export function approveLoginRequest(deps: ControlPlaneDeps, id: string, by: Principal) {
+export async function approveLoginRequest(deps: ControlPlaneDeps, id: string, by: Principal) {
   if (by.via !== "session") throw new SvcError("forbidden", "approve login requests in the console, signed in with your password or SSO");
-  const row = findRequest(deps, id);
+  const row = await findRequest(deps, id);
   if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or was already used; run `svc login` again");
-  if (row.approvedByAccountId && (row.approvedByAccountId !== by.accountId || row.orgId !== by.orgId)) {
-    throw new SvcError("conflict", "this login request was already approved by another account");
-  }
-  deps.db
-    .update(schema.loginRequests)
+  const lr = tables(deps.db).loginRequests;
+  // Approved once: a second approver (or the same one in another organization) never takes it over.
+  const [approved] = await deps.db
+    .update(lr)
     .set({ approvedByAccountId: by.accountId, orgId: by.orgId })
-    .where(eq(schema.loginRequests.id, id))
-    .run();
+    .where(and(eq(lr.id, id), isNull(lr.completedAt), or(isNull(lr.approvedByAccountId), and(eq(lr.approvedByAccountId, by.accountId), eq(lr.orgId, by.orgId)))))
+    .returning({ id: lr.id });
+  if (!approved) throw new SvcError("conflict", "this login request was already approved by another account");
   return { approved: true as const };
 }
 
 /** The CLI's poll: 428 until approved, the token once, then 410. */
-export function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string) {
-  const row = deps.db.select().from(schema.loginRequests).where(eq(schema.loginRequests.id, id)).get();
+export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string) {
+  const [row] = await deps.db.select().from(tables(deps.db).loginRequests).where(eq(tables(deps.db).loginRequests.id, id));
   // An unknown id and a wrong secret look the same: nothing to learn by guessing.
   if (!row || !safeEqual(hashSecret(pollSecret), row.pollSecretHash)) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
   if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or its token was already fetched; run `svc login` again");
@@ -113,20 +115,19 @@ export function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecre
   }
   const accountId = row.approvedByAccountId;
   const orgId = row.orgId;
-  return deps.db.transaction(() => {
-    const lr = schema.loginRequests;
-    const claimed = deps.db
+  return deps.db.transaction(async (tx) => {
+    const { loginRequests: lr, accounts: a } = tables(tx);
+    const claimed = await tx
       .update(lr)
       .set({ completedAt: deps.now() })
       .where(and(eq(lr.id, id), isNull(lr.completedAt)))
-      .returning({ id: lr.id })
-      .all();
+      .returning({ id: lr.id });
     if (claimed.length !== 1) throw new SvcError("login_expired", "the token of this login request was already fetched; run `svc login` again");
-    const role = membership(deps.db, accountId, orgId)?.role;
+    const role = (await membership(tx, accountId, orgId))?.role;
     if (role !== "owner" && role !== "admin") throw new SvcError("forbidden", "the approving account is no longer an owner or admin of the organization");
-    const account = deps.db.select().from(schema.accounts).where(eq(schema.accounts.id, accountId)).get()!;
-    const issued = issueApiToken(deps, { accountId, orgId, name: `svc login ${row.userCode}` });
-    deps.db.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id)).run();
-    return { token: issued.token, organization_id: orgId, email: account.email };
+    const [account] = await tx.select().from(a).where(eq(a.id, accountId));
+    const issued = await issueApiToken({ db: tx, now: deps.now }, { accountId, orgId, name: `svc login ${row.userCode}` });
+    await tx.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id));
+    return { token: issued.token, organization_id: orgId, email: account!.email };
   });
 }

@@ -16,15 +16,15 @@ export const CSRF_HEADER = "x-csrf-token";
 
 type Ctx = { headers: Record<string, string | undefined>; params: unknown; request: Request; cookie: Record<string, { value?: unknown }> };
 
-export function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Principal {
+export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promise<Principal> {
   const token = bearer(ctx.headers.authorization);
   let p: Principal | null = null;
   if (token) {
-    p = principalFromToken(deps, token);
+    p = await principalFromToken(deps, token);
   } else {
     const raw = ctx.cookie[SESSION_COOKIE]?.value;
     if (typeof raw === "string" && raw) {
-      p = principalFromSession(deps, raw);
+      p = await principalFromSession(deps, raw);
       if (p && ctx.request.method !== "GET" && ctx.request.method !== "HEAD") {
         const sent = ctx.headers[CSRF_HEADER] ?? "";
         if (!p.csrfToken || !safeEqual(sent, p.csrfToken)) throw new SvcError("forbidden", "missing or wrong CSRF token; reload the page and try again");
@@ -42,21 +42,21 @@ const cache = new WeakMap<ControlPlaneDeps, ReturnType<typeof build>>();
 function build(deps: ControlPlaneDeps) {
   return new Elysia({ name: "svc-auth" }).macro({
     admin: {
-      resolve(ctx) {
-        const principal = resolvePrincipal(deps, ctx as unknown as Ctx);
+      async resolve(ctx) {
+        const principal = await resolvePrincipal(deps, ctx as unknown as Ctx);
         requireAdmin(principal);
         return { principal };
       },
     },
     member: {
-      resolve(ctx) {
-        return { principal: resolvePrincipal(deps, ctx as unknown as Ctx) };
+      async resolve(ctx) {
+        return { principal: await resolvePrincipal(deps, ctx as unknown as Ctx) };
       },
     },
     runtime: {
-      resolve({ headers }) {
+      async resolve({ headers }) {
         const token = bearer(headers.authorization);
-        const caller: RuntimeCaller | null = token ? findInstallationByToken(deps, token, headers) : null;
+        const caller: RuntimeCaller | null = token ? await findInstallationByToken(deps, token, headers) : null;
         if (!caller) throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
         return { runtime: caller };
       },

@@ -65,9 +65,9 @@ export function authRoutes(deps: ControlPlaneDeps) {
     )
     .delete(
       "/auth/sessions",
-      ({ cookie, set }) => {
+      async ({ cookie, set }) => {
         const raw = cookie[SESSION_COOKIE]?.value;
-        if (typeof raw === "string" && raw) deleteSession(deps.db, raw);
+        if (typeof raw === "string" && raw) await deleteSession(deps.db, raw);
         cookie[SESSION_COOKIE]!.set(sessionCookie("", 0));
         set.status = 204;
       },
@@ -75,55 +75,55 @@ export function authRoutes(deps: ControlPlaneDeps) {
     )
     .get(
       "/me",
-      ({ principal }) => {
-        const org = getOrganization(deps.db, principal.orgId);
+      async ({ principal }) => {
+        const org = await getOrganization(deps.db, principal.orgId);
         return { account: { id: principal.accountId, email: principal.email }, organization: { id: org.id, name: org.name }, role: principal.role };
       },
       { member: true, detail: { tags, summary: "The signed-in account, its organization and role" } },
     )
     .post(
       "/auth/login-requests",
-      ({ set, request }) =>
-        withRetryAfter(set, () => {
-          const created = createLoginRequest(deps, { clientIp: clientIp(deps, request) });
+      async ({ set, request }) =>
+        withRetryAfter(set, async () => {
+          const created = await createLoginRequest(deps, { clientIp: clientIp(deps, request) });
           set.status = 201;
           return created;
         }),
       { body: LoginRequestCreate, detail: { tags, summary: "Start `svc login`: a request to approve in the browser" } },
     )
-    .get("/auth/login-requests/:id", ({ params }) => describeLoginRequest(deps, params.id), {
+    .get("/auth/login-requests/:id", async ({ params }) => describeLoginRequest(deps, params.id), {
       admin: true,
       params: LoginRequestParams,
       detail: { tags, summary: "A login request as the approval page shows it" },
     })
-    .post("/auth/login-requests/:id/approve", ({ params, principal }) => approveLoginRequest(deps, params.id, principal), {
+    .post("/auth/login-requests/:id/approve", async ({ params, principal }) => approveLoginRequest(deps, params.id, principal), {
       admin: true,
       params: LoginRequestParams,
       body: LoginRequestApprove,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
-    .post("/auth/login-requests/:id/token", ({ params, body, set }) => withRetryAfter(set, () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
+    .post("/auth/login-requests/:id/token", async ({ params, body, set }) => withRetryAfter(set, () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
       params: LoginRequestParams,
       body: LoginRequestToken,
       detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
     })
     .post(
       "/organizations/:org/api-tokens",
-      ({ principal, body, set }) => {
-        const { id, token } = issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
+      async ({ principal, body, set }) => {
+        const { id, token } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
         set.status = 201;
         return { id, token };
       },
       { admin: true, body: ApiTokenCreate, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
     )
-    .get("/organizations/:org/api-tokens", ({ principal }) => ({ api_tokens: listApiTokens(deps.db, principal.orgId) }), {
+    .get("/organizations/:org/api-tokens", async ({ principal }) => ({ api_tokens: await listApiTokens(deps.db, principal.orgId) }), {
       admin: true,
       detail: { tags, summary: "List the organization's API tokens (never the token itself)" },
     })
     .delete(
       "/organizations/:org/api-tokens/:id",
-      ({ principal, params, set }) => {
-        revokeOrgApiToken(deps, principal.orgId, params.id);
+      async ({ principal, params, set }) => {
+        await revokeOrgApiToken(deps, principal.orgId, params.id);
         set.status = 204;
       },
       { admin: true, params: ApiTokenParams, detail: { tags, summary: "Revoke an API token of the organization (fails with 401 at once)" } },

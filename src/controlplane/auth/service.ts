@@ -3,7 +3,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { hashSecret, isKind, newSecret } from "./tokens.ts";
 
@@ -16,25 +16,44 @@ export type Role = "owner" | "admin" | "member";
 export type AuthMethod = "password" | "sso";
 export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod };
 
-export function findAccountByEmail(db: Db, email: string) {
-  return db.select().from(schema.accounts).where(eq(schema.accounts.email, email.toLowerCase())).get();
+export async function findAccountByEmail(db: Db, email: string) {
+  const a = tables(db).accounts;
+  const [row] = await db.select().from(a).where(eq(a.email, email.toLowerCase()));
+  return row;
 }
 
-export async function createAccount(db: Db, input: { email: string; password?: string; displayName?: string }) {
-  const id = newId("account");
-  const passwordHash = input.password ? await Bun.password.hash(input.password, { algorithm: "argon2id" }) : null;
-  db.insert(schema.accounts).values({ id, email: input.email.toLowerCase(), displayName: input.displayName ?? null, passwordHash }).run();
-  return db.select().from(schema.accounts).where(eq(schema.accounts.id, id)).get()!;
+/** argon2id of a password, computed before any transaction (it takes tens of milliseconds). */
+export function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: "argon2id" });
+}
+
+/**
+ * Creates an account. An account with that email made meanwhile by another request is a 409
+ * conflict, never a duplicate. Inside a transaction pass `passwordHash` (from hashPassword,
+ * computed before it), not `password`.
+ */
+export async function createAccount(db: Db, input: { email: string; password?: string; passwordHash?: string; displayName?: string }) {
+  const a = tables(db).accounts;
+  const email = input.email.toLowerCase();
+  const passwordHash = input.passwordHash ?? (input.password ? await hashPassword(input.password) : null);
+  const [row] = await db
+    .insert(a)
+    .values({ id: newId("account"), email, displayName: input.displayName ?? null, passwordHash })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw new SvcError("conflict", `an account for ${email} already exists`);
+  return row;
 }
 
 export async function setPassword(db: Db, accountId: string, password: string) {
-  const passwordHash = await Bun.password.hash(password, { algorithm: "argon2id" });
-  db.update(schema.accounts).set({ passwordHash }).where(eq(schema.accounts.id, accountId)).run();
+  const passwordHash = await hashPassword(password);
+  const a = tables(db).accounts;
+  await db.update(a).set({ passwordHash }).where(eq(a.id, accountId));
 }
 
 /** Checks a password; null on any mismatch, without saying whether the account exists. */
 export async function verifyPassword(db: Db, email: string, password: string) {
-  const account = findAccountByEmail(db, email);
+  const account = await findAccountByEmail(db, email);
   if (!account?.passwordHash) {
     await Bun.password.verify(password, DUMMY_HASH).catch(() => false);
     return null;
@@ -43,25 +62,27 @@ export async function verifyPassword(db: Db, email: string, password: string) {
 }
 const DUMMY_HASH = "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0GqHOHpsSMY4S6dw2Hh9qNRwdXIyjexG7bJ8ZnBm5Gk";
 
-export function addMembership(db: Db, accountId: string, orgId: string, role: Role) {
-  db.insert(schema.memberships).values({ accountId, orgId, role }).onConflictDoUpdate({ target: [schema.memberships.accountId, schema.memberships.orgId], set: { role } }).run();
+export async function addMembership(db: Db, accountId: string, orgId: string, role: Role) {
+  const m = tables(db).memberships;
+  await db.insert(m).values({ accountId, orgId, role }).onConflictDoUpdate({ target: [m.accountId, m.orgId], set: { role } });
 }
 
-export function membership(db: Db, accountId: string, orgId: string) {
-  return db
+export async function membership(db: Db, accountId: string, orgId: string) {
+  const m = tables(db).memberships;
+  const [row] = await db
     .select()
-    .from(schema.memberships)
-    .where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.orgId, orgId)))
-    .get();
+    .from(m)
+    .where(and(eq(m.accountId, accountId), eq(m.orgId, orgId)));
+  return row;
 }
 
-export function membershipsOf(db: Db, accountId: string) {
+export async function membershipsOf(db: Db, accountId: string) {
+  const { memberships: m, organizations: o } = tables(db);
   return db
-    .select({ orgId: schema.organizations.id, name: schema.organizations.name, role: schema.memberships.role })
-    .from(schema.memberships)
-    .innerJoin(schema.organizations, eq(schema.organizations.id, schema.memberships.orgId))
-    .where(eq(schema.memberships.accountId, accountId))
-    .all();
+    .select({ orgId: o.id, name: o.name, role: m.role })
+    .from(m)
+    .innerJoin(o, eq(o.id, m.orgId))
+    .where(eq(m.accountId, accountId));
 }
 
 /** The organization a sign-in lands in when none is asked for: the oldest (lowest id). */
@@ -75,18 +96,18 @@ export function defaultOrganization<T extends { orgId: string }>(orgs: readonly 
  * A single sign-on session is bound to the organization whose identity provider vouched for
  * it: that provider is run by that organization's admins, who may assert any email.
  */
-export function sessionAuthenticatedFor(db: Db, p: Principal, orgId: string): boolean {
+export async function sessionAuthenticatedFor(db: Db, p: Principal, orgId: string): Promise<boolean> {
   if (p.via !== "session") return false;
   if (p.orgId === orgId) return true;
-  return p.authMethod === "password" && !!membership(db, p.accountId, orgId);
+  return p.authMethod === "password" && !!(await membership(db, p.accountId, orgId));
 }
 
 /** Issues an API token for the CLI; the raw value is returned once and stored only hashed. */
-export function issueApiToken(deps: ControlPlaneDeps, input: { accountId: string; orgId: string; name: string; ttlSeconds?: number }) {
+export async function issueApiToken(deps: Pick<ControlPlaneDeps, "db" | "now">, input: { accountId: string; orgId: string; name: string; ttlSeconds?: number }) {
   const token = newSecret("admin");
   const id = newId("apiToken");
-  deps.db
-    .insert(schema.apiTokens)
+  await deps.db
+    .insert(tables(deps.db).apiTokens)
     .values({
       id,
       accountId: input.accountId,
@@ -94,28 +115,28 @@ export function issueApiToken(deps: ControlPlaneDeps, input: { accountId: string
       name: input.name,
       tokenHash: hashSecret(token),
       expiresAt: input.ttlSeconds ? deps.now() + input.ttlSeconds * 1000 : null,
-    })
-    .run();
+    });
   return { id, token };
 }
 
-export function revokeApiToken(db: Db, tokenId: string, now: number) {
-  db.update(schema.apiTokens).set({ revokedAt: now }).where(eq(schema.apiTokens.id, tokenId)).run();
+/** Revokes a token; one already revoked keeps its first revocation time. */
+export async function revokeApiToken(db: Db, tokenId: string, now: number) {
+  const t = tables(db).apiTokens;
+  await db.update(t).set({ revokedAt: now }).where(and(eq(t.id, tokenId), isNull(t.revokedAt)));
 }
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The organization's API tokens (revoked ones included), oldest first: never the token or its hash. */
-export function listApiTokens(db: Db, orgId: string) {
-  const t = schema.apiTokens;
-  return db
-    .select({ id: t.id, name: t.name, email: schema.accounts.email, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt, expiresAt: t.expiresAt, revokedAt: t.revokedAt })
+export async function listApiTokens(db: Db, orgId: string) {
+  const { apiTokens: t, accounts: a } = tables(db);
+  const rows = await db
+    .select({ id: t.id, name: t.name, email: a.email, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt, expiresAt: t.expiresAt, revokedAt: t.revokedAt })
     .from(t)
-    .innerJoin(schema.accounts, eq(schema.accounts.id, t.accountId))
+    .innerJoin(a, eq(a.id, t.accountId))
     .where(eq(t.orgId, orgId))
-    .orderBy(t.id)
-    .all()
-    .map((r) => ({
+    .orderBy(t.id);
+  return rows.map((r) => ({
       id: r.id,
       name: r.name,
       account_email: r.email,
@@ -131,69 +152,71 @@ export function listApiTokens(db: Db, orgId: string) {
  * A token of another organization is "not found". Revoking a revoked token changes nothing
  * (the first revocation time stays).
  */
-export function revokeOrgApiToken(deps: ControlPlaneDeps, orgId: string, tokenId: string): void {
-  const t = schema.apiTokens;
-  const row = deps.db.select({ id: t.id, revokedAt: t.revokedAt }).from(t).where(and(eq(t.orgId, orgId), eq(t.id, tokenId))).get();
+export async function revokeOrgApiToken(deps: ControlPlaneDeps, orgId: string, tokenId: string): Promise<void> {
+  const t = tables(deps.db).apiTokens;
+  const [row] = await deps.db.select({ id: t.id }).from(t).where(and(eq(t.orgId, orgId), eq(t.id, tokenId)));
   if (!row) throw new SvcError("not_found", `API token ${tokenId} not found`);
-  if (row.revokedAt === null) revokeApiToken(deps.db, row.id, deps.now());
+  await revokeApiToken(deps.db, row.id, deps.now());
 }
 
 /**
  * Ends an account's access to one organization: its console sessions there are deleted and its
  * API tokens there revoked. Its sessions and tokens of other organizations are untouched.
  */
-export function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): void {
-  db.delete(schema.sessions).where(and(eq(schema.sessions.accountId, accountId), eq(schema.sessions.orgId, orgId))).run();
-  db.update(schema.apiTokens)
+export async function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): Promise<void> {
+  const { sessions: s, apiTokens: t } = tables(db);
+  await db.delete(s).where(and(eq(s.accountId, accountId), eq(s.orgId, orgId)));
+  await db
+    .update(t)
     .set({ revokedAt: now })
-    .where(and(eq(schema.apiTokens.accountId, accountId), eq(schema.apiTokens.orgId, orgId), isNull(schema.apiTokens.revokedAt)))
-    .run();
+    .where(and(eq(t.accountId, accountId), eq(t.orgId, orgId), isNull(t.revokedAt)));
 }
 
 /** Opens a session of the account in `orgId`, recording how the person proved who they are. */
-export function createSession(deps: ControlPlaneDeps, accountId: string, orgId: string, authMethod: AuthMethod) {
+export async function createSession(deps: Pick<ControlPlaneDeps, "db" | "now" | "config">, accountId: string, orgId: string, authMethod: AuthMethod) {
   const raw = newSecret("session");
   const csrfToken = newSecret("session").slice(7, 39);
-  deps.db
-    .insert(schema.sessions)
-    .values({ idHash: hashSecret(raw), accountId, orgId, csrfToken, authMethod, expiresAt: deps.now() + deps.config.sessionTtlSeconds * 1000 })
-    .run();
+  await deps.db
+    .insert(tables(deps.db).sessions)
+    .values({ idHash: hashSecret(raw), accountId, orgId, csrfToken, authMethod, expiresAt: deps.now() + deps.config.sessionTtlSeconds * 1000 });
   return { raw, csrfToken };
 }
 
-export function deleteSession(db: Db, raw: string) {
-  db.delete(schema.sessions).where(eq(schema.sessions.idHash, hashSecret(raw))).run();
+export async function deleteSession(db: Db, raw: string) {
+  const s = tables(db).sessions;
+  await db.delete(s).where(eq(s.idHash, hashSecret(raw)));
 }
 
-function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], session?: { csrfToken: string; authMethod: AuthMethod }): Principal | null {
-  const row = db
-    .select({ email: schema.accounts.email, role: schema.memberships.role })
-    .from(schema.memberships)
-    .innerJoin(schema.accounts, eq(schema.accounts.id, schema.memberships.accountId))
-    .where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.orgId, orgId)))
-    .get();
+async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
+  const { memberships: m, accounts: a } = tables(db);
+  const [row] = await db
+    .select({ email: a.email, role: m.role })
+    .from(m)
+    .innerJoin(a, eq(a.id, m.accountId))
+    .where(and(eq(m.accountId, accountId), eq(m.orgId, orgId)));
   if (!row) return null;
   return { accountId, email: row.email, orgId, role: row.role, via, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 
-export function principalFromToken(deps: ControlPlaneDeps, token: string): Principal | null {
+export async function principalFromToken(deps: ControlPlaneDeps, token: string): Promise<Principal | null> {
   if (!isKind(token, "admin")) return null;
-  const row = deps.db
+  const t = tables(deps.db).apiTokens;
+  const [row] = await deps.db
     .select()
-    .from(schema.apiTokens)
-    .where(and(eq(schema.apiTokens.tokenHash, hashSecret(token)), isNull(schema.apiTokens.revokedAt)))
-    .get();
+    .from(t)
+    .where(and(eq(t.tokenHash, hashSecret(token)), isNull(t.revokedAt)));
   if (!row || (row.expiresAt !== null && row.expiresAt <= deps.now())) return null;
   // Recorded at most once a minute: a disk flush per admin request would buy nothing.
   if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000) {
-    deps.db.update(schema.apiTokens).set({ lastUsedAt: deps.now() }).where(eq(schema.apiTokens.id, row.id)).run();
+    await deps.db.update(t).set({ lastUsedAt: deps.now() }).where(eq(t.id, row.id));
   }
   return principalFor(deps.db, row.accountId, row.orgId, "token");
 }
 
-export function principalFromSession(deps: ControlPlaneDeps, raw: string): Principal | null {
+export async function principalFromSession(deps: ControlPlaneDeps, raw: string): Promise<Principal | null> {
   if (!isKind(raw, "session")) return null;
-  const row = deps.db.select().from(schema.sessions).where(eq(schema.sessions.idHash, hashSecret(raw))).get();
+  const s = tables(deps.db).sessions;
+  const [row] = await deps.db.select().from(s).where(eq(s.idHash, hashSecret(raw)));
   if (!row || row.expiresAt <= deps.now()) return null;
   return principalFor(deps.db, row.accountId, row.orgId, "session", { csrfToken: row.csrfToken, authMethod: row.authMethod });
 }

@@ -26,7 +26,7 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
   // The right password clears the email's failures (not the IP's: one known account must not
   // reset the count of guesses against others).
   l.signInEmail.reset(emailKey);
-  const orgs = membershipsOf(deps.db, account.id);
+  const orgs = await membershipsOf(deps.db, account.id);
   const chosen = input.organizationId ? orgs.find((o) => o.orgId === input.organizationId) : defaultOrganization(orgs);
   if (!chosen) {
     throw new SvcError(
@@ -34,7 +34,7 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
       input.organizationId ? `${account.email} is not a member of organization ${input.organizationId}` : `${account.email} is not a member of any organization`,
     );
   }
-  const session = createSession(deps, account.id, chosen.orgId, "password");
+  const session = await createSession(deps, account.id, chosen.orgId, "password");
   return {
     raw: session.raw,
     body: { account: { id: account.id, email: account.email }, organization_id: chosen.orgId, role: chosen.role, csrf_token: session.csrfToken },

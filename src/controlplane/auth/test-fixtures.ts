@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
 import { newId } from "../../contract/ids.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import type { TestControlPlane } from "../testing.ts";
 import { bootstrapOwner } from "./bootstrap.ts";
 import { type Role, addMembership, createAccount, issueApiToken } from "./service.ts";
@@ -13,8 +13,8 @@ export const PASSWORD = "correct horse battery staple";
 /** An account with `role` in the test organization, and an API token for it. */
 export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`) {
   const account = await createAccount(cp.deps.db, { email, password: PASSWORD });
-  addMembership(cp.deps.db, account.id, cp.orgId, role);
-  const { token } = issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test" });
+  await addMembership(cp.deps.db, account.id, cp.orgId, role);
+  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test" });
   return { accountId: account.id, email, token };
 }
 
@@ -38,10 +38,9 @@ export async function fakeReplica(cp: TestControlPlane, installationId: string) 
   const identity = await generateX25519Identity();
   const recipient = await identityToRecipient(identity);
   const id = newId("replica");
-  cp.deps.db
-    .insert(schema.runtimeReplicas)
-    .values({ id, installationId, credentialSyncRecipient: recipient, bootstrappedAt: cp.deps.now(), state: "ready", policyRevision: 3, toolCount: 2, spoolDepth: 0, version: "0.1.30" })
-    .run();
+  await cp.deps.db
+    .insert(tables(cp.deps.db).runtimeReplicas)
+    .values({ id, installationId, credentialSyncRecipient: recipient, bootstrappedAt: cp.deps.now(), state: "ready", policyRevision: 3, toolCount: 2, spoolDepth: 0, version: "0.1.30" });
   return { id, recipient, identity };
 }
 
@@ -52,8 +51,10 @@ export async function sealKey(recipients: string[], key = "sk-test-123") {
   return Buffer.from(await e.encrypt(key)).toString("base64");
 }
 
-export function revisionOf(cp: TestControlPlane, orgId = cp.orgId): number {
-  return cp.deps.db.select().from(schema.organizations).where(eq(schema.organizations.id, orgId)).get()!.revision;
+export async function revisionOf(cp: TestControlPlane, orgId = cp.orgId): Promise<number> {
+  const o = tables(cp.deps.db).organizations;
+  const [row] = await cp.deps.db.select().from(o).where(eq(o.id, orgId));
+  return row!.revision;
 }
 
 /** A workspace, an agent in it, and (optionally) an installation bound to the agent. */

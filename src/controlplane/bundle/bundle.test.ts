@@ -1,45 +1,46 @@
 // The policy bundle over HTTP: content for v1 and v2, ETag / If-None-Match, revision changes.
 import { describe, expect, test } from "bun:test";
 import { newId } from "../../contract/ids.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { addGroupMember, ensureGroup, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import { bumpRevision, getOrganization } from "../organizations/service.ts";
 import { addInstallation, newRecipient } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 
-function addPolicy(cp: TestControlPlane, p: { name: string; src: string; dst: string; agentId: string | null; workspaceId?: string }) {
+async function addPolicy(cp: TestControlPlane, p: { name: string; src: string; dst: string; agentId: string | null; workspaceId?: string }) {
   const id = newId("policy");
-  cp.deps.db.transaction((tx) => {
-    tx.insert(schema.policies).values({ id, orgId: cp.orgId, workspaceId: p.workspaceId ?? cp.workspaceId, agentId: p.agentId, name: p.name, src: p.src, dst: p.dst, effect: "permit" }).run();
-    bumpRevision(tx, cp.orgId);
+  await cp.deps.db.transaction(async (tx) => {
+    await tx.insert(tables(tx).policies).values({ id, orgId: cp.orgId, workspaceId: p.workspaceId ?? cp.workspaceId, agentId: p.agentId, name: p.name, src: p.src, dst: p.dst, effect: "permit" });
+    await bumpRevision(tx, cp.orgId);
   });
   return id;
 }
 
 async function richSetup() {
   const cp = await testControlPlane();
-  const inst = addInstallation(cp, { name: "helpdesk" });
-  const otherAgentInst = addInstallation(cp, { name: "sales" });
+  const inst = await addInstallation(cp, { name: "helpdesk" });
+  const otherAgentInst = await addInstallation(cp, { name: "sales" });
   await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [{ name: "crm.lookup", access: "read", required_capabilities: ["crm"] }, { name: "crm.update", access: "write" }] } });
   await cp.call("PUT", "/api/v1/runtime/tools", { token: otherAgentInst.token, body: { tools: [{ name: "mail.send", access: "write" }] } });
 
-  const bound = addPolicy(cp, { name: "readers", src: "group:support", dst: "tool:crm.lookup", agentId: inst.agentId });
-  const everyAgent = addPolicy(cp, { name: "models", src: "*", dst: "model:invoke", agentId: null });
-  addPolicy(cp, { name: "not ours", src: "*", dst: "tool:mail.send", agentId: otherAgentInst.agentId });
+  const bound = await addPolicy(cp, { name: "readers", src: "group:support", dst: "tool:crm.lookup", agentId: inst.agentId });
+  const everyAgent = await addPolicy(cp, { name: "models", src: "*", dst: "model:invoke", agentId: null });
+  await addPolicy(cp, { name: "not ours", src: "*", dst: "tool:mail.send", agentId: otherAgentInst.agentId });
 
-  const { user } = upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "manual" });
-  const { group } = ensureGroup(cp.deps.db, cp.orgId, "support", "manual");
-  addGroupMember(cp.deps.db, cp.orgId, group.id, user.id, "manual");
-  linkRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-ada", userId: user.id, installationId: inst.installationId, now: cp.deps.now() });
-  noteRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-unlinked", installationId: inst.installationId });
+  const { user } = await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "manual" });
+  const { group } = await ensureGroup(cp.deps.db, cp.orgId, "support", "manual");
+  await addGroupMember(cp.deps.db, cp.orgId, group.id, user.id, "manual");
+  await linkRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-ada", userId: user.id, installationId: inst.installationId, now: cp.deps.now() });
+  await noteRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-unlinked", installationId: inst.installationId });
 
   const profileId = newId("modelProfile");
-  cp.deps.db.transaction((tx) => {
-    tx.insert(schema.modelProfiles)
-      .values({ id: profileId, orgId: cp.orgId, workspaceId: cp.workspaceId, displayName: "GPT", endpoint: "https://llm.example.com/v1", authType: "none", defaultModel: "gpt-x", models: ["gpt-x", "gpt-y"] })
-      .run();
-    tx.insert(schema.modelProfileAssignments).values({ agentId: inst.agentId, profileId, assignedAt: 1 }).run();
-    bumpRevision(tx, cp.orgId);
+  await cp.deps.db.transaction(async (tx) => {
+    const t = tables(tx);
+    await tx
+      .insert(t.modelProfiles)
+      .values({ id: profileId, orgId: cp.orgId, workspaceId: cp.workspaceId, displayName: "GPT", endpoint: "https://llm.example.com/v1", authType: "none", defaultModel: "gpt-x", models: ["gpt-x", "gpt-y"] });
+    await tx.insert(t.modelProfileAssignments).values({ agentId: inst.agentId, profileId, assignedAt: 1 });
+    await bumpRevision(tx, cp.orgId);
   });
 
   const { recipient } = await newRecipient();
@@ -53,7 +54,7 @@ describe("GET /runtime/policy-bundle", () => {
     const res = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=1", { token: inst.token });
     expect(res.status).toBe(200);
     const b = res.json;
-    const revision = getOrganization(cp.deps.db, cp.orgId).revision;
+    const revision = (await getOrganization(cp.deps.db, cp.orgId)).revision;
     expect(res.headers.get("etag")).toBe(`W/"${revision}-v1"`);
     expect(b).toMatchObject({ version: 1, revision, organization_id: cp.orgId, workspace_id: cp.workspaceId, installation_id: inst.installationId, agent_id: inst.agentId });
     expect(b.tools).toEqual([
@@ -85,7 +86,7 @@ describe("GET /runtime/policy-bundle", () => {
 
   test("If-None-Match with the current ETag is 304 with no body, until a policy insert bumps the revision", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const first = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=1", { token: inst.token });
     const etag = first.headers.get("etag")!;
     expect(etag).toBe(`W/"${first.json.revision}-v1"`);
@@ -97,7 +98,7 @@ describe("GET /runtime/policy-bundle", () => {
     // v2 with the v1 tag is not a match
     expect((await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2", { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(200);
 
-    addPolicy(cp, { name: "p", src: "*", dst: "model:invoke", agentId: inst.agentId });
+    await addPolicy(cp, { name: "p", src: "*", dst: "model:invoke", agentId: inst.agentId });
     const changed = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=1", { token: inst.token, headers: { "if-none-match": etag } });
     expect(changed.status).toBe(200);
     expect(changed.json.revision).toBeGreaterThan(first.json.revision);
@@ -109,7 +110,7 @@ describe("GET /runtime/policy-bundle", () => {
     const { cp } = await richSetup();
     const { addOrganization } = await import("../runtime/fixtures.ts");
     const other = await addOrganization(cp);
-    const inst = addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
+    const inst = await addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
     const b = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
     expect(b.organization_id).toBe(other.orgId);
     expect(b.identities).toEqual([]);

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../contract/errors.ts";
 import { eq } from "drizzle-orm";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { findRemoteIdentity, findUserByEmail, identityMap, linkByHand, upsertUserByEmail } from "../directory/service.ts";
 import { addInstallation, addOrganization } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
@@ -10,9 +10,9 @@ import { inspectClaim, redeemClaim } from "./service.ts";
 
 const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
 
-function codeOf(fn: () => unknown): string | null {
+async function codeOf(fn: () => unknown): Promise<string | null> {
   try {
-    fn();
+    await fn();
     return null;
   } catch (e) {
     return e instanceof SvcError ? e.code : String(e);
@@ -23,56 +23,56 @@ describe("claim links", () => {
   test("create, inspect, redeem: the front-end user is linked and appears in the identity map", async () => {
     let now = 1_750_000_000_000;
     const cp = await testControlPlane({ now: () => now });
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const res = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-42", email: "grace@example.com", name: "Grace" } });
     expect(res.status).toBe(200);
     expect(res.json.url).toStartWith(`${cp.deps.config.publicUrl}/claim/svc_cl_`);
     expect(res.json.expires_at).toBe(new Date(now + cp.deps.config.claimTtlSeconds * 1000).toISOString());
     // the front-end user is noted, unlinked
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")).toMatchObject({ userId: null, installationId: inst.installationId, email: "grace@example.com" });
+    expect(await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")).toMatchObject({ userId: null, installationId: inst.installationId, email: "grace@example.com" });
 
     const token = tokenOf(res.json.url);
-    expect(inspectClaim(cp.deps, token)).toMatchObject({ orgId: cp.orgId, installationId: inst.installationId, remoteUserId: "fe-42", remoteEmail: "grace@example.com", remoteDisplayName: "Grace" });
+    expect(await inspectClaim(cp.deps, token)).toMatchObject({ orgId: cp.orgId, installationId: inst.installationId, remoteUserId: "fe-42", remoteEmail: "grace@example.com", remoteDisplayName: "Grace" });
 
     now += 60_000;
     const revBefore = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.revision;
-    const out = redeemClaim(cp.deps, token, { email: "Grace@Example.com", displayName: "Grace H." });
-    const user = findUserByEmail(cp.deps.db, cp.orgId, "grace@example.com")!;
+    const out = await redeemClaim(cp.deps, token, { email: "Grace@Example.com", displayName: "Grace H." });
+    const user = (await findUserByEmail(cp.deps.db, cp.orgId, "grace@example.com"))!;
     expect(user.source).toBe("claim");
     expect(out).toMatchObject({ orgId: cp.orgId, userId: user.id, userCreated: true, remoteUserId: "fe-42" });
-    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [] }]);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [] }]);
     const bundle = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
     expect(bundle.revision).toBeGreaterThan(revBefore);
     expect(bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-42"]);
 
     // second redemption: 410 claim_used, from inspect and redeem alike
-    expect(codeOf(() => redeemClaim(cp.deps, token, { email: "mallory@example.com" }))).toBe("claim_used");
-    expect(codeOf(() => inspectClaim(cp.deps, token))).toBe("claim_used");
-    expect(findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined();
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")?.userId).toBe(user.id);
+    expect(await codeOf(() => redeemClaim(cp.deps, token, { email: "mallory@example.com" }))).toBe("claim_used");
+    expect(await codeOf(() => inspectClaim(cp.deps, token))).toBe("claim_used");
+    expect(await findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined();
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42"))?.userId).toBe(user.id);
   });
 
   test("an existing service user is linked, not duplicated", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
-    const { user } = upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "directory" });
+    const inst = await addInstallation(cp);
+    const { user } = await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "ada@example.com", source: "directory" });
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-ada" } })).json.url;
-    const out = redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
+    const out = await redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
     expect(out.userId).toBe(user.id);
     expect(out.userCreated).toBe(false);
-    expect(findUserByEmail(cp.deps.db, cp.orgId, "ada@example.com")?.source).toBe("directory");
+    expect((await findUserByEmail(cp.deps.db, cp.orgId, "ada@example.com"))?.source).toBe("directory");
   });
 
   test("an expired link is 410 claim_expired and links nothing; an unknown one is 404", async () => {
     let now = 1_750_000_000_000;
     const cp = await testControlPlane({ now: () => now });
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-late" } })).json.url;
     now += cp.deps.config.claimTtlSeconds * 1000;
-    expect(codeOf(() => inspectClaim(cp.deps, tokenOf(url)))).toBe("claim_expired");
+    expect(await codeOf(() => inspectClaim(cp.deps, tokenOf(url)))).toBe("claim_expired");
     let err: unknown;
     try {
-      redeemClaim(cp.deps, tokenOf(url), { email: "late@example.com" });
+      await redeemClaim(cp.deps, tokenOf(url), { email: "late@example.com" });
     } catch (e) {
       err = e;
     }
@@ -80,16 +80,16 @@ describe("claim links", () => {
     expect((err as SvcError).status).toBe(410);
     expect((err as SvcError).code).toBe("claim_expired");
     expect((err as SvcError).message).toContain("expired");
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-late")?.userId).toBeNull();
-    expect(findUserByEmail(cp.deps.db, cp.orgId, "late@example.com")).toBeUndefined();
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-late"))?.userId).toBeNull();
+    expect(await findUserByEmail(cp.deps.db, cp.orgId, "late@example.com")).toBeUndefined();
 
-    expect(codeOf(() => inspectClaim(cp.deps, "svc_cl_unknown"))).toBe("not_found");
-    expect(codeOf(() => redeemClaim(cp.deps, "svc_rt_wrongkind", { email: "x@example.com" }))).toBe("not_found");
+    expect(await codeOf(() => inspectClaim(cp.deps, "svc_cl_unknown"))).toBe("not_found");
+    expect(await codeOf(() => redeemClaim(cp.deps, "svc_rt_wrongkind", { email: "x@example.com" }))).toBe("not_found");
   });
 
   test("two racing redemptions: exactly one wins", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-race" } })).json.url;
     const results = await Promise.allSettled([
       Promise.resolve().then(() => redeemClaim(cp.deps, tokenOf(url), { email: "one@example.com" })),
@@ -103,32 +103,32 @@ describe("claim links", () => {
   test("claim links are per organization and need a runtime token", async () => {
     const cp = await testControlPlane();
     const other = await addOrganization(cp);
-    const inst = addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
+    const inst = await addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-1" } })).json.url;
-    const out = redeemClaim(cp.deps, tokenOf(url), { email: "owner@example.com" });
+    const out = await redeemClaim(cp.deps, tokenOf(url), { email: "owner@example.com" });
     expect(out.orgId).toBe(other.orgId);
-    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([]);
-    expect(identityMap(cp.deps.db, other.orgId)).toHaveLength(1);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([]);
+    expect(await identityMap(cp.deps.db, other.orgId)).toHaveLength(1);
     expect((await cp.call("POST", "/api/v1/runtime/claims", { token: cp.adminToken, body: { remote_user_id: "fe-1" } })).status).toBe(401);
     expect((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "" } })).status).toBe(422);
   });
 
   test("no link for an identity already linked, or first seen through another installation (409)", async () => {
     const cp = await testControlPlane();
-    const a = addInstallation(cp);
-    const b = addInstallation(cp);
+    const a = await addInstallation(cp);
+    const b = await addInstallation(cp);
     const claim = (token: string, remote: string) => cp.call("POST", "/api/v1/runtime/claims", { token, body: { remote_user_id: remote } });
     // linked (by a redeemed claim): neither installation gets a link that could move it
     const url = (await claim(a.token, "fe-ada")).json.url;
-    redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
+    await redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
     for (const inst of [a, b]) {
       const res = await claim(inst.token, "fe-ada");
       expect(res.status).toBe(409);
       expect(res.json.code).toBe(inst === a ? "identity_already_linked" : "identity_other_installation");
     }
     // linked by an admin without an installation: no link either
-    upsertUserByEmail(cp.deps.db, cp.orgId, { email: "bo@example.com", source: "manual" });
-    linkByHand(cp.deps.db, cp.orgId, "bo@example.com", { platform: "chatui", remoteUserId: "fe-bo" }, cp.deps.now());
+    await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "bo@example.com", source: "manual" });
+    await linkByHand(cp.deps.db, cp.orgId, "bo@example.com", { platform: "chatui", remoteUserId: "fe-bo" }, cp.deps.now());
     expect((await claim(b.token, "fe-bo")).json.code).toBe("identity_already_linked");
     // unlinked, but first seen through a: b cannot issue a link for it; a still can
     expect((await claim(a.token, "fe-new")).status).toBe(200);
@@ -137,42 +137,42 @@ describe("claim links", () => {
     expect(other.json.code).toBe("identity_other_installation");
     expect(other.json.detail).toContain("another installation");
     expect((await claim(a.token, "fe-new")).status).toBe(200);
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-new")?.installationId).toBe(a.installationId);
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-new"))?.installationId).toBe(a.installationId);
   });
 
   test("redeem refuses to move a linked identity or one of another installation; the same user is a no-op", async () => {
     const cp = await testControlPlane();
-    const a = addInstallation(cp);
-    const b = addInstallation(cp);
+    const a = await addInstallation(cp);
+    const b = await addInstallation(cp);
     const link = async (inst: typeof a, remote: string) => tokenOf((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: remote } })).json.url);
     // two links for the same unlinked user: the first redemption links, the second (another person) is refused
     const first = await link(a, "fe-x");
     const second = await link(a, "fe-x");
-    const ada = redeemClaim(cp.deps, first, { email: "ada@example.com" });
-    expect(codeOf(() => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-x")?.userId).toBe(ada.userId);
-    expect(findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined(); // rolled back
+    const ada = await redeemClaim(cp.deps, first, { email: "ada@example.com" });
+    expect(await codeOf(() => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-x"))?.userId).toBe(ada.userId);
+    expect(await findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined(); // rolled back
     // the refused link was not used up: the rightful user may still redeem it, idempotently
-    const again = redeemClaim(cp.deps, second, { email: "ada@example.com" });
+    const again = await redeemClaim(cp.deps, second, { email: "ada@example.com" });
     expect(again).toMatchObject({ userId: ada.userId, userCreated: false, remoteIdentityId: ada.remoteIdentityId });
     // a link whose installation is not the identity's is refused
     const stray = await link(a, "fe-y");
-    cp.deps.db.update(schema.claimLinks).set({ installationId: b.installationId }).where(eq(schema.claimLinks.remoteUserId, "fe-y")).run();
-    expect(codeOf(() => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "fe-y")?.userId).toBeNull();
+    await cp.deps.db.update(tables(cp.deps.db).claimLinks).set({ installationId: b.installationId }).where(eq(tables(cp.deps.db).claimLinks.remoteUserId, "fe-y"));
+    expect(await codeOf(() => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-y"))?.userId).toBeNull();
   });
 
   test("an installation's bundle carries only its own identities and those an admin linked without an installation", async () => {
     const cp = await testControlPlane();
-    const a = addInstallation(cp);
-    const b = addInstallation(cp);
+    const a = await addInstallation(cp);
+    const b = await addInstallation(cp);
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: a.token, body: { remote_user_id: "fe-a" } })).json.url;
-    redeemClaim(cp.deps, tokenOf(url), { email: "a@example.com" });
-    upsertUserByEmail(cp.deps.db, cp.orgId, { email: "admin-linked@example.com", source: "manual" });
-    linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, cp.deps.now());
+    await redeemClaim(cp.deps, tokenOf(url), { email: "a@example.com" });
+    await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "admin-linked@example.com", source: "manual" });
+    await linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, cp.deps.now());
     const ids = async (inst: typeof a) => ((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.identities as { remote_user_id: string }[]).map((i) => i.remote_user_id).sort();
     expect(await ids(a)).toEqual(["fe-a", "fe-everywhere"]);
     expect(await ids(b)).toEqual(["fe-everywhere"]);
-    expect(identityMap(cp.deps.db, cp.orgId).map((i) => i.remote_user_id).sort()).toEqual(["fe-a", "fe-everywhere"]);
+    expect((await identityMap(cp.deps.db, cp.orgId)).map((i) => i.remote_user_id).sort()).toEqual(["fe-a", "fe-everywhere"]);
   });
 });

@@ -11,7 +11,7 @@ export function claimRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .post(
       "/claims",
-      ({ runtime, body }) => createClaim(deps, runtime, { remoteUserId: body.remote_user_id, email: body.email ?? null, name: body.name ?? null }),
+      async ({ runtime, body }) => createClaim(deps, runtime, { remoteUserId: body.remote_user_id, email: body.email ?? null, name: body.name ?? null }),
       {
         runtime: true,
         body: ClaimRequest,

@@ -1,7 +1,8 @@
 // Claim links: a one-time URL that lets an unlinked front-end user link (`chatui`, their
 // front-end user id) to the service user with their email, by signing in to the console.
 // The token is shown once (in the front-end notification) and stored hashed. Redemption is
-// one conditional UPDATE, so a link is redeemed once even when two requests race.
+// one conditional UPDATE in the redeeming transaction, so a link is redeemed once even when two
+// requests (on any replicas) race.
 //
 // A runtime token speaks for one installation only, so a link never moves an identity that is
 // not that installation's to give: no link is issued for an identity already linked (409
@@ -11,13 +12,14 @@
 //
 // The proxy asks for a link on every call of an unlinked user, so rows are bounded: at most
 // `maxLiveClaimLinks` unused links per (installation, front-end user) are kept (creating one
-// deletes the oldest unused ones beyond that), and links expired or used more than a day ago
-// are purged as new ones are created.
+// deletes the oldest unused ones beyond that, in the same transaction, so concurrent requests
+// cannot leave more), and links expired or used more than a day ago are purged as new ones are
+// created.
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { hashSecret, isKind, newSecret } from "../auth/tokens.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findRemoteIdentity, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
@@ -38,39 +40,37 @@ export type ClaimInfo = {
 };
 
 /** Creates a claim link for a front-end user of the calling installation. */
-export function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input: { remoteUserId: string; email?: string | null; name?: string | null }) {
+export async function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input: { remoteUserId: string; email?: string | null; name?: string | null }) {
   const now = deps.now();
   const token = newSecret("claim");
+  const id = newId("claim", now);
   const expiresAt = now + deps.config.claimTtlSeconds * 1000;
-  deps.db.transaction((tx) => {
-    const existing = findRemoteIdentity(tx as unknown as Db, caller.orgId, input.remoteUserId);
+  await deps.db.transaction(async (tx) => {
+    const existing = await findRemoteIdentity(tx, caller.orgId, input.remoteUserId);
     if (existing) {
       const refused = identityRefusal(existing, caller.installationId);
       if (refused) throw refused;
     }
-    noteRemoteIdentity(tx as unknown as Db, caller.orgId, {
+    await noteRemoteIdentity(tx, caller.orgId, {
       remoteUserId: input.remoteUserId,
       installationId: caller.installationId,
       email: input.email ?? null,
       displayName: input.name ?? null,
     });
-    tx.insert(schema.claimLinks)
-      .values({ id: newId("claim", now), orgId: caller.orgId, installationId: caller.installationId, remoteUserId: input.remoteUserId, tokenHash: hashSecret(token), expiresAt, createdAt: now })
-      .run();
-    const c = schema.claimLinks;
+    const c = tables(tx).claimLinks;
+    await tx
+      .insert(c)
+      .values({ id, orgId: caller.orgId, installationId: caller.installationId, remoteUserId: input.remoteUserId, tokenHash: hashSecret(token), expiresAt, createdAt: now });
     // Keep the newest unused links of this pair (this one included) up to the cap.
-    const unused = tx
+    const unused = await tx
       .select({ id: c.id })
       .from(c)
       .where(and(eq(c.installationId, caller.installationId), eq(c.remoteUserId, input.remoteUserId), isNull(c.usedAt)))
-      .orderBy(desc(c.createdAt), desc(c.id))
-      .all();
+      .orderBy(desc(c.createdAt), desc(c.id));
     const surplus = unused.slice(Math.max(1, deps.config.maxLiveClaimLinks)).map((r) => r.id);
-    if (surplus.length) tx.delete(c).where(inArray(c.id, surplus)).run();
+    if (surplus.length) await tx.delete(c).where(inArray(c.id, surplus));
     const cutoff = now - CLAIM_PURGE_AFTER_MS;
-    tx.delete(c)
-      .where(or(lt(c.expiresAt, cutoff), and(isNotNull(c.usedAt), lt(c.usedAt, cutoff))))
-      .run();
+    await tx.delete(c).where(or(lt(c.expiresAt, cutoff), and(isNotNull(c.usedAt), lt(c.usedAt, cutoff))));
   });
   return { url: `${deps.config.publicUrl}${CLAIM_PATH}${token}`, expires_at: new Date(expiresAt).toISOString() };
 }
@@ -90,12 +90,14 @@ function identityRefusal(identity: { remoteUserId: string; userId: string | null
   return null;
 }
 
-function findClaim(db: Db, token: string) {
+async function findClaim(db: Db, token: string) {
   if (!isKind(token, "claim")) return undefined;
-  return db.select().from(schema.claimLinks).where(eq(schema.claimLinks.tokenHash, hashSecret(token))).get();
+  const c = tables(db).claimLinks;
+  const [row] = await db.select().from(c).where(eq(c.tokenHash, hashSecret(token)));
+  return row;
 }
 
-function refusal(row: NonNullable<ReturnType<typeof findClaim>>, now: number): SvcError | null {
+function refusal(row: { usedAt: number | null; expiresAt: number }, now: number): SvcError | null {
   if (row.usedAt !== null) {
     return new SvcError("claim_used", "this claim link was already used; links work once. Ask the assistant again in the chat to get a new link if your account is still not linked");
   }
@@ -106,16 +108,17 @@ function refusal(row: NonNullable<ReturnType<typeof findClaim>>, now: number): S
 }
 
 /** What a claim link is for, before sign-in. 404 when unknown; 410 claim_used / claim_expired. */
-export function inspectClaim(deps: ControlPlaneDeps, token: string): ClaimInfo {
-  const row = findClaim(deps.db, token);
+export async function inspectClaim(deps: ControlPlaneDeps, token: string): Promise<ClaimInfo> {
+  const row = await findClaim(deps.db, token);
   if (!row) throw new SvcError("not_found", "this claim link is not valid; check that the whole link was opened");
   const refused = refusal(row, deps.now());
   if (refused) throw refused;
-  const ident = deps.db
-    .select({ email: schema.remoteIdentities.email, displayName: schema.remoteIdentities.displayName })
-    .from(schema.remoteIdentities)
-    .where(and(eq(schema.remoteIdentities.orgId, row.orgId), eq(schema.remoteIdentities.remoteUserId, row.remoteUserId)))
-    .get();
+  const r = tables(deps.db).remoteIdentities;
+  const [ident] = await deps.db
+    .select({ email: r.email, displayName: r.displayName })
+    .from(r)
+    .where(and(eq(r.orgId, row.orgId), eq(r.remoteUserId, row.remoteUserId)))
+    .limit(1);
   return {
     id: row.id,
     orgId: row.orgId,
@@ -129,35 +132,35 @@ export function inspectClaim(deps: ControlPlaneDeps, token: string): ClaimInfo {
 
 /**
  * Redeems a claim link for the signed-in person: marks it used and links the front-end user to
- * the service user with that email (created with source "claim" when absent), atomically.
+ * the service user with that email (created with source "claim" when absent), in one
+ * transaction. The link is consumed by a conditional UPDATE (unused and unexpired), so of two
+ * concurrent redemptions exactly one gets it; any refusal after that rolls the use back.
  */
-export function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null }) {
+export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null }) {
   const now = deps.now();
   const hash = isKind(token, "claim") ? hashSecret(token) : null;
-  return deps.db.transaction((tx) => {
-    const db = tx as unknown as Db;
-    const c = schema.claimLinks;
-    const row = hash ? tx.select().from(c).where(eq(c.tokenHash, hash)).get() : undefined;
+  return deps.db.transaction(async (tx) => {
+    const c = tables(tx).claimLinks;
+    const [row] = hash ? await tx.select().from(c).where(eq(c.tokenHash, hash)) : [];
     if (!row) throw new SvcError("not_found", "this claim link is not valid; check that the whole link was opened");
-    const claimed = tx
+    const claimed = await tx
       .update(c)
       .set({ usedAt: now })
       .where(and(eq(c.id, row.id), isNull(c.usedAt), gt(c.expiresAt, now)))
-      .returning({ id: c.id })
-      .all();
+      .returning({ id: c.id });
     if (claimed.length === 0) throw refusal(row, now) ?? new SvcError("claim_used", "this claim link was already used");
-    const { user, created } = upsertUserByEmail(db, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
+    const { user, created } = await upsertUserByEmail(tx, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
     if (user.disabled) throw new SvcError("forbidden", `the service user ${user.email} is disabled; ask an admin of the organization`);
-    const current = findRemoteIdentity(db, row.orgId, row.remoteUserId);
+    const current = await findRemoteIdentity(tx, row.orgId, row.remoteUserId);
     if (current) {
       const refused = current.userId === user.id ? null : identityRefusal(current, row.installationId);
       if (refused) throw refused; // the transaction rolls back: the link stays unused
     }
-    tx.update(c).set({ usedByUserId: user.id }).where(eq(c.id, row.id)).run();
+    await tx.update(c).set({ usedByUserId: user.id }).where(eq(c.id, row.id));
     const identity =
       current?.userId === user.id
         ? current // already linked to this very user: nothing changes
-        : linkRemoteIdentity(db, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
+        : await linkRemoteIdentity(tx, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
     return { orgId: row.orgId, userId: user.id, email: user.email, userCreated: created, remoteIdentityId: identity.id, remoteUserId: row.remoteUserId };
   });
 }

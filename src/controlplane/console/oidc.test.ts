@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { generateKeyPair } from "jose";
 import { addMembership, createAccount } from "../auth/service.ts";
+import { tables } from "../db/index.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { type ScriptedIdp, startScriptedIdp } from "./scripted-idp.ts";
 import { SsoError, finishSso, saveOidcSettings, startSso, validateIssuer } from "./oidc.ts";
@@ -89,7 +90,7 @@ describe("finishSso", () => {
     b = await begin(cp);
     idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("not a member");
-    addMembership(cp.deps.db, outsider.id, cp.orgId, "member");
+    await addMembership(cp.deps.db, outsider.id, cp.orgId, "member");
     b = await begin(cp);
     idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect((await finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" }))).accountId).toBe(outsider.id);
@@ -111,13 +112,14 @@ describe("finishSso", () => {
   test("the client secret is stored wrapped under the organization's context", async () => {
     const cp = await testControlPlane();
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" });
-    const row = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w FROM oidc_configs").get() as { w: string };
+    const o = tables(cp.deps.db).oidcConfigs;
+    const row = (await cp.deps.db.select({ w: o.wrappedClientSecret }).from(o))[0]!;
     expect(row.w).not.toContain("s3cret");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.w, `oidc:${cp.orgId}`))).toBe("s3cret");
     expect(() => cp.deps.kms.unwrap(row.w, "oidc:org_other")).toThrow();
     // a blank secret on update keeps the stored one
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console2", clientSecret: "" });
-    const again = cp.deps.db.$client.query("SELECT wrapped_client_secret AS w, client_id AS c FROM oidc_configs").get() as { w: string; c: string };
+    const [again] = await cp.deps.db.select({ w: o.wrappedClientSecret, c: o.clientId }).from(o);
     expect(again).toEqual({ w: row.w, c: "console2" });
   });
 });

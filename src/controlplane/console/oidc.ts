@@ -15,7 +15,7 @@ import { eq } from "drizzle-orm";
 import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
 import { SvcError } from "../../contract/errors.ts";
 import { findAccountByEmail, membership } from "../auth/service.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
 
@@ -37,8 +37,9 @@ export function secretContext(orgId: string): string {
   return `oidc:${orgId}`;
 }
 
-export function getOidcSettings(deps: ControlPlaneDeps, orgId: string): OidcSettings | null {
-  const row = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).get();
+export async function getOidcSettings(deps: ControlPlaneDeps, orgId: string): Promise<OidcSettings | null> {
+  const o = tables(deps.db).oidcConfigs;
+  const [row] = await deps.db.select().from(o).where(eq(o.orgId, orgId));
   return row ? { issuer: row.issuer, clientId: row.clientId, hasSecret: !!row.wrappedClientSecret } : null;
 }
 
@@ -67,26 +68,34 @@ async function checkEndpoint(allowPrivate: boolean, what: string, url: string, s
   }
 }
 
-/** Stores the organization's provider; a blank secret keeps the stored one. */
+/**
+ * Stores the organization's provider; a blank secret keeps the stored one. One statement either
+ * way (an upsert with the new secret, else an update of the stored row), so a secret saved
+ * meanwhile is not overwritten with the one read before.
+ */
 export async function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }): Promise<void> {
   const issuer = validateIssuer(input.issuer);
   await checkEndpoint(deps.config.allowPrivateOutbound, "the issuer", issuer, "save");
   const clientId = input.clientId.trim();
   if (!clientId) throw new SsoError("enter the client id the provider gave this application");
-  const existing = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).get();
+  const o = tables(deps.db).oidcConfigs;
   const secret = input.clientSecret;
-  if (!secret && !existing) throw new SsoError("enter the client secret the provider gave this application");
-  const wrapped = secret ? deps.kms.wrap(new TextEncoder().encode(secret), secretContext(orgId)) : existing!.wrappedClientSecret;
-  deps.db
-    .insert(schema.oidcConfigs)
-    .values({ orgId, issuer, clientId, wrappedClientSecret: wrapped })
-    .onConflictDoUpdate({ target: schema.oidcConfigs.orgId, set: { issuer, clientId, wrappedClientSecret: wrapped } })
-    .run();
+  if (secret) {
+    const wrapped = deps.kms.wrap(new TextEncoder().encode(secret), secretContext(orgId));
+    await deps.db
+      .insert(o)
+      .values({ orgId, issuer, clientId, wrappedClientSecret: wrapped })
+      .onConflictDoUpdate({ target: o.orgId, set: { issuer, clientId, wrappedClientSecret: wrapped } });
+  } else {
+    const updated = await deps.db.update(o).set({ issuer, clientId }).where(eq(o.orgId, orgId)).returning({ orgId: o.orgId });
+    if (updated.length === 0) throw new SsoError("enter the client secret the provider gave this application");
+  }
   discoveryCache.delete(issuer);
 }
 
-export function deleteOidcSettings(deps: ControlPlaneDeps, orgId: string): void {
-  deps.db.delete(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, orgId)).run();
+export async function deleteOidcSettings(deps: ControlPlaneDeps, orgId: string): Promise<void> {
+  const o = tables(deps.db).oidcConfigs;
+  await deps.db.delete(o).where(eq(o.orgId, orgId));
 }
 
 // ── discovery ──────────────────────────────────────────────────────────────────────────
@@ -147,7 +156,7 @@ export function redirectUri(deps: ControlPlaneDeps): string {
 
 /** Builds the provider's authorization URL and the sealed flow cookie value. */
 export async function startSso(deps: ControlPlaneDeps, orgId: string, next: string): Promise<{ location: string; flow: string }> {
-  const settings = getOidcSettings(deps, orgId);
+  const settings = await getOidcSettings(deps, orgId);
   if (!settings) throw new SsoError("single sign-on is not configured for that organization; sign in with your password");
   const doc = await discover(settings.issuer, deps.now(), { allowPrivate: deps.config.allowPrivateOutbound });
   const flow: Flow = { state: b64url(randomBytes(24)), nonce: b64url(randomBytes(24)), verifier: b64url(randomBytes(48)), orgId, next, at: deps.now() };
@@ -194,7 +203,8 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
   const code = query.get("code");
   if (!code) throw new SsoError("the identity provider sent no authorization code; start single sign-on again");
 
-  const row = deps.db.select().from(schema.oidcConfigs).where(eq(schema.oidcConfigs.orgId, flow.orgId)).get();
+  const o = tables(deps.db).oidcConfigs;
+  const [row] = await deps.db.select().from(o).where(eq(o.orgId, flow.orgId));
   if (!row) throw new SsoError("single sign-on is no longer configured for this organization");
   const doc = await discover(row.issuer, deps.now(), { allowPrivate: deps.config.allowPrivateOutbound });
   // RFC 9207: when the provider names itself in the answer, it must be the configured issuer.
@@ -255,8 +265,8 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
   if (!email) throw new SsoError("the identity provider did not share an email address; allow the email scope for this application");
   if (identity.email_verified !== true) throw new SsoError(`the identity provider has not verified ${email}; verify it there and try again`);
 
-  const account = findAccountByEmail(deps.db, email);
-  if (!account || !membership(deps.db, account.id, flow.orgId)) {
+  const account = await findAccountByEmail(deps.db, email);
+  if (!account || !(await membership(deps.db, account.id, flow.orgId))) {
     throw new SsoError(`${email} is not a member of this organization; ask an owner or admin to add you`);
   }
   return { accountId: account.id, orgId: flow.orgId, email, next: flow.next };

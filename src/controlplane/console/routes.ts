@@ -89,7 +89,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
         url: new URL(request.url),
         params: params ?? {},
         form: request.method === "POST" ? formValues(body) : {},
-        session: loadSession(deps, cookies),
+        session: await loadSession(deps, cookies),
         presession,
         cookies: setCookies,
       };

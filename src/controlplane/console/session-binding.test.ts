@@ -4,8 +4,10 @@
 // organizations. Driven through the real app in-process, with a scripted identity provider
 // that asserts whatever email its (malicious) admin wants.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { PASSWORD, secondOrganization } from "../auth/test-fixtures.ts";
 import { inspectClaim } from "../claims/service.ts";
+import { tables } from "../db/index.ts";
 import { findRemoteIdentity } from "../directory/service.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
@@ -74,8 +76,9 @@ async function passwordSignIn(b: Browser, email: string, organizationId?: string
   expect(res.status).toBe(303);
 }
 
-function authMethodOf(cp: TestControlPlane, accountId: string): string[] {
-  return (cp.deps.db.$client.query("SELECT auth_method AS m FROM sessions WHERE account_id = ? ORDER BY created_at").all(accountId) as Array<{ m: string }>).map((r) => r.m);
+async function authMethodOf(cp: TestControlPlane, accountId: string): Promise<string[]> {
+  const s = tables(cp.deps.db).sessions;
+  return (await cp.deps.db.select({ m: s.authMethod }).from(s).where(eq(s.accountId, accountId)).orderBy(s.createdAt)).map((r) => r.m);
 }
 
 /** Org A (victim = its owner), org B whose admin added the victim and runs his own provider. */
@@ -93,7 +96,7 @@ describe("single sign-on sessions are bound to their organization", () => {
     const { cp, b } = await attackSetup();
     const attacker = browser(cp);
     await ssoSignIn(attacker, b.orgId, VICTIM);
-    expect(authMethodOf(cp, cp.accountId)).toEqual(["sso"]);
+    expect(await authMethodOf(cp, cp.accountId)).toEqual(["sso"]);
     expect((await attacker.api("GET", "/api/v1/me")).json.organization.id).toBe(b.orgId);
 
     const before = attacker.jar.get("svc_session");
@@ -102,7 +105,7 @@ describe("single sign-on sessions are bound to their organization", () => {
     expect(sw.headers.get("location")).toBe(`/sign-in?org=${cp.orgId}&done=reauth`);
     expect(sw.headers.getSetCookie().some((c) => c.startsWith("svc_session="))).toBe(false);
     expect(attacker.jar.get("svc_session")).toBe(before);
-    expect(authMethodOf(cp, cp.accountId)).toEqual(["sso"]); // no session was opened in A
+    expect(await authMethodOf(cp, cp.accountId)).toEqual(["sso"]); // no session was opened in A
     const me = await attacker.api("GET", "/api/v1/me");
     expect(me.json.organization.id).toBe(b.orgId);
     expect(me.json.role).toBe("member");
@@ -116,7 +119,7 @@ describe("single sign-on sessions are bound to their organization", () => {
 
   test("an SSO session of another organization cannot redeem the victim organization's claim link", async () => {
     const { cp, b } = await attackSetup();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const link = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "attacker-chat" } });
     const path = new URL(link.json.url).pathname;
     const token = path.slice("/claim/".length);
@@ -130,14 +133,14 @@ describe("single sign-on sessions are bound to their organization", () => {
     const res = await attacker.post(path, { action: "link", _csrf: csrf });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("not signed in for this organization");
-    expect(inspectClaim(cp.deps, token).remoteUserId).toBe("attacker-chat"); // still unused
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "attacker-chat")?.userId ?? null).toBeNull();
+    expect((await inspectClaim(cp.deps, token)).remoteUserId).toBe("attacker-chat"); // still unused
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "attacker-chat"))?.userId ?? null).toBeNull();
   });
 
   test("the organization's own SSO session redeems its claim link; the SSO session stays in that organization", async () => {
     const { cp } = await attackSetup();
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme" });
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "own-chat" } })).json.url).pathname;
     const me = browser(cp);
     await ssoSignIn(me, cp.orgId, VICTIM, path);
@@ -145,7 +148,7 @@ describe("single sign-on sessions are bound to their organization", () => {
     const res = await me.post(path, { action: "link", _csrf: await me.csrf() });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("Your chat account is linked");
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "own-chat")?.userId).toBeTruthy();
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "own-chat"))?.userId).toBeTruthy();
   });
 });
 
@@ -161,19 +164,19 @@ describe("password sessions", () => {
     expect(sw.headers.get("location")).toBe("/");
     expect(me.jar.get("svc_session")).not.toBe(first);
     expect((await me.api("GET", "/api/v1/me")).json.organization.id).toBe(b.orgId);
-    expect(authMethodOf(cp, cp.accountId)).toEqual(["password"]); // the old one was ended
+    expect(await authMethodOf(cp, cp.accountId)).toEqual(["password"]); // the old one was ended
   });
 
   test("a password session of the account redeems a claim link of another of its organizations", async () => {
     const { cp, b } = await attackSetup();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "pw-chat" } })).json.url).pathname;
     const me = browser(cp);
     await passwordSignIn(me, VICTIM, b.orgId);
     expect((await me.api("GET", "/api/v1/me")).json.organization.id).toBe(b.orgId);
     const res = await me.post(path, { action: "link", _csrf: await me.csrf() });
     expect(res.status).toBe(200);
-    expect(findRemoteIdentity(cp.deps.db, cp.orgId, "pw-chat")?.userId).toBeTruthy();
+    expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "pw-chat"))?.userId).toBeTruthy();
   });
 
   test("signing in again ends the session it replaces", async () => {
@@ -181,7 +184,7 @@ describe("password sessions", () => {
     const me = browser(cp);
     await ssoSignIn(me, b.orgId, VICTIM);
     await passwordSignIn(me, VICTIM, cp.orgId);
-    expect(authMethodOf(cp, cp.accountId)).toEqual(["password"]);
+    expect(await authMethodOf(cp, cp.accountId)).toEqual(["password"]);
     expect((await me.api("GET", "/api/v1/me")).json.organization.id).toBe(cp.orgId);
   });
 });
@@ -190,16 +193,16 @@ describe("openSession", () => {
   test("opens exactly the organization asked for, never a fallback", async () => {
     const { cp, b } = await attackSetup();
     const outsider = await cp.call("POST", b.org("/members"), { body: { email: "only-b@example.org", role: "member" }, token: b.token });
-    expect(openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso")).toBeNull();
-    expect(openSession(cp.deps, outsider.json.account_id, "", "sso")).toBeNull();
-    expect(openSession(cp.deps, cp.accountId, b.orgId, "sso")?.orgId).toBe(b.orgId);
+    expect(await openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso")).toBeNull();
+    expect(await openSession(cp.deps, outsider.json.account_id, "", "sso")).toBeNull();
+    expect((await openSession(cp.deps, cp.accountId, b.orgId, "sso"))?.orgId).toBe(b.orgId);
   });
 });
 
 describe("claim page", () => {
   test("does not present the front end's self-declared name or email, does not pre-fill it, and warns", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const res = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-9", email: "ceo@example.com", name: "The CEO" } });
     const visitor = browser(cp);
     const html = await (await visitor.get(new URL(res.json.url).pathname)).text();

@@ -7,36 +7,49 @@ import { getOrganization } from "../organizations/service.ts";
 import type { ConsoleSession } from "./context.ts";
 import { clearCookie, serializeCookie } from "./cookies.ts";
 
-export function loadSession(deps: ControlPlaneDeps, cookies: Record<string, string>): ConsoleSession | null {
+export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string, string>): Promise<ConsoleSession | null> {
   const raw = cookies[SESSION_COOKIE];
   if (!raw) return null;
-  const principal = principalFromSession(deps, raw);
+  const principal = await principalFromSession(deps, raw);
   if (!principal || !principal.csrfToken) return null;
-  const orgs = membershipsOf(deps.db, principal.accountId).map((m) => ({ orgId: m.orgId, name: m.name, role: m.role }));
+  const orgs = (await membershipsOf(deps.db, principal.accountId)).map((m) => ({ orgId: m.orgId, name: m.name, role: m.role }));
   let orgName = principal.orgId;
   try {
-    orgName = getOrganization(deps.db, principal.orgId).name;
+    orgName = (await getOrganization(deps.db, principal.orgId)).name;
   } catch {}
   return { raw, principal, csrfToken: principal.csrfToken, orgName, orgs };
 }
 
 /**
  * Starts a session for an account in exactly `orgId`, recording how it was authenticated; null
- * when the account is not a member there (never another organization instead). Password
- * sign-in without an organization goes through the auth folder's `signIn`, which picks the
- * default organization (`defaultOrganization`), then `sessionCookie`.
+ * when the account is not a member there (never another organization instead). The membership
+ * check and the new session are one transaction, so a member removed meanwhile gets no
+ * session; `replaces` (the session being left) is deleted in it too. Password sign-in without
+ * an organization goes through the auth folder's `signIn`, which picks the default
+ * organization (`defaultOrganization`), then `sessionCookie`.
  */
-export function openSession(deps: ControlPlaneDeps, accountId: string, orgId: string, authMethod: AuthMethod): { cookie: string; orgId: string } | null {
-  if (!orgId || !membership(deps.db, accountId, orgId)) return null;
-  const { raw } = createSession(deps, accountId, orgId, authMethod);
-  return { cookie: sessionCookie(deps, raw), orgId };
+export async function openSession(
+  deps: ControlPlaneDeps,
+  accountId: string,
+  orgId: string,
+  authMethod: AuthMethod,
+  options: { replaces?: string | undefined } = {},
+): Promise<{ cookie: string; orgId: string } | null> {
+  if (!orgId) return null;
+  const raw = await deps.db.transaction(async (tx) => {
+    if (!(await membership(tx, accountId, orgId))) return null;
+    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod);
+    if (options.replaces) await deleteSession(tx, options.replaces);
+    return created.raw;
+  });
+  return raw === null ? null : { cookie: sessionCookie(deps, raw), orgId };
 }
 
 export function sessionCookie(deps: ControlPlaneDeps, raw: string): string {
   return serializeCookie(SESSION_COOKIE, raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
 }
 
-export function signOut(deps: ControlPlaneDeps, raw: string | undefined): string {
-  if (raw) deleteSession(deps.db, raw);
+export async function signOut(deps: ControlPlaneDeps, raw: string | undefined): Promise<string> {
+  if (raw) await deleteSession(deps.db, raw);
   return clearCookie(SESSION_COOKIE, { secure: deps.config.secureCookies });
 }

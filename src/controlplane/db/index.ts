@@ -1,56 +1,24 @@
-// Opens the control plane's SQLite database (WAL, full sync, foreign keys) and applies the
-// embedded migrations. drizzle's own migrator reads a folder; a compiled binary has none, so
-// the same migration records are built from the embedded SQL and handed to drizzle's dialect.
-import { Database } from "bun:sqlite";
-import { createHash } from "node:crypto";
-import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { MigrationMeta } from "drizzle-orm/migrator";
-import { MIGRATIONS } from "./migrations/index.ts";
-import * as schema from "./schema.ts";
+// The control plane's storage, chosen by one setting: a SQLite file (the embedded default, no
+// other service needed) or a postgres:// URL (the scale-out backend: several stateless
+// control-plane replicas on one database). See README.md in this folder.
+import { openPostgres } from "./postgres.ts";
+import { openSqlite } from "./sqlite.ts";
+import type { Store } from "./store.ts";
 
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
-export { schema };
+export { type Db, type Dialect, type Store, type Tables, rowCount, tables } from "./store.ts";
 
-export function openDatabase(path: string): Db {
-  const client = new Database(path, { create: true, strict: true });
-  client.exec("PRAGMA journal_mode = WAL");
-  client.exec("PRAGMA synchronous = FULL");
-  client.exec("PRAGMA foreign_keys = ON");
-  client.exec("PRAGMA busy_timeout = 5000");
-  return drizzle({ client, schema }) as Db;
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
 }
 
-function migrationMeta(): MigrationMeta[] {
-  return MIGRATIONS.map((m) => ({
-    sql: m.sql.split("--> statement-breakpoint"),
-    bps: m.breakpoints,
-    folderMillis: m.when,
-    hash: createHash("sha256").update(m.sql).digest("hex"),
-  }));
+/** Opens the store at `location`: a postgres:// URL, or a SQLite file path (":memory:" for tests). */
+export function openStore(location: string, options: { maxConnections?: number; idleTimeoutSeconds?: number } = {}): Store {
+  return isPostgresUrl(location) ? openPostgres({ url: location, ...options }) : openSqlite(location);
 }
 
-/** Applies pending migrations; returns how many were applied. */
-export function migrate(db: Db): number {
-  const before = appliedCount(db);
-  // drizzle's dialect migrator: same bookkeeping table as drizzle-kit (__drizzle_migrations).
-  (db as unknown as { dialect: { migrate: (m: MigrationMeta[], s: unknown, c: object) => void }; session: unknown }).dialect.migrate(
-    migrationMeta(),
-    (db as unknown as { session: unknown }).session,
-    {},
-  );
-  return appliedCount(db) - before;
-}
-
-function appliedCount(db: Db): number {
-  const row = db.$client
-    .query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'")
-    .get();
-  if (!row?.n) return 0;
-  return db.$client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0;
-}
-
-export function openMigrated(path: string): Db {
-  const db = openDatabase(path);
-  migrate(db);
-  return db;
+/** Opens the store and applies pending migrations. */
+export async function openMigrated(location: string): Promise<Store> {
+  const store = openStore(location);
+  await store.migrate();
+  return store;
 }

@@ -8,7 +8,7 @@
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS, lastReport, readConfig, runSync, setConfig, setEnabled } from "./service.ts";
+import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS, lastReport, readConfig, runSync, setConfig, setEnabled, startSync } from "./service.ts";
 
 const ConfigBody = t.Object({
   tenant_id: t.String({ minLength: 1, maxLength: 256 }),
@@ -25,22 +25,22 @@ const ConfigBody = t.Object({
 export function directorySyncRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "directory-sync-routes", prefix: "/organizations/:org/directory-sync" })
     .use(authPlugin(deps))
-    .put("", ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody })
-    .get("", ({ params }) => readConfig(deps.db, params.org), { admin: true })
+    .put("", async ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody })
+    .get("", async ({ params }) => readConfig(deps.db, params.org), { admin: true })
     .post(
       "/enable",
-      ({ params }) => {
-        const config = setEnabled(deps, params.org, true);
-        // The run records itself; its outcome is read with GET …/report.
-        runSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: String(e) }));
+      async ({ params }) => {
+        const config = await setEnabled(deps, params.org, true);
+        // Its "running" record is written before the answer; the outcome is read with GET …/report.
+        await startSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: String(e) }));
         return config;
       },
       { admin: true },
     )
-    .post("/disable", ({ params }) => setEnabled(deps, params.org, false), { admin: true })
-    .post("/run", ({ params, body }) => runSync(deps, params.org, body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
+    .post("/disable", async ({ params }) => setEnabled(deps, params.org, false), { admin: true })
+    .post("/run", async ({ params, body }) => runSync(deps, params.org, body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
       admin: true,
       body: t.Optional(t.Object({ dry_run: t.Optional(t.Boolean()) })),
     })
-    .get("/report", ({ params }) => lastReport(deps.db, params.org), { admin: true });
+    .get("/report", async ({ params }) => lastReport(deps.db, params.org), { admin: true });
 }

@@ -1,49 +1,49 @@
 // The periodic loop of directory sync: every tick, each enabled organization whose last run
-// started at least its interval ago (or never ran) gets a run. A run another replica started
-// recently and has not finished is left alone, so replicas sharing a database do not all
-// call Graph at once. stop() ends the loop, aborts running syncs and waits for their records.
+// started at least its interval ago (or never ran) gets a run. Whether it is due and whether a
+// run is already in progress (on any replica sharing the database) is decided by one atomic
+// claim in the database (service.ts `startIfDue`), so replicas do not all call Graph at once.
+// stop() ends the loop, aborts running syncs and waits for their records.
 import type { ControlPlaneDeps } from "../deps.ts";
-import { enabledConfigs, isRunning, latestRun, runSync, stopRuns } from "./service.ts";
+import { enabledConfigs, startIfDue, stopRuns } from "./service.ts";
 
+export { ABANDONED_RUN_MS } from "./service.ts";
 export const DEFAULT_TICK_MS = 30_000;
-/** A "running" record older than this is taken as abandoned (its process died). */
-export const ABANDONED_RUN_MS = 30 * 60_000;
 
 export type SchedulerOptions = { tickMs?: number };
 
-/** Organizations due for a run at deps.now(). */
-export function dueOrganizations(deps: ControlPlaneDeps): string[] {
-  const now = deps.now();
-  const due: string[] = [];
-  for (const config of enabledConfigs(deps.db)) {
-    if (isRunning(deps, config.orgId)) continue;
-    const last = latestRun(deps.db, config.orgId);
-    if (last?.status === "running" && now - last.startedAt < ABANDONED_RUN_MS) continue;
-    if (!last || now - last.startedAt >= config.intervalSeconds * 1000) due.push(config.orgId);
-  }
-  return due;
-}
-
 export function startDirectorySyncScheduler(deps: ControlPlaneDeps, options: SchedulerOptions = {}): () => Promise<void> {
   let stopped = false;
-  const tick = () => {
-    if (stopped) return;
-    let due: string[];
+  let ticking: Promise<void> | null = null;
+  const tickOnce = async () => {
+    let configs: Awaited<ReturnType<typeof enabledConfigs>>;
     try {
-      due = dueOrganizations(deps);
+      configs = await enabledConfigs(deps.db);
     } catch (e) {
       deps.log.error("directory sync scheduler failed", { error: (e as Error).message });
       return;
     }
-    for (const orgId of due) {
-      runSync(deps, orgId).catch((e) => deps.log.error("directory sync run failed to start", { org_id: orgId, error: (e as Error).message }));
+    for (const config of configs) {
+      if (stopped) return;
+      try {
+        await startIfDue(deps, config);
+      } catch (e) {
+        deps.log.error("directory sync run failed to start", { org_id: config.orgId, error: (e as Error).message });
+      }
     }
+  };
+  // One tick at a time: a slow database makes ticks late, never overlapping.
+  const tick = () => {
+    if (stopped || ticking) return;
+    ticking = tickOnce().finally(() => {
+      ticking = null;
+    });
   };
   const timer = setInterval(tick, options.tickMs ?? DEFAULT_TICK_MS);
   queueMicrotask(tick);
   return async () => {
     stopped = true;
     clearInterval(timer);
+    await ticking;
     await stopRuns(deps);
   };
 }

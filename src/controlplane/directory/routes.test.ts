@@ -31,19 +31,31 @@ describe("users", () => {
   });
 });
 
+describe("concurrent creation", () => {
+  test("of one email or one group name: one 201, the others 409, never a 500", async () => {
+    const cp = await testControlPlane();
+    const users = await Promise.all(Array.from({ length: 5 }, () => cp.call("POST", cp.org("/users"), { body: { email: "same@example.com" } })));
+    expect(users.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const groups = await Promise.all(Array.from({ length: 5 }, () => cp.call("POST", cp.org("/groups"), { body: { name: "same" } })));
+    expect(groups.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    expect((await cp.call("GET", cp.org("/users"))).json.users).toHaveLength(1);
+    expect((await cp.call("GET", cp.org("/groups"))).json.groups).toHaveLength(1);
+  });
+});
+
 describe("groups and members", () => {
   test("create, add and remove members (each bumps the revision), counts and user groups", async () => {
     const cp = await testControlPlane();
     const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const group = await cp.call("POST", cp.org("/groups"), { body: { name: "staff" } });
     expect(group.status).toBe(201);
     expect(structuredClone(group.json)).toMatchObject({ id: expect.stringMatching(/^grp_/), name: "staff", source: "manual", members: 0 });
-    expect(revisionOf(cp)).toBe(before + 1);
+    expect(await revisionOf(cp)).toBe(before + 1);
 
     const added = await cp.call("POST", cp.org(`/groups/${group.json.id}/members`), { body: { user_id: alice.id } });
     expect(added.status).toBe(204);
-    expect(revisionOf(cp)).toBe(before + 2);
+    expect(await revisionOf(cp)).toBe(before + 2);
     expect((await cp.call("GET", cp.org("/groups"))).json.groups).toEqual([expect.objectContaining({ name: "staff", members: 1 })]);
     expect((await cp.call("GET", cp.org(`/users/${alice.id}`))).json.groups).toEqual(["staff"]);
     // By name and by email work too.
@@ -53,7 +65,7 @@ describe("groups and members", () => {
     const removed = await cp.call("DELETE", cp.org(`/groups/${group.json.id}/members/${alice.id}`));
     expect(removed.status).toBe(204);
     expect((await cp.call("GET", cp.org(`/users/${alice.id}`))).json.groups).toEqual([]);
-    expect(revisionOf(cp)).toBeGreaterThan(before + 2);
+    expect(await revisionOf(cp)).toBeGreaterThan(before + 2);
 
     expect((await cp.call("POST", cp.org("/groups/grp_nope/members"), { body: { user_id: alice.id } })).status).toBe(404);
     expect((await cp.call("POST", cp.org(`/groups/${group.json.id}/members`), { body: { user_id: "usr_nope" } })).status).toBe(404);
@@ -75,14 +87,14 @@ describe("remote identities", () => {
     const cp = await testControlPlane();
     const { installationId } = await agentAndInstallation(cp);
     const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
-    noteRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-unlinked", installationId });
+    await noteRemoteIdentity(cp.deps.db, cp.orgId, { remoteUserId: "fe-unlinked", installationId });
 
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const link = await cp.call("POST", cp.org(`/users/${alice.id}/remote-identities`), { body: { platform: "chatui", remote_user_id: "fe-alice" } });
     expect(link.status).toBe(201);
     expect(structuredClone(link.json)).toMatchObject({ id: expect.stringMatching(/^rid_/), platform: "chatui", remote_user_id: "fe-alice", user_id: alice.id, linked_at: expect.any(String) });
-    expect(revisionOf(cp)).toBe(before + 1);
-    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id, email: "alice@example.com", groups: [] }]);
+    expect(await revisionOf(cp)).toBe(before + 1);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id, email: "alice@example.com", groups: [] }]);
 
     const mine = await cp.call("GET", cp.org(`/users/${alice.id}/remote-identities`));
     expect(mine.json.remote_identities).toEqual([expect.objectContaining({ remote_user_id: "fe-alice", platform: "chatui", installation_id: null })]);
@@ -119,7 +131,7 @@ describe("remote identities", () => {
 describe("disabling and enabling users", () => {
   test("a disabled user leaves the bundle's identity map: its identity is decided as unlinked, even under a * permit", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
     await cp.call("POST", cp.org(`/users/${alice.id}/remote-identities`), { body: { platform: "chatui", remote_user_id: "fe-alice" } });
     expect((await cp.call("POST", cp.org("/policies"), { body: { name: "everyone-reads", src: "*", dst: "tool:crm.read", effect: "permit", workspace: "default" } })).status).toBe(201);
@@ -133,12 +145,12 @@ describe("disabling and enabling users", () => {
     expect(before.bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-alice"]);
     expect(before.decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
 
-    const rev = revisionOf(cp);
+    const rev = await revisionOf(cp);
     const disabled = await cp.call("POST", cp.org(`/users/${alice.id}/disable`));
     expect(disabled.status).toBe(200);
     expect(structuredClone(disabled.json)).toMatchObject({ id: alice.id, email: "alice@example.com", disabled: true });
-    expect(revisionOf(cp)).toBe(rev + 1);
-    expect(identityMap(cp.deps.db, cp.orgId)).toEqual([]);
+    expect(await revisionOf(cp)).toBe(rev + 1);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([]);
     const after = await decide();
     expect(after.bundle.revision).toBeGreaterThan(before.bundle.revision);
     expect(after.bundle.identities).toEqual([]);
@@ -151,11 +163,11 @@ describe("disabling and enabling users", () => {
 
     // Disabling again changes nothing (no new revision); enabling restores the identity.
     expect((await cp.call("POST", cp.org("/users/alice@example.com/disable"))).json.disabled).toBe(true);
-    expect(revisionOf(cp)).toBe(rev + 1);
+    expect(await revisionOf(cp)).toBe(rev + 1);
     const enabled = await cp.call("POST", cp.org(`/users/${alice.id}/enable`));
     expect(enabled.status).toBe(200);
     expect(enabled.json.disabled).toBe(false);
-    expect(revisionOf(cp)).toBe(rev + 2);
+    expect(await revisionOf(cp)).toBe(rev + 2);
     expect((await decide()).decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
   });
 

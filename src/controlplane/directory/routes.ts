@@ -24,62 +24,62 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
   const db = deps.db;
   return new Elysia({ name: "directory-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/users", ({ principal, query }) => ({ users: listUsers(db, principal.orgId, query.email) }), {
+    .get("/users", async ({ principal, query }) => ({ users: await listUsers(db, principal.orgId, query.email) }), {
       admin: true,
       query: UserQuery,
       detail: { tags, summary: "List users, or resolve one by ?email=" },
     })
     .post(
       "/users",
-      ({ principal, body, set }) => {
-        const user = createUser(db, principal.orgId, { email: body.email, displayName: body.display_name ?? null });
+      async ({ principal, body, set }) => {
+        const user = await createUser(db, principal.orgId, { email: body.email, displayName: body.display_name ?? null });
         set.status = 201;
         return user;
       },
       { admin: true, body: UserCreate, detail: { tags, summary: "Create a user" } },
     )
-    .get("/users/:id", ({ principal, params }) => showUser(db, principal.orgId, params.id), {
+    .get("/users/:id", async ({ principal, params }) => showUser(db, principal.orgId, params.id), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Show a user by id or email" },
     })
-    .post("/users/:id/disable", ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true), {
+    .post("/users/:id/disable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Disable a user: its front-end identities leave the identity map (decided as unlinked)" },
     })
-    .post("/users/:id/enable", ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false), {
+    .post("/users/:id/enable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Enable a disabled user again" },
     })
-    .get("/users/:id/remote-identities", ({ principal, params }) => ({ remote_identities: remoteIdentitiesOfUser(db, principal.orgId, params.id) }), {
+    .get("/users/:id/remote-identities", async ({ principal, params }) => ({ remote_identities: await remoteIdentitiesOfUser(db, principal.orgId, params.id) }), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Front-end identities linked to the user" },
     })
     .post(
       "/users/:id/remote-identities",
-      ({ principal, params, body, set }) => {
-        const link = linkByHand(db, principal.orgId, params.id, { platform: body.platform, remoteUserId: body.remote_user_id, relink: body.relink ?? false }, deps.now());
+      async ({ principal, params, body, set }) => {
+        const link = await linkByHand(db, principal.orgId, params.id, { platform: body.platform, remoteUserId: body.remote_user_id, relink: body.relink ?? false }, deps.now());
         set.status = 201;
         return link;
       },
       { admin: true, params: IdParams, body: RemoteIdentityLink, detail: { tags, summary: "Link a front-end user to this user by hand" } },
     )
-    .get("/remote-identities", ({ principal, query }) => ({ remote_identities: listRemoteIdentities(db, principal.orgId, query.linked) }), {
+    .get("/remote-identities", async ({ principal, query }) => ({ remote_identities: await listRemoteIdentities(db, principal.orgId, query.linked) }), {
       admin: true,
       query: RemoteIdentityQuery,
       detail: { tags, summary: "Front-end identities of the organization (?linked=true|false)" },
     })
-    .get("/groups", ({ principal }) => ({ groups: listGroups(db, principal.orgId) }), {
+    .get("/groups", async ({ principal }) => ({ groups: await listGroups(db, principal.orgId) }), {
       admin: true,
       detail: { tags, summary: "List groups with member counts" },
     })
     .post(
       "/groups",
-      ({ principal, body, set }) => {
-        const group = createGroup(db, principal.orgId, body.name);
+      async ({ principal, body, set }) => {
+        const group = await createGroup(db, principal.orgId, body.name);
         set.status = 201;
         return group;
       },
@@ -87,16 +87,16 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     )
     .post(
       "/groups/:id/members",
-      ({ principal, params, body, set }) => {
-        addGroupMemberByHand(db, principal.orgId, params.id, body.user_id);
+      async ({ principal, params, body, set }) => {
+        await addGroupMemberByHand(db, principal.orgId, params.id, body.user_id);
         set.status = 204;
       },
       { admin: true, params: IdParams, body: GroupMemberAdd, detail: { tags, summary: "Add a user to a group" } },
     )
     .delete(
       "/groups/:id/members/:user_id",
-      ({ principal, params, set }) => {
-        removeGroupMemberByHand(db, principal.orgId, params.id, params.user_id);
+      async ({ principal, params, set }) => {
+        await removeGroupMemberByHand(db, principal.orgId, params.id, params.user_id);
         set.status = 204;
       },
       { admin: true, params: MemberParams, detail: { tags, summary: "Remove a user from a group" } },

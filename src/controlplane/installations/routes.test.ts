@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { agentAndInstallation, fakeReplica, revisionOf } from "../auth/test-fixtures.ts";
 import { hashSecret } from "../auth/tokens.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
 import { findInstallationByToken } from "./runtime-auth.ts";
 
@@ -58,13 +58,12 @@ describe("installation status, agents and tools", () => {
     const cp = await testControlPlane();
     const { agentId, installationId } = await agentAndInstallation(cp);
     const replica = await fakeReplica(cp, installationId);
-    cp.deps.db
-      .insert(schema.tools)
+    await cp.deps.db
+      .insert(tables(cp.deps.db).tools)
       .values([
         { workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 },
         { workspaceId: cp.workspaceId, name: "crm.update", installationId, access: "write", requiredCapabilities: ["crm"], updatedAt: 1 },
-      ])
-      .run();
+      ]);
     const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
     expect(status.status).toBe(200);
     expect(status.json.tool_count).toBe(2);
@@ -91,9 +90,9 @@ describe("runtime credential", () => {
     expect(first.headers.get("cache-control")).toBe("no-store");
     const token1: string = first.json.token;
     expect(token1).toMatch(/^svc_rt_/);
-    const row = cp.deps.db.select().from(schema.installations).where(eq(schema.installations.id, installationId)).get()!;
+    const row = (await cp.deps.db.select().from(tables(cp.deps.db).installations).where(eq(tables(cp.deps.db).installations.id, installationId)))[0]!;
     expect(row.tokenHash).toBe(hashSecret(token1));
-    expect(findInstallationByToken(cp.deps, token1, {})?.installationId).toBe(installationId);
+    expect((await findInstallationByToken(cp.deps, token1, {}))?.installationId).toBe(installationId);
     // Status never shows the token, only that one exists.
     const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
     expect(status.json.has_credential).toBe(true);
@@ -102,29 +101,29 @@ describe("runtime credential", () => {
     const again = await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} });
     expect(again.status).toBe(409);
     expect(again.json.code).toBe("credential_already_issued");
-    expect(findInstallationByToken(cp.deps, token1, {})).not.toBeNull();
+    expect(await findInstallationByToken(cp.deps, token1, {})).not.toBeNull();
 
     const rotated = await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } });
     expect(rotated.status).toBe(200);
     const token2: string = rotated.json.token;
     expect(token2).not.toBe(token1);
-    expect(findInstallationByToken(cp.deps, token1, {})).toBeNull();
-    expect(findInstallationByToken(cp.deps, token2, {})?.installationId).toBe(installationId);
+    expect(await findInstallationByToken(cp.deps, token1, {})).toBeNull();
+    expect((await findInstallationByToken(cp.deps, token2, {}))?.installationId).toBe(installationId);
   });
 
   test("DELETE makes the token fail, hides the installation, frees its tools and bumps the revision", async () => {
     const cp = await testControlPlane();
     const { installationId } = await agentAndInstallation(cp);
     const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
-    cp.deps.db.insert(schema.tools).values({ workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 }).run();
-    const before = revisionOf(cp);
+    await cp.deps.db.insert(tables(cp.deps.db).tools).values({ workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 });
+    const before = await revisionOf(cp);
     const del = await cp.call("DELETE", cp.org(`/installations/${installationId}`));
     expect(del.status).toBe(204);
-    expect(findInstallationByToken(cp.deps, token, {})).toBeNull();
-    expect(revisionOf(cp)).toBeGreaterThan(before);
-    const row = cp.deps.db.select().from(schema.installations).where(eq(schema.installations.id, installationId)).get()!;
+    expect(await findInstallationByToken(cp.deps, token, {})).toBeNull();
+    expect(await revisionOf(cp)).toBeGreaterThan(before);
+    const row = (await cp.deps.db.select().from(tables(cp.deps.db).installations).where(eq(tables(cp.deps.db).installations.id, installationId)))[0]!;
     expect(row.deletedAt).not.toBeNull();
-    expect(cp.deps.db.select().from(schema.tools).where(eq(schema.tools.installationId, installationId)).all()).toHaveLength(0);
+    expect((await cp.deps.db.select().from(tables(cp.deps.db).tools).where(eq(tables(cp.deps.db).tools.installationId, installationId)))).toHaveLength(0);
     expect((await cp.call("GET", cp.org(`/installations/${installationId}`))).status).toBe(404);
     expect((await cp.call("GET", cp.org("/installations"))).json.installations).toEqual([]);
     expect((await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } })).status).toBe(404);

@@ -16,42 +16,42 @@ export function installationRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get(
       "/installations",
-      ({ principal, query }) => {
-        const ws = query.workspace ? resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
-        return { installations: listInstallations(deps.db, principal.orgId, ws?.id) };
+      async ({ principal, query }) => {
+        const ws = query.workspace ? await resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
+        return { installations: await listInstallations(deps.db, principal.orgId, ws?.id) };
       },
       { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List installations" } },
     )
     .post(
       "/installations",
-      ({ principal, body, set }) => {
-        const inst = createInstallation(deps.db, principal.orgId, { platform: body.platform, name: body.name, agentId: body.agent_id, workspace: body.workspace });
+      async ({ principal, body, set }) => {
+        const inst = await createInstallation(deps.db, principal.orgId, { platform: body.platform, name: body.name, agentId: body.agent_id, workspace: body.workspace });
         set.status = 201;
         return inst;
       },
       { admin: true, body: InstallationCreate, detail: { tags, summary: "Create an installation (platform must be chatui)" } },
     )
-    .get("/installations/:id", ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id), {
+    .get("/installations/:id", async ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Installation status with its replicas" },
     })
     .get(
       "/installations/:id/agents",
-      ({ principal, params }) => {
-        const inst = getInstallation(deps.db, principal.orgId, params.id);
-        return { agents: [presentAgent(getAgent(deps.db, principal.orgId, inst.agentId))] };
+      async ({ principal, params }) => {
+        const inst = await getInstallation(deps.db, principal.orgId, params.id);
+        return { agents: [presentAgent(await getAgent(deps.db, principal.orgId, inst.agentId))] };
       },
       { admin: true, params: IdParams, detail: { tags, summary: "The agent bound to the installation" } },
     )
-    .get("/installations/:id/tools", ({ principal, params }) => ({ tools: toolsOf(deps.db, principal.orgId, params.id) }), {
+    .get("/installations/:id/tools", async ({ principal, params }) => ({ tools: await toolsOf(deps.db, principal.orgId, params.id) }), {
       admin: true,
       params: IdParams,
       detail: { tags, summary: "Tools registered by the installation's tool sync" },
     })
     .post(
       "/installations/:id/credential",
-      ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set }) => {
         set.headers["cache-control"] = "no-store";
         return issueCredential(deps, principal.orgId, params.id, body?.rotate ?? false);
       },
@@ -59,8 +59,8 @@ export function installationRoutes(deps: ControlPlaneDeps) {
     )
     .delete(
       "/installations/:id",
-      ({ principal, params, set }) => {
-        deleteInstallation(deps, principal.orgId, params.id);
+      async ({ principal, params, set }) => {
+        await deleteInstallation(deps, principal.orgId, params.id);
         set.status = 204;
       },
       { admin: true, params: IdParams, detail: { tags, summary: "Delete an installation; its token stops working" } },

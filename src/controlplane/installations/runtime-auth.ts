@@ -1,7 +1,9 @@
 // Resolves a runtime bearer token to its installation. Only the current token's hash matches,
 // so a rotated token fails at once; a deleted installation's token matches nothing.
 import { REPLICA_HEADER } from "../../contract/runtime-api.ts";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { hashSecret, isKind } from "../auth/tokens.ts";
+import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 
 export type RuntimeCaller = {
@@ -14,19 +16,28 @@ export type RuntimeCaller = {
   replicaId: string | null;
 };
 
-export function findInstallationByToken(
+// Every runtime call (every 304 poll included) starts here: the query is built once per
+// database and only executed per call.
+const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
+
+function prepare(db: Db) {
+  const i = tables(db).installations;
+  return db
+    .select({ id: i.id, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name })
+    .from(i)
+    .where(and(eq(i.tokenHash, sql.placeholder("hash")), isNull(i.deletedAt)))
+    .prepare("runtime_token");
+}
+
+export async function findInstallationByToken(
   deps: ControlPlaneDeps,
   token: string,
   headers: Record<string, string | undefined>,
-): RuntimeCaller | null {
+): Promise<RuntimeCaller | null> {
   if (!isKind(token, "runtime")) return null;
-  // Every runtime call (every 304 poll included) starts here: a statement bun:sqlite caches
-  // per database costs a few µs where building the drizzle query costs tens.
-  const row = deps.db.$client
-    .query<{ id: string; orgId: string; workspaceId: string; agentId: string; name: string }, [string]>(
-      "SELECT id, org_id AS orgId, workspace_id AS workspaceId, agent_id AS agentId, name FROM installations WHERE token_hash = ? AND deleted_at IS NULL",
-    )
-    .get(hashSecret(token));
+  let query = prepared.get(deps.db);
+  if (!query) prepared.set(deps.db, (query = prepare(deps.db)));
+  const [row] = await query.execute({ hash: hashSecret(token) });
   if (!row) return null;
   return {
     installationId: row.id,

@@ -6,7 +6,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
 import { hashSecret, newSecret } from "../auth/tokens.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { replicasOf } from "../runtime/replicas.ts";
@@ -14,8 +14,8 @@ import { replicasOf } from "../runtime/replicas.ts";
 /** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
 export const PLATFORM = "chatui";
 
-export type InstallationRow = typeof schema.installations.$inferSelect;
-type ReplicaRow = ReturnType<typeof replicasOf>[number];
+export type InstallationRow = Tables["installations"]["$inferSelect"];
+type ReplicaRow = Awaited<ReturnType<typeof replicasOf>>[number];
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -53,86 +53,91 @@ export function platformProblem(platform: string): string | null {
 }
 
 /** A live (not deleted) installation of the organization; 404 otherwise. */
-export function getInstallation(db: Db, orgId: string, id: string): InstallationRow {
-  const i = schema.installations;
-  const row = db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt))).get();
+export async function getInstallation(db: Db, orgId: string, id: string): Promise<InstallationRow> {
+  const i = tables(db).installations;
+  const [row] = await db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt)));
   if (!row) throw new SvcError("not_found", `installation ${id} not found in this organization`);
   return row;
 }
 
-export function toolCountOf(db: Db, installationId: string): number {
-  return db.select({ n: count() }).from(schema.tools).where(eq(schema.tools.installationId, installationId)).get()?.n ?? 0;
+export async function toolCountOf(db: Db, installationId: string): Promise<number> {
+  const t = tables(db).tools;
+  const [row] = await db.select({ n: count() }).from(t).where(eq(t.installationId, installationId));
+  return Number(row?.n ?? 0);
 }
 
-export function listInstallations(db: Db, orgId: string, workspaceId?: string) {
-  const i = schema.installations;
+export async function listInstallations(db: Db, orgId: string, workspaceId?: string) {
+  const { installations: i, tools: t } = tables(db);
   const conds = [eq(i.orgId, orgId), isNull(i.deletedAt)];
   if (workspaceId) conds.push(eq(i.workspaceId, workspaceId));
-  return db
-    .select()
+  const rows = await db
+    .select({ installation: i, toolCount: count(t.name) })
     .from(i)
+    .leftJoin(t, eq(t.installationId, i.id))
     .where(and(...conds))
-    .orderBy(i.id)
-    .all()
-    .map((row) => presentInstallation(row, toolCountOf(db, row.id)));
+    .groupBy(i.id)
+    .orderBy(i.id);
+  return rows.map((r) => presentInstallation(r.installation, Number(r.toolCount)));
 }
 
-export function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }) {
+export async function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }) {
   const problem = platformProblem(input.platform);
   if (problem) throw new SvcError("invalid_platform", problem, { errors: [{ path: "/platform", message: problem }] });
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the installation name is empty", { errors: [{ path: "/name", message: "empty" }] });
-  const ws = resolveWorkspace(db, orgId, input.workspace);
-  getAgentInWorkspace(db, orgId, input.agentId, ws);
-  const i = schema.installations;
-  const clash = db.select({ id: i.id }).from(i).where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt))).get();
-  if (clash) throw new SvcError("conflict", `an installation named "${name}" already exists in workspace "${ws.name}" (${clash.id})`);
-  const id = newId("installation");
-  db.insert(i).values({ id, orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM }).run();
-  return presentInstallation(getInstallation(db, orgId, id), 0);
+  const row = await db.transaction(async (tx) => {
+    const ws = await resolveWorkspace(tx, orgId, input.workspace);
+    await getAgentInWorkspace(tx, orgId, input.agentId, ws);
+    const i = tables(tx).installations;
+    const [clash] = await tx.select({ id: i.id }).from(i).where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt)));
+    if (clash) throw new SvcError("conflict", `an installation named "${name}" already exists in workspace "${ws.name}" (${clash.id})`);
+    const [created] = await tx.insert(i).values({ id: newId("installation"), orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM }).returning();
+    return created!;
+  });
+  return presentInstallation(row, 0);
 }
 
 /** The installation with its replicas as their heartbeats last reported them. */
-export function installationStatus(db: Db, orgId: string, id: string) {
-  const row = getInstallation(db, orgId, id);
-  return { ...presentInstallation(row, toolCountOf(db, row.id)), replicas: replicasOf(db, row.id).map(presentReplica) };
+export async function installationStatus(db: Db, orgId: string, id: string) {
+  const row = await getInstallation(db, orgId, id);
+  const replicas = await replicasOf(db, row.id);
+  return { ...presentInstallation(row, await toolCountOf(db, row.id)), replicas: replicas.map(presentReplica) };
 }
 
-export function toolsOf(db: Db, orgId: string, id: string) {
-  const row = getInstallation(db, orgId, id);
-  const tl = schema.tools;
+export async function toolsOf(db: Db, orgId: string, id: string) {
+  const row = await getInstallation(db, orgId, id);
+  const tl = tables(db).tools;
   return db
     .select({ name: tl.name, access: tl.access, required_capabilities: tl.requiredCapabilities })
     .from(tl)
     .where(eq(tl.installationId, row.id))
-    .orderBy(tl.name)
-    .all();
+    .orderBy(tl.name);
 }
 
 /**
  * Issues the runtime token (`svc_rt_…`), returned once and stored only as SHA-256. With a
  * token already issued, only `rotate` replaces it; the old token then matches nothing.
  */
-export function issueCredential(deps: ControlPlaneDeps, orgId: string, id: string, rotate: boolean): { token: string } {
-  return deps.db.transaction(() => {
-    const row = getInstallation(deps.db, orgId, id);
+export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id: string, rotate: boolean): Promise<{ token: string }> {
+  return deps.db.transaction(async (tx) => {
+    const row = await getInstallation(tx, orgId, id);
     if (row.tokenHash !== null && !rotate) {
       throw new SvcError("credential_already_issued", `installation ${id} already has a runtime token (issued ${iso(row.tokenIssuedAt)}); rotate it with \`svc bot credential --rotate\``);
     }
     const token = newSecret("runtime");
-    const i = schema.installations;
-    deps.db.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id)).run();
+    const i = tables(tx).installations;
+    await tx.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id));
     return { token };
   });
 }
 
 /** Soft delete: the token stops working, the replicas' bundles go away, the tool names are freed. */
-export function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): void {
-  deps.db.transaction(() => {
-    const row = getInstallation(deps.db, orgId, id);
-    const i = schema.installations;
-    deps.db.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id)).run();
-    deps.db.delete(schema.tools).where(eq(schema.tools.installationId, row.id)).run();
-    bumpRevision(deps.db, orgId);
+export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const row = await getInstallation(tx, orgId, id);
+    const { installations: i, tools: t } = tables(tx);
+    await tx.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id));
+    await tx.delete(t).where(eq(t.installationId, row.id));
+    await bumpRevision(tx, orgId);
   });
 }

@@ -63,10 +63,13 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
   return { ready: checks.every((c) => c.ok), checks };
 }
 
-export function profileReadiness(db: Db, profile: ProfileRow): Readiness {
-  const assignedAgents = assignedAgentIds(db, profile.id);
+export async function profileReadiness(db: Db, profile: ProfileRow): Promise<Readiness> {
+  const assignedAgents = await assignedAgentIds(db, profile.id);
   const scopes = assignedAgents.length ? assignedAgents : [null];
-  const replicas = new Set(scopes.flatMap((agentId) => recipientsInScope(db, profile.workspaceId, agentId).map((r) => r.replica_id)));
+  const replicas = new Set<string>();
+  for (const agentId of scopes) {
+    for (const r of await recipientsInScope(db, profile.workspaceId, agentId)) replicas.add(r.replica_id);
+  }
   return judgeReadiness({
     endpoint: profile.endpoint,
     authType: profile.authType,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { agentAndInstallation, fakeReplica, revisionOf, sealKey } from "../auth/test-fixtures.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
 
 const base = { display_name: "gateway", endpoint: "https://llm.example.com/v1/", auth_type: "none", default_model: "gpt-x", workspace: "default" };
@@ -9,7 +9,7 @@ const base = { display_name: "gateway", endpoint: "https://llm.example.com/v1/",
 describe("POST /model-profiles", () => {
   test("creates a profile; models default to the default model; the endpoint is normalized", async () => {
     const cp = await testControlPlane();
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const res = await cp.call("POST", cp.org("/model-profiles"), { body: base });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
@@ -24,7 +24,7 @@ describe("POST /model-profiles", () => {
       sealed_to: [],
       created_at: expect.any(String),
     });
-    expect(revisionOf(cp)).toBeGreaterThan(before);
+    expect(await revisionOf(cp)).toBeGreaterThan(before);
     expect((await cp.call("GET", cp.org("/model-profiles?workspace=default"))).json.model_profiles.map((p: { id: string }) => p.id)).toEqual([res.json.id]);
     expect((await cp.call("GET", cp.org("/model-profiles/gateway?workspace=default"))).json.id).toBe(res.json.id);
     expect((await cp.call("GET", cp.org(`/model-profiles/${res.json.id}`))).json.display_name).toBe("gateway");
@@ -87,8 +87,10 @@ describe("POST /model-profiles", () => {
     expect(ok.status).toBe(201);
     expect(structuredClone(ok.json)).toMatchObject({ has_api_key: true, sealed_to: [replica.id] });
     expect(ok.text).not.toContain(sealed);
-    const row = cp.deps.db.select().from(schema.modelProfiles).where(eq(schema.modelProfiles.id, ok.json.id)).get()!;
-    expect(row.apiKeySealed).toBe(sealed);
+    const mp = tables(cp.deps.db).modelProfiles;
+    const [row] = await cp.deps.db.select().from(mp).where(eq(mp.id, ok.json.id));
+    expect(row).toBeDefined();
+    expect(row!.apiKeySealed).toBe(sealed);
   });
 
   test("api_key auth with no runtime able to receive the key → 409 no_runtime_recipient", async () => {
@@ -126,11 +128,11 @@ describe("assignment and readiness", () => {
     const profile = (await cp.call("POST", cp.org("/model-profiles"), { body: base })).json;
     const none = await cp.call("GET", cp.org(`/model-profile-assignments?workspace=default&agent_id=${agentId}`));
     expect(none.json).toEqual({ agent_id: agentId, profile: null });
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const assigned = await cp.call("POST", cp.org(`/model-profiles/gateway/assign?workspace=default`), { body: { agent_id: agentId } });
     expect(assigned.status).toBe(200);
     expect(assigned.json).toEqual({ agent_id: agentId, profile_id: profile.id });
-    expect(revisionOf(cp)).toBeGreaterThan(before);
+    expect(await revisionOf(cp)).toBeGreaterThan(before);
     const found = await cp.call("GET", cp.org(`/model-profile-assignments?agent_id=${agentId}`));
     expect(found.json.profile.id).toBe(profile.id);
 
@@ -178,11 +180,11 @@ describe("assignment and readiness", () => {
     expect(sealing.detail).not.toContain(r1.id);
 
     // Re-seal to both: ready again, and the bundle revision moved.
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const resealed = await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey([r1.recipient, r2.recipient]), sealed_to: [r2.id, r1.id] } });
     expect(resealed.status).toBe(200);
     expect(resealed.json.sealed_to).toEqual([r1.id, r2.id].sort());
-    expect(revisionOf(cp)).toBeGreaterThan(before);
+    expect(await revisionOf(cp)).toBeGreaterThan(before);
     expect((await readiness()).ready).toBe(true);
     expect((await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key: "sk-plain", api_key_sealed: "x", sealed_to: [] } })).json.errors[0].path).toBe("/api_key");
   });

@@ -14,36 +14,36 @@ const tags = ["model-profiles"];
 
 export function modelProfileRoutes(deps: ControlPlaneDeps) {
   const db = deps.db;
-  const wsOf = (orgId: string, workspace?: string) => (workspace ? resolveWorkspace(db, orgId, workspace) : undefined);
-  const profileOf = (orgId: string, id: string, workspace?: string) => resolveProfile(db, orgId, id, wsOf(orgId, workspace)?.id);
+  const wsOf = async (orgId: string, workspace?: string) => (workspace ? await resolveWorkspace(db, orgId, workspace) : undefined);
+  const profileOf = async (orgId: string, id: string, workspace?: string) => resolveProfile(db, orgId, id, (await wsOf(orgId, workspace))?.id);
 
   return new Elysia({ name: "model-profiles-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
     .get(
       "/runtime-recipients",
-      ({ principal, query }) => {
-        const ws = resolveWorkspace(db, principal.orgId, query.workspace);
-        if (query.agent_id) getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
-        return { recipients: recipientsInScope(db, ws.id, query.agent_id ?? null) };
+      async ({ principal, query }) => {
+        const ws = await resolveWorkspace(db, principal.orgId, query.workspace);
+        if (query.agent_id) await getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
+        return { recipients: await recipientsInScope(db, ws.id, query.agent_id ?? null) };
       },
       { admin: true, query: ScopeQuery, detail: { tags, summary: "Credential-sync keys of the scope's runtimes, to seal an API key to" } },
     )
-    .get("/model-profiles", ({ principal, query }) => ({ model_profiles: listProfiles(db, principal.orgId, wsOf(principal.orgId, query.workspace)?.id).map(presentProfile) }), {
+    .get("/model-profiles", async ({ principal, query }) => ({ model_profiles: (await listProfiles(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentProfile) }), {
       admin: true,
       query: ProfileQuery,
       detail: { tags, summary: "List model profiles (never the key)" },
     })
     .post(
       "/model-profiles",
-      ({ principal, body, set }) => {
-        const ws = resolveWorkspace(db, principal.orgId, body.workspace);
-        const profile = createProfile(db, principal.orgId, ws, body);
+      async ({ principal, body, set }) => {
+        const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
+        const profile = await createProfile(db, principal.orgId, ws, body);
         set.status = 201;
         return presentProfile(profile);
       },
       { admin: true, body: ProfileCreate, detail: { tags, summary: "Create a model profile (https endpoint; api_key auth takes a sealed key)" } },
     )
-    .get("/model-profiles/:id", ({ principal, params, query }) => presentProfile(profileOf(principal.orgId, params.id, query.workspace)), {
+    .get("/model-profiles/:id", async ({ principal, params, query }) => presentProfile(await profileOf(principal.orgId, params.id, query.workspace)), {
       admin: true,
       params: ProfileParams,
       query: ProfileQuery,
@@ -51,10 +51,10 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .put(
       "/model-profiles/:id/api-key",
-      ({ principal, params, query, body }) => presentProfile(setProfileApiKey(db, principal.orgId, profileOf(principal.orgId, params.id, query.workspace), body)),
+      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body)),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
     )
-    .get("/model-profiles/:id/readiness", ({ principal, params, query }) => profileReadiness(db, profileOf(principal.orgId, params.id, query.workspace)), {
+    .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace)), {
       admin: true,
       params: ProfileParams,
       query: ProfileQuery,
@@ -62,10 +62,10 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .post(
       "/model-profiles/:id/assign",
-      ({ principal, params, query, body }) => assignProfile(db, principal.orgId, profileOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
+      async ({ principal, params, query, body }) => assignProfile(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileAssign, detail: { tags, summary: "Assign the profile to an agent of its workspace" } },
     )
-    .get("/model-profile-assignments", ({ principal, query }) => assignmentOf(db, principal.orgId, query.agent_id, wsOf(principal.orgId, query.workspace)), {
+    .get("/model-profile-assignments", async ({ principal, query }) => assignmentOf(db, principal.orgId, query.agent_id, await wsOf(principal.orgId, query.workspace)), {
       admin: true,
       query: AssignmentQuery,
       detail: { tags, summary: "The profile assigned to an agent, or null" },

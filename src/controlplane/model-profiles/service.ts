@@ -5,16 +5,16 @@ import type { BundleModelProfile } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
 import { checkEndpoint } from "./endpoint.ts";
 import { checkSealedKey, checkSealedTo, refusePlaintextKey } from "./sealed-key.ts";
 
 /** The profile assigned to an agent, as the bundle carries it; null when none is assigned. */
-export function profileForAgent(db: Db, agentId: string): BundleModelProfile | null {
-  const mp = schema.modelProfiles;
-  const row = db
+export async function profileForAgent(db: Db, agentId: string): Promise<BundleModelProfile | null> {
+  const { modelProfiles: mp, modelProfileAssignments: a } = tables(db);
+  const [row] = await db
     .select({
       id: mp.id,
       display_name: mp.displayName,
@@ -24,16 +24,15 @@ export function profileForAgent(db: Db, agentId: string): BundleModelProfile | n
       models: mp.models,
       api_key_sealed: mp.apiKeySealed,
     })
-    .from(schema.modelProfileAssignments)
-    .innerJoin(mp, eq(mp.id, schema.modelProfileAssignments.profileId))
-    .where(eq(schema.modelProfileAssignments.agentId, agentId))
-    .get();
+    .from(a)
+    .innerJoin(mp, eq(mp.id, a.profileId))
+    .where(eq(a.agentId, agentId));
   return row ?? null;
 }
 
 // ── admin API ──────────────────────────────────────────────────────────────────────────
 
-export type ProfileRow = typeof schema.modelProfiles.$inferSelect;
+export type ProfileRow = Tables["modelProfiles"]["$inferSelect"];
 type Ws = { id: string; name: string };
 
 /** A profile as the admin API shows it: whether a key is held and to whom it is sealed, never the key. */
@@ -52,22 +51,21 @@ export function presentProfile(p: ProfileRow) {
   };
 }
 
-export function listProfiles(db: Db, orgId: string, workspaceId?: string): ProfileRow[] {
-  const mp = schema.modelProfiles;
+export async function listProfiles(db: Db, orgId: string, workspaceId?: string): Promise<ProfileRow[]> {
+  const mp = tables(db).modelProfiles;
   return db
     .select()
     .from(mp)
     .where(workspaceId ? and(eq(mp.orgId, orgId), eq(mp.workspaceId, workspaceId)) : eq(mp.orgId, orgId))
-    .orderBy(mp.id)
-    .all();
+    .orderBy(mp.id);
 }
 
 /** A profile by id (`mp_…`) or display name, optionally within one workspace; 404 otherwise, 409 when a name is ambiguous. */
-export function resolveProfile(db: Db, orgId: string, idOrName: string, workspaceId?: string): ProfileRow {
-  const mp = schema.modelProfiles;
+export async function resolveProfile(db: Db, orgId: string, idOrName: string, workspaceId?: string): Promise<ProfileRow> {
+  const mp = tables(db).modelProfiles;
   const conds = [eq(mp.orgId, orgId), hasPrefix(idOrName, "modelProfile") ? eq(mp.id, idOrName) : eq(mp.displayName, idOrName)];
   if (workspaceId) conds.push(eq(mp.workspaceId, workspaceId));
-  const rows = db.select().from(mp).where(and(...conds)).all();
+  const rows = await db.select().from(mp).where(and(...conds));
   if (rows.length === 0) throw new SvcError("not_found", `model profile "${idOrName}" not found`);
   if (rows.length > 1) throw new SvcError("conflict", `several workspaces have a model profile named "${idOrName}"; pass workspace`);
   return rows[0]!;
@@ -91,18 +89,28 @@ function modelsOrThrow(defaultModel: string, models: string[] | undefined): stri
 }
 
 /** Replica ids able to receive a sealed key in the workspace (every live installation's replicas). */
-function replicaIdsInWorkspace(db: Db, workspaceId: string): Set<string> {
-  return new Set(recipientsInScope(db, workspaceId).map((r) => r.replica_id));
+async function replicaIdsInWorkspace(db: Db, workspaceId: string): Promise<Set<string>> {
+  return new Set((await recipientsInScope(db, workspaceId)).map((r) => r.replica_id));
 }
 
-function sealedKeyOrThrow(db: Db, ws: Ws, input: { api_key_sealed?: string; sealed_to?: string[] }) {
+/** Checks the form of the sealed key before any query: base64 of an age file. */
+function sealedKeyText(input: { api_key_sealed?: string }): string {
   if (input.api_key_sealed === undefined) refuse("/api_key_sealed", 'auth_type "api_key" needs api_key_sealed (the key sealed to the runtimes) and sealed_to');
   checkSealedKey(input.api_key_sealed);
-  const known = replicaIdsInWorkspace(db, ws.id);
+  return input.api_key_sealed;
+}
+
+/**
+ * The sealed key and the replicas it is sealed to, each a runtime of the workspace now. Run it
+ * in the transaction that stores the key, so the list is checked against the replicas as they
+ * are when it is written.
+ */
+async function sealedKeyOrThrow(db: Db, ws: Ws, apiKeySealed: string, sealedTo: string[] | undefined) {
+  const known = await replicaIdsInWorkspace(db, ws.id);
   if (known.size === 0) {
     throw new SvcError("no_runtime_recipient", `no runtime in workspace "${ws.name}" can receive the key yet: deploy a runtime (it registers a credential-sync key at bootstrap) first`);
   }
-  return { apiKeySealed: input.api_key_sealed, sealedTo: checkSealedTo(input.sealed_to ?? [], known) };
+  return { apiKeySealed, sealedTo: checkSealedTo(sealedTo ?? [], known) };
 }
 
 export type ProfileInput = {
@@ -116,69 +124,101 @@ export type ProfileInput = {
   api_key?: unknown;
 };
 
-export function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput): ProfileRow {
+/**
+ * Creates a profile. The replicas a sealed key names are checked, the profile inserted and the
+ * revision bumped in one transaction; the (workspace, display name) unique index decides
+ * between two concurrent creations of one name.
+ */
+export async function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput): Promise<ProfileRow> {
   refusePlaintextKey(input);
   const displayName = input.display_name.trim();
   if (!displayName) refuse("/display_name", "display_name is empty");
   const endpoint = endpointOrThrow(input.endpoint);
   const defaultModel = input.default_model.trim();
   const models = modelsOrThrow(defaultModel, input.models);
-  let key: { apiKeySealed: string | null; sealedTo: string[] } = { apiKeySealed: null, sealedTo: [] };
-  if (input.auth_type === "api_key") key = sealedKeyOrThrow(db, ws, input);
+  let sealed: string | null = null;
+  if (input.auth_type === "api_key") sealed = sealedKeyText(input);
   else if (input.api_key_sealed !== undefined || input.sealed_to?.length) refuse("/api_key_sealed", 'auth_type "none" takes no API key; use auth_type "api_key"');
-  const mp = schema.modelProfiles;
-  const clash = db.select({ id: mp.id }).from(mp).where(and(eq(mp.workspaceId, ws.id), eq(mp.displayName, displayName))).get();
-  if (clash) throw new SvcError("conflict", `a model profile named "${displayName}" already exists in workspace "${ws.name}" (${clash.id})`);
   const id = newId("modelProfile");
-  db.transaction(() => {
-    db.insert(mp).values({ id, orgId, workspaceId: ws.id, displayName, endpoint, authType: input.auth_type, defaultModel, models, ...key }).run();
-    bumpRevision(db, orgId);
+  return db.transaction(async (tx) => {
+    const mp = tables(tx).modelProfiles;
+    let key: { apiKeySealed: string | null; sealedTo: string[] } = { apiKeySealed: null, sealedTo: [] };
+    if (sealed !== null) key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to);
+    const [created] = await tx
+      .insert(mp)
+      .values({ id, orgId, workspaceId: ws.id, displayName, endpoint, authType: input.auth_type, defaultModel, models, ...key })
+      .onConflictDoNothing()
+      .returning();
+    if (!created) {
+      const [clash] = await tx
+        .select({ id: mp.id })
+        .from(mp)
+        .where(and(eq(mp.workspaceId, ws.id), eq(mp.displayName, displayName)))
+        .limit(1);
+      throw new SvcError("conflict", `a model profile named "${displayName}" already exists in workspace "${ws.name}"${clash ? ` (${clash.id})` : ""}`);
+    }
+    await bumpRevision(tx, orgId);
+    return created;
   });
-  return db.select().from(mp).where(eq(mp.id, id)).get()!;
 }
 
-/** Replaces the sealed key (for example re-sealed to include new replicas). */
-export function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }): ProfileRow {
+/**
+ * Replaces the sealed key (for example re-sealed to include new replicas). The key and the
+ * replicas it is sealed to are checked and written together, in the transaction that bumps the revision.
+ */
+export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }): Promise<ProfileRow> {
   refusePlaintextKey(input);
   if (profile.authType !== "api_key") refuse("/api_key_sealed", `model profile "${profile.displayName}" uses auth_type "none" and takes no API key`);
-  const ws = db.select().from(schema.workspaces).where(eq(schema.workspaces.id, profile.workspaceId)).get()!;
-  const key = sealedKeyOrThrow(db, ws, input);
-  const mp = schema.modelProfiles;
-  db.transaction(() => {
-    db.update(mp).set(key).where(eq(mp.id, profile.id)).run();
-    bumpRevision(db, orgId);
+  const sealed = sealedKeyText(input);
+  return db.transaction(async (tx) => {
+    const { workspaces: w, modelProfiles: mp } = tables(tx);
+    const [ws] = await tx.select().from(w).where(eq(w.id, profile.workspaceId));
+    const key = await sealedKeyOrThrow(tx, ws!, sealed, input.sealed_to);
+    const [updated] = await tx
+      .update(mp)
+      .set(key)
+      .where(and(eq(mp.id, profile.id), eq(mp.orgId, orgId)))
+      .returning();
+    if (!updated) throw new SvcError("not_found", `model profile "${profile.id}" not found`);
+    await bumpRevision(tx, orgId);
+    return updated;
   });
-  return db.select().from(mp).where(eq(mp.id, profile.id)).get()!;
 }
 
-/** Assigns the profile to an agent of the same workspace, replacing the agent's previous profile. */
-export function assignProfile(db: Db, orgId: string, profile: ProfileRow, agentId: string, now: number) {
-  const ws = db.select().from(schema.workspaces).where(eq(schema.workspaces.id, profile.workspaceId)).get()!;
-  getAgentInWorkspace(db, orgId, agentId, ws);
-  const a = schema.modelProfileAssignments;
-  db.transaction(() => {
-    db.insert(a).values({ agentId, profileId: profile.id, assignedAt: now }).onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: now } }).run();
-    bumpRevision(db, orgId);
+/**
+ * Assigns the profile to an agent of the same workspace, replacing the agent's previous profile
+ * (one row per agent, upserted); the agent check, the upsert and the revision bump are one transaction.
+ */
+export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, agentId: string, now: number) {
+  await db.transaction(async (tx) => {
+    const { workspaces: w, modelProfileAssignments: a } = tables(tx);
+    const [ws] = await tx.select().from(w).where(eq(w.id, profile.workspaceId));
+    await getAgentInWorkspace(tx, orgId, agentId, ws!);
+    await tx
+      .insert(a)
+      .values({ agentId, profileId: profile.id, assignedAt: now })
+      .onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: now } });
+    await bumpRevision(tx, orgId);
   });
   return { agent_id: agentId, profile_id: profile.id };
 }
 
 /** The agent's profile, or null; the agent must be of this organization (and workspace, when given). */
-export function assignmentOf(db: Db, orgId: string, agentId: string, ws?: Ws) {
-  if (ws) getAgentInWorkspace(db, orgId, agentId, ws);
-  else getAgent(db, orgId, agentId);
-  const mp = schema.modelProfiles;
-  const row = db
+export async function assignmentOf(db: Db, orgId: string, agentId: string, ws?: Ws) {
+  if (ws) await getAgentInWorkspace(db, orgId, agentId, ws);
+  else await getAgent(db, orgId, agentId);
+  const { modelProfiles: mp, modelProfileAssignments: a } = tables(db);
+  const [row] = await db
     .select({ profile: mp })
-    .from(schema.modelProfileAssignments)
-    .innerJoin(mp, eq(mp.id, schema.modelProfileAssignments.profileId))
-    .where(and(eq(schema.modelProfileAssignments.agentId, agentId), eq(mp.orgId, orgId)))
-    .get();
+    .from(a)
+    .innerJoin(mp, eq(mp.id, a.profileId))
+    .where(and(eq(a.agentId, agentId), eq(mp.orgId, orgId)));
   return { agent_id: agentId, profile: row ? presentProfile(row.profile) : null };
 }
 
 /** Agents the profile is assigned to. */
-export function assignedAgentIds(db: Db, profileId: string): string[] {
-  const a = schema.modelProfileAssignments;
-  return db.select({ agentId: a.agentId }).from(a).where(eq(a.profileId, profileId)).orderBy(a.agentId).all().map((r) => r.agentId);
+export async function assignedAgentIds(db: Db, profileId: string): Promise<string[]> {
+  const a = tables(db).modelProfileAssignments;
+  const rows = await db.select({ agentId: a.agentId }).from(a).where(eq(a.profileId, profileId)).orderBy(a.agentId);
+  return rows.map((r) => r.agentId);
 }

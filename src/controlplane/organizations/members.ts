@@ -11,29 +11,30 @@
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
-import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, membership } from "../auth/service.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, hashPassword, membership } from "../auth/service.ts";
+import { type Db, tables } from "../db/index.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
 export type Member = { account_id: string; email: string; role: Role };
 
-export function listMembers(db: Db, orgId: string): Member[] {
+export async function listMembers(db: Db, orgId: string): Promise<Member[]> {
+  const { accounts: a, memberships: m } = tables(db);
   return db
-    .select({ account_id: schema.accounts.id, email: schema.accounts.email, role: schema.memberships.role })
-    .from(schema.memberships)
-    .innerJoin(schema.accounts, eq(schema.accounts.id, schema.memberships.accountId))
-    .where(eq(schema.memberships.orgId, orgId))
-    .orderBy(schema.accounts.email)
-    .all();
+    .select({ account_id: a.id, email: a.email, role: m.role })
+    .from(m)
+    .innerJoin(a, eq(a.id, m.accountId))
+    .where(eq(m.orgId, orgId))
+    .orderBy(a.email);
 }
 
-function ownerCount(db: Db, orgId: string): number {
-  return db
-    .select({ accountId: schema.memberships.accountId })
-    .from(schema.memberships)
-    .where(and(eq(schema.memberships.orgId, orgId), eq(schema.memberships.role, "owner")))
-    .all().length;
+async function ownerCount(db: Db, orgId: string): Promise<number> {
+  const m = tables(db).memberships;
+  const owners = await db
+    .select({ accountId: m.accountId })
+    .from(m)
+    .where(and(eq(m.orgId, orgId), eq(m.role, "owner")));
+  return owners.length;
 }
 
 /** Adds an account to the organization with a role, or changes the role of an existing member. */
@@ -43,21 +44,24 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
   if (input.password !== undefined && input.password.length < MIN_PASSWORD_LENGTH) {
     throw new SvcError("validation_failed", `the password must have at least ${MIN_PASSWORD_LENGTH} characters`, { errors: [{ path: "/password", message: `shorter than ${MIN_PASSWORD_LENGTH} characters` }] });
   }
-  let account = findAccountByEmail(db, email);
-  const current = account ? membership(db, account.id, by.orgId) : undefined;
-  if ((input.role === "owner" || current?.role === "owner") && by.role !== "owner") {
-    throw new SvcError("forbidden", "only an owner can grant or change the owner role");
-  }
-  if (current?.role === "owner" && input.role !== "owner" && ownerCount(db, by.orgId) <= 1) {
-    throw new SvcError("conflict", `${email} is the organization's last owner; make another member owner first`);
-  }
-  if (account && input.password !== undefined) {
-    // The account may belong to other organizations: an admin here does not reset its password.
-    throw new SvcError("conflict", `an account for ${email} already exists; it keeps its own password (leave out "password")`);
-  }
-  if (!account) account = await createAccount(db, { email, ...(input.password !== undefined ? { password: input.password } : {}) });
-  addMembership(db, account.id, by.orgId, input.role);
-  return { account_id: account.id, email: account.email, role: input.role };
+  const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
+  return db.transaction(async (tx) => {
+    const account = await findAccountByEmail(tx, email);
+    const current = account ? await membership(tx, account.id, by.orgId) : undefined;
+    if ((input.role === "owner" || current?.role === "owner") && by.role !== "owner") {
+      throw new SvcError("forbidden", "only an owner can grant or change the owner role");
+    }
+    if (current?.role === "owner" && input.role !== "owner" && (await ownerCount(tx, by.orgId)) <= 1) {
+      throw new SvcError("conflict", `${email} is the organization's last owner; make another member owner first`);
+    }
+    if (account && passwordHash !== undefined) {
+      // The account may belong to other organizations: an admin here does not reset its password.
+      throw new SvcError("conflict", `an account for ${email} already exists; it keeps its own password (leave out "password")`);
+    }
+    const member = account ?? (await createAccount(tx, { email, ...(passwordHash !== undefined ? { passwordHash } : {}) }));
+    await addMembership(tx, member.id, by.orgId, input.role);
+    return { account_id: member.id, email: member.email, role: input.role };
+  });
 }
 
 /**
@@ -65,16 +69,16 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
  * here. Only an owner removes an owner, and the last owner stays (409). An account that is not
  * a member here (maybe of another organization) is "not found".
  */
-export function removeMember(db: Db, by: Principal, accountId: string, now: number): void {
-  const current = membership(db, accountId, by.orgId);
-  if (!current) throw new SvcError("not_found", `member ${accountId} not found`);
-  if (current.role === "owner" && by.role !== "owner") throw new SvcError("forbidden", "only an owner can remove an owner");
-  db.transaction((tx) => {
-    const t = tx as unknown as Db;
-    if (current.role === "owner" && ownerCount(t, by.orgId) <= 1) {
+export async function removeMember(db: Db, by: Principal, accountId: string, now: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const current = await membership(tx, accountId, by.orgId);
+    if (!current) throw new SvcError("not_found", `member ${accountId} not found`);
+    if (current.role === "owner" && by.role !== "owner") throw new SvcError("forbidden", "only an owner can remove an owner");
+    if (current.role === "owner" && (await ownerCount(tx, by.orgId)) <= 1) {
       throw new SvcError("conflict", "this is the organization's last owner; make another member owner first");
     }
-    t.delete(schema.memberships).where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.orgId, by.orgId))).run();
-    endAccountAccess(t, accountId, by.orgId, now);
+    const m = tables(tx).memberships;
+    await tx.delete(m).where(and(eq(m.accountId, accountId), eq(m.orgId, by.orgId)));
+    await endAccountAccess(tx, accountId, by.orgId, now);
   });
 }

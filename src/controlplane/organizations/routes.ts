@@ -17,19 +17,20 @@ export function presentWorkspace(w: WorkspaceRow) {
 export function organizationRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "organizations-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/workspaces", ({ principal }) => ({ workspaces: listWorkspaces(deps.db, principal.orgId).map(presentWorkspace) }), {
+    .get("/workspaces", async ({ principal }) => ({ workspaces: (await listWorkspaces(deps.db, principal.orgId)).map(presentWorkspace) }), {
       admin: true,
       detail: { tags: ["organizations"], summary: "List workspaces" },
     })
     .post(
       "/workspaces",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
+        const created = await createWorkspace(deps.db, principal.orgId, body.name);
         set.status = 201;
-        return presentWorkspace(createWorkspace(deps.db, principal.orgId, body.name));
+        return presentWorkspace(created);
       },
       { admin: true, body: WorkspaceCreate, detail: { tags: ["organizations"], summary: "Create a workspace" } },
     )
-    .get("/members", ({ principal }) => ({ members: listMembers(deps.db, principal.orgId) }), {
+    .get("/members", async ({ principal }) => ({ members: await listMembers(deps.db, principal.orgId) }), {
       admin: true,
       detail: { tags: ["organizations"], summary: "List members and their roles" },
     })
@@ -44,8 +45,8 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
     )
     .delete(
       "/members/:account_id",
-      ({ principal, params, set }) => {
-        removeMember(deps.db, principal, params.account_id, deps.now());
+      async ({ principal, params, set }) => {
+        await removeMember(deps.db, principal, params.account_id, deps.now());
         set.status = 204;
       },
       { admin: true, params: MemberParams, detail: { tags: ["organizations"], summary: "Remove a member: ends its sessions and revokes its API tokens in this organization" } },

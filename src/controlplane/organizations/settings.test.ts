@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { addOrganization, newRecipient } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { getOrganization } from "./service.ts";
@@ -17,12 +17,12 @@ describe("GET/PATCH /organizations/{org}/settings", () => {
   test("a change bumps the revision once; a no-op does not; a bad body is 422", async () => {
     const cp = await testControlPlane();
     await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "a", public_key: (await newRecipient()).recipient } });
-    const rev = getOrganization(cp.deps.db, cp.orgId).revision;
+    const rev = (await getOrganization(cp.deps.db, cp.orgId)).revision;
     expect((await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } })).status).toBe(200);
-    expect(getOrganization(cp.deps.db, cp.orgId).revision).toBe(rev + 1);
+    expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBe(rev + 1);
     await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } });
     await cp.call("PATCH", cp.org("/settings"), { body: {} });
-    expect(getOrganization(cp.deps.db, cp.orgId).revision).toBe(rev + 1);
+    expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBe(rev + 1);
     expect((await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: "yes" } })).status).toBe(422);
   });
 
@@ -30,7 +30,7 @@ describe("GET/PATCH /organizations/{org}/settings", () => {
     const cp = await testControlPlane();
     await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "a", public_key: (await newRecipient()).recipient } });
     const on = (await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } })).json;
-    const row = cp.deps.db.select().from(schema.escrowKeys).where(eq(schema.escrowKeys.orgId, cp.orgId)).get()!;
+    const row = (await cp.deps.db.select().from(tables(cp.deps.db).escrowKeys).where(eq(tables(cp.deps.db).escrowKeys.orgId, cp.orgId)))[0]!;
     expect(row.recipient).toBe(on.escrow_recipient);
     expect(row.wrappedIdentity).not.toContain("AGE-SECRET-KEY");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.wrappedIdentity, escrowContext(cp.orgId)))).toStartWith("AGE-SECRET-KEY-1");
@@ -43,6 +43,6 @@ describe("GET/PATCH /organizations/{org}/settings", () => {
     expect((await cp.call("PATCH", cp.org("/settings"), { token: other.adminToken, body: { escrow_enabled: false } })).status).toBe(404);
     expect((await cp.call("GET", other.org("/settings"), { token: other.adminToken })).json.escrow_enabled).toBe(false);
     const { addInstallation } = await import("../runtime/fixtures.ts");
-    expect((await cp.call("GET", cp.org("/settings"), { token: addInstallation(cp).token })).status).toBe(401);
+    expect((await cp.call("GET", cp.org("/settings"), { token: (await addInstallation(cp)).token })).status).toBe(401);
   });
 });

@@ -10,7 +10,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { activeKeyCount } from "../audit-keys/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, getOrganization } from "./service.ts";
 
@@ -29,78 +29,75 @@ export function escrowContext(orgId: string): string {
   return `escrow:${orgId}`;
 }
 
-function escrowKeyRow(db: Db, orgId: string) {
-  return db.select().from(schema.escrowKeys).where(eq(schema.escrowKeys.orgId, orgId)).get();
+async function escrowKeyRow(db: Db, orgId: string) {
+  const e = tables(db).escrowKeys;
+  const [row] = await db.select().from(e).where(eq(e.orgId, orgId));
+  return row;
 }
 
 /** The escrow recipient while escrow is switched on (whatever the customer keys); null otherwise. */
-export function enabledEscrowRecipient(db: Db, orgId: string): { id: string; recipient: string } | null {
-  const row = db
-    .select({ enabled: schema.organizations.escrowEnabled, id: schema.escrowKeys.id, recipient: schema.escrowKeys.recipient })
-    .from(schema.organizations)
-    .leftJoin(schema.escrowKeys, eq(schema.escrowKeys.orgId, schema.organizations.id))
-    .where(eq(schema.organizations.id, orgId))
-    .get();
+export async function enabledEscrowRecipient(db: Db, orgId: string): Promise<{ id: string; recipient: string } | null> {
+  const { organizations: o, escrowKeys: e } = tables(db);
+  const [row] = await db
+    .select({ enabled: o.escrowEnabled, id: e.id, recipient: e.recipient })
+    .from(o)
+    .leftJoin(e, eq(e.orgId, o.id))
+    .where(eq(o.id, orgId));
   if (!row?.enabled || !row.id || !row.recipient) return null;
   return { id: row.id, recipient: row.recipient };
 }
 
-export function getSettings(db: Db, orgId: string): OrganizationSettings {
-  const org = getOrganization(db, orgId);
-  const escrow = escrowKeyRow(db, orgId);
+export async function getSettings(db: Db, orgId: string): Promise<OrganizationSettings> {
+  const org = await getOrganization(db, orgId);
+  const escrow = await escrowKeyRow(db, orgId);
   return {
     escrow_enabled: org.escrowEnabled,
     escrow_recipient: escrow?.recipient ?? null,
-    escrow_active: org.escrowEnabled && escrow !== undefined && activeKeyCount(db, orgId) > 0,
+    escrow_active: org.escrowEnabled && escrow !== undefined && (await activeKeyCount(db, orgId)) > 0,
   };
 }
 
 /** The escrow identity, unwrapped (for a recovery tool; never sent over the API). */
-export function escrowIdentity(deps: ControlPlaneDeps, orgId: string): string | null {
-  const row = escrowKeyRow(deps.db, orgId);
+export async function escrowIdentity(deps: ControlPlaneDeps, orgId: string): Promise<string | null> {
+  const row = await escrowKeyRow(deps.db, orgId);
   return row ? new TextDecoder().decode(deps.kms.unwrap(row.wrappedIdentity, escrowContext(orgId))) : null;
 }
 
 /**
  * Switches escrow on or off. Enabling needs an active customer key (409 escrow_requires_key)
  * and creates the escrow identity the first time. The identity is generated before the
- * (synchronous) transaction; if another request stored one first, that one is kept.
+ * transaction; if another request stored one first, that one is kept.
  */
 export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean }): Promise<OrganizationSettings> {
-  getOrganization(deps.db, orgId);
+  await getOrganization(deps.db, orgId);
   if (patch.escrow_enabled === undefined) return getSettings(deps.db, orgId);
   const enable = patch.escrow_enabled;
   let fresh: { identity: string; recipient: string } | null = null;
-  if (enable && !escrowKeyRow(deps.db, orgId)) {
+  if (enable && !(await escrowKeyRow(deps.db, orgId))) {
     const identity = await generateX25519Identity();
     fresh = { identity, recipient: await identityToRecipient(identity) };
   }
-  deps.db.transaction((tx) => {
-    const db = tx as unknown as Db;
-    const org = getOrganization(db, orgId);
+  const wrappedIdentity = fresh ? deps.kms.wrap(new TextEncoder().encode(fresh.identity), escrowContext(orgId)) : null;
+  await deps.db.transaction(async (tx) => {
+    const t = tables(tx);
+    const org = await getOrganization(tx, orgId);
     if (org.escrowEnabled === enable) return;
     if (enable) {
-      if (activeKeyCount(db, orgId) === 0) {
+      if ((await activeKeyCount(tx, orgId)) === 0) {
         throw new SvcError(
           "escrow_requires_key",
           "escrow can be enabled only while at least one customer audit-encryption key is active; register one first (`svc audit keys create`)",
         );
       }
-      if (fresh) {
-        tx.insert(schema.escrowKeys)
-          .values({
-            id: newId("auditKey", deps.now()),
-            orgId,
-            recipient: fresh.recipient,
-            wrappedIdentity: deps.kms.wrap(new TextEncoder().encode(fresh.identity), escrowContext(orgId)),
-            createdAt: deps.now(),
-          })
-          .onConflictDoNothing()
-          .run();
+      if (fresh && wrappedIdentity) {
+        await tx
+          .insert(t.escrowKeys)
+          .values({ id: newId("auditKey", deps.now()), orgId, recipient: fresh.recipient, wrappedIdentity, createdAt: deps.now() })
+          .onConflictDoNothing();
       }
     }
-    tx.update(schema.organizations).set({ escrowEnabled: enable }).where(eq(schema.organizations.id, orgId)).run();
-    bumpRevision(tx, orgId);
+    await tx.update(t.organizations).set({ escrowEnabled: enable }).where(eq(t.organizations.id, orgId));
+    await bumpRevision(tx, orgId);
   });
   return getSettings(deps.db, orgId);
 }
@@ -108,12 +105,12 @@ export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patc
 export function settingsRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "settings-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/settings", ({ principal }) => getSettings(deps.db, principal.orgId), {
+    .get("/settings", async ({ principal }) => getSettings(deps.db, principal.orgId), {
       admin: true,
       response: OrganizationSettings,
       detail: { summary: "Organization settings (the escrow switch)", tags: ["settings"] },
     })
-    .patch("/settings", ({ principal, body }) => updateSettings(deps, principal.orgId, body), {
+    .patch("/settings", async ({ principal, body }) => updateSettings(deps, principal.orgId, body), {
       admin: true,
       body: SettingsPatch,
       response: OrganizationSettings,

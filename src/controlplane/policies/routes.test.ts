@@ -8,7 +8,7 @@ const base = { name: "staff may chat", src: "group:staff", dst: "model:invoke", 
 describe("POST /policies", () => {
   test("creates a policy and bumps the organization's revision", async () => {
     const cp = await testControlPlane();
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const res = await cp.call("POST", cp.org("/policies"), { body: base });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
@@ -21,7 +21,7 @@ describe("POST /policies", () => {
       workspace_id: cp.workspaceId,
       created_at: expect.any(String),
     });
-    expect(revisionOf(cp)).toBe(before + 1);
+    expect(await revisionOf(cp)).toBe(before + 1);
   });
 
   test.each([
@@ -34,14 +34,14 @@ describe("POST /policies", () => {
     ["dst", "file:read", 'unknown kind "file"'],
   ])("%s %p → 422 invalid_pattern naming the bad part", async (field, value, words) => {
     const cp = await testControlPlane();
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, [field]: value } });
     expect(res.status).toBe(422);
     expect(res.json.code).toBe("invalid_pattern");
     expect(res.json.detail).toContain(words);
     expect(res.json.detail).toContain(`${field}-pattern`);
     expect(res.json.errors[0].path).toBe(`/${field}`);
-    expect(revisionOf(cp)).toBe(before);
+    expect(await revisionOf(cp)).toBe(before);
   });
 
   test("effect must be permit or deny; agent_id must be an agent of the workspace", async () => {
@@ -74,15 +74,15 @@ describe("GET and DELETE /policies", () => {
     expect(await ids(`?workspace=default&agent_id=${a.agentId}`)).toEqual([wide.id, forA.id]);
     expect((await cp.call("GET", cp.org("/policies?agent_id=agt_nope"))).status).toBe(404);
     // The bundle's view agrees with the listing.
-    expect(policiesForAgent(cp.deps.db, cp.workspaceId, a.agentId).map((p) => p.id)).toEqual([wide.id, forA.id]);
+    expect((await policiesForAgent(cp.deps.db, cp.workspaceId, a.agentId)).map((p) => p.id)).toEqual([wide.id, forA.id]);
 
-    const before = revisionOf(cp);
+    const before = await revisionOf(cp);
     const del = await cp.call("DELETE", cp.org(`/policies/${forA.id}`));
     expect(del.status).toBe(204);
-    expect(revisionOf(cp)).toBe(before + 1);
+    expect(await revisionOf(cp)).toBe(before + 1);
     expect(await ids(`?agent_id=${a.agentId}`)).toEqual([wide.id]);
     const again = await cp.call("DELETE", cp.org(`/policies/${forA.id}`));
     expect(again.status).toBe(404);
-    expect(revisionOf(cp)).toBe(before + 1);
+    expect(await revisionOf(cp)).toBe(before + 1);
   });
 });

@@ -16,19 +16,19 @@ export function policyRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get(
       "/policies",
-      ({ principal, query }) => {
-        const ws = query.workspace ? resolveWorkspace(db, principal.orgId, query.workspace) : undefined;
-        if (query.agent_id) getAgent(db, principal.orgId, query.agent_id);
-        const rows = listPolicies(db, principal.orgId, { ...(ws ? { workspaceId: ws.id } : {}), ...(query.agent_id ? { agentId: query.agent_id } : {}) });
+      async ({ principal, query }) => {
+        const ws = query.workspace ? await resolveWorkspace(db, principal.orgId, query.workspace) : undefined;
+        if (query.agent_id) await getAgent(db, principal.orgId, query.agent_id);
+        const rows = await listPolicies(db, principal.orgId, { ...(ws ? { workspaceId: ws.id } : {}), ...(query.agent_id ? { agentId: query.agent_id } : {}) });
         return { policies: rows.map(presentPolicy) };
       },
       { admin: true, query: PolicyQuery, detail: { tags, summary: "List policies (with agent_id: those that apply to the agent)" } },
     )
     .post(
       "/policies",
-      ({ principal, body, set }) => {
-        const workspace = resolveWorkspace(db, principal.orgId, body.workspace);
-        const policy = createPolicy(db, principal.orgId, {
+      async ({ principal, body, set }) => {
+        const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
+        const policy = await createPolicy(db, principal.orgId, {
           name: body.name,
           src: body.src,
           dst: body.dst,
@@ -43,8 +43,8 @@ export function policyRoutes(deps: ControlPlaneDeps) {
     )
     .delete(
       "/policies/:id",
-      ({ principal, params, set }) => {
-        deletePolicy(db, principal.orgId, params.id);
+      async ({ principal, params, set }) => {
+        await deletePolicy(db, principal.orgId, params.id);
         set.status = 204;
       },
       { admin: true, params: PolicyParams, detail: { tags, summary: "Delete a policy" } },

@@ -6,23 +6,22 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { formatDestination, formatSource, parseDestination, parseSource } from "../../contract/patterns.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 
 /** The policies that apply to an agent: those bound to it and those bound to no agent in its workspace. */
-export function policiesForAgent(db: Db, workspaceId: string, agentId: string): BundlePolicy[] {
-  const p = schema.policies;
+export async function policiesForAgent(db: Db, workspaceId: string, agentId: string): Promise<BundlePolicy[]> {
+  const p = tables(db).policies;
   return db
     .select({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect })
     .from(p)
     .where(and(eq(p.workspaceId, workspaceId), or(eq(p.agentId, agentId), isNull(p.agentId))))
-    .orderBy(p.id)
-    .all();
+    .orderBy(p.id);
 }
 
 // ── admin API ──────────────────────────────────────────────────────────────────────────
 
-export type PolicyRow = typeof schema.policies.$inferSelect;
+export type PolicyRow = Tables["policies"]["$inferSelect"];
 
 export function presentPolicy(p: PolicyRow) {
   return {
@@ -41,33 +40,35 @@ export function presentPolicy(p: PolicyRow) {
  * Policies of the organization, optionally of one workspace. With an agent, those that apply
  * to it: bound to it or to every agent of its workspace (agent_id null in the result).
  */
-export function listPolicies(db: Db, orgId: string, filter: { workspaceId?: string; agentId?: string }): PolicyRow[] {
-  const p = schema.policies;
+export async function listPolicies(db: Db, orgId: string, filter: { workspaceId?: string; agentId?: string }): Promise<PolicyRow[]> {
+  const p = tables(db).policies;
   const conds = [eq(p.orgId, orgId)];
   if (filter.workspaceId) conds.push(eq(p.workspaceId, filter.workspaceId));
   if (filter.agentId) conds.push(or(eq(p.agentId, filter.agentId), isNull(p.agentId))!);
-  return db.select().from(p).where(and(...conds)).orderBy(p.id).all();
+  return db.select().from(p).where(and(...conds)).orderBy(p.id);
 }
 
 function invalidPattern(path: "/src" | "/dst", message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
-export function createPolicy(
+/** Creates a policy; the agent check, the insert and the revision bump are one transaction. */
+export async function createPolicy(
   db: Db,
   orgId: string,
   input: { name: string; src: string; dst: string; effect: "permit" | "deny"; workspace: { id: string; name: string }; agentId?: string },
-): PolicyRow {
+): Promise<PolicyRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the policy name is empty", { errors: [{ path: "/name", message: "empty" }] });
   const src = parseSource(input.src.trim());
   if (!src.ok) invalidPattern("/src", src.error);
   const dst = parseDestination(input.dst.trim());
   if (!dst.ok) invalidPattern("/dst", dst.error);
-  if (input.agentId) getAgentInWorkspace(db, orgId, input.agentId, input.workspace);
   const id = newId("policy");
-  db.transaction(() => {
-    db.insert(schema.policies)
+  return db.transaction(async (tx) => {
+    if (input.agentId) await getAgentInWorkspace(tx, orgId, input.agentId, input.workspace);
+    const [created] = await tx
+      .insert(tables(tx).policies)
       .values({
         id,
         orgId,
@@ -78,17 +79,17 @@ export function createPolicy(
         dst: formatDestination(dst.value),
         effect: input.effect,
       })
-      .run();
-    bumpRevision(db, orgId);
+      .returning();
+    await bumpRevision(tx, orgId);
+    return created!;
   });
-  return db.select().from(schema.policies).where(eq(schema.policies.id, id)).get()!;
 }
 
-export function deletePolicy(db: Db, orgId: string, id: string): void {
-  const p = schema.policies;
-  db.transaction(() => {
-    const gone = db.delete(p).where(and(eq(p.orgId, orgId), eq(p.id, id))).returning({ id: p.id }).all();
+export async function deletePolicy(db: Db, orgId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const p = tables(tx).policies;
+    const gone = await tx.delete(p).where(and(eq(p.orgId, orgId), eq(p.id, id))).returning({ id: p.id });
     if (gone.length === 0) throw new SvcError("not_found", `policy ${id} not found in this organization`);
-    bumpRevision(db, orgId);
+    await bumpRevision(tx, orgId);
   });
 }

@@ -6,24 +6,23 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import { newId } from "../../contract/ids.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
 import { hashSecret, newSecret } from "../auth/tokens.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import type { TestControlPlane } from "../testing.ts";
 
 export type Installation = { orgId: string; workspaceId: string; agentId: string; installationId: string; name: string; token: string };
 
 /** An agent and a chatui installation with a freshly issued runtime token. */
-export function addInstallation(cp: TestControlPlane, opts: { name?: string; orgId?: string; workspaceId?: string; agentId?: string } = {}): Installation {
+export async function addInstallation(cp: TestControlPlane, opts: { name?: string; orgId?: string; workspaceId?: string; agentId?: string } = {}): Promise<Installation> {
   const orgId = opts.orgId ?? cp.orgId;
   const workspaceId = opts.workspaceId ?? cp.workspaceId;
   const agentId = opts.agentId ?? newId("agent");
-  if (!opts.agentId) cp.deps.db.insert(schema.agents).values({ id: agentId, orgId, workspaceId, name: `agent-${agentId.slice(-6)}` }).run();
+  if (!opts.agentId) await cp.deps.db.insert(tables(cp.deps.db).agents).values({ id: agentId, orgId, workspaceId, name: `agent-${agentId.slice(-6)}` });
   const installationId = newId("installation");
   const token = newSecret("runtime");
   const name = opts.name ?? `chat-${installationId.slice(-6)}`;
-  cp.deps.db
-    .insert(schema.installations)
-    .values({ id: installationId, orgId, workspaceId, agentId, name, platform: "chatui", tokenHash: hashSecret(token), tokenIssuedAt: cp.deps.now() })
-    .run();
+  await cp.deps.db
+    .insert(tables(cp.deps.db).installations)
+    .values({ id: installationId, orgId, workspaceId, agentId, name, platform: "chatui", tokenHash: hashSecret(token), tokenIssuedAt: cp.deps.now() });
   return { orgId, workspaceId, agentId, installationId, name, token };
 }
 

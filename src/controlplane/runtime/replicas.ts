@@ -3,16 +3,16 @@
 // one installation's token.
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, tables } from "../db/index.ts";
 
-export function replicasOf(db: Db, installationId: string) {
-  return db.select().from(schema.runtimeReplicas).where(eq(schema.runtimeReplicas.installationId, installationId)).orderBy(schema.runtimeReplicas.id).all();
+export async function replicasOf(db: Db, installationId: string) {
+  const r = tables(db).runtimeReplicas;
+  return db.select().from(r).where(eq(r.installationId, installationId)).orderBy(r.id);
 }
 
 /** Credential-sync recipients of every replica of the live installations of an agent in a workspace. */
-export function recipientsInScope(db: Db, workspaceId: string, agentId?: string | null) {
-  const i = schema.installations;
-  const r = schema.runtimeReplicas;
+export async function recipientsInScope(db: Db, workspaceId: string, agentId?: string | null) {
+  const { installations: i, runtimeReplicas: r } = tables(db);
   const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt)];
   if (agentId) conds.push(eq(i.agentId, agentId));
   return db
@@ -20,13 +20,13 @@ export function recipientsInScope(db: Db, workspaceId: string, agentId?: string 
     .from(r)
     .innerJoin(i, eq(i.id, r.installationId))
     .where(and(...conds))
-    .orderBy(r.id)
-    .all();
+    .orderBy(r.id);
 }
 
-export function replicasByIds(db: Db, ids: string[]) {
+export async function replicasByIds(db: Db, ids: string[]) {
   if (ids.length === 0) return [];
-  return db.select().from(schema.runtimeReplicas).where(inArray(schema.runtimeReplicas.id, ids)).all();
+  const r = tables(db).runtimeReplicas;
+  return db.select().from(r).where(inArray(r.id, ids));
 }
 
 /**
@@ -34,13 +34,13 @@ export function replicasByIds(db: Db, ids: string[]) {
  * version, new credential-sync key). A replica id already registered by another installation
  * is refused rather than taken over.
  */
-export function registerReplica(
+export async function registerReplica(
   db: Db,
   installationId: string,
   input: { replicaId: string; credentialSyncRecipient: string; version: string; hostname: string | null; now: number },
-): void {
-  const r = schema.runtimeReplicas;
-  const res = db
+): Promise<void> {
+  const r = tables(db).runtimeReplicas;
+  const res = await db
     .insert(r)
     .values({
       id: input.replicaId,
@@ -56,8 +56,7 @@ export function registerReplica(
       set: { credentialSyncRecipient: input.credentialSyncRecipient, version: input.version, hostname: input.hostname, bootstrappedAt: input.now, state: "starting" },
       setWhere: eq(r.installationId, installationId),
     })
-    .returning({ id: r.id })
-    .all();
+    .returning({ id: r.id });
   if (res.length === 0) {
     throw new SvcError("conflict", `replica id ${input.replicaId} belongs to another installation; delete the proxy's state directory so it generates a new one`);
   }
@@ -73,9 +72,9 @@ export type HeartbeatReport = {
 };
 
 /** Stores a replica's heartbeat; a replica that never bootstrapped (for this installation) is a 409. */
-export function recordHeartbeat(db: Db, installationId: string, replicaId: string, report: HeartbeatReport, now: number): void {
-  const r = schema.runtimeReplicas;
-  const res = db
+export async function recordHeartbeat(db: Db, installationId: string, replicaId: string, report: HeartbeatReport, now: number): Promise<void> {
+  const r = tables(db).runtimeReplicas;
+  const res = await db
     .update(r)
     .set({
       state: report.state,
@@ -87,8 +86,7 @@ export function recordHeartbeat(db: Db, installationId: string, replicaId: strin
       lastHeartbeatAt: now,
     })
     .where(and(eq(r.id, replicaId), eq(r.installationId, installationId)))
-    .returning({ id: r.id })
-    .all();
+    .returning({ id: r.id });
   if (res.length === 0) {
     throw new SvcError("conflict", `replica ${replicaId} is not registered for this installation; bootstrap first (POST /api/v1/runtime/bootstrap)`);
   }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { newId } from "../../contract/ids.ts";
 import { hashSecret, newSecret } from "../auth/tokens.ts";
-import { schema } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { currentDigestKey } from "../organizations/service.ts";
 import { testControlPlane } from "../testing.ts";
 import { addInstallation, bootstrapBody, newRecipient } from "./fixtures.ts";
@@ -13,7 +13,7 @@ const { recipient } = await newRecipient();
 describe("runtime authentication", () => {
   test("a wrong token, an admin token, a rotated token and a deleted installation get 401", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     expect((await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: inst.token })).status).toBe(200);
 
     const wrong = await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: newSecret("runtime") });
@@ -24,24 +24,24 @@ describe("runtime authentication", () => {
     expect((await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: null })).status).toBe(401);
 
     const rotated = newSecret("runtime");
-    cp.deps.db.update(schema.installations).set({ tokenHash: hashSecret(rotated) }).where(eq(schema.installations.id, inst.installationId)).run();
+    await cp.deps.db.update(tables(cp.deps.db).installations).set({ tokenHash: hashSecret(rotated) }).where(eq(tables(cp.deps.db).installations.id, inst.installationId));
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [] } })).status).toBe(401);
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: rotated, body: { tools: [] } })).status).toBe(200);
 
-    cp.deps.db.update(schema.installations).set({ deletedAt: cp.deps.now() }).where(eq(schema.installations.id, inst.installationId)).run();
+    await cp.deps.db.update(tables(cp.deps.db).installations).set({ deletedAt: cp.deps.now() }).where(eq(tables(cp.deps.db).installations.id, inst.installationId));
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: rotated, body: { tools: [] } })).status).toBe(401);
   });
 
   test("a runtime token never reaches the admin API", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     expect((await cp.call("GET", cp.org("/audit-encryption-keys"), { token: inst.token })).status).toBe(401);
     expect((await cp.call("GET", cp.org("/audit-records"), { token: inst.token })).status).toBe(401);
   });
 
   test("an unknown runtime route is 404 problem+json (e.g. a base URL ending in /api/v1)", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const res = await cp.call("PUT", "/api/v1/api/v1/runtime/tools", { token: inst.token, body: { tools: [] } });
     expect(res.status).toBe(404);
     expect(res.json.code).toBe("not_found");
@@ -52,11 +52,11 @@ describe("runtime authentication", () => {
 describe("POST /runtime/bootstrap", () => {
   test("registers the replica and returns ids, the org digest key and intervals", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp, { name: "helpdesk" });
+    const inst = await addInstallation(cp, { name: "helpdesk" });
     const body = bootstrapBody(recipient);
     const res = await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body });
     expect(res.status).toBe(200);
-    const digest = currentDigestKey(cp.deps, cp.orgId);
+    const digest = await currentDigestKey(cp.deps, cp.orgId);
     expect(res.json).toEqual({
       installation: { id: inst.installationId, name: "helpdesk", platform: "chatui" },
       organization_id: cp.orgId,
@@ -67,7 +67,7 @@ describe("POST /runtime/bootstrap", () => {
       heartbeat_interval_seconds: 60,
     });
     expect(Buffer.from(res.json.digest_key.key, "base64").length).toBe(32);
-    const [rep] = replicasOf(cp.deps.db, inst.installationId);
+    const [rep] = await replicasOf(cp.deps.db, inst.installationId);
     expect(rep?.id).toBe(body.replica_id);
     expect(rep?.credentialSyncRecipient).toBe(recipient);
     expect(rep?.hostname).toBe("pod-1");
@@ -75,24 +75,24 @@ describe("POST /runtime/bootstrap", () => {
     // Bootstrapping again updates the same row (new version), no duplicate.
     const again = await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body: { ...body, version: "0.1.31" } });
     expect(again.status).toBe(200);
-    expect(replicasOf(cp.deps.db, inst.installationId).map((r) => r.version)).toEqual(["0.1.31"]);
+    expect((await replicasOf(cp.deps.db, inst.installationId)).map((r) => r.version)).toEqual(["0.1.31"]);
   });
 
   test("refuses a credential-sync key that is not an X25519 recipient, and a replica id of another installation", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const bad = await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body: bootstrapBody("age1notarecipientatall") });
     expect(bad.status).toBe(422);
     expect(bad.json.code).toBe("invalid_recipient");
-    expect(replicasOf(cp.deps.db, inst.installationId)).toEqual([]);
+    expect(await replicasOf(cp.deps.db, inst.installationId)).toEqual([]);
 
     const body = bootstrapBody(recipient);
     expect((await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body })).status).toBe(200);
-    const other = addInstallation(cp);
+    const other = await addInstallation(cp);
     const stolen = await cp.call("POST", "/api/v1/runtime/bootstrap", { token: other.token, body });
     expect(stolen.status).toBe(409);
-    expect(replicasOf(cp.deps.db, other.installationId)).toEqual([]);
-    expect(replicasOf(cp.deps.db, inst.installationId)[0]?.installationId).toBe(inst.installationId);
+    expect(await replicasOf(cp.deps.db, other.installationId)).toEqual([]);
+    expect((await replicasOf(cp.deps.db, inst.installationId))[0]?.installationId).toBe(inst.installationId);
   });
 });
 
@@ -111,7 +111,7 @@ describe("POST /runtime/heartbeat", () => {
   test("updates each replica's own row (two replicas, one token)", async () => {
     let now = 1_700_000_000_000;
     const cp = await testControlPlane({ now: () => now });
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const a = newId("replica");
     const b = newId("replica");
     for (const id of [a, b]) expect((await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body: bootstrapBody(recipient, id) })).status).toBe(200);
@@ -122,28 +122,28 @@ describe("POST /runtime/heartbeat", () => {
     now += 1000;
     expect((await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(b, { state: "stale", policy_revision: 5 }) })).status).toBe(204);
 
-    const rows = new Map(replicasOf(cp.deps.db, inst.installationId).map((r) => [r.id, r]));
+    const rows = new Map((await replicasOf(cp.deps.db, inst.installationId)).map((r) => [r.id, r]));
     expect(rows.get(a)).toMatchObject({ state: "ready", policyRevision: 7, toolCount: 3, spoolDepth: 12, lastSuccess: "2025-01-01T00:00:00.000Z", lastHeartbeatAt: 1_700_000_001_000 });
     expect(rows.get(b)).toMatchObject({ state: "stale", policyRevision: 5, spoolDepth: 0, lastHeartbeatAt: 1_700_000_002_000 });
   });
 
   test("an unknown replica (or another installation's) is told to bootstrap first", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(newId("replica")) });
     expect(res.status).toBe(409);
     expect(res.json.detail).toContain("bootstrap first");
 
-    const other = addInstallation(cp);
+    const other = await addInstallation(cp);
     const id = newId("replica");
     await cp.call("POST", "/api/v1/runtime/bootstrap", { token: other.token, body: bootstrapBody(recipient, id) });
     expect((await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(id) })).status).toBe(409);
-    expect(replicasOf(cp.deps.db, other.installationId)[0]?.lastHeartbeatAt).toBeNull();
+    expect((await replicasOf(cp.deps.db, other.installationId))[0]?.lastHeartbeatAt).toBeNull();
   });
 
   test("a malformed heartbeat is 422", async () => {
     const cp = await testControlPlane();
-    const inst = addInstallation(cp);
+    const inst = await addInstallation(cp);
     const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(newId("replica"), { state: "sleepy" }) });
     expect(res.status).toBe(422);
     expect(res.json.code).toBe("validation_failed");

@@ -18,17 +18,17 @@ import { currentDigestKey } from "../organizations/service.ts";
 import { recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
 
-function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): BootstrapResponse {
+async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): Promise<BootstrapResponse> {
   const problem = recipientProblem(body.credential_sync_recipient);
   if (problem) throw new SvcError("invalid_recipient", `credential_sync_recipient: ${problem}`);
-  registerReplica(deps.db, caller.installationId, {
+  await registerReplica(deps.db, caller.installationId, {
     replicaId: body.replica_id,
     credentialSyncRecipient: body.credential_sync_recipient,
     version: body.version,
     hostname: body.hostname ?? null,
     now: deps.now(),
   });
-  const digest = currentDigestKey(deps, caller.orgId);
+  const digest = await currentDigestKey(deps, caller.orgId);
   deps.log.info("runtime bootstrapped", { installation: caller.installationId, replica: body.replica_id, version: body.version });
   return {
     installation: { id: caller.installationId, name: caller.name, platform: "chatui" },
@@ -42,7 +42,7 @@ function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: Bootstra
 }
 
 /** GET policy-bundle: 304 after one revision lookup when If-None-Match still names it. */
-function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion: string | undefined, ifNoneMatch: string | undefined): Response | PolicyBundle {
+async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion: string | undefined, ifNoneMatch: string | undefined): Promise<Response> {
   const version = parseBundleVersion(rawVersion);
   if (version === null) {
     throw new SvcError("validation_failed", `bundle version "${rawVersion}" is not served; use version=1 or version=2`, {
@@ -50,10 +50,10 @@ function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion:
     });
   }
   if (ifNoneMatch) {
-    const etag = bundleEtag(orgRevision(deps.db, caller.orgId), version);
+    const etag = bundleEtag(await orgRevision(deps.db, caller.orgId), version);
     if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
-  const bundle = loadBundle(deps, caller, version);
+  const bundle = await loadBundle(deps, caller, version);
   return new Response(JSON.stringify(bundle), {
     headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version), "cache-control": "no-cache" },
   });
@@ -62,13 +62,13 @@ function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion:
 export function runtimeRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "runtime-routes", prefix: "/runtime" })
     .use(authPlugin(deps))
-    .post("/bootstrap", ({ runtime, body }) => bootstrap(deps, runtime, body), {
+    .post("/bootstrap", async ({ runtime, body }) => bootstrap(deps, runtime, body), {
       runtime: true,
       body: BootstrapRequest,
       response: BootstrapResponse,
       detail: { summary: "Who am I: register the replica, get ids, the digest key and intervals", tags: ["runtime"] },
     })
-    .get("/policy-bundle", ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, headers["if-none-match"]), {
+    .get("/policy-bundle", async ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, headers["if-none-match"]), {
       runtime: true,
       query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })) }),
       detail: {
@@ -79,8 +79,8 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
     })
     .put(
       "/tools",
-      ({ runtime, body }) => {
-        const result = syncTools(deps, runtime, body);
+      async ({ runtime, body }) => {
+        const result = await syncTools(deps, runtime, body);
         deps.log.info("tools synced", { installation: runtime.installationId, ...result });
         return result;
       },
@@ -97,15 +97,15 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
         detail: { summary: "Replace the installation's registered tools with the manifest", tags: ["runtime"] },
       },
     )
-    .get("/audit-encryption-recipients", ({ runtime }) => ({ recipients: recipientsFor(deps.db, runtime.orgId) }), {
+    .get("/audit-encryption-recipients", async ({ runtime }) => ({ recipients: await recipientsFor(deps.db, runtime.orgId) }), {
       runtime: true,
       response: RecipientsResponse,
       detail: { summary: "Active customer recipients, plus escrow while on", tags: ["runtime"] },
     })
     .post(
       "/heartbeat",
-      ({ runtime, body, set }) => {
-        recordHeartbeat(
+      async ({ runtime, body, set }) => {
+        await recordHeartbeat(
           deps.db,
           runtime.installationId,
           body.replica_id,
@@ -116,7 +116,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
       },
       { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] } },
     )
-    .post("/audit-records", ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
+    .post("/audit-records", async ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
       runtime: true,
       body: AuditBatchRequest,
       response: AuditBatchResponse,

@@ -6,7 +6,7 @@ import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { BundleTool } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
-import { type Db, schema } from "../db/index.ts";
+import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { bumpRevision } from "../organizations/service.ts";
@@ -43,14 +43,13 @@ export function diffTools(current: readonly Registered[], wanted: readonly Regis
   return { added, updated, removed, unchanged };
 }
 
-export function toolsOfInstallation(db: Db, installationId: string): BundleTool[] {
-  const t = schema.tools;
+export async function toolsOfInstallation(db: Db, installationId: string): Promise<BundleTool[]> {
+  const t = tables(db).tools;
   return db
     .select({ name: t.name, access: t.access, required_capabilities: t.requiredCapabilities })
     .from(t)
     .where(eq(t.installationId, installationId))
-    .orderBy(t.name)
-    .all();
+    .orderBy(t.name);
 }
 
 const CHUNK = 500;
@@ -60,7 +59,7 @@ function conflictDetail(name: string, holder: { installationId: string | null; i
   return `tool "${name}" is already registered in workspace ${workspaceId} by ${who}; rename the tool in the pack or remove it there first`;
 }
 
-export function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifest: ToolManifest): ToolSyncResult {
+export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifest: ToolManifest): Promise<ToolSyncResult> {
   const dups = duplicateNames(manifest.tools);
   if (dups.length) {
     throw new SvcError("validation_failed", `the manifest declares ${dups.map((d) => `"${d}"`).join(", ")} more than once; each tool name must be declared once`, {
@@ -73,23 +72,21 @@ export function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifes
     requiredCapabilities: normalizeCapabilities(m.required_capabilities),
     toolkitId: m.toolkit_id ?? null,
   }));
-  const t = schema.tools;
-  const i = schema.installations;
   const now = deps.now();
 
-  return deps.db.transaction((tx) => {
+  return deps.db.transaction(async (tx) => {
+    const { tools: t, installations: i } = tables(tx);
     // Names in this workspace held by someone else: admins, live installations (conflict), or
     // deleted installations (released).
     const released: string[] = [];
     const names = wanted.map((w) => w.name);
     for (let k = 0; k < names.length; k += CHUNK) {
-      const held = tx
+      const held = await tx
         .select({ name: t.name, installationId: t.installationId, installationName: i.name, deletedAt: i.deletedAt })
         .from(t)
         .leftJoin(i, eq(i.id, t.installationId))
         .where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, names.slice(k, k + CHUNK)), or(isNull(t.installationId), ne(t.installationId, caller.installationId))))
-        .orderBy(t.name)
-        .all();
+        .orderBy(t.name);
       for (const h of held) {
         if (h.installationId !== null && h.deletedAt !== null) {
           released.push(h.name);
@@ -102,31 +99,38 @@ export function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifes
       }
     }
     for (let k = 0; k < released.length; k += CHUNK) {
-      tx.delete(t).where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, released.slice(k, k + CHUNK)))).run();
+      await tx.delete(t).where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, released.slice(k, k + CHUNK))));
     }
 
-    const current = tx
+    const current = await tx
       .select({ name: t.name, access: t.access, requiredCapabilities: t.requiredCapabilities, toolkitId: t.toolkitId })
       .from(t)
-      .where(eq(t.installationId, caller.installationId))
-      .all();
+      .where(eq(t.installationId, caller.installationId));
     const diff = diffTools(current, wanted);
 
     for (let k = 0; k < diff.removed.length; k += CHUNK) {
-      tx.delete(t).where(and(eq(t.installationId, caller.installationId), inArray(t.name, diff.removed.slice(k, k + CHUNK)))).run();
+      await tx.delete(t).where(and(eq(t.installationId, caller.installationId), inArray(t.name, diff.removed.slice(k, k + CHUNK))));
     }
-    for (const a of diff.added) {
-      tx.insert(t)
-        .values({ workspaceId: caller.workspaceId, name: a.name, installationId: caller.installationId, access: a.access, requiredCapabilities: a.requiredCapabilities, toolkitId: a.toolkitId, updatedAt: now, createdAt: now })
-        .run();
+    for (let k = 0; k < diff.added.length; k += CHUNK) {
+      const rows = diff.added.slice(k, k + CHUNK).map((a) => ({
+        workspaceId: caller.workspaceId,
+        name: a.name,
+        installationId: caller.installationId,
+        access: a.access,
+        requiredCapabilities: a.requiredCapabilities,
+        toolkitId: a.toolkitId,
+        updatedAt: now,
+        createdAt: now,
+      }));
+      await tx.insert(t).values(rows);
     }
     for (const u of diff.updated) {
-      tx.update(t)
+      await tx
+        .update(t)
         .set({ access: u.access, requiredCapabilities: u.requiredCapabilities, toolkitId: u.toolkitId, updatedAt: now })
-        .where(and(eq(t.workspaceId, caller.workspaceId), eq(t.name, u.name)))
-        .run();
+        .where(and(eq(t.workspaceId, caller.workspaceId), eq(t.name, u.name)));
     }
-    if (diff.added.length || diff.updated.length || diff.removed.length) bumpRevision(tx, caller.orgId);
+    if (diff.added.length || diff.updated.length || diff.removed.length) await bumpRevision(tx, caller.orgId);
     return { added: diff.added.length, removed: diff.removed.length, unchanged: diff.unchanged, updated: diff.updated.length, tool_count: wanted.length };
   });
 }

@@ -43,24 +43,24 @@ function refused(e: SvcError): PageResult {
   );
 }
 
-function orgName(ctx: PageContext, orgId: string): string {
+async function orgName(ctx: PageContext, orgId: string): Promise<string> {
   try {
-    return getOrganization(ctx.deps.db, orgId).name;
+    return (await getOrganization(ctx.deps.db, orgId)).name;
   } catch {
     return orgId;
   }
 }
 
 /** Whether the signed-in session may redeem a link of the claim's organization. */
-function sessionCountsFor(ctx: PageContext, info: ClaimInfo): boolean {
-  return !!ctx.session && sessionAuthenticatedFor(ctx.deps.db, ctx.session.principal, info.orgId);
+async function sessionCountsFor(ctx: PageContext, info: ClaimInfo): Promise<boolean> {
+  return !!ctx.session && (await sessionAuthenticatedFor(ctx.deps.db, ctx.session.principal, info.orgId));
 }
 
-function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; status?: number } = {}): PageResult {
+async function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; status?: number } = {}): Promise<PageResult> {
   const action = path`/claim/${token}`;
   const s = ctx.session;
-  const signedInHere = s && sessionCountsFor(ctx, info);
-  const intro = html`<p>This link connects the chat account that asked for it (chat user ${code(info.remoteUserId)}) to your account in <strong>${orgName(ctx, info.orgId)}</strong>, so the assistant's tools run under your own identity.</p>
+  const signedInHere = s && (await sessionCountsFor(ctx, info));
+  const intro = html`<p>This link connects the chat account that asked for it (chat user ${code(info.remoteUserId)}) to your account in <strong>${await orgName(ctx, info.orgId)}</strong>, so the assistant's tools run under your own identity.</p>
 <div class="banner banner-warn" role="note"><strong>Use this link only if you asked for it in the chat just now.</strong> Whoever uses that chat account will act as you. If someone sent you this link, or you did not just ask the assistant for it, close this page.</div>
 <p class="hint">The link works once and expires ${time(new Date(info.expiresAt).toISOString())}.</p>`;
   const body = signedInHere
@@ -76,45 +76,45 @@ function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?
 ${s ? html`<p>You are signed in as <strong>${s.principal.email}</strong> through single sign-on of another organization, which does not count here.</p>` : ""}
 <p>Sign in to link it.</p>
 ${passwordForm({ action, csrf: ctx.presession, email: o.email ?? null, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
-${getOidcSettings(ctx.deps, info.orgId) ? html`<div class="divider">or</div>${ssoForm(ctx, { orgId: info.orgId, next: action })}` : ""}`;
+${(await getOidcSettings(ctx.deps, info.orgId)) ? html`<div class="divider">or</div>${await ssoForm(ctx, { orgId: info.orgId, next: action })}` : ""}`;
   return page(publicShell({ title: "Link your chat account", error: o.error ?? null, body, wide: true }), o.status ?? 200);
 }
 
-function linked(ctx: PageContext, result: { email: string; remoteUserId: string; orgId: string }): PageResult {
+async function linked(ctx: PageContext, result: { email: string; remoteUserId: string; orgId: string }): Promise<PageResult> {
   return page(
     publicShell({
       title: "Your chat account is linked",
-      notice: `Linked to ${result.email} in ${orgName(ctx, result.orgId)}.`,
+      notice: `Linked to ${result.email} in ${await orgName(ctx, result.orgId)}.`,
       body: html`<p>Chat user ${code(result.remoteUserId)} now acts as <strong>${result.email}</strong>. Go back to the chat and ask again; your requests are decided under your own account from now on.</p>`,
     }),
   );
 }
 
-function inspect(ctx: PageContext, token: string): ClaimInfo | PageResult {
+async function inspect(ctx: PageContext, token: string): Promise<ClaimInfo | PageResult> {
   try {
-    return inspectClaim(ctx.deps, token);
+    return await inspectClaim(ctx.deps, token);
   } catch (e) {
     if (e instanceof SvcError) return refused(e);
     throw e;
   }
 }
 
-export function getClaim(ctx: PageContext): PageResult {
+export async function getClaim(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
-  const info = inspect(ctx, token);
+  const info = await inspect(ctx, token);
   if ("kind" in info) return info;
   return claimPage(ctx, token, info);
 }
 
 export async function postClaim(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
-  const info = inspect(ctx, token);
+  const info = await inspect(ctx, token);
   if ("kind" in info) return info;
   let email: string;
   if (ctx.form.action === "link") {
     const s = ctx.session;
     if (!s || !csrfMatches(s.csrfToken, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
-    if (!sessionCountsFor(ctx, info)) {
+    if (!(await sessionCountsFor(ctx, info))) {
       ctx.deps.log.warn("claim link refused: session not authenticated for the claim's organization", { org: info.orgId, sessionOrg: s.principal.orgId, account: s.principal.accountId });
       return claimPage(ctx, token, info, {
         error: `${s.principal.email} is not signed in for this organization: sign in with your password or this organization's single sign-on`,
@@ -127,7 +127,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     const typed = (ctx.form.email ?? "").trim();
     try {
       const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId, clientIp: clientIp(ctx.deps, ctx.request) });
-      if (ctx.session) signOut(ctx.deps, ctx.session.raw);
+      if (ctx.session) await signOut(ctx.deps, ctx.session.raw);
       ctx.cookies.push(sessionCookie(ctx.deps, raw));
     } catch (e) {
       if (e instanceof SvcError) return claimPage(ctx, token, info, { error: e.message, email: typed, status: e.status });
@@ -136,8 +136,8 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     email = typed.toLowerCase();
   }
   try {
-    const account = findAccountByEmail(ctx.deps.db, email);
-    const result = redeemClaim(ctx.deps, token, { email, displayName: account?.displayName ?? null });
+    const account = await findAccountByEmail(ctx.deps.db, email);
+    const result = await redeemClaim(ctx.deps, token, { email, displayName: account?.displayName ?? null });
     ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId });
     return linked(ctx, result);
   } catch (e) {

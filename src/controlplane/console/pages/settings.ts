@@ -41,7 +41,7 @@ ${s?.escrow_recipient ? html`<p>Escrow recipient: ${code(s.escrow_recipient)}</p
   <button type="submit" class="btn ${enabled ? "btn-secondary" : ""}" ${activeKeys === 0 && !enabled ? html`aria-describedby="escrow-needs-key"` : ""}>${enabled ? "Turn escrow off" : "Turn escrow on"}</button>
 </form>`;
 
-  const oidc = getOidcSettings(ctx.deps, ctx.session.principal.orgId);
+  const oidc = await getOidcSettings(ctx.deps, ctx.session.principal.orgId);
   const publicUrl = ctx.deps.config.publicUrl;
   const ssoLink = `${publicUrl}/sign-in?org=${encodeURIComponent(ctx.session.principal.orgId)}`;
   const v = state.sso ?? {};
@@ -107,9 +107,9 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
   return redirect("/settings?done=sso-saved");
 }
 
-export function postSsoDelete(pc: PageContext): PageResult {
+export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
-  deleteOidcSettings(ctx.deps, ctx.session.principal.orgId);
+  await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId);
   return redirect("/settings?done=sso-removed");
 }
 

@@ -34,12 +34,12 @@ export function passwordForm(o: { action: string; csrf: string; next?: string; o
 }
 
 /** Single sign-on: a button when the organization is known and configured, else a field for its id. */
-export function ssoForm(ctx: PageContext, o: { orgId?: string | null; next?: string }): SafeHtml {
-  const configured = o.orgId ? getOidcSettings(ctx.deps, o.orgId) : null;
+export async function ssoForm(ctx: PageContext, o: { orgId?: string | null; next?: string }): Promise<SafeHtml> {
+  const configured = o.orgId ? await getOidcSettings(ctx.deps, o.orgId) : null;
   if (o.orgId && configured) {
     let orgName = o.orgId;
     try {
-      orgName = getOrganization(ctx.deps.db, o.orgId).name;
+      orgName = (await getOrganization(ctx.deps.db, o.orgId)).name;
     } catch {}
     return html`<form method="get" action="/sso/start" aria-label="Single sign-on">
   <input type="hidden" name="org" value="${o.orgId}">
@@ -62,7 +62,7 @@ export function ssoForm(ctx: PageContext, o: { orgId?: string | null; next?: str
 </form>`;
 }
 
-function signInPage(ctx: PageContext, o: { error?: string | null; email?: string | null; status?: number }): PageResult {
+async function signInPage(ctx: PageContext, o: { error?: string | null; email?: string | null; status?: number }): Promise<PageResult> {
   const next = safeNext(ctx.form.next ?? ctx.url.searchParams.get("next"));
   const orgId = ctx.form.organization_id ?? ctx.url.searchParams.get("org");
   const done = ctx.url.searchParams.get("done");
@@ -73,13 +73,13 @@ function signInPage(ctx: PageContext, o: { error?: string | null; email?: string
       notice: done ? (NOTICES[done] ?? null) : null,
       body: html`${passwordForm({ action: "/sign-in", csrf: ctx.presession, next, orgId, email: o.email ?? null, submit: "Sign in" })}
 <div class="divider">or</div>
-${ssoForm(ctx, { orgId, next })}`,
+${await ssoForm(ctx, { orgId, next })}`,
     }),
     o.status ?? 200,
   );
 }
 
-export function getSignIn(ctx: PageContext): PageResult {
+export async function getSignIn(ctx: PageContext): Promise<PageResult> {
   if (ctx.session && !ctx.url.searchParams.get("org")) return redirect(safeNext(ctx.url.searchParams.get("next")));
   return signInPage(ctx, {});
 }
@@ -89,7 +89,7 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
   const orgId = ctx.form.organization_id || undefined;
   try {
     const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}), clientIp: clientIp(ctx.deps, ctx.request) });
-    if (ctx.session) signOut(ctx.deps, ctx.session.raw);
+    if (ctx.session) await signOut(ctx.deps, ctx.session.raw);
     ctx.cookies.push(sessionCookie(ctx.deps, raw));
     return redirect(safeNext(ctx.form.next));
   } catch (e) {
@@ -98,24 +98,24 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
   }
 }
 
-export function postSignOut(ctx: PageContext): PageResult {
-  ctx.cookies.push(signOut(ctx.deps, ctx.session?.raw));
+export async function postSignOut(ctx: PageContext): Promise<PageResult> {
+  ctx.cookies.push(await signOut(ctx.deps, ctx.session?.raw));
   return redirect("/sign-in?done=signed-out");
 }
 
-export function postSwitchOrg(ctx: PageContext): PageResult {
+export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
   const s = requireSignedIn(ctx).session;
   const target = ctx.form.organization_id ?? "";
   if (target === s.principal.orgId) return redirect("/");
-  if (!membership(ctx.deps.db, s.principal.accountId, target)) return redirect("/");
-  if (!sessionAuthenticatedFor(ctx.deps.db, s.principal, target)) {
+  if (!(await membership(ctx.deps.db, s.principal.accountId, target))) return redirect("/");
+  if (!(await sessionAuthenticatedFor(ctx.deps.db, s.principal, target))) {
     // A single sign-on session vouches only for its own organization: sign in again there.
     ctx.deps.log.info("console switch-org needs sign-in", { from: s.principal.orgId, to: target, account: s.principal.accountId });
     return redirect(`/sign-in${query({ org: target, done: "reauth" })}`);
   }
-  const opened = openSession(ctx.deps, s.principal.accountId, target, "password");
+  // The new session replaces the old one in the same transaction.
+  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", { replaces: s.raw });
   if (!opened) return redirect("/");
-  signOut(ctx.deps, s.raw);
   ctx.cookies.push(opened.cookie);
   return redirect("/");
 }
@@ -150,9 +150,8 @@ export async function getSsoCallback(ctx: PageContext, cookies: Record<string, s
   try {
     const result = await finishSso(ctx.deps, cookies[FLOW_COOKIE], ctx.url.searchParams);
     // Bound to the organization whose provider vouched for the email, and to no other.
-    const opened = openSession(ctx.deps, result.accountId, result.orgId, "sso");
+    const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", { replaces: ctx.session?.raw });
     if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization`, 403);
-    if (ctx.session) signOut(ctx.deps, ctx.session.raw);
     ctx.cookies.push(opened.cookie);
     ctx.deps.log.info("console sso sign-in", { org: result.orgId, account: result.accountId });
     return redirect(safeNext(result.next));

@@ -1,0 +1,39 @@
+// One SQLite connection, many concurrent requests: while one request's transaction is open,
+// every statement from any other request waits until it ends, so nothing of theirs lands
+// inside it (and is rolled back with it) and nothing of its uncommitted state leaks out.
+// The transaction's own statements are recognised by the async context they run in.
+import { AsyncLocalStorage } from "node:async_hooks";
+
+export class TransactionGate {
+  readonly #context = new AsyncLocalStorage<object>();
+  #holder: object | null = null;
+  #waiting: (() => void)[] = [];
+
+  /** True when a statement from the current context may run now. */
+  open(): boolean {
+    return this.#holder === null || this.#context.getStore() === this.#holder;
+  }
+
+  /** Resolves once a statement from the current context may run. */
+  async pass(): Promise<void> {
+    while (!this.open()) await new Promise<void>((wake) => this.#waiting.push(wake));
+  }
+
+  /** Whether the current context is inside a transaction of this gate. */
+  inside(): boolean {
+    return this.#holder !== null && this.#context.getStore() === this.#holder;
+  }
+
+  /** Runs `body` as the only transaction; others (and lone statements) wait for it to end. */
+  async exclusive<T>(body: () => Promise<T>): Promise<T> {
+    while (this.#holder !== null) await new Promise<void>((wake) => this.#waiting.push(wake));
+    const holder = {};
+    this.#holder = holder;
+    try {
+      return await this.#context.run(holder, body);
+    } finally {
+      this.#holder = null;
+      for (const wake of this.#waiting.splice(0)) wake();
+    }
+  }
+}

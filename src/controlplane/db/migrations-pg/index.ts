@@ -1,0 +1,9 @@
+// PostgreSQL migrations embedded in the binary (drizzle.pg.config.ts generates them). Add a
+// line here for every migration drizzle-kit generates.
+import { fromJournal } from "../embedded-migrations.ts";
+import journal from "./meta/_journal.json" with { type: "json" };
+import m0000 from "./0000_init.sql" with { type: "text" };
+
+export const MIGRATIONS = fromJournal(journal, {
+  "0000_init": m0000,
+});

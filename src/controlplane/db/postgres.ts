@@ -1,0 +1,103 @@
+// The scale-out store: PostgreSQL through Bun's SQL client, shared by several stateless
+// control-plane replicas. Transactions run SERIALIZABLE, so they behave as on SQLite (as if
+// one ran at a time), and are run again when PostgreSQL reports a serialization failure or a
+// deadlock. Migrations run under an advisory lock, so replicas starting together apply each once.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { SQL } from "bun";
+import { drizzle } from "drizzle-orm/bun-sql";
+import { embeddedMigrations } from "./embedded-migrations.ts";
+import { MIGRATIONS } from "./migrations-pg/index.ts";
+import * as pgSchema from "./schema.pg.ts";
+import type { Db, Store } from "./store.ts";
+
+/** SQLSTATEs after which a whole transaction is run again: serialization_failure, deadlock_detected. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const MAX_ATTEMPTS = 10;
+/** Any constant shared by every replica: the advisory lock that serializes migrations. */
+const MIGRATION_LOCK = 0x5356_4301;
+
+export type PostgresOptions = { url: string; maxConnections?: number; idleTimeoutSeconds?: number };
+
+/** The SQLSTATE of a PostgreSQL error, looked for through drizzle's wrapping. */
+export function sqlState(e: unknown): string | undefined {
+  for (let c: unknown = e, depth = 0; c && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    const errno = (c as { errno?: unknown }).errno;
+    if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
+  }
+  return undefined;
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://(unparsable URL)";
+  }
+}
+
+export function openPostgres(options: PostgresOptions): Store {
+  const client = new SQL({ url: options.url, max: options.maxConnections ?? 10, idleTimeout: options.idleTimeoutSeconds ?? 30 });
+  // A query sent on the pool from inside a transaction would run outside it, and could wait
+  // for a lock the transaction holds: a bug in the caller, reported as one.
+  const inTransaction = new AsyncLocalStorage<true>();
+  const guarded = new Proxy(client, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (prop === "unsafe") {
+        return (...args: Parameters<SQL["unsafe"]>) => {
+          if (inTransaction.getStore()) throw new Error("a query was sent on the database inside a transaction: use the transaction's tx");
+          return target.unsafe(...args);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const orm = drizzle({ client: guarded, schema: pgSchema });
+
+  const transaction = orm.transaction.bind(orm);
+  Object.assign(orm, {
+    transaction: async (body: Parameters<typeof transaction>[0]) => {
+      if (inTransaction.getStore()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await inTransaction.run(true, () => transaction(body, { isolationLevel: "serializable" }));
+        } catch (e) {
+          if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
+          await Bun.sleep(Math.random() * 5 * 2 ** Math.min(attempt, 6));
+        }
+      }
+    },
+  });
+
+  return {
+    db: orm as unknown as Db,
+    dialect: "postgres",
+    location: redactUrl(options.url),
+    async migrate() {
+      const conn = await client.reserve();
+      try {
+        await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+        const count = async () => {
+          const [exists] = await conn`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`;
+          if (!exists?.present) return 0;
+          const [row] = await conn`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+          return Number(row?.n ?? 0);
+        };
+        const before = await count();
+        const locked = drizzle({ client: conn as unknown as SQL, schema: pgSchema });
+        const internals = locked as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
+        await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
+        const applied = (await count()) - before;
+        await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
+        return applied;
+      } finally {
+        conn.release();
+      }
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

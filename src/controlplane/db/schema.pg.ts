@@ -1,0 +1,388 @@
+// The control plane's tables in the PostgreSQL dialect: the same tables, columns and JS types
+// as schema.ts (SQLite), so service code runs unchanged on either store (see db/README.md).
+// Times are epoch milliseconds (bigint, read as numbers); lists are jsonb; booleans are boolean.
+// schema-parity.test.ts checks that both files declare the same tables, columns and row types.
+import { sql } from "drizzle-orm";
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+
+const now = sql`((extract(epoch from clock_timestamp()) * 1000)::bigint)`;
+const millis = (name: string) => bigint(name, { mode: "number" });
+/** Opaque bytes (audit ciphertext), read back as a Buffer like SQLite's blob. */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (v) => Buffer.from(v),
+});
+const createdAt = () => millis("created_at").notNull().default(now);
+
+// ── organizations, workspaces, accounts ────────────────────────────────────────────────
+
+export const organizations = pgTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** Bumped by every change that can alter any of the org's policy bundles; the bundle ETag. */
+  revision: integer("revision").notNull().default(1),
+  escrowEnabled: boolean("escrow_enabled").notNull().default(false),
+  createdAt: createdAt(),
+});
+
+/** The organization's audit digest key (HMAC-SHA-256), wrapped by the KMS. */
+export const digestKeys = pgTable("digest_keys", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  wrapped: text("wrapped").notNull(),
+  createdAt: createdAt(),
+});
+
+/** The service's escrow identity per organization: public recipient plus KMS-wrapped private key. */
+export const escrowKeys = pgTable("escrow_keys", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().unique().references(() => organizations.id),
+  recipient: text("recipient").notNull(),
+  wrappedIdentity: text("wrapped_identity").notNull(),
+  createdAt: createdAt(),
+});
+
+export const workspaces = pgTable(
+  "workspaces",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("workspaces_org_name").on(t.orgId, t.name)],
+);
+
+/** A person who can sign in to the service (console, CLI login, claim links). */
+export const accounts = pgTable("accounts", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  displayName: text("display_name"),
+  passwordHash: text("password_hash"),
+  createdAt: createdAt(),
+});
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.orgId] })],
+);
+
+/** Console sessions; the cookie holds the raw id, the table its SHA-256. */
+export const sessions = pgTable("sessions", {
+  idHash: text("id_hash").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  csrfToken: text("csrf_token").notNull(),
+  /**
+   * How the session was authenticated: "password" (the account's own credential, may switch
+   * among the account's organizations) or "sso" (the IdP of `org_id`; bound to that org).
+   */
+  authMethod: text("auth_method", { enum: ["password", "sso"] }).notNull().default("password"),
+  expiresAt: millis("expires_at").notNull(),
+  createdAt: createdAt(),
+});
+
+/** API tokens for the CLI, bound to one account in one organization; stored hashed. */
+export const apiTokens = pgTable("api_tokens", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  name: text("name").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  lastUsedAt: millis("last_used_at"),
+  expiresAt: millis("expires_at"),
+  revokedAt: millis("revoked_at"),
+  createdAt: createdAt(),
+});
+
+/** `svc login` browser approval: the CLI polls with its secret until an admin approves. */
+export const loginRequests = pgTable("login_requests", {
+  id: text("id").primaryKey(),
+  userCode: text("user_code").notNull(),
+  pollSecretHash: text("poll_secret_hash").notNull(),
+  approvedByAccountId: text("approved_by_account_id"),
+  orgId: text("org_id"),
+  tokenId: text("token_id"),
+  expiresAt: millis("expires_at").notNull(),
+  completedAt: millis("completed_at"),
+  createdAt: createdAt(),
+});
+
+/** Per-organization OpenID Connect single sign-on for the console. */
+export const oidcConfigs = pgTable("oidc_configs", {
+  orgId: text("org_id").primaryKey().references(() => organizations.id),
+  issuer: text("issuer").notNull(),
+  clientId: text("client_id").notNull(),
+  wrappedClientSecret: text("wrapped_client_secret").notNull(),
+  createdAt: createdAt(),
+});
+
+// ── agents, installations, runtime replicas, tools ─────────────────────────────────────
+
+export const agents = pgTable("agents", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+  name: text("name").notNull(),
+  description: text("description"),
+  createdAt: createdAt(),
+});
+
+export const installations = pgTable("installations", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+  agentId: text("agent_id").notNull().references(() => agents.id),
+  name: text("name").notNull(),
+  platform: text("platform", { enum: ["chatui"] }).notNull(),
+  /** SHA-256 of the current runtime token; null until `svc bot credential` issues one. */
+  tokenHash: text("token_hash").unique(),
+  tokenIssuedAt: millis("token_issued_at"),
+  deletedAt: millis("deleted_at"),
+  createdAt: createdAt(),
+});
+
+/** One running proxy of an installation (replicas share the token, not their state). */
+export const runtimeReplicas = pgTable(
+  "runtime_replicas",
+  {
+    id: text("id").primaryKey(),
+    installationId: text("installation_id").notNull().references(() => installations.id),
+    credentialSyncRecipient: text("credential_sync_recipient").notNull(),
+    hostname: text("hostname"),
+    version: text("version"),
+    state: text("state"),
+    policyRevision: integer("policy_revision"),
+    toolCount: integer("tool_count"),
+    spoolDepth: integer("spool_depth"),
+    lastSuccess: text("last_success"),
+    bootstrappedAt: millis("bootstrapped_at").notNull(),
+    lastHeartbeatAt: millis("last_heartbeat_at"),
+  },
+  (t) => [index("runtime_replicas_installation").on(t.installationId)],
+);
+
+/** Governed tools registered in a workspace: by an installation's tool sync or by an admin (installation null). */
+export const tools = pgTable(
+  "tools",
+  {
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    installationId: text("installation_id").references(() => installations.id),
+    access: text("access", { enum: ["read", "write"] }).notNull(),
+    requiredCapabilities: jsonb("required_capabilities").$type<string[]>().notNull(),
+    toolkitId: text("toolkit_id"),
+    updatedAt: millis("updated_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.name] }), index("tools_installation").on(t.installationId)],
+);
+
+// ── model profiles ─────────────────────────────────────────────────────────────────────
+
+export const modelProfiles = pgTable(
+  "model_profiles",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    displayName: text("display_name").notNull(),
+    endpoint: text("endpoint").notNull(),
+    authType: text("auth_type", { enum: ["none", "api_key"] }).notNull(),
+    defaultModel: text("default_model").notNull(),
+    models: jsonb("models").$type<string[]>().notNull(),
+    /** base64 age ciphertext of the API key, sealed to the replicas listed in sealedTo. Never plaintext. */
+    apiKeySealed: text("api_key_sealed"),
+    sealedTo: jsonb("sealed_to").$type<string[]>().notNull().default([]),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],
+);
+
+export const modelProfileAssignments = pgTable("model_profile_assignments", {
+  agentId: text("agent_id").primaryKey().references(() => agents.id),
+  profileId: text("profile_id").notNull().references(() => modelProfiles.id),
+  assignedAt: millis("assigned_at").notNull(),
+});
+
+// ── policies ───────────────────────────────────────────────────────────────────────────
+
+export const policies = pgTable(
+  "policies",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id),
+    /** null: applies to every agent of the workspace. */
+    agentId: text("agent_id").references(() => agents.id),
+    name: text("name").notNull(),
+    src: text("src").notNull(),
+    dst: text("dst").notNull(),
+    effect: text("effect", { enum: ["permit", "deny"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("policies_ws_agent").on(t.workspaceId, t.agentId)],
+);
+
+// ── users, groups, remote identities, claim links ─────────────────────────────────────
+
+/** Service users: the identities decisions are made and audited under; keyed by email per org. */
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    email: text("email").notNull(),
+    displayName: text("display_name"),
+    disabled: boolean("disabled").notNull().default(false),
+    source: text("source", { enum: ["manual", "directory", "claim"] }).notNull(),
+    externalId: text("external_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("users_org_email").on(t.orgId, t.email)],
+);
+
+export const groups = pgTable(
+  "groups",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    source: text("source", { enum: ["manual", "directory"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("groups_org_name").on(t.orgId, t.name)],
+);
+
+export const groupMembers = pgTable(
+  "group_members",
+  {
+    groupId: text("group_id").notNull().references(() => groups.id),
+    userId: text("user_id").notNull().references(() => users.id),
+    source: text("source", { enum: ["manual", "directory"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.userId] }), index("group_members_user").on(t.userId)],
+);
+
+/** A front-end user (`chatui`, front-end user id), linked or not to a service user. */
+export const remoteIdentities = pgTable(
+  "remote_identities",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    platform: text("platform", { enum: ["chatui"] }).notNull(),
+    remoteUserId: text("remote_user_id").notNull(),
+    installationId: text("installation_id").references(() => installations.id),
+    email: text("email"),
+    displayName: text("display_name"),
+    userId: text("user_id").references(() => users.id),
+    linkedAt: millis("linked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("remote_identities_key").on(t.orgId, t.platform, t.remoteUserId), index("remote_identities_user").on(t.userId)],
+);
+
+export const claimLinks = pgTable("claim_links", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  installationId: text("installation_id").notNull().references(() => installations.id),
+  remoteUserId: text("remote_user_id").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  expiresAt: millis("expires_at").notNull(),
+  usedAt: millis("used_at"),
+  usedByUserId: text("used_by_user_id"),
+  createdAt: createdAt(),
+});
+
+// ── audit encryption keys, audit records ───────────────────────────────────────────────
+
+export const auditKeys = pgTable("audit_keys", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull().references(() => organizations.id),
+  name: text("name").notNull(),
+  publicKey: text("public_key").notNull(),
+  status: text("status", { enum: ["active", "disabled"] }).notNull(),
+  disabledAt: millis("disabled_at"),
+  createdAt: createdAt(),
+});
+
+export const auditRecords = pgTable(
+  "audit_records",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    workspaceId: text("workspace_id").notNull(),
+    installationId: text("installation_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    replicaId: text("replica_id"),
+    ts: millis("ts").notNull(),
+    kind: text("kind", { enum: ["tool", "model", "outcome"] }).notNull(),
+    harness: text("harness").notNull(),
+    action: text("action").notNull(),
+    toolName: text("tool_name"),
+    model: text("model"),
+    decision: text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
+    reason: text("reason").notNull(),
+    policyId: text("policy_id"),
+    policyRevision: integer("policy_revision").notNull(),
+    userId: text("user_id"),
+    remoteUserId: text("remote_user_id"),
+    viaInstallation: boolean("via_installation").notNull(),
+    ref: text("ref"),
+    outcome: text("outcome"),
+    exitCode: integer("exit_code"),
+    argsDigest: text("args_digest"),
+    digestKeyId: text("digest_key_id"),
+    recipientKeyIds: jsonb("recipient_key_ids").$type<string[]>().notNull(),
+    /** The age ciphertext, opaque to the service: stored, never decrypted. */
+    ciphertext: bytea("ciphertext"),
+    receivedAt: millis("received_at").notNull(),
+  },
+  (t) => [
+    index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
+    index("audit_org_id").on(t.orgId, t.id),
+    index("audit_org_user_id").on(t.orgId, t.userId, t.id),
+    index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
+    index("audit_ref").on(t.ref),
+  ],
+);
+
+// ── directory sync ─────────────────────────────────────────────────────────────────────
+
+export const directorySyncConfigs = pgTable("directory_sync_configs", {
+  orgId: text("org_id").primaryKey().references(() => organizations.id),
+  tenantId: text("tenant_id").notNull(),
+  clientId: text("client_id").notNull(),
+  appId: text("app_id").notNull(),
+  wrappedClientSecret: text("wrapped_client_secret").notNull(),
+  dryRun: boolean("dry_run").notNull(),
+  createUsers: boolean("create_users").notNull(),
+  authorityUrl: text("authority_url").notNull(),
+  graphUrl: text("graph_url").notNull(),
+  intervalSeconds: integer("interval_seconds").notNull(),
+  enabled: boolean("enabled").notNull().default(false),
+  updatedAt: millis("updated_at").notNull(),
+});
+
+export const directorySyncRuns = pgTable(
+  "directory_sync_runs",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    startedAt: millis("started_at").notNull(),
+    finishedAt: millis("finished_at"),
+    dryRun: boolean("dry_run").notNull(),
+    status: text("status", { enum: ["running", "succeeded", "failed"] }).notNull(),
+    counts: jsonb("counts").$type<Record<string, number>>().notNull(),
+    changes: jsonb("changes").$type<unknown[]>().notNull(),
+    errors: jsonb("errors").$type<string[]>().notNull(),
+  },
+  (t) => [index("directory_sync_runs_org").on(t.orgId, t.startedAt)],
+);

@@ -1,0 +1,70 @@
+// The embedded store: one SQLite file (WAL, full sync, foreign keys) through drizzle's async
+// SQLite driver, so services await it exactly as they await PostgreSQL. bun:sqlite itself is
+// synchronous; the gate keeps other requests' statements out of an open transaction.
+import { Database } from "bun:sqlite";
+import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { embeddedMigrations } from "./embedded-migrations.ts";
+import { TransactionGate } from "./gate.ts";
+import { MIGRATIONS } from "./migrations/index.ts";
+import * as sqliteSchema from "./schema.ts";
+import type { Db, Store } from "./store.ts";
+
+type Method = "run" | "all" | "values" | "get";
+type Params = (string | number | bigint | boolean | null | Uint8Array)[];
+
+export function openSqlite(path: string): Store {
+  const client = new Database(path, { create: true, strict: true });
+  client.exec("PRAGMA journal_mode = WAL");
+  client.exec("PRAGMA synchronous = FULL");
+  client.exec("PRAGMA foreign_keys = ON");
+  client.exec("PRAGMA busy_timeout = 5000");
+  const gate = new TransactionGate();
+
+  // The shapes drizzle's SQLite proxy expects: rows as arrays of values ("get": one such row,
+  // or undefined); "run" carries the changed-row count where rowCount() looks for it.
+  const execute = (text: string, params: Params, method: Method): { rows: unknown[]; count?: number } => {
+    const statement = client.query<Record<string, unknown>, Params>(text);
+    if (method === "run") return { rows: [], count: statement.run(...params).changes };
+    const rows = statement.values(...params);
+    return { rows: (method === "get" ? rows[0] : rows) as unknown[] };
+  };
+  const orm = drizzle(
+    async (text, params, method) => {
+      if (!gate.open()) await gate.pass();
+      return execute(text, params as Params, method);
+    },
+    { schema: sqliteSchema },
+  );
+
+  // Transactions go through the gate; BEGIN IMMEDIATE takes the write lock at once, so a
+  // transaction never fails half-way for want of it.
+  const transaction = orm.transaction.bind(orm);
+  Object.assign(orm, {
+    transaction: (body: (tx: unknown) => Promise<unknown>) => {
+      if (gate.inside()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
+      return gate.exclusive(() => transaction(body as never, { behavior: "immediate" }));
+    },
+  });
+
+  const db = orm as unknown as Db;
+  return {
+    db,
+    dialect: "sqlite",
+    location: path,
+    async migrate() {
+      const count = () =>
+        client.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()?.n
+          ? (client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0)
+          : 0;
+      const before = count();
+      await gate.exclusive(async () => {
+        const internals = orm as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
+        await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
+      });
+      return count() - before;
+    },
+    async close() {
+      await gate.exclusive(async () => client.close());
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// The storage layer on the dialect under test (SQLite, or PostgreSQL with SVC_TEST_POSTGRES_URL):
+// transactions keep other requests' writes out and survive conflicts, misuse is reported,
+// migrations apply once, and rows come back with the same JS types on both stores.
+import { describe, expect, test } from "bun:test";
+import { eq, sql } from "drizzle-orm";
+import { openStore, rowCount, tables } from "./index.ts";
+import { TEST_POSTGRES_URL, freshPostgresDatabase, openTestStore } from "./test-store.ts";
+
+const dialect = TEST_POSTGRES_URL ? "postgres" : "sqlite";
+
+async function withOrg(name = "Acme") {
+  const store = await openTestStore();
+  const o = tables(store.db).organizations;
+  await store.db.insert(o).values({ id: "org_1", name });
+  return { store, db: store.db, o };
+}
+
+describe(`transactions (${dialect})`, () => {
+  test("a write made by another request while a transaction is open is not rolled back with it", async () => {
+    const { store, db, o } = await withOrg();
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const failing = db.transaction(async (tx) => {
+      await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
+      entered();
+      await Bun.sleep(30);
+      throw new Error("abort");
+    }).then(() => null, (e: Error) => e);
+    await inside;
+    // Another request, outside the transaction, while it is open.
+    await db.insert(o).values({ id: "org_other", name: "kept" });
+    expect((await failing)?.message).toBe("abort");
+    const ids = (await db.select({ id: o.id }).from(o)).map((r) => r.id).sort();
+    expect(ids).toEqual(["org_1", "org_other"]);
+    await store.close();
+  });
+
+  test("read-then-write transactions running together lose no update", async () => {
+    const { store, db, o } = await withOrg();
+    const increment = () =>
+      db.transaction(async (tx) => {
+        const t = tables(tx).organizations;
+        const [row] = await tx.select({ revision: t.revision }).from(t).where(eq(t.id, "org_1"));
+        await Bun.sleep(5);
+        await tx.update(t).set({ revision: row!.revision + 1 }).where(eq(t.id, "org_1"));
+      });
+    await Promise.all(Array.from({ length: 8 }, increment));
+    const [row] = await db.select({ revision: o.revision }).from(o).where(eq(o.id, "org_1"));
+    expect(row!.revision).toBe(1 + 8);
+    await store.close();
+  });
+
+  test("a transaction opened on the database inside another one is refused", async () => {
+    const { store, db } = await withOrg();
+    await expect(db.transaction(async () => db.transaction(async () => 1))).rejects.toThrow("inside another transaction");
+    await store.close();
+  });
+
+  test.if(dialect === "postgres")("a query on the pool inside a transaction is refused, not run outside it", async () => {
+    const { store, db, o } = await withOrg();
+    await expect(db.transaction(async () => db.select().from(o))).rejects.toThrow();
+    await store.close();
+  });
+
+  test("rowCount reports rows changed; values keep their JS types", async () => {
+    const { store, db, o } = await withOrg();
+    expect(rowCount(await db.update(o).set({ escrowEnabled: true }).where(eq(o.id, "org_1")))).toBe(1);
+    expect(rowCount(await db.update(o).set({ name: "x" }).where(eq(o.id, "org_none")))).toBe(0);
+    const [row] = await db.select().from(o).where(eq(o.id, "org_1"));
+    expect(row).toMatchObject({ escrowEnabled: true, revision: 1 });
+    expect(typeof row!.createdAt).toBe("number");
+    expect(Math.abs(row!.createdAt - Date.now())).toBeLessThan(60_000);
+
+    const t = tables(db);
+    await db.insert(t.workspaces).values({ id: "ws_1", orgId: "org_1", name: "default" });
+    await db.insert(t.agents).values({ id: "agt_1", orgId: "org_1", workspaceId: "ws_1", name: "a" });
+    await db.insert(t.installations).values({ id: "inst_1", orgId: "org_1", workspaceId: "ws_1", agentId: "agt_1", name: "i", platform: "chatui" });
+    await db.insert(t.tools).values({ workspaceId: "ws_1", name: "crm.lookup", installationId: "inst_1", access: "read", requiredCapabilities: ["crm", "net"], updatedAt: 1_795_000_000_123 });
+    const [tool] = await db.select().from(t.tools);
+    expect(tool).toMatchObject({ requiredCapabilities: ["crm", "net"], updatedAt: 1_795_000_000_123 });
+
+    const bytes = Buffer.from([0, 1, 2, 250, 255]);
+    await db.insert(t.auditRecords).values({
+      id: "rec_1", orgId: "org_1", workspaceId: "ws_1", installationId: "inst_1", agentId: "agt_1", ts: 1, kind: "tool", harness: "chatui",
+      action: "tool:crm.lookup", decision: "permit", reason: "policy", policyRevision: 1, viaInstallation: false, recipientKeyIds: ["key_1"], ciphertext: bytes, receivedAt: 2,
+    });
+    const [rec] = await db.select({ c: t.auditRecords.ciphertext, via: t.auditRecords.viaInstallation, keys: t.auditRecords.recipientKeyIds }).from(t.auditRecords);
+    expect(Buffer.isBuffer(rec!.c)).toBe(true);
+    expect([...rec!.c!]).toEqual([...bytes]);
+    expect(rec).toMatchObject({ via: false, keys: ["key_1"] });
+    // The one SQL expression the services use beyond plain columns: arithmetic on a column.
+    await db.update(o).set({ revision: sql`${o.revision} + 1` }).where(eq(o.id, "org_1"));
+    expect((await db.select({ r: o.revision }).from(o))[0]!.r).toBe(2);
+    await store.close();
+  });
+});
+
+describe(`migrations (${dialect})`, () => {
+  test("a second run applies nothing", async () => {
+    const store = await openTestStore();
+    expect(await store.migrate()).toBe(0);
+    await store.close();
+  });
+
+  test.if(dialect === "postgres")("replicas starting together on an empty database apply each migration once", async () => {
+    const server = new URL(TEST_POSTGRES_URL!);
+    const empty = `svc_empty_${Math.random().toString(36).slice(2, 10)}`;
+    const admin = openStore(server.toString(), { maxConnections: 1 });
+    await admin.db.execute(sql.raw(`CREATE DATABASE "${empty}"`));
+    await admin.close();
+    server.pathname = `/${empty}`;
+    const replicas = [openStore(server.toString()), openStore(server.toString()), openStore(server.toString())];
+    const applied = await Promise.all(replicas.map((r) => r.migrate()));
+    expect(applied.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(applied.filter((n) => n > 0)).toHaveLength(1);
+    await Promise.all(replicas.map((r) => r.close()));
+  });
+
+  test.if(dialect === "postgres")("test databases are fresh copies of the migrated template", async () => {
+    const a = openStore(await freshPostgresDatabase());
+    const o = tables(a.db).organizations;
+    expect(await a.db.select().from(o)).toEqual([]);
+    expect(await a.migrate()).toBe(0);
+    await a.close();
+  });
+});

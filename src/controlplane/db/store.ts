@@ -1,0 +1,33 @@
+// What the rest of the control plane sees of storage: a drizzle database and its tables.
+// Services are written once, in the part of drizzle both dialects run (db/README.md), and
+// typed against the PostgreSQL schema; schema-parity.test.ts keeps the SQLite tables the same.
+import type { BunSQLQueryResultHKT } from "drizzle-orm/bun-sql";
+import type { PgDatabase } from "drizzle-orm/pg-core";
+import type * as pgSchema from "./schema.pg.ts";
+
+export type Tables = typeof pgSchema;
+
+/** A database or an open transaction: both run queries; `transaction()` on a database retries conflicts. */
+export type Db = PgDatabase<BunSQLQueryResultHKT, Tables>;
+
+export type Dialect = "sqlite" | "postgres";
+
+export type Store = {
+  db: Db;
+  dialect: Dialect;
+  /** The SQLite file or the PostgreSQL URL without its password, for logs. */
+  location: string;
+  /** Applies pending migrations; returns how many were applied. */
+  migrate(): Promise<number>;
+  close(): Promise<void>;
+};
+
+/** The tables of the store `db` (or its transaction) belongs to. */
+export function tables(db: Db): Tables {
+  return (db as unknown as { _: { fullSchema: Tables } })._.fullSchema;
+}
+
+/** Rows changed by an insert, update or delete without `returning()`. */
+export function rowCount(result: unknown): number {
+  return (result as { count?: number } | null)?.count ?? 0;
+}
