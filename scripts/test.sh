@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite of svc from a fresh machine: set-up, build, TypeScript unit and
-# cross-process tests, the Python package's tests, and the end-to-end suite against a real
-# Open WebUI. Ends with one line `N passed, N failed` summing every suite.
+# cross-process tests (on SQLite, then the control plane's again on a real PostgreSQL server),
+# the Python package's tests, and the end-to-end suite against a real Open WebUI. Ends with one
+# line `N passed, N failed` summing every suite.
 #   bash scripts/test.sh            everything
 #   SVC_TEST_SKIP_E2E=1 bash ...    everything but the Open WebUI end-to-end suite
 set -uo pipefail
@@ -53,6 +54,16 @@ run_suite typecheck bunx tsc --noEmit -p . || { failed=$((failed + 1)); echo "su
 BUN_TEST=(bun test --timeout 60000)
 run_suite unit "${BUN_TEST[@]}" src test/support; count_bun test-artifacts/unit.log unit
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
+# The control plane again on PostgreSQL, its scale-out store: its unit suites and every
+# cross-process suite (each control plane they start gets a fresh database).
+if PG_URL=$(bash scripts/postgres-test-server.sh 2>test-artifacts/postgres-server.log); then
+  export SVC_TEST_POSTGRES_URL="$PG_URL"
+  run_suite unit-postgres "${BUN_TEST[@]}" src/controlplane; count_bun test-artifacts/unit-postgres.log unit-postgres
+  run_suite integration-postgres "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration-postgres.log integration-postgres
+  unset SVC_TEST_POSTGRES_URL
+else
+  cat test-artifacts/postgres-server.log; failed=$((failed + 1)); status=1; echo "suite postgres: the test server did not start"
+fi
 if [ -d src/guard-bridge/python/tests ]; then
   run_suite python python3 -m pytest -q src/guard-bridge/python/tests; count_pytest test-artifacts/python.log python
 fi

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { TEST_POSTGRES_URL, freshPostgresDatabase } from "../../src/controlplane/db/test-store.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 
@@ -65,6 +66,8 @@ export type ControlPlaneProcess = {
   token: string;
   orgId: string;
   dataDir: string;
+  /** Where its store is: the SQLite file or the PostgreSQL URL (SVC_CP_DATABASE). */
+  database: string;
   env: Record<string, string>;
   proc: Subprocess;
   logs: () => string;
@@ -76,7 +79,9 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
   const dataDir = mkdtempSync(join(tmpdir(), "svc-cp-"));
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1", ...(opts.env ?? {}) } as Record<string, string>;
+  // With SVC_TEST_POSTGRES_URL the process gets a fresh PostgreSQL database, else SQLite in its data dir.
+  const database = TEST_POSTGRES_URL ? { SVC_CP_DATABASE: await freshPostgresDatabase() } : {};
+  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1", ...database, ...(opts.env ?? {}) } as Record<string, string>;
   const boot = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", join(dataDir, "token")], { env, stdout: "pipe", stderr: "pipe" });
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
@@ -96,6 +101,7 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
     token,
     orgId,
     dataDir,
+    database: env.SVC_CP_DATABASE || join(dataDir, "controlplane.db"),
     env,
     get proc() {
       return state.proc;

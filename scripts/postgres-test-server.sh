@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Starts (once) a throwaway PostgreSQL server for the test suites and prints its URL. The
+# control-plane suites run a second time against it (SVC_TEST_POSTGRES_URL), each test on a
+# fresh database copied from a migrated template. Durability is switched off: it is test data.
+#   bash scripts/postgres-test-server.sh          start if needed, print the URL
+#   bash scripts/postgres-test-server.sh stop     stop it
+set -euo pipefail
+
+PORT=${SVC_TEST_PG_PORT:-54329}
+DIR=${SVC_TEST_PG_DIR:-/var/tmp/svc-test-postgres}
+BIN=${SVC_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+URL="postgres://postgres@127.0.0.1:$PORT/postgres"
+[ -x "$BIN/pg_ctl" ] || { echo "postgres-test-server: no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)" >&2; exit 1; }
+
+# The server refuses to run as root: as root, run it as the postgres user the package creates.
+as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+if [ "${1:-}" = stop ]; then
+  [ -f "$DIR/data/postmaster.pid" ] && as_owner "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+  exit 0
+fi
+
+if "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT"; then echo "$URL"; exit 0; fi
+mkdir -p "$DIR"
+[ "$(id -u)" = 0 ] && chown postgres "$DIR"
+if [ ! -f "$DIR/data/PG_VERSION" ]; then
+  as_owner "$BIN/initdb" -D "$DIR/data" -A trust -U postgres --no-sync >"$DIR/initdb.log" 2>&1 ||
+    { cat "$DIR/initdb.log" >&2; exit 1; }
+fi
+as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start \
+  -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null ||
+  { tail -n 20 "$DIR/server.log" >&2; exit 1; }
+echo "$URL"
