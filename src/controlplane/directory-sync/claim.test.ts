@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
+import { settingsBody } from "./fixtures.ts";
 import { runSync, startIfDue, stopRuns } from "./service.ts";
 
 describe("directory sync run claim", () => {
@@ -14,16 +15,7 @@ describe("directory sync run claim", () => {
     try {
       const url = `https://127.0.0.1:${sink.port}`;
       const saved = await cp.call("PUT", cp.org("/directory-sync"), {
-        body: {
-          tenant_id: "11111111-1111-4111-8111-111111111111",
-          client_id: "22222222-2222-4222-8222-222222222222",
-          app_id: "33333333-3333-4333-8333-333333333333",
-          client_secret: "s3cret",
-          dry_run: true,
-          create_users: false,
-          authority_url: url,
-          graph_url: url,
-        },
+        body: settingsBody({ authority_url: url, graph_url: url }),
       });
       expect(saved.status).toBe(200);
       const replicas = Array.from({ length: 4 }, () => ({ ...cp.deps }));

@@ -1,16 +1,8 @@
 // Directory sync's admin-set URLs pass the outbound URL policy: at save time and before each call.
 import { describe, expect, test } from "bun:test";
 import { testControlPlane } from "../testing.ts";
+import { settingsBody as body } from "./fixtures.ts";
 
-const body = (over: Record<string, unknown> = {}) => ({
-  tenant_id: "11111111-1111-4111-8111-111111111111",
-  client_id: "22222222-2222-4222-8222-222222222222",
-  app_id: "33333333-3333-4333-8333-333333333333",
-  client_secret: "s3cret",
-  dry_run: true,
-  create_users: false,
-  ...over,
-});
 
 describe("directory sync outbound URLs", () => {
   test("non-public authority or Graph hosts are refused with 422 outbound_url_refused", async () => {
