@@ -3,7 +3,6 @@ import { describe, expect, test } from "bun:test";
 import { testControlPlane } from "../testing.ts";
 import { settingsBody as body } from "./fixtures.ts";
 
-
 describe("directory sync outbound URLs", () => {
   test("non-public authority or Graph hosts are refused with 422 outbound_url_refused", async () => {
     const cp = await testControlPlane({ config: { allowPrivateOutbound: false } });
