@@ -13,12 +13,15 @@ bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 
 passed=0
 failed=0
 status=0
+last_rc=0
 mkdir -p test-artifacts
 
 count_bun() { # log file → adds "N pass" / "N fail" of bun test's summary
   local p f
   p=$(grep -Eo '^ *[0-9]+ pass' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   f=$(grep -Eo '^ *[0-9]+ fail' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  # A runner that died, or failed outside any test (an error between tests), counts as a failure.
+  if [ "$last_rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f))
   echo "suite $2: $p passed, $f failed"
 }
@@ -28,6 +31,7 @@ count_pytest() {
   p=$(grep -Eo '[0-9]+ passed' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   f=$(grep -Eo '[0-9]+ failed' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   e=$(grep -Eo '[0-9]+ error' "$1" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  if [ "$last_rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$e" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f + e))
   echo "suite $2: $p passed, $((f + e)) failed"
 }
@@ -38,6 +42,7 @@ run_suite() { # name, command...
   echo "== $name"
   "$@" >"$log" 2>&1
   local rc=$?
+  last_rc=$rc
   tail -n 40 "$log"
   if [ $rc -ne 0 ]; then status=1; fi
   return $rc
