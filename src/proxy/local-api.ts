@@ -9,7 +9,7 @@ import type { Logger } from "../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { CredentialSync } from "./credential-sync.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
-import { type Decision, decideModel, decideTool, MODEL_ACTION, resolveSubject, visibleModels } from "./policy-index.ts";
+import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, resolveSubject, visibleModels } from "./policy-index.ts";
 import type { AuditRecorder } from "./recorder.ts";
 import { firstProblem } from "./schema-check.ts";
 import type { ProxyStatus } from "./status.ts";
@@ -115,7 +115,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     ]);
     d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
     if (decision.decision !== "permit" || !profile) {
-      return openAIError(403, decision.message ?? "Refused (svc.denied)", "refusal", decision.code, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      return openAIError(403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
     }
     let apiKey: string | null = null;
     if (profile.auth_type === "api_key") {
