@@ -10,6 +10,7 @@ import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { argsDigest } from "./canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
+import { TOOL_BODY_LIMIT } from "./json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 
@@ -77,6 +78,9 @@ const call = (path: string, init: { method?: string; body?: unknown; user?: stri
   if (init.body !== undefined) headers["content-type"] = "application/json";
   return fetch(`http://localhost${path}`, { unix: t.socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
 };
+/** A POST with a body sent as given (not JSON-encoded here). */
+const raw = (path: string, body: BodyInit) =>
+  fetch(`http://localhost${path}`, { unix: t.socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
 const decide = async (tool: string, user: string | null, args: Record<string, unknown> = { q: SECRET_ARG }) =>
   (await call("/v1/tools/decide", { body: { tool, user: user ? { id: user, email: `${user}@example.com` } : null, args, payload: "payload text" } })).json() as Promise<any>;
 const shipped = async (id: string) => {
@@ -168,6 +172,45 @@ describe("tool decisions", () => {
     const r = await call("/v1/tools/decide", { body: { tool: "crm.read" } });
     expect(r.status).toBe(422);
     expect((await r.json()).error.code).toBe("validation_failed");
+  });
+
+  test("malformed JSON is 400 invalid_json in OpenAI error format, on every route that takes a body", async () => {
+    for (const path of ["/v1/tools/decide", "/v1/tools/outcome", "/v1/chat/completions"]) {
+      const r = await raw(path, '{"tool": "crm.read", ');
+      expect(r.status).toBe(400);
+      const j = await r.json();
+      expect(j).toEqual({ error: { message: expect.stringContaining("not valid JSON"), type: "invalid_request_error", code: "invalid_json" } });
+    }
+  });
+
+  test("a body over the route's limit is 413 body_too_large, declared or chunked; the connection stays usable", async () => {
+    const big = JSON.stringify({ tool: "crm.read", user: null, args: { blob: "x".repeat(TOOL_BODY_LIMIT) } });
+    const declared = await raw("/v1/tools/decide", big);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toEqual({ error: { message: expect.stringContaining(String(TOOL_BODY_LIMIT)), type: "invalid_request_error", code: "body_too_large" } });
+    // no Content-Length: sent chunked, and far more than the limit
+    const chunk = new TextEncoder().encode("x".repeat(256 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent++ < 40) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    const chunked = await raw("/v1/tools/outcome", stream);
+    expect(chunked.status).toBe(413);
+    expect((await chunked.json()).error.code).toBe("body_too_large");
+    // chat completions allow more than tool calls
+    const chat = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", messages: [{ role: "user", content: "x".repeat(2 * TOOL_BODY_LIMIT) }] } });
+    expect(chat.status).toBe(200);
+    await chat.body?.cancel();
+    expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
+  });
+
+  test("JSON nested absurdly deep is 400 json_too_deep, not a 500", async () => {
+    const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":null,"args":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`);
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe("json_too_deep");
   });
 
   test("encryption follows the bundle's recipients: two, then one, then digest-only", async () => {

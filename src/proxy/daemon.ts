@@ -122,7 +122,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   let server: Server<undefined>;
   try {
     // idleTimeout 0: a streamed answer may pause longer than the default 10 s between chunks.
-    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: 32 * 1024 * 1024 } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
+    // No server-wide body limit: each route enforces its own while reading (json-body.ts) and
+    // answers 413 in the local API's error format; Bun's own limit would answer a bare 413 and
+    // close the connection. Bun discards the rest of an abandoned body without buffering it.
+    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
   } finally {
     process.umask(oldUmask);
   }

@@ -1,6 +1,8 @@
 // The local API on the unix socket (ARCHITECTURE.md "Proxy daemon, local API"). Every route
 // but /readyz needs the runtime token as a bearer (compared in constant time). Errors are in
 // OpenAI format {error:{message,type,code}} on every route, since the Pipe relays them.
+// Bodies are read within a per-route limit (json-body.ts): a client's mistake is a 4xx with a
+// stable code, never a 500.
 // A decision is answered only after its audit record is durable in the spool.
 import { bearer, safeEqual } from "../contract/bearer.ts";
 import { REFUSAL_CODES } from "../contract/errors.ts";
@@ -8,6 +10,7 @@ import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, 
 import type { Logger } from "../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { CredentialSync } from "./credential-sync.ts";
+import { type BodyResult, CHAT_BODY_LIMIT, readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
 import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, resolveSubject, visibleModels } from "./policy-index.ts";
 import type { AuditRecorder } from "./recorder.ts";
@@ -55,12 +58,9 @@ function headerText(v: string | null): string | undefined {
   }
 }
 
-async function readJson(req: Request): Promise<unknown> {
-  try {
-    return await req.json();
-  } catch {
-    return undefined;
-  }
+/** A body the client got wrong (malformed JSON, too large, too deep): 400/413 in OpenAI format. */
+function badBody(r: Extract<BodyResult, { ok: false }>): Response {
+  return openAIError(r.status, r.message, "invalid_request_error", r.code);
 }
 
 export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
@@ -90,7 +90,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function chat(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, CHAT_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     if (!body || typeof body !== "object" || Array.isArray(body) || !Array.isArray((body as { messages?: unknown }).messages)) {
       return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
     }
@@ -132,7 +134,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function decide(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     const problem = firstProblem(DecideRequest, body);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as DecideRequest;
@@ -152,7 +156,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function outcome(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     const problem = firstProblem(OutcomeRequest, body);
     if (problem) return openAIError(422, `invalid outcome: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as OutcomeRequest;
