@@ -359,11 +359,17 @@ describe("bundle loop, heartbeat, shipper", () => {
     const s = await (await call("/v1/policy")).json();
     expect(s.state).toBe("stale");
     expect(s.last_error).toContain("503");
+    // svc policy show says plainly that decisions run on the last good bundle
+    expect(s.reason).toBe(`the control plane is unreachable or not answering; decisions continue on the last good bundle (revision ${t.cp.bundle.revision})`);
+    const shown = formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: t.socket }));
+    expect(shown).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)\n/m);
     expect((await call("/readyz", { token: null })).status).toBe(200);
     expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
     t.cp.down = false;
     await t.daemon.loop.pollNow();
-    expect((await (await call("/v1/policy")).json()).state).toBe("ready");
+    const back = await (await call("/v1/policy")).json();
+    expect(back).toMatchObject({ state: "ready", reason: null });
+    expect(formatPolicyStatus(back)).not.toContain("reason:");
   });
 
   test("heartbeat names the replica and reports state", async () => {
@@ -396,6 +402,8 @@ describe("restart", () => {
       await waitReady(join(dir2, "p2.sock"));
       const s = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p2.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
       expect(s).toMatchObject({ state: "stale", policy_revision: t.cp.bundle.revision, tool_count: 2 });
+      expect(s.reason).toContain("decisions continue on the last good bundle");
+      expect(formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock") }))).toMatch(/^reason:\s+the control plane is unreachable.*decisions continue on the last good bundle/m);
       expect(daemon.replicaId).toBe(t.daemon.replicaId);
       const r = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p2.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
       expect((await r.json()).decision).toBe("permit");
