@@ -14,7 +14,7 @@ import {
   RUNTIME_API_PREFIX,
 } from "../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../contract/bundle.ts";
-import { bypassesProxy } from "./config.ts";
+import { egressProxyFor } from "../contract/egress.ts";
 import { firstProblem } from "./schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -95,7 +95,8 @@ export class ControlPlaneClient {
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
       redirect: "error",
     };
-    if (this.opts.egressProxy && !bypassesProxy(url, this.opts.noProxy)) init.proxy = this.opts.egressProxy;
+    const proxy = egressProxyFor(url, this.opts.egressProxy, this.opts.noProxy);
+    if (proxy) init.proxy = proxy;
     if (this.opts.ca) init.tls = { ca: this.opts.ca };
     let res: Response;
     try {
