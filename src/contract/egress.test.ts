@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bypassesProxy, egressProxyFor, parseNoProxy } from "./egress.ts";
+import { bypassesProxy, egressProxyFor, parseNoProxy, redactUrlCredentials } from "./egress.ts";
 
 describe("NO_PROXY", () => {
   const list = parseNoProxy(" metadata.google.internal, .corp.example ,cp.example.com:8443,10.0.0.5,*.svc.local, 169.254.169.254, [fd00::1]:8443, ::2, [FD00:0:0::3]");
@@ -44,5 +44,21 @@ describe("NO_PROXY", () => {
     expect(egressProxyFor("https://cp.example.com/", "http://proxy:3128", list)).toBe("http://proxy:3128");
     expect(egressProxyFor("https://a.corp.example/", "http://proxy:3128", list)).toBeNull();
     expect(egressProxyFor("https://cp.example.com/", null, list)).toBeNull();
+  });
+});
+
+describe("redactUrlCredentials", () => {
+  test("the password becomes ***, the user stays", () => {
+    expect(redactUrlCredentials("http://alice:s3cret@proxy.corp:3128")).toBe("http://alice:***@proxy.corp:3128");
+    expect(redactUrlCredentials('SVC_PROXY_EGRESS_PROXY "socks5://bob:pa:ss@p:1080" is not an http(s) proxy URL')).toBe('SVC_PROXY_EGRESS_PROXY "socks5://bob:***@p:1080" is not an http(s) proxy URL');
+  });
+  test("an unencoded @ in the password is redacted up to the host", () => {
+    expect(redactUrlCredentials("http://u:p@ss@proxy:3128/x")).toBe("http://u:***@proxy:3128/x");
+  });
+  test("several URLs; text and URLs without a password are unchanged", () => {
+    expect(redactUrlCredentials("via http://a:1@p1:3128, to https://b:2@cp.example.com/api")).toBe("via http://a:***@p1:3128, to https://b:***@cp.example.com/api");
+    for (const same of ["http://proxy:3128", "http://user@proxy:3128", "https://cp.example.com:8443/x?y=1", "mail alice@example.com at http://h:80", "no url here"]) {
+      expect(redactUrlCredentials(same)).toBe(same);
+    }
   });
 });

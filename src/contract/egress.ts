@@ -1,6 +1,7 @@
 // The runtime's egress rules for its calls to the control plane (spec §8): SVC_PROXY_EGRESS_PROXY
 // is the HTTP proxy, SVC_PROXY_NO_PROXY the hosts that bypass it. One matcher, shared by the
-// proxy daemon's runtime-API client and the boot tool sync, so both route a host the same way.
+// proxy daemon's runtime-API client and the boot tool sync, so both route a host the same way;
+// and one redaction, so no log line or error shows a password from a proxy or control-plane URL.
 // Pure: no environment, no I/O.
 
 /** SVC_PROXY_NO_PROXY: comma-separated entries, trimmed and lower-cased; empty ones dropped. */
@@ -65,4 +66,16 @@ export function bypassesProxy(url: URL | string, noProxy: readonly string[]): bo
 export function egressProxyFor(url: URL | string, egressProxy: string | null | undefined, noProxy: readonly string[]): string | null {
   if (!egressProxy || bypassesProxy(url, noProxy)) return null;
   return egressProxy;
+}
+
+// scheme://user:password@ — the password up to the last "@" of the authority, as URL parsers read it.
+const CREDENTIALS_IN_URL = /(\b[a-z][a-z0-9+.-]*:\/\/)([^\s/?#@:]*)(?::[^\s/?#]*)?@/gi;
+
+/**
+ * Text with the password of every URL in it replaced by `***` (`http://user:***@host`); a URL
+ * with a user name only keeps it. For log lines and errors that may name the egress proxy or
+ * the control plane; works on unparsable text too.
+ */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(CREDENTIALS_IN_URL, (whole, scheme: string, user: string) => (whole.slice(scheme.length + user.length).startsWith(":") ? `${scheme}${user}:***@` : whole));
 }

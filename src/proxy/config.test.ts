@@ -35,6 +35,22 @@ describe("control-plane URL", () => {
   });
 });
 
+describe("credentials in URLs never reach an error", () => {
+  test("a refused egress proxy URL is quoted with its password redacted", () => {
+    expect(() => loadConfig({ ...base, SVC_PROXY_EGRESS_PROXY: "socks5://alice:s3cret@proxy:1080" })).toThrow('SVC_PROXY_EGRESS_PROXY "socks5://alice:***@proxy:1080" is not an http(s) proxy URL');
+  });
+  test("an unparsable control-plane URL is quoted with its password redacted", () => {
+    let message = "";
+    try {
+      parseControlPlaneUrl("https://bob:s3cret@cp example.com");
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("bob:***@");
+    expect(message).not.toContain("s3cret");
+  });
+});
+
 describe("loadConfig", () => {
   test("defaults", () => {
     const c = loadConfig(base);

@@ -3,7 +3,7 @@
 // receives a typed ProxyConfig and never touches process.env.
 import { isAbsolute, join } from "node:path";
 import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
-import { parseNoProxy } from "../contract/egress.ts";
+import { parseNoProxy, redactUrlCredentials } from "../contract/egress.ts";
 
 export const ENV = {
   token: "SVC_RUNTIME_TOKEN",
@@ -68,7 +68,7 @@ export function parseControlPlaneUrl(raw: string): string {
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError(`${ENV.controlPlaneUrl} "${raw}" is not a URL`);
+    throw new ConfigError(`${ENV.controlPlaneUrl} "${redactUrlCredentials(raw)}" is not a URL`);
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") throw new ConfigError(`${ENV.controlPlaneUrl} must be an http(s) URL, got "${u.protocol}"`);
   if (u.username || u.password) throw new ConfigError(`${ENV.controlPlaneUrl} must not carry credentials`);
@@ -122,7 +122,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
       const u = new URL(egress);
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
     } catch {
-      throw new ConfigError(`${ENV.egressProxy} "${egress}" is not an http(s) proxy URL (e.g. http://proxy.internal:3128)`);
+      throw new ConfigError(`${ENV.egressProxy} "${redactUrlCredentials(egress)}" is not an http(s) proxy URL (e.g. http://proxy.internal:3128)`);
     }
   }
   const caFile = get(ENV.caFile) ?? null;

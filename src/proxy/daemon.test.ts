@@ -416,6 +416,27 @@ describe("restart", () => {
   });
 });
 
+describe("the egress proxy's password", () => {
+  test("never appears in the logs, /readyz or /v1/policy; the redacted URL does", async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-egress-"));
+    const logs: string[] = [];
+    // Nothing listens on port 1: every control-plane call fails through the egress proxy.
+    const { daemon } = await start(t.cp, dir2, logs, { SVC_PROXY_EGRESS_PROXY: "http://alice:s3cret@127.0.0.1:1" });
+    try {
+      await daemon.loop.pollNow();
+      const ready = await (await fetch("http://localhost/readyz", { unix: join(dir2, "p.sock") } as RequestInit)).json();
+      const policy = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
+      expect(ready.reason).toContain("through the egress proxy http://alice:***@127.0.0.1:1");
+      const everything = [...logs, JSON.stringify(ready), JSON.stringify(policy)].join("\n");
+      expect(everything).toContain('"egress_proxy":"http://alice:***@127.0.0.1:1"');
+      expect(everything).not.toContain("s3cret");
+    } finally {
+      await daemon.shutdown(200);
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the control plane refuses the credential", () => {
   const stateFile = (name: string) => join(t.dir, "state", name);
   const readyz = async (socket = t.socket) => {

@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
+import { redactUrlCredentials } from "../contract/egress.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
 import { BundleLoop } from "./bundle-loop.ts";
@@ -131,6 +132,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   }
   chmodSync(config.socketPath, 0o600);
   log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
+  log.info("control plane", {
+    url: redactUrlCredentials(config.controlPlaneUrl),
+    egress_proxy: config.egressProxy ? redactUrlCredentials(config.egressProxy) : null,
+    no_proxy: config.noProxy.join(",") || null,
+  });
 
   ship.start();
   heartbeat.start();
