@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../contract/audit.ts";
-import { AuditSpool, completeLength, REJECTED_FILE, spoolLines } from "./spool.ts";
+import { AuditSpool, completeLength, REJECTED_FILE, type SpoolOptions, spoolLines } from "./spool.ts";
 import { fakeRecord } from "./testing/records.ts";
 
 const dirs: string[] = [];
@@ -15,7 +15,7 @@ const tmp = () => {
 // Every spool a test opens (crashed ones included) is closed after it: an open FileHandle
 // left to the garbage collector is an error in Bun.
 const opened: AuditSpool[] = [];
-const openSpool = async (dir: string, opts?: { segmentMaxBytes?: number }) => {
+const openSpool = async (dir: string, opts?: SpoolOptions) => {
   const s = await AuditSpool.open(dir, opts);
   opened.push(s);
   return s;
@@ -116,6 +116,29 @@ describe("AuditSpool", () => {
     expect(confirmed.length).toBeGreaterThanOrEqual(300);
     for (const id of confirmed) expect(present.has(id)).toBe(true);
     expect(present.size).toBe(spool.depth);
+  });
+
+  test("a write that fails halfway (disk full): its callers are refused; the next append starts on a line of its own", async () => {
+    const dir = tmp();
+    let failNext = false;
+    const writeBatch = (fd: number, buf: Buffer) => {
+      if (failNext) {
+        failNext = false;
+        writeSync(fd, buf, 0, Math.floor(buf.length / 2)); // half of it reached the file
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      }
+      writeSync(fd, buf);
+    };
+    const s = await openSpool(dir, { writeBatch });
+    const first = fakeRecord();
+    await s.append(first);
+    failNext = true;
+    await expect(s.append(fakeRecord())).rejects.toThrow(/ENOSPC/);
+    const after = fakeRecord();
+    await s.append(after); // answered: it must survive a restart
+    expect(s.depth).toBe(2);
+    const again = await openSpool(dir);
+    expect(again.unshipped(10).map((r) => r.id)).toEqual([first.id, after.id]);
   });
 
   // Files a crash leaves behind, written by hand: a segment ending in a torn line or in a

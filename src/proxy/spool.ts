@@ -14,7 +14,10 @@
 // treats NUL bytes like line ends (JSON text never holds a raw NUL) and skips every piece that
 // is not a whole record, so a complete record is kept even when zeros touch it. The files that
 // are appended to across restarts (seg-<n>.acked, rejected.jsonl) have such a damaged tail cut
-// back to their last complete line at open, so the next append never glues onto it.
+// back to their last complete line at open, so the next append never glues onto it. In a
+// running process, a batch whose write or sync failed (disk full, I/O error) is refused to its
+// callers and cut off the active segment before the next batch (or the next batch goes to a
+// new segment), for the same reason.
 // rejected.jsonl holds records set aside for good ({rejected_at, reason, record} per line):
 // refused by the control plane, or of another installation. They are never shipped again and
 // never deleted by the proxy; an operator reads them.
@@ -26,6 +29,12 @@ import { fsyncDir } from "./durable-file.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 export const REJECTED_FILE = "rejected.jsonl";
+
+export type SpoolOptions = {
+  segmentMaxBytes?: number;
+  /** Writes one batch's text to the active segment; tests inject failures (default: write it all). */
+  writeBatch?: (fd: number, buf: Buffer) => void;
+};
 
 type Segment = { seq: number; unacked: Set<string>; closed: boolean };
 type Pending = { record: AuditRecord; line: string; resolve: () => void; reject: (e: unknown) => void };
@@ -93,17 +102,21 @@ export class AuditSpool {
   private readonly segments = new Map<number, Segment>();
   private pending: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** Bytes of the active segment that hold whole, synced batches: its clean end. */
   private active!: { seq: number; fh: FileHandle; bytes: number };
+  /** A batch failed: the active segment may end in part of it, past `active.bytes`. */
+  private dirtyTail = false;
   private closed = false;
 
   private constructor(
     readonly dir: string,
     private readonly segmentMaxBytes: number,
+    private readonly writeBatch: (fd: number, buf: Buffer) => void,
   ) {}
 
-  static async open(dir: string, opts: { segmentMaxBytes?: number } = {}): Promise<AuditSpool> {
+  static async open(dir: string, opts: SpoolOptions = {}): Promise<AuditSpool> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const spool = new AuditSpool(dir, opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES);
+    const spool = new AuditSpool(dir, opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES, opts.writeBatch ?? writeFully);
     await spool.recover();
     return spool;
   }
@@ -191,10 +204,11 @@ export class AuditSpool {
         const batch = this.pending;
         this.pending = [];
         try {
+          if (this.dirtyTail) await this.cleanTail();
           const text = batch.map((p) => p.line).join("");
           // A batch is a few KB into the page cache: written in place (microseconds), which
           // spares a thread-pool round trip per commit; only the fdatasync goes off-thread.
-          writeFully(this.active.fh.fd, Buffer.from(text));
+          this.writeBatch(this.active.fh.fd, Buffer.from(text));
           await this.active.fh.datasync();
           this.appendSyncs++;
           const seg = this.segments.get(this.active.seq)!;
@@ -206,12 +220,30 @@ export class AuditSpool {
           for (const p of batch) p.resolve();
           if (this.active.bytes >= this.segmentMaxBytes) await this.rotate();
         } catch (e) {
+          // A failed write (ENOSPC, EIO) or sync may leave part of the batch in the file; its
+          // callers are refused, and the next batch must not follow that torn text.
+          this.dirtyTail = true;
           for (const p of batch) p.reject(e);
         }
       }
     } finally {
       this.flushing = null;
     }
+  }
+
+  /**
+   * Cut the active segment back to its last whole batch; when even that fails, continue in a
+   * new segment. Either way the next record starts on a line of its own. Throws (the batch is
+   * refused, and this is tried again) when neither works.
+   */
+  private async cleanTail(): Promise<void> {
+    try {
+      await this.active.fh.truncate(this.active.bytes);
+      await this.active.fh.datasync();
+    } catch {
+      await this.rotate();
+    }
+    this.dirtyTail = false;
   }
 
   private async openActive(seq: number): Promise<void> {
