@@ -416,6 +416,20 @@ describe("restart", () => {
   });
 });
 
+describe("a second proxy on the same socket", () => {
+  test("is refused before it touches the running proxy's audit spool", async () => {
+    for (let i = 0; i < 400 && t.daemon.spool.depth > 0; i++) await Bun.sleep(10);
+    const segments = () => [...new Bun.Glob("seg-*").scanSync(join(t.dir, "spool"))].sort();
+    const before = segments();
+    expect(before.some((n) => n.endsWith(".jsonl"))).toBe(true); // the running proxy's active segment, fully acknowledged
+    await expect(start(t.cp, t.dir, [])).rejects.toThrow(/another proxy is already serving/);
+    expect(segments()).toEqual(before);
+    const d = await decide("crm.read", "fe-alice");
+    expect(d.decision).toBe("permit");
+    expect((await shipped(d.record_id)).id).toBe(d.record_id);
+  });
+});
+
 describe("the egress proxy's password", () => {
   test("never appears in the logs, /readyz or /v1/policy; the redacted URL does", async () => {
     const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-egress-"));

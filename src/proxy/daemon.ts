@@ -66,6 +66,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   } catch (e) {
     throw new StartError(`SVC_PROXY_STATE_DIR "${config.stateDir}" is not a writable directory: ${(e as Error).message}`);
   }
+  // Before the spool is opened: its recovery deletes acknowledged segments and repairs files,
+  // which must never happen under a proxy that is still running on them.
+  await claimSocket(config.socketPath);
   const identity = await loadOrCreateIdentity(config.stateDir);
   const credentials = await credentialSync(identity);
   const replicaId = loadOrCreateReplicaId(config.stateDir);
@@ -118,7 +121,6 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
 
   loop.reloadPersisted();
-  await claimSocket(config.socketPath);
   const oldUmask = process.umask(0o177);
   let server: Server<undefined>;
   try {
