@@ -333,6 +333,17 @@ describe("models", () => {
     expect(await shipped(nf.record_id)).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", reason: "model_not_found", model: "gpt-9", subject: { user_id: "usr_alice" } });
   });
 
+  test("an unknown model asked by a caller policy refuses: the refusal, not the profile's model list", async () => {
+    const bob = await call("/v1/chat/completions", { user: "fe-bob", body: { model: "gpt-9", messages: [] } });
+    expect(bob.status).toBe(403);
+    const j = (await bob.json()).error;
+    expect(j).toMatchObject({ code: "svc.denied", type: "refusal" });
+    expect(JSON.stringify(j)).not.toContain("m-small");
+    expect(await shipped(j.record_id)).toMatchObject({ decision: "deny", reason: "svc.denied", model: "gpt-9" });
+    const stranger = (await (await call("/v1/chat/completions", { user: "fe-stranger", body: { model: "gpt-9", messages: [] } })).json()).error;
+    expect(stranger).toMatchObject({ code: "identity.unlinked", message: "Refused (identity.unlinked)", claim_url: expect.stringContaining("/claim/") });
+  });
+
   test("api_key profile: the key is unsealed with the credential-sync identity and sent upstream", async () => {
     const enc = new Encrypter();
     enc.addRecipient(t.cp.bootstraps[0]!.credential_sync_recipient);

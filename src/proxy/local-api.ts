@@ -12,7 +12,7 @@ import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { CredentialSync } from "./credential-sync.ts";
 import { type BodyResult, CHAT_BODY_LIMIT, readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
-import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, resolveSubject, visibleModels } from "./policy-index.ts";
+import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "./policy-index.ts";
 import type { AuditRecorder } from "./recorder.ts";
 import { firstProblem } from "./schema-check.ts";
 import type { ProxyStatus } from "./status.ts";
@@ -100,17 +100,19 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     const user = userFromHeaders(req.headers);
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
-    if (profile && model !== null) {
+    // Policy first: a caller who may not call models learns nothing about the profile's models
+    // (as /v1/models shows them none), and an unlinked user still gets the claim link.
+    const decision = decideModel(compiled, user);
+    if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
         // A refusal like any other: audited as a deny before answering.
-        const refusal: Decision = { decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null, subject: resolveSubject(compiled, user), considered: 0 };
+        const refusal: Decision = { ...decision, decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null };
         const record = await d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision: refusal, args: { model } });
         d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: "deny", code: "model_not_found", record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
         return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
       }
     }
-    const decision = decideModel(compiled, user);
     const [record, claim] = await Promise.all([
       d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
       decision.code === REFUSAL_CODES.unlinked && user ? claimUrl(user) : Promise.resolve(undefined),
