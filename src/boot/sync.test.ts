@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Logger } from "../log/index.ts";
 import { bypasses, egressFromEnv, proxyFor } from "./egress.ts";
-import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, explainStatus, syncTools } from "./sync.ts";
+import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
 
 const manifest = { tools: [{ name: "crm.update", access: "write" as const, required_capabilities: [] }] };
 
@@ -98,6 +98,19 @@ describe("tool sync", () => {
     const r = await run(["network"]);
     expect(r.error?.message).toContain("cannot reach svc.example.com");
     expect(r.error?.message).toContain("set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY");
+  });
+
+  test("the egress proxy is named with its password redacted", () => {
+    const url = new URL("https://svc.example.com/api/v1/runtime/tools");
+    const f = explainNetworkError(new Error("connect via http://alice:s3cret@proxy.corp:3128 refused"), url, { proxy: "http://alice:s3cret@proxy.corp:3128", noProxy: [] });
+    expect(f.explanation).toContain("through the egress proxy http://alice:***@proxy.corp:3128");
+    expect(f.explanation).not.toContain("s3cret");
+  });
+
+  test("a control-plane URL is quoted with its password redacted", () => {
+    const f = explainStatus(404, null, "https://bob:s3cret@svc.example.com/api/v1");
+    expect(f.explanation).toContain('"https://bob:***@svc.example.com/api/v1"');
+    expect(f.explanation).not.toContain("s3cret");
   });
 
   test("explainStatus: 5xx retry, 4xx not", () => {

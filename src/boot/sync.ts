@@ -3,6 +3,7 @@
 // retry cannot change (401, 404, 409 and other 4xx but 408/429) fail at once; every attempt
 // is logged with its number so the retry count stays observable.
 import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
+import { redactUrlCredentials } from "../contract/egress.ts";
 import { RUNTIME_API_PREFIX } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
 import { type Egress, proxyFor } from "./egress.ts";
@@ -60,7 +61,7 @@ export function explainStatus(status: number, problem: ProblemLike | null, base:
     return {
       status,
       retry: false,
-      explanation: `HTTP 404: the control-plane URL is wrong or does not serve ${TOOLS_PATH}; SVC_RUNTIME_CONTROL_PLANE_URL must be the base URL with no /api/v1 suffix (it is "${base}"${suffix})`,
+      explanation: `HTTP 404: the control-plane URL is wrong or does not serve ${TOOLS_PATH}; SVC_RUNTIME_CONTROL_PLANE_URL must be the base URL with no /api/v1 suffix (it is "${redactUrlCredentials(base)}"${suffix})`,
     };
   }
   if (status === 409) {
@@ -82,21 +83,9 @@ export function explainNetworkError(e: unknown, url: URL, egress: Egress): Attem
   const what = (e as Error)?.name === "TimeoutError" ? `no answer within ${SYNC_ATTEMPT_TIMEOUT_MS / 1000} s` : ((e as Error)?.message ?? String(e));
   return {
     retry: true,
-    explanation: `cannot reach ${url.host}${via ? ` through the egress proxy ${redact(via)}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`,
+    // Logged and printed at exit: the proxy's password never is (the error text may quote it too).
+    explanation: redactUrlCredentials(`cannot reach ${url.host}${via ? ` through the egress proxy ${via}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`),
   };
-}
-
-function redact(proxyUrl: string): string {
-  try {
-    const u = new URL(proxyUrl);
-    if (u.password || u.username) {
-      u.username = "***";
-      u.password = "";
-    }
-    return u.toString();
-  } catch {
-    return "(unparsable proxy URL)";
-  }
 }
 
 async function readProblem(res: Response): Promise<ProblemLike | null> {

@@ -64,6 +64,8 @@ export type OutcomeRequest = Static<typeof OutcomeRequest>;
 export const PolicyStatus = Type.Object({
   tool_count: Type.Integer(),
   state: Type.String(),
+  /** Why the state is not "ready", for operators: on "stale", that decisions continue on the last good bundle. */
+  reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   policy_revision: Type.Union([Type.Integer(), Type.Null()]),
   last_success: Type.Union([Type.String(), Type.Null()]),
   last_error: Type.Optional(Type.Union([Type.String(), Type.Null()])),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bypassesProxy, ConfigError, loadConfig, parseControlPlaneUrl, parseDuration, parseNoProxy } from "./config.ts";
+import { ConfigError, loadConfig, parseControlPlaneUrl, parseDuration } from "./config.ts";
 
 const base = { SVC_RUNTIME_TOKEN: "svc_rt_x", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp.example.com", SVC_PROXY_STATE_DIR: "/tmp/p" };
 
@@ -35,23 +35,19 @@ describe("control-plane URL", () => {
   });
 });
 
-describe("NO_PROXY", () => {
-  const list = parseNoProxy(" metadata.google.internal, .corp.example ,cp.example.com:8443,10.0.0.5,*.svc.local");
-  test("exact host, dot suffix, *. suffix, port, IP", () => {
-    expect(bypassesProxy("http://metadata.google.internal/x", list)).toBe(true);
-    expect(bypassesProxy("https://a.b.corp.example/", list)).toBe(true);
-    expect(bypassesProxy("https://corp.example/", list)).toBe(true);
-    expect(bypassesProxy("https://cp.example.com:8443/", list)).toBe(true);
-    expect(bypassesProxy("https://cp.example.com/", list)).toBe(false);
-    expect(bypassesProxy("http://10.0.0.5:9000/", list)).toBe(true);
-    expect(bypassesProxy("https://api.svc.local/", list)).toBe(true);
-    expect(bypassesProxy("https://evilcorp.example/", list)).toBe(false);
-    expect(bypassesProxy("https://other.example/", list)).toBe(false);
+describe("credentials in URLs never reach an error", () => {
+  test("a refused egress proxy URL is quoted with its password redacted", () => {
+    expect(() => loadConfig({ ...base, SVC_PROXY_EGRESS_PROXY: "socks5://alice:s3cret@proxy:1080" })).toThrow('SVC_PROXY_EGRESS_PROXY "socks5://alice:***@proxy:1080" is not an http(s) proxy URL');
   });
-  test("bare host matches subdomains; * matches everything; empty matches nothing", () => {
-    expect(bypassesProxy("https://x.metadata.google.internal/", list)).toBe(true);
-    expect(bypassesProxy("https://anything/", ["*"])).toBe(true);
-    expect(bypassesProxy("https://anything/", parseNoProxy(undefined))).toBe(false);
+  test("an unparsable control-plane URL is quoted with its password redacted", () => {
+    let message = "";
+    try {
+      parseControlPlaneUrl("https://bob:s3cret@cp example.com");
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("bob:***@");
+    expect(message).not.toContain("s3cret");
   });
 });
 

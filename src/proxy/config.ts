@@ -3,6 +3,7 @@
 // receives a typed ProxyConfig and never touches process.env.
 import { isAbsolute, join } from "node:path";
 import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
+import { parseNoProxy, redactUrlCredentials } from "../contract/egress.ts";
 
 export const ENV = {
   token: "SVC_RUNTIME_TOKEN",
@@ -61,46 +62,13 @@ export function parseDuration(text: string): number | null {
   return Math.round(total);
 }
 
-/** SVC_PROXY_NO_PROXY: comma-separated hosts, ".suffix" / "*.suffix" domains, host:port, or "*". */
-export function parseNoProxy(text: string | undefined): string[] {
-  return (text ?? "")
-    .split(",")
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-}
-
-/** Whether a URL bypasses the egress proxy under a NO_PROXY list (curl's rules: suffix match on a dot boundary). */
-export function bypassesProxy(url: string, noProxy: string[]): boolean {
-  const u = new URL(url);
-  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  const port = u.port || (u.protocol === "https:" ? "443" : "80");
-  for (const raw of noProxy) {
-    if (raw === "*") return true;
-    let entry = raw;
-    let entryPort: string | null = null;
-    const m = /^(.*):(\d+)$/.exec(entry);
-    if (m && !entry.includes("]") && (m[1]!.match(/:/g)?.length ?? 0) === 0) {
-      entry = m[1]!;
-      entryPort = m[2]!;
-    }
-    entry = entry.replace(/^\*/, "").replace(/^\[|\]$/g, "");
-    if (entryPort && entryPort !== port) continue;
-    if (entry.startsWith(".")) {
-      if (host === entry.slice(1) || host.endsWith(entry)) return true;
-    } else if (host === entry || host.endsWith(`.${entry}`)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /** Refuses what would fail later with a puzzling 404: the runtime appends /api/v1 itself. */
 export function parseControlPlaneUrl(raw: string): string {
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError(`${ENV.controlPlaneUrl} "${raw}" is not a URL`);
+    throw new ConfigError(`${ENV.controlPlaneUrl} "${redactUrlCredentials(raw)}" is not a URL`);
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") throw new ConfigError(`${ENV.controlPlaneUrl} must be an http(s) URL, got "${u.protocol}"`);
   if (u.username || u.password) throw new ConfigError(`${ENV.controlPlaneUrl} must not carry credentials`);
@@ -154,7 +122,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
       const u = new URL(egress);
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
     } catch {
-      throw new ConfigError(`${ENV.egressProxy} "${egress}" is not an http(s) proxy URL (e.g. http://proxy.internal:3128)`);
+      throw new ConfigError(`${ENV.egressProxy} "${redactUrlCredentials(egress)}" is not an http(s) proxy URL (e.g. http://proxy.internal:3128)`);
     }
   }
   const caFile = get(ENV.caFile) ?? null;

@@ -14,7 +14,7 @@ import {
   RUNTIME_API_PREFIX,
 } from "../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../contract/bundle.ts";
-import { bypassesProxy } from "./config.ts";
+import { egressProxyFor, redactUrlCredentials } from "../contract/egress.ts";
 import { firstProblem } from "./schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -95,13 +95,16 @@ export class ControlPlaneClient {
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
       redirect: "error",
     };
-    if (this.opts.egressProxy && !bypassesProxy(url, this.opts.noProxy)) init.proxy = this.opts.egressProxy;
+    const proxy = egressProxyFor(url, this.opts.egressProxy, this.opts.noProxy);
+    if (proxy) init.proxy = proxy;
     if (this.opts.ca) init.tls = { ca: this.opts.ca };
     let res: Response;
     try {
       res = await this.fetchImpl(url, init);
     } catch (e) {
-      throw new ControlPlaneError(`control plane unreachable (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`, null, null, what);
+      // Errors are logged and shown by /readyz and `policy show`: never a proxy password.
+      const via = proxy ? ` through the egress proxy ${redactUrlCredentials(proxy)}` : "";
+      throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what);
     }
     if (res.status >= 400) {
       const text = await res.text().catch(() => "");
@@ -112,7 +115,8 @@ export class ControlPlaneClient {
         code = j.code ?? null;
         detail = j.detail ?? detail;
       } catch {}
-      throw new ControlPlaneError(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`, res.status, code, what);
+      // The body may come from the egress proxy as well (an error page naming URLs).
+      throw new ControlPlaneError(redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), res.status, code, what);
     }
     return res;
   }

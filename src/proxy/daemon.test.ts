@@ -10,6 +10,7 @@ import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { argsDigest } from "./canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
+import { TOOL_BODY_LIMIT } from "./json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 
@@ -77,6 +78,9 @@ const call = (path: string, init: { method?: string; body?: unknown; user?: stri
   if (init.body !== undefined) headers["content-type"] = "application/json";
   return fetch(`http://localhost${path}`, { unix: t.socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
 };
+/** A POST with a body sent as given (not JSON-encoded here). */
+const raw = (path: string, body: BodyInit) =>
+  fetch(`http://localhost${path}`, { unix: t.socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
 const decide = async (tool: string, user: string | null, args: Record<string, unknown> = { q: SECRET_ARG }) =>
   (await call("/v1/tools/decide", { body: { tool, user: user ? { id: user, email: `${user}@example.com` } : null, args, payload: "payload text" } })).json() as Promise<any>;
 const shipped = async (id: string) => {
@@ -134,14 +138,13 @@ describe("tool decisions", () => {
   test("permit, deny override, unregistered, unlinked with claim link, no session user", async () => {
     const p = await decide("crm.read", "fe-alice");
     expect(p).toEqual({ decision: "permit", record_id: expect.stringMatching(/^rec_/) });
+    // The refusal texts are spec §7's, character by character.
     const bob = await decide("crm.read", "fe-bob");
-    expect(bob).toMatchObject({ decision: "deny", code: "svc.denied" });
-    expect(bob.message).toStartWith("Refused (svc.denied): ");
+    expect(bob).toEqual({ decision: "deny", record_id: expect.stringMatching(/^rec_/), code: "svc.denied", message: 'Refused (svc.denied): policy "no bob read" denies tool:crm.read' });
     const nr = await decide("mail.send", "fe-alice");
-    expect(nr).toMatchObject({ decision: "deny", code: "tool_not_registered" });
+    expect(nr).toEqual({ decision: "deny", record_id: expect.stringMatching(/^rec_/), code: "tool_not_registered", message: "tool_not_registered" });
     const un = await decide("crm.read", "fe-stranger");
-    expect(un).toMatchObject({ decision: "deny", code: "identity.unlinked" });
-    expect(un.message).toStartWith("Refused (identity.unlinked)");
+    expect(un).toMatchObject({ decision: "deny", code: "identity.unlinked", message: "Refused (identity.unlinked)" });
     expect(un.claim_url).toStartWith(`${t.cp.url}/claim/`);
     expect(un.message).not.toContain(un.claim_url);
     expect(t.cp.claims.at(-1)).toMatchObject({ remote_user_id: "fe-stranger" });
@@ -169,6 +172,45 @@ describe("tool decisions", () => {
     const r = await call("/v1/tools/decide", { body: { tool: "crm.read" } });
     expect(r.status).toBe(422);
     expect((await r.json()).error.code).toBe("validation_failed");
+  });
+
+  test("malformed JSON is 400 invalid_json in OpenAI error format, on every route that takes a body", async () => {
+    for (const path of ["/v1/tools/decide", "/v1/tools/outcome", "/v1/chat/completions"]) {
+      const r = await raw(path, '{"tool": "crm.read", ');
+      expect(r.status).toBe(400);
+      const j = await r.json();
+      expect(j).toEqual({ error: { message: expect.stringContaining("not valid JSON"), type: "invalid_request_error", code: "invalid_json" } });
+    }
+  });
+
+  test("a body over the route's limit is 413 body_too_large, declared or chunked; the connection stays usable", async () => {
+    const big = JSON.stringify({ tool: "crm.read", user: null, args: { blob: "x".repeat(TOOL_BODY_LIMIT) } });
+    const declared = await raw("/v1/tools/decide", big);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toEqual({ error: { message: expect.stringContaining(String(TOOL_BODY_LIMIT)), type: "invalid_request_error", code: "body_too_large" } });
+    // no Content-Length: sent chunked, and far more than the limit
+    const chunk = new TextEncoder().encode("x".repeat(256 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent++ < 40) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    const chunked = await raw("/v1/tools/outcome", stream);
+    expect(chunked.status).toBe(413);
+    expect((await chunked.json()).error.code).toBe("body_too_large");
+    // chat completions allow more than tool calls
+    const chat = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", messages: [{ role: "user", content: "x".repeat(2 * TOOL_BODY_LIMIT) }] } });
+    expect(chat.status).toBe(200);
+    await chat.body?.cancel();
+    expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
+  });
+
+  test("JSON nested absurdly deep is 400 json_too_deep, not a 500", async () => {
+    const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":null,"args":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`);
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe("json_too_deep");
   });
 
   test("encryption follows the bundle's recipients: two, then one, then digest-only", async () => {
@@ -281,7 +323,7 @@ describe("models", () => {
     expect(rec).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", model: "m-small", subject: { user_id: "usr_bob" } });
     const un = await (await call("/v1/chat/completions", { user: "fe-stranger", body: { messages: [] } })).json();
     expect(un.error.code).toBe("identity.unlinked");
-    expect(un.error.message).toStartWith("Refused (identity.unlinked)");
+    expect(un.error.message).toBe("Refused (identity.unlinked)");
     expect(un.error.claim_url).toStartWith(`${t.cp.url}/claim/`);
     const unknownModel = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "gpt-9", messages: [] } });
     expect(unknownModel.status).toBe(404);
@@ -289,6 +331,17 @@ describe("models", () => {
     expect(nf.code).toBe("model_not_found");
     // audited like every decision, before the answer
     expect(await shipped(nf.record_id)).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", reason: "model_not_found", model: "gpt-9", subject: { user_id: "usr_alice" } });
+  });
+
+  test("an unknown model asked by a caller policy refuses: the refusal, not the profile's model list", async () => {
+    const bob = await call("/v1/chat/completions", { user: "fe-bob", body: { model: "gpt-9", messages: [] } });
+    expect(bob.status).toBe(403);
+    const j = (await bob.json()).error;
+    expect(j).toMatchObject({ code: "svc.denied", type: "refusal" });
+    expect(JSON.stringify(j)).not.toContain("m-small");
+    expect(await shipped(j.record_id)).toMatchObject({ decision: "deny", reason: "svc.denied", model: "gpt-9" });
+    const stranger = (await (await call("/v1/chat/completions", { user: "fe-stranger", body: { model: "gpt-9", messages: [] } })).json()).error;
+    expect(stranger).toMatchObject({ code: "identity.unlinked", message: "Refused (identity.unlinked)", claim_url: expect.stringContaining("/claim/") });
   });
 
   test("api_key profile: the key is unsealed with the credential-sync identity and sent upstream", async () => {
@@ -317,11 +370,17 @@ describe("bundle loop, heartbeat, shipper", () => {
     const s = await (await call("/v1/policy")).json();
     expect(s.state).toBe("stale");
     expect(s.last_error).toContain("503");
+    // svc policy show says plainly that decisions run on the last good bundle
+    expect(s.reason).toBe(`the control plane is unreachable or not answering; decisions continue on the last good bundle (revision ${t.cp.bundle.revision})`);
+    const shown = formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: t.socket }));
+    expect(shown).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)\n/m);
     expect((await call("/readyz", { token: null })).status).toBe(200);
     expect((await decide("crm.read", "fe-alice")).decision).toBe("permit");
     t.cp.down = false;
     await t.daemon.loop.pollNow();
-    expect((await (await call("/v1/policy")).json()).state).toBe("ready");
+    const back = await (await call("/v1/policy")).json();
+    expect(back).toMatchObject({ state: "ready", reason: null });
+    expect(formatPolicyStatus(back)).not.toContain("reason:");
   });
 
   test("heartbeat names the replica and reports state", async () => {
@@ -354,6 +413,8 @@ describe("restart", () => {
       await waitReady(join(dir2, "p2.sock"));
       const s = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p2.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
       expect(s).toMatchObject({ state: "stale", policy_revision: t.cp.bundle.revision, tool_count: 2 });
+      expect(s.reason).toContain("decisions continue on the last good bundle");
+      expect(formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock") }))).toMatch(/^reason:\s+the control plane is unreachable.*decisions continue on the last good bundle/m);
       expect(daemon.replicaId).toBe(t.daemon.replicaId);
       const r = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p2.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
       expect((await r.json()).decision).toBe("permit");
@@ -361,6 +422,41 @@ describe("restart", () => {
     } finally {
       t.cp.down = false;
       await daemon.shutdown(2000);
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a second proxy on the same socket", () => {
+  test("is refused before it touches the running proxy's audit spool", async () => {
+    for (let i = 0; i < 400 && t.daemon.spool.depth > 0; i++) await Bun.sleep(10);
+    const segments = () => [...new Bun.Glob("seg-*").scanSync(join(t.dir, "spool"))].sort();
+    const before = segments();
+    expect(before.some((n) => n.endsWith(".jsonl"))).toBe(true); // the running proxy's active segment, fully acknowledged
+    await expect(start(t.cp, t.dir, [])).rejects.toThrow(/another proxy is already serving/);
+    expect(segments()).toEqual(before);
+    const d = await decide("crm.read", "fe-alice");
+    expect(d.decision).toBe("permit");
+    expect((await shipped(d.record_id)).id).toBe(d.record_id);
+  });
+});
+
+describe("the egress proxy's password", () => {
+  test("never appears in the logs, /readyz or /v1/policy; the redacted URL does", async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-egress-"));
+    const logs: string[] = [];
+    // Nothing listens on port 1: every control-plane call fails through the egress proxy.
+    const { daemon } = await start(t.cp, dir2, logs, { SVC_PROXY_EGRESS_PROXY: "http://alice:s3cret@127.0.0.1:1" });
+    try {
+      await daemon.loop.pollNow();
+      const ready = await (await fetch("http://localhost/readyz", { unix: join(dir2, "p.sock") } as RequestInit)).json();
+      const policy = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
+      expect(ready.reason).toContain("through the egress proxy http://alice:***@127.0.0.1:1");
+      const everything = [...logs, JSON.stringify(ready), JSON.stringify(policy)].join("\n");
+      expect(everything).toContain('"egress_proxy":"http://alice:***@127.0.0.1:1"');
+      expect(everything).not.toContain("s3cret");
+    } finally {
+      await daemon.shutdown(200);
       rmSync(dir2, { recursive: true, force: true });
     }
   });

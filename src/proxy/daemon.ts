@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
+import { redactUrlCredentials } from "../contract/egress.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
 import { BundleLoop } from "./bundle-loop.ts";
@@ -65,6 +66,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   } catch (e) {
     throw new StartError(`SVC_PROXY_STATE_DIR "${config.stateDir}" is not a writable directory: ${(e as Error).message}`);
   }
+  // Before the spool is opened: its recovery deletes acknowledged segments and repairs files,
+  // which must never happen under a proxy that is still running on them.
+  await claimSocket(config.socketPath);
   const identity = await loadOrCreateIdentity(config.stateDir);
   const credentials = await credentialSync(identity);
   const replicaId = loadOrCreateReplicaId(config.stateDir);
@@ -117,17 +121,24 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
 
   loop.reloadPersisted();
-  await claimSocket(config.socketPath);
   const oldUmask = process.umask(0o177);
   let server: Server<undefined>;
   try {
     // idleTimeout 0: a streamed answer may pause longer than the default 10 s between chunks.
-    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: 32 * 1024 * 1024 } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
+    // No server-wide body limit: each route enforces its own while reading (json-body.ts) and
+    // answers 413 in the local API's error format; Bun's own limit would answer a bare 413 and
+    // close the connection. Bun discards the rest of an abandoned body without buffering it.
+    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
   } finally {
     process.umask(oldUmask);
   }
   chmodSync(config.socketPath, 0o600);
   log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
+  log.info("control plane", {
+    url: redactUrlCredentials(config.controlPlaneUrl),
+    egress_proxy: config.egressProxy ? redactUrlCredentials(config.egressProxy) : null,
+    no_proxy: config.noProxy.join(",") || null,
+  });
 
   ship.start();
   heartbeat.start();

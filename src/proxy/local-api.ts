@@ -1,6 +1,8 @@
 // The local API on the unix socket (ARCHITECTURE.md "Proxy daemon, local API"). Every route
 // but /readyz needs the runtime token as a bearer (compared in constant time). Errors are in
 // OpenAI format {error:{message,type,code}} on every route, since the Pipe relays them.
+// Bodies are read within a per-route limit (json-body.ts): a client's mistake is a 4xx with a
+// stable code, never a 500.
 // A decision is answered only after its audit record is durable in the spool.
 import { bearer, safeEqual } from "../contract/bearer.ts";
 import { REFUSAL_CODES } from "../contract/errors.ts";
@@ -8,8 +10,9 @@ import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, 
 import type { Logger } from "../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { CredentialSync } from "./credential-sync.ts";
+import { type BodyResult, CHAT_BODY_LIMIT, readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
-import { type Decision, decideModel, decideTool, MODEL_ACTION, resolveSubject, visibleModels } from "./policy-index.ts";
+import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "./policy-index.ts";
 import type { AuditRecorder } from "./recorder.ts";
 import { firstProblem } from "./schema-check.ts";
 import type { ProxyStatus } from "./status.ts";
@@ -55,12 +58,9 @@ function headerText(v: string | null): string | undefined {
   }
 }
 
-async function readJson(req: Request): Promise<unknown> {
-  try {
-    return await req.json();
-  } catch {
-    return undefined;
-  }
+/** A body the client got wrong (malformed JSON, too large, too deep): 400/413 in OpenAI format. */
+function badBody(r: Extract<BodyResult, { ok: false }>): Response {
+  return openAIError(r.status, r.message, "invalid_request_error", r.code);
 }
 
 export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
@@ -90,7 +90,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function chat(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, CHAT_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     if (!body || typeof body !== "object" || Array.isArray(body) || !Array.isArray((body as { messages?: unknown }).messages)) {
       return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
     }
@@ -98,24 +100,26 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     const user = userFromHeaders(req.headers);
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
-    if (profile && model !== null) {
+    // Policy first: a caller who may not call models learns nothing about the profile's models
+    // (as /v1/models shows them none), and an unlinked user still gets the claim link.
+    const decision = decideModel(compiled, user);
+    if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
         // A refusal like any other: audited as a deny before answering.
-        const refusal: Decision = { decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null, subject: resolveSubject(compiled, user), considered: 0 };
+        const refusal: Decision = { ...decision, decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null };
         const record = await d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision: refusal, args: { model } });
         d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: "deny", code: "model_not_found", record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
         return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
       }
     }
-    const decision = decideModel(compiled, user);
     const [record, claim] = await Promise.all([
       d.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
       decision.code === REFUSAL_CODES.unlinked && user ? claimUrl(user) : Promise.resolve(undefined),
     ]);
     d.log.info("decision", { kind: "model", action: MODEL_ACTION, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, via_installation: record.subject.via_installation, policy_revision: compiled.revision });
     if (decision.decision !== "permit" || !profile) {
-      return openAIError(403, decision.message ?? "Refused (svc.denied)", "refusal", decision.code, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      return openAIError(403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
     }
     let apiKey: string | null = null;
     if (profile.auth_type === "api_key") {
@@ -132,7 +136,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function decide(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     const problem = firstProblem(DecideRequest, body);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as DecideRequest;
@@ -152,7 +158,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   async function outcome(req: Request): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
-    const body = await readJson(req);
+    const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
     const problem = firstProblem(OutcomeRequest, body);
     if (problem) return openAIError(422, `invalid outcome: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as OutcomeRequest;

@@ -68,14 +68,16 @@ describe("tool decisions", () => {
     const c = indexBundle(bundle([pol("*", "tool:mail.send")]));
     const d = decideTool(c, alice, "mail.send");
     expect(d).toMatchObject({ decision: "deny", code: "tool_not_registered", reason: "tool_not_registered" });
-    expect(d.message).toStartWith("Refused (tool_not_registered)");
+    // spec §7: the text is the bare code, not "Refused (tool_not_registered)…"
+    expect(d.message).toBe("tool_not_registered");
   });
 
   test("unlinked front-end user: identity.unlinked, even where * permits", () => {
     const c = indexBundle(bundle([pol("*", "tool:crm.read")]));
     const d = decideTool(c, stranger, "crm.read");
     expect(d).toMatchObject({ decision: "deny", code: "identity.unlinked" });
-    expect(d.message).toStartWith("Refused (identity.unlinked)");
+    // spec §7: exactly "Refused (identity.unlinked)", nothing after it
+    expect(d.message).toBe("Refused (identity.unlinked)");
     expect(auditSubject(d.subject)).toEqual({ user_id: null, remote_user_id: "fe-nobody", via_installation: true });
   });
 
@@ -135,7 +137,7 @@ describe("model decisions", () => {
     const none = indexBundle(bundle([pol("*", "model:invoke")], { version: 2, model_profile: null }));
     expect(decideModel(none, alice)).toMatchObject({ decision: "deny", code: "svc.denied" });
     expect(visibleModels(none, alice)).toBeNull();
-    expect(decideModel(c, stranger).code).toBe("identity.unlinked");
+    expect(decideModel(c, stranger)).toMatchObject({ code: "identity.unlinked", message: "Refused (identity.unlinked)" });
   });
 
   test("no profile: no models and model calls refused, in v1 too", () => {

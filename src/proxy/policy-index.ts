@@ -110,15 +110,24 @@ function match(r: SubjectRules | undefined, s: Subject, count: { n: number }): B
   return r.any;
 }
 
-function refuse(code: RefusalCode, detail: string | null, subject: Subject, considered: number, policyId: string | null = null): Decision {
-  return { decision: "deny", code, reason: code, policyId, message: detail ? `Refused (${code}): ${detail}` : `Refused (${code})`, subject, considered };
+/**
+ * The refusal text the model or user sees, exactly as spec §7 writes it: `tool_not_registered`,
+ * `Refused (svc.denied): <why>` and `Refused (identity.unlinked)`. Only svc.denied carries a
+ * reason (the spec's "..."); the other two are the bare text. The claim link never goes here.
+ */
+export function refusalMessage(code: RefusalCode, why = "no policy permits the call"): string {
+  if (code === REFUSAL_CODES.denied) return `Refused (${code}): ${why}`;
+  if (code === REFUSAL_CODES.unlinked) return `Refused (${code})`;
+  return code;
 }
 
-const UNLINKED_DETAIL = "this chat user is not linked to a service user; open the sign-in link sent to you, then ask again";
+function refuse(code: RefusalCode, why: string | undefined, subject: Subject, considered: number, policyId: string | null = null): Decision {
+  return { decision: "deny", code, reason: code, policyId, message: refusalMessage(code, why), subject, considered };
+}
 
 /** Evaluate one action (`tool:<name>` or `model:invoke`) for a subject from the index. */
 export function evaluate(c: CompiledBundle, action: string, subject: Subject): Decision {
-  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, UNLINKED_DETAIL, subject, 0);
+  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
   const count = { n: 0 };
   const d = c.rules.get(action);
   const deny = match(d?.deny, subject, count);
@@ -131,7 +140,7 @@ export function evaluate(c: CompiledBundle, action: string, subject: Subject): D
 export function decideTool(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, tool: string): Decision {
   const subject = resolveSubject(c, user);
   if (!c.tools.has(tool)) {
-    return refuse(REFUSAL_CODES.toolNotRegistered, `tool "${tool}" is not registered for this installation (a permit does not help until it is)`, subject, 0);
+    return refuse(REFUSAL_CODES.toolNotRegistered, undefined, subject, 0);
   }
   return evaluate(c, `tool:${tool}`, subject);
 }
@@ -139,7 +148,7 @@ export function decideTool(c: CompiledBundle, user: Pick<FrontendUser, "id"> | n
 /** v1: `model:invoke` policies decide. v2: the agent's model-profile assignment decides (linked users). */
 export function decideModel(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null): Decision {
   const subject = resolveSubject(c, user);
-  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, UNLINKED_DETAIL, subject, 0);
+  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
   if (!c.bundle.model_profile) return refuse(REFUSAL_CODES.denied, "no model profile is assigned to this agent", subject, 0);
   if (c.bundle.version === 1) return evaluate(c, MODEL_ACTION, subject);
   if (subject.kind === "installation") return refuse(REFUSAL_CODES.denied, "model calls need a linked chat user", subject, 0);

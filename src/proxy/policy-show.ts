@@ -24,6 +24,8 @@ export function formatPolicyStatus(s: PolicyStatus): string {
   const rows: [string, string][] = [
     ["tool_count", String(s.tool_count)],
     ["state", s.state],
+    // Right under the state, so "stale" is never read as fine: decisions run on the last good bundle.
+    ...(s.reason ? ([["reason", s.reason]] as [string, string][]) : []),
     ["policy_revision", s.policy_revision === null ? "-" : String(s.policy_revision)],
     ["last_success", s.last_success ?? "never"],
   ];

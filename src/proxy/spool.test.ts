@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AuditSpool } from "./spool.ts";
+import type { AuditRecord } from "../contract/audit.ts";
+import { AuditSpool, completeLength, REJECTED_FILE, type SpoolOptions, spoolLines } from "./spool.ts";
 import { fakeRecord } from "./testing/records.ts";
 
 const dirs: string[] = [];
@@ -14,7 +15,7 @@ const tmp = () => {
 // Every spool a test opens (crashed ones included) is closed after it: an open FileHandle
 // left to the garbage collector is an error in Bun.
 const opened: AuditSpool[] = [];
-const openSpool = async (dir: string, opts?: { segmentMaxBytes?: number }) => {
+const openSpool = async (dir: string, opts?: SpoolOptions) => {
   const s = await AuditSpool.open(dir, opts);
   opened.push(s);
   return s;
@@ -115,5 +116,123 @@ describe("AuditSpool", () => {
     expect(confirmed.length).toBeGreaterThanOrEqual(300);
     for (const id of confirmed) expect(present.has(id)).toBe(true);
     expect(present.size).toBe(spool.depth);
+  });
+
+  test("a write that fails halfway (disk full): its callers are refused; the next append starts on a line of its own", async () => {
+    const dir = tmp();
+    let failNext = false;
+    const writeBatch = (fd: number, buf: Buffer) => {
+      if (failNext) {
+        failNext = false;
+        writeSync(fd, buf, 0, Math.floor(buf.length / 2)); // half of it reached the file
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      }
+      writeSync(fd, buf);
+    };
+    const s = await openSpool(dir, { writeBatch });
+    const first = fakeRecord();
+    await s.append(first);
+    failNext = true;
+    await expect(s.append(fakeRecord())).rejects.toThrow(/ENOSPC/);
+    const after = fakeRecord();
+    await s.append(after); // answered: it must survive a restart
+    expect(s.depth).toBe(2);
+    const again = await openSpool(dir);
+    expect(again.unshipped(10).map((r) => r.id)).toEqual([first.id, after.id]);
+  });
+
+  // Files a crash leaves behind, written by hand: a segment ending in a torn line or in a
+  // region of zero bytes (the filesystem extended the file but had not written the data yet).
+  describe("crash-damaged files written by hand", () => {
+    const SEG1 = "seg-000000000001.jsonl";
+    const ACK1 = "seg-000000000001.acked";
+    const line = (r: AuditRecord) => `${JSON.stringify(r)}\n`;
+    const zeros = (n: number) => "\0".repeat(n);
+    const ids = (s: AuditSpool) => s.unshipped(1e9).map((r) => r.id);
+
+    test("a zero-filled tail: every complete record is kept; appends after the restart go on and survive", async () => {
+      const dir = tmp();
+      const recs = [fakeRecord(), fakeRecord(), fakeRecord()];
+      writeFileSync(join(dir, SEG1), recs.map(line).join("") + zeros(4096));
+      const before = readFileSync(join(dir, SEG1));
+      const s = await openSpool(dir);
+      expect(ids(s)).toEqual(recs.map((r) => r.id));
+      const later = fakeRecord();
+      await s.append(later);
+      expect(readFileSync(join(dir, SEG1)).equals(before)).toBe(true); // never appended to
+      const again = await openSpool(dir);
+      expect(ids(again)).toEqual([...recs, later].map((r) => r.id));
+    });
+
+    test("a torn line, zeros on both sides of complete records, a record whose line end was lost", async () => {
+      const dir = tmp();
+      const [a, b, c, d] = [fakeRecord(), fakeRecord(), fakeRecord(), fakeRecord()];
+      const torn = line(fakeRecord()).slice(0, 150);
+      // zeros before a complete line, a torn line cut by zeros, and a last record without its "\n"
+      writeFileSync(join(dir, SEG1), line(a) + zeros(512) + line(b) + torn + zeros(700) + line(c) + JSON.stringify(d) + zeros(3000));
+      const s = await openSpool(dir);
+      expect(ids(s)).toEqual([a.id, b.id, c.id, d.id]);
+      expect(s.unshipped(10)[1]).toEqual(b);
+    });
+
+    test("a segment that is nothing but zeros is dropped; the spool opens and appends", async () => {
+      const dir = tmp();
+      writeFileSync(join(dir, SEG1), zeros(8192));
+      const s = await openSpool(dir);
+      expect(s.depth).toBe(0);
+      expect(readdirSync(dir)).not.toContain(SEG1);
+      const r = fakeRecord();
+      await s.append(r);
+      expect(ids(await openSpool(dir))).toEqual([r.id]);
+    });
+
+    for (const [what, damage] of [
+      ["a torn acknowledgement line", "rec_01TORN"],
+      ["a zero-filled acknowledgement tail", zeros(4096)],
+      ["a torn line then zeros", `rec_01TO${zeros(100)}`],
+    ] as const) {
+      test(`${what}: the next acknowledgement after the restart does not glue onto it`, async () => {
+        const dir = tmp();
+        const [a, b, c] = [fakeRecord(), fakeRecord(), fakeRecord()];
+        writeFileSync(join(dir, SEG1), [a, b, c].map(line).join(""));
+        writeFileSync(join(dir, ACK1), `${a.id}\n${damage}`);
+        const s = await openSpool(dir);
+        expect(ids(s)).toEqual([b.id, c.id]);
+        await s.ack([b.id]);
+        expect(readFileSync(join(dir, ACK1), "utf8")).toBe(`${a.id}\n${b.id}\n`);
+        const again = await openSpool(dir);
+        expect(ids(again)).toEqual([c.id]);
+        await again.ack([c.id]); // all acknowledged: the segment goes
+        expect(readdirSync(dir).filter((n) => n.startsWith("seg-000000000001."))).toEqual([]);
+      });
+    }
+
+    test("a torn rejected.jsonl: the next entry is a whole line of its own", async () => {
+      const dir = tmp();
+      const old = { rejected_at: "2026-01-01T00:00:00.000Z", reason: "x", record: fakeRecord() };
+      writeFileSync(join(dir, REJECTED_FILE), `${JSON.stringify(old)}\n{"rejected_at":"2026-01-0${zeros(64)}`);
+      const s = await openSpool(dir);
+      const r = fakeRecord();
+      await s.append(r);
+      await s.reject([{ record: r, reason: "refused" }]);
+      const lines = readFileSync(join(dir, REJECTED_FILE), "utf8").split("\n");
+      expect(lines.at(-1)).toBe("");
+      expect(lines.slice(0, -1).map((l) => JSON.parse(l).record.id)).toEqual([old.record.id, r.id]);
+    });
+  });
+});
+
+describe("damaged-tail helpers", () => {
+  test("spoolLines treats NUL runs like line ends", () => {
+    expect(spoolLines("a\n\0\0b\0\nc\n\0")).toEqual(["a", "b", "c"]);
+  });
+  test("completeLength cuts zeros and a last line without its end", () => {
+    const len = (t: string) => completeLength(Buffer.from(t));
+    expect(len("a\nb\n")).toBe(4);
+    expect(len("a\nb")).toBe(2);
+    expect(len("a\n\0\0")).toBe(2);
+    expect(len("a\nbb\0\0")).toBe(2);
+    expect(len("torn")).toBe(0);
+    expect(len("")).toBe(0);
   });
 });

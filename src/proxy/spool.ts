@@ -5,8 +5,19 @@
 //
 // Files: seg-<n>.jsonl holds records, one JSON line each; seg-<n>.acked holds the ids the
 // control plane acknowledged. A closed segment whose records are all acknowledged is deleted.
-// Every start opens a new active segment; older segments are only read, so a torn last line
-// (a crash mid-write, never acknowledged to a caller) is simply skipped.
+// Every start opens a new active segment; older segments are only read, so nothing is ever
+// appended after a torn line of a segment.
+//
+// A crash mid-write leaves at most the last, unsynced batch of a file damaged (never
+// acknowledged to a caller): a torn line, or a region of zero bytes where the filesystem had
+// extended the file but not yet written its data (delayed allocation, preallocation). Reading
+// treats NUL bytes like line ends (JSON text never holds a raw NUL) and skips every piece that
+// is not a whole record, so a complete record is kept even when zeros touch it. The files that
+// are appended to across restarts (seg-<n>.acked, rejected.jsonl) have such a damaged tail cut
+// back to their last complete line at open, so the next append never glues onto it. In a
+// running process, a batch whose write or sync failed (disk full, I/O error) is refused to its
+// callers and cut off the active segment before the next batch (or the next batch goes to a
+// new segment), for the same reason.
 // rejected.jsonl holds records set aside for good ({rejected_at, reason, record} per line):
 // refused by the control plane, or of another installation. They are never shipped again and
 // never deleted by the proxy; an operator reads them.
@@ -19,6 +30,12 @@ import { fsyncDir } from "./durable-file.ts";
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 export const REJECTED_FILE = "rejected.jsonl";
 
+export type SpoolOptions = {
+  segmentMaxBytes?: number;
+  /** Writes one batch's text to the active segment; tests inject failures (default: write it all). */
+  writeBatch?: (fd: number, buf: Buffer) => void;
+};
+
 type Segment = { seq: number; unacked: Set<string>; closed: boolean };
 type Pending = { record: AuditRecord; line: string; resolve: () => void; reject: (e: unknown) => void };
 
@@ -28,6 +45,56 @@ function writeFully(fd: number, buf: Buffer): void {
 
 const segName = (seq: number, ext: "jsonl" | "acked") => `seg-${String(seq).padStart(12, "0")}.${ext}`;
 
+/** The pieces of a spool file between line ends and NUL bytes (zero-filled regions), empty ones dropped. */
+export function spoolLines(text: string): string[] {
+  return text.split(/[\n\0]+/).filter(Boolean);
+}
+
+/** A spooled record line, or null for a torn or foreign piece. */
+function parseRecord(line: string): AuditRecord | null {
+  try {
+    const r = JSON.parse(line) as AuditRecord;
+    return r !== null && typeof r === "object" && typeof r.id === "string" ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How many bytes of an append-only file end in a complete line: trailing zero bytes and a last
+ * line with no line end (a torn write) are cut off. Pure.
+ */
+export function completeLength(buf: Uint8Array): number {
+  let end = buf.length;
+  while (end > 0 && buf[end - 1] === 0) end--;
+  if (end > 0 && buf[end - 1] !== 0x0a) end = buf.lastIndexOf(0x0a, end - 1) + 1;
+  return end;
+}
+
+/** Cut a damaged tail off an append-only file (see the top of this file); absent is fine. */
+async function repairTail(path: string): Promise<void> {
+  const buf = await readFile(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") return null;
+    throw e;
+  });
+  if (buf === null) return;
+  const end = completeLength(buf);
+  if (end === buf.length) return;
+  const fh = await open(path, "r+");
+  try {
+    await fh.truncate(end);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}
+
+const readIfPresent = (path: string) =>
+  readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") return null;
+    throw e;
+  });
+
 export class AuditSpool {
   /** fdatasync calls made for appends (the group-commit test counts them). */
   appendSyncs = 0;
@@ -35,17 +102,21 @@ export class AuditSpool {
   private readonly segments = new Map<number, Segment>();
   private pending: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** Bytes of the active segment that hold whole, synced batches: its clean end. */
   private active!: { seq: number; fh: FileHandle; bytes: number };
+  /** A batch failed: the active segment may end in part of it, past `active.bytes`. */
+  private dirtyTail = false;
   private closed = false;
 
   private constructor(
     readonly dir: string,
     private readonly segmentMaxBytes: number,
+    private readonly writeBatch: (fd: number, buf: Buffer) => void,
   ) {}
 
-  static async open(dir: string, opts: { segmentMaxBytes?: number } = {}): Promise<AuditSpool> {
+  static async open(dir: string, opts: SpoolOptions = {}): Promise<AuditSpool> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const spool = new AuditSpool(dir, opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES);
+    const spool = new AuditSpool(dir, opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES, opts.writeBatch ?? writeFully);
     await spool.recover();
     return spool;
   }
@@ -133,10 +204,11 @@ export class AuditSpool {
         const batch = this.pending;
         this.pending = [];
         try {
+          if (this.dirtyTail) await this.cleanTail();
           const text = batch.map((p) => p.line).join("");
           // A batch is a few KB into the page cache: written in place (microseconds), which
           // spares a thread-pool round trip per commit; only the fdatasync goes off-thread.
-          writeFully(this.active.fh.fd, Buffer.from(text));
+          this.writeBatch(this.active.fh.fd, Buffer.from(text));
           await this.active.fh.datasync();
           this.appendSyncs++;
           const seg = this.segments.get(this.active.seq)!;
@@ -148,6 +220,9 @@ export class AuditSpool {
           for (const p of batch) p.resolve();
           if (this.active.bytes >= this.segmentMaxBytes) await this.rotate();
         } catch (e) {
+          // A failed write (ENOSPC, EIO) or sync may leave part of the batch in the file; its
+          // callers are refused, and the next batch must not follow that torn text.
+          this.dirtyTail = true;
           for (const p of batch) p.reject(e);
         }
       }
@@ -156,8 +231,31 @@ export class AuditSpool {
     }
   }
 
+  /**
+   * Cut the active segment back to its last whole batch; when even that fails, continue in a
+   * new segment. Either way the next record starts on a line of its own. Throws (the batch is
+   * refused, and this is tried again) when neither works.
+   */
+  private async cleanTail(): Promise<void> {
+    try {
+      await this.active.fh.truncate(this.active.bytes);
+      await this.active.fh.datasync();
+    } catch {
+      await this.rotate();
+    }
+    this.dirtyTail = false;
+  }
+
   private async openActive(seq: number): Promise<void> {
-    const fh = await open(join(this.dir, segName(seq, "jsonl")), "a", 0o600);
+    // "ax": a new file, never an existing one that might end in a torn line.
+    let fh: FileHandle | null = null;
+    while (!fh) {
+      fh = await open(join(this.dir, segName(seq, "jsonl")), "ax", 0o600).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== "EEXIST") throw e;
+        seq++;
+        return null;
+      });
+    }
     fsyncDir(this.dir);
     this.active = { seq, fh, bytes: 0 };
     this.segments.set(seq, { seq, unacked: new Set(), closed: false });
@@ -188,28 +286,26 @@ export class AuditSpool {
     let maxSeq = 0;
     for (const seq of [...seqs].sort((a, b) => a - b)) {
       maxSeq = Math.max(maxSeq, seq);
-      const text = await readFile(join(this.dir, segName(seq, "jsonl")), "utf8").catch(() => null);
+      // Only a missing file is missing: an unreadable one stops the start rather than losing acks.
+      const text = await readIfPresent(join(this.dir, segName(seq, "jsonl")));
       if (text === null) {
         await rm(join(this.dir, segName(seq, "acked")), { force: true }); // orphan ack file
         continue;
       }
-      const acked = new Set((await readFile(join(this.dir, segName(seq, "acked")), "utf8").catch(() => "")).split("\n").filter(Boolean));
+      const ackedPath = join(this.dir, segName(seq, "acked"));
+      const acked = new Set(spoolLines((await readIfPresent(ackedPath)) ?? ""));
       const seg: Segment = { seq, unacked: new Set(), closed: true };
-      for (const line of text.split("\n")) {
-        if (!line) continue;
-        let record: AuditRecord;
-        try {
-          record = JSON.parse(line) as AuditRecord;
-        } catch {
-          continue; // torn tail of a crashed write: never acknowledged to a caller
-        }
-        if (typeof record?.id !== "string" || acked.has(record.id) || this.queue.has(record.id)) continue;
+      for (const line of spoolLines(text)) {
+        const record = parseRecord(line); // null: the torn tail of a crashed write
+        if (!record || acked.has(record.id) || this.queue.has(record.id)) continue;
         this.queue.set(record.id, { record, seq });
         seg.unacked.add(record.id);
       }
       this.segments.set(seq, seg);
       if (seg.unacked.size === 0) await this.dropSegment(seq);
+      else await repairTail(ackedPath); // later acks of this segment append here
     }
+    await repairTail(join(this.dir, REJECTED_FILE));
     await this.openActive(maxSeq + 1);
   }
 }

@@ -72,8 +72,13 @@ export class ProxyStatus {
     return this.usable() && (this.state === "ready" || this.state === "stale");
   }
 
+  /** Said by /readyz and `svc policy show` while stale: the spec wants it said plainly. */
+  private lastGoodNote(): string {
+    return `the control plane is unreachable or not answering; decisions continue on the last good bundle (revision ${this.compiled?.revision ?? "?"})`;
+  }
+
   readiness(): { ready: boolean; state: ProxyState; reason: string | null } {
-    if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `deciding on the last good bundle: ${this.lastError}` : null };
+    if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `${this.lastGoodNote()}: ${this.lastError}` : null };
     let reason: string;
     if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
     else if (this.credentialError) reason = `runtime bootstrap failed: ${this.credentialError}`;
@@ -84,9 +89,12 @@ export class ProxyStatus {
   }
 
   report(spoolDepth: number): PolicyStatus {
+    const readiness = this.readiness();
     return {
       tool_count: this.compiled?.tools.size ?? 0,
       state: this.state,
+      // null when ready; stale: decisions continue on the last good bundle; else why none are made
+      reason: this.serving() && this.state === "stale" ? this.lastGoodNote() : readiness.reason,
       policy_revision: this.compiled?.revision ?? null,
       last_success: this.lastSuccess?.toISOString() ?? null,
       last_error: this.lastError,

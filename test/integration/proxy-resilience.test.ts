@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
+import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
 import { addPolicy, adminApi, type Api, auditRecordsOf, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 
@@ -109,6 +109,10 @@ describe("control plane outages", () => {
       await second.waitReady();
       const st = await second.policy();
       expect(st).toMatchObject({ state: "stale", policy_revision: rev, tool_count: 2 });
+      // `svc policy show` says that decisions run on the last good bundle
+      const shown = Bun.spawnSync([...svcCommand(), "policy", "show"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: second.socket } as Record<string, string>, stdout: "pipe", stderr: "pipe" });
+      expect(shown.exitCode).toBe(0);
+      expect(shown.stdout.toString()).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)$/m);
       const d = await second.decide("crm.read", s.users.bob!.remote);
       expect(d.decision).toBe("permit");
       expect(await second.stop()).toBe(0); // SIGTERM with the control plane down: drains what it can, exits

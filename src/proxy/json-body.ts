@@ -1,0 +1,70 @@
+// Reading a JSON request body on the local API, within a size limit and without trusting the
+// client: a declared Content-Length over the limit is refused before a byte is read, and a
+// body without one (chunked) is read chunk by chunk and abandoned as soon as it passes the
+// limit, so an oversized body is never held in memory (Bun discards the rest of the upload and
+// keeps the connection usable). Malformed JSON, invalid UTF-8 and absurdly deep nesting are
+// the client's mistake: each is a stable code the local API answers with 400 or 413, never a
+// 500 from a parser or a recursive walk further on.
+
+/** Tool decisions and outcomes: arguments and payload of one call. */
+export const TOOL_BODY_LIMIT = 1024 * 1024;
+/** Chat completions carry the conversation, including images as data URLs. */
+export const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
+/** Deeper nesting than any real request has; deep enough to overflow recursive walks (canonical JSON). */
+export const MAX_JSON_DEPTH = 128;
+
+export const BODY_ERRORS = {
+  invalidJson: "invalid_json",
+  tooLarge: "body_too_large",
+  tooDeep: "json_too_deep",
+} as const;
+
+export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: (typeof BODY_ERRORS)[keyof typeof BODY_ERRORS]; message: string };
+
+const tooLarge = (limit: number): BodyResult => ({ ok: false, status: 413, code: BODY_ERRORS.tooLarge, message: `the request body is larger than ${limit} bytes, the limit of this route` });
+
+/** Whether a parsed value nests arrays and objects deeper than `max` (iterative: no recursion). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The request body parsed as JSON, or why it cannot be: too large, not UTF-8 JSON, too deep. */
+export async function readJsonBody(req: Request, limit: number): Promise<BodyResult> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) return tooLarge(limit);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    const reader = req.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return tooLarge(limit);
+      }
+      chunks.push(value);
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks, size)));
+  } catch (e) {
+    const why = e instanceof SyntaxError ? e.message : "the body is not UTF-8";
+    return { ok: false, status: 400, code: BODY_ERRORS.invalidJson, message: `the request body is not valid JSON: ${why}` };
+  }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    return { ok: false, status: 400, code: BODY_ERRORS.tooDeep, message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
+  }
+  return { ok: true, value };
+}
