@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-from . import _local, manifest
+from . import _local, governor, manifest
 
 
 class GovernanceUnavailable(Exception):
@@ -45,9 +45,7 @@ def governed_tools(tools: object, names: frozenset[str]) -> list:
 
 
 def governor_safe(text: str) -> str:
-    from .governor import _URL_RE
-
-    return _URL_RE.sub("[link withheld]", text)
+    return governor._URL_RE.sub("[link withheld]", text)
 
 
 class Pipe:
@@ -90,11 +88,11 @@ class Pipe:
             raise GovernanceUnavailable(f"Governance unavailable: the svc proxy cannot be reached ({e}); the request was not sent.") from e
         if resp.status >= 300:
             raw = await resp.read()
-            claim = _local.claim_url(raw)
-            if claim:  # an unlinked user: the link goes to that user alone, never into the chat
-                from .governor import _notify_claim_link
-
-                await _notify_claim_link(__event_emitter__, claim)
+            if _local.error_code(raw) == governor.UNLINKED:
+                # An unlinked user: the link goes to that user alone as a notification; the
+                # chat shows exactly the spec's refusal text.
+                await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
+                raise Exception(governor.UNLINKED_TEXT)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))
         if not stream or "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
             doc = await resp.json(_local.STREAM_IDLE_TIMEOUT)

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from svc_chatui import governor
 from svc_chatui.pipe import GovernanceUnavailable, Pipe
 
 USER = {"id": "u-1", "email": "ada@example.com", "name": "Ada Lövelace", "role": "user"}
@@ -125,9 +126,8 @@ def test_unlinked_model_call_sends_the_claim_link_only_as_a_notification(proxy):
 
     with pytest.raises(Exception) as err:
         asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER, __event_emitter__=emitter))
-    assert str(err.value).startswith("Refused (identity.unlinked)")
-    assert "clm_PIPE42" not in str(err.value)
-    assert len(events) == 1 and link in events[0]["data"]["content"]
+    assert str(err.value) == "Refused (identity.unlinked)"
+    assert events == [governor.claim_notification(link)]
 
 
 def test_plain_ascii_user_headers_are_sent_as_is(proxy):
