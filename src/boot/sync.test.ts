@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { SvcError } from "../contract/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { bypasses, egressFromEnv, proxyFor } from "./egress.ts";
-import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
+import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
 
 const manifest = { tools: [{ name: "crm.update", access: "write" as const, required_capabilities: [] }] };
 
@@ -11,20 +12,30 @@ function capture(): Logger & { lines: string[] } {
   return { lines, info: push, warn: push, error: push };
 }
 
-function fakeFetch(statuses: (number | "network")[]) {
+/** The 409 body exactly as the control plane builds it (src/controlplane/runtime/tools.ts → SvcError → problem+json). */
+function conflictProblem(holder: Record<string, unknown>) {
+  const who = holder.admin ? "an admin" : `installation ${holder.installation_id} (${holder.installation_name})`;
+  return new SvcError("tool_conflict", `tool "crm.update" is already registered in workspace ws_1 by ${who}; rename the tool in the pack or remove it there first`, {
+    tool: "crm.update",
+    holder,
+  }).toProblem("/api/v1/runtime/tools");
+}
+
+function fakeFetch(statuses: (number | "network" | "409-admin")[]) {
   const calls: { url: string; init: RequestInit }[] = [];
   const fn = (async (url: URL, init: RequestInit) => {
     calls.push({ url: String(url), init });
     const s = statuses[Math.min(calls.length - 1, statuses.length - 1)]!;
     if (s === "network") throw new TypeError("ECONNREFUSED");
     if (s === 200) return Response.json({ added: 1, removed: 2, unchanged: 3, updated: 4, tool_count: 1 });
-    if (s === 409) return Response.json({ code: "tool_conflict", detail: 'tool "crm.update" is already registered in workspace default by installation inst_X (helpdesk)', tool: "crm.update", holder: "installation inst_X" }, { status: 409 });
+    if (s === 409) return Response.json(conflictProblem({ installation_id: "inst_X", installation_name: "helpdesk" }), { status: 409 });
+    if (s === "409-admin") return Response.json(conflictProblem({ admin: true }), { status: 409 });
     return Response.json({ code: "x", detail: `status ${s}` }, { status: s });
   }) as unknown as typeof fetch;
   return { fn, calls };
 }
 
-async function run(statuses: (number | "network")[], base = "https://svc.example.com") {
+async function run(statuses: (number | "network" | "409-admin")[], base = "https://svc.example.com") {
   const log = capture();
   const sleeps: number[] = [];
   const f = fakeFetch(statuses);
@@ -49,13 +60,24 @@ describe("tool sync", () => {
     expect(JSON.parse(r.calls[0]!.init.body as string)).toEqual(manifest);
   });
 
-  test("5 attempts with 1+2+4+8 s between them, then the spec's refusal", async () => {
+  test("5 attempts with 1+2+4+8 s between them (about 15 s), then the spec's refusal", async () => {
     const r = await run([503]);
     expect(r.calls).toHaveLength(SYNC_ATTEMPTS);
-    expect(r.sleeps).toEqual([...SYNC_DELAYS_MS]);
+    expect(SYNC_ATTEMPTS).toBe(5);
+    expect(r.sleeps).toEqual([1000, 2000, 4000, 8000]);
+    expect(r.sleeps.reduce((a, b) => a + b, 0)).toBe(15_000);
     expect(r.error?.attempts).toBe(5);
     expect(r.error?.message).toBe("registering the packs' tools failed; refusing to start: HTTP 503: status 503 (5 attempts)");
-    expect(r.log.lines.filter((l) => l.startsWith("tool sync: attempt "))).toHaveLength(5);
+    const attempts = r.log.lines.filter((l) => l.startsWith("tool sync: attempt "));
+    expect(attempts.map((l) => l.slice(0, 22))).toEqual([1, 2, 3, 4, 5].map((i) => `tool sync: attempt ${i}/5`));
+    expect(attempts.map((l) => /retrying in (\d+) s$/.exec(l)?.[1] ?? "final")).toEqual(["1", "2", "4", "8", "final"]);
+  });
+
+  test("network errors are retried on the same schedule", async () => {
+    const r = await run(["network"]);
+    expect(r.calls).toHaveLength(5);
+    expect(r.sleeps).toEqual([...SYNC_DELAYS_MS]);
+    expect(r.error?.message).toEndWith("(5 attempts)");
   });
 
   test("408, 429 and network errors are retried; success on a later attempt", async () => {
@@ -81,11 +103,27 @@ describe("tool sync", () => {
     expect(r.error?.message).toContain("it ends in /api/v1: remove that suffix");
   });
 
-  test("409 names the tool and its holder from the problem detail", async () => {
+  test("409 names the tool and the other installation holding it, at once", async () => {
     const r = await run([409]);
     expect(r.calls).toHaveLength(1);
-    expect(r.error?.message).toContain('tool "crm.update" held by installation inst_X');
-    expect(r.error?.message).toContain("already registered in workspace default by installation inst_X (helpdesk)");
+    expect(r.sleeps).toEqual([]);
+    expect(r.error?.message).toBe(
+      `registering the packs' tools failed; refusing to start: HTTP 409: tool "crm.update" is already registered in the workspace by another installation, inst_X (helpdesk); rename the tool in the pack or remove the other registration (1 attempt)`,
+    );
+  });
+
+  test("409 names an admin as the holder", async () => {
+    const r = await run(["409-admin"]);
+    expect(r.calls).toHaveLength(1);
+    expect(r.error?.message).toContain('HTTP 409: tool "crm.update" is already registered in the workspace by an admin; ');
+  });
+
+  test("409 without the tool and holder members falls back to the spec's cause and the detail", () => {
+    const f = explainStatus(409, { detail: "name taken" }, "https://svc.example.com");
+    expect(f.retry).toBe(false);
+    expect(f.explanation).toBe("HTTP 409: a tool name is already registered in the workspace by an admin or another installation: name taken; rename the tool in the pack or remove the other registration");
+    expect(conflictHolder({ installation_id: "inst_1", installation_name: null })).toBe("another installation, inst_1");
+    expect(conflictHolder("inst_1")).toBeNull();
   });
 
   test("other 4xx are not retried", async () => {

@@ -45,6 +45,22 @@ export function toolsUrl(base: string): URL {
 
 type ProblemLike = { detail?: unknown; code?: unknown; tool?: unknown; holder?: unknown; title?: unknown };
 
+/**
+ * Who holds a conflicting tool name, from the control plane's 409 tool_conflict problem
+ * (src/controlplane/runtime/tools.ts): `holder` is `{installation_id, installation_name}` for
+ * another installation or `{admin: true}` for an admin. Null when the body does not say.
+ */
+export function conflictHolder(holder: unknown): string | null {
+  if (!holder || typeof holder !== "object") return null;
+  const h = holder as { installation_id?: unknown; installation_name?: unknown; admin?: unknown };
+  if (typeof h.installation_id === "string" && h.installation_id) {
+    const name = typeof h.installation_name === "string" && h.installation_name ? ` (${h.installation_name})` : "";
+    return `another installation, ${h.installation_id}${name}`;
+  }
+  if (h.admin === true) return "an admin";
+  return null;
+}
+
 /** What a failed response means and whether trying again can help (pure). */
 export function explainStatus(status: number, problem: ProblemLike | null, base: string): AttemptFailure {
   const detail = typeof problem?.detail === "string" ? problem.detail : typeof problem?.title === "string" ? problem.title : "";
@@ -65,14 +81,16 @@ export function explainStatus(status: number, problem: ProblemLike | null, base:
     };
   }
   if (status === 409) {
-    const who = [typeof problem?.tool === "string" ? `tool "${problem.tool}"` : "", typeof problem?.holder === "string" ? `held by ${problem.holder}` : ""]
-      .filter(Boolean)
-      .join(" ");
-    return {
-      status,
-      retry: false,
-      explanation: `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${who ? ` (${who})` : ""}: ${detail || "conflict"}; rename the tool in the pack or remove the other registration`,
-    };
+    // Spec §7: a tool name is already registered in the workspace by an admin or another
+    // installation. Name both from the problem's members; the detail only when they are missing.
+    const tool = typeof problem?.tool === "string" && problem.tool ? problem.tool : null;
+    const holder = conflictHolder(problem?.holder);
+    const fix = "rename the tool in the pack or remove the other registration";
+    const explanation =
+      tool && holder
+        ? `HTTP 409: tool "${tool}" is already registered in the workspace by ${holder}; ${fix}`
+        : `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${tool ? ` (tool "${tool}")` : ""}: ${detail || "conflict"}; ${fix}`;
+    return { status, retry: false, explanation };
   }
   const retry = status === 408 || status === 429 || status >= 500;
   return { status, retry, explanation: `HTTP ${status}${detail ? `: ${detail}` : ""}` };
@@ -133,14 +151,16 @@ export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
       last = explainNetworkError(e, url, opts.egress);
     }
     const final = !last.retry || attempt === SYNC_ATTEMPTS;
-    opts.log.warn(`tool sync: attempt ${attempt}/${SYNC_ATTEMPTS} failed: ${last.explanation}${final ? "" : "; retrying"}`, {
+    const delay = final ? undefined : SYNC_DELAYS_MS[attempt - 1]!;
+    opts.log.warn(`tool sync: attempt ${attempt}/${SYNC_ATTEMPTS} failed: ${last.explanation}${delay === undefined ? "" : `; retrying in ${delay / 1000} s`}`, {
       attempt,
       of: SYNC_ATTEMPTS,
       status: last.status,
       retry: !final,
+      retry_in_ms: delay,
     });
-    if (final) throw new ToolSyncError(attempt, last);
-    await sleep(SYNC_DELAYS_MS[attempt - 1]!);
+    if (delay === undefined) throw new ToolSyncError(attempt, last);
+    await sleep(delay);
   }
   throw new ToolSyncError(SYNC_ATTEMPTS, last);
 }

@@ -1,9 +1,12 @@
 // `svc boot sync` / `svc boot export-manifest` as processes: the real retry schedule against
-// a control plane that fails (5 attempts over about 15 s), fail-fast statuses against a real
-// control-plane process, the egress proxy, and the pack refusals.
+// a control plane that fails (5 attempts over about 15 s, read from the attempts' log lines,
+// never from a clock), fail-fast statuses against a real control-plane process (401, 404, and
+// a 409 naming the tool and the installation holding it), the egress proxy, and the pack
+// refusals.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { REPO, type ControlPlaneProcess, freePort, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { bootstrapRuntime, createAgent, createInstallation } from "./cli-support.ts";
 import { events, plainLines, spawnCollect } from "./supervisor-helpers.ts";
 
 const BASE_ENV = {
@@ -14,11 +17,10 @@ const BASE_ENV = {
 };
 
 async function bootSync(env: Record<string, string>) {
-  const started = Date.now();
   const r = spawnCollect([...svcCommand(), "boot", "sync"], { ...BASE_ENV, ...env });
   const code = await r.exit;
   const text = r.stderr();
-  return { code, ms: Date.now() - started, lines: plainLines(text), attempts: events(text).filter((e) => e.startsWith("tool sync: attempt ")), events: events(text) };
+  return { code, lines: plainLines(text), attempts: events(text).filter((e) => e.startsWith("tool sync: attempt ")), events: events(text) };
 }
 
 describe("svc boot sync, retry schedule", () => {
@@ -37,9 +39,8 @@ describe("svc boot sync, retry schedule", () => {
         expect(r.attempts.map((a) => a.slice(0, "tool sync: attempt 1/5".length))).toEqual([1, 2, 3, 4, 5].map((i) => `tool sync: attempt ${i}/5`));
         expect(r.lines.at(-1)).toStartWith("registering the packs' tools failed; refusing to start: ");
         expect(r.lines.at(-1)).toEndWith("(5 attempts)");
-        // 1+2+4+8 s of waits; generous upper bound for slow machines
-        expect(r.ms).toBeGreaterThanOrEqual(14_500);
-        expect(r.ms).toBeLessThan(40_000);
+        // the waits between attempts, as logged: 1+2+4+8 = 15 s
+        expect(r.attempts.map((a) => /; retrying in (\d+) s$/.exec(a)?.[1] ?? "last")).toEqual(["1", "2", "4", "8", "last"]);
       }
       expect(hits).toBe(5);
       expect(unavailable.lines.at(-1)).toContain("HTTP 503: maintenance");
@@ -65,6 +66,22 @@ describe("svc boot sync against a real control plane", () => {
     expect(r.attempts).toHaveLength(1);
     // 401 once the runtime routes authenticate; 404 while PUT /api/v1/runtime/tools is not served.
     expect(r.lines.at(-1)).toMatch(/refusing to start: HTTP (401: the runtime token|404: the control-plane URL)/);
+  }, 30_000);
+
+  test("a tool name another installation holds: 409 naming the tool and that installation, at once", async () => {
+    const agent = await createAgent(cp);
+    const first = await createInstallation(cp, agent, "helpdesk-a");
+    const second = await createInstallation(cp, agent, "helpdesk-b");
+    const a = await bootstrapRuntime(cp, first.id);
+    const b = await bootstrapRuntime(cp, second.id);
+    const ok = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: a.token });
+    expect(ok.code).toBe(0);
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: b.token });
+    expect(r.code).toBe(1);
+    expect(r.attempts).toHaveLength(1);
+    expect(r.lines).toEqual([
+      `registering the packs' tools failed; refusing to start: HTTP 409: tool "crm.lookup_customer" is already registered in the workspace by another installation, ${first.id} (helpdesk-a); rename the tool in the pack or remove the other registration (1 attempt)`,
+    ]);
   }, 30_000);
 
   test("a URL ending in /api/v1 gets the 404 hint", async () => {

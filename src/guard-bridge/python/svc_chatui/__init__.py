@@ -26,7 +26,7 @@ A governed tool method (see docs/tool-packs.md)::
             )
 
 ``governor.run`` returns the body's result on permit, or the refusal text for the model
-(``tool_not_registered: …``, ``Refused (svc.denied): …``, ``Refused (identity.unlinked): …``);
+(``tool_not_registered: …``, ``Refused (svc.denied): …``, ``Refused (identity.unlinked)``);
 an unlinked user gets the one-time claim link as a notification only they see.
 """
 

@@ -348,6 +348,19 @@ def error_text(status: int, raw: bytes) -> str:
     return text[:500] or f"HTTP {status}"
 
 
+def error_code(raw: bytes) -> str:
+    """The refusal code of an error body ({code} or {error: {code}}), if any."""
+    try:
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        return ""
+    if not isinstance(doc, dict):
+        return ""
+    err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    code = doc.get("code") or err.get("code")
+    return code if isinstance(code, str) else ""
+
+
 def claim_url(raw: bytes) -> str:
     """The claim link of a refusal body ({claim_url} or {error: {claim_url}}), if any."""
     try:

@@ -23,10 +23,11 @@ audited and, only on permit, run.
   ``error`` with the exit code of a raised ToolError, else 1) and returns what ``fn`` returned;
   a ToolError becomes the text ``Error: <message>``, any other exception is re-raised;
 - on refusal returns the refusal text for the model (spec §7): ``tool_not_registered: …``,
-  ``Refused (svc.denied): …``, ``Refused (identity.unlinked): …``; ``fn`` never runs;
+  ``Refused (svc.denied): …``, or exactly ``Refused (identity.unlinked)``; ``fn`` never runs;
 - for an unlinked user, sends the one-time claim link to that user alone as a front-end
-  notification through ``__event_emitter__``; the link never goes into the return value (the
-  model's context), the chat, or a log;
+  notification through ``__event_emitter__`` (Open WebUI emits it to that user's sessions
+  only and saves it nowhere); the link never goes into the return value (the model's
+  context), the chat, or a log;
 - fails closed: when the proxy cannot be reached, returns
   ``Refused (governance.unavailable): …`` and ``fn`` never runs.
 
@@ -50,6 +51,8 @@ TOOL_NOT_REGISTERED = "tool_not_registered"
 DENIED = "svc.denied"
 UNLINKED = "identity.unlinked"
 UNAVAILABLE = "governance.unavailable"
+# The refusal seen by the model or user for an unlinked front-end user, as spec §7 writes it.
+UNLINKED_TEXT = "Refused (identity.unlinked)"
 _URL_RE = re.compile(r"https?://\S+")
 
 
@@ -75,11 +78,8 @@ def refusal_text(code: str, name: str, message: str | None = None) -> str:
     """The text the model sees for a refused call. Never carries a URL (claim links stay out)."""
     detail = _URL_RE.sub("[link withheld]", message).strip() if message else ""
     if code == UNLINKED:
-        return (
-            "Refused (identity.unlinked): this chat account is not linked to a service user yet, so the "
-            f"tool {name} did not run. A one-time link to connect the account was sent to the user as a "
-            "notification; ask again after using it."
-        )
+        # Exactly the spec's text (§7): nothing about the link, which only the user sees.
+        return UNLINKED_TEXT
     if code == TOOL_NOT_REGISTERED:
         if detail.startswith(TOOL_NOT_REGISTERED):
             return detail
@@ -93,19 +93,30 @@ def refusal_text(code: str, name: str, message: str | None = None) -> str:
     return f"Refused ({code}): {detail or 'the call was not permitted'}; the tool {name} did not run"
 
 
+def claim_notification(claim_url: str) -> dict:
+    """The front-end notification carrying the claim link. Open WebUI sends a notification
+    event to the room ``user:<id>`` of the user whose request it is (that user's open sessions)
+    and stores it nowhere: not in the chat, not in the model's context."""
+    return {
+        "type": "notification",
+        "data": {
+            "type": "info",
+            "content": (
+                "Your chat account is not linked to a service user yet, so governed calls are refused. "
+                f"Open this one-time link and sign in to link it, then ask again: {claim_url}"
+            ),
+        },
+    }
+
+
 async def _notify_claim_link(emitter, claim_url: str) -> bool:
-    if emitter is None or not claim_url:
+    if not claim_url:
+        return False
+    if emitter is None:
+        log.warning("svc governor: an unlinked user's claim link was not delivered: the tool method did not pass __event_emitter__ to governor.run")
         return False
     try:
-        await emitter(
-            {
-                "type": "notification",
-                "data": {
-                    "type": "info",
-                    "content": f"To use governed tools, link your chat account to your organization's service account: {claim_url}",
-                },
-            }
-        )
+        await emitter(claim_notification(claim_url))
         return True
     except Exception as e:  # the link itself is never logged
         log.warning("svc governor: could not deliver the claim-link notification (%s)", type(e).__name__)

@@ -26,12 +26,16 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 import os
 import re
 import textwrap
 from dataclasses import dataclass, field
 
 PACKS_ENV = "SVC_CHATUI_TOOL_PACKS"
+# Always applied with fullmatch: in Python "$" also matches before a trailing newline, so
+# "crm.update\n" would pass a plain match here and then fail the contract's check (JavaScript's
+# "$" does not) with an error that names neither pack nor entry.
 # Same pattern as src/contract/manifest.ts ManifestTool.name.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 # The toolkit id becomes the front end's tool id, which must be a lower-case identifier.
@@ -89,9 +93,15 @@ def _import(pack: str, module: str, entry: str):
         raise ManifestError(pack, entry, f'import of module "{module}" failed: {type(e).__name__}: {e}') from e
 
 
+def _quoted(label: str) -> str:
+    """A declared id or name as it appears in an error: in double quotes, with newlines and other
+    control characters escaped, so the refusal stays one line (the supervisor shows the last)."""
+    return json.dumps(label, ensure_ascii=False)
+
+
 def _entry(i: int, decl: object, key: str = "id") -> str:
     label = decl.get(key) if isinstance(decl, dict) else None
-    return f'TOOLKITS[{i}]' + (f' (id "{label}")' if isinstance(label, str) and label else "")
+    return f'TOOLKITS[{i}]' + (f' (id {_quoted(label)})' if isinstance(label, str) and label else "")
 
 
 def _string(pack: str, entry: str, decl: dict, key: str, required: bool) -> str:
@@ -117,7 +127,7 @@ def validate_toolkits(pack: str, toolkits: object) -> list[Toolkit]:
         if unknown:
             raise ManifestError(pack, entry, f"unknown field(s) {', '.join(map(repr, unknown))}")
         tk_id = _string(pack, entry, decl, "id", True)
-        if not TOOLKIT_ID_RE.match(tk_id):
+        if not TOOLKIT_ID_RE.fullmatch(tk_id):
             raise ManifestError(pack, entry, '"id" must be lower-case letters, digits and "_", starting with a letter or "_" (it becomes the front end\'s tool id)')
         toolkit = Toolkit(
             pack=pack,
@@ -138,14 +148,14 @@ def validate_toolkits(pack: str, toolkits: object) -> list[Toolkit]:
 
 def _validate_tool(pack: str, entry: str, t: object) -> ToolDecl:
     if isinstance(t, dict) and isinstance(t.get("name"), str):
-        entry = f'{entry} (name "{t["name"]}")'
+        entry = f'{entry} (name {_quoted(t["name"])})'
     if not isinstance(t, dict):
         raise ManifestError(pack, entry, f"a tool entry must be a dict, not {type(t).__name__}")
     unknown = sorted(set(t) - TOOL_FIELDS)
     if unknown:
         raise ManifestError(pack, entry, f"unknown field(s) {', '.join(map(repr, unknown))}")
     name = _string(pack, entry, t, "name", True)
-    if len(name) > 200 or not TOOL_NAME_RE.match(name):
+    if len(name) > 200 or not TOOL_NAME_RE.fullmatch(name):
         raise ManifestError(pack, entry, '"name" must be <method> or <prefix>.<method> (letters, digits, "_"; "-" in the prefix)')
     access = t.get("access")
     if access not in ACCESS:
@@ -158,9 +168,9 @@ def _validate_tool(pack: str, entry: str, t: object) -> ToolDecl:
     method = t.get("method")
     if method is None:
         method = name.rsplit(".", 1)[-1]
-        if not METHOD_RE.match(method):
+        if not METHOD_RE.fullmatch(method):
             raise ManifestError(pack, entry, f'"{method}" is not a Python method name; set "method" to the Tools method')
-    elif not isinstance(method, str) or not METHOD_RE.match(method):
+    elif not isinstance(method, str) or not METHOD_RE.fullmatch(method):
         raise ManifestError(pack, entry, '"method" must be the name of a Tools method')
     return ToolDecl(name=name, access=access, required_capabilities=tuple(caps), method=method)
 

@@ -13,14 +13,23 @@ x-svc-user-* headers, and relays the answer:
   error text.
 
 Only governed tools are offered to the model: tool specs in ``body["tools"]`` whose names are
-not declared methods of the packs' toolkits (built-in or ungoverned tools) are dropped.
+not declared methods of the packs' toolkits (built-in or ungoverned tools) are dropped. And
+only calls of those offered tools reach the front end: the front end runs whatever tool the
+answer names if it has one by that name (its built-in tools such as ``search_chats`` too), so
+a tool call in the answer (streamed ``delta.tool_calls`` or a completion's
+``message.tool_calls``) naming any other tool is dropped, as the guard drops ungoverned tool
+ids (spec §1.9: the front end never serves tools the service cannot govern).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import AsyncIterator
 
-from . import _local, manifest
+from . import _local, governor, manifest
+
+log = logging.getLogger("svc_chatui.pipe")
 
 
 class GovernanceUnavailable(Exception):
@@ -32,22 +41,114 @@ def upstream_model(model_id: str) -> str:
     return model_id.split(".", 1)[1] if "." in model_id else model_id
 
 
+def _spec_name(spec: object) -> str | None:
+    fn = spec.get("function") if isinstance(spec, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else spec.get("name") if isinstance(spec, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def governed_tools(tools: object, names: frozenset[str]) -> list:
     if not isinstance(tools, list):
         return []
-    out = []
-    for spec in tools:
-        fn = spec.get("function") if isinstance(spec, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else spec.get("name") if isinstance(spec, dict) else None
-        if isinstance(name, str) and name in names:
-            out.append(spec)
-    return out
+    return [spec for spec in tools if _spec_name(spec) in names]
+
+
+class ToolCallFilter:
+    """Removes, from a model's answer, the tool calls of tools that were not offered (governed).
+
+    Streamed calls arrive in fragments: the first fragment of a call (per choice and per
+    ``index``) names the function, later ones add arguments. The verdict is taken on the first
+    name and applies to every later fragment of that call; a fragment without a known verdict
+    is dropped (fail closed), and so is a later fragment that renames the call (the front end
+    would take the new name). Only tool names are logged, never arguments.
+    """
+
+    def __init__(self, allowed: frozenset[str] | set[str]):
+        self.allowed = frozenset(allowed)
+        self._verdicts: dict[tuple, tuple[str, bool]] = {}
+        self.dropped: list[str] = []
+
+    def _drop(self, name: str) -> None:
+        if name not in self.dropped:
+            self.dropped.append(name)
+            log.warning("svc pipe: dropped the model's call of %r: not a tool svc governs in this chat", name)
+
+    def _keep(self, key: tuple | None, name: object) -> bool:
+        named = isinstance(name, str) and name != ""
+        if key is None:  # a whole call without an index
+            if named and name not in self.allowed:
+                self._drop(name)
+            return named and name in self.allowed
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            if not named:
+                return False
+            ok = name in self.allowed
+            self._verdicts[key] = (name, ok)
+            if not ok:
+                self._drop(name)
+            return ok
+        first, ok = verdict
+        if named and name != first:
+            self._verdicts[key] = (first, False)
+            self._drop(name)
+            return False
+        return ok
+
+    def _calls(self, choice: object, calls: object) -> list:
+        out = []
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            index = call.get("index")
+            key = (choice, "tool", index) if isinstance(index, int) else None
+            if self._keep(key, fn.get("name")):
+                out.append(call)
+        return out
+
+    def filter(self, doc: object) -> bool:
+        """Filter one chunk or completion in place; True when something was removed."""
+        choices = doc.get("choices") if isinstance(doc, dict) else None
+        changed = False
+        for pos, choice in enumerate(choices if isinstance(choices, list) else []):
+            if not isinstance(choice, dict):
+                continue
+            cidx = choice.get("index", pos)
+            for part_key in ("delta", "message"):
+                part = choice.get(part_key)
+                if not isinstance(part, dict):
+                    continue
+                if "tool_calls" in part:
+                    calls = part["tool_calls"]
+                    kept = self._calls(cidx, calls)
+                    if calls is not None and kept != calls:
+                        changed = True
+                        if kept:
+                            part["tool_calls"] = kept
+                        else:
+                            del part["tool_calls"]
+                if "function_call" in part:  # the legacy functions API: one call per choice
+                    fc = part["function_call"]
+                    if not self._keep((cidx, "function"), fc.get("name") if isinstance(fc, dict) else None):
+                        del part["function_call"]
+                        changed = True
+        return changed
+
+    def line(self, line: str) -> str:
+        """One ``data:`` line of a stream, with ungoverned calls removed."""
+        payload = line[5:].strip()
+        if "tool_calls" not in payload and "function_call" not in payload:
+            return line  # cannot carry a call: relayed untouched
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return line
+        return f"data: {json.dumps(doc, separators=(',', ':'), ensure_ascii=False)}" if self.filter(doc) else line
 
 
 def governor_safe(text: str) -> str:
-    from .governor import _URL_RE
-
-    return _URL_RE.sub("[link withheld]", text)
+    return governor._URL_RE.sub("[link withheld]", text)
 
 
 class Pipe:
@@ -73,14 +174,17 @@ class Pipe:
     async def pipe(self, body: dict, __user__: dict | None = None, __metadata__: dict | None = None, __event_emitter__=None):
         payload = dict(body)
         payload["model"] = upstream_model(str(body.get("model", "")))
+        offered: set[str] = set()
         if "tools" in payload:
             _, names = manifest.governed()
             kept = governed_tools(payload.get("tools"), names)
+            offered = {n for n in map(_spec_name, kept) if n}
             if kept:
                 payload["tools"] = kept
             else:
                 payload.pop("tools", None)
                 payload.pop("tool_choice", None)
+        calls = ToolCallFilter(offered)
         stream = bool(payload.get("stream"))
         try:
             resp = await _local.request(
@@ -90,18 +194,19 @@ class Pipe:
             raise GovernanceUnavailable(f"Governance unavailable: the svc proxy cannot be reached ({e}); the request was not sent.") from e
         if resp.status >= 300:
             raw = await resp.read()
-            claim = _local.claim_url(raw)
-            if claim:  # an unlinked user: the link goes to that user alone, never into the chat
-                from .governor import _notify_claim_link
-
-                await _notify_claim_link(__event_emitter__, claim)
+            if _local.error_code(raw) == governor.UNLINKED:
+                # An unlinked user: the link goes to that user alone as a notification; the
+                # chat shows exactly the spec's refusal text.
+                await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
+                raise Exception(governor.UNLINKED_TEXT)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))
         if not stream or "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
             doc = await resp.json(_local.STREAM_IDLE_TIMEOUT)
+            calls.filter(doc)
             return doc
-        return self._relay(resp)
+        return self._relay(resp, calls)
 
-    async def _relay(self, resp: _local.Response) -> AsyncIterator[str]:
+    async def _relay(self, resp: _local.Response, calls: ToolCallFilter) -> AsyncIterator[str]:
         async for line in resp.lines():
             # Only data lines are events; comments (": keep-alive"), blank separators and the
             # upstream's [DONE] are dropped: the front end adds its own final chunk and [DONE].
@@ -109,4 +214,4 @@ class Pipe:
                 continue
             if line[5:].strip() == "[DONE]":
                 continue
-            yield line
+            yield calls.line(line)

@@ -87,7 +87,7 @@ def test_exception_is_reported_and_reraised(proxy):
         ("tool_not_registered", "tool_not_registered: crm.update is not in the bundle", "tool_not_registered"),
         ("svc.denied", "Refused (svc.denied): no permit for user:usr_1 on tool:crm.update", "Refused (svc.denied): no permit"),
         ("svc.denied", "", "Refused (svc.denied): no policy permits tool:crm.update"),
-        ("identity.unlinked", "Refused (identity.unlinked)", "Refused (identity.unlinked)"),
+        ("identity.unlinked", "Refused (identity.unlinked): this chat user is not linked to a service user", "Refused (identity.unlinked)"),
     ],
 )
 def test_refusals_never_run_the_body(proxy, code, message, prefix):
@@ -100,7 +100,9 @@ def test_refusals_never_run_the_body(proxy, code, message, prefix):
 
 
 def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog):
-    deny(proxy, "identity.unlinked", f"Refused (identity.unlinked): link at {CLAIM}", claim_url=CLAIM)
+    # The proxy's real refusal (src/proxy/policy-index.ts) carries a detail; the model sees
+    # exactly the spec's text (§7).
+    deny(proxy, "identity.unlinked", "Refused (identity.unlinked): this chat user is not linked to a service user; open the sign-in link sent to you, then ask again", claim_url=CLAIM)
     events = []
 
     async def emitter(event):
@@ -110,18 +112,52 @@ def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog)
     body = Body()
     out = run("crm.update", {}, body, __user__=USER, __event_emitter__=emitter)
     assert body.calls == 0
-    assert out.startswith("Refused (identity.unlinked)")
-    assert CLAIM not in out and "clm_SECRET123" not in out
-    assert len(events) == 1
+    assert out == "Refused (identity.unlinked)"
+    assert events == [governor.claim_notification(CLAIM)]
     assert events[0]["type"] == "notification" and events[0]["data"]["type"] == "info"
     assert CLAIM in events[0]["data"]["content"]
     assert "clm_SECRET123" not in caplog.text
 
 
-def test_unlinked_without_an_emitter_still_keeps_the_link_out(proxy):
+def test_the_claim_link_goes_to_the_unlinked_user_alone(proxy):
+    """Two users' calls at once: only the unlinked user's own emitter (Open WebUI binds it to the
+    room user:<their id>) gets the link; the linked user's gets nothing."""
+    bob = {"id": "bob-id", "email": "bob@example.com", "role": "user"}
+
+    def decide(h, b):
+        if b["user"]["id"] == "bob-id":
+            return (200, {"decision": "deny", "record_id": "rec_b", "code": "identity.unlinked", "message": "Refused (identity.unlinked)", "claim_url": CLAIM})
+        return (200, {"decision": "permit", "record_id": "rec_a"})
+
+    proxy.routes["POST /v1/tools/decide"] = decide
+    proxy.routes["POST /v1/tools/outcome"] = lambda h, b: (204, {})
+    seen: dict[str, list] = {"alice": [], "bob": []}
+
+    def emitter_of(who):
+        async def emit(event):
+            seen[who].append(event)
+
+        return emit
+
+    async def both():
+        return await asyncio.gather(
+            governor.run("crm.lookup_customer", {}, Body("ok"), __user__=USER, __event_emitter__=emitter_of("alice")),
+            governor.run("crm.lookup_customer", {}, Body("ok"), __user__=bob, __event_emitter__=emitter_of("bob")),
+        )
+
+    alice_out, bob_out = asyncio.run(both())
+    assert (alice_out, bob_out) == ("ok", "Refused (identity.unlinked)")
+    assert seen["alice"] == []
+    assert seen["bob"] == [governor.claim_notification(CLAIM)]
+
+
+def test_unlinked_without_an_emitter_still_keeps_the_link_out(proxy, caplog):
     deny(proxy, "identity.unlinked", "Refused (identity.unlinked)", claim_url=CLAIM)
+    caplog.set_level(logging.DEBUG)
     out = run("crm.update", {}, Body(), __user__=USER)
-    assert "clm_SECRET123" not in out
+    assert out == "Refused (identity.unlinked)"
+    assert "did not pass __event_emitter__" in caplog.text
+    assert "clm_SECRET123" not in caplog.text
 
 
 def test_urls_in_refusal_messages_are_withheld(proxy):

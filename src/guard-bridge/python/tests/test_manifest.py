@@ -70,6 +70,13 @@ MALFORMED = {
     "capabilities not a list": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup', 'access': 'read', 'required_capabilities': 'crm'}]}]", '(name "x.lookup")', '"required_capabilities"'),
     "method not a name": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup', 'access': 'read', 'method': 'no such'}]}]", '(name "x.lookup")', '"method" must be'),
     "unknown tool field": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup', 'acess': 'read'}]}]", '(name "x.lookup")', "unknown field(s) 'acess'"),
+    # Python's "$" matches before a trailing newline: every pattern must match the whole value.
+    "tool name with a trailing newline": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup\\n', 'access': 'read', 'method': 'lookup'}]}]", '(name "x.lookup\\n")', '"name" must be'),
+    "toolkit id with a trailing newline": ("[{'id': 'k\\n', 'name': 'N', 'module': 'PACK.t', 'tools': []}]", 'TOOLKITS[0] (id "k\\n")', '"id" must be'),
+    "method with a trailing newline": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup', 'access': 'read', 'method': 'lookup\\n'}]}]", '(name "x.lookup")', '"method" must be'),
+    # JSON-Schema-style keys are not fields of a declaration (spec §2): refused like any other.
+    "$schema on a toolkit": ("[{'$schema': 'https://example.com/toolkit.json', 'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': []}]", 'TOOLKITS[0] (id "k")', "unknown field(s) '$schema'"),
+    "$ref on a tool": ("[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'$ref': '#/defs/lookup', 'name': 'x.lookup', 'access': 'read'}]}]", '(name "x.lookup")', "unknown field(s) '$ref'"),
 }
 
 
@@ -193,6 +200,28 @@ def test_boot_prints_warnings_on_stderr_and_manifest_on_stdout(capsys):
     out = capsys.readouterr()
     assert json.loads(out.out)["tools"][0]["name"] == "notes.search"
     assert all(line.startswith("warning: ") for line in out.err.strip().splitlines())
+
+
+def test_refusal_for_a_name_with_a_newline_is_one_line(tmp_path, monkeypatch, capsys):
+    pack = make_pack(tmp_path, monkeypatch, "[{'id': 'k', 'name': 'N', 'module': 'PACK.t', 'tools': [{'name': 'x.lookup\\n', 'access': 'read'}]}]", {"t": TOOLS_SRC})
+    assert boot.main(["--export-manifest", "--packs", pack]) == boot.EXIT_BROKEN_PACK
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f'tool pack "{pack}": TOOLKITS[0] (id "k").tools[0] (name "x.lookup\\n"): ')
+
+
+def test_exported_manifest_keeps_dollar_and_unicode_strings_as_declared(tmp_path, monkeypatch, capsys):
+    pack = make_pack(
+        tmp_path, monkeypatch,
+        "[{'id': 'k', 'name': 'N $ö', 'module': 'PACK.t', 'description': '$ref is not special here', 'tools': ["
+        "{'name': 'x.lookup', 'access': 'read', 'required_capabilities': ['$schema', 'crm:écrire', '$ref']}]}]",
+        {"t": TOOLS_SRC},
+    )
+    assert boot.main(["--export-manifest", "--packs", pack, "--image-version", "0.1.30"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == {
+        "tools": [{"name": "x.lookup", "access": "read", "required_capabilities": ["$schema", "crm:écrire", "$ref"], "toolkit_id": "k", "pack": pack}],
+        "image_version": "0.1.30",
+    }
 
 
 def test_pack_names_from_env(monkeypatch):

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from svc_chatui import governor
 from svc_chatui.pipe import GovernanceUnavailable, Pipe
 
 USER = {"id": "u-1", "email": "ada@example.com", "name": "Ada Lövelace", "role": "user"}
@@ -89,6 +90,97 @@ def test_stream_is_relayed_as_it_comes_with_tool_calls(proxy, acme):
     assert req["headers"]["authorization"] == "Bearer svc_rt_test"
 
 
+def sse_route(proxy, events: list):
+    """The proxy answers a stream of these events (dicts become data lines) at once."""
+
+    def handler(h, body):
+        data = "".join(f"data: {json.dumps(e) if isinstance(e, dict) else e}\n\n" for e in events).encode()
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("content-length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+        return None
+
+    proxy.routes["POST /v1/chat/completions"] = handler
+
+
+def call_chunk(index, name=None, arguments=None, call_id=None):
+    fn = {k: v for k, v in (("name", name), ("arguments", arguments)) if v is not None}
+    call = {"index": index, **({"id": call_id, "type": "function"} if call_id else {}), "function": fn}
+    return {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+
+OFFERED = [
+    {"type": "function", "function": {"name": "lookup_customer", "parameters": {}}},
+    {"type": "function", "function": {"name": "search_chats", "parameters": {}}},  # Open WebUI built-in
+]
+
+
+def relay(body):
+    async def consume():
+        gen = await Pipe().pipe(body, __user__=USER)
+        return [line async for line in gen]
+
+    return [json.loads(line[5:]) for line in asyncio.run(consume())]
+
+
+def test_streamed_calls_of_ungoverned_tools_are_dropped(proxy, acme):
+    """The model (or an injected prompt) calls Open WebUI's built-in search_chats, which was
+    never offered to it: the front end would run it, so the Pipe drops every fragment of it."""
+    sse_route(proxy, [
+        {"choices": [{"index": 0, "delta": {"content": "Checking"}}]},
+        call_chunk(0, "lookup_customer", "", "call_1"),
+        call_chunk(1, "search_chats", "", "call_2"),
+        call_chunk(0, arguments='{"customer_id":'),
+        call_chunk(1, arguments='{"query":"passwords"}'),
+        call_chunk(0, arguments='"c-1"}'),
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ""}}, {"index": 1, "function": {"arguments": ""}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        "[DONE]",
+    ])
+    events = relay({"model": "svc.gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}], "tools": OFFERED})
+    calls = [c for e in events for c in e["choices"][0]["delta"].get("tool_calls", [])]
+    assert {c["index"] for c in calls} == {0}
+    assert "".join(c["function"].get("arguments", "") for c in calls) == '{"customer_id":"c-1"}'
+    assert [c["function"]["name"] for c in calls if "name" in c["function"]] == ["lookup_customer"]
+    assert events[0] == {"choices": [{"index": 0, "delta": {"content": "Checking"}}]}
+    assert events[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    assert "search_chats" not in json.dumps(events) and "passwords" not in json.dumps(events)
+    # it was never offered to the model either
+    assert [t["function"]["name"] for t in proxy.of("POST /v1/chat/completions")[0]["body"]["tools"]] == ["lookup_customer"]
+
+
+def test_a_call_renamed_by_a_later_fragment_loses_the_rename(proxy, acme):
+    sse_route(proxy, [call_chunk(0, "lookup_customer", "", "call_1"), call_chunk(0, "search_chats", '{"query":"x"}'), call_chunk(0, arguments="{}")])
+    events = relay({"model": "svc.m", "stream": True, "messages": [], "tools": OFFERED})
+    names = [c["function"].get("name") for e in events for c in e["choices"][0]["delta"].get("tool_calls", [])]
+    assert names == ["lookup_customer"]
+
+
+def test_calls_are_dropped_when_no_governed_tool_was_offered(proxy, monkeypatch):
+    from svc_chatui import manifest
+
+    monkeypatch.delenv("SVC_CHATUI_TOOL_PACKS", raising=False)
+    manifest._governed_cache.clear()
+    sse_route(proxy, [call_chunk(0, "lookup_customer", '{"customer_id":"c-1"}', "call_1"), {"choices": [{"index": 0, "delta": {"content": "done"}}]}])
+    events = relay({"model": "svc.m", "stream": True, "messages": [], "tools": OFFERED})
+    assert all("tool_calls" not in e["choices"][0]["delta"] for e in events)
+    assert events[-1]["choices"][0]["delta"] == {"content": "done"}
+
+
+def test_a_completion_keeps_only_calls_of_offered_tools(proxy, acme):
+    completion = {
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "search_chats", "arguments": "{}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "lookup_customer", "arguments": '{"customer_id":"c-1"}'}},
+        ]}}]
+    }
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (200, completion)
+    out = asyncio.run(Pipe().pipe({"model": "svc.m", "messages": [], "tools": OFFERED}, __user__=USER))
+    assert [c["function"]["name"] for c in out["choices"][0]["message"]["tool_calls"]] == ["lookup_customer"]
+
+
 def test_only_ungoverned_tools_means_no_tools_sent(proxy, monkeypatch):
     from svc_chatui import manifest
 
@@ -125,9 +217,8 @@ def test_unlinked_model_call_sends_the_claim_link_only_as_a_notification(proxy):
 
     with pytest.raises(Exception) as err:
         asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER, __event_emitter__=emitter))
-    assert str(err.value).startswith("Refused (identity.unlinked)")
-    assert "clm_PIPE42" not in str(err.value)
-    assert len(events) == 1 and link in events[0]["data"]["content"]
+    assert str(err.value) == "Refused (identity.unlinked)"
+    assert events == [governor.claim_notification(link)]
 
 
 def test_plain_ascii_user_headers_are_sent_as_is(proxy):
