@@ -1,7 +1,7 @@
 // `svc bot init|list|status|agents list|credential`: runtime installations (spec §1 setup order
 // steps 2–3, §5). The runtime credential is written once, and never to a terminal.
 import { isatty } from "node:tty";
-import { CommandFailure, command } from "../command/index.ts";
+import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 import { findWorkspace, inWorkspace } from "./scope.ts";
@@ -30,7 +30,7 @@ const init = command({
   examples: ["svc bot init --platform chatui --name helpdesk --agent agt_01J... --workspace default"],
   async run({ args }) {
     if (args.platform !== SUPPORTED_PLATFORM) {
-      throw new CommandFailure(`svc bot init: platform "${args.platform}" is not supported; use --platform ${SUPPORTED_PLATFORM} (invalid_platform)`);
+      throw new UsageError(`platform "${args.platform}" is not supported; use --platform ${SUPPORTED_PLATFORM}`, "invalid_platform");
     }
     const client = await connect("svc bot init");
     const inst = await client.json<Installation>("POST", client.org("/installations"), {

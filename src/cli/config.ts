@@ -60,8 +60,8 @@ export function normalizeBaseUrl(raw: string): string {
   } catch {
     throw new CommandFailure(`"${raw}" is not a URL; pass the control plane's base URL, e.g. https://svc.example.com`);
   }
-  if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL`);
-  if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment`);
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL; pass the control plane's base URL, e.g. https://svc.example.com`);
+  if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment; pass only the base URL, e.g. https://svc.example.com`);
   // The admin token travels in every request: plain http only where it never leaves the machine.
   if (u.protocol === "http:" && !LOOPBACK_HOSTS.has(u.hostname)) {
     throw new CommandFailure(`"${raw}" uses plain http, which would send your admin token in clear; use https (plain http is accepted only for localhost)`);

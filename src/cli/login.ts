@@ -57,7 +57,7 @@ export const loginCommand = command({
       saved = readConfigFile(env.home)?.url;
     } catch {} // a broken config file is replaced by this login
     const rawUrl = args.url ?? env.controlPlaneUrl ?? saved;
-    if (!rawUrl) throw new UsageError("pass --url <control-plane-url> (or set SVC_CONTROL_PLANE_URL)");
+    if (!rawUrl) throw new UsageError("missing required flag --url <url> (no SVC_CONTROL_PLANE_URL is set and no URL is saved); add it and run the command again");
     let url: string;
     try {
       url = normalizeBaseUrl(rawUrl);

@@ -1,8 +1,10 @@
 // `svc users resolve|remote-identities list` (spec §2 "Users, groups, identities"): which
 // service user an email is, and which front-end user ids are linked to it.
-import { command } from "../command/index.ts";
+import { UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "./output.ts";
+
+const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
 type User = { id: string; email: string; display_name: string | null; disabled: boolean; source: string; groups: string[] };
 type RemoteIdentity = { id: string; platform: string; remote_user_id: string; installation_id: string | null; linked_at: string | null };
@@ -12,6 +14,7 @@ const resolve = command({
   args: { email: { type: "string", required: true, description: "the user's email", valueHint: "EMAIL" }, ...jsonFlag },
   examples: ["svc users resolve --email alice@example.com", "svc users resolve --email alice@example.com --json"],
   async run({ args }) {
+    if (!EMAIL_RE.test(args.email)) throw new UsageError(`--email "${args.email}" is not an email address; pass the user's email, e.g. alice@example.com`);
     const client = await connect("svc users resolve");
     const { users } = await client.json<{ users: User[] }>("GET", client.org("/users"), { query: { email: args.email } });
     const wanted = args.email.toLowerCase();
