@@ -45,7 +45,7 @@ const keysCreate = command({
     const client = await connect("svc audit keys create");
     const pair = await generateAuditIdentity();
     const problem = recipientProblem(pair.recipient);
-    if (problem) throw client.fail(problem, "invalid_recipient");
+    if (problem) throw client.fail(`the key pair made here does not check out (${problem}); run it again, and report it if it repeats`, "invalid_recipient");
     if (!writeNewPrivateFile(path, formatIdentityFile(pair, new Date()))) {
       throw client.fail(`${path} appeared while the key was being made and was left untouched; run it again with another --identity-file`);
     }
@@ -59,7 +59,10 @@ const keysCreate = command({
         rmSync(path, { force: true });
         throw e;
       }
-      throw client.fail(`${(e as Error).message}; the identity was kept in ${path}: check \`svc audit keys list\` for public key ${pair.recipient} before making another`);
+      // The upload may have been stored: keep the identity and say how to find out.
+      const code = e instanceof ApiError ? e.code : undefined;
+      const why = e instanceof ApiError ? e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0] : (e as Error).message;
+      throw client.fail(`the upload of public key ${pair.recipient} did not complete (${why}), so the identity was kept in ${path}; check \`svc audit keys list\` for that public key before making another`, code);
     }
     if (args.json) return printJson({ ...key, identity_file: path });
     out(`Created audit key ${key.id} (${key.name}), public key ${key.public_key}.`);
@@ -126,7 +129,7 @@ const decrypt = command({
       throw new CommandFailure(`${label}: cannot read the identity file ${args.identity} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`);
     }
     const parsed = parseIdentityFile(idText);
-    if (!parsed.ok) throw new CommandFailure(`${label}: ${args.identity} is not an age identity file: ${parsed.error}`);
+    if (!parsed.ok) throw new CommandFailure(`${label}: ${args.identity} is not an age identity file: ${parsed.error}; pass the file \`svc audit keys create\` (or age-keygen) wrote`);
     if (isGroupOrWorldReadable(args.identity)) note(`warning: ${args.identity} is readable by other users; run chmod 600 ${args.identity}`);
     const client = await connect(label);
     const ciphertext = await client.bytes(client.org(`/audit-records/${seg(args.record)}/ciphertext`));

@@ -112,8 +112,20 @@ export function resolveCredentials(env: CliEnv): Credentials {
     const token = env.token ?? file?.token;
     if (!url) throw new CommandFailure("SVC_TOKEN is set but no control-plane URL is known; set SVC_CONTROL_PLANE_URL too or run `svc login --url <url>`");
     if (!token) throw new CommandFailure("SVC_CONTROL_PLANE_URL is set but no token is known; set SVC_TOKEN too or run `svc login`");
-    return { url: normalizeBaseUrl(url), token, organizationId: null, source: "env" };
+    const where = env.controlPlaneUrl ? "SVC_CONTROL_PLANE_URL" : `the URL saved in ${configPath(env.home)}`;
+    return { url: checkedUrl(url, where), token, organizationId: null, source: "env" };
   }
   if (!file) throw new CommandFailure("not signed in; run `svc login --url <control-plane-url>` (or set SVC_CONTROL_PLANE_URL and SVC_TOKEN)");
-  return { url: normalizeBaseUrl(file.url), token: file.token, organizationId: file.organization_id, source: "file" };
+  return { url: checkedUrl(file.url, `the URL saved in ${configPath(env.home)}`), token: file.token, organizationId: file.organization_id, source: "file" };
+}
+
+/** normalizeBaseUrl, with a refusal that names where the URL came from. */
+function checkedUrl(raw: string, where: string): string {
+  try {
+    return normalizeBaseUrl(raw);
+  } catch (e) {
+    if (!(e instanceof CommandFailure)) throw e;
+    const fix = where === "SVC_CONTROL_PLANE_URL" ? "set SVC_CONTROL_PLANE_URL to the control plane's base URL" : "run `svc login --url <control-plane-url>` again";
+    throw new CommandFailure(`${where} is not usable: ${e.message.split("; ")[0]}; ${fix}`);
+  }
 }

@@ -147,7 +147,9 @@ async function waitForRun(client: OrgClient): Promise<Report> {
 function finish(client: OrgClient, report: Report, json: boolean, what: string): void {
   if (json) printJson(report);
   else out(renderReport(report));
-  if (report.status === "failed") throw client.fail(`${what} failed: ${report.errors[0] ?? "see the report"}`, "directory_sync_failed");
+  if (report.status === "failed") {
+    throw client.fail(`${what} failed: ${(report.errors[0] ?? "no reason given").replace(/[.\s]+$/, "")}; fix the cause shown in the report, then run \`svc directory-sync run\``, "directory_sync_failed");
+  }
 }
 
 const set = command({

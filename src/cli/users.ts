@@ -20,7 +20,7 @@ const resolve = command({
     const wanted = args.email.toLowerCase();
     const user = (users ?? []).find((u) => u.email.toLowerCase() === wanted);
     if (!user) {
-      throw client.fail(`no service user has the email ${args.email}; users are created by directory sync or when someone opens a claim link`, "not_found");
+      throw client.fail(`no service user has the email ${args.email}; check the email, or create the user with directory sync (\`svc directory-sync run\`) or by having them open the claim link the front end shows`, "not_found");
     }
     if (args.json) return printJson(user);
     out(
