@@ -147,6 +147,18 @@ describe("svc itself", () => {
     expect(none.stderr).toStartWith("svc audit keys: a command is needed: create, list, disable");
   });
 
+  test("policies create: a bad src or dst pattern is named before anything is sent", async () => {
+    // The control plane's URL answers nothing: the refusal must come from local validation.
+    const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
+    const create = (src: string, dst: string) => svc(null, ["policies", "create", "--name", "x", "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default"], { env });
+    const path = ["policies", "create"];
+    expectUsageError(await create("usr:alice", "model:invoke"), path, 'src-pattern "usr:alice": unknown kind "usr" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
+    expectUsageError(await create("*", "tool:two words"), path, 'dst-pattern "tool:two words": tool name "two words"');
+    expectUsageError(await create("user:alice@example.com", "model:invoke"), path, "is an email, not a service user id; find the id with `svc users resolve --email alice@example.com`");
+    expectUsageError(await create("user:owui-user-1", "model:invoke"), path, '"owui-user-1" is not a service user id (usr_…)');
+    expectUsageError(await create("user:usr_01J", "model:invoke"), path, '"usr_01J" is not a whole service user id');
+  });
+
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/nonexistent"]), ["audit", "decrypt"], "--out <file> or --stdout");
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/x", "--out", "/tmp/x", "--stdout"]), ["audit", "decrypt"], "either --out or --stdout");
@@ -158,18 +170,6 @@ describe("local refusals exit 1 with one sentence", () => {
     const r = await svc(null, ["bot", "list"]);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe("svc bot list: not signed in; run `svc login --url <control-plane-url>` (or set SVC_CONTROL_PLANE_URL and SVC_TOKEN)");
-  });
-
-  test("a bad src pattern is named before anything is sent", async () => {
-    // No control plane exists at this URL: the refusal must come from local validation.
-    const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
-    const r = await svc(null, ["policies", "create", "--name", "x", "--src-pattern", "usr:alice", "--dst-pattern", "model:invoke", "--effect", "permit", "--workspace", "default"], { env });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('src-pattern "usr:alice": unknown kind "usr"');
-    expect(r.stderr.trim()).toEndWith("(invalid_pattern)");
-    const d = await svc(null, ["policies", "create", "--name", "x", "--src-pattern", "*", "--dst-pattern", "tool:two words", "--effect", "permit", "--workspace", "default"], { env });
-    expect(d.code).toBe(1);
-    expect(d.stderr).toContain('dst-pattern "tool:two words": tool name "two words"');
   });
 
   test("an unreachable control plane is named", async () => {
