@@ -44,6 +44,11 @@ export function defaultIdentityPath(home: string): string {
   return join(configDir(home), "audit-identity.txt");
 }
 
+/** "~/x" → "<home>/x", for paths passed as --flag=~/x, where the shell leaves "~" alone. Pure. */
+export function expandHome(path: string, home: string): string {
+  return path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
 /** Creates a directory (and parents) that only the owner can enter, tightening it if it exists. */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: CONFIG_DIR_MODE });
