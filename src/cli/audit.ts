@@ -172,8 +172,13 @@ const decrypt = command({
 
 export const auditCommand = command({
   meta: { name: "audit", description: "Audit-encryption keys and local decryption of audit records" },
+  examples: ["svc audit keys create --name security-team", "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json"],
   subCommands: {
-    keys: command({ meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" }, subCommands: { create: keysCreate, list: keysList, disable: keysDisable } }),
+    keys: command({
+      meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" },
+      examples: ["svc audit keys create", "svc audit keys list", "svc audit keys disable key_01J..."],
+      subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
+    }),
     decrypt,
   },
 });

@@ -127,6 +127,7 @@ const agentsList = command({
 
 const agents = command({
   meta: { name: "agents", description: "Agents of an installation" },
+  examples: ["svc bot agents list --installation inst_01J..."],
   subCommands: { list: agentsList },
 });
 
@@ -212,5 +213,10 @@ const credential = command({
 
 export const botCommand = command({
   meta: { name: "bot", description: "Runtime installations: create, list, status, agents, runtime credential" },
+  examples: [
+    "svc bot init --platform chatui --name helpdesk --agent agt_01J... --workspace default",
+    "svc bot credential --installation inst_01J... --workspace default | vault kv put secret/svc/runtime token=-",
+    "svc bot status --installation inst_01J...",
+  ],
   subCommands: { init, list, status, agents, credential },
 });

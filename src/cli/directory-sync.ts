@@ -250,5 +250,10 @@ const report = command({
 
 export const directorySyncCommand = command({
   meta: { name: "directory-sync", description: "Groups and users from the app roles of an Entra ID application" },
+  examples: [
+    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
+    "svc directory-sync enable",
+    "svc directory-sync report",
+  ],
   subCommands: { set, enable, run, disable, report },
 });

@@ -83,5 +83,6 @@ const sync = command({
 
 export const harnessCommand = command({
   meta: { name: "harness", description: "The chat front end (harness) svc is installed into" },
+  examples: ["svc harness sync --harness chatui --url https://chat.example.com"],
   subCommands: { sync },
 });

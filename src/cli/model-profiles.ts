@@ -171,6 +171,10 @@ const assign = command({
 
 export const modelProfilesCommand = command({
   meta: { name: "model-profiles", description: "Model profiles: the chat-completions endpoint an agent's models come from" },
+  examples: [
+    "printf %s \"$OPENAI_API_KEY\" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default",
+    "svc model-profiles readiness GPT --workspace default",
+  ],
   subCommands: { create, list, assignment, readiness, assign },
 });
 

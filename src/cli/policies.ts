@@ -111,5 +111,6 @@ const list = command({
 
 export const policiesCommand = command({
   meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
+  examples: ["svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default", "svc policies list --workspace default"],
   subCommands: { create, list },
 });

@@ -59,8 +59,13 @@ const remoteList = command({
 
 export const usersCommand = command({
   meta: { name: "users", description: "Service users and their linked front-end identities" },
+  examples: ["svc users resolve --email alice@example.com", "svc users remote-identities list usr_01J..."],
   subCommands: {
     resolve,
-    "remote-identities": command({ meta: { name: "remote-identities", description: "Front-end identities linked to a user" }, subCommands: { list: remoteList } }),
+    "remote-identities": command({
+      meta: { name: "remote-identities", description: "Front-end identities linked to a user" },
+      examples: ["svc users remote-identities list alice@example.com"],
+      subCommands: { list: remoteList },
+    }),
   },
 });

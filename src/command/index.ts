@@ -36,7 +36,7 @@ export class CommandFailure extends Error {
 }
 
 export type SvcCommandDef<T extends ArgsDef = ArgsDef> = CommandDef<T> & {
-  /** Shown under EXAMPLES in --help; every leaf command has at least one. */
+  /** Shown under EXAMPLES in --help; every command (groups too) has at least one. */
   examples?: string[];
 };
 
@@ -202,6 +202,7 @@ async function usageText(cmd: AnyCommand, path: string[]): Promise<string> {
   const named: AnyCommand = { ...cmd, meta: { ...meta, name: path.join(" ") } };
   let text = await renderUsage(named);
   if (!process.stdout.isTTY) text = text.replace(/\u001b\[[0-9;]*m/g, "");
+  text = text.replace(/[ \t]+$/gm, "");
   if (cmd.examples?.length) text += `\n\nEXAMPLES\n\n${cmd.examples.map((e) => `  ${e}`).join("\n")}`;
   return text;
 }

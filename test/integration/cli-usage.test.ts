@@ -88,6 +88,19 @@ describe("--help", () => {
     expect(r.stdout).toContain(`  svc ${path.join(" ")}`);
   });
 
+  const GROUPS: string[][] = [["bot"], ["bot", "agents"], ["model-profiles"], ["policies"], ["directory-sync"], ["users"], ["users", "remote-identities"], ["audit"], ["audit", "keys"], ["harness"]];
+  test.each(GROUPS)(
+    "group svc %s … --help lists its commands with an example",
+    async (...path: string[]) => {
+      const r = await svc(null, [...path, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("COMMANDS");
+      expect(r.stdout).toContain("EXAMPLES");
+      expect(r.stdout).toContain(`  svc ${path.join(" ")} `);
+      expect(r.stdout).not.toMatch(/[ \t]$/m);
+    },
+  );
+
   test("svc --help and svc alone show the commands; --version prints the version", async () => {
     for (const args of [["--help"], []]) {
       const r = await svc(null, args);
