@@ -1,9 +1,9 @@
 // `svc audit keys create|list|disable` and `svc audit decrypt` (spec §2 "Audit-encryption key",
 // §4 "Audit decryption"). Key pairs are made and used on the admin's machine: the control plane
 // receives only public keys and serves only ciphertext.
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { recipientProblem } from "../contract/age-recipient.ts";
 import {
@@ -15,10 +15,20 @@ import {
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 import { ApiError, connect, seg } from "./client.ts";
-import { defaultIdentityPath, readCliEnv } from "./config.ts";
+import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
 type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled"; created_at?: string; disabled_at?: string | null };
+
+function pathTaken(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
+  }
+}
 
 function defaultKeyName(): string {
   let user = "admin";
@@ -38,17 +48,26 @@ const keysCreate = command({
   examples: ["svc audit keys create", "svc audit keys create --name security-team --identity-file ~/keys/svc-audit.txt"],
   async run({ args }) {
     const env = readCliEnv();
-    const path = resolve(args["identity-file"] ?? defaultIdentityPath(env.home));
-    if (existsSync(path)) {
+    const isDefault = args["identity-file"] === undefined;
+    const path = isDefault ? defaultIdentityPath(env.home) : resolve(expandHome(args["identity-file"]!, env.home));
+    // lstat, not exists: a dangling symlink is also something never written through.
+    if (pathTaken(path)) {
       throw new CommandFailure(`svc audit keys create: ${path} already exists and is never overwritten; pass --identity-file <new path>, or move the old identity away if no record needs it`);
     }
     const client = await connect("svc audit keys create");
     const pair = await generateAuditIdentity();
     const problem = recipientProblem(pair.recipient);
-    if (problem) throw client.fail(problem, "invalid_recipient");
-    if (!writeNewPrivateFile(path, formatIdentityFile(pair, new Date()))) {
-      throw client.fail(`${path} appeared while the key was being made and was left untouched; run it again with another --identity-file`);
+    if (problem) throw client.fail(`the key pair made here does not check out (${problem}); run it again, and report it if it repeats`, "invalid_recipient");
+    let written: boolean;
+    try {
+      // The default lives beside the CLI's config: the directory is made (or tightened to) 0700.
+      if (isDefault) ensurePrivateDir(dirname(path));
+      written = writeNewPrivateFile(path, formatIdentityFile(pair, new Date()));
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      throw client.fail(`cannot write the identity file ${path} (${why}), so nothing was uploaded; pass --identity-file <path> in a directory you can write`);
     }
+    if (!written) throw client.fail(`${path} appeared while the key was being made and was left untouched; run it again with another --identity-file`);
     let key: AuditKey;
     try {
       key = await client.json<AuditKey>("POST", client.org("/audit-encryption-keys"), { body: { name: args.name ?? defaultKeyName(), public_key: pair.recipient } });
@@ -59,7 +78,10 @@ const keysCreate = command({
         rmSync(path, { force: true });
         throw e;
       }
-      throw client.fail(`${(e as Error).message}; the identity was kept in ${path}: check \`svc audit keys list\` for public key ${pair.recipient} before making another`);
+      // The upload may have been stored: keep the identity and say how to find out.
+      const code = e instanceof ApiError ? e.code : undefined;
+      const why = e instanceof ApiError ? e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0] : (e as Error).message;
+      throw client.fail(`the upload of public key ${pair.recipient} did not complete (${why}), so the identity was kept in ${path}; check \`svc audit keys list\` for that public key before making another`, code);
     }
     if (args.json) return printJson({ ...key, identity_file: path });
     out(`Created audit key ${key.id} (${key.name}), public key ${key.public_key}.`);
@@ -117,38 +139,46 @@ const decrypt = command({
     if (!args.out && !args.stdout) throw new UsageError("say where the plaintext goes: --out <file> or --stdout");
     if (args.out && args.stdout) throw new UsageError("pass either --out or --stdout, not both");
     const label = "svc audit decrypt";
+    const home = readCliEnv().home;
+    const identity = expandHome(args.identity, home);
+    const outFile = args.out === undefined ? undefined : expandHome(args.out, home);
     // Plaintext never replaces an existing file (the identity itself, say).
-    if (args.out && existsSync(args.out)) throw new CommandFailure(`${label}: ${args.out} already exists; pass a new file for --out`);
+    if (outFile && pathTaken(outFile)) throw new CommandFailure(`${label}: ${outFile} already exists; pass a new file for --out`);
     let idText: string;
     try {
-      idText = readFileSync(args.identity, "utf8");
+      idText = readFileSync(identity, "utf8");
     } catch (e) {
-      throw new CommandFailure(`${label}: cannot read the identity file ${args.identity} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`);
+      throw new CommandFailure(`${label}: cannot read the identity file ${identity} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`);
     }
     const parsed = parseIdentityFile(idText);
-    if (!parsed.ok) throw new CommandFailure(`${label}: ${args.identity} is not an age identity file: ${parsed.error}`);
-    if (isGroupOrWorldReadable(args.identity)) note(`warning: ${args.identity} is readable by other users; run chmod 600 ${args.identity}`);
+    if (!parsed.ok) throw new CommandFailure(`${label}: ${identity} is not an age identity file: ${parsed.error}; pass the file \`svc audit keys create\` (or age-keygen) wrote`);
+    if (isGroupOrWorldReadable(identity)) note(`warning: ${identity} is readable by other users; run chmod 600 ${identity}`);
     const client = await connect(label);
     const ciphertext = await client.bytes(client.org(`/audit-records/${seg(args.record)}/ciphertext`));
     let plaintext: Uint8Array;
     try {
       plaintext = await decryptAgeFile(ciphertext, parsed.identities);
     } catch (e) {
-      throw client.fail(`record ${args.record} cannot be decrypted with ${args.identity} (${(e as Error).message}); use the identity of one of the record's recipient key ids (see the record in the console)`, "decrypt_failed");
+      throw client.fail(`record ${args.record} cannot be decrypted with ${identity} (${(e as Error).message}); use the identity of one of the record's recipient key ids (see the record in the console)`, "decrypt_failed");
     }
     if (args.stdout) {
       writeAll(1, plaintext);
       return;
     }
-    if (!writeNewPrivateFile(args.out!, plaintext)) throw new CommandFailure(`${label}: ${args.out} appeared meanwhile and was left untouched; pass a new file for --out`);
-    note(`Wrote the decrypted content of ${args.record} to ${args.out} (mode 0600).`);
+    if (!writeNewPrivateFile(outFile!, plaintext)) throw new CommandFailure(`${label}: ${outFile} appeared meanwhile and was left untouched; pass a new file for --out`);
+    note(`Wrote the decrypted content of ${args.record} to ${outFile} (mode 0600).`);
   },
 });
 
 export const auditCommand = command({
   meta: { name: "audit", description: "Audit-encryption keys and local decryption of audit records" },
+  examples: ["svc audit keys create --name security-team", "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json"],
   subCommands: {
-    keys: command({ meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" }, subCommands: { create: keysCreate, list: keysList, disable: keysDisable } }),
+    keys: command({
+      meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" },
+      examples: ["svc audit keys create", "svc audit keys list", "svc audit keys disable key_01J..."],
+      subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
+    }),
     decrypt,
   },
 });

@@ -1,7 +1,8 @@
 // `svc bot init|list|status|agents list|credential`: runtime installations (spec §1 setup order
 // steps 2–3, §5). The runtime credential is written once, and never to a terminal.
+import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
-import { CommandFailure, command } from "../command/index.ts";
+import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 import { findWorkspace, inWorkspace } from "./scope.ts";
@@ -30,7 +31,7 @@ const init = command({
   examples: ["svc bot init --platform chatui --name helpdesk --agent agt_01J... --workspace default"],
   async run({ args }) {
     if (args.platform !== SUPPORTED_PLATFORM) {
-      throw new CommandFailure(`svc bot init: platform "${args.platform}" is not supported; use --platform ${SUPPORTED_PLATFORM} (invalid_platform)`);
+      throw new UsageError(`platform "${args.platform}" is not supported; use --platform ${SUPPORTED_PLATFORM}`, "invalid_platform");
     }
     const client = await connect("svc bot init");
     const inst = await client.json<Installation>("POST", client.org("/installations"), {
@@ -126,17 +127,52 @@ const agentsList = command({
 
 const agents = command({
   meta: { name: "agents", description: "Agents of an installation" },
+  examples: ["svc bot agents list --installation inst_01J..."],
   subCommands: { list: agentsList },
 });
 
-/** Why the credential must not go to this stdout, or null when it may. Pure given the flag. */
-export function credentialTerminalRefusal(stdoutIsTerminal: boolean): string | null {
-  if (!stdoutIsTerminal) return null;
-  return "svc bot credential: refusing to write the runtime token to a terminal; pipe it to a secret manager, e.g. `svc bot credential --installation <id> --workspace <ws> | vault kv put secret/svc token=-`, or redirect it to a file";
+/** What stdout is, as far as the runtime token is concerned. */
+export type StdoutKind = "terminal" | "pipe" | "file" | "device" | "closed";
+
+export function stdoutKind(fd = 1): StdoutKind {
+  if (isatty(fd)) return "terminal";
+  let st;
+  try {
+    st = fstatSync(fd);
+  } catch {
+    return "closed";
+  }
+  if (st.isFIFO() || st.isSocket()) return "pipe";
+  if (st.isFile()) return "file";
+  return "device";
+}
+
+const PIPE_EXAMPLE = "`svc bot credential --installation <id> --workspace <ws> | vault kv put secret/svc token=-`";
+
+/**
+ * Why the runtime token must not go to this stdout, or null when it may: only a pipe or a
+ * file, because the token is shown once and a terminal (scrollback, screen sharing) or a
+ * device such as /dev/null (gone for good) would lose or leak it. Pure.
+ */
+export function credentialTerminalRefusal(kind: StdoutKind | boolean): string | null {
+  const k: StdoutKind = kind === true ? "terminal" : kind === false ? "pipe" : kind;
+  if (k === "pipe" || k === "file") return null;
+  const why =
+    k === "terminal"
+      ? "refusing to write the runtime token to a terminal"
+      : k === "device"
+        ? "refusing to write the runtime token to a device such as /dev/null, where it would be lost (it is shown only once)"
+        : "stdout is closed, so the runtime token would be lost (it is shown only once)";
+  return `svc bot credential: ${why}; pipe it to a secret manager, e.g. ${PIPE_EXAMPLE}, or redirect it to a file`;
+}
+
+/** The token was issued but stdout failed: say so, and how to get a usable one. Pure. */
+export function credentialWriteFailure(installationId: string, workspace: string, reason: string): string {
+  return `svc bot credential: the runtime token of ${installationId} was issued but could not be written to stdout (${reason}) and is not shown again; run \`svc bot credential --installation ${installationId} --workspace ${workspace} --rotate\` into a working pipe or file`;
 }
 
 const credential = command({
-  meta: { name: "credential", description: "Issue (or --rotate) the runtime token; writes it once to a pipe or file, never to a terminal" },
+  meta: { name: "credential", description: "Issue (or --rotate) the runtime token; writes it once to a pipe or file (never a terminal), and nothing else to stdout" },
   args: {
     installation: installationArg,
     workspace: { type: "string", required: true, description: "the installation's workspace (id or name)", valueHint: "workspace" },
@@ -147,8 +183,8 @@ const credential = command({
     "svc bot credential --installation inst_01J... --workspace default --rotate > /run/secrets/svc-runtime-token",
   ],
   async run({ args }) {
-    // Checked before any call, so a terminal never causes a token to be issued and lost.
-    const refusal = credentialTerminalRefusal(isatty(1));
+    // Checked before any call, so a terminal or /dev/null never causes a token to be issued and lost.
+    const refusal = credentialTerminalRefusal(stdoutKind(1));
     if (refusal) throw new CommandFailure(refusal);
     const client = await connect("svc bot credential");
     const ws = await findWorkspace(client, args.workspace);
@@ -165,12 +201,22 @@ const credential = command({
       }
       throw e;
     }
-    writeAll(1, `${token}\n`);
+    // The one write of the token, and the only thing this command puts on stdout.
+    try {
+      writeAll(1, `${token}\n`);
+    } catch (e) {
+      throw new CommandFailure(credentialWriteFailure(inst.id, args.workspace, (e as NodeJS.ErrnoException).code ?? (e as Error).message));
+    }
     note(`${args.rotate ? "Rotated" : "Issued"} the runtime token of ${inst.id}; it is not shown again.${args.rotate ? " Restart the container with the new token: the old one no longer works." : ""}`);
   },
 });
 
 export const botCommand = command({
   meta: { name: "bot", description: "Runtime installations: create, list, status, agents, runtime credential" },
+  examples: [
+    "svc bot init --platform chatui --name helpdesk --agent agt_01J... --workspace default",
+    "svc bot credential --installation inst_01J... --workspace default | vault kv put secret/svc/runtime token=-",
+    "svc bot status --installation inst_01J...",
+  ],
   subCommands: { init, list, status, agents, credential },
 });

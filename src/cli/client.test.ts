@@ -1,4 +1,4 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { AdminClient, ApiError, buildQuery, problemMessage } from "./client.ts";
 
 const server = Bun.serve({
@@ -30,9 +30,9 @@ test("problem+json becomes one sentence ending in the code", async () => {
   expect(err.message).toBe('svc bot init: platform "slack" is not supported; use chatui (invalid_platform)');
 });
 
-test("a non-problem error still says which call failed", async () => {
+test("a non-problem error still says which call failed and what to do", async () => {
   const err = await new AdminClient(base, null, "svc x").json("GET", "/plain").catch((e) => e);
-  expect(err.message).toBe("svc x: the control plane answered HTTP 502 to GET /api/v1/plain (http_502)");
+  expect(err.message).toBe("svc x: the control plane answered HTTP 502 to GET /api/v1/plain; run it again in a moment, and check the control plane's log if it keeps failing (http_502)");
 });
 
 test("bearer token and query are sent; 204 gives null", async () => {
@@ -41,13 +41,46 @@ test("bearer token and query are sent; 204 gives null", async () => {
   expect(await c.json("DELETE", "/none")).toBeNull();
 });
 
-test("unreachable control plane is named", async () => {
-  const err = await new AdminClient("http://127.0.0.1:1", null, "svc x").json("GET", "/me").catch((e) => e);
-  expect(err.message).toMatch(/^svc x: cannot reach the control plane at http:\/\/127\.0\.0\.1:1 .*\(unreachable\)$/);
+test("unreachable control plane is named, with the setting to check", async () => {
+  const err = await new AdminClient("http://127.0.0.1:1", "t", "svc x", "file").json("GET", "/me").catch((e) => e);
+  expect(err.message).toMatch(/^svc x: cannot reach the control plane at http:\/\/127\.0\.0\.1:1 .*; check the URL given to `svc login` and the network, then run it again \(unreachable\)$/);
+  const env = await new AdminClient("http://127.0.0.1:1", "t", "svc x", "env").json("GET", "/me").catch((e) => e);
+  expect(env.message).toContain("; check SVC_CONTROL_PLANE_URL and the network");
 });
 
-test("unauthorized adds the next step", () => {
-  expect(problemMessage("svc bot list", { code: "unauthorized", detail: "token revoked." }, 401, "GET /x")).toBe("svc bot list: token revoked; sign in again with `svc login` (unauthorized)");
-  expect(problemMessage("svc y", { code: "not_found", detail: "no route /api/v1/x" }, 404, "GET /api/v1/x")).toContain("does not serve GET /api/v1/x");
-  expect(buildQuery({})).toBe("");
+describe("every refusal says what to do next", () => {
+  const msg = (label: string, problem: Record<string, unknown>, status: number, source?: "file" | "env" | "login") => problemMessage(label, problem, status, "GET /api/v1/x", source);
+
+  test("401: a saved sign-in is renewed with svc login; SVC_TOKEN is named when it was the token", () => {
+    const problem = { code: "unauthorized", detail: "sign in first: run `svc login` or sign in to the console" };
+    expect(msg("svc bot list", problem, 401)).toBe("svc bot list: your sign-in has expired or was revoked; run `svc login` to sign in again (unauthorized)");
+    expect(msg("svc bot list", problem, 401, "env")).toBe(
+      "svc bot list: the control plane refused SVC_TOKEN (expired, revoked or wrong); set SVC_TOKEN to a valid API token, or unset SVC_TOKEN and SVC_CONTROL_PLANE_URL and run `svc login` (unauthorized)",
+    );
+    expect(msg("svc login", problem, 401, "login")).toContain("pipe a valid API token, or run `svc login` without --with-token");
+  });
+
+  test("403: the admin role is needed", () => {
+    expect(msg("svc bot list", { code: "forbidden", detail: 'role "member" cannot do admin work; ask an owner or admin of the organization' }, 403)).toBe(
+      'svc bot list: role "member" cannot do admin work; admin commands need the owner or admin role in the organization: ask an owner or admin to run it or to make your account an admin, then run `svc login` again (forbidden)',
+    );
+  });
+
+  test("not found points at the list command of the group", () => {
+    expect(msg("svc bot status", { code: "not_found", detail: "installation inst_1 not found in this organization" }, 404)).toBe(
+      "svc bot status: installation inst_1 not found in this organization; check the id or name you passed (list installations with `svc bot list`) (not_found)",
+    );
+    expect(msg("svc audit keys disable", { code: "not_found", detail: "audit-encryption key key_1 not found" }, 404)).toContain("list keys with `svc audit keys list`");
+    expect(msg("svc y", { code: "not_found", detail: "no route /api/v1/x" }, 404)).toContain("does not serve GET /api/v1/x");
+  });
+
+  test("validation names the flag; rate limits say how long to wait; a detail with its own next step is kept", () => {
+    expect(msg("svc bot init", { code: "validation_failed", detail: "the installation name is empty", errors: [{ path: "/name" }] }, 422)).toBe("svc bot init: the installation name is empty; fix --name and run it again (validation_failed)");
+    expect(msg("svc bot list", { code: "rate_limited", detail: "too many requests", retry_after_seconds: 7 }, 429)).toContain("; wait 7 seconds and run it again (rate_limited)");
+    expect(msg("svc directory-sync report", { code: "directory_sync_not_configured", detail: "directory sync is not configured; run `svc directory-sync set` first" }, 409)).toBe(
+      "svc directory-sync report: directory sync is not configured; run `svc directory-sync set` first (directory_sync_not_configured)",
+    );
+    expect(msg("svc bot init", { code: "workspace_not_found", detail: 'workspace "nope" not found in this organization' }, 404)).toContain("; check --workspace");
+    expect(buildQuery({})).toBe("");
+  });
 });

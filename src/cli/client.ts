@@ -19,20 +19,91 @@ export class ApiError extends CommandFailure {
   }
 }
 
-/** What to do next, for codes whose detail may not say it. */
-const NEXT_STEP: Record<string, string> = {
-  unauthorized: "sign in again with `svc login`",
-  forbidden: "ask an organization owner or admin to run it",
+/** Where the token of a call came from; decides what a 401 tells the admin to do. */
+export type TokenSource = "file" | "env" | "login" | "none";
+
+/** Why a refused token was refused and what to do, by where it came from. */
+const UNAUTHORIZED: Record<TokenSource, string> = {
+  file: "your sign-in has expired or was revoked; run `svc login` to sign in again",
+  env: "the control plane refused SVC_TOKEN (expired, revoked or wrong); set SVC_TOKEN to a valid API token, or unset SVC_TOKEN and SVC_CONTROL_PLANE_URL and run `svc login`",
+  login: "the control plane refused the token (expired, revoked or wrong); pipe a valid API token, or run `svc login` without --with-token to approve in a browser",
+  none: "the control plane wants a sign-in for this; run `svc login`",
 };
 
-/** One sentence: "<command>: <detail>; <next step> (<code>)". Pure, for tests. */
-export function problemMessage(label: string, problem: { code?: unknown; detail?: unknown; title?: unknown }, status: number, route: string): string {
+const URL_SOURCE: Record<TokenSource, string> = {
+  file: "the URL given to `svc login`",
+  env: "SVC_CONTROL_PLANE_URL",
+  login: "--url",
+  none: "the URL given to `svc login`",
+};
+
+const NEEDS_ADMIN = "admin commands need the owner or admin role in the organization: ask an owner or admin to run it or to make your account an admin, then run `svc login` again";
+const RETRY = "run it again in a moment, and check the control plane's log if it keeps failing";
+
+/** What to do next, by code, when the control plane's detail does not say it. */
+const NEXT_STEP: Record<string, string> = {
+  workspace_not_found: "check --workspace: pass a workspace id (ws_…) or name, such as default",
+  agent_not_found: "check the agent id (agt_…); agents are created and listed in the console",
+  conflict: "use the existing one, or choose another name",
+  internal: RETRY,
+  store_unavailable: RETRY,
+  outbound_url_refused: "pass a public https URL",
+  invalid_platform: "use --platform chatui",
+  invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
+  invalid_recipient: "pass an age X25519 public key (age1…)",
+};
+
+/** Where to look up the right id, by command group, for a not_found. */
+const LOOKUP: [string, string][] = [
+  ["svc bot", "list installations with `svc bot list`"],
+  ["svc model-profiles", "list profiles with `svc model-profiles list --workspace <workspace>`"],
+  ["svc policies", "list policies with `svc policies list --workspace <workspace>`"],
+  ["svc users", "find the user with `svc users resolve --email <email>`"],
+  ["svc audit keys", "list keys with `svc audit keys list`"],
+  ["svc audit decrypt", "copy the record id from the console's audit view"],
+];
+
+function nextStep(label: string, code: string, status: number, problem: { retry_after_seconds?: unknown; errors?: unknown }, source: TokenSource): string {
+  if (NEXT_STEP[code]) return NEXT_STEP[code]!;
+  if (code === "not_found") {
+    const lookup = LOOKUP.find(([prefix]) => label.startsWith(prefix))?.[1];
+    return `check the id or name you passed${lookup ? ` (${lookup})` : ""}`;
+  }
+  if (code === "rate_limited" || status === 429) {
+    const wait = typeof problem.retry_after_seconds === "number" ? `${Math.ceil(problem.retry_after_seconds)} seconds` : "a minute";
+    return `wait ${wait} and run it again`;
+  }
+  if (code === "validation_failed" || status === 422 || status === 400) {
+    const path = Array.isArray(problem.errors) ? (problem.errors[0] as { path?: unknown } | undefined)?.path : undefined;
+    const field = typeof path === "string" && /^\/[a-z_]+$/.test(path) ? path.slice(1).replace(/_/g, "-") : null;
+    return field ? `fix --${field} and run it again` : "fix the value and run it again";
+  }
+  if (status >= 500 || status === 0) return RETRY;
+  if (code.startsWith("http_")) return `check that ${URL_SOURCE[source]} points at the svc control plane`;
+  return `check the command with \`${label} --help\` and run it again`;
+}
+
+/**
+ * One sentence: "<command>: <detail>; <next step> (<code>)". A refused token (401) and a missing
+ * role (403) get the CLI's own next step, which depends on where the token came from; other
+ * details keep the control plane's own next step when they have one ("…; run …"). Pure.
+ */
+export function problemMessage(
+  label: string,
+  problem: { code?: unknown; detail?: unknown; title?: unknown; retry_after_seconds?: unknown; errors?: unknown },
+  status: number,
+  route: string,
+  source: TokenSource = "file",
+): string {
   const code = typeof problem.code === "string" && problem.code ? problem.code : `http_${status}`;
   let detail = typeof problem.detail === "string" && problem.detail ? problem.detail : typeof problem.title === "string" ? problem.title : `HTTP ${status}`;
   detail = detail.replace(/[.\s]+$/, "");
-  let next = NEXT_STEP[code];
+  if (code === "unauthorized" || status === 401) return `${label}: ${UNAUTHORIZED[source]} (${code})`;
+  if (code === "forbidden" || status === 403) return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
+  let next: string | null = null;
   if (code === "not_found" && detail.startsWith("no route")) next = `the control plane at this URL does not serve ${route}; check the URL or upgrade the control plane`;
-  return `${label}: ${detail}${next && !detail.includes(next) ? `; ${next}` : ""} (${code})`;
+  else if (!detail.includes("; ")) next = nextStep(label, code, status, problem, source);
+  return `${label}: ${detail}${next ? `; ${next}` : ""} (${code})`;
 }
 
 export type Query = Record<string, string | number | boolean | undefined | null>;
@@ -52,6 +123,8 @@ export class AdminClient {
     readonly token: string | null,
     /** The command, e.g. "svc bot init": every error message starts with it. */
     readonly label: string,
+    /** Where `token` came from, so a 401 says what to fix. */
+    readonly tokenSource: TokenSource = token ? "file" : "none",
   ) {}
 
   /** A failure of this command that is not from the control plane: one sentence, with a code when one applies. */
@@ -75,7 +148,7 @@ export class AdminClient {
       });
     } catch (e) {
       const why = (e as Error)?.name === "TimeoutError" ? "timed out" : (e as Error)?.message ?? String(e);
-      throw new ApiError(`${this.label}: cannot reach the control plane at ${this.baseUrl} (${why}); check the URL given to \`svc login\` and the network (unreachable)`, "unreachable", 0);
+      throw new ApiError(`${this.label}: cannot reach the control plane at ${this.baseUrl} (${why}); check ${URL_SOURCE[this.tokenSource]} and the network, then run it again (unreachable)`, "unreachable", 0);
     }
     if (res.ok) return res;
     const text = await res.text();
@@ -87,7 +160,7 @@ export class AdminClient {
     if (!("code" in problem) && !("detail" in problem)) {
       problem = { detail: `the control plane answered HTTP ${res.status} to ${method} ${route}` };
     }
-    const message = problemMessage(this.label, problem, res.status, `${method} ${route}`);
+    const message = problemMessage(this.label, problem, res.status, `${method} ${route}`, this.tokenSource);
     throw new ApiError(message, typeof problem.code === "string" ? problem.code : `http_${res.status}`, res.status);
   }
 
@@ -117,8 +190,9 @@ export class OrgClient extends AdminClient {
     token: string,
     label: string,
     readonly orgId: string,
+    tokenSource: TokenSource = "file",
   ) {
-    super(baseUrl, token, label);
+    super(baseUrl, token, label, tokenSource);
   }
   /** "/agents" → "/organizations/org_…/agents" */
   org(path: string): string {
@@ -143,11 +217,11 @@ export async function connect(label: string, env: CliEnv = readCliEnv()): Promis
   }
   let orgId = creds.organizationId;
   if (!orgId) {
-    const me = await new AdminClient(creds.url, creds.token, label).json<Me>("GET", "/me");
+    const me = await new AdminClient(creds.url, creds.token, label, creds.source).json<Me>("GET", "/me");
     orgId = me?.organization?.id;
-    if (!orgId) throw new CommandFailure(`${label}: GET /api/v1/me did not name an organization; check SVC_TOKEN`);
+    if (!orgId) throw new CommandFailure(`${label}: GET /api/v1/me did not name an organization; check that SVC_CONTROL_PLANE_URL points at the svc control plane`);
   }
-  return new OrgClient(creds.url, creds.token, label, orgId);
+  return new OrgClient(creds.url, creds.token, label, orgId, creds.source);
 }
 
 /** `encodeURIComponent` for one path segment (ids, names, emails). */

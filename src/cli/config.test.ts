@@ -59,6 +59,15 @@ describe("credentials", () => {
     expect(() => resolveCredentials(readCliEnv({ HOME: home() }))).toThrow(/svc login/);
   });
 
+  test("a bad URL names where it came from and how to fix it", () => {
+    expect(() => resolveCredentials(readCliEnv({ HOME: home(), SVC_CONTROL_PLANE_URL: "ftp://svc.example.com", SVC_TOKEN: "t" }))).toThrow(
+      'SVC_CONTROL_PLANE_URL is not usable: "ftp://svc.example.com" must be an http(s) URL; set SVC_CONTROL_PLANE_URL to the control plane\'s base URL',
+    );
+    const h = home();
+    writeConfigFile(h, { url: "http://svc.example.com", token: "t", organization_id: "o" });
+    expect(() => resolveCredentials(readCliEnv({ HOME: h }))).toThrow(/^the URL saved in .+config\.json is not usable: .+plain http.+; run `svc login --url <control-plane-url>` again$/);
+  });
+
   test("HOME decides the config directory", () => {
     expect(readCliEnv({ HOME: "/tmp/x" }).home).toBe("/tmp/x");
   });

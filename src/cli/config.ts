@@ -44,6 +44,11 @@ export function defaultIdentityPath(home: string): string {
   return join(configDir(home), "audit-identity.txt");
 }
 
+/** "~/x" → "<home>/x", for paths passed as --flag=~/x, where the shell leaves "~" alone. Pure. */
+export function expandHome(path: string, home: string): string {
+  return path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
 /** Creates a directory (and parents) that only the owner can enter, tightening it if it exists. */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: CONFIG_DIR_MODE });
@@ -60,8 +65,8 @@ export function normalizeBaseUrl(raw: string): string {
   } catch {
     throw new CommandFailure(`"${raw}" is not a URL; pass the control plane's base URL, e.g. https://svc.example.com`);
   }
-  if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL`);
-  if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment`);
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL; pass the control plane's base URL, e.g. https://svc.example.com`);
+  if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment; pass only the base URL, e.g. https://svc.example.com`);
   // The admin token travels in every request: plain http only where it never leaves the machine.
   if (u.protocol === "http:" && !LOOPBACK_HOSTS.has(u.hostname)) {
     throw new CommandFailure(`"${raw}" uses plain http, which would send your admin token in clear; use https (plain http is accepted only for localhost)`);
@@ -112,8 +117,20 @@ export function resolveCredentials(env: CliEnv): Credentials {
     const token = env.token ?? file?.token;
     if (!url) throw new CommandFailure("SVC_TOKEN is set but no control-plane URL is known; set SVC_CONTROL_PLANE_URL too or run `svc login --url <url>`");
     if (!token) throw new CommandFailure("SVC_CONTROL_PLANE_URL is set but no token is known; set SVC_TOKEN too or run `svc login`");
-    return { url: normalizeBaseUrl(url), token, organizationId: null, source: "env" };
+    const where = env.controlPlaneUrl ? "SVC_CONTROL_PLANE_URL" : `the URL saved in ${configPath(env.home)}`;
+    return { url: checkedUrl(url, where), token, organizationId: null, source: "env" };
   }
   if (!file) throw new CommandFailure("not signed in; run `svc login --url <control-plane-url>` (or set SVC_CONTROL_PLANE_URL and SVC_TOKEN)");
-  return { url: normalizeBaseUrl(file.url), token: file.token, organizationId: file.organization_id, source: "file" };
+  return { url: checkedUrl(file.url, `the URL saved in ${configPath(env.home)}`), token: file.token, organizationId: file.organization_id, source: "file" };
+}
+
+/** normalizeBaseUrl, with a refusal that names where the URL came from. */
+function checkedUrl(raw: string, where: string): string {
+  try {
+    return normalizeBaseUrl(raw);
+  } catch (e) {
+    if (!(e instanceof CommandFailure)) throw e;
+    const fix = where === "SVC_CONTROL_PLANE_URL" ? "set SVC_CONTROL_PLANE_URL to the control plane's base URL" : "run `svc login --url <control-plane-url>` again";
+    throw new CommandFailure(`${where} is not usable: ${e.message.split("; ")[0]}; ${fix}`);
+  }
 }

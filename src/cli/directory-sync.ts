@@ -147,7 +147,9 @@ async function waitForRun(client: OrgClient): Promise<Report> {
 function finish(client: OrgClient, report: Report, json: boolean, what: string): void {
   if (json) printJson(report);
   else out(renderReport(report));
-  if (report.status === "failed") throw client.fail(`${what} failed: ${report.errors[0] ?? "see the report"}`, "directory_sync_failed");
+  if (report.status === "failed") {
+    throw client.fail(`${what} failed: ${(report.errors[0] ?? "no reason given").replace(/[.\s]+$/, "")}; fix the cause shown in the report, then run \`svc directory-sync run\``, "directory_sync_failed");
+  }
 }
 
 const set = command({
@@ -248,5 +250,10 @@ const report = command({
 
 export const directorySyncCommand = command({
   meta: { name: "directory-sync", description: "Groups and users from the app roles of an Entra ID application" },
+  examples: [
+    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
+    "svc directory-sync enable",
+    "svc directory-sync report",
+  ],
   subCommands: { set, enable, run, disable, report },
 });

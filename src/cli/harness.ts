@@ -18,7 +18,7 @@ function frontEndUrl(raw: string): string {
   } catch {
     throw new UsageError(`--url "${raw}" is not a URL; pass the front end's base URL, e.g. https://chat.example.com`);
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`--url "${raw}" must be an http(s) URL`);
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`--url "${raw}" must be an http(s) URL; pass the front end's base URL, e.g. https://chat.example.com`);
   return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
 }
 
@@ -83,5 +83,6 @@ const sync = command({
 
 export const harnessCommand = command({
   meta: { name: "harness", description: "The chat front end (harness) svc is installed into" },
+  examples: ["svc harness sync --harness chatui --url https://chat.example.com"],
   subCommands: { sync },
 });

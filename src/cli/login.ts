@@ -22,7 +22,7 @@ async function readStdinToken(): Promise<string> {
 }
 
 async function browserLogin(url: string): Promise<string> {
-  const anon = new AdminClient(url, null, LABEL);
+  const anon = new AdminClient(url, null, LABEL, "login");
   const req = await anon.json<LoginRequest>("POST", "/auth/login-requests", { body: {}, auth: false });
   note(`! First copy your one-time code: ${req.user_code}`);
   note(`Open this URL in a browser where you are signed in as an organization owner or admin, check the code, and approve:\n  ${req.approve_url}`);
@@ -57,7 +57,7 @@ export const loginCommand = command({
       saved = readConfigFile(env.home)?.url;
     } catch {} // a broken config file is replaced by this login
     const rawUrl = args.url ?? env.controlPlaneUrl ?? saved;
-    if (!rawUrl) throw new UsageError("pass --url <control-plane-url> (or set SVC_CONTROL_PLANE_URL)");
+    if (!rawUrl) throw new UsageError("missing required flag --url <url> (no SVC_CONTROL_PLANE_URL is set and no URL is saved); add it and run the command again");
     let url: string;
     try {
       url = normalizeBaseUrl(rawUrl);
@@ -65,8 +65,8 @@ export const loginCommand = command({
       throw new UsageError(`--url: ${(e as Error).message}`);
     }
     const token = args["with-token"] ? await readStdinToken() : await browserLogin(url);
-    const me = await new AdminClient(url, token, LABEL).json<Me>("GET", "/me");
-    if (!me?.organization?.id) throw new CommandFailure(`${LABEL}: the control plane did not say which organization the token belongs to; check the URL`);
+    const me = await new AdminClient(url, token, LABEL, "login").json<Me>("GET", "/me");
+    if (!me?.organization?.id) throw new CommandFailure(`${LABEL}: the control plane did not say which organization the token belongs to; check that --url points at the svc control plane`);
     if (me.role !== "owner" && me.role !== "admin") note(`warning: ${me.account.email} is a ${me.role} of ${me.organization.name}; admin commands need an owner or admin (forbidden)`);
     const config: CliConfig = { url, token, organization_id: me.organization.id, email: me.account.email };
     const file = writeConfigFile(env.home, config);

@@ -1,8 +1,10 @@
 // `svc model-profiles create|list|assignment|readiness|assign` (spec §2 "Model profile").
+// The endpoint is checked here with the control plane's rule (contract/model-endpoint.ts).
 // With `--auth-type api_key` the key is read from stdin and sealed here to the scope's runtimes;
 // only the ciphertext and the replica ids it was sealed to reach the control plane.
 import { isatty } from "node:tty";
 import { UsageError, command } from "../command/index.ts";
+import { checkEndpoint } from "../contract/model-endpoint.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "./output.ts";
 import { type ModelProfile, findModelProfile, findWorkspace } from "./scope.ts";
@@ -61,11 +63,15 @@ const create = command({
   async run({ args }) {
     const authType = args["auth-type"];
     if (!(AUTH_TYPES as readonly string[]).includes(authType)) throw new UsageError(`--auth-type must be "none" or "api_key", not "${authType}"`);
+    // The control plane's own rule and words, checked before any call and before the API key
+    // is read from stdin, so a bad URL never costs the admin a key.
+    const endpoint = checkEndpoint(args.endpoint);
+    if (!endpoint.ok) throw new UsageError(endpoint.message.includes("; ") ? endpoint.message : `${endpoint.message}; fix --endpoint and run it again`, endpoint.code);
     const client = await connect("svc model-profiles create");
     const models = args.models ? args.models.split(",").map((m) => m.trim()).filter(Boolean) : undefined;
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {
-      body: { display_name: args["display-name"], endpoint: args.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },
+      body: { display_name: args["display-name"], endpoint: endpoint.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },
     });
     let assignment: { agent_id: string; profile_id: string } | null = null;
     if (args.agent) {
@@ -165,6 +171,10 @@ const assign = command({
 
 export const modelProfilesCommand = command({
   meta: { name: "model-profiles", description: "Model profiles: the chat-completions endpoint an agent's models come from" },
+  examples: [
+    "printf %s \"$OPENAI_API_KEY\" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default",
+    "svc model-profiles readiness GPT --workspace default",
+  ],
   subCommands: { create, list, assignment, readiness, assign },
 });
 

@@ -1,6 +1,8 @@
 // `svc policies create|list` (spec §2 "Policy"). Patterns are checked here with the same
-// parser the control plane uses, so a typo is named before anything is sent.
-import { CommandFailure, UsageError, command } from "../command/index.ts";
+// parser the control plane uses, plus the shape of a service user id, so a typo is named
+// before anything is sent (exit 2, invalid_pattern).
+import { UsageError, command } from "../command/index.ts";
+import { ID_PREFIXES } from "../contract/ids.ts";
 import { parseDestination, parseSource } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
 import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
@@ -9,12 +11,38 @@ export const EFFECTS = ["permit", "deny"] as const;
 
 type Policy = { id: string; name: string; src: string; dst: string; effect: string; agent_id: string | null; workspace_id: string; created_at?: string };
 
-/** The first bad pattern as one sentence ending in the code, or null. Pure. */
+/** A service user id as the control plane makes them: "usr_" and 26 Crockford base32 characters (contract/ids.ts). */
+const SERVICE_USER_ID_RE = new RegExp(`^${ID_PREFIXES.user}_[0-9A-HJKMNP-TV-Z]{26}$`);
+/** The installation's own subject, which decides calls that have no session user (proxy/policy-index.ts). */
+const INSTALLATION_ID_RE = new RegExp(`^${ID_PREFIXES.installation}_[0-9A-HJKMNP-TV-Z]{26}$`);
+
+/**
+ * What is wrong with the id in "user:<id>", or null. The spec's subjects are service users:
+ * front-end users resolve to email-keyed service users, and policies name those by their id
+ * (usr_…). An email, a front-end user id or a name would be stored and never match. Pure.
+ */
+export function userIdProblem(src: string, id: string): string | null {
+  if (SERVICE_USER_ID_RE.test(id) || INSTALLATION_ID_RE.test(id)) return null;
+  const find = "find it with `svc users resolve --email <email>`";
+  if (id.includes("@")) return `src-pattern "${src}": "${id}" is an email, not a service user id; find the id with \`svc users resolve --email ${id}\` and write user:usr_…`;
+  if (id.toLowerCase().startsWith(`${ID_PREFIXES.user}_`)) return `src-pattern "${src}": "${id}" is not a whole service user id (usr_ and 26 capital letters and digits); copy it exactly, ${find}`;
+  return `src-pattern "${src}": "${id}" is not a service user id (usr_…); policies name service users, not front-end user ids or names: ${find}, or use group:<name>`;
+}
+
+/** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {
   const s = parseSource(src);
-  if (!s.ok) return `svc policies create: ${s.error}; fix --src-pattern and run it again (invalid_pattern)`;
+  if (!s.ok) {
+    // An unquoted * is expanded by the shell into file names before svc sees it.
+    const glob = !src.includes(":") ? "; write '*' in quotes so the shell does not expand it" : "";
+    return `${s.error}; fix --src-pattern and run it again${glob}`;
+  }
+  if (s.value.kind === "user") {
+    const problem = userIdProblem(src, s.value.id);
+    if (problem) return problem;
+  }
   const d = parseDestination(dst);
-  if (!d.ok) return `svc policies create: ${d.error}; fix --dst-pattern and run it again (invalid_pattern)`;
+  if (!d.ok) return `${d.error}; fix --dst-pattern and run it again`;
   return null;
 }
 
@@ -22,7 +50,7 @@ const create = command({
   meta: { name: "create", description: "Create a policy: who (src) may do what (dst)" },
   args: {
     name: { type: "string", required: true, description: "policy name", valueHint: "name" },
-    "src-pattern": { type: "string", required: true, description: 'who: "user:<id>", "group:<name>" or "*"', valueHint: "pattern" },
+    "src-pattern": { type: "string", required: true, description: 'who: "user:<usr_id>" (a service user id, see `svc users resolve`), "group:<name>" or "*" (quoted)', valueHint: "pattern" },
     "dst-pattern": { type: "string", required: true, description: 'what: "model:invoke" or "tool:<name>" (the declared tool name exactly)', valueHint: "pattern" },
     effect: { type: "string", required: true, description: "permit (deny overrides permits)", valueHint: "permit|deny" },
     "agent-id": { type: "string", description: "bind the policy to this agent (agt_…)", valueHint: "agent_id" },
@@ -32,11 +60,12 @@ const create = command({
   examples: [
     "svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default",
     "svc policies create --name crm-writers --src-pattern group:sales --dst-pattern tool:crm.update --effect permit --agent-id agt_01J... --workspace default",
+    "svc policies create --name alice-reads --src-pattern user:usr_01J... --dst-pattern tool:crm.lookup --effect permit --agent-id agt_01J... --workspace default",
   ],
   async run({ args }) {
     if (!(EFFECTS as readonly string[]).includes(args.effect)) throw new UsageError(`--effect must be "permit" or "deny", not "${args.effect}"`);
     const problem = patternProblem(args["src-pattern"], args["dst-pattern"]);
-    if (problem) throw new CommandFailure(problem);
+    if (problem) throw new UsageError(problem, "invalid_pattern");
     const client = await connect("svc policies create");
     const policy = await client.json<Policy>("POST", client.org("/policies"), {
       body: {
@@ -82,5 +111,6 @@ const list = command({
 
 export const policiesCommand = command({
   meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
+  examples: ["svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default", "svc policies list --workspace default"],
   subCommands: { create, list },
 });

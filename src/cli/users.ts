@@ -1,8 +1,10 @@
 // `svc users resolve|remote-identities list` (spec §2 "Users, groups, identities"): which
 // service user an email is, and which front-end user ids are linked to it.
-import { command } from "../command/index.ts";
+import { UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "./output.ts";
+
+const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
 type User = { id: string; email: string; display_name: string | null; disabled: boolean; source: string; groups: string[] };
 type RemoteIdentity = { id: string; platform: string; remote_user_id: string; installation_id: string | null; linked_at: string | null };
@@ -12,12 +14,13 @@ const resolve = command({
   args: { email: { type: "string", required: true, description: "the user's email", valueHint: "EMAIL" }, ...jsonFlag },
   examples: ["svc users resolve --email alice@example.com", "svc users resolve --email alice@example.com --json"],
   async run({ args }) {
+    if (!EMAIL_RE.test(args.email)) throw new UsageError(`--email "${args.email}" is not an email address; pass the user's email, e.g. alice@example.com`);
     const client = await connect("svc users resolve");
     const { users } = await client.json<{ users: User[] }>("GET", client.org("/users"), { query: { email: args.email } });
     const wanted = args.email.toLowerCase();
     const user = (users ?? []).find((u) => u.email.toLowerCase() === wanted);
     if (!user) {
-      throw client.fail(`no service user has the email ${args.email}; users are created by directory sync or when someone opens a claim link`, "not_found");
+      throw client.fail(`no service user has the email ${args.email}; check the email, or create the user with directory sync (\`svc directory-sync run\`) or by having them open the claim link the front end shows`, "not_found");
     }
     if (args.json) return printJson(user);
     out(
@@ -56,8 +59,13 @@ const remoteList = command({
 
 export const usersCommand = command({
   meta: { name: "users", description: "Service users and their linked front-end identities" },
+  examples: ["svc users resolve --email alice@example.com", "svc users remote-identities list usr_01J..."],
   subCommands: {
     resolve,
-    "remote-identities": command({ meta: { name: "remote-identities", description: "Front-end identities linked to a user" }, subCommands: { list: remoteList } }),
+    "remote-identities": command({
+      meta: { name: "remote-identities", description: "Front-end identities linked to a user" },
+      examples: ["svc users remote-identities list alice@example.com"],
+      subCommands: { list: remoteList },
+    }),
   },
 });

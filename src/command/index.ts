@@ -1,15 +1,27 @@
-// The one way every svc mode defines and runs a subcommand: citty for parsing, plus the
-// strictness citty lacks (unknown flags and missing arguments are usage errors, exit 2),
-// examples in --help, and one mapping from errors to exit codes.
-import { type ArgsDef, type CommandDef, parseArgs, renderUsage } from "citty";
+// The one way every svc mode defines and runs a subcommand: citty's command definitions and
+// --help rendering, our own strict parser (citty's accepts "--json=maybe", takes the next flag
+// as a value and lets a repeated flag silently win), examples in --help, and one mapping from
+// errors to exit codes: 0 success, 1 failure, 2 usage (with the command's usage line).
+import type { ArgDef, ArgsDef, CommandDef } from "citty";
+import { renderUsage } from "citty";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** A mistake in how the command was called: printed with a hint, exit 2. */
+/**
+ * A mistake in how the command was called (unknown flag, missing flag, bad value): printed as
+ * one sentence saying what to write instead, with the stable `code` when one applies, then the
+ * command's usage line; exit 2.
+ */
 export class UsageError extends Error {
   override name = "UsageError";
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A failure the user can act on: one sentence on stderr, exit `exitCode` (default 1). */
@@ -24,7 +36,7 @@ export class CommandFailure extends Error {
 }
 
 export type SvcCommandDef<T extends ArgsDef = ArgsDef> = CommandDef<T> & {
-  /** Shown under EXAMPLES in --help; every leaf command has at least one. */
+  /** Shown under EXAMPLES in --help; every command (groups too) has at least one. */
   examples?: string[];
 };
 
@@ -45,43 +57,144 @@ function kebab(s: string): string {
   return s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-/** Flag names a command accepts, in every spelling citty would accept them. */
-function knownFlags(args: ArgsDef): { names: Set<string>; valueFlags: Set<string> } {
-  const names = new Set<string>(["help", "h"]);
-  const valueFlags = new Set<string>();
+type FlagEntry = { name: string; def: ArgDef };
+
+/** Every spelling of every flag (name, camelCase, kebab-case, aliases) → its definition. */
+function flagTable(args: ArgsDef): Map<string, FlagEntry> {
+  const table = new Map<string, FlagEntry>();
   for (const [name, def] of Object.entries(args)) {
     if (def.type === "positional") continue;
     const alias = (def as { alias?: string | string[] }).alias;
     const aliases = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
-    for (const n of [name, camel(name), kebab(name), ...aliases]) {
-      names.add(n);
-      if (def.type === "string" || def.type === "enum") valueFlags.add(n);
-    }
+    for (const n of [name, camel(name), kebab(name), ...aliases]) table.set(n, { name, def });
   }
-  return { names, valueFlags };
+  return table;
 }
 
-function checkFlags(rawArgs: string[], args: ArgsDef): void {
-  const { names, valueFlags } = knownFlags(args);
-  const positionals = Object.values(args).filter((d) => d.type === "positional").length;
-  let seenPositionals = 0;
+function flagHint(name: string, def: ArgDef): string {
+  if (def.type === "boolean") return `--${name}`;
+  const hint = (def as { valueHint?: string }).valueHint || ((def as { options?: string[] }).options ?? []).join("|") || name;
+  // Booleans spelled out as values (directory-sync's --dry-run=<true|false>) read best with "=".
+  return hint === "true|false" ? `--${name}=<${hint}>` : `--${name} <${hint}>`;
+}
+
+function positionalHint(name: string, def: ArgDef): string {
+  return `<${(def as { valueHint?: string }).valueHint ?? name}>`;
+}
+
+/** The one-line synopsis printed under a usage error, e.g. "svc bot status --installation <installation_id> [--json]". Pure. */
+export function usageLine(path: string, args: ArgsDef): string {
+  const parts = [path];
+  const entries = Object.entries(args);
+  for (const [name, def] of entries) {
+    if (def.type !== "positional") continue;
+    parts.push(def.required === false ? `[${positionalHint(name, def)}]` : positionalHint(name, def));
+  }
+  for (const [name, def] of entries) if (def.type !== "positional" && def.required) parts.push(flagHint(name, def));
+  for (const [name, def] of entries) {
+    if (def.type === "positional" || def.required) continue;
+    parts.push(def.type === "boolean" && def.default === true ? `[--no-${name}]` : `[${flagHint(name, def)}]`);
+  }
+  return parts.join(" ");
+}
+
+export type ParsedCommandArgs = Record<string, unknown> & { _: string[] };
+
+/**
+ * Parses a leaf command's own arguments strictly: unknown flags, flags given twice, a value
+ * flag without a value (or followed by another flag), an empty value, a value on a boolean
+ * flag other than true/false, a missing required flag or argument, and a surplus argument are
+ * all usage errors that name the flag and say what to write instead. `path` is the command
+ * ("svc bot list"), used in the messages. Pure.
+ */
+export function parseCommandArgs(rawArgs: readonly string[], args: ArgsDef, path: string): ParsedCommandArgs {
+  const flags = flagTable(args);
+  const positionalDefs = Object.entries(args).filter(([, d]) => d.type === "positional");
+  const out: ParsedCommandArgs = { _: [] };
+  const given = new Set<string>();
+  const helpHint = `run "${path} --help" to see the flags it takes`;
   for (let i = 0; i < rawArgs.length; i++) {
     const tok = rawArgs[i]!;
-    if (tok === "--") break;
-    if (!tok.startsWith("-") || tok === "-") {
-      seenPositionals++;
-      if (seenPositionals > positionals) throw new UsageError(`unexpected argument "${tok}"`);
+    if (tok === "--") {
+      out._.push(...rawArgs.slice(i + 1));
+      break;
+    }
+    if (tok === "-" || !tok.startsWith("-")) {
+      out._.push(tok);
       continue;
     }
-    const bare = tok.replace(/^--?/, "").split("=")[0]!;
-    const name = names.has(bare) ? bare : bare.startsWith("no-") ? bare.slice(3) : bare;
-    if (!names.has(name)) throw new UsageError(`unknown flag "${tok.split("=")[0]}"`);
-    if (valueFlags.has(name) && !tok.includes("=")) {
+    let spelled: string;
+    let inline: string | undefined;
+    if (tok.startsWith("--")) {
+      const eq = tok.indexOf("=");
+      spelled = eq < 0 ? tok.slice(2) : tok.slice(2, eq);
+      inline = eq < 0 ? undefined : tok.slice(eq + 1);
+    } else {
+      // Single-dash flags are only one-letter aliases: "-json" is not "--json".
+      spelled = tok.slice(1);
+      if (spelled.length !== 1 || !flags.has(spelled)) throw new UsageError(`unknown flag "${tok}"; flags take two dashes, e.g. -${tok}, and ${helpHint}`);
+    }
+    let entry = flags.get(spelled);
+    let negated = false;
+    if (!entry && spelled.startsWith("no-")) {
+      const positive = flags.get(spelled.slice(3));
+      if (positive?.def.type === "boolean") {
+        entry = positive;
+        negated = true;
+      }
+    }
+    if (!entry) throw new UsageError(`unknown flag "--${spelled}"; ${helpHint}`);
+    const { name, def } = entry;
+    if (given.has(name)) throw new UsageError(`--${name} is given more than once; pass it once`);
+    given.add(name);
+    if (def.type === "boolean") {
+      if (inline === undefined) out[name] = !negated;
+      else if (negated) throw new UsageError(`--no-${name} takes no value; write --no-${name} alone`);
+      else if (inline === "true" || inline === "false") out[name] = inline === "true";
+      else throw new UsageError(`--${name} takes no value, not "${inline}"; write --${name} alone (or --${name}=true / --${name}=false)`);
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
       const next = rawArgs[i + 1];
-      if (next === undefined) throw new UsageError(`flag "${tok}" needs a value`);
+      if (next === undefined || (next.startsWith("-") && next !== "-")) {
+        const dash = next === undefined ? "" : ` (for a value that starts with "-", write --${name}=<value>)`;
+        throw new UsageError(`--${name} needs a value; write ${flagHint(name, def)}${dash}`);
+      }
+      value = next;
       i++;
     }
+    if (value === "") throw new UsageError(`--${name} is empty; write ${flagHint(name, def)}`);
+    const options = (def as { options?: string[] }).options;
+    if (def.type === "enum" && options && !options.includes(value)) {
+      throw new UsageError(`--${name} must be ${options.map((o) => `"${o}"`).join(" or ")}, not "${value}"`);
+    }
+    out[name] = value;
   }
+  if (out._.length > positionalDefs.length) {
+    const extra = out._[positionalDefs.length]!;
+    const what = positionalDefs.length === 0 ? "it takes no arguments" : `it takes ${positionalDefs.map(([n, d]) => positionalHint(n, d)).join(" ")} only`;
+    throw new UsageError(`unexpected argument "${extra}" (${what}); quote a value that contains spaces, or ${helpHint}`);
+  }
+  positionalDefs.forEach(([name], idx) => {
+    if (out._[idx] !== undefined) out[name] = out._[idx];
+  });
+  const missing = Object.entries(args).filter(([name, d]) => out[name] === undefined && (d.type === "positional" ? d.required !== false : d.required === true));
+  if (missing.length > 0) {
+    const list = (xs: string[]) => (xs.length === 1 ? xs[0]! : `${xs.slice(0, -1).join(", ")} and ${xs.at(-1)}`);
+    const argsMissing = missing.filter(([, d]) => d.type === "positional").map(([n, d]) => positionalHint(n, d));
+    const flagsMissing = missing.filter(([, d]) => d.type !== "positional").map(([n, d]) => flagHint(n, d));
+    const parts = [
+      ...(argsMissing.length ? [`argument${argsMissing.length > 1 ? "s" : ""} ${list(argsMissing)}`] : []),
+      ...(flagsMissing.length ? [`flag${flagsMissing.length > 1 ? "s" : ""} ${list(flagsMissing)}`] : []),
+    ];
+    throw new UsageError(`missing required ${parts.join(" and ")}; add ${missing.length === 1 ? "it" : "them"} and run the command again`);
+  }
+  for (const [name, d] of Object.entries(args)) {
+    if (out[name] === undefined && d.default !== undefined) out[name] = d.default;
+  }
+  for (const name of Object.keys(args)) if (out[name] !== undefined && camel(name) !== name) out[camel(name)] = out[name];
+  return out;
 }
 
 async function usageText(cmd: AnyCommand, path: string[]): Promise<string> {
@@ -89,14 +202,18 @@ async function usageText(cmd: AnyCommand, path: string[]): Promise<string> {
   const named: AnyCommand = { ...cmd, meta: { ...meta, name: path.join(" ") } };
   let text = await renderUsage(named);
   if (!process.stdout.isTTY) text = text.replace(/\u001b\[[0-9;]*m/g, "");
+  text = text.replace(/[ \t]+$/gm, "");
   if (cmd.examples?.length) text += `\n\nEXAMPLES\n\n${cmd.examples.map((e) => `  ${e}`).join("\n")}`;
   return text;
 }
 
-/** Walk the subcommand tree; returns the leaf, its name path and its own raw args. */
-async function findLeaf(root: AnyCommand, rawArgs: string[], rootName: string) {
+/**
+ * Walk the subcommand tree; returns the leaf, its name path and its own raw args. `at` follows
+ * the walk, so a usage error names the group it happened in.
+ */
+async function findLeaf(root: AnyCommand, rawArgs: string[], at: { cmd: AnyCommand; path: string[] }) {
   let cmd = root;
-  const path = [rootName];
+  const path = at.path;
   let rest = rawArgs;
   for (;;) {
     const subs = await resolve(cmd.subCommands);
@@ -107,14 +224,33 @@ async function findLeaf(root: AnyCommand, rawArgs: string[], rootName: string) {
       const hasPositionals = Object.values(((await resolve(cmd.args)) ?? {}) as ArgsDef).some((d) => d.type === "positional");
       if (cmd.run && (name === undefined || hasPositionals)) break;
       if (rest.some((a) => a === "--help" || a === "-h")) return { cmd, path, rest, group: true };
-      if (name === undefined) throw new UsageError(`"${path.join(" ")}" needs a command: ${Object.keys(subs).join(", ")}`);
-      throw new UsageError(`unknown command "${name}" for "${path.join(" ")}"`);
+      const here = path.join(" ");
+      if (name === undefined) throw new UsageError(`a command is needed: ${Object.keys(subs).join(", ")}; run "${here} <command> --help" for one of them`);
+      throw new UsageError(`unknown command "${name}"; use one of: ${Object.keys(subs).join(", ")}`);
     }
     cmd = (await resolve(subs[name])) as AnyCommand;
     path.push(name);
+    at.cmd = cmd;
     rest = [...rest.slice(0, idx), ...rest.slice(idx + 1)];
   }
   return { cmd, path, rest, group: false };
+}
+
+/** The usage line of a command, or of a group ("svc bot <init|list|…>"). */
+async function synopsis(cmd: AnyCommand, path: string[]): Promise<string> {
+  const subs = await resolve(cmd.subCommands);
+  const own = usageLine(path.join(" "), ((await resolve(cmd.args)) ?? {}) as ArgsDef);
+  if (!subs || Object.keys(subs).length === 0) return own;
+  const group = `${path.join(" ")} <${Object.keys(subs).join("|")}> …`;
+  return cmd.run ? `${group}  or  ${own}` : group;
+}
+
+/** One sentence for an error nobody anticipated, still saying what to do next. */
+function unexpectedMessage(e: unknown): string {
+  const err = e as NodeJS.ErrnoException | undefined;
+  if (err?.code && err.path) return `cannot ${err.syscall ?? "use"} ${err.path} (${err.code}); check the path and its permissions and run the command again`;
+  const text = (err?.message ?? String(e)).replace(/[.\s]+$/, "");
+  return `unexpected error: ${text}; run the command again, and report it with the command line if it keeps happening`;
 }
 
 /**
@@ -122,36 +258,31 @@ async function findLeaf(root: AnyCommand, rawArgs: string[], rootName: string) {
  * Returns the exit code instead of exiting so tests can call it.
  */
 export async function runCommandTree(root: AnyCommand, rawArgs: string[], rootName = "svc"): Promise<number> {
-  let path = [rootName];
-  let leaf: AnyCommand = root;
+  const at = { cmd: root, path: [rootName] };
+  const path = at.path;
   try {
-    const found = await findLeaf(root, rawArgs, rootName);
-    path = found.path;
-    leaf = found.cmd;
-    if (found.group || found.rest.includes("--help") || found.rest.includes("-h")) {
+    const found = await findLeaf(root, rawArgs, at);
+    const leaf = found.cmd;
+    const bare = found.path.length === 1 && rawArgs.length === 0 && !!(await resolve(root.subCommands));
+    if (found.group || bare || found.rest.includes("--help") || found.rest.includes("-h")) {
       process.stdout.write(`${await usageText(leaf, path)}\n`);
       return EXIT_OK;
     }
     const argsDef = ((await resolve(leaf.args)) ?? {}) as ArgsDef;
-    checkFlags(found.rest, argsDef);
-    let args;
-    try {
-      args = parseArgs(found.rest, argsDef);
-    } catch (e) {
-      throw new UsageError((e as Error).message.replace(/\u001b\[[0-9;]*m/g, ""));
-    }
+    const args = parseCommandArgs(found.rest, argsDef, path.join(" "));
     await leaf.run?.({ rawArgs: found.rest, args: args as never, cmd: leaf });
     return EXIT_OK;
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`${path.join(" ")}: ${e.message}. Run "${path.join(" ")} --help" for usage.\n`);
+      const line = await synopsis(at.cmd, path).catch(() => path.join(" "));
+      process.stderr.write(`${path.join(" ")}: ${e.message}${e.code ? ` (${e.code})` : ""}\nUsage: ${line}\n`);
       return EXIT_USAGE;
     }
     if (e instanceof CommandFailure) {
       process.stderr.write(`${e.message}\n`);
       return e.exitCode;
     }
-    process.stderr.write(`${path.join(" ")}: ${(e as Error)?.message ?? String(e)}\n`);
+    process.stderr.write(`${path.join(" ")}: ${unexpectedMessage(e)}\n`);
     return EXIT_FAILURE;
   }
 }

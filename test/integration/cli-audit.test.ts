@@ -2,12 +2,12 @@
 // the real `age` CLI on both sides: a record encrypted by `age -r` decrypts with svc, and the
 // ciphertext svc fetches decrypts with `age -d -i <identity made by svc audit keys create>`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
-import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
+import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { api, bootstrapRuntime, cliEnv, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
 
 const hasAge = Bun.which("age") !== null;
 // Interoperability with the real age CLI is a requirement, not an extra: never skip it.
@@ -102,6 +102,50 @@ test("keys create writes an age-keygen style identity (0600) and uploads only th
     const y = Bun.spawnSync(["age-keygen", "-y", file]);
     expect(y.stdout.toString().trim()).toBe(publicKey);
   }
+});
+
+test("the default identity: 0600 file in a 0700 directory (tightened if it exists), under any umask; never printed", async () => {
+  const h = home();
+  mkdirSync(join(h, ".config", "svc"), { recursive: true, mode: 0o755 });
+  chmodSync(join(h, ".config", "svc"), 0o755);
+  // umask 000: the modes must come from svc, not from a friendly umask.
+  const proc = Bun.spawn(["sh", "-c", 'umask 000; exec "$@"', "sh", ...svcCommand(), "audit", "keys", "create", "--json"], { env: cliEnv(cp, h), stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect(stderr).toBe("");
+  expect(code).toBe(0);
+  expect(statSync(join(h, ".config", "svc")).mode & 0o777).toBe(0o700);
+  expect(statSync(identityFile(h)).mode & 0o777).toBe(0o600);
+  expect(JSON.parse(stdout).identity_file).toBe(identityFile(h));
+  expect(stdout).not.toContain("AGE-SECRET-KEY");
+  expect(readFileSync(identityFile(h), "utf8")).toContain("AGE-SECRET-KEY-1");
+
+  // A fresh $HOME: ~/.config/svc is made 0700.
+  const fresh = home();
+  const r = await svc(cp, ["audit", "keys", "create"], { home: fresh });
+  expect(r.code).toBe(0);
+  expect(statSync(join(fresh, ".config", "svc")).mode & 0o777).toBe(0o700);
+  expect(r.stdout + r.stderr).not.toContain("AGE-SECRET-KEY");
+});
+
+test("a dangling symlink at the identity path is not written through, and no key is uploaded", async () => {
+  const h = home();
+  mkdirSync(join(h, ".config", "svc"), { recursive: true, mode: 0o700 });
+  const target = join(h, "elsewhere.txt");
+  symlinkSync(target, identityFile(h));
+  const count = (await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length;
+  const r = await svc(cp, ["audit", "keys", "create"], { home: h });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toBe(`svc audit keys create: ${identityFile(h)} already exists and is never overwritten; pass --identity-file <new path>, or move the old identity away if no record needs it\n`);
+  expect(existsSync(target)).toBe(false);
+  expect((await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length).toBe(count);
+});
+
+test("--identity-file=~/… is under $HOME, not a directory named ~", async () => {
+  const h = home();
+  const key = await createKey(h, ["--identity-file=~/keys/team.txt"]);
+  expect(key.identity_file).toBe(join(h, "keys", "team.txt"));
+  expect(statSync(join(h, "keys", "team.txt")).mode & 0o777).toBe(0o600);
+  expect(statSync(join(h, "keys")).mode & 0o777).toBe(0o700);
 });
 
 test("an existing identity file is never overwritten and no key is uploaded", async () => {

@@ -1,11 +1,12 @@
 // svc bot init|list|status|agents list|credential against a real control plane, including
-// the credential's terminal refusal (stdout on a pty) and the one-time, pipe-only write.
+// the credential's refusals before issuing (stdout on a pty, /dev/null), the one-time,
+// pipe-or-file-only write, and a write that fails after issuing (EPIPE).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, createAgent, org, replicaId, svc, svcOnTerminal } from "./cli-support.ts";
+import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { api, cliEnv, createAgent, org, replicaId, svc, svcOnTerminal, tempHome } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 let agentId: string;
@@ -107,14 +108,40 @@ test("credential refuses a terminal: exit 1, no token issued", async () => {
   expect(got.json.has_credential).toBe(false);
 });
 
+test("credential refuses /dev/null before issuing: the token would be lost", async () => {
+  const id = await init("null-bot");
+  const proc = Bun.spawnSync(["sh", "-c", '"$@" > /dev/null', "sh", ...svcCommand(), "bot", "credential", "--installation", id, "--workspace", "default"], { env: cliEnv(cp, tempHome()) });
+  expect(proc.exitCode).toBe(1);
+  const err = proc.stderr.toString();
+  expect(err).toStartWith("svc bot credential: refusing to write the runtime token to a device such as /dev/null");
+  expect(err).toContain("pipe it to a secret manager");
+  expect((await api(cp, "GET", org(cp, `/installations/${id}`))).json.has_credential).toBe(false);
+});
+
+test("a pipe whose reader is gone: the token is issued but lost, and the message says to rotate", async () => {
+  const id = await init("epipe-bot");
+  // The pipe's read end is closed before svc starts, so the one write fails with EPIPE.
+  const harness = "import os, subprocess, sys\nr, w = os.pipe()\nos.close(r)\nsys.exit(subprocess.call(sys.argv[1:], stdout=w))";
+  const proc = Bun.spawnSync(["python3", "-c", harness, ...svcCommand(), "bot", "credential", "--installation", id, "--workspace", "default"], { env: cliEnv(cp, tempHome()) });
+  expect(proc.exitCode).toBe(1);
+  const err = proc.stderr.toString();
+  expect(err).toBe(
+    `svc bot credential: the runtime token of ${id} was issued but could not be written to stdout (EPIPE) and is not shown again; run \`svc bot credential --installation ${id} --workspace default --rotate\` into a working pipe or file\n`,
+  );
+  expect(err).not.toContain("svc_rt_");
+  const rotated = await svc(cp, ["bot", "credential", "--installation", id, "--workspace", "default", "--rotate"]);
+  expect(rotated.code).toBe(0);
+  expect(rotated.stdout).toMatch(/^svc_rt_\S+\n$/);
+});
+
 test("credential writes the token once to a pipe; it works on the runtime API; a second issue is refused", async () => {
   const id = await init("pipe-bot");
   const r = await svc(cp, ["bot", "credential", "--installation", id, "--workspace", "default"]);
   expect(r.code).toBe(0);
   const token = r.stdout.trim();
   expect(r.stdout).toBe(`${token}\n`);
-  expect(token).toMatch(/^svc_rt_/);
-  expect(r.stderr).not.toContain(token);
+  expect(token).toMatch(/^svc_rt_\S+$/);
+  expect(r.stderr).not.toContain("svc_rt_");
   const boot = await api(cp, "POST", "/runtime/bootstrap", { replica_id: replicaId(), credential_sync_recipient: "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", version: "t" }, token);
   expect(boot.status).not.toBe(401);
 
@@ -129,7 +156,7 @@ test("credential --rotate to a file: the new token works, the old one stops", as
   const first = (await svc(cp, ["bot", "credential", "--installation", id, "--workspace", "default"])).stdout.trim();
   const dir = mkdtempSync(join(tmpdir(), "svc-cred-"));
   const file = join(dir, "token");
-  const proc = Bun.spawnSync(["sh", "-c", `"$@" > ${file}`, "sh", ...(await import("../support/controlplane-process.ts")).svcCommand(), "bot", "credential", "--installation", id, "--workspace", "default", "--rotate"], {
+  const proc = Bun.spawnSync(["sh", "-c", `"$@" > ${file}`, "sh", ...svcCommand(), "bot", "credential", "--installation", id, "--workspace", "default", "--rotate"], {
     env: { ...process.env, HOME: dir, SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: cp.token },
   });
   expect(proc.exitCode).toBe(0);

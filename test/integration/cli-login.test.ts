@@ -1,11 +1,12 @@
 // svc login against a real control plane: browser approval (approve URL + user code printed,
 // polled until an owner approves in a console session) and --with-token; the config file is
-// 0600 in a 0700 directory under $HOME and later commands use it.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+// 0600 in a 0700 directory under $HOME and later commands use it; a refused token (401) and a
+// missing role (403) each say what to do next.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand, waitFor } from "../support/controlplane-process.ts";
-import { cliEnv, svc, tempHome } from "./cli-support.ts";
+import { api, cliEnv, org, svc, tempHome } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 const homes: string[] = [];
@@ -118,4 +119,47 @@ test("login without any URL is a usage error", async () => {
   const r = await svc(null, ["login", "--with-token"], { home: home(), stdin: "x" });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("--url");
+});
+
+describe("a refused token or a missing role says what to do next", () => {
+  test("a revoked saved sign-in: run svc login again", async () => {
+    const issued = await api(cp, "POST", org(cp, "/api-tokens"), { name: "to-revoke" });
+    expect(issued.status).toBe(201);
+    const h = home();
+    const login = await svc(cp, ["login", "--url", cp.url, "--with-token"], { home: h, stdin: issued.json.token, auth: false });
+    expect(login.code).toBe(0);
+    expect((await api(cp, "DELETE", org(cp, `/api-tokens/${issued.json.id}`))).status).toBe(204);
+    const r = await svc(cp, ["bot", "list"], { home: h, auth: false });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("svc bot list: your sign-in has expired or was revoked; run `svc login` to sign in again (unauthorized)\n");
+  });
+
+  test("a wrong SVC_TOKEN is named as such", async () => {
+    const r = await svc(cp, ["policies", "list", "--workspace", "default"], { env: { SVC_TOKEN: "svc_at_wrong" } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      "svc policies list: the control plane refused SVC_TOKEN (expired, revoked or wrong); set SVC_TOKEN to a valid API token, or unset SVC_TOKEN and SVC_CONTROL_PLANE_URL and run `svc login` (unauthorized)\n",
+    );
+  });
+
+  test("a member (not owner or admin): the admin role is needed", async () => {
+    const email = "bob@example.com";
+    const password = "correct horse battery staple";
+    expect((await api(cp, "POST", org(cp, "/members"), { email, role: "admin", password })).status).toBeLessThan(300);
+    const signIn = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+    expect(signIn.status).toBe(200);
+    const { csrf_token } = (await signIn.json()) as { csrf_token: string };
+    const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const issued = await fetch(`${cp.url}/api/v1${org(cp, "/api-tokens")}`, { method: "POST", headers: { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" }, body: JSON.stringify({ name: "bob" }) });
+    expect(issued.status).toBe(201);
+    const { token } = (await issued.json()) as { token: string };
+    expect((await api(cp, "POST", org(cp, "/members"), { email, role: "member" })).status).toBeLessThan(300);
+
+    const r = await svc(cp, ["bot", "list"], { env: { SVC_TOKEN: token } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'svc bot list: role "member" cannot do admin work; admin commands need the owner or admin role in the organization: ask an owner or admin to run it or to make your account an admin, then run `svc login` again (forbidden)\n',
+    );
+  });
 });

@@ -87,10 +87,28 @@ test("api_key with two replicas seals to both", async () => {
   expect(r.stderr).toContain("Sealed the API key to 2 runtime replica(s)");
 });
 
-test("an http endpoint is refused with the control plane's code", async () => {
-  const r = await svc(cp, ["model-profiles", "create", "--display-name", "x", "--endpoint", "http://llm.example.com/v1", "--auth-type", "none", "--default-model", "m", "--workspace", "default"]);
-  expect(r.code).toBe(1);
-  expect(r.stderr.trim()).toMatch(/^svc model-profiles create: .+ \(endpoint_not_https\)$/);
+test.each([
+  ["http://llm.example.com/v1", "endpoint_not_https"],
+  ["https://user:s3cret@llm.example.com/v1", "endpoint_has_credentials"],
+  ["https://llm.example.com/v1?key=abc", "endpoint_has_query"],
+  ["https://llm.example.com/v1#frag", "endpoint_has_fragment"],
+  ["llm.example.com/v1", "invalid_endpoint"],
+])("endpoint %s is refused before any call or stdin read, in the control plane's words (%s)", async (endpoint, code) => {
+  // What the control plane itself answers for this endpoint.
+  const server = await api(cp, "POST", org(cp, "/model-profiles"), { display_name: "x", endpoint, auth_type: "none", default_model: "m", workspace: "default" });
+  expect(server.status).toBe(422);
+  expect(server.json.code).toBe(code);
+  // The CLI, with a control plane that answers nothing and an API key on stdin.
+  const args = ["model-profiles", "create", "--display-name", "x", "--endpoint", endpoint, "--auth-type", "api_key", "--default-model", "m", "--workspace", "default"];
+  const r = await svc(null, args, { env: { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" }, stdin: "sk-never-read\n" });
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  const line = r.stderr.split("\n")[0]!;
+  expect(line).toStartWith(`svc model-profiles create: ${server.json.detail}`);
+  expect(line).toEndWith(`(${code})`);
+  expect(r.stderr).toContain("\nUsage: svc model-profiles create ");
+  expect(r.stderr).not.toContain("s3cret");
+  expect(r.stderr).not.toContain("sk-never-read");
 });
 
 test("list, assign by display name, assignment, readiness", async () => {

@@ -40,14 +40,17 @@ test("policies create with --agent-id binds the policy; list shows it", async ()
   expect(json.policies.map((x: { name: string }) => x.name).sort()).toEqual(["chat", "crm-writers"]);
 });
 
-test("a bad pattern is named and nothing is created", async () => {
+test("a bad pattern is named (exit 2) and nothing is created", async () => {
   const before = (await api(cp, "GET", org(cp, "/policies?workspace=default"))).json?.policies?.length ?? 0;
   const r = await create("bad", "role:admin", "model:invoke");
-  expect(r.code).toBe(1);
-  expect(r.stderr.trim()).toBe('svc policies create: src-pattern "role:admin": unknown kind "role" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
+  expect(r.code).toBe(2);
+  expect(r.stderr.split("\n")[0]).toBe('svc policies create: src-pattern "role:admin": unknown kind "role" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
   const d = await create("bad", "*", "tool:");
-  expect(d.code).toBe(1);
+  expect(d.code).toBe(2);
   expect(d.stderr).toContain('the tool name after "tool:" is empty');
+  const email = await create("bad", "user:alice@example.com", "model:invoke");
+  expect(email.code).toBe(2);
+  expect(email.stderr).toContain("svc users resolve --email alice@example.com");
   const after = (await api(cp, "GET", org(cp, "/policies?workspace=default"))).json?.policies?.length ?? 0;
   expect(after).toBe(before);
 });
@@ -56,6 +59,17 @@ test("policies list of an unknown workspace names the code", async () => {
   const r = await svc(cp, ["policies", "list", "--workspace", "nope"]);
   expect(r.code).toBe(1);
   expect(r.stderr.trim()).toMatch(/^svc policies list: .+ \(workspace_not_found\)$/);
+});
+
+test("policies create with user:<service user id> from svc users resolve", async () => {
+  const u = await api(cp, "POST", org(cp, "/users"), { email: "carol@example.com", display_name: "Carol" });
+  expect(u.status).toBeLessThan(300);
+  const id = JSON.parse((await svc(cp, ["users", "resolve", "--email", "carol@example.com", "--json"])).stdout).id;
+  expect(id).toBe(u.json.id);
+  const r = await create("carol-chat", `user:${id}`, "model:invoke", ["--agent-id", agent, "--json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ src: `user:${id}`, dst: "model:invoke" });
 });
 
 test("users resolve and remote-identities list", async () => {

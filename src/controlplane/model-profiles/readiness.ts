@@ -2,9 +2,9 @@
 // gathered from storage, then judged by a pure function so every check's wording is tested
 // without a database. The scope is the runtimes of the agents the profile is assigned to, or
 // of the whole workspace while it is assigned to none.
+import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import type { Db } from "../db/index.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
-import { checkEndpoint } from "./endpoint.ts";
 import { type ProfileRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };

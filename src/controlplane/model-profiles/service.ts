@@ -4,11 +4,11 @@ import { and, eq } from "drizzle-orm";
 import type { BundleModelProfile } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
+import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
-import { checkEndpoint } from "./endpoint.ts";
 import { checkSealedKey, checkSealedTo, refusePlaintextKey } from "./sealed-key.ts";
 
 /** The profile assigned to an agent, as the bundle carries it; null when none is assigned. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { checkEndpoint } from "./endpoint.ts";
+import { checkEndpoint } from "./model-endpoint.ts";
 
 describe("checkEndpoint", () => {
   test("accepts an https base URL and drops the trailing slash", () => {

@@ -1,7 +1,8 @@
 // The model endpoint rule (spec §2, §8): an https URL with no credentials, no query and no
 // fragment. Pure; each refusal has its own code so the CLI and console can say exactly what
-// to fix. Credentials are never echoed back.
-import type { ErrorCode } from "../../contract/errors.ts";
+// to fix. Credentials are never echoed back. Shared by the control plane (on write and in
+// readiness) and `svc model-profiles create` (before anything is sent), so both say the same.
+import type { ErrorCode } from "./errors.ts";
 
 export type EndpointCode = Extract<ErrorCode, "invalid_endpoint" | "endpoint_not_https" | "endpoint_has_credentials" | "endpoint_has_query" | "endpoint_has_fragment">;
 export type EndpointCheck = { ok: true; endpoint: string } | { ok: false; code: EndpointCode; message: string };
