@@ -2,11 +2,12 @@
 // signed in as a member → 403 page. Runs before any API call; the API checks roles again.
 import { type AdminContext, type PageContext, PageExit, apiFor, isAdmin, page, requireSignedIn } from "./context.ts";
 import { forbiddenPage } from "./layout.ts";
+import { loggablePath } from "../http/log-path.ts";
 
 export function requireAdmin(ctx: PageContext): AdminContext {
   const c = requireSignedIn(ctx);
   if (!isAdmin(c.session)) {
-    c.deps.log.warn("console admin page refused", { path: ctx.url.pathname, role: c.session.principal.role });
+    c.deps.log.warn("console admin page refused", { path: loggablePath(ctx.url.pathname), role: c.session.principal.role });
     throw new PageExit(page(forbiddenPage(c), 403));
   }
   return { ...c, api: apiFor(c) };

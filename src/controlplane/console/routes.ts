@@ -9,6 +9,7 @@ import type { ApiHandle } from "./api-client.ts";
 import { type PageContext, PageExit, type PageResult, page } from "./context.ts";
 import { parseCookies, serializeCookie } from "./cookies.ts";
 import { PRESESSION_COOKIE, csrfMatches, newPresessionToken } from "./csrf.ts";
+import { loggablePath } from "../http/log-path.ts";
 import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
@@ -105,7 +106,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       } catch (e) {
         if (e instanceof PageExit) result = e.result;
         else {
-          deps.log.error("console page failed", { path: ctx.url.pathname, error: String(e) });
+          // The path may be a claim link: its token never reaches the log.
+          deps.log.error("console page failed", { path: loggablePath(ctx.url.pathname), error: String(e) });
           result = page(publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }), 500);
         }
       }
