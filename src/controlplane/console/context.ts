@@ -2,6 +2,7 @@
 // in-process API client) and what it returns (a page or a redirect). Access rules live here:
 // pages that need a signed-in owner/admin call `requireAdmin`, which redirects to sign-in or
 // answers 403 for members, before any API call is made (the API enforces roles again).
+import { sessionCookieName } from "../auth/plugin.ts";
 import type { Principal } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type ApiHandle, ConsoleApi } from "./api-client.ts";
@@ -85,5 +86,5 @@ export function isAdmin(session: ConsoleSession | null): boolean {
 }
 
 export function apiFor(ctx: PageContext & { session: ConsoleSession }): ConsoleApi {
-  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId });
+  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId, cookieName: sessionCookieName(ctx.deps.config) });
 }

@@ -20,6 +20,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
 
 export const CALLBACK_PATH = "/sso/callback";
+/** The flow cookie's base name (`__Host-svc_oidc` on https, so its path is `/`). */
 export const FLOW_COOKIE = "svc_oidc";
 export const FLOW_TTL_SECONDS = 600;
 const FLOW_CONTEXT = "console-oidc-flow";

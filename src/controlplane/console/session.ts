@@ -1,6 +1,7 @@
-// Console sessions: the `svc_session` cookie resolved through the auth folder's session
-// functions, and signing an account in to one of its organizations.
-import { SESSION_COOKIE } from "../auth/plugin.ts";
+// Console sessions: the session cookie (`__Host-svc_session`, or `svc_session` on plain-http
+// loopback) resolved through the auth folder's session functions, and signing an account in
+// to one of its organizations.
+import { sessionCookieName } from "../auth/plugin.ts";
 import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
@@ -8,7 +9,7 @@ import type { ConsoleSession } from "./context.ts";
 import { clearCookie, serializeCookie } from "./cookies.ts";
 
 export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string, string>): Promise<ConsoleSession | null> {
-  const raw = cookies[SESSION_COOKIE];
+  const raw = cookies[sessionCookieName(deps.config)];
   if (!raw) return null;
   const principal = await principalFromSession(deps, raw);
   if (!principal || !principal.csrfToken) return null;
@@ -46,10 +47,10 @@ export async function openSession(
 }
 
 export function sessionCookie(deps: ControlPlaneDeps, raw: string): string {
-  return serializeCookie(SESSION_COOKIE, raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
+  return serializeCookie(sessionCookieName(deps.config), raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
 }
 
 export async function signOut(deps: ControlPlaneDeps, raw: string | undefined): Promise<string> {
   if (raw) await deleteSession(deps.db, raw);
-  return clearCookie(SESSION_COOKIE, { secure: deps.config.secureCookies });
+  return clearCookie(sessionCookieName(deps.config), { secure: deps.config.secureCookies });
 }
