@@ -2,7 +2,7 @@
 // loopback) resolved through the auth folder's session functions, and signing an account in
 // to one of its organizations.
 import { sessionCookieName } from "../auth/plugin.ts";
-import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession } from "../auth/service.ts";
+import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession, ssoMayOpen } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
 import type { ConsoleSession } from "./context.ts";
@@ -23,7 +23,8 @@ export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string
 
 /**
  * Starts a session for an account in exactly `orgId`, recording how it was authenticated; null
- * when the account is not a member there (never another organization instead). The membership
+ * when the account is not a member there (never another organization instead), or for "sso"
+ * when it is an owner there (owners sign in with their password). The membership
  * check and the new session are one transaction, so a member removed meanwhile gets no
  * session; `replaces` (the session being left) is deleted in it too. Password sign-in without
  * an organization goes through the auth folder's `signIn`, which picks the default
@@ -38,7 +39,8 @@ export async function openSession(
 ): Promise<{ cookie: string; orgId: string } | null> {
   if (!orgId) return null;
   const raw = await deps.db.transaction(async (tx) => {
-    if (!(await membership(tx, accountId, orgId))) return null;
+    const m = await membership(tx, accountId, orgId);
+    if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
     const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod);
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;
