@@ -10,11 +10,33 @@ export type Decision = Static<typeof Decision>;
 export const AuditKind = Type.Union([Type.Literal("tool"), Type.Literal("model"), Type.Literal("outcome")]);
 export type AuditKind = Static<typeof AuditKind>;
 
+/**
+ * Size bounds of a record, checked where the control plane ingests it. Generous for what a
+ * proxy writes (ids are ~31 characters, tool names at most 200), small enough that one record
+ * cannot fill the store: call content is bounded by `maxCiphertextBase64`.
+ */
+export const AUDIT_RECORD_LIMITS = {
+  id: 64,
+  text: 200,
+  action: 256,
+  model: 1024,
+  remoteUserId: 200,
+  recipientKeyIds: 64,
+  /** base64 characters of the age ciphertext (16 MiB, about 12 MiB of arguments and payload). */
+  maxCiphertextBase64: 16 * 1024 * 1024,
+  /** Integers fit the store's 32-bit columns. */
+  int32: 2_147_483_647,
+} as const;
+
+const L = AUDIT_RECORD_LIMITS;
+const Id = (o: { pattern?: string } = {}) => Type.String({ minLength: 1, maxLength: L.id, ...o });
+const Int32 = (min = -L.int32 - 1) => Type.Integer({ minimum: min, maximum: L.int32 });
+
 export const AuditSubject = Type.Object({
   /** The service user the front-end user resolved to; null when unlinked or no session user. */
-  user_id: Type.Union([Type.String(), Type.Null()]),
+  user_id: Type.Union([Id(), Type.Null()]),
   /** The front-end (chatui) user id, when the call had a session user. */
-  remote_user_id: Type.Union([Type.String(), Type.Null()]),
+  remote_user_id: Type.Union([Type.String({ maxLength: L.remoteUserId }), Type.Null()]),
   /** True when the record falls back to the installation's subject (no session user). */
   via_installation: Type.Boolean(),
 });
@@ -22,32 +44,32 @@ export type AuditSubject = Static<typeof AuditSubject>;
 
 export const AuditRecord = Type.Object({
   id: Type.String({ pattern: "^rec_[0-9A-Z]{26}$" }),
-  ts: Type.String({ format: "date-time" }),
+  ts: Type.String({ format: "date-time", maxLength: 40 }),
   kind: AuditKind,
   harness: Type.Literal("chatui"),
-  organization_id: Type.String(),
-  workspace_id: Type.String(),
-  installation_id: Type.String(),
-  agent_id: Type.String(),
-  replica_id: Type.Optional(Type.String()),
+  organization_id: Id(),
+  workspace_id: Id(),
+  installation_id: Id(),
+  agent_id: Id(),
+  replica_id: Type.Optional(Id()),
   /** `tool:<name>` or `model:invoke`. */
-  action: Type.String(),
-  tool_name: Type.Union([Type.String(), Type.Null()]),
-  model: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  action: Type.String({ minLength: 1, maxLength: L.action }),
+  tool_name: Type.Union([Type.String({ maxLength: L.text }), Type.Null()]),
+  model: Type.Optional(Type.Union([Type.String({ maxLength: L.model }), Type.Null()])),
   decision: Decision,
   /** Why: a refusal code (svc.denied, identity.unlinked, tool_not_registered) or "policy". */
-  reason: Type.String(),
-  policy_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  policy_revision: Type.Integer(),
+  reason: Type.String({ maxLength: L.text }),
+  policy_id: Type.Optional(Type.Union([Id(), Type.Null()])),
+  policy_revision: Int32(0),
   subject: AuditSubject,
   /** For kind "outcome": the id of the decision record this outcome belongs to. */
-  ref: Type.Optional(Type.String()),
+  ref: Type.Optional(Type.String({ pattern: "^rec_[0-9A-Z]{26}$" })),
   outcome: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Null()])),
-  exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  exit_code: Type.Optional(Type.Union([Int32(), Type.Null()])),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
-  digest_key_id: Type.Union([Type.String(), Type.Null()]),
-  recipient_key_ids: Type.Array(Type.String()),
+  digest_key_id: Type.Union([Id(), Type.Null()]),
+  recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),
   /** base64 of a binary age v1 file holding the canonical JSON {arguments, payload}. */
-  ciphertext: Type.Union([Type.String(), Type.Null()]),
+  ciphertext: Type.Union([Type.String({ maxLength: L.maxCiphertextBase64, pattern: "^[A-Za-z0-9+/]*={0,2}$" }), Type.Null()]),
 });
 export type AuditRecord = Static<typeof AuditRecord>;

@@ -14,6 +14,7 @@ import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
 import { directoryRoutes } from "./directory/routes.ts";
+import { loggablePath } from "./http/log-path.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
@@ -55,7 +56,7 @@ export function createApp(deps: ControlPlaneDeps) {
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = (request: Request): Promise<Response> => root.handle(request);
   const root: Elysia = new Elysia()
-    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path, code, error: String(error) })))
+    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
     .use(
       openapi({
         path: "/api/v1/openapi",

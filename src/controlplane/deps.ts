@@ -28,6 +28,10 @@ export type ControlPlaneConfig = {
   allowPrivateOutbound: boolean;
   /** Unused, unexpired claim links kept per (installation, front-end user); older ones are deleted. */
   maxLiveClaimLinks: number;
+  /** Audit records older than this (by their `ts`) are rejected at ingest. */
+  auditMaxAgeSeconds: number;
+  /** Audit records dated further than this ahead of the control plane's clock are rejected at ingest. */
+  auditMaxFutureSeconds: number;
 };
 
 export type ControlPlaneDeps = {
@@ -52,5 +56,8 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     trustForwardedFor: false,
     allowPrivateOutbound: false,
     maxLiveClaimLinks: 3,
+    // A spool may hold records through a long outage; anything older is not a real decision.
+    auditMaxAgeSeconds: 90 * 24 * 3600,
+    auditMaxFutureSeconds: 15 * 60,
   };
 }

@@ -263,10 +263,12 @@ describe("audit keys and escrow", () => {
 describe("audit view", () => {
   test("search by tool and decision; records show key ids or digest-only, never ciphertext", async () => {
     const keyId = "key_01JTESTKEY0000000000000000";
+    // Recent days: the control plane refuses records older than its window (90 days).
+    const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10);
     await shipRecords(cp, rt, [
-      auditRecord(rt, cp, { tool: "crm.lookup", decision: "permit", keyIds: [keyId, "key_01JTESTKEY0000000000000001"], ts: "2025-03-01T10:00:00Z" }),
-      auditRecord(rt, cp, { tool: "crm.lookup", decision: "deny", ts: "2025-03-01T11:00:00Z" }),
-      auditRecord(rt, cp, { tool: "mail.send", decision: "permit", ts: "2025-03-02T09:00:00Z" }),
+      auditRecord(rt, cp, { tool: "crm.lookup", decision: "permit", keyIds: [keyId, "key_01JTESTKEY0000000000000001"], ts: `${day(3)}T10:00:00Z` }),
+      auditRecord(rt, cp, { tool: "crm.lookup", decision: "deny", ts: `${day(3)}T11:00:00Z` }),
+      auditRecord(rt, cp, { tool: "mail.send", decision: "permit", ts: `${day(2)}T09:00:00Z` }),
     ]);
     const { page } = owner;
     await page.goto(cp.url + "/audit");
@@ -289,7 +291,7 @@ describe("audit view", () => {
     await expect(rows.first().textContent()).resolves.toContain("digest-only");
 
     // time and installation filters
-    await page.goto(`${cp.url}/audit?from=2025-03-02T00:00&installation=${rt.installationId}`);
+    await page.goto(`${cp.url}/audit?from=${day(2)}T00:00&installation=${rt.installationId}`);
     expect(await rows.count()).toBe(1);
     await expect(rows.first().textContent()).resolves.toContain("mail.send");
 

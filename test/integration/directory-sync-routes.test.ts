@@ -293,6 +293,64 @@ describe("sync", () => {
     expect(followed.some((r) => r.path.endsWith("/members"))).toBe(true);
   });
 
+  describe("a page that fails fails the whole run: recorded as failed, nothing applied", () => {
+    // After a first good sync, alice loses her role in Entra; a run that could not read
+    // everything must not apply that (nor, worse, read the unread rest as removals).
+    async function afterFirstSync() {
+      const many = Array.from({ length: 5 }, (_, i) => f.graph.addUser(`Pager${i}`));
+      for (const u of many) f.graph.assign(f.roles.admins.id, u);
+      f.graph.pageSize = 2;
+      await configure(f);
+      expect((await run(f)).status).toBe("succeeded");
+      f.graph.unassign(f.roles.users.id, f.people.alice.id);
+      return dbSnapshot(f);
+    }
+    const assignmentsPage = (n: "first" | "later") => (r: { path: string; query: URLSearchParams }) =>
+      r.path.endsWith("/appRoleAssignedTo") && (n === "first" ? !r.query.has("$skiptoken") : r.query.has("$skiptoken"));
+    const membersPage = (n: "first" | "later") => (r: { path: string; query: URLSearchParams }) =>
+      r.path.endsWith("/members") && (n === "first" ? !r.query.has("$skiptoken") : r.query.has("$skiptoken"));
+
+    for (const [name, match, status, errorText] of [
+      ["a 404 on an @odata.nextLink page of the assignments", assignmentsPage("later"), 404, "answered 404 for page 2 of the app role assignments"],
+      ["a 404 on the assignments themselves (appRoleAssignedTo)", assignmentsPage("first"), 404, "answered 404 for the app role assignments"],
+      ["a 500 on an @odata.nextLink page of the assignments", assignmentsPage("later"), 500, "HTTP 500"],
+      ["a 404 on a group's members (the group vanished)", membersPage("first"), 404, "answered 404 for the members of group"],
+      ["a 404 on an @odata.nextLink page of a group's members", membersPage("later"), 404, "answered 404 for page 2 of the members of group"],
+      ["a 404 on a directly assigned user", (r: { path: string }) => r.path.startsWith("/v1.0/users/"), 404, "answered 404 for user"],
+    ] as const) {
+      test(name, async () => {
+        const before = await afterFirstSync();
+        f.graph.fail(match, status);
+        const report = await run(f);
+        expect(report.status).toBe("failed");
+        expect(report.errors).toHaveLength(1);
+        expect(report.errors[0]).toContain(errorText);
+        expect(report.changes).toEqual([]);
+        expect(await dbSnapshot(f)).toEqual(before);
+        // Once Graph answers again, the next run applies the change.
+        f.graph.clearFailures();
+        expect((await run(f)).status).toBe("succeeded");
+        expect((await memberships(f))["chat-users"]).not.toContain("alice@example.com");
+      });
+    }
+
+    test("a page without a value array, or a nextLink that repeats itself", async () => {
+      const before = await afterFirstSync();
+      f.graph.fail(assignmentsPage("later"), 200, { body: { "@odata.context": "x" } });
+      let report = await run(f);
+      expect(report.status).toBe("failed");
+      expect(report.errors[0]).toContain("without a value array");
+      expect(await dbSnapshot(f)).toEqual(before);
+      f.graph.clearFailures();
+      const loop = `${f.graph.url}/v1.0/servicePrincipals/${f.graph.servicePrincipalId}/appRoleAssignedTo?$skiptoken=0`;
+      f.graph.fail(assignmentsPage("later"), 200, { body: { value: [], "@odata.nextLink": loop } });
+      report = await run(f);
+      expect(report.status).toBe("failed");
+      expect(report.errors[0]).toContain("same @odata.nextLink twice");
+      expect(await dbSnapshot(f)).toEqual(before);
+    });
+  });
+
   test("429 with Retry-After is waited out and the request retried", async () => {
     await configure(f);
     f.graph.throttle(2, 1);

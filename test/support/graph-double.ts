@@ -6,7 +6,8 @@
 //   GET  /v1.0/groups/{id}/members?$select=…                           OData pages
 //   GET  /v1.0/users/{id}?$select=…
 // State is plain and mutable so tests add and remove roles, assignments, members and
-// disable accounts between runs. On demand: 429 with Retry-After, 403 for a permission.
+// disable accounts between runs. On demand: 429 with Retry-After, 403 for a permission, and
+// any status for chosen requests (a page that vanished, a server error: `fail`).
 import { randomUUID } from "node:crypto";
 import { type TestTls, testTls } from "./tls.ts";
 
@@ -16,6 +17,9 @@ export type DoubleAssignment = { id: string; appRoleId: string; principalId: str
 export type DoubleGroup = { id: string; displayName: string; members: string[] };
 
 export type GraphRequest = { method: string; path: string; query: string; status: number; at: number };
+
+/** Which Graph requests a scripted failure hits: the decoded path and the raw query. */
+export type FailureMatch = (request: { path: string; query: URLSearchParams }) => boolean;
 
 export const PERMISSION_OF_ROUTE = {
   servicePrincipal: "Application.Read.All",
@@ -41,6 +45,7 @@ export class GraphDouble {
   requests: GraphRequest[] = [];
   readonly tls: TestTls;
   #throttle: { remaining: number; retryAfter: number } = { remaining: 0, retryAfter: 0 };
+  #failures: Array<{ match: FailureMatch; status: number; remaining: number; body?: unknown }> = [];
   #tokens = new Set<string>();
   #server: ReturnType<typeof Bun.serve>;
 
@@ -99,6 +104,18 @@ export class GraphDouble {
     this.#throttle = { remaining: count, retryAfter: retryAfterSeconds };
   }
 
+  /**
+   * Graph requests matching `match` answer `status` (a Graph error body, or `body` as JSON with
+   * status 200 to send a malformed page), `count` times (default: until `clearFailures`).
+   */
+  fail(match: FailureMatch, status: number, o: { count?: number; body?: unknown } = {}): void {
+    this.#failures.push({ match, status, remaining: o.count ?? Number.POSITIVE_INFINITY, ...(o.body !== undefined ? { body: o.body } : {}) });
+  }
+
+  clearFailures(): void {
+    this.#failures = [];
+  }
+
   /** Forgets every issued token: the next Graph call gets 401 until a new sign-in. */
   expireTokens(): void {
     this.#tokens.clear();
@@ -127,6 +144,14 @@ export class GraphDouble {
     if (this.#throttle.remaining > 0) {
       this.#throttle.remaining--;
       return graphError(429, "TooManyRequests", "Too many requests.", { "retry-after": String(this.#throttle.retryAfter) });
+    }
+    const failure = this.#failures.find((f) => f.remaining > 0 && f.match({ path, query: url.searchParams }));
+    if (failure) {
+      failure.remaining--;
+      if (failure.body !== undefined) return json(failure.body, failure.status);
+      return failure.status === 404
+        ? graphError(404, "Request_ResourceNotFound", `Resource '${path}' does not exist or one of its queried reference-property objects are not present.`)
+        : graphError(failure.status, "UnknownError", "Scripted failure.");
     }
     const select = url.searchParams.get("$select")?.split(",");
     const skip = Number(url.searchParams.get("$skiptoken") ?? 0);

@@ -21,12 +21,16 @@ const CreateKey = t.Object(
   { additionalProperties: false },
 );
 
-/** `key_…:disable` → ["key_…", "disable"]. */
-export function parseKeyAction(segment: string): { id: string; action: string } {
-  const decoded = decodeURIComponent(segment);
-  const i = decoded.lastIndexOf(":");
-  if (i <= 0) throw new SvcError("not_found", `no route POST …/audit-encryption-keys/${decoded}; did you mean …/${decoded}:disable?`);
-  return { id: decoded.slice(0, i), action: decoded.slice(i + 1) };
+/**
+ * `key_…:disable` → ["key_…", "disable"]. The router has already percent-decoded the segment
+ * (decoding it again turned a `%25` into a lone `%` and a 500), and gives no string at all when
+ * the segment's escapes are malformed: both are a 404 here, never an error.
+ */
+export function parseKeyAction(segment: unknown): { id: string; action: string } {
+  if (typeof segment !== "string") throw new SvcError("not_found", "no such audit-encryption key; the path is POST …/audit-encryption-keys/{id}:disable");
+  const i = segment.lastIndexOf(":");
+  if (i <= 0) throw new SvcError("not_found", `no route POST …/audit-encryption-keys/${segment}; did you mean …/${segment}:disable?`);
+  return { id: segment.slice(0, i), action: segment.slice(i + 1) };
 }
 
 export function auditKeyRoutes(deps: ControlPlaneDeps) {
@@ -59,6 +63,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
     .post(
       "/audit-encryption-keys/:keyAction",
       async ({ principal, params }) => {
+        // Typed as a string, but null when the segment's escapes are malformed (see parseKeyAction).
         const { id, action } = parseKeyAction(params.keyAction);
         if (action !== "disable") throw new SvcError("not_found", `unknown key action "${action}"; the only action is :disable`);
         return keyView(await disableKey(deps, principal.orgId, id));

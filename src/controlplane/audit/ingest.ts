@@ -1,25 +1,32 @@
 // Audit ingest (POST /api/v1/runtime/audit-records): a batch from one installation's shipper
 // is stored in one transaction, 500 rows per INSERT. Insert-or-ignore by record id
 // makes a batch resent after a crash harmless; every id stored, new or not, is acknowledged.
-// A record that is not the caller's (another installation or organization, or an id already
-// held by another installation's record) is not stored and is named in `rejected` with the
-// reason; the rest of the batch is stored all the same, so one bad record never blocks a
-// shipper. Resending gives the same answer. Ciphertext is stored as bytes and never looked into.
+// Each record is checked on its own first (record-check.ts: the contract's shape and size
+// bounds, the caller's own installation, organization, workspace and agent, a timestamp within
+// the accepted window); one that fails, or whose id is already held by another installation's
+// record, is not stored and is named in `rejected` with the reason; the rest of the batch is
+// stored all the same, so one bad record never blocks a shipper. Resending gives the same
+// answer. Ciphertext is stored as bytes and never looked into.
 import { and, eq, inArray } from "drizzle-orm";
+import { t } from "elysia";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { checkRecord } from "./record-check.ts";
+
+/**
+ * The batch envelope the route validates: up to 5000 entries, each checked by checkRecord, so a
+ * malformed record is rejected alone instead of failing the batch with 422.
+ */
+export const AuditBatchEnvelope = t.Object(
+  { records: t.Array(t.Unknown({ description: "an AuditRecord (src/contract/audit.ts); malformed ones are rejected one by one" }), { minItems: 1, maxItems: 5000 }) },
+  { additionalProperties: false },
+);
 
 /** Rows per INSERT: 27 parameters each stays under SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 500;
-
-/** Why a record is not the caller's to store; null when it is (it names the caller's installation and organization). */
-export function ownershipProblem(r: AuditRecord, caller: Pick<RuntimeCaller, "installationId" | "orgId">): string | null {
-  if (r.installation_id === caller.installationId && r.organization_id === caller.orgId) return null;
-  return `record ${r.id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}`;
-}
 
 /** One record as a row of audit_records. */
 export function recordRow(r: AuditRecord, receivedAt: number) {
@@ -54,15 +61,17 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
   };
 }
 
-export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly AuditRecord[]): Promise<AuditBatchResponse> {
+export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
+  const window = { now: receivedAt, maxAgeMs: deps.config.auditMaxAgeSeconds * 1000, maxFutureMs: deps.config.auditMaxFutureSeconds * 1000 };
   const rejected: { id: string; reason: string }[] = [];
   const own: AuditRecord[] = [];
-  for (const r of records) {
-    const problem = ownershipProblem(r, caller);
-    if (problem) rejected.push({ id: r.id, reason: problem });
-    else own.push(r);
-  }
+  records.forEach((raw, index) => {
+    const verdict = checkRecord(raw, index, caller, window);
+    if (verdict.ok) own.push(verdict.record);
+    else rejected.push({ id: verdict.id, reason: verdict.reason });
+  });
+  if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
   return deps.db.transaction(async (tx) => {
     const a = tables(tx).auditRecords;
     const stored = new Set<string>();

@@ -7,12 +7,18 @@
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { cookieName } from "../http/cookie-names.ts";
 import { findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
 import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
 import { bearer, safeEqual } from "./tokens.ts";
 
+/** The session cookie's base name; `__Host-svc_session` with Secure cookies (sessionCookieName). */
 export const SESSION_COOKIE = "svc_session";
 export const CSRF_HEADER = "x-csrf-token";
+
+export function sessionCookieName(config: Pick<ControlPlaneDeps["config"], "secureCookies">): string {
+  return cookieName(SESSION_COOKIE, config.secureCookies);
+}
 
 type Ctx = { headers: Record<string, string | undefined>; params: unknown; request: Request; cookie: Record<string, { value?: unknown }> };
 
@@ -22,7 +28,7 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
   if (token) {
     p = await principalFromToken(deps, token);
   } else {
-    const raw = ctx.cookie[SESSION_COOKIE]?.value;
+    const raw = ctx.cookie[sessionCookieName(deps.config)]?.value;
     if (typeof raw === "string" && raw) {
       p = await principalFromSession(deps, raw);
       if (p && ctx.request.method !== "GET" && ctx.request.method !== "HEAD") {

@@ -7,7 +7,7 @@ import { clientIp, clientIpPlugin, withRetryAfter } from "../http/rate-limit.ts"
 import { getOrganization } from "../organizations/service.ts";
 import { approveLoginRequest, createLoginRequest, describeLoginRequest, redeemLoginRequest } from "./login-requests.ts";
 import { ApiTokenCreate, ApiTokenParams, LoginRequestApprove, LoginRequestCreate, LoginRequestParams, LoginRequestToken, SessionCreate } from "./model.ts";
-import { SESSION_COOKIE, authPlugin } from "./plugin.ts";
+import { authPlugin, sessionCookieName } from "./plugin.ts";
 import { deleteSession, issueApiToken, listApiTokens, revokeOrgApiToken } from "./service.ts";
 import { signIn } from "./sessions.ts";
 
@@ -32,6 +32,7 @@ export function checkJsonSignIn(publicUrl: string, headers: Headers): void {
 }
 
 export function authRoutes(deps: ControlPlaneDeps) {
+  const cookieName = sessionCookieName(deps.config);
   const sessionCookie = (value: string, maxAge: number) => ({
     value,
     httpOnly: true,
@@ -53,22 +54,22 @@ export function authRoutes(deps: ControlPlaneDeps) {
           ...(body.organization_id ? { organizationId: body.organization_id } : {}),
           clientIp: clientIp(deps, request),
         }));
-        cookie[SESSION_COOKIE]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
+        cookie[cookieName]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
         return out;
       },
       {
         body: SessionCreate,
         // transform runs before body validation, so a form post is refused with this reason.
         transform: ({ request }) => checkJsonSignIn(deps.config.publicUrl, request.headers),
-        detail: { tags, summary: "Sign in to the console (sets the svc_session cookie); JSON only, same-origin when Origin is sent" },
+        detail: { tags, summary: "Sign in to the console (sets the session cookie: `__Host-svc_session` on https, `svc_session` on plain-http loopback); JSON only, same-origin when Origin is sent" },
       },
     )
     .delete(
       "/auth/sessions",
       async ({ cookie, set }) => {
-        const raw = cookie[SESSION_COOKIE]?.value;
+        const raw = cookie[cookieName]?.value;
         if (typeof raw === "string" && raw) await deleteSession(deps.db, raw);
-        cookie[SESSION_COOKIE]!.set(sessionCookie("", 0));
+        cookie[cookieName]!.set(sessionCookie("", 0));
         set.status = 204;
       },
       { member: true, detail: { tags, summary: "Sign out" } },

@@ -11,7 +11,8 @@ export type Role = "owner" | "admin" | "member";
 /**
  * How a console session was authenticated. "password": the account's own credential, good for
  * any organization the account belongs to. "sso": the identity provider of the session's
- * organization, which an admin of that organization controls; it vouches for nothing else.
+ * organization, which an admin of that organization controls; it vouches for nothing else,
+ * and never for an owner: an owner signs in with their password (`ssoMayOpen`).
  */
 export type AuthMethod = "password" | "sso";
 export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod };
@@ -187,6 +188,15 @@ export async function deleteSession(db: Db, raw: string) {
   await db.delete(s).where(eq(s.idHash, hashSecret(raw)));
 }
 
+/**
+ * Whether single sign-on may speak for a member with this role. Never for an owner: whoever
+ * runs the identity provider could otherwise sign in as the owner (and an admin who pointed the
+ * organization at a provider they control would become owner). Owners use their password.
+ */
+export function ssoMayOpen(role: Role): boolean {
+  return role !== "owner";
+}
+
 async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
   const { memberships: m, accounts: a } = tables(db);
   const [row] = await db
@@ -195,6 +205,8 @@ async function principalFor(db: Db, accountId: string, orgId: string, via: Princ
     .innerJoin(a, eq(a.id, m.accountId))
     .where(and(eq(m.accountId, accountId), eq(m.orgId, orgId)));
   if (!row) return null;
+  // A single sign-on session of an account made owner since: it ends (sign in with the password).
+  if (session?.authMethod === "sso" && !ssoMayOpen(row.role)) return null;
   return { accountId, email: row.email, orgId, role: row.role, via, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 

@@ -1,7 +1,7 @@
 // The console's way to the service: the same JSON admin API the CLI uses, called in-process
 // with the signed-in user's session cookie (and CSRF header for writes). Pages render what it
 // answers, or its problem+json `detail` as an error banner; roles are enforced by the API too.
-import { CSRF_HEADER, SESSION_COOKIE } from "../auth/plugin.ts";
+import { CSRF_HEADER } from "../auth/plugin.ts";
 
 export type ApiHandle = (request: Request) => Promise<Response>;
 
@@ -9,7 +9,7 @@ export type ApiProblem = { status: number; code: string; detail: string; errors?
 export type ApiResult<T> = { ok: true; status: number; data: T } | { ok: false; status: number; problem: ApiProblem };
 
 /** What the console needs to call the API as the signed-in user. */
-export type ApiCaller = { sessionRaw: string; csrfToken: string; orgId: string };
+export type ApiCaller = { sessionRaw: string; csrfToken: string; orgId: string; /** The session cookie's name in this mode (sessionCookieName). */ cookieName: string };
 
 export const API_ORIGIN = "http://localhost";
 
@@ -29,7 +29,7 @@ export class ConsoleApi {
   }
 
   async send<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
-    const headers: Record<string, string> = { cookie: `${SESSION_COOKIE}=${this.caller.sessionRaw}`, accept: "application/json" };
+    const headers: Record<string, string> = { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/json" };
     if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = this.caller.csrfToken;
     if (body !== undefined) headers["content-type"] = "application/json";
     let res: Response;

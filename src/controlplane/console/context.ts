@@ -2,6 +2,7 @@
 // in-process API client) and what it returns (a page or a redirect). Access rules live here:
 // pages that need a signed-in owner/admin call `requireAdmin`, which redirects to sign-in or
 // answers 403 for members, before any API call is made (the API enforces roles again).
+import { sessionCookieName } from "../auth/plugin.ts";
 import type { Principal } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type ApiHandle, ConsoleApi } from "./api-client.ts";
@@ -42,10 +43,30 @@ export class PageExit extends Error {
 
 export type AdminContext = PageContext & { session: ConsoleSession; api: ConsoleApi };
 
-/** Keeps a post-sign-in target on this site: a path, never `//host` or a full URL. */
+/** Longest post-sign-in target kept; longer ones fall back (no real console path is this long). */
+const MAX_NEXT_LENGTH = 2048;
+/** Any origin will do: `safeNext` only asks whether a target stays on the origin it is resolved against. */
+const NEXT_BASE = "https://console.invalid";
+
+/**
+ * Keeps a post-sign-in target on this site: a same-origin absolute path (with query), never
+ * `//host`, a full URL, or anything a browser would read as one. Browsers drop tabs and
+ * newlines and treat `\` as `/` in URLs, so `/\t/evil` or `/\\evil` would leave the site:
+ * control characters, spaces, backslashes and non-ASCII are refused outright (a real target
+ * is percent-encoded), then the target must resolve to the base's own origin.
+ */
 export function safeNext(next: unknown, fallback = "/"): string {
-  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return fallback;
-  if (/[\r\n]/.test(next)) return fallback;
+  if (typeof next !== "string" || next.length === 0 || next.length > MAX_NEXT_LENGTH) return fallback;
+  if (!next.startsWith("/") || next.startsWith("//")) return fallback;
+  if (!/^[\x21-\x7e]+$/.test(next) || next.includes("\\")) return fallback;
+  let resolved: URL;
+  try {
+    resolved = new URL(next, NEXT_BASE);
+  } catch {
+    return fallback;
+  }
+  // `/.//evil` stays here as given, but re-serialized its path would start with `//`.
+  if (resolved.origin !== NEXT_BASE || resolved.pathname.startsWith("//")) return fallback;
   return next;
 }
 
@@ -65,5 +86,5 @@ export function isAdmin(session: ConsoleSession | null): boolean {
 }
 
 export function apiFor(ctx: PageContext & { session: ConsoleSession }): ConsoleApi {
-  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId });
+  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId, cookieName: sessionCookieName(ctx.deps.config) });
 }

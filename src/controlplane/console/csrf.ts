@@ -4,10 +4,15 @@
 // echo. Comparison is timing-safe; anything missing or not a string fails.
 import { randomBytes } from "node:crypto";
 import { safeEqual } from "../auth/tokens.ts";
+import { cookieName } from "../http/cookie-names.ts";
 
 export const CSRF_FIELD = "_csrf";
-/** The pre-session double-submit cookie, scoped to the whole console. */
+/** The pre-session double-submit cookie's base name, scoped to the whole console (`__Host-svc_form` on https). */
 export const PRESESSION_COOKIE = "svc_form";
+
+export function presessionCookieName(config: { secureCookies: boolean }): string {
+  return cookieName(PRESESSION_COOKIE, config.secureCookies);
+}
 
 export function csrfMatches(expected: string | null | undefined, sent: unknown): boolean {
   if (typeof expected !== "string" || expected.length < 16) return false;

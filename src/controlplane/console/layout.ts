@@ -165,6 +165,15 @@ export function forbiddenPage(ctx: PageContext & { session: ConsoleSession }): S
   });
 }
 
+export function ownerOnlyPage(ctx: PageContext & { session: ConsoleSession }, what: string): SafeHtml {
+  return shell(ctx.session, {
+    title: "Owner access needed",
+    active: "none",
+    error: `Only an owner of ${ctx.session.orgName} can ${what}; your role is "${ctx.session.principal.role}". Nothing was changed.`,
+    body: html`<p><a href="/settings">Back to settings</a></p>`,
+  });
+}
+
 // ── components ─────────────────────────────────────────────────────────────────────────
 
 export type FieldOptions = {

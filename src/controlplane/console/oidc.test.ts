@@ -49,13 +49,15 @@ describe("validateIssuer", () => {
 describe("finishSso", () => {
   test("the authorization request carries PKCE S256, state and nonce; a good ID token signs in the member", async () => {
     const cp = await testControlPlane();
+    const admin = await createAccount(cp.deps.db, { email: "admin@example.com" });
+    await addMembership(cp.deps.db, admin.id, cp.orgId, "admin");
     const { flow, state, nonce, challenge, q } = await begin(cp);
     expect(q.get("code_challenge_method")).toBe("S256");
     expect(q.get("redirect_uri")).toBe("http://127.0.0.1:8420/sso/callback");
     expect(q.get("scope")).toContain("openid");
-    idp.nextIdToken = await idp.idToken({ nonce, email: "Owner@Example.com", email_verified: true });
+    idp.nextIdToken = await idp.idToken({ nonce, email: "Admin@Example.com", email_verified: true });
     const result = await finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c1" }));
-    expect(result).toMatchObject({ orgId: cp.orgId, accountId: cp.accountId, email: "owner@example.com", next: "/audit" });
+    expect(result).toMatchObject({ orgId: cp.orgId, accountId: admin.id, email: "admin@example.com", next: "/audit" });
     // the verifier sent matches the challenge; the client authenticated with its secret
     expect(createHash("sha256").update(idp.lastTokenRequest!.verifier!).digest("base64url")).toBe(challenge);
     expect(idp.lastTokenRequest!.auth).toBe(`Basic ${Buffer.from("console:s3cret").toString("base64")}`);
@@ -79,6 +81,13 @@ describe("finishSso", () => {
       idp.nextIdToken = await idp.idToken({ nonce, email: "owner@example.com", email_verified: true, ...claims }, opts);
       expect(await refusal(finishSso(cp.deps, flow, new URLSearchParams({ state, code: "c" })))).toContain(why);
     }
+  });
+
+  test("an owner's email is refused: owners sign in with their password", async () => {
+    const cp = await testControlPlane();
+    const b = await begin(cp);
+    idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: "owner@example.com", email_verified: true });
+    expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("owners sign in with their password");
   });
 
   test("an unverified email, or an email without membership, is refused", async () => {

@@ -6,7 +6,8 @@
 // against the provider's JWKS (jose), with issuer, audience, expiry and nonce; the account is
 // matched by the token's verified email and must already be a member of the organization.
 // The session it opens is an "sso" session bound to that organization: the provider is run by
-// that organization's admins, so it vouches for the account there and nowhere else.
+// that organization's admins, so it vouches for the account there and nowhere else, and never
+// for an owner (owners sign in with their password; only owners change the provider).
 // The issuer, and every endpoint the control plane itself calls (discovery, token, JWKS,
 // userinfo), must pass the outbound URL policy (http/outbound.ts): public addresses only
 // unless the operator allows private ones; checked when saved and before each call.
@@ -14,12 +15,13 @@ import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
 import { SvcError } from "../../contract/errors.ts";
-import { findAccountByEmail, membership } from "../auth/service.ts";
+import { findAccountByEmail, membership, ssoMayOpen } from "../auth/service.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
 
 export const CALLBACK_PATH = "/sso/callback";
+/** The flow cookie's base name (`__Host-svc_oidc` on https, so its path is `/`). */
 export const FLOW_COOKIE = "svc_oidc";
 export const FLOW_TTL_SECONDS = 600;
 const FLOW_CONTEXT = "console-oidc-flow";
@@ -266,8 +268,12 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
   if (identity.email_verified !== true) throw new SsoError(`the identity provider has not verified ${email}; verify it there and try again`);
 
   const account = await findAccountByEmail(deps.db, email);
-  if (!account || !(await membership(deps.db, account.id, flow.orgId))) {
+  const member = account ? await membership(deps.db, account.id, flow.orgId) : undefined;
+  if (!account || !member) {
     throw new SsoError(`${email} is not a member of this organization; ask an owner or admin to add you`);
+  }
+  if (!ssoMayOpen(member.role)) {
+    throw new SsoError(`${email} is an owner of this organization: owners sign in with their password, not single sign-on`);
   }
   return { accountId: account.id, orgId: flow.orgId, email, next: flow.next };
 }

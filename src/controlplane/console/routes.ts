@@ -8,7 +8,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import type { ApiHandle } from "./api-client.ts";
 import { type PageContext, PageExit, type PageResult, page } from "./context.ts";
 import { parseCookies, serializeCookie } from "./cookies.ts";
-import { PRESESSION_COOKIE, csrfMatches, newPresessionToken } from "./csrf.ts";
+import { csrfMatches, newPresessionToken, presessionCookieName } from "./csrf.ts";
+import { loggablePath } from "../http/log-path.ts";
 import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
@@ -72,15 +73,16 @@ function csrfRefused(): PageResult {
 }
 
 export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
+  const presessionCookie = presessionCookieName(deps.config);
   const run =
     (handler: Handler, csrf: CsrfMode | null = null) =>
     async ({ request, params, body }: { request: Request; params: Record<string, string>; body?: unknown }): Promise<Response> => {
       const cookies = parseCookies(request.headers.get("cookie"));
       const setCookies: string[] = [];
-      let presession = cookies[PRESESSION_COOKIE];
+      let presession = cookies[presessionCookie];
       if (!presession || presession.length < 16) {
         presession = newPresessionToken();
-        setCookies.push(serializeCookie(PRESESSION_COOKIE, presession, { secure: deps.config.secureCookies }));
+        setCookies.push(serializeCookie(presessionCookie, presession, { secure: deps.config.secureCookies }));
       }
       const ctx: PageContext = {
         deps,
@@ -97,7 +99,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       try {
         if (csrf === "session" && !(ctx.session && csrfMatches(ctx.session.csrfToken, ctx.form._csrf))) {
           result = ctx.session ? csrfRefused() : { kind: "redirect", location: "/sign-in" };
-        } else if (csrf === "presession" && !csrfMatches(cookies[PRESESSION_COOKIE], ctx.form._csrf)) {
+        } else if (csrf === "presession" && !csrfMatches(cookies[presessionCookie], ctx.form._csrf)) {
           result = csrfRefused();
         } else {
           result = await handler(ctx, cookies);
@@ -105,7 +107,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       } catch (e) {
         if (e instanceof PageExit) result = e.result;
         else {
-          deps.log.error("console page failed", { path: ctx.url.pathname, error: String(e) });
+          // The path may be a claim link: its token never reaches the log.
+          deps.log.error("console page failed", { path: loggablePath(ctx.url.pathname), error: String(e) });
           result = page(publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }), 500);
         }
       }

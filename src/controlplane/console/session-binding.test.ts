@@ -1,11 +1,13 @@
 // Sessions remember how and for which organization they were authenticated. A single sign-on
 // session is bound to the organization whose provider vouched for it (that provider is run by
-// that organization's admins); a password session may switch among the account's
-// organizations. Driven through the real app in-process, with a scripted identity provider
-// that asserts whatever email its (malicious) admin wants.
+// that organization's admins), and never speaks for an owner; only owners change the provider;
+// a password session may switch among the account's organizations. Driven through the real app
+// in-process, with a scripted identity provider that asserts whatever email its (malicious)
+// admin wants.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { PASSWORD, secondOrganization } from "../auth/test-fixtures.ts";
+import { PASSWORD, accountWithRole, secondOrganization } from "../auth/test-fixtures.ts";
+import { addMembership } from "../auth/service.ts";
 import { inspectClaim } from "../claims/service.ts";
 import { tables } from "../db/index.ts";
 import { findRemoteIdentity } from "../directory/service.ts";
@@ -47,6 +49,7 @@ function browser(cp: TestControlPlane) {
   };
   return {
     jar,
+    send,
     get: (path: string) => send(path),
     post: (path: string, form: Record<string, string>) => send(path, { method: "POST", headers: FORM, body: new URLSearchParams(form) }),
     api: async (method: string, path: string) => {
@@ -140,15 +143,107 @@ describe("single sign-on sessions are bound to their organization", () => {
   test("the organization's own SSO session redeems its claim link; the SSO session stays in that organization", async () => {
     const { cp } = await attackSetup();
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme" });
+    const staff = await accountWithRole(cp, "member", "staff@example.com");
     const inst = await addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "own-chat" } })).json.url).pathname;
     const me = browser(cp);
-    await ssoSignIn(me, cp.orgId, VICTIM, path);
-    expect(await (await me.get(path)).text()).toContain(`Link my chat account to ${VICTIM}`);
+    await ssoSignIn(me, cp.orgId, staff.email, path);
+    expect(await (await me.get(path)).text()).toContain(`Link my chat account to ${staff.email}`);
     const res = await me.post(path, { action: "link", _csrf: await me.csrf() });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("Your chat account is linked");
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "own-chat"))?.userId).toBeTruthy();
+  });
+});
+
+describe("single sign-on never speaks for an owner, and only owners change it", () => {
+  async function ssoSettingsSetup() {
+    const cp = await testControlPlane();
+    const admin = await accountWithRole(cp, "admin", "admin@example.com");
+    return { cp, admin };
+  }
+  const oidcRow = async (cp: TestControlPlane) => (await cp.deps.db.select().from(tables(cp.deps.db).oidcConfigs))[0];
+  const ssoForm = { issuer: "", client_id: "console", client_secret: "attacker-secret" };
+
+  test("an admin cannot configure, replace or remove single sign-on; an owner can", async () => {
+    const { cp } = await ssoSettingsSetup();
+    const admin = browser(cp);
+    await passwordSignIn(admin, "admin@example.com");
+    const page = await (await admin.get("/settings")).text();
+    expect(page).toContain("Only an owner can change single sign-on");
+    expect(page).not.toContain('action="/settings/sso"');
+    const tried = await admin.post("/settings/sso", { ...ssoForm, issuer: idp.issuer, _csrf: await admin.csrf() });
+    expect(tried.status).toBe(403);
+    expect(await tried.text()).toContain("Only an owner of Acme can change single sign-on");
+    expect(await oidcRow(cp)).toBeUndefined();
+
+    const owner = browser(cp);
+    await passwordSignIn(owner, VICTIM);
+    expect(await (await owner.get("/settings")).text()).toContain('action="/settings/sso"');
+    const saved = await owner.post("/settings/sso", { ...ssoForm, issuer: idp.issuer, client_secret: "owner-secret", _csrf: await owner.csrf() });
+    expect(saved.status).toBe(303);
+    expect((await oidcRow(cp))?.issuer).toBe(idp.issuer);
+
+    // The admin can neither point it elsewhere nor remove it.
+    expect((await admin.post("/settings/sso", { ...ssoForm, issuer: "http://127.0.0.1:9", _csrf: await admin.csrf() })).status).toBe(403);
+    expect((await admin.post("/settings/sso/delete", { _csrf: await admin.csrf() })).status).toBe(403);
+    expect((await oidcRow(cp))?.issuer).toBe(idp.issuer);
+    expect((await owner.post("/settings/sso/delete", { _csrf: await owner.csrf() })).status).toBe(303);
+    expect(await oidcRow(cp)).toBeUndefined();
+  });
+
+  test("a provider asserting an owner's email opens no session; an admin's email does", async () => {
+    const { cp } = await ssoSettingsSetup();
+    // As if an admin had pointed the organization at their own provider (before owners alone could).
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" });
+    const attacker = browser(cp);
+    const start = await attacker.get(`/sso/start?org=${cp.orgId}`);
+    const q = new URL(start.headers.get("location")!).searchParams;
+    idp.nextIdToken = await idp.idToken({ nonce: q.get("nonce"), email: VICTIM, email_verified: true });
+    const done = await attacker.get(`/sso/callback?state=${q.get("state")}&code=c`);
+    expect(done.status).toBe(400);
+    expect(await done.text()).toContain("owners sign in with their password");
+    expect(attacker.jar.get("svc_session")).toBeUndefined();
+    expect(await authMethodOf(cp, cp.accountId)).toEqual([]);
+
+    const admin = browser(cp);
+    await ssoSignIn(admin, cp.orgId, "admin@example.com");
+    expect((await admin.api("GET", "/api/v1/me")).json.role).toBe("admin");
+  });
+
+  test("an SSO session ends when its account becomes owner, and so do the account's API tokens", async () => {
+    const { cp, admin } = await ssoSettingsSetup();
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+    const me = browser(cp);
+    await ssoSignIn(me, cp.orgId, admin.email);
+    // A token minted from the SSO session must not become an owner token later.
+    const minted = await me.send("/api/v1/organizations/" + cp.orgId + "/api-tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": await me.csrf() },
+      body: JSON.stringify({ name: "from sso" }),
+    });
+    expect(minted.status).toBe(201);
+    const mintedToken = ((await minted.json()) as { token: string }).token;
+    const promoted = await cp.call("POST", cp.org("/members"), { body: { email: admin.email, role: "owner" } });
+    expect(promoted.status).toBe(201);
+    expect((await me.api("GET", "/api/v1/me")).status).toBe(401);
+    for (const token of [mintedToken, admin.token]) expect((await cp.call("GET", "/api/v1/me", { token })).status).toBe(401);
+    // Signing in again: the password works, single sign-on no longer does.
+    const again = browser(cp);
+    await passwordSignIn(again, admin.email);
+    expect((await again.api("GET", "/api/v1/me")).json.role).toBe("owner");
+  });
+
+  test("an SSO session does not carry the owner role however the membership changed", async () => {
+    const { cp, admin } = await ssoSettingsSetup();
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+    const me = browser(cp);
+    await ssoSignIn(me, cp.orgId, admin.email);
+    await addMembership(cp.deps.db, admin.accountId, cp.orgId, "owner"); // bypassing the members route
+    expect((await me.api("GET", "/api/v1/me")).status).toBe(401);
+    expect((await me.get("/members")).status).toBe(303); // back to sign-in
+    expect(await openSession(cp.deps, admin.accountId, cp.orgId, "sso")).toBeNull();
+    expect((await openSession(cp.deps, admin.accountId, cp.orgId, "password"))?.orgId).toBe(cp.orgId);
   });
 });
 

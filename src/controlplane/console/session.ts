@@ -1,14 +1,15 @@
-// Console sessions: the `svc_session` cookie resolved through the auth folder's session
-// functions, and signing an account in to one of its organizations.
-import { SESSION_COOKIE } from "../auth/plugin.ts";
-import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession } from "../auth/service.ts";
+// Console sessions: the session cookie (`__Host-svc_session`, or `svc_session` on plain-http
+// loopback) resolved through the auth folder's session functions, and signing an account in
+// to one of its organizations.
+import { sessionCookieName } from "../auth/plugin.ts";
+import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession, ssoMayOpen } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
 import type { ConsoleSession } from "./context.ts";
 import { clearCookie, serializeCookie } from "./cookies.ts";
 
 export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string, string>): Promise<ConsoleSession | null> {
-  const raw = cookies[SESSION_COOKIE];
+  const raw = cookies[sessionCookieName(deps.config)];
   if (!raw) return null;
   const principal = await principalFromSession(deps, raw);
   if (!principal || !principal.csrfToken) return null;
@@ -22,7 +23,8 @@ export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string
 
 /**
  * Starts a session for an account in exactly `orgId`, recording how it was authenticated; null
- * when the account is not a member there (never another organization instead). The membership
+ * when the account is not a member there (never another organization instead), or for "sso"
+ * when it is an owner there (owners sign in with their password). The membership
  * check and the new session are one transaction, so a member removed meanwhile gets no
  * session; `replaces` (the session being left) is deleted in it too. Password sign-in without
  * an organization goes through the auth folder's `signIn`, which picks the default
@@ -37,7 +39,8 @@ export async function openSession(
 ): Promise<{ cookie: string; orgId: string } | null> {
   if (!orgId) return null;
   const raw = await deps.db.transaction(async (tx) => {
-    if (!(await membership(tx, accountId, orgId))) return null;
+    const m = await membership(tx, accountId, orgId);
+    if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
     const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod);
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;
@@ -46,10 +49,10 @@ export async function openSession(
 }
 
 export function sessionCookie(deps: ControlPlaneDeps, raw: string): string {
-  return serializeCookie(SESSION_COOKIE, raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
+  return serializeCookie(sessionCookieName(deps.config), raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
 }
 
 export async function signOut(deps: ControlPlaneDeps, raw: string | undefined): Promise<string> {
   if (raw) await deleteSession(deps.db, raw);
-  return clearCookie(SESSION_COOKIE, { secure: deps.config.secureCookies });
+  return clearCookie(sessionCookieName(deps.config), { secure: deps.config.secureCookies });
 }

@@ -4,6 +4,12 @@
 // Follows @odata.nextLink, waits out 429/503 with Retry-After (bounded), and turns the
 // failures an admin can fix (wrong secret, missing permission, wrong app id) into one
 // sentence that says what to do. The bearer token is only ever sent to the Graph origin.
+//
+// The snapshot is all or nothing: plan() removes every membership the snapshot does not show,
+// so a page that fails (404 included: a nextLink that expired, a group deleted meanwhile), a
+// page without its `value` array, or a user that cannot be read fails the whole snapshot, and
+// the run is recorded as failed with nothing applied. Only a missing service principal has its
+// own message (a wrong app id).
 import { rootCertificates } from "node:tls";
 import { type GraphAssignment, type GraphSnapshot, type GraphUser, mappedRoles } from "./plan.ts";
 
@@ -178,15 +184,25 @@ export class GraphClient {
     }
   }
 
-  /** Every item of a collection, following @odata.nextLink until it is absent. */
-  async list<T>(path: string, permission: string): Promise<T[] | null> {
+  /**
+   * Every item of a collection, following @odata.nextLink until it is absent. Any page that is
+   * not a 200 with a `value` array fails the whole list (a partial list would read as removals).
+   */
+  async list<T>(path: string, permission: string, what: string): Promise<T[]> {
     const out: T[] = [];
+    const seen = new Set<string>();
     let next: string | undefined = path;
-    while (next) {
-      const page: { value?: T[]; "@odata.nextLink"?: string } | null = await this.get(next, permission);
-      if (!page) return next === path ? null : out;
-      out.push(...(page.value ?? []));
-      next = page["@odata.nextLink"];
+    for (let page = 1; next; page++) {
+      if (seen.has(next)) throw new GraphSyncError(`Microsoft Graph sent the same @odata.nextLink twice while listing ${what}; nothing was applied, the next run will try again`);
+      seen.add(next);
+      const body: { value?: unknown; "@odata.nextLink"?: unknown } | null = await this.get(next, permission);
+      const where = page === 1 ? what : `page ${page} of ${what}`;
+      if (!body) throw new GraphSyncError(`Microsoft Graph answered 404 for ${where} (the directory changed during the read, or a paging link expired); nothing was applied, the next run will try again`, 404);
+      if (!Array.isArray(body.value)) throw new GraphSyncError(`Microsoft Graph sent ${where} without a value array; nothing was applied, the next run will try again`);
+      out.push(...(body.value as T[]));
+      const link: unknown = body["@odata.nextLink"];
+      if (link !== undefined && link !== null && typeof link !== "string") throw new GraphSyncError(`Microsoft Graph sent a malformed @odata.nextLink for ${where}; nothing was applied`);
+      next = typeof link === "string" ? link : undefined;
     }
     return out;
   }
@@ -202,8 +218,7 @@ export class GraphClient {
       throw new GraphSyncError(`tenant ${this.#o.tenantId} has no service principal for app id ${appId}; check --app-id (the application whose app roles map to groups) and that it is added to the tenant`, 404);
     }
     const appRoles = (sp.appRoles ?? []).map((r) => ({ id: r.id, value: r.value ?? null, displayName: r.displayName ?? null, isEnabled: r.isEnabled !== false }));
-    const assignments =
-      (await this.list<GraphAssignment>(`/v1.0/servicePrincipals/${encodeURIComponent(sp.id)}/appRoleAssignedTo?$top=999`, PERMISSIONS.application)) ?? [];
+    const assignments = await this.list<GraphAssignment>(`/v1.0/servicePrincipals/${encodeURIComponent(sp.id)}/appRoleAssignedTo?$top=999`, PERMISSIONS.application, "the app role assignments");
     const roles = mappedRoles(appRoles);
     const relevant = assignments.filter((a) => roles.has(a.appRoleId.toLowerCase()));
 
@@ -212,7 +227,7 @@ export class GraphClient {
     const groupIds = [...new Set(relevant.filter((a) => a.principalType === "Group").map((a) => a.principalId))];
     await this.#each(groupIds, async (groupId) => {
       type Member = Partial<GraphUser> & { id: string; "@odata.type"?: string };
-      const members = (await this.list<Member>(`/v1.0/groups/${encodeURIComponent(groupId)}/members?$select=${USER_FIELDS}&$top=999`, PERMISSIONS.groupMembers)) ?? [];
+      const members = await this.list<Member>(`/v1.0/groups/${encodeURIComponent(groupId)}/members?$select=${USER_FIELDS}&$top=999`, PERMISSIONS.groupMembers, `the members of group ${groupId}`);
       // Nested groups, devices and service principals are not covered by a group assignment.
       const people = members.filter((m) => (m["@odata.type"] ?? "#microsoft.graph.user") === "#microsoft.graph.user");
       groupMembers[groupId] = people.map((m) => m.id);
@@ -221,7 +236,9 @@ export class GraphClient {
     const direct = [...new Set(relevant.filter((a) => a.principalType === "User").map((a) => a.principalId))].filter((id) => !users[id]);
     await this.#each(direct, async (id) => {
       const u = await this.get<GraphUser>(`/v1.0/users/${encodeURIComponent(id)}?$select=${USER_FIELDS}`, PERMISSIONS.users);
-      if (u) users[id] = toUser(u);
+      // Assigned but unreadable: leaving the user out would remove their memberships.
+      if (!u) throw new GraphSyncError(`Microsoft Graph answered 404 for user ${id}, who holds an app role assignment (the directory changed during the read); nothing was applied, the next run will try again`, 404);
+      users[id] = toUser(u);
     });
     return { appRoles, assignments: assignments.map((a) => ({ appRoleId: a.appRoleId, principalId: a.principalId, principalType: a.principalType, principalDisplayName: a.principalDisplayName ?? null })), groupMembers, users };
   }

@@ -8,6 +8,9 @@
 // of, the account's other organizations.
 // Removing a member ends the account's access to this organization at once: its sessions here
 // are deleted and its API tokens here revoked; the account and its other memberships stay.
+// Making a member owner ends its sessions and API tokens here too: they may have been opened
+// through single sign-on (which never speaks for an owner, auth/service.ts `ssoMayOpen`), and
+// must not carry the owner role; the new owner signs in again with their password.
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
@@ -38,7 +41,7 @@ async function ownerCount(db: Db, orgId: string): Promise<number> {
 }
 
 /** Adds an account to the organization with a role, or changes the role of an existing member. */
-export async function addMember(db: Db, by: Principal, input: { email: string; role: Role; password?: string }): Promise<Member> {
+export async function addMember(db: Db, by: Principal, input: { email: string; role: Role; password?: string }, now: number): Promise<Member> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL_RE.test(email)) throw new SvcError("validation_failed", `"${input.email}" is not an email address`, { errors: [{ path: "/email", message: "not an email address" }] });
   if (input.password !== undefined && input.password.length < MIN_PASSWORD_LENGTH) {
@@ -60,6 +63,7 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
     }
     const member = account ?? (await createAccount(tx, { email, ...(passwordHash !== undefined ? { passwordHash } : {}) }));
     await addMembership(tx, member.id, by.orgId, input.role);
+    if (current && current.role !== "owner" && input.role === "owner") await endAccountAccess(tx, member.id, by.orgId, now);
     return { account_id: member.id, email: member.email, role: input.role };
   });
 }

@@ -37,11 +37,11 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
     .post(
       "/members",
       async ({ principal, body, set }) => {
-        const member = await addMember(deps.db, principal, body);
+        const member = await addMember(deps.db, principal, body, deps.now());
         set.status = 201;
         return member;
       },
-      { admin: true, body: MemberCreate, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role" } },
+      { admin: true, body: MemberCreate, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role; making a member owner ends its sessions and API tokens here" } },
     )
     .delete(
       "/members/:account_id",

@@ -2,13 +2,13 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchRequest, AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse } from "../../contract/runtime-api.ts";
+import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse } from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
-import { ingestBatch } from "../audit/ingest.ts";
+import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
 import { loadBundle, orgRevision } from "../bundle/load.ts";
@@ -118,8 +118,8 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
     )
     .post("/audit-records", async ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
       runtime: true,
-      body: AuditBatchRequest,
+      body: AuditBatchEnvelope,
       response: AuditBatchResponse,
-      detail: { summary: "A batch of audit records; idempotent by record id", tags: ["runtime"] },
+      detail: { summary: "A batch of audit records; idempotent by record id; malformed, foreign or out-of-window records are rejected one by one", tags: ["runtime"] },
     });
 }

@@ -1,7 +1,10 @@
 // Organization settings: the escrow switch (refused, with the reason, while no customer key is
-// active) and single sign-on (OpenID Connect) for the organization's console sign-in.
+// active) and single sign-on (OpenID Connect) for the organization's console sign-in. Only an
+// owner changes single sign-on: whoever controls the provider can sign in as any member it
+// names, so an admin who could point it at their own provider could act as every other admin
+// (owners are never signed in by it, auth/service.ts `ssoMayOpen`). Admins see its status.
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
-import { requireAdmin } from "../guard.ts";
+import { requireAdmin, requireOwner } from "../guard.ts";
 import { html } from "../html.ts";
 import { badge, code, csrfInput, field, section, shell } from "../layout.ts";
 import { CALLBACK_PATH, SsoError, deleteOidcSettings, getOidcSettings, saveOidcSettings } from "../oidc.ts";
@@ -45,12 +48,17 @@ ${s?.escrow_recipient ? html`<p>Escrow recipient: ${code(s.escrow_recipient)}</p
   const publicUrl = ctx.deps.config.publicUrl;
   const ssoLink = `${publicUrl}/sign-in?org=${encodeURIComponent(ctx.session.principal.orgId)}`;
   const v = state.sso ?? {};
-  const sso = html`<p>Members can sign in with your OpenID Connect provider; the account is matched by the provider's verified email and must already be a member here.</p>
+  const owner = ctx.session.principal.role === "owner";
+  const ssoStatus = html`<p>Members and admins can sign in with your OpenID Connect provider; the account is matched by the provider's verified email and must already be a member here. Owners always sign in with their password.</p>
 <dl class="props">
   <dt>Status</dt><dd>${oidc ? badge("configured", "ok") : badge("not configured", "muted")}</dd>
+  ${oidc ? html`<dt>Issuer</dt><dd>${code(oidc.issuer)}</dd>` : ""}
   <dt>Redirect URI</dt><dd>${code(publicUrl + CALLBACK_PATH)} <span class="hint">register this at the provider</span></dd>
   <dt>Sign-in link</dt><dd>${code(ssoLink)} <span class="hint">share with members</span></dd>
-</dl>
+</dl>`;
+  const sso = !owner
+    ? html`${ssoStatus}<p class="banner banner-warn" role="note">Only an owner can change single sign-on.</p>`
+    : html`${ssoStatus}
 <form method="post" action="/settings/sso" class="stack">
   ${csrfInput(ctx.session.csrfToken)}
   ${field({ label: "Issuer", name: "issuer", type: "url", required: true, value: v.issuer ?? oidc?.issuer ?? "", placeholder: "https://login.example.com/realms/acme", hint: "Discovery is read from {issuer}/.well-known/openid-configuration." })}
@@ -95,7 +103,7 @@ export async function postEscrow(pc: PageContext): Promise<PageResult> {
 }
 
 export async function postSso(pc: PageContext): Promise<PageResult> {
-  const ctx = requireAdmin(pc);
+  const ctx = requireOwner(pc, "change single sign-on");
   const f = ctx.form;
   try {
     await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" });
@@ -108,8 +116,9 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
 }
 
 export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
-  const ctx = requireAdmin(pc);
+  const ctx = requireOwner(pc, "remove single sign-on");
   await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId);
+  ctx.deps.log.info("console sso removed", { org: ctx.session.principal.orgId });
   return redirect("/settings?done=sso-removed");
 }
 

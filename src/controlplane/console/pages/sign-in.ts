@@ -8,6 +8,7 @@ import { signIn } from "../../auth/sessions.ts";
 import { clientIp } from "../../http/rate-limit.ts";
 import { getOrganization } from "../../organizations/service.ts";
 import { type PageContext, type PageResult, page, redirect, requireSignedIn, safeNext } from "../context.ts";
+import { cookieName } from "../../http/cookie-names.ts";
 import { clearCookie, serializeCookie } from "../cookies.ts";
 import { type SafeHtml, html, query } from "../html.ts";
 import { csrfInput, field, publicShell } from "../layout.ts";
@@ -120,6 +121,11 @@ export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
   return redirect("/");
 }
 
+/** `__Host-` cookies must have Path=/, so the flow cookie is sent site-wide (it is sealed and short-lived). */
+function flowCookieName(ctx: PageContext): string {
+  return cookieName(FLOW_COOKIE, ctx.deps.config.secureCookies);
+}
+
 function ssoFailed(ctx: PageContext, message: string, status: number, next?: string): PageResult {
   return page(
     publicShell({
@@ -137,7 +143,7 @@ export async function getSsoStart(ctx: PageContext): Promise<PageResult> {
   if (!orgId) return ssoFailed(ctx, "enter your organization ID to use single sign-on", 400, next);
   try {
     const { location, flow } = await startSso(ctx.deps, orgId, next);
-    ctx.cookies.push(serializeCookie(FLOW_COOKIE, flow, { secure: ctx.deps.config.secureCookies, maxAgeSeconds: FLOW_TTL_SECONDS, path: "/sso" }));
+    ctx.cookies.push(serializeCookie(flowCookieName(ctx), flow, { secure: ctx.deps.config.secureCookies, maxAgeSeconds: FLOW_TTL_SECONDS }));
     return redirect(location);
   } catch (e) {
     if (e instanceof SsoError) return ssoFailed(ctx, e.message, 400, next);
@@ -146,9 +152,9 @@ export async function getSsoStart(ctx: PageContext): Promise<PageResult> {
 }
 
 export async function getSsoCallback(ctx: PageContext, cookies: Record<string, string>): Promise<PageResult> {
-  ctx.cookies.push(clearCookie(FLOW_COOKIE, { secure: ctx.deps.config.secureCookies, path: "/sso" }));
+  ctx.cookies.push(clearCookie(flowCookieName(ctx), { secure: ctx.deps.config.secureCookies }));
   try {
-    const result = await finishSso(ctx.deps, cookies[FLOW_COOKIE], ctx.url.searchParams);
+    const result = await finishSso(ctx.deps, cookies[flowCookieName(ctx)], ctx.url.searchParams);
     // Bound to the organization whose provider vouched for the email, and to no other.
     const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", { replaces: ctx.session?.raw });
     if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization`, 403);

@@ -1,0 +1,59 @@
+// Whether one record of a runtime's audit batch may be stored, and if not, why (pure: the
+// caller passes the clock). A runtime token speaks for one installation, so each record must:
+//   - have the contract's shape (src/contract/audit.ts `AuditRecord`, with its size bounds);
+//   - carry no NUL character in any text (PostgreSQL text cannot hold one, and it would fail
+//     the whole batch's transaction);
+//   - name the caller's own organization, installation, workspace and agent (an installation's
+//     workspace and agent never change);
+//   - have a timestamp within the window: not older than `maxAgeMs`, not more than
+//     `maxFutureMs` ahead of the control plane's clock.
+// A record that fails is rejected alone, with the reason; the rest of the batch is stored.
+import { FormatRegistry } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { AuditRecord } from "../../contract/audit.ts";
+import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+if (!FormatRegistry.Has("date-time")) FormatRegistry.Set("date-time", (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+
+const recordSchema = TypeCompiler.Compile(AuditRecord);
+
+export type TimeWindow = { now: number; maxAgeMs: number; maxFutureMs: number };
+export type RecordVerdict = { ok: true; record: AuditRecord } | { ok: false; id: string; reason: string };
+
+/** The id a rejection names: the record's own when it has a usable one, else its place in the batch. */
+function nameOf(raw: unknown, index: number): string {
+  const id = raw && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined;
+  return typeof id === "string" && id.length > 0 && id.length <= 64 ? id : `#${index}`;
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\u0000");
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value && typeof value === "object") return Object.values(value).some(hasNul);
+  return false;
+}
+
+export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCaller, "installationId" | "orgId" | "workspaceId" | "agentId">, window: TimeWindow): RecordVerdict {
+  const id = nameOf(raw, index);
+  if (!recordSchema.Check(raw)) {
+    const e = recordSchema.Errors(raw).First();
+    return { ok: false, id, reason: `record ${id} is malformed: ${e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema"}` };
+  }
+  const r = raw;
+  if (hasNul(r)) return { ok: false, id, reason: `record ${id} is malformed: a text field contains a NUL character` };
+  if (r.installation_id !== caller.installationId || r.organization_id !== caller.orgId) {
+    return { ok: false, id, reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}` };
+  }
+  if (r.workspace_id !== caller.workspaceId || r.agent_id !== caller.agentId) {
+    return { ok: false, id, reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}` };
+  }
+  const ts = Date.parse(r.ts);
+  if (ts < window.now - window.maxAgeMs) {
+    return { ok: false, id, reason: `record ${id} has timestamp ${r.ts}, older than the ${Math.round(window.maxAgeMs / 86_400_000)} days the control plane accepts` };
+  }
+  if (ts > window.now + window.maxFutureMs) {
+    return { ok: false, id, reason: `record ${id} has timestamp ${r.ts}, more than ${Math.round(window.maxFutureMs / 60_000)} minutes ahead of the control plane's clock; check the runtime's clock` };
+  }
+  return { ok: true, record: r };
+}
