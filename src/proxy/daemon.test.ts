@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
+import { testTls } from "../../test/support/tls.ts";
 import { argsDigest } from "./canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
@@ -425,6 +426,52 @@ describe("restart", () => {
       rmSync(dir2, { recursive: true, force: true });
     }
   });
+});
+
+describe("shutdown", () => {
+  test("a chat stream still open does not hold the shutdown past its deadline", async () => {
+    // An upstream that sends one chunk and then stalls for as long as the test wants (no idle
+    // timeout cuts it), on the test CA like the model double.
+    const tls = testTls();
+    const gate = Promise.withResolvers<void>();
+    const upstream = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      idleTimeout: 0,
+      tls: { cert: tls.cert, key: tls.key },
+      fetch: () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            async start(c) {
+              c.enqueue(new TextEncoder().encode('data: {"choices":[{"delta":{"role":"assistant"}}]}\n\n'));
+              await gate.promise;
+              c.close();
+            },
+          }),
+          { headers: { "content-type": "text/event-stream" } },
+        ),
+    });
+    const previous = t.cp.bundle.model_profile!;
+    t.cp.setBundle({ model_profile: { ...previous, endpoint: `https://127.0.0.1:${upstream.port}/v1` } });
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-stop-"));
+    // the first proxy's state dir: its credential-sync identity unseals the profile's API key
+    const { daemon } = await start(t.cp, t.dir, [], { SVC_PROXY_CA_FILE: tls.caFile, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p.sock"), SVC_PROXY_AUDIT: join(dir2, "spool") });
+    try {
+      await waitReady(join(dir2, "p.sock"));
+      const r = await fetch("http://localhost/v1/chat/completions", { unix: join(dir2, "p.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice" }, body: JSON.stringify({ stream: true, messages: [{ role: "user", content: "hi" }] }) } as RequestInit);
+      const reader = r.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toStartWith("data: ");
+      // The upstream still stalls: without the deadline this never resolves (the test times out).
+      expect(await daemon.shutdown(200)).toBe(0);
+      await reader.read().catch(() => null); // the stream was cut
+    } finally {
+      gate.resolve();
+      await daemon.shutdown(0);
+      await upstream.stop(true);
+      t.cp.setBundle({ model_profile: previous });
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  }, 20_000);
 });
 
 describe("a second proxy on the same socket", () => {

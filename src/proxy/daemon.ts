@@ -2,8 +2,9 @@
 //   state dir → credential-sync identity, replica id, persisted bootstrap and last good bundle
 //   bundle loop (bootstrap, poll) → status; heartbeat; audit spool → shipper
 //   local API on the unix socket (0600)
-// At SIGTERM: stop taking requests, stop the loops, ship what the spool holds with a short
-// deadline, close the spool (what is left ships after the next start), exit 0.
+// At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
+// what the spool holds within one short deadline, cut what still streams, close the spool
+// (what is left ships after the next start), exit 0.
 import { chmodSync, existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
@@ -155,10 +156,15 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     fatal: fatal.promise,
     shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
       shuttingDown ??= (async () => {
+        const end = Date.now() + deadlineMs;
         loop.stop();
         heartbeat.stop();
-        await server.stop();
-        const left = await ship.drain(deadlineMs);
+        // Stop accepting and let requests in flight finish, but not past the deadline: a chat
+        // stream may last minutes (idleTimeout 0) and would hold the exit forever. What is
+        // left of the deadline goes to shipping; then open streams are cut.
+        await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
+        const left = await ship.drain(Math.max(0, end - Date.now()));
+        await server.stop(true);
         await spool.close();
         rmSync(config.socketPath, { force: true });
         log.info("stopped", { unshipped: left });

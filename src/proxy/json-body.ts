@@ -41,6 +41,26 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
 export async function readJsonBody(req: Request, limit: number): Promise<BodyResult> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) return tooLarge(limit);
+  const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : await readChunked(req, limit);
+  if (bytes === null) return tooLarge(limit);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    const why = e instanceof SyntaxError ? e.message : "the body is not UTF-8";
+    return { ok: false, status: 400, code: BODY_ERRORS.invalidJson, message: `the request body is not valid JSON: ${why}` };
+  }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    return { ok: false, status: 400, code: BODY_ERRORS.tooDeep, message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
+  }
+  return { ok: true, value };
+}
+
+/**
+ * A body without a declared length (chunked), read only up to the limit: null as soon as it
+ * passes it. (With a Content-Length within the limit, HTTP framing bounds the body already.)
+ */
+async function readChunked(req: Request, limit: number): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (req.body) {
@@ -51,20 +71,10 @@ export async function readJsonBody(req: Request, limit: number): Promise<BodyRes
       size += value.byteLength;
       if (size > limit) {
         await reader.cancel().catch(() => {});
-        return tooLarge(limit);
+        return null;
       }
       chunks.push(value);
     }
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks, size)));
-  } catch (e) {
-    const why = e instanceof SyntaxError ? e.message : "the body is not UTF-8";
-    return { ok: false, status: 400, code: BODY_ERRORS.invalidJson, message: `the request body is not valid JSON: ${why}` };
-  }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
-    return { ok: false, status: 400, code: BODY_ERRORS.tooDeep, message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
-  }
-  return { ok: true, value };
+  return Buffer.concat(chunks, size);
 }
