@@ -52,7 +52,7 @@ const create = command({
     name: { type: "string", required: true, description: "policy name", valueHint: "name" },
     "src-pattern": { type: "string", required: true, description: 'who: "user:<usr_id>" (a service user id, see `svc users resolve`), "group:<name>" or "*" (quoted)', valueHint: "pattern" },
     "dst-pattern": { type: "string", required: true, description: 'what: "model:invoke" or "tool:<name>" (the declared tool name exactly)', valueHint: "pattern" },
-    effect: { type: "string", required: true, description: "permit (deny overrides permits)", valueHint: "permit|deny" },
+    effect: { type: "string", required: true, description: "permit (the only effect the setup flow uses), or deny (a deny overrides permits)", valueHint: "permit|deny" },
     "agent-id": { type: "string", description: "bind the policy to this agent (agt_…)", valueHint: "agent_id" },
     workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
     ...jsonFlag,
