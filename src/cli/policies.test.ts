@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { newId } from "../contract/ids.ts";
-import { patternProblem, userIdProblem } from "./policies.ts";
+import { userIdProblem } from "../contract/patterns.ts";
+import { patternProblem } from "./policies.ts";
 
 const USR = newId("user");
 

@@ -2,32 +2,13 @@
 // parser the control plane uses, plus the shape of a service user id, so a typo is named
 // before anything is sent (exit 2, invalid_pattern).
 import { UsageError, command } from "../command/index.ts";
-import { ID_PREFIXES } from "../contract/ids.ts";
-import { parseDestination, parseSource } from "../contract/patterns.ts";
+import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
 import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
 
 export const EFFECTS = ["permit", "deny"] as const;
 
 type Policy = { id: string; name: string; src: string; dst: string; effect: string; agent_id: string | null; workspace_id: string; created_at?: string };
-
-/** A service user id as the control plane makes them: "usr_" and 26 Crockford base32 characters (contract/ids.ts). */
-const SERVICE_USER_ID_RE = new RegExp(`^${ID_PREFIXES.user}_[0-9A-HJKMNP-TV-Z]{26}$`);
-/** The installation's own subject, which decides calls that have no session user (proxy/policy-index.ts). */
-const INSTALLATION_ID_RE = new RegExp(`^${ID_PREFIXES.installation}_[0-9A-HJKMNP-TV-Z]{26}$`);
-
-/**
- * What is wrong with the id in "user:<id>", or null. The spec's subjects are service users:
- * front-end users resolve to email-keyed service users, and policies name those by their id
- * (usr_…). An email, a front-end user id or a name would be stored and never match. Pure.
- */
-export function userIdProblem(src: string, id: string): string | null {
-  if (SERVICE_USER_ID_RE.test(id) || INSTALLATION_ID_RE.test(id)) return null;
-  const find = "find it with `svc users resolve --email <email>`";
-  if (id.includes("@")) return `src-pattern "${src}": "${id}" is an email, not a service user id; find the id with \`svc users resolve --email ${id}\` and write user:usr_…`;
-  if (id.toLowerCase().startsWith(`${ID_PREFIXES.user}_`)) return `src-pattern "${src}": "${id}" is not a whole service user id (usr_ and 26 capital letters and digits); copy it exactly, ${find}`;
-  return `src-pattern "${src}": "${id}" is not a service user id (usr_…); policies name service users, not front-end user ids or names: ${find}, or use group:<name>`;
-}
 
 /** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {

@@ -1,6 +1,7 @@
 // Policy subject (src) and destination (dst) patterns, and tool names (spec §2). Pure parsing
 // shared by the CLI (validate before sending) and the control plane (validate on write), so
 // both name the same bad part in the same words.
+import { ID_PREFIXES } from "./ids.ts";
 
 /** `<method>` or `<prefix>.<method>`. */
 export const TOOL_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
@@ -48,4 +49,24 @@ export function formatSource(s: PolicySource): string {
 }
 export function formatDestination(d: PolicyDestination): string {
   return d.kind === "model" ? "model:invoke" : `tool:${d.name}`;
+}
+
+/** A service user id as the control plane makes them: "usr_" and 26 Crockford base32 characters (contract/ids.ts). */
+const SERVICE_USER_ID_RE = new RegExp(`^${ID_PREFIXES.user}_[0-9A-HJKMNP-TV-Z]{26}$`);
+/** The installation's own subject, which decides calls that have no session user (proxy/policy-index.ts). */
+const INSTALLATION_ID_RE = new RegExp(`^${ID_PREFIXES.installation}_[0-9A-HJKMNP-TV-Z]{26}$`);
+
+/**
+ * What is wrong with the id in "user:<id>", or null. The spec's subjects are service users:
+ * front-end users resolve to email-keyed service users, and policies name those by their id
+ * (usr_…); the installation subject (inst_…) decides calls without a session user. An email,
+ * a front-end user id or a name would be stored and never match. Checked when a policy is
+ * written (the CLI and the control plane), not when a bundle is read. Pure.
+ */
+export function userIdProblem(src: string, id: string): string | null {
+  if (SERVICE_USER_ID_RE.test(id) || INSTALLATION_ID_RE.test(id)) return null;
+  const find = "find it with `svc users resolve --email <email>`";
+  if (id.includes("@")) return `src-pattern "${src}": "${id}" is an email, not a service user id; find the id with \`svc users resolve --email ${id}\` and write user:usr_…`;
+  if (id.toLowerCase().startsWith(`${ID_PREFIXES.user}_`)) return `src-pattern "${src}": "${id}" is not a whole service user id (usr_ and 26 capital letters and digits); copy it exactly, ${find}`;
+  return `src-pattern "${src}": "${id}" is not a service user id (usr_…); policies name service users, not front-end user ids or names: ${find}, or use group:<name>`;
 }

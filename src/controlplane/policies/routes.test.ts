@@ -28,6 +28,9 @@ describe("POST /policies", () => {
     ["src", "role:admin", 'unknown kind "role"'],
     ["src", "user:", "user id after \"user:\" is empty"],
     ["src", "alice", 'must be "user:<id>", "group:<name>" or "*"'],
+    ["src", "user:alice@example.com", "is an email, not a service user id"],
+    ["src", "user:usr_1", 'is not a whole service user id'],
+    ["src", "user:fe-bob", "not front-end user ids or names"],
     ["dst", "tool:", 'tool name after "tool:" is empty'],
     ["dst", "model:chat", 'the only model action is "model:invoke"'],
     ["dst", "tool:crm..update", 'tool name "crm..update"'],
@@ -67,7 +70,7 @@ describe("GET and DELETE /policies", () => {
     const b = await agentAndInstallation(cp);
     const wide = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
     const forA = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "a tool", dst: "tool:crm.update", agent_id: a.agentId } })).json;
-    const forB = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "b tool", src: "user:usr_1", agent_id: b.agentId } })).json;
+    const forB = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "b tool", src: "user:usr_01M84G9RWQ7NJC1QNPZEE37AN2", agent_id: b.agentId } })).json;
     const ids = async (q: string) => (await cp.call("GET", cp.org(`/policies${q}`))).json.policies.map((p: { id: string }) => p.id);
     expect(await ids("")).toEqual([wide.id, forA.id, forB.id]);
     expect(await ids("?workspace=default")).toEqual([wide.id, forA.id, forB.id]);

@@ -4,7 +4,7 @@ import { and, eq, isNull, or } from "drizzle-orm";
 import type { BundlePolicy } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { formatDestination, formatSource, parseDestination, parseSource } from "../../contract/patterns.ts";
+import { formatDestination, formatSource, parseDestination, parseSource, userIdProblem } from "../../contract/patterns.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
@@ -62,6 +62,10 @@ export async function createPolicy(
   if (!name) throw new SvcError("validation_failed", "the policy name is empty", { errors: [{ path: "/name", message: "empty" }] });
   const src = parseSource(input.src.trim());
   if (!src.ok) invalidPattern("/src", src.error);
+  if (src.value.kind === "user") {
+    const problem = userIdProblem(input.src.trim(), src.value.id);
+    if (problem) invalidPattern("/src", problem);
+  }
   const dst = parseDestination(input.dst.trim());
   if (!dst.ok) invalidPattern("/dst", dst.error);
   const id = newId("policy");

@@ -36,7 +36,7 @@ export async function getPolicies(pc: PageContext, state: FormState = {}): Promi
   const form = html`<form method="post" action="/policies" class="stack">
   ${csrfInput(ctx.session.csrfToken)}
   ${field({ label: "Name", name: "name", value: v.name, required: true })}
-  ${field({ label: "Who (source)", name: "src", value: v.src, required: true, placeholder: "group:support", hint: html`<code>user:&lt;id&gt;</code>, <code>group:&lt;name&gt;</code> or <code>*</code>` })}
+  ${field({ label: "Who (source)", name: "src", value: v.src, required: true, placeholder: "group:support", hint: html`<code>user:usr_…</code> (a service user id, see Users), <code>group:&lt;name&gt;</code> or <code>*</code>` })}
   ${field({ label: "What (destination)", name: "dst", value: v.dst, required: true, placeholder: "tool:crm.lookup", hint: html`<code>model:invoke</code> or <code>tool:&lt;name&gt;</code>, the tool's declared name exactly` })}
   ${selectField({ label: "Workspace", name: "workspace", required: true, value: v.workspace ?? workspaces.find((w) => w.name === "default")?.id ?? "", options: workspaces.map((w) => ({ value: w.id, label: w.name })) })}
   ${selectField({ label: "Agent", name: "agent_id", value: v.agent_id ?? "", options: [{ value: "", label: "— not bound to one agent —" }, ...agents.map((a) => ({ value: a.id, label: `${a.name} (${a.id})` }))] })}
