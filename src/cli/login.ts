@@ -62,7 +62,9 @@ export const loginCommand = command({
     try {
       url = normalizeBaseUrl(rawUrl);
     } catch (e) {
-      throw new UsageError(`--url: ${(e as Error).message}`);
+      // Name where the bad URL came from: only --url is on the command line.
+      const where = args.url !== undefined ? "--url" : env.controlPlaneUrl !== undefined ? "SVC_CONTROL_PLANE_URL" : "the saved URL";
+      throw new UsageError(`${where} ${(e as Error).message}${args.url !== undefined ? "" : " (or pass --url)"}`);
     }
     const token = args["with-token"] ? await readStdinToken() : await browserLogin(url);
     const me = await new AdminClient(url, token, LABEL, "login").json<Me>("GET", "/me");

@@ -172,6 +172,16 @@ describe("svc itself", () => {
     expectUsageError(await create("user:usr_01J", "model:invoke"), path, '"usr_01J" is not a whole service user id');
   });
 
+  test("login: a bad URL is named with where it came from; a query or credentials are refused, not dropped", async () => {
+    const query = await svc(null, ["login", "--url", "https://svc.example.com/?org=1", "--with-token"], { stdin: "svc_at_x" });
+    expectUsageError(query, ["login"], '--url "https://svc.example.com/?org=1" must not have a query string (the part from "?"); pass only the base URL, e.g. https://svc.example.com');
+    const creds = await svc(null, ["login", "--url", "https://admin:s3cret@svc.example.com", "--with-token"], { stdin: "svc_at_x" });
+    expectUsageError(creds, ["login"], "must not carry credentials");
+    expect(creds.stderr).not.toContain("s3cret");
+    const env = await svc(null, ["login", "--with-token"], { stdin: "svc_at_x", env: { SVC_CONTROL_PLANE_URL: "http://svc.example.com" } });
+    expectUsageError(env, ["login"], 'SVC_CONTROL_PLANE_URL "http://svc.example.com" uses plain http');
+  });
+
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/nonexistent"]), ["audit", "decrypt"], "--out <file> or --stdout");
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/x", "--out", "/tmp/x", "--stdout"]), ["audit", "decrypt"], "either --out or --stdout");
