@@ -3,7 +3,7 @@
 // With `--auth-type api_key` the key is read from stdin and sealed here to the scope's runtimes;
 // only the ciphertext and the replica ids it was sealed to reach the control plane.
 import { isatty } from "node:tty";
-import { UsageError, command } from "../command/index.ts";
+import { UsageError, command, listFlag } from "../command/index.ts";
 import { checkEndpoint } from "../contract/model-endpoint.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "./output.ts";
@@ -67,8 +67,8 @@ const create = command({
     // is read from stdin, so a bad URL never costs the admin a key.
     const endpoint = checkEndpoint(args.endpoint);
     if (!endpoint.ok) throw new UsageError(endpoint.message.includes("; ") ? endpoint.message : `${endpoint.message}; fix --endpoint and run it again`, endpoint.code);
+    const models = args.models === undefined ? undefined : listFlag("models", args.models, "gpt-4o,gpt-4o-mini");
     const client = await connect("svc model-profiles create");
-    const models = args.models ? args.models.split(",").map((m) => m.trim()).filter(Boolean) : undefined;
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {
       body: { display_name: args["display-name"], endpoint: endpoint.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },

@@ -182,6 +182,15 @@ describe("svc itself", () => {
     expectUsageError(env, ["login"], 'SVC_CONTROL_PLANE_URL "http://svc.example.com" uses plain http');
   });
 
+  test("model-profiles create: --models that lists nothing or has an empty item is named before anything is sent", async () => {
+    const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
+    const path = ["model-profiles", "create"];
+    const create = (models: string) => svc(null, [...path, ...CREATE_PROFILE, ...WS, "--models", models], { env });
+    expectUsageError(await create(","), path, '--models "," lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini');
+    expectUsageError(await create("m,,gpt-4o"), path, '--models "m,,gpt-4o" has an empty item');
+    expectUsageError(await create("m,"), path, '--models "m," has an empty item');
+  });
+
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/nonexistent"]), ["audit", "decrypt"], "--out <file> or --stdout");
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/x", "--out", "/tmp/x", "--stdout"]), ["audit", "decrypt"], "either --out or --stdout");
