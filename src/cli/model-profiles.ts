@@ -68,6 +68,10 @@ const create = command({
     const endpoint = checkEndpoint(args.endpoint);
     if (!endpoint.ok) throw new UsageError(endpoint.message.includes("; ") ? endpoint.message : `${endpoint.message}; fix --endpoint and run it again`, endpoint.code);
     const models = args.models === undefined ? undefined : listFlag("models", args.models, "gpt-4o,gpt-4o-mini");
+    // The control plane's rule too, checked here so an API key is not read and sealed for nothing.
+    if (models && !models.includes(args["default-model"].trim())) {
+      throw new UsageError(`--models "${args.models}" does not include the default model "${args["default-model"]}"; add it, e.g. --models ${[args["default-model"].trim(), ...models].join(",")}`);
+    }
     const client = await connect("svc model-profiles create");
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {

@@ -189,6 +189,7 @@ describe("svc itself", () => {
     expectUsageError(await create(","), path, '--models "," lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini');
     expectUsageError(await create("m,,gpt-4o"), path, '--models "m,,gpt-4o" has an empty item');
     expectUsageError(await create("m,"), path, '--models "m," has an empty item');
+    expectUsageError(await create("gpt-4o,o3"), path, '--models "gpt-4o,o3" does not include the default model "m"; add it, e.g. --models m,gpt-4o,o3');
   });
 
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
