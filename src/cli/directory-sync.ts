@@ -5,6 +5,7 @@
 import { UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect } from "./client.ts";
 import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime } from "./output.ts";
+import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 
 type Config = {
   tenant_id: string;
@@ -52,13 +53,14 @@ export function intervalSeconds(value: string): number {
   return Number(m[1]) * (m[2] === "h" ? 3600 : m[2] === "m" ? 60 : 1);
 }
 
+const CLIENT_SECRET_ON_STDIN: StdinSecret = {
+  reader: "without --keep-secret it",
+  what: "the sync app's client secret",
+  example: 'printf %s "$SYNC_SECRET" | svc directory-sync set …',
+};
+
 async function readSecret(): Promise<string> {
-  if (process.stdin.isTTY) {
-    throw new UsageError("the client secret is read from stdin, and stdin is a terminal; pipe the secret in (printf '%s' \"$SECRET\" | svc directory-sync set …)");
-  }
-  const secret = (await Bun.stdin.text()).replace(/\r?\n$/, "");
-  if (!secret.trim()) throw new UsageError("stdin was empty; pipe the sync app's client secret into the command (or pass --keep-secret to keep the stored one)");
-  return secret;
+  return (await readStdinSecret(CLIENT_SECRET_ON_STDIN)).replace(/\r?\n$/, "");
 }
 
 const COUNT_LABELS: [string, string][] = [
@@ -167,7 +169,7 @@ const set = command({
     ...jsonFlag,
   },
   examples: [
-    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c…  --app-id 9b2e… --dry-run=true --create-users=true",
+    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c… --app-id 9b2e… --dry-run=true --create-users=true",
     "svc directory-sync set --tenant-id … --client-id … --app-id … --dry-run=false --create-users=true --keep-secret",
     "… | svc directory-sync set … --authority-url https://login.microsoftonline.us --graph-url https://graph.microsoft.us",
   ],
@@ -251,7 +253,7 @@ const report = command({
 export const directorySyncCommand = command({
   meta: { name: "directory-sync", description: "Groups and users from the app roles of an Entra ID application" },
   examples: [
-    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
+    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
     "svc directory-sync enable",
     "svc directory-sync report",
   ],
