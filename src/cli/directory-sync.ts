@@ -46,11 +46,19 @@ export function boolFlag(flag: string, value: string | undefined): boolean {
   throw new UsageError(`--${flag} must be true or false, not "${value ?? ""}" (write --${flag}=true or --${flag}=false)`);
 }
 
-/** "3600", "90s", "30m", "1h" → seconds. Pure. */
+/** The control plane's bounds for the interval (directory-sync/service.ts), checked here so a bad one is a usage error. */
+export const MIN_INTERVAL_SECONDS = 60;
+export const MAX_INTERVAL_SECONDS = 7 * 24 * 3600;
+
+/** "3600", "90s", "30m", "1h" → seconds, from 60 s to 7 days. Pure. */
 export function intervalSeconds(value: string): number {
   const m = /^(\d+)\s*(s|m|h)?$/.exec(value.trim());
   if (!m) throw new UsageError(`--interval must be seconds or a duration such as 30m or 1h, not "${value}"`);
-  return Number(m[1]) * (m[2] === "h" ? 3600 : m[2] === "m" ? 60 : 1);
+  const seconds = Number(m[1]) * (m[2] === "h" ? 3600 : m[2] === "m" ? 60 : 1);
+  if (seconds < MIN_INTERVAL_SECONDS || seconds > MAX_INTERVAL_SECONDS) {
+    throw new UsageError(`--interval "${value}" is out of range; write from 60 s to 7 days (168h), e.g. --interval 1h`);
+  }
+  return seconds;
 }
 
 const CLIENT_SECRET_ON_STDIN: StdinSecret = {
@@ -164,7 +172,7 @@ const set = command({
     "create-users": { type: "string", required: true, description: "true: create service users for assigned people who have none", valueHint: "true|false" },
     "authority-url": { type: "string", description: "sign-in authority for national clouds (default https://login.microsoftonline.com)", valueHint: "url" },
     "graph-url": { type: "string", description: "Microsoft Graph base URL for national clouds (default https://graph.microsoft.com)", valueHint: "url" },
-    interval: { type: "string", description: "time between periodic runs: seconds or 30m, 1h (default 1h, at least 60 s)", valueHint: "duration" },
+    interval: { type: "string", description: "time between periodic runs: seconds or 30m, 1h (default 1h; from 60 s to 7 days)", valueHint: "duration" },
     "keep-secret": { type: "boolean", description: "keep the stored client secret instead of reading one from stdin" },
     ...jsonFlag,
   },

@@ -192,6 +192,12 @@ describe("svc itself", () => {
     expectUsageError(await create("gpt-4o,o3"), path, '--models "gpt-4o,o3" does not include the default model "m"; add it, e.g. --models m,gpt-4o,o3');
   });
 
+  test("directory-sync set: --interval outside 60 s to 7 days is named before anything is sent", async () => {
+    const path = ["directory-sync", "set"];
+    const r = await svc(null, [...path, ...SYNC_SET, "--dry-run=true", "--create-users=true", "--keep-secret", "--interval", "30s"], { env: { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" } });
+    expectUsageError(r, path, '--interval "30s" is out of range; write from 60 s to 7 days (168h)');
+  });
+
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/nonexistent"]), ["audit", "decrypt"], "--out <file> or --stdout");
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/x", "--out", "/tmp/x", "--stdout"]), ["audit", "decrypt"], "either --out or --stdout");
