@@ -117,7 +117,9 @@ describe("--help", () => {
     expect((await svc(null, ["bot", "credential", "--help"])).stdout).toMatch(/--installation[\s\S]*--workspace[\s\S]*--rotate/);
     expect((await svc(null, ["model-profiles", "create", "--help"])).stdout).toMatch(/--display-name[\s\S]*--endpoint[\s\S]*--auth-type[\s\S]*--default-model[\s\S]*--agent[\s\S]*--workspace/);
     expect((await svc(null, ["policies", "create", "--help"])).stdout).toMatch(/--name[\s\S]*--src-pattern[\s\S]*--dst-pattern[\s\S]*--effect[\s\S]*--agent-id[\s\S]*--workspace/);
-    expect((await svc(null, ["audit", "decrypt", "--help"])).stdout).toMatch(/--record[\s\S]*--identity[\s\S]*--out[\s\S]*--stdout/);
+    const decrypt = (await svc(null, ["audit", "decrypt", "--help"])).stdout;
+    expect(decrypt).toMatch(/--record[\s\S]*--identity[\s\S]*--out[\s\S]*--stdout/);
+    expect(decrypt).toContain("this or --stdout is required");
     expect((await svc(null, ["directory-sync", "set", "--help"])).stdout).toMatch(/--tenant-id[\s\S]*--client-id[\s\S]*--app-id[\s\S]*--dry-run[\s\S]*--create-users/);
   });
 });
