@@ -4,7 +4,7 @@
 // only the ciphertext and the replica ids it was sealed to reach the control plane.
 import { UsageError, command, listFlag } from "../command/index.ts";
 import { checkEndpoint } from "../contract/model-endpoint.ts";
-import { type OrgClient, connect, seg } from "./client.ts";
+import { ApiError, type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "./output.ts";
 import { type ModelProfile, findModelProfile, findWorkspace } from "./scope.ts";
 import { type RuntimeRecipient, apiKeyFromStdinText, sealApiKey, usableRecipients } from "./sealing.ts";
@@ -75,13 +75,22 @@ const create = command({
     // A terminal needs no read to refuse: before any call.
     if (authType === "api_key") refuseTerminalStdin(API_KEY_ON_STDIN);
     const client = await connect("svc model-profiles create");
+    // An unknown --agent is refused before the profile exists, not after (a half-done create,
+    // and with api_key a misleading "no runtime can receive the key").
+    if (args.agent) await client.json("GET", client.org("/model-profile-assignments"), { query: { workspace: args.workspace, agent_id: args.agent } });
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {
       body: { display_name: args["display-name"], endpoint: endpoint.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },
     });
     let assignment: { agent_id: string; profile_id: string } | null = null;
     if (args.agent) {
-      assignment = await client.json("POST", client.org(`/model-profiles/${seg(profile.id)}/assign`), { body: { agent_id: args.agent } });
+      try {
+        assignment = await client.json("POST", client.org(`/model-profiles/${seg(profile.id)}/assign`), { body: { agent_id: args.agent } });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const why = e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0];
+        throw client.fail(`created model profile ${profile.id} (${profile.display_name}) but could not assign it to agent ${args.agent} (${why}); assign it with \`svc model-profiles assign ${profile.id} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`, e.code);
+      }
     }
     if (args.json) return printJson({ ...profile, ...(assignment ? { assigned_to: assignment.agent_id } : {}) });
     out(`Created model profile ${profile.id} (${profile.display_name}).`);

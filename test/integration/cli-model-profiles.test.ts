@@ -41,6 +41,17 @@ test("create --auth-type none --agent creates and assigns", async () => {
   expect(shown.stdout).toContain(`uses model profile ${p.id} (plain)`);
 });
 
+test.each(["none", "api_key"])("--auth-type %s with an unknown --agent: refused before anything is created", async (auth) => {
+  const name = `ghost-agent-${auth}`;
+  const r = await svc(cp, createArgs(name, auth, ["--agent", "agt_00000000000000000000000000"]), { stdin: "sk-never-read\n" });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.trim()).toMatch(/^svc model-profiles create: .*agt_00000000000000000000000000.* \((agent_not_found|not_found)\)$/);
+  expect(r.stderr).not.toContain("can receive the API key");
+  const list = await api(cp, "GET", org(cp, "/model-profiles?workspace=default"));
+  expect(list.json.model_profiles.map((p: { display_name: string }) => p.display_name)).not.toContain(name);
+});
+
 test("api_key with no runtime in the scope is refused before reading the key; nothing is created", async () => {
   const agent = await createAgent(cp);
   await createInstallation(cp, agent); // an installation with no runtime started yet
