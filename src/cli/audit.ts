@@ -128,8 +128,8 @@ const decrypt = command({
   args: {
     record: { type: "string", required: true, description: "audit record id (rec_…)", valueHint: "id" },
     identity: { type: "string", required: true, description: "age identity file (from `svc audit keys create` or age-keygen)", valueHint: "path" },
-    out: { type: "string", description: "write the plaintext to this file (mode 0600)", valueHint: "file" },
-    stdout: { type: "boolean", description: "write the plaintext to stdout instead" },
+    out: { type: "string", description: "write the plaintext to this new file (mode 0600); this or --stdout is required", valueHint: "file" },
+    stdout: { type: "boolean", description: "write the plaintext to stdout instead of --out" },
   },
   examples: [
     "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json",

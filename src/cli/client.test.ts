@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { AdminClient, ApiError, buildQuery, problemMessage } from "./client.ts";
+import { AdminClient, ApiError, buildQuery, flagOfField, problemMessage } from "./client.ts";
 
 const server = Bun.serve({
   port: 0,
@@ -83,4 +83,20 @@ describe("every refusal says what to do next", () => {
     expect(msg("svc bot init", { code: "workspace_not_found", detail: 'workspace "nope" not found in this organization' }, 404)).toContain("; check --workspace");
     expect(buildQuery({})).toBe("");
   });
+});
+
+test("a refused request field is named by the flag that set it, never by a flag that does not exist", () => {
+  expect(flagOfField("svc model-profiles create", "/display_name")).toBe("--display-name");
+  expect(flagOfField("svc policies create", "/src")).toBe("--src-pattern");
+  expect(flagOfField("svc policies create", "/dst")).toBe("--dst-pattern");
+  expect(flagOfField("svc policies create", "/agent_id")).toBe("--agent-id");
+  expect(flagOfField("svc bot init", "/agent_id")).toBe("--agent");
+  expect(flagOfField("svc model-profiles assign", "/agent_id")).toBe("--agent");
+  expect(flagOfField("svc directory-sync set", "/interval_seconds")).toBe("--interval");
+  expect(flagOfField("svc directory-sync set", "/client_secret")).toBeNull();
+  expect(flagOfField("svc model-profiles create", "/api_key_sealed")).toBeNull();
+  expect(flagOfField("svc x", "/items/0")).toBeNull();
+  expect(problemMessage("svc directory-sync set", { code: "validation_failed", detail: "interval_seconds must be a whole number from 60 to 604800", errors: [{ path: "/interval_seconds" }] }, 422, "PUT /api/v1/x")).toBe(
+    "svc directory-sync set: interval_seconds must be a whole number from 60 to 604800; fix --interval and run it again (validation_failed)",
+  );
 });

@@ -63,6 +63,27 @@ const LOOKUP: [string, string][] = [
   ["svc audit decrypt", "copy the record id from the console's audit view"],
 ];
 
+/** Request fields whose flag is spelled otherwise; null where no flag sets the field (stdin, or made by the CLI). */
+const FIELD_FLAGS: Record<string, string | null> = {
+  src: "src-pattern",
+  dst: "dst-pattern",
+  interval_seconds: "interval",
+  client_secret: null,
+  api_key_sealed: null,
+  sealed_to: null,
+  public_key: null,
+};
+
+/** The flag that set a request field, e.g. "/display_name" → "--display-name"; null when none did. Pure. */
+export function flagOfField(label: string, path: unknown): string | null {
+  if (typeof path !== "string" || !/^\/[a-z_]+$/.test(path)) return null;
+  const field = path.slice(1);
+  // `svc policies` spells the agent --agent-id as the spec does; the other commands --agent.
+  if (field === "agent_id") return label.startsWith("svc policies") ? "--agent-id" : "--agent";
+  const flag = field in FIELD_FLAGS ? FIELD_FLAGS[field] : field.replace(/_/g, "-");
+  return flag ? `--${flag}` : null;
+}
+
 function nextStep(label: string, code: string, status: number, problem: { retry_after_seconds?: unknown; errors?: unknown }, source: TokenSource): string {
   if (NEXT_STEP[code]) return NEXT_STEP[code]!;
   if (code === "not_found") {
@@ -75,8 +96,8 @@ function nextStep(label: string, code: string, status: number, problem: { retry_
   }
   if (code === "validation_failed" || status === 422 || status === 400) {
     const path = Array.isArray(problem.errors) ? (problem.errors[0] as { path?: unknown } | undefined)?.path : undefined;
-    const field = typeof path === "string" && /^\/[a-z_]+$/.test(path) ? path.slice(1).replace(/_/g, "-") : null;
-    return field ? `fix --${field} and run it again` : "fix the value and run it again";
+    const flag = flagOfField(label, path);
+    return flag ? `fix ${flag} and run it again` : "fix the value and run it again";
   }
   if (status >= 500 || status === 0) return RETRY;
   if (code.startsWith("http_")) return `check that ${URL_SOURCE[source]} points at the svc control plane`;

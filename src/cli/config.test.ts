@@ -83,4 +83,10 @@ describe("base URL", () => {
     expect(normalizeBaseUrl("http://127.0.0.1:8420/")).toBe("http://127.0.0.1:8420");
     expect(() => normalizeBaseUrl("svc.example.com")).toThrow(/not a URL/);
   });
+
+  test("a query or fragment is refused by name, not dropped; a password is never echoed", () => {
+    expect(() => normalizeBaseUrl("https://svc.example.com/?org=1")).toThrow('must not have a query string (the part from "?"); pass only the base URL, e.g. https://svc.example.com');
+    expect(() => normalizeBaseUrl("https://svc.example.com/#top")).toThrow("must not have a fragment");
+    expect(() => normalizeBaseUrl("https://admin:s3cret@svc.example.com")).toThrow('"https://admin:***@svc.example.com" must not carry credentials');
+  });
 });

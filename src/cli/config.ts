@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { CommandFailure } from "../command/index.ts";
+import { type BaseUrlOpts, checkBaseUrl, urlProblemText } from "./base-url.ts";
 
 export const CONFIG_DIR_MODE = 0o700;
 export const CONFIG_FILE_MODE = 0o600;
@@ -22,6 +23,9 @@ export type CliEnv = {
   token?: string;
   chatuiAdminToken?: string;
 };
+
+/** What the control plane's URL is checked as: the admin token travels to it. */
+export const CONTROL_PLANE_URL_RULE: BaseUrlOpts = { owner: "the control plane", secret: "your admin token", example: "https://svc.example.com" };
 
 export function readCliEnv(env: Record<string, string | undefined> = process.env): CliEnv {
   const nonEmpty = (v: string | undefined) => (v && v.trim() ? v.trim() : undefined);
@@ -55,25 +59,12 @@ export function ensurePrivateDir(dir: string): void {
   chmodSync(dir, CONFIG_DIR_MODE);
 }
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** The base URL without trailing slashes; refuses what is not http(s) or has a path like /api/v1. */
+/** The control plane's base URL without trailing slashes (rule in base-url.ts); a path like /api/v1 is refused too. */
 export function normalizeBaseUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new CommandFailure(`"${raw}" is not a URL; pass the control plane's base URL, e.g. https://svc.example.com`);
-  }
-  if (u.protocol !== "https:" && u.protocol !== "http:") throw new CommandFailure(`"${raw}" must be an http(s) URL; pass the control plane's base URL, e.g. https://svc.example.com`);
-  if (u.username || u.password || u.search || u.hash) throw new CommandFailure(`"${raw}" must not carry credentials, a query or a fragment; pass only the base URL, e.g. https://svc.example.com`);
-  // The admin token travels in every request: plain http only where it never leaves the machine.
-  if (u.protocol === "http:" && !LOOPBACK_HOSTS.has(u.hostname)) {
-    throw new CommandFailure(`"${raw}" uses plain http, which would send your admin token in clear; use https (plain http is accepted only for localhost)`);
-  }
-  const path = u.pathname.replace(/\/+$/, "");
-  if (/\/api\/v1$/.test(path)) throw new CommandFailure(`"${raw}" ends in /api/v1; pass the base URL without it`);
-  return `${u.origin}${path}`;
+  const check = checkBaseUrl(raw, CONTROL_PLANE_URL_RULE);
+  if (!check.ok) throw new CommandFailure(urlProblemText(check));
+  if (/\/api\/v1$/.test(check.url)) throw new CommandFailure(urlProblemText({ shown: check.url, problem: "ends in /api/v1", fix: "pass the base URL without it" }));
+  return check.url;
 }
 
 export function readConfigFile(home: string): CliConfig | null {

@@ -18,6 +18,14 @@ describe("directory-sync flags", () => {
     expect(intervalSeconds("1h")).toBe(3600);
     expect(() => intervalSeconds("soon")).toThrow(/--interval must be/);
   });
+
+  test("--interval is refused locally outside the control plane's 60 s to 7 days", () => {
+    expect(intervalSeconds("60")).toBe(60);
+    expect(intervalSeconds("168h")).toBe(604800);
+    for (const bad of ["0", "59s", "169h", "99999999m"]) {
+      expect(() => intervalSeconds(bad)).toThrow(new UsageError(`--interval "${bad}" is out of range; write from 60 s to 7 days (168h), e.g. --interval 1h`));
+    }
+  });
 });
 
 describe("renderReport", () => {

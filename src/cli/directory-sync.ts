@@ -5,6 +5,7 @@
 import { UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect } from "./client.ts";
 import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime } from "./output.ts";
+import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 
 type Config = {
   tenant_id: string;
@@ -45,20 +46,29 @@ export function boolFlag(flag: string, value: string | undefined): boolean {
   throw new UsageError(`--${flag} must be true or false, not "${value ?? ""}" (write --${flag}=true or --${flag}=false)`);
 }
 
-/** "3600", "90s", "30m", "1h" → seconds. Pure. */
+/** The control plane's bounds for the interval (directory-sync/service.ts), checked here so a bad one is a usage error. */
+export const MIN_INTERVAL_SECONDS = 60;
+export const MAX_INTERVAL_SECONDS = 7 * 24 * 3600;
+
+/** "3600", "90s", "30m", "1h" → seconds, from 60 s to 7 days. Pure. */
 export function intervalSeconds(value: string): number {
   const m = /^(\d+)\s*(s|m|h)?$/.exec(value.trim());
   if (!m) throw new UsageError(`--interval must be seconds or a duration such as 30m or 1h, not "${value}"`);
-  return Number(m[1]) * (m[2] === "h" ? 3600 : m[2] === "m" ? 60 : 1);
+  const seconds = Number(m[1]) * (m[2] === "h" ? 3600 : m[2] === "m" ? 60 : 1);
+  if (seconds < MIN_INTERVAL_SECONDS || seconds > MAX_INTERVAL_SECONDS) {
+    throw new UsageError(`--interval "${value}" is out of range; write from 60 s to 7 days (168h), e.g. --interval 1h`);
+  }
+  return seconds;
 }
 
+const CLIENT_SECRET_ON_STDIN: StdinSecret = {
+  reader: "without --keep-secret it",
+  what: "the sync app's client secret",
+  example: 'printf %s "$SYNC_SECRET" | svc directory-sync set …',
+};
+
 async function readSecret(): Promise<string> {
-  if (process.stdin.isTTY) {
-    throw new UsageError("the client secret is read from stdin, and stdin is a terminal; pipe the secret in (printf '%s' \"$SECRET\" | svc directory-sync set …)");
-  }
-  const secret = (await Bun.stdin.text()).replace(/\r?\n$/, "");
-  if (!secret.trim()) throw new UsageError("stdin was empty; pipe the sync app's client secret into the command (or pass --keep-secret to keep the stored one)");
-  return secret;
+  return (await readStdinSecret(CLIENT_SECRET_ON_STDIN)).replace(/\r?\n$/, "");
 }
 
 const COUNT_LABELS: [string, string][] = [
@@ -162,12 +172,12 @@ const set = command({
     "create-users": { type: "string", required: true, description: "true: create service users for assigned people who have none", valueHint: "true|false" },
     "authority-url": { type: "string", description: "sign-in authority for national clouds (default https://login.microsoftonline.com)", valueHint: "url" },
     "graph-url": { type: "string", description: "Microsoft Graph base URL for national clouds (default https://graph.microsoft.com)", valueHint: "url" },
-    interval: { type: "string", description: "time between periodic runs: seconds or 30m, 1h (default 1h, at least 60 s)", valueHint: "duration" },
+    interval: { type: "string", description: "time between periodic runs: seconds or 30m, 1h (default 1h; from 60 s to 7 days)", valueHint: "duration" },
     "keep-secret": { type: "boolean", description: "keep the stored client secret instead of reading one from stdin" },
     ...jsonFlag,
   },
   examples: [
-    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c…  --app-id 9b2e… --dry-run=true --create-users=true",
+    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c… --app-id 9b2e… --dry-run=true --create-users=true",
     "svc directory-sync set --tenant-id … --client-id … --app-id … --dry-run=false --create-users=true --keep-secret",
     "… | svc directory-sync set … --authority-url https://login.microsoftonline.us --graph-url https://graph.microsoft.us",
   ],
@@ -251,7 +261,7 @@ const report = command({
 export const directorySyncCommand = command({
   meta: { name: "directory-sync", description: "Groups and users from the app roles of an Entra ID application" },
   examples: [
-    "printf '%s' \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
+    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
     "svc directory-sync enable",
     "svc directory-sync report",
   ],

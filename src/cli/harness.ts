@@ -3,6 +3,8 @@
 // Open WebUI's GET /api/v1/functions/ with the admin token in CHATUI_ADMIN_TOKEN and changes
 // nothing: the container's boot step is what installs and activates the functions.
 import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { redactUrlCredentials } from "../contract/egress.ts";
+import { type BaseUrlOpts, checkBaseUrl, urlProblemText } from "./base-url.ts";
 import { readCliEnv } from "./config.ts";
 import { type FrontEndFunction, GUARD_ID, PIPE_ID, harnessDrift, parseFunctionList } from "./harness-drift.ts";
 import { jsonFlag, out, printJson } from "./output.ts";
@@ -11,24 +13,28 @@ const LABEL = "svc harness sync";
 export const HARNESSES = ["chatui"] as const;
 const TIMEOUT_MS = 30_000;
 
+/** The front end's URL: CHATUI_ADMIN_TOKEN goes to it, so the same rule as `svc login --url`. */
+const FRONT_END_URL_RULE: BaseUrlOpts = { owner: "the front end", secret: "CHATUI_ADMIN_TOKEN", example: "https://chat.example.com" };
+
 function frontEndUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new UsageError(`--url "${raw}" is not a URL; pass the front end's base URL, e.g. https://chat.example.com`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`--url "${raw}" must be an http(s) URL; pass the front end's base URL, e.g. https://chat.example.com`);
-  return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+  const check = checkBaseUrl(raw, FRONT_END_URL_RULE);
+  if (!check.ok) throw new UsageError(`--url ${urlProblemText(check)}`);
+  return check.url;
 }
 
 async function fetchFunctions(base: string, token: string): Promise<FrontEndFunction[]> {
   const url = `${base}/api/v1/functions/`;
   let res: Response;
   try {
-    res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    // Redirects are not followed: the token would go wherever the front end points, http too.
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" });
   } catch (e) {
     throw new CommandFailure(`${LABEL}: cannot reach the front end at ${base} (${(e as Error).message}); check --url`);
+  }
+  if (res.status >= 300 && res.status < 400) {
+    const to = res.headers.get("location");
+    const where = to ? ` to ${redactUrlCredentials(URL.parse(to, url)?.href ?? to)}` : "";
+    throw new CommandFailure(`${LABEL}: GET ${url} answered HTTP ${res.status}, a redirect${where}; redirects are not followed, so that CHATUI_ADMIN_TOKEN goes nowhere else: pass the URL the front end is served at as --url`);
   }
   if (res.status === 401 || res.status === 403) {
     throw new CommandFailure(`${LABEL}: the front end refused CHATUI_ADMIN_TOKEN (HTTP ${res.status}); set it to a valid admin JWT or API key of ${base}`);

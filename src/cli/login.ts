@@ -1,11 +1,11 @@
 // `svc login`: sign the CLI in to a control plane. By default a browser approval like a device
 // login (docs/api.md "Sign-in and svc login"): print the approve URL and user code, poll until an
 // owner or admin approves, save the token. `--with-token` reads a token from stdin instead.
-import { isatty } from "node:tty";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { AdminClient, ApiError, type Me } from "./client.ts";
 import { type CliConfig, normalizeBaseUrl, readCliEnv, readConfigFile, writeConfigFile } from "./config.ts";
 import { note, out } from "./output.ts";
+import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 
 const LABEL = "svc login";
 const DEFAULT_INTERVAL_SECONDS = 2;
@@ -13,11 +13,10 @@ const DEFAULT_INTERVAL_SECONDS = 2;
 type LoginRequest = { id: string; user_code: string; poll_secret: string; approve_url: string; expires_at: string; interval_seconds?: number };
 type LoginToken = { token: string; organization_id: string; email?: string };
 
-async function readStdinToken(): Promise<string> {
-  if (isatty(0)) throw new CommandFailure(`${LABEL}: --with-token reads the token from stdin; pipe it in, e.g. \`svc login --with-token < token.txt\``);
-  const token = (await Bun.stdin.text()).trim();
-  if (!token) throw new CommandFailure(`${LABEL}: stdin was empty; pipe an API token (svc_at_…) into \`svc login --with-token\``);
-  if (/\s/.test(token)) throw new CommandFailure(`${LABEL}: stdin holds more than one word; pipe only the API token`);
+async function readStdinToken(url: string): Promise<string> {
+  const secret: StdinSecret = { reader: "--with-token", what: "the API token", example: `printf %s "$TOKEN" | svc login --url ${url} --with-token` };
+  const token = (await readStdinSecret(secret)).trim();
+  if (/\s/.test(token)) throw new UsageError("stdin holds more than one word; pipe only the API token (svc_at_…)");
   return token;
 }
 
@@ -62,9 +61,11 @@ export const loginCommand = command({
     try {
       url = normalizeBaseUrl(rawUrl);
     } catch (e) {
-      throw new UsageError(`--url: ${(e as Error).message}`);
+      // Name where the bad URL came from: only --url is on the command line.
+      const where = args.url !== undefined ? "--url" : env.controlPlaneUrl !== undefined ? "SVC_CONTROL_PLANE_URL" : "the saved URL";
+      throw new UsageError(`${where} ${(e as Error).message}${args.url !== undefined ? "" : " (or pass --url)"}`);
     }
-    const token = args["with-token"] ? await readStdinToken() : await browserLogin(url);
+    const token = args["with-token"] ? await readStdinToken(url) : await browserLogin(url);
     const me = await new AdminClient(url, token, LABEL, "login").json<Me>("GET", "/me");
     if (!me?.organization?.id) throw new CommandFailure(`${LABEL}: the control plane did not say which organization the token belongs to; check that --url points at the svc control plane`);
     if (me.role !== "owner" && me.role !== "admin") note(`warning: ${me.account.email} is a ${me.role} of ${me.organization.name}; admin commands need an owner or admin (forbidden)`);

@@ -2,15 +2,16 @@
 // The endpoint is checked here with the control plane's rule (contract/model-endpoint.ts).
 // With `--auth-type api_key` the key is read from stdin and sealed here to the scope's runtimes;
 // only the ciphertext and the replica ids it was sealed to reach the control plane.
-import { isatty } from "node:tty";
-import { UsageError, command } from "../command/index.ts";
+import { UsageError, command, listFlag } from "../command/index.ts";
 import { checkEndpoint } from "../contract/model-endpoint.ts";
-import { type OrgClient, connect, seg } from "./client.ts";
+import { ApiError, type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "./output.ts";
 import { type ModelProfile, findModelProfile, findWorkspace } from "./scope.ts";
 import { type RuntimeRecipient, apiKeyFromStdinText, sealApiKey, usableRecipients } from "./sealing.ts";
+import { type StdinSecret, readStdinSecret, refuseTerminalStdin } from "./stdin-secret.ts";
 
 export const AUTH_TYPES = ["none", "api_key"] as const;
+const API_KEY_ON_STDIN: StdinSecret = { reader: "--auth-type api_key", what: "the API key", example: 'printf %s "$KEY" | svc model-profiles create … --auth-type api_key' };
 const workspaceArg = { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" } as const;
 
 function profileFields(p: ModelProfile) {
@@ -36,9 +37,8 @@ async function sealFromStdin(client: OrgClient, workspace: string, agent: string
       "no_runtime_recipient",
     );
   }
-  if (isatty(0)) throw client.fail(`--auth-type api_key reads the key from stdin; pipe it in, e.g. \`printf %s "$KEY" | svc model-profiles create …\``);
-  const key = apiKeyFromStdinText(await Bun.stdin.text());
-  if (!key) throw client.fail("stdin must hold the API key on one line; pipe only the key");
+  const key = apiKeyFromStdinText(await readStdinSecret(API_KEY_ON_STDIN));
+  if (!key) throw new UsageError("stdin holds more than one line; pipe only the API key, on one line");
   const sealed = await sealApiKey(key, usable);
   note(`Sealed the API key to ${usable.length} runtime replica(s): ${sealed.sealed_to.join(", ")}.`);
   return sealed;
@@ -67,15 +67,30 @@ const create = command({
     // is read from stdin, so a bad URL never costs the admin a key.
     const endpoint = checkEndpoint(args.endpoint);
     if (!endpoint.ok) throw new UsageError(endpoint.message.includes("; ") ? endpoint.message : `${endpoint.message}; fix --endpoint and run it again`, endpoint.code);
+    const models = args.models === undefined ? undefined : listFlag("models", args.models, "gpt-4o,gpt-4o-mini");
+    // The control plane's rule too, checked here so an API key is not read and sealed for nothing.
+    if (models && !models.includes(args["default-model"].trim())) {
+      throw new UsageError(`--models "${args.models}" does not include the default model "${args["default-model"]}"; add it, e.g. --models ${[args["default-model"].trim(), ...models].join(",")}`);
+    }
+    // A terminal needs no read to refuse: before any call.
+    if (authType === "api_key") refuseTerminalStdin(API_KEY_ON_STDIN);
     const client = await connect("svc model-profiles create");
-    const models = args.models ? args.models.split(",").map((m) => m.trim()).filter(Boolean) : undefined;
+    // An unknown --agent is refused before the profile exists, not after (a half-done create,
+    // and with api_key a misleading "no runtime can receive the key").
+    if (args.agent) await client.json("GET", client.org("/model-profile-assignments"), { query: { workspace: args.workspace, agent_id: args.agent } });
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {
       body: { display_name: args["display-name"], endpoint: endpoint.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },
     });
     let assignment: { agent_id: string; profile_id: string } | null = null;
     if (args.agent) {
-      assignment = await client.json("POST", client.org(`/model-profiles/${seg(profile.id)}/assign`), { body: { agent_id: args.agent } });
+      try {
+        assignment = await client.json("POST", client.org(`/model-profiles/${seg(profile.id)}/assign`), { body: { agent_id: args.agent } });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const why = e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0];
+        throw client.fail(`created model profile ${profile.id} (${profile.display_name}) but could not assign it to agent ${args.agent} (${why}); assign it with \`svc model-profiles assign ${profile.id} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`, e.code);
+      }
     }
     if (args.json) return printJson({ ...profile, ...(assignment ? { assigned_to: assignment.agent_id } : {}) });
     out(`Created model profile ${profile.id} (${profile.display_name}).`);

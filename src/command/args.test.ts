@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ArgsDef } from "citty";
-import { UsageError, parseCommandArgs, usageLine } from "./args.ts";
+import { UsageError, listFlag, parseCommandArgs, usageLine } from "./args.ts";
 
 const ARGS = {
   profile: { type: "positional", required: true, valueHint: "profile" },
@@ -52,5 +52,20 @@ describe("parseCommandArgs", () => {
 
   test("usage line: positionals, required flags, then optional ones", () => {
     expect(usageLine("svc x", ARGS)).toBe("svc x <profile> --workspace <workspace> [--agent-id <agent_id>] [--dry-run=<true|false>] [--json] [--no-wait]");
+  });
+});
+
+describe("listFlag", () => {
+  test("items trimmed, repeats kept once", () => {
+    expect(listFlag("models", "a", "x,y")).toEqual(["a"]);
+    expect(listFlag("models", " a , b ,a", "x,y")).toEqual(["a", "b"]);
+  });
+
+  test.each([",", " , ", " ", ",,"])("%j lists nothing: a usage error naming the flag", (value) => {
+    expect(() => listFlag("models", value, "gpt-4o,gpt-4o-mini")).toThrow(new UsageError(`--models "${value}" lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini`));
+  });
+
+  test.each(["a,,b", "a,", ",a", "a, ,b"])("%j has an empty item: a usage error naming the flag", (value) => {
+    expect(() => listFlag("models", value, "x,y")).toThrow(`--models "${value}" has an empty item`);
   });
 });

@@ -67,6 +67,19 @@ export function usageLine(path: string, args: ArgsDef): string {
   return parts.join(" ");
 }
 
+/**
+ * A comma-separated list flag ("--models a,b") as its items, trimmed. An empty list ("--models ,")
+ * or an empty item ("a,,b", "a,") is a usage error naming the flag, never silently dropped: the
+ * admin meant something there. Repeats are kept once. `example` is a good value. Pure.
+ */
+export function listFlag(name: string, value: string, example: string): string[] {
+  const items = value.split(",").map((x) => x.trim());
+  const fix = `write --${name} as a comma-separated list, e.g. --${name} ${example}`;
+  if (items.every((x) => x === "")) throw new UsageError(`--${name} "${value}" lists nothing; ${fix}`);
+  if (items.includes("")) throw new UsageError(`--${name} "${value}" has an empty item (two commas in a row, or one at an end); ${fix}`);
+  return [...new Set(items)];
+}
+
 export type ParsedCommandArgs = Record<string, unknown> & { _: string[] };
 
 /**

@@ -5,7 +5,7 @@ import type { ArgsDef, CommandDef } from "citty";
 import { renderUsage } from "citty";
 import { UsageError, parseCommandArgs, usageLine } from "./args.ts";
 
-export { type ParsedCommandArgs, UsageError, parseCommandArgs, usageLine } from "./args.ts";
+export { type ParsedCommandArgs, UsageError, listFlag, parseCommandArgs, usageLine } from "./args.ts";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

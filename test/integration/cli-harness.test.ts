@@ -1,6 +1,6 @@
 // svc harness sync against a local double of Open WebUI's functions API: read-only, drift
 // printed and exit 1, in sync exit 0, missing token refused.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { startChatuiFunctionsDouble } from "../support/chatui-functions-double.ts";
 import { svc } from "./cli-support.ts";
 
@@ -75,4 +75,46 @@ test("a refused token is named", async () => {
   const r = await run([], "wrong");
   expect(r.code).toBe(1);
   expect(r.stderr).toContain("refused CHATUI_ADMIN_TOKEN (HTTP 401)");
+});
+
+describe("--url gets the same rule as svc login --url: CHATUI_ADMIN_TOKEN never goes out in clear or to a mangled URL", () => {
+  /** A usage error (exit 2) naming --url, with nothing sent to the front end. */
+  async function refused(url: string, says: string) {
+    double.requests.length = 0;
+    const r = await svc(null, ["harness", "sync", "--harness", "chatui", "--url", url], { env: { CHATUI_ADMIN_TOKEN: TOKEN } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe("");
+    const [line, usage] = r.stderr.split("\n");
+    expect(line).toStartWith(`svc harness sync: --url "`);
+    expect(line).toContain(says);
+    expect(usage).toStartWith("Usage: svc harness sync ");
+    expect(double.requests.length).toBe(0);
+    return line!;
+  }
+
+  test("plain http to a host other than localhost", async () => {
+    expect(await refused("http://chat.example.com", "uses plain http")).toBe(
+      'svc harness sync: --url "http://chat.example.com" uses plain http, which would send CHATUI_ADMIN_TOKEN in clear; use https (plain http is accepted only for localhost)',
+    );
+  });
+
+  test("a query string, a fragment or credentials are named, not dropped", async () => {
+    expect(await refused(`${double.url}/?tab=functions`, 'must not have a query string (the part from "?")')).toEndWith(`; pass only the base URL, e.g. ${double.url}`);
+    await refused(`${double.url}/#admin`, 'must not have a fragment (the part from "#")');
+    const line = await refused(double.url.replace("http://", "http://admin:s3cret@"), "must not carry credentials");
+    expect(line).not.toContain("s3cret");
+  });
+
+  test("a redirect is not followed, so the token goes nowhere else", async () => {
+    const redirector = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null, { status: 302, headers: { location: `${double.url}/api/v1/functions/` } }) });
+    try {
+      double.requests.length = 0;
+      const r = await svc(null, ["harness", "sync", "--harness", "chatui", "--url", `http://127.0.0.1:${redirector.port}`], { env: { CHATUI_ADMIN_TOKEN: TOKEN } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`answered HTTP 302, a redirect to ${double.url}/api/v1/functions/; redirects are not followed`);
+      expect(double.requests.length).toBe(0);
+    } finally {
+      redirector.stop(true);
+    }
+  });
 });

@@ -41,6 +41,17 @@ test("create --auth-type none --agent creates and assigns", async () => {
   expect(shown.stdout).toContain(`uses model profile ${p.id} (plain)`);
 });
 
+test.each(["none", "api_key"])("--auth-type %s with an unknown --agent: refused before anything is created", async (auth) => {
+  const name = `ghost-agent-${auth}`;
+  const r = await svc(cp, createArgs(name, auth, ["--agent", "agt_00000000000000000000000000"]), { stdin: "sk-never-read\n" });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.trim()).toMatch(/^svc model-profiles create: .*agt_00000000000000000000000000.* \((agent_not_found|not_found)\)$/);
+  expect(r.stderr).not.toContain("can receive the API key");
+  const list = await api(cp, "GET", org(cp, "/model-profiles?workspace=default"));
+  expect(list.json.model_profiles.map((p: { display_name: string }) => p.display_name)).not.toContain(name);
+});
+
 test("api_key with no runtime in the scope is refused before reading the key; nothing is created", async () => {
   const agent = await createAgent(cp);
   await createInstallation(cp, agent); // an installation with no runtime started yet
@@ -74,6 +85,26 @@ test("api_key is sealed to every runtime of the scope; only ciphertext reaches t
 
   // The control plane's files never held the key in plain text.
   for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(key)), f).toBe(false);
+});
+
+test("api_key with an empty stdin, or more than one line: exit 2, and nothing is created", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  await bootstrapRuntime(cp, inst.id);
+  const empty = await svc(cp, createArgs("empty-key", "api_key", ["--agent", agent]), { stdin: "\n" });
+  expect(empty.code).toBe(2);
+  expect(empty.stdout).toBe("");
+  expect(empty.stderr).toStartWith(
+    'svc model-profiles create: --auth-type api_key reads the API key from stdin, but stdin is empty; pipe it in, e.g. `printf %s "$KEY" | svc model-profiles create … --auth-type api_key`\nUsage: svc model-profiles create ',
+  );
+  const twoLines = await svc(cp, createArgs("two-lines", "api_key", ["--agent", agent]), { stdin: "sk-one\nsk-two\n" });
+  expect(twoLines.code).toBe(2);
+  expect(twoLines.stderr).toStartWith("svc model-profiles create: stdin holds more than one line; pipe only the API key, on one line\n");
+  expect(twoLines.stderr).not.toContain("sk-one");
+  const list = await api(cp, "GET", org(cp, "/model-profiles?workspace=default"));
+  const names = list.json.model_profiles.map((p: { display_name: string }) => p.display_name);
+  expect(names).not.toContain("empty-key");
+  expect(names).not.toContain("two-lines");
 });
 
 test("api_key with two replicas seals to both", async () => {

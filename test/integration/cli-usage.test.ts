@@ -2,20 +2,20 @@
 // argument, wrong value) exit 2 with one sentence and the usage line; local refusals exit 1
 // with one sentence. No control plane is needed for these: all are found before any call.
 import { describe, expect, test } from "bun:test";
-import { type Run, svc } from "./cli-support.ts";
+import { type Run, svc, svcOnTerminal } from "./cli-support.ts";
 
 /**
  * Every admin command, called as an admin would: `ok` is a complete, well-formed command line;
- * `missing` drops a required flag or argument (and names it); `bad` gives a wrong value (and the
+ * `missing` drops a required flag or argument (and names it); `stdin` is what `ok` pipes in; `bad` gives a wrong value (and the
  * message part that names it). Null where the command has nothing required.
  */
-type Case = { path: string[]; ok: string[]; missing: null | { args: string[]; names: string }; bad: { args: string[]; says: string } };
+type Case = { path: string[]; ok: string[]; stdin?: string; missing: null | { args: string[]; names: string }; bad: { args: string[]; says: string } };
 const WS = ["--workspace", "default"];
 const CREATE_PROFILE = ["--display-name", "GPT", "--endpoint", "https://llm.example.com/v1", "--auth-type", "none", "--default-model", "m"];
 const POLICY = ["--name", "chat", "--src-pattern", "*", "--dst-pattern", "model:invoke", "--effect", "permit"];
 const SYNC_SET = ["--tenant-id", "t", "--client-id", "c", "--app-id", "a"];
 const COMMANDS: Case[] = [
-  { path: ["login"], ok: ["--url", "http://127.0.0.1:1", "--with-token"], missing: { args: ["--with-token"], names: "--url" }, bad: { args: ["--url", "ftp://svc.example.com"], says: "must be an http(s) URL" } },
+  { path: ["login"], ok: ["--url", "http://127.0.0.1:1", "--with-token"], stdin: "svc_at_x\n", missing: { args: ["--with-token"], names: "--url" }, bad: { args: ["--url", "ftp://svc.example.com"], says: "must be an http(s) URL" } },
   {
     path: ["bot", "init"],
     ok: ["--platform", "chatui", "--name", "n", "--agent", "agt_1", ...WS],
@@ -117,7 +117,9 @@ describe("--help", () => {
     expect((await svc(null, ["bot", "credential", "--help"])).stdout).toMatch(/--installation[\s\S]*--workspace[\s\S]*--rotate/);
     expect((await svc(null, ["model-profiles", "create", "--help"])).stdout).toMatch(/--display-name[\s\S]*--endpoint[\s\S]*--auth-type[\s\S]*--default-model[\s\S]*--agent[\s\S]*--workspace/);
     expect((await svc(null, ["policies", "create", "--help"])).stdout).toMatch(/--name[\s\S]*--src-pattern[\s\S]*--dst-pattern[\s\S]*--effect[\s\S]*--agent-id[\s\S]*--workspace/);
-    expect((await svc(null, ["audit", "decrypt", "--help"])).stdout).toMatch(/--record[\s\S]*--identity[\s\S]*--out[\s\S]*--stdout/);
+    const decrypt = (await svc(null, ["audit", "decrypt", "--help"])).stdout;
+    expect(decrypt).toMatch(/--record[\s\S]*--identity[\s\S]*--out[\s\S]*--stdout/);
+    expect(decrypt).toContain("this or --stdout is required");
     expect((await svc(null, ["directory-sync", "set", "--help"])).stdout).toMatch(/--tenant-id[\s\S]*--client-id[\s\S]*--app-id[\s\S]*--dry-run[\s\S]*--create-users/);
   });
 });
@@ -125,7 +127,7 @@ describe("--help", () => {
 // No control plane and no credentials: each usage error must be found before anything is sent.
 describe.each(COMMANDS.map((c) => [c.path.join(" "), c] as const))("svc %s", (_name, c) => {
   test("the well-formed command line is not a usage error", async () => {
-    const r = await svc(null, [...c.path, ...c.ok]);
+    const r = await svc(null, [...c.path, ...c.ok], { stdin: c.stdin });
     expect(r.code, r.stderr).toBe(1);
   });
 
@@ -172,9 +174,78 @@ describe("svc itself", () => {
     expectUsageError(await create("user:usr_01J", "model:invoke"), path, '"usr_01J" is not a whole service user id');
   });
 
+  test("login: a bad URL is named with where it came from; a query or credentials are refused, not dropped", async () => {
+    const query = await svc(null, ["login", "--url", "https://svc.example.com/?org=1", "--with-token"], { stdin: "svc_at_x" });
+    expectUsageError(query, ["login"], '--url "https://svc.example.com/?org=1" must not have a query string (the part from "?"); pass only the base URL, e.g. https://svc.example.com');
+    const creds = await svc(null, ["login", "--url", "https://admin:s3cret@svc.example.com", "--with-token"], { stdin: "svc_at_x" });
+    expectUsageError(creds, ["login"], "must not carry credentials");
+    expect(creds.stderr).not.toContain("s3cret");
+    const env = await svc(null, ["login", "--with-token"], { stdin: "svc_at_x", env: { SVC_CONTROL_PLANE_URL: "http://svc.example.com" } });
+    expectUsageError(env, ["login"], 'SVC_CONTROL_PLANE_URL "http://svc.example.com" uses plain http');
+  });
+
+  test("model-profiles create: --models that lists nothing or has an empty item is named before anything is sent", async () => {
+    const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
+    const path = ["model-profiles", "create"];
+    const create = (models: string) => svc(null, [...path, ...CREATE_PROFILE, ...WS, "--models", models], { env });
+    expectUsageError(await create(","), path, '--models "," lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini');
+    expectUsageError(await create("m,,gpt-4o"), path, '--models "m,,gpt-4o" has an empty item');
+    expectUsageError(await create("m,"), path, '--models "m," has an empty item');
+    expectUsageError(await create("gpt-4o,o3"), path, '--models "gpt-4o,o3" does not include the default model "m"; add it, e.g. --models m,gpt-4o,o3');
+  });
+
+  test("directory-sync set: --interval outside 60 s to 7 days is named before anything is sent", async () => {
+    const path = ["directory-sync", "set"];
+    const r = await svc(null, [...path, ...SYNC_SET, "--dry-run=true", "--create-users=true", "--keep-secret", "--interval", "30s"], { env: { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" } });
+    expectUsageError(r, path, '--interval "30s" is out of range; write from 60 s to 7 days (168h)');
+  });
+
   test("audit decrypt with neither --out nor --stdout, or both", async () => {
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/nonexistent"]), ["audit", "decrypt"], "--out <file> or --stdout");
     expectUsageError(await svc(null, ["audit", "decrypt", "--record", "rec_1", "--identity", "/x", "--out", "/tmp/x", "--stdout"]), ["audit", "decrypt"], "either --out or --stdout");
+  });
+});
+
+// A secret expected on stdin is a required input: a terminal or an empty stdin is a usage
+// error (exit 2), said the same way by each command, and found before anything is sent.
+describe("a secret read from stdin", () => {
+  const CASES = [
+    {
+      path: ["login"],
+      args: ["--url", "https://svc.example.com", "--with-token"],
+      says: "--with-token reads the API token from stdin, but stdin is",
+      example: '`printf %s "$TOKEN" | svc login --url https://svc.example.com --with-token`',
+    },
+    {
+      path: ["model-profiles", "create"],
+      args: [...CREATE_PROFILE.slice(0, 4), "--auth-type", "api_key", "--default-model", "m", ...WS],
+      says: "--auth-type api_key reads the API key from stdin, but stdin is",
+      example: '`printf %s "$KEY" | svc model-profiles create … --auth-type api_key`',
+    },
+    {
+      path: ["directory-sync", "set"],
+      args: [...SYNC_SET, "--dry-run=true", "--create-users=true"],
+      says: "without --keep-secret it reads the sync app's client secret from stdin, but stdin is",
+      example: '`printf %s "$SYNC_SECRET" | svc directory-sync set …`',
+    },
+  ];
+
+  test.skipIf(!Bun.which("script")).each(CASES.map((c) => [c.path.join(" "), c] as const))("svc %s: a terminal on stdin is exit 2", async (_name, c) => {
+    const r = await svcOnTerminal(null, [...c.path, ...c.args]);
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.stdout).toContain(`svc ${c.path.join(" ")}: ${c.says} a terminal; pipe it in, e.g. ${c.example}`);
+    expect(r.stdout).toContain(`Usage: svc ${c.path.join(" ")} `);
+  });
+
+  // model-profiles reads the key only once a runtime can receive it: cli-model-profiles.test.ts.
+  test.each(CASES.filter((c) => c.path[0] !== "model-profiles").map((c) => [c.path.join(" "), c] as const))("svc %s: an empty stdin is exit 2", async (_name, c) => {
+    for (const stdin of ["", " \n"]) {
+      expectUsageError(await svc(null, [...c.path, ...c.args], { stdin }), c.path, `${c.says} empty; pipe it in, e.g. ${c.example}`);
+    }
+  });
+
+  test("svc login: more than one word on stdin is exit 2", async () => {
+    expectUsageError(await svc(null, ["login", "--url", "https://svc.example.com", "--with-token"], { stdin: "svc_at_a svc_at_b\n" }), ["login"], "stdin holds more than one word; pipe only the API token");
   });
 });
 

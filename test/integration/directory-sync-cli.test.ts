@@ -67,7 +67,7 @@ test("set refuses a bad boolean, empty stdin, and report before set is 409", asy
   expect(bad.stderr).toContain("--dry-run must be true or false");
   const empty = await svc(setArgs(), "");
   expect(empty.code).toBe(2);
-  expect(empty.stderr).toContain("stdin was empty");
+  expect(empty.stderr).toContain("without --keep-secret it reads the sync app's client secret from stdin, but stdin is empty; pipe it in");
   const report = await svc(["directory-sync", "report"]);
   expect(report.code).toBe(1);
   expect(report.stderr).toContain("directory_sync_not_configured");
@@ -133,5 +133,5 @@ test.skipIf(!Bun.which("script"))("set refuses to read the secret from a termina
   });
   const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   expect(code).toBe(2);
-  expect(stdout).toContain("stdin is a terminal");
+  expect(stdout).toContain("reads the sync app's client secret from stdin, but stdin is a terminal; pipe it in");
 });
