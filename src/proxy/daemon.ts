@@ -5,9 +5,8 @@
 // At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
 // what the spool holds within one short deadline, cut what still streams, close the spool
 // (what is left ships after the next start), exit 0.
-import { chmodSync, existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { mkdirSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
 import { redactUrlCredentials } from "../contract/egress.ts";
