@@ -101,7 +101,8 @@ describe("control plane outages", () => {
     const dirs = proxyDirs();
     const first = launch(proxyEnv(dirs));
     await first.waitReady();
-    const rev = (await first.policy()).policy_revision;
+    const before = await first.policy();
+    const rev = before.policy_revision;
     expect(await first.stop()).toBe(0);
     await cp.stop();
     try {
@@ -109,10 +110,13 @@ describe("control plane outages", () => {
       await second.waitReady();
       const st = await second.policy();
       expect(st).toMatchObject({ state: "stale", policy_revision: rev, tool_count: 2 });
+      // last_success: the bundle's last contact before the restart, not "never"
+      expect(Date.parse(st.last_success)).toBeLessThanOrEqual(Date.parse(before.last_success));
       // `svc policy show` says that decisions run on the last good bundle
       const shown = Bun.spawnSync([...svcCommand(), "policy", "show"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: second.socket } as Record<string, string>, stdout: "pipe", stderr: "pipe" });
       expect(shown.exitCode).toBe(0);
       expect(shown.stdout.toString()).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)$/m);
+      expect(shown.stdout.toString()).toContain(`\nlast_success:    ${st.last_success}\n`);
       const d = await second.decide("crm.read", s.users.bob!.remote);
       expect(d.decision).toBe("permit");
       expect(await second.stop()).toBe(0); // SIGTERM with the control plane down: drains what it can, exits
