@@ -495,6 +495,26 @@ describe("a second proxy on the same socket", () => {
   });
 });
 
+describe("a second proxy on the same audit spool directory", () => {
+  test("is refused, naming the directory and the holder, even on another socket; the first keeps working", async () => {
+    const spoolDir = join(t.dir, "spool");
+    const segments = () => [...new Bun.Glob("*").scanSync(spoolDir)].sort();
+    for (let i = 0; i < 400 && t.daemon.spool.depth > 0; i++) await Bun.sleep(10);
+    const before = segments();
+    expect(before).toContain("proxy.lock");
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-lock-"));
+    try {
+      await expect(start(t.cp, dir2, [], { SVC_PROXY_AUDIT: spoolDir })).rejects.toThrow(`SVC_PROXY_AUDIT "${spoolDir}" is in use by another proxy (pid ${process.pid}`);
+      expect(segments()).toEqual(before);
+      expect(existsSync(join(dir2, "p.sock"))).toBe(false);
+      const d = await decide("crm.read", "fe-alice");
+      expect((await shipped(d.record_id)).id).toBe(d.record_id);
+    } finally {
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the egress proxy's password", () => {
   test("never appears in the logs, /readyz or /v1/policy; the redacted URL does", async () => {
     const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-egress-"));

@@ -150,6 +150,31 @@ describe("control plane outages", () => {
   });
 });
 
+describe("one proxy per audit spool directory", () => {
+  test("a second proxy on the same spool (its own socket and state) is refused in one line naming the directory and the holder pid; after kill -9 the spool is free", async () => {
+    const a = proxyDirs();
+    const b = proxyDirs();
+    const first = launch(proxyEnv(a));
+    await first.waitReady();
+    const second = launch(proxyEnv({ ...b, spool: a.spool }));
+    expect(await second.proc.exited).toBe(1);
+    const line = `svc proxy serve: SVC_PROXY_AUDIT "${a.spool}" is in use by another proxy (pid ${first.proc.pid}, since `;
+    await waitFor(() => second.logs().includes(line), "the refusal on stderr");
+    expect(second.logs().trim().split("\n")).toHaveLength(1);
+    expect((await first.decide("crm.read", s.users.alice!.remote)).decision).toBe("permit");
+
+    // kill -9 leaves the lock behind; it does not block a restart on the same spool
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    expect(existsSync(join(a.spool, "proxy.lock"))).toBe(true);
+    const again = launch(proxyEnv({ ...b, spool: a.spool }));
+    await again.waitReady();
+    await waitFor(async () => (await again.policy()).spool_depth === 0, "the first proxy's records shipped by the second");
+    expect(await again.stop()).toBe(0);
+    expect(existsSync(join(a.spool, "proxy.lock"))).toBe(false); // released at exit
+  });
+});
+
 describe("audit delivery", () => {
   test("SIGTERM drains the spool before exit", async () => {
     const px = launch(proxyEnv());
