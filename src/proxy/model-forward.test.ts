@@ -46,6 +46,15 @@ describe("upstream error bodies", () => {
   });
 });
 
+describe("upstream error fields", () => {
+  test("a code that is not a string or number is replaced by the status; a missing type is upstream_error", async () => {
+    const r = await forward(Response.json({ error: { message: "bad", code: { nested: true } } }, { status: 400 }));
+    expect(await r.json()).toEqual({ error: { message: "bad", type: "upstream_error", code: 400 } });
+    const n = await forward(Response.json({ error: { message: "bad", type: "invalid_request_error", code: null } }, { status: 400 }));
+    expect(await n.json()).toEqual({ error: { message: "bad", type: "invalid_request_error", code: 400 } });
+  });
+});
+
 describe("readErrorBody", () => {
   test("a body within the limit is read whole; one past it is cut at exactly the limit", async () => {
     expect(await readErrorBody(new Response("boom"))).toEqual({ text: "boom", cut: false });

@@ -47,7 +47,9 @@ export async function forwardChat(input: {
     } catch {}
     const e = parsed?.error;
     if (e && typeof e === "object" && typeof e.message === "string") {
-      return openAIError(upstream.status, e.message, typeof e.type === "string" ? e.type : "upstream_error", (e.code as string | number | null | undefined) ?? upstream.status);
+      // Only what the OpenAI format allows is relayed; another code (an object, a boolean) is replaced by the status.
+      const code = typeof e.code === "string" || typeof e.code === "number" ? e.code : upstream.status;
+      return openAIError(upstream.status, e.message, typeof e.type === "string" ? e.type : "upstream_error", code);
     }
     return openAIError(upstream.status, `the model endpoint answered ${upstream.status}${text ? `: ${text.slice(0, 500)}` : ""}`, "upstream_error", upstream.status);
   }
