@@ -67,8 +67,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   } catch (e) {
     throw new StartError(`SVC_PROXY_STATE_DIR "${config.stateDir}" is not a writable directory: ${(e as Error).message}`);
   }
-  // Before the spool is opened: its recovery deletes acknowledged segments and repairs files,
-  // which must never happen under a proxy that is still running on them.
+  // A second proxy on this socket is refused here, naming the socket; one on another socket
+  // but the same spool directory by the spool lock below. Both before the spool is opened: its
+  // recovery deletes acknowledged segments and repairs files, which must never happen under a
+  // proxy that is still running on them.
   await claimSocket(config.socketPath);
   const identity = await loadOrCreateIdentity(config.stateDir);
   const credentials = await credentialSync(identity);
