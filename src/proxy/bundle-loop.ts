@@ -18,6 +18,13 @@ import type { ProxyStatus } from "./status.ts";
 
 export const DEFAULT_POLL_MS = 60_000;
 const FIRST_RETRY_MS = 500;
+/**
+ * How often a 304 rewrites the last good file only to record that the control plane confirmed
+ * the bundle: often enough that `last_success` after a restart is close to the last contact,
+ * rarely enough that an unchanged bundle is not rewritten and fsynced on every poll. The time
+ * reported after a restart errs on the old side, never later than the real last contact.
+ */
+export const CONFIRMATION_PERSIST_MS = 10 * 60_000;
 
 export type BundleLoopOptions = {
   client: ControlPlaneClient;
@@ -48,6 +55,8 @@ export class BundleLoop {
   private stopped = false;
   private failures = 0;
   private running: Promise<void> | null = null;
+  /** The times in the last good file, for the bundle in status.compiled; null when none is persisted. */
+  private persisted: { fetchedAt: Date | null; confirmedAt: Date | null } | null = null;
 
   constructor(private readonly o: BundleLoopOptions) {}
 
@@ -59,7 +68,11 @@ export class BundleLoop {
     if (lg && (!b || lg.bundle.installation_id === b.installation.id)) {
       this.o.status.compiled = indexBundle(lg.bundle);
       this.etag = lg.etag;
-      this.o.log.info("last good bundle reloaded", { policy_revision: lg.bundle.revision, fetched_at: lg.fetchedAt });
+      this.persisted = { fetchedAt: lg.fetchedAt, confirmedAt: lg.confirmedAt };
+      // The last success known until the control plane answers: the one before the restart.
+      // The state still says starting, then stale, until it does.
+      this.o.status.lastSuccess = lg.confirmedAt;
+      this.o.log.info("last good bundle reloaded", { policy_revision: lg.bundle.revision, fetched_at: lg.fetchedAt?.toISOString() ?? null, confirmed_at: lg.confirmedAt?.toISOString() ?? null });
     }
   }
 
@@ -108,6 +121,7 @@ export class BundleLoop {
         if (status.compiled && status.compiled.bundle.installation_id !== b.installation.id) {
           status.compiled = null; // a bundle of another installation: never decide on it
           this.etag = null;
+          this.persisted = null;
         }
         status.setBootstrap(b);
         saveBootstrap(this.o.stateDir, this.o.token, b, now());
@@ -118,18 +132,21 @@ export class BundleLoop {
         this.o.onBootstrapped?.();
       }
       const answer = await client.fetchBundle(this.o.bundleVersion, status.compiled ? this.etag : null);
+      const at = now();
       if (answer.status === 200) {
         const compiled = indexBundle(answer.bundle);
-        saveLastGood(this.o.stateDir, this.o.token, { bundle: answer.bundle, etag: answer.etag, fetchedAt: now().toISOString() });
+        saveLastGood(this.o.stateDir, this.o.token, { bundle: answer.bundle, etag: answer.etag, fetchedAt: at, confirmedAt: at });
         const previous = status.compiled?.revision ?? null;
         status.compiled = compiled;
         this.etag = answer.etag;
+        this.persisted = { fetchedAt: at, confirmedAt: at };
         if (previous !== compiled.revision) {
           log.info("policy bundle loaded", { policy_revision: compiled.revision, tool_count: compiled.tools.size, policies: answer.bundle.policies.length, recipients: answer.bundle.recipients.length, skipped_policies: compiled.skipped });
         }
       }
+      else this.recordConfirmation(at);
       const wasState = status.state;
-      status.succeeded(now());
+      status.succeeded(at);
       if (wasState !== status.state) log.info("policy state", { state: status.state, policy_revision: status.compiled?.revision ?? null });
       return true;
     } catch (e) {
@@ -140,6 +157,21 @@ export class BundleLoop {
       else status.refused(message);
       if (wasState !== status.state || this.failures === 0) log.warn("control plane call failed", { state: status.state, error: message, status: e instanceof ControlPlaneError ? e.status : null });
       return false;
+    }
+  }
+
+  /** A 304 confirmed the bundle: note it in the last good file, at most every CONFIRMATION_PERSIST_MS. */
+  private recordConfirmation(at: Date): void {
+    const compiled = this.o.status.compiled;
+    if (!compiled || !this.persisted) return;
+    const last = this.persisted.confirmedAt;
+    if (last && Math.abs(at.getTime() - last.getTime()) < CONFIRMATION_PERSIST_MS) return;
+    try {
+      saveLastGood(this.o.stateDir, this.o.token, { bundle: compiled.bundle, etag: this.etag, fetchedAt: this.persisted.fetchedAt, confirmedAt: at });
+      this.persisted = { ...this.persisted, confirmedAt: at };
+    } catch (e) {
+      // The poll itself succeeded; only the time a restart would report stays older.
+      this.o.log.warn("last good bundle: its confirmation could not be recorded", { error: (e as Error).message });
     }
   }
 
@@ -155,6 +187,7 @@ export class BundleLoop {
     const first = status.credentialError === null;
     status.credentialRefused(cause);
     this.etag = null;
+    this.persisted = null;
     this.bootstrapped = false;
     this.o.client.replicaId = null;
     forgetCredentialState(this.o.stateDir, [BOOTSTRAP_FILE, BUNDLE_FILE]);

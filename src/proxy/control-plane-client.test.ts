@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ControlPlaneClient, ControlPlaneError } from "./control-plane-client.ts";
+import { ERROR_BODY_LIMIT } from "./error-body.ts";
 
 const PROXY = "http://alice:s3cret@127.0.0.1:1";
 const client = (fetchImpl: typeof fetch, noProxy: string[] = []) =>
@@ -45,5 +46,34 @@ describe("the egress proxy in errors", () => {
     const e = await failure(client(direct, ["cp.example.com"]).createClaim({ remote_user_id: "fe-1" }));
     expect(used).toBeUndefined();
     expect(e.message).not.toContain("egress proxy");
+  });
+});
+
+describe("error answers", () => {
+  test("a huge error body is read only up to the limit", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({ pull: (c) => void (pulled < 64 * 1024 * 1024 ? (pulled += chunk.byteLength, c.enqueue(chunk)) : c.close()) }, { highWaterMark: 0 });
+    const huge = (async () => new Response(body, { status: 502 })) as unknown as typeof fetch;
+    const e = await failure(client(huge).createClaim({ remote_user_id: "fe-1" }));
+    expect(e.status).toBe(502);
+    expect(e.message).toMatch(/answered 502: x{300}$/);
+    expect(pulled).toBeLessThanOrEqual(ERROR_BODY_LIMIT + 2 * chunk.byteLength);
+  });
+
+  test("an error page cut inside a URL's password does not leak its start", async () => {
+    // the first 300 characters end inside "alice:s3cret"
+    const page = `${"-".repeat(300 - "http://alice:s3".length)}${PROXY}/x`;
+    const answering = (async () => new Response(page, { status: 502 })) as unknown as typeof fetch;
+    const e = await failure(client(answering).createClaim({ remote_user_id: "fe-1" }));
+    expect(e.message).not.toContain("alice:s3");
+    expect(e.message).toContain("http://alice:*");
+  });
+
+  test("a problem+json answer gives its code and detail", async () => {
+    const answering = (async () => Response.json({ code: "not_found", detail: "no such installation" }, { status: 404 })) as unknown as typeof fetch;
+    const e = await failure(client(answering).createClaim({ remote_user_id: "fe-1" }));
+    expect(e).toMatchObject({ status: 404, code: "not_found" });
+    expect(e.message).toEndWith("answered 404 not_found: no such installation");
   });
 });

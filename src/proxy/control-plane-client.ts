@@ -15,6 +15,7 @@ import {
 } from "../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../contract/egress.ts";
+import { readErrorBody } from "./error-body.ts";
 import { firstProblem } from "./schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -107,15 +108,17 @@ export class ControlPlaneClient {
       throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what);
     }
     if (res.status >= 400) {
-      const text = await res.text().catch(() => "");
+      // Read up to ERROR_BODY_LIMIT. The body may come from the egress proxy as well (an error
+      // page naming URLs): redacted whole, before it is shortened, so a cut never falls inside
+      // a URL's password and leaves it unrecognised.
+      const { text, cut } = await readErrorBody(res);
       let code: string | null = null;
-      let detail = text.slice(0, 300);
+      let detail = redactUrlCredentials(text).slice(0, 300);
       try {
-        const j = JSON.parse(text) as { code?: string; detail?: string };
-        code = j.code ?? null;
-        detail = j.detail ?? detail;
+        const j = cut ? null : (JSON.parse(text) as { code?: unknown; detail?: unknown } | null);
+        if (typeof j?.code === "string") code = j.code;
+        if (typeof j?.detail === "string") detail = redactUrlCredentials(j.detail).slice(0, 300);
       } catch {}
-      // The body may come from the egress proxy as well (an error page naming URLs).
       throw new ControlPlaneError(redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), res.status, code, what);
     }
     return res;

@@ -1,7 +1,7 @@
 // The daemon over a real unix socket, against the fake control plane and the HTTPS model double.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Decrypter, Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolicyBundle } from "../contract/bundle.ts";
@@ -415,7 +415,14 @@ describe("restart", () => {
       const s = await (await fetch("http://localhost/v1/policy", { unix: join(dir2, "p2.sock"), headers: { authorization: `Bearer ${TOKEN}` } } as RequestInit)).json();
       expect(s).toMatchObject({ state: "stale", policy_revision: t.cp.bundle.revision, tool_count: 2 });
       expect(s.reason).toContain("decisions continue on the last good bundle");
-      expect(formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock") }))).toMatch(/^reason:\s+the control plane is unreachable.*decisions continue on the last good bundle/m);
+      // last_success: when the reloaded bundle was last sent or confirmed, not "never"
+      const persisted = JSON.parse(readFileSync(join(t.dir, "state", "last-good-bundle.json"), "utf8"));
+      expect(s.last_success).toBe(persisted.confirmed_at);
+      expect(Date.parse(s.last_success)).toBeLessThanOrEqual(Date.parse(t.daemon.status.report(0).last_success!));
+      const shown = formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock") }));
+      expect(shown).toMatch(/^reason:\s+the control plane is unreachable.*decisions continue on the last good bundle/m);
+      expect(shown).toMatch(/^state:\s+stale$/m);
+      expect(shown).toContain(`\nlast_success:    ${persisted.confirmed_at}\n`);
       expect(daemon.replicaId).toBe(t.daemon.replicaId);
       const r = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p2.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
       expect((await r.json()).decision).toBe("permit");
@@ -485,6 +492,26 @@ describe("a second proxy on the same socket", () => {
     const d = await decide("crm.read", "fe-alice");
     expect(d.decision).toBe("permit");
     expect((await shipped(d.record_id)).id).toBe(d.record_id);
+  });
+});
+
+describe("a second proxy on the same audit spool directory", () => {
+  test("is refused, naming the directory and the holder, even on another socket; the first keeps working", async () => {
+    const spoolDir = join(t.dir, "spool");
+    const segments = () => [...new Bun.Glob("*").scanSync(spoolDir)].sort();
+    for (let i = 0; i < 400 && t.daemon.spool.depth > 0; i++) await Bun.sleep(10);
+    const before = segments();
+    expect(before).toContain("proxy.lock");
+    const dir2 = mkdtempSync(join(tmpdir(), "svc-proxyd-lock-"));
+    try {
+      await expect(start(t.cp, dir2, [], { SVC_PROXY_AUDIT: spoolDir })).rejects.toThrow(`SVC_PROXY_AUDIT "${spoolDir}" is in use by another proxy (pid ${process.pid}`);
+      expect(segments()).toEqual(before);
+      expect(existsSync(join(dir2, "p.sock"))).toBe(false);
+      const d = await decide("crm.read", "fe-alice");
+      expect((await shipped(d.record_id)).id).toBe(d.record_id);
+    } finally {
+      rmSync(dir2, { recursive: true, force: true });
+    }
   });
 });
 

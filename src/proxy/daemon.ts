@@ -1,13 +1,12 @@
 // `svc proxy serve`: wires the parts together and runs them until SIGTERM/SIGINT.
 //   state dir → credential-sync identity, replica id, persisted bootstrap and last good bundle
-//   bundle loop (bootstrap, poll) → status; heartbeat; audit spool → shipper
+//   bundle loop (bootstrap, poll) → status; heartbeat; audit spool (held by its lock) → shipper
 //   local API on the unix socket (0600)
 // At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
 // what the spool holds within one short deadline, cut what still streams, close the spool
-// (what is left ships after the next start), exit 0.
-import { chmodSync, existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+// (what is left ships after the next start), release the spool's lock, exit 0.
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { mkdirSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
 import { redactUrlCredentials } from "../contract/egress.ts";
@@ -22,6 +21,7 @@ import { createLocalApi } from "./local-api.ts";
 import { AuditRecorder } from "./recorder.ts";
 import { AuditShipper } from "./shipper.ts";
 import { AuditSpool } from "./spool.ts";
+import { SpoolLock, SpoolLockedError } from "./spool-lock.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./status.ts";
 
@@ -67,8 +67,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   } catch (e) {
     throw new StartError(`SVC_PROXY_STATE_DIR "${config.stateDir}" is not a writable directory: ${(e as Error).message}`);
   }
-  // Before the spool is opened: its recovery deletes acknowledged segments and repairs files,
-  // which must never happen under a proxy that is still running on them.
+  // A second proxy on this socket is refused here, naming the socket; one on another socket
+  // but the same spool directory by the spool lock below. Both before the spool is opened: its
+  // recovery deletes acknowledged segments and repairs files, which must never happen under a
+  // proxy that is still running on them.
   await claimSocket(config.socketPath);
   const identity = await loadOrCreateIdentity(config.stateDir);
   const credentials = await credentialSync(identity);
@@ -81,11 +83,22 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
       throw new StartError(`SVC_PROXY_CA_FILE "${config.caFile}" cannot be read: ${(e as Error).message}`);
     }
   }
+  const unusable = (e: unknown) => new StartError(`SVC_PROXY_AUDIT "${config.auditSpoolDir}" cannot be used as the audit spool: ${(e as Error).message}`);
+  // One proxy per spool directory, whatever socket each serves on (spool-lock.ts); taken
+  // before the spool's recovery touches any file, released after the spool is closed.
+  let lock: SpoolLock;
+  try {
+    lock = SpoolLock.acquire(config.auditSpoolDir, { onLost: (message) => log.error("audit spool lock lost", { error: message }) });
+  } catch (e) {
+    throw e instanceof SpoolLockedError ? new StartError(e.message) : unusable(e);
+  }
+  lock.keepAlive();
   let spool: AuditSpool;
   try {
     spool = await AuditSpool.open(config.auditSpoolDir);
   } catch (e) {
-    throw new StartError(`SVC_PROXY_AUDIT "${config.auditSpoolDir}" cannot be used as the audit spool: ${(e as Error).message}`);
+    lock.release();
+    throw unusable(e);
   }
   log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
 
@@ -130,6 +143,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     // answers 413 in the local API's error format; Bun's own limit would answer a bare 413 and
     // close the connection. Bun discards the rest of an abandoned body without buffering it.
     server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
+  } catch (e) {
+    await spool.close();
+    lock.release();
+    throw new StartError(`cannot listen on SVC_RUNTIME_SOCKET_PATH "${config.socketPath}": ${(e as Error).message}`);
   } finally {
     process.umask(oldUmask);
   }
@@ -166,6 +183,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await spool.close();
+        lock.release();
         rmSync(config.socketPath, { force: true });
         log.info("stopped", { unshipped: left });
         return left;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolicyBundle } from "../contract/bundle.ts";
@@ -22,20 +22,41 @@ const bundle: PolicyBundle = {
 };
 
 describe("last good bundle", () => {
-  test("round-trips with its etag; file is 0600; no temp file left", () => {
+  const t1 = new Date("2026-01-01T00:00:01.000Z");
+  const t2 = new Date("2026-01-01T00:20:00.000Z");
+
+  test("round-trips with its etag and times; file is 0600; no temp file left", () => {
     const d = tmp();
-    saveLastGood(d, "tok", { bundle, etag: '"r3"', fetchedAt: "2026-01-01T00:00:01.000Z" });
-    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: '"r3"', fetchedAt: "2026-01-01T00:00:01.000Z" });
+    saveLastGood(d, "tok", { bundle, etag: '"r3"', fetchedAt: t1, confirmedAt: t2 });
+    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: '"r3"', fetchedAt: t1, confirmedAt: t2 });
     expect(statSync(join(d, BUNDLE_FILE)).mode & 0o777).toBe(0o600);
     expect(readdirSync(d)).toEqual([BUNDLE_FILE]);
   });
   test("another token, another version, or a corrupt file gives nothing", () => {
     const d = tmp();
-    saveLastGood(d, "tok", { bundle, etag: null, fetchedAt: "x" });
+    saveLastGood(d, "tok", { bundle, etag: null, fetchedAt: t1, confirmedAt: t1 });
     expect(loadLastGood(d, "other", 1)).toBeNull();
     expect(loadLastGood(d, "tok", 2)).toBeNull();
     writeFileSync(join(d, BUNDLE_FILE), "{not json");
     expect(loadLastGood(d, "tok", 1)).toBeNull();
+    writeFileSync(join(d, BUNDLE_FILE), "null");
+    expect(loadLastGood(d, "tok", 1)).toBeNull();
+  });
+  test("the older file format (fetched_at only): its fetched_at stands for the last confirmation", () => {
+    const d = tmp();
+    saveLastGood(d, "tok", { bundle, etag: '"r3"', fetchedAt: t1, confirmedAt: t1 });
+    const stored = JSON.parse(readFileSync(join(d, BUNDLE_FILE), "utf8"));
+    delete stored.confirmed_at;
+    writeFileSync(join(d, BUNDLE_FILE), JSON.stringify(stored));
+    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: '"r3"', fetchedAt: t1, confirmedAt: t1 });
+  });
+  test("missing or unreadable times still give the bundle, with no time", () => {
+    const d = tmp();
+    saveLastGood(d, "tok", { bundle, etag: null, fetchedAt: null, confirmedAt: null });
+    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: null, fetchedAt: null, confirmedAt: null });
+    const stored = JSON.parse(readFileSync(join(d, BUNDLE_FILE), "utf8"));
+    writeFileSync(join(d, BUNDLE_FILE), JSON.stringify({ ...stored, fetched_at: "x", confirmed_at: 7 }));
+    expect(loadLastGood(d, "tok", 1)).toEqual({ bundle, etag: null, fetchedAt: null, confirmedAt: null });
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { USER_HEADERS } from "../contract/local-api.ts";
-import { bearerMatches, userFromHeaders } from "./local-api.ts";
+import type { Logger } from "../log/index.ts";
+import { bearerMatches, createLocalApi, type LocalApiDeps, userFromHeaders } from "./local-api.ts";
+import { ProxyStatus } from "./status.ts";
 
 describe("userFromHeaders", () => {
   test("no user id means no session user", () => {
@@ -24,5 +26,42 @@ describe("bearerMatches", () => {
     expect(bearerMatches("Bearer svc_rt_abd", "svc_rt_abc")).toBe(false);
     expect(bearerMatches("svc_rt_abc", "svc_rt_abc")).toBe(false);
     expect(bearerMatches(null, "svc_rt_abc")).toBe(false);
+  });
+});
+
+describe("routing", () => {
+  const quiet: Logger = { info() {}, warn() {}, error() {} };
+  // Only routing is exercised: nothing here reaches the recorder, claims or credentials.
+  const api = createLocalApi({ token: "svc_rt_abc", status: new ProxyStatus(), spoolDepth: () => 0, log: quiet, modelCa: null } as unknown as LocalApiDeps);
+  const ask = (method: string, path: string, token: string | null = "svc_rt_abc") =>
+    api(new Request(`http://localhost${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} }));
+
+  test("a known path with another method is 405 with Allow, in the local API's error format", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/v1/chat/completions", "POST"],
+      ["DELETE", "/v1/tools/decide", "POST"],
+      ["GET", "/v1/tools/outcome", "POST"],
+      ["POST", "/v1/models", "GET"],
+      ["PUT", "/v1/policy", "GET"],
+    ] as const) {
+      const r = await ask(method, path);
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe(allow);
+      expect(await r.json()).toEqual({ error: { message: `${method} is not allowed on ${path}; allowed: ${allow}`, type: "invalid_request_error", code: "method_not_allowed" } });
+    }
+  });
+
+  test("/readyz needs no token for its 405 either; other paths still ask for the token first", async () => {
+    const r = await ask("POST", "/readyz", null);
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")).toBe("GET");
+    expect((await ask("GET", "/readyz", null)).status).toBe(503); // starting
+    expect((await ask("GET", "/v1/chat/completions", null)).status).toBe(401);
+  });
+
+  test("an unknown path is 404", async () => {
+    const r = await ask("GET", "/v1/nope");
+    expect(r.status).toBe(404);
+    expect((await r.json()).error.code).toBe("not_found");
   });
 });

@@ -17,6 +17,9 @@ import type { AuditRecorder } from "./recorder.ts";
 import { firstProblem } from "./schema-check.ts";
 import type { ProxyStatus } from "./status.ts";
 
+/** The one route that needs no token. */
+export const READYZ_PATH = "/readyz";
+
 export type LocalApiDeps = {
   token: string;
   status: ProxyStatus;
@@ -75,6 +78,11 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
       d.onRuntimeError?.(e);
       return undefined;
     }
+  }
+
+  async function readyz(): Promise<Response> {
+    const r = d.status.readiness();
+    return Response.json(r, { status: r.ready ? 200 : 503 });
   }
 
   async function models(req: Request): Promise<Response> {
@@ -170,25 +178,31 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     return Response.json({ record_id: record.id });
   }
 
-  const routes: Record<string, (req: Request) => Promise<Response>> = {
-    "GET /v1/models": models,
-    "POST /v1/chat/completions": chat,
-    "POST /v1/tools/decide": decide,
-    "POST /v1/tools/outcome": outcome,
-    "GET /v1/policy": async () => Response.json(d.status.report(d.spoolDepth())),
-  };
+  type Handler = (req: Request) => Promise<Response>;
+  // path → method → handler. A known path asked with another method is 405 with Allow.
+  const routes = new Map<string, Map<string, Handler>>([
+    [READYZ_PATH, new Map([["GET", readyz]])],
+    ["/v1/models", new Map([["GET", models]])],
+    ["/v1/chat/completions", new Map([["POST", chat]])],
+    ["/v1/tools/decide", new Map([["POST", decide]])],
+    ["/v1/tools/outcome", new Map([["POST", outcome]])],
+    ["/v1/policy", new Map([["GET", async () => Response.json(d.status.report(d.spoolDepth()))]])],
+  ]);
 
   return async (req) => {
     const path = new URL(req.url).pathname;
-    if (path === "/readyz" && req.method === "GET") {
-      const r = d.status.readiness();
-      return Response.json(r, { status: r.ready ? 200 : 503 });
-    }
-    if (!bearerMatches(req.headers.get("authorization"), d.token)) {
+    if (path !== READYZ_PATH && !bearerMatches(req.headers.get("authorization"), d.token)) {
       return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
     }
-    const route = routes[`${req.method} ${path}`];
-    if (!route) return openAIError(404, `no route ${req.method} ${path}`, "invalid_request_error", "not_found");
+    const methods = routes.get(path);
+    if (!methods) return openAIError(404, `no route ${req.method} ${path}`, "invalid_request_error", "not_found");
+    const route = methods.get(req.method);
+    if (!route) {
+      const allow = [...methods.keys()].join(", ");
+      const r = openAIError(405, `${req.method} is not allowed on ${path}; allowed: ${allow}`, "invalid_request_error", "method_not_allowed");
+      r.headers.set("allow", allow);
+      return r;
+    }
     try {
       return await route(req);
     } catch (e) {

@@ -2,8 +2,9 @@
 // profile's endpoint is the OpenAI-style base URL including its version path (for example
 // https://api.openai.com/v1 or https://llm.internal/v1). The answer is relayed as it comes:
 // an SSE stream is piped chunk by chunk, never buffered. Upstream failures come back in
-// OpenAI error format.
+// OpenAI error format; their bodies are read only up to ERROR_BODY_LIMIT (error-body.ts).
 import type { BundleModelProfile } from "../contract/bundle.ts";
+import { readErrorBody } from "./error-body.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 
@@ -39,14 +40,16 @@ export async function forwardChat(input: {
     return openAIError(502, `the model endpoint of profile "${input.profile.display_name}" is unreachable: ${(e as Error).message}`, "upstream_error", "upstream_unreachable");
   }
   if (!upstream.ok) {
-    const text = await upstream.text().catch(() => "");
+    const { text, cut } = await readErrorBody(upstream);
     let parsed: Partial<OpenAIError> | null = null;
     try {
-      parsed = JSON.parse(text) as Partial<OpenAIError>;
+      if (!cut) parsed = JSON.parse(text) as Partial<OpenAIError>;
     } catch {}
     const e = parsed?.error;
     if (e && typeof e === "object" && typeof e.message === "string") {
-      return openAIError(upstream.status, e.message, typeof e.type === "string" ? e.type : "upstream_error", (e.code as string | number | null | undefined) ?? upstream.status);
+      // Only what the OpenAI format allows is relayed; another code (an object, a boolean) is replaced by the status.
+      const code = typeof e.code === "string" || typeof e.code === "number" ? e.code : upstream.status;
+      return openAIError(upstream.status, e.message, typeof e.type === "string" ? e.type : "upstream_error", code);
     }
     return openAIError(upstream.status, `the model endpoint answered ${upstream.status}${text ? `: ${text.slice(0, 500)}` : ""}`, "upstream_error", upstream.status);
   }

@@ -101,7 +101,8 @@ describe("control plane outages", () => {
     const dirs = proxyDirs();
     const first = launch(proxyEnv(dirs));
     await first.waitReady();
-    const rev = (await first.policy()).policy_revision;
+    const before = await first.policy();
+    const rev = before.policy_revision;
     expect(await first.stop()).toBe(0);
     await cp.stop();
     try {
@@ -109,10 +110,13 @@ describe("control plane outages", () => {
       await second.waitReady();
       const st = await second.policy();
       expect(st).toMatchObject({ state: "stale", policy_revision: rev, tool_count: 2 });
+      // last_success: the bundle's last contact before the restart, not "never"
+      expect(Date.parse(st.last_success)).toBeLessThanOrEqual(Date.parse(before.last_success));
       // `svc policy show` says that decisions run on the last good bundle
       const shown = Bun.spawnSync([...svcCommand(), "policy", "show"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: second.socket } as Record<string, string>, stdout: "pipe", stderr: "pipe" });
       expect(shown.exitCode).toBe(0);
       expect(shown.stdout.toString()).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)$/m);
+      expect(shown.stdout.toString()).toContain(`\nlast_success:    ${st.last_success}\n`);
       const d = await second.decide("crm.read", s.users.bob!.remote);
       expect(d.decision).toBe("permit");
       expect(await second.stop()).toBe(0); // SIGTERM with the control plane down: drains what it can, exits
@@ -143,6 +147,31 @@ describe("control plane outages", () => {
     await Bun.sleep(0);
     expect(px.logs()).toContain("SVC_RUNTIME_CONTROL_PLANE_URL");
     expect(px.logs()).toContain("/api/v1");
+  });
+});
+
+describe("one proxy per audit spool directory", () => {
+  test("a second proxy on the same spool (its own socket and state) is refused in one line naming the directory and the holder pid; after kill -9 the spool is free", async () => {
+    const a = proxyDirs();
+    const b = proxyDirs();
+    const first = launch(proxyEnv(a));
+    await first.waitReady();
+    const second = launch(proxyEnv({ ...b, spool: a.spool }));
+    expect(await second.proc.exited).toBe(1);
+    const line = `svc proxy serve: SVC_PROXY_AUDIT "${a.spool}" is in use by another proxy (pid ${first.proc.pid}, since `;
+    await waitFor(() => second.logs().includes(line), "the refusal on stderr");
+    expect(second.logs().trim().split("\n")).toHaveLength(1);
+    expect((await first.decide("crm.read", s.users.alice!.remote)).decision).toBe("permit");
+
+    // kill -9 leaves the lock behind; it does not block a restart on the same spool
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    expect(existsSync(join(a.spool, "proxy.lock"))).toBe(true);
+    const again = launch(proxyEnv({ ...b, spool: a.spool }));
+    await again.waitReady();
+    await waitFor(async () => (await again.policy()).spool_depth === 0, "the first proxy's records shipped by the second");
+    expect(await again.stop()).toBe(0);
+    expect(existsSync(join(a.spool, "proxy.lock"))).toBe(false); // released at exit
   });
 });
 

@@ -1,0 +1,99 @@
+// The bundle loop against a scripted control-plane client and a clock the test moves: what it
+// persists as the last good bundle, and what a restart reports from it.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PolicyBundle } from "../contract/bundle.ts";
+import type { BootstrapResponse } from "../contract/runtime-api.ts";
+import type { Logger } from "../log/index.ts";
+import { BundleLoop, CONFIRMATION_PERSIST_MS } from "./bundle-loop.ts";
+import { type BundleAnswer, type ControlPlaneClient, ControlPlaneError } from "./control-plane-client.ts";
+import { BUNDLE_FILE } from "./last-good.ts";
+import { ProxyStatus } from "./status.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const bundle: PolicyBundle = {
+  version: 1, revision: 7, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1",
+  tools: [{ name: "a", access: "read", required_capabilities: [] }], policies: [], identities: [], model_profile: null, recipients: [],
+};
+const boot: BootstrapResponse = { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+const quiet: Logger = { info() {}, warn() {}, error() {} };
+
+/** A control plane that answers 200 the first time, 304 after, or is down. */
+function scriptedClient() {
+  const cp = { down: false, sent: false };
+  const unreachable = () => new ControlPlaneError("control plane unreachable (test)", null);
+  const client = {
+    replicaId: null as string | null,
+    async bootstrap() {
+      if (cp.down) throw unreachable();
+      return boot;
+    },
+    async fetchBundle(): Promise<BundleAnswer> {
+      if (cp.down) throw unreachable();
+      if (cp.sent) return { status: 304 };
+      cp.sent = true;
+      return { status: 200, bundle, etag: '"r7"' };
+    },
+  };
+  return { cp, client: client as unknown as ControlPlaneClient };
+}
+
+function loop(stateDir: string, client: ControlPlaneClient, clock: { now: Date }) {
+  const status = new ProxyStatus();
+  const l = new BundleLoop({ client, status, log: quiet, stateDir, token: "tok", replicaId: "rep_1", credentialSyncRecipient: "age1x", version: "t", bundleVersion: 1, pollIntervalMs: 60_000, now: () => clock.now });
+  return { l, status };
+}
+
+const stored = (dir: string) => JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8")) as { fetched_at: string; confirmed_at: string };
+
+describe("last_success across a restart", () => {
+  test("a restart with the control plane down reports when the reloaded bundle was last confirmed, and says stale", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-loop-"));
+    dirs.push(dir);
+    const t0 = new Date("2026-05-01T10:00:00.000Z");
+    const clock = { now: t0 };
+    const { cp, client } = scriptedClient();
+    const first = loop(dir, client, clock);
+    await first.l.pollNow();
+    first.l.stop();
+    expect(stored(dir)).toMatchObject({ fetched_at: t0.toISOString(), confirmed_at: t0.toISOString() });
+
+    // a 304 soon after is not worth a rewrite; one after CONFIRMATION_PERSIST_MS is recorded
+    clock.now = new Date(t0.getTime() + 60_000);
+    await first.l.pollNow();
+    first.l.stop();
+    expect(stored(dir).confirmed_at).toBe(t0.toISOString());
+    const t1 = new Date(t0.getTime() + CONFIRMATION_PERSIST_MS + 60_000);
+    clock.now = t1;
+    await first.l.pollNow();
+    first.l.stop();
+    expect(first.status.lastSuccess).toEqual(t1);
+    expect(stored(dir)).toMatchObject({ fetched_at: t0.toISOString(), confirmed_at: t1.toISOString() });
+
+    // restart, control plane down
+    cp.down = true;
+    clock.now = new Date(t1.getTime() + 3_600_000);
+    const second = loop(dir, client, clock);
+    second.l.reloadPersisted();
+    expect(second.status.report(0)).toMatchObject({ state: "starting", policy_revision: 7, last_success: t1.toISOString() });
+    await second.l.pollNow();
+    second.l.stop();
+    const r = second.status.report(0);
+    expect(r).toMatchObject({ state: "stale", policy_revision: 7, last_success: t1.toISOString() });
+    expect(r.reason).toContain("decisions continue on the last good bundle");
+
+    // the control plane answers: a success of this process
+    cp.down = false;
+    const t2 = new Date(clock.now.getTime() + 1000);
+    clock.now = t2;
+    await second.l.pollNow();
+    second.l.stop();
+    expect(second.status.report(0)).toMatchObject({ state: "ready", last_success: t2.toISOString(), reason: null });
+  });
+});
