@@ -14,6 +14,12 @@ describe("userFromHeaders", () => {
     expect(userFromHeaders(h)).toEqual({ id: "u-1", email: "rené@example.com", name: "René Müller" });
   });
 
+  test("an over-long id, email or name is refused, never cut or dropped", () => {
+    expect(() => userFromHeaders(new Headers({ "x-svc-user-id": "u".repeat(201) }))).toThrow("x-svc-user-id is longer than 200 characters");
+    expect(() => userFromHeaders(new Headers({ "x-svc-user-id": "u1", "x-svc-user-email": `${"e".repeat(320)}@x` }))).toThrow("x-svc-user-email is longer than 320 characters");
+    expect(userFromHeaders(new Headers({ "x-svc-user-id": "u".repeat(200) }))?.id).toHaveLength(200);
+  });
+
   test("a value that is not valid percent-encoding is kept as sent", () => {
     const h = new Headers({ [USER_HEADERS.id]: "u-1", [USER_HEADERS.name]: "100%" });
     expect(userFromHeaders(h)?.name).toBe("100%");
@@ -41,8 +47,8 @@ describe("routing", () => {
       ["GET", "/v1/chat/completions", "POST"],
       ["DELETE", "/v1/tools/decide", "POST"],
       ["GET", "/v1/tools/outcome", "POST"],
-      ["POST", "/v1/models", "GET"],
-      ["PUT", "/v1/policy", "GET"],
+      ["POST", "/v1/models", "GET, HEAD"],
+      ["PUT", "/v1/policy", "GET, HEAD"],
     ] as const) {
       const r = await ask(method, path);
       expect(r.status).toBe(405);
@@ -54,9 +60,16 @@ describe("routing", () => {
   test("/readyz needs no token for its 405 either; other paths still ask for the token first", async () => {
     const r = await ask("POST", "/readyz", null);
     expect(r.status).toBe(405);
-    expect(r.headers.get("allow")).toBe("GET");
+    expect(r.headers.get("allow")).toBe("GET, HEAD");
     expect((await ask("GET", "/readyz", null)).status).toBe(503); // starting
+    expect((await ask("HEAD", "/readyz", null)).status).toBe(503); // health checkers' HEAD is a GET
     expect((await ask("GET", "/v1/chat/completions", null)).status).toBe(401);
+  });
+
+  test("an over-long user header is 400 invalid_user, not a call without a session user", async () => {
+    const r = await api(new Request("http://localhost/v1/models", { headers: { authorization: "Bearer svc_rt_abc", "x-svc-user-id": "u".repeat(201) } }));
+    expect(r.status).toBe(400);
+    expect((await r.json()).error).toEqual({ message: "x-svc-user-id is longer than 200 characters", type: "invalid_request_error", code: "invalid_user" });
   });
 
   test("an unknown path is 404", async () => {

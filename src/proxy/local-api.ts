@@ -41,12 +41,26 @@ export function bearerMatches(header: string | null, token: string): boolean {
   return given !== null && safeEqual(given, token);
 }
 
-/** The front-end user named by the x-svc-user-* headers; null when the call has no session user. */
+/** A request header the caller got wrong: 400, never a fallback to "no session user". */
+export class BadUserHeader extends Error {}
+
+// The same bounds as the user object of /v1/tools/decide (contract/local-api.ts FrontendUser).
+const USER_HEADER_LIMITS = { id: 200, email: 320, name: 200 } as const;
+
+/**
+ * The front-end user named by the x-svc-user-* headers; null when the call has no session
+ * user. An over-long value throws BadUserHeader: it must not be cut (another user's id) or
+ * dropped (the installation subject would decide instead).
+ */
 export function userFromHeaders(h: Headers): FrontendUser | null {
   const id = h.get(USER_HEADERS.id)?.trim();
   if (!id) return null;
   const email = headerText(h.get(USER_HEADERS.email));
   const name = headerText(h.get(USER_HEADERS.name));
+  for (const [field, value] of [["id", id], ["email", email], ["name", name]] as const) {
+    const limit = USER_HEADER_LIMITS[field];
+    if (value && value.length > limit) throw new BadUserHeader(`${USER_HEADERS[field]} is longer than ${limit} characters`);
+  }
   return { id, ...(email ? { email } : {}), ...(name ? { name } : {}) };
 }
 
@@ -196,16 +210,19 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     }
     const methods = routes.get(path);
     if (!methods) return openAIError(404, `no route ${req.method} ${path}`, "invalid_request_error", "not_found");
-    const route = methods.get(req.method);
+    // HEAD is answered like GET (health checkers use it); Bun sends no body for HEAD.
+    const route = methods.get(req.method) ?? (req.method === "HEAD" ? methods.get("GET") : undefined);
     if (!route) {
-      const allow = [...methods.keys()].join(", ");
+      const allow = [...methods.keys()].flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m])).join(", ");
       const r = openAIError(405, `${req.method} is not allowed on ${path}; allowed: ${allow}`, "invalid_request_error", "method_not_allowed");
       r.headers.set("allow", allow);
       return r;
     }
     try {
+      userFromHeaders(req.headers); // refuses an over-long user header before any route runs
       return await route(req);
     } catch (e) {
+      if (e instanceof BadUserHeader) return openAIError(400, e.message, "invalid_request_error", "invalid_user");
       d.log.error("local api request failed", { path, error: (e as Error).message });
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
