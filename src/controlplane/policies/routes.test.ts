@@ -47,6 +47,25 @@ describe("POST /policies", () => {
     expect(await revisionOf(cp)).toBe(before);
   });
 
+  test("user:<id> must name a service user of the organization or an installation of the workspace", async () => {
+    const cp = await testControlPlane();
+    const { installationId } = await agentAndInstallation(cp);
+    const user = (await cp.call("POST", cp.org("/users"), { body: { email: "bea@example.com" } })).json;
+    const create = (src: string, workspace = "default") => cp.call("POST", cp.org("/policies"), { body: { ...base, src, workspace } });
+    expect((await create(`user:${user.id}`)).status).toBe(201);
+    expect((await create(`user:${installationId}`)).status).toBe(201);
+    const before = await revisionOf(cp);
+    const ghost = await create("user:usr_01M84G9RWQ7NJC1QNPZEE37AN2");
+    expect([ghost.status, ghost.json.code, ghost.json.errors[0].path]).toEqual([422, "invalid_pattern", "/src"]);
+    expect(ghost.json.detail).toContain("no service user usr_01M84G9RWQ7NJC1QNPZEE37AN2 in this organization");
+    expect(await revisionOf(cp)).toBe(before);
+    const deleted = await cp.call("DELETE", cp.org(`/installations/${installationId}`));
+    expect(deleted.status).toBe(204);
+    const gone = await create(`user:${installationId}`);
+    expect([gone.status, gone.json.code]).toEqual([422, "invalid_pattern"]);
+    expect(gone.json.detail).toContain(`no installation ${installationId} in this workspace`);
+  });
+
   test("effect must be permit or deny; agent_id must be an agent of the workspace", async () => {
     const cp = await testControlPlane();
     const effect = await cp.call("POST", cp.org("/policies"), { body: { ...base, effect: "allow" } });
@@ -70,7 +89,9 @@ describe("GET and DELETE /policies", () => {
     const b = await agentAndInstallation(cp);
     const wide = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
     const forA = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "a tool", dst: "tool:crm.update", agent_id: a.agentId } })).json;
-    const forB = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "b tool", src: "user:usr_01M84G9RWQ7NJC1QNPZEE37AN2", agent_id: b.agentId } })).json;
+    const user = (await cp.call("POST", cp.org("/users"), { body: { email: "bea@example.com" } })).json;
+    const forB = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "b tool", src: `user:${user.id}`, agent_id: b.agentId } })).json;
+    expect([wide.id, forA.id, forB.id]).toEqual([expect.stringMatching(/^pol_/), expect.stringMatching(/^pol_/), expect.stringMatching(/^pol_/)]);
     const ids = async (q: string) => (await cp.call("GET", cp.org(`/policies${q}`))).json.policies.map((p: { id: string }) => p.id);
     expect(await ids("")).toEqual([wide.id, forA.id, forB.id]);
     expect(await ids("?workspace=default")).toEqual([wide.id, forA.id, forB.id]);

@@ -3,7 +3,7 @@
 import { and, eq, isNull, or } from "drizzle-orm";
 import type { BundlePolicy } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
-import { newId } from "../../contract/ids.ts";
+import { hasPrefix, newId } from "../../contract/ids.ts";
 import { formatDestination, formatSource, parseDestination, parseSource, userIdProblem } from "../../contract/patterns.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
@@ -52,6 +52,22 @@ function invalidPattern(path: "/src" | "/dst", message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
+/**
+ * The subject of "user:<id>" exists: a service user of the organization, or an installation of
+ * the policy's workspace (the subject of calls without a session user). A policy naming
+ * anything else would be stored and never match.
+ */
+async function requireSubject(db: Db, orgId: string, workspaceId: string, src: string, id: string): Promise<void> {
+  const { users: u, installations: i } = tables(db);
+  if (hasPrefix(id, "user")) {
+    const [row] = await db.select({ id: u.id }).from(u).where(and(eq(u.orgId, orgId), eq(u.id, id)));
+    if (!row) invalidPattern("/src", `src-pattern "${src}": no service user ${id} in this organization; find it with \`svc users resolve --email <email>\``);
+  } else {
+    const [row] = await db.select({ id: i.id }).from(i).where(and(eq(i.orgId, orgId), eq(i.workspaceId, workspaceId), eq(i.id, id), isNull(i.deletedAt)));
+    if (!row) invalidPattern("/src", `src-pattern "${src}": no installation ${id} in this workspace; list them with \`svc bot list\``);
+  }
+}
+
 /** Creates a policy; the agent check, the insert and the revision bump are one transaction. */
 export async function createPolicy(
   db: Db,
@@ -71,6 +87,7 @@ export async function createPolicy(
   const id = newId("policy");
   return db.transaction(async (tx) => {
     if (input.agentId) await getAgentInWorkspace(tx, orgId, input.agentId, input.workspace);
+    if (src.value.kind === "user") await requireSubject(tx, orgId, input.workspace.id, input.src.trim(), src.value.id);
     const [created] = await tx
       .insert(tables(tx).policies)
       .values({
