@@ -119,6 +119,9 @@ describe("svc run, supervised seeding", () => {
     expect(await r.done).toBe(0);
     expect(r.children.map((c) => c.name)).toEqual(["proxy", "front end", "seed"]);
     for (const pid of [...r.children.map((c) => c.pid), ...r.seedPids()]) expect(r.alive(pid)).toBe(false);
+    // the seed stopped by the signal is not reported as a failed seed
+    expect(r.log.lines.filter((l) => l.startsWith("seed"))).toEqual([]);
+    expect(r.log.lines.at(-1)).toBe("stopped (SIGTERM)");
   });
 
   test("the front end dying while the seed runs stops the seed and the proxy, exit code 1", async () => {

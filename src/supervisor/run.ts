@@ -190,6 +190,8 @@ async function seed(sup: Supervision, python: string, env: Record<string, string
     await child.stop(5000);
     throw new StartFailure(`seeding the front end failed: no result within ${timeoutMs / 1000} s (python -m svc_chatui.boot --seed); the container stops`);
   }
+  // Stopped meanwhile (a signal, the front end died): the seed's end is no news of its own.
+  if (sup.stopReason) return false;
   // The report is the last stdout line: read to the end (bounded, should a grandchild hold the pipe).
   await withTimeout(child.outputClosed, 2000);
   if (code === EXIT_SEED_NO_ADMIN) return false;
