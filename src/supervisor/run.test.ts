@@ -26,8 +26,9 @@ const FRONTEND = `
 Bun.serve({ hostname: "127.0.0.1", port: Number(process.argv[2]), fetch: () => Response.json({ name: "stand-in" }) });
 process.on("SIGTERM", () => process.exit(0));
 `;
-// argv: -m svc_chatui.boot --seed
+// argv: -m svc_chatui.boot --seed (the manifest export runs on the real python3)
 const PYTHON = `#!/bin/sh
+case "$*" in *--export-manifest*) exec python3 "$@" ;; esac
 echo "$$" >> "$SEED_PIDS"
 case "$FAKE_SEED" in
   ok) echo "warning: a pack warning" >&2; echo '{"owner":"u-admin","items":{"svc":"installed","svc_guard":"installed","acme_crm":"installed"}}' ;;
@@ -52,9 +53,9 @@ function capture(): Logger & { lines: string[] } {
 }
 
 let n = 0;
-function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number } = {}) {
+function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number; syncSleep?: (ms: number) => Promise<void>; env?: Record<string, string> } = {}) {
   const dir = join(root, `case-${n++}`);
-  const env = {
+  const env: Record<string, string | undefined> = {
     PATH: process.env.PATH,
     SVC_STATE_DIR: join(dir, "state"),
     CHATUI_SECRET_KEY: "s3cret",
@@ -66,6 +67,8 @@ function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number } = 
     SVC_CHATUI_PYTHON: join(root, "python"),
     FAKE_SEED: seed,
     SEED_PIDS: join(root, `seed-pids-${n}`),
+    PYTHONPATH: join(import.meta.dir, "../../examples"),
+    ...over.env,
   };
   const log = capture();
   const signals = new EventEmitter();
@@ -77,7 +80,8 @@ function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number } = 
     drainGraceMs: 10_000,
     stopGraceMs: 10_000,
     onChild: (c) => children.push(c),
-    ...over,
+    seedTimeoutMs: over.seedTimeoutMs,
+    syncSleep: over.syncSleep,
   });
   const alive = (pid: number) => {
     try {
@@ -87,8 +91,29 @@ function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number } = 
       return false;
     }
   };
-  return { done, log, signals, children, seedPids: () => lines(env.SEED_PIDS).map(Number), alive };
+  return { done, log, signals, children, seedPids: () => lines(env.SEED_PIDS!).map(Number), alive };
 }
+
+describe("svc run, tool sync (spec §3: 5 attempts over about 15 s, then the container exits)", () => {
+  test("a control plane that keeps failing: 5 attempts with 1+2+4+8 s between them, then the refusal; the front end never starts", async () => {
+    let puts = 0;
+    const cp = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (puts++, Response.json({ detail: "maintenance" }, { status: 503 })) });
+    const waits: number[] = [];
+    try {
+      const r = start("ok", { env: { SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${cp.port}` }, syncSleep: async (ms) => void waits.push(ms) });
+      let error: unknown;
+      await r.done.catch((e) => (error = e));
+      expect(error).toBeInstanceOf(StartFailure);
+      expect((error as Error).message).toBe("registering the packs' tools failed; refusing to start: HTTP 503: maintenance (5 attempts)");
+      expect(puts).toBe(5);
+      expect(waits).toEqual([1000, 2000, 4000, 8000]);
+      expect(r.children.map((c) => c.name)).toEqual(["proxy"]);
+      expect(r.alive(r.children[0]!.pid)).toBe(false);
+    } finally {
+      cp.stop(true);
+    }
+  });
+});
 
 describe("svc run, supervised seeding", () => {
   test("the seed runs once the first admin exists; SIGTERM then stops the front end and the proxy", async () => {

@@ -37,6 +37,8 @@ export type SupervisorDeps = {
   /** How long the front end and the seed get after the forwarded signal (default 15 s). */
   stopGraceMs?: number;
   seedTimeoutMs?: number;
+  /** The waits between tool-sync attempts (tests inject one; default: real sleeps). */
+  syncSleep?: (ms: number) => Promise<void>;
   /** Where SIGTERM/SIGINT come from (default: this process); null installs no handlers. */
   signals?: SignalSource | null;
   /** Called with each child once started (tests read pids). */
@@ -55,7 +57,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   let manifest: ToolManifest | null = null;
   if (cfg.packs.length > 0) {
     try {
-      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log);
+      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log, env);
     } catch (e) {
       if (e instanceof PackError) throw new StartFailure(e.message);
       throw e;
@@ -98,7 +100,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
 
     // 2. the tool sync
     if (manifest) {
-      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log }));
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
