@@ -8,23 +8,33 @@ ARG OPENWEBUI_IMAGE=ghcr.io/open-webui/open-webui@sha256:00000000000000000000000
 FROM --platform=linux/amd64 ${OPENWEBUI_IMAGE}
 
 USER root
-# The container user and group (spec §8): UID/GID 10001, owner of the state volume.
+# The container user and group (spec §8): UID/GID 10001, owner of the state volume, which is
+# also its HOME (the base image sets HOME=/root, where UID 10001 cannot write: Python
+# libraries writing ~/.cache or ~/.config would fail).
 RUN groupadd --system --gid 10001 svc \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/svc --shell /usr/sbin/nologin svc \
  && mkdir -p /var/lib/svc /opt/svc/python \
  && chown -R 10001:10001 /var/lib/svc \
  && chmod 0750 /var/lib/svc \
  # Open WebUI copies its favicon and loader into its static folder at start: let UID 10001 write it.
- && chown -R 10001:10001 /app/backend/open_webui/static
+ && chown -R 10001:10001 /app/backend/open_webui/static \
+ # The base image points its model caches (HF_HOME, TIKTOKEN_CACHE_DIR, WHISPER_MODEL_DIR, ...)
+ # at /app/backend/data/cache: UID 10001 may add files there; the files baked in stay root's.
+ && if [ -d /app/backend/data ]; then find /app/backend/data -type d -exec chown 10001:10001 {} + ; fi
 
 # The one svc binary (bun build --compile; see scripts/build.ts) and a copy of svc_chatui for
 # hand diagnosis (`python -m svc_chatui.boot --export-manifest`). At start `svc run` writes the
 # package embedded in the binary to $SVC_STATE_DIR/python and puts it first on PYTHONPATH, so
-# the front end always runs the svc_chatui that matches the binary.
+# the front end always runs the svc_chatui that matches the binary. The package's modes are
+# set after the copy: COPY --chmod on a directory gives the directories that mode too (0644:
+# not enterable), depending on the builder; and nothing is world-writable whatever the
+# build context's modes were.
 COPY --chmod=0755 dist/svc /usr/local/bin/svc
-COPY --chmod=0644 src/guard-bridge/python/svc_chatui/ /opt/svc/python/svc_chatui/
+COPY src/guard-bridge/python/svc_chatui/ /opt/svc/python/svc_chatui/
+RUN chmod -R u=rwX,go=rX /opt/svc/python
 
-ENV SVC_PROXY_PATH=/usr/local/bin/svc \
+ENV HOME=/var/lib/svc \
+    SVC_PROXY_PATH=/usr/local/bin/svc \
     SVC_STATE_DIR=/var/lib/svc \
     SVC_RUNTIME_SOCKET_PATH=/var/lib/svc/proxy.sock \
     SVC_PROXY_AUDIT=/var/lib/svc/audit-spool \

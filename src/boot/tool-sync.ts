@@ -21,13 +21,22 @@ export type ToolSyncConfig = {
 
 export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: ToolManifest; result: ToolSyncResult };
 
-/** Export the manifest of the configured packs (warnings logged); throws PackError. */
-export async function packManifest(cfg: Pick<ToolSyncConfig, "packs" | "python">, pythonRoot: string, log: Logger): Promise<ToolManifest> {
+/**
+ * Export the manifest of the configured packs (warnings logged); throws PackError. `env` is
+ * the environment the exporter runs in (the packs are found on its PYTHONPATH).
+ */
+export async function packManifest(
+  cfg: Pick<ToolSyncConfig, "packs" | "python">,
+  pythonRoot: string,
+  log: Logger,
+  env: Record<string, string | undefined> = process.env,
+): Promise<ToolManifest> {
   const { manifest, warnings } = await exportManifest({
     python: cfg.python,
-    pythonPath: prependPythonPath([pythonRoot], process.env.PYTHONPATH),
+    pythonPath: prependPythonPath([pythonRoot], env.PYTHONPATH),
     packs: cfg.packs,
     imageVersion: VERSION,
+    env,
   });
   for (const w of warnings) log.warn(`tool sync: warning: ${w}`);
   return manifest;

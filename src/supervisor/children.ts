@@ -1,65 +1,115 @@
-// The supervisor's children: started with their output passed through (the proxy's stderr
-// also kept in a short tail, to explain a failed bootstrap), stopped with SIGTERM then SIGKILL.
-// Bun does not kill children when the parent dies (FACTS.md), so every child is stopped here.
-import type { Subprocess } from "bun";
+// The supervisor's children: started with their output passed through (stderr also kept in
+// a short tail, to explain a failure), or captured (the seed's report), and stopped with a
+// signal then SIGKILL. Bun does not kill children when the parent dies (FACTS.md), so every
+// child is stopped here.
+import { constants } from "node:os";
 
 const TAIL_LINES = 40;
 
 export type Child = {
   name: string;
   pid: number;
+  /** The exit code once the process is gone (128 + n when killed by signal n). */
   exited: Promise<number>;
+  /** Once its stdout and stderr are read to the end (a grandchild may hold them open longer). */
+  outputClosed: Promise<void>;
   hasExited(): boolean;
   tail(): string[];
+  /** What the child wrote to stdout, when started with `stdout: "capture"`. */
+  output(): string;
   signal(sig: NodeJS.Signals): void;
-  /** SIGTERM, wait up to graceMs, then SIGKILL. Resolves with the exit code. */
-  stop(graceMs: number): Promise<number>;
+  /** `sig` (default SIGTERM), wait up to graceMs, then SIGKILL. Resolves with the exit code. */
+  stop(graceMs: number, sig?: NodeJS.Signals): Promise<number>;
 };
 
-export function startChild(name: string, argv: string[], opts: { env: Record<string, string | undefined>; cwd?: string }): Child {
+export type ChildOptions = {
+  env: Record<string, string | undefined>;
+  cwd?: string;
+  /** "inherit" (default) passes stdout through; "capture" keeps it for output(). */
+  stdout?: "inherit" | "capture";
+  /** Pass stderr through to ours (default true); the tail is kept either way. */
+  echoStderr?: boolean;
+  tailLines?: number;
+};
+
+/** The shell's convention for a child killed by a signal: 128 + the signal's number. */
+export function signalExitCode(signal: string | number | null | undefined): number {
+  if (typeof signal === "number") return 128 + signal;
+  const n = signal ? (constants.signals as Record<string, number>)[signal] : undefined;
+  return 128 + (n ?? 0);
+}
+
+export const TIMEOUT = Symbol("timeout");
+
+/** `p`, or TIMEOUT after `ms`; the timer is cleared either way (no timer outlives the wait). */
+export async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<typeof TIMEOUT>((resolve) => (timer = setTimeout(() => resolve(TIMEOUT), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>, onText: (text: string, raw: Uint8Array) => void): Promise<void> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    onText(decoder.decode(value, { stream: true }), value);
+  }
+}
+
+export function startChild(name: string, argv: string[], opts: ChildOptions): Child {
   const lines: string[] = [];
+  const maxLines = opts.tailLines ?? TAIL_LINES;
+  let captured = "";
   let done = false;
-  const proc: Subprocess<"ignore", "inherit", "pipe"> = Bun.spawn(argv, {
+  const proc = Bun.spawn(argv, {
     env: opts.env,
     cwd: opts.cwd,
     stdin: "ignore",
-    stdout: "inherit",
+    stdout: opts.stdout === "capture" ? "pipe" : "inherit",
     stderr: "pipe",
   });
-  void (async () => {
-    const reader = proc.stderr.getReader();
-    const decoder = new TextDecoder();
-    let partial = "";
-    for (;;) {
-      const { done: end, value } = await reader.read();
-      if (end) break;
-      process.stderr.write(value);
-      partial += decoder.decode(value, { stream: true });
-      const parts = partial.split("\n");
-      partial = parts.pop() ?? "";
-      for (const l of parts) if (l.trim()) lines.push(l);
-      if (lines.length > TAIL_LINES) lines.splice(0, lines.length - TAIL_LINES);
-    }
+  let partial = "";
+  const stderrDone = drain(proc.stderr as ReadableStream<Uint8Array>, (text, raw) => {
+    if (opts.echoStderr !== false) process.stderr.write(raw);
+    partial += text;
+    const parts = partial.split("\n");
+    partial = parts.pop() ?? "";
+    for (const l of parts) if (l.trim()) lines.push(l);
+    if (lines.length > maxLines) lines.splice(0, lines.length - maxLines);
+  }).then(() => {
     if (partial.trim()) lines.push(partial);
-  })();
+  });
+  const stdoutDone =
+    opts.stdout === "capture"
+      ? drain(proc.stdout as ReadableStream<Uint8Array>, (text) => {
+          captured += text;
+        })
+      : Promise.resolve();
   const exited = proc.exited.then((code) => {
     done = true;
-    return code ?? (proc.signalCode ? 128 : 1);
+    return proc.signalCode ? signalExitCode(proc.signalCode) : (code ?? 1);
   });
+  const outputClosed = Promise.all([stderrDone.catch(() => {}), stdoutDone.catch(() => {})]).then(() => {});
   return {
     name,
     pid: proc.pid,
     exited,
+    outputClosed,
     hasExited: () => done,
     tail: () => [...lines],
+    output: () => captured,
     signal(sig) {
-      if (!done) proc.kill(sig);
+      if (!done && proc.exitCode === null && proc.signalCode === null) proc.kill(sig);
     },
-    async stop(graceMs) {
+    async stop(graceMs, sig = "SIGTERM") {
       if (done) return exited;
-      proc.kill("SIGTERM");
-      const timer = Bun.sleep(graceMs).then(() => "timeout" as const);
-      if ((await Promise.race([exited, timer])) === "timeout" && !done) proc.kill("SIGKILL");
+      this.signal(sig);
+      if ((await withTimeout(exited, graceMs)) === TIMEOUT && !done) this.signal("SIGKILL");
       return exited;
     },
   };

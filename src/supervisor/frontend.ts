@@ -102,7 +102,8 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
     if (given !== undefined && given.trim().toLowerCase() !== "false") ignored.push(`${name}=${given}`);
     env[name] = "false";
   }
-  if (base.WEBUI_SECRET_KEY !== undefined && base.WEBUI_SECRET_KEY !== opts.secretKey) ignored.push("WEBUI_SECRET_KEY (CHATUI_SECRET_KEY is used)");
+  // The Open WebUI base image sets WEBUI_SECRET_KEY="": only a real other value is worth a warning.
+  if (base.WEBUI_SECRET_KEY?.trim() && base.WEBUI_SECRET_KEY !== opts.secretKey) ignored.push("WEBUI_SECRET_KEY (CHATUI_SECRET_KEY is used)");
   env.WEBUI_SECRET_KEY = opts.secretKey;
   for (const [k, v] of Object.entries({ ...OFFLINE_DEFAULTS, ...GOVERNANCE_DEFAULTS })) if (env[k] === undefined) env[k] = v;
   env.DATA_DIR = opts.dataDir;

@@ -1,6 +1,7 @@
 // `svc run`, the container's PID 1 (ARCHITECTURE.md "Processes in the container"):
 // preflight → proxy → /readyz → tool sync → front end → first admin → seed → supervise.
-// Every refusal is one line and a non-zero exit with no child left running.
+// Every refusal is one line and a non-zero exit with no child left running: each child, the
+// seed included, is started through one Supervision (supervision.ts).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PackError } from "../boot/exporter.ts";
@@ -9,14 +10,16 @@ import { NO_PACKS, NO_TOOLS, packManifest } from "../boot/tool-sync.ts";
 import type { ToolManifest } from "../contract/manifest.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
-import { type Child, causeFromTail, startChild } from "./children.ts";
+import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
 import { frontendConfig, frontendEnv, onboardingState } from "./frontend.ts";
 import { preflight } from "./preflight.ts";
 import { startReaper } from "./reaper.ts";
 import { svcSelfCommand } from "./self-command.ts";
+import { type SignalSource, Stopped, Supervision } from "./supervision.ts";
 
 export const EXIT_SEED_NO_ADMIN = 3;
-const FRONTEND_STOP_GRACE_MS = 15_000;
+/** The seed imports Open WebUI's model layer (slow on a small machine) and writes a few rows. */
+export const SEED_TIMEOUT_MS = 300_000;
 const POLL_MS = 250;
 const ADMIN_POLL_MS = 2000;
 
@@ -25,16 +28,21 @@ export class StartFailure extends Error {
   override name = "StartFailure";
 }
 
-/** Thrown inside the start sequence when a signal or a dying child ends it. */
-class Stopped extends Error {}
-
 export type SupervisorDeps = {
   log: Logger;
   /** argv of the proxy daemon; `svc proxy serve` of this same binary unless a test injects one. */
   proxyCommand?: string[];
   /** How long the proxy may take to drain its spool after SIGTERM (default 30 s). */
   drainGraceMs?: number;
-  installSignalHandlers?: boolean;
+  /** How long the front end and the seed get after the forwarded signal (default 15 s). */
+  stopGraceMs?: number;
+  seedTimeoutMs?: number;
+  /** The waits between tool-sync attempts (tests inject one; default: real sleeps). */
+  syncSleep?: (ms: number) => Promise<void>;
+  /** Where SIGTERM/SIGINT come from (default: this process); null installs no handlers. */
+  signals?: SignalSource | null;
+  /** Called with each child once started (tests read pids). */
+  onChild?: (child: Child) => void;
 };
 
 type Env = Record<string, string | undefined>;
@@ -49,7 +57,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   let manifest: ToolManifest | null = null;
   if (cfg.packs.length > 0) {
     try {
-      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log);
+      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log, env);
     } catch (e) {
       if (e instanceof PackError) throw new StartFailure(e.message);
       throw e;
@@ -67,98 +75,69 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   for (const i of ignored) log.warn(`ignored ${i}: svc run forces this setting (the Pipe is the only model provider; every tool is governed; see docs/deploy.md)`);
   mkdirSync(fe.dataDir, { recursive: true, mode: 0o750 });
 
-  const children: Child[] = [];
-  let stopReason: { code: number; why: string } | null = null;
-  let wake: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    wake = resolve;
+  const sup = new Supervision({
+    log,
+    signals: deps.signals,
+    drainGraceMs: deps.drainGraceMs,
+    stopGraceMs: deps.stopGraceMs,
+    start: (name, argv, opts) => {
+      const child = startChild(name, argv, opts);
+      deps.onChild?.(child);
+      return child;
+    },
   });
-  const requestStop = (code: number, why: string) => {
-    if (stopReason) return;
-    stopReason = { code, why };
-    wake();
-  };
-  const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, stopped.then(() => Promise.reject(new Stopped()))]);
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info(`received ${sig}; stopping the front end, then the proxy (it drains its audit spool)`);
-    requestStop(0, sig);
-  };
-  if (deps.installSignalHandlers !== false) {
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  }
-  const reaper = startReaper(() => children.map((c) => c.pid), log);
-
-  /** From now on this child's death stops the container. */
-  const watch = (child: Child) => {
-    void child.exited.then((code) => {
-      if (!stopReason) {
-        log.error(`${child.name} exited (code ${code}); stopping`, { child: child.name, code });
-        requestStop(1, `${child.name} exited`);
-      }
-    });
-  };
-
-  const shutdown = async () => {
-    const [proxy, ...rest] = children;
-    for (const c of rest.reverse()) await c.stop(FRONTEND_STOP_GRACE_MS);
-    if (proxy) await proxy.stop(deps.drainGraceMs ?? 30_000);
-    reaper.stop();
-    if (deps.installSignalHandlers !== false) {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    }
-  };
+  const reaper = startReaper(() => sup.pids(), log);
 
   try {
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
-    const proxy = startChild("proxy", proxyArgv, {
+    const proxy = sup.start("proxy", proxyArgv, {
       env: { ...env, SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath },
+      drains: true,
     });
-    children.push(proxy);
-    await guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
-    watch(proxy);
+    await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
+    sup.watch(proxy);
 
     // 2. the tool sync
     if (manifest) {
-      await guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log }));
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
 
     // 3. the front end
     log.info(`starting the front end: ${fe.command.join(" ")}`, { data_dir: fe.dataDir, url: fe.localUrl });
-    const chat = startChild("front end", fe.command, { env: chatEnv, cwd: fe.dataDir });
-    children.push(chat);
-    watch(chat);
+    const chat = sup.start("front end", fe.command, { env: chatEnv, cwd: fe.dataDir });
+    sup.watch(chat);
 
     // 4. first admin, then seed
     let announced = false;
     for (;;) {
-      const state = await guard(onboardingState(fe.localUrl));
+      const state = await sup.guard(onboardingState(fe.localUrl));
       if (state === "ready") {
-        const seeded = await guard(seed(fe.python, chatEnv, fe.dataDir, log));
+        const seeded = await sup.guard(seed(sup, fe.python, chatEnv, fe.dataDir, log, deps.seedTimeoutMs ?? SEED_TIMEOUT_MS));
         if (seeded) break;
       } else if (state === "onboarding" && !announced) {
         log.info(`waiting for the first admin to sign up at ${fe.localUrl}; nobody can chat until then`);
         announced = true;
       }
-      await guard(Bun.sleep(state === "down" ? POLL_MS * 2 : ADMIN_POLL_MS));
+      await sup.guard(Bun.sleep(state === "down" ? POLL_MS * 2 : ADMIN_POLL_MS));
     }
 
     // 5. supervise
-    await stopped;
+    await sup.stopped;
   } catch (e) {
     if (!(e instanceof Stopped)) {
-      requestStop(1, "start failure");
-      await shutdown();
+      sup.requestStop(1, "start failure");
+      await sup.shutdown();
+      reaper.stop();
       if (e instanceof ToolSyncError) throw new StartFailure(e.message);
       throw e;
     }
   }
-  await shutdown();
-  const reason = stopReason as { code: number; why: string } | null;
+  await sup.shutdown();
+  reaper.stop();
+  const reason = sup.stopReason;
   log.info(`stopped (${reason?.why ?? "done"})`);
   return reason?.code ?? 0;
 }
@@ -202,19 +181,32 @@ async function waitReady(proxy: Child, socketPath: string, timeoutMs: number): P
   }
 }
 
-/** Run the seed; false when no admin exists yet (try again later). */
-async function seed(python: string, env: Record<string, string>, cwd: string, log: Logger): Promise<boolean> {
-  const proc = Bun.spawn([python, "-m", "svc_chatui.boot", "--seed"], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+/**
+ * Run the seed as a supervised child (a signal or a dying front end stops it too; a seed that
+ * fails or hangs stops the container). False when no admin exists yet (try again later).
+ */
+async function seed(sup: Supervision, python: string, env: Record<string, string>, cwd: string, log: Logger, timeoutMs: number): Promise<boolean> {
+  const child = sup.start("seed", [python, "-m", "svc_chatui.boot", "--seed"], { env, cwd, stdout: "capture", echoStderr: false, tailLines: 200 });
+  const code = await withTimeout(child.exited, timeoutMs);
+  if (code === TIMEOUT) {
+    await child.stop(5000);
+    throw new StartFailure(`seeding the front end failed: no result within ${timeoutMs / 1000} s (python -m svc_chatui.boot --seed); the container stops`);
+  }
+  // Stopped meanwhile (a signal, the front end died): the seed's end is no news of its own.
+  if (sup.stopReason) return false;
+  // The report is the last stdout line: read to the end (bounded, should a grandchild hold the pipe).
+  await withTimeout(child.outputClosed, 2000);
   if (code === EXIT_SEED_NO_ADMIN) return false;
-  const lines = err.split("\n").filter((l) => l.trim());
+  const lines = child.tail();
   for (const w of lines.filter((l) => l.startsWith("warning: "))) log.warn(`seed: ${w}`);
   if (code !== 0) {
-    throw new StartFailure(`seeding the front end failed (exit ${code}): ${lines.filter((l) => !l.startsWith("warning: ")).at(-1) ?? "no output"}`);
+    const said = lines.filter((l) => !l.startsWith("warning: "));
+    log.error("seed output", { exit: code, output: said.slice(-20).join("\n") });
+    throw new StartFailure(`seeding the front end failed (exit ${code}): ${said.at(-1) ?? "no output"}; the container stops`);
   }
   let report: { owner?: string; items?: Record<string, string> } = {};
   try {
-    report = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    report = JSON.parse(child.output().trim().split("\n").at(-1) ?? "{}");
   } catch {}
   const items = report.items ?? {};
   const tools = Object.keys(items).filter((k) => k !== "svc" && k !== "svc_guard" && items[k] !== "removed");

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { api, org } from "../integration/cli-support.ts";
-import { plainLines } from "../integration/supervisor-helpers.ts";
+import { events, plainLines } from "../integration/supervisor-helpers.ts";
 import { waitFor } from "../support/controlplane-process.ts";
 import { parseSse } from "../support/model-server.ts";
 import { type OwuiUser, chatTurn, listenSocket, modelIds, setFunctionActive, signIn, streamChat } from "../support/openwebui.ts";
@@ -52,6 +52,16 @@ function toolOutputs(message: any): string[] {
 
 const ids = (records: any[]) => new Set(records.map((r) => r.id));
 
+/** The error text Open WebUI stored on an assistant message (a Pipe or filter exception). */
+function errorText(message: any): string {
+  const e = message?.error;
+  const c = e?.content ?? e;
+  return String(typeof c === "string" ? c : (c?.detail ?? c?.message ?? JSON.stringify(c ?? null)));
+}
+
+/** The names of the tools a model request offered. */
+const offered = (request: any) => (request?.body?.tools ?? []).map((t: any) => t.function?.name).sort();
+
 describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
   test("login, bot init, credential (piped), profile (api_key once the runtime registered), assign, policies, link", async () => {
     const w = await linked();
@@ -93,6 +103,12 @@ describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
     expect((links.remote_identities ?? links).map((r: any) => r.remote_user_id)).toContain(w.alice.id);
     const resolved = await w.cli(["users", "resolve", "--email", ALICE.email, "--json"]);
     expect(JSON.parse(resolved.stdout).id).toBe(w.aliceUserId);
+    // spec §4 boot diagnostics: the sync line with its counts, then the seeded line
+    const boot = events(w.container!.stderr());
+    const synced = boot.indexOf("tool sync: registered 4 tool(s) at /api/v1/runtime/tools (added 4, removed 0, unchanged 0, updated 0)");
+    const seeded = boot.findIndex((e) => e.startsWith('svc functions seeded: Pipe "svc" and guard "svc_guard" active, 3 toolkit tool(s) (acme_crm, acme_tickets, misnamed)'));
+    expect(synced).toBeGreaterThanOrEqual(0);
+    expect(seeded).toBeGreaterThan(synced);
   });
 
   test("an api_key profile is refused while no runtime of the scope has registered", async () => {
@@ -155,6 +171,8 @@ describe("scenario 4: governed tools in the native tool loop", () => {
     const write = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to mallory@evil.example", toolIds: ["acme_crm"] });
     const [refusal] = toolOutputs(write.message);
     expect(refusal).toStartWith("Refused (svc.denied)");
+    // what Alice reads: the model's answer built on the refusal
+    expect(write.message.content).toBe(`The tool said: ${refusal}`);
     // the model got the refusal as the tool result
     const second = w.model.requests.slice(before).at(-1)!.body.messages.at(-1);
     expect(second).toMatchObject({ role: "tool" });
@@ -175,6 +193,36 @@ describe("scenario 4: governed tools in the native tool loop", () => {
     const outcomes = await auditRecords({ kind: "outcome", user: w.aliceUserId });
     expect(outcomes.some((o) => o.ref === permit.id && o.outcome === "ok" && o.exit_code === 0)).toBe(true);
     expect(outcomes.some((o) => o.ref === deny.id)).toBe(false);
+  });
+
+  test("a built-in tool of the front end is neither offered to the model nor run when the model calls it", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    const socket = await listenSocket(url, w.alice); // a browser session: Open WebUI adds its built-in tools
+    try {
+      const seen = ids(await auditRecords({ kind: "tool", user: w.aliceUserId }));
+      const before = w.model.requests.length;
+      modelCallsTool("search_chats", { query: "password" });
+      const turn = await chatTurn(url, w.alice, { model: MODEL, content: "Search my chats for passwords", toolIds: ["acme_crm"], sessionId: socket.sid() });
+      const requests = w.model.requests.slice(before);
+      // the model was offered the governed tools only …
+      expect(requests).toHaveLength(1);
+      expect(offered(requests[0])).toEqual(["lookup_customer", "update_customer"]);
+      // … and its call of search_chats never reached the front end's tool loop: nothing ran,
+      // no tool result went back to the model
+      expect(toolOutputs(turn.message)).toEqual([]);
+      expect(JSON.stringify(turn.message)).not.toContain("search_chats");
+      expect(turn.message.content ?? "").toBe("");
+      // a governed call in the same session still works and is audited
+      modelCallsTool("lookup_customer", { customer_id: "c-1" });
+      const ok = await chatTurn(url, w.alice, { model: MODEL, content: "Who is c-1?", toolIds: ["acme_crm"], sessionId: socket.sid() });
+      expect(toolOutputs(ok.message)).toEqual(["Ada Lovelace <ada@example.com>"]);
+      const rec = await auditRecord({ kind: "tool", user: w.aliceUserId }, (r) => !seen.has(r.id));
+      expect(rec).toMatchObject({ action: "tool:crm.lookup_customer", decision: "permit" });
+      expect((await auditRecords({ kind: "tool", user: w.aliceUserId })).filter((r) => !seen.has(r.id)).map((r) => r.action)).toEqual(["tool:crm.lookup_customer"]);
+    } finally {
+      await socket.stop();
+    }
   });
 });
 
@@ -207,11 +255,13 @@ describe("scenario 5: an unlinked front-end user", () => {
       const before = w.model.requests.length;
       modelCallsTool("lookup_customer", { customer_id: "c-1" });
       const turn = await chatTurn(url, w.bob, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
-      const shown = JSON.stringify(turn.message);
-      expect(shown).toContain("Refused (identity.unlinked)");
-      // the claim link reached Bob's socket as a notification
+      // what Bob reads in the chat: exactly the spec's refusal (§7), nothing about a link
+      expect(errorText(turn.message)).toBe("Refused (identity.unlinked)");
+      // the claim link reached Bob's socket as one notification
       await waitFor(() => bobSocket.notifications().length > 0, "the claim-link notification");
+      expect(bobSocket.notifications()).toHaveLength(1);
       const note = bobSocket.notifications()[0]!;
+      expect(note.data).toMatchObject({ type: "notification", data: { type: "info" } });
       const link = /(https?:\/\/\S+\/claim\/\S+)/.exec(String(note.data.data.content))?.[1];
       expect(link).toStartWith(`${w.cp.url}/claim/`);
       const token = link!.split("/claim/")[1]!;
@@ -228,7 +278,9 @@ describe("scenario 5: an unlinked front-end user", () => {
       expect(w.container!.stderr()).not.toContain(token);
       // audited under the installation's subject, marked via installation
       const refused = await auditRecord({ decision: "deny", kind: "model" }, (r) => r.subject.remote_user_id === w.bob.id && r.reason === "identity.unlinked");
+      expect(refused).toMatchObject({ action: "model:invoke", decision: "deny", installation_id: w.installationId });
       expect(refused.subject).toMatchObject({ user_id: null, via_installation: true });
+      expect(JSON.stringify(refused)).not.toContain(token);
 
       // Bob opens the link and signs in to the service (console claim page) …
       const member = await api(w.cp, "POST", org(w.cp, "/members"), { email: BOB.email, role: "member", password: BOB_CP_PASSWORD });
@@ -264,9 +316,12 @@ describe("scenario 6: a pack whose method passes another name", () => {
     expect(w.container!.stderr()).toContain("notes.find"); // the boot step warned about it
     modelCallsTool("search", { query: "quarterly report" });
     const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Search my notes", toolIds: ["misnamed"] });
-    expect(toolOutputs(turn.message)[0]).toStartWith("tool_not_registered");
+    const [output] = toolOutputs(turn.message);
+    expect(output).toStartWith("tool_not_registered");
+    expect(turn.message.content).toBe(`The tool said: ${output}`); // what Alice reads
     const rec = await auditRecord({ decision: "deny", user: w.aliceUserId }, (r) => r.action === "tool:notes.find");
-    expect(rec.reason).toBe("tool_not_registered");
+    expect(rec).toMatchObject({ kind: "tool", decision: "deny", reason: "tool_not_registered" });
+    expect(rec.subject).toMatchObject({ user_id: w.aliceUserId, remote_user_id: w.alice.id, via_installation: false });
   });
 });
 
@@ -297,17 +352,29 @@ describe("scenario 7: the proxy stopped", () => {
     w.model.respond = null;
     const pid = proxyPid(w.container!);
     const before = w.model.requests.length;
+    const seen = ids(await auditRecords({ user: w.aliceUserId }));
     // SIGSTOP: the daemon stops answering but stays a child, so `svc run` keeps the front end
     // up (a dead proxy stops the whole container, by design).
     process.kill(pid, "SIGSTOP");
     try {
       const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Are you there?" });
-      expect(JSON.stringify(turn.message.error ?? turn.message)).toContain("Governance unavailable");
+      expect(errorText(turn.message)).toContain("Governance unavailable");
+      expect(errorText(turn.message)).toContain("The request was not sent");
       expect(w.model.requests.length).toBe(before);
     } finally {
       process.kill(pid, "SIGCONT");
     }
-    await waitFor(async () => (await streamChat(w.container!.url, w.alice, { model: MODEL, content: "back?" })).text.includes("Hello"), "the turns to work again");
+    let answered = 0;
+    await waitFor(async () => {
+      const ok = (await streamChat(w.container!.url, w.alice, { model: MODEL, content: "back?" })).text.includes("Hello");
+      if (ok) answered++;
+      return ok;
+    }, "the turns to work again");
+    // the refused turn was never decided: the only new records are the answered turns' permits
+    await waitFor(async () => (await auditRecords({ user: w.aliceUserId })).filter((r) => !seen.has(r.id)).length >= answered, "the new turns' records");
+    const fresh = (await auditRecords({ user: w.aliceUserId })).filter((r) => !seen.has(r.id));
+    expect(fresh.map((r) => `${r.action} ${r.decision}`)).toEqual(Array(answered).fill("model:invoke permit"));
+    expect(w.model.requests.slice(before).map((r) => r.body.messages.at(-1).content)).toEqual(Array(answered).fill("back?"));
   });
 });
 
@@ -352,6 +419,24 @@ describe("scenario 9: container start failures", () => {
     expect(plainLines(c.stderr())).toEqual([
       `tool pack "broken_pack": TOOLKITS[0] (id "broken").tools[1] (name "broken.delete_everything"): "access" must be "read" or "write", not 'admin'; refusing to start`,
     ]);
+  });
+
+  test("a second installation declaring the same tools: the tool sync's 409 names the tool and the installation holding it", async () => {
+    const w = await booted();
+    const init = await w.cli(["bot", "init", "--platform", "chatui", "--name", "helpdesk-2", "--agent", w.agentId, "--workspace", "default", "--json"]);
+    expect(init.code).toBe(0);
+    const other = JSON.parse(init.stdout).id as string;
+    const cred = await w.cli(["bot", "credential", "--installation", other, "--workspace", "default"]);
+    expect(cred.code).toBe(0);
+    const c = startContainer(containerEnv({ token: cred.stdout.trim(), stateDir: freshStateDir(), port: 1 }));
+    expect(await c.exit).toBe(1);
+    expect(plainLines(c.stderr()).filter((l) => !l.startsWith("svc proxy serve:"))).toEqual([
+      `registering the packs' tools failed; refusing to start: HTTP 409: tool "crm.lookup_customer" is already registered in the workspace by another installation, ${w.installationId} (helpdesk); rename the tool in the pack or remove the other registration (1 attempt)`,
+    ]);
+    // nothing changed for either installation
+    const status = JSON.parse((await w.cli(["bot", "status", "--installation", other, "--json"])).stdout);
+    expect(status.tool_count).toBe(0);
+    expect(JSON.parse((await w.cli(["bot", "status", "--installation", w.installationId, "--json"])).stdout).tool_count).toBe(4);
   });
 
   test("a control-plane URL ending in /api/v1 is refused; the tool sync itself fails with the 404 message", async () => {

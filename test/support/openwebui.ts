@@ -77,7 +77,7 @@ export type ChatTurn = {
  * Open WebUI processes such a turn to its end before answering; the result is read back from
  * the stored chat.
  */
-export async function chatTurn(base: string, user: OwuiUser, o: { model: string; content: string; toolIds?: string[] }): Promise<ChatTurn> {
+export async function chatTurn(base: string, user: OwuiUser, o: { model: string; content: string; toolIds?: string[]; sessionId?: string }): Promise<ChatTurn> {
   const created = must(
     await owui(base, "POST", "/api/v1/chats/new", user.token, {
       chat: { title: "e2e", models: [o.model], history: { messages: {}, currentId: null }, messages: [], tags: [], files: [] },
@@ -98,6 +98,9 @@ export async function chatTurn(base: string, user: OwuiUser, o: { model: string;
     tool_ids: o.toolIds ?? [],
     params: {},
     features: {},
+    // The browser's socket session: with it Open WebUI also offers the model its built-in
+    // tools (search_chats, view_chat, get_current_timestamp, ...), as it does in the web client.
+    ...(o.sessionId ? { session_id: o.sessionId } : {}),
   });
   let chat: any = null;
   let message: any = null;
@@ -129,6 +132,8 @@ export async function setFunctionActive(base: string, admin: OwuiUser, id: strin
 }
 
 export type SocketListener = {
+  /** The socket.io session id (what the browser sends as `session_id`). */
+  sid: () => string;
   /** Every event received so far: {event, data}. */
   events: () => { event: string; data: any }[];
   /** The `events` payloads of type notification. */
@@ -177,6 +182,7 @@ export async function listenSocket(base: string, user: OwuiUser): Promise<Socket
     throw new Error(`${(e as Error).message}: ${err}`);
   });
   return {
+    sid: () => String(seen.find((e) => e.event === "connected")?.data?.sid ?? ""),
     events: () => [...seen],
     notifications: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "notification").map((e) => e.data),
     async stop() {

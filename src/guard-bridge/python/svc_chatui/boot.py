@@ -6,7 +6,8 @@
 Packs come from SVC_CHATUI_TOOL_PACKS (comma-separated module names) or ``--packs``. Warnings
 go to stderr as lines starting with "warning: ". Exit codes: 0 done, 1 a pack is broken (one
 line on stderr naming the pack and the entry), 2 usage, 3 (``--seed``) no admin has signed
-up yet.
+up yet, 4 (``--seed``) the seed failed (the traceback, then one last line
+``seed failed: <error>``, which the supervisor shows when it stops the container).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import argparse
 import asyncio
 import json
 import sys
+import traceback
 
 from . import manifest
 
 EXIT_BROKEN_PACK = 1
 EXIT_NO_ADMIN = 3
+EXIT_SEED_FAILED = 4
 
 
 def _load(packs_arg: str | None):
@@ -53,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     except seed.NoAdminYet as e:
         print(f"seed: {e}", file=sys.stderr)
         return EXIT_NO_ADMIN
+    except Exception as e:  # Open WebUI missing, its database unusable, ...: one last line
+        traceback.print_exc(file=sys.stderr)
+        reason = " ".join(f"{type(e).__name__}: {e}".split())
+        print(f"seed failed: {reason}", file=sys.stderr)
+        return EXIT_SEED_FAILED
     print(json.dumps(result, separators=(",", ":")))
     return 0
 

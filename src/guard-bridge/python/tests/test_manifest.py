@@ -237,3 +237,16 @@ def test_the_seeded_tools_class_hides_undeclared_methods():
     narrowed = toolkit.only_declared(Tools, ["search"])
     assert manifest.public_methods(narrowed) == ["search"]
     assert issubclass(narrowed, Tools) and narrowed.__name__ == "Tools"
+
+
+def test_a_failing_seed_ends_with_one_line_naming_the_error(monkeypatch, capsys):
+    from svc_chatui import seed
+
+    async def broken(toolkits):
+        raise RuntimeError("database is locked\nretry later")
+
+    monkeypatch.setattr(seed, "seed", broken)
+    assert boot.main(["--seed", "--packs", ""]) == boot.EXIT_SEED_FAILED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "Traceback (most recent call last):"
+    assert err[-1] == "seed failed: RuntimeError: database is locked retry later"

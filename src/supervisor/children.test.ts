@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TIMEOUT, causeFromTail, signalExitCode, startChild, withTimeout } from "./children.ts";
+import { idleChild, lines, waitUntil } from "./testing.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-children-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("children", () => {
+  test("stop() sends the signal asked for and resolves with 128 + its number", async () => {
+    const log = join(dir, "int.log");
+    const child = idleChild("front end", log, dir);
+    await waitUntil(() => lines(log).includes("front end ready"));
+    expect(await child.stop(10_000, "SIGINT")).toBe(0); // the child's trap exits 0
+    expect(lines(log)).toEqual(["front end ready", "front end SIGINT"]);
+    const plain = startChild("sleeper", ["sleep", "30"], { env: process.env });
+    expect(await plain.stop(10_000)).toBe(signalExitCode("SIGTERM"));
+    expect(signalExitCode("SIGTERM")).toBe(143);
+  });
+
+  test("a child ignoring the signal is killed after the grace", async () => {
+    const log = join(dir, "stubborn.log");
+    const child = idleChild("stubborn", log, dir, { ignore: true });
+    await waitUntil(() => lines(log).includes("stubborn ready"));
+    expect(await child.stop(100)).toBe(137);
+    expect(child.hasExited()).toBe(true);
+  });
+
+  test("stderr is passed through unless asked not to, and its tail kept; stdout can be captured", async () => {
+    const child = startChild("seed", ["sh", "-c", 'for i in 1 2 3 4 5; do echo "line $i" >&2; done; echo \'{"ok":true}\''], {
+      env: process.env,
+      stdout: "capture",
+      echoStderr: false,
+      tailLines: 3,
+    });
+    expect(await child.exited).toBe(0);
+    await child.outputClosed;
+    expect(child.tail()).toEqual(["line 3", "line 4", "line 5"]);
+    expect(child.output()).toBe('{"ok":true}\n');
+  });
+
+  test("withTimeout", async () => {
+    expect(await withTimeout(Promise.resolve(1), 1000)).toBe(1);
+    expect(await withTimeout(new Promise(() => {}), 1)).toBe(TIMEOUT);
+  });
+
+  test("causeFromTail: the last error line of JSON logs, or the last plain line", () => {
+    expect(causeFromTail(['{"level":"info","event":"starting"}', '{"level":"error","event":"bootstrap failed","error":"HTTP 401"}', '{"level":"info","event":"bye"}'])).toBe("bootstrap failed: HTTP 401");
+    expect(causeFromTail(["Traceback …", "ValueError: boom"])).toBe("ValueError: boom");
+    expect(causeFromTail(['{"level":"info","event":"fine"}'])).toBeUndefined();
+  });
+});
