@@ -2,6 +2,8 @@
 // organizations an account belongs to. A password session may switch among the account's
 // organizations; a single sign-on session is bound to the organization whose provider vouched
 // for it, so switching away from it means signing in again (`sessionAuthenticatedFor`).
+// The single sign-on callback also finishes flows started on a claim link's page: those redeem
+// the link (claim.ts `finishClaimSso`) and open no session.
 import { SvcError } from "../../../contract/errors.ts";
 import { membership, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
@@ -112,7 +114,7 @@ export async function getSsoCallback(ctx: PageContext, cookies: Record<string, s
     const result = await ssoMember(ctx.deps, identity);
     // Bound to the organization whose provider vouched for the email, and to no other.
     const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", { replaces: ctx.session?.raw });
-    if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization`, 403);
+    if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization, or is an owner (owners sign in with their password)`, 403);
     ctx.cookies.push(opened.cookie);
     ctx.deps.log.info("console sso sign-in", { org: result.orgId, account: result.accountId });
     return redirect(safeNext(result.next));
