@@ -15,6 +15,7 @@ import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
 import { directoryRoutes } from "./directory/routes.ts";
 import { loggablePath } from "./http/log-path.ts";
+import { nulGuard } from "./http/nul-guard.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
@@ -57,6 +58,7 @@ export function createApp(deps: ControlPlaneDeps) {
   const handle = (request: Request): Promise<Response> => root.handle(request);
   const root: Elysia = new Elysia()
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
+    .use(nulGuard())
     .use(
       openapi({
         path: "/api/v1/openapi",

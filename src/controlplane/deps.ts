@@ -28,6 +28,14 @@ export type ControlPlaneConfig = {
   allowPrivateOutbound: boolean;
   /** Unused, unexpired claim links kept per (installation, front-end user); older ones are deleted. */
   maxLiveClaimLinks: number;
+  /**
+   * A runtime replica not heard from (bootstrap or heartbeat) for this long is stale: shown so,
+   * and no longer counted for model-profile readiness or offered as a recipient to seal keys to.
+   * Well above the proxies' heartbeat interval (SVC_PROXY_HEARTBEAT_INTERVAL, default 1 min).
+   */
+  replicaStaleAfterSeconds: number;
+  /** A replica not heard from for this long is gone (shown so; it stays listed). */
+  replicaGoneAfterSeconds: number;
   /** Audit records older than this (by their `ts`) are rejected at ingest. */
   auditMaxAgeSeconds: number;
   /** Audit records dated further than this ahead of the control plane's clock are rejected at ingest. */
@@ -56,6 +64,8 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     trustForwardedFor: false,
     allowPrivateOutbound: false,
     maxLiveClaimLinks: 3,
+    replicaStaleAfterSeconds: 15 * 60,
+    replicaGoneAfterSeconds: 24 * 3600,
     // A spool may hold records through a long outage; anything older is not a real decision.
     auditMaxAgeSeconds: 90 * 24 * 3600,
     auditMaxFutureSeconds: 15 * 60,

@@ -1,7 +1,7 @@
 // Console single sign-on against a real OpenID provider (oidc-provider 9.x) run locally:
 // configuring it in Settings, signing in (authorization code + PKCE, ID token verified against
-// the provider's JWKS), the refusals (unverified email, not a member, tampered state), and a
-// claim link finished through SSO.
+// the provider's JWKS), the refusals (unverified email, not a member, tampered state), and
+// claim links finished through SSO, by a member and by a directory user without a console account.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
@@ -40,6 +40,7 @@ beforeAll(async () => {
   idp.accounts.set("alice", { email: "SSO.User@example.com", emailVerified: true, name: "Alice" });
   idp.accounts.set("bob", { email: "unverified@example.com", emailVerified: false });
   idp.accounts.set("carol", { email: "stranger@example.com", emailVerified: true });
+  idp.accounts.set("dora", { email: "dora@example.com", emailVerified: true, name: "Dora" });
   for (const email of ["sso.user@example.com", "unverified@example.com"]) {
     const m = await api(cp, "POST", org(cp, "/members"), { email, role: "admin" });
     if (m.status !== 201 && m.status !== 200) throw new Error(`member: ${m.status} ${JSON.stringify(m.json)}`);
@@ -57,7 +58,7 @@ afterAll(async () => {
 });
 
 describe("single sign-on settings", () => {
-  test("an admin configures the provider; a non-https issuer is refused; the client secret is stored wrapped", async () => {
+  test("an owner configures the provider; a non-https issuer is refused; the client secret is stored wrapped", async () => {
     const page = await fresh();
     await signIn(page, cp, "owner@example.com", ownerPassword(cp));
     await page.goto(cp.url + "/settings");
@@ -144,18 +145,39 @@ describe("signing in with single sign-on", () => {
 });
 
 describe("claim link with single sign-on", () => {
-  test("the front-end user signs in through the provider and then links with one press", async () => {
+  const linkedTo = async (remoteUserId: string) => {
+    const ids = await api(cp, "GET", org(cp, "/remote-identities"));
+    return (ids.json.remote_identities as Array<{ remote_user_id: string; user_id: string | null }>).find((r) => r.remote_user_id === remoteUserId)?.user_id ?? null;
+  };
+
+  test("a member links through the provider from the link's page, without a console session", async () => {
     const url = await claimLink(cp, rt, "chat-sso-7");
     const page = await fresh();
     await page.goto(url);
     await page.getByRole("button", { name: "Continue with Acme single sign-on" }).click();
     await loginAtProvider(page, "alice");
-    expect(page.url()).toBe(url);
-    await page.getByRole("button", { name: "Link my chat account to sso.user@example.com" }).click();
     await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
-    const ids = await api(cp, "GET", org(cp, "/remote-identities"));
-    expect(ids.json.remote_identities.some((r: { remote_user_id: string }) => r.remote_user_id === "chat-sso-7")).toBe(true);
     const user = await api(cp, "GET", org(cp, `/users/${encodeURIComponent("sso.user@example.com")}`));
     expect(user.status).toBe(200);
+    expect(await linkedTo("chat-sso-7")).toBe(user.json.id);
+    expect((await page.context().cookies()).some((c) => c.name.endsWith("svc_session"))).toBe(false);
+  });
+
+  test("a directory user without a console account links through the provider and gets no console access", async () => {
+    const created = await api(cp, "POST", org(cp, "/users"), { email: "dora@example.com", display_name: "Dora" });
+    expect(created.status).toBe(201);
+    const url = await claimLink(cp, rt, "chat-dora");
+    const page = await fresh();
+    await page.goto(url);
+    await page.getByRole("button", { name: "Continue with Acme single sign-on" }).click();
+    await loginAtProvider(page, "dora");
+    await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
+    await screenshot(page, "claim-linked-sso");
+    expect(await linkedTo("chat-dora")).toBe(created.json.id);
+    expect((await page.context().cookies()).some((c) => c.name.endsWith("svc_session"))).toBe(false);
+    await page.goto(cp.url + "/");
+    expect(new URL(page.url()).pathname).toBe("/sign-in");
+    const members = await api(cp, "GET", org(cp, "/members"));
+    expect(members.json.members.some((m: { email: string }) => m.email === "dora@example.com")).toBe(false);
   });
 });

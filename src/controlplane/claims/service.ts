@@ -10,6 +10,14 @@
 // identity_other_installation), and redemption re-checks both (the identity may have changed
 // since the link was issued). Redeeming for the user the identity is already linked to is a no-op.
 //
+// Who may redeem: a console session (password, or the claim organization's single sign-on) for
+// its account's email, or — for chat users without a console account, such as service users
+// that directory sync created — the organization's single sign-on alone, which vouches for a
+// verified email (redeemClaimByVerifiedEmail). That path opens no console session, creates no
+// account and no membership; it links only to an existing, enabled service user with that
+// email (or, for a member's email, the service user it creates, as a member's sign-in would),
+// and never to an owner's (single sign-on does not speak for owners: owners use the password).
+//
 // The proxy asks for a link on every call of an unlinked user, so rows are bounded: at most
 // `maxLiveClaimLinks` unused links per (installation, front-end user) are kept (creating one
 // deletes the oldest unused ones beyond that, in the same transaction, so concurrent requests
@@ -18,10 +26,11 @@
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { findAccountByEmail, membership, ssoMayOpen } from "../auth/service.ts";
 import { hashSecret, isKind, newSecret } from "../auth/tokens.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { findRemoteIdentity, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
+import { findRemoteIdentity, findUserByEmail, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 
 export const CLAIM_PATH = "/claim/";
@@ -90,6 +99,12 @@ function identityRefusal(identity: { remoteUserId: string; userId: string | null
   return null;
 }
 
+async function existingUser(db: Db, orgId: string, email: string) {
+  const user = await findUserByEmail(db, orgId, email);
+  if (!user) throw new SvcError("not_found", `${email} is not a user of this organization; ask an admin to add you (or to sync the directory), then use the link again`);
+  return { user, created: false };
+}
+
 async function findClaim(db: Db, token: string) {
   if (!isKind(token, "claim")) return undefined;
   const c = tables(db).claimLinks;
@@ -135,8 +150,9 @@ export async function inspectClaim(deps: ControlPlaneDeps, token: string): Promi
  * the service user with that email (created with source "claim" when absent), in one
  * transaction. The link is consumed by a conditional UPDATE (unused and unexpired), so of two
  * concurrent redemptions exactly one gets it; any refusal after that rolls the use back.
+ * With `createUser: false` the service user must exist already (404 otherwise).
  */
-export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null }) {
+export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null }, opts: { createUser?: boolean } = {}) {
   const now = deps.now();
   const hash = isKind(token, "claim") ? hashSecret(token) : null;
   return deps.db.transaction(async (tx) => {
@@ -149,7 +165,10 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
       .where(and(eq(c.id, row.id), isNull(c.usedAt), gt(c.expiresAt, now)))
       .returning({ id: c.id });
     if (claimed.length === 0) throw refusal(row, now) ?? new SvcError("claim_used", "this claim link was already used");
-    const { user, created } = await upsertUserByEmail(tx, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
+    const { user, created } =
+      opts.createUser === false
+        ? await existingUser(tx, row.orgId, who.email)
+        : await upsertUserByEmail(tx, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
     if (user.disabled) throw new SvcError("forbidden", `the service user ${user.email} is disabled; ask an admin of the organization`);
     const current = await findRemoteIdentity(tx, row.orgId, row.remoteUserId);
     if (current) {
@@ -163,4 +182,24 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
         : await linkRemoteIdentity(tx, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
     return { orgId: row.orgId, userId: user.id, email: user.email, userCreated: created, remoteIdentityId: identity.id, remoteUserId: row.remoteUserId };
   });
+}
+
+/**
+ * Redeems a claim link for an email the organization's single sign-on verified, without a
+ * console session: the link's organization must be the provider's; an owner's email is refused
+ * (owners link with their password); a member's email links like a member's sign-in; any other
+ * email links only to an existing, enabled service user (a directory user, for example).
+ */
+export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: string, verified: { orgId: string; email: string }) {
+  const info = await inspectClaim(deps, token);
+  if (info.orgId !== verified.orgId) {
+    throw new SvcError("forbidden", "this link belongs to another organization than the single sign-on that was used; open the link again and use its own sign-in");
+  }
+  const email = verified.email.trim().toLowerCase();
+  const account = await findAccountByEmail(deps.db, email);
+  const member = account ? await membership(deps.db, account.id, info.orgId) : undefined;
+  if (member && !ssoMayOpen(member.role)) {
+    throw new SvcError("forbidden", `${email} is an owner of this organization: owners link their chat account by signing in with their password`);
+  }
+  return redeemClaim(deps, token, { email, displayName: account?.displayName ?? null }, { createUser: !!member });
 }

@@ -8,6 +8,10 @@
 // The session it opens is an "sso" session bound to that organization: the provider is run by
 // that organization's admins, so it vouches for the account there and nowhere else, and never
 // for an owner (owners sign in with their password; only owners change the provider).
+// A flow started from a claim-link page carries the claim token instead (sealed in the same
+// cookie): it opens no session, and the verified email redeems the link (claims/service.ts
+// `redeemClaimByVerifiedEmail`), so a chat user whose service user came from the directory,
+// without a console account, can link their chat account.
 // The issuer, and every endpoint the control plane itself calls (discovery, token, JWKS,
 // userinfo), must pass the outbound URL policy (http/outbound.ts): public addresses only
 // unless the operator allows private ones; checked when saved and before each call.
@@ -148,7 +152,7 @@ export async function discover(issuer: string, now = Date.now(), opts: { allowPr
 
 // ── the flow ───────────────────────────────────────────────────────────────────────────
 
-type Flow = { state: string; nonce: string; verifier: string; orgId: string; next: string; at: number };
+type Flow = { state: string; nonce: string; verifier: string; orgId: string; next: string; at: number; claim?: string };
 
 const b64url = (bytes: Buffer) => bytes.toString("base64url");
 
@@ -156,12 +160,23 @@ export function redirectUri(deps: ControlPlaneDeps): string {
   return deps.config.publicUrl + CALLBACK_PATH;
 }
 
-/** Builds the provider's authorization URL and the sealed flow cookie value. */
-export async function startSso(deps: ControlPlaneDeps, orgId: string, next: string): Promise<{ location: string; flow: string }> {
+/**
+ * Builds the provider's authorization URL and the sealed flow cookie value. With `claim` (a
+ * claim-link token) the flow redeems that link at the callback instead of signing in.
+ */
+export async function startSso(deps: ControlPlaneDeps, orgId: string, next: string, opts: { claim?: string } = {}): Promise<{ location: string; flow: string }> {
   const settings = await getOidcSettings(deps, orgId);
   if (!settings) throw new SsoError("single sign-on is not configured for that organization; sign in with your password");
   const doc = await discover(settings.issuer, deps.now(), { allowPrivate: deps.config.allowPrivateOutbound });
-  const flow: Flow = { state: b64url(randomBytes(24)), nonce: b64url(randomBytes(24)), verifier: b64url(randomBytes(48)), orgId, next, at: deps.now() };
+  const flow: Flow = {
+    state: b64url(randomBytes(24)),
+    nonce: b64url(randomBytes(24)),
+    verifier: b64url(randomBytes(48)),
+    orgId,
+    next,
+    at: deps.now(),
+    ...(opts.claim ? { claim: opts.claim } : {}),
+  };
   const challenge = b64url(createHash("sha256").update(flow.verifier).digest());
   const url = new URL(doc.authorization_endpoint);
   const params = {
@@ -191,9 +206,30 @@ function openFlow(deps: ControlPlaneDeps, sealed: string | undefined): Flow {
 }
 
 export type SsoResult = { accountId: string; orgId: string; email: string; next: string };
+/** Who the provider vouched for: a verified email, for the flow's organization; `claim` when the flow redeems a claim link. */
+export type SsoIdentity = { orgId: string; email: string; next: string; claim: string | null };
 
-/** Finishes the flow: checks state, exchanges the code, verifies the ID token, finds the member. */
+/** Finishes a sign-in flow: the provider's answer verified (verifySso), then the member it names. */
 export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | undefined, query: URLSearchParams): Promise<SsoResult> {
+  return ssoMember(deps, await verifySso(deps, sealedFlow, query));
+}
+
+/** The member an SSO identity names in its organization: refused when not a member, or an owner. */
+export async function ssoMember(deps: ControlPlaneDeps, identity: SsoIdentity): Promise<SsoResult> {
+  const { email, orgId } = identity;
+  const account = await findAccountByEmail(deps.db, email);
+  const member = account ? await membership(deps.db, account.id, orgId) : undefined;
+  if (!account || !member) {
+    throw new SsoError(`${email} is not a member of this organization; ask an owner or admin to add you`);
+  }
+  if (!ssoMayOpen(member.role)) {
+    throw new SsoError(`${email} is an owner of this organization: owners sign in with their password, not single sign-on`);
+  }
+  return { accountId: account.id, orgId, email, next: identity.next };
+}
+
+/** Verifies the provider's answer: state, the code exchange, the ID token; the verified email. */
+export async function verifySso(deps: ControlPlaneDeps, sealedFlow: string | undefined, query: URLSearchParams): Promise<SsoIdentity> {
   const flow = openFlow(deps, sealedFlow);
   const state = query.get("state");
   if (!state || state !== flow.state) throw new SsoError("the sign-in answer does not belong to this attempt (state mismatch); start single sign-on again");
@@ -266,16 +302,7 @@ export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | und
   const email = typeof identity.email === "string" ? identity.email.trim().toLowerCase() : "";
   if (!email) throw new SsoError("the identity provider did not share an email address; allow the email scope for this application");
   if (identity.email_verified !== true) throw new SsoError(`the identity provider has not verified ${email}; verify it there and try again`);
-
-  const account = await findAccountByEmail(deps.db, email);
-  const member = account ? await membership(deps.db, account.id, flow.orgId) : undefined;
-  if (!account || !member) {
-    throw new SsoError(`${email} is not a member of this organization; ask an owner or admin to add you`);
-  }
-  if (!ssoMayOpen(member.role)) {
-    throw new SsoError(`${email} is an owner of this organization: owners sign in with their password, not single sign-on`);
-  }
-  return { accountId: account.id, orgId: flow.orgId, email, next: flow.next };
+  return { orgId: flow.orgId, email, next: flow.next, claim: flow.claim ?? null };
 }
 
 /** The userinfo claims for the ID token's subject (OIDC Core §5.3.2: `sub` must match). */

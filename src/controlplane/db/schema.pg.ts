@@ -200,6 +200,8 @@ export const modelProfiles = pgTable(
     /** base64 age ciphertext of the API key, sealed to the replicas listed in sealedTo. Never plaintext. */
     apiKeySealed: text("api_key_sealed"),
     sealedTo: jsonb("sealed_to").$type<string[]>().notNull().default([]),
+    /** The credential-sync recipients (age1…) of those replicas when the key was stored: what readiness compares. */
+    sealedRecipients: jsonb("sealed_recipients").$type<string[]>().notNull().default([]),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],

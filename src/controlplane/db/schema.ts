@@ -193,6 +193,8 @@ export const modelProfiles = sqliteTable(
     /** base64 age ciphertext of the API key, sealed to the replicas listed in sealedTo. Never plaintext. */
     apiKeySealed: text("api_key_sealed"),
     sealedTo: text("sealed_to", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** The credential-sync recipients (age1…) of those replicas when the key was stored: what readiness compares. */
+    sealedRecipients: text("sealed_recipients", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],

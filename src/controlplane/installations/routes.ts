@@ -7,6 +7,7 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { CredentialRequest, InstallationCreate } from "./model.ts";
+import { livenessLimits } from "../runtime/replicas.ts";
 import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations, toolsOf } from "./service.ts";
 
 const tags = ["installations"];
@@ -31,10 +32,10 @@ export function installationRoutes(deps: ControlPlaneDeps) {
       },
       { admin: true, body: InstallationCreate, detail: { tags, summary: "Create an installation (platform must be chatui)" } },
     )
-    .get("/installations/:id", async ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id), {
+    .get("/installations/:id", async ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id, { now: deps.now(), limits: livenessLimits(deps.config) }), {
       admin: true,
       params: IdParams,
-      detail: { tags, summary: "Installation status with its replicas" },
+      detail: { tags, summary: "Installation status with its replicas (state stale or gone when one has not been heard from for a while)" },
     })
     .get(
       "/installations/:id/agents",

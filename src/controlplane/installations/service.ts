@@ -9,7 +9,7 @@ import { hashSecret, newSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
-import { replicasOf } from "../runtime/replicas.ts";
+import { type LivenessLimits, lastSeen, replicaLiveness, replicasOf } from "../runtime/replicas.ts";
 
 /** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
 export const PLATFORM = "chatui";
@@ -33,10 +33,18 @@ export function presentInstallation(row: InstallationRow, toolCount: number) {
   };
 }
 
-export function presentReplica(r: ReplicaRow) {
+/**
+ * A replica as the status shows it. `state` is what it last reported, unless it has not been
+ * heard from for a while: then `stale` or `gone` (`liveness`), its report in `reported_state`.
+ */
+export function presentReplica(r: ReplicaRow, now: number, limits: LivenessLimits) {
+  const liveness = replicaLiveness(r, now, limits);
   return {
     id: r.id,
-    state: r.state,
+    state: liveness === "live" ? r.state : liveness,
+    reported_state: r.state,
+    liveness,
+    last_seen_at: iso(lastSeen(r)),
     policy_revision: r.policyRevision,
     tool_count: r.toolCount,
     spool_depth: r.spoolDepth,
@@ -97,11 +105,11 @@ export async function createInstallation(db: Db, orgId: string, input: { platfor
   return presentInstallation(row, 0);
 }
 
-/** The installation with its replicas as their heartbeats last reported them. */
-export async function installationStatus(db: Db, orgId: string, id: string) {
+/** The installation with its replicas as their heartbeats last reported them, and whether each is still heard from. */
+export async function installationStatus(db: Db, orgId: string, id: string, clock: { now: number; limits: LivenessLimits }) {
   const row = await getInstallation(db, orgId, id);
   const replicas = await replicasOf(db, row.id);
-  return { ...presentInstallation(row, await toolCountOf(db, row.id)), replicas: replicas.map(presentReplica) };
+  return { ...presentInstallation(row, await toolCountOf(db, row.id)), replicas: replicas.map((r) => presentReplica(r, clock.now, clock.limits)) };
 }
 
 export async function toolsOf(db: Db, orgId: string, id: string) {

@@ -1,10 +1,14 @@
 // `svc model-profiles readiness`: can runtimes use this profile right now? The facts are
 // gathered from storage, then judged by a pure function so every check's wording is tested
 // without a database. The scope is the runtimes of the agents the profile is assigned to, or
-// of the whole workspace while it is assigned to none.
+// of the whole workspace while it is assigned to none; only live replicas count (stale and
+// gone ones, not heard from for a while, are reported but do not make a profile unready).
+// The key is sealed to credential-sync recipients, not to replica ids: a replica that
+// bootstrapped again with a new key keeps its id but cannot open the key, so each live
+// replica's current recipient must be among those the key was sealed to.
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import type { Db } from "../db/index.ts";
-import { recipientsInScope } from "../runtime/replicas.ts";
+import { type LivenessLimits, recipientsInScope, liveSince } from "../runtime/replicas.ts";
 import { type ProfileRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };
@@ -16,15 +20,22 @@ export type ReadinessFacts = {
   defaultModel: string;
   models: string[];
   hasKey: boolean;
-  sealedTo: string[];
+  /** The credential-sync recipients the stored key was sealed to. */
+  sealedRecipients: string[];
   assignedAgents: string[];
-  replicasInScope: string[];
+  /** The live replicas in scope and their current credential-sync recipients. */
+  replicasInScope: Array<{ id: string; recipient: string }>;
+  /** Replicas in scope not heard from for a while (stale or gone): not counted. */
+  silentInScope: number;
 };
 
 export function judgeReadiness(f: ReadinessFacts): Readiness {
   const endpoint = checkEndpoint(f.endpoint);
   const scope = f.assignedAgents.length ? `the runtimes of ${f.assignedAgents.join(", ")}` : "the workspace's runtimes";
-  const missing = f.replicasInScope.filter((id) => !f.sealedTo.includes(id));
+  const sealed = new Set(f.sealedRecipients);
+  const missing = f.replicasInScope.filter((r) => !sealed.has(r.recipient)).map((r) => r.id);
+  const live = f.replicasInScope.length;
+  const silent = f.silentInScope ? ` (${f.silentInScope} stale or gone replica(s) not counted)` : "";
   const apiKey = f.authType === "api_key";
   const checks: ReadinessCheck[] = [
     { name: "endpoint_valid", ok: endpoint.ok, detail: endpoint.ok ? `${f.endpoint} is an https base URL` : endpoint.message },
@@ -44,8 +55,8 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
       detail: !apiKey
         ? 'not needed (auth_type "none")'
         : missing.length
-          ? `the key is not sealed to ${missing.join(", ")}; re-seal it to every runtime in scope (PUT …/api-key)`
-          : `sealed to all ${f.replicasInScope.length} runtime replica(s) of ${scope}`,
+          ? `the key is not sealed to the current credential-sync key of ${missing.join(", ")} (new runtimes, or runtimes that bootstrapped again with a new key); re-seal it to every runtime in scope (PUT …/api-key)`
+          : `sealed to the current credential-sync keys of all ${live} live runtime replica(s) of ${scope}${silent}`,
     },
     {
       name: "assigned_to_agent",
@@ -54,21 +65,26 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
     },
     {
       name: "runtime_in_scope",
-      ok: f.replicasInScope.length > 0,
-      detail: f.replicasInScope.length
-        ? `${f.replicasInScope.length} runtime replica(s) in ${scope}`
-        : `no runtime has bootstrapped in ${scope} yet; deploy the image with the installation's token`,
+      ok: live > 0,
+      detail: live
+        ? `${live} live runtime replica(s) in ${scope}${silent}`
+        : f.silentInScope
+          ? `no runtime in ${scope} has been heard from lately${silent}; check that the containers run`
+          : `no runtime has bootstrapped in ${scope} yet; deploy the image with the installation's token`,
     },
   ];
   return { ready: checks.every((c) => c.ok), checks };
 }
 
-export async function profileReadiness(db: Db, profile: ProfileRow): Promise<Readiness> {
+export async function profileReadiness(db: Db, profile: ProfileRow, clock: { now: number; limits: LivenessLimits }): Promise<Readiness> {
   const assignedAgents = await assignedAgentIds(db, profile.id);
   const scopes = assignedAgents.length ? assignedAgents : [null];
-  const replicas = new Set<string>();
+  const since = liveSince(clock.now, clock.limits);
+  const live = new Map<string, string>();
+  const all = new Set<string>();
   for (const agentId of scopes) {
-    for (const r of await recipientsInScope(db, profile.workspaceId, agentId)) replicas.add(r.replica_id);
+    for (const r of await recipientsInScope(db, profile.workspaceId, agentId, { liveSince: since })) live.set(r.replica_id, r.recipient);
+    for (const r of await recipientsInScope(db, profile.workspaceId, agentId, { liveSince: null })) all.add(r.replica_id);
   }
   return judgeReadiness({
     endpoint: profile.endpoint,
@@ -76,8 +92,9 @@ export async function profileReadiness(db: Db, profile: ProfileRow): Promise<Rea
     defaultModel: profile.defaultModel,
     models: profile.models,
     hasKey: profile.apiKeySealed !== null,
-    sealedTo: profile.sealedTo,
+    sealedRecipients: profile.sealedRecipients,
     assignedAgents,
-    replicasInScope: [...replicas].sort(),
+    replicasInScope: [...live].map(([id, recipient]) => ({ id, recipient })).sort((a, b) => a.id.localeCompare(b.id)),
+    silentInScope: all.size - live.size,
   });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { agentAndInstallation, fakeReplica, revisionOf, sealKey } from "../auth/test-fixtures.ts";
+import { bootstrapBody, newRecipient } from "../runtime/fixtures.ts";
 import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
 
@@ -187,6 +188,74 @@ describe("assignment and readiness", () => {
     expect(await revisionOf(cp)).toBeGreaterThan(before);
     expect((await readiness()).ready).toBe(true);
     expect((await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key: "sk-plain", api_key_sealed: "x", sealed_to: [] } })).json.errors[0].path).toBe("/api_key");
+  });
+
+  test("readiness compares the key's recipients with the replicas' current keys: a replica that bootstrapped again with a new key is not sealed to", async () => {
+    const cp = await testControlPlane();
+    const { agentId, installationId } = await agentAndInstallation(cp);
+    const token = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json.token as string;
+    const first = await newRecipient();
+    const boot = bootstrapBody(first.recipient);
+    expect((await cp.call("POST", "/api/v1/runtime/bootstrap", { token, body: boot })).status).toBe(200);
+    const profile = (
+      await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([first.recipient]), sealed_to: [boot.replica_id] } })
+    ).json;
+    await cp.call("POST", cp.org(`/model-profiles/${profile.id}/assign`), { body: { agent_id: agentId } });
+    const readiness = async () => (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
+    expect((await readiness()).ready).toBe(true);
+
+    // Same replica id (its state directory kept), new credential-sync key: it cannot open the key.
+    const second = await newRecipient();
+    expect((await cp.call("POST", "/api/v1/runtime/bootstrap", { token, body: { ...boot, credential_sync_recipient: second.recipient } })).status).toBe(200);
+    const r = await readiness();
+    expect(r.ready).toBe(false);
+    const sealing = r.checks.find((c: { name: string }) => c.name === "key_sealed_to_runtimes");
+    expect(sealing.ok).toBe(false);
+    expect(sealing.detail).toContain(boot.replica_id);
+
+    // Re-sealed to the new key: ready again.
+    await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey([second.recipient]), sealed_to: [boot.replica_id] } });
+    expect((await readiness()).ready).toBe(true);
+  });
+
+  test("replicas not heard from for a while are stale, then gone: shown so, not offered to seal to, not counted for readiness", async () => {
+    let now = Date.now();
+    const cp = await testControlPlane({ now: () => now });
+    const { agentId, installationId } = await agentAndInstallation(cp);
+    const old = await fakeReplica(cp, installationId);
+    const profile = (
+      await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([old.recipient]), sealed_to: [old.id] } })
+    ).json;
+    await cp.call("POST", cp.org(`/model-profiles/${profile.id}/assign`), { body: { agent_id: agentId } });
+    const readiness = async () => (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
+    const status = async () => (await cp.call("GET", cp.org(`/installations/${installationId}`))).json.replicas as Array<Record<string, unknown>>;
+    const recipients = async () => ((await cp.call("GET", cp.org(`/runtime-recipients?workspace=default&agent_id=${agentId}`))).json.recipients as Array<{ replica_id: string }>).map((r) => r.replica_id);
+    expect((await status())[0]).toMatchObject({ id: old.id, state: "ready", liveness: "live" });
+
+    // 16 minutes of silence: stale. A new replica replaced it.
+    now += 16 * 60_000;
+    const fresh = await fakeReplica(cp, installationId);
+    const rows = Object.fromEntries((await status()).map((r) => [r.id, r]));
+    expect(rows[old.id]).toMatchObject({ state: "stale", reported_state: "ready", liveness: "stale" });
+    expect(rows[fresh.id]).toMatchObject({ state: "ready", liveness: "live" });
+    expect(await recipients()).toEqual([fresh.id]);
+    let r = await readiness();
+    expect(r.ready).toBe(false); // the live replica is not sealed to; the stale one does not matter
+    expect(r.checks.find((c: { name: string }) => c.name === "key_sealed_to_runtimes").detail).toContain(fresh.id);
+    expect(r.checks.find((c: { name: string }) => c.name === "key_sealed_to_runtimes").detail).not.toContain(old.id);
+    // Sealing to the stale replica is refused; to the live one it is ready.
+    expect((await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey([old.recipient]), sealed_to: [old.id] } })).status).toBe(422);
+    await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey([fresh.recipient]), sealed_to: [fresh.id] } });
+    r = await readiness();
+    expect(r.ready).toBe(true);
+    expect(r.checks.find((c: { name: string }) => c.name === "runtime_in_scope").detail).toContain("1 stale or gone replica(s) not counted");
+
+    // After a day of silence both are gone, and no runtime counts.
+    now += 25 * 3600_000;
+    expect(Object.fromEntries((await status()).map((r) => [r.id, r.liveness]))).toEqual({ [old.id]: "gone", [fresh.id]: "gone" });
+    r = await readiness();
+    expect(r.ready).toBe(false);
+    expect(r.checks.find((c: { name: string }) => c.name === "runtime_in_scope").detail).toContain("heard from lately");
   });
 
   test("a profile with no runtimes and no assignment is not ready; auth none needs no key", async () => {

@@ -5,7 +5,7 @@ import { getAgentInWorkspace } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
-import { recipientsInScope } from "../runtime/replicas.ts";
+import { liveSince, livenessLimits, recipientsInScope } from "../runtime/replicas.ts";
 import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfileQuery, ScopeQuery } from "./model.ts";
 import { profileReadiness } from "./readiness.ts";
 import { assignProfile, assignmentOf, createProfile, listProfiles, presentProfile, resolveProfile, setProfileApiKey } from "./service.ts";
@@ -16,6 +16,8 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
   const db = deps.db;
   const wsOf = async (orgId: string, workspace?: string) => (workspace ? await resolveWorkspace(db, orgId, workspace) : undefined);
   const profileOf = async (orgId: string, id: string, workspace?: string) => resolveProfile(db, orgId, id, (await wsOf(orgId, workspace))?.id);
+  /** Replicas heard from since then count (stale and gone ones do not): runtime/replicas.ts. */
+  const live = () => liveSince(deps.now(), livenessLimits(deps.config));
 
   return new Elysia({ name: "model-profiles-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
@@ -24,9 +26,9 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
       async ({ principal, query }) => {
         const ws = await resolveWorkspace(db, principal.orgId, query.workspace);
         if (query.agent_id) await getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
-        return { recipients: await recipientsInScope(db, ws.id, query.agent_id ?? null) };
+        return { recipients: await recipientsInScope(db, ws.id, query.agent_id ?? null, { liveSince: live() }) };
       },
-      { admin: true, query: ScopeQuery, detail: { tags, summary: "Credential-sync keys of the scope's runtimes, to seal an API key to" } },
+      { admin: true, query: ScopeQuery, detail: { tags, summary: "Credential-sync keys of the scope's live runtimes, to seal an API key to (stale and gone replicas are left out)" } },
     )
     .get("/model-profiles", async ({ principal, query }) => ({ model_profiles: (await listProfiles(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentProfile) }), {
       admin: true,
@@ -37,7 +39,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
       "/model-profiles",
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
-        const profile = await createProfile(db, principal.orgId, ws, body);
+        const profile = await createProfile(db, principal.orgId, ws, body, live());
         set.status = 201;
         return presentProfile(profile);
       },
@@ -51,10 +53,10 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .put(
       "/model-profiles/:id/api-key",
-      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body)),
+      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live())),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
     )
-    .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace)), {
+    .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace), { now: deps.now(), limits: livenessLimits(deps.config) }), {
       admin: true,
       params: ProfileParams,
       query: ProfileQuery,

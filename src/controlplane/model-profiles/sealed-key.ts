@@ -1,6 +1,9 @@
 // Checks on a sealed API key as the admin API receives it: base64 of a binary age file,
 // sealed to runtime replicas of the profile's workspace. The service cannot open it and never
 // tries; it only refuses what is plainly not an age file or names replicas it does not know.
+// An age file does not name its recipients, so the credential-sync recipients of the replicas
+// named in sealed_to are recorded with the key: a replica that later bootstraps with a new key
+// keeps its id but can no longer open the key, and readiness sees that.
 import { SvcError } from "../../contract/errors.ts";
 
 const AGE_HEADER = "age-encryption.org/v1\n";
@@ -23,11 +26,15 @@ export function checkSealedKey(sealed: string): void {
   if (!head.startsWith(AGE_HEADER)) refuse("/api_key_sealed", `api_key_sealed is not an age file (it must start with "${AGE_HEADER.trim()}")`);
 }
 
-/** The replica ids sealed to, deduplicated; every one must be a runtime replica in the workspace. */
-export function checkSealedTo(sealedTo: string[], known: Set<string>): string[] {
+/**
+ * The replica ids sealed to, deduplicated, and their credential-sync recipients now (`known`:
+ * the workspace's live replicas, id → recipient); every id must be one of them.
+ */
+export function checkSealedTo(sealedTo: string[], known: ReadonlyMap<string, string>): { sealedTo: string[]; sealedRecipients: string[] } {
   const ids = [...new Set(sealedTo)];
   if (ids.length === 0) refuse("/sealed_to", "sealed_to must list the replica ids the key was sealed to");
   const unknown = ids.filter((id) => !known.has(id));
-  if (unknown.length) refuse("/sealed_to", `sealed_to names replicas that are not runtimes of this workspace: ${unknown.join(", ")}`);
-  return ids.sort();
+  if (unknown.length) refuse("/sealed_to", `sealed_to names replicas that are not live runtimes of this workspace: ${unknown.join(", ")}`);
+  ids.sort();
+  return { sealedTo: ids, sealedRecipients: [...new Set(ids.map((id) => known.get(id)!))].sort() };
 }

@@ -88,9 +88,9 @@ function modelsOrThrow(defaultModel: string, models: string[] | undefined): stri
   return list;
 }
 
-/** Replica ids able to receive a sealed key in the workspace (every live installation's replicas). */
-async function replicaIdsInWorkspace(db: Db, workspaceId: string): Promise<Set<string>> {
-  return new Set((await recipientsInScope(db, workspaceId)).map((r) => r.replica_id));
+/** Live replicas able to receive a sealed key in the workspace (every live installation's), id → credential-sync recipient. */
+async function replicasInWorkspace(db: Db, workspaceId: string, liveSince: number): Promise<Map<string, string>> {
+  return new Map((await recipientsInScope(db, workspaceId, null, { liveSince })).map((r) => [r.replica_id, r.recipient]));
 }
 
 /** Checks the form of the sealed key before any query: base64 of an age file. */
@@ -101,16 +101,16 @@ function sealedKeyText(input: { api_key_sealed?: string }): string {
 }
 
 /**
- * The sealed key and the replicas it is sealed to, each a runtime of the workspace now. Run it
- * in the transaction that stores the key, so the list is checked against the replicas as they
- * are when it is written.
+ * The sealed key, the replicas it is sealed to (each a live runtime of the workspace now) and
+ * their credential-sync recipients now. Run it in the transaction that stores the key, so the
+ * list is checked against the replicas as they are when it is written.
  */
-async function sealedKeyOrThrow(db: Db, ws: Ws, apiKeySealed: string, sealedTo: string[] | undefined) {
-  const known = await replicaIdsInWorkspace(db, ws.id);
+async function sealedKeyOrThrow(db: Db, ws: Ws, apiKeySealed: string, sealedTo: string[] | undefined, liveSince: number) {
+  const known = await replicasInWorkspace(db, ws.id, liveSince);
   if (known.size === 0) {
     throw new SvcError("no_runtime_recipient", `no runtime in workspace "${ws.name}" can receive the key yet: deploy a runtime (it registers a credential-sync key at bootstrap) first`);
   }
-  return { apiKeySealed, sealedTo: checkSealedTo(sealedTo ?? [], known) };
+  return { apiKeySealed, ...checkSealedTo(sealedTo ?? [], known) };
 }
 
 export type ProfileInput = {
@@ -129,7 +129,7 @@ export type ProfileInput = {
  * revision bumped in one transaction; the (workspace, display name) unique index decides
  * between two concurrent creations of one name.
  */
-export async function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput): Promise<ProfileRow> {
+export async function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput, liveSince: number): Promise<ProfileRow> {
   refusePlaintextKey(input);
   const displayName = input.display_name.trim();
   if (!displayName) refuse("/display_name", "display_name is empty");
@@ -142,8 +142,8 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
   const id = newId("modelProfile");
   return db.transaction(async (tx) => {
     const mp = tables(tx).modelProfiles;
-    let key: { apiKeySealed: string | null; sealedTo: string[] } = { apiKeySealed: null, sealedTo: [] };
-    if (sealed !== null) key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to);
+    let key: { apiKeySealed: string | null; sealedTo: string[]; sealedRecipients: string[] } = { apiKeySealed: null, sealedTo: [], sealedRecipients: [] };
+    if (sealed !== null) key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to, liveSince);
     const [created] = await tx
       .insert(mp)
       .values({ id, orgId, workspaceId: ws.id, displayName, endpoint, authType: input.auth_type, defaultModel, models, ...key })
@@ -166,14 +166,14 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
  * Replaces the sealed key (for example re-sealed to include new replicas). The key and the
  * replicas it is sealed to are checked and written together, in the transaction that bumps the revision.
  */
-export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }): Promise<ProfileRow> {
+export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }, liveSince: number): Promise<ProfileRow> {
   refusePlaintextKey(input);
   if (profile.authType !== "api_key") refuse("/api_key_sealed", `model profile "${profile.displayName}" uses auth_type "none" and takes no API key`);
   const sealed = sealedKeyText(input);
   return db.transaction(async (tx) => {
     const { workspaces: w, modelProfiles: mp } = tables(tx);
     const [ws] = await tx.select().from(w).where(eq(w.id, profile.workspaceId));
-    const key = await sealedKeyOrThrow(tx, ws!, sealed, input.sealed_to);
+    const key = await sealedKeyOrThrow(tx, ws!, sealed, input.sealed_to, liveSince);
     const [updated] = await tx
       .update(mp)
       .set(key)

@@ -1,20 +1,56 @@
 // Runtime replicas: each proxy of an installation registers at bootstrap with its own id and
 // credential-sync recipient, and reports its state by heartbeat. Several replicas may share
 // one installation's token.
-import { and, eq, inArray, isNull } from "drizzle-orm";
+//
+// Replicas never unregister (a pod that is replaced just stops calling), so each one's liveness
+// is judged from when it was last heard from (bootstrap or heartbeat): live, stale after
+// `replicaStaleAfterSeconds`, gone after `replicaGoneAfterSeconds`. Only live replicas count:
+// they are the recipients an API key is sealed to (runtime-recipients) and the runtimes
+// model-profile readiness checks; stale and gone ones are shown as such, not deleted.
+import { and, eq, gte, inArray, isNull, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, tables } from "../db/index.ts";
+import type { ControlPlaneConfig } from "../deps.ts";
+
+export type Liveness = "live" | "stale" | "gone";
+export type LivenessLimits = { staleAfterMs: number; goneAfterMs: number };
+
+export function livenessLimits(config: Pick<ControlPlaneConfig, "replicaStaleAfterSeconds" | "replicaGoneAfterSeconds">): LivenessLimits {
+  return { staleAfterMs: config.replicaStaleAfterSeconds * 1000, goneAfterMs: config.replicaGoneAfterSeconds * 1000 };
+}
+
+/** When the replica last called: its bootstrap or its latest heartbeat. */
+export function lastSeen(r: { bootstrappedAt: number; lastHeartbeatAt: number | null }): number {
+  return Math.max(r.bootstrappedAt, r.lastHeartbeatAt ?? 0);
+}
+
+export function replicaLiveness(r: { bootstrappedAt: number; lastHeartbeatAt: number | null }, now: number, limits: LivenessLimits): Liveness {
+  const silent = now - lastSeen(r);
+  if (silent > limits.goneAfterMs) return "gone";
+  if (silent > limits.staleAfterMs) return "stale";
+  return "live";
+}
+
+/** The earliest last-seen time of a live replica. */
+export function liveSince(now: number, limits: LivenessLimits): number {
+  return now - limits.staleAfterMs;
+}
 
 export async function replicasOf(db: Db, installationId: string) {
   const r = tables(db).runtimeReplicas;
   return db.select().from(r).where(eq(r.installationId, installationId)).orderBy(r.id);
 }
 
-/** Credential-sync recipients of every replica of the live installations of an agent in a workspace. */
-export async function recipientsInScope(db: Db, workspaceId: string, agentId?: string | null) {
+/**
+ * Credential-sync recipients of the live replicas (heard from at `liveSince` or later) of the
+ * live installations of an agent in a workspace; every replica, stale and gone included, with
+ * `liveSince: null`.
+ */
+export async function recipientsInScope(db: Db, workspaceId: string, agentId: string | null | undefined, o: { liveSince: number | null }) {
   const { installations: i, runtimeReplicas: r } = tables(db);
   const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt)];
   if (agentId) conds.push(eq(i.agentId, agentId));
+  if (o.liveSince !== null) conds.push(or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!);
   return db
     .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient })
     .from(r)

@@ -11,19 +11,26 @@
 // by a session authenticated for that organization (`sessionAuthenticatedFor`): a password
 // session of the account, or a single sign-on session of that same organization. A single
 // sign-on session of another organization (whose admins control their provider) does not count.
+//
+// Chat users without a console account (service users, often created by directory sync) use
+// the claim organization's single sign-on from this page: a POST (with the pre-session CSRF
+// token, so another site cannot start it) starts a flow that carries the link; at the callback
+// the provider's verified email redeems it (claims/service.ts `redeemClaimByVerifiedEmail`).
+// No console session is opened and no account or membership is created.
 import { clientIp } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
-import { type ClaimInfo, inspectClaim, redeemClaim } from "../../claims/service.ts";
+import { type ClaimInfo, inspectClaim, redeemClaim, redeemClaimByVerifiedEmail } from "../../claims/service.ts";
 import { getOrganization } from "../../organizations/service.ts";
-import { getOidcSettings } from "../oidc.ts";
+import { SsoError, type SsoIdentity, getOidcSettings } from "../oidc.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
-import { html, path } from "../html.ts";
+import { type SafeHtml, html, path } from "../html.ts";
 import { code, csrfInput, publicShell, time } from "../layout.ts";
 import { sessionCookie, signOut } from "../session.ts";
-import { passwordForm, ssoForm } from "./sign-in.ts";
+import { passwordForm } from "./sign-in-forms.ts";
+import { startSsoRedirect } from "./sso-flow.ts";
 
 const REFUSAL_TITLES: Record<string, string> = {
   claim_used: "This link was already used",
@@ -76,8 +83,18 @@ async function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { 
 ${s ? html`<p>You are signed in as <strong>${s.principal.email}</strong> through single sign-on of another organization, which does not count here.</p>` : ""}
 <p>Sign in to link it.</p>
 ${passwordForm({ action, csrf: ctx.presession, email: o.email ?? null, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
-${(await getOidcSettings(ctx.deps, info.orgId)) ? html`<div class="divider">or</div>${await ssoForm(ctx, { orgId: info.orgId, next: action })}` : ""}`;
+${(await getOidcSettings(ctx.deps, info.orgId)) ? html`<div class="divider">or</div>${claimSsoForm(ctx, action, await orgName(ctx, info.orgId))}` : ""}`;
   return page(publicShell({ title: "Link your chat account", error: o.error ?? null, body, wide: true }), o.status ?? 200);
+}
+
+/** Single sign-on for this link: a POST (pre-session CSRF token) so only this page starts it. */
+function claimSsoForm(ctx: PageContext, action: string, org: string): SafeHtml {
+  return html`<form method="post" action="${action}" class="stack" aria-label="Single sign-on">
+  ${csrfInput(ctx.presession)}
+  <input type="hidden" name="action" value="sso">
+  <button type="submit" class="btn btn-secondary btn-block">Continue with ${org} single sign-on</button>
+  <p class="hint">No console account? Single sign-on links the chat account to the user with your verified email in ${org}; it does not sign you in to the console.</p>
+</form>`;
 }
 
 async function linked(ctx: PageContext, result: { email: string; remoteUserId: string; orgId: string }): Promise<PageResult> {
@@ -111,6 +128,15 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
   const info = await inspect(ctx, token);
   if ("kind" in info) return info;
   let email: string;
+  if (ctx.form.action === "sso") {
+    if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
+    try {
+      return await startSsoRedirect(ctx, info.orgId, path`/claim/${token}`, { claim: token });
+    } catch (e) {
+      if (e instanceof SsoError) return claimPage(ctx, token, info, { error: e.message, status: 400 });
+      throw e;
+    }
+  }
   if (ctx.form.action === "link") {
     const s = ctx.session;
     if (!s || !csrfMatches(s.csrfToken, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
@@ -143,5 +169,27 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
   } catch (e) {
     if (e instanceof SvcError) return refused(e);
     throw e;
+  }
+}
+
+/**
+ * The single sign-on callback of a flow started on this page: the provider verified `email`
+ * for the link's organization; redeem the link for it. Refusals (not a user here, an owner's
+ * email, a disabled user, another organization) are shown on the link's page while it is
+ * still usable.
+ */
+export async function finishClaimSso(ctx: PageContext, identity: SsoIdentity): Promise<PageResult> {
+  const token = identity.claim ?? "";
+  const info = await inspect(ctx, token);
+  if ("kind" in info) return info;
+  try {
+    const result = await redeemClaimByVerifiedEmail(ctx.deps, token, { orgId: identity.orgId, email: identity.email });
+    ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId, via: "sso" });
+    return linked(ctx, result);
+  } catch (e) {
+    if (!(e instanceof SvcError)) throw e;
+    ctx.deps.log.warn("claim link refused after single sign-on", { org: info.orgId, code: e.code });
+    if (e.code === "claim_used" || e.code === "claim_expired") return refused(e);
+    return claimPage(ctx, token, info, { error: e.message, status: e.status });
   }
 }

@@ -55,7 +55,7 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   const replicaRows = (inst.replicas ?? []).map(
     (x) => html`<tr>
   <td>${code(x.id)}${x.hostname ? html`<br><span class="muted">${x.hostname}</span>` : ""}</td>
-  <td>${stateBadge(x.state)}</td>
+  <td>${stateBadge(x.state)}${x.liveness && x.liveness !== "live" ? html`<br><span class="muted">not heard from since ${time(x.last_seen_at)}</span>` : ""}</td>
   <td>${time(x.last_heartbeat_at)}</td>
   <td>${x.policy_revision ?? "—"}</td>
   <td>${x.tool_count ?? "—"}</td>

@@ -8,7 +8,10 @@ import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
 
 export type Replica = {
   id: string;
+  /** The reported state, or `stale` / `gone` when the replica has not been heard from for a while. */
   state: string;
+  liveness?: "live" | "stale" | "gone";
+  last_seen_at?: string | null;
   policy_revision: number | null;
   tool_count: number | null;
   spool_depth: number | null;
@@ -29,7 +32,7 @@ export type Installation = {
   replicas?: Replica[];
 };
 
-const STATE_TONES: Record<string, Tone> = { ready: "ok", starting: "info", stale: "warn", unavailable: "bad" };
+const STATE_TONES: Record<string, Tone> = { ready: "ok", starting: "info", stale: "warn", unavailable: "bad", gone: "muted" };
 
 export function stateBadge(state: string | null | undefined): SafeHtml {
   if (!state) return badge("no proxy yet", "muted");

@@ -2,66 +2,27 @@
 // organizations an account belongs to. A password session may switch among the account's
 // organizations; a single sign-on session is bound to the organization whose provider vouched
 // for it, so switching away from it means signing in again (`sessionAuthenticatedFor`).
+// The single sign-on callback also finishes flows started on a claim link's page: those redeem
+// the link (claim.ts `finishClaimSso`) and open no session.
 import { SvcError } from "../../../contract/errors.ts";
 import { membership, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
 import { clientIp } from "../../http/rate-limit.ts";
-import { getOrganization } from "../../organizations/service.ts";
 import { type PageContext, type PageResult, page, redirect, requireSignedIn, safeNext } from "../context.ts";
-import { cookieName } from "../../http/cookie-names.ts";
-import { clearCookie, serializeCookie } from "../cookies.ts";
-import { type SafeHtml, html, query } from "../html.ts";
-import { csrfInput, field, publicShell } from "../layout.ts";
-import { FLOW_COOKIE, FLOW_TTL_SECONDS, SsoError, finishSso, getOidcSettings, startSso } from "../oidc.ts";
+import { clearCookie } from "../cookies.ts";
+import { html, query } from "../html.ts";
+import { publicShell } from "../layout.ts";
+import { SsoError, ssoMember, verifySso } from "../oidc.ts";
 import { openSession, sessionCookie, signOut } from "../session.ts";
+import { finishClaimSso } from "./claim.ts";
+import { passwordForm, ssoForm } from "./sign-in-forms.ts";
+import { flowCookieName, startSsoRedirect } from "./sso-flow.ts";
 
 const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out.",
   reauth:
     "You signed in through another organization's single sign-on, which does not open this organization. Sign in again with your password or this organization's single sign-on.",
 };
-
-/** The email and password form, shared by the sign-in and claim pages. */
-export function passwordForm(o: { action: string; csrf: string; next?: string; orgId?: string | null; email?: string | null; submit: string; hidden?: SafeHtml }): SafeHtml {
-  return html`<form method="post" action="${o.action}" class="stack" aria-label="Sign in with password">
-  ${csrfInput(o.csrf)}
-  ${o.next ? html`<input type="hidden" name="next" value="${o.next}">` : ""}
-  ${o.orgId ? html`<input type="hidden" name="organization_id" value="${o.orgId}">` : ""}
-  ${o.hidden ?? ""}
-  ${field({ label: "Email", name: "email", type: "email", value: o.email ?? "", required: true, autocomplete: "username" })}
-  ${field({ label: "Password", name: "password", type: "password", required: true, autocomplete: "current-password" })}
-  <button type="submit" class="btn btn-block">${o.submit}</button>
-</form>`;
-}
-
-/** Single sign-on: a button when the organization is known and configured, else a field for its id. */
-export async function ssoForm(ctx: PageContext, o: { orgId?: string | null; next?: string }): Promise<SafeHtml> {
-  const configured = o.orgId ? await getOidcSettings(ctx.deps, o.orgId) : null;
-  if (o.orgId && configured) {
-    let orgName = o.orgId;
-    try {
-      orgName = (await getOrganization(ctx.deps.db, o.orgId)).name;
-    } catch {}
-    return html`<form method="get" action="/sso/start" aria-label="Single sign-on">
-  <input type="hidden" name="org" value="${o.orgId}">
-  ${o.next ? html`<input type="hidden" name="next" value="${o.next}">` : ""}
-  <button type="submit" class="btn btn-secondary btn-block">Continue with ${orgName} single sign-on</button>
-</form>`;
-  }
-  return html`<form method="get" action="/sso/start" class="stack" aria-label="Single sign-on">
-  ${o.next ? html`<input type="hidden" name="next" value="${o.next}">` : ""}
-  ${field({
-    label: "Organization ID",
-    name: "org",
-    id: "sso-org",
-    required: true,
-    value: o.orgId ?? "",
-    placeholder: "org_…",
-    hint: "Your admin can give you a direct single sign-on link instead.",
-  })}
-  <button type="submit" class="btn btn-secondary btn-block">Continue with single sign-on</button>
-</form>`;
-}
 
 async function signInPage(ctx: PageContext, o: { error?: string | null; email?: string | null; status?: number }): Promise<PageResult> {
   const next = safeNext(ctx.form.next ?? ctx.url.searchParams.get("next"));
@@ -121,11 +82,6 @@ export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
   return redirect("/");
 }
 
-/** `__Host-` cookies must have Path=/, so the flow cookie is sent site-wide (it is sealed and short-lived). */
-function flowCookieName(ctx: PageContext): string {
-  return cookieName(FLOW_COOKIE, ctx.deps.config.secureCookies);
-}
-
 function ssoFailed(ctx: PageContext, message: string, status: number, next?: string): PageResult {
   return page(
     publicShell({
@@ -142,9 +98,7 @@ export async function getSsoStart(ctx: PageContext): Promise<PageResult> {
   const next = safeNext(ctx.url.searchParams.get("next"));
   if (!orgId) return ssoFailed(ctx, "enter your organization ID to use single sign-on", 400, next);
   try {
-    const { location, flow } = await startSso(ctx.deps, orgId, next);
-    ctx.cookies.push(serializeCookie(flowCookieName(ctx), flow, { secure: ctx.deps.config.secureCookies, maxAgeSeconds: FLOW_TTL_SECONDS }));
-    return redirect(location);
+    return await startSsoRedirect(ctx, orgId, next);
   } catch (e) {
     if (e instanceof SsoError) return ssoFailed(ctx, e.message, 400, next);
     throw e;
@@ -154,10 +108,13 @@ export async function getSsoStart(ctx: PageContext): Promise<PageResult> {
 export async function getSsoCallback(ctx: PageContext, cookies: Record<string, string>): Promise<PageResult> {
   ctx.cookies.push(clearCookie(flowCookieName(ctx), { secure: ctx.deps.config.secureCookies }));
   try {
-    const result = await finishSso(ctx.deps, cookies[flowCookieName(ctx)], ctx.url.searchParams);
+    const identity = await verifySso(ctx.deps, cookies[flowCookieName(ctx)], ctx.url.searchParams);
+    // Started from a claim link's page: redeem it; no session is opened.
+    if (identity.claim) return await finishClaimSso(ctx, identity);
+    const result = await ssoMember(ctx.deps, identity);
     // Bound to the organization whose provider vouched for the email, and to no other.
     const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", { replaces: ctx.session?.raw });
-    if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization`, 403);
+    if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization, or is an owner (owners sign in with their password)`, 403);
     ctx.cookies.push(opened.cookie);
     ctx.deps.log.info("console sso sign-in", { org: result.orgId, account: result.accountId });
     return redirect(safeNext(result.next));

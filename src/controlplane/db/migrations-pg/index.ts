@@ -3,7 +3,9 @@
 import { fromJournal } from "../embedded-migrations.ts";
 import journal from "./meta/_journal.json" with { type: "json" };
 import m0000 from "./0000_init.sql" with { type: "text" };
+import m0001 from "./0001_sealed_recipients.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
+  "0001_sealed_recipients": m0001,
 });
