@@ -4,6 +4,7 @@ import { Decrypter, Encrypter, generateX25519Identity, identityToRecipient } fro
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AUDIT_RECORD_LIMITS } from "../contract/audit.ts";
 import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
@@ -332,6 +333,10 @@ describe("models", () => {
     expect(nf.code).toBe("model_not_found");
     // audited like every decision, before the answer
     expect(await shipped(nf.record_id)).toMatchObject({ kind: "model", action: "model:invoke", decision: "deny", reason: "model_not_found", model: "gpt-9", subject: { user_id: "usr_alice" } });
+    // a model name of any length is audited cut to the contract's bound, so the record is accepted
+    const long = (await (await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m".repeat(5000), messages: [] } })).json()).error;
+    const longRec = await shipped(long.record_id);
+    expect(longRec.model).toBe("m".repeat(AUDIT_RECORD_LIMITS.model));
   });
 
   test("an unknown model asked by a caller policy refuses: the refusal, not the profile's model list", async () => {

@@ -1,7 +1,7 @@
 // Turns decisions and outcomes into audit records and writes them to the spool. append()
 // resolves only once the record is durable, so callers answer the decision after it.
 // Arguments and payload pass through sealCallContent and are never kept in plain text.
-import type { AuditKind, AuditRecord } from "../contract/audit.ts";
+import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../contract/audit.ts";
 import { newId } from "../contract/ids.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "./policy-index.ts";
@@ -44,7 +44,9 @@ export class AuditRecorder {
       ...this.base(compiled, input.kind),
       action: input.action,
       tool_name: input.toolName,
-      ...(input.kind === "model" ? { model: input.model ?? null } : {}),
+      // The model name is what the caller sent (a refused call's may be anything): cut to the
+      // contract's bound so the control plane never rejects the record for it.
+      ...(input.kind === "model" ? { model: input.model?.slice(0, AUDIT_RECORD_LIMITS.model) ?? null } : {}),
       decision: decision.decision,
       reason: decision.reason,
       policy_id: decision.policyId,

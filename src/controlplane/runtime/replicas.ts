@@ -7,7 +7,7 @@
 // `replicaStaleAfterSeconds`, gone after `replicaGoneAfterSeconds`. Only live replicas count:
 // they are the recipients an API key is sealed to (runtime-recipients) and the runtimes
 // model-profile readiness checks; stale and gone ones are shown as such, not deleted.
-import { and, eq, gte, inArray, isNull, or } from "drizzle-orm";
+import { and, eq, gte, isNull, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
@@ -57,12 +57,6 @@ export async function recipientsInScope(db: Db, workspaceId: string, agentId: st
     .innerJoin(i, eq(i.id, r.installationId))
     .where(and(...conds))
     .orderBy(r.id);
-}
-
-export async function replicasByIds(db: Db, ids: string[]) {
-  if (ids.length === 0) return [];
-  const r = tables(db).runtimeReplicas;
-  return db.select().from(r).where(inArray(r.id, ids));
 }
 
 /**
