@@ -111,8 +111,25 @@ export const loginRequests = pgTable("login_requests", {
   tokenId: text("token_id"),
   expiresAt: millis("expires_at").notNull(),
   completedAt: millis("completed_at"),
+  /** The last token poll accepted: polls sooner than the advertised interval are refused, on every replica. */
+  lastPolledAt: millis("last_polled_at"),
   createdAt: createdAt(),
 });
+
+/**
+ * Abuse-limit counters (http/rate-limit.ts): one fixed window per (scope, key), shared by every
+ * replica and kept across restarts. The key is a SHA-256 of the email or client IP, never the value.
+ */
+export const rateLimitWindows = pgTable(
+  "rate_limit_windows",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    windowStart: millis("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("rate_limit_windows_start").on(t.scope, t.windowStart)],
+);
 
 /** Per-organization OpenID Connect single sign-on for the console. */
 export const oidcConfigs = pgTable("oidc_configs", {
