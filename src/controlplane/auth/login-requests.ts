@@ -33,10 +33,9 @@ const POLL_GRACE_MS = 200;
 export async function createLoginRequest(deps: ControlPlaneDeps, opts: { clientIp?: string | null } = {}) {
   const ip = opts.clientIp ?? null;
   if (ip) {
-    const l = limiters(deps).loginRequestIp;
-    const wait = l.blockedFor(ip, deps.now());
+    // Counted first, refused past the limit: one atomic step, however many replicas race.
+    const wait = await limiters(deps).loginRequestIp.hit(ip);
     if (wait > 0) throw rateLimited(`too many login requests from this address; wait ${wait} seconds and run \`svc login\` again`, wait);
-    l.hit(ip, deps.now());
   }
   const lr = tables(deps.db).loginRequests;
   await deps.db.delete(lr).where(lt(lr.expiresAt, deps.now() - PURGE_AFTER_MS));

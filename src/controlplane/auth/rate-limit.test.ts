@@ -1,6 +1,8 @@
 // Abuse limits on unauthenticated auth routes: failed password sign-ins per email and per
-// client IP, `svc login` request creation per IP, and the token poll interval.
+// client IP, `svc login` request creation per IP, and the token poll interval. They live in
+// the store: replicas on one database share them, and a restart keeps them.
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../app.ts";
 import { testControlPlane } from "../testing.ts";
 import { PASSWORD } from "./test-fixtures.ts";
 
@@ -12,6 +14,15 @@ async function setup() {
   const signIn = (email: string, password: string, ip = "203.0.113.7") =>
     cp.call("POST", "/api/v1/auth/sessions", { body: { email, password }, token: null, headers: { "x-forwarded-for": `198.51.100.1, ${ip}` } });
   return { cp, signIn, advance: (ms: number) => (clock += ms) };
+}
+
+/** Another control-plane replica (or the same one restarted): its own deps and app, the same database. */
+function replicaOf(cp: Awaited<ReturnType<typeof testControlPlane>>) {
+  const app = createApp({ ...cp.deps });
+  return async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+    return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+  };
 }
 
 describe("password sign-in limits", () => {
@@ -48,6 +59,29 @@ describe("password sign-in limits", () => {
     expect(limited.status).toBe(429);
     expect(limited.json.code).toBe("rate_limited");
     expect((await signIn("owner@example.com", PASSWORD, "203.0.113.51")).status).toBe(200);
+  });
+
+  test("replicas on one database share the counts, and a restart keeps them", async () => {
+    const { cp, signIn } = await setup();
+    const other = replicaOf(cp);
+    const signInOn = (replica: ReturnType<typeof replicaOf>, password: string, ip: string) =>
+      replica("POST", "/api/v1/auth/sessions", { email: "owner@example.com", password }, { "x-forwarded-for": ip });
+    expect((await signIn("owner@example.com", "wrong password!!", "192.0.2.1")).status).toBe(401);
+    expect((await signInOn(other, "wrong password!!", "192.0.2.2")).status).toBe(401);
+    expect((await signIn("owner@example.com", "wrong password!!", "192.0.2.3")).status).toBe(401);
+    const limited = await signInOn(other, PASSWORD, "192.0.2.4");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect((await signInOn(replicaOf(cp), PASSWORD, "192.0.2.5")).status).toBe(429);
+  });
+
+  test("a sign-in on one replica clears the email's failures counted on another", async () => {
+    const { cp, signIn } = await setup();
+    const other = replicaOf(cp);
+    for (let i = 0; i < 2; i++) expect((await signIn("owner@example.com", "wrong password!!", `192.0.2.${i}`)).status).toBe(401);
+    expect((await other("POST", "/api/v1/auth/sessions", { email: "owner@example.com", password: PASSWORD })).status).toBe(200);
+    for (let i = 2; i < 4; i++) expect((await signIn("owner@example.com", "wrong password!!", `192.0.2.${i}`)).status).toBe(401);
+    expect((await signIn("owner@example.com", PASSWORD, "192.0.2.9")).status).toBe(200);
   });
 
   test("X-Forwarded-For is ignored unless the operator trusts it", async () => {
@@ -89,6 +123,23 @@ describe("svc login limits", () => {
     expect((await create("203.0.113.10")).status).toBe(201);
     advance(60_000);
     expect((await create("203.0.113.9")).status).toBe(201);
+  });
+
+  test("login requests per client IP, counted across replicas and restarts", async () => {
+    const { cp } = await setup();
+    const create = (replica: ReturnType<typeof replicaOf>) => replica("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" });
+    const [a, b] = [replicaOf(cp), replicaOf(cp)];
+    expect((await create(a)).status).toBe(201);
+    expect((await create(b)).status).toBe(201);
+    expect((await create(a)).status).toBe(429);
+    expect((await create(replicaOf(cp))).status).toBe(429);
+  });
+
+  test("concurrent login requests from one IP on several replicas: exactly the limit is created", async () => {
+    const { cp } = await setup();
+    const replicas = [replicaOf(cp), replicaOf(cp), replicaOf(cp)];
+    const answers = await Promise.all(replicas.flatMap((r) => [1, 2, 3].map(() => r("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" }))));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429, 429, 429, 429, 429]);
   });
 
   test("a poll faster than the advertised interval is 429 and consumes nothing", async () => {

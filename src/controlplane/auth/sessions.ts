@@ -1,10 +1,11 @@
 // Console sign-in with email and password: checks the password, picks the organization and
 // opens a password session (which may later switch among the account's organizations). The cookie carries the raw session id; the table holds only its hash.
-// Wrong passwords are limited per email and per client IP (http/rate-limit.ts): at the limit
-// every attempt, right or wrong, is refused with 429 rate_limited until the window ends.
+// Wrong passwords are limited per email and per client IP (http/rate-limit.ts, shared by every
+// replica): at the limit every attempt, right or wrong, is refused with 429 rate_limited until
+// the window ends. An attempt reads both limits in one select before the password is checked.
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { limiters, rateLimited } from "../http/rate-limit.ts";
+import { blockedFor, limiters, rateLimited } from "../http/rate-limit.ts";
 import { createSession, defaultOrganization, membershipsOf, verifyPassword } from "./service.ts";
 
 export async function signIn(deps: ControlPlaneDeps, input: { email: string; password: string; organizationId?: string; clientIp?: string | null }) {
@@ -12,20 +13,19 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
   const emailKey = email.toLowerCase();
   const ip = input.clientIp ?? null;
   const l = limiters(deps);
-  const wait = Math.max(l.signInEmail.blockedFor(emailKey, deps.now()), ip ? l.signInIp.blockedFor(ip, deps.now()) : 0);
+  const wait = await blockedFor(ip ? [[l.signInEmail, emailKey], [l.signInIp, ip]] : [[l.signInEmail, emailKey]]);
   if (wait > 0) {
     deps.log.warn("sign-in rate limited", { email: emailKey, ip });
     throw rateLimited(`too many failed sign-in attempts; wait ${wait} seconds and try again`, wait);
   }
   const account = await verifyPassword(deps.db, email, input.password);
   if (!account) {
-    l.signInEmail.hit(emailKey, deps.now());
-    if (ip) l.signInIp.hit(ip, deps.now());
+    await Promise.all([l.signInEmail.hit(emailKey), ip ? l.signInIp.hit(ip) : undefined]);
     throw new SvcError("unauthorized", "wrong email or password");
   }
   // The right password clears the email's failures (not the IP's: one known account must not
   // reset the count of guesses against others).
-  l.signInEmail.reset(emailKey);
+  await l.signInEmail.reset(emailKey);
   const orgs = await membershipsOf(deps.db, account.id);
   const chosen = input.organizationId ? orgs.find((o) => o.orgId === input.organizationId) : defaultOrganization(orgs);
   if (!chosen) {

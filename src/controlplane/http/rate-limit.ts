@@ -1,66 +1,126 @@
-// In-process abuse limits: fixed-window counters keyed by a string (a lower-cased email, a
-// client IP), one set per ControlPlaneDeps, on the deps clock. Counters live in memory: a
-// restart forgets them, and replicas count separately (each enforces its own limit).
+// Abuse limits shared by every control-plane replica: fixed-window counters in the store's
+// rate_limit_windows table, one row per (scope, key), on the deps clock. A hit is one atomic
+// upsert, so concurrent hits on several replicas are all counted, and a restart forgets
+// nothing. Keys are emails and client IPs, stored only as SHA-256 hashes (of a fixed prefix
+// and the key).
+// Expired windows are deleted a batch at a time every SWEEP_EVERY hits of a limiter.
 //
 // The client IP is the socket's peer address (Bun's server.requestIP), recorded for each
 // request by `clientIpPlugin`. X-Forwarded-For is read only when the operator says a trusted
 // proxy sits in front (SVC_CP_TRUST_FORWARDED_FOR=1), and then only its last entry: the
 // address that proxy saw.
+import { createHash } from "node:crypto";
+import { and, eq, inArray, lte, or, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
+import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 
-/** Keys kept per limiter before expired windows are swept (and, past that, the oldest dropped). */
-const MAX_KEYS = 50_000;
+/** Hashed before storage: the table never holds an email or an address. */
+const KEY_PREFIX = "svc rate-limit key\0";
+/** A limiter sweeps its expired windows once every this many hits… */
+const SWEEP_EVERY = 100;
+/** …deleting at most this many: more than it can have created since the last sweep. */
+const SWEEP_BATCH = 500;
+
+export function hashedKey(key: string): string {
+  return createHash("sha256").update(KEY_PREFIX + key).digest("hex");
+}
+
+type Window = { windowStart: number; count: number };
+
+export type LimiterOptions = { scope: string; limit: number; windowMs: number; sweepEvery?: number; sweepBatch?: number };
 
 export class FixedWindowLimiter {
-  readonly #windows = new Map<string, { start: number; count: number }>();
+  readonly scope: string;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly #sweepEvery: number;
+  readonly #sweepBatch: number;
+  #hits = 0;
+
   constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-  ) {}
-
-  #current(key: string, now: number) {
-    const w = this.#windows.get(key);
-    if (!w || now - w.start >= this.windowMs) return null;
-    return w;
+    readonly deps: Pick<ControlPlaneDeps, "db" | "now" | "log">,
+    o: LimiterOptions,
+  ) {
+    this.scope = o.scope;
+    this.limit = o.limit;
+    this.windowMs = o.windowMs;
+    this.#sweepEvery = o.sweepEvery ?? SWEEP_EVERY;
+    this.#sweepBatch = o.sweepBatch ?? SWEEP_BATCH;
   }
 
-  /** Seconds to wait when the key is at its limit, else 0. */
-  blockedFor(key: string, now: number): number {
-    const w = this.#current(key, now);
-    if (!w || w.count < this.limit) return 0;
-    return Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
+  /** Seconds until the window ends when it holds `atLeast` events, else 0. */
+  waitFor(w: Window | undefined, now: number, atLeast = this.limit): number {
+    if (!w || now - w.windowStart >= this.windowMs || w.count < atLeast) return 0;
+    return Math.max(1, Math.ceil((w.windowStart + this.windowMs - now) / 1000));
   }
 
-  /** Counts one event for the key. */
-  hit(key: string, now: number): void {
-    const w = this.#current(key, now);
-    if (w) {
-      w.count++;
-      return;
+  /** Seconds to wait when the key is at its limit, else 0 (one select). */
+  blockedFor(key: string): Promise<number> {
+    return blockedFor([[this, key]]);
+  }
+
+  /**
+   * Counts one event for the key (one upsert: a window that has ended starts again at 1).
+   * Returns the seconds to wait when this event went past the limit, else 0: a caller that
+   * counts before acting gets check and count in one atomic step.
+   */
+  async hit(key: string): Promise<number> {
+    const { db, now: clock } = this.deps;
+    const w = tables(db).rateLimitWindows;
+    const now = clock();
+    const ended = sql`${w.windowStart} <= ${now - this.windowMs}`;
+    const [row] = await db
+      .insert(w)
+      .values({ scope: this.scope, key: hashedKey(key), windowStart: now, count: 1 })
+      .onConflictDoUpdate({
+        target: [w.scope, w.key],
+        set: {
+          count: sql`case when ${ended} then 1 else ${w.count} + 1 end`,
+          windowStart: sql`case when ${ended} then ${now} else ${w.windowStart} end`,
+        },
+      })
+      .returning({ windowStart: w.windowStart, count: w.count });
+    if (++this.#hits % this.#sweepEvery === 0) await this.sweep();
+    return this.waitFor(row, now, this.limit + 1);
+  }
+
+  /** Forgets the key's window. */
+  async reset(key: string): Promise<void> {
+    const w = tables(this.deps.db).rateLimitWindows;
+    await this.deps.db.delete(w).where(and(eq(w.scope, this.scope), eq(w.key, hashedKey(key))));
+  }
+
+  /** Deletes up to a batch of this scope's ended windows; a failure is logged, never thrown. */
+  async sweep(): Promise<void> {
+    const { db } = this.deps;
+    const w = tables(db).rateLimitWindows;
+    // Ended in the outer condition too: on PostgreSQL a window restarted by a concurrent hit
+    // after the subquery read it is re-checked and kept.
+    const ended = and(eq(w.scope, this.scope), lte(w.windowStart, this.deps.now() - this.windowMs));
+    try {
+      await db.delete(w).where(and(ended, inArray(w.key, db.select({ key: w.key }).from(w).where(ended).limit(this.#sweepBatch))));
+    } catch (e) {
+      this.deps.log.warn("rate-limit sweep failed", { scope: this.scope, error: e instanceof Error ? e.message : String(e) });
     }
-    this.#windows.delete(key);
-    this.#windows.set(key, { start: now, count: 1 });
-    if (this.#windows.size > MAX_KEYS) this.#sweep(now);
   }
+}
 
-  reset(key: string): void {
-    this.#windows.delete(key);
-  }
-
-  get size(): number {
-    return this.#windows.size;
-  }
-
-  #sweep(now: number): void {
-    for (const [k, w] of this.#windows) if (now - w.start >= this.windowMs) this.#windows.delete(k);
-    // Still full of live windows: drop the oldest (insertion order) rather than grow.
-    for (const k of this.#windows.keys()) {
-      if (this.#windows.size <= MAX_KEYS) break;
-      this.#windows.delete(k);
-    }
-  }
+/** Seconds to wait until none of the keys is at its limit (0: none is), read in one select. */
+export async function blockedFor(checks: readonly (readonly [FixedWindowLimiter, string])[]): Promise<number> {
+  if (checks.length === 0) return 0;
+  const { db, now: clock } = checks[0]![0].deps;
+  const w = tables(db).rateLimitWindows;
+  const wanted = checks.map(([limiter, key]) => ({ limiter, key: hashedKey(key) }));
+  const rows = await db
+    .select()
+    .from(w)
+    .where(or(...wanted.map((c) => and(eq(w.scope, c.limiter.scope), eq(w.key, c.key)))));
+  const now = clock();
+  let wait = 0;
+  for (const c of wanted) wait = Math.max(wait, c.limiter.waitFor(rows.find((r) => r.scope === c.limiter.scope && r.key === c.key), now));
+  return wait;
 }
 
 export type RateLimitConfig = {
@@ -92,14 +152,15 @@ type Limiters = {
 
 const perDeps = new WeakMap<ControlPlaneDeps, Limiters>();
 
+/** The limiters of `deps`, made once per deps. */
 export function limiters(deps: ControlPlaneDeps): Limiters {
   let l = perDeps.get(deps);
   if (!l) {
     const c = deps.config.rateLimits;
     l = {
-      signInEmail: new FixedWindowLimiter(c.signInFailuresPerEmail, c.signInWindowSeconds * 1000),
-      signInIp: new FixedWindowLimiter(c.signInFailuresPerIp, c.signInWindowSeconds * 1000),
-      loginRequestIp: new FixedWindowLimiter(c.loginRequestsPerIp, c.loginRequestWindowSeconds * 1000),
+      signInEmail: new FixedWindowLimiter(deps, { scope: "sign_in_email", limit: c.signInFailuresPerEmail, windowMs: c.signInWindowSeconds * 1000 }),
+      signInIp: new FixedWindowLimiter(deps, { scope: "sign_in_ip", limit: c.signInFailuresPerIp, windowMs: c.signInWindowSeconds * 1000 }),
+      loginRequestIp: new FixedWindowLimiter(deps, { scope: "login_request_ip", limit: c.loginRequestsPerIp, windowMs: c.loginRequestWindowSeconds * 1000 }),
       lastPoll: new Map(),
     };
     perDeps.set(deps, l);
