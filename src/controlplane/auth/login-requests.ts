@@ -3,7 +3,7 @@
 // approves it; the CLI's next poll receives an API token for the approver in the approver's
 // organization, exactly once. Expired or already fetched requests answer 410 login_expired.
 import { randomInt } from "node:crypto";
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { tables } from "../db/index.ts";
@@ -90,24 +90,25 @@ export async function approveLoginRequest(deps: ControlPlaneDeps, id: string, by
 
 /** The CLI's poll: 428 until approved, the token once, then 410. */
 export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string) {
-  const [row] = await deps.db.select().from(tables(deps.db).loginRequests).where(eq(tables(deps.db).loginRequests.id, id));
+  const lr = tables(deps.db).loginRequests;
+  const [row] = await deps.db.select().from(lr).where(eq(lr.id, id));
   // An unknown id and a wrong secret look the same: nothing to learn by guessing.
   if (!row || !safeEqual(hashSecret(pollSecret), row.pollSecretHash)) throw new SvcError("not_found", `login request ${id} not found; run \`svc login\` again`);
   if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or its token was already fetched; run `svc login` again");
   // The advertised interval is enforced (like OAuth's slow_down): a faster poll changes nothing.
-  // Counted only for pollers that know the secret, so nobody else can slow the CLI down.
-  const polls = limiters(deps).lastPoll;
+  // Counted only for pollers that know the secret, so nobody else can slow the CLI down. The
+  // poll is stamped on the request by a conditional update, so every replica sees it.
   const now = deps.now();
-  const last = polls.get(id);
-  const gap = LOGIN_POLL_INTERVAL_SECONDS * 1000 - POLL_GRACE_MS;
-  if (last !== undefined && now - last < gap) {
+  const [accepted] = await deps.db
+    .update(lr)
+    .set({ lastPolledAt: now })
+    .where(and(eq(lr.id, id), or(isNull(lr.lastPolledAt), lte(lr.lastPolledAt, now - (LOGIN_POLL_INTERVAL_SECONDS * 1000 - POLL_GRACE_MS)))))
+    .returning({ id: lr.id });
+  if (!accepted) {
+    // Refused: the last poll is the one read above, or one that came in since (just now).
+    const last = row.lastPolledAt ?? now;
     const wait = Math.max(1, Math.ceil((last + LOGIN_POLL_INTERVAL_SECONDS * 1000 - now) / 1000));
     throw rateLimited(`polling too fast: poll at most every ${LOGIN_POLL_INTERVAL_SECONDS} seconds`, wait, { interval_seconds: LOGIN_POLL_INTERVAL_SECONDS });
-  }
-  polls.set(id, now);
-  if (polls.size > 10_000) {
-    const ttl = deps.config.loginRequestTtlSeconds * 1000;
-    for (const [k, t] of polls) if (now - t > ttl) polls.delete(k);
   }
   if (!row.approvedByAccountId || !row.orgId) {
     throw new SvcError("authorization_pending", "waiting for approval in the browser", { interval_seconds: LOGIN_POLL_INTERVAL_SECONDS });

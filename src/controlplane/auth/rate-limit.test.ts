@@ -167,4 +167,28 @@ describe("svc login limits", () => {
     advance(2000);
     expect((await poll()).status).toBe(410);
   });
+
+  test("the poll interval holds across replicas and restarts: the last poll is kept on the request", async () => {
+    const { cp, advance } = await setup();
+    const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
+    const poll = (replica: ReturnType<typeof replicaOf>) => replica("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret });
+    const [a, b] = [replicaOf(cp), replicaOf(cp)];
+    expect((await poll(a)).status).toBe(428);
+    advance(1000);
+    const fast = await poll(b);
+    expect(fast.status).toBe(429);
+    expect(fast.headers.get("retry-after")).toBe("1");
+    expect((await poll(replicaOf(cp))).status).toBe(429);
+    advance(1000);
+    expect((await poll(b)).status).toBe(428);
+  });
+
+  test("concurrent polls on several replicas: one is answered, the others are too fast", async () => {
+    const { cp } = await setup();
+    const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
+    const replicas = [replicaOf(cp), replicaOf(cp), replicaOf(cp), replicaOf(cp)];
+    const answers = await Promise.all(replicas.map((r) => r("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret })));
+    expect(answers.map((r) => r.status).sort()).toEqual([428, 429, 429, 429]);
+    for (const r of answers.filter((r) => r.status === 429)) expect(r.headers.get("retry-after")).toBe("2");
+  });
 });

@@ -146,13 +146,11 @@ type Limiters = {
   signInEmail: FixedWindowLimiter;
   signInIp: FixedWindowLimiter;
   loginRequestIp: FixedWindowLimiter;
-  /** Login request id → time of its last accepted token poll. */
-  lastPoll: Map<string, number>;
 };
 
 const perDeps = new WeakMap<ControlPlaneDeps, Limiters>();
 
-/** The limiters of `deps`, made once per deps. */
+/** The limiters of `deps` (made once per deps: they only hold its config and a sweep count). */
 export function limiters(deps: ControlPlaneDeps): Limiters {
   let l = perDeps.get(deps);
   if (!l) {
@@ -161,7 +159,6 @@ export function limiters(deps: ControlPlaneDeps): Limiters {
       signInEmail: new FixedWindowLimiter(deps, { scope: "sign_in_email", limit: c.signInFailuresPerEmail, windowMs: c.signInWindowSeconds * 1000 }),
       signInIp: new FixedWindowLimiter(deps, { scope: "sign_in_ip", limit: c.signInFailuresPerIp, windowMs: c.signInWindowSeconds * 1000 }),
       loginRequestIp: new FixedWindowLimiter(deps, { scope: "login_request_ip", limit: c.loginRequestsPerIp, windowMs: c.loginRequestWindowSeconds * 1000 }),
-      lastPoll: new Map(),
     };
     perDeps.set(deps, l);
   }
