@@ -2,8 +2,7 @@
 // rate_limit_windows table, one row per (scope, key), on the deps clock. A hit is one atomic
 // upsert, so concurrent hits on several replicas are all counted, and a restart forgets
 // nothing. Keys are emails and client IPs, stored only as SHA-256 hashes (of a fixed prefix
-// and the key).
-// Expired windows are deleted a batch at a time every SWEEP_EVERY hits of a limiter.
+// and the key). Ended windows are deleted a batch at a time every SWEEP_EVERY hits of a limiter.
 //
 // The client IP is the socket's peer address (Bun's server.requestIP), recorded for each
 // request by `clientIpPlugin`. X-Forwarded-For is read only when the operator says a trusted
@@ -18,7 +17,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 
 /** Hashed before storage: the table never holds an email or an address. */
 const KEY_PREFIX = "svc rate-limit key\0";
-/** A limiter sweeps its expired windows once every this many hits… */
+/** A limiter sweeps its ended windows once every this many hits… */
 const SWEEP_EVERY = 100;
 /** …deleting at most this many: more than it can have created since the last sweep. */
 const SWEEP_BATCH = 500;
