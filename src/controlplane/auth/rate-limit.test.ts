@@ -52,6 +52,12 @@ describe("password sign-in limits", () => {
     }
   });
 
+  test("a burst of concurrent wrong passwords: exactly the limit is checked, the rest refused", async () => {
+    const { signIn } = await setup();
+    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn("owner@example.com", "wrong password!!", `192.0.2.${i}`)));
+    expect(burst.map((r) => r.status).sort()).toEqual([...Array(3).fill(401), ...Array(9).fill(429)]);
+  });
+
   test("failures per client IP, across emails; another IP is unaffected", async () => {
     const { signIn } = await setup();
     for (let i = 0; i < 5; i++) expect((await signIn(`nobody${i}@example.com`, "guess", "203.0.113.50")).status).toBe(401);

@@ -85,6 +85,15 @@ export class FixedWindowLimiter {
     return this.waitFor(row, now, this.limit + 1);
   }
 
+  /** Takes one event back (one update; never below 0): an attempt counted first that turned out fine. */
+  async unhit(key: string): Promise<void> {
+    const w = tables(this.deps.db).rateLimitWindows;
+    await this.deps.db
+      .update(w)
+      .set({ count: sql`case when ${w.count} > 0 then ${w.count} - 1 else 0 end` })
+      .where(and(eq(w.scope, this.scope), eq(w.key, hashedKey(key))));
+  }
+
   /** Forgets the key's window. */
   async reset(key: string): Promise<void> {
     const w = tables(this.deps.db).rateLimitWindows;
