@@ -14,9 +14,14 @@ export class TransactionGate {
     return this.#holder === null || this.#context.getStore() === this.#holder;
   }
 
-  /** Resolves once a statement from the current context may run. */
-  async pass(): Promise<void> {
+  /**
+   * Runs the synchronous `statement` once the current context may. The check and the run are
+   * one step: woken with a waiting transaction, a statement that resumed after the check could
+   * otherwise find that transaction begun meanwhile, and be committed or rolled back with it.
+   */
+  async statement<T>(statement: () => T): Promise<T> {
     while (!this.open()) await new Promise<void>((wake) => this.#waiting.push(wake));
+    return statement();
   }
 
   /** Whether the current context is inside a transaction of this gate. */

@@ -29,10 +29,7 @@ export function openSqlite(path: string): Store {
     return { rows: (method === "get" ? rows[0] : rows) as unknown[] };
   };
   const orm = drizzle(
-    async (text, params, method) => {
-      if (!gate.open()) await gate.pass();
-      return execute(text, params as Params, method);
-    },
+    (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
     { schema: sqliteSchema },
   );
 

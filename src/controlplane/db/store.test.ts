@@ -35,6 +35,30 @@ describe(`transactions (${dialect})`, () => {
     await store.close();
   });
 
+  test("a write waiting for one transaction is not caught by the next one", async () => {
+    const { store, db, o } = await withOrg();
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const first = db.transaction(async () => {
+      entered();
+      await Bun.sleep(30);
+    });
+    await inside;
+    // Waits for the first transaction; so does the second, queued after it.
+    const lone = db.insert(o).values({ id: "org_other", name: "kept" }).then(() => null);
+    await Bun.sleep(5);
+    const second = db.transaction(async (tx) => {
+      await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
+      throw new Error("abort");
+    }).then(() => null, (e: Error) => e);
+    await first;
+    await lone;
+    expect((await second)?.message).toBe("abort");
+    const ids = (await db.select({ id: o.id }).from(o)).map((r) => r.id).sort();
+    expect(ids).toEqual(["org_1", "org_other"]);
+    await store.close();
+  });
+
   test("read-then-write transactions running together lose no update", async () => {
     const { store, db, o } = await withOrg();
     const increment = () =>
