@@ -79,19 +79,23 @@ export function openPostgres(options: PostgresOptions): Store {
       const conn = await client.reserve();
       try {
         await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
-        const count = async () => {
-          const [exists] = await conn`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`;
-          if (!exists?.present) return 0;
-          const [row] = await conn`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
-          return Number(row?.n ?? 0);
-        };
-        const before = await count();
-        const locked = drizzle({ client: conn as unknown as SQL, schema: pgSchema });
-        const internals = locked as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
-        await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
-        const applied = (await count()) - before;
-        await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
-        return applied;
+        try {
+          const count = async () => {
+            const [exists] = await conn`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`;
+            if (!exists?.present) return 0;
+            const [row] = await conn`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+            return Number(row?.n ?? 0);
+          };
+          const before = await count();
+          const locked = drizzle({ client: conn as unknown as SQL, schema: pgSchema });
+          const internals = locked as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
+          await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
+          return (await count()) - before;
+        } finally {
+          // After a failure too: the lock belongs to the session, which goes back to the pool
+          // and would keep every replica's migrations waiting for as long as it lives.
+          await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
+        }
       } finally {
         conn.release();
       }
