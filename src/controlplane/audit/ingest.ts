@@ -73,6 +73,8 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
   return deps.db.transaction(async (tx) => {
+    // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
+    const refused = [...rejected];
     const a = tables(tx).auditRecords;
     const stored = new Set<string>();
     for (let k = 0; k < own.length; k += CHUNK) {
@@ -102,11 +104,11 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       }
       const h = held.get(r.id);
       if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
-        rejected.push({ id: r.id, reason: `record id ${r.id} is already used by another installation's record` });
+        refused.push({ id: r.id, reason: `record id ${r.id} is already used by another installation's record` });
         continue;
       }
       acknowledged.push(r.id);
     }
-    return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected };
+    return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected: refused };
   });
 }

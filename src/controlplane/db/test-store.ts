@@ -5,7 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { SQL } from "bun";
 import { openStore } from "./index.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
-import type { Store } from "./store.ts";
+import type { Db, Store } from "./store.ts";
 
 export const TEST_POSTGRES_URL = process.env.SVC_TEST_POSTGRES_URL || undefined;
 
@@ -69,4 +69,29 @@ export async function openTestStore(): Promise<Store> {
     return store;
   }
   return openStore(await freshPostgresDatabase(), { maxConnections: 4, idleTimeoutSeconds: 2 });
+}
+
+/**
+ * `db` with every transaction run twice, the first run rolled back: what PostgreSQL does after
+ * a serialization failure. A body that changes anything outside the store does it twice.
+ */
+export function rerunningTransactions(db: Db): Db {
+  const rehearsal = new Error("rehearsal: rolled back, run again");
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === "transaction") {
+        return async (body: (tx: Db) => Promise<unknown>, config?: never) => {
+          await target.transaction(async (tx) => {
+            await body(tx as unknown as Db);
+            throw rehearsal;
+          }).catch((e: unknown) => {
+            if (e !== rehearsal) throw e;
+          });
+          return target.transaction(body as never, config);
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
