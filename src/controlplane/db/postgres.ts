@@ -27,10 +27,15 @@ export function sqlState(e: unknown): string | undefined {
   return undefined;
 }
 
+/** Query parameters of a connection URL that carry secrets (Bun's client reads `password` there too). */
+const SECRET_PARAMS = /^(password|sslpassword)$/i;
+
+/** The URL for logs and messages: passwords, in the user part or the query, replaced by ***. */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
+    for (const key of [...u.searchParams.keys()]) if (SECRET_PARAMS.test(key)) u.searchParams.set(key, "***");
     return u.toString();
   } catch {
     return "postgres://(unparsable URL)";
