@@ -2,6 +2,7 @@
 // SQLite driver, so services await it exactly as they await PostgreSQL. bun:sqlite itself is
 // synchronous; the gate keeps other requests' statements out of an open transaction.
 import { Database } from "bun:sqlite";
+import type { MigrationMeta } from "drizzle-orm/migrator";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { TransactionGate } from "./gate.ts";
@@ -49,19 +50,37 @@ export function openSqlite(path: string): Store {
     dialect: "sqlite",
     location: path,
     async migrate() {
-      const count = () =>
-        client.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()?.n
-          ? (client.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()?.n ?? 0)
-          : 0;
-      const before = count();
-      await gate.exclusive(async () => {
-        const internals = orm as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
-        await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
-      });
-      return count() - before;
+      return gate.exclusive(async () => applyMigrations(client, embeddedMigrations(MIGRATIONS)));
     },
     async close() {
       await gate.exclusive(async () => client.close());
     },
   };
+}
+
+/**
+ * Applies the migrations newer than the last one recorded, in drizzle's own table and format,
+ * all in one transaction that takes the write lock before reading what is applied: another
+ * process migrating the same file at the same time (`svc controlplane migrate` during a start)
+ * waits for it, then finds nothing left to do, as replicas do on PostgreSQL's advisory lock.
+ * Each part between breakpoints runs whole (exec), even when it holds several statements.
+ */
+export function applyMigrations(client: Database, migrations: readonly MigrationMeta[]): number {
+  client.exec("BEGIN IMMEDIATE");
+  try {
+    client.exec("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
+    const last = client.query<{ at: number }, []>("SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1").get();
+    let applied = 0;
+    for (const m of migrations) {
+      if (last && Number(last.at) >= m.folderMillis) continue;
+      for (const statement of m.sql) client.exec(statement);
+      client.query("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)").run(m.hash, m.folderMillis);
+      applied++;
+    }
+    client.exec("COMMIT");
+    return applied;
+  } catch (e) {
+    if (client.inTransaction) client.exec("ROLLBACK");
+    throw e;
+  }
 }

@@ -8,7 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
+import { embeddedMigrations } from "./embedded-migrations.ts";
 import { openStore, rowCount, tables } from "./index.ts";
+import { MIGRATIONS } from "./migrations/index.ts";
+import { applyMigrations } from "./sqlite.ts";
 import { TEST_POSTGRES_URL, freshPostgresDatabase, openTestStore } from "./test-store.ts";
 
 const dialect = TEST_POSTGRES_URL ? "postgres" : "sqlite";
@@ -167,6 +170,23 @@ describe(`migrations (${dialect})`, () => {
     expect(await store.migrate()).toBeGreaterThan(0);
     await store.close();
     await close();
+  });
+
+  test.if(dialect === "sqlite")("two processes migrating one SQLite file at once apply each migration once", async () => {
+    const { location, close } = await emptyDatabase();
+    const [a, b] = [openStore(location), openStore(location)];
+    const applied = await Promise.all([a.migrate(), b.migrate()]);
+    expect(applied.sort()).toEqual([0, MIGRATIONS.length]);
+    await Promise.all([a.close(), b.close()]);
+    await close();
+  });
+
+  test.if(dialect === "sqlite")("every statement of a migration part runs, not only the first", () => {
+    const client = new Database(":memory:");
+    const part = "CREATE TABLE a (x integer);\nCREATE TABLE b (x integer);";
+    expect(applyMigrations(client, embeddedMigrations([{ tag: "0000_two", when: 1, breakpoints: true, sql: part }]))).toBe(1);
+    expect(client.query("SELECT name FROM sqlite_master WHERE name IN ('a', 'b') ORDER BY name").all()).toEqual([{ name: "a" }, { name: "b" }]);
+    client.close();
   });
 
   test.if(dialect === "postgres")("replicas starting together on an empty database apply each migration once", async () => {
