@@ -41,15 +41,18 @@ export const ProxyState = Type.Union([
 ]);
 export type ProxyState = Static<typeof ProxyState>;
 
+/** Counters fit the store's 32-bit integer columns (a larger value was a 500 on PostgreSQL). */
+const Count = Type.Integer({ minimum: 0, maximum: 2_147_483_647 });
+
 export const HeartbeatRequest = Type.Object(
   {
-    replica_id: Type.String(),
+    replica_id: Type.String({ pattern: "^rep_[0-9A-Z]{26}$" }),
     state: ProxyState,
-    policy_revision: Type.Union([Type.Integer(), Type.Null()]),
-    tool_count: Type.Integer(),
-    version: Type.String(),
-    spool_depth: Type.Integer(),
-    last_success: Type.Union([Type.String(), Type.Null()]),
+    policy_revision: Type.Union([Count, Type.Null()]),
+    tool_count: Count,
+    version: Type.String({ maxLength: 100 }),
+    spool_depth: Count,
+    last_success: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
   },
   { additionalProperties: false },
 );

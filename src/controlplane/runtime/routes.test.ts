@@ -147,5 +147,12 @@ describe("POST /runtime/heartbeat", () => {
     const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(newId("replica"), { state: "sleepy" }) });
     expect(res.status).toBe(422);
     expect(res.json.code).toBe("validation_failed");
+    // out of the store's range or size: refused, never a database error
+    for (const bad of [{ spool_depth: 2 ** 40 }, { tool_count: -1 }, { policy_revision: 2 ** 31 }, { version: "v".repeat(101) }, { last_success: "x".repeat(65) }]) {
+      const r = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(newId("replica"), bad) });
+      expect([Object.keys(bad)[0], r.status, r.json.code]).toEqual([Object.keys(bad)[0], 422, "validation_failed"]);
+    }
+    const wrongId = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat("replica-1") });
+    expect(wrongId.status).toBe(422);
   });
 });
