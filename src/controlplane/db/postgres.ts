@@ -16,7 +16,16 @@ const MAX_ATTEMPTS = 10;
 /** Any constant shared by every replica: the advisory lock that serializes migrations. */
 const MIGRATION_LOCK = 0x5356_4301;
 
-export type PostgresOptions = { url: string; maxConnections?: number; idleTimeoutSeconds?: number };
+export type PostgresOptions = { url: string; maxConnections?: number; idleTimeoutSeconds?: number; timeouts?: Partial<SessionTimeouts> };
+
+/**
+ * Bounds on every connection's work, sent as run-time parameters when it opens: a statement
+ * that runs away, a lock that is never granted, or a transaction left open by a stuck caller
+ * end with an error instead of holding a pooled connection (and its locks) indefinitely.
+ * Milliseconds; migrations lift the first two while they hold the migration lock.
+ */
+export type SessionTimeouts = { statementMs: number; lockMs: number; idleInTransactionMs: number; connectSeconds: number };
+export const DEFAULT_TIMEOUTS: SessionTimeouts = { statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000, connectSeconds: 10 };
 
 /** The SQLSTATE of a PostgreSQL error, looked for through drizzle's wrapping. */
 export function sqlState(e: unknown): string | undefined {
@@ -43,7 +52,19 @@ export function redactUrl(url: string): string {
 }
 
 export function openPostgres(options: PostgresOptions): Store {
-  const client = new SQL({ url: options.url, max: options.maxConnections ?? 10, idleTimeout: options.idleTimeoutSeconds ?? 30 });
+  const t = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const client = new SQL({
+    url: options.url,
+    max: options.maxConnections ?? 10,
+    idleTimeout: options.idleTimeoutSeconds ?? 30,
+    connectionTimeout: t.connectSeconds,
+    connection: {
+      application_name: "svc-controlplane",
+      statement_timeout: t.statementMs,
+      lock_timeout: t.lockMs,
+      idle_in_transaction_session_timeout: t.idleInTransactionMs,
+    },
+  });
   // A query sent on the pool from inside a transaction would run outside it, and could wait
   // for a lock the transaction holds: a bug in the caller, reported as one.
   const inTransaction = new AsyncLocalStorage<true>();
@@ -83,6 +104,10 @@ export function openPostgres(options: PostgresOptions): Store {
     async migrate() {
       const conn = await client.reserve();
       try {
+        // Another replica may be migrating: wait for it however long it takes, and let a
+        // migration's DDL take its time (RESET below restores the connection's own bounds).
+        await conn`SET statement_timeout = 0`;
+        await conn`SET lock_timeout = 0`;
         await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
         try {
           const count = async () => {
@@ -102,6 +127,8 @@ export function openPostgres(options: PostgresOptions): Store {
           await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
         }
       } finally {
+        await conn`RESET statement_timeout`.catch(() => {});
+        await conn`RESET lock_timeout`.catch(() => {});
         conn.release();
       }
     },

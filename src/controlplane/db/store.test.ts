@@ -10,6 +10,7 @@ import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { openStore, rowCount, tables } from "./index.ts";
+import { openPostgres, sqlState } from "./postgres.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { applyMigrations } from "./sqlite.ts";
 import { TEST_POSTGRES_URL, freshPostgresDatabase, openTestStore } from "./test-store.ts";
@@ -209,5 +210,21 @@ describe(`migrations (${dialect})`, () => {
     expect(await a.db.select().from(o)).toEqual([]);
     expect(await a.migrate()).toBe(0);
     await a.close();
+  });
+});
+
+describe(`session bounds (${dialect})`, () => {
+  test.if(dialect === "postgres")("every connection carries the statement, lock and idle-in-transaction timeouts", async () => {
+    const store = openPostgres({ url: await freshPostgresDatabase(), timeouts: { statementMs: 300 } });
+    const rows = (await store.db.execute(sql`select current_setting('statement_timeout') as s, current_setting('lock_timeout') as l, current_setting('idle_in_transaction_session_timeout') as i, current_setting('application_name') as a`)) as unknown as Record<string, string>[];
+    expect(rows[0]).toEqual({ s: "300ms", l: "10s", i: "1min", a: "svc-controlplane" });
+    // a runaway statement ends with PostgreSQL's query_canceled, not a connection held forever
+    const err = await store.db.execute(sql`select pg_sleep(5)`).then(() => null, (e: unknown) => e);
+    expect(sqlState(err)).toBe("57014");
+    // migrations wait for another replica's migration lock without those bounds, then restore them
+    expect(await store.migrate()).toBe(0);
+    const after = (await store.db.execute(sql`select current_setting('statement_timeout') as s`)) as unknown as Record<string, string>[];
+    expect(after[0]!.s).toBe("300ms");
+    await store.close();
   });
 });
