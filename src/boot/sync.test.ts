@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { SvcError } from "../contract/errors.ts";
+import type { ToolConflictHolder, ToolConflictMembers } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
 import { bypasses, egressFromEnv, proxyFor } from "./egress.ts";
 import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
@@ -12,13 +13,13 @@ function capture(): Logger & { lines: string[] } {
   return { lines, info: push, warn: push, error: push };
 }
 
-/** The 409 body exactly as the control plane builds it (src/controlplane/runtime/tools.ts → SvcError → problem+json). */
-function conflictProblem(holder: Record<string, unknown>) {
-  const who = holder.admin ? "an admin" : `installation ${holder.installation_id} (${holder.installation_name})`;
-  return new SvcError("tool_conflict", `tool "crm.update" is already registered in workspace ws_1 by ${who}; rename the tool in the pack or remove it there first`, {
-    tool: "crm.update",
-    holder,
-  }).toProblem("/api/v1/runtime/tools");
+/** The 409 body as the control plane builds it (src/controlplane/runtime/tools.ts → SvcError → problem+json). */
+function conflictProblem(holder: ToolConflictHolder) {
+  const who = "admin" in holder ? "an admin" : `installation ${holder.installation_id} (${holder.installation_name})`;
+  const members: ToolConflictMembers = { tool: "crm.update", holder };
+  return new SvcError("tool_conflict", `tool "crm.update" is already registered in workspace ws_1 by ${who}; rename the tool in the pack or remove it there first`, members).toProblem(
+    "/api/v1/runtime/tools",
+  );
 }
 
 function fakeFetch(statuses: (number | "network" | "409-admin")[]) {
@@ -123,7 +124,29 @@ describe("tool sync", () => {
     expect(f.retry).toBe(false);
     expect(f.explanation).toBe("HTTP 409: a tool name is already registered in the workspace by an admin or another installation: name taken; rename the tool in the pack or remove the other registration");
     expect(conflictHolder({ installation_id: "inst_1", installation_name: null })).toBe("another installation, inst_1");
-    expect(conflictHolder("inst_1")).toBeNull();
+  });
+
+  test("a 409 body that is not the contract's ToolConflictProblem names neither tool nor holder", () => {
+    const cause = "HTTP 409: a tool name is already registered in the workspace by an admin or another installation";
+    const fix = "rename the tool in the pack or remove the other registration";
+    const explain = (body: unknown) => explainStatus(409, body as never, "https://svc.example.com").explanation;
+    expect(explain(null)).toBe(`${cause}; ${fix}`); // not JSON
+    expect(explain({ tool: "crm.update", holder: { admin: true } })).toBe(`${cause}; ${fix}`); // not a problem
+    // A problem flawed in one member only: its detail is all that is said.
+    const good = { ...conflictProblem({ installation_id: "inst_X", installation_name: "helpdesk" }), detail: "name taken" };
+    expect(explain(good)).toStartWith('HTTP 409: tool "crm.update" is already registered in the workspace by another installation, inst_X (helpdesk)');
+    for (const flaw of [
+      { holder: { installation_id: "inst_X", installation_name: 42 } },
+      { holder: { installation_id: "inst_X", admin: true } },
+      { holder: { admin: false } },
+      { holder: "inst_X" },
+      { code: "conflict" },
+      { status: 422 },
+      { tool: "" },
+      { title: undefined },
+    ]) {
+      expect(explain({ ...good, ...flaw })).toBe(`${cause}: name taken; ${fix}`);
+    }
   });
 
   test("other 4xx are not retried", async () => {

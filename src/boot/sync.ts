@@ -2,9 +2,10 @@
 // 5 attempts over about 15 s (spec §8), then give up so the container exits. Statuses that a
 // retry cannot change (401, 404, 409 and other 4xx but 408/429) fail at once; every attempt
 // is logged with its number so the retry count stays observable.
+import { Value } from "@sinclair/typebox/value";
 import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { redactUrlCredentials } from "../contract/egress.ts";
-import { RUNTIME_API_PREFIX } from "../contract/runtime-api.ts";
+import { RUNTIME_API_PREFIX, type ToolConflictHolder, ToolConflictProblem } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
 import { type Egress, proxyFor } from "./egress.ts";
 
@@ -43,22 +44,12 @@ export function toolsUrl(base: string): URL {
   return new URL(`${base.replace(/\/+$/, "")}${TOOLS_PATH}`);
 }
 
-type ProblemLike = { detail?: unknown; code?: unknown; tool?: unknown; holder?: unknown; title?: unknown };
+type ProblemLike = { detail?: unknown; title?: unknown };
 
-/**
- * Who holds a conflicting tool name, from the control plane's 409 tool_conflict problem
- * (src/controlplane/runtime/tools.ts): `holder` is `{installation_id, installation_name}` for
- * another installation or `{admin: true}` for an admin. Null when the body does not say.
- */
-export function conflictHolder(holder: unknown): string | null {
-  if (!holder || typeof holder !== "object") return null;
-  const h = holder as { installation_id?: unknown; installation_name?: unknown; admin?: unknown };
-  if (typeof h.installation_id === "string" && h.installation_id) {
-    const name = typeof h.installation_name === "string" && h.installation_name ? ` (${h.installation_name})` : "";
-    return `another installation, ${h.installation_id}${name}`;
-  }
-  if (h.admin === true) return "an admin";
-  return null;
+/** Who holds a conflicting tool name, as the 409 tool_conflict body (contract ToolConflictProblem) says. */
+export function conflictHolder(holder: ToolConflictHolder): string {
+  if ("admin" in holder) return "an admin";
+  return `another installation, ${holder.installation_id}${holder.installation_name ? ` (${holder.installation_name})` : ""}`;
 }
 
 /** What a failed response means and whether trying again can help (pure). */
@@ -82,14 +73,12 @@ export function explainStatus(status: number, problem: ProblemLike | null, base:
   }
   if (status === 409) {
     // Spec §7: a tool name is already registered in the workspace by an admin or another
-    // installation. Name both from the problem's members; the detail only when they are missing.
-    const tool = typeof problem?.tool === "string" && problem.tool ? problem.tool : null;
-    const holder = conflictHolder(problem?.holder);
+    // installation. Tool and holder are named only from a body that is the contract's
+    // ToolConflictProblem; any other 409 gets the spec's cause (and its detail, if any).
     const fix = "rename the tool in the pack or remove the other registration";
-    const explanation =
-      tool && holder
-        ? `HTTP 409: tool "${tool}" is already registered in the workspace by ${holder}; ${fix}`
-        : `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${tool ? ` (tool "${tool}")` : ""}: ${detail || "conflict"}; ${fix}`;
+    const explanation = Value.Check(ToolConflictProblem, problem)
+      ? `HTTP 409: tool "${problem.tool}" is already registered in the workspace by ${conflictHolder(problem.holder)}; ${fix}`
+      : `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${detail ? `: ${detail}` : ""}; ${fix}`;
     return { status, retry: false, explanation };
   }
   const retry = status === 408 || status === 429 || status >= 500;

@@ -4,6 +4,7 @@
 // replica id it generates once and keeps in its state directory.
 import { type Static, Type } from "@sinclair/typebox";
 import { AuditRecord } from "./audit.ts";
+import { Problem } from "./errors.ts";
 
 export const RUNTIME_API_PREFIX = "/api/v1/runtime";
 /** Header naming the replica on every runtime call after bootstrap. */
@@ -57,6 +58,39 @@ export const HeartbeatRequest = Type.Object(
   { additionalProperties: false },
 );
 export type HeartbeatRequest = Static<typeof HeartbeatRequest>;
+
+/**
+ * Who holds a tool name that PUT tools wanted: another live installation of the workspace,
+ * or an admin (a tool registered with no installation).
+ */
+export const ToolConflictHolder = Type.Union([
+  Type.Object(
+    { installation_id: Type.String({ minLength: 1 }), installation_name: Type.Union([Type.String(), Type.Null()]) },
+    { additionalProperties: false },
+  ),
+  Type.Object({ admin: Type.Literal(true) }, { additionalProperties: false }),
+]);
+export type ToolConflictHolder = Static<typeof ToolConflictHolder>;
+
+/** The members a 409 tool_conflict adds to the problem (SvcError's `extra`). */
+export const ToolConflictMembers = Type.Object({ tool: Type.String({ minLength: 1 }), holder: ToolConflictHolder });
+export type ToolConflictMembers = Static<typeof ToolConflictMembers>;
+
+/**
+ * The body of PUT tools' 409: problem+json with code tool_conflict, naming the first
+ * conflicting tool and its holder. The control plane builds it; the boot tool sync checks a
+ * 409 against it before naming tool and holder (else it says only what the status means).
+ */
+export const ToolConflictProblem = Type.Object(
+  {
+    ...Problem.properties,
+    status: Type.Literal(409),
+    code: Type.Literal("tool_conflict"),
+    ...ToolConflictMembers.properties,
+  },
+  { additionalProperties: true },
+);
+export type ToolConflictProblem = Static<typeof ToolConflictProblem>;
 
 export const RecipientsResponse = Type.Object({
   recipients: Type.Array(

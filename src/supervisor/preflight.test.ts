@@ -63,6 +63,20 @@ describe("preflight (spec §7 container start failures)", () => {
     );
   });
 
+  test("a control-plane URL carrying credentials is refused, and no refusal quotes a password", () => {
+    const m = refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "https://svc:hunter2@svc.example.com" }));
+    expect(m).toBe(
+      'control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "https://svc:***@svc.example.com" carries a user name or password; remove them (SVC_RUNTIME_TOKEN is the only credential sent to the control plane)',
+    );
+    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "https://svc@svc.example.com" }))).toContain('"https://svc@svc.example.com" carries a user name or password');
+    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "https://svc:hunter2@svc.example.com:99999" }))).toBe(
+      'control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "https://svc:***@svc.example.com:99999" is not a URL',
+    );
+    for (const url of ["https://svc:hunter2@svc.example.com", "https://svc:hunter2@", "http://:hunter2@svc.example.com/x y"]) {
+      expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: url }))).not.toContain("hunter2");
+    }
+  });
+
   test("SVC_PROXY_READY_TIMEOUT must be a positive number of seconds", () => {
     expect(refusal(env({ SVC_PROXY_READY_TIMEOUT: "soon" }))).toBe('SVC_PROXY_READY_TIMEOUT must be a positive number of seconds, not "soon"; refusing to start');
     expect(refusal(env({ SVC_PROXY_READY_TIMEOUT: "0" }))).toStartWith("SVC_PROXY_READY_TIMEOUT must be a positive number");

@@ -1,10 +1,12 @@
 // Preflight of `svc run` (spec §7 "Container start failures"): read and check the
 // environment once, in the spec's order, before any child starts. Each refusal is one line
-// beginning with the spec's message.
+// beginning with the spec's message. A message quoting a URL quotes it with its password
+// redacted: these lines end up in container logs.
 import { accessSync, constants, mkdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Egress, egressFromEnv } from "../boot/egress.ts";
 import { packsFromEnv } from "../boot/tool-sync.ts";
+import { redactUrlCredentials } from "../contract/egress.ts";
 
 export const CONTAINER_UID = 10001;
 export const CONTAINER_GID = 10001;
@@ -88,14 +90,22 @@ export function preflight(env: Env, uid: number): RuntimeConfig {
   if (!controlPlaneUrl) {
     throw new PreflightError("control-plane URL not set; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL is empty (the service's base URL, e.g. https://svc.example.com)");
   }
+  const invalid = "control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL";
   let parsed: URL;
   try {
     parsed = new URL(controlPlaneUrl);
   } catch {
-    throw new PreflightError(`control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "${controlPlaneUrl}" is not a URL`);
+    throw new PreflightError(`${invalid} "${redactUrlCredentials(controlPlaneUrl)}" is not a URL`);
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-    throw new PreflightError(`control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL must be http(s), not ${parsed.protocol}`);
+    throw new PreflightError(`${invalid} must be http(s), not ${parsed.protocol}`);
+  }
+  // The runtime token is the credential; a user or password in the URL would be sent nowhere
+  // useful and written to logs. The proxy refuses it too, but only after it has started.
+  if (parsed.username || parsed.password) {
+    throw new PreflightError(
+      `${invalid} "${redactUrlCredentials(controlPlaneUrl)}" carries a user name or password; remove them (SVC_RUNTIME_TOKEN is the only credential sent to the control plane)`,
+    );
   }
   return {
     stateDir,

@@ -32,9 +32,9 @@ export type SupervisorDeps = {
   log: Logger;
   /** argv of the proxy daemon; `svc proxy serve` of this same binary unless a test injects one. */
   proxyCommand?: string[];
-  /** How long the proxy may take to drain its spool after SIGTERM (default 30 s). */
+  /** How long the proxy may take to drain its spool after the forwarded signal (default DRAIN_GRACE_MS, 10 s). */
   drainGraceMs?: number;
-  /** How long the front end and the seed get after the forwarded signal (default 15 s). */
+  /** How long the front end and the seed get, together, after the forwarded signal (default STOP_GRACE_MS, 10 s). */
   stopGraceMs?: number;
   seedTimeoutMs?: number;
   /** The waits between tool-sync attempts (tests inject one; default: real sleeps). */

@@ -2,13 +2,27 @@
 // container", last row): every child the supervisor starts is registered here, so that
 // SIGTERM/SIGINT are forwarded to all of them, the death of a watched child stops the rest,
 // and nothing is left running when `svc run` returns (Bun does not kill children itself).
-// Stop order: the newest child first (the seed, then the front end), the proxy daemon last,
-// with a longer grace so it can drain its audit spool.
+//
+// The stop has a fixed budget (docs/deploy.md "Stopping"), whatever the number of children:
+//   1. the seed and the front end get the forwarded signal together (newest first) and share
+//      STOP_GRACE_MS; whoever is still running then is SIGKILLed;
+//   2. then the proxy daemon gets it, with DRAIN_GRACE_MS to drain its audit spool (it gives
+//      itself DRAIN_DEADLINE_MS, 5 s, in src/proxy/daemon.ts), then SIGKILL.
+// A second SIGTERM/SIGINT escalates: the seed and the front end are SIGKILLed at once, and the
+// proxy gets LAST_CHANCE_MS more (counted from when it is signalled, if it had not been yet),
+// then SIGKILL. The proxy is never sent a second signal: its handler runs once, so a second
+// SIGTERM would end it with the default action, before it closes its spool. Every decision it
+// answered is already fsynced (records are written durably before the answer), so the last
+// chance only lets a group commit in flight land and the spool close; what is unshipped ships
+// after the next start.
 import type { Logger } from "../log/index.ts";
-import { type Child, type ChildOptions, startChild } from "./children.ts";
+import { type Child, type ChildOptions, TIMEOUT, startChild, withTimeout } from "./children.ts";
 
-export const STOP_GRACE_MS = 15_000;
-export const DRAIN_GRACE_MS = 30_000;
+export const STOP_GRACE_MS = 10_000;
+export const DRAIN_GRACE_MS = 10_000;
+export const LAST_CHANCE_MS = 2_000;
+/** The longest stop, from the first signal to the last child gone (but for a SIGKILL's own delay). */
+export const STOP_BUDGET_MS = STOP_GRACE_MS + DRAIN_GRACE_MS;
 const FORWARDED = ["SIGTERM", "SIGINT"] as const;
 export type ForwardedSignal = (typeof FORWARDED)[number];
 
@@ -31,21 +45,33 @@ export type SupervisionOptions = {
   signals?: SignalSource | null;
   stopGraceMs?: number;
   drainGraceMs?: number;
+  lastChanceMs?: number;
   /** Starts a child; tests may wrap it. */
   start?: typeof startChild;
 };
 
+type Entry = { child: Child; drains: boolean; signalled: boolean };
+
 export class Supervision {
-  private readonly children: { child: Child; drains: boolean }[] = [];
+  private readonly children: Entry[] = [];
   private reason: StopReason | null = null;
   private wake: () => void = () => {};
   private readonly handlers = new Map<ForwardedSignal, () => void>();
+  private signalsReceived = 0;
+  private escalated = false;
+  private escalate: () => void = () => {};
+  /** Resolves at the second signal: stop at once. */
+  private readonly escalation: Promise<void>;
+  private stopping: Promise<void> | null = null;
   /** Resolves once a stop is requested. */
   readonly stopped: Promise<void>;
 
   constructor(private readonly opts: SupervisionOptions) {
     this.stopped = new Promise<void>((resolve) => {
       this.wake = resolve;
+    });
+    this.escalation = new Promise<void>((resolve) => {
+      this.escalate = resolve;
     });
     const source = opts.signals === undefined ? process : opts.signals;
     if (source) {
@@ -61,6 +87,19 @@ export class Supervision {
     return this.reason;
   }
 
+  /** The longest stop with these graces (STOP_BUDGET_MS by default). */
+  get budgetMs(): number {
+    return this.stopGraceMs + this.drainGraceMs;
+  }
+
+  private get stopGraceMs(): number {
+    return this.opts.stopGraceMs ?? STOP_GRACE_MS;
+  }
+
+  private get drainGraceMs(): number {
+    return this.opts.drainGraceMs ?? DRAIN_GRACE_MS;
+  }
+
   /** Pids of the running children (the reaper leaves them to Bun). */
   pids(): number[] {
     return this.children.filter((c) => !c.child.hasExited()).map((c) => c.child.pid);
@@ -73,7 +112,7 @@ export class Supervision {
   start(name: string, argv: string[], opts: ChildOptions & { drains?: boolean }): Child {
     if (this.reason) throw new Stopped(`not starting ${name}: stopping (${this.reason.why})`);
     const child = (this.opts.start ?? startChild)(name, argv, opts);
-    this.children.push({ child, drains: opts.drains === true });
+    this.children.push({ child, drains: opts.drains === true, signalled: false });
     return child;
   }
 
@@ -93,14 +132,36 @@ export class Supervision {
     this.wake();
   }
 
-  /** A signal arrived: stop everything, forwarding that signal to each child. */
+  /**
+   * A signal arrived. The first stops everything, forwarding that signal to each child (or,
+   * when a stop is already under way for another cause, lets it go on); the second stops at once.
+   */
   signal(sig: ForwardedSignal): void {
+    this.signalsReceived++;
+    if (this.signalsReceived > 1) return this.stopAtOnce(sig);
     if (this.reason) {
-      this.opts.log.info(`received ${sig} again; already stopping (${this.reason.why})`);
+      this.opts.log.info(`received ${sig}; already stopping (${this.reason.why}); another signal stops at once`);
       return;
     }
-    this.opts.log.info(`received ${sig}; stopping the front end, then the proxy (it drains its audit spool)`);
+    this.opts.log.info(
+      `received ${sig}; stopping the seed and the front end, then the proxy (it drains its audit spool), within ${this.budgetMs / 1000} s; another signal stops at once`,
+    );
     this.requestStop(0, sig, sig);
+  }
+
+  private stopAtOnce(sig: ForwardedSignal): void {
+    if (this.escalated) {
+      this.opts.log.info(`received ${sig} again; already stopping at once`);
+      return;
+    }
+    this.escalated = true;
+    const killed = this.children.filter((c) => !c.drains && !c.child.hasExited());
+    const lastChance = this.opts.lastChanceMs ?? LAST_CHANCE_MS;
+    this.opts.log.warn(
+      `received ${sig} again: stopping at once${killed.length ? `; SIGKILL to ${killed.map((c) => c.child.name).join(", ")}` : ""}; the proxy gets ${lastChance / 1000} s to close its audit spool, then SIGKILL`,
+    );
+    for (const c of killed) c.child.signal("SIGKILL");
+    this.escalate();
   }
 
   /** `p`, unless a stop is requested first: then rejects with Stopped. */
@@ -109,18 +170,50 @@ export class Supervision {
   }
 
   /**
-   * Stop every child: the newest first, each with the forwarded signal (SIGTERM when the stop
-   * has another cause) and the stop grace; the draining ones last, with the drain grace. Then
-   * remove the signal handlers. Safe to call more than once.
+   * Stop every child within the budget (see the top of this file), with the forwarded signal
+   * (SIGTERM when the stop has another cause); then remove the signal handlers. Safe to call
+   * more than once: every call waits for the same stop.
    */
-  async shutdown(): Promise<void> {
-    const sig = this.reason?.signal ?? "SIGTERM";
-    const order = [...this.children.filter((c) => !c.drains).reverse(), ...this.children.filter((c) => c.drains)];
-    for (const { child, drains } of order) {
-      await child.stop(drains ? (this.opts.drainGraceMs ?? DRAIN_GRACE_MS) : (this.opts.stopGraceMs ?? STOP_GRACE_MS), sig);
+  shutdown(): Promise<void> {
+    this.stopping ??= (async () => {
+      const sig = this.reason?.signal ?? "SIGTERM";
+      // A second signal SIGKILLs these itself (stopAtOnce), so it only ends the wait here.
+      await this.stopGroup(this.children.filter((c) => !c.drains).reverse(), sig, this.stopGraceMs, { cut: this.escalation, why: null });
+      const lastChance = this.opts.lastChanceMs ?? LAST_CHANCE_MS;
+      const drainers = this.children.filter((c) => c.drains);
+      const allDrained = Promise.all(drainers.map((c) => c.child.exited));
+      await this.stopGroup(drainers, sig, this.drainGraceMs, {
+        cut: this.escalation.then(() => withTimeout(allDrained, lastChance)),
+        why: `after its last ${lastChance / 1000} s`,
+      });
+      const source = this.opts.signals === undefined ? process : this.opts.signals;
+      if (source) for (const [s, fn] of this.handlers) source.off(s, fn);
+      this.handlers.clear();
+    })();
+    return this.stopping;
+  }
+
+  /**
+   * Send `sig` to each running child of the group (once: never a second signal), wait for
+   * them all until `graceMs` ends or `early.cut` resolves, then SIGKILL whoever is left
+   * (logged with `early.why` when the cut came first, unless that is null).
+   */
+  private async stopGroup(group: Entry[], sig: ForwardedSignal, graceMs: number, early: { cut: Promise<unknown>; why: string | null }): Promise<void> {
+    const running = group.filter((c) => !c.child.hasExited());
+    if (running.length === 0) return;
+    for (const c of running) {
+      if (c.signalled) continue;
+      c.signalled = true;
+      c.child.signal(sig);
     }
-    const source = this.opts.signals === undefined ? process : this.opts.signals;
-    if (source) for (const [sig, fn] of this.handlers) source.off(sig, fn);
-    this.handlers.clear();
+    const all = Promise.all(running.map((c) => c.child.exited));
+    const ended = await withTimeout(Promise.race([all, early.cut.then(() => "cut" as const)]), graceMs);
+    const left = running.filter((c) => !c.child.hasExited());
+    if (left.length) {
+      const why = ended === TIMEOUT ? `after ${graceMs / 1000} s` : early.why;
+      if (why) this.opts.log.warn(`${left.map((c) => c.child.name).join(", ")} still running ${why}; SIGKILL`);
+      for (const c of left) c.child.signal("SIGKILL");
+    }
+    await all;
   }
 }

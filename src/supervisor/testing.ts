@@ -19,12 +19,14 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what = 
 
 /**
  * A shell child that appends "<name> ready" to `log` once its traps are set, then
- * "<name> SIGTERM" / "<name> SIGINT" when it gets one and exits 0 (or ignores both).
+ * "<name> SIGTERM" / "<name> SIGINT" when it gets one and exits 0 (or ignores both; or,
+ * `linger`, records each and keeps running, as a child slow to stop would).
  */
-export function idleChild(name: string, log: string, cwd: string, opts: { ignore?: boolean; start?: typeof startChild } = {}): Child {
+export function idleChild(name: string, log: string, cwd: string, opts: { ignore?: boolean; linger?: boolean; start?: typeof startChild } = {}): Child {
+  const then = opts.linger ? "" : "; exit 0";
   const traps = opts.ignore
     ? `trap '' TERM INT`
-    : `trap 'echo "$NAME SIGTERM" >> "$LOG"; exit 0' TERM; trap 'echo "$NAME SIGINT" >> "$LOG"; exit 0' INT`;
+    : `trap 'echo "$NAME SIGTERM" >> "$LOG"${then}' TERM; trap 'echo "$NAME SIGINT" >> "$LOG"${then}' INT`;
   const script = `${traps}; echo "$NAME ready" >> "$LOG"; while :; do sleep 1 & wait $!; done`;
   return (opts.start ?? startChild)(name, ["sh", "-c", script], { env: { PATH: process.env.PATH, NAME: name, LOG: log }, cwd });
 }

@@ -84,6 +84,15 @@ describe("svc run preflight", () => {
     expect(lines[0]).toStartWith("control-plane URL is not valid; refusing to start");
   });
 
+  test("refuses a control-plane URL carrying credentials before the proxy starts, without printing the password", async () => {
+    const r = spawnCollect([...AS_CONTAINER_USER, ...svcCommand(), "run"], { ...baseEnv(stateDir()), SVC_RUNTIME_CONTROL_PLANE_URL: "https://svc:hunter2@127.0.0.1:9" });
+    expect(await r.exit).toBe(1);
+    expect(plainLines(r.stderr())).toEqual([
+      'control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "https://svc:***@127.0.0.1:9" carries a user name or password; remove them (SVC_RUNTIME_TOKEN is the only credential sent to the control plane)',
+    ]);
+    expect(r.stderr()).not.toContain("hunter2");
+  }, 30_000);
+
   test("past preflight, the real svc run starts `svc proxy serve` of its own binary (bootstrap fails against no control plane)", async () => {
     const { code, lines } = await svcRun({ ...baseEnv(stateDir()), SVC_PROXY_READY_TIMEOUT: "10" });
     expect(code).toBe(1);

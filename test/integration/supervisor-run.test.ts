@@ -62,6 +62,8 @@ function setup(extra: Record<string, string> = {}) {
 }
 
 const pidOf = (file: string) => Number(readFileSync(file, "utf8"));
+/** State and parent pid from /proc/<pid>/stat; null once the process is gone (reaped). */
+const procStat = (pid: number) => (existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ") : null);
 
 describe("svc run", () => {
   test("a proxy that fails to bootstrap stops the start with its cause", async () => {
@@ -173,6 +175,25 @@ describe("svc run", () => {
       expect(alive(frontPid)).toBe(false);
     } finally {
       cp.stop();
+    }
+  }, 60_000);
+
+  test("not PID 1, svc run still reaps orphans: they are re-parented to it (child subreaper) and waited for", async () => {
+    const { start, f, env } = setup();
+    env.FAKE_FRONTEND_ORPHANFILE = f("orphan.pid");
+    const r = start();
+    let orphan = 0;
+    try {
+      await waitFor(() => existsSync(f("orphan.pid")) && readFileSync(f("orphan.pid"), "utf8").trim() !== "", "the front end's orphan");
+      orphan = pidOf(f("orphan.pid"));
+      expect(r.proc.pid).not.toBe(1);
+      await waitFor(() => Number(procStat(orphan)?.[1]) === r.proc.pid, "the orphan to be re-parented to svc run");
+      process.kill(orphan, "SIGKILL");
+      await waitFor(() => procStat(orphan) === null, "the orphan to be reaped, not left a zombie");
+    } finally {
+      if (orphan && procStat(orphan)?.[0] === "S") process.kill(orphan, "SIGKILL"); // a failed test leaves no sleeper
+      r.proc.kill("SIGTERM");
+      expect(await r.exit).toBe(0);
     }
   }, 60_000);
 

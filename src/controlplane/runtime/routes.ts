@@ -2,7 +2,7 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse } from "../../contract/runtime-api.ts";
+import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -93,7 +93,8 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
           if (Array.isArray(tools)) for (const tl of tools) if (tl && typeof tl === "object" && !("required_capabilities" in tl)) (tl as Record<string, unknown>).required_capabilities = [];
         },
         body: ToolManifest,
-        response: ToolSyncResult,
+        // 409: the contract's tool_conflict problem, which the boot tool sync reads.
+        response: { 200: ToolSyncResult, 409: ToolConflictProblem },
         detail: { summary: "Replace the installation's registered tools with the manifest", tags: ["runtime"] },
       },
     )

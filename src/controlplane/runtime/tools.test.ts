@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
 import { eq } from "drizzle-orm";
+import { ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { tables } from "../db/index.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { testControlPlane } from "../testing.ts";
@@ -75,6 +77,9 @@ describe("PUT /runtime/tools", () => {
     expect(res.json.detail).toContain('"crm.update"');
     expect(res.json.detail).toContain(a.installationId);
     expect(res.json.detail).toContain("helpdesk");
+    // The contract's 409 body, which the boot tool sync checks before naming tool and holder.
+    expect(Value.Check(ToolConflictProblem, res.json)).toBe(true);
+    expect(res.json).toMatchObject({ tool: "crm.update", holder: { installation_id: a.installationId, installation_name: "helpdesk" } });
     expect((await toolsOfInstallation(cp.deps.db, b.installationId)).map((t) => t.name)).toEqual(["mail.send"]);
     expect((await toolsOfInstallation(cp.deps.db, a.installationId)).map((t) => t.name)).toEqual(["crm.update"]);
     expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBe(rev);
@@ -87,6 +92,8 @@ describe("PUT /runtime/tools", () => {
     const res = await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [tool("db.query")] } });
     expect(res.status).toBe(409);
     expect(res.json.detail).toContain("by an admin");
+    expect(Value.Check(ToolConflictProblem, res.json)).toBe(true);
+    expect(res.json).toMatchObject({ tool: "db.query", holder: { admin: true } });
     expect(await toolsOfInstallation(cp.deps.db, inst.installationId)).toEqual([]);
   });
 

@@ -6,6 +6,7 @@ import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { BundleTool } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
+import type { ToolConflictMembers } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
@@ -54,9 +55,16 @@ export async function toolsOfInstallation(db: Db, installationId: string): Promi
 
 const CHUNK = 500;
 
-function conflictDetail(name: string, holder: { installationId: string | null; installationName: string | null }, workspaceId: string): string {
+type Holder = { installationId: string | null; installationName: string | null };
+
+/** The 409 tool_conflict as the contract's ToolConflictProblem defines it (the boot tool sync reads it). */
+export function toolConflict(name: string, holder: Holder, workspaceId: string): SvcError {
   const who = holder.installationId ? `installation ${holder.installationId} (${holder.installationName ?? "unnamed"})` : "an admin";
-  return `tool "${name}" is already registered in workspace ${workspaceId} by ${who}; rename the tool in the pack or remove it there first`;
+  const members: ToolConflictMembers = {
+    tool: name,
+    holder: holder.installationId ? { installation_id: holder.installationId, installation_name: holder.installationName } : { admin: true },
+  };
+  return new SvcError("tool_conflict", `tool "${name}" is already registered in workspace ${workspaceId} by ${who}; rename the tool in the pack or remove it there first`, members);
 }
 
 export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, manifest: ToolManifest): Promise<ToolSyncResult> {
@@ -92,10 +100,7 @@ export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, m
           released.push(h.name);
           continue;
         }
-        throw new SvcError("tool_conflict", conflictDetail(h.name, h, caller.workspaceId), {
-          tool: h.name,
-          holder: h.installationId ? { installation_id: h.installationId, installation_name: h.installationName } : { admin: true },
-        });
+        throw toolConflict(h.name, h, caller.workspaceId);
       }
     }
     for (let k = 0; k < released.length; k += CHUNK) {
