@@ -22,12 +22,19 @@ const serveCommand = command({
       throw e;
     }
     const refused = await new Promise<string | null>((resolve) => {
+      // One drain, however many signals arrive: Ctrl-C in a terminal reaches the proxy directly
+      // and again through the supervisor, and a signal left to its default action would kill
+      // the proxy mid-drain. The drain is bounded (docs/proxy.md); the supervisor's SIGKILL is
+      // the way to stop at once.
+      let draining = false;
       const stop = (signal: string) => {
+        if (draining) return log.info("signal received; already draining", { signal });
+        draining = true;
         log.info("signal received; draining", { signal });
         void daemon.shutdown().then(() => resolve(null));
       };
-      process.once("SIGTERM", () => stop("SIGTERM"));
-      process.once("SIGINT", () => stop("SIGINT"));
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
       // The credential was refused before bootstrap ever succeeded: exit non-zero, so the
       // supervisor reports "runtime bootstrap failed". Unshipped records stay in the spool.
       void daemon.fatal.then((cause) => daemon.shutdown(0).then(() => resolve(cause)));

@@ -185,6 +185,27 @@ describe("audit delivery", () => {
     for (const id of ids) expect(all.has(id)).toBe(true);
   });
 
+  test("a second signal while draining (Ctrl-C reaching it directly and through the supervisor) does not cut the drain", async () => {
+    const egress = startEgressProxy();
+    const dirs = proxyDirs();
+    try {
+      const px = launch(proxyEnv(dirs, { SVC_PROXY_EGRESS_PROXY: egress.url }));
+      await px.waitReady();
+    } finally {
+      egress.stop(); // the control plane is now unreachable: the drain holds records it cannot ship
+    }
+    const px = running.at(-1)!;
+    const ids = await Promise.all(Array.from({ length: 20 }, async () => (await px.decide("crm.read", s.users.alice!.remote)).record_id as string));
+    expect(await px.stop("SIGINT", 2)).toBe(0); // not 130: the second SIGINT did not kill it mid-drain
+    const again = launch(proxyEnv(dirs));
+    await again.waitReady();
+    await waitFor(async () => {
+      const all = new Set((await auditRecordsOf(api, s.installationId)).map((r) => r.id));
+      return ids.every((id) => all.has(id));
+    }, "the records kept in the spool to arrive after the restart");
+    await again.stop();
+  });
+
   test("kill -9 under load: after a restart every answered record arrives exactly once", async () => {
     const dirs = proxyDirs();
     const px = launch(proxyEnv(dirs));

@@ -71,7 +71,12 @@ export type ProxyProcess = {
   decide(tool: string, user: string | null, args?: Record<string, unknown>): Promise<any>;
   waitReady(): Promise<void>;
   policy(): Promise<any>;
-  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<number>;
+  /**
+   * Sends the signal and waits for the exit. With `times` > 1 the later ones follow once the
+   * proxy has logged the first (as a terminal's Ctrl-C plus a supervisor's forward, or a
+   * second Ctrl-C, reach it while it drains).
+   */
+  stop(signal?: "SIGTERM" | "SIGINT" | "SIGKILL", times?: number): Promise<number>;
 };
 
 export function proxyDirs(): { stateDir: string; socket: string; spool: string } {
@@ -109,8 +114,10 @@ export function startProxy(env: Record<string, string>): ProxyProcess {
     async policy() {
       return (await p.call("/v1/policy")).json();
     },
-    async stop(signal = "SIGTERM") {
+    async stop(signal = "SIGTERM", times = 1) {
       proc.kill(signal);
+      if (times > 1) await waitFor(async () => output.text().includes("signal received") || proc.exitCode !== null, "the proxy to log the signal", 10000);
+      for (let i = 1; i < times && proc.exitCode === null; i++) proc.kill(signal);
       return await proc.exited;
     },
   };
