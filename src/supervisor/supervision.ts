@@ -10,8 +10,8 @@
 //      itself DRAIN_DEADLINE_MS, 5 s, in src/proxy/daemon.ts), then SIGKILL.
 // A second SIGTERM/SIGINT escalates: the seed and the front end are SIGKILLed at once, and the
 // proxy gets LAST_CHANCE_MS more (counted from when it is signalled, if it had not been yet),
-// then SIGKILL. The proxy is never sent a second signal: its handler runs once, so a second
-// SIGTERM would end it with the default action, before it closes its spool. Every decision it
+// then SIGKILL. The proxy is never sent a second signal: it would only log that it is already
+// draining (src/proxy/command.ts), and the last chance is bounded by the SIGKILL. Every decision it
 // answered is already fsynced (records are written durably before the answer), so the last
 // chance only lets a group commit in flight land and the spool close; what is unshipped ships
 // after the next start.
