@@ -348,8 +348,8 @@ def error_text(status: int, raw: bytes) -> str:
     return text[:500] or f"HTTP {status}"
 
 
-def error_code(raw: bytes) -> str:
-    """The refusal code of an error body ({code} or {error: {code}}), if any."""
+def _error_field(raw: bytes, name: str) -> str:
+    """A string field of an error body, at the top ({name}) or under {error: {name}}; else ""."""
     try:
         doc = json.loads(raw.decode("utf-8", errors="replace"))
     except ValueError:
@@ -357,18 +357,15 @@ def error_code(raw: bytes) -> str:
     if not isinstance(doc, dict):
         return ""
     err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
-    code = doc.get("code") or err.get("code")
-    return code if isinstance(code, str) else ""
+    value = doc.get(name) or err.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def error_code(raw: bytes) -> str:
+    """The refusal code of an error body ({code} or {error: {code}}), if any."""
+    return _error_field(raw, "code")
 
 
 def claim_url(raw: bytes) -> str:
     """The claim link of a refusal body ({claim_url} or {error: {claim_url}}), if any."""
-    try:
-        doc = json.loads(raw.decode("utf-8", errors="replace"))
-    except ValueError:
-        return ""
-    if not isinstance(doc, dict):
-        return ""
-    err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
-    url = doc.get("claim_url") or err.get("claim_url")
-    return url if isinstance(url, str) else ""
+    return _error_field(raw, "claim_url")
