@@ -27,6 +27,18 @@ describe("NO_PROXY", () => {
     expect(bypassesProxy("http://[fd00::3]:1/", list)).toBe(true); // written uncompressed in the list
     expect(bypassesProxy("http://[fd00::4]/", list)).toBe(false);
   });
+  test("CIDR blocks match addresses inside them, IPv4 and IPv6, not names", () => {
+    const list = parseNoProxy("10.0.0.0/8, 192.168.1.0/24, fd00::/8, [2001:db8::]/32, 203.0.113.7/32");
+    for (const url of ["https://10.1.2.3/", "http://192.168.1.200:8420/", "https://[fd12:3456::1]/", "https://[2001:db8:0:1::5]:8443/", "https://203.0.113.7/", "https://[::ffff:10.0.0.1]/"]) {
+      expect([url, bypassesProxy(url, list)]).toEqual([url, url !== "https://[::ffff:10.0.0.1]/"]);
+    }
+    for (const url of ["https://11.0.0.1/", "http://192.168.2.1/", "https://[fe80::1]/", "https://[2001:db9::1]/", "https://203.0.113.8/", "https://ten.example/"]) {
+      expect([url, bypassesProxy(url, list)]).toEqual([url, false]);
+    }
+    expect(bypassesProxy("https://0a.example/", parseNoProxy("10.0.0.0/33"))).toBe(false); // not a block: read as a host name
+    expect(bypassesProxy("https://[::ffff:10.0.0.1]/", parseNoProxy("::ffff:0:0/96"))).toBe(true);
+  });
+
   test("a port applies to that port only; default ports count", () => {
     const l = parseNoProxy("svc.local:8443, plain.local:443");
     expect(bypassesProxy(new URL("https://svc.local:8443"), l)).toBe(true);

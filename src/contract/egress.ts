@@ -12,7 +12,58 @@ export function parseNoProxy(text: string | undefined): string[] {
     .filter(Boolean);
 }
 
-type Entry = { any: true } | { any: false; host: string; port: string | null };
+type Entry = { any: true } | { any: false; host: string; port: string | null } | { any: false; cidr: Cidr };
+type Cidr = { v6: boolean; base: bigint; bits: number };
+
+/** An IPv4 address as a number, or null. */
+function ipv4Value(text: string): bigint | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (!m) return null;
+  const parts = m.slice(1).map(Number);
+  if (parts.some((n) => n > 255)) return null;
+  return parts.reduce((acc, n) => (acc << 8n) | BigInt(n), 0n);
+}
+
+/** An IPv6 address (compressed, or with an IPv4 tail) as a 128-bit number, or null. */
+function ipv6Value(text: string): bigint | null {
+  const [head, tail, ...more] = text.split("::");
+  if (more.length > 0) return null;
+  const groups = (part: string | undefined): string[] | null => {
+    if (!part) return [];
+    const out: string[] = [];
+    for (const g of part.split(":")) {
+      const v4 = g.includes(".") ? ipv4Value(g) : null;
+      if (v4 !== null) out.push(((v4 >> 16n) & 0xffffn).toString(16), (v4 & 0xffffn).toString(16));
+      else if (/^[0-9a-f]{1,4}$/i.test(g)) out.push(g);
+      else return null;
+    }
+    return out;
+  };
+  const h = groups(head);
+  const t = tail === undefined ? [] : groups(tail);
+  if (!h || !t) return null;
+  const missing = 8 - h.length - t.length;
+  if (tail === undefined ? missing !== 0 : missing < 1) return null;
+  return [...h, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...t].reduce((acc, g) => (acc << 16n) | BigInt(`0x${g}`), 0n);
+}
+
+/** `10.0.0.0/8` or `fd00::/8` (curl and Go read CIDR blocks in NO_PROXY), or null. */
+function parseCidr(raw: string): Cidr | null {
+  const m = /^\[?([0-9a-f:.]+)\]?\/(\d{1,3})$/i.exec(raw);
+  if (!m) return null;
+  const bits = Number(m[2]);
+  const v4 = ipv4Value(m[1]!);
+  if (v4 !== null) return bits <= 32 ? { v6: false, base: v4, bits } : null;
+  const v6 = ipv6Value(m[1]!);
+  return v6 !== null && bits <= 128 ? { v6: true, base: v6, bits } : null;
+}
+
+function inCidr(host: string, c: Cidr): boolean {
+  const value = c.v6 ? ipv6Value(host) : ipv4Value(host);
+  if (value === null) return false;
+  const shift = BigInt((c.v6 ? 128 : 32) - c.bits);
+  return value >> shift === c.base >> shift;
+}
 
 /** An IPv6 address in the form URL.hostname gives it (compressed), or the text unchanged. */
 function canonicalIpv6(addr: string): string {
@@ -26,10 +77,13 @@ function canonicalIpv6(addr: string): string {
 /**
  * One NO_PROXY entry: `*`; `host`, `.suffix` or `*.suffix` (each matches the domain and its
  * subdomains); any of them with `:port`; an IPv4 address; an IPv6 address, bare (`::1`) or in
- * brackets (`[::1]`, `[::1]:8443`). A trailing dot is ignored.
+ * brackets (`[::1]`, `[::1]:8443`); a CIDR block of either (`10.0.0.0/8`, `fd00::/8`), which
+ * matches addresses written in the URL, not names. A trailing dot is ignored.
  */
 function parseEntry(raw: string): Entry {
   if (raw === "*") return { any: true };
+  const cidr = parseCidr(raw);
+  if (cidr) return { any: false, cidr };
   let host = raw;
   let port: string | null = null;
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw);
@@ -57,6 +111,7 @@ export function bypassesProxy(url: URL | string, noProxy: readonly string[]): bo
   return noProxy.some((raw) => {
     const e = parseEntry(raw);
     if (e.any) return true;
+    if ("cidr" in e) return inCidr(host, e.cidr);
     if (!e.host || (e.port !== null && e.port !== port)) return false;
     return host === e.host || host.endsWith(`.${e.host}`);
   });
