@@ -32,6 +32,16 @@ let owner: TestPage;
 let rt: SeededRuntime;
 const opened: TestPage[] = [];
 
+/** The page's refusal banner text; on a miss, what the page showed instead (for the log of a failed run). */
+async function alertText(page: TestPage["page"]): Promise<string> {
+  try {
+    return (await page.getByRole("alert").textContent()) ?? "";
+  } catch (e) {
+    const fields = await page.locator("input, select, textarea").evaluateAll((els) => els.map((el) => `${(el as HTMLInputElement).name}=${JSON.stringify((el as HTMLInputElement).value)} valid=${(el as HTMLInputElement).validity?.valid}`)).catch(() => []);
+    throw new Error(`no refusal banner at ${page.url()}; fields: ${fields.join(", ")}; page: ${(await page.content()).replace(/\s+/g, " ").slice(0, 3000)}; control plane: ${cp.logs().slice(-1500)}`, { cause: e });
+  }
+}
+
 async function fresh(opts: { javaScript?: boolean } = {}): Promise<TestPage> {
   const p = await openPage(browser, opts);
   opened.push(p);
@@ -63,7 +73,7 @@ describe("sign-in", () => {
     await page.getByLabel("Email", { exact: true }).fill("owner@example.com");
     await page.getByLabel("Password", { exact: true }).fill("not the password");
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("wrong email or password");
+    expect(await alertText(page)).toContain("wrong email or password");
     await page.getByLabel("Password", { exact: true }).fill(ownerPassword(cp));
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${cp.url}/agents`);
@@ -111,7 +121,7 @@ describe("agents", () => {
     expect(await page.locator("nav[aria-label=Console]").count()).toBe(0);
     const res = await page.goto(cp.url + "/agents");
     expect(res!.status()).toBe(403);
-    await expect(page.getByRole("alert").textContent()).resolves.toContain('"member"');
+    expect(await alertText(page)).toContain('"member"');
     await screenshot(page, "member-refused");
     // A POST with the member's own valid session and CSRF token is still refused on the server.
     await page.goto(cp.url + "/");
@@ -170,7 +180,7 @@ describe("runtime pages", () => {
     await page.getByLabel("Who (source)").fill("nobody");
     await page.getByLabel("What (destination)").fill("tool:x");
     await page.getByRole("button", { name: "Create policy" }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/src|source|pattern/i);
+    expect(await alertText(page)).toMatch(/src|source|pattern/i);
     await screenshot(page, "policies");
 
     await page.goto(cp.url + "/model-profiles");
@@ -220,7 +230,7 @@ describe("audit keys and escrow", () => {
     await page.getByLabel("Name", { exact: true }).fill("typo key");
     await page.getByLabel("Public key (age recipient)").fill("age1thisisnotarealrecipient");
     await page.getByRole("button", { name: "Register key" }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/recipient/i);
+    expect(await alertText(page)).toMatch(/recipient/i);
     expect((await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length).toBe(0);
     await screenshot(page, "audit-keys-refused");
   });
@@ -328,7 +338,7 @@ describe("svc login approval", () => {
     await signIn(page, cp, MEMBER.email, MEMBER.password, `/sign-in?next=${encodeURIComponent(`/login/approve?request=${lr.json.id}`)}`);
     expect(new URL(page.url()).pathname).toBe("/login/approve");
     expect(await page.getByRole("button", { name: "Approve svc login" }).count()).toBe(0);
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("Only owners and admins");
+    expect(await alertText(page)).toContain("Only owners and admins");
     const poll = await api(cp, "POST", `/api/v1/auth/login-requests/${lr.json.id}/token`, { poll_secret: lr.json.poll_secret }, null);
     expect(poll.status).toBe(428);
   });
@@ -349,7 +359,7 @@ describe("claim links", () => {
     await page.getByLabel("Email", { exact: true }).fill(MEMBER.email);
     await page.getByLabel("Password", { exact: true }).fill("wrong password here");
     await page.getByRole("button", { name: "Sign in and link" }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("wrong email or password");
+    expect(await alertText(page)).toContain("wrong email or password");
     await page.getByLabel("Password", { exact: true }).fill(MEMBER.password);
     await page.getByRole("button", { name: "Sign in and link" }).click();
     await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
