@@ -9,7 +9,7 @@
 // proxy sits in front (SVC_CP_TRUST_FORWARDED_FOR=1), and then only its last entry: the
 // address that proxy saw.
 import { createHash } from "node:crypto";
-import { and, eq, inArray, lte, or, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { tables } from "../db/index.ts";
@@ -49,15 +49,10 @@ export class FixedWindowLimiter {
     this.#sweepBatch = o.sweepBatch ?? SWEEP_BATCH;
   }
 
-  /** Seconds until the window ends when it holds `atLeast` events, else 0. */
-  waitFor(w: Window | undefined, now: number, atLeast = this.limit): number {
-    if (!w || now - w.windowStart >= this.windowMs || w.count < atLeast) return 0;
+  /** Seconds until the window ends when it holds more events than the limit, else 0. */
+  #waitFor(w: Window | undefined, now: number): number {
+    if (!w || now - w.windowStart >= this.windowMs || w.count <= this.limit) return 0;
     return Math.max(1, Math.ceil((w.windowStart + this.windowMs - now) / 1000));
-  }
-
-  /** Seconds to wait when the key is at its limit, else 0 (one select). */
-  blockedFor(key: string): Promise<number> {
-    return blockedFor([[this, key]]);
   }
 
   /**
@@ -82,7 +77,7 @@ export class FixedWindowLimiter {
       })
       .returning({ windowStart: w.windowStart, count: w.count });
     if (++this.#hits % this.#sweepEvery === 0) await this.sweep();
-    return this.waitFor(row, now, this.limit + 1);
+    return this.#waitFor(row, now);
   }
 
   /** Takes one event back (one update; never below 0): an attempt counted first that turned out fine. */
@@ -113,22 +108,6 @@ export class FixedWindowLimiter {
       this.deps.log.warn("rate-limit sweep failed", { scope: this.scope, error: e instanceof Error ? e.message : String(e) });
     }
   }
-}
-
-/** Seconds to wait until none of the keys is at its limit (0: none is), read in one select. */
-export async function blockedFor(checks: readonly (readonly [FixedWindowLimiter, string])[]): Promise<number> {
-  if (checks.length === 0) return 0;
-  const { db, now: clock } = checks[0]![0].deps;
-  const w = tables(db).rateLimitWindows;
-  const wanted = checks.map(([limiter, key]) => ({ limiter, key: hashedKey(key) }));
-  const rows = await db
-    .select()
-    .from(w)
-    .where(or(...wanted.map((c) => and(eq(w.scope, c.limiter.scope), eq(w.key, c.key)))));
-  const now = clock();
-  let wait = 0;
-  for (const c of wanted) wait = Math.max(wait, c.limiter.waitFor(rows.find((r) => r.scope === c.limiter.scope && r.key === c.key), now));
-  return wait;
 }
 
 export type RateLimitConfig = {
