@@ -99,9 +99,9 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     return Response.json(r, { status: r.ready ? 200 : 503 });
   }
 
-  async function models(req: Request): Promise<Response> {
+  async function models(_req: Request, user: FrontendUser | null): Promise<Response> {
     const compiled = d.status.serving() ? d.status.compiled : null;
-    const visible = compiled ? visibleModels(compiled, userFromHeaders(req.headers)) : null;
+    const visible = compiled ? visibleModels(compiled, user) : null;
     const created = compiled ? Math.floor(Date.parse(compiled.bundle.generated_at) / 1000) || 0 : 0;
     return Response.json({
       object: "list",
@@ -109,7 +109,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     });
   }
 
-  async function chat(req: Request): Promise<Response> {
+  async function chat(req: Request, user: FrontendUser | null): Promise<Response> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return unavailable();
     const read = await readJsonBody(req, CHAT_BODY_LIMIT);
@@ -119,7 +119,6 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
       return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
     }
     const chatBody = body as Record<string, unknown>;
-    const user = userFromHeaders(req.headers);
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
     // Policy first: a caller who may not call models learns nothing about the profile's models
@@ -192,7 +191,8 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     return Response.json({ record_id: record.id });
   }
 
-  type Handler = (req: Request) => Promise<Response>;
+  /** A route gets the request and the front-end user of its x-svc-user-* headers, read once. */
+  type Handler = (req: Request, user: FrontendUser | null) => Promise<Response>;
   // path → method → handler. A known path asked with another method is 405 with Allow.
   const routes = new Map<string, Map<string, Handler>>([
     [READYZ_PATH, new Map([["GET", readyz]])],
@@ -218,11 +218,16 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
       r.headers.set("allow", allow);
       return r;
     }
+    let user: FrontendUser | null;
     try {
-      userFromHeaders(req.headers); // refuses an over-long user header before any route runs
-      return await route(req);
+      user = userFromHeaders(req.headers);
     } catch (e) {
       if (e instanceof BadUserHeader) return openAIError(400, e.message, "invalid_request_error", "invalid_user");
+      throw e;
+    }
+    try {
+      return await route(req, user);
+    } catch (e) {
       d.log.error("local api request failed", { path, error: (e as Error).message });
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
