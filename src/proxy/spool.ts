@@ -73,10 +73,7 @@ export function completeLength(buf: Uint8Array): number {
 
 /** Cut a damaged tail off an append-only file (see the top of this file); absent is fine. */
 async function repairTail(path: string): Promise<void> {
-  const buf = await readFile(path).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === "ENOENT") return null;
-    throw e;
-  });
+  const buf = await ifPresent(readFile(path));
   if (buf === null) return;
   const end = completeLength(buf);
   if (end === buf.length) return;
@@ -89,11 +86,14 @@ async function repairTail(path: string): Promise<void> {
   }
 }
 
-const readIfPresent = (path: string) =>
-  readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
+/** A file read, or null when the file does not exist; any other failure is thrown. */
+function ifPresent<T>(read: Promise<T>): Promise<T | null> {
+  return read.catch((e: NodeJS.ErrnoException) => {
     if (e.code === "ENOENT") return null;
     throw e;
   });
+}
+const readIfPresent = (path: string) => ifPresent(readFile(path, "utf8"));
 
 export class AuditSpool {
   /** fdatasync calls made for appends (the group-commit test counts them). */
