@@ -8,13 +8,10 @@
 //   - have a timestamp within the window: not older than `maxAgeMs`, not more than
 //     `maxFutureMs` ahead of the control plane's clock.
 // A record that fails is rejected alone, with the reason; the rest of the batch is stored.
-import { FormatRegistry } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AuditRecord } from "../../contract/audit.ts";
+import "../../contract/formats.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-if (!FormatRegistry.Has("date-time")) FormatRegistry.Set("date-time", (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
 
 const recordSchema = TypeCompiler.Compile(AuditRecord);
 
