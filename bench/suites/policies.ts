@@ -2,12 +2,12 @@
 // policies are written straight into the control plane's SQLite file (the admin API would
 // take minutes for 100,000), the organization's revision is bumped, and the proxy picks the
 // bundle up on its next poll. Measured: the decision over the socket (Python, concurrency 1,
-// as the governor makes it) and the pure index lookup in process (src/proxy/policy-index.ts).
+// as the governor makes it) and the pure index lookup in process (src/proxy/policy/policy-index.ts).
 import { eq, like, sql } from "drizzle-orm";
 import { newId } from "../../src/contract/ids.ts";
 import type { PolicyBundle } from "../../src/contract/bundle.ts";
 import { openStore, tables } from "../../src/controlplane/db/index.ts";
-import { indexBundle, decideTool } from "../../src/proxy/policy-index.ts";
+import { indexBundle, decideTool } from "../../src/proxy/policy/policy-index.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
 import { decideLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";

@@ -53,7 +53,7 @@ export function formatDestination(d: PolicyDestination): string {
 
 /** A service user id as the control plane makes them: "usr_" and 26 Crockford base32 characters (contract/ids.ts). */
 const SERVICE_USER_ID_RE = new RegExp(`^${ID_PREFIXES.user}_[0-9A-HJKMNP-TV-Z]{26}$`);
-/** The installation's own subject, which decides calls that have no session user (proxy/policy-index.ts). */
+/** The installation's own subject, which decides calls that have no session user (proxy/policy/policy-index.ts). */
 const INSTALLATION_ID_RE = new RegExp(`^${ID_PREFIXES.installation}_[0-9A-HJKMNP-TV-Z]{26}$`);
 
 /**

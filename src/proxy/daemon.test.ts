@@ -9,10 +9,10 @@ import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
-import { argsDigest } from "./canonical.ts";
+import { argsDigest } from "./audit/canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
-import { TOOL_BODY_LIMIT } from "./json-body.ts";
+import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { evaluate, indexBundle, resolveSubject } from "../../proxy/policy-index.ts";
+import { evaluate, indexBundle, resolveSubject } from "../../proxy/policy/policy-index.ts";
 import { accountWithRole, agentAndInstallation, revisionOf, secondOrganization } from "../auth/test-fixtures.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";

@@ -100,7 +100,7 @@ def test_refusals_never_run_the_body(proxy, code, message, prefix):
 
 
 def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog):
-    # The proxy's real refusal (src/proxy/policy-index.ts) carries a detail; the model sees
+    # The proxy's real refusal (src/proxy/policy/policy-index.ts) carries a detail; the model sees
     # exactly the spec's text (§7).
     deny(proxy, "identity.unlinked", "Refused (identity.unlinked): this chat user is not linked to a service user; open the sign-in link sent to you, then ask again", claim_url=CLAIM)
     events = []

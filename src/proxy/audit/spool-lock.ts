@@ -19,7 +19,7 @@ import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFil
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { fsyncDir } from "./durable-file.ts";
+import { fsyncDir } from "../durable-file.ts";
 
 export const LOCK_FILE = "proxy.lock";
 /** A lock not renewed for this long is stale whoever holds it. */

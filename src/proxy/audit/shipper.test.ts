@@ -6,13 +6,13 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AuditRecord } from "../contract/audit.ts";
-import type { AuditBatchResponse } from "../contract/runtime-api.ts";
-import type { Logger } from "../log/index.ts";
-import { ControlPlaneError, credentialRefusal } from "./control-plane-client.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
+import type { Logger } from "../../log/index.ts";
+import { ControlPlaneError, credentialRefusal } from "../link/control-plane-client.ts";
 import { AuditShipper } from "./shipper.ts";
 import { AuditSpool, REJECTED_FILE } from "./spool.ts";
-import { fakeRecord } from "./testing/records.ts";
+import { fakeRecord } from "../testing/records.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -15,9 +15,9 @@
 //     as (a spool volume reused by another installation): never sent at all.
 // A refused credential (401/403) keeps every record in the spool: they ship if the token works
 // again. Until the proxy knows its installation (bootstrap), nothing is shipped.
-import type { AuditRecord } from "../contract/audit.ts";
-import type { Logger } from "../log/index.ts";
-import { ControlPlaneError, type ControlPlaneClient } from "./control-plane-client.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import type { Logger } from "../../log/index.ts";
+import { ControlPlaneError, type ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { AuditSpool } from "./spool.ts";
 
 export type ShipperOptions = {

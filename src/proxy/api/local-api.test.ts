@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { USER_HEADERS } from "../contract/local-api.ts";
-import type { Logger } from "../log/index.ts";
+import { USER_HEADERS } from "../../contract/local-api.ts";
+import type { Logger } from "../../log/index.ts";
 import { bearerMatches, createLocalApi, type LocalApiDeps, userFromHeaders } from "./local-api.ts";
-import { ProxyStatus } from "./status.ts";
+import { ProxyStatus } from "../policy/status.ts";
 
 describe("userFromHeaders", () => {
   test("no user id means no session user", () => {

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AuditRecord } from "../contract/audit.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
 import { AuditSpool, completeLength, REJECTED_FILE, type SpoolOptions, spoolLines } from "./spool.ts";
-import { fakeRecord } from "./testing/records.ts";
+import { fakeRecord } from "../testing/records.ts";
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -99,7 +99,7 @@ describe("AuditSpool", () => {
     await Bun.write(
       script,
       `import { AuditSpool } from ${JSON.stringify(join(import.meta.dir, "spool.ts"))};
-       import { fakeRecord } from ${JSON.stringify(join(import.meta.dir, "testing/records.ts"))};
+       import { fakeRecord } from ${JSON.stringify(join(import.meta.dir, "../testing/records.ts"))};
        const s = await AuditSpool.open(${JSON.stringify(join(dir, "spool"))});
        for (;;) { await Promise.all(Array.from({ length: 5 }, async () => { const r = fakeRecord(); await s.append(r); process.stdout.write(r.id + "\\n"); })); }`,
     );

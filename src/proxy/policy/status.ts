@@ -7,9 +7,9 @@
 //   unavailable  no decisions: no usable bundle yet, the control plane refused the last call
 //                (another 4xx), or it refused the runtime credential (401/403, 404 on bootstrap
 //                or bundle) — then the bundle and digest key are forgotten as well
-import type { BootstrapResponse, ProxyState } from "../contract/runtime-api.ts";
-import type { PolicyStatus } from "../contract/local-api.ts";
-import type { DigestKey } from "./call-content.ts";
+import type { BootstrapResponse, ProxyState } from "../../contract/runtime-api.ts";
+import type { PolicyStatus } from "../../contract/local-api.ts";
+import type { DigestKey } from "../audit/call-content.ts";
 import type { CompiledBundle } from "./policy-index.ts";
 
 export class ProxyStatus {

@@ -4,11 +4,11 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../contract/bundle.ts";
-import type { BootstrapResponse } from "../contract/runtime-api.ts";
-import type { Logger } from "../log/index.ts";
+import type { PolicyBundle } from "../../contract/bundle.ts";
+import type { BootstrapResponse } from "../../contract/runtime-api.ts";
+import type { Logger } from "../../log/index.ts";
 import { BundleLoop, CONFIRMATION_PERSIST_MS } from "./bundle-loop.ts";
-import { type BundleAnswer, type ControlPlaneClient, ControlPlaneError } from "./control-plane-client.ts";
+import { type BundleAnswer, type ControlPlaneClient, ControlPlaneError } from "../link/control-plane-client.ts";
 import { BUNDLE_FILE } from "./last-good.ts";
 import { ProxyStatus } from "./status.ts";
 

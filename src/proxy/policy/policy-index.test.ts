@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { BundlePolicy, PolicyBundle } from "../contract/bundle.ts";
+import type { BundlePolicy, PolicyBundle } from "../../contract/bundle.ts";
 import { auditSubject, indexBundle, decideModel, decideTool, visibleModels } from "./policy-index.ts";
 
 let n = 0;

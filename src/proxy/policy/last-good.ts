@@ -8,10 +8,10 @@
 // are missing or unreadable still gives its bundle, with no time.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { matches } from "./schema-check.ts";
-import { type BundleVersion, PolicyBundle } from "../contract/bundle.ts";
-import { writeFileDurably } from "./durable-file.ts";
-import { tokenFingerprint } from "./state-dir.ts";
+import { matches } from "../schema-check.ts";
+import { type BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
+import { writeFileDurably } from "../durable-file.ts";
+import { tokenFingerprint } from "../state-dir.ts";
 
 export const BUNDLE_FILE = "last-good-bundle.json";
 

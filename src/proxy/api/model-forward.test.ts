@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { BundleModelProfile } from "../contract/bundle.ts";
-import { ERROR_BODY_LIMIT, readErrorBody } from "./error-body.ts";
+import type { BundleModelProfile } from "../../contract/bundle.ts";
+import { ERROR_BODY_LIMIT, readErrorBody } from "../error-body.ts";
 import { forwardChat } from "./model-forward.ts";
 
 const profile: BundleModelProfile = { id: "mp_1", display_name: "Test LLM", endpoint: "https://llm.test/v1", auth_type: "none", default_model: "m", models: [], api_key_sealed: null };

@@ -24,8 +24,8 @@
 import { type FileHandle, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { join } from "node:path";
-import type { AuditRecord } from "../contract/audit.ts";
-import { fsyncDir } from "./durable-file.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import { fsyncDir } from "../durable-file.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 export const REJECTED_FILE = "rejected.jsonl";

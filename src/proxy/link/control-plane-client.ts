@@ -1,8 +1,8 @@
 // The runtime API client (ARCHITECTURE.md "Runtime ↔ control plane"): bearer runtime token,
 // x-svc-replica after bootstrap, the egress proxy for control-plane calls only (unless the
 // host is in SVC_PROXY_NO_PROXY), a custom CA trusted alongside the system roots.
-import type { AuditRecord } from "../contract/audit.ts";
-import type { BundleVersion, PolicyBundle } from "../contract/bundle.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import {
   AuditBatchResponse,
   type BootstrapRequest,
@@ -12,11 +12,11 @@ import {
   type HeartbeatRequest,
   REPLICA_HEADER,
   RUNTIME_API_PREFIX,
-} from "../contract/runtime-api.ts";
-import { PolicyBundle as PolicyBundleSchema } from "../contract/bundle.ts";
-import { egressProxyFor, redactUrlCredentials } from "../contract/egress.ts";
-import { readErrorBody } from "./error-body.ts";
-import { firstProblem } from "./schema-check.ts";
+} from "../../contract/runtime-api.ts";
+import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
+import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
+import { readErrorBody } from "../error-body.ts";
+import { firstProblem } from "../schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
 

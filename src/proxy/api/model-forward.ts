@@ -3,8 +3,8 @@
 // https://api.openai.com/v1 or https://llm.internal/v1). The answer is relayed as it comes:
 // an SSE stream is piped chunk by chunk, never buffered. Upstream failures come back in
 // OpenAI error format; their bodies are read only up to ERROR_BODY_LIMIT (error-body.ts).
-import type { BundleModelProfile } from "../contract/bundle.ts";
-import { readErrorBody } from "./error-body.ts";
+import type { BundleModelProfile } from "../../contract/bundle.ts";
+import { readErrorBody } from "../error-body.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 

@@ -4,7 +4,7 @@
 import { Decrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileDurably } from "./durable-file.ts";
+import { writeFileDurably } from "../durable-file.ts";
 
 export const IDENTITY_FILE = "credential-sync.key";
 

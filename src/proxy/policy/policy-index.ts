@@ -2,11 +2,11 @@
 // made from it. Pure: no clock, no I/O. A decision looks up one destination, then the
 // caller's user id, each of its groups and "*": its cost grows with the caller's groups,
 // never with the number of policies. Deny overrides permit; no matching permit is a deny.
-import type { AuditSubject } from "../contract/audit.ts";
-import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleTool, PolicyBundle } from "../contract/bundle.ts";
-import { REFUSAL_CODES, type RefusalCode } from "../contract/errors.ts";
-import type { FrontendUser } from "../contract/local-api.ts";
-import { parseDestination, parseSource } from "../contract/patterns.ts";
+import type { AuditSubject } from "../../contract/audit.ts";
+import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleTool, PolicyBundle } from "../../contract/bundle.ts";
+import { REFUSAL_CODES, type RefusalCode } from "../../contract/errors.ts";
+import type { FrontendUser } from "../../contract/local-api.ts";
+import { parseDestination, parseSource } from "../../contract/patterns.ts";
 
 export const MODEL_ACTION = "model:invoke";
 

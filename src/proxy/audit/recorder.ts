@@ -1,12 +1,12 @@
 // Turns decisions and outcomes into audit records and writes them to the spool. append()
 // resolves only once the record is durable, so callers answer the decision after it.
 // Arguments and payload pass through sealCallContent and are never kept in plain text.
-import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../contract/audit.ts";
-import { newId } from "../contract/ids.ts";
+import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
+import { newId } from "../../contract/ids.ts";
 import { sealCallContent } from "./call-content.ts";
-import { auditSubject, type CompiledBundle, type Decision } from "./policy-index.ts";
+import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
-import type { ProxyStatus } from "./status.ts";
+import type { ProxyStatus } from "../policy/status.ts";
 
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
 type Permitted = Pick<AuditRecord, "action" | "tool_name" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;

@@ -4,18 +4,18 @@
 // Bodies are read within a per-route limit (json-body.ts): a client's mistake is a 4xx with a
 // stable code, never a 500.
 // A decision is answered only after its audit record is durable in the spool.
-import { bearer, safeEqual } from "../contract/bearer.ts";
-import { REFUSAL_CODES } from "../contract/errors.ts";
-import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, USER_HEADERS } from "../contract/local-api.ts";
-import type { Logger } from "../log/index.ts";
-import type { ControlPlaneClient } from "./control-plane-client.ts";
-import type { CredentialSync } from "./credential-sync.ts";
+import { bearer, safeEqual } from "../../contract/bearer.ts";
+import { REFUSAL_CODES } from "../../contract/errors.ts";
+import { DecideRequest, type DecideResponse, type FrontendUser, OutcomeRequest, USER_HEADERS } from "../../contract/local-api.ts";
+import type { Logger } from "../../log/index.ts";
+import type { ControlPlaneClient } from "../link/control-plane-client.ts";
+import type { CredentialSync } from "../link/credential-sync.ts";
 import { type BodyResult, CHAT_BODY_LIMIT, readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { forwardChat, openAIError } from "./model-forward.ts";
-import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "./policy-index.ts";
-import type { AuditRecorder } from "./recorder.ts";
-import { firstProblem } from "./schema-check.ts";
-import type { ProxyStatus } from "./status.ts";
+import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "../policy/policy-index.ts";
+import type { AuditRecorder } from "../audit/recorder.ts";
+import { firstProblem } from "../schema-check.ts";
+import type { ProxyStatus } from "../policy/status.ts";
 
 /** The one route that needs no token. */
 export const READYZ_PATH = "/readyz";

@@ -1,9 +1,9 @@
 // Heartbeats: every SVC_PROXY_HEARTBEAT_INTERVAL, tell the control plane this replica's state,
 // policy revision, tool count, version and spool depth. Sent only after bootstrap (the
 // control plane knows the replica from then on); a failure is logged once per streak.
-import type { Logger } from "../log/index.ts";
+import type { Logger } from "../../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
-import type { ProxyStatus } from "./status.ts";
+import type { ProxyStatus } from "../policy/status.ts";
 
 export type HeartbeatOptions = {
   client: ControlPlaneClient;

@@ -8,12 +8,12 @@
 // the supervisor reports "runtime bootstrap failed"). Failures retry sooner, backing off up to
 // the interval; the loop keeps trying, so the same token working again brings it back.
 import { hostname } from "node:os";
-import type { BundleVersion } from "../contract/bundle.ts";
-import type { Logger } from "../log/index.ts";
-import { ControlPlaneError, type ControlPlaneClient, credentialRefusal, isTransient } from "./control-plane-client.ts";
+import type { BundleVersion } from "../../contract/bundle.ts";
+import type { Logger } from "../../log/index.ts";
+import { ControlPlaneError, type ControlPlaneClient, credentialRefusal, isTransient } from "../link/control-plane-client.ts";
 import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
 import { indexBundle } from "./policy-index.ts";
-import { BOOTSTRAP_FILE, forgetCredentialState, loadBootstrap, saveBootstrap } from "./state-dir.ts";
+import { BOOTSTRAP_FILE, forgetCredentialState, loadBootstrap, saveBootstrap } from "../state-dir.ts";
 import type { ProxyStatus } from "./status.ts";
 
 export const DEFAULT_POLL_MS = 60_000;

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../contract/bundle.ts";
+import type { PolicyBundle } from "../../contract/bundle.ts";
 import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
-import { loadBootstrap, loadOrCreateReplicaId, saveBootstrap } from "./state-dir.ts";
+import { loadBootstrap, loadOrCreateReplicaId, saveBootstrap } from "../state-dir.ts";
 
 const dirs: string[] = [];
 const tmp = () => {

@@ -3,7 +3,7 @@
 // recipient when there is at least one (age v1, sealed with native primitives by
 // age-seal.ts); otherwise nothing more (digest-only). The plain arguments exist only in
 // memory for the length of this call.
-import type { BundleRecipient } from "../contract/bundle.ts";
+import type { BundleRecipient } from "../../contract/bundle.ts";
 import { ageSeal } from "./age-seal.ts";
 import { argsDigest, canonicalJson } from "./canonical.ts";
 

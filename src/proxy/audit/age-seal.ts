@@ -7,7 +7,7 @@
 // cipher and WebCrypto has none; composing them directly skips noble's wrapper (~3x faster
 // for the 16-byte file key). The output is the binary age v1 file as `age` and age-encryption
 // write it. Decryption and key generation stay with the age-encryption package.
-import { x25519RecipientKey } from "../contract/age-recipient.ts";
+import { x25519RecipientKey } from "../../contract/age-recipient.ts";
 import { poly1305 } from "@noble/ciphers/_poly1305.js";
 import { chacha20 } from "@noble/ciphers/chacha.js";
 import { createHmac, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject, randomBytes } from "node:crypto";
