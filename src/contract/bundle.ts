@@ -54,6 +54,31 @@ export const BundleRecipient = Type.Object({
 });
 export type BundleRecipient = Static<typeof BundleRecipient>;
 
+/**
+ * An MCP tool server assigned to the agent (issue 13). Its tools are governed as
+ * `tool:<name>.<tool>`; the runtime lists them (`tools/list`) and registers them through the
+ * tool sync like pack tools. Secrets (HTTP headers, stdio environment) exist only sealed to the
+ * runtimes' credential-sync keys, exactly like a model profile's API key.
+ */
+export const BundleToolServer = Type.Object({
+  id: Type.String(),
+  /** The tool-name prefix: server `github` + tool `create_issue` → `github.create_issue`. */
+  name: Type.String(),
+  transport: Type.Union([Type.Literal("http"), Type.Literal("stdio")]),
+  /** `http`: the Streamable HTTP endpoint (https, same URL rules as model endpoints). */
+  url: Type.Union([Type.String(), Type.Null()]),
+  /** `stdio`: the command installed in the image and its arguments. */
+  command: Type.Union([Type.String(), Type.Null()]),
+  args: Type.Array(Type.String()),
+  /** age ciphertext (base64) of a JSON object {header: value} (http) or {VAR: value} (stdio), or null. */
+  secrets_sealed: Type.Union([Type.String(), Type.Null()]),
+  /** When set, only these upstream tool names are served. */
+  allowed_tools: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  /** Admin overrides of the access derived from MCP annotations (readOnlyHint true → read). */
+  access_overrides: Type.Record(Type.String(), ToolAccess),
+});
+export type BundleToolServer = Static<typeof BundleToolServer>;
+
 export const PolicyBundle = Type.Object({
   version: Type.Union([Type.Literal(1), Type.Literal(2)]),
   revision: Type.Integer({ description: "monotonic per organization; changes whenever anything in the bundle may change" }),
@@ -67,5 +92,7 @@ export const PolicyBundle = Type.Object({
   identities: Type.Array(BundleIdentity),
   model_profile: Type.Union([BundleModelProfile, Type.Null()]),
   recipients: Type.Array(BundleRecipient),
+  /** MCP tool servers assigned to the agent (absent from control planes before issue 13). */
+  tool_servers: Type.Optional(Type.Array(BundleToolServer)),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;
