@@ -4,6 +4,7 @@
 # fresh database copied from a migrated template. Durability is switched off: it is test data.
 #   bash scripts/postgres-test-server.sh          start if needed, print the URL
 #   bash scripts/postgres-test-server.sh stop     stop it
+#   bash scripts/postgres-test-server.sh status   exit 0 when it is running
 set -euo pipefail
 
 PORT=${SVC_TEST_PG_PORT:-54329}
@@ -15,6 +16,7 @@ URL="postgres://postgres@127.0.0.1:$PORT/postgres"
 # The server refuses to run as root: as root, run it as the postgres user the package creates.
 as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
+if [ "${1:-}" = status ]; then exec "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT"; fi
 if [ "${1:-}" = stop ]; then
   [ -f "$DIR/data/postmaster.pid" ] && as_owner "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
   exit 0

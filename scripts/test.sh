@@ -61,6 +61,12 @@ run_suite unit "${BUN_TEST[@]}" src test/support; count_bun test-artifacts/unit.
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
 # The control plane again on PostgreSQL, its scale-out store: its unit suites and every
 # cross-process suite (each control plane they start gets a fresh database).
+# The PostgreSQL server is stopped at the end only when this run started it (another run on
+# the machine may be using one that was already up).
+pg_was_running=0
+bash scripts/postgres-test-server.sh status >/dev/null 2>&1 && pg_was_running=1
+stop_started_servers() { [ "$pg_was_running" = 1 ] || bash scripts/postgres-test-server.sh stop >/dev/null 2>&1 || true; }
+trap stop_started_servers EXIT
 if PG_URL=$(bash scripts/postgres-test-server.sh 2>test-artifacts/postgres-server.log); then
   export SVC_TEST_POSTGRES_URL="$PG_URL"
   run_suite unit-postgres "${BUN_TEST[@]}" src/controlplane; count_bun test-artifacts/unit-postgres.log unit-postgres
