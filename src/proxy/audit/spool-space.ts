@@ -3,6 +3,7 @@
 // EDQUOT), not a guess from free bytes; it ends when the filesystem has room again (the
 // control plane took the backlog and its segments were deleted, or an operator freed space).
 import { statfsSync } from "node:fs";
+import type { SpoolStatus } from "../../contract/local-api.ts";
 
 /** Below this many free bytes the spool reports `low` and the proxy warns (SVC_PROXY_AUDIT_LOW_SPACE). */
 export const DEFAULT_LOW_SPACE_BYTES = 64 * 1024 * 1024;
@@ -11,16 +12,8 @@ export const RESUME_FREE_BYTES = 1024 * 1024;
 /** The smallest spool volume docs/proxy.md recommends; a smaller one is warned about at start. */
 export const MIN_SPOOL_VOLUME_BYTES = 256 * 1024 * 1024;
 
-export type SpoolSpaceState = "ok" | "low" | "full";
-
-/** What /readyz, `svc policy show`, the heartbeat and the console say about the spool. */
-export type SpoolHealth = {
-  state: SpoolSpaceState;
-  path: string;
-  /** Bytes the proxy may still write on the spool's filesystem; null when it cannot be read. */
-  free_bytes: number | null;
-  low_space_bytes: number;
-};
+/** What /readyz, `svc policy show`, the heartbeat and the console say about the spool (contract SpoolStatus). */
+export type SpoolHealth = SpoolStatus;
 
 /** The errors of a write that mean "no room": the disk or the user's quota is full. */
 export function isNoSpace(e: unknown): boolean {
@@ -48,8 +41,17 @@ export function volumeBytes(dir: string): number | null {
   }
 }
 
-export const formatBytes = (n: number | null): string =>
-  n === null ? "unknown" : n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
+const UNITS: [number, string][] = [
+  [1024 ** 3, "GiB"],
+  [1024 ** 2, "MiB"],
+  [1024, "KiB"],
+];
+
+export function formatBytes(n: number | null): string {
+  if (n === null) return "unknown";
+  for (const [size, unit] of UNITS) if (n >= size) return `${(n / size).toFixed(1)} ${unit}`;
+  return `${n} bytes`;
+}
 
 /** The sentence /readyz and `svc policy show` give while the spool is full. */
 export function spoolFullReason(h: Pick<SpoolHealth, "path" | "free_bytes">): string {
