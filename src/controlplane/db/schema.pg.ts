@@ -178,6 +178,11 @@ export const runtimeReplicas = pgTable(
     policyRevision: integer("policy_revision"),
     toolCount: integer("tool_count"),
     spoolDepth: integer("spool_depth"),
+    /** The replica's audit spool space: ok, low, full (full: it refuses decisions). */
+    spoolState: text("spool_state"),
+    spoolFreeBytes: bigint("spool_free_bytes", { mode: "number" }),
+    /** The replica's clock minus the control plane's at its last heartbeat (positive: ahead). */
+    clockSkewMs: integer("clock_skew_ms"),
     lastSuccess: text("last_success"),
     bootstrappedAt: millis("bootstrapped_at").notNull(),
     lastHeartbeatAt: millis("last_heartbeat_at"),

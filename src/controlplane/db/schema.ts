@@ -171,6 +171,11 @@ export const runtimeReplicas = sqliteTable(
     policyRevision: integer("policy_revision"),
     toolCount: integer("tool_count"),
     spoolDepth: integer("spool_depth"),
+    /** The replica's audit spool space: ok, low, full (full: it refuses decisions). */
+    spoolState: text("spool_state"),
+    spoolFreeBytes: integer("spool_free_bytes"),
+    /** The replica's clock minus the control plane's at its last heartbeat (positive: ahead). */
+    clockSkewMs: integer("clock_skew_ms"),
     lastSuccess: text("last_success"),
     bootstrappedAt: integer("bootstrapped_at").notNull(),
     lastHeartbeatAt: integer("last_heartbeat_at"),
