@@ -1,0 +1,43 @@
+// The table of audit records. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+
+export const auditRecords = table(
+  "audit_records",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    workspaceId: c.text("workspace_id").notNull(),
+    installationId: c.text("installation_id").notNull(),
+    agentId: c.text("agent_id").notNull(),
+    replicaId: c.text("replica_id"),
+    ts: c.millis("ts").notNull(),
+    kind: c.text("kind", { enum: ["tool", "model", "outcome"] }).notNull(),
+    harness: c.text("harness").notNull(),
+    action: c.text("action").notNull(),
+    toolName: c.text("tool_name"),
+    model: c.text("model"),
+    decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
+    reason: c.text("reason").notNull(),
+    policyId: c.text("policy_id"),
+    policyRevision: c.integer("policy_revision").notNull(),
+    userId: c.text("user_id"),
+    remoteUserId: c.text("remote_user_id"),
+    viaInstallation: c.bool("via_installation").notNull(),
+    ref: c.text("ref"),
+    outcome: c.text("outcome"),
+    exitCode: c.integer("exit_code"),
+    argsDigest: c.text("args_digest"),
+    digestKeyId: c.text("digest_key_id"),
+    recipientKeyIds: c.json<string[]>("recipient_key_ids").notNull(),
+    /** The age ciphertext, opaque to the service: stored, never decrypted. */
+    ciphertext: c.bytes("ciphertext"),
+    receivedAt: c.millis("received_at").notNull(),
+  }),
+  (t, c) => [
+    c.index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
+    c.index("audit_org_id").on(t.orgId, t.id),
+    c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
+    c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
+    c.index("audit_ref").on(t.ref),
+  ],
+);
