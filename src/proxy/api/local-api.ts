@@ -15,6 +15,7 @@ import { type ModelCallEnd, forwardMetered } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "../policy/policy-index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
+import { SpoolFullError } from "../audit/spool-space.ts";
 import { firstProblem } from "../schema-check.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 
@@ -231,6 +232,8 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     try {
       return await route(req, user);
     } catch (e) {
+      // No room for the audit record: fail closed, naming the spool (path, free bytes).
+      if (e instanceof SpoolFullError) return openAIError(e.status, e.message, "unavailable", e.code, { spool: e.path, free_bytes: e.freeBytes });
       d.log.error("local api request failed", { path, error: (e as Error).message });
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
