@@ -30,6 +30,8 @@ const sqliteNow: SQL = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 const pgKit = {
   text: pg.text,
   integer: pg.integer,
+  /** A float: double precision (SQLite: real). */
+  double: (name: string) => pg.doublePrecision(name),
   /** Epoch milliseconds: bigint read as a number (SQLite: integer). */
   millis: (name: string) => pg.bigint(name, { mode: "number" }),
   /** boolean (SQLite: integer 0/1). */
@@ -68,6 +70,7 @@ function redirecting<B extends object>(builder: B): B {
 const sqliteKit = {
   text: (name: string, config?: { enum?: readonly [string, ...string[]] }) => redirecting(lite.text(name, config as never)),
   integer: (name: string) => redirecting(lite.integer(name)),
+  double: (name: string) => redirecting(lite.real(name)),
   millis: (name: string) => redirecting(lite.integer(name)),
   bool: (name: string) => redirecting(lite.integer(name, { mode: "boolean" })),
   json: (name: string) => redirecting(lite.text(name, { mode: "json" })),

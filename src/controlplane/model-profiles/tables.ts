@@ -19,6 +19,8 @@ export const modelProfiles = table(
     sealedTo: c.json<string[]>("sealed_to").notNull().default([]),
     /** The credential-sync recipients (age1…) of those replicas when the key was stored: what readiness compares. */
     sealedRecipients: c.json<string[]>("sealed_recipients").notNull().default([]),
+    /** Model name → price per 1M tokens {prompt, completion} (issue 16); null = no prices. */
+    prices: c.json<Record<string, { prompt: number; completion: number }>>("prices"),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],

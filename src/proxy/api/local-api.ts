@@ -11,7 +11,8 @@ import type { Logger } from "../../log/index.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import { type BodyResult, CHAT_BODY_LIMIT, readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
-import { forwardChat, openAIError } from "./model-forward.ts";
+import { type ModelCallEnd, forwardMetered } from "./metered-call.ts";
+import { openAIError } from "./model-forward.ts";
 import { type Decision, decideModel, decideTool, MODEL_ACTION, refusalMessage, visibleModels } from "../policy/policy-index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
@@ -34,6 +35,8 @@ export type LocalApiDeps = {
   fetchImpl?: typeof fetch;
   /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onRuntimeError?: (e: unknown) => void;
+  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
+  onModelCallEnd?: (end: ModelCallEnd) => void;
 };
 
 /** The Authorization header carries the runtime token (constant-time compare). */
@@ -152,7 +155,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
         return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
       }
     }
-    return forwardChat({ profile, apiKey, body: { ...chatBody, model }, ca: d.modelCa, signal: req.signal, ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}) });
+    return forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: d.modelCa, signal: req.signal, ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}), compiled, decision: record, recorder: d.recorder, log: d.log, ...(d.onModelCallEnd ? { onEnd: d.onModelCallEnd } : {}) });
   }
 
   async function decide(req: Request): Promise<Response> {
