@@ -3,7 +3,7 @@
 // Times are epoch milliseconds (bigint, read as numbers); lists are jsonb; booleans are boolean.
 // schema-parity.test.ts checks that both files declare the same tables, columns and row types.
 import { sql } from "drizzle-orm";
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const now = sql`((extract(epoch from clock_timestamp()) * 1000)::bigint)`;
 const millis = (name: string) => bigint(name, { mode: "number" });
@@ -219,6 +219,8 @@ export const modelProfiles = pgTable(
     sealedTo: jsonb("sealed_to").$type<string[]>().notNull().default([]),
     /** The credential-sync recipients (age1…) of those replicas when the key was stored: what readiness compares. */
     sealedRecipients: jsonb("sealed_recipients").$type<string[]>().notNull().default([]),
+    /** Model name → price per 1M tokens {prompt, completion} (issue 16); null = no prices. */
+    prices: jsonb("prices").$type<Record<string, { prompt: number; completion: number }>>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],
@@ -362,6 +364,11 @@ export const auditRecords = pgTable(
     recipientKeyIds: jsonb("recipient_key_ids").$type<string[]>().notNull(),
     /** The age ciphertext, opaque to the service: stored, never decrypted. */
     ciphertext: bytea("ciphertext"),
+    /** Usage of a model call, on its outcome record (issue 16). */
+    promptTokens: integer("prompt_tokens"),
+    completionTokens: integer("completion_tokens"),
+    cost: doublePrecision("cost"),
+    durationMs: integer("duration_ms"),
     receivedAt: millis("received_at").notNull(),
   },
   (t) => [
@@ -370,6 +377,8 @@ export const auditRecords = pgTable(
     index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
     index("audit_ref").on(t.ref),
+    // usage sums over a time range (svc usage, budgets) read only outcome rows
+    index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
   ],
 );
 
@@ -404,4 +413,25 @@ export const directorySyncRuns = pgTable(
     errors: jsonb("errors").$type<string[]>().notNull(),
   },
   (t) => [index("directory_sync_runs_org").on(t.orgId, t.startedAt)],
+);
+
+// ── budgets (issue 16) ─────────────────────────────────────────────────────────────────
+
+/** A spending limit on a user, a group (its members together) or an agent, per day or month (UTC). */
+export const budgets = pgTable(
+  "budgets",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: ["user", "group", "agent"] }).notNull(),
+    /** usr_…, grp_… or agt_… */
+    scopeId: text("scope_id").notNull(),
+    period: text("period", { enum: ["day", "month"] }).notNull(),
+    unit: text("unit", { enum: ["tokens", "money"] }).notNull(),
+    /** Tokens (prompt + completion), or money in the currency of the model profiles' prices. */
+    limit: doublePrecision("limit").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("budgets_org_name").on(t.orgId, t.name)],
 );

@@ -2,7 +2,7 @@
 // hold small lists. Each resource folder of src/controlplane/ owns its tables and is the
 // only code that queries them; others call its service functions.
 import { sql } from "drizzle-orm";
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 const createdAt = () => integer("created_at").notNull().default(now);
@@ -212,6 +212,8 @@ export const modelProfiles = sqliteTable(
     sealedTo: text("sealed_to", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     /** The credential-sync recipients (age1…) of those replicas when the key was stored: what readiness compares. */
     sealedRecipients: text("sealed_recipients", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** Model name → price per 1M tokens {prompt, completion} (issue 16); null = no prices. */
+    prices: text("prices", { mode: "json" }).$type<Record<string, { prompt: number; completion: number }>>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("model_profiles_ws_name").on(t.workspaceId, t.displayName)],
@@ -355,6 +357,11 @@ export const auditRecords = sqliteTable(
     recipientKeyIds: text("recipient_key_ids", { mode: "json" }).$type<string[]>().notNull(),
     /** The age ciphertext, opaque to the service: stored, never decrypted. */
     ciphertext: blob("ciphertext", { mode: "buffer" }),
+    /** Usage of a model call, on its outcome record (issue 16). */
+    promptTokens: integer("prompt_tokens"),
+    completionTokens: integer("completion_tokens"),
+    cost: real("cost"),
+    durationMs: integer("duration_ms"),
     receivedAt: integer("received_at").notNull(),
   },
   (t) => [
@@ -363,6 +370,8 @@ export const auditRecords = sqliteTable(
     index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
     index("audit_ref").on(t.ref),
+    // usage sums over a time range (svc usage, budgets) read only outcome rows
+    index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
   ],
 );
 
@@ -397,4 +406,25 @@ export const directorySyncRuns = sqliteTable(
     errors: text("errors", { mode: "json" }).$type<string[]>().notNull(),
   },
   (t) => [index("directory_sync_runs_org").on(t.orgId, t.startedAt)],
+);
+
+// ── budgets (issue 16) ─────────────────────────────────────────────────────────────────
+
+/** A spending limit on a user, a group (its members together) or an agent, per day or month (UTC). */
+export const budgets = sqliteTable(
+  "budgets",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: ["user", "group", "agent"] }).notNull(),
+    /** usr_…, grp_… or agt_… */
+    scopeId: text("scope_id").notNull(),
+    period: text("period", { enum: ["day", "month"] }).notNull(),
+    unit: text("unit", { enum: ["tokens", "money"] }).notNull(),
+    /** Tokens (prompt + completion), or money in the currency of the model profiles' prices. */
+    limit: real("limit").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("budgets_org_name").on(t.orgId, t.name)],
 );

@@ -4,7 +4,8 @@
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../policy/policy-index.ts";
 import { CHAT_BODY_LIMIT, readJsonBody } from "./json-body.ts";
-import { forwardChat, openAIError } from "./model-forward.ts";
+import { forwardMetered } from "./metered-call.ts";
+import { openAIError } from "./model-forward.ts";
 import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
 
 export function chatRoutes(c: RouteContext): Route[] {
@@ -48,7 +49,7 @@ export function chatRoutes(c: RouteContext): Route[] {
         return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
       }
     }
-    return forwardChat({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}) });
+    return forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, ...(c.onModelCallEnd ? { onEnd: c.onModelCallEnd } : {}) });
   }
 
   return [{ method: "POST", path: "/v1/chat/completions", handler: chat }];

@@ -16,6 +16,7 @@ import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
 import { ClaimLinks } from "./claim-links.ts";
 import { DecisionSummary } from "./decision-summary.ts";
+import type { ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 import { BadUserHeader, bearerMatches, userFromHeaders } from "./request-user.ts";
 import type { Route, RouteContext, RouteHandler } from "./routes.ts";
@@ -37,6 +38,8 @@ export type LocalApiDeps = {
   fetchImpl?: typeof fetch;
   /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onRuntimeError?: (e: unknown) => void;
+  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
+  onModelCallEnd?: (end: ModelCallEnd) => void;
   /** The periodic decision summary; the daemon stops it at shutdown. */
   decisions?: DecisionSummary;
 };
@@ -55,6 +58,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     decisions: d.decisions ?? new DecisionSummary({ log: d.log }),
     log: d.log,
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
+    ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
   };
   return routeRequests(d.token, ROUTE_MODULES.flatMap((m) => m(ctx)), d.log);
 }

@@ -9,6 +9,7 @@ import type { ProxyStatus } from "../policy/status.ts";
 import type { ClaimLinks } from "./claim-links.ts";
 import type { DecisionSummary } from "./decision-summary.ts";
 import type { BodyResult } from "./json-body.ts";
+import type { ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 
 /** A route gets the request and the front-end user of its x-svc-user-* headers, read once. */
@@ -33,6 +34,8 @@ export type RouteContext = {
   decisions: DecisionSummary;
   log: Logger;
   fetchImpl?: typeof fetch;
+  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
+  onModelCallEnd?: (end: ModelCallEnd) => void;
 };
 
 /** No usable bundle (starting, refused credential, unavailable): 503, the reason named. */
