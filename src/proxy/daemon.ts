@@ -18,6 +18,7 @@ import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
+import { DecisionSummary } from "./api/decision-summary.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
@@ -149,7 +150,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const ship = shipper;
   const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
+  const decisions = new DecisionSummary({ log });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, decisions });
 
   loop.reloadPersisted();
   const oldUmask = process.umask(0o177);
@@ -197,6 +199,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // stream may last minutes (idleTimeout 0) and would hold the exit forever. What is
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
+        decisions.stop();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await spool.close();
