@@ -61,6 +61,15 @@ export const OutcomeRequest = Type.Object(
 );
 export type OutcomeRequest = Static<typeof OutcomeRequest>;
 
+/** One assigned MCP server as the proxy sees it (issue 13): reachable with its tool count, or why not. */
+export const ToolServerStatus = Type.Object({
+  name: Type.String(),
+  state: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  tool_count: Type.Integer({ minimum: 0 }),
+});
+export type ToolServerStatus = Static<typeof ToolServerStatus>;
+
 export const PolicyStatus = Type.Object({
   tool_count: Type.Integer(),
   state: Type.String(),
@@ -71,5 +80,7 @@ export const PolicyStatus = Type.Object({
   last_error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   bundle_version: Type.Optional(Type.Integer()),
   spool_depth: Type.Optional(Type.Integer()),
+  /** The assigned MCP servers (absent when none is assigned). */
+  tool_servers: Type.Optional(Type.Array(ToolServerStatus)),
 });
 export type PolicyStatus = Static<typeof PolicyStatus>;

@@ -24,6 +24,9 @@ import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
+import { mcpLocalRoutes } from "./mcp/local-routes.ts";
+import { McpRegistration } from "./mcp/registration.ts";
+import { McpServers } from "./mcp/servers.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -106,6 +109,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
+  // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
+  let registration: McpRegistration | null = null;
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync() });
+  registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
+  const mcpRegistration = registration;
+  status.toolServers = () => mcp.status();
   const loop = new BundleLoop({
     client,
     status,
@@ -119,6 +128,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
+    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(() => mcpRegistration.resync()),
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);
@@ -132,7 +142,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const ship = shipper;
   const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, extraRoutes: mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }) });
 
   loop.reloadPersisted();
   const oldUmask = process.umask(0o177);
@@ -182,6 +192,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
+        await mcp.close();
         await spool.close();
         lock.release();
         rmSync(config.socketPath, { force: true });

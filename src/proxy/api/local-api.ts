@@ -31,6 +31,8 @@ export type LocalApiDeps = {
   spoolDepth: () => number;
   log: Logger;
   fetchImpl?: typeof fetch;
+  /** Routes of other subsystems served here too (the MCP gateway's, mcp/local-routes.ts). */
+  extraRoutes?: Map<string, Map<string, (req: Request) => Promise<Response>>>;
   /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onRuntimeError?: (e: unknown) => void;
 };
@@ -201,6 +203,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     ["/v1/tools/decide", new Map([["POST", decide]])],
     ["/v1/tools/outcome", new Map([["POST", outcome]])],
     ["/v1/policy", new Map([["GET", async () => Response.json(d.status.report(d.spoolDepth()))]])],
+    ...(d.extraRoutes ?? new Map()),
   ]);
 
   return async (req) => {

@@ -8,7 +8,7 @@
 //                (another 4xx), or it refused the runtime credential (401/403, 404 on bootstrap
 //                or bundle) — then the bundle and digest key are forgotten as well
 import type { BootstrapResponse, ProxyState } from "../../contract/runtime-api.ts";
-import type { PolicyStatus } from "../../contract/local-api.ts";
+import type { PolicyStatus, ToolServerStatus } from "../../contract/local-api.ts";
 import type { DigestKey } from "../audit/call-content.ts";
 import type { CompiledBundle } from "./policy-index.ts";
 
@@ -23,6 +23,8 @@ export class ProxyStatus {
   credentialError: string | null = null;
   /** Until the first attempt of this process finished, a reloaded bundle is not yet served as ready. */
   firstAttemptDone = false;
+  /** The assigned MCP servers' status (mcp/servers.ts), reported when any is assigned. */
+  toolServers: () => ToolServerStatus[] = () => [];
 
   setBootstrap(b: BootstrapResponse): void {
     this.bootstrap = b;
@@ -90,6 +92,7 @@ export class ProxyStatus {
 
   report(spoolDepth: number): PolicyStatus {
     const readiness = this.readiness();
+    const servers = this.toolServers();
     return {
       tool_count: this.compiled?.tools.size ?? 0,
       state: this.state,
@@ -100,6 +103,7 @@ export class ProxyStatus {
       last_error: this.lastError,
       bundle_version: this.compiled?.bundle.version,
       spool_depth: spoolDepth,
+      ...(servers.length ? { tool_servers: servers } : {}),
     };
   }
 }
