@@ -69,6 +69,16 @@ export const ToolServerStatus = Type.Object({
   tool_count: Type.Integer({ minimum: 0 }),
 });
 export type ToolServerStatus = Static<typeof ToolServerStatus>;
+/** The audit spool's disk space (src/proxy/audit/spool-space.ts): `full` refuses decisions with 503 spool_full. */
+export const SpoolStatus = Type.Object({
+  state: Type.Union([Type.Literal("ok"), Type.Literal("low"), Type.Literal("full")]),
+  path: Type.String(),
+  /** Bytes the proxy may still write on the spool's filesystem; null when unknown. */
+  free_bytes: Type.Union([Type.Integer(), Type.Null()]),
+  /** Below this many free bytes the state is `low` (SVC_PROXY_AUDIT_LOW_SPACE). */
+  low_space_bytes: Type.Integer(),
+});
+export type SpoolStatus = Static<typeof SpoolStatus>;
 
 export const PolicyStatus = Type.Object({
   tool_count: Type.Integer(),
@@ -82,5 +92,6 @@ export const PolicyStatus = Type.Object({
   spool_depth: Type.Optional(Type.Integer()),
   /** The assigned MCP servers (absent when none is assigned). */
   tool_servers: Type.Optional(Type.Array(ToolServerStatus)),
+  spool: Type.Optional(SpoolStatus),
 });
 export type PolicyStatus = Static<typeof PolicyStatus>;

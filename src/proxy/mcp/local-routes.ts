@@ -8,6 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { ManifestTool, ToolManifest } from "../../contract/manifest.ts";
 import { openAIError } from "../api/model-forward.ts";
 import { readJsonBody, TOOL_BODY_LIMIT } from "../api/json-body.ts";
+import { badBody, type Route } from "../api/routes.ts";
 import { firstProblem } from "../schema-check.ts";
 import type { McpRegistration } from "./registration.ts";
 import type { McpServers } from "./servers.ts";
@@ -17,38 +18,28 @@ export const MCP_BOOTED_PATH = "/v1/mcp/booted";
 
 export const BootedRequest = Type.Object({ packs: ToolManifest, mcp: Type.Array(ManifestTool) });
 
-type Route = (req: Request) => Promise<Response>;
-
-export function mcpLocalRoutes(d: { servers: McpServers; registration: McpRegistration }): Map<string, Map<string, Route>> {
-  return new Map([
-    [
-      MCP_TOOLS_PATH,
-      new Map<string, Route>([
-        [
-          "GET",
-          async () => {
-            await d.servers.settled();
-            return Response.json({ tools: d.registration.bootTools(), servers: d.servers.status() });
-          },
-        ],
-      ]),
-    ],
-    [
-      MCP_BOOTED_PATH,
-      new Map<string, Route>([
-        [
-          "PUT",
-          async (req) => {
-            const read = await readJsonBody(req, TOOL_BODY_LIMIT);
-            if (!read.ok) return openAIError(read.status, read.message, "invalid_request_error", read.code);
-            const problem = firstProblem(BootedRequest, read.value);
-            if (problem) return openAIError(422, `invalid boot sync report: ${problem}`, "invalid_request_error", "validation_failed");
-            const r = read.value as { packs: ToolManifest; mcp: ManifestTool[] };
-            void d.registration.booted(r.packs, r.mcp);
-            return Response.json({ ok: true });
-          },
-        ],
-      ]),
-    ],
-  ]);
+export function mcpLocalRoutes(d: { servers: McpServers; registration: McpRegistration }): Route[] {
+  return [
+    {
+      method: "GET",
+      path: MCP_TOOLS_PATH,
+      handler: async () => {
+        await d.servers.settled();
+        return Response.json({ tools: d.registration.bootTools(), servers: d.servers.status() });
+      },
+    },
+    {
+      method: "PUT",
+      path: MCP_BOOTED_PATH,
+      handler: async (req) => {
+        const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+        if (!read.ok) return badBody(read);
+        const problem = firstProblem(BootedRequest, read.value);
+        if (problem) return openAIError(422, `invalid boot sync report: ${problem}`, "invalid_request_error", "validation_failed");
+        const r = read.value as { packs: ToolManifest; mcp: ManifestTool[] };
+        void d.registration.booted(r.packs, r.mcp);
+        return Response.json({ ok: true });
+      },
+    },
+  ];
 }
