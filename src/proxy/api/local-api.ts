@@ -42,6 +42,8 @@ export type LocalApiDeps = {
   onModelCallEnd?: (end: ModelCallEnd) => void;
   /** The periodic decision summary; the daemon stops it at shutdown. */
   decisions?: DecisionSummary;
+  /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
+  extraRoutes?: Route[];
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -60,7 +62,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
     ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
   };
-  return routeRequests(d.token, ROUTE_MODULES.flatMap((m) => m(ctx)), d.log);
+  return routeRequests(d.token, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }
 
 /**
