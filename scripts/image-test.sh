@@ -54,7 +54,8 @@ bad_base_fails() {
 check "a base without upstream's layout fails the build with the reason" bad_base_fails
 
 if [ "$failed" -eq 0 ]; then
-  SVC_IMAGE_UNDER_TEST=$IMAGE bun test --timeout 900000 test/image >test-artifacts/image-suite.log 2>&1
+  # The suite's own temp files go to /tmp (TMPDIR above is podman's, for image layers).
+  SVC_IMAGE_UNDER_TEST=$IMAGE TMPDIR=/tmp bun test --timeout 900000 test/image >test-artifacts/image-suite.log 2>&1
   rc=$?
   tail -n 30 test-artifacts/image-suite.log
   p=$(grep -Eo '^ *[0-9]+ pass' test-artifacts/image-suite.log | tail -1 | grep -Eo '[0-9]+' || echo 0)

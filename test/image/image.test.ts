@@ -124,7 +124,7 @@ describe("a customer pack layer, booted", () => {
     });
     const out = container.output();
     expect(out).toMatch(/tool sync: registered 3 tool\(s\) at \/api\/v1\/runtime\/tools \(added 3, removed 0, unchanged 0, updated 0\)/);
-    expect(out).toContain('Pipe "svc" and guard "svc_guard" active, 2 toolkit tool(s)');
+    expect(out).toMatch(/svc functions seeded: Pipe \\"svc\\" and guard \\"svc_guard\\" active, 2 toolkit tool\(s\)/);
   });
 
   test("a read-only root prints no error lines", () => {
@@ -167,7 +167,7 @@ describe("a customer pack layer, booted", () => {
     expect(code).toBe(0);
   });
 
-  test("the packs' tools failing to register five times stops the container (409: taken by another installation)", async () => {
+  test("the packs' tools refused by the control plane stop the container (409: taken by another installation)", async () => {
     const other = await installation("acme-2");
     const r = await refusal(PACK_IMAGE, baseEnv(other.token));
     expect(r.code).not.toBe(0);
