@@ -33,7 +33,7 @@ export async function orgRevision(db: Db, orgId: string): Promise<number> {
  * Reads and compiles an installation's bundle in one read transaction, so the revision it
  * carries matches its content even while admins write.
  */
-export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion): Promise<PolicyBundle> {
+export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion, conditions = false): Promise<PolicyBundle> {
   return deps.db.transaction(async (tx) => {
     const o = tables(tx).organizations;
     const [org] = await tx.select({ revision: o.revision }).from(o).where(eq(o.id, caller.orgId));
@@ -50,6 +50,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
+      conditions,
     });
   });
 }

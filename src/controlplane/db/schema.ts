@@ -237,6 +237,10 @@ export const policies = sqliteTable(
     src: text("src").notNull(),
     dst: text("dst").notNull(),
     effect: text("effect", { enum: ["permit", "deny"] }).notNull(),
+    /** A CEL expression over args, user and now (src/conditions/); null: the policy always applies. */
+    condition: text("condition"),
+    /** shadow: evaluated and recorded on the audit record, never changes the outcome. */
+    mode: text("mode", { enum: ["enforce", "shadow"] }).notNull().default("enforce"),
     createdAt: createdAt(),
   },
   (t) => [index("policies_ws_agent").on(t.workspaceId, t.agentId)],

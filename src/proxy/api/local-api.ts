@@ -33,6 +33,8 @@ export type LocalApiDeps = {
   fetchImpl?: typeof fetch;
   /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onRuntimeError?: (e: unknown) => void;
+  /** The clock policy conditions see as `now` (tests set it). */
+  now?: () => Date;
 };
 
 /** The Authorization header carries the runtime token (constant-time compare). */
@@ -81,6 +83,7 @@ function badBody(r: Extract<BodyResult, { ok: false }>): Response {
 }
 
 export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
+  const clock = d.now ?? (() => new Date());
   const unavailable = () => openAIError(503, `governance unavailable: ${d.status.readiness().reason ?? d.status.state}`, "unavailable", "governance_unavailable");
 
   async function claimUrl(user: FrontendUser): Promise<string | undefined> {
@@ -101,7 +104,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
 
   async function models(_req: Request, user: FrontendUser | null): Promise<Response> {
     const compiled = d.status.serving() ? d.status.compiled : null;
-    const visible = compiled ? visibleModels(compiled, user) : null;
+    const visible = compiled ? visibleModels(compiled, user, clock()) : null;
     const created = compiled ? Math.floor(Date.parse(compiled.bundle.generated_at) / 1000) || 0 : 0;
     return Response.json({
       object: "list",
@@ -123,7 +126,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
     // Policy first: a caller who may not call models learns nothing about the profile's models
     // (as /v1/models shows them none), and an unlinked user still gets the claim link.
-    const decision = decideModel(compiled, user);
+    const decision = decideModel(compiled, user, clock());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
@@ -163,7 +166,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     const problem = firstProblem(DecideRequest, body);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as DecideRequest;
-    const decision = decideTool(compiled, r.user, r.tool);
+    const decision = decideTool(compiled, r.user, r.tool, { args: r.args, now: clock() });
     const [record, claim] = await Promise.all([
       d.recorder.decision({ compiled, kind: "tool", action: `tool:${r.tool}`, toolName: r.tool, decision, args: r.args, payload: r.payload ?? null }),
       decision.code === REFUSAL_CODES.unlinked && r.user ? claimUrl(r.user) : Promise.resolve(undefined),
