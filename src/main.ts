@@ -17,6 +17,7 @@ export const main = command({
     users: () => import("./cli/users.ts").then((m) => m.usersCommand),
     audit: () => import("./cli/audit.ts").then((m) => m.auditCommand),
     harness: () => import("./cli/harness.ts").then((m) => m.harnessCommand),
+    usage: () => import("./cli/usage.ts").then((m) => m.usageCommand),
     // runtime and service modes
     run: () => import("./supervisor/command.ts").then((m) => m.runCommand),
     proxy: () => import("./proxy/command.ts").then((m) => m.proxyCommand),

@@ -184,12 +184,45 @@ const assign = command({
   },
 });
 
+/** `gpt-4o=2.5/10,gpt-4o-mini=0.15/0.6` → {model: {prompt, completion}} per 1M tokens. */
+export function parsePrices(text: string): Record<string, { prompt: number; completion: number }> {
+  const prices: Record<string, { prompt: number; completion: number }> = {};
+  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([^=]+)=([0-9.]+)\/([0-9.]+)$/.exec(item);
+    const prompt = Number(m?.[2]);
+    const completion = Number(m?.[3]);
+    if (!m || !Number.isFinite(prompt) || !Number.isFinite(completion)) throw new UsageError(`--prices item "${item}" is not model=prompt/completion (per 1M tokens), e.g. gpt-4o=2.5/10`);
+    prices[m[1]!.trim()] = { prompt, completion };
+  }
+  return prices;
+}
+
+const prices = command({
+  meta: { name: "prices", description: "Set the per-model prices (per 1M tokens) usage cost is computed with" },
+  args: {
+    profile: { type: "positional", required: true, description: "profile id (mp_…) or display name", valueHint: "profile" },
+    workspace: workspaceArg,
+    prices: { type: "string", required: true, description: "model=prompt/completion per 1M tokens, comma-separated; \"\" removes them", valueHint: "list" },
+    ...jsonFlag,
+  },
+  examples: ["svc model-profiles prices GPT --workspace default --prices gpt-4o=2.5/10,gpt-4o-mini=0.15/0.6"],
+  async run({ args }) {
+    const parsed = parsePrices(args.prices);
+    const client = await connect("svc model-profiles prices");
+    const { profile } = await findModelProfile(client, args.profile, args.workspace);
+    const p = await client.json<ModelProfile & { prices?: Record<string, { prompt: number; completion: number }> }>("PUT", client.org(`/model-profiles/${seg(profile.id)}/prices`), { body: { prices: parsed } });
+    if (args.json) return printJson(p);
+    const n = Object.keys(p.prices ?? {}).length;
+    out(n ? `Model profile ${p.id} prices ${n} model(s); runtimes use them from their next bundle.` : `Model profile ${p.id} has no prices now: usage is counted in tokens only.`);
+  },
+});
+
 export const modelProfilesCommand = command({
   meta: { name: "model-profiles", description: "Model profiles: the chat-completions endpoint an agent's models come from" },
   examples: [
     "printf %s \"$OPENAI_API_KEY\" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default",
     "svc model-profiles readiness GPT --workspace default",
   ],
-  subCommands: { create, list, assignment, readiness, assign },
+  subCommands: { create, list, assignment, readiness, assign, prices },
 });
 

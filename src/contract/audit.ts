@@ -69,6 +69,18 @@ export const AuditRecord = Type.Object({
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
   digest_key_id: Type.Union([Id(), Type.Null()]),
   recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),
+  /**
+   * Model usage (issue 16), on the outcome record of a model call (kind "outcome", action
+   * `model:invoke`, `ref` = its decision record), written when the answer has ended: the
+   * provider's own counts (its `usage` field), never encrypted. Absent when the provider
+   * reported none. `cost` is in the currency of the model profile's prices (per 1M tokens),
+   * absent when the profile has no price for the model.
+   */
+  prompt_tokens: Type.Optional(Int32(0)),
+  completion_tokens: Type.Optional(Int32(0)),
+  cost: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12 })),
+  /** Milliseconds from sending the model call to the end of its answer (outcome of a model call). */
+  duration_ms: Type.Optional(Int32(0)),
   /** base64 of a binary age v1 file holding the canonical JSON {arguments, payload}. */
   ciphertext: Type.Union([Type.String({ maxLength: L.maxCiphertextBase64, pattern: "^[A-Za-z0-9+/]*={0,2}$" }), Type.Null()]),
 });

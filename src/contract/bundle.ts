@@ -48,6 +48,13 @@ export const BundleIdentity = Type.Object({
 });
 export type BundleIdentity = Static<typeof BundleIdentity>;
 
+/** A model's price, per 1 million tokens, in the organization's currency (issue 16). */
+export const ModelPrice = Type.Object({
+  prompt: Type.Number({ minimum: 0, maximum: 1e9 }),
+  completion: Type.Number({ minimum: 0, maximum: 1e9 }),
+});
+export type ModelPrice = Static<typeof ModelPrice>;
+
 export const BundleModelProfile = Type.Object({
   id: Type.String(),
   display_name: Type.String(),
@@ -57,6 +64,8 @@ export const BundleModelProfile = Type.Object({
   models: Type.Array(Type.String()),
   /** age ciphertext (base64 of the binary age file) of the API key, sealed to the runtimes' credential-sync keys. */
   api_key_sealed: Type.Union([Type.String(), Type.Null()]),
+  /** Model name → price per 1M tokens; the proxy writes the cost of each call with it (absent before issue 16). */
+  prices: Type.Optional(Type.Record(Type.String(), ModelPrice)),
 });
 export type BundleModelProfile = Static<typeof BundleModelProfile>;
 

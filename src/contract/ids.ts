@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   digestKey: "dk",
   replica: "rep",
   syncRun: "dsr",
+  budget: "bud",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

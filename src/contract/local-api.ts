@@ -61,6 +61,17 @@ export const OutcomeRequest = Type.Object(
 );
 export type OutcomeRequest = Static<typeof OutcomeRequest>;
 
+/** The audit spool's disk space (src/proxy/audit/spool-space.ts): `full` refuses decisions with 503 spool_full. */
+export const SpoolStatus = Type.Object({
+  state: Type.Union([Type.Literal("ok"), Type.Literal("low"), Type.Literal("full")]),
+  path: Type.String(),
+  /** Bytes the proxy may still write on the spool's filesystem; null when unknown. */
+  free_bytes: Type.Union([Type.Integer(), Type.Null()]),
+  /** Below this many free bytes the state is `low` (SVC_PROXY_AUDIT_LOW_SPACE). */
+  low_space_bytes: Type.Integer(),
+});
+export type SpoolStatus = Static<typeof SpoolStatus>;
+
 export const PolicyStatus = Type.Object({
   tool_count: Type.Integer(),
   state: Type.String(),
@@ -71,5 +82,6 @@ export const PolicyStatus = Type.Object({
   last_error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   bundle_version: Type.Optional(Type.Integer()),
   spool_depth: Type.Optional(Type.Integer()),
+  spool: Type.Optional(SpoolStatus),
 });
 export type PolicyStatus = Static<typeof PolicyStatus>;

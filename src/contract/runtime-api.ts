@@ -54,6 +54,12 @@ export const HeartbeatRequest = Type.Object(
     version: Type.String({ maxLength: 100 }),
     spool_depth: Count,
     last_success: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
+    /** The audit spool's space: `full` means the replica refuses decisions (503 spool_full). */
+    spool_state: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("low"), Type.Literal("full")])),
+    /** Free bytes on the spool's filesystem (capped at 2^53); null when unknown. */
+    spool_free_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    /** The runtime's clock when it sent this heartbeat: the control plane measures the clock skew from it. */
+    sent_at: Type.Optional(Type.String({ format: "date-time", maxLength: 40 })),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@
 import { isAbsolute, join } from "node:path";
 import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
 import { parseNoProxy, redactUrlCredentials } from "../contract/egress.ts";
+import { DEFAULT_LOW_SPACE_BYTES } from "./audit/spool-space.ts";
 
 export const ENV = {
   token: "SVC_RUNTIME_TOKEN",
@@ -17,6 +18,7 @@ export const ENV = {
   egressProxy: "SVC_PROXY_EGRESS_PROXY",
   noProxy: "SVC_PROXY_NO_PROXY",
   caFile: "SVC_PROXY_CA_FILE",
+  auditLowSpace: "SVC_PROXY_AUDIT_LOW_SPACE",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
 } as const;
@@ -32,6 +34,8 @@ export type ProxyConfig = {
   stateDir: string;
   /** The audit spool directory. */
   auditSpoolDir: string;
+  /** Below this many free bytes on the spool's filesystem the proxy warns (state `low`). */
+  auditLowSpaceBytes: number;
   heartbeatIntervalMs: number;
   /** Override of the bundle poll interval (tests, operators); null = what bootstrap says (≈60 s). */
   pollIntervalMs: number | null;
@@ -48,6 +52,15 @@ export class ConfigError extends Error {
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** "30s", "1m", "1m30s", "250ms", "2h"; a bare number is seconds. Returns milliseconds or null. */
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** A size: bare bytes, or with a binary unit (`64MiB`, `512k`, `1GiB`); null when not one. */
+export function parseSize(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  return m && unit !== undefined ? Math.round(Number(m[1]) * unit) : null;
+}
+
 export function parseDuration(text: string): number | null {
   const s = text.trim();
   if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
@@ -127,6 +140,9 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   }
   const caFile = get(ENV.caFile) ?? null;
   if (caFile !== null) absolute(ENV.caFile, caFile);
+  const lowRaw = get(ENV.auditLowSpace);
+  const auditLowSpaceBytes = lowRaw === undefined ? DEFAULT_LOW_SPACE_BYTES : parseSize(lowRaw);
+  if (auditLowSpaceBytes === null) throw new ConfigError(`${ENV.auditLowSpace} "${lowRaw}" is not a size (examples: 64MiB, 512KiB, 1GiB, 1048576)`);
 
   return {
     token,
@@ -134,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
     socketPath,
     stateDir,
     auditSpoolDir,
+    auditLowSpaceBytes,
     heartbeatIntervalMs,
     pollIntervalMs,
     bundleVersion,

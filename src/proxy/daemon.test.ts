@@ -319,6 +319,70 @@ describe("models", () => {
     t.model.behaviour = { text: "Hello from the model" };
   });
 
+  // Usage (issue 16): the outcome record of a model call carries the provider's counts.
+  const modelOutcome = async (ref: string) => {
+    for (let i = 0; i < 400; i++) {
+      const rec = [...t.cp.audit.values()].find((r) => r.kind === "outcome" && r.ref === ref);
+      if (rec) return rec;
+      await Bun.sleep(10);
+    }
+    throw new Error(`no outcome record for ${ref}`);
+  };
+
+  test("usage, not streamed: the completion's usage is recorded, the answer relayed byte for byte", async () => {
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-large", messages: [{ role: "user", content: "one two three four" }] } });
+    const j = await r.json();
+    expect(j.usage).toEqual({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+    const ref = r.headers.get("x-svc-record-id")!;
+    expect((await shipped(ref)).kind).toBe("model");
+    const out = await modelOutcome(ref);
+    expect(out).toMatchObject({ action: "model:invoke", model: "m-large", outcome: "ok", decision: "permit", prompt_tokens: 4, completion_tokens: 4, subject: { user_id: "usr_alice" } });
+    expect(out.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(out.cost).toBeUndefined(); // no price on the profile
+    expect(out.ciphertext).toBeNull();
+  });
+
+  test("usage, streamed: asked upstream, and the usage-only chunk is stripped when the caller did not ask", async () => {
+    t.model.behaviour = { text: "alpha beta gamma" };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "a b" }] } });
+    const text = await r.text();
+    expect(t.model.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    // exactly what the provider sends to a caller that did not ask for usage
+    for (const e of parseSse(text)) if (e !== "[DONE]") {
+      expect(e.choices).toHaveLength(1);
+      expect("usage" in e).toBe(false);
+    }
+    expect(parseSse(text).at(-1)).toBe("[DONE]");
+    const out = await modelOutcome(r.headers.get("x-svc-record-id")!);
+    expect(out).toMatchObject({ outcome: "ok", prompt_tokens: 2, completion_tokens: 3 });
+    // a caller that asks gets the usage chunk as the provider sent it
+    const asked = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "a b c" }] } });
+    const events = parseSse(await asked.text()).filter((e) => e !== "[DONE]");
+    expect(events.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } });
+    expect(events[0].usage).toBeNull();
+    expect(await modelOutcome(asked.headers.get("x-svc-record-id")!)).toMatchObject({ prompt_tokens: 3, completion_tokens: 3 });
+  });
+
+  test("usage: cost at the profile's price; an upstream error is an outcome without usage", async () => {
+    const profile = baseBundle(t.model.endpoint).model_profile!;
+    t.cp.setBundle({ model_profile: { ...profile, prices: { "m-small": { prompt: 2, completion: 10 } } } });
+    await t.daemon.loop.pollNow();
+    t.model.behaviour = { text: "x", usage: { prompt_tokens: 1000, completion_tokens: 500 } };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", messages: [{ role: "user", content: "hi" }] } });
+    await r.text();
+    // 1000 × 2 / 1M + 500 × 10 / 1M
+    expect((await modelOutcome(r.headers.get("x-svc-record-id")!)).cost).toBeCloseTo(0.007, 9);
+    t.model.behaviour = { text: "", error: { status: 500, message: "down" } };
+    const failed = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", messages: [] } });
+    expect(failed.status).toBe(500);
+    const out = await modelOutcome(failed.headers.get("x-svc-record-id")!);
+    expect(out.outcome).toBe("error");
+    expect(out.prompt_tokens).toBeUndefined();
+    t.model.behaviour = { text: "Hello from the model" };
+    t.cp.setBundle({ model_profile: profile });
+    await t.daemon.loop.pollNow();
+  });
+
   test("upstream errors come back in OpenAI error format with the upstream status", async () => {
     t.model.behaviour = { text: "", error: { status: 429, message: "slow down" } };
     let r = await call("/v1/chat/completions", { user: "fe-alice", body: { messages: [] } });

@@ -18,10 +18,12 @@ import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
+import { DecisionSummary } from "./api/decision-summary.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
+import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spoolFullReason, volumeBytes } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 
@@ -43,6 +45,14 @@ export type Daemon = {
   /** Stop serving, drain the spool (up to the deadline), close. Returns the records left. */
   shutdown(deadlineMs?: number): Promise<number>;
 };
+
+/** One line per change of the spool's space: a warning when low, an error when full, info when it recovers. */
+function logSpoolHealth(log: Logger, h: SpoolHealth, previous: SpoolHealth["state"]): void {
+  const fields = { path: h.path, free: formatBytes(h.free_bytes), low_space: formatBytes(h.low_space_bytes) };
+  if (h.state === "full") log.error("audit spool full; decisions are refused (503 spool_full)", { ...fields, reason: spoolFullReason(h) });
+  else if (h.state === "low") log.warn("audit spool low on space", { ...fields, was: previous });
+  else log.info("audit spool has room again", { ...fields, was: previous });
+}
 
 export class StartError extends Error {
   override name = "StartError";
@@ -95,14 +105,22 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   lock.keepAlive();
   let spool: AuditSpool;
   try {
-    spool = await AuditSpool.open(config.auditSpoolDir);
+    spool = await AuditSpool.open(config.auditSpoolDir, {
+      lowSpaceBytes: config.auditLowSpaceBytes,
+      onHealthChange: (h, previous) => logSpoolHealth(log, h, previous),
+    });
   } catch (e) {
     lock.release();
     throw unusable(e);
   }
   log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
+  const volume = volumeBytes(config.auditSpoolDir);
+  if (volume !== null && volume < MIN_SPOOL_VOLUME_BYTES) {
+    log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", { path: config.auditSpoolDir, volume: formatBytes(volume), recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES) });
+  }
 
   const status = new ProxyStatus();
+  status.spoolHealth = () => spool.health();
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
@@ -132,7 +150,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const ship = shipper;
   const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck });
+  const decisions = new DecisionSummary({ log });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, decisions });
 
   loop.reloadPersisted();
   const oldUmask = process.umask(0o177);
@@ -180,6 +199,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // stream may last minutes (idleTimeout 0) and would hold the exit forever. What is
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
+        decisions.stop();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await spool.close();

@@ -4,6 +4,7 @@
 import { CommandFailure, command } from "../command/index.ts";
 import type { PolicyStatus } from "../contract/local-api.ts";
 import { ENV, socketPathFrom } from "./config.ts";
+import { formatBytes } from "./audit/spool-space.ts";
 
 export async function fetchPolicyStatus(env: Record<string, string | undefined>): Promise<PolicyStatus> {
   const token = env[ENV.token]?.trim();
@@ -31,6 +32,7 @@ export function formatPolicyStatus(s: PolicyStatus): string {
   ];
   if (s.bundle_version !== undefined) rows.push(["bundle_version", String(s.bundle_version)]);
   if (s.spool_depth !== undefined) rows.push(["spool_depth", String(s.spool_depth)]);
+  if (s.spool) rows.push(["spool", `${s.spool.state} (${formatBytes(s.spool.free_bytes)} free at ${s.spool.path}${s.spool.state === "ok" ? "" : `; warns below ${formatBytes(s.spool.low_space_bytes)}`})`]);
   if (s.last_error) rows.push(["last_error", s.last_error]);
   return rows.map(([k, v]) => `${`${k}:`.padEnd(17)}${v}`).join("\n");
 }

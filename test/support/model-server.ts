@@ -2,6 +2,10 @@
 // chat-completions protocol at {endpoint}/chat/completions with endpoint = https://127.0.0.1:<port>/v1.
 // Non-streaming JSON answers, SSE streams (`data:` chunks, then `data: [DONE]`), tool calls in
 // `delta.tool_calls`, error statuses in OpenAI error format. It records every request it got.
+// Usage is reported in the real wire format: `usage` on a completion; on a stream only when the
+// request asks (`stream_options.include_usage`): then every chunk has `"usage":null` and one last
+// chunk with `choices: []` carries the counts. Counts: prompt = words in the messages,
+// completion = words of the answer (or `behaviour.usage`).
 // A stream can be held after its first chunk until the test releases it, which proves the
 // client saw that chunk before the upstream sent the rest (no timing involved).
 import { testTls } from "./tls.ts";
@@ -17,7 +21,21 @@ export type ModelBehaviour = {
   error?: { status: number; message?: string; rawBody?: string } | null;
   /** When set, a stream stops after its first chunk until this promise resolves. */
   holdAfterFirstChunk?: Promise<void> | null;
+  /** The counts to report instead of the word counts. */
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
 };
+
+const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+
+/** The double's prompt count: the words of every message's text content. */
+export function promptWords(body: any): number {
+  let n = 0;
+  for (const m of Array.isArray(body?.messages) ? body.messages : []) {
+    if (typeof m?.content === "string") n += words(m.content);
+    else if (Array.isArray(m?.content)) for (const p of m.content) if (typeof p?.text === "string") n += words(p.text);
+  }
+  return n;
+}
 
 export type ModelServer = {
   url: string;
@@ -87,9 +105,10 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
         const message = b.toolCall
           ? { role: "assistant", content: null, tool_calls: [{ id: b.toolCall.id ?? "call_1", type: "function", function: { name: b.toolCall.name, arguments: b.toolCall.arguments } }] }
           : { role: "assistant", content: b.text };
-        return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: b.toolCall ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+        return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: b.toolCall ? "tool_calls" : "stop" }], usage: usageOf(b, body) });
       }
-      const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+      const withUsage = body?.stream_options?.include_usage === true;
+      const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) });
       const parts: Uint8Array[] = [sse(chunk({ role: "assistant", content: "" }))];
       if (b.toolCall) {
         const half = Math.ceil(b.toolCall.arguments.length / 2);
@@ -100,6 +119,7 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
         b.text.split(/(?= )/).forEach((w) => parts.push(sse(chunk({ content: w }))));
         parts.push(sse(chunk({}, "stop")));
       }
+      if (withUsage) parts.push(sse({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usageOf(b, body) }));
       parts.push(enc.encode("data: [DONE]\n\n"));
       const hold = b.holdAfterFirstChunk ?? null;
       const signal = firstChunk;
@@ -119,6 +139,11 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
   ms.url = `https://127.0.0.1:${server.port}`;
   ms.endpoint = `${ms.url}/v1`;
   return ms;
+}
+
+function usageOf(b: ModelBehaviour, body: any) {
+  const u = b.usage ?? { prompt_tokens: promptWords(body), completion_tokens: b.toolCall ? 1 : words(b.text) };
+  return { ...u, total_tokens: u.prompt_tokens + u.completion_tokens };
 }
 
 /** Parse an SSE body into its `data:` payloads (JSON objects, and "[DONE]"). */

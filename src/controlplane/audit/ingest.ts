@@ -25,7 +25,7 @@ export const AuditBatchEnvelope = t.Object(
   { additionalProperties: false },
 );
 
-/** Rows per INSERT: 27 parameters each stays under SQLite's and PostgreSQL's parameter limits. */
+/** Rows per INSERT: 31 parameters each stays under SQLite's and PostgreSQL's parameter limits. */
 const CHUNK = 500;
 
 /** One record as a row of audit_records. */
@@ -57,6 +57,10 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     digestKeyId: r.digest_key_id,
     recipientKeyIds: r.recipient_key_ids,
     ciphertext: r.ciphertext === null ? null : Buffer.from(r.ciphertext, "base64"),
+    promptTokens: r.prompt_tokens ?? null,
+    completionTokens: r.completion_tokens ?? null,
+    cost: r.cost ?? null,
+    durationMs: r.duration_ms ?? null,
     receivedAt,
   };
 }

@@ -54,6 +54,10 @@ const viewColumns = (a: Tables["auditRecords"]) => ({
   argsDigest: a.argsDigest,
   digestKeyId: a.digestKeyId,
   recipientKeyIds: a.recipientKeyIds,
+  promptTokens: a.promptTokens,
+  completionTokens: a.completionTokens,
+  cost: a.cost,
+  durationMs: a.durationMs,
 });
 
 type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
@@ -85,6 +89,9 @@ export function recordView(r: Row, email: string | null) {
     exit_code: r.exitCode,
     args_digest: r.argsDigest,
     digest_key_id: r.digestKeyId,
+    ...(r.promptTokens !== null ? { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens } : {}),
+    ...(r.cost !== null ? { cost: r.cost } : {}),
+    ...(r.durationMs !== null ? { duration_ms: r.durationMs } : {}),
     encryption:
       r.recipientKeyIds.length > 0
         ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)

@@ -4,6 +4,18 @@ import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
+import { parseSince, usageBy, usageSeries } from "./usage.ts";
+
+const UsageQuery = t.Object({
+  by: t.Union([t.Literal("user"), t.Literal("group"), t.Literal("model"), t.Literal("agent")]),
+  since: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or an ISO 8601 time; default 30d" })),
+  until: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, exclusive" })),
+});
+const SeriesQuery = t.Object({
+  by: t.Union([t.Literal("user"), t.Literal("model")]),
+  bucket: t.Optional(t.Union([t.Literal("day"), t.Literal("hour")])),
+  since: t.Optional(t.String({ maxLength: 40 })),
+});
 
 const SearchQuery = t.Object({
   tool: t.Optional(t.String({ maxLength: 200 })),
@@ -25,6 +37,20 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       query: SearchQuery,
       detail: { summary: "Search audit records, newest first (never ciphertext)", tags: ["audit"] },
     })
+    .get(
+      "/usage",
+      async ({ principal, query }) => {
+        const since = parseSince(query.since ?? "30d", deps.now());
+        const until = query.until ? parseSince(query.until, deps.now()) : null;
+        return { by: query.by, since: new Date(since).toISOString(), until: until === null ? null : new Date(until).toISOString(), rows: await usageBy(deps.db, principal.orgId, query.by, { since, until }) };
+      },
+      { admin: true, query: UsageQuery, detail: { summary: "Model usage (tokens, cost) by user, group, model or agent", tags: ["usage"] } },
+    )
+    .get(
+      "/usage/series",
+      async ({ principal, query }) => ({ points: await usageSeries(deps.db, principal.orgId, query.by, query.bucket ?? "day", { since: parseSince(query.since ?? "30d", deps.now()) }) }),
+      { admin: true, query: SeriesQuery, detail: { summary: "Model usage over time, per user or model", tags: ["usage"] } },
+    )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,
       detail: { summary: "One audit record", tags: ["audit"] },

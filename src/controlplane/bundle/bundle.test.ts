@@ -67,6 +67,23 @@ describe("GET /runtime/policy-bundle", () => {
     expect(b.recipients).toEqual([{ key_id: key.id, recipient: key.public_key, kind: "customer" }]);
   });
 
+  test("the model profile's prices reach the bundle (issue 16); a price for a model not offered is refused", async () => {
+    const { cp, inst } = await richSetup();
+    const before = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
+    const profileId = before.model_profile.id;
+    const set = await cp.call("PUT", cp.org(`/model-profiles/${profileId}/prices`), { body: { prices: { "gpt-x": { prompt: 2.5, completion: 10 } } } });
+    expect(set.status).toBe(200);
+    expect(set.json.prices).toEqual({ "gpt-x": { prompt: 2.5, completion: 10 } });
+    const after = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
+    expect(after.revision).toBeGreaterThan(before.revision);
+    expect(after.model_profile.prices).toEqual({ "gpt-x": { prompt: 2.5, completion: 10 } });
+    const bad = await cp.call("PUT", cp.org(`/model-profiles/${profileId}/prices`), { body: { prices: { "gpt-z": { prompt: 1, completion: 1 } } } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail).toContain("gpt-z");
+    await cp.call("PUT", cp.org(`/model-profiles/${profileId}/prices`), { body: { prices: {} } });
+    expect((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.model_profile.prices).toBeUndefined();
+  });
+
   test("v2 is the same data with version 2 and its own ETag; other versions are 422", async () => {
     const { cp, inst } = await richSetup();
     const v1 = await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token });

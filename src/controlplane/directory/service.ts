@@ -371,3 +371,9 @@ export async function removeGroupMemberByHand(db: Db, orgId: string, groupIdOrNa
     await removeGroupMember(tx, orgId, group.id, user.id);
   });
 }
+
+/** Every (group, member) pair of the organization: what usage by group and group budgets add up. */
+export async function groupMemberships(db: Db, orgId: string): Promise<{ groupId: string; name: string; userId: string }[]> {
+  const { groups: g, groupMembers: gm } = tables(db);
+  return db.select({ groupId: g.id, name: g.name, userId: gm.userId }).from(gm).innerJoin(g, eq(g.id, gm.groupId)).where(eq(g.orgId, orgId));
+}

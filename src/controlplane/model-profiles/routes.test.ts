@@ -23,6 +23,7 @@ describe("POST /model-profiles", () => {
       workspace_id: cp.workspaceId,
       has_api_key: false,
       sealed_to: [],
+      prices: {},
       created_at: expect.any(String),
     });
     expect(await revisionOf(cp)).toBeGreaterThan(before);

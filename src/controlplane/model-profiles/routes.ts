@@ -6,9 +6,9 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { liveSince, livenessLimits, recipientsInScope } from "../runtime/replicas.ts";
-import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfileQuery, ScopeQuery } from "./model.ts";
+import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfilePrices, ProfileQuery, ScopeQuery } from "./model.ts";
 import { profileReadiness } from "./readiness.ts";
-import { assignProfile, assignmentOf, createProfile, listProfiles, presentProfile, resolveProfile, setProfileApiKey } from "./service.ts";
+import { assignProfile, assignmentOf, createProfile, listProfiles, presentProfile, resolveProfile, setProfileApiKey, setProfilePrices } from "./service.ts";
 
 const tags = ["model-profiles"];
 
@@ -55,6 +55,11 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
       "/model-profiles/:id/api-key",
       async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live())),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
+    )
+    .put(
+      "/model-profiles/:id/prices",
+      async ({ principal, params, query, body }) => presentProfile(await setProfilePrices(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body)),
+      { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfilePrices, detail: { tags, summary: "Replace the per-model prices (per 1M tokens) the usage cost is computed with" } },
     )
     .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace), { now: deps.now(), limits: livenessLimits(deps.config) }), {
       admin: true,

@@ -23,11 +23,14 @@ export async function profileForAgent(db: Db, agentId: string): Promise<BundleMo
       default_model: mp.defaultModel,
       models: mp.models,
       api_key_sealed: mp.apiKeySealed,
+      prices: mp.prices,
     })
     .from(a)
     .innerJoin(mp, eq(mp.id, a.profileId))
     .where(eq(a.agentId, agentId));
-  return row ?? null;
+  if (!row) return null;
+  const { prices, ...profile } = row;
+  return prices ? { ...profile, prices } : profile;
 }
 
 // ── admin API ──────────────────────────────────────────────────────────────────────────
@@ -47,6 +50,7 @@ export function presentProfile(p: ProfileRow) {
     workspace_id: p.workspaceId,
     has_api_key: p.apiKeySealed !== null,
     sealed_to: p.sealedTo,
+    prices: p.prices ?? {},
     created_at: new Date(p.createdAt).toISOString(),
   };
 }
@@ -122,7 +126,17 @@ export type ProfileInput = {
   api_key_sealed?: string;
   sealed_to?: string[];
   api_key?: unknown;
+  prices?: ModelPrices;
 };
+
+export type ModelPrices = Record<string, { prompt: number; completion: number }>;
+
+function pricesOrThrow(prices: ModelPrices | undefined, models: string[]): ModelPrices | null {
+  if (!prices || Object.keys(prices).length === 0) return null;
+  const unknown = Object.keys(prices).filter((m) => !models.includes(m));
+  if (unknown.length > 0) refuse("/prices", `prices name models the profile does not offer: ${unknown.join(", ")} (offered: ${models.join(", ")})`);
+  return prices;
+}
 
 /**
  * Creates a profile. The replicas a sealed key names are checked, the profile inserted and the
@@ -136,6 +150,7 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
   const endpoint = endpointOrThrow(input.endpoint);
   const defaultModel = input.default_model.trim();
   const models = modelsOrThrow(defaultModel, input.models);
+  const prices = pricesOrThrow(input.prices, models);
   let sealed: string | null = null;
   if (input.auth_type === "api_key") sealed = sealedKeyText(input);
   else if (input.api_key_sealed !== undefined || input.sealed_to?.length) refuse("/api_key_sealed", 'auth_type "none" takes no API key; use auth_type "api_key"');
@@ -146,7 +161,7 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
     if (sealed !== null) key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to, liveSince);
     const [created] = await tx
       .insert(mp)
-      .values({ id, orgId, workspaceId: ws.id, displayName, endpoint, authType: input.auth_type, defaultModel, models, ...key })
+      .values({ id, orgId, workspaceId: ws.id, displayName, endpoint, authType: input.auth_type, defaultModel, models, prices, ...key })
       .onConflictDoNothing()
       .returning();
     if (!created) {
@@ -177,6 +192,22 @@ export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRo
     const [updated] = await tx
       .update(mp)
       .set(key)
+      .where(and(eq(mp.id, profile.id), eq(mp.orgId, orgId)))
+      .returning();
+    if (!updated) throw new SvcError("not_found", `model profile "${profile.id}" not found`);
+    await bumpRevision(tx, orgId);
+    return updated;
+  });
+}
+
+/** Replaces the profile's prices (per 1M tokens; `{}` removes them); the proxies get them with the next bundle. */
+export async function setProfilePrices(db: Db, orgId: string, profile: ProfileRow, input: { prices: ModelPrices }): Promise<ProfileRow> {
+  const prices = pricesOrThrow(input.prices, profile.models);
+  return db.transaction(async (tx) => {
+    const mp = tables(tx).modelProfiles;
+    const [updated] = await tx
+      .update(mp)
+      .set({ prices })
       .where(and(eq(mp.id, profile.id), eq(mp.orgId, orgId)))
       .returning();
     if (!updated) throw new SvcError("not_found", `model profile "${profile.id}" not found`);

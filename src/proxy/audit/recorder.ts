@@ -82,6 +82,45 @@ export class AuditRecorder {
     return record;
   }
 
+  /**
+   * The outcome of a permitted model call, written when its answer has ended (issue 16): the
+   * decision record was written before the call, so the tokens the provider reports, the cost
+   * and the call's duration come in this record (`ref` = the decision record).
+   */
+  async modelOutcome(input: {
+    compiled: CompiledBundle;
+    decision: AuditRecord;
+    outcome: "ok" | "error";
+    usage: { prompt_tokens: number; completion_tokens: number } | null;
+    cost?: number | undefined;
+    durationMs: number;
+  }): Promise<AuditRecord> {
+    const d = input.decision;
+    const record: AuditRecord = {
+      ...this.base(input.compiled, "outcome"),
+      action: d.action,
+      tool_name: null,
+      model: d.model ?? null,
+      decision: "permit",
+      reason: "outcome",
+      policy_id: d.policy_id ?? null,
+      policy_revision: d.policy_revision,
+      subject: d.subject,
+      ref: d.id,
+      outcome: input.outcome,
+      exit_code: null,
+      ...(input.usage ? { prompt_tokens: input.usage.prompt_tokens, completion_tokens: input.usage.completion_tokens } : {}),
+      ...(input.usage && input.cost !== undefined ? { cost: input.cost } : {}),
+      duration_ms: Math.min(AUDIT_RECORD_LIMITS.int32, Math.max(0, Math.round(input.durationMs))),
+      args_digest: d.args_digest,
+      digest_key_id: d.digest_key_id,
+      recipient_key_ids: [],
+      ciphertext: null,
+    };
+    await this.write(record);
+    return record;
+  }
+
   private async write(record: AuditRecord): Promise<void> {
     await this.o.spool.append(record);
     this.o.onAppend();

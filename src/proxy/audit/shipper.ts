@@ -99,7 +99,7 @@ export class AuditShipper {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      if (this.o.spool.unshipped(1).length === 0) {
+      if (this.o.spool.spooled === 0) {
         await new Promise<void>((r) => {
           this.wakeUp = r;
         });
@@ -130,11 +130,11 @@ export class AuditShipper {
   private async linger(): Promise<void> {
     const ms = this.o.lingerMs ?? DEFAULT_LINGER_MS;
     const full = this.o.batchSize ?? 500;
-    if (ms <= 0 || this.stopped || this.o.spool.depth >= full) return;
+    if (ms <= 0 || this.stopped || this.o.spool.spooled >= full) return;
     await new Promise<void>((r) => {
       this.sleepTimer = setTimeout(r, ms);
       this.wakeUp = () => {
-        if (this.stopped || this.o.spool.depth >= full) r();
+        if (this.stopped || this.o.spool.spooled >= full) r();
       };
     });
     if (this.sleepTimer) clearTimeout(this.sleepTimer);
@@ -156,7 +156,7 @@ export class AuditShipper {
 
   private async shipBatch(): Promise<boolean> {
     const full = this.o.batchSize ?? 500;
-    let batch = this.o.spool.unshipped(this.limit ?? full);
+    let batch = await this.o.spool.unshipped(this.limit ?? full);
     if (batch.length === 0) return true;
     if (this.o.owner) {
       const owner = this.o.owner();

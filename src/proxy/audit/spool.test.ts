@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { AuditSpool, completeLength, REJECTED_FILE, type SpoolOptions, spoolLines } from "./spool.ts";
+import { SpoolFullError } from "./spool-space.ts";
 import { fakeRecord } from "../testing/records.ts";
 
 const dirs: string[] = [];
@@ -34,7 +35,7 @@ describe("AuditSpool", () => {
     expect(s.depth).toBe(1);
     // no close: a second process opening the directory is what a restart after kill -9 sees
     const again = await openSpool(dir);
-    expect(again.unshipped(10)).toEqual([r]);
+    expect((await again.unshipped(10))).toEqual([r]);
   });
 
   test("group commit: 200 concurrent appends share one fdatasync", async () => {
@@ -69,8 +70,8 @@ describe("AuditSpool", () => {
     const seg = readdirSync(dir).find((n) => n.endsWith(".jsonl"))!;
     appendFileSync(join(dir, seg), '{"id":"rec_TORN","ts":"20'); // crash mid-write
     const again = await openSpool(dir);
-    expect(again.unshipped(100).map((r) => r.id)).toEqual(recs.filter((_, i) => ![0, 3, 9].includes(i)).map((r) => r.id));
-    await again.ack(again.unshipped(100).map((r) => r.id));
+    expect((await again.unshipped(100)).map((r) => r.id)).toEqual(recs.filter((_, i) => ![0, 3, 9].includes(i)).map((r) => r.id));
+    await again.ack((await again.unshipped(100)).map((r) => r.id));
     const third = await openSpool(dir);
     expect(third.depth).toBe(0);
   });
@@ -112,20 +113,20 @@ describe("AuditSpool", () => {
     rmSync(script);
     const confirmed = out.split("\n").filter((l) => /^rec_[0-9A-Z]{26}$/.test(l));
     const spool = await openSpool(join(dir, "spool"));
-    const present = new Set(spool.unshipped(1e9).map((r) => r.id));
+    const present = new Set((await spool.unshipped(1e9)).map((r) => r.id));
     expect(confirmed.length).toBeGreaterThanOrEqual(300);
     for (const id of confirmed) expect(present.has(id)).toBe(true);
     expect(present.size).toBe(spool.depth);
   });
 
-  test("a write that fails halfway (disk full): its callers are refused; the next append starts on a line of its own", async () => {
+  test("a write that fails halfway (I/O error): its callers are refused; the next append starts on a line of its own", async () => {
     const dir = tmp();
     let failNext = false;
     const writeBatch = (fd: number, buf: Buffer) => {
       if (failNext) {
         failNext = false;
         writeSync(fd, buf, 0, Math.floor(buf.length / 2)); // half of it reached the file
-        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        throw Object.assign(new Error("EIO: i/o error, write"), { code: "EIO" });
       }
       writeSync(fd, buf);
     };
@@ -133,12 +134,116 @@ describe("AuditSpool", () => {
     const first = fakeRecord();
     await s.append(first);
     failNext = true;
-    await expect(s.append(fakeRecord())).rejects.toThrow(/ENOSPC/);
+    await expect(s.append(fakeRecord())).rejects.toThrow(/EIO/);
     const after = fakeRecord();
     await s.append(after); // answered: it must survive a restart
     expect(s.depth).toBe(2);
     const again = await openSpool(dir);
-    expect(again.unshipped(10).map((r) => r.id)).toEqual([first.id, after.id]);
+    expect((await again.unshipped(10)).map((r) => r.id)).toEqual([first.id, after.id]);
+  });
+
+  test("pipelined group commit: the next batch is written while a sync runs; each is answered only after its own sync, in order", async () => {
+    const dir = tmp();
+    const syncs: PromiseWithResolvers<void>[] = [];
+    const s = await openSpool(dir, {
+      syncBatch: async (fh) => {
+        const gate = Promise.withResolvers<void>();
+        syncs.push(gate);
+        await gate.promise;
+        await fh.datasync();
+      },
+    });
+    const answered: string[] = [];
+    const a = fakeRecord();
+    const b = fakeRecord();
+    const pa = s.append(a).then(() => answered.push("a"));
+    while (syncs.length < 1) await Bun.sleep(1);
+    const pb = s.append(b).then(() => answered.push("b"));
+    while (syncs.length < 2) await Bun.sleep(1); // b's sync started while a's is still running
+    const seg = readdirSync(dir).find((n) => n.endsWith(".jsonl"))!;
+    expect(readFileSync(join(dir, seg), "utf8")).toContain(b.id); // written before a was answered
+    syncs[1]!.resolve(); // b's sync returns first: b still waits for a
+    await Bun.sleep(20);
+    expect(answered).toEqual([]);
+    syncs[0]!.resolve();
+    await Promise.all([pa, pb]);
+    expect(answered).toEqual(["a", "b"]);
+  });
+
+  test("pipelined group commit: a failed sync refuses its batch and every batch written after it, and cuts them off", async () => {
+    const dir = tmp();
+    const syncs: PromiseWithResolvers<void>[] = [];
+    let gated = false;
+    const s = await openSpool(dir, {
+      syncBatch: async (fh) => {
+        if (gated) {
+          const gate = Promise.withResolvers<void>();
+          syncs.push(gate);
+          await gate.promise;
+        }
+        await fh.datasync();
+      },
+    });
+    const first = fakeRecord();
+    await s.append(first);
+    gated = true;
+    const pa = s.append(fakeRecord());
+    while (syncs.length < 1) await Bun.sleep(1);
+    const pb = s.append(fakeRecord());
+    while (syncs.length < 2) await Bun.sleep(1);
+    gated = false;
+    syncs[0]!.reject(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+    syncs[1]!.resolve();
+    await expect(pa).rejects.toThrow(/EIO/);
+    await expect(pb).rejects.toThrow(/EIO/); // written after the failed one: refused as well
+    const after = fakeRecord();
+    await s.append(after);
+    expect(s.depth).toBe(2);
+    const again = await openSpool(dir);
+    expect((await again.unshipped(10)).map((r) => r.id)).toEqual([first.id, after.id]);
+  });
+
+  test("a full disk: refused with SpoolFullError (503 spool_full), then at once while full; shipping frees the segment and it resumes by itself; nothing answered is lost", async () => {
+    const dir = tmp();
+    let free = 10 * 1024 * 1024;
+    let noSpace = false;
+    let writes = 0;
+    const writeBatch = (fd: number, buf: Buffer) => {
+      writes++;
+      if (noSpace) {
+        writeSync(fd, buf, 0, Math.floor(buf.length / 3));
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      }
+      writeSync(fd, buf);
+    };
+    const s = await openSpool(dir, { writeBatch, freeBytes: () => free, lowSpaceBytes: 8 * 1024 * 1024 });
+    expect(s.health()).toMatchObject({ state: "ok", path: dir, free_bytes: free });
+    const kept = [fakeRecord(), fakeRecord()];
+    for (const r of kept) await s.append(r);
+    noSpace = true;
+    free = 0;
+    const refused = await s.append(fakeRecord()).catch((e) => e);
+    expect(refused).toBeInstanceOf(SpoolFullError);
+    expect(refused).toMatchObject({ code: "spool_full", status: 503, path: dir, freeBytes: 0 });
+    expect(s.health().state).toBe("full");
+    const before = writes;
+    await expect(s.append(fakeRecord())).rejects.toBeInstanceOf(SpoolFullError);
+    expect(writes).toBe(before); // refused without touching the disk
+    // The full segment was closed: once its records are shipped it is deleted, with no new space.
+    await s.ack((await s.unshipped(10)).map((r) => r.id));
+    expect(s.depth).toBe(0);
+    const segments = () => readdirSync(dir).filter((n) => n.endsWith(".jsonl")).length;
+    for (let i = 0; i < 100 && segments() > 1; i++) await Bun.sleep(20); // the cut-off runs after the refusal
+    expect(segments()).toBe(1); // only the new, empty active one
+    // Space returns (the deletion, an operator): the spool takes records again by itself.
+    noSpace = false;
+    free = 5 * 1024 * 1024;
+    for (let i = 0; i < 100 && s.health().state === "full"; i++) await Bun.sleep(50);
+    expect(s.health().state).toBe("low");
+    const later = fakeRecord();
+    await s.append(later);
+    const again = await openSpool(dir);
+    expect((await again.unshipped(10)).map((r) => r.id)).toEqual([later.id]);
   });
 
   // Files a crash leaves behind, written by hand: a segment ending in a torn line or in a
@@ -148,7 +253,7 @@ describe("AuditSpool", () => {
     const ACK1 = "seg-000000000001.acked";
     const line = (r: AuditRecord) => `${JSON.stringify(r)}\n`;
     const zeros = (n: number) => "\0".repeat(n);
-    const ids = (s: AuditSpool) => s.unshipped(1e9).map((r) => r.id);
+    const ids = async (s: AuditSpool) => (await s.unshipped(1e9)).map((r) => r.id);
 
     test("a zero-filled tail: every complete record is kept; appends after the restart go on and survive", async () => {
       const dir = tmp();
@@ -156,12 +261,12 @@ describe("AuditSpool", () => {
       writeFileSync(join(dir, SEG1), recs.map(line).join("") + zeros(4096));
       const before = readFileSync(join(dir, SEG1));
       const s = await openSpool(dir);
-      expect(ids(s)).toEqual(recs.map((r) => r.id));
+      expect(await ids(s)).toEqual(recs.map((r) => r.id));
       const later = fakeRecord();
       await s.append(later);
       expect(readFileSync(join(dir, SEG1)).equals(before)).toBe(true); // never appended to
       const again = await openSpool(dir);
-      expect(ids(again)).toEqual([...recs, later].map((r) => r.id));
+      expect(await ids(again)).toEqual([...recs, later].map((r) => r.id));
     });
 
     test("a torn line, zeros on both sides of complete records, a record whose line end was lost", async () => {
@@ -171,8 +276,8 @@ describe("AuditSpool", () => {
       // zeros before a complete line, a torn line cut by zeros, and a last record without its "\n"
       writeFileSync(join(dir, SEG1), line(a) + zeros(512) + line(b) + torn + zeros(700) + line(c) + JSON.stringify(d) + zeros(3000));
       const s = await openSpool(dir);
-      expect(ids(s)).toEqual([a.id, b.id, c.id, d.id]);
-      expect(s.unshipped(10)[1]).toEqual(b);
+      expect(await ids(s)).toEqual([a.id, b.id, c.id, d.id]);
+      expect((await s.unshipped(10))[1]).toEqual(b);
     });
 
     test("a segment that is nothing but zeros is dropped; the spool opens and appends", async () => {
@@ -183,7 +288,7 @@ describe("AuditSpool", () => {
       expect(readdirSync(dir)).not.toContain(SEG1);
       const r = fakeRecord();
       await s.append(r);
-      expect(ids(await openSpool(dir))).toEqual([r.id]);
+      expect(await ids(await openSpool(dir))).toEqual([r.id]);
     });
 
     for (const [what, damage] of [
@@ -197,11 +302,11 @@ describe("AuditSpool", () => {
         writeFileSync(join(dir, SEG1), [a, b, c].map(line).join(""));
         writeFileSync(join(dir, ACK1), `${a.id}\n${damage}`);
         const s = await openSpool(dir);
-        expect(ids(s)).toEqual([b.id, c.id]);
+        expect(await ids(s)).toEqual([b.id, c.id]);
         await s.ack([b.id]);
         expect(readFileSync(join(dir, ACK1), "utf8")).toBe(`${a.id}\n${b.id}\n`);
         const again = await openSpool(dir);
-        expect(ids(again)).toEqual([c.id]);
+        expect(await ids(again)).toEqual([c.id]);
         await again.ack([c.id]); // all acknowledged: the segment goes
         expect(readdirSync(dir).filter((n) => n.startsWith("seg-000000000001."))).toEqual([]);
       });

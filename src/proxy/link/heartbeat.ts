@@ -1,5 +1,6 @@
 // Heartbeats: every SVC_PROXY_HEARTBEAT_INTERVAL, tell the control plane this replica's state,
-// policy revision, tool count, version and spool depth. Sent only after bootstrap (the
+// policy revision, tool count, version, spool depth and space (a full spool refuses decisions),
+// and the runtime's clock, from which the control plane measures the skew. Sent only after bootstrap (the
 // control plane knows the replica from then on); a failure is logged once per streak.
 import type { Logger } from "../../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
@@ -37,7 +38,19 @@ export class Heartbeat {
     if (!client.replicaId) return;
     const r = status.report(this.o.spoolDepth());
     try {
-      await client.heartbeat({ replica_id: this.o.replicaId, state: status.state, policy_revision: r.policy_revision, tool_count: r.tool_count, version: this.o.version, spool_depth: r.spool_depth ?? 0, last_success: r.last_success });
+      await client.heartbeat({
+        replica_id: this.o.replicaId,
+        state: status.state,
+        policy_revision: r.policy_revision,
+        tool_count: r.tool_count,
+        version: this.o.version,
+        // The contract's counter bound: a backlog past it is still reported as huge.
+        spool_depth: Math.min(r.spool_depth ?? 0, 2_147_483_647),
+        last_success: r.last_success,
+        ...(r.spool ? { spool_state: r.spool.state, spool_free_bytes: r.spool.free_bytes === null ? null : Math.min(r.spool.free_bytes, Number.MAX_SAFE_INTEGER) } : {}),
+        // The control plane compares it with its own clock: the skew the console shows.
+        sent_at: new Date().toISOString(),
+      });
       this.sent++;
       if (this.failing) log.info("heartbeat recovered");
       this.failing = false;

@@ -1,5 +1,7 @@
 // What the proxy reports about its policy state: to /readyz, to GET /v1/policy (what
-// `svc policy show` prints) and in heartbeats. The bundle loop writes it; nothing else does.
+// `svc policy show` prints) and in heartbeats. The bundle loop writes it; nothing else does,
+// except the daemon, which hands it the audit spool's space report once: a full spool makes
+// /readyz 503 with reason `spool_full` whatever the policy state (decisions are refused).
 //   starting     no usable bundle yet, first attempt still running
 //   ready        bundle loaded and the last poll succeeded
 //   stale        deciding on the last good bundle; the control plane is unreachable or overloaded
@@ -10,6 +12,7 @@
 import type { BootstrapResponse, ProxyState } from "../../contract/runtime-api.ts";
 import type { PolicyStatus } from "../../contract/local-api.ts";
 import type { DigestKey } from "../audit/call-content.ts";
+import { type SpoolHealth, spoolFullReason } from "../audit/spool-space.ts";
 import type { CompiledBundle } from "./policy-index.ts";
 
 export class ProxyStatus {
@@ -23,6 +26,8 @@ export class ProxyStatus {
   credentialError: string | null = null;
   /** Until the first attempt of this process finished, a reloaded bundle is not yet served as ready. */
   firstAttemptDone = false;
+  /** The audit spool's space (set by the daemon); null in tests without a spool. */
+  spoolHealth: (() => SpoolHealth) | null = null;
 
   setBootstrap(b: BootstrapResponse): void {
     this.bootstrap = b;
@@ -78,6 +83,8 @@ export class ProxyStatus {
   }
 
   readiness(): { ready: boolean; state: ProxyState; reason: string | null } {
+    const spool = this.spoolHealth?.();
+    if (this.serving() && spool?.state === "full") return { ready: false, state: this.state, reason: spoolFullReason(spool) };
     if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `${this.lastGoodNote()}: ${this.lastError}` : null };
     let reason: string;
     if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
@@ -90,16 +97,18 @@ export class ProxyStatus {
 
   report(spoolDepth: number): PolicyStatus {
     const readiness = this.readiness();
+    const spool = this.spoolHealth?.();
     return {
       tool_count: this.compiled?.tools.size ?? 0,
       state: this.state,
       // null when ready; stale: decisions continue on the last good bundle; else why none are made
-      reason: this.serving() && this.state === "stale" ? this.lastGoodNote() : readiness.reason,
+      reason: this.serving() && this.state === "stale" && readiness.ready ? this.lastGoodNote() : readiness.reason,
       policy_revision: this.compiled?.revision ?? null,
       last_success: this.lastSuccess?.toISOString() ?? null,
       last_error: this.lastError,
       bundle_version: this.compiled?.bundle.version,
       spool_depth: spoolDepth,
+      ...(spool ? { spool } : {}),
     };
   }
 }

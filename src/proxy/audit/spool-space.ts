@@ -1,0 +1,76 @@
+// The audit spool's disk space: what it reports (ok, low, full) and the error a decision gets
+// while the spool cannot take its record. "full" is a fact learned from a failed write (ENOSPC,
+// EDQUOT), not a guess from free bytes; it ends when the filesystem has room again (the
+// control plane took the backlog and its segments were deleted, or an operator freed space).
+import { statfsSync } from "node:fs";
+import type { SpoolStatus } from "../../contract/local-api.ts";
+
+/** Below this many free bytes the spool reports `low` and the proxy warns (SVC_PROXY_AUDIT_LOW_SPACE). */
+export const DEFAULT_LOW_SPACE_BYTES = 64 * 1024 * 1024;
+/** A full spool takes records again once this much is free: room for a few batches. */
+export const RESUME_FREE_BYTES = 1024 * 1024;
+/** The smallest spool volume docs/proxy.md recommends; a smaller one is warned about at start. */
+export const MIN_SPOOL_VOLUME_BYTES = 256 * 1024 * 1024;
+
+/** What /readyz, `svc policy show`, the heartbeat and the console say about the spool (contract SpoolStatus). */
+export type SpoolHealth = SpoolStatus;
+
+/** The errors of a write that mean "no room": the disk or the user's quota is full. */
+export function isNoSpace(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/** Free bytes for an unprivileged writer (f_bavail), or null when statfs fails. */
+export function freeBytes(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return Number(s.bavail) * Number(s.bsize);
+  } catch {
+    return null;
+  }
+}
+
+/** Total size of the spool's filesystem, or null when statfs fails. */
+export function volumeBytes(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return Number(s.blocks) * Number(s.bsize);
+  } catch {
+    return null;
+  }
+}
+
+const UNITS: [number, string][] = [
+  [1024 ** 3, "GiB"],
+  [1024 ** 2, "MiB"],
+  [1024, "KiB"],
+];
+
+export function formatBytes(n: number | null): string {
+  if (n === null) return "unknown";
+  for (const [size, unit] of UNITS) if (n >= size) return `${(n / size).toFixed(1)} ${unit}`;
+  return `${n} bytes`;
+}
+
+/** The sentence /readyz and `svc policy show` give while the spool is full. */
+export function spoolFullReason(h: Pick<SpoolHealth, "path" | "free_bytes">): string {
+  return `spool_full: the audit spool ${h.path} is full (${formatBytes(h.free_bytes)} free); decisions are refused until the control plane takes the backlog or space is freed`;
+}
+
+/**
+ * A record could not be spooled because the spool's disk is full: the decision is refused
+ * with 503 `spool_full` (the call does not run), never a bare 500.
+ */
+export class SpoolFullError extends Error {
+  override name = "SpoolFullError";
+  readonly code = "spool_full";
+  readonly status = 503;
+  constructor(
+    readonly path: string,
+    readonly freeBytes: number | null,
+    cause?: unknown,
+  ) {
+    super(`the audit spool ${path} is full (${formatBytes(freeBytes)} free): the decision was refused and the call not run; it resumes by itself once the control plane takes the backlog or space is freed`, { cause });
+  }
+}
