@@ -26,6 +26,9 @@ import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spoolFullReason, volumeBytes } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
+import { mcpLocalRoutes } from "./mcp/local-routes.ts";
+import { McpRegistration } from "./mcp/registration.ts";
+import { McpServers } from "./mcp/servers.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -124,6 +127,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
+  // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
+  let registration: McpRegistration | null = null;
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync() });
+  registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
+  const mcpRegistration = registration;
+  status.toolServers = () => mcp.status();
   const loop = new BundleLoop({
     client,
     status,
@@ -137,6 +146,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
+    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(() => mcpRegistration.resync()),
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);
@@ -151,7 +161,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
   const decisions = new DecisionSummary({ log });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, decisions });
+  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, decisions, extraRoutes: mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }) });
 
   loop.reloadPersisted();
   const oldUmask = process.umask(0o177);
@@ -202,6 +212,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         decisions.stop();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
+        await mcp.close();
         await spool.close();
         lock.release();
         rmSync(config.socketPath, { force: true });

@@ -42,6 +42,8 @@ export type BundleLoopOptions = {
   now?: () => Date;
   /** The credential was refused before this process ever bootstrapped: the daemon should exit. */
   onFatal?: (cause: string) => void;
+  /** A poll succeeded (200 or 304), or a last good bundle was reloaded: MCP servers are listed again. */
+  onPolled?: () => void;
   /** Bootstrap succeeded (again): the shipper may resume. */
   onBootstrapped?: () => void;
 };
@@ -147,6 +149,7 @@ export class BundleLoop {
       else this.recordConfirmation(at);
       const wasState = status.state;
       status.succeeded(at);
+      this.o.onPolled?.();
       if (wasState !== status.state) log.info("policy state", { state: status.state, policy_revision: status.compiled?.revision ?? null });
       return true;
     } catch (e) {
