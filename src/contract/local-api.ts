@@ -61,6 +61,14 @@ export const OutcomeRequest = Type.Object(
 );
 export type OutcomeRequest = Static<typeof OutcomeRequest>;
 
+/** One assigned MCP server as the proxy sees it (issue 13): reachable with its tool count, or why not. */
+export const ToolServerStatus = Type.Object({
+  name: Type.String(),
+  state: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  tool_count: Type.Integer({ minimum: 0 }),
+});
+export type ToolServerStatus = Static<typeof ToolServerStatus>;
 /** The audit spool's disk space (src/proxy/audit/spool-space.ts): `full` refuses decisions with 503 spool_full. */
 export const SpoolStatus = Type.Object({
   state: Type.Union([Type.Literal("ok"), Type.Literal("low"), Type.Literal("full")]),
@@ -82,6 +90,8 @@ export const PolicyStatus = Type.Object({
   last_error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   bundle_version: Type.Optional(Type.Integer()),
   spool_depth: Type.Optional(Type.Integer()),
+  /** The assigned MCP servers (absent when none is assigned). */
+  tool_servers: Type.Optional(Type.Array(ToolServerStatus)),
   spool: Type.Optional(SpoolStatus),
 });
 export type PolicyStatus = Static<typeof PolicyStatus>;

@@ -17,7 +17,9 @@ import type { ProxyConfig } from "./config.ts";
 import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
-import { bearerMatches, createLocalApi } from "./api/local-api.ts";
+import { createLocalApi } from "./api/local-api.ts";
+import { bearerMatches } from "./api/request-user.ts";
+import { DecisionSummary } from "./api/decision-summary.ts";
 import { ProxyMetrics, serveMetrics, withMetricsRoute } from "./metrics.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { AuditShipper } from "./audit/shipper.ts";
@@ -26,6 +28,9 @@ import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spoolFullReason, volumeBytes } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
+import { mcpLocalRoutes } from "./mcp/local-routes.ts";
+import { McpRegistration } from "./mcp/registration.ts";
+import { McpServers } from "./mcp/servers.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -127,6 +132,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
+  // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
+  let registration: McpRegistration | null = null;
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync() });
+  registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
+  const mcpRegistration = registration;
+  status.toolServers = () => mcp.status();
   const loop = new BundleLoop({
     client,
     status,
@@ -140,6 +151,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
+    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(() => mcpRegistration.resync()),
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);
@@ -162,7 +174,21 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     },
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
-  const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e) });
+  const decisions = new DecisionSummary({ log });
+  const api = createLocalApi({
+    token: config.token,
+    status,
+    recorder,
+    claims: client,
+    credentials,
+    modelCa: ca,
+    spoolDepth: () => spool.depth,
+    log,
+    onRuntimeError: credentialCheck,
+    decisions,
+    extraRoutes: mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }),
+    onModelCallEnd: (e) => metrics.modelCallEnded(e),
+  });
   const serve = withMetricsRoute(api, metrics, (req) => bearerMatches(req.headers.get("authorization"), config.token));
 
   loop.reloadPersisted();
@@ -225,9 +251,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // stream may last minutes (idleTimeout 0) and would hold the exit forever. What is
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
+        decisions.stop();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await metricsServer?.stop(true);
+        await mcp.close();
         await spool.close();
         lock.release();
         rmSync(config.socketPath, { force: true });

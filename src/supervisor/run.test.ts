@@ -19,7 +19,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const PROXY = `
 const socket = process.env.SVC_RUNTIME_SOCKET_PATH;
 require("node:fs").rmSync(socket, { force: true });
-const server = Bun.serve({ unix: socket, fetch: () => Response.json({ state: "ready" }) });
+const server = Bun.serve({ unix: socket, fetch: () => Response.json({ state: "ready", tools: [], servers: [] }) });
 process.on("SIGTERM", () => { server.stop(true); process.exit(0); });
 `;
 const FRONTEND = `

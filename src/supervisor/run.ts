@@ -12,6 +12,7 @@ import { writePythonPackage } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
 import { frontendConfig, frontendEnv, onboardingState } from "./frontend.ts";
+import { mcpBootTools, reportBooted } from "./mcp-sync.ts";
 import { preflight } from "./preflight.ts";
 import { startReaper } from "./reaper.ts";
 import { svcSelfCommand } from "./self-command.ts";
@@ -68,12 +69,14 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   const { env: chatEnv, ignored } = frontendEnv(env, {
     secretKey: cfg.secretKey,
     dataDir: fe.dataDir,
+    staticDir: fe.staticDir,
     pythonRoot,
     socketPath: cfg.socketPath,
     token: cfg.token,
   });
   for (const i of ignored) log.warn(`ignored ${i}: svc run forces this setting (the Pipe is the only model provider; every tool is governed; see docs/deploy.md)`);
   mkdirSync(fe.dataDir, { recursive: true, mode: 0o750 });
+  mkdirSync(fe.staticDir, { recursive: true, mode: 0o750 });
 
   const sup = new Supervision({
     log,
@@ -98,12 +101,15 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
     sup.watch(proxy);
 
-    // 2. the tool sync
-    if (manifest) {
-      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
+    // 2. the tool sync: the packs' tools and the MCP servers' tools, PUT together
+    const mcpTools = await sup.guard(mcpBootTools(cfg.socketPath, cfg.token, log));
+    const packs: ToolManifest = manifest ?? { tools: [] };
+    if (manifest || mcpTools.length > 0) {
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest: { ...packs, tools: [...packs.tools, ...mcpTools] }, egress: cfg.egress, log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
+    await sup.guard(reportBooted(cfg.socketPath, cfg.token, packs, mcpTools, log));
 
     // 3. the front end
     log.info(`starting the front end: ${fe.command.join(" ")}`, { data_dir: fe.dataDir, url: fe.localUrl });

@@ -27,6 +27,8 @@ const server = Bun.serve({
       return new Response(null, { status: 204 });
     }
     if (path === "/readyz") return mode === "never" ? Response.json({ reason: "waiting for the first bundle" }, { status: 503 }) : Response.json({ state: "ready" });
+    if (path === "/v1/mcp/tools") return Response.json({ tools: [], servers: [] });
+    if (path === "/v1/mcp/booted") return Response.json({ ok: true });
     if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
     if (path === "/v1/chat/completions" && req.method === "POST") {
       if (process.env.FAKE_PROXY_CHATLOG) {

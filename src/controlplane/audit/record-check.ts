@@ -8,12 +8,9 @@
 //   - have a timestamp within the window: not older than `maxAgeMs`, not more than
 //     `maxFutureMs` ahead of the control plane's clock.
 // A record that fails is rejected alone, with the reason; the rest of the batch is stored.
-import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { AuditRecord } from "../../contract/audit.ts";
-import "../../contract/formats.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import { auditRecordProblem } from "../../contract/audit-check.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-
-const recordSchema = TypeCompiler.Compile(AuditRecord);
 
 export type TimeWindow = { now: number; maxAgeMs: number; maxFutureMs: number };
 export type RecordVerdict = { ok: true; record: AuditRecord } | { ok: false; id: string; reason: string };
@@ -24,21 +21,11 @@ function nameOf(raw: unknown, index: number): string {
   return typeof id === "string" && id.length > 0 && id.length <= 64 ? id : `#${index}`;
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value && typeof value === "object") return Object.values(value).some(hasNul);
-  return false;
-}
-
 export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCaller, "installationId" | "orgId" | "workspaceId" | "agentId">, window: TimeWindow): RecordVerdict {
   const id = nameOf(raw, index);
-  if (!recordSchema.Check(raw)) {
-    const e = recordSchema.Errors(raw).First();
-    return { ok: false, id, reason: `record ${id} is malformed: ${e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema"}` };
-  }
-  const r = raw;
-  if (hasNul(r)) return { ok: false, id, reason: `record ${id} is malformed: a text field contains a NUL character` };
+  const problem = auditRecordProblem(raw);
+  if (problem) return { ok: false, id, reason: `record ${id} is malformed: ${problem}` };
+  const r = raw as AuditRecord;
   if (r.installation_id !== caller.installationId || r.organization_id !== caller.orgId) {
     return { ok: false, id, reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}` };
   }

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
-import * as pgSchema from "./schema.pg.ts";
+import * as pgSchema from "./schema.ts";
 import type { Db, Store } from "./store.ts";
 
 /** SQLSTATEs after which a whole transaction is run again: serialization_failure, deadlock_detected. */

@@ -7,7 +7,8 @@ import { drizzle } from "drizzle-orm/sqlite-proxy";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { TransactionGate } from "./gate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
-import * as sqliteSchema from "./schema.ts";
+import * as schema from "./schema.ts";
+import { sqliteSchemaOf } from "./table.ts";
 import type { Db, Store } from "./store.ts";
 
 type Method = "run" | "all" | "values" | "get";
@@ -31,7 +32,7 @@ export function openSqlite(path: string): Store {
   };
   const orm = drizzle(
     (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
-    { schema: sqliteSchema },
+    { schema: sqliteSchemaOf(schema) },
   );
 
   // Transactions go through the gate; BEGIN IMMEDIATE takes the write lock at once, so a

@@ -1,11 +1,11 @@
 // What the rest of the control plane sees of storage: a drizzle database and its tables.
 // Services are written once, in the part of drizzle both dialects run (db/README.md), and
-// typed against the PostgreSQL schema; schema-parity.test.ts keeps the SQLite tables the same.
+// typed against the PostgreSQL tables; each table is declared once for both (table.ts).
 import type { BunSQLQueryResultHKT } from "drizzle-orm/bun-sql";
 import type { PgDatabase } from "drizzle-orm/pg-core";
-import type * as pgSchema from "./schema.pg.ts";
+import type * as schema from "./schema.ts";
 
-export type Tables = typeof pgSchema;
+export type Tables = typeof schema;
 
 /** A database or an open transaction: both run queries; `transaction()` on a database retries conflicts. */
 export type Db = PgDatabase<BunSQLQueryResultHKT, Tables>;

@@ -11,10 +11,10 @@ import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
-import { loadBundle, orgRevision } from "../bundle/load.ts";
+import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-import { currentDigestKey } from "../organizations/service.ts";
+import { currentDigestKey, orgRevision } from "../organizations/service.ts";
 import { recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
 

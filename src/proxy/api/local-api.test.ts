@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { USER_HEADERS } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
-import { bearerMatches, createLocalApi, type LocalApiDeps, userFromHeaders } from "./local-api.ts";
+import { createLocalApi, type LocalApiDeps } from "./local-api.ts";
+import { bearerMatches, userFromHeaders } from "./request-user.ts";
 import { ProxyStatus } from "../policy/status.ts";
 
 describe("userFromHeaders", () => {

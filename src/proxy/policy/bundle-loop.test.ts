@@ -1,7 +1,7 @@
 // The bundle loop against a scripted control-plane client and a clock the test moves: what it
 // persists as the last good bundle, and what a restart reports from it.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolicyBundle } from "../../contract/bundle.ts";
@@ -95,5 +95,41 @@ describe("last_success across a restart", () => {
     await second.l.pollNow();
     second.l.stop();
     expect(second.status.report(0)).toMatchObject({ state: "ready", last_success: t2.toISOString(), reason: null });
+  });
+});
+
+describe("a new bundle on a state disk that cannot take it", () => {
+  test("the bundle is applied in memory although saving it fails; the next poll saves it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-loop-"));
+    dirs.push(dir);
+    const clock = { now: new Date("2026-05-01T10:00:00.000Z") };
+    // revision 7 governs tool "a"; revision 8 no longer offers it (every call of it refused)
+    let answer: BundleAnswer = { status: 200, bundle, etag: '"r7"' };
+    const client = {
+      replicaId: null as string | null,
+      bootstrap: async () => boot,
+      fetchBundle: async () => answer,
+    } as unknown as ControlPlaneClient;
+    const { l, status } = loop(dir, client, clock);
+    await l.pollNow();
+    l.stop();
+    expect(status.compiled?.revision).toBe(7);
+
+    // the last good file cannot be replaced (a directory in its place: rename fails, even for root)
+    rmSync(join(dir, BUNDLE_FILE));
+    mkdirSync(join(dir, BUNDLE_FILE));
+    answer = { status: 200, bundle: { ...bundle, revision: 8, tools: [] }, etag: '"r8"' };
+    await l.pollNow();
+    l.stop();
+    expect(status.compiled?.revision).toBe(8);
+    expect(status.compiled?.tools.size).toBe(0);
+    expect(status.state).toBe("ready");
+
+    // space is back: the next poll (a 304) saves the bundle in use
+    rmdirSync(join(dir, BUNDLE_FILE));
+    answer = { status: 304 };
+    await l.pollNow();
+    l.stop();
+    expect(JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8"))).toMatchObject({ etag: '"r8"', bundle: { revision: 8 } });
   });
 });

@@ -8,7 +8,7 @@
 // the supervisor reports "runtime bootstrap failed"). Failures retry sooner, backing off up to
 // the interval; the loop keeps trying, so the same token working again brings it back.
 import { hostname } from "node:os";
-import type { BundleVersion } from "../../contract/bundle.ts";
+import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { ControlPlaneError, type ControlPlaneClient, credentialRefusal, isTransient } from "../link/control-plane-client.ts";
 import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
@@ -42,6 +42,8 @@ export type BundleLoopOptions = {
   now?: () => Date;
   /** The credential was refused before this process ever bootstrapped: the daemon should exit. */
   onFatal?: (cause: string) => void;
+  /** A poll succeeded (200 or 304), or a last good bundle was reloaded: MCP servers are listed again. */
+  onPolled?: () => void;
   /** Bootstrap succeeded (again): the shipper may resume. */
   onBootstrapped?: () => void;
 };
@@ -135,11 +137,11 @@ export class BundleLoop {
       const at = now();
       if (answer.status === 200) {
         const compiled = indexBundle(answer.bundle);
-        saveLastGood(this.o.stateDir, this.o.token, { bundle: answer.bundle, etag: answer.etag, fetchedAt: at, confirmedAt: at });
         const previous = status.compiled?.revision ?? null;
+        // In memory first: a revocation takes effect even when the state disk is full.
         status.compiled = compiled;
         this.etag = answer.etag;
-        this.persisted = { fetchedAt: at, confirmedAt: at };
+        this.persist(answer.bundle, answer.etag, at);
         if (previous !== compiled.revision) {
           log.info("policy bundle loaded", { policy_revision: compiled.revision, tool_count: compiled.tools.size, policies: answer.bundle.policies.length, recipients: answer.bundle.recipients.length, skipped_policies: compiled.skipped });
         }
@@ -147,6 +149,7 @@ export class BundleLoop {
       else this.recordConfirmation(at);
       const wasState = status.state;
       status.succeeded(at);
+      this.o.onPolled?.();
       if (wasState !== status.state) log.info("policy state", { state: status.state, policy_revision: status.compiled?.revision ?? null });
       return true;
     } catch (e) {
@@ -160,10 +163,25 @@ export class BundleLoop {
     }
   }
 
+  /**
+   * Save a new bundle as the last good one. A failure (full or read-only state disk) is logged
+   * and leaves `persisted` null, so the next 304 tries again; the bundle is already in use.
+   */
+  private persist(bundle: PolicyBundle, etag: string | null, at: Date): void {
+    try {
+      saveLastGood(this.o.stateDir, this.o.token, { bundle, etag, fetchedAt: at, confirmedAt: at });
+      this.persisted = { fetchedAt: at, confirmedAt: at };
+    } catch (e) {
+      this.persisted = null;
+      this.o.log.warn("last good bundle not saved; it is in use, and saving is tried again at the next poll", { policy_revision: bundle.revision, error: (e as Error).message });
+    }
+  }
+
   /** A 304 confirmed the bundle: note it in the last good file, at most every CONFIRMATION_PERSIST_MS. */
   private recordConfirmation(at: Date): void {
     const compiled = this.o.status.compiled;
-    if (!compiled || !this.persisted) return;
+    if (!compiled) return;
+    if (!this.persisted) return this.persist(compiled.bundle, this.etag, at);
     const last = this.persisted.confirmedAt;
     if (last && Math.abs(at.getTime() - last.getTime()) < CONFIRMATION_PERSIST_MS) return;
     try {

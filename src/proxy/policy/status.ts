@@ -10,7 +10,7 @@
 //                (another 4xx), or it refused the runtime credential (401/403, 404 on bootstrap
 //                or bundle) — then the bundle and digest key are forgotten as well
 import type { BootstrapResponse, ProxyState } from "../../contract/runtime-api.ts";
-import type { PolicyStatus } from "../../contract/local-api.ts";
+import type { PolicyStatus, ToolServerStatus } from "../../contract/local-api.ts";
 import type { DigestKey } from "../audit/call-content.ts";
 import { type SpoolHealth, spoolFullReason } from "../audit/spool-space.ts";
 import type { CompiledBundle } from "./policy-index.ts";
@@ -26,6 +26,8 @@ export class ProxyStatus {
   credentialError: string | null = null;
   /** Until the first attempt of this process finished, a reloaded bundle is not yet served as ready. */
   firstAttemptDone = false;
+  /** The assigned MCP servers' status (mcp/servers.ts), reported when any is assigned. */
+  toolServers: () => ToolServerStatus[] = () => [];
   /** The audit spool's space (set by the daemon); null in tests without a spool. */
   spoolHealth: (() => SpoolHealth) | null = null;
 
@@ -97,6 +99,7 @@ export class ProxyStatus {
 
   report(spoolDepth: number): PolicyStatus {
     const readiness = this.readiness();
+    const servers = this.toolServers();
     const spool = this.spoolHealth?.();
     return {
       tool_count: this.compiled?.tools.size ?? 0,
@@ -108,6 +111,7 @@ export class ProxyStatus {
       last_error: this.lastError,
       bundle_version: this.compiled?.bundle.version,
       spool_depth: spoolDepth,
+      ...(servers.length ? { tool_servers: servers } : {}),
       ...(spool ? { spool } : {}),
     };
   }

@@ -3,6 +3,7 @@
 // (deduplicated by id), claims. Integration tests use the real control plane instead.
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { PolicyBundle } from "../../contract/bundle.ts";
+import type { ToolManifest } from "../../contract/manifest.ts";
 import type { BootstrapRequest, HeartbeatRequest } from "../../contract/runtime-api.ts";
 
 export type FakeControlPlane = {
@@ -21,6 +22,8 @@ export type FakeControlPlane = {
   audit: Map<string, AuditRecord>;
   auditBatches: number;
   claims: { remote_user_id: string }[];
+  /** Manifests received by PUT tools; each replaces the bundle's tools (revision + 1), as the real one does. */
+  toolPuts: ToolManifest[];
   digestKey: Uint8Array;
   setBundle(change: Partial<PolicyBundle>): void;
   stop(): Promise<void>;
@@ -41,6 +44,7 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
     audit: new Map(),
     auditBatches: 0,
     claims: [],
+    toolPuts: [],
     digestKey,
     setBundle(change) {
       cp.bundle = { ...cp.bundle, ...change, revision: cp.bundle.revision + 1 };
@@ -98,6 +102,14 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
             cp.audit.set(r.id, r);
           }
           return Response.json({ acknowledged: records.map((r) => r.id), inserted, duplicates: records.length - inserted });
+        }
+        case "PUT /api/v1/runtime/tools": {
+          const m = (await req.json()) as ToolManifest;
+          cp.toolPuts.push(m);
+          const before = new Set(cp.bundle.tools.map((t) => t.name));
+          cp.setBundle({ tools: m.tools.map((t) => ({ name: t.name, access: t.access, required_capabilities: t.required_capabilities })) });
+          const added = m.tools.filter((t) => !before.has(t.name)).length;
+          return Response.json({ added, removed: before.size - (m.tools.length - added), unchanged: m.tools.length - added, updated: 0, tool_count: m.tools.length });
         }
         case "POST /api/v1/runtime/claims": {
           const body = (await req.json()) as { remote_user_id: string };

@@ -1,0 +1,13 @@
+// The table of audit encryption keys. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+import { organizations } from "../organizations/tables.ts";
+
+export const auditKeys = table("audit_keys", (c) => ({
+  id: c.text("id").primaryKey(),
+  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  name: c.text("name").notNull(),
+  publicKey: c.text("public_key").notNull(),
+  status: c.text("status", { enum: ["active", "disabled"] }).notNull(),
+  disabledAt: c.millis("disabled_at"),
+  createdAt: c.createdAt(),
+}));

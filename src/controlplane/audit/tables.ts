@@ -1,0 +1,70 @@
+// The tables of audit: audit records and usage budgets. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+import { organizations } from "../organizations/tables.ts";
+
+export const auditRecords = table(
+  "audit_records",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    workspaceId: c.text("workspace_id").notNull(),
+    installationId: c.text("installation_id").notNull(),
+    agentId: c.text("agent_id").notNull(),
+    replicaId: c.text("replica_id"),
+    ts: c.millis("ts").notNull(),
+    kind: c.text("kind", { enum: ["tool", "model", "outcome"] }).notNull(),
+    harness: c.text("harness").notNull(),
+    action: c.text("action").notNull(),
+    toolName: c.text("tool_name"),
+    model: c.text("model"),
+    decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
+    reason: c.text("reason").notNull(),
+    policyId: c.text("policy_id"),
+    policyRevision: c.integer("policy_revision").notNull(),
+    userId: c.text("user_id"),
+    remoteUserId: c.text("remote_user_id"),
+    viaInstallation: c.bool("via_installation").notNull(),
+    ref: c.text("ref"),
+    outcome: c.text("outcome"),
+    exitCode: c.integer("exit_code"),
+    argsDigest: c.text("args_digest"),
+    digestKeyId: c.text("digest_key_id"),
+    recipientKeyIds: c.json<string[]>("recipient_key_ids").notNull(),
+    /** The age ciphertext, opaque to the service: stored, never decrypted. */
+    ciphertext: c.bytes("ciphertext"),
+    /** Usage of a model call, on its outcome record (issue 16). */
+    promptTokens: c.integer("prompt_tokens"),
+    completionTokens: c.integer("completion_tokens"),
+    cost: c.double("cost"),
+    durationMs: c.integer("duration_ms"),
+    receivedAt: c.millis("received_at").notNull(),
+  }),
+  (t, c) => [
+    c.index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
+    c.index("audit_org_id").on(t.orgId, t.id),
+    c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
+    c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
+    c.index("audit_ref").on(t.ref),
+    // usage sums over a time range (svc usage, budgets) read only outcome rows
+    c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
+  ],
+);
+
+/** A spending limit on a user, a group (its members together) or an agent, per day or month (UTC); read by usage.ts (issue 16). */
+export const budgets = table(
+  "budgets",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    name: c.text("name").notNull(),
+    scope: c.text("scope", { enum: ["user", "group", "agent"] }).notNull(),
+    /** usr_…, grp_… or agt_… */
+    scopeId: c.text("scope_id").notNull(),
+    period: c.text("period", { enum: ["day", "month"] }).notNull(),
+    unit: c.text("unit", { enum: ["tokens", "money"] }).notNull(),
+    /** Tokens (prompt + completion), or money in the currency of the model profiles' prices. */
+    limit: c.double("limit").notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.uniqueIndex("budgets_org_name").on(t.orgId, t.name)],
+);

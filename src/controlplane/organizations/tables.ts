@@ -1,0 +1,51 @@
+// The tables of organizations: the organization, its keys, workspaces and memberships. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+import { accounts } from "../auth/tables.ts";
+
+export const organizations = table("organizations", (c) => ({
+  id: c.text("id").primaryKey(),
+  name: c.text("name").notNull(),
+  /** Bumped by every change that can alter any of the org's policy bundles; the bundle ETag. */
+  revision: c.integer("revision").notNull().default(1),
+  escrowEnabled: c.bool("escrow_enabled").notNull().default(false),
+  createdAt: c.createdAt(),
+}));
+
+/** The organization's audit digest key (HMAC-SHA-256), wrapped by the KMS. */
+export const digestKeys = table("digest_keys", (c) => ({
+  id: c.text("id").primaryKey(),
+  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  wrapped: c.text("wrapped").notNull(),
+  createdAt: c.createdAt(),
+}));
+
+/** The service's escrow identity per organization: public recipient plus KMS-wrapped private key. */
+export const escrowKeys = table("escrow_keys", (c) => ({
+  id: c.text("id").primaryKey(),
+  orgId: c.text("org_id").notNull().unique().references(() => organizations.id),
+  recipient: c.text("recipient").notNull(),
+  wrappedIdentity: c.text("wrapped_identity").notNull(),
+  createdAt: c.createdAt(),
+}));
+
+export const workspaces = table(
+  "workspaces",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    name: c.text("name").notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.uniqueIndex("workspaces_org_name").on(t.orgId, t.name)],
+);
+
+export const memberships = table(
+  "memberships",
+  (c) => ({
+    accountId: c.text("account_id").notNull().references(() => accounts.id),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    role: c.text("role", { enum: ["owner", "admin", "member"] }).notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.primaryKey({ columns: [t.accountId, t.orgId] })],
+);

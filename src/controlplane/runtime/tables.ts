@@ -1,0 +1,40 @@
+// The tables of runtime: running replicas and the governed tools they sync. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+import { installations } from "../installations/tables.ts";
+import { workspaces } from "../organizations/tables.ts";
+
+/** One running proxy of an installation (replicas share the token, not their state). */
+export const runtimeReplicas = table(
+  "runtime_replicas",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    installationId: c.text("installation_id").notNull().references(() => installations.id),
+    credentialSyncRecipient: c.text("credential_sync_recipient").notNull(),
+    hostname: c.text("hostname"),
+    version: c.text("version"),
+    state: c.text("state"),
+    policyRevision: c.integer("policy_revision"),
+    toolCount: c.integer("tool_count"),
+    spoolDepth: c.integer("spool_depth"),
+    lastSuccess: c.text("last_success"),
+    bootstrappedAt: c.millis("bootstrapped_at").notNull(),
+    lastHeartbeatAt: c.millis("last_heartbeat_at"),
+  }),
+  (t, c) => [c.index("runtime_replicas_installation").on(t.installationId)],
+);
+
+/** Governed tools registered in a workspace: by an installation's tool sync or by an admin (installation null). */
+export const tools = table(
+  "tools",
+  (c) => ({
+    workspaceId: c.text("workspace_id").notNull().references(() => workspaces.id),
+    name: c.text("name").notNull(),
+    installationId: c.text("installation_id").references(() => installations.id),
+    access: c.text("access", { enum: ["read", "write"] }).notNull(),
+    requiredCapabilities: c.json<string[]>("required_capabilities").notNull(),
+    toolkitId: c.text("toolkit_id"),
+    updatedAt: c.millis("updated_at").notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.primaryKey({ columns: [t.workspaceId, t.name] }), c.index("tools_installation").on(t.installationId)],
+);

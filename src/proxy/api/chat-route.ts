@@ -1,0 +1,56 @@
+// Model calls: the policy decides first (a caller who may not call models learns nothing about
+// the profile's models), the decision is audited, and a permitted call is forwarded to the
+// model profile's endpoint with its sealed API key.
+import { REFUSAL_CODES } from "../../contract/errors.ts";
+import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../policy/policy-index.ts";
+import { CHAT_BODY_LIMIT, readJsonBody } from "./json-body.ts";
+import { forwardMetered } from "./metered-call.ts";
+import { openAIError } from "./model-forward.ts";
+import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
+
+export function chatRoutes(c: RouteContext): Route[] {
+  async function chat(req: Request, user: Parameters<Route["handler"]>[1]): Promise<Response> {
+    const compiled = c.status.compiled;
+    if (!c.status.serving() || !compiled) return unavailable(c.status);
+    const read = await readJsonBody(req, CHAT_BODY_LIMIT);
+    if (!read.ok) return badBody(read);
+    const body = read.value;
+    if (!body || typeof body !== "object" || Array.isArray(body) || !Array.isArray((body as { messages?: unknown }).messages)) {
+      return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
+    }
+    const chatBody = body as Record<string, unknown>;
+    const profile = compiled.bundle.model_profile;
+    const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
+    const decision = decideModel(compiled, user);
+    if (decision.decision === "permit" && profile && model !== null) {
+      const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
+      if (!offered.includes(model)) {
+        // A refusal like any other: audited as a deny before answering.
+        const refusal: Decision = { ...decision, decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null };
+        const record = await c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision: refusal, args: { model } });
+        c.decisions.note("model", "deny", "model_not_found");
+        return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
+      }
+    }
+    const [record, claim] = await Promise.all([
+      c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
+      decision.code === REFUSAL_CODES.unlinked && user ? c.claims.forRefusal(user) : undefined,
+    ]);
+    c.decisions.note("model", decision.decision, decision.code);
+    if (decision.decision !== "permit" || !profile) {
+      return openAIError(403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+    }
+    let apiKey: string | null = null;
+    if (profile.auth_type === "api_key") {
+      if (!profile.api_key_sealed) return openAIError(502, `model profile "${profile.display_name}" needs an API key but none is sealed to this runtime`, "upstream_error", "api_key_missing");
+      try {
+        apiKey = await c.credentials.unseal(profile.api_key_sealed);
+      } catch {
+        return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
+      }
+    }
+    return forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, ...(c.onModelCallEnd ? { onEnd: c.onModelCallEnd } : {}) });
+  }
+
+  return [{ method: "POST", path: "/v1/chat/completions", handler: chat }];
+}

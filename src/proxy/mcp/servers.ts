@@ -1,0 +1,137 @@
+// The MCP servers assigned to the agent, kept in step with the bundle: a server whose
+// connection settings changed is reconnected, a removed one closed, and every one is listed
+// again (tools/list) on each sync. What is reachable now is what the gateway serves and the
+// tool sync registers; what is not is reported (state unreachable + error) and serves nothing.
+import type { BundleToolServer } from "../../contract/bundle.ts";
+import type { ToolServerStatus } from "../../contract/local-api.ts";
+import type { ManifestTool } from "../../contract/manifest.ts";
+import type { Logger } from "../../log/index.ts";
+import type { CredentialSync } from "../link/credential-sync.ts";
+import { type McpToolEntry, serverTools } from "./registry.ts";
+import { Upstream, type UpstreamOptions } from "./upstream.ts";
+
+export type McpServersOptions = {
+  credentials: Pick<CredentialSync, "unseal">;
+  ca: string[] | null;
+  log: Logger;
+  /** The served tool set changed between syncs (a stdio server died or came back). */
+  onChange?: () => void;
+  upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes">;
+};
+
+/** What decides whether a connection must be made again. */
+function connectionKey(s: BundleToolServer): string {
+  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed]);
+}
+
+type Held = { server: BundleToolServer; key: string; upstream: Upstream | null; error: string | null };
+
+export class McpServers {
+  private held = new Map<string, Held>();
+  private tools = new Map<string, { entry: McpToolEntry; upstream: Upstream }>();
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: McpServersOptions) {}
+
+  /** Bring the connections in line with the bundle's servers and list every one again. */
+  sync(servers: readonly BundleToolServer[]): Promise<void> {
+    this.syncing = this.syncing.then(() => this.doSync(servers));
+    return this.syncing;
+  }
+
+  /** Resolves when the syncs asked so far are done (the boot listing, for the tool sync). */
+  settled(): Promise<void> {
+    return this.syncing;
+  }
+
+  private async doSync(servers: readonly BundleToolServer[]): Promise<void> {
+    const wanted = new Map(servers.map((s) => [s.name, s]));
+    for (const [name, h] of this.held) {
+      if (!wanted.has(name) || wanted.get(name)!.id !== h.server.id || connectionKey(wanted.get(name)!) !== h.key) {
+        await h.upstream?.close();
+        this.held.delete(name);
+      }
+    }
+    for (const s of servers) {
+      const h = this.held.get(s.name);
+      if (h) {
+        h.server = s; // allow-list and overrides may change without a reconnect
+        continue;
+      }
+      this.held.set(s.name, await this.open(s));
+    }
+    await Promise.all([...this.held.values()].map((h) => h.upstream?.refresh()));
+    this.rebuild();
+  }
+
+  private async open(server: BundleToolServer): Promise<Held> {
+    const held: Held = { server, key: connectionKey(server), upstream: null, error: null };
+    let secrets: Record<string, string> = {};
+    if (server.secrets_sealed) {
+      try {
+        const doc = JSON.parse(await this.o.credentials.unseal(server.secrets_sealed)) as unknown;
+        if (!doc || typeof doc !== "object" || Array.isArray(doc) || Object.values(doc).some((v) => typeof v !== "string")) throw new Error("not an object of strings");
+        secrets = doc as Record<string, string>;
+      } catch {
+        held.error = "its secrets are not sealed to this runtime's credential-sync key (or are not a JSON object of strings); seal them again";
+        this.o.log.warn("mcp server secrets unusable", { server: server.name });
+        return held;
+      }
+    }
+    if (server.transport === "http" ? !server.url : !server.command) {
+      held.error = server.transport === "http" ? "no url" : "no command";
+      return held;
+    }
+    held.upstream = new Upstream({
+      server,
+      secrets,
+      ca: this.o.ca,
+      log: this.o.log,
+      ...this.o.upstream,
+      onChange: () => {
+        this.rebuild();
+        this.o.onChange?.();
+      },
+    });
+    return held;
+  }
+
+  private rebuild(): void {
+    const tools = new Map<string, { entry: McpToolEntry; upstream: Upstream }>();
+    for (const h of this.held.values()) {
+      if (!h.upstream || h.upstream.state !== "ok") continue;
+      const r = serverTools(h.server, h.upstream.tools);
+      for (const s of r.skipped) this.o.log.warn("mcp tool not served", { server: h.server.name, tool: s.tool, why: s.why });
+      for (const entry of r.entries) tools.set(entry.name, { entry, upstream: h.upstream });
+    }
+    this.tools = tools;
+  }
+
+  /** The governed tools served now, in a stable order. */
+  entries(): McpToolEntry[] {
+    return [...this.tools.values()].map((t) => t.entry).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The entries as the tool sync registers them. */
+  manifestTools(): ManifestTool[] {
+    return this.entries().map((e) => ({ name: e.name, access: e.access, required_capabilities: [], pack: `mcp:${e.server}` }));
+  }
+
+  find(name: string): { entry: McpToolEntry; upstream: Upstream } | undefined {
+    return this.tools.get(name);
+  }
+
+  status(): ToolServerStatus[] {
+    return [...this.held.values()].map((h) => {
+      const ok = h.upstream?.state === "ok";
+      const count = ok ? this.entries().filter((e) => e.server === h.server.name).length : 0;
+      return { name: h.server.name, state: ok ? "ok" : "unreachable", error: ok ? null : (h.error ?? h.upstream?.error ?? "connecting"), tool_count: count };
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.held.values()].map((h) => h.upstream?.close()));
+    this.held.clear();
+    this.tools.clear();
+  }
+}

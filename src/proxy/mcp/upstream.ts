@@ -1,0 +1,184 @@
+// One upstream MCP server, as the gateway reaches it with the official TypeScript SDK:
+// Streamable HTTP (https; the server's secrets sent as request headers) or stdio (the command
+// installed in the image; its secrets in the child's environment). A stdio server that dies
+// is started again with a doubling backoff (STDIO_RESTART_MS up to STDIO_RESTART_MAX_MS); an
+// HTTP one is tried again on the next bundle poll. Calls carry a timeout, pass cancellation
+// on (the SDK sends notifications/cancelled), and a result larger than MCP_RESULT_LIMIT_BYTES
+// is refused by that name. Secrets and arguments never reach the log.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { BundleToolServer } from "../../contract/bundle.ts";
+import type { Logger } from "../../log/index.ts";
+import { VERSION } from "../../version.ts";
+
+/** Largest tool result passed back to the front end (the JSON of the MCP result). */
+export const MCP_RESULT_LIMIT_BYTES = 4 * 1024 * 1024;
+export const CONNECT_TIMEOUT_MS = 15_000;
+export const CALL_TIMEOUT_MS = 120_000;
+export const STDIO_RESTART_MS = 1_000;
+export const STDIO_RESTART_MAX_MS = 30_000;
+
+export type UpstreamState = "connecting" | "ok" | "unreachable";
+
+/** A call that did not produce an upstream result: the code goes to the log and the outcome. */
+export class UpstreamError extends Error {
+  override name = "UpstreamError";
+  constructor(
+    readonly code: "unreachable" | "timeout" | "cancelled" | "result_too_large" | "upstream_error",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type UpstreamOptions = {
+  server: BundleToolServer;
+  /** Unsealed secrets: header → value (http) or VAR → value (stdio). */
+  secrets: Record<string, string>;
+  /** CA certificates for https (system roots + SVC_PROXY_CA_FILE), or null for the defaults. */
+  ca: string[] | null;
+  log: Logger;
+  connectTimeoutMs?: number;
+  callTimeoutMs?: number;
+  resultLimitBytes?: number;
+  /** The tool list changed outside a refresh (a restarted stdio server). */
+  onChange?: () => void;
+};
+
+export class Upstream {
+  state: UpstreamState = "connecting";
+  error: string | null = null;
+  tools: Tool[] = [];
+  private client: Client | null = null;
+  private closed = false;
+  private restartDelay = STDIO_RESTART_MS;
+  private restartTimer: ReturnType<typeof setTimeout> | null = null;
+  private connecting: Promise<void> | null = null;
+
+  constructor(readonly o: UpstreamOptions) {}
+
+  get name(): string {
+    return this.o.server.name;
+  }
+
+  private transport(): Transport {
+    const s = this.o.server;
+    if (s.transport === "http") {
+      if (!s.url) throw new Error("no url");
+      const ca = this.o.ca;
+      // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own.
+      const tlsFetch = ((url: string | URL, init?: RequestInit) => fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit)) as typeof fetch;
+      return new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { ...this.o.secrets } }, fetch: tlsFetch });
+    }
+    if (!s.command) throw new Error("no command");
+    return new StdioClientTransport({ command: s.command, args: s.args, env: { ...getDefaultEnvironment(), ...this.o.secrets }, stderr: "ignore" });
+  }
+
+  /** Connect (if not connected) and list the tools. Never throws: failures set state and error. */
+  refresh(): Promise<void> {
+    this.connecting ??= this.doRefresh().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async doRefresh(): Promise<void> {
+    if (this.closed) return;
+    const timeout = this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    try {
+      if (!this.client) {
+        const client = new Client({ name: "svc-proxy", version: VERSION });
+        const transport = this.transport();
+        await client.connect(transport, { timeout });
+        // Set after connect: a failed connect must not trigger the restart path.
+        transport.onclose = () => this.lost(client);
+        this.client = client;
+      }
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await this.client.listTools(cursor ? { cursor } : {}, { timeout });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      this.tools = tools;
+      this.state = "ok";
+      this.error = null;
+      this.restartDelay = STDIO_RESTART_MS;
+    } catch (e) {
+      this.fail(describe(e, this.o.server));
+    }
+  }
+
+  private fail(error: string): void {
+    const was = this.state;
+    this.state = "unreachable";
+    this.error = error;
+    this.tools = [];
+    const c = this.client;
+    this.client = null;
+    void c?.close().catch(() => {});
+    if (was !== "unreachable") this.o.log.warn("mcp server unreachable", { server: this.name, transport: this.o.server.transport, error });
+    if (this.o.server.transport === "stdio") this.scheduleRestart();
+  }
+
+  /** The connection closed under us (a stdio server died): no tools until it is back. */
+  private lost(client: Client): void {
+    if (this.closed || this.client !== client) return;
+    this.fail(`the ${this.o.server.transport === "stdio" ? "server process exited" : "connection closed"}`);
+    this.o.onChange?.();
+  }
+
+  private scheduleRestart(): void {
+    if (this.closed || this.restartTimer) return;
+    const delay = this.restartDelay;
+    this.restartDelay = Math.min(this.restartDelay * 2, STDIO_RESTART_MAX_MS);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      void this.refresh().then(() => {
+        if (this.state === "ok") {
+          this.o.log.info("mcp server restarted", { server: this.name, tools: this.tools.length });
+          this.o.onChange?.();
+        }
+      });
+    }, delay);
+  }
+
+  /** Call one upstream tool. Throws UpstreamError when no result came back. */
+  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    const client = this.client;
+    if (!client || this.state !== "ok") throw new UpstreamError("unreachable", `MCP server "${this.name}" is unreachable: ${this.error ?? "not connected"}`);
+    const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
+    let result: CallToolResult;
+    try {
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
+    } catch (e) {
+      if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
+      const err = e as { code?: number; message?: string };
+      if (err.code === -32001) throw new UpstreamError("timeout", `MCP server "${this.name}" did not answer ${tool} within ${timeout / 1000} s`);
+      throw new UpstreamError("upstream_error", `MCP server "${this.name}" failed on ${tool}: ${err.message ?? String(e)}`);
+    }
+    const limit = this.o.resultLimitBytes ?? MCP_RESULT_LIMIT_BYTES;
+    const size = Buffer.byteLength(JSON.stringify(result));
+    if (size > limit) throw new UpstreamError("result_too_large", `the result of ${this.name}.${tool} is ${size} bytes, over the limit MCP_RESULT_LIMIT_BYTES (${limit} bytes)`);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const c = this.client;
+    this.client = null;
+    await c?.close().catch(() => {});
+  }
+}
+
+/** A connect or list failure in one line; never the secrets (they are headers or env, not in the URL). */
+function describe(e: unknown, s: BundleToolServer): string {
+  const msg = (e as Error)?.message ?? String(e);
+  const where = s.transport === "http" ? (s.url ? new URL(s.url).origin : "?") : s.command;
+  return `${where}: ${msg.split("\n")[0]!.slice(0, 300)}`;
+}

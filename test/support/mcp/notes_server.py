@@ -1,0 +1,88 @@
+"""A real MCP server for svc's tests: the official Python SDK's MCPServer (formerly FastMCP)
+served over Streamable HTTP with TLS. Every call it receives is appended as one JSON line to
+$NOTES_CALL_LOG, so a test can prove the upstream saw a call, or never did.
+
+usage: python notes_server.py --port N --cert server.pem --key server.key --calls calls.jsonl
+       [--require-header NAME=VALUE]   (requests without that header are answered 401)
+"""
+
+import argparse
+import asyncio
+import json
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--port", type=int, required=True)
+parser.add_argument("--cert", required=True)
+parser.add_argument("--key", required=True)
+parser.add_argument("--calls", required=True)
+parser.add_argument("--require-header", default=None)
+opts = parser.parse_args()
+
+server = MCPServer("notes")
+
+
+def seen(tool: str, args: dict) -> None:
+    with open(opts.calls, "a") as f:
+        f.write(json.dumps({"tool": tool, "args": args}) + "\n")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def lookup(term: str) -> str:
+    """Look a term up in the notes (read-only)."""
+    seen("lookup", {"term": term})
+    return f"note about {term}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+def add_note(text: str) -> str:
+    """Add a note (writes)."""
+    seen("add_note", {"text": text})
+    return f"added: {text}"
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep, then answer (timeouts and cancellation)."""
+    seen("slow", {"seconds": seconds})
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        seen("slow.cancelled", {"seconds": seconds})
+        raise
+    return "slept"
+
+
+@server.tool()
+def big(kib: int) -> str:
+    """Answer with kib KiB of text (result size limits)."""
+    seen("big", {"kib": kib})
+    return "x" * (kib * 1024)
+
+
+@server.tool(name="bad-name")
+def bad_name() -> str:
+    """A tool whose name svc cannot govern (dash in the tool part)."""
+    return "never"
+
+
+app = server.streamable_http_app()
+
+if opts.require_header:
+    name, _, value = opts.require_header.partition("=")
+    inner = app
+
+    async def app(scope, receive, send):  # type: ignore[no-redef]
+        if scope["type"] == "http":
+            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            if headers.get(name.lower()) != value:
+                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"missing credential"})
+                return
+        await inner(scope, receive, send)
+
+
+uvicorn.run(app, host="127.0.0.1", port=opts.port, ssl_certfile=opts.cert, ssl_keyfile=opts.key, log_level="warning")

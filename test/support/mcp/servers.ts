@@ -1,0 +1,81 @@
+// Real MCP servers for the tests (never a protocol double): the official Python SDK's
+// MCPServer over Streamable HTTP with TLS (notes_server.py), and the PyPI stdio servers
+// mcp-server-time and mcp-server-git, from the venv scripts/mcp-servers-venv.sh caches.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BundleToolServer } from "../../../src/contract/bundle.ts";
+import { freePort } from "../controlplane-process.ts";
+import { testTls } from "../tls.ts";
+
+let bin: string | null = null;
+
+/** The venv's bin directory (installed once by the repo script, cached under /var/cache/svc). */
+export function mcpServersBin(): string {
+  if (bin) return bin;
+  const r = Bun.spawnSync(["bash", join(import.meta.dir, "../../../scripts/mcp-servers-venv.sh")], { stdout: "pipe", stderr: "inherit" });
+  if (r.exitCode !== 0) throw new Error("scripts/mcp-servers-venv.sh failed");
+  bin = r.stdout.toString().trim().split("\n").at(-1)!;
+  return bin;
+}
+
+export type NotesServer = { url: string; port: number; calls(): { tool: string; args: Record<string, unknown> }[]; stop(): Promise<void> };
+
+/** notes_server.py over https on a free port; resolves once it answers. */
+export async function startNotesServer(opts: { requireHeader?: string } = {}): Promise<NotesServer> {
+  const tls = testTls();
+  const port = freePort();
+  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-notes-"));
+  const callLog = join(dir, "calls.jsonl");
+  writeFileSync(callLog, "");
+  const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "notes_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--calls", callLog];
+  if (opts.requireHeader) argv.push("--require-header", opts.requireHeader);
+  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
+  const url = `https://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`notes_server.py exited with ${proc.exitCode}`);
+    const up = await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error("notes_server.py did not answer within 30 s");
+    await Bun.sleep(200);
+  }
+  return {
+    url,
+    port,
+    calls: () =>
+      readFileSync(callLog, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    async stop() {
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}
+
+/** A git repository with one commit, for mcp-server-git. */
+export function tempGitRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-git-"));
+  const git = (...args: string[]) => {
+    const r = Bun.spawnSync(["git", "-C", dir, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" } });
+    if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
+  };
+  git("init", "-q");
+  writeFileSync(join(dir, "README.md"), "hello\n");
+  git("add", "README.md");
+  git("commit", "-q", "-m", "first commit");
+  return dir;
+}
+
+/** Bundle entries for the three servers (tests adjust names and options). */
+export const toolServer = {
+  http: (url: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_notes", name: "notes", transport: "http", url, command: null, args: [], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  time: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_time", name: "time", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-time"), args: ["--local-timezone", "UTC"], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  git: (repo: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_git", name: "git", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-git"), args: ["--repository", repo], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+};
+
