@@ -20,6 +20,7 @@ import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
 import { DecisionSummary } from "./api/decision-summary.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
+import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
@@ -158,7 +159,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     onError: credentialCheck,
   });
   const ship = shipper;
-  const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake() });
+  const stanzas = new StanzaPool();
+  const recorder = new AuditRecorder({ spool, status, replicaId, onAppend: () => ship.wake(), stanzas });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
   const decisions = new DecisionSummary({ log });
   const api = createLocalApi({ token: config.token, status, recorder, claims: client, credentials, modelCa: ca, spoolDepth: () => spool.depth, log, onRuntimeError: credentialCheck, decisions, extraRoutes: mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }) });
@@ -210,6 +212,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         decisions.stop();
+        stanzas.close();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await mcp.close();

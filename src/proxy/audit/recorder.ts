@@ -4,6 +4,7 @@
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
+import type { StanzaKeySource } from "./age-seal.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -27,7 +28,7 @@ export class AuditRecorder {
   private readonly permits = new Map<string, Permitted>();
 
   constructor(
-    private readonly o: { spool: AuditSpool; status: ProxyStatus; replicaId: string; onAppend: () => void; now?: () => Date },
+    private readonly o: { spool: AuditSpool; status: ProxyStatus; replicaId: string; onAppend: () => void; now?: () => Date; stanzas?: StanzaKeySource },
   ) {}
 
   private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
@@ -49,7 +50,7 @@ export class AuditRecorder {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const { compiled, decision } = input;
-    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload, this.o.stanzas);
     const record: AuditRecord = {
       ...this.base(compiled, input.kind),
       action: input.action,
