@@ -13,7 +13,8 @@ let runtime: Awaited<ReturnType<typeof bootstrapRuntime>>;
 let other: Awaited<ReturnType<typeof bootstrapRuntime>>;
 let userId: string;
 const home = tempHome();
-const ids: Record<string, string> = {};
+const ids: string[] = [];
+const id = (i: number): string => ids[i]!;
 // An hour ago, on a whole minute: inside the accepted window.
 const t0 = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
 const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
@@ -71,7 +72,7 @@ beforeAll(async () => {
   ];
   await store(runtime, rows.slice(0, 5));
   await store(other, rows.slice(5));
-  for (const [i, r] of rows.entries()) ids[i] = r.id;
+  ids.push(...rows.map((r) => r.id));
 });
 afterAll(async () => {
   await cp?.stop();
@@ -88,32 +89,32 @@ const list = async (...args: string[]) => {
 const idsOf = async (...args: string[]) => (await list(...args)).records.map((r) => r.id);
 
 test("list filters: tool prefix and glob (a _ is literal), decision, user by email or id, installation, kind, since/until", async () => {
-  expect(await idsOf()).toEqual([5, 4, 3, 2, 1, 0].map((i) => ids[i]));
-  expect(await idsOf("--tool", "crm.")).toEqual([ids[2], ids[1], ids[0]]);
-  expect(await idsOf("--tool", "crm.*.read")).toEqual([ids[2]]);
-  expect(await idsOf("--tool", "crm?update")).toEqual([ids[5], ids[1], ids[0]]);
-  expect(await idsOf("--tool", "crm_")).toEqual([ids[5]]);
-  expect(await idsOf("--decision", "deny")).toEqual([ids[5], ids[1]]);
-  expect(await idsOf("--user", "ADA@example.com")).toEqual([ids[2], ids[0]]);
-  expect(await idsOf("--user", userId)).toEqual([ids[2], ids[0]]);
+  expect(await idsOf()).toEqual([5, 4, 3, 2, 1, 0].map(id));
+  expect(await idsOf("--tool", "crm.")).toEqual([id(2), id(1), id(0)]);
+  expect(await idsOf("--tool", "crm.*.read")).toEqual([id(2)]);
+  expect(await idsOf("--tool", "crm?update")).toEqual([id(5), id(1), id(0)]);
+  expect(await idsOf("--tool", "crm_")).toEqual([id(5)]);
+  expect(await idsOf("--decision", "deny")).toEqual([id(5), id(1)]);
+  expect(await idsOf("--user", "ADA@example.com")).toEqual([id(2), id(0)]);
+  expect(await idsOf("--user", userId)).toEqual([id(2), id(0)]);
   expect(await idsOf("--user", "nobody@example.com")).toEqual([]);
-  expect(await idsOf("--installation", other.bootstrap.installation.id)).toEqual([ids[5]]);
-  expect(await idsOf("--kind", "model")).toEqual([ids[4]]);
-  expect(await idsOf("--since", at(1), "--until", at(3))).toEqual([ids[2], ids[1]]);
-  expect(await idsOf("--since", "2h", "--until", at(1))).toEqual([ids[0]]);
+  expect(await idsOf("--installation", other.bootstrap.installation.id)).toEqual([id(5)]);
+  expect(await idsOf("--kind", "model")).toEqual([id(4)]);
+  expect(await idsOf("--since", at(1), "--until", at(3))).toEqual([id(2), id(1)]);
+  expect(await idsOf("--since", "2h", "--until", at(1))).toEqual([id(0)]);
 });
 
 test("list pages with --limit and the cursor it prints; the table says how to go on", async () => {
   const first = await list("--limit", "4");
-  expect(first.records.map((r) => r.id)).toEqual([5, 4, 3, 2].map((i) => ids[i]));
+  expect(first.records.map((r) => r.id)).toEqual([5, 4, 3, 2].map(id));
   expect(first.next_cursor).toBeString();
   const second = await list("--limit", "4", "--cursor", first.next_cursor!);
-  expect(second.records.map((r) => r.id)).toEqual([ids[1], ids[0]]);
+  expect(second.records.map((r) => r.id)).toEqual([id(1), id(0)]);
   expect(second.next_cursor).toBeNull();
   const table = await svc(cp, ["audit", "list", "--limit", "2"], { home });
   expect(table.code).toBe(0);
   expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+TIME\s+KIND\s+TOOL\/MODEL\s+DECISION\s+REASON\s+USER\s+INSTALLATION$/);
-  expect(table.stdout).toContain(ids[5]);
+  expect(table.stdout).toContain(id(5));
   expect(table.stderr).toMatch(/^More records: run it again with --cursor \S+\n$/);
 });
 
@@ -127,13 +128,13 @@ test("a bad filter is a usage error (exit 2) or the control plane's refusal (exi
 });
 
 test("show prints one record as fields or JSON; an unknown id is not_found", async () => {
-  const r = await svc(cp, ["audit", "show", ids[0]!], { home });
+  const r = await svc(cp, ["audit", "show", id(0)], { home });
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^id:\s+rec_/);
   expect(r.stdout).toMatch(/\nuser:\s+ada@example.com\n/);
   expect(r.stdout).toMatch(/\narguments:\s+digest only \(hmac-sha256:0+\)\n/);
-  const j = await svc(cp, ["audit", "show", ids[4]!, "--json"], { home });
-  expect(JSON.parse(j.stdout)).toMatchObject({ id: ids[4], kind: "model", model: "gpt-x" });
+  const j = await svc(cp, ["audit", "show", id(4), "--json"], { home });
+  expect(JSON.parse(j.stdout)).toMatchObject({ id: id(4), kind: "model", model: "gpt-x" });
   const missing = await svc(cp, ["audit", "show", "rec_00000000000000000000000000"], { home });
   expect(missing.code).toBe(1);
   expect(missing.stderr).toContain("(not_found)");
@@ -143,7 +144,7 @@ test("export: JSON lines oldest first with filters, to stdout or a new 0600 file
   const r = await svc(cp, ["audit", "export", "--tool", "crm"], { home });
   expect(r.code).toBe(0);
   const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
-  expect(lines.map((l) => l.id)).toEqual([ids[0], ids[1], ids[2], ids[5]]);
+  expect(lines.map((l) => l.id)).toEqual([id(0), id(1), id(2), id(5)]);
   expect(lines[0]).toMatchObject({ subject: { email: "ada@example.com" }, ciphertext_sha256: null });
   expect(lines[0]).not.toHaveProperty("ciphertext");
 

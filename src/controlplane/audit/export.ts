@@ -9,7 +9,8 @@
 import { createHash } from "node:crypto";
 import { and, asc, gt } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
-import { type AuditFilters, type AuditRecordView, emailsOf, filterConditions, recordView, viewColumns } from "./query.ts";
+import { emailsOfUsers } from "../directory/service.ts";
+import { type AuditFilters, type AuditRecordView, filterConditions, recordView, viewColumns } from "./query.ts";
 
 export const EXPORT_PAGE = 1000;
 export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
@@ -99,7 +100,7 @@ export function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, 
           .where(and(...base, ...(after ? [gt(a.id, after)] : [])))
           .orderBy(asc(a.id))
           .limit(EXPORT_PAGE);
-        const emails = await emailsOf(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
+        const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
         for (const { ciphertext, ...row } of rows) {
           const line: ExportLine = {
             ...recordView(row, row.userId ? (emails.get(row.userId) ?? null) : null),
