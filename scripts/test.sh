@@ -5,6 +5,7 @@
 # line `N passed, N failed` summing every suite.
 #   bash scripts/test.sh            everything
 #   SVC_TEST_SKIP_E2E=1 bash ...    everything but the Open WebUI end-to-end suite
+#   SVC_TEST_SKIP_IMAGE=1 bash ...  everything but the container image build and boot (scripts/image-test.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,17 @@ count_pytest() {
   if [ "$last_rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$e" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f + e))
   echo "suite $2: $p passed, $((f + e)) failed"
+}
+
+count_plain() { # log file, name → adds the "N passed, N failed" line a script prints last
+  local line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+  p=$(echo "$line" | grep -Eo '^[0-9]+' || echo 0)
+  f=$(echo "$line" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+' || echo 0)
+  [ -n "$p" ] || p=0; [ -n "$f" ] || f=0
+  if [ "$last_rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+  echo "suite $2: $p passed, $f failed"
 }
 
 run_suite() { # name, command...
@@ -83,6 +95,11 @@ fi
 if [ -z "${SVC_TEST_SKIP_E2E:-}" ] && [ -d test/e2e ] && ls test/e2e/*.test.ts >/dev/null 2>&1; then
   bash scripts/openwebui-venv.sh >test-artifacts/openwebui-venv.log 2>&1 || { tail -20 test-artifacts/openwebui-venv.log; failed=$((failed + 1)); }
   run_suite e2e bun test --timeout 600000 test/e2e; count_bun test-artifacts/e2e.log e2e
+fi
+
+# The runtime image, built with buildah and booted with podman (issue 18; needs root).
+if [ -z "${SVC_TEST_SKIP_IMAGE:-}" ]; then
+  run_suite image bash scripts/image-test.sh; count_plain test-artifacts/image.log image
 fi
 
 echo "$passed passed, $failed failed"

@@ -9,7 +9,7 @@ import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
-import { argsDigest } from "./audit/canonical.ts";
+import { argsDigest, digestOfCanonical } from "./audit/canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
@@ -213,6 +213,35 @@ describe("tool decisions", () => {
     const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":null,"args":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`);
     expect(r.status).toBe(400);
     expect((await r.json()).error.code).toBe("json_too_deep");
+  });
+
+  test("exact arguments: 64-bit integers and long decimals are digested as the caller sent them", async () => {
+    const exact = '{"account":18446744073709551615,"n":9007199254740993,"rate":0.1000000000000000055511151231257827}';
+    const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"n": 9007199254740993, "account": 18446744073709551615, "rate": 0.1000000000000000055511151231257827}}`);
+    expect(r.status).toBe(200);
+    const rec = await shipped(((await r.json()) as { record_id: string }).record_id);
+    expect(rec.args_digest).toBe(digestOfCanonical(t.cp.digestKey, exact));
+    // what JSON.parse would have made of them is a different call
+    expect(rec.args_digest).not.toBe(argsDigest(t.cp.digestKey, JSON.parse(exact)));
+  });
+
+  test("inputs the control plane would refuse are 400 before any record is written", async () => {
+    const cases = [
+      { body: '{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"x":1e999}}', code: "number_out_of_range" },
+      { body: '{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"x":[-1E400]}}', code: "number_out_of_range" },
+      { body: '{"tool":"crm.read\\u0000evil","user":{"id":"fe-alice"},"args":{}}', code: "unrecordable_call" },
+      { body: '{"tool":"crm.read","user":{"id":"fe-al\\u0000ice"},"args":{}}', code: "unrecordable_call" },
+    ];
+    for (const c of cases) {
+      const r = await raw("/v1/tools/decide", c.body);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { code: string; type: string } }).error).toMatchObject({ code: c.code, type: "invalid_request_error" });
+    }
+    // the next good decision ships; nothing of the refused calls was spooled or shipped
+    await shipped((await decide("crm.read", "fe-alice")).record_id);
+    const spooled = [...new Bun.Glob("*").scanSync(join(t.dir, "spool"))].map((f) => readFileSync(join(t.dir, "spool", f)).toString("latin1")).join("");
+    expect(spooled).not.toContain("\\u0000");
+    expect([...t.cp.audit.values()].some((rec) => JSON.stringify(rec).includes("\\u0000"))).toBe(false);
   });
 
   test("encryption follows the bundle's recipients: two, then one, then digest-only", async () => {

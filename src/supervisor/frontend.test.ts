@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { FORCED_OFF, frontendConfig, frontendEnv } from "./frontend.ts";
 
-const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", token: "svc_rt_1" };
+const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", staticDir: "/var/lib/svc/chatui-static", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", token: "svc_rt_1" };
 
 describe("the front end's environment", () => {
   test("the provider and tool switches are forced off; overrides are reported", () => {
@@ -31,6 +31,10 @@ describe("the front end's environment", () => {
     expect(cfg.command).toEqual(["uvicorn", "open_webui.main:app", "--host", "0.0.0.0", "--port", "8080"]);
     expect(cfg.localUrl).toBe("http://127.0.0.1:8080");
     expect(cfg.dataDir).toBe("/var/lib/svc/chatui");
+    // Open WebUI's static copies go to the state volume, not into its read-only package.
+    expect(cfg.staticDir).toBe("/var/lib/svc/chatui-static");
+    expect(frontendConfig({ STATIC_DIR: "/srv/static" }, "/var/lib/svc").staticDir).toBe("/srv/static");
+    expect(frontendEnv({}, { ...opts, staticDir: cfg.staticDir }).env.STATIC_DIR).toBe("/var/lib/svc/chatui-static");
     expect(() => frontendConfig({ SVC_CHATUI_PORT: "80a" }, "/s")).toThrow("SVC_CHATUI_PORT must be a port number");
   });
 });

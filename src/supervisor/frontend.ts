@@ -54,6 +54,12 @@ export type FrontendConfig = {
   /** The front end's Python, for the export and the seed. */
   python: string;
   dataDir: string;
+  /**
+   * Where Open WebUI copies its favicon, splash and loader at every start (its STATIC_DIR).
+   * Upstream's default is inside its own package, read-only for UID 10001 (a read-only root, a
+   * venv owned by root): each copy then logs an ERROR. The state volume is writable.
+   */
+  staticDir: string;
   /** Where the supervisor polls /api/config. */
   localUrl: string;
 };
@@ -76,6 +82,7 @@ export function frontendConfig(env: Env, stateDir: string): FrontendConfig {
     command,
     python: env.SVC_CHATUI_PYTHON?.trim() || pythonBeside(command[0]!, env.PATH),
     dataDir: env.DATA_DIR?.trim() || join(stateDir, "chatui"),
+    staticDir: env.STATIC_DIR?.trim() || join(stateDir, "chatui-static"),
     localUrl: `http://${pollHost.includes(":") ? `[${pollHost}]` : pollHost}:${port}`,
   };
 }
@@ -93,7 +100,7 @@ export function pythonBeside(program: string, path: string | undefined): string 
 export type FrontendEnv = { env: Record<string, string>; ignored: string[] };
 
 /** The front end's environment (pure). `ignored` lists overrides that were refused. */
-export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; pythonRoot: string; socketPath: string; token: string }): FrontendEnv {
+export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; staticDir: string; pythonRoot: string; socketPath: string; token: string }): FrontendEnv {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !WITHHELD.includes(k)) env[k] = v;
   const ignored: string[] = [];
@@ -107,6 +114,7 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
   env.WEBUI_SECRET_KEY = opts.secretKey;
   for (const [k, v] of Object.entries({ ...OFFLINE_DEFAULTS, ...GOVERNANCE_DEFAULTS })) if (env[k] === undefined) env[k] = v;
   env.DATA_DIR = opts.dataDir;
+  env.STATIC_DIR = opts.staticDir;
   env.PYTHONPATH = prependPythonPath([opts.pythonRoot], base.PYTHONPATH);
   env.SVC_RUNTIME_SOCKET_PATH = opts.socketPath;
   env.SVC_RUNTIME_TOKEN = opts.token;

@@ -69,12 +69,14 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   const { env: chatEnv, ignored } = frontendEnv(env, {
     secretKey: cfg.secretKey,
     dataDir: fe.dataDir,
+    staticDir: fe.staticDir,
     pythonRoot,
     socketPath: cfg.socketPath,
     token: cfg.token,
   });
   for (const i of ignored) log.warn(`ignored ${i}: svc run forces this setting (the Pipe is the only model provider; every tool is governed; see docs/deploy.md)`);
   mkdirSync(fe.dataDir, { recursive: true, mode: 0o750 });
+  mkdirSync(fe.staticDir, { recursive: true, mode: 0o750 });
 
   const sup = new Supervision({
     log,

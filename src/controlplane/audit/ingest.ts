@@ -68,12 +68,12 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
   const window = { now: receivedAt, maxAgeMs: deps.config.auditMaxAgeSeconds * 1000, maxFutureMs: deps.config.auditMaxFutureSeconds * 1000 };
-  const rejected: { id: string; reason: string }[] = [];
+  const rejected: NonNullable<AuditBatchResponse["rejected"]> = [];
   const own: AuditRecord[] = [];
   records.forEach((raw, index) => {
     const verdict = checkRecord(raw, index, caller, window);
     if (verdict.ok) own.push(verdict.record);
-    else rejected.push({ id: verdict.id, reason: verdict.reason });
+    else rejected.push({ id: verdict.id, reason: verdict.reason, code: verdict.code });
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
   return deps.db.transaction(async (tx) => {
@@ -108,7 +108,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       }
       const h = held.get(r.id);
       if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
-        refused.push({ id: r.id, reason: `record id ${r.id} is already used by another installation's record` });
+        refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
         continue;
       }
       acknowledged.push(r.id);

@@ -2,11 +2,21 @@
 // resolves only once the record is durable, so callers answer the decision after it.
 // Arguments and payload pass through sealCallContent and are never kept in plain text.
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
+import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
 import type { ProxyStatus } from "../policy/status.ts";
+
+/** The call would give an audit record the control plane refuses: the caller's mistake, a 400. */
+export class UnrecordableCall extends Error {
+  readonly code = "unrecordable_call";
+  readonly status = 400;
+  constructor(readonly problem: string) {
+    super(`this call cannot be audited, so it is refused: the audit record would be rejected (${problem})`);
+  }
+}
 
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
 type Permitted = Pick<AuditRecord, "action" | "tool_name" | "tool_server" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
@@ -123,6 +133,10 @@ export class AuditRecorder {
   }
 
   private async write(record: AuditRecord): Promise<void> {
+    // A record the control plane would reject (a NUL in a name, a bound passed) is never
+    // written: it could only end in rejected.jsonl. The call is refused instead (400).
+    const problem = auditRecordProblem(record);
+    if (problem) throw new UnrecordableCall(problem);
     await this.o.spool.append(record);
     this.o.onAppend();
   }
