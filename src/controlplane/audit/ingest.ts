@@ -76,9 +76,11 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     else rejected.push({ id: verdict.id, reason: verdict.reason, code: verdict.code });
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
-  return deps.db.transaction(async (tx) => {
+  let fresh: AuditRecord[] = [];
+  const answer = await deps.db.transaction(async (tx) => {
     // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
     const refused = [...rejected];
+    fresh = [];
     const a = tables(tx).auditRecords;
     const stored = new Set<string>();
     for (let k = 0; k < own.length; k += CHUNK) {
@@ -100,6 +102,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         // New: counted once, even when the batch carries the id twice.
         inserted++;
         acknowledged.push(r.id);
+        fresh.push(r);
         // An outcome completes its decision record, once: when the outcome is new.
         if (r.kind === "outcome" && r.ref) {
           await tx.update(a).set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null }).where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
@@ -115,4 +118,6 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     }
     return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected: refused };
   });
+  deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });
+  return answer;
 }
