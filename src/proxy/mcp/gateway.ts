@@ -68,7 +68,8 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     if (!compiled) return [];
     return d.servers
       .entries()
-      .filter((e) => decideTool(compiled, { id: userId }, e.name).decision === "permit")
+      // Listing has no arguments: a permit whose condition needs them shows once it permits without.
+      .filter((e) => decideTool(compiled, { id: userId }, e.name, { args: {}, now: new Date(now()) }).decision === "permit")
       .map((e) => ({ ...e.tool, name: e.name }));
   }
 
@@ -87,7 +88,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendRequest: (r: never, s: never, o?: never) => Promise<unknown> }): Promise<CallToolResult> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
-    const decision = decideTool(compiled, { id: userId }, name);
+    const decision = decideTool(compiled, { id: userId }, name, { args, now: new Date(now()) });
     const served = d.servers.find(name);
     const serverName = served?.entry.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : undefined);
     const [record, claim] = await Promise.all([
