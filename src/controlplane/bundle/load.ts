@@ -12,6 +12,7 @@ import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { profileForAgent } from "../model-profiles/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
+import { serversForAgent } from "../tool-servers/service.ts";
 import { compileBundle } from "./compile.ts";
 
 const revisionQueries = new WeakMap<Db, ReturnType<typeof prepareRevision>>();
@@ -50,6 +51,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
+      toolServers: await serversForAgent(tx, caller.agentId),
     });
   });
 }

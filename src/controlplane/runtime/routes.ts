@@ -110,7 +110,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
           deps.db,
           runtime.installationId,
           body.replica_id,
-          { state: body.state, policyRevision: body.policy_revision, toolCount: body.tool_count, spoolDepth: body.spool_depth, version: body.version, lastSuccess: body.last_success },
+          { state: body.state, policyRevision: body.policy_revision, toolCount: body.tool_count, spoolDepth: body.spool_depth, version: body.version, lastSuccess: body.last_success, toolServers: body.tool_servers },
           deps.now(),
         );
         set.status = 204;
