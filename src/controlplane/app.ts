@@ -18,6 +18,7 @@ import { loggablePath } from "./http/log-path.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
+import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { toolServerRoutes } from "./tool-servers/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
@@ -40,6 +41,7 @@ async function storeReady(deps: ControlPlaneDeps): Promise<{ ok: true }> {
 }
 
 export function createApp(deps: ControlPlaneDeps) {
+  deps.metrics ??= new ControlPlaneMetrics();
   const api = new Elysia({ prefix: "/api/v1" })
     .use(authRoutes(deps))
     .use(organizationRoutes(deps))
@@ -61,6 +63,7 @@ export function createApp(deps: ControlPlaneDeps) {
   const root: Elysia = new Elysia()
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
     .use(nulGuard())
+    .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
     .use(
       openapi({
         path: "/api/v1/openapi",

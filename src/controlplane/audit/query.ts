@@ -6,7 +6,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, type SQL } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
-import { findUserByEmail } from "../directory/service.ts";
+import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
@@ -115,17 +115,6 @@ function parseTime(name: string, value: string): number {
   return ms;
 }
 
-async function emailsOf(db: Db, orgId: string, userIds: string[]): Promise<Map<string, string>> {
-  const ids = [...new Set(userIds)];
-  if (ids.length === 0) return new Map();
-  const u = tables(db).users;
-  const rows = await db
-    .select({ id: u.id, email: u.email })
-    .from(u)
-    .where(and(eq(u.orgId, orgId), inArray(u.id, ids)));
-  return new Map(rows.map((r) => [r.id, r.email]));
-}
-
 export async function searchRecords(db: Db, orgId: string, f: AuditFilters): Promise<{ records: AuditRecordView[]; next_cursor: string | null }> {
   const a = tables(db).auditRecords;
   const limit = f.limit ?? DEFAULT_LIMIT;
@@ -151,7 +140,7 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters): Pro
     .orderBy(desc(a.id))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const emails = await emailsOf(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
+  const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   return {
     records: page.map((r) => recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null)),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
@@ -165,7 +154,7 @@ export async function getRecord(db: Db, orgId: string, id: string): Promise<Audi
     .from(a)
     .where(and(eq(a.orgId, orgId), eq(a.id, id)));
   if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
-  const email = row.userId ? ((await emailsOf(db, orgId, [row.userId])).get(row.userId) ?? null) : null;
+  const email = row.userId ? ((await emailsOfUsers(db, orgId, [row.userId])).get(row.userId) ?? null) : null;
   return recordView(row, email);
 }
 

@@ -7,6 +7,8 @@ import { hasPrefix, newId } from "../../contract/ids.ts";
 import { formatDestination, formatSource, parseDestination, parseSource, userIdProblem } from "../../contract/patterns.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
+import { findUserById } from "../directory/service.ts";
+import { findInstallation } from "../installations/service.ts";
 import { bumpRevision } from "../organizations/service.ts";
 
 /** The policies that apply to an agent: those bound to it and those bound to no agent in its workspace. */
@@ -58,13 +60,11 @@ function invalidPattern(path: "/src" | "/dst", message: string): never {
  * anything else would be stored and never match.
  */
 async function requireSubject(db: Db, orgId: string, workspaceId: string, src: string, id: string): Promise<void> {
-  const { users: u, installations: i } = tables(db);
   if (hasPrefix(id, "user")) {
-    const [row] = await db.select({ id: u.id }).from(u).where(and(eq(u.orgId, orgId), eq(u.id, id)));
-    if (!row) invalidPattern("/src", `src-pattern "${src}": no service user ${id} in this organization; find it with \`svc users resolve --email <email>\``);
+    if (!(await findUserById(db, orgId, id))) invalidPattern("/src", `src-pattern "${src}": no service user ${id} in this organization; find it with \`svc users resolve --email <email>\``);
   } else {
-    const [row] = await db.select({ id: i.id }).from(i).where(and(eq(i.orgId, orgId), eq(i.workspaceId, workspaceId), eq(i.id, id), isNull(i.deletedAt)));
-    if (!row) invalidPattern("/src", `src-pattern "${src}": no installation ${id} in this workspace; list them with \`svc bot list\``);
+    const installation = await findInstallation(db, orgId, id);
+    if (installation?.workspaceId !== workspaceId) invalidPattern("/src", `src-pattern "${src}": no installation ${id} in this workspace; list them with \`svc bot list\``);
   }
 }
 

@@ -11,11 +11,11 @@ import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
-import { loadBundle, orgRevision } from "../bundle/load.ts";
+import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-import { currentDigestKey } from "../organizations/service.ts";
-import { recordHeartbeat, registerReplica } from "./replicas.ts";
+import { currentDigestKey, orgRevision } from "../organizations/service.ts";
+import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
 
 async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): Promise<BootstrapResponse> {
@@ -106,12 +106,24 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
     .post(
       "/heartbeat",
       async ({ runtime, body, set }) => {
+        const now = deps.now();
         await recordHeartbeat(
           deps.db,
           runtime.installationId,
           body.replica_id,
-          { state: body.state, policyRevision: body.policy_revision, toolCount: body.tool_count, spoolDepth: body.spool_depth, version: body.version, lastSuccess: body.last_success, toolServers: body.tool_servers },
-          deps.now(),
+          {
+            state: body.state,
+            policyRevision: body.policy_revision,
+            toolCount: body.tool_count,
+            spoolDepth: body.spool_depth,
+            version: body.version,
+            lastSuccess: body.last_success,
+            spoolState: body.spool_state ?? null,
+            spoolFreeBytes: body.spool_free_bytes ?? null,
+            clockSkewMs: clockSkewMs(body.sent_at, now),
+            toolServers: body.tool_servers,
+          },
+          now,
         );
         set.status = 204;
       },

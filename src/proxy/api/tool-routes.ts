@@ -12,7 +12,7 @@ export function toolRoutes(c: RouteContext): Route[] {
   async function decide(req: Request): Promise<Response> {
     const compiled = c.status.compiled;
     if (!c.status.serving() || !compiled) return unavailable(c.status);
-    const read = await readJsonBody(req, TOOL_BODY_LIMIT);
+    const read = await readJsonBody(req, TOOL_BODY_LIMIT, { exact: true });
     if (!read.ok) return badBody(read);
     const body = read.value;
     const problem = firstProblem(DecideRequest, body);
