@@ -11,7 +11,7 @@ import { type RuleCheck, type Transport, checkArgs, checkCommand, checkSecretNam
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { checkSealedKey, checkSealedTo } from "../model-profiles/sealed-key.ts";
-import { bumpRevision } from "../organizations/service.ts";
+import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
 
 export type ServerRow = Tables["toolServers"]["$inferSelect"];
@@ -185,9 +185,8 @@ export async function setServerSecrets(db: Db, orgId: string, server: ServerRow,
   refusePlaintext(input);
   const form = sealedFormOrThrow(server.transport, input)!;
   return db.transaction(async (tx) => {
-    const w = tables(tx).workspaces;
-    const [ws] = await tx.select().from(w).where(eq(w.id, server.workspaceId));
-    const to = await sealedToOrThrow(tx, ws!, input.sealed_to, liveSince);
+    const ws = await resolveWorkspace(tx, orgId, server.workspaceId);
+    const to = await sealedToOrThrow(tx, ws, input.sealed_to, liveSince);
     return updateServer(tx, orgId, server, { secretsSealed: form.sealed, secretNames: form.names, ...to });
   });
 }
@@ -201,9 +200,8 @@ export async function setServerTools(db: Db, orgId: string, server: ServerRow, i
 /** Assigns the server to an agent of its workspace (idempotent); the agent check, the insert and the bump are one transaction. */
 export async function assignServer(db: Db, orgId: string, server: ServerRow, agentId: string, now: number) {
   await db.transaction(async (tx) => {
-    const { workspaces: w, toolServerAssignments: a } = tables(tx);
-    const [ws] = await tx.select().from(w).where(eq(w.id, server.workspaceId));
-    await getAgentInWorkspace(tx, orgId, agentId, ws!);
+    const a = tables(tx).toolServerAssignments;
+    await getAgentInWorkspace(tx, orgId, agentId, await resolveWorkspace(tx, orgId, server.workspaceId));
     await tx.insert(a).values({ agentId, serverId: server.id, assignedAt: now }).onConflictDoNothing();
     await bumpRevision(tx, orgId);
   });
