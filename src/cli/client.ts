@@ -50,6 +50,7 @@ const NEXT_STEP: Record<string, string> = {
   outbound_url_refused: "pass a public https URL",
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
+  invalid_condition: "fix --condition at the line and column named and run it again",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };
 

@@ -22,6 +22,7 @@ import { bearerMatches } from "./api/request-user.ts";
 import { DecisionSummary } from "./api/decision-summary.ts";
 import { ProxyMetrics, serveMetrics, withMetricsRoute } from "./metrics.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
+import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
@@ -163,6 +164,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     onError: credentialCheck,
   });
   const ship = shipper;
+  const stanzas = new StanzaPool();
   const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped });
   const recorder = new AuditRecorder({
     spool,
@@ -172,6 +174,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
       metrics.recordWritten(record, seconds);
       ship.wake();
     },
+    stanzas,
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
   const decisions = new DecisionSummary({ log });
@@ -252,6 +255,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         decisions.stop();
+        stanzas.close();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await metricsServer?.stop(true);
