@@ -115,17 +115,33 @@ export const AuditBatchRequest = Type.Object(
 );
 export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
 
+/**
+ * Why the control plane refused one record of a batch. Only `clock_skew` is retryable: the
+ * record is dated ahead of the control plane's clock and is accepted once that clock catches
+ * up, so the shipper keeps it and sends it again; the others are set aside for good.
+ */
+export const AuditRejectionCode = Type.Union([
+  Type.Literal("malformed"),
+  Type.Literal("not_this_installation"),
+  Type.Literal("id_taken"),
+  Type.Literal("too_old"),
+  Type.Literal("clock_skew"),
+]);
+export type AuditRejectionCode = Static<typeof AuditRejectionCode>;
+export const RETRYABLE_REJECTIONS: readonly AuditRejectionCode[] = ["clock_skew"];
+
 export const AuditBatchResponse = Type.Object({
   /** These ids are now stored (new or already present): the shipper may drop them. */
   acknowledged: Type.Array(Type.String()),
   inserted: Type.Integer(),
   duplicates: Type.Integer(),
   /**
-   * Records refused for good (not the caller's, or an id already taken by another
-   * installation's record): not stored, never will be. The shipper sets them aside. The rest
-   * of the batch is stored regardless.
+   * Records refused (malformed, not the caller's, an id already taken by another
+   * installation's record, out of the time window), each with a `code`: not stored. The shipper
+   * sets them aside, except `clock_skew` ones, which it sends again later. The rest of the batch
+   * is stored regardless.
    */
-  rejected: Type.Optional(Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }))),
+  rejected: Type.Optional(Type.Array(Type.Object({ id: Type.String(), reason: Type.String(), code: Type.Optional(AuditRejectionCode) }))),
 });
 export type AuditBatchResponse = Static<typeof AuditBatchResponse>;
 

@@ -20,6 +20,7 @@ import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
+import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
@@ -87,7 +88,8 @@ export function gateOf(app: App): Gate {
 }
 
 export function createApp(deps: ControlPlaneDeps) {
-  const api = new Elysia({ prefix: "/api/v1", normalize: false })
+  deps.metrics ??= new ControlPlaneMetrics();
+  const api = new Elysia({ prefix: "/api/v1" })
     .use(authRoutes(deps))
     .use(organizationRoutes(deps))
     .use(agentRoutes(deps))
@@ -107,6 +109,7 @@ export function createApp(deps: ControlPlaneDeps) {
   const root: Elysia = new Elysia({ normalize: false })
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
     .use(nulGuard())
+    .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
     .use(
       openapi({
         path: "/api/v1/openapi",

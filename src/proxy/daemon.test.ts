@@ -95,7 +95,7 @@ beforeAll(async () => {
   const model = startModelServer();
   const cp = startFakeControlPlane(baseBundle(model.endpoint), TOKEN);
   const logs: string[] = [];
-  const { daemon, env } = await start(cp, dir, logs, { SVC_PROXY_CA_FILE: model.caFile });
+  const { daemon, env } = await start(cp, dir, logs, { SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_METRICS_LISTEN: "127.0.0.1:0" });
   t = { dir, cp, model, daemon, socket: join(dir, "p.sock"), logs, env };
   await waitReady(t.socket);
 });
@@ -269,6 +269,22 @@ describe("tool decisions", () => {
     expect(none).toMatchObject({ ciphertext: null, recipient_key_ids: [], digest_key_id: "dk_TEST" });
   });
 
+  test("a condition on the arguments permits one value and refuses another; a condition error refuses naming the policy", async () => {
+    const before = t.cp.bundle.policies;
+    t.cp.setBundle({ policies: [{ id: "pol_c", name: "small updates", src: "group:sales", dst: "tool:crm.update", effect: "permit", condition: "args.amount <= 500" }] });
+    await t.daemon.loop.pollNow();
+    try {
+      expect((await decide("crm.update", "fe-alice", { amount: 500 })).decision).toBe("permit");
+      expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
+      const broken = await decide("crm.update", "fe-alice", { total: 1 });
+      expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (No such key: amount)' });
+      expect(await shipped(broken.record_id)).toMatchObject({ decision: "deny", policy_id: "pol_c" });
+    } finally {
+      t.cp.setBundle({ policies: before });
+      await t.daemon.loop.pollNow();
+    }
+  });
+
   test("plain arguments never reach the logs or the spool files", async () => {
     await decide("crm.read", "fe-alice", { secret: SECRET_ARG });
     expect(t.logs.join("\n")).not.toContain(SECRET_ARG);
@@ -394,6 +410,40 @@ describe("models", () => {
     t.model.behaviour = { text: "Hello from the model" };
     t.cp.setBundle({ model_profile: profile });
     await t.daemon.loop.pollNow();
+  });
+
+  test("metrics: decisions by kind and result, latency, tokens, spool and bundle; on the socket with the token and on the TCP listener", async () => {
+    const metric = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+    const scrape = async () => (await call("/metrics")).text();
+    const before = await scrape();
+    await call("/v1/tools/decide", { body: { tool: "crm.read", args: {}, user: { id: "fe-alice" } } });
+    await call("/v1/tools/decide", { body: { tool: "crm.read", args: {}, user: { id: "fe-bob" } } });
+    t.model.behaviour = { text: "a b c", usage: { prompt_tokens: 11, completion_tokens: 3 } };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "x" }] } });
+    await r.text();
+    await modelOutcome(r.headers.get("x-svc-record-id")!);
+    t.model.behaviour = { text: "Hello from the model" };
+    const after = await scrape();
+    const grew = (series: string) => metric(after, series) - (metric(before, series) || 0);
+    expect(grew('svc_proxy_decisions_total{kind="tool",result="permit"}')).toBe(1);
+    expect(grew('svc_proxy_decisions_total{kind="tool",result="svc.denied"}')).toBe(1);
+    expect(grew('svc_proxy_decisions_total{kind="model",result="permit"}')).toBe(1);
+    expect(grew('svc_proxy_decision_duration_seconds_count{kind="tool"}')).toBe(2);
+    expect(grew('svc_proxy_model_tokens_total{model="m-small",type="prompt"}')).toBe(11);
+    expect(grew('svc_proxy_model_tokens_total{model="m-small",type="completion"}')).toBe(3);
+    expect(grew('svc_proxy_model_call_duration_seconds_count{model="m-small"}')).toBe(1);
+    expect(metric(after, "svc_proxy_bundle_revision")).toBe(t.cp.bundle.revision);
+    expect(metric(after, "svc_proxy_bundle_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_spool_depth")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_spool_oldest_unshipped_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_ready")).toBe(1);
+    expect(after).toContain("# TYPE svc_proxy_decision_duration_seconds histogram");
+    // the socket's /metrics needs the token; the TCP listener serves /metrics alone, without one
+    expect((await call("/metrics", { token: null })).status).toBe(401);
+    const tcp = await fetch(t.daemon.metricsUrl!);
+    expect(tcp.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+    expect(await tcp.text()).toContain("svc_proxy_decisions_total{");
+    expect((await fetch(new URL("/v1/policy", t.daemon.metricsUrl!))).status).toBe(404);
   });
 
   test("upstream errors come back in OpenAI error format with the upstream status", async () => {

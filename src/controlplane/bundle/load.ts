@@ -17,7 +17,7 @@ import { compileBundle } from "./compile.ts";
  * Reads and compiles an installation's bundle in one read transaction, so the revision it
  * carries matches its content even while admins write.
  */
-export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion): Promise<PolicyBundle> {
+export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion, conditions = false): Promise<PolicyBundle> {
   return deps.db.transaction(async (tx) => {
     return compileBundle({
       version,
@@ -32,6 +32,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
+      conditions,
     });
   });
 }

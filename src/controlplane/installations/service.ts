@@ -49,6 +49,11 @@ export function presentReplica(r: ReplicaRow, now: number, limits: LivenessLimit
     policy_revision: r.policyRevision,
     tool_count: r.toolCount,
     spool_depth: r.spoolDepth,
+    /** ok, low or full (full: the replica refuses decisions); null before it reported one. */
+    spool_state: r.spoolState,
+    spool_free_bytes: r.spoolFreeBytes,
+    /** The replica's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
+    clock_skew_ms: r.clockSkewMs,
     version: r.version,
     hostname: r.hostname,
     bootstrapped_at: iso(r.bootstrappedAt),

@@ -99,7 +99,18 @@ export type HeartbeatReport = {
   spoolDepth: number;
   version: string;
   lastSuccess: string | null;
+  spoolState?: string | null;
+  spoolFreeBytes?: number | null;
+  /** The replica's clock minus ours (ms) when the heartbeat arrived; null when it did not say. */
+  clockSkewMs?: number | null;
 };
+
+/** The heartbeat's clock skew: the runtime's `sent_at` minus our clock, within a 32-bit column. */
+export function clockSkewMs(sentAt: string | undefined, now: number): number | null {
+  const at = sentAt === undefined ? Number.NaN : Date.parse(sentAt);
+  if (!Number.isFinite(at)) return null;
+  return Math.max(-2_147_483_648, Math.min(2_147_483_647, at - now));
+}
 
 /** Stores a replica's heartbeat; a replica that never bootstrapped (for this installation) is a 409. */
 export async function recordHeartbeat(db: Db, installationId: string, replicaId: string, report: HeartbeatReport, now: number): Promise<void> {
@@ -113,6 +124,9 @@ export async function recordHeartbeat(db: Db, installationId: string, replicaId:
       spoolDepth: report.spoolDepth,
       version: report.version,
       lastSuccess: report.lastSuccess,
+      spoolState: report.spoolState ?? null,
+      spoolFreeBytes: report.spoolFreeBytes ?? null,
+      clockSkewMs: report.clockSkewMs ?? null,
       lastHeartbeatAt: now,
     })
     .where(and(eq(r.id, replicaId), eq(r.installationId, installationId)))

@@ -16,6 +16,12 @@ export const runtimeReplicas = table(
     policyRevision: c.integer("policy_revision"),
     toolCount: c.integer("tool_count"),
     spoolDepth: c.integer("spool_depth"),
+    /** The replica's audit spool space: ok, low, full (full: it refuses decisions). */
+    spoolState: c.text("spool_state"),
+    /** Free bytes on the spool's filesystem (a double: beyond 32 bits, exact to 2^53). */
+    spoolFreeBytes: c.double("spool_free_bytes"),
+    /** The replica's clock minus the control plane's at its last heartbeat (positive: ahead). */
+    clockSkewMs: c.integer("clock_skew_ms"),
     lastSuccess: c.text("last_success"),
     bootstrappedAt: c.millis("bootstrapped_at").notNull(),
     lastHeartbeatAt: c.millis("last_heartbeat_at"),

@@ -4,6 +4,7 @@
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
+import type { StanzaKeySource } from "./age-seal.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -27,7 +28,16 @@ export class AuditRecorder {
   private readonly permits = new Map<string, Permitted>();
 
   constructor(
-    private readonly o: { spool: AuditSpool; status: ProxyStatus; replicaId: string; onAppend: () => void; now?: () => Date },
+    private readonly o: {
+      spool: AuditSpool;
+      status: ProxyStatus;
+      replicaId: string;
+      /** A record is durable; for a decision, `seconds` it took to seal and write it (metrics), else null. */
+      onAppend: (record: AuditRecord, seconds: number | null) => void;
+      now?: () => Date;
+      /** Stanza keys made off the event loop (stanza-pool.ts); without it sealing makes them inline. */
+      stanzas?: StanzaKeySource;
+    },
   ) {}
 
   private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
@@ -48,8 +58,9 @@ export class AuditRecorder {
   async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
+    const started = performance.now();
     const { compiled, decision } = input;
-    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload, this.o.stanzas);
     const record: AuditRecord = {
       ...this.base(compiled, input.kind),
       action: input.action,
@@ -64,7 +75,7 @@ export class AuditRecorder {
       subject: auditSubject(decision.subject),
       ...sealed,
     };
-    await this.write(record);
+    await this.write(record, started);
     if (input.kind === "tool" && decision.decision === "permit") {
       this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
       if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
@@ -131,12 +142,12 @@ export class AuditRecorder {
     return record;
   }
 
-  private async write(record: AuditRecord): Promise<void> {
+  private async write(record: AuditRecord, started: number | null = null): Promise<void> {
     // A record the control plane would reject (a NUL in a name, a bound passed) is never
     // written: it could only end in rejected.jsonl. The call is refused instead (400).
     const problem = auditRecordProblem(record);
     if (problem) throw new UnrecordableCall(problem);
     await this.o.spool.append(record);
-    this.o.onAppend();
+    this.o.onAppend(record, started === null ? null : (performance.now() - started) / 1000);
   }
 }
