@@ -53,13 +53,20 @@ fi
 # script alone, which stops every server once with SIGTERM. (Otherwise the terminal's SIGINT
 # reaches every process of the group as well, and `svc run`, signalled twice, would stop the
 # front end at once.)
+# The runtime stops first and alone (it ships its last audit records to the control plane
+# while it drains), then the rest.
 pids=()
+RT_PID=""
 stopping=0
 stop() {
   trap - INT TERM EXIT
   [ "$stopping" = 1 ] && return
   stopping=1
   [ ${#pids[@]} -gt 0 ] && say "" "start: stopping…"
+  if [ -n "$RT_PID" ]; then
+    kill -TERM "$RT_PID" 2>/dev/null || true
+    while kill -0 "$RT_PID" 2>/dev/null; do sleep 0.2; done
+  fi
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
@@ -151,6 +158,8 @@ rt_env=(
   SVC_STATE_DIR="$RT_DIR/state"
   SVC_PROXY_AUDIT="$RT_DIR/state/audit-spool"
   SVC_PROXY_PATH="$RT_DIR/svc"
+  # Locally, what the CLI changes reaches the proxy within seconds (the default is 1 minute).
+  SVC_PROXY_POLL_INTERVAL="${SVC_PROXY_POLL_INTERVAL:-5s}"
   SVC_CHATUI_TOOL_PACKS=acme_tools
   PYTHONPATH="$RT_DIR/packs"
   SVC_CHATUI_HOST=127.0.0.1 SVC_CHATUI_PORT="$CHAT_PORT"
@@ -189,6 +198,14 @@ if [ -n "$DEMO" ]; then
   api POST /users "{\"email\":\"$OWNER_EMAIL\",\"display_name\":\"Owner\"}" >/dev/null 2>&1 || true
   owner_user="$("$SVC" users resolve --email "$OWNER_EMAIL" --json | json "['id']")"
   api POST "/users/$owner_user/remote-identities" "{\"platform\":\"chatui\",\"remote_user_id\":\"$chat_id\"}" >/dev/null 2>&1 || true
+  # Ready means the proxy decides with that link: wait for the bundle that carries it.
+  rt_token="$(cat "$ROOT/runtime-token")"
+  rev="$(curl -fsS -H "authorization: Bearer $rt_token" "$CP_URL/api/v1/runtime/policy-bundle?version=1" | json "['revision']")"
+  for _ in $(seq 1 120); do
+    have="$(curl -fsS --unix-socket "$RT_DIR/state/proxy.sock" -H "authorization: Bearer $rt_token" http://svc-proxy/v1/policy 2>/dev/null | json ".get('policy_revision') or 0" 2>/dev/null || echo 0)"
+    [ "$have" -ge "$rev" ] && break
+    sleep 0.5
+  done
 fi
 
 say "" "Ready after $((SECONDS - started)) s."
