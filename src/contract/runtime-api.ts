@@ -45,6 +45,18 @@ export type ProxyState = Static<typeof ProxyState>;
 /** Counters fit the store's 32-bit integer columns (a larger value was a 500 on PostgreSQL). */
 const Count = Type.Integer({ minimum: 0, maximum: 2_147_483_647 });
 
+/** One assigned MCP tool server in a heartbeat: reached at its last listing (with its tool count) or not (with why). */
+export const HeartbeatToolServer = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    state: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+    error: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+    tool_count: Type.Integer({ minimum: 0, maximum: 100000 }),
+  },
+  { additionalProperties: false },
+);
+export type HeartbeatToolServer = Static<typeof HeartbeatToolServer>;
+
 export const HeartbeatRequest = Type.Object(
   {
     replica_id: Type.String({ pattern: "^rep_[0-9A-Z]{26}$" }),
@@ -60,6 +72,8 @@ export const HeartbeatRequest = Type.Object(
     spool_free_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
     /** The runtime's clock when it sent this heartbeat: the control plane measures the clock skew from it. */
     sent_at: Type.Optional(Type.String({ format: "date-time", maxLength: 40 })),
+    /** The assigned MCP tool servers as this replica sees them (issue 13): an unreachable one serves no tools. */
+    tool_servers: Type.Optional(Type.Array(HeartbeatToolServer, { maxItems: 200 })),
   },
   { additionalProperties: false },
 );
@@ -115,17 +129,33 @@ export const AuditBatchRequest = Type.Object(
 );
 export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
 
+/**
+ * Why the control plane refused one record of a batch. Only `clock_skew` is retryable: the
+ * record is dated ahead of the control plane's clock and is accepted once that clock catches
+ * up, so the shipper keeps it and sends it again; the others are set aside for good.
+ */
+export const AuditRejectionCode = Type.Union([
+  Type.Literal("malformed"),
+  Type.Literal("not_this_installation"),
+  Type.Literal("id_taken"),
+  Type.Literal("too_old"),
+  Type.Literal("clock_skew"),
+]);
+export type AuditRejectionCode = Static<typeof AuditRejectionCode>;
+export const RETRYABLE_REJECTIONS: readonly AuditRejectionCode[] = ["clock_skew"];
+
 export const AuditBatchResponse = Type.Object({
   /** These ids are now stored (new or already present): the shipper may drop them. */
   acknowledged: Type.Array(Type.String()),
   inserted: Type.Integer(),
   duplicates: Type.Integer(),
   /**
-   * Records refused for good (not the caller's, or an id already taken by another
-   * installation's record): not stored, never will be. The shipper sets them aside. The rest
-   * of the batch is stored regardless.
+   * Records refused (malformed, not the caller's, an id already taken by another
+   * installation's record, out of the time window), each with a `code`: not stored. The shipper
+   * sets them aside, except `clock_skew` ones, which it sends again later. The rest of the batch
+   * is stored regardless.
    */
-  rejected: Type.Optional(Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }))),
+  rejected: Type.Optional(Type.Array(Type.Object({ id: Type.String(), reason: Type.String(), code: Type.Optional(AuditRejectionCode) }))),
 });
 export type AuditBatchResponse = Static<typeof AuditBatchResponse>;
 

@@ -18,7 +18,9 @@ import { loggablePath } from "./http/log-path.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
+import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
+import { toolServerRoutes } from "./tool-servers/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
@@ -39,12 +41,14 @@ async function storeReady(deps: ControlPlaneDeps): Promise<{ ok: true }> {
 }
 
 export function createApp(deps: ControlPlaneDeps) {
+  deps.metrics ??= new ControlPlaneMetrics();
   const api = new Elysia({ prefix: "/api/v1" })
     .use(authRoutes(deps))
     .use(organizationRoutes(deps))
     .use(agentRoutes(deps))
     .use(installationRoutes(deps))
     .use(modelProfileRoutes(deps))
+    .use(toolServerRoutes(deps))
     .use(policyRoutes(deps))
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
@@ -59,6 +63,7 @@ export function createApp(deps: ControlPlaneDeps) {
   const root: Elysia = new Elysia()
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
     .use(nulGuard())
+    .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
     .use(
       openapi({
         path: "/api/v1/openapi",

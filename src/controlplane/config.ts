@@ -53,6 +53,7 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
       ...extraCa(env),
       trustForwardedFor: flag(env, "SVC_CP_TRUST_FORWARDED_FOR"),
       allowPrivateOutbound: flag(env, "SVC_CP_ALLOW_PRIVATE_OUTBOUND"),
+      ...(env.SVC_CP_METRICS_TOKEN?.trim() ? { metricsToken: env.SVC_CP_METRICS_TOKEN.trim() } : {}),
     },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };

@@ -4,6 +4,7 @@ import type { Logger } from "../log/index.ts";
 import type { Db } from "./db/index.ts";
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit.ts";
 import type { Kms } from "./kms/index.ts";
+import type { ControlPlaneMetrics } from "./metrics/index.ts";
 
 export type ControlPlaneConfig = {
   /** The URL users and runtimes reach the control plane at (claim links, login approval). */
@@ -40,6 +41,8 @@ export type ControlPlaneConfig = {
   auditMaxAgeSeconds: number;
   /** Audit records dated further than this ahead of the control plane's clock are rejected at ingest. */
   auditMaxFutureSeconds: number;
+  /** SVC_CP_METRICS_TOKEN: the bearer GET /metrics needs; unset, /metrics is off (404). */
+  metricsToken?: string;
 };
 
 export type ControlPlaneDeps = {
@@ -48,6 +51,8 @@ export type ControlPlaneDeps = {
   config: ControlPlaneConfig;
   now: () => number;
   log: Logger;
+  /** Prometheus counters (made by createApp when absent). */
+  metrics?: ControlPlaneMetrics;
 };
 
 export function defaultConfig(publicUrl: string): ControlPlaneConfig {

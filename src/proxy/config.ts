@@ -19,6 +19,11 @@ export const ENV = {
   noProxy: "SVC_PROXY_NO_PROXY",
   caFile: "SVC_PROXY_CA_FILE",
   auditLowSpace: "SVC_PROXY_AUDIT_LOW_SPACE",
+  /** The front end's session secret: the MCP gateway verifies Open WebUI's session JWTs with it. */
+  chatuiSecretKey: "CHATUI_SECRET_KEY",
+  /** Loopback TCP port of the MCP gateway (0: any free port; the default when unset). */
+  mcpPort: "SVC_PROXY_MCP_PORT",
+  metricsListen: "SVC_PROXY_METRICS_LISTEN",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
 } as const;
@@ -43,7 +48,21 @@ export type ProxyConfig = {
   egressProxy: string | null;
   noProxy: string[];
   caFile: string | null;
+  /** CHATUI_SECRET_KEY; null when unset, and then the MCP gateway does not listen. */
+  chatuiSecretKey: string | null;
+  /** The MCP gateway's loopback port (0: any free one). */
+  mcpPort: number;
+  /** Where GET /metrics is also served over TCP (no token), e.g. 127.0.0.1:9464; null = the unix socket only. */
+  metricsListen: { hostname: string; port: number } | null;
 };
+
+/** `host:port`, `[v6]:port` or `:port` (all interfaces); port 0 picks a free one (tests). */
+export function parseListen(name: string, raw: string): { hostname: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(raw);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new ConfigError(`${name} "${raw}" is not host:port (e.g. 127.0.0.1:9464, [::1]:9464, :9464)`);
+  return { hostname: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -143,8 +162,15 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const lowRaw = get(ENV.auditLowSpace);
   const auditLowSpaceBytes = lowRaw === undefined ? DEFAULT_LOW_SPACE_BYTES : parseSize(lowRaw);
   if (auditLowSpaceBytes === null) throw new ConfigError(`${ENV.auditLowSpace} "${lowRaw}" is not a size (examples: 64MiB, 512KiB, 1GiB, 1048576)`);
+  const listenRaw = get(ENV.metricsListen);
+  const metricsListen = listenRaw === undefined ? null : parseListen(ENV.metricsListen, listenRaw);
+
+  const mcpRaw = get(ENV.mcpPort) ?? "0";
+  const mcpPort = Number(mcpRaw);
+  if (!/^\d+$/.test(mcpRaw) || mcpPort > 65535) throw new ConfigError(`${ENV.mcpPort} must be a port number (0 for any free port), got "${mcpRaw}"`);
 
   return {
+    metricsListen,
     token,
     controlPlaneUrl,
     socketPath,
@@ -157,6 +183,8 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
     egressProxy: egress,
     noProxy: parseNoProxy(get(ENV.noProxy)),
     caFile,
+    chatuiSecretKey: env[ENV.chatuiSecretKey] || null,
+    mcpPort,
   };
 }
 

@@ -9,7 +9,7 @@ import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
-import { argsDigest } from "./audit/canonical.ts";
+import { argsDigest, digestOfCanonical } from "./audit/canonical.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
@@ -95,7 +95,7 @@ beforeAll(async () => {
   const model = startModelServer();
   const cp = startFakeControlPlane(baseBundle(model.endpoint), TOKEN);
   const logs: string[] = [];
-  const { daemon, env } = await start(cp, dir, logs, { SVC_PROXY_CA_FILE: model.caFile });
+  const { daemon, env } = await start(cp, dir, logs, { SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_METRICS_LISTEN: "127.0.0.1:0" });
   t = { dir, cp, model, daemon, socket: join(dir, "p.sock"), logs, env };
   await waitReady(t.socket);
 });
@@ -215,6 +215,35 @@ describe("tool decisions", () => {
     expect((await r.json()).error.code).toBe("json_too_deep");
   });
 
+  test("exact arguments: 64-bit integers and long decimals are digested as the caller sent them", async () => {
+    const exact = '{"account":18446744073709551615,"n":9007199254740993,"rate":0.1000000000000000055511151231257827}';
+    const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"n": 9007199254740993, "account": 18446744073709551615, "rate": 0.1000000000000000055511151231257827}}`);
+    expect(r.status).toBe(200);
+    const rec = await shipped(((await r.json()) as { record_id: string }).record_id);
+    expect(rec.args_digest).toBe(digestOfCanonical(t.cp.digestKey, exact));
+    // what JSON.parse would have made of them is a different call
+    expect(rec.args_digest).not.toBe(argsDigest(t.cp.digestKey, JSON.parse(exact)));
+  });
+
+  test("inputs the control plane would refuse are 400 before any record is written", async () => {
+    const cases = [
+      { body: '{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"x":1e999}}', code: "number_out_of_range" },
+      { body: '{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"x":[-1E400]}}', code: "number_out_of_range" },
+      { body: '{"tool":"crm.read\\u0000evil","user":{"id":"fe-alice"},"args":{}}', code: "unrecordable_call" },
+      { body: '{"tool":"crm.read","user":{"id":"fe-al\\u0000ice"},"args":{}}', code: "unrecordable_call" },
+    ];
+    for (const c of cases) {
+      const r = await raw("/v1/tools/decide", c.body);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { code: string; type: string } }).error).toMatchObject({ code: c.code, type: "invalid_request_error" });
+    }
+    // the next good decision ships; nothing of the refused calls was spooled or shipped
+    await shipped((await decide("crm.read", "fe-alice")).record_id);
+    const spooled = [...new Bun.Glob("*").scanSync(join(t.dir, "spool"))].map((f) => readFileSync(join(t.dir, "spool", f)).toString("latin1")).join("");
+    expect(spooled).not.toContain("\\u0000");
+    expect([...t.cp.audit.values()].some((rec) => JSON.stringify(rec).includes("\\u0000"))).toBe(false);
+  });
+
   test("encryption follows the bundle's recipients: two, then one, then digest-only", async () => {
     const ids = await Promise.all([1, 2].map(async () => generateX25519Identity()));
     const recips = await Promise.all(ids.map(async (id, i) => ({ key_id: `key_${i}`, recipient: await identityToRecipient(id), kind: "customer" as const })));
@@ -238,6 +267,22 @@ describe("tool decisions", () => {
     await t.daemon.loop.pollNow();
     const none = await shipped((await decide("crm.read", "fe-alice")).record_id);
     expect(none).toMatchObject({ ciphertext: null, recipient_key_ids: [], digest_key_id: "dk_TEST" });
+  });
+
+  test("a condition on the arguments permits one value and refuses another; a condition error refuses naming the policy", async () => {
+    const before = t.cp.bundle.policies;
+    t.cp.setBundle({ policies: [{ id: "pol_c", name: "small updates", src: "group:sales", dst: "tool:crm.update", effect: "permit", condition: "args.amount <= 500" }] });
+    await t.daemon.loop.pollNow();
+    try {
+      expect((await decide("crm.update", "fe-alice", { amount: 500 })).decision).toBe("permit");
+      expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
+      const broken = await decide("crm.update", "fe-alice", { total: 1 });
+      expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (No such key: amount)' });
+      expect(await shipped(broken.record_id)).toMatchObject({ decision: "deny", policy_id: "pol_c" });
+    } finally {
+      t.cp.setBundle({ policies: before });
+      await t.daemon.loop.pollNow();
+    }
   });
 
   test("plain arguments never reach the logs or the spool files", async () => {
@@ -365,6 +410,40 @@ describe("models", () => {
     t.model.behaviour = { text: "Hello from the model" };
     t.cp.setBundle({ model_profile: profile });
     await t.daemon.loop.pollNow();
+  });
+
+  test("metrics: decisions by kind and result, latency, tokens, spool and bundle; on the socket with the token and on the TCP listener", async () => {
+    const metric = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+    const scrape = async () => (await call("/metrics")).text();
+    const before = await scrape();
+    await call("/v1/tools/decide", { body: { tool: "crm.read", args: {}, user: { id: "fe-alice" } } });
+    await call("/v1/tools/decide", { body: { tool: "crm.read", args: {}, user: { id: "fe-bob" } } });
+    t.model.behaviour = { text: "a b c", usage: { prompt_tokens: 11, completion_tokens: 3 } };
+    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "x" }] } });
+    await r.text();
+    await modelOutcome(r.headers.get("x-svc-record-id")!);
+    t.model.behaviour = { text: "Hello from the model" };
+    const after = await scrape();
+    const grew = (series: string) => metric(after, series) - (metric(before, series) || 0);
+    expect(grew('svc_proxy_decisions_total{kind="tool",result="permit"}')).toBe(1);
+    expect(grew('svc_proxy_decisions_total{kind="tool",result="svc.denied"}')).toBe(1);
+    expect(grew('svc_proxy_decisions_total{kind="model",result="permit"}')).toBe(1);
+    expect(grew('svc_proxy_decision_duration_seconds_count{kind="tool"}')).toBe(2);
+    expect(grew('svc_proxy_model_tokens_total{model="m-small",type="prompt"}')).toBe(11);
+    expect(grew('svc_proxy_model_tokens_total{model="m-small",type="completion"}')).toBe(3);
+    expect(grew('svc_proxy_model_call_duration_seconds_count{model="m-small"}')).toBe(1);
+    expect(metric(after, "svc_proxy_bundle_revision")).toBe(t.cp.bundle.revision);
+    expect(metric(after, "svc_proxy_bundle_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_spool_depth")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_spool_oldest_unshipped_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(metric(after, "svc_proxy_ready")).toBe(1);
+    expect(after).toContain("# TYPE svc_proxy_decision_duration_seconds histogram");
+    // the socket's /metrics needs the token; the TCP listener serves /metrics alone, without one
+    expect((await call("/metrics", { token: null })).status).toBe(401);
+    const tcp = await fetch(t.daemon.metricsUrl!);
+    expect(tcp.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+    expect(await tcp.text()).toContain("svc_proxy_decisions_total{");
+    expect((await fetch(new URL("/v1/policy", t.daemon.metricsUrl!))).status).toBe(404);
   });
 
   test("upstream errors come back in OpenAI error format with the upstream status", async () => {

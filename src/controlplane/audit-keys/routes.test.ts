@@ -1,5 +1,6 @@
 // Audit-encryption keys, the runtime recipients list and the escrow transitions of spec §3.
 import { describe, expect, test } from "bun:test";
+import { bech32 } from "@scure/base";
 import { escrowIdentity } from "../organizations/settings.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { addInstallation, addOrganization, newRecipient } from "../runtime/fixtures.ts";
@@ -40,6 +41,19 @@ describe("audit-encryption keys", () => {
     }
     expect((await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys).toHaveLength(1);
     expect((await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "again", public_key: recipient } })).status).toBe(409);
+  });
+
+  test("a low-order X25519 recipient is 422 invalid_recipient, saying why; nothing is registered", async () => {
+    const cp = await testControlPlane();
+    // the all-zero point and a point of order 8: well-formed age1 strings age cannot encrypt to
+    for (const hex of ["00".repeat(32), "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"]) {
+      const publicKey = bech32.encode("age", bech32.toWords(Buffer.from(hex, "hex")));
+      const res = await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "broken", public_key: publicKey } });
+      expect(res.status).toBe(422);
+      expect(res.json.code).toBe("invalid_recipient");
+      expect(res.json.detail).toContain("low-order X25519 point");
+    }
+    expect((await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys).toHaveLength(0);
   });
 
   test("disabling is permanent: the key stays listed, a second disable is 409 key_disabled, the public key cannot come back", async () => {

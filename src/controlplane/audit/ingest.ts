@@ -68,17 +68,19 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
   const window = { now: receivedAt, maxAgeMs: deps.config.auditMaxAgeSeconds * 1000, maxFutureMs: deps.config.auditMaxFutureSeconds * 1000 };
-  const rejected: { id: string; reason: string }[] = [];
+  const rejected: NonNullable<AuditBatchResponse["rejected"]> = [];
   const own: AuditRecord[] = [];
   records.forEach((raw, index) => {
     const verdict = checkRecord(raw, index, caller, window);
     if (verdict.ok) own.push(verdict.record);
-    else rejected.push({ id: verdict.id, reason: verdict.reason });
+    else rejected.push({ id: verdict.id, reason: verdict.reason, code: verdict.code });
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
-  return deps.db.transaction(async (tx) => {
+  let fresh: AuditRecord[] = [];
+  const answer = await deps.db.transaction(async (tx) => {
     // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
     const refused = [...rejected];
+    fresh = [];
     const a = tables(tx).auditRecords;
     const stored = new Set<string>();
     for (let k = 0; k < own.length; k += CHUNK) {
@@ -100,6 +102,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         // New: counted once, even when the batch carries the id twice.
         inserted++;
         acknowledged.push(r.id);
+        fresh.push(r);
         // An outcome completes its decision record, once: when the outcome is new.
         if (r.kind === "outcome" && r.ref) {
           await tx.update(a).set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null }).where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
@@ -108,11 +111,13 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       }
       const h = held.get(r.id);
       if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
-        refused.push({ id: r.id, reason: `record id ${r.id} is already used by another installation's record` });
+        refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
         continue;
       }
       acknowledged.push(r.id);
     }
     return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected: refused };
   });
+  deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });
+  return answer;
 }

@@ -7,16 +7,15 @@
 //     workspace and agent never change);
 //   - have a timestamp within the window: not older than `maxAgeMs`, not more than
 //     `maxFutureMs` ahead of the control plane's clock.
-// A record that fails is rejected alone, with the reason; the rest of the batch is stored.
-import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { AuditRecord } from "../../contract/audit.ts";
-import "../../contract/formats.ts";
+// A record that fails is rejected alone, with the reason and a code (contract
+// AuditRejectionCode; `clock_skew` is the retryable one); the rest of the batch is stored.
+import type { AuditRecord } from "../../contract/audit.ts";
+import { auditRecordProblem } from "../../contract/audit-check.ts";
+import type { AuditRejectionCode } from "../../contract/runtime-api.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 
-const recordSchema = TypeCompiler.Compile(AuditRecord);
-
 export type TimeWindow = { now: number; maxAgeMs: number; maxFutureMs: number };
-export type RecordVerdict = { ok: true; record: AuditRecord } | { ok: false; id: string; reason: string };
+export type RecordVerdict = { ok: true; record: AuditRecord } | { ok: false; id: string; reason: string; code: AuditRejectionCode };
 
 /** The id a rejection names: the record's own when it has a usable one, else its place in the batch. */
 function nameOf(raw: unknown, index: number): string {
@@ -24,33 +23,24 @@ function nameOf(raw: unknown, index: number): string {
   return typeof id === "string" && id.length > 0 && id.length <= 64 ? id : `#${index}`;
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value && typeof value === "object") return Object.values(value).some(hasNul);
-  return false;
-}
-
 export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCaller, "installationId" | "orgId" | "workspaceId" | "agentId">, window: TimeWindow): RecordVerdict {
   const id = nameOf(raw, index);
-  if (!recordSchema.Check(raw)) {
-    const e = recordSchema.Errors(raw).First();
-    return { ok: false, id, reason: `record ${id} is malformed: ${e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema"}` };
-  }
-  const r = raw;
-  if (hasNul(r)) return { ok: false, id, reason: `record ${id} is malformed: a text field contains a NUL character` };
+  const problem = auditRecordProblem(raw);
+  if (problem) return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: ${problem}` };
+  const r = raw as AuditRecord;
   if (r.installation_id !== caller.installationId || r.organization_id !== caller.orgId) {
-    return { ok: false, id, reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}` };
+    return { ok: false, id, code: "not_this_installation", reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}` };
   }
   if (r.workspace_id !== caller.workspaceId || r.agent_id !== caller.agentId) {
-    return { ok: false, id, reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}` };
+    return { ok: false, id, code: "not_this_installation", reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}` };
   }
   const ts = Date.parse(r.ts);
   if (ts < window.now - window.maxAgeMs) {
-    return { ok: false, id, reason: `record ${id} has timestamp ${r.ts}, older than the ${Math.round(window.maxAgeMs / 86_400_000)} days the control plane accepts` };
+    return { ok: false, id, code: "too_old", reason: `record ${id} has timestamp ${r.ts}, older than the ${Math.round(window.maxAgeMs / 86_400_000)} days the control plane accepts` };
   }
   if (ts > window.now + window.maxFutureMs) {
-    return { ok: false, id, reason: `record ${id} has timestamp ${r.ts}, more than ${Math.round(window.maxFutureMs / 60_000)} minutes ahead of the control plane's clock; check the runtime's clock` };
+    // Retryable: the record is accepted once this clock catches up (the shipper sends it again).
+    return { ok: false, id, code: "clock_skew", reason: `record ${id} has timestamp ${r.ts}, more than ${Math.round(window.maxFutureMs / 60_000)} minutes ahead of the control plane's clock; check the runtime's clock` };
   }
   return { ok: true, record: r };
 }

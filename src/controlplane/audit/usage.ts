@@ -6,7 +6,7 @@
 import { and, count, eq, gte, inArray, lt, type SQL, sql, sum } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
-import { groupMemberships } from "../directory/service.ts";
+import { emailsOfUsers, groupMemberships } from "../directory/service.ts";
 
 export const USAGE_DIMENSIONS = ["user", "group", "model", "agent"] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
@@ -64,9 +64,7 @@ export async function usageBy(db: Db, orgId: string, by: UsageDimension, range: 
   } else {
     out = rows.map((r) => ({ key: r.key, label: null, ...asTotals(r) }));
     if (by === "user") {
-      const u = tables(db).users;
-      const ids = out.map((r) => r.key).filter((k): k is string => k !== null);
-      const emails = ids.length ? new Map((await db.select({ id: u.id, email: u.email }).from(u).where(and(eq(u.orgId, orgId), inArray(u.id, ids)))).map((r) => [r.id, r.email])) : new Map<string, string>();
+      const emails = await emailsOfUsers(db, orgId, out.map((r) => r.key).filter((k): k is string => k !== null));
       out = out.map((r) => ({ ...r, label: r.key ? (emails.get(r.key) ?? null) : "(installation)" }));
     }
   }

@@ -128,12 +128,7 @@ export async function inspectClaim(deps: ControlPlaneDeps, token: string): Promi
   if (!row) throw new SvcError("not_found", "this claim link is not valid; check that the whole link was opened");
   const refused = refusal(row, deps.now());
   if (refused) throw refused;
-  const r = tables(deps.db).remoteIdentities;
-  const [ident] = await deps.db
-    .select({ email: r.email, displayName: r.displayName })
-    .from(r)
-    .where(and(eq(r.orgId, row.orgId), eq(r.remoteUserId, row.remoteUserId)))
-    .limit(1);
+  const ident = await findRemoteIdentity(deps.db, row.orgId, row.remoteUserId);
   return {
     id: row.id,
     orgId: row.orgId,

@@ -2,25 +2,13 @@
 // memberships as plan() wants them, and applying plan()'s changes through the directory
 // folder's service functions. The run calls both with the same transaction's `tx`, so the
 // plan is made from, and applied to, one consistent state, and a run's changes land whole.
-import { eq } from "drizzle-orm";
-import { type Db, tables } from "../db/index.ts";
-import { addGroupMember, ensureGroup, findUserByEmail, removeGroupMember, setUserDisabled, upsertUserByEmail } from "../directory/service.ts";
+import type { Db } from "../db/index.ts";
+import { addGroupMember, directoryState, ensureGroup, findUserByEmail, removeGroupMember, setUserDisabled, upsertUserByEmail } from "../directory/service.ts";
 import type { Change, DirectoryState } from "./plan.ts";
 
-/** The organization's users, groups and memberships (with their source). */
+/** The organization's users, groups and memberships (with their source), from the directory folder. */
 export async function readDirectoryState(db: Db, orgId: string): Promise<DirectoryState> {
-  const { users: u, groups: g, groupMembers: gm } = tables(db);
-  const users = await db
-    .select({ id: u.id, email: u.email, displayName: u.displayName, disabled: u.disabled, source: u.source, externalId: u.externalId })
-    .from(u)
-    .where(eq(u.orgId, orgId));
-  const groups = await db.select({ id: g.id, name: g.name, source: g.source }).from(g).where(eq(g.orgId, orgId));
-  const memberships = await db
-    .select({ groupName: g.name, userId: gm.userId, source: gm.source })
-    .from(gm)
-    .innerJoin(g, eq(g.id, gm.groupId))
-    .where(eq(g.orgId, orgId));
-  return { users, groups, memberships };
+  return directoryState(db, orgId);
 }
 
 /** Applies changes in order; call inside a transaction. skip_user changes are report-only. */

@@ -26,13 +26,44 @@ export async function findUserByEmail(db: Db, orgId: string, email: string) {
   return row;
 }
 
-export async function getUser(db: Db, orgId: string, idOrEmail: string) {
+/** The organization's user with this id (`usr_…`), or undefined. */
+export async function findUserById(db: Db, orgId: string, id: string) {
   const u = tables(db).users;
-  const row = idOrEmail.startsWith("usr_")
-    ? (await db.select().from(u).where(and(eq(u.orgId, orgId), eq(u.id, idOrEmail))))[0]
-    : await findUserByEmail(db, orgId, idOrEmail);
+  return (await db.select().from(u).where(and(eq(u.orgId, orgId), eq(u.id, id))))[0];
+}
+
+export async function getUser(db: Db, orgId: string, idOrEmail: string) {
+  const row = idOrEmail.startsWith("usr_") ? await findUserById(db, orgId, idOrEmail) : await findUserByEmail(db, orgId, idOrEmail);
   if (!row) throw new SvcError("not_found", `user "${idOrEmail}" not found`);
   return row;
+}
+
+/** The emails of the organization's users among `userIds` (others are left out). */
+export async function emailsOfUsers(db: Db, orgId: string, userIds: readonly string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(userIds)];
+  if (ids.length === 0) return new Map();
+  const u = tables(db).users;
+  const rows = await db
+    .select({ id: u.id, email: u.email })
+    .from(u)
+    .where(and(eq(u.orgId, orgId), inArray(u.id, ids)));
+  return new Map(rows.map((r) => [r.id, r.email]));
+}
+
+/** The organization's users, groups and memberships (with their source), as directory sync plans from them. */
+export async function directoryState(db: Db, orgId: string) {
+  const { users: u, groups: g, groupMembers: gm } = tables(db);
+  const users = await db
+    .select({ id: u.id, email: u.email, displayName: u.displayName, disabled: u.disabled, source: u.source, externalId: u.externalId })
+    .from(u)
+    .where(eq(u.orgId, orgId));
+  const groups = await db.select({ id: g.id, name: g.name, source: g.source }).from(g).where(eq(g.orgId, orgId));
+  const memberships = await db
+    .select({ groupName: g.name, userId: gm.userId, source: gm.source })
+    .from(gm)
+    .innerJoin(g, eq(g.id, gm.groupId))
+    .where(eq(g.orgId, orgId));
+  return { users, groups, memberships };
 }
 
 /**
@@ -161,7 +192,7 @@ export async function identityMap(db: Db, orgId: string, installationId?: string
   const conds = [eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, false)];
   if (installationId !== undefined) conds.push(or(isNull(r.installationId), eq(r.installationId, installationId))!);
   const links = await db
-    .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email })
+    .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email, displayName: u.displayName, source: u.source, externalId: u.externalId })
     .from(r)
     .innerJoin(u, eq(u.id, r.userId))
     .where(and(...conds));
@@ -173,7 +204,14 @@ export async function identityMap(db: Db, orgId: string, installationId?: string
     .where(inArray(gm.userId, [...new Set(links.map((l) => l.user_id))]));
   const groupsOf = new Map<string, string[]>();
   for (const m of memberships) groupsOf.set(m.userId, [...(groupsOf.get(m.userId) ?? []), m.name]);
-  return links.map((l) => ({ ...l, groups: (groupsOf.get(l.user_id) ?? []).sort() }));
+  return links.map((l) => ({
+    remote_user_id: l.remote_user_id,
+    user_id: l.user_id,
+    email: l.email,
+    groups: (groupsOf.get(l.user_id) ?? []).sort(),
+    // What the directory knows of the user, for policy conditions (`user.attributes.source`).
+    attributes: { source: l.source, ...(l.displayName ? { display_name: l.displayName } : {}), ...(l.externalId ? { external_id: l.externalId } : {}) },
+  }));
 }
 
 // ── admin API ──────────────────────────────────────────────────────────────────────────

@@ -1,7 +1,7 @@
 // Installations: one deployed chat front end (platform `chatui`) bound to an agent in a
 // workspace, its runtime credential (shown once, stored as SHA-256), its replicas' status and
 // its registered tools. Deleting one makes its token fail at once and frees its tool names.
-import { and, count, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
@@ -10,6 +10,7 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { type LivenessLimits, lastSeen, replicaLiveness, replicasOf } from "../runtime/replicas.ts";
+import { releaseTools, toolCounts, toolsOfInstallation } from "../runtime/tools.ts";
 
 /** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
 export const PLATFORM = "chatui";
@@ -48,6 +49,11 @@ export function presentReplica(r: ReplicaRow, now: number, limits: LivenessLimit
     policy_revision: r.policyRevision,
     tool_count: r.toolCount,
     spool_depth: r.spoolDepth,
+    /** ok, low or full (full: the replica refuses decisions); null before it reported one. */
+    spool_state: r.spoolState,
+    spool_free_bytes: r.spoolFreeBytes,
+    /** The replica's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
+    clock_skew_ms: r.clockSkewMs,
     version: r.version,
     hostname: r.hostname,
     bootstrapped_at: iso(r.bootstrappedAt),
@@ -60,32 +66,34 @@ export function platformProblem(platform: string): string | null {
   return platform === PLATFORM ? null : `platform must be exactly "${PLATFORM}" (the chat front end); got "${platform}"`;
 }
 
+/** A live (not deleted) installation of the organization, or undefined. */
+export async function findInstallation(db: Db, orgId: string, id: string): Promise<InstallationRow | undefined> {
+  const i = tables(db).installations;
+  return (await db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt))))[0];
+}
+
 /** A live (not deleted) installation of the organization; 404 otherwise. */
 export async function getInstallation(db: Db, orgId: string, id: string): Promise<InstallationRow> {
-  const i = tables(db).installations;
-  const [row] = await db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt)));
+  const row = await findInstallation(db, orgId, id);
   if (!row) throw new SvcError("not_found", `installation ${id} not found in this organization`);
   return row;
 }
 
 export async function toolCountOf(db: Db, installationId: string): Promise<number> {
-  const t = tables(db).tools;
-  const [row] = await db.select({ n: count() }).from(t).where(eq(t.installationId, installationId));
-  return Number(row?.n ?? 0);
+  return (await toolCounts(db, [installationId])).get(installationId) ?? 0;
 }
 
 export async function listInstallations(db: Db, orgId: string, workspaceId?: string) {
-  const { installations: i, tools: t } = tables(db);
+  const i = tables(db).installations;
   const conds = [eq(i.orgId, orgId), isNull(i.deletedAt)];
   if (workspaceId) conds.push(eq(i.workspaceId, workspaceId));
   const rows = await db
-    .select({ installation: i, toolCount: count(t.name) })
+    .select()
     .from(i)
-    .leftJoin(t, eq(t.installationId, i.id))
     .where(and(...conds))
-    .groupBy(i.id)
     .orderBy(i.id);
-  return rows.map((r) => presentInstallation(r.installation, Number(r.toolCount)));
+  const counts = await toolCounts(db, rows.map((r) => r.id));
+  return rows.map((r) => presentInstallation(r, counts.get(r.id) ?? 0));
 }
 
 export async function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }) {
@@ -114,12 +122,7 @@ export async function installationStatus(db: Db, orgId: string, id: string, cloc
 
 export async function toolsOf(db: Db, orgId: string, id: string) {
   const row = await getInstallation(db, orgId, id);
-  const tl = tables(db).tools;
-  return db
-    .select({ name: tl.name, access: tl.access, required_capabilities: tl.requiredCapabilities })
-    .from(tl)
-    .where(eq(tl.installationId, row.id))
-    .orderBy(tl.name);
+  return toolsOfInstallation(db, row.id);
 }
 
 /**
@@ -143,9 +146,9 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
 export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);
-    const { installations: i, tools: t } = tables(tx);
+    const i = tables(tx).installations;
     await tx.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id));
-    await tx.delete(t).where(eq(t.installationId, row.id));
+    await releaseTools(tx, row.id);
     await bumpRevision(tx, orgId);
   });
 }

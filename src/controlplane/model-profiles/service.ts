@@ -7,7 +7,7 @@ import { hasPrefix, newId } from "../../contract/ids.ts";
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
-import { bumpRevision } from "../organizations/service.ts";
+import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
 import { checkSealedKey, checkSealedTo, refusePlaintextKey } from "./sealed-key.ts";
 
@@ -186,9 +186,9 @@ export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRo
   if (profile.authType !== "api_key") refuse("/api_key_sealed", `model profile "${profile.displayName}" uses auth_type "none" and takes no API key`);
   const sealed = sealedKeyText(input);
   return db.transaction(async (tx) => {
-    const { workspaces: w, modelProfiles: mp } = tables(tx);
-    const [ws] = await tx.select().from(w).where(eq(w.id, profile.workspaceId));
-    const key = await sealedKeyOrThrow(tx, ws!, sealed, input.sealed_to, liveSince);
+    const mp = tables(tx).modelProfiles;
+    const ws = await resolveWorkspace(tx, orgId, profile.workspaceId);
+    const key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to, liveSince);
     const [updated] = await tx
       .update(mp)
       .set(key)
@@ -222,9 +222,9 @@ export async function setProfilePrices(db: Db, orgId: string, profile: ProfileRo
  */
 export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, agentId: string, now: number) {
   await db.transaction(async (tx) => {
-    const { workspaces: w, modelProfileAssignments: a } = tables(tx);
-    const [ws] = await tx.select().from(w).where(eq(w.id, profile.workspaceId));
-    await getAgentInWorkspace(tx, orgId, agentId, ws!);
+    const a = tables(tx).modelProfileAssignments;
+    const ws = await resolveWorkspace(tx, orgId, profile.workspaceId);
+    await getAgentInWorkspace(tx, orgId, agentId, ws);
     await tx
       .insert(a)
       .values({ agentId, profileId: profile.id, assignedAt: now })

@@ -60,6 +60,21 @@ export async function listWorkspaces(db: Db, orgId: string) {
   return db.select().from(w).where(eq(w.orgId, orgId));
 }
 
+const revisionQueries = new WeakMap<Db, ReturnType<typeof prepareRevision>>();
+
+function prepareRevision(db: Db) {
+  const o = tables(db).organizations;
+  return db.select({ revision: o.revision }).from(o).where(eq(o.id, sql.placeholder("org"))).prepare("org_revision");
+}
+
+/** The organization's bundle revision (the ETag), by a query built once per database (or transaction). */
+export async function orgRevision(db: Db, orgId: string): Promise<number> {
+  let query = revisionQueries.get(db);
+  if (!query) revisionQueries.set(db, (query = prepareRevision(db)));
+  const [row] = await query.execute({ org: orgId });
+  return row?.revision ?? 0;
+}
+
 /** A workspace by id (`ws_…`) or name, within the organization; 404 workspace_not_found otherwise. */
 export async function resolveWorkspace(db: Db, orgId: string, idOrName: string) {
   const w = tables(db).workspaces;

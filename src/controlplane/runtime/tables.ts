@@ -1,4 +1,5 @@
 // The tables of runtime: running replicas and the governed tools they sync. Declared once for both stores (db/table.ts, db/README.md).
+import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { table } from "../db/table.ts";
 import { installations } from "../installations/tables.ts";
 import { workspaces } from "../organizations/tables.ts";
@@ -16,9 +17,17 @@ export const runtimeReplicas = table(
     policyRevision: c.integer("policy_revision"),
     toolCount: c.integer("tool_count"),
     spoolDepth: c.integer("spool_depth"),
+    /** The replica's audit spool space: ok, low, full (full: it refuses decisions). */
+    spoolState: c.text("spool_state"),
+    /** Free bytes on the spool's filesystem (a double: beyond 32 bits, exact to 2^53). */
+    spoolFreeBytes: c.double("spool_free_bytes"),
+    /** The replica's clock minus the control plane's at its last heartbeat (positive: ahead). */
+    clockSkewMs: c.integer("clock_skew_ms"),
     lastSuccess: c.text("last_success"),
     bootstrappedAt: c.millis("bootstrapped_at").notNull(),
     lastHeartbeatAt: c.millis("last_heartbeat_at"),
+    /** The assigned MCP servers as the latest heartbeat reported them; null when it reported none (issue 13). */
+    toolServers: c.json<HeartbeatToolServer[]>("tool_servers"),
   }),
   (t, c) => [c.index("runtime_replicas_installation").on(t.installationId)],
 );

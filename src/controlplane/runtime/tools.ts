@@ -2,7 +2,7 @@
 // (PUT /api/v1/runtime/tools). A tool name is unique per workspace: a name held by an
 // admin or by another live installation is a 409 tool_conflict and nothing changes.
 // Tools left behind by a deleted installation are released to whoever registers them next.
-import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type { BundleTool } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
@@ -51,6 +51,24 @@ export async function toolsOfInstallation(db: Db, installationId: string): Promi
     .from(t)
     .where(eq(t.installationId, installationId))
     .orderBy(t.name);
+}
+
+/** How many tools each installation has registered (installations without any are absent). */
+export async function toolCounts(db: Db, installationIds: readonly string[]): Promise<Map<string, number>> {
+  if (installationIds.length === 0) return new Map();
+  const t = tables(db).tools;
+  const rows = await db
+    .select({ installationId: t.installationId, n: count() })
+    .from(t)
+    .where(inArray(t.installationId, [...installationIds]))
+    .groupBy(t.installationId);
+  return new Map(rows.map((r) => [r.installationId!, Number(r.n)]));
+}
+
+/** Frees the tool names an installation registered (it was deleted). */
+export async function releaseTools(db: Db, installationId: string): Promise<void> {
+  const t = tables(db).tools;
+  await db.delete(t).where(eq(t.installationId, installationId));
 }
 
 const CHUNK = 500;

@@ -21,7 +21,7 @@ export function chatRoutes(c: RouteContext): Route[] {
     const chatBody = body as Record<string, unknown>;
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
-    const decision = decideModel(compiled, user);
+    const decision = decideModel(compiled, user, c.now());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {

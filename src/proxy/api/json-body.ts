@@ -6,6 +6,8 @@
 // the client's mistake: each is a stable code the local API answers with 400 or 413, never a
 // 500 from a parser or a recursive walk further on.
 
+import { NonFiniteNumber, parseExactJson } from "../audit/exact-json.ts";
+
 /** Tool decisions and outcomes: arguments and payload of one call. */
 export const TOOL_BODY_LIMIT = 1024 * 1024;
 /** Chat completions carry the conversation, including images as data URLs. */
@@ -17,6 +19,7 @@ export const BODY_ERRORS = {
   invalidJson: "invalid_json",
   tooLarge: "body_too_large",
   tooDeep: "json_too_deep",
+  outOfRange: "number_out_of_range",
 } as const;
 
 export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: (typeof BODY_ERRORS)[keyof typeof BODY_ERRORS]; message: string };
@@ -37,16 +40,22 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** The request body parsed as JSON, or why it cannot be: too large, not UTF-8 JSON, too deep. */
-export async function readJsonBody(req: Request, limit: number): Promise<BodyResult> {
+/**
+ * The request body parsed as JSON, or why it cannot be: too large, not UTF-8 JSON, too deep.
+ * With `exact`, numbers a double does not hold are kept exactly (audit/exact-json.ts) and a
+ * number out of a double's range is a 400: the audit records what the caller sent.
+ */
+export async function readJsonBody(req: Request, limit: number, o: { exact?: boolean } = {}): Promise<BodyResult> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) return tooLarge(limit);
   const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : await readChunked(req, limit);
   if (bytes === null) return tooLarge(limit);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = o.exact ? parseExactJson(text) : JSON.parse(text);
   } catch (e) {
+    if (e instanceof NonFiniteNumber) return { ok: false, status: 400, code: BODY_ERRORS.outOfRange, message: `the request body is not valid here: ${e.message}` };
     const why = e instanceof SyntaxError ? e.message : "the body is not UTF-8";
     return { ok: false, status: 400, code: BODY_ERRORS.invalidJson, message: `the request body is not valid JSON: ${why}` };
   }

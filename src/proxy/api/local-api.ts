@@ -8,7 +8,7 @@
 // ROUTE_MODULES below.
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
-import type { AuditRecorder } from "../audit/recorder.ts";
+import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
@@ -42,6 +42,8 @@ export type LocalApiDeps = {
   onModelCallEnd?: (end: ModelCallEnd) => void;
   /** The periodic decision summary; the daemon stops it at shutdown. */
   decisions?: DecisionSummary;
+  /** The clock policy conditions see as `now` (tests set it). */
+  now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
 };
@@ -59,6 +61,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     spoolDepth: d.spoolDepth,
     decisions: d.decisions ?? new DecisionSummary({ log: d.log }),
     log: d.log,
+    now: d.now ?? (() => new Date()),
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
     ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
   };
@@ -108,6 +111,8 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
     } catch (e) {
       // No room for the audit record: fail closed, naming the spool (path, free bytes).
       if (e instanceof SpoolFullError) return openAIError(e.status, e.message, "unavailable", e.code, { spool: e.path, free_bytes: e.freeBytes });
+      // The record would be refused by the control plane (a NUL in a name): nothing was written.
+      if (e instanceof UnrecordableCall) return openAIError(e.status, e.message, "invalid_request_error", e.code);
       log.error("local api request failed", { path, error: (e as Error).message });
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");

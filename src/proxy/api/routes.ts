@@ -36,6 +36,8 @@ export type RouteContext = {
   fetchImpl?: typeof fetch;
   /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
   onModelCallEnd?: (end: ModelCallEnd) => void;
+  /** The clock policy conditions see as `now`. */
+  now: () => Date;
 };
 
 /** No usable bundle (starting, refused credential, unavailable): 503, the reason named. */

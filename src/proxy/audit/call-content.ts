@@ -4,8 +4,8 @@
 // age-seal.ts); otherwise nothing more (digest-only). The plain arguments exist only in
 // memory for the length of this call.
 import type { BundleRecipient } from "../../contract/bundle.ts";
-import { ageSeal } from "./age-seal.ts";
-import { argsDigest, canonicalJson } from "./canonical.ts";
+import { ageSeal, type StanzaKeySource } from "./age-seal.ts";
+import { canonicalJson, digestOfCanonical } from "./canonical.ts";
 
 export type DigestKey = { id: string; key: Uint8Array };
 
@@ -22,9 +22,13 @@ export async function sealCallContent(
   recipients: readonly BundleRecipient[],
   args: unknown,
   payload: string | null | undefined,
+  ready?: StanzaKeySource,
 ): Promise<SealedContent> {
+  // Canonicalized once: the digest is over this text, and the sealed content embeds it
+  // (canonical JSON of {arguments, payload}: the keys are already in order).
+  const canonicalArgs = canonicalJson(args);
   const sealed: SealedContent = {
-    args_digest: argsDigest(digestKey.key, args),
+    args_digest: digestOfCanonical(digestKey.key, canonicalArgs),
     digest_key_id: digestKey.id,
     recipient_key_ids: [],
     ciphertext: null,
@@ -32,7 +36,8 @@ export async function sealCallContent(
   if (recipients.length === 0) return sealed;
   const file = ageSeal(
     recipients.map((r) => r.recipient),
-    canonicalJson({ arguments: args, payload: payload ?? null }),
+    `{"arguments":${canonicalArgs},"payload":${canonicalJson(payload ?? null)}}`,
+    ready,
   );
   sealed.ciphertext = Buffer.from(file.buffer, file.byteOffset, file.byteLength).toString("base64");
   sealed.recipient_key_ids = recipients.map((r) => r.key_id);

@@ -1,7 +1,9 @@
 // Canonical JSON (RFC 8785 style: object keys sorted by UTF-16 code units, no insignificant
 // whitespace, ECMAScript number and string serialisation, UTF-8) and the audit args digest.
+// Numbers a double does not hold come as JsonNumber (exact-json.ts) and are written exactly.
 // Pure: the same arguments always give the same digest, whatever key order the caller used.
 import { createHmac } from "node:crypto";
+import { JsonNumber } from "./exact-json.ts";
 
 export function canonicalJson(value: unknown): string {
   if (value === null || value === undefined) return "null";
@@ -16,6 +18,7 @@ export function canonicalJson(value: unknown): string {
     case "bigint":
       throw new TypeError("canonical JSON cannot hold a bigint");
     case "object": {
+      if (value instanceof JsonNumber) return value.text;
       if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
       const obj = value as Record<string, unknown>;
       if (typeof (obj as { toJSON?: unknown }).toJSON === "function") return canonicalJson((obj as { toJSON(): unknown }).toJSON());
@@ -31,7 +34,12 @@ export function canonicalJson(value: unknown): string {
 
 export const DIGEST_PREFIX = "hmac-sha256:";
 
+/** "hmac-sha256:" + hex(HMAC-SHA-256(org digest key, canonical JSON)), from the canonical text. */
+export function digestOfCanonical(digestKey: Uint8Array, canonical: string): string {
+  return DIGEST_PREFIX + createHmac("sha256", digestKey).update(canonical, "utf8").digest("hex");
+}
+
 /** "hmac-sha256:" + hex(HMAC-SHA-256(org digest key, canonical JSON of the arguments)). */
 export function argsDigest(digestKey: Uint8Array, args: unknown): string {
-  return DIGEST_PREFIX + createHmac("sha256", digestKey).update(canonicalJson(args), "utf8").digest("hex");
+  return digestOfCanonical(digestKey, canonicalJson(args));
 }

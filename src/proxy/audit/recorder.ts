@@ -2,14 +2,25 @@
 // resolves only once the record is durable, so callers answer the decision after it.
 // Arguments and payload pass through sealCallContent and are never kept in plain text.
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
+import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
+import type { StanzaKeySource } from "./age-seal.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 
+/** The call would give an audit record the control plane refuses: the caller's mistake, a 400. */
+export class UnrecordableCall extends Error {
+  readonly code = "unrecordable_call";
+  readonly status = 400;
+  constructor(readonly problem: string) {
+    super(`this call cannot be audited, so it is refused: the audit record would be rejected (${problem})`);
+  }
+}
+
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
-type Permitted = Pick<AuditRecord, "action" | "tool_name" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
+type Permitted = Pick<AuditRecord, "action" | "tool_name" | "tool_server" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
 
 const REMEMBERED_PERMITS = 10_000;
 
@@ -17,7 +28,16 @@ export class AuditRecorder {
   private readonly permits = new Map<string, Permitted>();
 
   constructor(
-    private readonly o: { spool: AuditSpool; status: ProxyStatus; replicaId: string; onAppend: () => void; now?: () => Date },
+    private readonly o: {
+      spool: AuditSpool;
+      status: ProxyStatus;
+      replicaId: string;
+      /** A record is durable; for a decision, `seconds` it took to seal and write it (metrics), else null. */
+      onAppend: (record: AuditRecord, seconds: number | null) => void;
+      now?: () => Date;
+      /** Stanza keys made off the event loop (stanza-pool.ts); without it sealing makes them inline. */
+      stanzas?: StanzaKeySource;
+    },
   ) {}
 
   private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
@@ -35,15 +55,17 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null }): Promise<AuditRecord> {
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
+    const started = performance.now();
     const { compiled, decision } = input;
-    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload, this.o.stanzas);
     const record: AuditRecord = {
       ...this.base(compiled, input.kind),
       action: input.action,
       tool_name: input.toolName,
+      ...(input.toolServer ? { tool_server: input.toolServer } : {}),
       // The model name is what the caller sent (a refused call's may be anything): cut to the
       // contract's bound so the control plane never rejects the record for it.
       ...(input.kind === "model" ? { model: input.model?.slice(0, AUDIT_RECORD_LIMITS.model) ?? null } : {}),
@@ -54,9 +76,9 @@ export class AuditRecorder {
       subject: auditSubject(decision.subject),
       ...sealed,
     };
-    await this.write(record);
+    await this.write(record, started);
     if (input.kind === "tool" && decision.decision === "permit") {
-      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
+      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, ...(record.tool_server ? { tool_server: record.tool_server } : {}), subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
       if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
     }
     return record;
@@ -121,8 +143,12 @@ export class AuditRecorder {
     return record;
   }
 
-  private async write(record: AuditRecord): Promise<void> {
+  private async write(record: AuditRecord, started: number | null = null): Promise<void> {
+    // A record the control plane would reject (a NUL in a name, a bound passed) is never
+    // written: it could only end in rejected.jsonl. The call is refused instead (400).
+    const problem = auditRecordProblem(record);
+    if (problem) throw new UnrecordableCall(problem);
     await this.o.spool.append(record);
-    this.o.onAppend();
+    this.o.onAppend(record, started === null ? null : (performance.now() - started) / 1000);
   }
 }

@@ -3,14 +3,14 @@
 // down to its culprit; records of another installation are never sent; a refused credential
 // keeps every record in the spool.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import { ControlPlaneError, credentialRefusal } from "../link/control-plane-client.ts";
-import { AuditShipper } from "./shipper.ts";
+import { AuditShipper, isRetryableRejection } from "./shipper.ts";
 import { AuditSpool, REJECTED_FILE } from "./spool.ts";
 import { fakeRecord } from "../testing/records.ts";
 
@@ -73,6 +73,58 @@ describe("AuditShipper", () => {
     t.shipper.wake();
     await until(() => t.sent.some((b) => b.includes(later.id)) && t.spool.depth === 0, "a later record to ship");
     expect(t.shipper.rejected).toBe(1);
+  });
+
+  test("clock skew: a record dated ahead of the control plane's clock is kept and sent again, never set aside", async () => {
+    const fast = fakeRecord({ ts: new Date(Date.now() + 20 * 60_000).toISOString() }); // a runtime clock 20 minutes fast
+    let clockCaughtUp = false;
+    const t = await setup((records) => {
+      const skewed = clockCaughtUp ? [] : records.filter((r) => r.id === fast.id);
+      return {
+        acknowledged: records.filter((r) => !skewed.includes(r)).map((r) => r.id),
+        inserted: records.length - skewed.length,
+        duplicates: 0,
+        rejected: skewed.map((r) => ({ id: r.id, code: "clock_skew" as const, reason: `record ${r.id} has timestamp ${r.ts}, more than 15 minutes ahead of the control plane's clock; check the runtime's clock` })),
+      };
+    });
+    const others = [fakeRecord(), fakeRecord()];
+    for (const r of [fast, ...others]) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "the skewed record to be sent again");
+    expect(t.spool.depth).toBe(1); // the others shipped; the skewed one waits in the spool
+    expect(t.shipper.retried).toBeGreaterThanOrEqual(2);
+    expect(t.logs.filter((l) => l.event.includes("ahead of the control plane's clock")).length).toBe(1); // once per streak
+    clockCaughtUp = true;
+    await until(() => t.spool.depth === 0, "the skewed record to ship");
+    expect(t.sent.flat().filter((id) => id === fast.id).length).toBeGreaterThanOrEqual(3);
+    expect(t.shipper.rejected).toBe(0);
+    expect(() => readFileSync(join(t.dir, REJECTED_FILE))).toThrow(); // nothing set aside
+  });
+
+  test("rejected.jsonl cannot be written (a full disk): the record stays spooled, shipping goes on, and it is set aside once it can be", async () => {
+    const bad = fakeRecord();
+    const t = await setup((records) => ({
+      acknowledged: records.filter((r) => r.id !== bad.id).map((r) => r.id),
+      inserted: records.length - 1,
+      duplicates: 0,
+      rejected: records.filter((r) => r.id === bad.id).map((r) => ({ id: r.id, code: "malformed" as const, reason: "malformed" })),
+    }));
+    mkdirSync(join(t.dir, REJECTED_FILE)); // appending to it fails, as on a full disk
+    const good = fakeRecord();
+    await t.spool.append(bad);
+    await t.spool.append(good);
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "shipping to go on after the failure");
+    expect(t.spool.depth).toBe(1); // the good one shipped; the bad one is kept, not lost
+    rmdirSync(join(t.dir, REJECTED_FILE));
+    await until(() => t.spool.depth === 0, "the record to be set aside");
+    expect(rejectedLines(t.dir).map((l) => l.record.id)).toEqual([bad.id]);
+  });
+
+  test("clock skew told by an older control plane only in the reason is retried too", () => {
+    expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 has timestamp x, more than 15 minutes ahead of the control plane's clock; check the runtime's clock" })).toBe(true);
+    expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 is malformed: /ts" })).toBe(false);
+    expect(isRetryableRejection({ id: "rec_1", code: "malformed", reason: "ahead of the control plane's clock" })).toBe(false);
   });
 
   test("a batch refused with a 4xx is halved until the culprit is alone; only it is set aside", async () => {

@@ -6,9 +6,12 @@
 // batch gather for a short linger instead of sending each record as it lands: one round trip,
 // one control-plane commit and one ack fsync per batch rather than per decision.
 //
-// Records are never dropped silently. Three kinds are set aside for good into the spool's
-// rejected.jsonl (with a warning naming their ids) and acknowledged so shipping continues:
-//   - records the control plane names in `rejected` (not the caller's, id taken);
+// Records are never dropped silently. A record the control plane rejects as dated ahead of its
+// clock (code `clock_skew`: the runtime's clock is fast) is kept and sent again with backoff,
+// until that clock catches up: never set aside. Three kinds are set aside for good into the
+// spool's rejected.jsonl (with a warning naming their ids) and acknowledged so shipping continues:
+//   - records the control plane names in `rejected` for good (malformed, not the caller's, id
+//     taken, too old);
 //   - a record the control plane refuses alone with a definitive 4xx (not 401/403 — the
 //     credential —, 404, 408, 429): a refused batch is halved until the culprit is alone;
 //   - records of another installation or organization than the one this token bootstrapped
@@ -16,6 +19,7 @@
 // A refused credential (401/403) keeps every record in the spool: they ship if the token works
 // again. Until the proxy knows its installation (bootstrap), nothing is shipped.
 import type { AuditRecord } from "../../contract/audit.ts";
+import { type AuditBatchResponse, RETRYABLE_REJECTIONS } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import { ControlPlaneError, type ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -41,6 +45,16 @@ export type ShipperOptions = {
 
 export const DEFAULT_LINGER_MS = 200;
 
+type Rejection = NonNullable<AuditBatchResponse["rejected"]>[number];
+
+/**
+ * The control plane will take this record later: it is dated ahead of its clock. A control plane
+ * without rejection codes says so only in the reason.
+ */
+export function isRetryableRejection(x: Rejection): boolean {
+  return x.code ? RETRYABLE_REJECTIONS.includes(x.code) : /ahead of the control plane's clock/.test(x.reason);
+}
+
 /** The control plane refused the batch for what it holds, not for who sent it or when. */
 export function isDefinitiveRejection(e: unknown): boolean {
   if (!(e instanceof ControlPlaneError) || e.status === null) return false;
@@ -58,7 +72,10 @@ export class AuditShipper {
   /** A smaller batch size while a refused batch is being halved down to its culprit. */
   private limit: number | null = null;
   private waitingLogged = false;
+  private skewLogged = false;
   shipped = 0;
+  /** Records the control plane refused for now (clock skew) and that were kept to be sent again. */
+  retried = 0;
   rejected = 0;
 
   constructor(private readonly o: ShipperOptions) {}
@@ -91,7 +108,7 @@ export class AuditShipper {
     await this.stop();
     const end = Date.now() + deadlineMs;
     while (this.o.spool.depth > 0 && Date.now() < end) {
-      const ok = await this.shipBatch();
+      const ok = await this.attempt();
       if (!ok) await Bun.sleep(Math.min(200, Math.max(0, end - Date.now())));
     }
     return this.o.spool.depth;
@@ -107,7 +124,7 @@ export class AuditShipper {
         continue;
       }
       await this.linger();
-      const ok = await this.shipBatch();
+      const ok = await this.attempt();
       if (ok) {
         this.backoffMs = 0;
         continue;
@@ -139,6 +156,19 @@ export class AuditShipper {
     });
     if (this.sleepTimer) clearTimeout(this.sleepTimer);
     this.wakeUp = null;
+  }
+
+  /**
+   * One batch; a failure of the spool itself (reading a segment, writing rejected.jsonl on a
+   * full disk) is logged and retried with backoff like a failed call, never ends the loop.
+   */
+  private async attempt(): Promise<boolean> {
+    try {
+      return await this.shipBatch();
+    } catch (e) {
+      if (this.backoffMs === 0) this.o.log.warn("audit shipping failed in the spool; retrying with backoff", { error: (e as Error).message, spool_depth: this.o.spool.depth });
+      return false;
+    }
   }
 
   /** Move records to rejected.jsonl (acknowledging them), with one warning naming them. */
@@ -182,12 +212,22 @@ export class AuditShipper {
       const byId = new Map(batch.map((r) => [r.id, r]));
       const acked = res.acknowledged.filter((id) => byId.has(id));
       const ackedSet = new Set(acked);
-      const refused = (res.rejected ?? []).filter((x) => byId.has(x.id) && !ackedSet.has(x.id));
+      const notTaken = (res.rejected ?? []).filter((x) => byId.has(x.id) && !ackedSet.has(x.id));
+      const later = notTaken.filter(isRetryableRejection);
+      const refused = notTaken.filter((x) => !isRetryableRejection(x));
       await this.o.spool.ack(acked);
       this.shipped += acked.length;
       this.o.log.info("audit records shipped", { count: acked.length, inserted: res.inserted, duplicates: res.duplicates, spool_depth: this.o.spool.depth });
       await this.setAside(refused.map((x) => ({ record: byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
       if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
+      if (later.length > 0) {
+        // Kept in the spool and sent again after a backoff: the control plane takes them once its clock catches up.
+        this.retried += later.length;
+        if (!this.skewLogged) this.o.log.warn("audit records dated ahead of the control plane's clock; kept and sent again later: check the runtime's clock (the console shows its skew)", { count: later.length, first: later[0]!.reason.slice(0, 300), spool_depth: this.o.spool.depth });
+        this.skewLogged = true;
+        return false;
+      }
+      this.skewLogged = false;
       const settled = acked.length + refused.length;
       if (settled < batch.length) {
         this.o.log.warn("control plane acknowledged part of a batch", { sent: batch.length, acknowledged: acked.length, rejected: refused.length });

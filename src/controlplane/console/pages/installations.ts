@@ -4,7 +4,7 @@ import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, dataTable, section, shell, time } from "../layout.ts";
-import { type Installation, latestReplica, stateBadge } from "./overview.ts";
+import { type Installation, latestReplica, skewCell, spoolBadge, stateBadge } from "./overview.ts";
 import { type Agent, type Workspace, byId, joinErrors, list, named } from "./shared.ts";
 
 type Tool = { name: string; access: string; required_capabilities?: string[] | null };
@@ -55,11 +55,12 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   const replicaRows = (inst.replicas ?? []).map(
     (x) => html`<tr>
   <td>${code(x.id)}${x.hostname ? html`<br><span class="muted">${x.hostname}</span>` : ""}</td>
-  <td>${stateBadge(x.state)}${x.liveness && x.liveness !== "live" ? html`<br><span class="muted">not heard from since ${time(x.last_seen_at)}</span>` : ""}</td>
+  <td>${stateBadge(x.state)}${spoolBadge(x)}${x.liveness && x.liveness !== "live" ? html`<br><span class="muted">not heard from since ${time(x.last_seen_at)}</span>` : ""}</td>
   <td>${time(x.last_heartbeat_at)}</td>
   <td>${x.policy_revision ?? "—"}</td>
   <td>${x.tool_count ?? "—"}</td>
   <td>${x.spool_depth ?? "—"}</td>
+  <td>${skewCell(x.clock_skew_ms)}</td>
   <td>${x.version ?? "—"}</td>
 </tr>`,
   );
@@ -76,11 +77,11 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   <dt>Id</dt><dd>${code(inst.id)}</dd>
   <dt>Platform</dt><dd>${inst.platform}</dd>
   <dt>Agent</dt><dd>${named(byId(agents), inst.agent_id)}</dd>
-  <dt>Proxy state</dt><dd>${stateBadge(r?.state)}</dd>
+  <dt>Proxy state</dt><dd>${stateBadge(r?.state)}${spoolBadge(r)}</dd>
   <dt>Last heartbeat</dt><dd>${time(r?.last_heartbeat_at)}</dd>
   <dt>Registered tools</dt><dd>${inst.tool_count}</dd>
 </dl></section>
-${section("Proxies", dataTable("Proxies", ["Replica", "State", "Last heartbeat", "Policy revision", "Tools", "Spool depth", "Version"], replicaRows, "No proxy has bootstrapped with this installation's token yet."))}
+${section("Proxies", dataTable("Proxies", ["Replica", "State", "Last heartbeat", "Policy revision", "Tools", "Spool depth", "Clock skew", "Version"], replicaRows, "No proxy has bootstrapped with this installation's token yet."))}
 ${section("Registered tools", dataTable("Registered tools", ["Tool", "Access", "Capabilities"], toolRows, "No tools registered; the container's tool sync registers them."))}`,
     }),
   );

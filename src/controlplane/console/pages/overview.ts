@@ -15,6 +15,11 @@ export type Replica = {
   policy_revision: number | null;
   tool_count: number | null;
   spool_depth: number | null;
+  /** ok, low or full (full: the proxy refuses decisions, 503 spool_full). */
+  spool_state?: string | null;
+  spool_free_bytes?: number | null;
+  /** The proxy's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
+  clock_skew_ms?: number | null;
   version: string | null;
   hostname?: string | null;
   last_heartbeat_at: string | null;
@@ -37,6 +42,28 @@ const STATE_TONES: Record<string, Tone> = { ready: "ok", starting: "info", stale
 export function stateBadge(state: string | null | undefined): SafeHtml {
   if (!state) return badge("no proxy yet", "muted");
   return badge(state, STATE_TONES[state] ?? "info");
+}
+
+/** Beside the state: a full audit spool (decisions refused) or a low one. */
+export function spoolBadge(r: Pick<Replica, "spool_state"> | null | undefined): SafeHtml | "" {
+  if (r?.spool_state === "full") return html` ${badge("spool full: refusing decisions", "bad")}`;
+  if (r?.spool_state === "low") return html` ${badge("spool low on space", "warn")}`;
+  return "";
+}
+
+/** Skew past this is shown as a warning: records dated ahead of the control plane wait to ship. */
+const SKEW_WARN_MS = 60_000;
+/** The control plane takes records at most 15 minutes ahead of its clock (auditMaxFutureSeconds). */
+const SKEW_BAD_MS = 10 * 60_000;
+
+/** The proxy's clock against the control plane's, as the last heartbeat measured it. */
+export function skewCell(ms: number | null | undefined): SafeHtml {
+  if (ms === null || ms === undefined) return html`<span class="muted">—</span>`;
+  const abs = Math.abs(ms);
+  const text = abs < 1000 ? "in sync" : `${abs >= 60_000 ? `${(abs / 60_000).toFixed(1)} min` : `${(abs / 1000).toFixed(1)} s`} ${ms > 0 ? "ahead" : "behind"}`;
+  if (abs >= SKEW_BAD_MS) return badge(text, "bad");
+  if (abs >= SKEW_WARN_MS) return badge(text, "warn");
+  return html`${text}`;
 }
 
 /** The replica that reported last: what the overview shows for the installation. */
@@ -81,7 +108,7 @@ export async function getOverview(pc: PageContext): Promise<PageResult> {
     return html`<tr>
   <td><a href="${path`/installations/${i.id}`}">${i.name}</a><br><span class="muted mono">${i.id}</span></td>
   <td>${named(agentMap, i.agent_id)}</td>
-  <td>${stateBadge(r?.state)}</td>
+  <td>${stateBadge(r?.state)}${spoolBadge(r)}</td>
   <td>${time(r?.last_heartbeat_at)}</td>
   <td>${r?.policy_revision ?? html`<span class="muted">—</span>`}</td>
   <td>${r?.tool_count ?? i.tool_count}</td>

@@ -1,0 +1,26 @@
+// Whether a value is an audit record the control plane stores: the contract's shape with its
+// size bounds, and no NUL character in any text (PostgreSQL text cannot hold one). One check
+// for both sides: the control plane's ingest rejects such a record, so the proxy refuses the
+// call that would produce it (400) before writing anything.
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { AuditRecord } from "./audit.ts";
+import "./formats.ts";
+
+const recordSchema = TypeCompiler.Compile(AuditRecord);
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\u0000");
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value && typeof value === "object") return Object.values(value).some(hasNul);
+  return false;
+}
+
+/** Why the value is not a storable audit record ("path: message"), or null when it is one. */
+export function auditRecordProblem(raw: unknown): string | null {
+  if (!recordSchema.Check(raw)) {
+    const e = recordSchema.Errors(raw).First();
+    return e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema";
+  }
+  if (hasNul(raw)) return "a text field contains a NUL character";
+  return null;
+}

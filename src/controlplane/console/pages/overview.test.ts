@@ -1,0 +1,21 @@
+// What the console says about a proxy's clock and audit spool, from its last heartbeat.
+import { describe, expect, test } from "bun:test";
+import { skewCell, spoolBadge } from "./overview.ts";
+
+describe("replica health cells", () => {
+  test("clock skew: in sync, a warning past a minute, bad past ten minutes (records wait to ship)", () => {
+    expect(String(skewCell(null))).toContain("—");
+    expect(String(skewCell(300))).toBe("in sync");
+    expect(String(skewCell(-5_000))).toBe("5.0 s behind");
+    expect(String(skewCell(90_000))).toBe('<span class="badge badge-warn">1.5 min ahead</span>');
+    expect(String(skewCell(20 * 60_000))).toBe('<span class="badge badge-bad">20.0 min ahead</span>');
+  });
+
+  test("spool: full says decisions are refused; low warns; ok and unknown say nothing", () => {
+    expect(String(spoolBadge({ spool_state: "full" }))).toContain("badge-bad");
+    expect(String(spoolBadge({ spool_state: "full" }))).toContain("spool full: refusing decisions");
+    expect(String(spoolBadge({ spool_state: "low" }))).toContain("badge-warn");
+    expect(String(spoolBadge({ spool_state: "ok" }))).toBe("");
+    expect(String(spoolBadge(null))).toBe("");
+  });
+});
