@@ -35,8 +35,9 @@ beforeAll(async () => {
   });
   for (const s of [script.stdout, script.stderr] as ReadableStream<Uint8Array>[]) {
     void (async () => {
+      const reader = s.getReader();
       const dec = new TextDecoder();
-      for await (const chunk of s) out += dec.decode(chunk);
+      for (let r = await reader.read(); !r.done; r = await reader.read()) out += dec.decode(r.value, { stream: true });
     })();
   }
   await waitFor(() => {
