@@ -21,6 +21,7 @@ import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
+import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
@@ -48,6 +49,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(installationRoutes(deps))
     .use(modelProfileRoutes(deps))
     .use(policyRoutes(deps))
+    .use(bundleAdminRoutes(deps))
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))

@@ -23,6 +23,8 @@ const SearchQuery = t.Object({
   user: t.Optional(t.String({ maxLength: 320 })),
   installation: t.Optional(t.String({ maxLength: 100 })),
   kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome")])),
+  policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
+  shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
   from: t.Optional(t.String({ maxLength: 40 })),
   to: t.Optional(t.String({ maxLength: 40 })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
