@@ -119,7 +119,7 @@ describe("svc policies test", () => {
           headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
           body: JSON.stringify({ tool, user: user ? { id: user } : null, args }),
         } as RequestInit);
-        const real = (await res.json()) as { decision: string; code?: string; message?: string };
+        const real = (await res.json()) as { decision: "permit" | "deny"; code?: string; message?: string };
         const caller = user === null ? ({ kind: "installation" } as const) : ({ kind: "linked", remoteUserId: user, userId: "" } as const);
         const predicted = report(bundle, caller, whatIf(bundle, caller, tool, { args, now: new Date() }));
         const where = `seed ${seed} call ${i}: ${user} ${tool} ${JSON.stringify(args)}`;

@@ -122,6 +122,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
             spoolState: body.spool_state ?? null,
             spoolFreeBytes: body.spool_free_bytes ?? null,
             clockSkewMs: clockSkewMs(body.sent_at, now),
+            toolServers: body.tool_servers,
           },
           now,
         );

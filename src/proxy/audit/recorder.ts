@@ -4,6 +4,7 @@
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
+import type { StanzaKeySource } from "./age-seal.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -19,7 +20,7 @@ export class UnrecordableCall extends Error {
 }
 
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
-type Permitted = Pick<AuditRecord, "action" | "tool_name" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
+type Permitted = Pick<AuditRecord, "action" | "tool_name" | "tool_server" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
 
 const REMEMBERED_PERMITS = 10_000;
 
@@ -34,6 +35,8 @@ export class AuditRecorder {
       /** A record is durable; for a decision, `seconds` it took to seal and write it (metrics), else null. */
       onAppend: (record: AuditRecord, seconds: number | null) => void;
       now?: () => Date;
+      /** Stanza keys made off the event loop (stanza-pool.ts); without it sealing makes them inline. */
+      stanzas?: StanzaKeySource;
     },
   ) {}
 
@@ -52,16 +55,17 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null }): Promise<AuditRecord> {
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
     const { compiled, decision } = input;
-    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload, this.o.stanzas);
     const record: AuditRecord = {
       ...this.base(compiled, input.kind),
       action: input.action,
       tool_name: input.toolName,
+      ...(input.toolServer ? { tool_server: input.toolServer } : {}),
       // The model name is what the caller sent (a refused call's may be anything): cut to the
       // contract's bound so the control plane never rejects the record for it.
       ...(input.kind === "model" ? { model: input.model?.slice(0, AUDIT_RECORD_LIMITS.model) ?? null } : {}),
@@ -75,7 +79,7 @@ export class AuditRecorder {
     };
     await this.write(record, started);
     if (input.kind === "tool" && decision.decision === "permit") {
-      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
+      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, ...(record.tool_server ? { tool_server: record.tool_server } : {}), subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
       if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
     }
     return record;
