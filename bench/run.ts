@@ -15,14 +15,15 @@ import { footprint } from "./suites/footprint.ts";
 import { model } from "./suites/model.ts";
 import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
+import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, model, controlplane, footprint, peers];
+const SUITES: Suite[] = [decisions, policies, model, controlplane, footprint, spool, peers];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]
 
-  --quick      1 s load per run, 2 runs, 100k audit records: about 2 minutes
+  --quick      1 s load per run, 2 runs, 100k audit records (100k unshipped in the spool suite): about 2 minutes
   --only       suites: ${SUITES.map((s) => s.name).join(", ")}
   --runs N     repetitions per measurement (default 3; the table shows the median)
-  --peers      also run the peers suite (OPA when opa is on PATH, LiteLLM when installed)
+  --peers      also run the peers suite: OPA, Cedar-wasm, LiteLLM (installed once by bench/setup-peers.sh)
   --build      rebuild dist/svc even when it is newer than src/
   --markdown   also print the table as Markdown (for docs/performance.md)
 
@@ -97,10 +98,6 @@ try {
   ctx.facts.loadavg_after = loadavg();
   await stack.stop();
 }
-
-const litellm = metrics.find((x) => x.name === "LiteLLM added time to first token");
-const ours = metrics.find((x) => x.name === "added time to first token (median)");
-if (litellm && ours && Number.isFinite(litellm.median)) metrics.push(metric("peers", "svc added TTFT / LiteLLM added TTFT", "x", [ours.median / litellm.median]));
 
 console.log(table(metrics));
 if (opts.markdown) console.log(`\n${markdown(metrics)}`);

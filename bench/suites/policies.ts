@@ -3,6 +3,8 @@
 // take minutes for 100,000), the organization's revision is bumped, and the proxy picks the
 // bundle up on its next poll. Measured: the decision over the socket (Python, concurrency 1,
 // as the governor makes it) and the pure index lookup in process (src/proxy/policy/policy-index.ts).
+// A seventh of the policies carry a CEL condition (issue 17), so the bundle is the one the
+// proxy gets (`conditions=1`) and conditions compile once per bundle.
 import { eq, like, sql } from "drizzle-orm";
 import { newId } from "../../src/contract/ids.ts";
 import type { PolicyBundle } from "../../src/contract/bundle.ts";
@@ -28,7 +30,9 @@ async function writePolicies(ctx: BenchContext, count: number): Promise<void> {
         // A third on the tool being decided (other subjects), the rest spread over 100 other tools.
         const dst = i % 3 === 0 ? "tool:crm.read" : `tool:bench.tool${i % 100}`;
         const src = i % 2 === 0 ? `user:usr_BENCH${String(i).padStart(21, "0")}` : `group:bench-g${i}`;
-        rows.push({ id: newId("policy"), orgId: stack.cp.orgId, workspaceId: stack.scenario.workspace, agentId: stack.scenario.agentId, name: `${NAME_PREFIX}${i}`, src, dst, effect: i % 10 === 9 ? ("deny" as const) : ("permit" as const), createdAt: now });
+        // Every seventh carries a CEL condition (issue 17): compiled once per bundle, evaluated only for its own subjects.
+        const condition = i % 7 === 0 ? `args.amount <= ${i}` : null;
+        rows.push({ id: newId("policy"), orgId: stack.cp.orgId, workspaceId: stack.scenario.workspace, agentId: stack.scenario.agentId, name: `${NAME_PREFIX}${i}`, src, dst, effect: i % 10 === 9 ? ("deny" as const) : ("permit" as const), condition, createdAt: now });
       }
       await tx.insert(p).values(rows);
     }
@@ -39,7 +43,7 @@ async function writePolicies(ctx: BenchContext, count: number): Promise<void> {
 
 async function fetchBundle(ctx: BenchContext): Promise<{ bundle: PolicyBundle; bytes: number; ms: number }> {
   const t0 = performance.now();
-  const res = await fetch(`${ctx.stack.cp.url}/api/v1/runtime/policy-bundle?version=1`, { headers: { authorization: `Bearer ${ctx.stack.scenario.runtimeToken}` } });
+  const res = await fetch(`${ctx.stack.cp.url}/api/v1/runtime/policy-bundle?version=1&conditions=1`, { headers: { authorization: `Bearer ${ctx.stack.scenario.runtimeToken}` } });
   const text = await res.text();
   const ms = performance.now() - t0;
   if (res.status !== 200) throw new Error(`policy bundle: ${res.status} ${text.slice(0, 300)}`);
@@ -50,11 +54,12 @@ async function fetchBundle(ctx: BenchContext): Promise<{ bundle: PolicyBundle; b
 function inProcessNs(bundle: PolicyBundle, remoteUser: string): number {
   const c = indexBundle(bundle);
   const user = { id: remoteUser };
-  for (let i = 0; i < 20_000; i++) decideTool(c, user, "crm.read");
+  const call = { args: { amount: 100 }, now: new Date() };
+  for (let i = 0; i < 20_000; i++) decideTool(c, user, "crm.read", call);
   const n = 200_000;
   const t0 = Bun.nanoseconds();
   let permits = 0;
-  for (let i = 0; i < n; i++) if (decideTool(c, user, "crm.read").decision === "permit") permits++;
+  for (let i = 0; i < n; i++) if (decideTool(c, user, "crm.read", call).decision === "permit") permits++;
   const ns = (Bun.nanoseconds() - t0) / n;
   if (permits !== n) throw new Error("the scale policies changed alice's decision");
   return ns;

@@ -14,6 +14,7 @@ import {
   parseIdentityFile,
   writeNewPrivateFile,
 } from "./audit-identity.ts";
+import { recordCommands } from "./audit-records.ts";
 import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
@@ -171,14 +172,15 @@ const decrypt = command({
 });
 
 export const auditCommand = command({
-  meta: { name: "audit", description: "Audit-encryption keys and local decryption of audit records" },
-  examples: ["svc audit keys create --name security-team", "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json"],
+  meta: { name: "audit", description: "Search, show and export audit records; audit-encryption keys and local decryption" },
+  examples: ["svc audit list --decision deny --since 24h", "svc audit export --since 7d --out week.jsonl", "svc audit keys create --name security-team", "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json"],
   subCommands: {
     keys: command({
       meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" },
       examples: ["svc audit keys create", "svc audit keys list", "svc audit keys disable key_01J..."],
       subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
     }),
+    ...recordCommands,
     decrypt,
   },
 });

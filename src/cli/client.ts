@@ -50,6 +50,7 @@ const NEXT_STEP: Record<string, string> = {
   outbound_url_refused: "pass a public https URL",
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
+  invalid_condition: "fix --condition at the line and column named and run it again",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };
 
@@ -153,7 +154,7 @@ export class AdminClient {
     return new CommandFailure(`${this.label}: ${message}${code ? ` (${code})` : ""}`, exitCode);
   }
 
-  private async send(method: string, path: string, opts: RequestOptions, accept: string): Promise<Response> {
+  private async send(method: string, path: string, opts: RequestOptions, accept: string, timeoutMs: number | null = REQUEST_TIMEOUT_MS): Promise<Response> {
     const route = `${API_PREFIX}${path}`;
     const headers: Record<string, string> = { accept };
     if (opts.auth !== false && this.token) headers.authorization = `Bearer ${this.token}`;
@@ -164,7 +165,7 @@ export class AdminClient {
         method,
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        ...(timeoutMs === null ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
         redirect: "manual",
       });
     } catch (e) {
@@ -195,6 +196,16 @@ export class AdminClient {
     } catch {
       throw this.fail(`the control plane sent a body that is not JSON for ${method} ${API_PREFIX}${path}; check that the URL points at the svc control plane`);
     }
+  }
+
+  /**
+   * A streamed GET (e.g. an audit export): the body as it arrives, for the caller to write as
+   * it reads. No overall timeout: a million-record export may take minutes.
+   */
+  async stream(path: string, opts: RequestOptions = {}, accept = "*/*"): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.send("GET", path, opts, accept, null);
+    if (!res.body) throw this.fail(`the control plane sent no body for GET ${API_PREFIX}${path}`);
+    return res.body;
   }
 
   /** A binary GET (e.g. an audit record's age ciphertext). */

@@ -8,7 +8,9 @@ import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
 
 export const EFFECTS = ["permit", "deny"] as const;
 
-type Policy = { id: string; name: string; src: string; dst: string; effect: string; agent_id: string | null; workspace_id: string; created_at?: string };
+export const MODES = ["enforce", "shadow"] as const;
+
+type Policy = { id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string; created_at?: string };
 
 /** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {
@@ -36,15 +38,20 @@ const create = command({
     effect: { type: "string", required: true, description: "permit (the only effect the setup flow uses), or deny (a deny overrides permits)", valueHint: "permit|deny" },
     "agent-id": { type: "string", description: "bind the policy to this agent (agt_…)", valueHint: "agent_id" },
     workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
+    condition: { type: "string", description: "a CEL condition over args, user (id, email, groups, attributes) and now; the policy applies only when it is true", valueHint: "cel" },
+    mode: { type: "string", description: "enforce (default), or shadow: evaluated and recorded on the audit record, never changes the outcome", valueHint: "enforce|shadow" },
     ...jsonFlag,
   },
   examples: [
+    "svc policies create --name small-credits --src-pattern group:sales --dst-pattern tool:crm.credit_note --effect permit --condition 'args.amount <= 500' --agent-id agt_01J... --workspace default",
+    "svc policies create --name office-hours --src-pattern '*' --dst-pattern tool:crm.update --effect deny --condition \"now.getHours('Europe/Berlin') < 8 || now.getDayOfWeek('Europe/Berlin') in [0, 6]\" --mode shadow --workspace default",
     "svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default",
     "svc policies create --name crm-writers --src-pattern group:sales --dst-pattern tool:crm.update --effect permit --agent-id agt_01J... --workspace default",
     "svc policies create --name alice-reads --src-pattern user:usr_01J... --dst-pattern tool:crm.lookup --effect permit --agent-id agt_01J... --workspace default",
   ],
   async run({ args }) {
     if (!(EFFECTS as readonly string[]).includes(args.effect)) throw new UsageError(`--effect must be "permit" or "deny", not "${args.effect}"`);
+    if (args.mode !== undefined && !(MODES as readonly string[]).includes(args.mode)) throw new UsageError(`--mode must be "enforce" or "shadow", not "${args.mode}"`);
     const problem = patternProblem(args["src-pattern"], args["dst-pattern"]);
     if (problem) throw new UsageError(problem, "invalid_pattern");
     const client = await connect("svc policies create");
@@ -56,10 +63,12 @@ const create = command({
         effect: args.effect,
         workspace: args.workspace,
         ...(args["agent-id"] ? { agent_id: args["agent-id"] } : {}),
+        ...(args.condition !== undefined ? { condition: args.condition } : {}),
+        ...(args.mode ? { mode: args.mode } : {}),
       },
     });
     if (args.json) return printJson(policy);
-    out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}.`);
+    out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.condition ? ` when ${policy.condition}` : ""}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}${policy.mode === "shadow" ? " (shadow: recorded, not enforced)" : ""}.`);
   },
 });
 
@@ -82,6 +91,8 @@ const list = command({
         { header: "SRC", value: (p) => p.src },
         { header: "DST", value: (p) => p.dst },
         { header: "EFFECT", value: (p) => p.effect },
+        { header: "MODE", value: (p) => p.mode ?? "enforce" },
+        { header: "CONDITION", value: (p) => p.condition ?? "" },
         { header: "AGENT", value: (p) => p.agent_id },
         { header: "CREATED", value: (p) => shortTime(p.created_at) },
       ],

@@ -10,12 +10,23 @@ export type BundleVersion = (typeof BUNDLE_VERSIONS)[number];
 export const Effect = Type.Union([Type.Literal("permit"), Type.Literal("deny")]);
 export type Effect = Static<typeof Effect>;
 
+export const PolicyMode = Type.Union([Type.Literal("enforce"), Type.Literal("shadow")]);
+export type PolicyMode = Static<typeof PolicyMode>;
+
 export const BundlePolicy = Type.Object({
   id: Type.String(),
   name: Type.String(),
   src: Type.String({ description: "user:<id> | group:<name> | *" }),
   dst: Type.String({ description: "model:invoke | tool:<name>" }),
   effect: Effect,
+  /**
+   * A CEL condition over args, user and now (contract/conditions.ts); absent or null: always.
+   * Served only to proxies that ask with `conditions=1`: for others the control plane drops
+   * conditional permits and shadow policies and sends conditional denies without their condition.
+   */
+  condition: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  /** shadow: evaluated and recorded (audit `shadow`), never changes the outcome. Absent: enforce. */
+  mode: Type.Optional(PolicyMode),
 });
 export type BundlePolicy = Static<typeof BundlePolicy>;
 
@@ -32,6 +43,8 @@ export const BundleIdentity = Type.Object({
   user_id: Type.String(),
   email: Type.String(),
   groups: Type.Array(Type.String()),
+  /** Directory attributes of the service user (display_name, source, external_id when set), for conditions. */
+  attributes: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 export type BundleIdentity = Static<typeof BundleIdentity>;
 

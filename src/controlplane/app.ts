@@ -21,6 +21,7 @@ import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
+import { toolServerRoutes } from "./tool-servers/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
@@ -48,6 +49,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(agentRoutes(deps))
     .use(installationRoutes(deps))
     .use(modelProfileRoutes(deps))
+    .use(toolServerRoutes(deps))
     .use(policyRoutes(deps))
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))

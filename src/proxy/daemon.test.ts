@@ -269,6 +269,22 @@ describe("tool decisions", () => {
     expect(none).toMatchObject({ ciphertext: null, recipient_key_ids: [], digest_key_id: "dk_TEST" });
   });
 
+  test("a condition on the arguments permits one value and refuses another; a condition error refuses naming the policy", async () => {
+    const before = t.cp.bundle.policies;
+    t.cp.setBundle({ policies: [{ id: "pol_c", name: "small updates", src: "group:sales", dst: "tool:crm.update", effect: "permit", condition: "args.amount <= 500" }] });
+    await t.daemon.loop.pollNow();
+    try {
+      expect((await decide("crm.update", "fe-alice", { amount: 500 })).decision).toBe("permit");
+      expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
+      const broken = await decide("crm.update", "fe-alice", { total: 1 });
+      expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (No such key: amount)' });
+      expect(await shipped(broken.record_id)).toMatchObject({ decision: "deny", policy_id: "pol_c" });
+    } finally {
+      t.cp.setBundle({ policies: before });
+      await t.daemon.loop.pollNow();
+    }
+  });
+
   test("plain arguments never reach the logs or the spool files", async () => {
     await decide("crm.read", "fe-alice", { secret: SECRET_ARG });
     expect(t.logs.join("\n")).not.toContain(SECRET_ARG);

@@ -23,6 +23,7 @@ import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
+import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
@@ -166,6 +167,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     onError: credentialCheck,
   });
   const ship = shipper;
+  const stanzas = new StanzaPool();
   const budgets = new BudgetBook();
   const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, budgets });
   const recorder = new AuditRecorder({
@@ -176,6 +178,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
       metrics.recordWritten(record, seconds);
       ship.wake();
     },
+    stanzas,
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
   const decisions = new DecisionSummary({ log });
@@ -262,6 +265,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         // left of the deadline goes to shipping; then open streams are cut.
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         decisions.stop();
+        stanzas.close();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await metricsServer?.stop(true);

@@ -34,7 +34,7 @@ test("policies create with --agent-id binds the policy; list shows it", async ()
   const list = await svc(cp, ["policies", "list", "--workspace", "default"]);
   expect(list.code).toBe(0);
   const lines = list.stdout.trim().split("\n");
-  expect(lines[0]).toMatch(/^ID\s+NAME\s+SRC\s+DST\s+EFFECT\s+AGENT\s+CREATED$/);
+  expect(lines[0]).toMatch(/^ID\s+NAME\s+SRC\s+DST\s+EFFECT\s+MODE\s+CONDITION\s+AGENT\s+CREATED$/);
   expect(lines.some((l) => l.includes("crm-writers") && l.includes("tool:crm.update"))).toBe(true);
   const json = JSON.parse((await svc(cp, ["policies", "list", "--workspace", "default", "--agent-id", agent, "--json"])).stdout);
   expect(json.policies.map((x: { name: string }) => x.name).sort()).toEqual(["chat", "crm-writers"]);
@@ -53,6 +53,17 @@ test("a bad pattern is named (exit 2) and nothing is created", async () => {
   expect(email.stderr).toContain("svc users resolve --email alice@example.com");
   const after = (await api(cp, "GET", org(cp, "/policies?workspace=default"))).json?.policies?.length ?? 0;
   expect(after).toBe(before);
+});
+
+test("a condition is checked by the control plane: a type error is named with its line and column, a good one is kept", async () => {
+  const bad = await create("credits", "group:sales", "tool:crm.credit", ["--condition", "args.amount <= 'five' + 1"]);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr.split("\n")[0]).toBe("svc policies create: condition: line 1, column 16: no such overload: string + int; fix --condition at the line and column named and run it again (invalid_condition)");
+  const good = await create("credits", "group:sales", "tool:crm.credit", ["--condition", "args.amount <= 500", "--mode", "shadow", "--agent-id", agent]);
+  expect(good.code).toBe(0);
+  expect(good.stdout).toMatch(/Created policy pol_\w+ \(credits\): permit group:sales → tool:crm\.credit when args\.amount <= 500 for agent agt_\w+ \(shadow: recorded, not enforced\)\./);
+  const mode = await create("credits", "group:sales", "tool:crm.credit", ["--mode", "audit"]);
+  expect([mode.code, mode.stderr.split("\n")[0]]).toEqual([2, 'svc policies create: --mode must be "enforce" or "shadow", not "audit"']);
 });
 
 test("policies list of an unknown workspace names the code", async () => {

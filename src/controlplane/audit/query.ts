@@ -3,15 +3,17 @@
 // (to which key ids) or digest-only; the search never returns ciphertext.
 // A tool+decision search rides the (org, tool, decision, id) index; user and installation
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
-import { and, desc, eq, gte, inArray, lt, lte, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, lte, type SQL, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
+import { parseSince } from "./usage.ts";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 
 export type AuditFilters = {
+  /** a tool name prefix (`crm.`), or a glob with * and ? (`crm.*.read`) */
   tool?: string;
   decision?: "permit" | "deny" | "ask";
   /** user id (usr_…) or email */
@@ -22,12 +24,16 @@ export type AuditFilters = {
   from?: string;
   /** ISO 8601, inclusive */
   to?: string;
+  /** 7d, 24h, 30m ago or an ISO 8601 time, inclusive (as `svc usage --since`) */
+  since?: string;
+  /** 7d, 24h, 30m ago or an ISO 8601 time, exclusive */
+  until?: string;
   cursor?: string;
   limit?: number;
 };
 
 /** Every column but the ciphertext. */
-const viewColumns = (a: Tables["auditRecords"]) => ({
+export const viewColumns = (a: Tables["auditRecords"]) => ({
   id: a.id,
   ts: a.ts,
   receivedAt: a.receivedAt,
@@ -60,7 +66,7 @@ const viewColumns = (a: Tables["auditRecords"]) => ({
   durationMs: a.durationMs,
 });
 
-type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
+export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
 
 export type AuditRecordView = ReturnType<typeof recordView>;
 
@@ -115,22 +121,41 @@ function parseTime(name: string, value: string): number {
   return ms;
 }
 
-export async function searchRecords(db: Db, orgId: string, f: AuditFilters): Promise<{ records: AuditRecordView[]; next_cursor: string | null }> {
+/** The LIKE pattern of a tool filter: a glob's * and ? become % and _, anything else is a prefix. Pure. */
+export function toolPattern(filter: string): string {
+  const escaped = filter.replace(/[\\%_]/g, (c) => `\\${c}`);
+  if (!/[*?]/.test(filter)) return `${escaped}%`;
+  return escaped.replace(/\*/g, "%").replace(/\?/g, "_");
+}
+
+/** The conditions every filter adds, for search, export and the console. */
+export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilters, "cursor" | "limit">, now: number): Promise<SQL[] | null> {
   const a = tables(db).auditRecords;
-  const limit = f.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
   const conds: SQL[] = [eq(a.orgId, orgId)];
-  if (f.tool) conds.push(eq(a.toolName, f.tool));
+  // Standard LIKE with an explicit escape character: the same on SQLite and PostgreSQL
+  // (SQLite compares ASCII letters case-insensitively; tool names are lower case).
+  if (f.tool) conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
   if (f.decision) conds.push(eq(a.decision, f.decision));
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   if (f.kind) conds.push(eq(a.kind, f.kind));
   if (f.user) {
     const userId = f.user.startsWith("usr_") ? f.user : (await findUserByEmail(db, orgId, f.user))?.id;
-    if (!userId) return { records: [], next_cursor: null };
+    if (!userId) return null;
     conds.push(eq(a.userId, userId));
   }
   if (f.from) conds.push(gte(a.ts, parseTime("from", f.from)));
   if (f.to) conds.push(lte(a.ts, parseTime("to", f.to)));
+  if (f.since) conds.push(gte(a.ts, parseSince(f.since, now)));
+  if (f.until) conds.push(lt(a.ts, parseSince(f.until, now)));
+  return conds;
+}
+
+export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now = Date.now()): Promise<{ records: AuditRecordView[]; next_cursor: string | null }> {
+  const a = tables(db).auditRecords;
+  const limit = f.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
+  const conds = await filterConditions(db, orgId, f, now);
+  if (!conds) return { records: [], next_cursor: null };
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
   const rows: Row[] = await db

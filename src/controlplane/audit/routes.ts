@@ -3,6 +3,7 @@
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { exportStream } from "./export.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
 
@@ -17,22 +18,28 @@ const SeriesQuery = t.Object({
   since: t.Optional(t.String({ maxLength: 40 })),
 });
 
-const SearchQuery = t.Object({
-  tool: t.Optional(t.String({ maxLength: 200 })),
+const Filters = {
+  tool: t.Optional(t.String({ maxLength: 200, description: "tool name prefix, or a glob with * and ?" })),
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
-  user: t.Optional(t.String({ maxLength: 320 })),
+  user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
   kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome")])),
-  from: t.Optional(t.String({ maxLength: 40 })),
-  to: t.Optional(t.String({ maxLength: 40 })),
+  from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
+  to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
+  since: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or ISO 8601, inclusive" })),
+  until: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or ISO 8601, exclusive" })),
+};
+const SearchQuery = t.Object({
+  ...Filters,
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });
+const ExportQuery = t.Object({ ...Filters, format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])) });
 
 export function auditRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query), {
+    .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
       query: SearchQuery,
       detail: { summary: "Search audit records, newest first (never ciphertext)", tags: ["audit"] },
@@ -50,6 +57,21 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       "/usage/series",
       async ({ principal, query }) => ({ points: await usageSeries(deps.db, principal.orgId, query.by, query.bucket ?? "day", { since: parseSince(query.since ?? "30d", deps.now()) }) }),
       { admin: true, query: SeriesQuery, detail: { summary: "Model usage over time, per user or model", tags: ["usage"] } },
+    )
+    .get(
+      "/audit-records/export",
+      ({ principal, query }) => {
+        const format = query.format ?? "jsonl";
+        const { format: _, ...filters } = query;
+        return new Response(exportStream(deps.db, principal.orgId, filters, format, deps.now()), {
+          headers: {
+            "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
+            "content-disposition": `attachment; filename="audit-records.${format}"`,
+            "cache-control": "no-store",
+          },
+        });
+      },
+      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines or CSV (never ciphertext)", tags: ["audit"] } },
     )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,

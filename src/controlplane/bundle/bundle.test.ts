@@ -62,7 +62,7 @@ describe("GET /runtime/policy-bundle", () => {
       { name: "crm.update", access: "write", required_capabilities: [] },
     ]);
     expect(b.policies.map((p: { id: string }) => p.id).sort()).toEqual([bound, everyAgent].sort());
-    expect(b.identities).toEqual([{ remote_user_id: "fe-ada", user_id: user.id, email: "ada@example.com", groups: ["support"] }]);
+    expect(b.identities).toEqual([{ remote_user_id: "fe-ada", user_id: user.id, email: "ada@example.com", groups: ["support"], attributes: { source: "manual" } }]);
     expect(b.model_profile).toEqual({ id: profileId, display_name: "GPT", endpoint: "https://llm.example.com/v1", auth_type: "none", default_model: "gpt-x", models: ["gpt-x", "gpt-y"], api_key_sealed: null });
     expect(b.recipients).toEqual([{ key_id: key.id, recipient: key.public_key, kind: "customer" }]);
   });
@@ -134,5 +134,25 @@ describe("GET /runtime/policy-bundle", () => {
     expect(b.policies).toEqual([]);
     expect(b.recipients).toEqual([]);
     expect(b.model_profile).toBeNull();
+  });
+
+  test("conditions=1 (what the proxy asks) carries conditions and shadow policies, under its own ETag", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const post = (body: Record<string, unknown>) => cp.call("POST", cp.org("/policies"), { body: { src: "*", dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: inst.agentId, ...body } });
+    await post({ name: "small credits", condition: "args.amount <= 500" });
+    await post({ name: "watch big", effect: "deny", condition: "args.amount > 5000", mode: "shadow" });
+    const withConditions = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2&conditions=1", { token: inst.token });
+    expect(withConditions.headers.get("etag")).toBe(`W/"${withConditions.json.revision}-v2c"`);
+    expect(withConditions.json.policies.map((p: { name: string; condition?: string; mode?: string }) => [p.name, p.condition, p.mode])).toEqual([
+      ["small credits", "args.amount <= 500", undefined],
+      ["watch big", "args.amount > 5000", "shadow"],
+    ]);
+    // An older proxy (no conditions=1) gets neither: a conditional permit would widen access there.
+    const old = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2", { token: inst.token });
+    expect(old.json.policies).toEqual([]);
+    const etag = withConditions.headers.get("etag")!;
+    expect((await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2&conditions=1", { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2", { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(200);
   });
 });

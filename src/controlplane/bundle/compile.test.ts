@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bundleEtag, compileBundle, etagMatches, parseBundleVersion } from "./compile.ts";
+import { bundleEtag, compileBundle, etagMatches, parseBundleVersion, policiesFor } from "./compile.ts";
 
 describe("bundle compilation (pure)", () => {
   test("parses ?version=, absent meaning 1", () => {
@@ -43,6 +43,7 @@ describe("bundle compilation (pure)", () => {
       ],
       modelProfile: null,
       recipients: [],
+      conditions: false,
     });
     expect(b.version).toBe(2);
     expect(b.generated_at).toBe("2025-01-01T00:00:00.000Z");
@@ -50,5 +51,31 @@ describe("bundle compilation (pure)", () => {
     expect(b.policies.map((p) => p.id)).toEqual(["pol_1", "pol_2"]);
     expect(b.identities.map((i) => i.remote_user_id)).toEqual(["u1", "u2"]);
     expect(b.identities[1]?.groups).toEqual(["a", "z"]);
+  });
+
+  test("conditions and shadow policies reach only proxies that evaluate them; older ones get the safe subset", () => {
+    const policies = [
+      { id: "pol_1", name: "plain", src: "*", dst: "tool:a", effect: "permit" as const },
+      { id: "pol_2", name: "cond permit", src: "*", dst: "tool:a", effect: "permit" as const, condition: "args.n < 5" },
+      { id: "pol_3", name: "cond deny", src: "*", dst: "tool:a", effect: "deny" as const, condition: "args.n > 9" },
+      { id: "pol_4", name: "shadow", src: "*", dst: "tool:a", effect: "deny" as const, mode: "shadow" as const },
+      { id: "pol_5", name: "enforce", src: "*", dst: "tool:a", effect: "permit" as const, condition: null, mode: "enforce" as const },
+    ];
+    expect(policiesFor(policies, true)).toEqual([
+      { id: "pol_1", name: "plain", src: "*", dst: "tool:a", effect: "permit" },
+      { id: "pol_2", name: "cond permit", src: "*", dst: "tool:a", effect: "permit", condition: "args.n < 5" },
+      { id: "pol_3", name: "cond deny", src: "*", dst: "tool:a", effect: "deny", condition: "args.n > 9" },
+      { id: "pol_4", name: "shadow", src: "*", dst: "tool:a", effect: "deny", mode: "shadow" },
+      { id: "pol_5", name: "enforce", src: "*", dst: "tool:a", effect: "permit" },
+    ]);
+    // An older proxy ignores condition and mode: no conditional permit (it would widen), the
+    // conditional deny unconditionally (it narrows), no shadow policy (it would enforce).
+    expect(policiesFor(policies, false)).toEqual([
+      { id: "pol_1", name: "plain", src: "*", dst: "tool:a", effect: "permit" },
+      { id: "pol_3", name: "cond deny", src: "*", dst: "tool:a", effect: "deny" },
+      { id: "pol_5", name: "enforce", src: "*", dst: "tool:a", effect: "permit" },
+    ]);
+    expect(bundleEtag(42, 2, true)).toBe('W/"42-v2c"');
+    expect(etagMatches(bundleEtag(42, 2), bundleEtag(42, 2, true))).toBe(false);
   });
 });

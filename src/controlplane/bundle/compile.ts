@@ -1,6 +1,6 @@
 // Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
 // out. No clock, database or network here; the loader (load.ts) gathers the inputs.
-import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
+import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import { BUNDLE_VERSIONS } from "../../contract/bundle.ts";
 
 export type BundleInputs = {
@@ -16,6 +16,10 @@ export type BundleInputs = {
   identities: BundleIdentity[];
   modelProfile: BundleModelProfile | null;
   recipients: BundleRecipient[];
+  /** MCP tool servers assigned to the agent (issue 13); absent = none. */
+  toolServers?: BundleToolServer[];
+  /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
+  conditions: boolean;
 };
 
 /** The bundle version asked for in `?version=`; null when it is not one svc serves. Absent means 1. */
@@ -25,9 +29,26 @@ export function parseBundleVersion(raw: string | undefined): BundleVersion | nul
   return (BUNDLE_VERSIONS as readonly number[]).includes(n) && String(n) === raw.trim() ? (n as BundleVersion) : null;
 }
 
-/** The weak ETag of a bundle: the organization revision plus the version (v1 and v2 differ). */
-export function bundleEtag(revision: number, version: BundleVersion): string {
-  return `W/"${revision}-v${version}"`;
+/** The weak ETag of a bundle: the organization revision plus the version (v1 and v2 differ), `c` with conditions. */
+export function bundleEtag(revision: number, version: BundleVersion, conditions = false): string {
+  return `W/"${revision}-v${version}${conditions ? "c" : ""}"`;
+}
+
+/**
+ * The policies as a proxy sees them. One that evaluates conditions gets them all. An older one
+ * would ignore `condition` and `mode`, so it gets what is safe for it: conditional permits and
+ * shadow policies are left out (they could only widen access), a conditional deny is sent
+ * without its condition (it refuses more, never less).
+ */
+export function policiesFor(policies: BundlePolicy[], conditions: boolean): BundlePolicy[] {
+  const out: BundlePolicy[] = [];
+  for (const p of policies) {
+    const base = { id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect };
+    const shadow = p.mode === "shadow";
+    if (conditions) out.push({ ...base, ...(p.condition ? { condition: p.condition } : {}), ...(shadow ? { mode: "shadow" as const } : {}) });
+    else if (!shadow && (!p.condition || p.effect === "deny")) out.push(base);
+  }
+  return out.sort(byKey((p) => p.id));
 }
 
 /** True when an If-None-Match header names this ETag (weak comparison, lists and `*` allowed). */
@@ -58,11 +79,14 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     tools: input.tools
       .map((t) => ({ name: t.name, access: t.access, required_capabilities: [...t.required_capabilities] }))
       .sort(byName),
-    policies: input.policies.map((p) => ({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect })).sort(byKey((p) => p.id)),
+    policies: policiesFor(input.policies, input.conditions),
     identities: input.identities
-      .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort() }))
+      .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort(), ...(i.attributes ? { attributes: { ...i.attributes } } : {}) }))
       .sort(byKey((i) => i.remote_user_id)),
     model_profile: input.modelProfile ? { ...input.modelProfile, models: [...input.modelProfile.models] } : null,
     recipients: input.recipients.map((r) => ({ key_id: r.key_id, recipient: r.recipient, kind: r.kind })),
+    tool_servers: (input.toolServers ?? [])
+      .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
+      .sort(byName),
   };
 }

@@ -11,13 +11,14 @@ import { profileForAgent } from "../model-profiles/service.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
+import { serversForAgent } from "../tool-servers/service.ts";
 import { compileBundle } from "./compile.ts";
 
 /**
  * Reads and compiles an installation's bundle in one read transaction, so the revision it
  * carries matches its content even while admins write.
  */
-export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion): Promise<PolicyBundle> {
+export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion, conditions = false): Promise<PolicyBundle> {
   return deps.db.transaction(async (tx) => {
     return compileBundle({
       version,
@@ -32,6 +33,8 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
+      toolServers: await serversForAgent(tx, caller.agentId),
+      conditions,
     });
   });
 }

@@ -94,7 +94,7 @@ describe("remote identities", () => {
     expect(link.status).toBe(201);
     expect(structuredClone(link.json)).toMatchObject({ id: expect.stringMatching(/^rid_/), platform: "chatui", remote_user_id: "fe-alice", user_id: alice.id, linked_at: expect.any(String) });
     expect(await revisionOf(cp)).toBe(before + 1);
-    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id, email: "alice@example.com", groups: [] }]);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id, email: "alice@example.com", groups: [], attributes: { source: "manual" } }]);
 
     const mine = await cp.call("GET", cp.org(`/users/${alice.id}/remote-identities`));
     expect(mine.json.remote_identities).toEqual([expect.objectContaining({ remote_user_id: "fe-alice", platform: "chatui", installation_id: null })]);
@@ -139,7 +139,7 @@ describe("disabling and enabling users", () => {
       const bundle = await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token });
       expect(bundle.status).toBe(200);
       const c = indexBundle(bundle.json);
-      return { bundle: bundle.json, decision: evaluate(c, "tool:crm.read", resolveSubject(c, { id: "fe-alice" })) };
+      return { bundle: bundle.json, decision: evaluate(c, "tool:crm.read", resolveSubject(c, { id: "fe-alice" }), { args: {}, now: new Date() }) };
     };
     const before = await decide();
     expect(before.bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-alice"]);

@@ -192,7 +192,7 @@ export async function identityMap(db: Db, orgId: string, installationId?: string
   const conds = [eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, false)];
   if (installationId !== undefined) conds.push(or(isNull(r.installationId), eq(r.installationId, installationId))!);
   const links = await db
-    .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email })
+    .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email, displayName: u.displayName, source: u.source, externalId: u.externalId })
     .from(r)
     .innerJoin(u, eq(u.id, r.userId))
     .where(and(...conds));
@@ -204,7 +204,14 @@ export async function identityMap(db: Db, orgId: string, installationId?: string
     .where(inArray(gm.userId, [...new Set(links.map((l) => l.user_id))]));
   const groupsOf = new Map<string, string[]>();
   for (const m of memberships) groupsOf.set(m.userId, [...(groupsOf.get(m.userId) ?? []), m.name]);
-  return links.map((l) => ({ ...l, groups: (groupsOf.get(l.user_id) ?? []).sort() }));
+  return links.map((l) => ({
+    remote_user_id: l.remote_user_id,
+    user_id: l.user_id,
+    email: l.email,
+    groups: (groupsOf.get(l.user_id) ?? []).sort(),
+    // What the directory knows of the user, for policy conditions (`user.attributes.source`).
+    attributes: { source: l.source, ...(l.displayName ? { display_name: l.displayName } : {}), ...(l.externalId ? { external_id: l.externalId } : {}) },
+  }));
 }
 
 // ── admin API ──────────────────────────────────────────────────────────────────────────

@@ -1,5 +1,6 @@
 // Request schemas of the policy routes.
 import { t } from "elysia";
+import { CONDITION_MAX_LENGTH } from "../../contract/conditions.ts";
 
 export const PolicyCreate = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
@@ -8,6 +9,8 @@ export const PolicyCreate = t.Object({
   effect: t.Union([t.Literal("permit"), t.Literal("deny")]),
   workspace: t.String({ minLength: 1, maxLength: 100 }),
   agent_id: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  condition: t.Optional(t.Union([t.String({ maxLength: CONDITION_MAX_LENGTH, description: "CEL over args, user, now; type or syntax errors → 422 invalid_condition naming line and column" }), t.Null()])),
+  mode: t.Optional(t.Union([t.Literal("enforce"), t.Literal("shadow")], { description: "shadow: evaluated and recorded, never changes the outcome" })),
 });
 
 export const PolicyQuery = t.Object({ workspace: t.Optional(t.String({ maxLength: 100 })), agent_id: t.Optional(t.String({ maxLength: 64 })) });

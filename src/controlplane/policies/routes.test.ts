@@ -17,6 +17,8 @@ describe("POST /policies", () => {
       src: "group:staff",
       dst: "model:invoke",
       effect: "permit",
+      condition: null,
+      mode: "enforce",
       agent_id: null,
       workspace_id: cp.workspaceId,
       created_at: expect.any(String),
@@ -79,6 +81,40 @@ describe("POST /policies", () => {
     expect(wrongWs.status).toBe(422);
     expect(wrongWs.json.errors[0].path).toBe("/agent_id");
     expect((await cp.call("POST", cp.org("/policies"), { body: { ...base, workspace: "nope" } })).json.code).toBe("workspace_not_found");
+  });
+});
+
+describe("conditions and mode", () => {
+  test("a condition and shadow mode are stored and returned", async () => {
+    const cp = await testControlPlane();
+    const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, dst: "tool:crm.update", condition: "  args.amount <= 500  ", mode: "shadow" } });
+    expect(res.status).toBe(201);
+    expect([res.json.condition, res.json.mode]).toEqual(["args.amount <= 500", "shadow"]);
+  });
+
+  test.each([
+    ["args.amount <=", "condition: line 1, column 15: Unexpected token: EOF", { offset: 14, line: 1, column: 15 }],
+    ["user.gruops.size() > 0", "condition: line 1, column 6: No such key: gruops", { offset: 5, line: 1, column: 6 }],
+    ["args.a == 1 &&\n  'x' + 1 == 2", "condition: line 2, column 3: no such overload: string + int", { offset: 17, line: 2, column: 3 }],
+    ["args.amount", null, null],
+    ["1 + 1", "condition: line 1, column 1: the condition gives int, not bool", { offset: 0, line: 1, column: 1 }],
+  ])("%p → 422 invalid_condition naming the position", async (condition, detail, position) => {
+    const cp = await testControlPlane();
+    const before = await revisionOf(cp);
+    const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, condition } });
+    if (detail === null) {
+      expect(res.status).toBe(201); // dyn: checked at run time
+      return;
+    }
+    expect([res.status, res.json.code, res.json.detail]).toEqual([422, "invalid_condition", detail]);
+    expect(res.json.errors[0]).toEqual({ path: "/condition", message: detail, position });
+    expect(await revisionOf(cp)).toBe(before);
+  });
+
+  test("mode must be enforce or shadow", async () => {
+    const cp = await testControlPlane();
+    const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, mode: "audit" } });
+    expect([res.status, res.json.code]).toEqual([422, "validation_failed"]);
   });
 });
 

@@ -35,6 +35,8 @@ export function policyRoutes(deps: ControlPlaneDeps) {
           effect: body.effect,
           workspace,
           ...(body.agent_id ? { agentId: body.agent_id } : {}),
+          ...(body.condition !== undefined ? { condition: body.condition } : {}),
+          ...(body.mode ? { mode: body.mode } : {}),
         });
         set.status = 201;
         return presentPolicy(policy);

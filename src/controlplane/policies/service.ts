@@ -1,7 +1,8 @@
 // Policies: who (src) may do what (dst), permit or deny, bound to an agent or to every agent
 // of a workspace. Deny overrides permit; with no matching permit the answer is deny.
 import { and, eq, isNull, or } from "drizzle-orm";
-import type { BundlePolicy } from "../../contract/bundle.ts";
+import type { BundlePolicy, PolicyMode } from "../../contract/bundle.ts";
+import { checkCondition, describeProblem } from "../../contract/conditions.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { formatDestination, formatSource, parseDestination, parseSource, userIdProblem } from "../../contract/patterns.ts";
@@ -15,7 +16,7 @@ import { bumpRevision } from "../organizations/service.ts";
 export async function policiesForAgent(db: Db, workspaceId: string, agentId: string): Promise<BundlePolicy[]> {
   const p = tables(db).policies;
   return db
-    .select({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect })
+    .select({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect, condition: p.condition, mode: p.mode })
     .from(p)
     .where(and(eq(p.workspaceId, workspaceId), or(eq(p.agentId, agentId), isNull(p.agentId))))
     .orderBy(p.id);
@@ -32,6 +33,8 @@ export function presentPolicy(p: PolicyRow) {
     src: p.src,
     dst: p.dst,
     effect: p.effect,
+    condition: p.condition,
+    mode: p.mode,
     agent_id: p.agentId,
     workspace_id: p.workspaceId,
     created_at: new Date(p.createdAt).toISOString(),
@@ -54,6 +57,15 @@ function invalidPattern(path: "/src" | "/dst", message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
+/** The condition as stored: trimmed, null when absent; a type or syntax error is a 422 naming its position. */
+export function validCondition(condition: string | null | undefined): string | null {
+  if (condition === undefined || condition === null) return null;
+  const problem = checkCondition(condition);
+  if (!problem) return condition.trim();
+  const message = `condition: ${describeProblem(problem)}`;
+  throw new SvcError("invalid_condition", message, { errors: [{ path: "/condition", message, ...(problem.position ? { position: problem.position } : {}) }] });
+}
+
 /**
  * The subject of "user:<id>" exists: a service user of the organization, or an installation of
  * the policy's workspace (the subject of calls without a session user). A policy naming
@@ -72,7 +84,7 @@ async function requireSubject(db: Db, orgId: string, workspaceId: string, src: s
 export async function createPolicy(
   db: Db,
   orgId: string,
-  input: { name: string; src: string; dst: string; effect: "permit" | "deny"; workspace: { id: string; name: string }; agentId?: string },
+  input: { name: string; src: string; dst: string; effect: "permit" | "deny"; workspace: { id: string; name: string }; agentId?: string; condition?: string | null; mode?: PolicyMode },
 ): Promise<PolicyRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the policy name is empty", { errors: [{ path: "/name", message: "empty" }] });
@@ -84,6 +96,7 @@ export async function createPolicy(
   }
   const dst = parseDestination(input.dst.trim());
   if (!dst.ok) invalidPattern("/dst", dst.error);
+  const condition = validCondition(input.condition);
   const id = newId("policy");
   return db.transaction(async (tx) => {
     if (input.agentId) await getAgentInWorkspace(tx, orgId, input.agentId, input.workspace);
@@ -99,6 +112,8 @@ export async function createPolicy(
         src: formatSource(src.value),
         dst: formatDestination(dst.value),
         effect: input.effect,
+        condition,
+        mode: input.mode ?? "enforce",
       })
       .returning();
     await bumpRevision(tx, orgId);

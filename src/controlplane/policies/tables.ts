@@ -15,6 +15,10 @@ export const policies = table(
     src: c.text("src").notNull(),
     dst: c.text("dst").notNull(),
     effect: c.text("effect", { enum: ["permit", "deny"] }).notNull(),
+    /** A CEL expression over args, user and now (contract/conditions.ts); null: the policy always applies. */
+    condition: c.text("condition"),
+    /** shadow: evaluated and recorded on the audit record, never changes the outcome. */
+    mode: c.text("mode", { enum: ["enforce", "shadow"] }).notNull().default("enforce"),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.index("policies_ws_agent").on(t.workspaceId, t.agentId)],

@@ -42,7 +42,8 @@ async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: Bo
 }
 
 /** GET policy-bundle: 304 after one revision lookup when If-None-Match still names it. */
-async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion: string | undefined, ifNoneMatch: string | undefined): Promise<Response> {
+async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVersion: string | undefined, rawConditions: string | undefined, ifNoneMatch: string | undefined): Promise<Response> {
+  const conditions = rawConditions === "1";
   const version = parseBundleVersion(rawVersion);
   if (version === null) {
     throw new SvcError("validation_failed", `bundle version "${rawVersion}" is not served; use version=1 or version=2`, {
@@ -50,12 +51,12 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
     });
   }
   if (ifNoneMatch) {
-    const etag = bundleEtag(await orgRevision(deps.db, caller.orgId), version);
+    const etag = bundleEtag(await orgRevision(deps.db, caller.orgId), version, conditions);
     if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
-  const bundle = await loadBundle(deps, caller, version);
+  const bundle = await loadBundle(deps, caller, version, conditions);
   return new Response(JSON.stringify(bundle), {
-    headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version), "cache-control": "no-cache" },
+    headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version, conditions), "cache-control": "no-cache" },
   });
 }
 
@@ -68,9 +69,9 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
       response: BootstrapResponse,
       detail: { summary: "Who am I: register the replica, get ids, the digest key and intervals", tags: ["runtime"] },
     })
-    .get("/policy-bundle", async ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, headers["if-none-match"]), {
+    .get("/policy-bundle", async ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, query.conditions, headers["if-none-match"]), {
       runtime: true,
-      query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })) }),
+      query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })), conditions: t.Optional(t.String({ maxLength: 1, description: "1: the proxy evaluates policy conditions and shadow policies" })) }),
       detail: {
         summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>\"; If-None-Match → 304)",
         tags: ["runtime"],
@@ -121,6 +122,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
             spoolState: body.spool_state ?? null,
             spoolFreeBytes: body.spool_free_bytes ?? null,
             clockSkewMs: clockSkewMs(body.sent_at, now),
+            toolServers: body.tool_servers,
           },
           now,
         );

@@ -24,7 +24,7 @@ export function chatRoutes(c: RouteContext): Route[] {
     const chatBody = body as Record<string, unknown>;
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
-    let decision = decideModel(compiled, user);
+    let decision = decideModel(compiled, user, c.now());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
@@ -36,7 +36,7 @@ export function chatRoutes(c: RouteContext): Route[] {
       }
     }
     // A permitted caller over a budget is refused like a policy refusal, audited with that code.
-    const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, Date.now()) : null;
+    const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, c.now().getTime()) : null;
     if (budget?.refusal) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.budgetExceeded, reason: REFUSAL_CODES.budgetExceeded, message: budget.refusal };
     const [record, claim] = await Promise.all([
       c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),

@@ -43,6 +43,8 @@ export type LocalApiDeps = {
   onModelCallEnd?: (end: ModelCallEnd) => void;
   /** The periodic decision summary; the daemon stops it at shutdown. */
   decisions?: DecisionSummary;
+  /** The clock policy conditions see as `now` (tests set it). */
+  now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
   /** Budgets to enforce on model calls (issue 16). */
@@ -62,6 +64,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     spoolDepth: d.spoolDepth,
     decisions: d.decisions ?? new DecisionSummary({ log: d.log }),
     log: d.log,
+    now: d.now ?? (() => new Date()),
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
     ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
     ...(d.budgets ? { budgets: d.budgets } : {}),

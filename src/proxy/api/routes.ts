@@ -39,6 +39,8 @@ export type RouteContext = {
   onModelCallEnd?: (end: ModelCallEnd) => void;
   /** Budgets to enforce on model calls (issue 16); absent: none. */
   budgets?: BudgetBook;
+  /** The clock policy conditions see as `now`. */
+  now: () => Date;
 };
 
 /** No usable bundle (starting, refused credential, unavailable): 503, the reason named. */

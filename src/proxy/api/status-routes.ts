@@ -22,7 +22,7 @@ export function statusRoutes(c: RouteContext): Route[] {
       path: "/v1/models",
       handler: async (_req, user) => {
         const compiled = c.status.serving() ? c.status.compiled : null;
-        const visible = compiled ? visibleModels(compiled, user) : null;
+        const visible = compiled ? visibleModels(compiled, user, c.now()) : null;
         const created = compiled ? Math.floor(Date.parse(compiled.bundle.generated_at) / 1000) || 0 : 0;
         return Response.json({
           object: "list",

@@ -18,7 +18,7 @@ export function toolRoutes(c: RouteContext): Route[] {
     const problem = firstProblem(DecideRequest, body);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as DecideRequest;
-    const decision = decideTool(compiled, r.user, r.tool);
+    const decision = decideTool(compiled, r.user, r.tool, { args: r.args, now: c.now() });
     const [record, claim] = await Promise.all([
       c.recorder.decision({ compiled, kind: "tool", action: `tool:${r.tool}`, toolName: r.tool, decision, args: r.args, payload: r.payload ?? null }),
       decision.code === REFUSAL_CODES.unlinked && r.user ? c.claims.forRefusal(r.user) : undefined,

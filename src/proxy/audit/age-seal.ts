@@ -61,10 +61,15 @@ export function chachaPolySeal(key: Uint8Array, nonce: Uint8Array, plain: Uint8A
   return out;
 }
 
-/** One "-> X25519" stanza: a fresh ephemeral key per recipient, the file key wrapped under the shared secret. */
-function x25519Stanza(fileKey: Uint8Array, r: Recipient): string {
+/** What one X25519 stanza needs besides the file key: the ephemeral share and the wrap key. */
+export type StanzaKey = { share: Uint8Array; wrapKey: Uint8Array };
+/** Stanza keys made ahead of time (stanza-pool.ts); null when none is ready for that recipient. */
+export type StanzaKeySource = { take(recipient: string): StanzaKey | null };
+
+/** A fresh ephemeral key and its key agreement with the recipient: the costly part of a stanza. */
+function stanzaKey(r: Recipient): StanzaKey {
   const eph = generateKeyPairSync("x25519");
-  const ephRaw = (eph.publicKey.export({ format: "der", type: "spki" }) as Buffer).subarray(SPKI_X25519.length);
+  const share = (eph.publicKey.export({ format: "der", type: "spki" }) as Buffer).subarray(SPKI_X25519.length);
   let shared: Buffer;
   try {
     shared = diffieHellman({ privateKey: eph.privateKey, publicKey: r.key });
@@ -72,9 +77,12 @@ function x25519Stanza(fileKey: Uint8Array, r: Recipient): string {
     throw new Error("X25519 key agreement failed: the recipient is a low-order point");
   }
   if (shared.every((b) => b === 0)) throw new Error("X25519 key agreement failed: all-zero shared secret");
-  const wrapKey = hkdf(shared, Buffer.concat([ephRaw, r.raw]), X25519_LABEL);
-  const body = chachaPolySeal(wrapKey, ZERO_NONCE, fileKey);
-  return `-> X25519 ${b64(ephRaw)}\n${bodyLines(body)}`;
+  return { share, wrapKey: hkdf(shared, Buffer.concat([share, r.raw]), X25519_LABEL) };
+}
+
+/** One "-> X25519" stanza: the file key wrapped under a (fresh, used once) stanza key. */
+function x25519Stanza(fileKey: Uint8Array, k: StanzaKey): string {
+  return `-> X25519 ${b64(k.share)}\n${bodyLines(chachaPolySeal(k.wrapKey, ZERO_NONCE, fileKey))}`;
 }
 
 /** Stanza body: base64 without padding in 64-column lines; the last line is shorter than 64 (empty when the body is a multiple of 48 bytes). */
@@ -101,14 +109,17 @@ function encryptStream(key: Uint8Array, plain: Uint8Array): Uint8Array[] {
   return chunks;
 }
 
-/** The binary age v1 file of `plaintext` encrypted to every X25519 recipient ("age1…"). */
-export function ageSeal(recipients: readonly string[], plaintext: Uint8Array | string): Uint8Array {
+/**
+ * The binary age v1 file of `plaintext` encrypted to every X25519 recipient ("age1…"). Stanza
+ * keys come from `ready` when it has one (made off the event loop), else are made here.
+ */
+export function ageSeal(recipients: readonly string[], plaintext: Uint8Array | string, ready?: StanzaKeySource): Uint8Array {
   if (recipients.length === 0) throw new Error("age: at least one recipient is needed");
-  const keys = recipients.map(recipientKey);
+  const keys = recipients.map((r) => ({ r, key: recipientKey(r) }));
   const plain = typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext;
   const fileKey = randomBytes(16);
   let header = VERSION_LINE;
-  for (const r of keys) header += x25519Stanza(fileKey, r);
+  for (const { r, key } of keys) header += x25519Stanza(fileKey, ready?.take(r) ?? stanzaKey(key));
   header += "---";
   const headerBytes = Buffer.from(header, "latin1");
   const mac = createHmac("sha256", hkdf(fileKey, new Uint8Array(0), "header")).update(headerBytes).digest();

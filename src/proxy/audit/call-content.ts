@@ -4,7 +4,7 @@
 // age-seal.ts); otherwise nothing more (digest-only). The plain arguments exist only in
 // memory for the length of this call.
 import type { BundleRecipient } from "../../contract/bundle.ts";
-import { ageSeal } from "./age-seal.ts";
+import { ageSeal, type StanzaKeySource } from "./age-seal.ts";
 import { canonicalJson, digestOfCanonical } from "./canonical.ts";
 
 export type DigestKey = { id: string; key: Uint8Array };
@@ -22,6 +22,7 @@ export async function sealCallContent(
   recipients: readonly BundleRecipient[],
   args: unknown,
   payload: string | null | undefined,
+  ready?: StanzaKeySource,
 ): Promise<SealedContent> {
   // Canonicalized once: the digest is over this text, and the sealed content embeds it
   // (canonical JSON of {arguments, payload}: the keys are already in order).
@@ -36,6 +37,7 @@ export async function sealCallContent(
   const file = ageSeal(
     recipients.map((r) => r.recipient),
     `{"arguments":${canonicalArgs},"payload":${canonicalJson(payload ?? null)}}`,
+    ready,
   );
   sealed.ciphertext = Buffer.from(file.buffer, file.byteOffset, file.byteLength).toString("base64");
   sealed.recipient_key_ids = recipients.map((r) => r.key_id);

@@ -4,6 +4,7 @@
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
+import type { StanzaKeySource } from "./age-seal.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -34,6 +35,8 @@ export class AuditRecorder {
       /** A record is durable; for a decision, `seconds` it took to seal and write it (metrics), else null. */
       onAppend: (record: AuditRecord, seconds: number | null) => void;
       now?: () => Date;
+      /** Stanza keys made off the event loop (stanza-pool.ts); without it sealing makes them inline. */
+      stanzas?: StanzaKeySource;
     },
   ) {}
 
@@ -57,7 +60,7 @@ export class AuditRecorder {
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
     const { compiled, decision } = input;
-    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload);
+    const sealed = await sealCallContent(digestKey, compiled.bundle.recipients, input.args, input.payload, this.o.stanzas);
     const record: AuditRecord = {
       ...this.base(compiled, input.kind),
       action: input.action,

@@ -220,9 +220,12 @@ export class AuditSpool {
       e.at.push(loc.i);
     }
     for (const [seg, e] of bySeg) {
+      // A closed segment left with nothing is deleted, which needs no space; else the ids are noted first.
+      const emptied = seg.closed && seg.unacked === new Set(e.at).size;
+      if (!emptied) await this.writeAcks(seg.seq, e.ids);
       for (const i of e.at) if (seg.ack(i)) this.unacked--;
-      if (seg.closed && seg.unacked === 0) await this.dropSegment(seg.seq);
-      else await this.writeAcks(seg.seq, e.ids);
+      // (closed may have turned true while the ids were written: a rotation after a full disk)
+      if (seg.closed && seg.unacked === 0 && this.segments.has(seg.seq)) await this.dropSegment(seg.seq);
     }
   }
 
@@ -459,6 +462,7 @@ export class AuditSpool {
     await old.fh.close();
     const seg = this.segments.get(old.seq)!;
     seg.closed = true;
+    seg.trim();
     if (seg.unacked === 0) await this.dropSegment(old.seq);
   }
 
@@ -502,6 +506,7 @@ export class AuditSpool {
       } finally {
         await fh.close();
       }
+      seg.trim();
       this.segments.set(seq, seg);
       this.unacked += seg.unacked;
       if (seg.unacked === 0) await this.dropSegment(seq);

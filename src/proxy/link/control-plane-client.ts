@@ -142,7 +142,7 @@ export class ControlPlaneClient {
   }
 
   async fetchBundle(version: BundleVersion, etag: string | null): Promise<BundleAnswer> {
-    const res = await this.call("policy-bundle", "GET", `/policy-bundle?version=${version}`, undefined, etag ? { "if-none-match": etag } : {});
+    const res = await this.call("policy-bundle", "GET", `/policy-bundle?version=${version}&conditions=1`, undefined, etag ? { "if-none-match": etag } : {});
     if (res.status === 304) return { status: 304 };
     const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
     return { status: 200, bundle, etag: res.headers.get("etag") };

@@ -1,17 +1,22 @@
 // The bundle compiled into a decision index (by destination, then subject) and the decisions
 // made from it. Pure: no clock, no I/O. A decision looks up one destination, then the
-// caller's user id, each of its groups and "*": its cost grows with the caller's groups,
-// never with the number of policies. Deny overrides permit; no matching permit is a deny.
+// caller's user id, each of its groups and "*": its cost grows with the caller's groups and
+// the policies naming that caller and action, never with the number of policies. Conditions
+// (CEL, contract/conditions.ts) are compiled here once per bundle and run only for those
+// candidates. Deny overrides permit; no matching permit is a deny.
 import type { AuditSubject } from "../../contract/audit.ts";
 import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleTool, PolicyBundle } from "../../contract/bundle.ts";
 import { REFUSAL_CODES, type RefusalCode } from "../../contract/errors.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import { parseDestination, parseSource } from "../../contract/patterns.ts";
+import { activation, type CompiledCondition, type ConditionActivation, type ConditionUser, compileCondition } from "../../contract/conditions.ts";
 
 export const MODEL_ACTION = "model:invoke";
 
-type SubjectRules = { users: Map<string, BundlePolicy>; groups: Map<string, BundlePolicy>; any: BundlePolicy | null };
-type DestinationRules = { permit: SubjectRules; deny: SubjectRules };
+/** A policy as indexed: its condition compiled once per bundle (null: it always applies). */
+type Rule = { policy: BundlePolicy; condition: CompiledCondition | null; shadow: boolean };
+type SubjectRules = { users: Map<string, Rule[]>; groups: Map<string, Rule[]>; any: Rule[] };
+type DestinationRules = { permit: SubjectRules; deny: SubjectRules; hasShadow: boolean };
 
 export type CompiledBundle = {
   bundle: PolicyBundle;
@@ -25,9 +30,15 @@ export type CompiledBundle = {
 
 /** Who a call is decided for. */
 export type Subject =
-  | { kind: "user"; userId: string; remoteUserId: string; groups: readonly string[] }
+  | { kind: "user"; userId: string; remoteUserId: string; groups: readonly string[]; email?: string; attributes?: Readonly<Record<string, string>> }
   | { kind: "unlinked"; remoteUserId: string }
   | { kind: "installation"; installationId: string };
+
+/** What conditions see of the call besides the caller: its arguments and the decision time. */
+export type CallContext = { args: unknown; now: Date };
+
+/** What the shadow policies would have decided (enforced and shadow policies together). */
+export type ShadowDecision = { decision: "permit" | "deny"; policyId: string | null; reason: string };
 
 export type Decision = {
   decision: "permit" | "deny";
@@ -41,12 +52,22 @@ export type Decision = {
   subject: Subject;
   /** How many index entries the decision looked at (a scale check, not a policy count). */
   considered: number;
+  /** Set when a shadow policy applied to the call: the decision they would have made. */
+  shadow?: ShadowDecision;
 };
 
-const emptyRules = (): SubjectRules => ({ users: new Map(), groups: new Map(), any: null });
+const emptyRules = (): SubjectRules => ({ users: new Map(), groups: new Map(), any: [] });
+
+function push(m: Map<string, Rule[]>, key: string, r: Rule): void {
+  const list = m.get(key);
+  if (list) list.push(r);
+  else m.set(key, [r]);
+}
 
 export function indexBundle(bundle: PolicyBundle): CompiledBundle {
   const rules = new Map<string, DestinationRules>();
+  // One compilation per distinct condition text: many policies often share one.
+  const compiled = new Map<string, CompiledCondition>();
   let skipped = 0;
   for (const p of bundle.policies) {
     const src = parseSource(p.src);
@@ -57,13 +78,18 @@ export function indexBundle(bundle: PolicyBundle): CompiledBundle {
     }
     const key = dst.value.kind === "model" ? MODEL_ACTION : `tool:${dst.value.name}`;
     let d = rules.get(key);
-    if (!d) rules.set(key, (d = { permit: emptyRules(), deny: emptyRules() }));
+    if (!d) rules.set(key, (d = { permit: emptyRules(), deny: emptyRules(), hasShadow: false }));
+    let condition: CompiledCondition | null = null;
+    if (p.condition) {
+      condition = compiled.get(p.condition) ?? compileCondition(p.condition);
+      compiled.set(p.condition, condition);
+    }
+    const rule: Rule = { policy: p, condition, shadow: p.mode === "shadow" };
+    if (rule.shadow) d.hasShadow = true;
     const r = p.effect === "deny" ? d.deny : d.permit;
-    // The first policy in bundle order names the decision; later duplicates add nothing.
-    if (src.value.kind === "any") r.any ??= p;
-    else if (src.value.kind === "user") {
-      if (!r.users.has(src.value.id)) r.users.set(src.value.id, p);
-    } else if (!r.groups.has(src.value.name)) r.groups.set(src.value.name, p);
+    if (src.value.kind === "any") r.any.push(rule);
+    else if (src.value.kind === "user") push(r.users, src.value.id, rule);
+    else push(r.groups, src.value.name, rule);
   }
   return {
     bundle,
@@ -80,7 +106,7 @@ export function resolveSubject(c: CompiledBundle, user: Pick<FrontendUser, "id">
   if (!user) return { kind: "installation", installationId: c.bundle.installation_id };
   const identity = c.identities.get(user.id);
   if (!identity) return { kind: "unlinked", remoteUserId: user.id };
-  return { kind: "user", userId: identity.user_id, remoteUserId: user.id, groups: identity.groups };
+  return { kind: "user", userId: identity.user_id, remoteUserId: user.id, groups: identity.groups, email: identity.email, attributes: identity.attributes ?? {} };
 }
 
 /** The audit subject: the service user, or the installation subject marked via installation. */
@@ -90,24 +116,51 @@ export function auditSubject(s: Subject): AuditSubject {
   return { user_id: null, remote_user_id: null, via_installation: true };
 }
 
-function match(r: SubjectRules | undefined, s: Subject, count: { n: number }): BundlePolicy | null {
-  if (!r) return null;
+/** The rules of one effect that name the subject: by user id, by each of its groups, by "*". */
+function candidates(r: SubjectRules | undefined, s: Subject, count: { n: number }): Rule[] {
+  if (!r) return [];
+  const out: Rule[] = [];
   // The installation subject is matched as `user:<installation id>` and by "*".
   const userId = s.kind === "user" ? s.userId : s.kind === "installation" ? s.installationId : null;
   if (userId !== null) {
     count.n++;
-    const p = r.users.get(userId);
-    if (p) return p;
+    const list = r.users.get(userId);
+    if (list) out.push(...list);
   }
   if (s.kind === "user") {
     for (const g of s.groups) {
       count.n++;
-      const p = r.groups.get(g);
-      if (p) return p;
+      const list = r.groups.get(g);
+      if (list) out.push(...list);
     }
   }
   count.n++;
-  return r.any;
+  out.push(...r.any);
+  return out;
+}
+
+/** The caller as conditions see it. */
+function conditionUser(s: Subject): ConditionUser {
+  if (s.kind === "user") return { id: s.userId, email: s.email ?? "", groups: s.groups, attributes: s.attributes ?? {} };
+  return { id: s.kind === "installation" ? s.installationId : "", email: "", groups: [], attributes: {} };
+}
+
+type Verdict = { kind: "match"; rule: Rule } | { kind: "error"; rule: Rule; error: string } | null;
+
+/** The first rule that applies; a condition that errors wins over any match (it refuses). */
+function firstApplying(rules: Rule[], withShadow: boolean, vars: () => ConditionActivation): Verdict {
+  let match: Verdict = null;
+  for (const rule of rules) {
+    if (rule.shadow && !withShadow) continue;
+    if (!rule.condition) {
+      match ??= { kind: "match", rule };
+      continue;
+    }
+    const r = rule.condition(vars());
+    if (!r.ok) return { kind: "error", rule, error: r.error };
+    if (r.value) match ??= { kind: "match", rule };
+  }
+  return match;
 }
 
 /**
@@ -125,41 +178,67 @@ function refuse(code: RefusalCode, why: string | undefined, subject: Subject, co
   return { decision: "deny", code, reason: code, policyId, message: refusalMessage(code, why), subject, considered };
 }
 
-/** Evaluate one action (`tool:<name>` or `model:invoke`) for a subject from the index. */
-export function evaluate(c: CompiledBundle, action: string, subject: Subject): Decision {
-  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
-  const count = { n: 0 };
-  const d = c.rules.get(action);
-  const deny = match(d?.deny, subject, count);
-  if (deny) return refuse(REFUSAL_CODES.denied, `policy "${deny.name}" denies ${action}`, subject, count.n, deny.id);
-  const permit = match(d?.permit, subject, count);
-  if (permit) return { decision: "permit", code: null, reason: "policy", policyId: permit.id, message: null, subject, considered: count.n };
+function conditionFailed(rule: Rule, error: string, subject: Subject, considered: number): Decision {
+  return refuse(REFUSAL_CODES.denied, `policy "${rule.policy.name}" could not evaluate its condition (${error})`, subject, considered, rule.policy.id);
+}
+
+function decideWith(d: DestinationRules | undefined, action: string, subject: Subject, withShadow: boolean, vars: () => ConditionActivation, count: { n: number }): Decision {
+  const denies = candidates(d?.deny, subject, count);
+  const deny = firstApplying(denies, withShadow, vars);
+  if (deny?.kind === "error") return conditionFailed(deny.rule, deny.error, subject, count.n);
+  if (deny) return refuse(REFUSAL_CODES.denied, `policy "${deny.rule.policy.name}" denies ${action}`, subject, count.n, deny.rule.policy.id);
+  const permits = candidates(d?.permit, subject, count);
+  const permit = firstApplying(permits, withShadow, vars);
+  if (permit?.kind === "error") return conditionFailed(permit.rule, permit.error, subject, count.n);
+  if (permit) return { decision: "permit", code: null, reason: "policy", policyId: permit.rule.policy.id, message: null, subject, considered: count.n };
   return refuse(REFUSAL_CODES.denied, `no policy permits ${action} for this user`, subject, count.n);
 }
 
-export function decideTool(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, tool: string): Decision {
-  const subject = resolveSubject(c, user);
+/**
+ * Evaluate one action (`tool:<name>` or `model:invoke`) for a subject from the index. Deny
+ * overrides permit; a condition that errors refuses, naming its policy. Shadow policies never
+ * change the answer: when one names the action, the decision they would give is in `shadow`.
+ */
+export function evaluate(c: CompiledBundle, action: string, subject: Subject, call: CallContext): Decision {
+  if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
+  const count = { n: 0 };
+  const d = c.rules.get(action);
+  // The activation (arguments converted for CEL) is built at most once, and only when a condition runs.
+  let activationOnce: ConditionActivation | null = null;
+  const vars = () => (activationOnce ??= activation({ args: call.args, user: conditionUser(subject), now: call.now }));
+  const enforced = decideWith(d, action, subject, false, vars, count);
+  if (!d?.hasShadow) return enforced;
+  const would = decideWith(d, action, subject, true, vars, { n: 0 });
+  return { ...enforced, shadow: { decision: would.decision, policyId: would.policyId, reason: would.message ?? would.reason } };
+}
+
+export function decideTool(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, tool: string, call: CallContext): Decision {
+  return decideToolFor(c, resolveSubject(c, user), tool, call);
+}
+
+/** The tool decision for a subject already resolved (what `svc policies test` asks for a service user). */
+export function decideToolFor(c: CompiledBundle, subject: Subject, tool: string, call: CallContext): Decision {
   if (!c.tools.has(tool)) {
     return refuse(REFUSAL_CODES.toolNotRegistered, undefined, subject, 0);
   }
-  return evaluate(c, `tool:${tool}`, subject);
+  return evaluate(c, `tool:${tool}`, subject, call);
 }
 
 /** v1: `model:invoke` policies decide. v2: the agent's model-profile assignment decides (linked users). */
-export function decideModel(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null): Decision {
+export function decideModel(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, now: Date): Decision {
   const subject = resolveSubject(c, user);
   if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
   if (!c.bundle.model_profile) return refuse(REFUSAL_CODES.denied, "no model profile is assigned to this agent", subject, 0);
-  if (c.bundle.version === 1) return evaluate(c, MODEL_ACTION, subject);
+  if (c.bundle.version === 1) return evaluate(c, MODEL_ACTION, subject, { args: {}, now });
   if (subject.kind === "installation") return refuse(REFUSAL_CODES.denied, "model calls need a linked chat user", subject, 0);
   return { decision: "permit", code: null, reason: "assignment", policyId: null, message: null, subject, considered: 0 };
 }
 
 /** The models the caller may see: the profile's, or none (no profile, or in v1 no permit). */
-export function visibleModels(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null): { profile: BundleModelProfile; models: string[] } | null {
+export function visibleModels(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, now: Date): { profile: BundleModelProfile; models: string[] } | null {
   const profile = c.bundle.model_profile;
   if (!profile) return null;
-  if (c.bundle.version === 1 && decideModel(c, user).decision !== "permit") return null;
+  if (c.bundle.version === 1 && decideModel(c, user, now).decision !== "permit") return null;
   const models = profile.models.length > 0 ? profile.models : [profile.default_model];
   return { profile, models };
 }

@@ -7,6 +7,8 @@ import m0001 from "./0001_sealed_recipients.sql" with { type: "text" };
 import m0002 from "./0002_rate_limit_windows.sql" with { type: "text" };
 import m0003 from "./0003_usage_budgets.sql" with { type: "text" };
 import m0004 from "./0004_replica_spool_and_skew.sql" with { type: "text" };
+import m0005 from "./0005_policy_condition_mode.sql" with { type: "text" };
+import m0006 from "./0006_tool_servers.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -14,4 +16,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0002_rate_limit_windows": m0002,
   "0003_usage_budgets": m0003,
   "0004_replica_spool_and_skew": m0004,
+  "0005_policy_condition_mode": m0005,
+  "0006_tool_servers": m0006,
 });

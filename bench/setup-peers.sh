@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs (once) and caches the benchmark's peers from their registries, pinned:
+#   OPA      go install github.com/open-policy-agent/opa@$OPA_VERSION (the Go module proxy)
+#            into ${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}/opa-$OPA_VERSION/bin
+#   LiteLLM  pip install 'litellm[proxy]==$LITELLM_VERSION' into its own venv there
+# Cedar comes from npm as a devDependency (@cedar-policy/cedar-wasm, `bun install`).
+# Idempotent and quick when the cache holds these versions. Prints one line per peer:
+# `opa <path>` and `litellm <path>`; a peer that cannot be installed is reported on stderr and
+# left out (the bench then notes it as skipped).
+set -uo pipefail
+
+OPA_VERSION=v1.22.2
+LITELLM_VERSION=1.109.1
+ROOT=${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}
+PY=${SVC_BENCH_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11 || command -v python3)}
+mkdir -p "$ROOT"
+
+opa_bin="$ROOT/opa-$OPA_VERSION/bin/opa"
+if [ ! -x "$opa_bin" ]; then
+  if command -v go >/dev/null 2>&1; then
+    echo "setup-peers: go install github.com/open-policy-agent/opa@$OPA_VERSION (once, a few minutes)" >&2
+    GOBIN="$ROOT/opa-$OPA_VERSION/bin" GOFLAGS=-mod=mod go install "github.com/open-policy-agent/opa@$OPA_VERSION" >&2 || echo "setup-peers: OPA not installed" >&2
+  else
+    echo "setup-peers: no go toolchain; OPA left out" >&2
+  fi
+fi
+[ -x "$opa_bin" ] && echo "opa $opa_bin"
+
+venv="$ROOT/litellm-$LITELLM_VERSION"
+if [ ! -x "$venv/bin/litellm" ]; then
+  echo "setup-peers: pip install 'litellm[proxy]==$LITELLM_VERSION' into $venv (once)" >&2
+  { [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"; } >&2 &&
+    "$venv/bin/python" -m pip install -q "litellm[proxy]==$LITELLM_VERSION" >&2 || echo "setup-peers: LiteLLM not installed" >&2
+fi
+[ -x "$venv/bin/litellm" ] && echo "litellm $venv/bin/litellm"
+exit 0

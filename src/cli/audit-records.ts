@@ -1,0 +1,195 @@
+// `svc audit list|show|export` (issue 15): the audit trail from the command line. list pages
+// through a search newest first with an opaque cursor; export streams every matching record
+// oldest first to a file or stdout, writing each chunk as it arrives (a million records are
+// never held in memory on either side).
+import { closeSync, openSync } from "node:fs";
+import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { type OrgClient, connect, seg } from "./client.ts";
+import { expandHome, readCliEnv } from "./config.ts";
+import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
+
+export type AuditRecordView = {
+  id: string;
+  ts: string;
+  received_at: string;
+  kind: string;
+  action: string;
+  tool_name: string | null;
+  model: string | null;
+  decision: string;
+  reason: string;
+  policy_id: string | null;
+  policy_revision: number;
+  installation_id: string;
+  agent_id: string;
+  replica_id: string | null;
+  subject: { user_id: string | null; email: string | null; remote_user_id: string | null; via_installation: boolean };
+  ref: string | null;
+  outcome: string | null;
+  exit_code: number | null;
+  args_digest: string | null;
+  encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
+  [k: string]: unknown;
+};
+
+const DECISIONS = ["permit", "deny", "ask"];
+const KINDS = ["tool", "model", "outcome"];
+
+/** The filters list and export share, as flags. */
+const filterFlags = {
+  tool: { type: "string", description: "tool name prefix (crm.) or glob (crm.*.read)", valueHint: "pattern" },
+  decision: { type: "string", description: "permit, deny or ask", valueHint: "decision" },
+  user: { type: "string", description: "user email or id (usr_…)", valueHint: "user" },
+  installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
+  kind: { type: "string", description: "tool, model or outcome", valueHint: "kind" },
+  since: { type: "string", description: "from: 7d, 24h, 30m ago or an ISO 8601 time (inclusive)", valueHint: "when" },
+  until: { type: "string", description: "to: 7d, 24h, 30m ago or an ISO 8601 time (exclusive)", valueHint: "when" },
+} as const;
+
+type FilterArgs = { [K in keyof typeof filterFlags]?: string | undefined };
+
+/** The API query of the filter flags, checked here so a typo is a usage error (exit 2). */
+export function filterQuery(args: FilterArgs): Record<string, string | undefined> {
+  if (args.decision !== undefined && !DECISIONS.includes(args.decision)) throw new UsageError(`--decision must be one of ${DECISIONS.join(", ")}, not "${args.decision}"`);
+  if (args.kind !== undefined && !KINDS.includes(args.kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not "${args.kind}"`);
+  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, since: args.since, until: args.until };
+}
+
+const who = (r: AuditRecordView) => r.subject.email ?? r.subject.user_id ?? (r.subject.via_installation ? "(installation)" : r.subject.remote_user_id);
+const what = (r: AuditRecordView) => r.tool_name ?? r.model ?? r.action;
+
+const list = command({
+  meta: { name: "list", description: "Search audit records, newest first" },
+  args: {
+    ...filterFlags,
+    limit: { type: "string", description: "records per page, 1-500 (default 50)", valueHint: "n" },
+    cursor: { type: "string", description: "continue after the page that printed this cursor", valueHint: "cursor" },
+    ...jsonFlag,
+  },
+  examples: [
+    "svc audit list --decision deny --since 24h",
+    "svc audit list --tool 'crm.*' --user ada@example.com --limit 100",
+    "svc audit list --kind tool --json | jq -r '.records[].id'",
+  ],
+  async run({ args }) {
+    const query = { ...filterQuery(args), limit: args.limit, cursor: args.cursor };
+    if (args.limit !== undefined && !/^\d+$/.test(args.limit)) throw new UsageError(`--limit must be a whole number from 1 to 500, not "${args.limit}"`);
+    const client = await connect("svc audit list");
+    const page = await client.json<{ records: AuditRecordView[]; next_cursor: string | null }>("GET", client.org("/audit-records"), { query });
+    if (args.json) return printJson(page);
+    if (page.records.length === 0) return note("No audit records match.");
+    out(
+      renderTable(page.records, [
+        { header: "ID", value: (r) => r.id },
+        { header: "TIME", value: (r) => shortTime(r.ts) },
+        { header: "KIND", value: (r) => r.kind },
+        { header: "TOOL/MODEL", value: what },
+        { header: "DECISION", value: (r) => r.decision },
+        { header: "REASON", value: (r) => r.reason },
+        { header: "USER", value: who },
+        { header: "INSTALLATION", value: (r) => r.installation_id },
+      ]),
+    );
+    if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}`);
+  },
+});
+
+const show = command({
+  meta: { name: "show", description: "Show one audit record (never its ciphertext)" },
+  args: { id: { type: "positional", required: true, description: "audit record id (rec_…)", valueHint: "record_id" }, ...jsonFlag },
+  examples: ["svc audit show rec_01J...", "svc audit show rec_01J... --json"],
+  async run({ args }) {
+    const client = await connect("svc audit show");
+    const r = await client.json<AuditRecordView>("GET", client.org(`/audit-records/${seg(args.id)}`));
+    if (args.json) return printJson(r);
+    out(
+      renderFields([
+        ["id", r.id],
+        ["time", r.ts],
+        ["received", r.received_at],
+        ["kind", r.kind],
+        ["action", r.action],
+        ["tool", r.tool_name],
+        ["model", r.model],
+        ["decision", r.decision],
+        ["reason", r.reason],
+        ["policy", r.policy_id ? `${r.policy_id} (revision ${r.policy_revision})` : `revision ${r.policy_revision}`],
+        ["user", who(r)],
+        ["user id", r.subject.user_id],
+        ["front-end user", r.subject.remote_user_id],
+        ["installation", r.installation_id],
+        ["agent", r.agent_id],
+        ["replica", r.replica_id],
+        ["outcome of", r.ref],
+        ["outcome", r.outcome ? `${r.outcome}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}` : null],
+        ["arguments", r.encryption.mode === "recipients" ? `encrypted to ${r.encryption.key_ids.join(", ")}` : `digest only (${r.args_digest ?? "none"})`],
+        ...(typeof r.chain_seq === "number" ? ([["chain", `${r.chain_id} #${r.chain_seq}`]] as const) : []),
+      ]),
+    );
+  },
+});
+
+/** Writes a byte stream to a file descriptor as it arrives; returns the bytes and lines written. */
+export async function pipeTo(body: ReadableStream<Uint8Array>, fd: number): Promise<{ bytes: number; lines: number }> {
+  let bytes = 0;
+  let lines = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value: chunk } = await reader.read();
+    if (done) break;
+    writeAll(fd, chunk);
+    bytes += chunk.length;
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
+  }
+  return { bytes, lines };
+}
+
+/** Opens the export's stream; shared with `svc audit verify`, which reads the live API the same way. */
+export function openExport(client: OrgClient, query: Record<string, string | undefined>, format: "jsonl" | "csv"): Promise<ReadableStream<Uint8Array>> {
+  return client.stream(client.org("/audit-records/export"), { query: { ...query, format } }, format === "csv" ? "text/csv" : "application/x-ndjson");
+}
+
+const exportCmd = command({
+  meta: { name: "export", description: "Stream every matching audit record, oldest first, as JSON lines or CSV" },
+  args: {
+    ...filterFlags,
+    format: { type: "string", description: "jsonl (default) or csv", valueHint: "jsonl|csv" },
+    out: { type: "string", description: "write to this new file instead of stdout", valueHint: "file" },
+  },
+  examples: [
+    "svc audit export --since 2026-05-01T00:00:00Z --until 2026-06-01T00:00:00Z --out may.jsonl",
+    "svc audit export --since 7d --format csv --out week.csv",
+    "svc audit export --decision deny | jq -c 'select(.tool_name != null)'",
+  ],
+  async run({ args }) {
+    const format = args.format ?? "jsonl";
+    if (format !== "jsonl" && format !== "csv") throw new UsageError(`--format must be jsonl or csv, not "${format}"`);
+    const query = filterQuery(args);
+    const client = await connect("svc audit export");
+    const outFile = args.out === undefined ? undefined : expandHome(args.out, readCliEnv().home);
+    let fd = 1;
+    if (outFile) {
+      try {
+        fd = openSync(outFile, "wx", 0o600);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new CommandFailure(`svc audit export: cannot create ${outFile} (${code === "EEXIST" ? "it already exists" : (code ?? (e as Error).message)}); pass a new file for --out`);
+      }
+    }
+    try {
+      const body = await openExport(client, query, format);
+      let written: { bytes: number; lines: number };
+      try {
+        written = await pipeTo(body, fd);
+      } catch (e) {
+        throw client.fail(`the export was cut off (${(e as Error).message})${outFile ? `; ${outFile} is incomplete, delete it and` : "; the output is incomplete,"} run it again`, "export_interrupted");
+      }
+      const records = format === "csv" ? Math.max(0, written.lines - 1) : written.lines;
+      if (outFile) note(`Exported ${records} records (${written.bytes} bytes) to ${outFile}.`);
+    } finally {
+      if (fd !== 1) closeSync(fd);
+    }
+  },
+});
+
+export const recordCommands = { list, show, export: exportCmd };

@@ -1,0 +1,46 @@
+import { describe, expect, test } from "bun:test";
+import { activation, checkCondition, compileCondition, describeProblem } from "./conditions.ts";
+
+const user = { id: "usr_1", email: "a@example.com", groups: ["sales"], attributes: { source: "directory" } };
+const run = (expr: string, args: unknown, now = new Date("2026-11-23T09:00:00Z")) => compileCondition(expr)(activation({ args, user, now }));
+
+describe("checkCondition", () => {
+  test.each([
+    ["args.amount <= 500", null],
+    ["'sales' in user.groups && now.getDayOfWeek('UTC') == 1", null],
+    ["args.amount <=", "line 1, column 15: Unexpected token: EOF"],
+    ["user.gruops == []", "line 1, column 6: No such key: gruops"],
+    ["args.a == 'x' &&\n  1 + 'y'", "line 2, column 3: no such overload: int + string"],
+    ["request.amount < 5", "line 1, column 1: Unknown variable: request"],
+    ["1 + 2", "line 1, column 1: the condition gives int, not bool"],
+    ["   ", "the condition is empty; leave it out to apply the policy always"],
+  ])("%p → %p", (expr, want) => {
+    const p = checkCondition(expr);
+    expect(p ? describeProblem(p) : null).toBe(want);
+  });
+
+  test("a problem carries its offset, line and column", () => {
+    expect(checkCondition("args.a == 'x' &&\n  1 + 'y'")?.position).toEqual({ offset: 19, line: 2, column: 3 });
+    expect(checkCondition("x".repeat(2001))?.message).toContain("longer than 2000");
+  });
+});
+
+describe("compileCondition", () => {
+  test("JSON whole numbers are ints, fractions doubles, bigints exact", () => {
+    expect(run("args.n + 1 == 3", { n: 2 })).toEqual({ ok: true, value: true });
+    expect(run("args.x > 1.5", { x: 2.5 })).toEqual({ ok: true, value: true });
+    expect(run("args.id == 18446744073709551", { id: 18446744073709551n })).toEqual({ ok: true, value: true });
+    expect(run("args.items.all(i, i.qty < 10)", { items: [{ qty: 1 }, { qty: 9 }] })).toEqual({ ok: true, value: true });
+  });
+
+  test("arguments that are not a JSON object are no arguments", () => {
+    expect(run("size(args) == 0", [1, 2])).toEqual({ ok: true, value: true });
+    expect(run("size(args) == 0", null)).toEqual({ ok: true, value: true });
+  });
+
+  test("run-time errors are values, never throws; a non-bool dyn result is an error", () => {
+    expect(run("args.amount < 5", {})).toEqual({ ok: false, error: "No such key: amount" });
+    expect(run("args.flag", { flag: "yes" })).toEqual({ ok: false, error: "the condition gave string, not a bool" });
+    expect(compileCondition("args.a <")(activation({ args: {}, user, now: new Date() }))).toMatchObject({ ok: false, error: expect.stringContaining("does not compile") });
+  });
+});

@@ -1,0 +1,2 @@
+ALTER TABLE `policies` ADD `condition` text;--> statement-breakpoint
+ALTER TABLE `policies` ADD `mode` text DEFAULT 'enforce' NOT NULL;

@@ -1,0 +1,98 @@
+// Sealing's costly part, off the event loop. Each age X25519 stanza needs a fresh ephemeral
+// key and one key agreement with the recipient (two scalar multiplications, most of a
+// record's sealing time). Neither depends on the record, so a worker thread makes them ahead
+// of time, per recipient, and sealing (age-seal.ts) takes one — each is used exactly once —
+// leaving only the symmetric part (wrap the file key, MAC, ChaCha20-Poly1305) on the event
+// loop. When the pool has none ready (the first records after a new recipient, a long burst)
+// the stanza is made inline, as before: sealing never waits for the worker.
+// The worker's source is inline (a Blob URL) so the compiled binary needs no extra entry point.
+import { x25519RecipientKey } from "../../contract/age-recipient.ts";
+import type { StanzaKey, StanzaKeySource } from "./age-seal.ts";
+
+/** Ask for more when fewer than this many are ready for a recipient. */
+export const LOW_WATER = 64;
+/** How many the worker makes per request. */
+export const BATCH = 256;
+/** Recipients kept at once (a bundle has a few); the least recently used is dropped. */
+const MAX_RECIPIENTS = 16;
+
+const WORKER_SOURCE = `
+import { createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync } from "node:crypto";
+const SPKI = Buffer.from("302a300506032b656e032100", "hex");
+self.onmessage = (e) => {
+  const { recipient, raw, count } = e.data;
+  const pub = createPublicKey({ key: Buffer.concat([SPKI, Buffer.from(raw)]), format: "der", type: "spki" });
+  const shares = new Uint8Array(32 * count);
+  const keys = new Uint8Array(32 * count);
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    const eph = generateKeyPairSync("x25519");
+    const share = eph.publicKey.export({ format: "der", type: "spki" }).subarray(SPKI.length);
+    let shared;
+    try { shared = diffieHellman({ privateKey: eph.privateKey, publicKey: pub }); } catch { break; }
+    if (shared.every((b) => b === 0)) break;
+    shares.set(share, 32 * n);
+    keys.set(new Uint8Array(hkdfSync("sha256", shared, Buffer.concat([share, Buffer.from(raw)]), "age-encryption.org/v1/X25519", 32)), 32 * n);
+    n++;
+  }
+  postMessage({ recipient, n, shares, keys }, [shares.buffer, keys.buffer]);
+};
+`;
+
+type Made = { recipient: string; n: number; shares: Uint8Array; keys: Uint8Array };
+
+export class StanzaPool implements StanzaKeySource {
+  private readonly ready = new Map<string, StanzaKey[]>();
+  private readonly asked = new Set<string>();
+  private worker: Worker | null;
+
+  constructor() {
+    const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
+    this.worker = new Worker(url);
+    (this.worker as Worker & { unref?: () => void }).unref?.();
+    this.worker.onmessage = (e: MessageEvent<Made>) => this.received(e.data);
+  }
+
+  /** A stanza key for this recipient, removed from the pool; null when none is ready. */
+  take(recipient: string): StanzaKey | null {
+    let list = this.ready.get(recipient);
+    if (list) {
+      // most recently used last, so the least recently used is dropped first
+      this.ready.delete(recipient);
+      this.ready.set(recipient, list);
+    } else {
+      list = [];
+      this.ready.set(recipient, list);
+      if (this.ready.size > MAX_RECIPIENTS) this.ready.delete(this.ready.keys().next().value!);
+    }
+    const key = list.pop() ?? null;
+    if (list.length < LOW_WATER) this.ask(recipient);
+    return key;
+  }
+
+  /** How many are ready for a recipient (tests, status). */
+  readyFor(recipient: string): number {
+    return this.ready.get(recipient)?.length ?? 0;
+  }
+
+  close(): void {
+    this.worker?.terminate();
+    this.worker = null;
+    this.ready.clear();
+  }
+
+  private ask(recipient: string): void {
+    if (!this.worker || this.asked.has(recipient)) return;
+    const raw = x25519RecipientKey(recipient);
+    if (!raw) return; // not an X25519 recipient: sealing inline refuses it
+    this.asked.add(recipient);
+    this.worker.postMessage({ recipient, raw, count: BATCH });
+  }
+
+  private received(m: Made): void {
+    this.asked.delete(m.recipient);
+    const list = this.ready.get(m.recipient);
+    if (!list) return; // dropped meanwhile (an old bundle's recipient)
+    for (let i = 0; i < m.n; i++) list.push({ share: m.shares.subarray(32 * i, 32 * i + 32), wrapKey: m.keys.subarray(32 * i, 32 * i + 32) });
+  }
+}
