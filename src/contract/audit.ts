@@ -66,6 +66,8 @@ export const AuditRecord = Type.Object({
   ref: Type.Optional(Type.String({ pattern: "^rec_[0-9A-Z]{26}$" })),
   outcome: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Null()])),
   exit_code: Type.Optional(Type.Union([Int32(), Type.Null()])),
+  /** For a tool of an MCP server (issue 13): the server's name (the tool-name prefix). */
+  tool_server: Type.Optional(Type.Union([Type.String({ maxLength: L.text }), Type.Null()])),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
   digest_key_id: Type.Union([Id(), Type.Null()]),
   recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),

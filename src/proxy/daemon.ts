@@ -33,6 +33,8 @@ import { ProxyStatus } from "./policy/status.ts";
 import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
 import { McpServers } from "./mcp/servers.ts";
+import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
+import { ClaimLinks } from "./api/claim-links.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -44,6 +46,10 @@ export type Daemon = {
   shipper: AuditShipper;
   heartbeat: Heartbeat;
   replicaId: string;
+  /** The MCP gateway's URL on loopback (http://127.0.0.1:<port>/mcp); null without CHATUI_SECRET_KEY. */
+  mcpUrl: string | null;
+  /** Resolves once the MCP servers asked for so far are listed (tests). */
+  mcpSettled(): Promise<void>;
   metrics: ProxyMetrics;
   /** The budget poll (issue 16): tests poll now instead of waiting an interval. */
   limits: LimitsPoll;
@@ -216,6 +222,25 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     process.umask(oldUmask);
   }
   chmodSync(config.socketPath, 0o600);
+  // The MCP gateway (issue 13): loopback TCP, identity from Open WebUI's session JWT.
+  let gateway: Gateway | null = null;
+  let gatewayServer: Server<undefined> | null = null;
+  let mcpUrl: string | null = null;
+  if (config.chatuiSecretKey) {
+    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
+    try {
+      gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
+    } catch (e) {
+      await server.stop(true);
+      await spool.close();
+      lock.release();
+      throw new StartError(`cannot listen on 127.0.0.1:${config.mcpPort} for the MCP gateway (SVC_PROXY_MCP_PORT): ${(e as Error).message}`);
+    }
+    mcpUrl = `http://127.0.0.1:${gatewayServer.port}${MCP_GATEWAY_PATH}`;
+    log.info("mcp gateway listening", { url: mcpUrl });
+  } else {
+    log.info("mcp gateway off: CHATUI_SECRET_KEY is not set, so no session could be verified");
+  }
   log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
   let metricsServer: Server<undefined> | null = null;
   if (config.metricsListen) {
@@ -250,6 +275,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     shipper: ship,
     heartbeat,
     replicaId,
+    mcpUrl,
+    mcpSettled: () => mcp.settled(),
     metrics,
     limits,
     metricsUrl: metricsServer ? new URL("/metrics", metricsServer.url).href : null,
@@ -268,6 +295,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         stanzas.close();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
+        await gatewayServer?.stop(true);
+        await gateway?.close();
         await metricsServer?.stop(true);
         await mcp.close();
         await spool.close();
