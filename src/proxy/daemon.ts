@@ -26,7 +26,7 @@ import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
-import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spoolFullReason, volumeBytes } from "./audit/spool-space.ts";
+import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFullReason } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 import { mcpLocalRoutes } from "./mcp/local-routes.ts";
@@ -129,7 +129,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     throw unusable(e);
   }
   log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
-  const volume = volumeBytes(config.auditSpoolDir);
+  const volume = spaceOf(config.auditSpoolDir)?.total ?? null;
   if (volume !== null && volume < MIN_SPOOL_VOLUME_BYTES) {
     log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", { path: config.auditSpoolDir, volume: formatBytes(volume), recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES) });
   }

@@ -51,7 +51,7 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
     });
   }
   if (ifNoneMatch) {
-    const etag = bundleEtag(await orgRevision(deps.db, caller.orgId), version, conditions);
+    const etag = bundleEtag(caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId)), version, conditions);
     if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
   const bundle = await loadBundle(deps, caller, version, conditions);

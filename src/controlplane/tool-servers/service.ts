@@ -19,7 +19,7 @@ type Ws = { id: string; name: string };
 type Access = "read" | "write";
 
 export const PLAINTEXT_SECRETS_MESSAGE =
-  "the service never receives plaintext secrets: seal them to the runtimes' credential-sync keys (GET runtime-recipients) and send secrets_sealed with secret_names and sealed_to; `svc tool-servers create --bearer` or `--secret-headers`/`--secret-env` does this";
+  "the service never receives plaintext secrets: seal them to the runtimes' credential-sync keys (GET runtime-recipients) and send secrets_sealed with secret_names and sealed_to; `svc tool-servers create --bearer` or `--secrets` does this";
 
 function refuse(path: string, message: string): never {
   throw new SvcError("validation_failed", message, { errors: [{ path, message }] });
