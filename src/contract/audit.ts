@@ -42,6 +42,18 @@ export const AuditSubject = Type.Object({
 });
 export type AuditSubject = Static<typeof AuditSubject>;
 
+/**
+ * What the agent's shadow policies (issue 17, `mode: shadow`) would have decided for this call:
+ * the decision with enforced and shadow policies together. Present only when a shadow policy
+ * named the call's action; the record's own decision is the one that was enforced.
+ */
+export const AuditShadow = Type.Object({
+  decision: Type.Union([Type.Literal("permit"), Type.Literal("deny")]),
+  policy_id: Type.Union([Id(), Type.Null()]),
+  reason: Type.String({ maxLength: L.text }),
+});
+export type AuditShadow = Static<typeof AuditShadow>;
+
 export const AuditRecord = Type.Object({
   id: Type.String({ pattern: "^rec_[0-9A-Z]{26}$" }),
   ts: Type.String({ format: "date-time", maxLength: 40 }),
@@ -62,6 +74,7 @@ export const AuditRecord = Type.Object({
   policy_id: Type.Optional(Type.Union([Id(), Type.Null()])),
   policy_revision: Int32(0),
   subject: AuditSubject,
+  shadow: Type.Optional(AuditShadow),
   /** For kind "outcome": the id of the decision record this outcome belongs to. */
   ref: Type.Optional(Type.String({ pattern: "^rec_[0-9A-Z]{26}$" })),
   outcome: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Null()])),

@@ -24,6 +24,7 @@ import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { toolServerRoutes } from "./tool-servers/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
+import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
@@ -98,6 +99,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(modelProfileRoutes(deps))
     .use(toolServerRoutes(deps))
     .use(policyRoutes(deps))
+    .use(bundleAdminRoutes(deps))
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))

@@ -74,6 +74,7 @@ export class AuditRecorder {
       policy_id: decision.policyId,
       policy_revision: compiled.revision,
       subject: auditSubject(decision.subject),
+      ...(decision.shadow ? { shadow: { decision: decision.shadow.decision, policy_id: decision.shadow.policyId, reason: decision.shadow.reason.slice(0, AUDIT_RECORD_LIMITS.text) } } : {}),
       ...sealed,
     };
     await this.write(record, started);

@@ -23,6 +23,9 @@ ids (spec §1.9: the front end never serves tools the service cannot govern).
 
 from __future__ import annotations
 
+import os
+import re
+
 import json
 import logging
 from typing import AsyncIterator
@@ -47,10 +50,20 @@ def _spec_name(spec: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
+# A tool of svc's MCP gateway as Open WebUI names it for the model: "svc_" (the connection id
+# and "_") + the governed `<server>.<tool>`. Open WebUI's own tools never have a dot; the
+# gateway offered only what svc policy permits, and decides every call again.
+_MCP_SPEC_NAME = re.compile(r"^svc_[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _mcp_gateway_tool(name: str | None) -> bool:
+    return bool(name and _MCP_SPEC_NAME.match(name) and os.environ.get("SVC_MCP_GATEWAY_URL", "").strip())
+
+
 def governed_tools(tools: object, names: frozenset[str]) -> list:
     if not isinstance(tools, list):
         return []
-    return [spec for spec in tools if _spec_name(spec) in names]
+    return [spec for spec in tools if _spec_name(spec) in names or _mcp_gateway_tool(_spec_name(spec))]
 
 
 class ToolCallFilter:
