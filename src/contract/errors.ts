@@ -52,6 +52,10 @@ export const REFUSAL_CODES = {
   toolNotRegistered: "tool_not_registered",
   denied: "svc.denied",
   unlinked: "identity.unlinked",
+  /** A model call over a budget of the user, one of their groups or the agent (issue 16). */
+  budgetExceeded: "svc.budget_exceeded",
+  /** A call over a requests-per-minute limit (issue 16). */
+  rateLimited: "svc.rate_limited",
 } as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[keyof typeof REFUSAL_CODES];
 
