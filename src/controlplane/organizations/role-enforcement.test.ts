@@ -76,6 +76,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /installations/:id": (w) => ({ path: `/installations/${w.installationId}` }),
   "GET /installations/:id/agents": (w) => ({ path: `/installations/${w.installationId}/agents` }),
   "GET /installations/:id/tools": (w) => ({ path: `/installations/${w.installationId}/tools` }),
+  "GET /installations/:id/policy-bundle": (w) => ({ path: `/installations/${w.installationId}/policy-bundle` }),
   "POST /installations/:id/credential": (w) => ({ path: `/installations/${w.installationId}/credential`, body: { rotate: true } }),
   "DELETE /installations/:id": (w) => ({ path: `/installations/${w.installationId}` }),
   "GET /runtime-recipients": () => ({ path: "/runtime-recipients?workspace=default" }),
