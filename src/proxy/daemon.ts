@@ -122,10 +122,15 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   }
   lock.keepAlive();
   let spool: AuditSpool;
+  let reportNow: (() => Promise<void>) | null = null;
   try {
     spool = await AuditSpool.open(config.auditSpoolDir, {
       lowSpaceBytes: config.auditLowSpaceBytes,
-      onHealthChange: (h, previous) => logSpoolHealth(log, h, previous),
+      onHealthChange: (h, previous) => {
+        logSpoolHealth(log, h, previous);
+        // Tell the control plane now (the console shows it), not at the next interval.
+        void reportNow?.();
+      },
     });
   } catch (e) {
     lock.release();
@@ -187,6 +192,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     stanzas,
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
+  reportNow = () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
   const api = createLocalApi({
