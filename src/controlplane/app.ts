@@ -7,6 +7,7 @@ import { agentRoutes } from "./agents/routes.ts";
 import { auditKeyRoutes } from "./audit-keys/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { budgetRoutes } from "./budgets/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
@@ -103,6 +104,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))
+    .use(budgetRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))

@@ -24,12 +24,15 @@ export const ENV = {
   /** Loopback TCP port of the MCP gateway (0: any free port; the default when unset). */
   mcpPort: "SVC_PROXY_MCP_PORT",
   metricsListen: "SVC_PROXY_METRICS_LISTEN",
+  limitsInterval: "SVC_PROXY_LIMITS_INTERVAL",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
 } as const;
 
 export const DEFAULT_CONTAINER_STATE_DIR = "/var/lib/svc";
 export const DEFAULT_HEARTBEAT_MS = 60_000;
+/** Budgets and their spend are fetched this often by default (docs/proxy.md "Budgets"). */
+export const DEFAULT_LIMITS_INTERVAL_MS = 15_000;
 
 export type ProxyConfig = {
   token: string;
@@ -54,6 +57,8 @@ export type ProxyConfig = {
   mcpPort: number;
   /** Where GET /metrics is also served over TCP (no token), e.g. 127.0.0.1:9464; null = the unix socket only. */
   metricsListen: { hostname: string; port: number } | null;
+  /** How often budgets and their spend are fetched (GET /runtime/limits). */
+  limitsIntervalMs: number;
 };
 
 /** `host:port`, `[v6]:port` or `:port` (all interfaces); port 0 picks a free one (tests). */
@@ -143,6 +148,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   };
   const heartbeatIntervalMs = duration(ENV.heartbeatInterval, get(ENV.heartbeatInterval), DEFAULT_HEARTBEAT_MS, 100)!;
   const pollIntervalMs = duration(ENV.pollInterval, get(ENV.pollInterval), null, 50);
+  const limitsIntervalMs = duration(ENV.limitsInterval, get(ENV.limitsInterval), DEFAULT_LIMITS_INTERVAL_MS, 50)!;
 
   const bv = get(ENV.bundleVersion) ?? "1";
   const bundleVersion = Number(bv) as BundleVersion;
@@ -171,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
 
   return {
     metricsListen,
+    limitsIntervalMs,
     token,
     controlPlaneUrl,
     socketPath,

@@ -5,6 +5,7 @@ import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
+import type { BudgetBook } from "../policy/budgets.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { ClaimLinks } from "./claim-links.ts";
 import type { DecisionSummary } from "./decision-summary.ts";
@@ -36,6 +37,8 @@ export type RouteContext = {
   fetchImpl?: typeof fetch;
   /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
   onModelCallEnd?: (end: ModelCallEnd) => void;
+  /** Budgets to enforce on model calls (issue 16); absent: none. */
+  budgets?: BudgetBook;
   /** The clock policy conditions see as `now`. */
   now: () => Date;
 };

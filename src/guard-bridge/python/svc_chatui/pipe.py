@@ -10,7 +10,11 @@ x-svc-user-* headers, and relays the answer:
   end's native tool loop, which then runs the governed tools and calls the Pipe again;
 - not streaming: the completion JSON is returned as is;
 - a refusal (or an unreachable proxy) raises, which the front end shows as the assistant's
-  error text.
+  error text; except a budget or rate-limit refusal (``svc.budget_exceeded``,
+  ``svc.rate_limited``): its text is returned as a normal assistant message, since the chat
+  itself is fine and goes on once the limit allows;
+- a notice from the proxy (``x-svc-notice``, e.g. 80 % of a budget used) is shown to that
+  user alone as a front-end notification.
 
 Only governed tools are offered to the model: tool specs in ``body["tools"]`` whose names are
 not declared methods of the packs' toolkits (built-in or ungoverned tools) are dropped. And
@@ -29,10 +33,28 @@ import re
 import json
 import logging
 from typing import AsyncIterator
+from urllib.parse import unquote
 
 from . import _local, governor, manifest
 
 log = logging.getLogger("svc_chatui.pipe")
+
+
+# Refusals that are answered as the assistant's message rather than as an error.
+QUOTA_CODES = frozenset({"svc.budget_exceeded", "svc.rate_limited"})
+NOTICE_HEADER = "x-svc-notice"
+
+
+async def notify(emitter, text: str, level: str = "warning") -> bool:
+    """A notification to the user of this chat alone (Open WebUI's room ``user:{id}``)."""
+    if emitter is None or not text:
+        return False
+    try:
+        await emitter({"type": "notification", "data": {"type": level, "content": text}})
+        return True
+    except Exception as e:
+        log.warning("svc pipe: could not deliver a notification (%s)", type(e).__name__)
+        return False
 
 
 class GovernanceUnavailable(Exception):
@@ -212,7 +234,12 @@ class Pipe:
                 # chat shows exactly the spec's refusal text.
                 await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
                 raise Exception(governor.UNLINKED_TEXT)
+            if _local.error_code(raw) in QUOTA_CODES:
+                return _local.error_text(resp.status, raw)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))
+        notice = resp.headers.get(NOTICE_HEADER)
+        if notice:
+            await notify(__event_emitter__, unquote(notice))
         if not stream or "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
             doc = await resp.json(_local.STREAM_IDLE_TIMEOUT)
             calls.filter(doc)
