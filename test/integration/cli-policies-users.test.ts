@@ -213,7 +213,7 @@ test("policies simulate replays recorded decisions against a proposed file; encr
   const r = await svc(cp, ["policies", "simulate", "--since", "1d", "-f", proposed, "--identity", idFile, "--json"]);
   expect(r.stderr).toBe("");
   const sim = JSON.parse(r.stdout);
-  const mine = (xs: { id: string }[]) => xs.filter((x) => [big.id, small.id, hidden.id].includes(x.id));
+  const mine = (xs: Record<string, unknown>[]) => xs.filter((x) => [big.id, small.id, hidden.id].includes(x.id as string));
   expect(mine(sim.changed)).toEqual([{ id: big.id, ts: big.ts, tool: "crm.refund", user: "sim@example.com", was: "permit", would: "deny", policy: "Refused (svc.denied): no policy permits tool:crm.refund for this user" }]);
   expect(mine(sim.not_judged)).toEqual([{ id: hidden.id, ts: hidden.ts, tool: "crm.refund", why: "digest-only: no arguments were stored" }]);
   // without the identity the encrypted ones cannot be judged either, and the text says so
