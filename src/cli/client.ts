@@ -239,7 +239,7 @@ export class OrgClient extends AdminClient {
 }
 
 /** GET /me: who the token belongs to. */
-export type Me = { account: { id: string; email: string }; organization: { id: string; name: string }; role: string };
+export type Me = { account: { id: string; email: string }; organization: { id: string; name: string }; role: string; token_expires_at?: string };
 
 /**
  * The client every admin command uses: credentials from the environment or the config file;

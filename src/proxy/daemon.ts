@@ -22,6 +22,7 @@ import { DecisionSummary } from "./api/decision-summary.ts";
 import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
+import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
@@ -209,6 +210,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
     onModelCallEnd: (e) => metrics.modelCallEnded(e),
     budgets,
+    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
   });
 
   loop.reloadPersisted();
