@@ -7,7 +7,7 @@
 // The ciphertext enters as its SHA-256 (an export carries the digest, never the ciphertext).
 // A decision record's `outcome` and `exit_code` are left out: the control plane fills them in
 // from the outcome record (which is chained itself, with them).
-import { createHash } from "node:crypto";
+import { createHash, createPublicKey, type KeyObject, verify } from "node:crypto";
 
 export const CHAIN_VERSION = 1;
 
@@ -103,4 +103,33 @@ export function recordHash(r: ChainInput, ciphertextSha256: string | null): stri
 export function chainLink(r: ChainInput): ChainLink | null {
   if (typeof r.chain_id !== "string" || typeof r.chain_seq !== "number") return null;
   return { chain_id: r.chain_id, chain_seq: r.chain_seq, chain_prev: r.chain_prev ?? null };
+}
+
+// Checkpoints (signed by the control plane, checked by `svc audit verify`): the body is the
+// exact JSON text signed; `prev` is the SHA-256 of the previous checkpoint's body.
+export const CHECKPOINT_VERSION = 1;
+export type CheckpointHead = { chain_id: string; installation_id: string; replica_id: string | null; seq: number; hash: string };
+export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[] };
+export type CheckpointView = { id: string; number: number; at: string; body: string; signature: string };
+
+export const bodyHash = (body: string): string => createHash("sha256").update(body).digest("hex");
+
+/** `ed25519:<base64 raw 32 bytes>` of a public key. */
+export function publicKeyText(key: KeyObject): string {
+  const jwk = key.export({ format: "jwk" }) as { x: string };
+  return `ed25519:${Buffer.from(jwk.x, "base64url").toString("base64")}`;
+}
+
+export function publicKeyOf(text: string): KeyObject {
+  if (!/^ed25519:[A-Za-z0-9+/]{43}=$/.test(text)) throw new Error(`not an ed25519 public key (ed25519:<base64>): ${text.slice(0, 60)}`);
+  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(text.slice(8), "base64").toString("base64url") }, format: "jwk" });
+}
+
+/** Whether `signature` (base64) is the key's Ed25519 signature of `body`. */
+export function checkpointSignatureValid(body: string, signature: string, publicKey: string): boolean {
+  try {
+    return verify(null, Buffer.from(body), publicKeyOf(publicKey), Buffer.from(signature, "base64"));
+  } catch {
+    return false;
+  }
 }

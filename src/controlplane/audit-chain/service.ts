@@ -5,16 +5,14 @@
 // Ed25519 key. The private key is stored only wrapped by the KMS, so whoever can write the
 // database cannot sign: rows changed, removed or inserted after a checkpoint no longer hash up
 // to a head it signed, which `svc audit verify` shows.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
-import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
+import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointHead, type CheckpointView, bodyHash, ciphertextDigest, publicKeyText, recordHash } from "../../contract/audit-chain.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type Flag, type Head, type Link, advance } from "./continuity.ts";
-
-export const CHECKPOINT_VERSION = 1;
 
 /**
  * Checks the newly stored records of one installation's batch against their chains' heads and
@@ -68,17 +66,6 @@ export async function listFlags(db: Db, orgId: string, limit = 200): Promise<Cha
 
 const keyContext = (orgId: string) => `audit-checkpoint-key:${orgId}`;
 
-/** `ed25519:<base64 raw 32 bytes>` of a public key. */
-export function publicKeyText(key: KeyObject): string {
-  const jwk = key.export({ format: "jwk" }) as { x: string };
-  return `ed25519:${Buffer.from(jwk.x, "base64url").toString("base64")}`;
-}
-
-export function publicKeyOf(text: string): KeyObject {
-  if (!text.startsWith("ed25519:")) throw new Error(`not an ed25519 public key: ${text.slice(0, 20)}`);
-  return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(text.slice(8), "base64").toString("base64url") }, format: "jwk" });
-}
-
 /** The organization's signing key, made (and stored wrapped) the first time. */
 async function signingKey(deps: ControlPlaneDeps, orgId: string): Promise<{ publicKey: string; privateKey: KeyObject }> {
   const k = tables(deps.db).auditSigningKeys;
@@ -97,11 +84,6 @@ async function signingKey(deps: ControlPlaneDeps, orgId: string): Promise<{ publ
   return { publicKey: row!.publicKey, privateKey: createPrivateKey({ key: Buffer.from(der), format: "der", type: "pkcs8" }) };
 }
 
-export type CheckpointHead = { chain_id: string; installation_id: string; replica_id: string | null; seq: number; hash: string };
-export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[] };
-export type CheckpointView = { id: string; number: number; at: string; body: string; signature: string };
-
-export const bodyHash = (body: string) => createHash("sha256").update(body).digest("hex");
 
 /**
  * Signs the organization's chain heads as its next checkpoint. Without `force`, nothing is
@@ -142,13 +124,4 @@ export async function listCheckpoints(db: Db, orgId: string): Promise<{ public_k
 export async function chainedOrganizations(db: Db): Promise<string[]> {
   const h = tables(db).auditChainHeads;
   return (await db.selectDistinct({ orgId: h.orgId }).from(h)).map((r) => r.orgId);
-}
-
-/** Checks a checkpoint's signature (pure). */
-export function checkpointSignatureValid(body: string, signature: string, publicKey: string): boolean {
-  try {
-    return verify(null, Buffer.from(body), publicKeyOf(publicKey), Buffer.from(signature, "base64"));
-  } catch {
-    return false;
-  }
 }
