@@ -15,11 +15,12 @@ import { footprint } from "./suites/footprint.ts";
 import { model } from "./suites/model.ts";
 import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
+import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, model, controlplane, footprint, peers];
+const SUITES: Suite[] = [decisions, policies, model, controlplane, footprint, spool, peers];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]
 
-  --quick      1 s load per run, 2 runs, 100k audit records: about 2 minutes
+  --quick      1 s load per run, 2 runs, 100k audit records (100k unshipped in the spool suite): about 2 minutes
   --only       suites: ${SUITES.map((s) => s.name).join(", ")}
   --runs N     repetitions per measurement (default 3; the table shows the median)
   --peers      also run the peers suite: OPA, Cedar-wasm, LiteLLM (installed once by bench/setup-peers.sh)

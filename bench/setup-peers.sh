@@ -10,7 +10,7 @@
 set -uo pipefail
 
 OPA_VERSION=v1.22.2
-LITELLM_VERSION=1.109.1
+LITELLM_VERSION=1.106.0
 ROOT=${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}
 PY=${SVC_BENCH_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11 || command -v python3)}
 mkdir -p "$ROOT"

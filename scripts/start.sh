@@ -1,46 +1,81 @@
 #!/usr/bin/env bash
 # The README's run command: a local control plane on embedded SQLite plus one runtime (the real
 # Open WebUI governed by svc, with the example tool pack), on embedded defaults.
-#   first run: creates the first owner, an agent, an installation and its runtime credential,
-#              and prints the next steps (model profile, policies, users)
-#   later runs: start both again with the same state
-# State lives in .svc-data/ (or $SVC_LOCAL_DIR). SVC_START_NO_RUNTIME=1 starts the control
-# plane only. The runtime runs as UID 10001 like the container, so it needs root (setpriv).
+#   bash scripts/start.sh           your own model provider: the next steps say how to add it
+#   bash scripts/start.sh --demo    (or SVC_DEMO=1) a local demo model that calls tools, trusted
+#                                   automatically, a model profile and policies: a governed chat
+#                                   with no provider account
+#   first run: creates the first owner, an agent, an installation and its runtime credential
+#   later runs: start everything again with the same state
+# State and logs live in .svc-data/ (or $SVC_LOCAL_DIR). SVC_START_NO_RUNTIME=1 starts the
+# control plane only. The runtime runs as UID 10001 like the container, so it needs root.
+# The terminal shows progress and, once everything is ready, where to go; each server's own
+# output goes to a log file in the state directory. Ctrl-C stops everything once, cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+DEMO=${SVC_DEMO:-}
+for arg in "$@"; do
+  case "$arg" in
+    --demo) DEMO=1 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "start: unknown argument $arg (try --demo or --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '%s\n' "$@"; }
+started=$SECONDS
+say "start: installing what svc needs (first run: Bun, Debian packages; a minute or two)…"
 bash scripts/setup.sh
-bun run build >/dev/null
+mkdir -p "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs"
+bun run build >"${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" 2>&1 || { cat "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" >&2; exit 1; }
 
 ROOT="${SVC_LOCAL_DIR:-$PWD/.svc-data}"
 CP_DIR="$ROOT/controlplane"
 RT_DIR="$ROOT/runtime"
+LOGS="$ROOT/logs"
 CP_PORT="${SVC_CP_PORT:-8420}"
 CHAT_PORT="${SVC_CHAT_PORT:-8080}"
+DEMO_PORT="${SVC_DEMO_PORT:-8443}"
 CP_URL="http://127.0.0.1:$CP_PORT"
 OWNER_EMAIL="${SVC_OWNER_EMAIL:-owner@example.com}"
 SVC="$PWD/dist/svc"
-mkdir -p "$CP_DIR"
+mkdir -p "$CP_DIR" "$LOGS"
 chmod 700 "$ROOT" "$CP_DIR"
 
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 
 if [ ! -f "$CP_DIR/controlplane.db" ]; then
-  "$SVC" controlplane bootstrap-admin --email "$OWNER_EMAIL" --data-dir "$CP_DIR" --token-out "$CP_DIR/owner-api-token" >"$CP_DIR/bootstrap.txt"
+  "$SVC" controlplane bootstrap-admin --email "$OWNER_EMAIL" --data-dir "$CP_DIR" --token-out "$CP_DIR/owner-api-token" >"$CP_DIR/bootstrap.txt" 2>>"$LOGS/controlplane.log"
 fi
 
+# Each server runs in a session of its own (setsid): Ctrl-C in this terminal reaches this
+# script alone, which stops every server once with SIGTERM. (Otherwise the terminal's SIGINT
+# reaches every process of the group as well, and `svc run`, signalled twice, would stop the
+# front end at once.)
+# The runtime stops first and alone (it ships its last audit records to the control plane
+# while it drains), then the rest.
 pids=()
+RT_PID=""
+stopping=0
 stop() {
   trap - INT TERM EXIT
+  [ "$stopping" = 1 ] && return
+  stopping=1
+  [ ${#pids[@]} -gt 0 ] && say "" "start: stopping…"
+  if [ -n "$RT_PID" ]; then
+    kill -TERM "$RT_PID" 2>/dev/null || true
+    while kill -0 "$RT_PID" 2>/dev/null; do sleep 0.2; done
+  fi
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
 trap stop INT TERM EXIT
 
-SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT" "$SVC" controlplane serve &
+SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -fsS "$CP_URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$CP_URL/healthz" >/dev/null || { echo "start: the control plane did not come up at $CP_URL" >&2; exit 1; }
+curl -fsS "$CP_URL/healthz" >/dev/null || { tail -n 20 "$LOGS/controlplane.log" >&2; echo "start: the control plane did not come up at $CP_URL (log: $LOGS/controlplane.log)" >&2; exit 1; }
 
 export SVC_CONTROL_PLANE_URL="$CP_URL"
 SVC_TOKEN="$(cat "$CP_DIR/owner-api-token")"
@@ -48,27 +83,61 @@ export SVC_TOKEN
 ORG="$(curl -fsS -H "authorization: Bearer $SVC_TOKEN" "$CP_URL/api/v1/me" | json "['organization']['id']")"
 
 # First run: the agent (console/API only, the CLI has none), the installation, its credential.
+first_run=0
 if [ ! -f "$ROOT/runtime-token" ]; then
+  first_run=1
   AGENT="$(curl -fsS -X POST -H "authorization: Bearer $SVC_TOKEN" -H 'content-type: application/json' \
     -d '{"name":"Chat assistant","workspace":"default"}' "$CP_URL/api/v1/organizations/$ORG/agents" | json "['id']")"
   INST="$("$SVC" bot init --platform chatui --name local-chat --agent "$AGENT" --workspace default --json | json "['id']")"
-  (umask 077 && "$SVC" bot credential --installation "$INST" --workspace default >"$ROOT/runtime-token")
+  (umask 077 && "$SVC" bot credential --installation "$INST" --workspace default >"$ROOT/runtime-token" 2>/dev/null)
   echo "$AGENT" >"$ROOT/agent-id"
 fi
 AGENT="$(cat "$ROOT/agent-id")"
 
-cat <<EOF
+# Demo mode: the demo model over HTTPS with a CA of its own (made once), trusted by the runtime
+# through SVC_PROXY_CA_FILE; once, a model profile for it and the policies of a first chat.
+DEMO_CA=""
+if [ -n "$DEMO" ]; then
+  D="$ROOT/demo"
+  if [ ! -f "$D/server.pem" ]; then
+    mkdir -p "$D" && chmod 755 "$D"
+    ( cd "$D"
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=svc demo CA" \
+        -keyout ca.key -out ca.pem -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost -keyout server.key -out server.csr
+      printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >ext.cnf
+      openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile ext.cnf -out server.pem
+      chmod 600 ca.key server.key; chmod 644 ca.pem ) >/dev/null 2>&1 || { echo "start: making the demo provider's certificate failed (openssl)" >&2; exit 1; }
+  fi
+  DEMO_PROVIDER_CERT="$D/server.pem" DEMO_PROVIDER_KEY="$D/server.key" DEMO_PROVIDER_PORT="$DEMO_PORT" \
+    setsid bun examples/demo-provider/server.ts >>"$LOGS/demo-provider.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 100); do curl -fsS --cacert "$D/ca.pem" "https://127.0.0.1:$DEMO_PORT/v1/models" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS --cacert "$D/ca.pem" "https://127.0.0.1:$DEMO_PORT/v1/models" >/dev/null ||
+    { echo "start: the demo provider did not come up on port $DEMO_PORT (log: $LOGS/demo-provider.log)" >&2; exit 1; }
+  DEMO_CA="$D/ca.pem"
+  if [ ! -f "$D/configured" ]; then
+    "$SVC" model-profiles create --display-name "svc demo" --endpoint "https://127.0.0.1:$DEMO_PORT/v1" --auth-type none \
+      --default-model svc-demo --agent "$AGENT" --workspace default >/dev/null
+    policy() { "$SVC" policies create --name "$1" --src-pattern '*' --dst-pattern "$2" --effect permit --agent-id "$AGENT" --workspace default >/dev/null; }
+    policy demo-chat model:invoke
+    policy demo-lookup tool:crm.lookup_customer
+    policy demo-tickets tool:tickets.list_open
+    touch "$D/configured"
+  fi
+fi
 
-svc control plane: $CP_URL  (console: sign in as $OWNER_EMAIL, password in $CP_DIR/initial-owner-password)
-CLI without a browser: svc login --url $CP_URL --with-token < $CP_DIR/owner-api-token
-EOF
+say "" "svc control plane: $CP_URL  (console: sign in as $OWNER_EMAIL, password in $CP_DIR/initial-owner-password)"
+say "CLI: $SVC  (signed in here through SVC_CONTROL_PLANE_URL/SVC_TOKEN; elsewhere: $SVC login --url $CP_URL --with-token < $CP_DIR/owner-api-token)"
 
 if [ -n "${SVC_START_NO_RUNTIME:-}" ] || [ "$(id -u)" != 0 ]; then
-  [ "$(id -u)" != 0 ] && echo "The runtime runs as UID 10001 like the container: start this script as root, or deploy the image (docs/deploy.md)."
+  [ "$(id -u)" != 0 ] && say "The runtime runs as UID 10001 like the container: start this script as root, or deploy the image (docs/deploy.md)."
+  say "Ctrl-C stops it. Log: $LOGS/controlplane.log"
   wait "${pids[0]}"
   exit 0
 fi
 
+say "start: Open WebUI (first run: installed once into a cached venv, several minutes)…"
 VENV_BIN="$(bash scripts/openwebui-venv.sh)"
 # The container user must read what the runtime runs: copy the binary and the example pack.
 mkdir -p "$RT_DIR/state" "$RT_DIR/packs"
@@ -80,33 +149,96 @@ CHAT_ADMIN_PASSWORD_FILE="$CP_DIR/chat-admin-password"
 [ -f "$CHAT_ADMIN_PASSWORD_FILE" ] || (umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$CHAT_ADMIN_PASSWORD_FILE")
 [ -f "$ROOT/chat-secret" ] || (umask 077 && head -c 32 /dev/urandom | base64 >"$ROOT/chat-secret")
 
-SVC_RUNTIME_TOKEN="$(cat "$ROOT/runtime-token")" \
-SVC_RUNTIME_CONTROL_PLANE_URL="$CP_URL" \
-CHATUI_SECRET_KEY="$(cat "$ROOT/chat-secret")" \
-SVC_STATE_DIR="$RT_DIR/state" \
-SVC_PROXY_AUDIT="$RT_DIR/state/audit-spool" \
-SVC_PROXY_PATH="$RT_DIR/svc" \
-SVC_CHATUI_TOOL_PACKS=acme_tools \
-PYTHONPATH="$RT_DIR/packs" \
-SVC_CHATUI_HOST=127.0.0.1 SVC_CHATUI_PORT="$CHAT_PORT" \
-SVC_CHATUI_COMMAND="$VENV_BIN/open-webui serve --host {host} --port {port}" \
-SVC_CHATUI_PYTHON="$VENV_BIN/python" \
-WEBUI_ADMIN_EMAIL="$OWNER_EMAIL" WEBUI_ADMIN_PASSWORD="$(cat "$CHAT_ADMIN_PASSWORD_FILE")" \
-  setpriv --reuid=10001 --regid=10001 --clear-groups "$RT_DIR/svc" run &
-pids+=($!)
+RT_LOG="$LOGS/runtime.log"
+: >"$RT_LOG"
+rt_env=(
+  SVC_RUNTIME_TOKEN="$(cat "$ROOT/runtime-token")"
+  SVC_RUNTIME_CONTROL_PLANE_URL="$CP_URL"
+  CHATUI_SECRET_KEY="$(cat "$ROOT/chat-secret")"
+  SVC_STATE_DIR="$RT_DIR/state"
+  SVC_PROXY_AUDIT="$RT_DIR/state/audit-spool"
+  SVC_PROXY_PATH="$RT_DIR/svc"
+  # Locally, what the CLI changes reaches the proxy within seconds (the default is 1 minute).
+  SVC_PROXY_POLL_INTERVAL="${SVC_PROXY_POLL_INTERVAL:-5s}"
+  SVC_CHATUI_TOOL_PACKS=acme_tools
+  PYTHONPATH="$RT_DIR/packs"
+  SVC_CHATUI_HOST=127.0.0.1 SVC_CHATUI_PORT="$CHAT_PORT"
+  SVC_CHATUI_COMMAND="$VENV_BIN/open-webui serve --host {host} --port {port}"
+  SVC_CHATUI_PYTHON="$VENV_BIN/python"
+  WEBUI_ADMIN_EMAIL="$OWNER_EMAIL" WEBUI_ADMIN_PASSWORD="$(cat "$CHAT_ADMIN_PASSWORD_FILE")"
+)
+[ -n "$DEMO_CA" ] && rt_env+=(SVC_PROXY_CA_FILE="$DEMO_CA")
+setsid env "${rt_env[@]}" setpriv --reuid=10001 --regid=10001 --clear-groups "$RT_DIR/svc" run >>"$RT_LOG" 2>&1 &
+RT_PID=$!
+pids+=($RT_PID)
 
-cat <<EOF
-Chat front end (Open WebUI, governed by svc): http://127.0.0.1:$CHAT_PORT  (starting; about 30 s)
-  admin: $OWNER_EMAIL, password in $CHAT_ADMIN_PASSWORD_FILE
+# Ready when the runtime has seeded the front end; a progress line every 15 s until then.
+waited=0
+until grep -q "svc functions seeded" "$RT_LOG"; do
+  if ! kill -0 "$RT_PID" 2>/dev/null; then
+    say "" "start: the runtime stopped before it was ready; the end of $RT_LOG:"
+    tail -n 25 "$RT_LOG" | cut -c1-400
+    exit 1
+  fi
+  sleep 1
+  waited=$((waited + 1))
+  if [ $((waited % 15)) = 0 ]; then
+    step=$(grep -oE '"event":"(tool sync: registered[^"]*|starting the front end)' "$RT_LOG" | tail -1 | cut -d'"' -f4 || true)
+    say "start: waiting for Open WebUI to start and be seeded (${waited} s; the first start migrates its database)${step:+ — $step}"
+  fi
+done
+
+# Demo mode: the chat admin's Open WebUI account is linked to the owner's svc user, so the
+# first chat works at once (model calls, like tool calls, are decided for a linked user only).
+if [ -n "$DEMO" ]; then
+  api() { curl -fsS -X "$1" -H "authorization: Bearer $SVC_TOKEN" -H 'content-type: application/json' ${3:+-d "$3"} "$CP_URL/api/v1/organizations/$ORG$2"; }
+  chat_id="$(curl -fsS -X POST -H 'content-type: application/json' \
+    -d "{\"email\":\"$OWNER_EMAIL\",\"password\":\"$(cat "$CHAT_ADMIN_PASSWORD_FILE")\"}" \
+    "http://127.0.0.1:$CHAT_PORT/api/v1/auths/signin" | json "['id']")"
+  api POST /users "{\"email\":\"$OWNER_EMAIL\",\"display_name\":\"Owner\"}" >/dev/null 2>&1 || true
+  owner_user="$("$SVC" users resolve --email "$OWNER_EMAIL" --json | json "['id']")"
+  api POST "/users/$owner_user/remote-identities" "{\"platform\":\"chatui\",\"remote_user_id\":\"$chat_id\"}" >/dev/null 2>&1 || true
+  # Ready means the proxy decides with that link: wait for the bundle that carries it.
+  rt_token="$(cat "$ROOT/runtime-token")"
+  rev="$(curl -fsS -H "authorization: Bearer $rt_token" "$CP_URL/api/v1/runtime/policy-bundle?version=1" | json "['revision']")"
+  for _ in $(seq 1 120); do
+    have="$(curl -fsS --unix-socket "$RT_DIR/state/proxy.sock" -H "authorization: Bearer $rt_token" http://svc-proxy/v1/policy 2>/dev/null | json ".get('policy_revision') or 0" 2>/dev/null || echo 0)"
+    [ "$have" -ge "$rev" ] && break
+    sleep 0.5
+  done
+fi
+
+say "" "Ready after $((SECONDS - started)) s."
+say "Chat front end (Open WebUI, governed by svc): http://127.0.0.1:$CHAT_PORT"
+say "  admin: $OWNER_EMAIL, password in $CHAT_ADMIN_PASSWORD_FILE"
+say "Logs: $LOGS/ (runtime.log: svc run and Open WebUI; controlplane.log${DEMO:+; demo-provider.log})"
+
+if [ "$first_run" = 1 ] && [ -n "$DEMO" ]; then
+  cat <<EOF
+
+Try it (demo mode: model "svc demo", policies demo-chat, demo-lookup, demo-tickets; your chat
+account is linked to your svc user $OWNER_EMAIL):
+  1. Sign in to the chat front end above, pick the model "svc demo", enable the Acme CRM and
+     Acme tickets tools (the + menu in the message box), and ask: look up customer c-1
+  2. Ask: change the email of customer c-1 to ada@new.example — refused (svc.denied): no policy
+     permits crm.update. Both calls are in the console's audit view, under your identity.
+  3. Add a second chat user (Open WebUI admin panel): their first governed call is refused with
+     Refused (identity.unlinked) and svc sends them alone a sign-in link (README "Linking chat users").
+  Policies: $SVC policies list --workspace default
+EOF
+elif [ "$first_run" = 1 ]; then
+  cat <<EOF
 
 Next steps (the agent is $AGENT; the example pack registers crm.* and tickets.* tools):
   1. A model profile for your provider (the key is sealed to the runtime, never sent in clear):
-       svc model-profiles create --display-name main --endpoint https://api.example.com/v1 \\
+       $SVC model-profiles create --display-name main --endpoint https://api.example.com/v1 \\
          --auth-type api_key --default-model <model> --agent $AGENT --workspace default < key.txt
+     (No provider account? Stop with Ctrl-C and run: bash scripts/start.sh --demo)
   2. Who may call what:
-       svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id $AGENT --workspace default
-       svc policies create --name lookup --src-pattern '*' --dst-pattern tool:crm.lookup_customer --effect permit --agent-id $AGENT --workspace default
-  3. Chat users: each one follows the sign-in link svc sends on their first governed call.
-Ctrl-C stops both.
+       $SVC policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id $AGENT --workspace default
+       $SVC policies create --name lookup --src-pattern '*' --dst-pattern tool:crm.lookup_customer --effect permit --agent-id $AGENT --workspace default
+  3. Chat users: on their first governed call svc sends each one a sign-in link (README "Linking chat users").
 EOF
+fi
+say "" "Ctrl-C stops everything."
 wait -n "${pids[@]}"

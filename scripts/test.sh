@@ -71,7 +71,7 @@ run_suite typecheck bunx tsc --noEmit -p . || { failed=$((failed + 1)); echo "su
 BUN_TEST=(bun test --timeout 60000)
 # The real MCP servers the MCP tests run against (src/proxy/mcp, test/e2e), cached once.
 bash scripts/mcp-servers-venv.sh >test-artifacts/mcp-servers-venv.log 2>&1 || { tail -20 test-artifacts/mcp-servers-venv.log; failed=$((failed + 1)); }
-run_suite unit "${BUN_TEST[@]}" src test/support; count_bun test-artifacts/unit.log unit
+run_suite unit "${BUN_TEST[@]}" src test/support examples; count_bun test-artifacts/unit.log unit
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
 # The control plane again on PostgreSQL, its scale-out store: its unit suites and every
 # cross-process suite (each control plane they start gets a fresh database).

@@ -12,6 +12,7 @@ export const main = command({
     login: () => import("./cli/login.ts").then((m) => m.loginCommand),
     bot: () => import("./cli/bot.ts").then((m) => m.botCommand),
     "model-profiles": () => import("./cli/model-profiles.ts").then((m) => m.modelProfilesCommand),
+    "tool-servers": () => import("./cli/tool-servers.ts").then((m) => m.toolServersCommand),
     policies: () => import("./cli/policies.ts").then((m) => m.policiesCommand),
     "directory-sync": () => import("./cli/directory-sync.ts").then((m) => m.directorySyncCommand),
     users: () => import("./cli/users.ts").then((m) => m.usersCommand),

@@ -58,6 +58,7 @@ const NEXT_STEP: Record<string, string> = {
 const LOOKUP: [string, string][] = [
   ["svc bot", "list installations with `svc bot list`"],
   ["svc model-profiles", "list profiles with `svc model-profiles list --workspace <workspace>`"],
+  ["svc tool-servers", "list servers with `svc tool-servers list --workspace <workspace>`"],
   ["svc policies", "list policies with `svc policies list --workspace <workspace>`"],
   ["svc users", "find the user with `svc users resolve --email <email>`"],
   ["svc audit keys", "list keys with `svc audit keys list`"],
@@ -73,6 +74,10 @@ const FIELD_FLAGS: Record<string, string | null> = {
   api_key_sealed: null,
   sealed_to: null,
   public_key: null,
+  secrets_sealed: null,
+  secret_names: null,
+  allowed_tools: "allow",
+  access_overrides: "access",
 };
 
 /** The flag that set a request field, e.g. "/display_name" → "--display-name"; null when none did. Pure. */

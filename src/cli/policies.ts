@@ -4,6 +4,7 @@
 import { UsageError, command } from "../command/index.ts";
 import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
+import { testCommand } from "./policies-whatif.ts";
 import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
 
 export const EFFECTS = ["permit", "deny"] as const;
@@ -104,5 +105,5 @@ const list = command({
 export const policiesCommand = command({
   meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
   examples: ["svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default", "svc policies list --workspace default"],
-  subCommands: { create, list },
+  subCommands: { create, list, test: testCommand },
 });

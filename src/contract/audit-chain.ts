@@ -39,6 +39,8 @@ export type ChainInput = {
   completion_tokens?: number | null | undefined;
   cost?: number | null | undefined;
   duration_ms?: number | null | undefined;
+  /** The shadow policy's decision (issue 17). */
+  shadow?: { decision: string; policy_id: string | null; reason: string } | null | undefined;
   chain_id?: string | null | undefined;
   chain_seq?: number | null | undefined;
   chain_prev?: string | null | undefined;
@@ -88,6 +90,7 @@ export function chainText(r: ChainInput, ciphertextSha256: string | null): strin
     n(r.cost),
     n(r.duration_ms),
     ciphertextSha256,
+    r.shadow ? [r.shadow.decision, r.shadow.policy_id, r.shadow.reason] : null,
     n(r.chain_id),
     n(r.chain_seq),
     n(r.chain_prev),

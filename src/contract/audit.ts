@@ -42,6 +42,18 @@ export const AuditSubject = Type.Object({
 });
 export type AuditSubject = Static<typeof AuditSubject>;
 
+/**
+ * What the agent's shadow policies (issue 17, `mode: shadow`) would have decided for this call:
+ * the decision with enforced and shadow policies together. Present only when a shadow policy
+ * named the call's action; the record's own decision is the one that was enforced.
+ */
+export const AuditShadow = Type.Object({
+  decision: Type.Union([Type.Literal("permit"), Type.Literal("deny")]),
+  policy_id: Type.Union([Id(), Type.Null()]),
+  reason: Type.String({ maxLength: L.text }),
+});
+export type AuditShadow = Static<typeof AuditShadow>;
+
 export const AuditRecord = Type.Object({
   id: Type.String({ pattern: "^rec_[0-9A-Z]{26}$" }),
   ts: Type.String({ format: "date-time", maxLength: 40 }),
@@ -62,10 +74,13 @@ export const AuditRecord = Type.Object({
   policy_id: Type.Optional(Type.Union([Id(), Type.Null()])),
   policy_revision: Int32(0),
   subject: AuditSubject,
+  shadow: Type.Optional(AuditShadow),
   /** For kind "outcome": the id of the decision record this outcome belongs to. */
   ref: Type.Optional(Type.String({ pattern: "^rec_[0-9A-Z]{26}$" })),
   outcome: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Null()])),
   exit_code: Type.Optional(Type.Union([Int32(), Type.Null()])),
+  /** For a tool of an MCP server (issue 13): the server's name (the tool-name prefix). */
+  tool_server: Type.Optional(Type.Union([Type.String({ maxLength: L.text }), Type.Null()])),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
   digest_key_id: Type.Union([Id(), Type.Null()]),
   recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),

@@ -38,6 +38,11 @@ export const ERROR_CODES = {
   login_expired: 410,
   directory_sync_not_configured: 409,
   outbound_url_refused: 422,
+  // requests refused before routing (control plane's request gate)
+  method_not_allowed: 405,
+  body_too_large: 413,
+  body_too_deep: 400,
+  unsupported_media_type: 415,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

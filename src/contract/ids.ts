@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   agent: "agt",
   installation: "inst",
   modelProfile: "mp",
+  toolServer: "ts",
   policy: "pol",
   user: "usr",
   group: "grp",

@@ -45,6 +45,18 @@ export type ProxyState = Static<typeof ProxyState>;
 /** Counters fit the store's 32-bit integer columns (a larger value was a 500 on PostgreSQL). */
 const Count = Type.Integer({ minimum: 0, maximum: 2_147_483_647 });
 
+/** One assigned MCP tool server in a heartbeat: reached at its last listing (with its tool count) or not (with why). */
+export const HeartbeatToolServer = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    state: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+    error: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+    tool_count: Type.Integer({ minimum: 0, maximum: 100000 }),
+  },
+  { additionalProperties: false },
+);
+export type HeartbeatToolServer = Static<typeof HeartbeatToolServer>;
+
 export const HeartbeatRequest = Type.Object(
   {
     replica_id: Type.String({ pattern: "^rep_[0-9A-Z]{26}$" }),
@@ -60,6 +72,8 @@ export const HeartbeatRequest = Type.Object(
     spool_free_bytes: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
     /** The runtime's clock when it sent this heartbeat: the control plane measures the clock skew from it. */
     sent_at: Type.Optional(Type.String({ format: "date-time", maxLength: 40 })),
+    /** The assigned MCP tool servers as this replica sees them (issue 13): an unreachable one serves no tools. */
+    tool_servers: Type.Optional(Type.Array(HeartbeatToolServer, { maxItems: 200 })),
   },
   { additionalProperties: false },
 );

@@ -15,13 +15,17 @@ import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
 import { directoryRoutes } from "./directory/routes.ts";
+import { gateChecks } from "./auth/plugin.ts";
 import { loggablePath } from "./http/log-path.ts";
+import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
+import { toolServerRoutes } from "./tool-servers/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
+import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
@@ -40,6 +44,52 @@ async function storeReady(deps: ControlPlaneDeps): Promise<{ ok: true }> {
   return { ok: true };
 }
 
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** Body limits, by who may send to the route (http/request-gate.ts). */
+export const BODY_LIMITS = {
+  /** Sign-in, login requests, claim links, console forms: small JSON or form posts from anyone. */
+  anonymous: 64 * KiB,
+  /** Admin API writes (policies, sealed model keys, tool registrations). */
+  admin: 1 * MiB,
+  /** Runtime API: boot tool sync manifests, heartbeats. */
+  runtime: 8 * MiB,
+  /** Audit batches (500 records with their ciphertext by default; a 413 makes the shipper halve them). */
+  auditBatch: 32 * MiB,
+} as const;
+
+const ORG_PATH = /^\/api\/v1\/organizations\/([^/]+)(?:\/|$)/;
+const APPROVE_PATH = /^\/api\/v1\/auth\/login-requests\/[^/]+\/approve$/;
+
+/** A path segment as the router gives it to `params` (a malformed escape stays as sent). */
+function segment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** What the gate checks before reading a body: the credential each part of the API takes, and the limit. */
+export function gateRoute(deps: ControlPlaneDeps) {
+  return (_method: string, path: string): GateRoute => {
+    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, authenticate: (r) => gateChecks.runtime(deps, r) };
+    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, authenticate: (r) => gateChecks.runtime(deps, r) };
+    const org = ORG_PATH.exec(path);
+    if (org) return { limit: BODY_LIMITS.admin, authenticate: (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
+    if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, authenticate: (r) => gateChecks.admin(deps, r, undefined) };
+    return { limit: BODY_LIMITS.anonymous };
+  };
+}
+
+const gates = new WeakMap<object, Gate>();
+
+/** The app's entry for a server: every request through the gate (Bun.serve's fetch). */
+export function gateOf(app: App): Gate {
+  return gates.get(app)!;
+}
+
 export function createApp(deps: ControlPlaneDeps) {
   deps.metrics ??= new ControlPlaneMetrics();
   const api = new Elysia({ prefix: "/api/v1" })
@@ -48,7 +98,9 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(agentRoutes(deps))
     .use(installationRoutes(deps))
     .use(modelProfileRoutes(deps))
+    .use(toolServerRoutes(deps))
     .use(policyRoutes(deps))
+    .use(bundleAdminRoutes(deps))
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))
@@ -60,7 +112,7 @@ export function createApp(deps: ControlPlaneDeps) {
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = (request: Request): Promise<Response> => root.handle(request);
-  const root: Elysia = new Elysia()
+  const root: Elysia = new Elysia({ normalize: false })
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
     .use(nulGuard())
     .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
@@ -77,6 +129,11 @@ export function createApp(deps: ControlPlaneDeps) {
     .get("/readyz", async () => storeReady(deps))
     .use(api)
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
+  // Every request, in-process ones (tests, the console's API calls) included, passes the gate.
+  const inner = root.handle;
+  const gate = requestGate(gateRoute(deps), (request) => inner(request));
+  root.handle = (request: Request) => gate(request);
+  gates.set(root, gate);
   return root;
 }
 

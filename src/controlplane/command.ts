@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { SvcError } from "../contract/errors.ts";
 import { type Logger, createLogger } from "../log/index.ts";
-import { createApp } from "./app.ts";
+import { BODY_LIMITS, createApp, gateOf } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
 import { openStore } from "./db/index.ts";
@@ -60,12 +60,17 @@ const serve = command({
   async run({ args }) {
     const { settings, deps, store } = await openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
     const app = createApp(deps);
-    const server = app.listen({
+    // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
+    // authentication and within each route's limit; Bun's own cap only backs it up.
+    const gate = gateOf(app);
+    const server = Bun.serve({
       hostname: settings.host,
       port: settings.port,
+      maxRequestBodySize: BODY_LIMITS.auditBatch + 1024,
+      fetch: (request, srv) => gate(request, srv),
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
-    deps.log.info("listening", { url: settings.config.publicUrl, port: server.server?.port ?? settings.port, database: store.dialect });
+    deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     const stopCheckpoints = startCheckpointScheduler(deps);
     await new Promise<void>((done) => {

@@ -19,6 +19,10 @@ export const ENV = {
   noProxy: "SVC_PROXY_NO_PROXY",
   caFile: "SVC_PROXY_CA_FILE",
   auditLowSpace: "SVC_PROXY_AUDIT_LOW_SPACE",
+  /** The front end's session secret: the MCP gateway verifies Open WebUI's session JWTs with it. */
+  chatuiSecretKey: "CHATUI_SECRET_KEY",
+  /** Loopback TCP port of the MCP gateway (0: any free port; the default when unset). */
+  mcpPort: "SVC_PROXY_MCP_PORT",
   metricsListen: "SVC_PROXY_METRICS_LISTEN",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
@@ -44,6 +48,10 @@ export type ProxyConfig = {
   egressProxy: string | null;
   noProxy: string[];
   caFile: string | null;
+  /** CHATUI_SECRET_KEY; null when unset, and then the MCP gateway does not listen. */
+  chatuiSecretKey: string | null;
+  /** The MCP gateway's loopback port (0: any free one). */
+  mcpPort: number;
   /** Where GET /metrics is also served over TCP (no token), e.g. 127.0.0.1:9464; null = the unix socket only. */
   metricsListen: { hostname: string; port: number } | null;
 };
@@ -157,6 +165,10 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const listenRaw = get(ENV.metricsListen);
   const metricsListen = listenRaw === undefined ? null : parseListen(ENV.metricsListen, listenRaw);
 
+  const mcpRaw = get(ENV.mcpPort) ?? "0";
+  const mcpPort = Number(mcpRaw);
+  if (!/^\d+$/.test(mcpRaw) || mcpPort > 65535) throw new ConfigError(`${ENV.mcpPort} must be a port number (0 for any free port), got "${mcpRaw}"`);
+
   return {
     metricsListen,
     token,
@@ -171,6 +183,8 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
     egressProxy: egress,
     noProxy: parseNoProxy(get(ENV.noProxy)),
     caFile,
+    chatuiSecretKey: env[ENV.chatuiSecretKey] || null,
+    mcpPort,
   };
 }
 

@@ -285,6 +285,24 @@ describe("tool decisions", () => {
     }
   });
 
+  test("a shadow policy is recorded as the would-be decision on the audit record and changes nothing", async () => {
+    const before = t.cp.bundle.policies;
+    t.cp.setBundle({ policies: [...before, { id: "pol_s", name: "big reads", src: "*", dst: "tool:crm.read", effect: "deny", condition: "args.n > 10", mode: "shadow" }] });
+    await t.daemon.loop.pollNow();
+    try {
+      const big = await decide("crm.read", "fe-alice", { n: 11 });
+      expect(big.decision).toBe("permit");
+      expect(await shipped(big.record_id)).toMatchObject({ decision: "permit", policy_id: "pol_1", shadow: { decision: "deny", policy_id: "pol_s", reason: 'Refused (svc.denied): policy "big reads" denies tool:crm.read' } });
+      const small = await decide("crm.read", "fe-alice", { n: 1 });
+      expect((await shipped(small.record_id)).shadow).toEqual({ decision: "permit", policy_id: "pol_1", reason: "policy" });
+      const other = await decide("crm.update", "fe-alice", { n: 11 });
+      expect(await shipped(other.record_id)).not.toHaveProperty("shadow");
+    } finally {
+      t.cp.setBundle({ policies: before });
+      await t.daemon.loop.pollNow();
+    }
+  });
+
   test("plain arguments never reach the logs or the spool files", async () => {
     await decide("crm.read", "fe-alice", { secret: SECRET_ARG });
     expect(t.logs.join("\n")).not.toContain(SECRET_ARG);

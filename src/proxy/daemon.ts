@@ -26,12 +26,14 @@ import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
-import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spoolFullReason, volumeBytes } from "./audit/spool-space.ts";
+import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFullReason } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
 import { McpServers } from "./mcp/servers.ts";
+import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
+import { ClaimLinks } from "./api/claim-links.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -43,6 +45,10 @@ export type Daemon = {
   shipper: AuditShipper;
   heartbeat: Heartbeat;
   replicaId: string;
+  /** The MCP gateway's URL on loopback (http://127.0.0.1:<port>/mcp); null without CHATUI_SECRET_KEY. */
+  mcpUrl: string | null;
+  /** Resolves once the MCP servers asked for so far are listed (tests). */
+  mcpSettled(): Promise<void>;
   metrics: ProxyMetrics;
   /** The TCP metrics listener's URL (SVC_PROXY_METRICS_LISTEN), or null. */
   metricsUrl: string | null;
@@ -123,7 +129,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     throw unusable(e);
   }
   log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
-  const volume = volumeBytes(config.auditSpoolDir);
+  const volume = spaceOf(config.auditSpoolDir)?.total ?? null;
   if (volume !== null && volume < MIN_SPOOL_VOLUME_BYTES) {
     log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", { path: config.auditSpoolDir, volume: formatBytes(volume), recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES) });
   }
@@ -211,6 +217,25 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     process.umask(oldUmask);
   }
   chmodSync(config.socketPath, 0o600);
+  // The MCP gateway (issue 13): loopback TCP, identity from Open WebUI's session JWT.
+  let gateway: Gateway | null = null;
+  let gatewayServer: Server<undefined> | null = null;
+  let mcpUrl: string | null = null;
+  if (config.chatuiSecretKey) {
+    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
+    try {
+      gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
+    } catch (e) {
+      await server.stop(true);
+      await spool.close();
+      lock.release();
+      throw new StartError(`cannot listen on 127.0.0.1:${config.mcpPort} for the MCP gateway (SVC_PROXY_MCP_PORT): ${(e as Error).message}`);
+    }
+    mcpUrl = `http://127.0.0.1:${gatewayServer.port}${MCP_GATEWAY_PATH}`;
+    log.info("mcp gateway listening", { url: mcpUrl });
+  } else {
+    log.info("mcp gateway off: CHATUI_SECRET_KEY is not set, so no session could be verified");
+  }
   log.info("local api listening", { socket: config.socketPath, replica_id: replicaId, bundle_version: config.bundleVersion });
   let metricsServer: Server<undefined> | null = null;
   if (config.metricsListen) {
@@ -242,6 +267,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     shipper: ship,
     heartbeat,
     replicaId,
+    mcpUrl,
+    mcpSettled: () => mcp.settled(),
     metrics,
     metricsUrl: metricsServer ? new URL("/metrics", metricsServer.url).href : null,
     fatal: fatal.promise,
@@ -258,6 +285,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         stanzas.close();
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
+        await gatewayServer?.stop(true);
+        await gateway?.close();
         await metricsServer?.stop(true);
         await mcp.close();
         await spool.close();

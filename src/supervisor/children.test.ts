@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TIMEOUT, causeFromTail, signalExitCode, startChild, withTimeout } from "./children.ts";
@@ -18,6 +18,19 @@ describe("children", () => {
     const plain = startChild("sleeper", ["sleep", "30"], { env: process.env });
     expect(await plain.stop(10_000)).toBe(signalExitCode("SIGTERM"));
     expect(signalExitCode("SIGTERM")).toBe(143);
+  });
+
+  test("a child runs in a session of its own: a terminal's Ctrl-C (SIGINT to our process group) does not reach it", async () => {
+    const child = startChild("session", ["sleep", "30"], { env: process.env });
+    try {
+      const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      const [pgrp, session] = [Number(stat(child.pid)[2]), Number(stat(child.pid)[3])];
+      expect(session).toBe(child.pid);
+      expect(pgrp).toBe(child.pid);
+      expect(pgrp).not.toBe(Number(stat(process.pid)[2]));
+    } finally {
+      await child.stop(1000);
+    }
   });
 
   test("a child ignoring the signal is killed after the grace", async () => {

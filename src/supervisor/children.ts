@@ -1,7 +1,10 @@
 // The supervisor's children: started with their output passed through (stderr also kept in
 // a short tail, to explain a failure), or captured (the seed's report), and stopped with a
 // signal then SIGKILL. Bun does not kill children when the parent dies (FACTS.md), so every
-// child is stopped here.
+// child is stopped here. Each child runs in a session of its own: a Ctrl-C in the terminal
+// that runs `svc run` then reaches svc run alone, which stops each child once, in order
+// (sharing the terminal's process group, the front end would get the SIGINT too and then svc
+// run's SIGTERM: two signals, and uvicorn quits without its graceful shutdown).
 import { constants } from "node:os";
 
 const TAIL_LINES = 40;
@@ -72,6 +75,7 @@ export function startChild(name: string, argv: string[], opts: ChildOptions): Ch
     stdin: "ignore",
     stdout: opts.stdout === "capture" ? "pipe" : "inherit",
     stderr: "pipe",
+    detached: true,
   });
   let partial = "";
   const stderrDone = drain(proc.stderr as ReadableStream<Uint8Array>, (text, raw) => {

@@ -2,7 +2,7 @@
 // control plane.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, createAgent, org, svc } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 let agent: string;
@@ -108,3 +108,25 @@ test("users resolve of an unknown email: exit 1 with the code", async () => {
   expect(r.code).toBe(1);
   expect(r.stderr.trim()).toMatch(/^svc users resolve: no service user has the email nobody@example.com.*\(not_found\)$/);
 });
+
+test("policies test: the decision and the deciding policy on the installation's current bundle, conditions on --args included", async () => {
+  const testAgent = await createAgent(cp);
+  const inst = await createInstallation(cp, testAgent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  expect((await api(cp, "PUT", "/runtime/tools", { tools: [{ name: "crm.credit", access: "write" }] }, rt.token)).status).toBeLessThan(300);
+  const user = (await api(cp, "POST", org(cp, "/users"), { email: "whatif@example.com" })).json;
+  const p = JSON.parse((await create("small credits", `user:${user.id}`, "tool:crm.credit", ["--agent-id", testAgent, "--condition", "args.amount <= 500", "--json"])).stdout);
+  const run = (args: string) => svc(cp, ["policies", "test", "--user", "whatif@example.com", "--tool", "crm.credit", "--args", args, "--installation", inst.id, "--json"]);
+  const small = await run('{"amount": 200}');
+  expect(small.stderr).toBe("");
+  expect(JSON.parse(small.stdout)).toMatchObject({ decision: "permit", policy: { id: p.id, name: "small credits" }, installation_id: inst.id, not_linked: true });
+  const big = JSON.parse((await run('{"amount": 900}')).stdout);
+  expect(big).toMatchObject({ decision: "deny", code: "svc.denied", policy: null });
+  const human = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", '{"total": 1}', "--installation", inst.id]);
+  expect(human.code).toBe(0);
+  expect(human.stdout).toContain('could not evaluate its condition (No such key: amount)');
+  expect(human.stdout).toContain("no front-end identity in this installation");
+  const bad = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", "[1]", "--installation", inst.id]);
+  expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "svc policies test: --args must be a JSON object such as '{\"amount\": 200}'"]);
+});
+

@@ -175,6 +175,29 @@ describe("runtime pages", () => {
     await page.waitForURL(/done=created/);
     const pol = (await api(cp, "GET", org(cp, "/policies"))).json.policies.find((p: { name: string }) => p.name === "support may look up");
     expect(pol.agent_id).toBe(rt.agentId);
+    // a conditional shadow deny (issue 17): condition and mode from the form, shown in the list
+    await page.getByLabel("Name", { exact: true }).fill("no big lookups");
+    await page.getByLabel("Who (source)").fill("*");
+    await page.getByLabel("What (destination)").fill("tool:crm.lookup");
+    await page.getByLabel("Effect").selectOption("deny");
+    await page.getByLabel("Condition").fill("args.limit > 100");
+    await page.getByLabel("Mode").selectOption("shadow");
+    await page.getByRole("button", { name: "Create policy" }).click();
+    await page.waitForURL(/done=created/);
+    const shadow = (await api(cp, "GET", org(cp, "/policies"))).json.policies.find((p: { name: string }) => p.name === "no big lookups");
+    expect([shadow.effect, shadow.condition, shadow.mode]).toEqual(["deny", "args.limit > 100", "shadow"]);
+    const table = (await page.getByRole("table", { name: "Policies" }).textContent()) ?? "";
+    expect(table).toContain("args.limit > 100");
+    expect(table).toContain("shadow");
+    expect(await page.getByRole("link", { name: "Recent decisions of no big lookups" }).getAttribute("href")).toBe(`/audit?policy=${shadow.id}`);
+    await expect(page.getByRole("region", { name: "What shadow policies would have changed" }).textContent()).resolves.toContain("No recent call would have been decided differently");
+    // a condition with a type error is refused, naming the position
+    await page.getByLabel("Name", { exact: true }).fill("typo");
+    await page.getByLabel("Who (source)").fill("*");
+    await page.getByLabel("What (destination)").fill("tool:crm.lookup");
+    await page.getByLabel("Condition").fill("args.limit > 'x' + 1");
+    await page.getByRole("button", { name: "Create policy" }).click();
+    expect(await alertText(page)).toContain("line 1, column 14");
     // refusal: a bad pattern is explained by the service
     await page.getByLabel("Name", { exact: true }).fill("broken");
     await page.getByLabel("Who (source)").fill("nobody");

@@ -7,11 +7,11 @@
 // record, is not stored and is named in `rejected` with the reason; the rest of the batch is
 // stored all the same, so one bad record never blocks a shipper. Resending gives the same
 // answer. Ciphertext is stored as bytes and never looked into.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, getTableName, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
-import { tables } from "../db/index.ts";
+import { type Db, type Dialect, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { checkContinuity } from "../audit-chain/service.ts";
@@ -48,6 +48,9 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     reason: r.reason,
     policyId: r.policy_id ?? null,
     policyRevision: r.policy_revision,
+    shadowDecision: r.shadow?.decision ?? null,
+    shadowPolicyId: r.shadow?.policy_id ?? null,
+    shadowReason: r.shadow?.reason ?? null,
     userId: r.subject.user_id,
     remoteUserId: r.subject.remote_user_id,
     viaInstallation: r.subject.via_installation,
@@ -67,6 +70,36 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     chainPrev: r.chain_prev ?? null,
     receivedAt,
   };
+}
+
+type Row = ReturnType<typeof recordRow>;
+const ROW_KEYS = Object.keys(recordRow({ subject: {}, ts: "", ciphertext: null } as unknown as AuditRecord, 0)) as (keyof Row)[];
+const insertTexts = new Map<string, string>();
+
+/**
+ * `INSERT … VALUES (…), (…) ON CONFLICT (id) DO NOTHING RETURNING id` written by hand, one text
+ * per dialect and row count (prepared once by the driver): drizzle's query builder spent more
+ * on a 500-row, 31-column batch than the database did storing it (~130 µs per row, measured).
+ * Values still go through each column's own driver mapping. Returns the ids stored now.
+ */
+async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
+  const a = tables(tx).auditRecords;
+  // The transaction's own connection: PostgreSQL's reserved Bun.SQL connection (it has unsafe()), or SQLite's proxy callback.
+  const client = (tx as unknown as { session: { client: { unsafe?: unknown } } }).session.client;
+  const dialect: Dialect = typeof client.unsafe === "function" ? "postgres" : "sqlite";
+  const columns = ROW_KEYS.map((k) => a[k] as unknown as { name: string; mapToDriverValue(v: unknown): unknown });
+  const key = `${dialect}:${rows.length}`;
+  let text = insertTexts.get(key);
+  if (!text) {
+    let n = 0;
+    const row = () => `(${columns.map(() => (dialect === "postgres" ? `$${++n}` : "?")).join(",")})`;
+    text = `INSERT INTO "${getTableName(a)}" (${columns.map((c) => `"${c.name}"`).join(",")}) VALUES ${rows.map(row).join(",")} ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
+    insertTexts.set(key, text);
+  }
+  const params: unknown[] = [];
+  for (const r of rows) for (let i = 0; i < ROW_KEYS.length; i++) params.push(r[ROW_KEYS[i]!] === null ? null : columns[i]!.mapToDriverValue(r[ROW_KEYS[i]!]));
+  if (dialect === "postgres") return (await (client as { unsafe(text: string, params: unknown[]): Promise<{ id: string }[]> }).unsafe(text, params)).map((r) => r.id);
+  return (await (client as (text: string, params: unknown[], method: "all") => Promise<{ rows: [string][] }>)(text, params, "all")).rows.map((r) => r[0]);
 }
 
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
@@ -89,8 +122,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     const stored = new Set<string>();
     for (let k = 0; k < own.length; k += CHUNK) {
       const rows = own.slice(k, k + CHUNK).map((r) => recordRow(r, receivedAt));
-      const inserted = await tx.insert(a).values(rows).onConflictDoNothing({ target: a.id }).returning({ id: a.id });
-      for (const row of inserted) stored.add(row.id);
+      for (const id of await insertNewRows(tx, rows)) stored.add(id);
     }
     // Ids not stored now were already held: acknowledged only when the stored record is the caller's own.
     const held = new Map<string, { orgId: string; installationId: string }>();

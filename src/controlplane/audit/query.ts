@@ -3,7 +3,7 @@
 // (to which key ids) or digest-only; the search never returns ciphertext.
 // A tool+decision search rides the (org, tool, decision, id) index; user and installation
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
-import { and, desc, eq, gte, inArray, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
@@ -19,6 +19,10 @@ export type AuditFilters = {
   /** user id (usr_…) or email */
   user?: string;
   installation?: string;
+  /** records this policy decided, or would have decided as a shadow policy (pol_…) */
+  policy?: string;
+  /** "changed": only records whose shadow decision differs from the enforced one */
+  shadow?: "changed";
   kind?: "tool" | "model" | "outcome";
   /** ISO 8601, inclusive */
   from?: string;
@@ -51,6 +55,9 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   reason: a.reason,
   policyId: a.policyId,
   policyRevision: a.policyRevision,
+  shadowDecision: a.shadowDecision,
+  shadowPolicyId: a.shadowPolicyId,
+  shadowReason: a.shadowReason,
   userId: a.userId,
   remoteUserId: a.remoteUserId,
   viaInstallation: a.viaInstallation,
@@ -92,6 +99,7 @@ export function recordView(r: Row, email: string | null) {
     reason: r.reason,
     policy_id: r.policyId,
     policy_revision: r.policyRevision,
+    ...(r.shadowDecision !== null ? { shadow: { decision: r.shadowDecision, policy_id: r.shadowPolicyId, reason: r.shadowReason ?? "" } } : {}),
     subject: { user_id: r.userId, email, remote_user_id: r.remoteUserId, via_installation: r.viaInstallation },
     ref: r.ref,
     outcome: r.outcome,
@@ -142,6 +150,8 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.decision) conds.push(eq(a.decision, f.decision));
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   if (f.kind) conds.push(eq(a.kind, f.kind));
+  if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
+  if (f.shadow === "changed") conds.push(isNotNull(a.shadowDecision), ne(a.shadowDecision, a.decision));
   if (f.user) {
     const userId = f.user.startsWith("usr_") ? f.user : (await findUserByEmail(db, orgId, f.user))?.id;
     if (!userId) return null;

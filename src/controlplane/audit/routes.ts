@@ -24,6 +24,8 @@ const Filters = {
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
   kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome")])),
+  policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
+  shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
   from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   since: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or ISO 8601, inclusive" })),

@@ -21,6 +21,10 @@ export const auditRecords = table(
     reason: c.text("reason").notNull(),
     policyId: c.text("policy_id"),
     policyRevision: c.integer("policy_revision").notNull(),
+    /** What shadow policies would have decided (issue 17); null when none applied. */
+    shadowDecision: c.text("shadow_decision", { enum: ["permit", "deny"] }),
+    shadowPolicyId: c.text("shadow_policy_id"),
+    shadowReason: c.text("shadow_reason"),
     userId: c.text("user_id"),
     remoteUserId: c.text("remote_user_id"),
     viaInstallation: c.bool("via_installation").notNull(),
@@ -49,6 +53,9 @@ export const auditRecords = table(
     c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
     c.index("audit_ref").on(t.ref),
+    // a policy's recent decisions, enforced or shadow (console, issue 17)
+    c.index("audit_org_policy_id").on(t.orgId, t.policyId, t.id),
+    c.index("audit_org_shadow_policy_id").on(t.orgId, t.shadowPolicyId, t.id),
     // usage sums over a time range (svc usage, budgets) read only outcome rows
     c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
   ],

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { cookieName } from "../http/cookie-names.ts";
+import { credentialOf } from "../http/request-gate.ts";
 import { findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
 import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
 import { bearer, safeEqual } from "./tokens.ts";
@@ -23,6 +24,9 @@ export function sessionCookieName(config: Pick<ControlPlaneDeps["config"], "secu
 type Ctx = { headers: Record<string, string | undefined>; params: unknown; request: Request; cookie: Record<string, { value?: unknown }> };
 
 export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promise<Principal> {
+  // The request gate checked this request's credential before reading its body.
+  const checked = credentialOf(ctx.request) as Principal | undefined;
+  if (checked) return checked;
   const token = bearer(ctx.headers.authorization);
   let p: Principal | null = null;
   if (token) {
@@ -43,6 +47,55 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
   return p;
 }
 
+export async function runtimeCaller(deps: ControlPlaneDeps, headers: Record<string, string | undefined>): Promise<RuntimeCaller> {
+  const token = bearer(headers.authorization);
+  const caller: RuntimeCaller | null = token ? await findInstallationByToken(deps, token, headers) : null;
+  if (!caller) throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
+  return caller;
+}
+
+/** Headers of a request as Elysia's context holds them (lower-case name → value). */
+function headersOf(request: Request): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  request.headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/** Cookies of a request as Elysia's context holds them (name → { value }). */
+function cookiesOf(request: Request): Ctx["cookie"] {
+  const out: Ctx["cookie"] = {};
+  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const raw = part.slice(at + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {}
+    out[part.slice(0, at).trim()] = { value };
+  }
+  return out;
+}
+
+/**
+ * The request gate's checks (http/request-gate.ts), from the headers alone: an owner or admin
+ * of the path's organization, or an installation's runtime token. What they resolve is handed
+ * to the route's macro with the request.
+ */
+export const gateChecks = {
+  async admin(deps: ControlPlaneDeps, request: Request, org: string | undefined): Promise<Principal> {
+    const headers = headersOf(request);
+    const principal = await resolvePrincipal(deps, { headers, params: org === undefined ? {} : { org }, request, cookie: cookiesOf(request) });
+    requireAdmin(principal);
+    return principal;
+  },
+  async runtime(deps: ControlPlaneDeps, request: Request): Promise<RuntimeCaller> {
+    return runtimeCaller(deps, headersOf(request));
+  },
+};
+
 const cache = new WeakMap<ControlPlaneDeps, ReturnType<typeof build>>();
 
 function build(deps: ControlPlaneDeps) {
@@ -60,11 +113,8 @@ function build(deps: ControlPlaneDeps) {
       },
     },
     runtime: {
-      async resolve({ headers }) {
-        const token = bearer(headers.authorization);
-        const caller: RuntimeCaller | null = token ? await findInstallationByToken(deps, token, headers) : null;
-        if (!caller) throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
-        return { runtime: caller };
+      async resolve({ headers, request }) {
+        return { runtime: (credentialOf(request) as RuntimeCaller | undefined) ?? (await runtimeCaller(deps, headers)) };
       },
     },
   });

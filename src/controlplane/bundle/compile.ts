@@ -1,6 +1,6 @@
 // Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
 // out. No clock, database or network here; the loader (load.ts) gathers the inputs.
-import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
+import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import { BUNDLE_VERSIONS } from "../../contract/bundle.ts";
 
 export type BundleInputs = {
@@ -16,6 +16,8 @@ export type BundleInputs = {
   identities: BundleIdentity[];
   modelProfile: BundleModelProfile | null;
   recipients: BundleRecipient[];
+  /** MCP tool servers assigned to the agent (issue 13); absent = none. */
+  toolServers?: BundleToolServer[];
   /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
   conditions: boolean;
 };
@@ -83,5 +85,8 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
       .sort(byKey((i) => i.remote_user_id)),
     model_profile: input.modelProfile ? { ...input.modelProfile, models: [...input.modelProfile.models] } : null,
     recipients: input.recipients.map((r) => ({ key_id: r.key_id, recipient: r.recipient, kind: r.kind })),
+    tool_servers: (input.toolServers ?? [])
+      .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
+      .sort(byName),
   };
 }

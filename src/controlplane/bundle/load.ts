@@ -11,6 +11,7 @@ import { profileForAgent } from "../model-profiles/service.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
+import { serversForAgent } from "../tool-servers/service.ts";
 import { compileBundle } from "./compile.ts";
 
 /**
@@ -32,6 +33,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
+      toolServers: await serversForAgent(tx, caller.agentId),
       conditions,
     });
   });

@@ -19,6 +19,7 @@ export type NavKey =
   | "agents"
   | "installations"
   | "model-profiles"
+  | "tool-servers"
   | "policies"
   | "users"
   | "groups"
@@ -37,6 +38,7 @@ const NAV: Array<{ heading: string; items: Array<{ key: NavKey; href: string; la
       { key: "agents", href: "/agents", label: "Agents" },
       { key: "installations", href: "/installations", label: "Installations" },
       { key: "model-profiles", href: "/model-profiles", label: "Model profiles" },
+      { key: "tool-servers", href: "/tool-servers", label: "Tool servers" },
       { key: "policies", href: "/policies", label: "Policies" },
     ],
   },

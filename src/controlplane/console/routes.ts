@@ -21,6 +21,7 @@ import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
 import { getModelProfiles } from "./pages/model-profiles.ts";
 import { getOverview } from "./pages/overview.ts";
+import { getToolServer, getToolServers } from "./pages/tool-servers.ts";
 import { getPolicies, postPolicy, postPolicyDelete } from "./pages/policies.ts";
 import { getSettings, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
 import { getSignIn, getSsoCallback, getSsoStart, postSignIn, postSignOut, postSwitchOrg } from "./pages/sign-in.ts";
@@ -140,6 +141,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/installations", run(getInstallations))
       .get("/installations/:id", run(getInstallation))
       .get("/model-profiles", run(getModelProfiles))
+      .get("/tool-servers", run(getToolServers))
+      .get("/tool-servers/:id", run(getToolServer))
       .get("/policies", run((c) => getPolicies(c)))
       .post("/policies", run(postPolicy, "session"))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))

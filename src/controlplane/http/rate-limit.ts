@@ -8,6 +8,7 @@
 // request by `clientIpPlugin`. X-Forwarded-For is read only when the operator says a trusted
 // proxy sits in front (SVC_CP_TRUST_FORWARDED_FOR=1), and then only its last entry: the
 // address that proxy saw.
+import { peerOf } from "./request-gate.ts";
 import { createHash } from "node:crypto";
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
@@ -191,5 +192,5 @@ export function clientIp(deps: ControlPlaneDeps, request: Request): string | nul
     const last = xff?.split(",").map((s) => s.trim()).filter(Boolean).pop();
     if (last) return last.toLowerCase();
   }
-  return socketIps.get(request) ?? null;
+  return socketIps.get(request) ?? peerOf(request) ?? null;
 }

@@ -14,6 +14,11 @@ export type RuntimeCaller = {
   name: string;
   /** The replica named by the x-svc-replica header, when sent (every call after bootstrap). */
   replicaId: string | null;
+  /**
+   * The organization's policy revision, read with the token: a bundle poll answered 304 needs
+   * nothing more (one query per poll instead of two; a round trip less on PostgreSQL).
+   */
+  orgRevision?: number;
 };
 
 // Every runtime call (every 304 poll included) starts here: the query is built once per
@@ -22,9 +27,11 @@ const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
 
 function prepare(db: Db) {
   const i = tables(db).installations;
+  const o = tables(db).organizations;
   return db
-    .select({ id: i.id, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name })
+    .select({ id: i.id, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name, revision: o.revision })
     .from(i)
+    .innerJoin(o, eq(o.id, i.orgId))
     .where(and(eq(i.tokenHash, sql.placeholder("hash")), isNull(i.deletedAt)))
     .prepare("runtime_token");
 }
@@ -46,5 +53,6 @@ export async function findInstallationByToken(
     agentId: row.agentId,
     name: row.name,
     replicaId: headers[REPLICA_HEADER] ?? null,
+    orgRevision: row.revision,
   };
 }

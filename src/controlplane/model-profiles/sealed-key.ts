@@ -20,10 +20,11 @@ export function refusePlaintextKey(body: { api_key?: unknown }): void {
   if (body.api_key !== undefined) refuse("/api_key", PLAINTEXT_KEY_MESSAGE);
 }
 
-export function checkSealedKey(sealed: string): void {
-  if (sealed.length % 4 !== 0 || !BASE64_RE.test(sealed)) refuse("/api_key_sealed", "api_key_sealed must be standard base64 (of the binary age file)");
+/** `field`: the body member that carried it (a tool server's secrets_sealed is checked the same way). */
+export function checkSealedKey(sealed: string, field = "api_key_sealed"): void {
+  if (sealed.length % 4 !== 0 || !BASE64_RE.test(sealed)) refuse(`/${field}`, `${field} must be standard base64 (of the binary age file)`);
   const head = Buffer.from(sealed.slice(0, 64), "base64").toString("latin1");
-  if (!head.startsWith(AGE_HEADER)) refuse("/api_key_sealed", `api_key_sealed is not an age file (it must start with "${AGE_HEADER.trim()}")`);
+  if (!head.startsWith(AGE_HEADER)) refuse(`/${field}`, `${field} is not an age file (it must start with "${AGE_HEADER.trim()}")`);
 }
 
 /**

@@ -22,6 +22,7 @@ type World = {
   agentId: string;
   installationId: string;
   profileId: string;
+  serverId: string;
   policyId: string;
   userId: string;
   groupId: string;
@@ -42,6 +43,8 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const inst = await must(call("POST", "/installations", { platform: "chatui", name: "bot-chat", agent_id: agent.id, workspace: "default" }));
   const runtimeToken = (await must(call("POST", `/installations/${inst.id}/credential`, {}))).token as string;
   const profile = await must(call("POST", "/model-profiles", { display_name: "llm", endpoint: "https://llm.example.com/v1", auth_type: "none", default_model: "m", workspace: "default" }));
+  const server = await must(call("POST", "/tool-servers", { name: "time", transport: "stdio", command: "mcp-server-time", workspace: "default" }));
+  await must(call("POST", `/tool-servers/${server.id}/assign`, { agent_id: agent.id }));
   const policy = await must(call("POST", "/policies", { name: "p", src: "*", dst: "model:invoke", effect: "permit", workspace: "default" }));
   const user = await must(call("POST", "/users", { email: `person@${w.orgId.toLowerCase()}.test` }));
   const group = await must(call("POST", "/groups", { name: "staff" }));
@@ -51,7 +54,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
   const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
-  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -83,6 +86,16 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /model-profiles/:id/readiness": (w) => ({ path: `/model-profiles/${w.profileId}/readiness` }),
   "POST /model-profiles/:id/assign": (w) => ({ path: `/model-profiles/${w.profileId}/assign`, body: { agent_id: w.agentId } }),
   "GET /model-profile-assignments": (w) => ({ path: `/model-profile-assignments?agent_id=${w.agentId}` }),
+  "GET /tool-servers": () => ({ path: "/tool-servers" }),
+  "POST /tool-servers": () => ({ path: "/tool-servers", body: { name: "docs", transport: "http", url: "https://mcp.example.com/mcp", workspace: "default" } }),
+  "GET /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
+  "DELETE /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
+  "PUT /tool-servers/:id/secrets": (w) => ({ path: `/tool-servers/${w.serverId}/secrets`, body: { secrets_sealed: "YWdl", secret_names: ["TOKEN"], sealed_to: ["rep_x"] } }),
+  "PUT /tool-servers/:id/tools": (w) => ({ path: `/tool-servers/${w.serverId}/tools`, body: { allowed_tools: null, access_overrides: { get_current_time: "write" } } }),
+  "GET /tool-servers/:id/readiness": (w) => ({ path: `/tool-servers/${w.serverId}/readiness` }),
+  "POST /tool-servers/:id/assign": (w) => ({ path: `/tool-servers/${w.serverId}/assign`, body: { agent_id: w.agentId } }),
+  "DELETE /tool-servers/:id/assignments/:agent": (w) => ({ path: `/tool-servers/${w.serverId}/assignments/${w.agentId}` }),
+  "GET /tool-server-assignments": (w) => ({ path: `/tool-server-assignments?agent_id=${w.agentId}` }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", body: { name: "q", src: "*", dst: "tool:x", effect: "permit", workspace: "default" } }),
   "DELETE /policies/:id": (w) => ({ path: `/policies/${w.policyId}` }),
@@ -105,6 +118,10 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-records": () => ({ path: "/audit-records" }),
   "GET /audit-records/:id": (w) => ({ path: `/audit-records/${w.recordId}` }),
   "GET /audit-records/:id/ciphertext": (w) => ({ path: `/audit-records/${w.recordId}/ciphertext` }),
+  "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
+  "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
+  "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
+  "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
     body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },
@@ -134,6 +151,8 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /installations": () => ({ path: "/installations" }),
   "GET /installations/:id": (w) => ({ path: `/installations/${w.installationId}` }),
   "GET /model-profiles": () => ({ path: "/model-profiles" }),
+  "GET /tool-servers": () => ({ path: "/tool-servers" }),
+  "GET /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", form: { name: "c", src: "*", dst: "tool:y", effect: "permit", workspace: "default" } }),
   "POST /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),
@@ -164,7 +183,7 @@ function appRoutes(cp: TestControlPlane): string[] {
 
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, `/users/${w.userId}`];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, `/users/${w.userId}`];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
@@ -286,6 +305,9 @@ describe("organizations are isolated", () => {
       ["policy bound to B's agent", "POST", "/policies", { name: "x", src: "*", dst: "model:invoke", effect: "permit", workspace: "default", agent_id: b.agentId }],
       ["B's user into A's group", "POST", `/groups/${a.groupId}/members`, { user_id: b.userId }],
       ["B's agent's assignment", "GET", `/model-profile-assignments?agent_id=${b.agentId}`, undefined],
+      ["assign A's tool server to B's agent", "POST", `/tool-servers/${a.serverId}/assign`, { agent_id: b.agentId }],
+      ["B's agent's tool servers", "GET", `/tool-server-assignments?agent_id=${b.agentId}`, undefined],
+      ["unassign A's tool server from B's agent", "DELETE", `/tool-servers/${a.serverId}/assignments/${b.agentId}`, undefined],
     ] as const) {
       const res = await cp.call(method, `/api/v1/organizations/${a.orgId}${path}`, { token: a.token, ...(body === undefined ? {} : { body }) });
       if (res.status !== 404) failures.push(`${what} → ${res.status} ${res.text.slice(0, 120)}`);

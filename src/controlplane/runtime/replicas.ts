@@ -9,6 +9,7 @@
 // model-profile readiness checks; stale and gone ones are shown as such, not deleted.
 import { and, eq, gte, isNull, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
+import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
 
@@ -60,6 +61,22 @@ export async function recipientsInScope(db: Db, workspaceId: string, agentId: st
 }
 
 /**
+ * The live replicas of an agent's (or the whole workspace's) live installations with the MCP
+ * tool-server states their latest heartbeat reported (null: none reported). Issue 13.
+ */
+export async function toolServerReportsInScope(db: Db, workspaceId: string, agentId: string | null, o: { liveSince: number }) {
+  const { installations: i, runtimeReplicas: r } = tables(db);
+  const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt), or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!];
+  if (agentId) conds.push(eq(i.agentId, agentId));
+  return db
+    .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, last_heartbeat_at: r.lastHeartbeatAt })
+    .from(r)
+    .innerJoin(i, eq(i.id, r.installationId))
+    .where(and(...conds))
+    .orderBy(r.id);
+}
+
+/**
  * Registers a replica at bootstrap, or updates it when it bootstraps again (restart, new
  * version, new credential-sync key). A replica id already registered by another installation
  * is refused rather than taken over.
@@ -99,6 +116,8 @@ export type HeartbeatReport = {
   spoolDepth: number;
   version: string;
   lastSuccess: string | null;
+  /** The assigned MCP servers' state; absent from runtimes before issue 13 (stored as null). */
+  toolServers?: HeartbeatToolServer[];
   spoolState?: string | null;
   spoolFreeBytes?: number | null;
   /** The replica's clock minus ours (ms) when the heartbeat arrived; null when it did not say. */
@@ -124,6 +143,7 @@ export async function recordHeartbeat(db: Db, installationId: string, replicaId:
       spoolDepth: report.spoolDepth,
       version: report.version,
       lastSuccess: report.lastSuccess,
+      toolServers: report.toolServers ?? null,
       spoolState: report.spoolState ?? null,
       spoolFreeBytes: report.spoolFreeBytes ?? null,
       clockSkewMs: report.clockSkewMs ?? null,

@@ -51,7 +51,7 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
     });
   }
   if (ifNoneMatch) {
-    const etag = bundleEtag(await orgRevision(deps.db, caller.orgId), version, conditions);
+    const etag = bundleEtag(caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId)), version, conditions);
     if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
   const bundle = await loadBundle(deps, caller, version, conditions);
@@ -122,6 +122,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
             spoolState: body.spool_state ?? null,
             spoolFreeBytes: body.spool_free_bytes ?? null,
             clockSkewMs: clockSkewMs(body.sent_at, now),
+            toolServers: body.tool_servers,
           },
           now,
         );

@@ -1,4 +1,5 @@
 // The tables of runtime: running replicas and the governed tools they sync. Declared once for both stores (db/table.ts, db/README.md).
+import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { table } from "../db/table.ts";
 import { installations } from "../installations/tables.ts";
 import { workspaces } from "../organizations/tables.ts";
@@ -25,6 +26,8 @@ export const runtimeReplicas = table(
     lastSuccess: c.text("last_success"),
     bootstrappedAt: c.millis("bootstrapped_at").notNull(),
     lastHeartbeatAt: c.millis("last_heartbeat_at"),
+    /** The assigned MCP servers as the latest heartbeat reported them; null when it reported none (issue 13). */
+    toolServers: c.json<HeartbeatToolServer[]>("tool_servers"),
   }),
   (t, c) => [c.index("runtime_replicas_installation").on(t.installationId)],
 );

@@ -46,7 +46,8 @@ test("the hash covers every field and the ciphertext, not later additions; a new
   expect(recordHash(r, ciphertextDigest(Buffer.from("other").toString("base64")))).not.toBe(h);
   expect(recordHash({ ...r, chain_seq: 2 }, ciphertextDigest(r.ciphertext))).not.toBe(h);
   // A field the chain form does not name (added to records later) leaves the hash alone.
-  expect(recordHash({ ...r, shadow: "x" } as AuditRecord, ciphertextDigest(r.ciphertext))).toBe(h);
+  expect(recordHash({ ...r, added_later: "x" } as unknown as AuditRecord, ciphertextDigest(r.ciphertext))).toBe(h);
+  expect(recordHash({ ...r, shadow: { decision: "deny", policy_id: "pol_1", reason: "policy" } }, ciphertextDigest(r.ciphertext))).not.toBe(h);
   // The store's null for an absent optional field hashes like the absence.
   expect(recordHash({ ...r, model: null, ref: null }, ciphertextDigest(r.ciphertext))).toBe(h);
   expect(new AuditChain().id).not.toBe(new AuditChain().id);

@@ -21,7 +21,7 @@ export class UnrecordableCall extends Error {
 }
 
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
-type Permitted = Pick<AuditRecord, "action" | "tool_name" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
+type Permitted = Pick<AuditRecord, "action" | "tool_name" | "tool_server" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
 
 const REMEMBERED_PERMITS = 10_000;
 
@@ -58,7 +58,7 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null }): Promise<AuditRecord> {
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
@@ -68,6 +68,7 @@ export class AuditRecorder {
       ...this.base(compiled, input.kind),
       action: input.action,
       tool_name: input.toolName,
+      ...(input.toolServer ? { tool_server: input.toolServer } : {}),
       // The model name is what the caller sent (a refused call's may be anything): cut to the
       // contract's bound so the control plane never rejects the record for it.
       ...(input.kind === "model" ? { model: input.model?.slice(0, AUDIT_RECORD_LIMITS.model) ?? null } : {}),
@@ -76,11 +77,12 @@ export class AuditRecorder {
       policy_id: decision.policyId,
       policy_revision: compiled.revision,
       subject: auditSubject(decision.subject),
+      ...(decision.shadow ? { shadow: { decision: decision.shadow.decision, policy_id: decision.shadow.policyId, reason: decision.shadow.reason.slice(0, AUDIT_RECORD_LIMITS.text) } } : {}),
       ...sealed,
     };
     await this.write(record, started);
     if (input.kind === "tool" && decision.decision === "permit") {
-      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
+      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, ...(record.tool_server ? { tool_server: record.tool_server } : {}), subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
       if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
     }
     return record;

@@ -3,7 +3,7 @@
 // down to its culprit; records of another installation are never sent; a refused credential
 // keeps every record in the spool.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -99,6 +99,26 @@ describe("AuditShipper", () => {
     expect(t.sent.flat().filter((id) => id === fast.id).length).toBeGreaterThanOrEqual(3);
     expect(t.shipper.rejected).toBe(0);
     expect(() => readFileSync(join(t.dir, REJECTED_FILE))).toThrow(); // nothing set aside
+  });
+
+  test("rejected.jsonl cannot be written (a full disk): the record stays spooled, shipping goes on, and it is set aside once it can be", async () => {
+    const bad = fakeRecord();
+    const t = await setup((records) => ({
+      acknowledged: records.filter((r) => r.id !== bad.id).map((r) => r.id),
+      inserted: records.length - 1,
+      duplicates: 0,
+      rejected: records.filter((r) => r.id === bad.id).map((r) => ({ id: r.id, code: "malformed" as const, reason: "malformed" })),
+    }));
+    mkdirSync(join(t.dir, REJECTED_FILE)); // appending to it fails, as on a full disk
+    const good = fakeRecord();
+    await t.spool.append(bad);
+    await t.spool.append(good);
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "shipping to go on after the failure");
+    expect(t.spool.depth).toBe(1); // the good one shipped; the bad one is kept, not lost
+    rmdirSync(join(t.dir, REJECTED_FILE));
+    await until(() => t.spool.depth === 0, "the record to be set aside");
+    expect(rejectedLines(t.dir).map((l) => l.record.id)).toEqual([bad.id]);
   });
 
   test("clock skew told by an older control plane only in the reason is retried too", () => {

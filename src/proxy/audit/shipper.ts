@@ -108,7 +108,7 @@ export class AuditShipper {
     await this.stop();
     const end = Date.now() + deadlineMs;
     while (this.o.spool.depth > 0 && Date.now() < end) {
-      const ok = await this.shipBatch();
+      const ok = await this.attempt();
       if (!ok) await Bun.sleep(Math.min(200, Math.max(0, end - Date.now())));
     }
     return this.o.spool.depth;
@@ -124,7 +124,7 @@ export class AuditShipper {
         continue;
       }
       await this.linger();
-      const ok = await this.shipBatch();
+      const ok = await this.attempt();
       if (ok) {
         this.backoffMs = 0;
         continue;
@@ -156,6 +156,19 @@ export class AuditShipper {
     });
     if (this.sleepTimer) clearTimeout(this.sleepTimer);
     this.wakeUp = null;
+  }
+
+  /**
+   * One batch; a failure of the spool itself (reading a segment, writing rejected.jsonl on a
+   * full disk) is logged and retried with backoff like a failed call, never ends the loop.
+   */
+  private async attempt(): Promise<boolean> {
+    try {
+      return await this.shipBatch();
+    } catch (e) {
+      if (this.backoffMs === 0) this.o.log.warn("audit shipping failed in the spool; retrying with backoff", { error: (e as Error).message, spool_depth: this.o.spool.depth });
+      return false;
+    }
   }
 
   /** Move records to rejected.jsonl (acknowledging them), with one warning naming them. */

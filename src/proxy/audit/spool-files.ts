@@ -57,11 +57,20 @@ export class SegmentIndex {
     for (let i = this.head; i < this.count; i++) if (this.hashes[i] === hash && !this.acked[i]) yield i;
   }
 
+  /** A closed segment takes no more records: give back the arrays' spare room (up to half). */
+  trim(): void {
+    if (this.count === this.offsets.length) return;
+    this.resize(Math.max(this.count, 1));
+  }
+
   private grow(): void {
-    const n = this.offsets.length * 2;
+    this.resize(this.offsets.length * 2);
+  }
+
+  private resize(n: number): void {
     const widen = <T extends Uint32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
       const b = make(n);
-      b.set(a);
+      b.set(a.subarray(0, Math.min(a.length, n)) as T);
       return b;
     };
     this.offsets = widen(this.offsets, (k) => new Uint32Array(k));

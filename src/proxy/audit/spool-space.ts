@@ -21,25 +21,17 @@ export function isNoSpace(e: unknown): boolean {
   return code === "ENOSPC" || code === "EDQUOT";
 }
 
-/** Free bytes for an unprivileged writer (f_bavail), or null when statfs fails. */
-export function freeBytes(dir: string): number | null {
+/** The spool filesystem's size and the bytes an unprivileged writer may still use (f_bavail); null when statfs fails. */
+export function spaceOf(dir: string): { free: number; total: number } | null {
   try {
     const s = statfsSync(dir);
-    return Number(s.bavail) * Number(s.bsize);
+    return { free: Number(s.bavail) * Number(s.bsize), total: Number(s.blocks) * Number(s.bsize) };
   } catch {
     return null;
   }
 }
 
-/** Total size of the spool's filesystem, or null when statfs fails. */
-export function volumeBytes(dir: string): number | null {
-  try {
-    const s = statfsSync(dir);
-    return Number(s.blocks) * Number(s.bsize);
-  } catch {
-    return null;
-  }
-}
+export const freeBytes = (dir: string): number | null => spaceOf(dir)?.free ?? null;
 
 const UNITS: [number, string][] = [
   [1024 ** 3, "GiB"],

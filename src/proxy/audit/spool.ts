@@ -2,8 +2,8 @@
 // durable (written and fdatasync'ed) before append() resolves, so a decision is answered only
 // once its record survives a crash. Appends that arrive in the same tick are written together
 // and share one fdatasync (group commit); a batch may be written and start its fdatasync while
-// the previous batch's is still running (pipelined, at most MAX_IN_FLIGHT), and batches are
-// answered in order, each only once its own fdatasync returned.
+// the previous batch's is still running (pipelined), and batches are answered in order, each
+// only once its own fdatasync returned (spool-commit.ts).
 //
 // Files: seg-<n>.jsonl holds records, one JSON line each; seg-<n>.acked holds the ids the
 // control plane acknowledged. A closed segment whose records are all acknowledged is deleted.
@@ -21,7 +21,7 @@
 // records deletes the segment, and seg-<n>.acked is written only as a hint (when that write
 // fails, the acknowledgement is kept in memory; after a restart the control plane, which
 // deduplicates by id, acknowledges those records again). The spool takes records again by
-// itself once RESUME_FREE_BYTES are free (checked every second and after each deletion).
+// itself once RESUME_FREE_BYTES (1 MiB) are free, checked every second and after each deletion.
 //
 // A crash mid-write leaves at most the last, unsynced batches of a file damaged (never
 // acknowledged to a caller): a torn line, or a region of zero bytes where the filesystem had
@@ -35,8 +35,10 @@
 // callers, with every batch written after it, and cut off the active segment before the next
 // batch (or the next batch goes to a new segment), for the same reason.
 // rejected.jsonl holds records set aside for good ({rejected_at, reason, record} per line):
-// malformed, or of another installation. They are never shipped again and never deleted by
-// the proxy; an operator reads them.
+// refused for good by the control plane (malformed, not this installation's, too old, id
+// taken; never for clock skew, which is retried), or of another installation. They are never
+// shipped again and never deleted by the proxy; an operator reads them. Writing it needs space:
+// on a full disk such a record stays spooled until it can be set aside.
 import { type FileHandle, mkdir, open, readdir, rm } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { join } from "node:path";
@@ -44,13 +46,12 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import { fsyncDir } from "../durable-file.ts";
 import { idHash, readIfPresent, readRange, recordId, repairTail, scanPieces, SEGMENT_FILE, SegmentIndex, segName, spoolLines } from "./spool-files.ts";
 import { DEFAULT_LOW_SPACE_BYTES, freeBytes, isNoSpace, RESUME_FREE_BYTES, SpoolFullError, type SpoolHealth } from "./spool-space.ts";
+import { type ActiveSegment, type CommitHost, GroupCommit } from "./spool-commit.ts";
 
 export { completeLength, spoolLines } from "./spool-files.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 export const REJECTED_FILE = "rejected.jsonl";
-/** Batches written and syncing at once: one syncing while the next is written is the gain. */
-export const MAX_IN_FLIGHT = 2;
 /** A shipping batch read back is cut at this many bytes (at least one record). */
 export const MAX_READ_BYTES = 4 * 1024 * 1024;
 const SPACE_CHECK_MS = 1000;
@@ -71,8 +72,6 @@ export type SpoolOptions = {
   onHealthChange?: (h: SpoolHealth, previous: SpoolHealth["state"]) => void;
 };
 
-type Pending = { id: string; line: string; resolve: () => void; reject: (e: unknown) => void };
-type Batch = { items: Pending[]; lengths: number[]; start: number; end: number; settled: boolean; error: unknown };
 type Location = { seg: SegmentIndex; i: number };
 
 function writeFully(fd: number, buf: Buffer): void {
@@ -80,8 +79,6 @@ function writeFully(fd: number, buf: Buffer): void {
 }
 
 export class AuditSpool {
-  /** fdatasync calls made for appends (the group-commit test counts them). */
-  appendSyncs = 0;
   /** Acknowledgements kept in memory only, because writing seg-<n>.acked failed (full disk). */
   acksNotWritten = 0;
   private readonly segments = new Map<number, SegmentIndex>();
@@ -90,21 +87,11 @@ export class AuditSpool {
   /** Segments whose .acked file may end in a torn append of this process. */
   private readonly ackTorn = new Set<number>();
   private unacked = 0;
-  private pending: Pending[] = [];
-  private readonly inFlight: Batch[] = [];
-  private scheduled = false;
-  /** Cleaning a failed tail or rotating: no batch starts meanwhile. */
-  private maintenance: Promise<void> | null = null;
-  private active!: { seq: number; fh: FileHandle; bytes: number; written: number };
-  /** A batch failed: the active segment may end in part of it, past `active.bytes`. */
-  private failure: unknown = null;
-  /** Answering in order met a failed batch: the batches after it are refused too. */
-  private refusing: unknown = null;
+  private commit!: GroupCommit;
   /** Set by a write that found no room; appends are refused until space returns. */
   private full = false;
   private lastState: SpoolHealth["state"] = "ok";
   private freeCache: { at: number; bytes: number | null } = { at: 0, bytes: null };
-  private readonly idleWaiters: (() => void)[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private closed = false;
 
@@ -128,11 +115,14 @@ export class AuditSpool {
     return spool;
   }
 
+  /** fdatasync calls made for appends (the group-commit tests count them). */
+  get appendSyncs(): number {
+    return this.commit.syncs;
+  }
+
   /** Records not yet acknowledged by the control plane (spooled or being written). */
   get depth(): number {
-    let writing = this.pending.length;
-    for (const b of this.inFlight) writing += b.items.length;
-    return this.unacked + writing;
+    return this.unacked + this.commit.writing;
   }
 
   /** Records on disk not yet acknowledged: what the shipper may read now. */
@@ -149,10 +139,7 @@ export class AuditSpool {
   appendLine(id: string, json: string): Promise<void> {
     if (this.closed) return Promise.reject(new Error("audit spool is closed"));
     if (this.full) return Promise.reject(new SpoolFullError(this.dir, this.free(true)));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ id, line: `${json}\n`, resolve, reject });
-      this.schedule();
-    });
+    return this.commit.append(id, json);
   }
 
   /** Space state for /readyz, `svc policy show` and the heartbeat (free bytes sampled at most once a second). */
@@ -220,9 +207,12 @@ export class AuditSpool {
       e.at.push(loc.i);
     }
     for (const [seg, e] of bySeg) {
+      // A closed segment left with nothing is deleted, which needs no space; else the ids are noted first.
+      const emptied = seg.closed && seg.unacked === new Set(e.at).size;
+      if (!emptied) await this.writeAcks(seg.seq, e.ids);
       for (const i of e.at) if (seg.ack(i)) this.unacked--;
-      if (seg.closed && seg.unacked === 0) await this.dropSegment(seg.seq);
-      else await this.writeAcks(seg.seq, e.ids);
+      // (closed may have turned true while the ids were written: a rotation after a full disk)
+      if (seg.closed && seg.unacked === 0 && this.segments.has(seg.seq)) await this.dropSegment(seg.seq);
     }
   }
 
@@ -248,139 +238,31 @@ export class AuditSpool {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    while (this.pending.length > 0 || this.inFlight.length > 0 || this.maintenance) {
-      await new Promise<void>((r) => this.idleWaiters.push(r));
-    }
-    await this.active.fh.close();
+    await this.commit.close();
   }
 
-  // ——— writing ———
+  // ——— writing (spool-commit.ts does the batches) ———
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // Let every append of this tick join the batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.pump();
-    });
-  }
-
-  /** Start batches while there is room in flight; clean up or rotate when the file needs it. */
-  private pump(): void {
-    if (this.maintenance) return;
-    if (this.failure !== null || this.active.written >= this.o.segmentMaxBytes) {
-      if (this.inFlight.length === 0) this.maintain();
-      return;
-    }
-    while (this.pending.length > 0 && this.inFlight.length < MAX_IN_FLIGHT && this.failure === null) this.startBatch();
-    this.notifyIdle();
-  }
-
-  private startBatch(): void {
-    const items = this.pending;
-    this.pending = [];
-    const text = items.map((p) => p.line).join("");
-    const buf = Buffer.from(text);
-    const b: Batch = { items, lengths: items.map((p) => Buffer.byteLength(p.line)), start: this.active.written, end: this.active.written + buf.length, settled: false, error: null };
-    this.inFlight.push(b);
-    try {
-      // A batch is a few KB into the page cache: written in place (microseconds), which
-      // spares a thread-pool round trip per commit; only the fdatasync goes off-thread.
-      this.o.writeBatch(this.active.fh.fd, buf);
-    } catch (e) {
-      this.batchDone(b, e);
-      return;
-    }
-    this.active.written = b.end;
-    this.o.syncBatch(this.active.fh).then(
-      () => this.batchDone(b, null),
-      (e) => this.batchDone(b, e),
-    );
-  }
-
-  /** Answer finished batches in order: a batch after a failed one is refused as well. */
-  private batchDone(b: Batch, error: unknown): void {
-    b.settled = true;
-    b.error = error;
-    if (error !== null) this.failure ??= error;
-    while (this.inFlight[0]?.settled) {
-      const done = this.inFlight.shift()!;
-      if (done.error !== null) this.refusing ??= done.error;
-      if (this.refusing === null) this.commit(done);
-      else this.refuse(done, done.error ?? this.refusing);
-    }
-    if (this.inFlight.length === 0) this.refusing = null;
-    this.pump();
-  }
-
-  private commit(b: Batch): void {
-    this.appendSyncs++;
-    const seg = this.segments.get(this.active.seq)!;
-    let off = b.start;
-    b.items.forEach((p, k) => {
-      const len = b.lengths[k]!;
-      seg.add(off, len - 1, p.id); // the line without its "\n"
-      off += len;
-    });
-    this.unacked += b.items.length;
-    this.active.bytes = b.end;
-    for (const p of b.items) p.resolve();
-  }
-
-  private refuse(b: Batch, error: unknown): void {
-    const e = this.refusal(error);
-    for (const p of b.items) p.reject(e);
-  }
-
-  /** What callers get for a failed write: SpoolFullError (and the spool is full) when it found no room. */
-  private refusal(error: unknown): unknown {
-    if (!isNoSpace(error)) return error;
-    this.full = true;
-    this.health();
-    return new SpoolFullError(this.dir, this.free(true), error);
-  }
-
-  /** After a failure: cut the torn tail. On a full disk, or at the size limit: a new segment. */
-  private maintain(): void {
-    const failed = this.failure !== null;
-    this.maintenance = (async () => {
-      if (failed) await this.cleanTail();
-      else await this.rotate();
-    })().then(
-      () => {
-        this.maintenance = null;
-        this.pump();
+  private commitHost(): CommitHost {
+    return {
+      segmentMaxBytes: this.o.segmentMaxBytes,
+      writeBatch: this.o.writeBatch,
+      syncBatch: this.o.syncBatch,
+      committed: (seq, records) => {
+        const seg = this.segments.get(seq)!;
+        for (const r of records) seg.add(r.offset, r.length, r.id);
+        this.unacked += records.length;
       },
-      (e) => {
-        // Neither worked (the disk is still failing): refuse what waits; the next append tries again.
-        this.maintenance = null;
-        this.refuse({ items: this.pending.splice(0) } as Batch, e);
-        this.notifyIdle();
+      refusal: (error) => {
+        if (!isNoSpace(error)) return error;
+        this.full = true;
+        this.health();
+        return new SpoolFullError(this.dir, this.free(true), error);
       },
-    );
-  }
-
-  /**
-   * Cut the active segment back to its last whole batch; when even that fails, or the disk is
-   * full (so the segment can be deleted once shipped), continue in a new segment. Either way
-   * the next record starts on a line of its own. Throws when neither works.
-   */
-  private async cleanTail(): Promise<void> {
-    try {
-      await this.active.fh.truncate(this.active.bytes);
-      await this.active.fh.datasync();
-      this.active.written = this.active.bytes;
-      if (this.full && this.active.bytes > 0) await this.rotate();
-    } catch {
-      await this.rotate();
-    }
-    this.failure = null;
-  }
-
-  private notifyIdle(): void {
-    if (this.pending.length > 0 || this.inFlight.length > 0 || this.maintenance) return;
-    for (const w of this.idleWaiters.splice(0)) w();
+      rotate: (old) => this.rotate(old),
+      // The segment that filled the disk is closed, so it can be deleted once shipped.
+      rotateAfterFailure: () => this.full,
+    };
   }
 
   // ——— space ———
@@ -437,7 +319,7 @@ export class AuditSpool {
     }
   }
 
-  private async openActive(seq: number): Promise<void> {
+  private async openActive(seq: number): Promise<ActiveSegment> {
     // "ax": a new file, never an existing one that might end in a torn line.
     let fh: FileHandle | null = null;
     while (!fh) {
@@ -448,18 +330,18 @@ export class AuditSpool {
       });
     }
     fsyncDir(this.dir);
-    this.active = { seq, fh, bytes: 0, written: 0 };
     this.segments.set(seq, new SegmentIndex(seq));
+    return { seq, fh };
   }
 
-  private async rotate(): Promise<void> {
-    const old = this.active;
-    await this.openActive(old.seq + 1);
-    this.failure = null;
+  private async rotate(old: ActiveSegment): Promise<ActiveSegment> {
+    const next = await this.openActive(old.seq + 1);
     await old.fh.close();
     const seg = this.segments.get(old.seq)!;
     seg.closed = true;
+    seg.trim();
     if (seg.unacked === 0) await this.dropSegment(old.seq);
+    return next;
   }
 
   private async dropSegment(seq: number): Promise<void> {
@@ -502,12 +384,13 @@ export class AuditSpool {
       } finally {
         await fh.close();
       }
+      seg.trim();
       this.segments.set(seq, seg);
       this.unacked += seg.unacked;
       if (seg.unacked === 0) await this.dropSegment(seq);
       else await repairTail(ackedPath); // later acks of this segment append here
     }
     await repairTail(join(this.dir, REJECTED_FILE));
-    await this.openActive(maxSeq + 1);
+    this.commit = new GroupCommit(this.commitHost(), await this.openActive(maxSeq + 1));
   }
 }

@@ -17,6 +17,9 @@ export type AuditRecordView = {
   model?: string | null;
   decision: string;
   reason: string;
+  policy_id?: string | null;
+  /** What shadow policies would have decided (issue 17). */
+  shadow?: { decision: string; policy_id: string | null; reason: string };
   installation_id: string;
   agent_id: string;
   subject: { user_id: string | null; email?: string | null; remote_user_id: string | null; via_installation: boolean };
@@ -28,7 +31,16 @@ export type AuditRecordView = {
 };
 
 const DECISION_TONES: Record<string, Tone> = { permit: "ok", deny: "bad", ask: "warn" };
-const FILTERS = ["tool", "decision", "user", "installation", "from", "to"] as const;
+const FILTERS = ["tool", "decision", "user", "installation", "from", "to", "policy", "shadow"] as const;
+
+/** What the shadow policies would have decided, marked when it differs from what was enforced. */
+export function shadowCell(r: Pick<AuditRecordView, "decision" | "shadow">): SafeHtml | "" {
+  if (!r.shadow) return "";
+  const changed = r.shadow.decision !== r.decision;
+  return html`<br>${badge(changed ? `shadow: would ${r.shadow.decision}` : "shadow: same", changed ? "warn" : "muted")}${
+    r.shadow.policy_id ? html` <span class="muted mono small">${r.shadow.policy_id}</span>` : ""
+  }${changed ? html`<br><span class="muted small">${r.shadow.reason}</span>` : ""}`;
+}
 
 /** `2025-01-31T10:00` from a datetime-local field, read as UTC → ISO 8601 for the API. */
 export function utcFromLocalInput(value: string | null): string | null {
@@ -67,6 +79,8 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
     installation: f.installation,
     from: utcFromLocalInput(f.from),
     to: utcFromLocalInput(f.to),
+    policy: f.policy,
+    shadow: f.shadow === "changed" ? "changed" : "",
     cursor,
     limit: 50,
   });
@@ -81,7 +95,7 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
     (r) => html`<tr>
   <td>${time(r.ts)}<br><span class="muted mono small">${r.id}</span></td>
   <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span></td>
-  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span>${
+  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span>${shadowCell(r)}${
     r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
   }</td>
   <td>${subjectCell(r.subject)}</td>
@@ -97,6 +111,8 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
+  ${field({ label: "Policy", name: "policy", value: f.policy, placeholder: "pol_…", quiet: true })}
+  ${selectField({ label: "Shadow", name: "shadow", value: f.shadow, quiet: true, options: [{ value: "", label: "any" }, { value: "changed", label: "shadow would change" }] })}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a></div>
 </form></section>`;
   const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>` : "";

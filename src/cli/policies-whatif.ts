@@ -1,0 +1,124 @@
+// `svc policies test`: what an installation's proxy would decide for a call, decided by the
+// proxy's own code (src/proxy/policy/policy-index.ts) on the bundle the proxy gets (fetched
+// from GET /installations/{id}/policy-bundle). A user linked in that installation is decided
+// exactly as the proxy decides their front-end id; a user not linked there is decided as a
+// service user with their directory groups, and the answer says a real call would first be
+// refused identity.unlinked.
+import type { PolicyBundle } from "../contract/bundle.ts";
+import { UsageError, command } from "../command/index.ts";
+import { type CallContext, type Decision, decideTool, decideToolFor, indexBundle } from "../proxy/policy/policy-index.ts";
+import { type OrgClient, connect, seg } from "./client.ts";
+import { jsonFlag, out, printJson, renderFields } from "./output.ts";
+
+/** Whom a what-if decides for. */
+export type WhatIfCaller =
+  | { kind: "linked"; remoteUserId: string; userId: string }
+  | { kind: "directory"; userId: string; email: string; groups: string[]; attributes: Record<string, string> }
+  | { kind: "installation" };
+
+type DirectoryUser = { id: string; email: string; display_name: string | null; source: string; groups: string[] };
+
+/** The caller for a service user: linked in this bundle if they are, else from the directory. Pure. */
+export function callerFor(bundle: PolicyBundle, user: DirectoryUser): WhatIfCaller {
+  const linked = bundle.identities.find((i) => i.user_id === user.id);
+  if (linked) return { kind: "linked", remoteUserId: linked.remote_user_id, userId: user.id };
+  return { kind: "directory", userId: user.id, email: user.email, groups: [...user.groups].sort(), attributes: { source: user.source, ...(user.display_name ? { display_name: user.display_name } : {}) } };
+}
+
+/** The proxy's decision for the call. Pure: the same functions the proxy's decide route calls. */
+export function whatIf(bundle: PolicyBundle, caller: WhatIfCaller, tool: string, call: CallContext): Decision {
+  const c = indexBundle(bundle);
+  if (caller.kind === "linked") return decideTool(c, { id: caller.remoteUserId }, tool, call);
+  if (caller.kind === "installation") return decideTool(c, null, tool, call);
+  return decideToolFor(c, { kind: "user", userId: caller.userId, remoteUserId: "", groups: caller.groups, email: caller.email, attributes: caller.attributes }, tool, call);
+}
+
+export type WhatIfReport = {
+  decision: "permit" | "deny";
+  code: string | null;
+  message: string | null;
+  policy: { id: string; name: string } | null;
+  shadow: { decision: string; policy: { id: string; name: string } | null } | null;
+  installation_id: string;
+  policy_revision: number;
+  /** Set when the user has no front-end identity in this installation. */
+  not_linked: boolean;
+};
+
+export function report(bundle: PolicyBundle, caller: WhatIfCaller, d: Decision): WhatIfReport {
+  const named = (id: string | null) => {
+    const p = id ? bundle.policies.find((x) => x.id === id) : undefined;
+    return p ? { id: p.id, name: p.name } : null;
+  };
+  return {
+    decision: d.decision,
+    code: d.code,
+    message: d.message,
+    policy: named(d.policyId),
+    shadow: d.shadow ? { decision: d.shadow.decision, policy: named(d.shadow.policyId) } : null,
+    installation_id: bundle.installation_id,
+    policy_revision: bundle.revision,
+    not_linked: caller.kind === "directory",
+  };
+}
+
+/** `--args` as JSON: an object, or nothing. */
+export function parseArgsFlag(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (e) {
+    throw new UsageError(`--args is not JSON (${(e as Error).message}); pass an object such as '{"amount": 200}'`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new UsageError(`--args must be a JSON object such as '{"amount": 200}'`);
+  return v as Record<string, unknown>;
+}
+
+/** The installation to decide in: the one named, or the organization's only one. */
+export async function pickInstallation(client: OrgClient, named: string | undefined): Promise<string> {
+  if (named) return named;
+  const { installations } = await client.json<{ installations: { id: string; name: string }[] }>("GET", client.org("/installations"));
+  if (installations.length === 1) return installations[0]!.id;
+  throw new UsageError(
+    installations.length === 0
+      ? "the organization has no installation yet: create one with `svc bot init` first"
+      : `the organization has ${installations.length} installations; pass --installation with one of: ${installations.map((i) => `${i.id} (${i.name})`).join(", ")}`,
+  );
+}
+
+/** The current bundle of an installation, as its proxy gets it. */
+export async function fetchBundle(client: OrgClient, installationId: string): Promise<PolicyBundle> {
+  return client.json<PolicyBundle>("GET", client.org(`/installations/${seg(installationId)}/policy-bundle`));
+}
+
+export const testCommand = command({
+  meta: { name: "test", description: "What the proxy would decide for a tool call, with the proxy's own code on the current bundle" },
+  args: {
+    user: { type: "string", required: true, description: "the service user: email or usr_… id", valueHint: "email|usr_id" },
+    tool: { type: "string", required: true, description: "the tool's declared name", valueHint: "name" },
+    args: { type: "string", description: "the call's arguments as a JSON object (conditions see them as args)", valueHint: "json" },
+    installation: { type: "string", description: "the installation whose bundle decides (default: the only one)", valueHint: "installation_id" },
+    ...jsonFlag,
+  },
+  examples: ["svc policies test --user alice@example.com --tool crm.credit_note --args '{\"amount\": 200}'", "svc policies test --user usr_01J... --tool crm.update --installation inst_01J... --json"],
+  async run({ args }) {
+    const callArgs = parseArgsFlag(args.args);
+    const client = await connect("svc policies test");
+    const user = await client.json<DirectoryUser>("GET", client.org(`/users/${seg(args.user)}`));
+    const bundle = await fetchBundle(client, await pickInstallation(client, args.installation));
+    const caller = callerFor(bundle, user);
+    const r = report(bundle, caller, whatIf(bundle, caller, args.tool, { args: callArgs, now: new Date() }));
+    if (args.json) return printJson(r);
+    out(
+      renderFields([
+        ["decision", r.decision],
+        ["policy", r.policy ? `${r.policy.name} (${r.policy.id})` : "none"],
+        ["message", r.message],
+        ["shadow", r.shadow ? `would ${r.shadow.decision}${r.shadow.policy ? ` by ${r.shadow.policy.name} (${r.shadow.policy.id})` : ""}` : null],
+        ["installation", `${r.installation_id}, policy revision ${r.policy_revision}`],
+        ["note", r.not_linked ? `${user.email} has no front-end identity in this installation: a real call is refused identity.unlinked until they link one` : null],
+      ]),
+    );
+  },
+});

@@ -1,0 +1,126 @@
+// The gate every HTTP request passes before the application sees it. It exists because Elysia
+// reads and parses a body before any hook of the route runs (authentication included), so a
+// body had to be read, whole, before the caller was known. Here, in order:
+//   1. TRACE, CONNECT and unknown methods: 405, never routed.
+//   2. A request with a body: the route's credential is checked first (401/403/404 without
+//      reading a byte of the body); then the body is read with the route's limit counted while
+//      reading (Content-Length over the limit: 413 at once; a chunked body is cut at the limit),
+//      and its JSON nesting depth is bounded (400: deep JSON would exhaust the parser's stack).
+//   3. The request goes on with the bytes read and the credential the gate resolved, so the
+//      route's own authentication does not look it up again (credentialOf).
+// Requests without a body (GET, HEAD, OPTIONS, an empty DELETE) go straight on.
+import { SvcError } from "../../contract/errors.ts";
+import { problemResponse } from "./problem.ts";
+
+/** Deeper JSON than this is refused with 400 before parsing; svc's own bodies nest under 10. */
+export const MAX_JSON_DEPTH = 32;
+
+/** The methods the control plane routes; anything else is 405. */
+const ROUTED = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+
+export type GateRoute = {
+  /** The most bytes the body may have. */
+  limit: number;
+  /** Checks the caller's credential from the headers alone; throws SvcError when refused; returns what it resolved. */
+  authenticate?: (request: Request) => Promise<unknown>;
+};
+
+export type Gate = (request: Request, server?: { requestIP(r: Request): { address: string } | null } | null) => Promise<Response>;
+
+const credentials = new WeakMap<Request, unknown>();
+const peers = new WeakMap<Request, string>();
+
+/** What the gate's authenticate resolved for this request (undefined: the gate did not check it). */
+export function credentialOf(request: Request): unknown {
+  return credentials.get(request);
+}
+
+/** The socket peer the gate saw for this request (the forwarded copy has no socket). */
+export function peerOf(request: Request): string | undefined {
+  return peers.get(request);
+}
+
+function refuse(error: unknown, path: string): Response {
+  if (error instanceof SvcError) return problemResponse(error.toProblem(path));
+  throw error;
+}
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped), stopping past `max`. */
+export function jsonDepthExceeds(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Reads at most `limit` bytes of the body; null when it is longer (the stream is cancelled). */
+export async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): SvcError {
+  return new SvcError("body_too_large", `the request body is larger than this route takes (${limit} bytes)`, { limit_bytes: limit });
+}
+
+export function requestGate(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>): Gate {
+  return async (request, server) => {
+    const path = new URL(request.url).pathname;
+    const peer = server?.requestIP(request)?.address;
+    if (!ROUTED.has(request.method)) {
+      const res = problemResponse(new SvcError("method_not_allowed", `${request.method} is not a method this service answers`).toProblem(path));
+      res.headers.set("allow", ALLOW);
+      return res;
+    }
+    if (request.body === null || request.method === "GET" || request.method === "HEAD") {
+      if (peer) peers.set(request, peer);
+      return next(request);
+    }
+    const route = routeOf(request.method, path);
+    try {
+      const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+      let credential: unknown;
+      if (route.authenticate) credential = await route.authenticate(request);
+      if (declared > route.limit) throw tooLarge(route.limit);
+      const bytes = await readBounded(request.body, route.limit);
+      if (bytes === null) throw tooLarge(route.limit);
+      if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
+        throw new SvcError("body_too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { max_depth: MAX_JSON_DEPTH });
+      }
+      const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal });
+      if (route.authenticate) credentials.set(forwarded, credential);
+      if (peer) peers.set(forwarded, peer);
+      return await next(forwarded);
+    } catch (e) {
+      return refuse(e, path);
+    }
+  };
+}

@@ -1,0 +1,96 @@
+// Tool-server routes (`svc tool-servers …`, issue 13). A CLI seals a server's secrets to the
+// runtimes listed by GET runtime-recipients (model-profiles/routes.ts) before it creates the
+// server or replaces its secrets.
+import { Elysia, t } from "elysia";
+import { authPlugin } from "../auth/plugin.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { resolveWorkspace } from "../organizations/service.ts";
+import { liveSince, livenessLimits } from "../runtime/replicas.ts";
+import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools } from "./model.ts";
+import { serverReadiness } from "./readiness.ts";
+import {
+  assignServer,
+  assignedAgentIds,
+  createServer,
+  deleteServer,
+  listServers,
+  presentServer,
+  resolveServer,
+  serversOfAgent,
+  setServerSecrets,
+  setServerTools,
+  unassignServer,
+} from "./service.ts";
+
+const tags = ["tool-servers"];
+
+export function toolServerRoutes(deps: ControlPlaneDeps) {
+  const db = deps.db;
+  const wsOf = async (orgId: string, workspace?: string) => (workspace ? await resolveWorkspace(db, orgId, workspace) : undefined);
+  const serverOf = async (orgId: string, id: string, workspace?: string) => resolveServer(db, orgId, id, (await wsOf(orgId, workspace))?.id);
+  const live = () => liveSince(deps.now(), livenessLimits(deps.config));
+  const withAgents = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...presentServer(s), assigned_agents: await assignedAgentIds(db, s.id) });
+
+  return new Elysia({ name: "tool-server-routes", prefix: "/organizations/:org" })
+    .use(authPlugin(deps))
+    .get("/tool-servers", async ({ principal, query }) => ({ tool_servers: (await listServers(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentServer) }), {
+      admin: true,
+      query: ServerQuery,
+      detail: { tags, summary: "List MCP tool servers (never their secrets)" },
+    })
+    .post(
+      "/tool-servers",
+      async ({ principal, body, set }) => {
+        const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
+        const server = await createServer(db, principal.orgId, ws, body, live());
+        set.status = 201;
+        return { ...presentServer(server), assigned_agents: [] };
+      },
+      { admin: true, body: ServerCreate, detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" } },
+    )
+    .get("/tool-servers/:id", async ({ principal, params, query }) => withAgents(await serverOf(principal.orgId, params.id, query.workspace)), {
+      admin: true,
+      params: ServerParams,
+      query: ServerQuery,
+      detail: { tags, summary: "Show a tool server by id or name, with the agents it is assigned to" },
+    })
+    .delete(
+      "/tool-servers/:id",
+      async ({ principal, params, query, set }) => {
+        await deleteServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace));
+        set.status = 204;
+      },
+      { admin: true, params: ServerParams, query: ServerQuery, detail: { tags, summary: "Delete a tool server no agent is assigned (409 while assigned)" } },
+    )
+    .put(
+      "/tool-servers/:id/secrets",
+      async ({ principal, params, query, body }) => withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live())),
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerSecrets, detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" } },
+    )
+    .put(
+      "/tool-servers/:id/tools",
+      async ({ principal, params, query, body }) => withAgents(await setServerTools(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body)),
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerTools, detail: { tags, summary: "Replace the allow-list and the per-tool access overrides" } },
+    )
+    .get("/tool-servers/:id/readiness", async ({ principal, params, query }) => serverReadiness(db, await serverOf(principal.orgId, params.id, query.workspace), live()), {
+      admin: true,
+      params: ServerParams,
+      query: ServerQuery,
+      detail: { tags, summary: "Whether runtimes serve the server's tools now, check by check, with each live replica's report" },
+    })
+    .post(
+      "/tool-servers/:id/assign",
+      async ({ principal, params, query, body }) => assignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerAssign, detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" } },
+    )
+    .delete(
+      "/tool-servers/:id/assignments/:agent",
+      async ({ principal, params, query }) => unassignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), params.agent),
+      { admin: true, params: AssignParams, query: ServerQuery, detail: { tags, summary: "Take the server away from an agent" } },
+    )
+    .get("/tool-server-assignments", async ({ principal, query }) => ({ agent_id: query.agent_id, tool_servers: await serversOfAgent(db, principal.orgId, query.agent_id) }), {
+      admin: true,
+      query: t.Object({ agent_id: t.String({ minLength: 1, maxLength: 64 }) }),
+      detail: { tags, summary: "The tool servers assigned to an agent" },
+    });
+}

@@ -1,0 +1,236 @@
+// The gateway in the daemon, end to end with real MCP software on both sides: the official
+// TypeScript SDK client and Open WebUI's own MCPClient (Python, from its venv) in front; the
+// Python SDK's MCPServer over https and mcp-server-time over stdio behind.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Decrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AuditRecord } from "../../contract/audit.ts";
+import type { PolicyBundle } from "../../contract/bundle.ts";
+import type { Logger } from "../../log/index.ts";
+import { type NotesServer, startNotesServer, toolServer } from "../../../test/support/mcp/servers.ts";
+import { OPENWEBUI_PYTHON } from "../../../test/support/openwebui.ts";
+import { testTls } from "../../../test/support/tls.ts";
+import { loadConfig } from "../config.ts";
+import { type Daemon, startDaemon } from "../daemon.ts";
+import { type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
+import { signSession } from "./session-jwt.ts";
+
+const TOKEN = "svc_rt_mcp_gateway";
+const SECRET = "chatui-secret-for-tests";
+const SECRET_ARG = "s3cr3t-term-value";
+const lines: string[] = [];
+const push = (level: string) => (e: string, f = {}) => void lines.push(JSON.stringify({ level, e, ...f }));
+const log: Logger = { info: push("info"), warn: push("warn"), error: push("error") };
+
+let cp: FakeControlPlane;
+let daemon: Daemon;
+let notes: NotesServer;
+let identity: string;
+
+const jwt = (id: string) => signSession({ id, jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000) }, SECRET);
+const registered = ["notes.add_note", "notes.big", "notes.lookup", "notes.slow", "time.convert_time", "time.get_current_time"];
+
+async function bundle(): Promise<PolicyBundle> {
+  return {
+    version: 2,
+    revision: 1,
+    generated_at: "2026-01-01T00:00:00.000Z",
+    organization_id: "org_T",
+    workspace_id: "ws_T",
+    installation_id: "inst_T",
+    agent_id: "agt_T",
+    tools: registered.map((name) => ({ name, access: "read", required_capabilities: [] })),
+    policies: [
+      ...["lookup", "add_note", "slow", "big"].map((t) => ({ id: "pol_1", name: "sales notes", src: "group:sales", dst: `tool:notes.${t}`, effect: "permit" as const })),
+      { id: "pol_2", name: "no writes", src: "user:usr_alice", dst: "tool:notes.add_note", effect: "deny" },
+      { id: "pol_3", name: "time", src: "*", dst: "tool:time.get_current_time", effect: "permit" },
+    ],
+    identities: [
+      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales"] },
+      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@example.com", groups: [] },
+    ],
+    model_profile: null,
+    recipients: [{ key_id: "key_1", recipient: await identityToRecipient(identity), kind: "customer" }],
+    tool_servers: [toolServer.http(notes.url), toolServer.time()],
+  };
+}
+
+async function client(user: string): Promise<Client> {
+  const c = new Client({ name: "test", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(daemon.mcpUrl!), { requestInit: { headers: { authorization: `Bearer ${jwt(user)}` } } }));
+  return c;
+}
+
+async function shipped(pred: (r: AuditRecord) => boolean, what: string): Promise<AuditRecord> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    daemon.shipper.wake();
+    const hit = [...cp.audit.values()].find(pred);
+    if (hit) return hit;
+    if (Date.now() > end) throw new Error(`no shipped audit record: ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+async function opened(r: AuditRecord): Promise<unknown> {
+  const d = new Decrypter();
+  d.addIdentity(identity);
+  return JSON.parse(await d.decrypt(Buffer.from(r.ciphertext!, "base64"), "text"));
+}
+
+function owuiClient(user: string, steps: [string, unknown][]): Promise<Record<string, any>[]> {
+  const argv = [OPENWEBUI_PYTHON, join(import.meta.dir, "../../../test/support/mcp/owui_client.py"), daemon.mcpUrl!, jwt(user), ...steps.flatMap(([n, a]) => [n, JSON.stringify(a)])];
+  const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", cwd: tmpdir() });
+  return Promise.all([new Response(p.stdout).text(), p.exited]).then(([out]) => out.split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+}
+
+beforeAll(async () => {
+  identity = await generateX25519Identity();
+  notes = await startNotesServer();
+  cp = startFakeControlPlane(await bundle(), TOKEN);
+  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-gw-"));
+  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET };
+  daemon = await startDaemon(loadConfig(env), log);
+  const end = Date.now() + 60_000;
+  while (daemon.status.state !== "ready" && Date.now() < end) await Bun.sleep(50);
+  await daemon.mcpSettled();
+}, 120_000);
+
+afterAll(async () => {
+  await daemon?.shutdown(1000);
+  await cp?.stop();
+  await notes?.stop();
+});
+
+describe("identity", () => {
+  test("no credential, a forged or foreign token, an Open WebUI API key: 401, nothing listed", async () => {
+    expect(daemon.mcpUrl).toStartWith("http://127.0.0.1:");
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+    const post = (auth: string | null) => fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(init) });
+    expect((await post(null)).status).toBe(401);
+    expect((await post(`Bearer ${signSession({ id: "fe-alice" }, "another-secret")}`)).status).toBe(401);
+    const key = await post("Bearer sk-0123456789abcdef");
+    expect(key.status).toBe(401);
+    expect(JSON.stringify(await key.json())).toContain("API keys are not accepted");
+    // a header that code in the front end could set is not an identity
+    const headerOnly = await fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-openwebui-user-id": "fe-alice", "x-svc-user-id": "fe-alice" }, body: JSON.stringify(init) });
+    expect(headerOnly.status).toBe(401);
+  });
+
+  test("a session belongs to the user who opened it: another user's token on it is refused", async () => {
+    const alice = await client("fe-alice");
+    const sid = (alice.transport as StreamableHTTPClientTransport).sessionId!;
+    const res = await fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${jwt("fe-bob")}`, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    expect(res.status).toBe(403);
+    await alice.close();
+  });
+});
+
+describe("tools/list", () => {
+  test("offers each user only the registered tools policy permits them", async () => {
+    const alice = await client("fe-alice");
+    expect((await alice.listTools()).tools.map((t) => t.name).sort()).toEqual(["notes.big", "notes.lookup", "notes.slow", "time.get_current_time"]);
+    const lookup = (await alice.listTools()).tools.find((t) => t.name === "notes.lookup")!;
+    expect(lookup.inputSchema.properties).toHaveProperty("term");
+    await alice.close();
+    const bob = await client("fe-bob");
+    expect((await bob.listTools()).tools.map((t) => t.name)).toEqual(["time.get_current_time"]);
+    await bob.close();
+    const carol = await client("fe-carol"); // unlinked: policy permits nothing yet
+    expect((await carol.listTools()).tools).toEqual([]);
+    await carol.close();
+  });
+});
+
+describe("tools/call", () => {
+  test("permit: audited (encrypted arguments, the server named) before the upstream sees it, then an ok outcome", async () => {
+    const alice = await client("fe-alice");
+    const r = await alice.callTool({ name: "notes.lookup", arguments: { term: SECRET_ARG } });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.stringify(r.content)).toContain(`note about ${SECRET_ARG}`);
+    expect(notes.calls().filter((c) => c.tool === "lookup").at(-1)).toEqual({ tool: "lookup", args: { term: SECRET_ARG } });
+    const rec = await shipped((x) => x.action === "tool:notes.lookup" && x.kind === "tool", "the permit");
+    expect(rec).toMatchObject({ decision: "permit", reason: "policy", policy_id: "pol_1", tool_name: "notes.lookup", tool_server: "notes", recipient_key_ids: ["key_1"] });
+    expect(rec.subject).toEqual({ user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false });
+    expect(await opened(rec)).toMatchObject({ arguments: { term: SECRET_ARG } });
+    const outcome = await shipped((x) => x.kind === "outcome" && x.ref === rec.id, "the outcome");
+    expect(outcome).toMatchObject({ outcome: "ok", tool_server: "notes", action: "tool:notes.lookup" });
+    expect(lines.join("\n")).not.toContain(SECRET_ARG);
+    await alice.close();
+  });
+
+  test("deny: the spec's refusal as an MCP error result; the upstream is never contacted", async () => {
+    const before = notes.calls().length;
+    const alice = await client("fe-alice");
+    const r = await alice.callTool({ name: "notes.add_note", arguments: { text: "never" } });
+    expect(r.isError).toBe(true);
+    expect((r.content as { text: string }[])[0]!.text).toBe('Refused (svc.denied): policy "no writes" denies tool:notes.add_note');
+    const bob = await client("fe-bob");
+    const r2 = await bob.callTool({ name: "notes.lookup", arguments: { term: "x" } });
+    expect((r2.content as { text: string }[])[0]!.text).toStartWith("Refused (svc.denied)");
+    const unknown = await bob.callTool({ name: "notes.nope", arguments: {} });
+    expect((unknown.content as { text: string }[])[0]!.text).toBe("tool_not_registered");
+    expect(notes.calls().length).toBe(before);
+    const rec = await shipped((x) => x.action === "tool:notes.add_note", "the deny");
+    expect(rec).toMatchObject({ decision: "deny", reason: "svc.denied", tool_server: "notes" });
+    await alice.close();
+    await bob.close();
+  });
+
+  test("stdio upstream: mcp-server-time answers through the gateway", async () => {
+    const bob = await client("fe-bob");
+    const r = await bob.callTool({ name: "time.get_current_time", arguments: { timezone: "UTC" } });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.stringify(r.content)).toContain("UTC");
+    await bob.close();
+  });
+
+  test("cancellation reaches the upstream; an oversized result is refused by its limit; both leave an error outcome", async () => {
+    const alice = await client("fe-alice");
+    const ac = new AbortController();
+    const p = alice.callTool({ name: "notes.slow", arguments: { seconds: 5 } }, undefined, { signal: ac.signal });
+    const end = Date.now() + 10_000;
+    while (!notes.calls().some((c) => c.tool === "slow") && Date.now() < end) await Bun.sleep(20);
+    ac.abort();
+    await expect(p).rejects.toThrow();
+    const slow = await shipped((x) => x.action === "tool:notes.slow" && x.kind === "tool", "the slow permit");
+    expect(await shipped((x) => x.kind === "outcome" && x.ref === slow.id, "the cancelled outcome")).toMatchObject({ outcome: "error" });
+    while (!notes.calls().some((c) => c.tool === "slow.cancelled") && Date.now() < end) await Bun.sleep(20);
+    expect(notes.calls().some((c) => c.tool === "slow.cancelled")).toBe(true);
+
+    const big = await alice.callTool({ name: "notes.big", arguments: { kib: 5 * 1024 } });
+    expect(big.isError).toBe(true);
+    expect((big.content as { text: string }[])[0]!.text).toContain("MCP_RESULT_LIMIT_BYTES");
+    const bigRec = await shipped((x) => x.action === "tool:notes.big" && x.kind === "tool", "the big permit");
+    expect(await shipped((x) => x.kind === "outcome" && x.ref === bigRec.id, "the big outcome")).toMatchObject({ outcome: "error" });
+    await alice.close();
+  }, 60_000);
+});
+
+describe("Open WebUI's own MCP client", () => {
+  test.skipIf(!existsSync(OPENWEBUI_PYTHON))("permit runs; an unlinked user gets Refused (identity.unlinked) and the claim link as an elicitation to their session alone", async () => {
+    const alice = await owuiClient("fe-alice", [["notes.lookup", { term: "owui" }]]);
+    expect(alice.find((s) => s.tools)?.tools.map((t: { name: string }) => t.name)).toContain("notes.lookup");
+    expect(JSON.stringify(alice.find((s) => s.call === "notes.lookup")?.result)).toContain("note about owui");
+
+    const claimsBefore = cp.claims.length;
+    const carol = await owuiClient("fe-carol", [["notes.lookup", { term: "x" }]]);
+    const refused = carol.find((s) => s.call === "notes.lookup")!;
+    expect(refused.error).toBe("Refused (identity.unlinked)");
+    const events = carol.filter((s) => s.event).map((s) => s.event);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "request:elicitation", data: { mode: "url", server_name: "svc" } });
+    expect(events[0].data.url).toStartWith(`${cp.url}/claim/`);
+    expect(cp.claims.length).toBe(claimsBefore + 1);
+    expect(cp.claims.at(-1)).toMatchObject({ remote_user_id: "fe-carol" });
+    // the link is in the event to the user's session, never in the tool result the model reads
+    expect(JSON.stringify(refused)).not.toContain("/claim/");
+    expect(notes.calls().some((c) => c.args.term === "x")).toBe(false);
+    const rec = await shipped((x) => x.action === "tool:notes.lookup" && x.reason === "identity.unlinked", "the unlinked refusal");
+    expect(rec.subject).toEqual({ user_id: null, remote_user_id: "fe-carol", via_installation: true });
+  }, 60_000);
+});

@@ -1,0 +1,180 @@
+// The MCP gateway: the one MCP endpoint (Streamable HTTP, POST/GET/DELETE /mcp) that Open
+// WebUI's tool-server connection reaches on loopback TCP inside the container.
+//
+// Identity: every request carries the user's Open WebUI session JWT (auth_type "session"),
+// verified with the front end's secret (session-jwt.ts); none is refused with 401. A session
+// (Mcp-Session-Id) belongs to the user who opened it: another user's token on it is a 403.
+//
+// tools/list offers the registered tools of the reachable servers that policy permits to the
+// user. tools/call is decided again on every call, the audit record durable before anything
+// else happens:
+//   permit   → the decision record, then the upstream call, then an outcome record (ok/error)
+//   deny     → an MCP error result `Refused (svc.denied): …`; the upstream is never contacted
+//   unlinked → `Refused (identity.unlinked)`; the claim link goes to that user alone as a URL
+//              elicitation, which Open WebUI routes to the user's own browser session
+//              (MCPClient.elicit → __event_call__ → `request:elicitation`), never into the
+//              tool result or the model's context
+// Upstream faults (unreachable, timeout, crash, oversized result, cancellation) end as an
+// error result and an outcome record "error": none loses the audit record.
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { type CallToolResult, CallToolRequestSchema, ElicitResultSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { REFUSAL_CODES } from "../../contract/errors.ts";
+import type { Logger } from "../../log/index.ts";
+import { VERSION } from "../../version.ts";
+import type { ClaimLinks } from "../api/claim-links.ts";
+import type { AuditRecorder } from "../audit/recorder.ts";
+import { decideTool } from "../policy/policy-index.ts";
+import type { ProxyStatus } from "../policy/status.ts";
+import type { McpServers } from "./servers.ts";
+import { verifySession } from "./session-jwt.ts";
+
+export const MCP_GATEWAY_PATH = "/mcp";
+/** Sessions kept at most (the oldest is closed first); Open WebUI opens one per chat turn. */
+export const MAX_SESSIONS = 1000;
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** How long a refused call waits for the user to see the claim link (Open WebUI waits ≥ 60 s for the browser). */
+export const CLAIM_ELICIT_WAIT_MS = 60_000;
+
+export type GatewayDeps = {
+  status: ProxyStatus;
+  recorder: AuditRecorder;
+  servers: Pick<McpServers, "entries" | "find">;
+  claims: Pick<ClaimLinks, "forRefusal">;
+  /** CHATUI_SECRET_KEY: Open WebUI signs its session JWTs with it. */
+  secretKey: string;
+  log: Logger;
+  elicitWaitMs?: number;
+  now?: () => number;
+};
+
+type Session = { transport: WebStandardStreamableHTTPServerTransport; server: Server; userId: string; lastSeen: number };
+
+function rpcError(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status, headers });
+}
+
+const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+
+export type Gateway = { fetch(req: Request): Promise<Response>; sessions(): number; close(): Promise<void> };
+
+export function createMcpGateway(d: GatewayDeps): Gateway {
+  const sessions = new Map<string, Session>();
+  const now = d.now ?? Date.now;
+
+  function offered(userId: string): Tool[] {
+    const compiled = d.status.serving() ? d.status.compiled : null;
+    if (!compiled) return [];
+    return d.servers
+      .entries()
+      // Listing has no arguments: a permit whose condition needs them shows once it permits without.
+      .filter((e) => decideTool(compiled, { id: userId }, e.name, { args: {}, now: new Date(now()) }).decision === "permit")
+      .map((e) => ({ ...e.tool, name: e.name }));
+  }
+
+  async function deliverClaim(server: Server, url: string, send: (r: { method: "elicitation/create"; params: Record<string, unknown> }) => Promise<unknown>, userId: string): Promise<void> {
+    if (!server.getClientCapabilities()?.elicitation) {
+      d.log.warn("claim link not delivered: the MCP client takes no elicitations", { remote_user_id: userId });
+      return;
+    }
+    try {
+      await send({ method: "elicitation/create", params: { mode: "url", elicitationId: randomUUID(), url, message: "Your chat account is not linked to a service account yet, so svc refused this tool. Open the link to link it; then ask again." } });
+    } catch (e) {
+      d.log.info("claim link elicitation ended without an answer", { remote_user_id: userId, error: (e as Error).message.slice(0, 200) });
+    }
+  }
+
+  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendRequest: (r: never, s: never, o?: never) => Promise<unknown> }): Promise<CallToolResult> {
+    const compiled = d.status.compiled;
+    if (!d.status.serving() || !compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
+    const decision = decideTool(compiled, { id: userId }, name, { args, now: new Date(now()) });
+    const served = d.servers.find(name);
+    const serverName = served?.entry.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : undefined);
+    const [record, claim] = await Promise.all([
+      d.recorder.decision({ compiled, kind: "tool", action: `tool:${name}`, toolName: name, decision, args, payload: null, ...(serverName ? { toolServer: serverName } : {}) }),
+      decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }) : undefined,
+    ]);
+    d.log.info("decision", { kind: "tool", via: "mcp", action: `tool:${name}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, policy_revision: compiled.revision });
+    if (decision.decision !== "permit") {
+      if (claim) {
+        const send = (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
+          (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
+        await deliverClaim(server, claim, send, userId);
+      }
+      return refusal(decision.message!);
+    }
+    const finish = async (outcome: "ok" | "error", why?: string) => {
+      const o = await d.recorder.outcome({ compiled, ref: record.id, outcome, exitCode: null });
+      d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
+    };
+    if (!served) {
+      await finish("error", "unreachable");
+      return refusal(`MCP server "${serverName ?? "?"}" serves no tool "${name}" now (unreachable); the tool was not run`);
+    }
+    try {
+      const result = await served.upstream.call(served.entry.upstream, args, extra.signal);
+      await finish(result.isError ? "error" : "ok");
+      return result;
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? "upstream_error";
+      await finish("error", code);
+      return refusal((e as Error).message);
+    }
+  }
+
+  function newServer(userId: string): Server {
+    const server = new Server({ name: "svc", version: VERSION }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: offered(userId) }));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => call(server, userId, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra as never));
+    return server;
+  }
+
+  async function closeSession(id: string): Promise<void> {
+    const s = sessions.get(id);
+    if (!s) return;
+    sessions.delete(id);
+    await s.server.close().catch(() => {});
+  }
+
+  function sweep(): void {
+    const cutoff = now() - SESSION_IDLE_MS;
+    for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeSession(id);
+    while (sessions.size >= MAX_SESSIONS) void closeSession(sessions.keys().next().value!);
+  }
+
+  return {
+    sessions: () => sessions.size,
+    async fetch(req) {
+      if (new URL(req.url).pathname !== MCP_GATEWAY_PATH) return rpcError(404, `no MCP endpoint here; it is ${MCP_GATEWAY_PATH}`);
+      const who = verifySession(req.headers.get("authorization"), d.secretKey, Math.floor(now() / 1000));
+      if (!who.ok) {
+        d.log.warn("mcp request refused", { reason: who.reason });
+        const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
+        return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
+      }
+      const sid = req.headers.get("mcp-session-id");
+      if (sid) {
+        const s = sessions.get(sid);
+        if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
+        if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
+        s.lastSeen = now();
+        return s.transport.handleRequest(req);
+      }
+      sweep();
+      const server = newServer(who.userId);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server, userId: who.userId, lastSeen: now() }),
+        onsessionclosed: (id) => void sessions.delete(id),
+      });
+      await server.connect(transport);
+      const res = await transport.handleRequest(req);
+      if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
+      return res;
+    },
+    async close() {
+      await Promise.all([...sessions.keys()].map(closeSession));
+    },
+  };
+}

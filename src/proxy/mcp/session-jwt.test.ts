@@ -1,0 +1,29 @@
+import { describe, expect, test } from "bun:test";
+import { signSession, verifySession } from "./session-jwt.ts";
+
+const SECRET = "front-end-secret";
+const now = 1_800_000_000;
+const bearer = (t: string) => `Bearer ${t}`;
+
+describe("verifySession", () => {
+  test("a token Open WebUI signed with the shared secret names its user", () => {
+    expect(verifySession(bearer(signSession({ id: "u-1", jti: "x", iat: now }, SECRET)), SECRET, now)).toEqual({ ok: true, userId: "u-1" });
+  });
+
+  test("a token made with another secret, a changed payload or an expired one is refused", () => {
+    expect(verifySession(bearer(signSession({ id: "u-1" }, "other")), SECRET, now)).toEqual({ ok: false, reason: "bad_signature" });
+    const [h, , s] = signSession({ id: "u-1" }, SECRET).split(".");
+    const forged = `${h}.${Buffer.from(JSON.stringify({ id: "admin" })).toString("base64url")}.${s}`;
+    expect(verifySession(bearer(forged), SECRET, now)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(verifySession(bearer(signSession({ id: "u-1", exp: now - 120 }, SECRET)), SECRET, now)).toEqual({ ok: false, reason: "expired" });
+    expect(verifySession(bearer(signSession({ id: "u-1", exp: now + 120 }, SECRET)), SECRET, now).ok).toBe(true);
+  });
+
+  test("no credential, an API key, alg none or no user id: refused with the reason", () => {
+    expect(verifySession(null, SECRET, now)).toEqual({ ok: false, reason: "missing" });
+    expect(verifySession("Bearer sk-123", SECRET, now)).toEqual({ ok: false, reason: "api_key" });
+    const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${Buffer.from(JSON.stringify({ id: "u-1" })).toString("base64url")}.`;
+    expect(verifySession(bearer(none), SECRET, now)).toEqual({ ok: false, reason: "malformed" });
+    expect(verifySession(bearer(signSession({ sub: "u-1" }, SECRET)), SECRET, now)).toEqual({ ok: false, reason: "no_user" });
+  });
+});

@@ -1,0 +1,182 @@
+// svc tool-servers create|list|show|assign|unassign|tools|secrets|readiness|delete against a real
+// control plane (issue 13). Secrets are read from stdin, sealed to the scope's runtimes, and only
+// ciphertext reaches the control plane; the runtime's bundle carries them and its own key opens them.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Decrypter } from "age-encryption";
+import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
+
+let cp: ControlPlaneProcess;
+beforeAll(async () => {
+  cp = await startControlPlane();
+});
+afterAll(async () => {
+  await cp?.stop();
+  if (cp) cleanup(cp.dataDir);
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+const names = async () => (await api(cp, "GET", org(cp, "/tool-servers?workspace=default"))).json.tool_servers.map((s: { name: string }) => s.name) as string[];
+
+test("create a stdio server with args, an allow-list and an access override, assigned; list and show it", async () => {
+  const agent = await createAgent(cp);
+  const r = await svc(cp, ["tool-servers", "create", "time", "--command", "mcp-server-time", "--args=--local-timezone,UTC", "--allow", "get_current_time,convert_time", "--access", "convert_time=write", "--agent", agent, "--workspace", "default", "--json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const s = JSON.parse(r.stdout);
+  expect(s).toMatchObject({ name: "time", transport: "stdio", command: "mcp-server-time", args: ["--local-timezone", "UTC"], allowed_tools: ["convert_time", "get_current_time"], access_overrides: { convert_time: "write" }, assigned_agents: [agent] });
+
+  const list = await svc(cp, ["tool-servers", "list", "--workspace", "default"]);
+  expect(list.code).toBe(0);
+  expect(list.stdout).toMatch(/^ID\s+NAME\s+TRANSPORT\s+ENDPOINT\s+SECRETS\s+TOOLS\n/);
+  expect(list.stdout).toContain("mcp-server-time --local-timezone UTC");
+
+  const shown = await svc(cp, ["tool-servers", "show", "time", "--workspace", "default"]);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toContain("tool:time.<tool>");
+  expect(shown.stdout).toContain(`assigned to:      ${agent}\n`);
+  expect(shown.stdout).toContain("convert_time=write");
+  expect(shown.stdout).toContain("No live runtime replica in scope.");
+
+  const dup = await svc(cp, ["tool-servers", "create", "time", "--url", "https://mcp.example.com/mcp", "--workspace", "default"]);
+  expect(dup.code).toBe(1);
+  expect(dup.stderr.trim()).toMatch(/^svc tool-servers create: .*"time" already exists in workspace "default" \(ts_\w+\).* \(conflict\)$/);
+});
+
+test.each([
+  [["--url", "http://mcp.example.com/mcp"], "url must use https", "endpoint_not_https"],
+  [["--url", "https://u:p@mcp.example.com/mcp"], "url must not contain credentials", "endpoint_has_credentials"],
+  [["--url", "https://mcp.example.com/mcp?k=1"], "url must not have a query string", "endpoint_has_query"],
+  [["--url", "https://a.example.com/mcp", "--command", "x"], "pass --url (an http server) or --command", null],
+  [["--command", "uvx mcp-server-time"], "holds whitespace", null],
+  [["--url", "https://a.example.com/mcp", "--allow", "create-issue"], 'tool name "create-issue" must hold only letters', null],
+  [["--url", "https://a.example.com/mcp", "--access", "create_issue=admin"], 'is not tool=read or tool=write', null],
+  [["--command", "mcp-server-time", "--bearer"], "--bearer is for http servers", null],
+])("create %p is a usage error before any call: %s", async (flags, words, code) => {
+  const r = await svc(cp, ["tool-servers", "create", "bad", ...flags, "--workspace", "default"], { stdin: "ghp_never_read\n" });
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toStartWith("svc tool-servers create: ");
+  expect(r.stderr).toContain(words);
+  if (code) expect(r.stderr).toContain(`(${code})`);
+  expect(r.stderr).toContain("\nUsage: svc tool-servers create <name> --workspace <workspace>");
+  expect(r.stderr).not.toContain("u:p@");
+  expect(await names()).not.toContain("bad");
+});
+
+test("a server name that cannot prefix <server>.<tool> is refused", async () => {
+  const r = await svc(cp, ["tool-servers", "create", "git.hub", "--url", "https://a.example.com/mcp", "--workspace", "default"]);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('server name "git.hub" must start with a letter');
+});
+
+test("--bearer with no runtime in the scope is refused before stdin is read; nothing is created", async () => {
+  const agent = await createAgent(cp);
+  await createInstallation(cp, agent);
+  const token = `ghp_${crypto.randomUUID()}`;
+  const r = await svc(cp, ["tool-servers", "create", "lonely", "--url", "https://mcp.example.com/mcp", "--bearer", "--agent", agent, "--workspace", "default"], { stdin: `${token}\n` });
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(/^svc tool-servers create: no runtime in workspace default \(agent agt_\w+\) can receive the secrets.*start a runtime.*\(no_runtime_recipient\)$/);
+  expect(r.stdout + r.stderr).not.toContain(token);
+  expect(await names()).not.toContain("lonely");
+});
+
+test("--bearer seals Authorization to the runtimes; the bundle carries it; the runtime opens it; the control plane never holds it", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  const token = `ghp_${crypto.randomUUID()}`;
+  const r = await svc(cp, ["tool-servers", "create", "github", "--url", "https://mcp.example.com/mcp/", "--bearer", "--agent", agent, "--workspace", "default", "--json"], { stdin: `${token}\n` });
+  expect(r.code).toBe(0);
+  const s = JSON.parse(r.stdout);
+  expect(s).toMatchObject({ url: "https://mcp.example.com/mcp", has_secrets: true, secret_names: ["Authorization"], sealed_to: expect.arrayContaining([rt.replica]) });
+  expect(r.stderr).toContain("Sealed 1 secret(s) (Authorization)");
+  expect(r.stdout + r.stderr).not.toContain(token);
+
+  const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token);
+  const entry = bundle.json.tool_servers.find((x: { name: string }) => x.name === "github");
+  expect(entry).toMatchObject({ id: s.id, transport: "http", url: "https://mcp.example.com/mcp", command: null });
+  const d = new Decrypter();
+  d.addIdentity(rt.identity);
+  expect(JSON.parse(await d.decrypt(Buffer.from(entry.secrets_sealed, "base64"), "text"))).toEqual({ Authorization: `Bearer ${token}` });
+  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(token)), f).toBe(false);
+
+  // New values through `secrets`: NAME=value lines, sealed again.
+  const secret2 = `v2-${crypto.randomUUID()}`;
+  const again = await svc(cp, ["tool-servers", "secrets", "github", "--secrets", "--workspace", "default"], { stdin: `X-Api-Key=${secret2}\nX-Tenant=acme\n` });
+  expect(again.code).toBe(0);
+  expect(again.stdout).toContain("has new secrets");
+  const after = (await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token)).json.tool_servers.find((x: { name: string }) => x.name === "github");
+  expect(JSON.parse(await d.decrypt(Buffer.from(after.secrets_sealed, "base64"), "text"))).toEqual({ "X-Api-Key": secret2, "X-Tenant": "acme" });
+  const bad = await svc(cp, ["tool-servers", "secrets", "github", "--secrets", "--workspace", "default"], { stdin: `no-equals-sign-${secret2}\n` });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("stdin line 1 is not NAME=value");
+  expect(bad.stderr).not.toContain(secret2);
+});
+
+test("readiness follows the runtime's heartbeat: unreachable → exit 1 naming it; reachable → exit 0", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  expect((await svc(cp, ["tool-servers", "create", "notes", "--url", "https://notes.example.com/mcp", "--agent", agent, "--workspace", "default"])).code).toBe(0);
+  const beat = (state: string, error: string | null, count: number) =>
+    api(cp, "POST", "/runtime/heartbeat", { replica_id: rt.replica, state: "ready", policy_revision: 1, tool_count: count, version: "t", spool_depth: 0, last_success: null, tool_servers: [{ name: "notes", state, error, tool_count: count }] }, rt.token);
+
+  let r = await svc(cp, ["tool-servers", "readiness", "notes", "--workspace", "default"]);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain(`not reported yet by ${rt.replica}`);
+  expect(r.stderr.trim()).toMatch(/^svc tool-servers readiness: tool server notes is not ready \(failed: runtimes_reach_server\).*\(not_ready\)$/);
+
+  expect((await beat("unreachable", "connect ECONNREFUSED 10.0.0.9:443", 0)).status).toBe(204);
+  r = await svc(cp, ["tool-servers", "readiness", "notes", "--workspace", "default"]);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain("connect ECONNREFUSED 10.0.0.9:443");
+  expect(r.stdout).toMatch(new RegExp(`${rt.replica}\\s+${inst.id}\\s+unreachable`));
+
+  expect((await beat("ok", null, 3)).status).toBe(204);
+  r = await svc(cp, ["tool-servers", "readiness", "notes", "--workspace", "default", "--json"]);
+  expect(r.code).toBe(0);
+  const j = JSON.parse(r.stdout);
+  expect(j.ready).toBe(true);
+  expect(j.runtimes).toEqual([{ replica_id: rt.replica, installation_id: inst.id, state: "ok", error: null, tool_count: 3, last_heartbeat_at: expect.any(String) }]);
+  const shown = await svc(cp, ["tool-servers", "show", "notes", "--workspace", "default", "--json"]);
+  expect(JSON.parse(shown.stdout).runtimes[0]).toMatchObject({ state: "ok", tool_count: 3 });
+});
+
+test("tools replaces the allow-list and overrides; assign, unassign; delete refused while assigned, then done", async () => {
+  const agent = await createAgent(cp);
+  expect((await svc(cp, ["tool-servers", "create", "wiki", "--url", "https://wiki.example.com/mcp", "--workspace", "default"])).code).toBe(0);
+  let r = await svc(cp, ["tool-servers", "tools", "wiki", "--workspace", "default", "--allow", "search,edit", "--access", "search=read", "--json"]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ allowed_tools: ["edit", "search"], access_overrides: { search: "read" } });
+  r = await svc(cp, ["tool-servers", "tools", "wiki", "--workspace", "default", "--allow", "*", "--access", "-", "--json"]);
+  expect(JSON.parse(r.stdout)).toMatchObject({ allowed_tools: null, access_overrides: {} });
+
+  r = await svc(cp, ["tool-servers", "assign", "wiki", "--workspace", "default", "--agent", agent]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^Assigned tool server ts_\w+ \(wiki\) to agent agt_\w+\.\n$/);
+  const ghost = await svc(cp, ["tool-servers", "assign", "wiki", "--workspace", "default", "--agent", "agt_00000000000000000000000000"]);
+  expect(ghost.code).toBe(1);
+  expect(ghost.stderr).toContain("(agent_not_found)");
+
+  const refused = await svc(cp, ["tool-servers", "delete", "wiki", "--workspace", "default"]);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain(`assigned to ${agent}; unassign it first`);
+  expect(await names()).toContain("wiki");
+
+  expect((await svc(cp, ["tool-servers", "unassign", "wiki", "--workspace", "default", "--agent", agent])).code).toBe(0);
+  const del = await svc(cp, ["tool-servers", "delete", "wiki", "--workspace", "default"]);
+  expect(del.code).toBe(0);
+  expect(del.stdout).toMatch(/^Deleted tool server ts_\w+ \(wiki\)\.\n$/);
+  expect(await names()).not.toContain("wiki");
+  const gone = await svc(cp, ["tool-servers", "show", "wiki", "--workspace", "default"]);
+  expect(gone.code).toBe(1);
+  expect(gone.stderr).toContain("(not_found)");
+});
