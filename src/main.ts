@@ -19,6 +19,7 @@ export const main = command({
     audit: () => import("./cli/audit.ts").then((m) => m.auditCommand),
     harness: () => import("./cli/harness.ts").then((m) => m.harnessCommand),
     usage: () => import("./cli/usage.ts").then((m) => m.usageCommand),
+    budgets: () => import("./cli/budgets.ts").then((m) => m.budgetsCommand),
     // runtime and service modes
     run: () => import("./supervisor/command.ts").then((m) => m.runCommand),
     proxy: () => import("./proxy/command.ts").then((m) => m.proxyCommand),

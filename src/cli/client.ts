@@ -51,6 +51,7 @@ const NEXT_STEP: Record<string, string> = {
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
   invalid_condition: "fix --condition at the line and column named and run it again",
+  unregistered_tool: "register the tool first (a pack or tool server of an installation in the workspace), fix the name, or drop --strict",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };
 
@@ -238,7 +239,7 @@ export class OrgClient extends AdminClient {
 }
 
 /** GET /me: who the token belongs to. */
-export type Me = { account: { id: string; email: string }; organization: { id: string; name: string }; role: string };
+export type Me = { account: { id: string; email: string }; organization: { id: string; name: string }; role: string; token_expires_at?: string };
 
 /**
  * The client every admin command uses: credentials from the environment or the config file;

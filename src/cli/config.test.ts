@@ -55,6 +55,17 @@ describe("credentials", () => {
     expect(c).toEqual({ url: "http://127.0.0.1:9", token: "svc_at_env", organizationId: null, source: "env" });
   });
 
+  test("a saved token goes only to its own control plane: SVC_CONTROL_PLANE_URL elsewhere does not get it", () => {
+    const h = home();
+    writeConfigFile(h, { url: "https://svc.example.com", token: "svc_at_saved", organization_id: "org_1" });
+    expect(() => resolveCredentials(readCliEnv({ HOME: h, SVC_CONTROL_PLANE_URL: "https://evil.example.net" }))).toThrow(/not the control plane the saved token belongs to/);
+    expect(() => resolveCredentials(readCliEnv({ HOME: h, SVC_CONTROL_PLANE_URL: "https://svc.example.com:8443" }))).toThrow(/SVC_TOKEN/);
+    // the same control plane (a trailing slash differs only) keeps working
+    expect(resolveCredentials(readCliEnv({ HOME: h, SVC_CONTROL_PLANE_URL: "https://svc.example.com/" })).token).toBe("svc_at_saved");
+    // an explicit SVC_TOKEN is the caller's choice
+    expect(resolveCredentials(readCliEnv({ HOME: h, SVC_CONTROL_PLANE_URL: "https://other.example.net", SVC_TOKEN: "svc_at_env" })).token).toBe("svc_at_env");
+  });
+
   test("with neither file nor env, says to run svc login", () => {
     expect(() => resolveCredentials(readCliEnv({ HOME: home() }))).toThrow(/svc login/);
   });

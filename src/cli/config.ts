@@ -105,6 +105,13 @@ export function resolveCredentials(env: CliEnv): Credentials {
   const file = env.controlPlaneUrl && env.token ? null : readConfigFile(env.home);
   if (env.controlPlaneUrl || env.token) {
     const url = env.controlPlaneUrl ?? file?.url;
+    // A saved token goes only to the control plane it was saved for (as gh keys tokens by host):
+    // SVC_CONTROL_PLANE_URL naming another one does not get it.
+    if (!env.token && file && env.controlPlaneUrl && !sameOrigin(env.controlPlaneUrl, file.url)) {
+      throw new CommandFailure(
+        `SVC_CONTROL_PLANE_URL (${env.controlPlaneUrl}) is not the control plane the saved token belongs to (${file.url}); set SVC_TOKEN for it or run \`svc login --url ${env.controlPlaneUrl}\``,
+      );
+    }
     const token = env.token ?? file?.token;
     if (!url) throw new CommandFailure("SVC_TOKEN is set but no control-plane URL is known; set SVC_CONTROL_PLANE_URL too or run `svc login --url <url>`");
     if (!token) throw new CommandFailure("SVC_CONTROL_PLANE_URL is set but no token is known; set SVC_TOKEN too or run `svc login`");
@@ -113,6 +120,15 @@ export function resolveCredentials(env: CliEnv): Credentials {
   }
   if (!file) throw new CommandFailure("not signed in; run `svc login --url <control-plane-url>` (or set SVC_CONTROL_PLANE_URL and SVC_TOKEN)");
   return { url: checkedUrl(file.url, `the URL saved in ${configPath(env.home)}`), token: file.token, organizationId: file.organization_id, source: "file" };
+}
+
+/** Whether two base URLs have the same scheme, host and port (unparsable ones never match). */
+export function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }
 
 /** normalizeBaseUrl, with a refusal that names where the URL came from. */

@@ -9,7 +9,7 @@ export const GUARD_ID = "svc_guard";
 /** The fields of Open WebUI's FunctionResponse that matter here (routers/functions.py GET /). */
 export type FrontEndFunction = { id: string; type: string; is_active: boolean; is_global: boolean; name?: string };
 
-export type DriftProblem = "missing" | "wrong_type" | "inactive" | "not_global";
+export type DriftProblem = "missing" | "wrong_type" | "inactive" | "not_global" | "unserved_tool_server" | "changed";
 export type Drift = { function: string; problem: DriftProblem; message: string };
 
 export function harnessDrift(functions: readonly FrontEndFunction[]): Drift[] {
@@ -40,4 +40,36 @@ export function parseFunctionList(body: unknown): FrontEndFunction[] | null {
     out.push({ id: r.id as string, type: String(r.type ?? ""), is_active: r.is_active === true, is_global: r.is_global === true, ...(typeof r.name === "string" ? { name: r.name } : {}) });
   }
   return out;
+}
+
+/** svc's MCP gateway in Open WebUI's tool-server connections (src/supervisor/frontend.ts MCP_CONNECTION_ID). */
+export const MCP_CONNECTION_ID = "svc";
+
+/** A tool-server connection as GET /api/v1/configs/tool_servers lists it (the fields used here). */
+export type ToolServerConnection = { type?: string; url?: string; auth_type?: string; info?: { id?: string; name?: string } };
+
+/**
+ * Tool servers (issue 13): svc's own MCP connection is the only one served. Any other — an MCP
+ * or OpenAPI server an admin added by hand — is never served (the guard strips its tool ids) and
+ * is drift; so is svc's connection changed away from type mcp with auth_type session. A missing
+ * svc connection is not drift here: a runtime without the MCP gateway seeds none.
+ */
+export function toolServerDrift(connections: readonly ToolServerConnection[]): Drift[] {
+  const drifts: Drift[] = [];
+  for (const c of connections) {
+    const id = c.info?.id ?? "";
+    if (id === MCP_CONNECTION_ID) {
+      if (c.type !== "mcp" || c.auth_type !== "session") drifts.push({ function: `tool server ${id}`, problem: "changed", message: `tool server "${id}" is svc's MCP gateway but is now type ${c.type ?? "?"} with auth ${c.auth_type ?? "?"} (svc seeds type mcp, auth session)` });
+      continue;
+    }
+    drifts.push({ function: `tool server ${id || "(no id)"}`, problem: "unserved_tool_server", message: `tool server "${id || c.url || "?"}" (${c.type ?? "openapi"}${c.url ? ` ${c.url}` : ""}) was added by hand; svc never serves it: remove it in Admin Panel > Settings > External Tools` });
+  }
+  return drifts;
+}
+
+/** The connections of GET /api/v1/configs/tool_servers; null when the body is not that. */
+export function parseToolServers(body: unknown): ToolServerConnection[] | null {
+  const list = (body as { TOOL_SERVER_CONNECTIONS?: unknown } | null)?.TOOL_SERVER_CONNECTIONS;
+  if (!Array.isArray(list)) return null;
+  return list.filter((c): c is ToolServerConnection => !!c && typeof c === "object");
 }

@@ -6,7 +6,7 @@ import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { redactUrlCredentials } from "../contract/egress.ts";
 import { type BaseUrlOpts, checkBaseUrl, urlProblemText } from "./base-url.ts";
 import { readCliEnv } from "./config.ts";
-import { type FrontEndFunction, GUARD_ID, PIPE_ID, harnessDrift, parseFunctionList } from "./harness-drift.ts";
+import { type FrontEndFunction, GUARD_ID, PIPE_ID, harnessDrift, parseFunctionList, parseToolServers, type ToolServerConnection, toolServerDrift } from "./harness-drift.ts";
 import { jsonFlag, out, printJson } from "./output.ts";
 
 const LABEL = "svc harness sync";
@@ -51,6 +51,22 @@ async function fetchFunctions(base: string, token: string): Promise<FrontEndFunc
   return list;
 }
 
+/** The front end's tool-server connections; [] when it has no such endpoint (older front ends). */
+async function fetchToolServers(base: string, token: string): Promise<ToolServerConnection[]> {
+  const url = `${base}/api/v1/configs/tool_servers`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" });
+  } catch (e) {
+    throw new CommandFailure(`${LABEL}: cannot reach the front end at ${base} (${(e as Error).message}); check --url`);
+  }
+  if (res.status === 404) return [];
+  if (!res.ok) throw new CommandFailure(`${LABEL}: GET ${url} answered HTTP ${res.status}; the tool-server connections could not be checked`);
+  const list = parseToolServers(await res.json().catch(() => null));
+  if (!list) throw new CommandFailure(`${LABEL}: GET ${url} did not return the tool-server connections; check that --url points at the chat front end`);
+  return list;
+}
+
 const sync = command({
   meta: { name: "sync", description: "Check (read-only) that the front end has the Pipe and svc_guard installed and active; exit 1 on drift" },
   args: {
@@ -70,11 +86,11 @@ const sync = command({
       throw new CommandFailure(`${LABEL}: CHATUI_ADMIN_TOKEN is not set; export an admin JWT or API key of the front end in it (Settings > Account) and run it again`);
     }
     const functions = await fetchFunctions(base, token);
-    const drifts = harnessDrift(functions);
+    const drifts = [...harnessDrift(functions), ...toolServerDrift(await fetchToolServers(base, token))];
     if (args.json) {
       printJson({ harness: args.harness, url: base, in_sync: drifts.length === 0, drifts });
     } else if (drifts.length === 0) {
-      out(`In sync: Pipe ${PIPE_ID} is active and filter ${GUARD_ID} is active and global at ${base}.`);
+      out(`In sync: Pipe ${PIPE_ID} is active and filter ${GUARD_ID} is active and global at ${base}; no tool server but svc's.`);
     } else {
       for (const d of drifts) out(`drift: ${d.message}`);
     }

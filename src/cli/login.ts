@@ -73,5 +73,6 @@ export const loginCommand = command({
     const file = writeConfigFile(env.home, config);
     out(`Logged in to ${url} as ${me.account.email} (${me.role} of ${me.organization.name}, ${me.organization.id}).`);
     note(`Saved to ${file} (mode 0600).`);
+    if (me.token_expires_at) note(`The token expires at ${me.token_expires_at}; run \`svc login\` again to renew it.`);
   },
 });

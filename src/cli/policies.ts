@@ -4,14 +4,11 @@
 import { UsageError, command } from "../command/index.ts";
 import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
+import { codeCommands, EFFECTS, MODES } from "./policies-code.ts";
 import { testCommand } from "./policies-whatif.ts";
-import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
+import { jsonFlag, note, out, printJson, printList, shortTime } from "./output.ts";
 
-export const EFFECTS = ["permit", "deny"] as const;
-
-export const MODES = ["enforce", "shadow"] as const;
-
-type Policy = { id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string; created_at?: string };
+type Policy = { warnings?: string[]; id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string; created_at?: string };
 
 /** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {
@@ -41,6 +38,7 @@ const create = command({
     workspace: { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" },
     condition: { type: "string", description: "a CEL condition over args, user (id, email, groups, attributes) and now; the policy applies only when it is true", valueHint: "cel" },
     mode: { type: "string", description: "enforce (default), or shadow: evaluated and recorded on the audit record, never changes the outcome", valueHint: "enforce|shadow" },
+    strict: { type: "boolean", description: "refuse a policy naming a tool no installation registered (default: warn)" },
     ...jsonFlag,
   },
   examples: [
@@ -66,8 +64,10 @@ const create = command({
         ...(args["agent-id"] ? { agent_id: args["agent-id"] } : {}),
         ...(args.condition !== undefined ? { condition: args.condition } : {}),
         ...(args.mode ? { mode: args.mode } : {}),
+        ...(args.strict ? { strict: true } : {}),
       },
     });
+    for (const w of policy.warnings ?? []) note(`warning: ${w}`);
     if (args.json) return printJson(policy);
     out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.condition ? ` when ${policy.condition}` : ""}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}${policy.mode === "shadow" ? " (shadow: recorded, not enforced)" : ""}.`);
   },
@@ -105,5 +105,5 @@ const list = command({
 export const policiesCommand = command({
   meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
   examples: ["svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default", "svc policies list --workspace default"],
-  subCommands: { create, list, test: testCommand },
+  subCommands: { create, list, test: testCommand, ...codeCommands },
 });

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   invalid_endpoint: 422,
   invalid_pattern: 422,
   invalid_condition: 422,
+  unregistered_tool: 422,
   invalid_recipient: 422,
   key_disabled: 409,
   escrow_requires_key: 409,
@@ -52,6 +53,10 @@ export const REFUSAL_CODES = {
   toolNotRegistered: "tool_not_registered",
   denied: "svc.denied",
   unlinked: "identity.unlinked",
+  /** A model call over a budget of the user, one of their groups or the agent (issue 16). */
+  budgetExceeded: "svc.budget_exceeded",
+  /** A call over a requests-per-minute limit (issue 16). */
+  rateLimited: "svc.rate_limited",
 } as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[keyof typeof REFUSAL_CODES];
 

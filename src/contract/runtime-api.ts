@@ -174,3 +174,33 @@ export const ClaimResponse = Type.Object({
   expires_at: Type.String({ format: "date-time" }),
 });
 export type ClaimResponse = Static<typeof ClaimResponse>;
+
+/**
+ * GET /api/v1/runtime/limits (issue 16): the budgets that apply to this installation's agent
+ * and to its linked users (theirs and their groups'), each with what has been spent in the
+ * current period across every installation, as ingested so far. The proxy polls it.
+ */
+export const BudgetState = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  scope: Type.Union([Type.Literal("user"), Type.Literal("group"), Type.Literal("agent")]),
+  /** usr_…, grp_… or agt_… */
+  scope_id: Type.String(),
+  /** For a group budget: the group's name, as the bundle's identities list it. */
+  group_name: Type.Union([Type.String(), Type.Null()]),
+  period: Type.Union([Type.Literal("day"), Type.Literal("month")]),
+  unit: Type.Union([Type.Literal("tokens"), Type.Literal("money")]),
+  limit: Type.Number({ minimum: 0 }),
+  /** Tokens (prompt + completion) or money spent since period_start. */
+  spent: Type.Number({ minimum: 0 }),
+  period_start: Type.String({ format: "date-time" }),
+  resets_at: Type.String({ format: "date-time" }),
+});
+export type BudgetState = Static<typeof BudgetState>;
+
+export const LimitsResponse = Type.Object({
+  budgets: Type.Array(BudgetState),
+  /** When the counts were taken (the control plane's clock). */
+  as_of: Type.String({ format: "date-time" }),
+});
+export type LimitsResponse = Static<typeof LimitsResponse>;

@@ -8,9 +8,11 @@ import { auditChainRoutes } from "./audit-chain/routes.ts";
 import { auditKeyRoutes } from "./audit-keys/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { budgetRoutes } from "./budgets/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
+import { loggableError } from "./db/errors.ts";
 import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
@@ -38,7 +40,7 @@ async function storeReady(deps: ControlPlaneDeps): Promise<{ ok: true }> {
   try {
     await deps.db.select({ id: o.id }).from(o).limit(1);
   } catch (e) {
-    deps.log.error("store unavailable", { error: String(e) });
+    deps.log.error("store unavailable", { error: loggableError(e) });
     throw new SvcError("store_unavailable", "the control plane cannot reach its database; see its log");
   }
   return { ok: true };
@@ -105,6 +107,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))
+    .use(budgetRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
@@ -113,7 +116,7 @@ export function createApp(deps: ControlPlaneDeps) {
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = (request: Request): Promise<Response> => root.handle(request);
   const root: Elysia = new Elysia({ normalize: false })
-    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: String(error) })))
+    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: loggableError(error) })))
     .use(nulGuard())
     .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
     .use(

@@ -1,5 +1,6 @@
 // `svc controlplane serve | migrate | bootstrap-admin`.
-import { chmodSync, writeFileSync } from "node:fs";
+import { loggableError } from "./db/errors.ts";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { SvcError } from "../contract/errors.ts";
@@ -34,18 +35,10 @@ async function openMigratedStore(settings: ServeSettings, log: Logger) {
     return store;
   } catch (e) {
     await store.close().catch(() => undefined);
-    throw new CommandFailure(`cannot open the database ${store.location}: ${describeDatabaseError(e)}; check SVC_CP_DATABASE`);
+    throw new CommandFailure(`cannot open the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
   }
 }
 
-function describeDatabaseError(e: unknown): string {
-  const parts: string[] = [];
-  for (let c: unknown = e, depth = 0; c && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
-    const message = (c as Error).message;
-    if (message && !parts.includes(message)) parts.push(message.split("\n")[0]!);
-  }
-  return parts.join(": ") || String(e);
-}
 
 const serve = command({
   meta: { name: "serve", description: "Run the control plane: admin API, runtime API and console" },
@@ -98,7 +91,7 @@ const migrateCmd = command({
       const applied = await store.migrate();
       process.stdout.write(`${applied} migration(s) applied to ${store.location}\n`);
     } catch (e) {
-      throw new CommandFailure(`cannot migrate the database ${store.location}: ${describeDatabaseError(e)}; check SVC_CP_DATABASE`);
+      throw new CommandFailure(`cannot migrate the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
     } finally {
       await store.close();
     }
@@ -120,18 +113,26 @@ const bootstrapAdmin = command({
   ],
   async run({ args }) {
     const { settings, deps, store } = await openDeps({ dataDir: args["data-dir"] });
+    const passwordFile = join(settings.dataDir, "initial-owner-password");
+    // Never overwrite an earlier owner's password or token file: refuse before creating anything.
+    for (const [file, what] of [[args["password-stdin"] ? null : passwordFile, "an earlier owner's generated password"], [args["token-out"] ?? null, "a token"]] as const) {
+      if (file && existsSync(file)) {
+        await store.close();
+        throw new CommandFailure(`bootstrap-admin: ${file} already exists and may hold ${what}; sign in with it and delete it (or choose another --token-out), then run again`);
+      }
+    }
     const password = args["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : generatePassword();
     try {
       const r = await bootstrapOwner(deps, { email: args.email, orgName: args["org-name"], password, withToken: !!args["token-out"] });
       const lines = [`Created organization ${r.orgId} with workspace "default" and owner ${args.email}.`];
       if (!args["password-stdin"]) {
-        const file = join(settings.dataDir, "initial-owner-password");
-        writeFileSync(file, `${password}\n`, { mode: 0o600 });
+        const file = passwordFile;
+        writeFileSync(file, `${password}\n`, { mode: 0o600, flag: "wx" });
         chmodSync(file, 0o600);
         lines.push(`The owner's password is in ${file} (mode 0600); delete the file after the first sign-in.`);
       }
       if (args["token-out"] && r.token) {
-        writeFileSync(args["token-out"], `${r.token}\n`, { mode: 0o600 });
+        writeFileSync(args["token-out"], `${r.token}\n`, { mode: 0o600, flag: "wx" });
         chmodSync(args["token-out"], 0o600);
         lines.push(`An API token for the CLI is in ${args["token-out"]} (mode 0600).`);
       }

@@ -21,8 +21,10 @@ export function dataDirFrom(flag: string | undefined, env = process.env): string
   return resolve(flag ?? env.SVC_CP_DATA_DIR ?? join(env.HOME ?? ".", ".local/share/svc-controlplane"));
 }
 
+/** Creates the data directory, or tightens an existing one, to 0700: it holds the master key and the database. */
 export function ensureDataDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
 }
 
 export function serveSettings(flags: { listen?: string; dataDir?: string; publicUrl?: string; tlsCert?: string; tlsKey?: string }, env = process.env): ServeSettings {

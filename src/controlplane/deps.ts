@@ -13,6 +13,8 @@ export type ControlPlaneConfig = {
   heartbeatIntervalSeconds: number;
   claimTtlSeconds: number;
   sessionTtlSeconds: number;
+  /** API tokens (svc login, bootstrap-admin --token-out, the API) expire after this; `svc login` again renews. */
+  apiTokenTtlSeconds: number;
   loginRequestTtlSeconds: number;
   /** Secure cookies unless the public URL is plain http on loopback. */
   secureCookies: boolean;
@@ -65,6 +67,7 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     heartbeatIntervalSeconds: 60,
     claimTtlSeconds: 15 * 60,
     sessionTtlSeconds: 12 * 3600,
+    apiTokenTtlSeconds: 30 * 24 * 3600,
     loginRequestTtlSeconds: 10 * 60,
     secureCookies: !(u.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname)),
     rateLimits: { ...DEFAULT_RATE_LIMITS },

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig, parseControlPlaneUrl, parseDuration } from "./config.ts";
+import { ConfigError, loadConfig, parseControlPlaneUrl, parseDuration, parseSize } from "./config.ts";
 
 const base = { SVC_RUNTIME_TOKEN: "svc_rt_x", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp.example.com", SVC_PROXY_STATE_DIR: "/tmp/p" };
 
@@ -15,6 +15,19 @@ describe("parseDuration", () => {
   });
   test("garbage is refused", () => {
     for (const bad of ["", "m", "1x", "1m junk", "-1s", "s30"]) expect(parseDuration(bad)).toBeNull();
+  });
+});
+
+describe("SVC_PROXY_AUDIT_LOW_SPACE", () => {
+  const base = { SVC_RUNTIME_TOKEN: "t", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp.example.com", SVC_PROXY_STATE_DIR: "/tmp/svc-px" };
+  test("a size in bytes or with a binary unit; 64 MiB by default", () => {
+    expect([parseSize("1048576"), parseSize("64MiB"), parseSize("512k"), parseSize("1.5GiB"), parseSize("2 MB")]).toEqual([1048576, 64 * 2 ** 20, 512 * 1024, 1.5 * 2 ** 30, 2 * 2 ** 20]);
+    expect(loadConfig(base).auditLowSpaceBytes).toBe(64 * 2 ** 20);
+    expect(loadConfig({ ...base, SVC_PROXY_AUDIT_LOW_SPACE: "256MiB" }).auditLowSpaceBytes).toBe(256 * 2 ** 20);
+  });
+  test("anything else is refused, naming the variable", () => {
+    for (const bad of ["lots", "-1", "5 TB", "1e9"]) expect(parseSize(bad)).toBeNull();
+    expect(() => loadConfig({ ...base, SVC_PROXY_AUDIT_LOW_SPACE: "lots" })).toThrow(/SVC_PROXY_AUDIT_LOW_SPACE "lots" is not a size/);
   });
 });
 

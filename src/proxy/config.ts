@@ -1,6 +1,7 @@
 // The proxy daemon's configuration: the one place `svc proxy serve` reads the environment.
 // Every variable is validated at start with a message that names it; the rest of the daemon
 // receives a typed ProxyConfig and never touches process.env.
+import { parseRateRules, type RateRule } from "./policy/rate-limits.ts";
 import { isAbsolute, join } from "node:path";
 import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
 import { parseNoProxy, redactUrlCredentials } from "../contract/egress.ts";
@@ -24,12 +25,16 @@ export const ENV = {
   /** Loopback TCP port of the MCP gateway (0: any free port; the default when unset). */
   mcpPort: "SVC_PROXY_MCP_PORT",
   metricsListen: "SVC_PROXY_METRICS_LISTEN",
+  limitsInterval: "SVC_PROXY_LIMITS_INTERVAL",
+  rateLimits: "SVC_PROXY_RATE_LIMITS",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
 } as const;
 
 export const DEFAULT_CONTAINER_STATE_DIR = "/var/lib/svc";
 export const DEFAULT_HEARTBEAT_MS = 60_000;
+/** Budgets and their spend are fetched this often by default (docs/proxy.md "Budgets"). */
+export const DEFAULT_LIMITS_INTERVAL_MS = 15_000;
 
 export type ProxyConfig = {
   token: string;
@@ -54,6 +59,10 @@ export type ProxyConfig = {
   mcpPort: number;
   /** Where GET /metrics is also served over TCP (no token), e.g. 127.0.0.1:9464; null = the unix socket only. */
   metricsListen: { hostname: string; port: number } | null;
+  /** How often budgets and their spend are fetched (GET /runtime/limits). */
+  limitsIntervalMs: number;
+  /** Requests-per-minute rules (SVC_PROXY_RATE_LIMITS); empty = none. */
+  rateLimits: RateRule[];
 };
 
 /** `host:port`, `[v6]:port` or `:port` (all interfaces); port 0 picks a free one (tests). */
@@ -143,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   };
   const heartbeatIntervalMs = duration(ENV.heartbeatInterval, get(ENV.heartbeatInterval), DEFAULT_HEARTBEAT_MS, 100)!;
   const pollIntervalMs = duration(ENV.pollInterval, get(ENV.pollInterval), null, 50);
+  const limitsIntervalMs = duration(ENV.limitsInterval, get(ENV.limitsInterval), DEFAULT_LIMITS_INTERVAL_MS, 50)!;
 
   const bv = get(ENV.bundleVersion) ?? "1";
   const bundleVersion = Number(bv) as BundleVersion;
@@ -162,6 +172,12 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const lowRaw = get(ENV.auditLowSpace);
   const auditLowSpaceBytes = lowRaw === undefined ? DEFAULT_LOW_SPACE_BYTES : parseSize(lowRaw);
   if (auditLowSpaceBytes === null) throw new ConfigError(`${ENV.auditLowSpace} "${lowRaw}" is not a size (examples: 64MiB, 512KiB, 1GiB, 1048576)`);
+  let rateLimits: RateRule[] = [];
+  try {
+    rateLimits = parseRateRules(get(ENV.rateLimits) ?? "");
+  } catch (e) {
+    throw new ConfigError(`${ENV.rateLimits}: ${(e as Error).message}`);
+  }
   const listenRaw = get(ENV.metricsListen);
   const metricsListen = listenRaw === undefined ? null : parseListen(ENV.metricsListen, listenRaw);
 
@@ -170,7 +186,9 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   if (!/^\d+$/.test(mcpRaw) || mcpPort > 65535) throw new ConfigError(`${ENV.mcpPort} must be a port number (0 for any free port), got "${mcpRaw}"`);
 
   return {
+    rateLimits,
     metricsListen,
+    limitsIntervalMs,
     token,
     controlPlaneUrl,
     socketPath,

@@ -18,9 +18,11 @@ import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
-import { bearerMatches } from "./api/request-user.ts";
 import { DecisionSummary } from "./api/decision-summary.ts";
-import { ProxyMetrics, serveMetrics, withMetricsRoute } from "./metrics.ts";
+import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
+import { LimitsPoll } from "./link/limits-poll.ts";
+import { BudgetBook } from "./policy/budgets.ts";
+import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
@@ -50,6 +52,8 @@ export type Daemon = {
   /** Resolves once the MCP servers asked for so far are listed (tests). */
   mcpSettled(): Promise<void>;
   metrics: ProxyMetrics;
+  /** The budget poll (issue 16): tests poll now instead of waiting an interval. */
+  limits: LimitsPoll;
   /** The TCP metrics listener's URL (SVC_PROXY_METRICS_LISTEN), or null. */
   metricsUrl: string | null;
   /**
@@ -119,10 +123,15 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   }
   lock.keepAlive();
   let spool: AuditSpool;
+  let reportNow: (() => Promise<void>) | null = null;
   try {
     spool = await AuditSpool.open(config.auditSpoolDir, {
       lowSpaceBytes: config.auditLowSpaceBytes,
-      onHealthChange: (h, previous) => logSpoolHealth(log, h, previous),
+      onHealthChange: (h, previous) => {
+        logSpoolHealth(log, h, previous);
+        // Tell the control plane now (the console shows it), not at the next interval.
+        void reportNow?.();
+      },
     });
   } catch (e) {
     lock.release();
@@ -171,7 +180,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   });
   const ship = shipper;
   const stanzas = new StanzaPool();
-  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped });
+  const budgets = new BudgetBook();
+  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, budgets });
   const recorder = new AuditRecorder({
     spool,
     status,
@@ -183,7 +193,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     stanzas,
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
+  reportNow = () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
+  const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
   const api = createLocalApi({
     token: config.token,
     status,
@@ -195,10 +207,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     log,
     onRuntimeError: credentialCheck,
     decisions,
-    extraRoutes: mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }),
+    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
     onModelCallEnd: (e) => metrics.modelCallEnded(e),
+    budgets,
+    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
   });
-  const serve = withMetricsRoute(api, metrics, (req) => bearerMatches(req.headers.get("authorization"), config.token));
 
   loop.reloadPersisted();
   const oldUmask = process.umask(0o177);
@@ -208,7 +221,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     // No server-wide body limit: each route enforces its own while reading (json-body.ts) and
     // answers 413 in the local API's error format; Bun's own limit would answer a bare 413 and
     // close the connection. Bun discards the rest of an abandoned body without buffering it.
-    server = Bun.serve({ unix: config.socketPath, fetch: serve, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
+    server = Bun.serve({ unix: config.socketPath, fetch: api, idleTimeout: 0, maxRequestBodySize: Number.MAX_SAFE_INTEGER } as unknown as Parameters<typeof Bun.serve>[0]) as Server<undefined>;
   } catch (e) {
     await spool.close();
     lock.release();
@@ -257,7 +270,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
 
   ship.start();
   heartbeat.start();
-  void loop.start().then(() => heartbeat.beat());
+  void loop.start().then(() => {
+    heartbeat.beat();
+    limits.start();
+  });
 
   let shuttingDown: Promise<number> | null = null;
   return {
@@ -270,6 +286,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     mcpUrl,
     mcpSettled: () => mcp.settled(),
     metrics,
+    limits,
     metricsUrl: metricsServer ? new URL("/metrics", metricsServer.url).href : null,
     fatal: fatal.promise,
     shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
@@ -277,6 +294,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
         const end = Date.now() + deadlineMs;
         loop.stop();
         heartbeat.stop();
+        limits.stop();
         // Stop accepting and let requests in flight finish, but not past the deadline: a chat
         // stream may last minutes (idleTimeout 0) and would hold the exit forever. What is
         // left of the deadline goes to shipping; then open streams are cut.

@@ -7,7 +7,9 @@
 import type { AuditRecord } from "../contract/audit.ts";
 import { Counter, FAST_SECONDS, Gauge, Histogram, Registry, SLOW_SECONDS } from "../metrics/index.ts";
 import type { ModelCallEnd } from "./api/metered-call.ts";
+import type { Route } from "./api/routes.ts";
 import type { AuditSpool } from "./audit/spool.ts";
+import type { BudgetBook } from "./policy/budgets.ts";
 import type { ProxyStatus } from "./policy/status.ts";
 
 type Inc = { inc(n?: number): void };
@@ -40,7 +42,7 @@ export class ProxyMetrics {
   private readonly byKind = new Map<string, { seconds: Observe; results: Map<string, Inc> }>();
   private readonly writtenAll = this.written.labels();
 
-  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; now?: () => number }) {
+  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; budgets?: BudgetBook; now?: () => number }) {
     const now = o.now ?? Date.now;
     const r = this.registry;
     r.add(new Gauge("svc_proxy_audit_records_shipped_total", "Audit records the control plane acknowledged since start.", () => o.shipped(), [], "counter"));
@@ -55,6 +57,12 @@ export class ProxyMetrics {
     );
     r.add(new Gauge("svc_proxy_bundle_age_seconds", "Seconds since the control plane last sent or confirmed the bundle in use (absent before the first).", () => (o.status.lastSuccess ? (now() - o.status.lastSuccess.getTime()) / 1000 : null)));
     r.add(new Gauge("svc_proxy_bundle_revision", "Revision of the bundle in use (absent when none).", () => o.status.compiled?.revision ?? null));
+    const book = o.budgets;
+    if (book) {
+      r.add(new Gauge("svc_proxy_budgets", "Budgets this proxy enforces (absent until the control plane first answered).", () => (book.known ? book.size : null)));
+      r.add(new Gauge("svc_proxy_budget_spent", "Spent in the current period, as this proxy counts it, by budget name.", () => book.views(now()).map((v) => [[v.name], v.spent] as [string[], number]), ["budget"]));
+      r.add(new Gauge("svc_proxy_budget_limit", "The limit, by budget name.", () => book.views(now()).map((v) => [[v.name], v.limit] as [string[], number]), ["budget"]));
+    }
     r.add(new Gauge("svc_proxy_ready", "1 when decisions are being made (ready or stale), 0 otherwise.", () => (o.status.readiness().ready ? 1 : 0)));
   }
 
@@ -87,11 +95,8 @@ export class ProxyMetrics {
 export const METRICS_PATH = "/metrics";
 
 /** GET /metrics on the local API's socket, with the runtime token like every route but /readyz. */
-export function withMetricsRoute(api: (req: Request) => Promise<Response>, metrics: ProxyMetrics, authorized: (req: Request) => boolean): (req: Request) => Promise<Response> {
-  return (req) => {
-    if (req.method !== "GET" || !req.url.endsWith(METRICS_PATH) || new URL(req.url).pathname !== METRICS_PATH || !authorized(req)) return api(req);
-    return metrics.registry.response();
-  };
+export function metricsRoute(metrics: ProxyMetrics): Route {
+  return { method: "GET", path: METRICS_PATH, handler: () => metrics.registry.response() };
 }
 
 /** The optional TCP listener (SVC_PROXY_METRICS_LISTEN): GET /metrics only, no token, nothing else. */

@@ -1,13 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { FORCED_OFF, frontendConfig, frontendEnv } from "./frontend.ts";
+import { FORCED_OFF, FORCED_ON, frontendConfig, frontendEnv } from "./frontend.ts";
 
 const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", staticDir: "/var/lib/svc/chatui-static", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", token: "svc_rt_1" };
 
 describe("the front end's environment", () => {
   test("the provider and tool switches are forced off; overrides are reported", () => {
-    const { env, ignored } = frontendEnv({ ENABLE_OPENAI_API: "true", ENABLE_OLLAMA_API: "False", ENABLE_TOOL_SERVERS: "1" }, opts);
+    const { env, ignored } = frontendEnv({ ENABLE_OPENAI_API: "true", ENABLE_OLLAMA_API: "False", ENABLE_TOOL_SERVERS: "false" }, { ...opts, mcpUrl: "http://127.0.0.1:7391/mcp" });
     for (const k of FORCED_OFF) expect(env[k]).toBe("false");
-    expect(ignored).toEqual(["ENABLE_OPENAI_API=true", "ENABLE_TOOL_SERVERS=1"]);
+    // tool servers are on, for svc's MCP gateway alone (the seed and the guard see to that)
+    for (const k of FORCED_ON) expect(env[k]).toBe("true");
+    expect(env.SVC_MCP_GATEWAY_URL).toBe("http://127.0.0.1:7391/mcp");
+    expect(ignored).toEqual(["ENABLE_OPENAI_API=true", "ENABLE_TOOL_SERVERS=false"]);
   });
 
   test("the secret key is CHATUI_SECRET_KEY; the control-plane settings are withheld", () => {

@@ -11,13 +11,21 @@ export const FORCED_OFF = [
   "ENABLE_OPENAI_API",
   "ENABLE_OLLAMA_API",
   "ENABLE_DIRECT_CONNECTIONS",
-  // users cannot add their own (ungoverned) tools, nor tool servers
+  // users cannot add their own (ungoverned) tools
   "USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS",
   "USER_PERMISSIONS_WORKSPACE_TOOLS_IMPORT",
-  "ENABLE_TOOL_SERVERS",
   // nothing installs at run time: no pip install from a function's front matter
   "ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS",
 ] as const;
+
+/**
+ * Forced to "true": tool servers are on so that Open WebUI reaches svc's MCP gateway (issue 13);
+ * the seed makes it the only tool-server connection served, and the guard strips any other.
+ */
+export const FORCED_ON = ["ENABLE_TOOL_SERVERS"] as const;
+
+/** The id of svc's MCP connection in Open WebUI's `tool_server.connections` (tool id `server:mcp:svc`). */
+export const MCP_CONNECTION_ID = "svc";
 
 /** Set unless the operator set them: a container without internet must still start. */
 export const OFFLINE_DEFAULTS: Record<string, string> = {
@@ -100,7 +108,7 @@ export function pythonBeside(program: string, path: string | undefined): string 
 export type FrontendEnv = { env: Record<string, string>; ignored: string[] };
 
 /** The front end's environment (pure). `ignored` lists overrides that were refused. */
-export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; staticDir: string; pythonRoot: string; socketPath: string; token: string }): FrontendEnv {
+export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; staticDir: string; pythonRoot: string; socketPath: string; token: string; mcpUrl?: string }): FrontendEnv {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !WITHHELD.includes(k)) env[k] = v;
   const ignored: string[] = [];
@@ -108,6 +116,11 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
     const given = base[name];
     if (given !== undefined && given.trim().toLowerCase() !== "false") ignored.push(`${name}=${given}`);
     env[name] = "false";
+  }
+  for (const name of FORCED_ON) {
+    const given = base[name];
+    if (given !== undefined && given.trim().toLowerCase() !== "true") ignored.push(`${name}=${given}`);
+    env[name] = "true";
   }
   // The Open WebUI base image sets WEBUI_SECRET_KEY="": only a real other value is worth a warning.
   if (base.WEBUI_SECRET_KEY?.trim() && base.WEBUI_SECRET_KEY !== opts.secretKey) ignored.push("WEBUI_SECRET_KEY (CHATUI_SECRET_KEY is used)");
@@ -118,6 +131,8 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
   env.PYTHONPATH = prependPythonPath([opts.pythonRoot], base.PYTHONPATH);
   env.SVC_RUNTIME_SOCKET_PATH = opts.socketPath;
   env.SVC_RUNTIME_TOKEN = opts.token;
+  // The seed writes it as the one MCP connection; the guard lets `server:mcp:svc` through.
+  if (opts.mcpUrl) env.SVC_MCP_GATEWAY_URL = opts.mcpUrl;
   env.PYTHONUNBUFFERED = "1";
   return { env, ignored };
 }

@@ -66,7 +66,10 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     if (manifest.tools.length === 0) throw new StartFailure(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
   }
 
+  // The MCP gateway's loopback port: the operator's, or a free one, known to proxy and seed alike.
+  const mcpPort = env.SVC_PROXY_MCP_PORT?.trim() || String(freeLoopbackPort());
   const { env: chatEnv, ignored } = frontendEnv(env, {
+    mcpUrl: `http://127.0.0.1:${mcpPort}/mcp`,
     secretKey: cfg.secretKey,
     dataDir: fe.dataDir,
     staticDir: fe.staticDir,
@@ -95,7 +98,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
     const proxy = sup.start("proxy", proxyArgv, {
-      env: { ...env, SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath },
+      env: { ...env, SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort },
       drains: true,
     });
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
@@ -146,6 +149,14 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   const reason = sup.stopReason;
   log.info(`stopped (${reason?.why ?? "done"})`);
   return reason?.code ?? 0;
+}
+
+/** A loopback port nobody listens on now (the proxy binds it right after). */
+function freeLoopbackPort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
 }
 
 async function readyz(socketPath: string): Promise<{ ok: boolean; reason: string }> {

@@ -22,7 +22,7 @@ test("in sync: exit 0, and nothing but GETs were sent", async () => {
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("In sync");
   expect(double.requests.length).toBeGreaterThan(0);
-  expect(double.requests.every((q) => q.method === "GET" && q.path.startsWith("/api/v1/functions") && q.authorization === `Bearer ${TOKEN}`)).toBe(true);
+  expect(double.requests.every((q) => q.method === "GET" && (q.path.startsWith("/api/v1/functions") || q.path === "/api/v1/configs/tool_servers") && q.authorization === `Bearer ${TOKEN}`)).toBe(true);
 });
 
 test("nothing installed: both drifts printed, exit 1, read-only", async () => {
@@ -117,4 +117,22 @@ describe("--url gets the same rule as svc login --url: CHATUI_ADMIN_TOKEN never 
       redirector.stop(true);
     }
   });
+});
+
+test("tool servers: svc's MCP connection is in sync; one added by hand is drift (exit 1); none listed by an older front end is fine", async () => {
+  double.functions = [pipe, guard];
+  const svcMcp = { type: "mcp", url: "http://127.0.0.1:7391/mcp", auth_type: "session", config: { enable: true }, info: { id: "svc", name: "svc" } };
+  double.toolServers = [svcMcp];
+  expect((await run()).code).toBe(0);
+  double.toolServers = [svcMcp, { type: "mcp", url: "https://mcp.example.com/mcp", auth_type: "bearer", config: { enable: true }, info: { id: "github" } }];
+  const r = await run();
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain('drift: tool server "github" (mcp https://mcp.example.com/mcp) was added by hand; svc never serves it');
+  double.toolServers = [{ ...svcMcp, auth_type: "bearer" }];
+  const changed = await run(["--json"]);
+  expect(changed.code).toBe(1);
+  expect(JSON.parse(changed.stdout).drifts[0]).toMatchObject({ problem: "changed" });
+  double.toolServers = null;
+  expect((await run()).code).toBe(0);
+  double.toolServers = [];
 });

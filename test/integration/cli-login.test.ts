@@ -36,6 +36,8 @@ test("--with-token saves url, token and organization (0600 file, 0700 dir), and 
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("Logged in to");
   expect(r.stdout).toContain("owner@example.com");
+  // the token's expiry is shown, with how to renew it
+  expect(r.stderr).toMatch(/The token expires at \d{4}-\d\d-\d\dT[^;]+; run `svc login` again to renew it/);
   const c = configOf(h);
   expect(c.mode).toBe(0o600);
   expect(c.dirMode).toBe(0o700);

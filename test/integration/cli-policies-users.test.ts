@@ -1,6 +1,9 @@
 // svc policies create|list and svc users resolve|remote-identities list against a real
 // control plane.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
 
@@ -128,5 +131,43 @@ test("policies test: the decision and the deciding policy on the installation's 
   expect(human.stdout).toContain("no front-end identity in this installation");
   const bad = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", "[1]", "--installation", inst.id]);
   expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "svc policies test: --args must be a JSON object such as '{\"amount\": 200}'"]);
-});
+}, 60_000);
 
+
+test("policies as code: export, apply (dry run, apply, again), update and delete", async () => {
+  await api(cp, "POST", org(cp, "/workspaces"), { name: "code" });
+  const dir = mkdtempSync(join(tmpdir(), "svc-policies-code-"));
+  const file = join(dir, "policies.yaml");
+  writeFileSync(
+    file,
+    ["workspace: code", "policies:", "  - name: small credits", "    src: group:sales", "    dst: tool:crm.credit", "    effect: permit", "    condition: args.amount <= 500", "  - name: chat", "    src: '*'", "    dst: model:invoke", "    effect: permit", "    mode: shadow", ""].join("\n"),
+  );
+  const dry = await svc(cp, ["policies", "apply", "-f", file, "--dry-run"]);
+  expect(dry.code).toBe(0);
+  expect(dry.stdout).toBe("+ create small credits\n+ create chat\nDry run: nothing was changed.\n");
+  expect(dry.stderr).toContain('warning: tool "crm.credit" is not registered');
+  expect((await api(cp, "GET", org(cp, "/policies?workspace=code"))).json.policies).toEqual([]);
+  const strict = await svc(cp, ["policies", "apply", "-f", file, "--strict"]);
+  expect(strict.code).toBe(1);
+  expect(strict.stderr).toContain("(unregistered_tool)");
+  const applied = await svc(cp, ["policies", "apply", "-f", file]);
+  expect(applied.stdout).toContain("Applied to workspace code.");
+  const again = await svc(cp, ["policies", "apply", "-f", file]);
+  expect(again.stdout.trim()).toBe("No changes: the workspace's policies already match the file.");
+  // export writes what apply reads: applying the export changes nothing
+  const exported = await svc(cp, ["policies", "export", "--workspace", "code"]);
+  expect(exported.stdout).toContain("condition: args.amount <= 500");
+  writeFileSync(join(dir, "exported.yaml"), exported.stdout);
+  expect((await svc(cp, ["policies", "apply", "-f", join(dir, "exported.yaml")])).stdout.trim()).toBe("No changes: the workspace's policies already match the file.");
+
+  const chat = (await api(cp, "GET", org(cp, "/policies?workspace=code"))).json.policies.find((p: { name: string }) => p.name === "chat");
+  const up = await svc(cp, ["policies", "update", chat.id, "--mode", "enforce", "--condition", "'staff' in user.groups"]);
+  expect(up.stdout.trim()).toBe(`Updated policy ${chat.id} (chat): permit * → model:invoke when 'staff' in user.groups.`);
+  const drift = await svc(cp, ["policies", "apply", "-f", file, "--dry-run"]);
+  expect(drift.stdout).toContain(`~ update chat (${chat.id}): condition, mode`);
+  expect((await svc(cp, ["policies", "delete", chat.id])).stdout.trim()).toBe(`Deleted policy ${chat.id}.`);
+  const gone = await svc(cp, ["policies", "delete", chat.id]);
+  expect(gone.code).toBe(1);
+  expect(gone.stderr).toContain("(not_found)");
+  expect((await svc(cp, ["policies", "update", chat.id])).stderr).toContain("nothing to change");
+}, 60_000);

@@ -141,9 +141,12 @@ describe("svc run", () => {
       expect(r.stderr()).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 3, removed 0, unchanged 0, updated 0)");
       // the front end's environment
       const fenv = JSON.parse(readFileSync(f("frontend.env"), "utf8")) as Record<string, string>;
-      for (const k of ["ENABLE_OPENAI_API", "ENABLE_OLLAMA_API", "ENABLE_DIRECT_CONNECTIONS", "USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS", "ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS", "ENABLE_TOOL_SERVERS"]) {
+      for (const k of ["ENABLE_OPENAI_API", "ENABLE_OLLAMA_API", "ENABLE_DIRECT_CONNECTIONS", "USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS", "ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS"]) {
         expect(fenv[k]).toBe("false");
       }
+      // tool servers on, for svc's MCP gateway on loopback (issue 13)
+      expect(fenv.ENABLE_TOOL_SERVERS).toBe("true");
+      expect(fenv.SVC_MCP_GATEWAY_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
       expect(fenv.WEBUI_SECRET_KEY).toBe("chat-secret-1");
       expect(fenv.CHATUI_SECRET_KEY).toBeUndefined();
       expect(fenv.SVC_RUNTIME_CONTROL_PLANE_URL).toBeUndefined();

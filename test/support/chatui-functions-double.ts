@@ -6,12 +6,14 @@ export type DoubleFunction = { id: string; type: "pipe" | "filter" | "action"; i
 export type ChatuiFunctionsDouble = {
   url: string;
   functions: DoubleFunction[];
+  /** GET /api/v1/configs/tool_servers's TOOL_SERVER_CONNECTIONS; null answers 404 (an older front end). */
+  toolServers: Record<string, unknown>[] | null;
   requests: { method: string; path: string; authorization: string | null }[];
   stop(): void;
 };
 
 export function startChatuiFunctionsDouble(opts: { token: string; functions?: DoubleFunction[] }): ChatuiFunctionsDouble {
-  const state: ChatuiFunctionsDouble = { url: "", functions: opts.functions ?? [], requests: [], stop: () => server.stop(true) };
+  const state: ChatuiFunctionsDouble = { url: "", functions: opts.functions ?? [], toolServers: [], requests: [], stop: () => server.stop(true) };
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -26,6 +28,7 @@ export function startChatuiFunctionsDouble(opts: { token: string; functions?: Do
           state.functions.map((f) => ({ id: f.id, user_id: "admin-uuid", type: f.type, name: f.name ?? f.id, meta: { description: "", manifest: {} }, is_active: f.is_active, is_global: f.is_global, updated_at: now, created_at: now })),
         );
       }
+      if (req.method === "GET" && url.pathname === "/api/v1/configs/tool_servers" && state.toolServers) return Response.json({ TOOL_SERVER_CONNECTIONS: state.toolServers });
       return Response.json({ detail: "Not Found" }, { status: 404 });
     },
   });

@@ -126,8 +126,8 @@ export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pol
     const role = (await membership(tx, accountId, orgId))?.role;
     if (role !== "owner" && role !== "admin") throw new SvcError("forbidden", "the approving account is no longer an owner or admin of the organization");
     const [account] = await tx.select().from(a).where(eq(a.id, accountId));
-    const issued = await issueApiToken({ db: tx, now: deps.now }, { accountId, orgId, name: `svc login ${row.userCode}` });
+    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}` });
     await tx.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id));
-    return { token: issued.token, organization_id: orgId, email: account!.email };
+    return { token: issued.token, organization_id: orgId, email: account!.email, expires_at: new Date(issued.expiresAt).toISOString() };
   });
 }

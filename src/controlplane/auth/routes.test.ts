@@ -75,10 +75,11 @@ describe("session use, /me and sign-out", () => {
     const cp = await testControlPlane();
     const byToken = await cp.call("GET", "/api/v1/me");
     expect(byToken.status).toBe(200);
-    expect(byToken.json).toEqual({ account: { id: cp.accountId, email: "owner@example.com" }, organization: { id: cp.orgId, name: "Acme" }, role: "owner" });
+    expect(byToken.json).toEqual({ account: { id: cp.accountId, email: "owner@example.com" }, organization: { id: cp.orgId, name: "Acme" }, role: "owner", token_expires_at: expect.any(String) });
     const s = await signInSession(cp);
     const bySession = await cp.call("GET", "/api/v1/me", { token: null, headers: { cookie: s.cookie } });
     expect(bySession.json.account.id).toBe(cp.accountId);
+    expect(bySession.json.token_expires_at).toBeUndefined();
     expect((await cp.call("GET", "/api/v1/me", { token: null })).status).toBe(401);
   });
 

@@ -78,7 +78,13 @@ export function authRoutes(deps: ControlPlaneDeps) {
       "/me",
       async ({ principal }) => {
         const org = await getOrganization(deps.db, principal.orgId);
-        return { account: { id: principal.accountId, email: principal.email }, organization: { id: org.id, name: org.name }, role: principal.role };
+        return {
+          account: { id: principal.accountId, email: principal.email },
+          organization: { id: org.id, name: org.name },
+          role: principal.role,
+          // when the caller's API token stops working (absent for console sessions)
+          ...(principal.tokenExpiresAt ? { token_expires_at: new Date(principal.tokenExpiresAt).toISOString() } : {}),
+        };
       },
       { member: true, detail: { tags, summary: "The signed-in account, its organization and role" } },
     )
@@ -111,9 +117,9 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/api-tokens",
       async ({ principal, body, set }) => {
-        const { id, token } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
+        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
         set.status = 201;
-        return { id, token };
+        return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },
       { admin: true, body: ApiTokenCreate, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
     )

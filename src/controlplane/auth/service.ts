@@ -15,7 +15,7 @@ export type Role = "owner" | "admin" | "member";
  * and never for an owner: an owner signs in with their password (`ssoMayOpen`).
  */
 export type AuthMethod = "password" | "sso";
-export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod };
+export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod; tokenExpiresAt?: number | null };
 
 export async function findAccountByEmail(db: Db, email: string) {
   const a = tables(db).accounts;
@@ -104,9 +104,11 @@ export async function sessionAuthenticatedFor(db: Db, p: Principal, orgId: strin
 }
 
 /** Issues an API token for the CLI; the raw value is returned once and stored only hashed. */
-export async function issueApiToken(deps: Pick<ControlPlaneDeps, "db" | "now">, input: { accountId: string; orgId: string; name: string; ttlSeconds?: number }) {
+export async function issueApiToken(deps: Pick<ControlPlaneDeps, "db" | "now" | "config">, input: { accountId: string; orgId: string; name: string; ttlSeconds?: number }) {
   const token = newSecret("admin");
   const id = newId("apiToken");
+  // Every token expires (issue 20); a token that lives forever is one leak away from lasting access.
+  const expiresAt = deps.now() + (input.ttlSeconds ?? deps.config.apiTokenTtlSeconds) * 1000;
   await deps.db
     .insert(tables(deps.db).apiTokens)
     .values({
@@ -115,9 +117,9 @@ export async function issueApiToken(deps: Pick<ControlPlaneDeps, "db" | "now">, 
       orgId: input.orgId,
       name: input.name,
       tokenHash: hashSecret(token),
-      expiresAt: input.ttlSeconds ? deps.now() + input.ttlSeconds * 1000 : null,
+      expiresAt,
     });
-  return { id, token };
+  return { id, token, expiresAt };
 }
 
 /** Revokes a token; one already revoked keeps its first revocation time. */
@@ -217,12 +219,16 @@ export async function principalFromToken(deps: ControlPlaneDeps, token: string):
     .select()
     .from(t)
     .where(and(eq(t.tokenHash, hashSecret(token)), isNull(t.revokedAt)));
-  if (!row || (row.expiresAt !== null && row.expiresAt <= deps.now())) return null;
+  if (!row) return null;
+  // Tokens issued before expiry existed carry none: they last the default TTL from their creation.
+  const expiresAt = row.expiresAt ?? row.createdAt + deps.config.apiTokenTtlSeconds * 1000;
+  if (expiresAt <= deps.now()) return null;
   // Recorded at most once a minute: a disk flush per admin request would buy nothing.
   if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000) {
     await deps.db.update(t).set({ lastUsedAt: deps.now() }).where(eq(t.id, row.id));
   }
-  return principalFor(deps.db, row.accountId, row.orgId, "token");
+  const p = await principalFor(deps.db, row.accountId, row.orgId, "token");
+  return p && { ...p, tokenExpiresAt: expiresAt };
 }
 
 export async function principalFromSession(deps: ControlPlaneDeps, raw: string): Promise<Principal | null> {

@@ -3,6 +3,7 @@
 // come before a session (sign-in, single sign-on, claim links). Every POST is CSRF-checked
 // here before its handler runs: against the session's token for signed-in forms, against the
 // double-submit cookie for sign-in forms. Pages work without JavaScript.
+import { loggableError } from "../db/errors.ts";
 import { Elysia } from "elysia";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { ApiHandle } from "./api-client.ts";
@@ -109,7 +110,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
         if (e instanceof PageExit) result = e.result;
         else {
           // The path may be a claim link: its token never reaches the log.
-          deps.log.error("console page failed", { path: loggablePath(ctx.url.pathname), error: String(e) });
+          deps.log.error("console page failed", { path: loggablePath(ctx.url.pathname), error: loggableError(e) });
           result = page(publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }), 500);
         }
       }

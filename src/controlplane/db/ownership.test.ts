@@ -18,6 +18,8 @@ const KNOWN: Record<string, string> = {
   // runtime joins installations for the replicas in scope and for tool holders' names.
   "runtime/replicas.ts installations": "recipientsInScope joins live installations",
   "runtime/tools.ts installations": "tool sync names the installation holding a tool",
+  // every runtime call starts here: the token and the org's revision in one prepared query (a 304 poll is one query).
+  "installations/runtime-auth.ts organizations": "hot path: one query per 304 bundle poll",
 };
 
 function sourceFiles(dir: string): string[] {

@@ -7,6 +7,7 @@ export * from "../audit/tables.ts";
 export * from "../audit-chain/tables.ts";
 export * from "../audit-keys/tables.ts";
 export * from "../auth/tables.ts";
+export * from "../budgets/tables.ts";
 export * from "../claims/tables.ts";
 export * from "../console/tables.ts";
 export * from "../directory/tables.ts";

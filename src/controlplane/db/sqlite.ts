@@ -1,6 +1,7 @@
 // The embedded store: one SQLite file (WAL, full sync, foreign keys) through drizzle's async
 // SQLite driver, so services await it exactly as they await PostgreSQL. bun:sqlite itself is
 // synchronous; the gate keeps other requests' statements out of an open transaction.
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import type { MigrationMeta } from "drizzle-orm/migrator";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
@@ -14,7 +15,15 @@ import type { Db, Store } from "./store.ts";
 type Method = "run" | "all" | "values" | "get";
 type Params = (string | number | bigint | boolean | null | Uint8Array)[];
 
+/** The database file's mode; SQLite gives its -wal and -shm files the same. */
+export const DB_FILE_MODE = 0o600;
+
 export function openSqlite(path: string): Store {
+  if (path !== ":memory:") {
+    // Created (or tightened) 0600 before SQLite opens it: it holds hashes, wrapped keys and audit data.
+    if (!existsSync(path)) writeFileSync(path, "", { mode: DB_FILE_MODE });
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, DB_FILE_MODE);
+  }
   const client = new Database(path, { create: true, strict: true });
   client.exec("PRAGMA journal_mode = WAL");
   client.exec("PRAGMA synchronous = FULL");

@@ -5,6 +5,7 @@
 //   POST /organizations/{org}/directory-sync/run      run now and answer with the report
 //   GET  /organizations/{org}/directory-sync          the configuration
 //   GET  /organizations/{org}/directory-sync/report   the last run
+import { loggableError } from "../db/errors.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -32,7 +33,7 @@ export function directorySyncRoutes(deps: ControlPlaneDeps) {
       async ({ params }) => {
         const config = await setEnabled(deps, params.org, true);
         // Its "running" record is written before the answer; the outcome is read with GET …/report.
-        await startSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: String(e) }));
+        await startSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: loggableError(e) }));
         return config;
       },
       { admin: true },

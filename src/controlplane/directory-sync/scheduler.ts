@@ -3,6 +3,7 @@
 // run is already in progress (on any replica sharing the database) is decided by one atomic
 // claim in the database (service.ts `startIfDue`), so replicas do not all call Graph at once.
 // stop() ends the loop, aborts running syncs and waits for their records.
+import { loggableError } from "../db/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { enabledConfigs, startIfDue, stopRuns } from "./service.ts";
 
@@ -19,7 +20,7 @@ export function startDirectorySyncScheduler(deps: ControlPlaneDeps, options: Sch
     try {
       configs = await enabledConfigs(deps.db);
     } catch (e) {
-      deps.log.error("directory sync scheduler failed", { error: (e as Error).message });
+      deps.log.error("directory sync scheduler failed", { error: loggableError(e) });
       return;
     }
     for (const config of configs) {
@@ -27,7 +28,7 @@ export function startDirectorySyncScheduler(deps: ControlPlaneDeps, options: Sch
       try {
         await startIfDue(deps, config);
       } catch (e) {
-        deps.log.error("directory sync run failed to start", { org_id: config.orgId, error: (e as Error).message });
+        deps.log.error("directory sync run failed to start", { org_id: config.orgId, error: loggableError(e) });
       }
     }
   };

@@ -4,6 +4,7 @@
 // every replica sharing the database: a run is claimed by one conditional insert of its
 // "running" record (claimRun). A second request in the same process joins the running run; on
 // another replica it waits for that run's record and answers with its report.
+import { loggableError } from "../db/errors.ts";
 import { and, desc, eq, gt, lt, notExists, notInArray, or, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
@@ -327,7 +328,7 @@ async function startInBackground(deps: ControlPlaneDeps, config: ConfigRow, when
   const runId = await claimRun(deps, config.orgId, { dryRun: config.dryRun, ...when });
   if (!runId) return false;
   start(deps, config, runId, config.dryRun, deps.config.extraCaPem).catch((e) =>
-    deps.log.error("directory sync run failed", { org_id: config.orgId, run_id: runId, error: (e as Error).message }),
+    deps.log.error("directory sync run failed", { org_id: config.orgId, run_id: runId, error: loggableError(e) }),
   );
   return true;
 }

@@ -8,6 +8,7 @@
 // request by `clientIpPlugin`. X-Forwarded-For is read only when the operator says a trusted
 // proxy sits in front (SVC_CP_TRUST_FORWARDED_FOR=1), and then only its last entry: the
 // address that proxy saw.
+import { loggableError } from "../db/errors.ts";
 import { peerOf } from "./request-gate.ts";
 import { createHash } from "node:crypto";
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
@@ -106,7 +107,7 @@ export class FixedWindowLimiter {
     try {
       await db.delete(w).where(and(ended, inArray(w.key, db.select({ key: w.key }).from(w).where(ended).limit(this.#sweepBatch))));
     } catch (e) {
-      this.deps.log.warn("rate-limit sweep failed", { scope: this.scope, error: e instanceof Error ? e.message : String(e) });
+      this.deps.log.warn("rate-limit sweep failed", { scope: this.scope, error: loggableError(e) });
     }
   }
 }

@@ -91,7 +91,22 @@ function tooLarge(limit: number): SvcError {
   return new SvcError("body_too_large", `the request body is larger than this route takes (${limit} bytes)`, { limit_bytes: limit });
 }
 
+/** API answers may carry secrets (tokens, sealed keys, audit data): no cache keeps them unless a route says otherwise. */
+function noStore(response: Response): Response {
+  try {
+    if (!response.headers.has("cache-control")) response.headers.set("cache-control", "no-store");
+  } catch {
+    // immutable headers (a fetched response passed through): left as they are
+  }
+  return response;
+}
+
 export function requestGate(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>): Gate {
+  const gate = gateOf(routeOf, next);
+  return async (request, server) => noStore(await gate(request, server));
+}
+
+function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>): Gate {
   return async (request, server) => {
     const path = new URL(request.url).pathname;
     const peer = server?.requestIP(request)?.address;

@@ -54,6 +54,8 @@ export function presentReplica(r: ReplicaRow, now: number, limits: LivenessLimit
     spool_free_bytes: r.spoolFreeBytes,
     /** The replica's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
     clock_skew_ms: r.clockSkewMs,
+    /** The assigned MCP tool servers as its latest heartbeat reported them (issue 13); null when it reported none. */
+    tool_servers: r.toolServers,
     version: r.version,
     hostname: r.hostname,
     bootstrapped_at: iso(r.bootstrappedAt),

@@ -76,6 +76,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /installations/:id": (w) => ({ path: `/installations/${w.installationId}` }),
   "GET /installations/:id/agents": (w) => ({ path: `/installations/${w.installationId}/agents` }),
   "GET /installations/:id/tools": (w) => ({ path: `/installations/${w.installationId}/tools` }),
+  "GET /installations/:id/policy-bundle": (w) => ({ path: `/installations/${w.installationId}/policy-bundle` }),
   "POST /installations/:id/credential": (w) => ({ path: `/installations/${w.installationId}/credential`, body: { rotate: true } }),
   "DELETE /installations/:id": (w) => ({ path: `/installations/${w.installationId}` }),
   "GET /runtime-recipients": () => ({ path: "/runtime-recipients?workspace=default" }),
@@ -84,6 +85,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /model-profiles/:id": (w) => ({ path: `/model-profiles/${w.profileId}` }),
   "PUT /model-profiles/:id/api-key": (w) => ({ path: `/model-profiles/${w.profileId}/api-key`, body: { api_key_sealed: "YWdl", sealed_to: ["rep_x"] } }),
   "GET /model-profiles/:id/readiness": (w) => ({ path: `/model-profiles/${w.profileId}/readiness` }),
+  "PUT /model-profiles/:id/prices": (w) => ({ path: `/model-profiles/${w.profileId}/prices`, body: { prices: { m: { prompt: 1, completion: 2 } } } }),
   "POST /model-profiles/:id/assign": (w) => ({ path: `/model-profiles/${w.profileId}/assign`, body: { agent_id: w.agentId } }),
   "GET /model-profile-assignments": (w) => ({ path: `/model-profile-assignments?agent_id=${w.agentId}` }),
   "GET /tool-servers": () => ({ path: "/tool-servers" }),
@@ -116,9 +118,11 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-encryption-keys/:id": (w) => ({ path: `/audit-encryption-keys/${w.keyId}` }),
   "POST /audit-encryption-keys/:keyAction": (w) => ({ path: `/audit-encryption-keys/${w.keyId}:disable` }),
   "GET /audit-records": () => ({ path: "/audit-records" }),
+  "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
+  "GET /usage": () => ({ path: "/usage?by=user" }),
+  "GET /usage/series": () => ({ path: "/usage/series?by=user" }),
   "GET /audit-records/:id": (w) => ({ path: `/audit-records/${w.recordId}` }),
   "GET /audit-records/:id/ciphertext": (w) => ({ path: `/audit-records/${w.recordId}/ciphertext` }),
-  "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
@@ -209,7 +213,8 @@ describe("the tables cover every admin route", () => {
     for (const r of OTHER_ADMIN_ROUTES) expect(routes).toContain(r);
     const consoleRoutes = routes.filter((r) => {
       const p = r.split(" ")[1]!;
-      return !p.startsWith("/api/") && !p.startsWith("/console/assets/") && p !== "/healthz" && p !== "/readyz";
+      // /metrics is the Prometheus scrape, behind its own token (SVC_CP_METRICS_TOKEN), not a console page.
+      return !p.startsWith("/api/") && !p.startsWith("/console/assets/") && p !== "/healthz" && p !== "/readyz" && p !== "/metrics";
     });
     expect(consoleRoutes.filter((r) => !CONSOLE_PUBLIC.has(r)).sort()).toEqual(Object.keys(CONSOLE_ADMIN_ROUTES).sort());
   });

@@ -22,6 +22,7 @@ describe("POST /policies", () => {
       agent_id: null,
       workspace_id: cp.workspaceId,
       created_at: expect.any(String),
+      warnings: [],
     });
     expect(await revisionOf(cp)).toBe(before + 1);
   });
@@ -144,5 +145,92 @@ describe("GET and DELETE /policies", () => {
     const again = await cp.call("DELETE", cp.org(`/policies/${forA.id}`));
     expect(again.status).toBe(404);
     expect(await revisionOf(cp)).toBe(before + 1);
+  });
+});
+
+describe("unregistered tools, update, apply", () => {
+  const apply = (cp: Awaited<ReturnType<typeof testControlPlane>>, policies: Record<string, unknown>[], extra: Record<string, unknown> = {}) =>
+    cp.call("POST", cp.org("/policies/apply"), { body: { workspace: "default", policies, ...extra } });
+
+  test("a policy naming an unregistered tool is created with a warning, refused under strict", async () => {
+    const cp = await testControlPlane();
+    const res = await cp.call("POST", cp.org("/policies"), { body: { ...base, dst: "tool:crm.lookup" } });
+    expect(res.status).toBe(201);
+    expect(res.json.warnings).toEqual([expect.stringContaining('tool "crm.lookup" is not registered by any installation of this workspace')]);
+    const before = await revisionOf(cp);
+    const strict = await cp.call("POST", cp.org("/policies"), { body: { ...base, dst: "tool:crm.lookup", strict: true } });
+    expect([strict.status, strict.json.code]).toEqual([422, "unregistered_tool"]);
+    expect(await revisionOf(cp)).toBe(before);
+    // model:invoke names no tool: no warning
+    expect((await cp.call("POST", cp.org("/policies"), { body: base })).json.warnings).toEqual([]);
+  });
+
+  test("PATCH changes the fields given with the same checks, and bumps the revision", async () => {
+    const cp = await testControlPlane();
+    const p = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
+    const before = await revisionOf(cp);
+    const res = await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: "'staff' in user.groups", mode: "shadow" } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ id: p.id, name: "staff may chat", src: "group:staff", condition: "'staff' in user.groups", mode: "shadow" });
+    expect(await revisionOf(cp)).toBe(before + 1);
+    const bad = await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: "user.nope" } });
+    expect([bad.status, bad.json.code]).toEqual([422, "invalid_condition"]);
+    const cleared = await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: null, mode: "enforce" } });
+    expect([cleared.json.condition, cleared.json.mode]).toEqual([null, "enforce"]);
+    expect((await cp.call("PATCH", cp.org("/policies/pol_nope"), { body: { mode: "shadow" } })).status).toBe(404);
+  });
+
+  test("apply: a plan, then the change; the same file again changes nothing; dry run writes nothing", async () => {
+    const cp = await testControlPlane();
+    const old = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "old one" } })).json;
+    const kept = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "kept" } })).json;
+    const file = [
+      { name: "kept", src: "group:staff", dst: "model:invoke", effect: "permit", condition: "'staff' in user.groups" },
+      { name: "small credits", src: "group:sales", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500" },
+    ];
+    const before = await revisionOf(cp);
+    const dry = await apply(cp, file, { dry_run: true });
+    expect(dry.json).toEqual({
+      plan: { create: [{ name: "small credits" }], update: [{ id: kept.id, name: "kept", changes: ["condition"] }], delete: [{ id: old.id, name: "old one" }] },
+      applied: false,
+      warnings: [expect.stringContaining('tool "crm.credit" is not registered')],
+    });
+    expect(await revisionOf(cp)).toBe(before);
+    const done = await apply(cp, file);
+    expect(done.json.applied).toBe(true);
+    expect(done.json.plan).toEqual(dry.json.plan);
+    expect(await revisionOf(cp)).toBe(before + 1);
+    const listed = (await cp.call("GET", cp.org("/policies"))).json.policies;
+    expect(listed.map((p: { name: string; condition: string | null }) => [p.name, p.condition]).sort()).toEqual([
+      ["kept", "'staff' in user.groups"],
+      ["small credits", "args.amount <= 500"],
+    ]);
+    expect(listed.find((p: { name: string }) => p.name === "kept").id).toBe(kept.id); // updated in place, not replaced
+    const again = await apply(cp, file);
+    expect(again.json).toMatchObject({ plan: { create: [], update: [], delete: [] }, applied: false });
+    expect(await revisionOf(cp)).toBe(before + 1);
+  });
+
+  test("apply is all or nothing: one refused policy (checked after others were written) leaves every policy as it was", async () => {
+    const cp = await testControlPlane();
+    await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "stays" } });
+    const snapshot = async () => (await cp.call("GET", cp.org("/policies"))).json.policies;
+    const before = { policies: await snapshot(), revision: await revisionOf(cp) };
+    const res = await apply(cp, [
+      { name: "new one", src: "*", dst: "model:invoke", effect: "permit" },
+      { name: "stays", src: "*", dst: "model:invoke", effect: "deny" },
+      { name: "ghost user", src: "user:usr_01M84G9RWQ7NJC1QNPZEE37AN2", dst: "model:invoke", effect: "permit" },
+    ]);
+    expect([res.status, res.json.code, res.json.errors[0].path]).toEqual([422, "invalid_pattern", "/policies/2/src"]);
+    expect(await snapshot()).toEqual(before.policies);
+    expect(await revisionOf(cp)).toBe(before.revision);
+    // a bad condition or a duplicate name is refused before anything is read
+    const cond = await apply(cp, [{ name: "x", src: "*", dst: "model:invoke", effect: "permit", condition: "1 +" }]);
+    expect([cond.json.code, cond.json.errors[0].path]).toEqual(["invalid_condition", "/policies/0/condition"]);
+    const dup = await apply(cp, [{ name: "x", src: "*", dst: "model:invoke", effect: "permit" }, { name: "x", src: "*", dst: "model:invoke", effect: "deny" }]);
+    expect([dup.status, dup.json.errors[0].path]).toEqual([422, "/policies/1/name"]);
+    const strict = await apply(cp, [{ name: "t", src: "*", dst: "tool:nope.never", effect: "permit" }], { strict: true });
+    expect(strict.json.code).toBe("unregistered_tool");
+    expect(await snapshot()).toEqual(before.policies);
   });
 });

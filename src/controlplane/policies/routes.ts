@@ -1,12 +1,28 @@
-// Policy routes (`svc policies create|list`): who (src) may do what (dst) for an agent or a
+// Policy routes (`svc policies create|list|update|delete|apply|export`): who (src) may do what (dst) for an agent or a
 // whole workspace. Every write bumps the organization's bundle revision.
 import { Elysia } from "elysia";
 import { getAgent } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
-import { PolicyCreate, PolicyParams, PolicyQuery } from "./model.ts";
-import { createPolicy, deletePolicy, listPolicies, presentPolicy } from "./service.ts";
+import { applyPolicies, checkTools } from "./apply.ts";
+import { PolicyApply, PolicyCreate, PolicyParams, PolicyQuery, PolicyUpdate } from "./model.ts";
+import { createPolicy, deletePolicy, listPolicies, type PolicyInput, policySpec, presentPolicy, updatePolicy } from "./service.ts";
+
+type WireFields = { name?: string; src?: string; dst?: string; effect?: "permit" | "deny"; agent_id?: string | null; condition?: string | null; mode?: "enforce" | "shadow" };
+
+/** The request's policy fields as service input (only those sent). */
+function inputOf(b: WireFields): Partial<PolicyInput> {
+  return {
+    ...(b.name !== undefined ? { name: b.name } : {}),
+    ...(b.src !== undefined ? { src: b.src } : {}),
+    ...(b.dst !== undefined ? { dst: b.dst } : {}),
+    ...(b.effect !== undefined ? { effect: b.effect } : {}),
+    ...(b.agent_id !== undefined ? { agentId: b.agent_id } : {}),
+    ...(b.condition !== undefined ? { condition: b.condition } : {}),
+    ...(b.mode !== undefined ? { mode: b.mode } : {}),
+  };
+}
 
 const tags = ["policies"];
 
@@ -28,20 +44,31 @@ export function policyRoutes(deps: ControlPlaneDeps) {
       "/policies",
       async ({ principal, body, set }) => {
         const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
-        const policy = await createPolicy(db, principal.orgId, {
-          name: body.name,
-          src: body.src,
-          dst: body.dst,
-          effect: body.effect,
-          workspace,
-          ...(body.agent_id ? { agentId: body.agent_id } : {}),
-          ...(body.condition !== undefined ? { condition: body.condition } : {}),
-          ...(body.mode ? { mode: body.mode } : {}),
-        });
+        const input = inputOf(body) as PolicyInput;
+        const warnings = await checkTools(db, workspace.id, [policySpec(input)], body.strict ?? false);
+        const policy = await createPolicy(db, principal.orgId, { ...input, workspace });
         set.status = 201;
-        return presentPolicy(policy);
+        return { ...presentPolicy(policy), warnings };
       },
-      { admin: true, body: PolicyCreate, detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern" } },
+      { admin: true, body: PolicyCreate, detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern, bad condition → 422 invalid_condition; an unregistered tool is a warning (422 under strict)" } },
+    )
+    .post(
+      "/policies/apply",
+      async ({ principal, body }) => {
+        const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
+        return applyPolicies(db, principal.orgId, workspace, body.policies.map((p) => inputOf(p) as PolicyInput), { dryRun: body.dry_run ?? false, strict: body.strict ?? false });
+      },
+      { admin: true, body: PolicyApply, detail: { tags, summary: "Make the workspace's policies exactly these (matched by name): plan, then apply all or nothing" } },
+    )
+    .patch(
+      "/policies/:id",
+      async ({ principal, params, body }) => {
+        const change = inputOf(body);
+        const policy = await updatePolicy(db, principal.orgId, params.id, change);
+        const warnings = change.dst ? await checkTools(db, policy.workspaceId, [policy], false) : [];
+        return { ...presentPolicy(policy), warnings };
+      },
+      { admin: true, params: PolicyParams, body: PolicyUpdate, detail: { tags, summary: "Change a policy's fields; the same checks as creation" } },
     )
     .delete(
       "/policies/:id",

@@ -10,7 +10,7 @@ import { getAgentInWorkspace } from "../agents/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findUserById } from "../directory/service.ts";
 import { findInstallation } from "../installations/service.ts";
-import { bumpRevision } from "../organizations/service.ts";
+import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 
 /** The policies that apply to an agent: those bound to it and those bound to no agent in its workspace. */
 export async function policiesForAgent(db: Db, workspaceId: string, agentId: string): Promise<BundlePolicy[]> {
@@ -53,17 +53,17 @@ export async function listPolicies(db: Db, orgId: string, filter: { workspaceId?
   return db.select().from(p).where(and(...conds)).orderBy(p.id);
 }
 
-function invalidPattern(path: "/src" | "/dst", message: string): never {
+function invalidPattern(path: string, message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
 /** The condition as stored: trimmed, null when absent; a type or syntax error is a 422 naming its position. */
-export function validCondition(condition: string | null | undefined): string | null {
-  if (condition === undefined || condition === null) return null;
+export function validCondition(condition: string | null | undefined, at = ""): string | null {
+  if (condition === undefined || condition === null || condition.trim() === "") return null;
   const problem = checkCondition(condition);
   if (!problem) return condition.trim();
-  const message = `condition: ${describeProblem(problem)}`;
-  throw new SvcError("invalid_condition", message, { errors: [{ path: "/condition", message, ...(problem.position ? { position: problem.position } : {}) }] });
+  const message = `${at ? `${at.slice(1)}: ` : ""}condition: ${describeProblem(problem)}`;
+  throw new SvcError("invalid_condition", message, { errors: [{ path: `${at}/condition`, message, ...(problem.position ? { position: problem.position } : {}) }] });
 }
 
 /**
@@ -71,53 +71,90 @@ export function validCondition(condition: string | null | undefined): string | n
  * the policy's workspace (the subject of calls without a session user). A policy naming
  * anything else would be stored and never match.
  */
-async function requireSubject(db: Db, orgId: string, workspaceId: string, src: string, id: string): Promise<void> {
+async function requireSubject(db: Db, orgId: string, workspaceId: string, src: string, id: string, at: string): Promise<void> {
   if (hasPrefix(id, "user")) {
-    if (!(await findUserById(db, orgId, id))) invalidPattern("/src", `src-pattern "${src}": no service user ${id} in this organization; find it with \`svc users resolve --email <email>\``);
+    if (!(await findUserById(db, orgId, id))) invalidPattern(`${at}/src`, `src-pattern "${src}": no service user ${id} in this organization; find it with \`svc users resolve --email <email>\``);
   } else {
     const installation = await findInstallation(db, orgId, id);
-    if (installation?.workspaceId !== workspaceId) invalidPattern("/src", `src-pattern "${src}": no installation ${id} in this workspace; list them with \`svc bot list\``);
+    if (installation?.workspaceId !== workspaceId) invalidPattern(`${at}/src`, `src-pattern "${src}": no installation ${id} in this workspace; list them with \`svc bot list\``);
   }
 }
 
-/** Creates a policy; the agent check, the insert and the revision bump are one transaction. */
-export async function createPolicy(
-  db: Db,
-  orgId: string,
-  input: { name: string; src: string; dst: string; effect: "permit" | "deny"; workspace: { id: string; name: string }; agentId?: string; condition?: string | null; mode?: PolicyMode },
-): Promise<PolicyRow> {
+export type PolicyInput = { name: string; src: string; dst: string; effect: "permit" | "deny"; agentId?: string | null; condition?: string | null; mode?: PolicyMode };
+
+/** A policy as stored, checked and in canonical form (patterns formatted, condition trimmed). */
+export type PolicySpec = { name: string; src: string; dst: string; effect: "permit" | "deny"; agentId: string | null; condition: string | null; mode: PolicyMode; userId: string | null };
+
+/** Checks what needs no database; `at` prefixes error paths (`/policies/3` in an apply). */
+export function policySpec(input: PolicyInput, at = ""): PolicySpec {
   const name = input.name.trim();
-  if (!name) throw new SvcError("validation_failed", "the policy name is empty", { errors: [{ path: "/name", message: "empty" }] });
+  if (!name) throw new SvcError("validation_failed", "the policy name is empty", { errors: [{ path: `${at}/name`, message: "empty" }] });
   const src = parseSource(input.src.trim());
-  if (!src.ok) invalidPattern("/src", src.error);
+  if (!src.ok) invalidPattern(`${at}/src`, src.error);
   if (src.value.kind === "user") {
     const problem = userIdProblem(input.src.trim(), src.value.id);
-    if (problem) invalidPattern("/src", problem);
+    if (problem) invalidPattern(`${at}/src`, problem);
   }
   const dst = parseDestination(input.dst.trim());
-  if (!dst.ok) invalidPattern("/dst", dst.error);
-  const condition = validCondition(input.condition);
+  if (!dst.ok) invalidPattern(`${at}/dst`, dst.error);
+  return {
+    name,
+    src: formatSource(src.value),
+    dst: formatDestination(dst.value),
+    effect: input.effect,
+    agentId: input.agentId ?? null,
+    condition: validCondition(input.condition, at),
+    mode: input.mode ?? "enforce",
+    userId: src.value.kind === "user" ? src.value.id : null,
+  };
+}
+
+/** Checks what the spec names (its agent, its user or installation); inside the writing transaction. */
+export async function requireReferences(tx: Db, orgId: string, workspace: { id: string; name: string }, spec: PolicySpec, at = ""): Promise<void> {
+  if (spec.agentId) await getAgentInWorkspace(tx, orgId, spec.agentId, workspace, `${at}/agent_id`.slice(1));
+  if (spec.userId) await requireSubject(tx, orgId, workspace.id, spec.src, spec.userId, at);
+}
+
+/** The row's columns a spec sets. */
+export function specColumns(spec: PolicySpec) {
+  return { agentId: spec.agentId, name: spec.name, src: spec.src, dst: spec.dst, effect: spec.effect, condition: spec.condition, mode: spec.mode };
+}
+
+/** Creates a policy; the agent check, the insert and the revision bump are one transaction. */
+export async function createPolicy(db: Db, orgId: string, input: PolicyInput & { workspace: { id: string; name: string } }): Promise<PolicyRow> {
+  const spec = policySpec(input);
   const id = newId("policy");
   return db.transaction(async (tx) => {
-    if (input.agentId) await getAgentInWorkspace(tx, orgId, input.agentId, input.workspace);
-    if (src.value.kind === "user") await requireSubject(tx, orgId, input.workspace.id, input.src.trim(), src.value.id);
+    await requireReferences(tx, orgId, input.workspace, spec);
     const [created] = await tx
       .insert(tables(tx).policies)
-      .values({
-        id,
-        orgId,
-        workspaceId: input.workspace.id,
-        agentId: input.agentId ?? null,
-        name,
-        src: formatSource(src.value),
-        dst: formatDestination(dst.value),
-        effect: input.effect,
-        condition,
-        mode: input.mode ?? "enforce",
-      })
+      .values({ id, orgId, workspaceId: input.workspace.id, ...specColumns(spec) })
       .returning();
     await bumpRevision(tx, orgId);
     return created!;
+  });
+}
+
+/** Changes the fields given; the rest stay. Same checks as creation; one transaction with the revision bump. */
+export async function updatePolicy(db: Db, orgId: string, id: string, change: Partial<PolicyInput>): Promise<PolicyRow> {
+  return db.transaction(async (tx) => {
+    const p = tables(tx).policies;
+    const [row] = await tx.select().from(p).where(and(eq(p.orgId, orgId), eq(p.id, id)));
+    if (!row) throw new SvcError("not_found", `policy ${id} not found in this organization`);
+    const spec = policySpec({
+      name: change.name ?? row.name,
+      src: change.src ?? row.src,
+      dst: change.dst ?? row.dst,
+      effect: change.effect ?? row.effect,
+      agentId: change.agentId !== undefined ? change.agentId : row.agentId,
+      condition: change.condition !== undefined ? change.condition : row.condition,
+      mode: change.mode ?? row.mode,
+    });
+    const workspace = await resolveWorkspace(tx, orgId, row.workspaceId);
+    await requireReferences(tx, orgId, workspace, spec);
+    const [updated] = await tx.update(p).set(specColumns(spec)).where(eq(p.id, id)).returning();
+    await bumpRevision(tx, orgId);
+    return updated!;
   });
 }
 

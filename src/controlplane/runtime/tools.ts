@@ -157,3 +157,16 @@ export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, m
     return { added: diff.added.length, removed: diff.removed.length, unchanged: diff.unchanged, updated: diff.updated.length, tool_count: wanted.length };
   });
 }
+
+/** The names among these that no installation (or admin) has registered in the workspace. */
+export async function unregisteredTools(db: Db, workspaceId: string, names: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(names)];
+  if (wanted.length === 0) return [];
+  const t = tables(db).tools;
+  const rows = await db
+    .select({ name: t.name })
+    .from(t)
+    .where(and(eq(t.workspaceId, workspaceId), inArray(t.name, wanted)));
+  const known = new Set(rows.map((r) => r.name));
+  return wanted.filter((n) => !known.has(n)).sort();
+}

@@ -263,6 +263,10 @@ describe("runtime status and readiness", () => {
     expect(byReplica[a.id]).toMatchObject({ installation_id: rt.installationId, state: "ok", error: null, tool_count: 4, last_heartbeat_at: expect.any(String) });
     expect(byReplica[b.id]).toMatchObject({ state: "unreachable", error: "connect ECONNREFUSED", tool_count: 0 });
 
+    // The installation's status carries each replica's latest report.
+    const replicas = (await cp.call("GET", cp.org(`/installations/${rt.installationId}`))).json.replicas as Array<{ id: string; tool_servers: unknown }>;
+    expect(replicas.find((x) => x.id === b.id)!.tool_servers).toEqual([{ name: "github", state: "unreachable", error: "connect ECONNREFUSED", tool_count: 0 }]);
+
     // A heartbeat without the server (or without tool_servers at all): not reported yet.
     await heartbeat(cp, rt.token, b.id);
     r = await readiness();

@@ -4,9 +4,12 @@
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../policy/policy-index.ts";
 import { CHAT_BODY_LIMIT, readJsonBody } from "./json-body.ts";
-import { forwardMetered } from "./metered-call.ts";
+import { forwardMetered, type ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
-import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
+import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
+
+/** A notice for the caller alone (percent-encoded UTF-8): the Pipe shows it as a notification. */
+export const NOTICE_HEADER = "x-svc-notice";
 
 export function chatRoutes(c: RouteContext): Route[] {
   async function chat(req: Request, user: Parameters<Route["handler"]>[1]): Promise<Response> {
@@ -21,7 +24,7 @@ export function chatRoutes(c: RouteContext): Route[] {
     const chatBody = body as Record<string, unknown>;
     const profile = compiled.bundle.model_profile;
     const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
-    const decision = decideModel(compiled, user, c.now());
+    let decision = decideModel(compiled, user, c.now());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
@@ -32,13 +35,21 @@ export function chatRoutes(c: RouteContext): Route[] {
         return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
       }
     }
+    // A permitted caller over a rate limit or a budget is refused like a policy refusal,
+    // audited with that code.
+    const rate = decision.decision === "permit" && c.rateLimits ? c.rateLimits.take({ user: rateKey(decision.subject), model }, c.now().getTime()) : null;
+    if (rate && !rate.ok) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.rateLimited, reason: REFUSAL_CODES.rateLimited, message: rate.message };
+    const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, c.now().getTime()) : null;
+    if (budget?.refusal) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.budgetExceeded, reason: REFUSAL_CODES.budgetExceeded, message: budget.refusal };
     const [record, claim] = await Promise.all([
       c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
       decision.code === REFUSAL_CODES.unlinked && user ? c.claims.forRefusal(user) : undefined,
     ]);
     c.decisions.note("model", decision.decision, decision.code);
     if (decision.decision !== "permit" || !profile) {
-      return openAIError(403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      const refused = openAIError(rate && !rate.ok ? 429 : 403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      if (rate && !rate.ok) refused.headers.set("retry-after", String(rate.retryAfterSeconds));
+      return refused;
     }
     let apiKey: string | null = null;
     if (profile.auth_type === "api_key") {
@@ -49,7 +60,15 @@ export function chatRoutes(c: RouteContext): Route[] {
         return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
       }
     }
-    return forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, ...(c.onModelCallEnd ? { onEnd: c.onModelCallEnd } : {}) });
+    const subject = decision.subject;
+    const onEnd = (e: ModelCallEnd) => {
+      c.budgets?.add(subject, e.usage, e.cost);
+      c.onModelCallEnd?.(e);
+    };
+    const answer = await forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, onEnd });
+    // The 80 % warning, for the Pipe to show that user alone (a front-end notification).
+    if (budget?.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(budget.warning));
+    return answer;
   }
 
   return [{ method: "POST", path: "/v1/chat/completions", handler: chat }];

@@ -12,6 +12,8 @@ import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
+import type { BudgetBook } from "../policy/budgets.ts";
+import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
 import { ClaimLinks } from "./claim-links.ts";
@@ -46,6 +48,10 @@ export type LocalApiDeps = {
   now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
+  /** Budgets to enforce on model calls (issue 16). */
+  budgets?: BudgetBook;
+  /** Requests-per-minute limits (issue 16). */
+  rateLimits?: RateLimiter;
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -64,6 +70,8 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     now: d.now ?? (() => new Date()),
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
     ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
+    ...(d.budgets ? { budgets: d.budgets } : {}),
+    ...(d.rateLimits ? { rateLimits: d.rateLimits } : {}),
   };
   return routeRequests(d.token, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }

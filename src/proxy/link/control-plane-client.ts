@@ -12,6 +12,7 @@ import {
   type HeartbeatRequest,
   REPLICA_HEADER,
   RUNTIME_API_PREFIX,
+  LimitsResponse,
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
@@ -21,7 +22,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "heartbeat" | "audit-records" | "claims";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "heartbeat" | "audit-records" | "claims" | "limits";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -154,6 +155,11 @@ export class ControlPlaneClient {
 
   async shipAudit(records: AuditRecord[]): Promise<AuditBatchResponse> {
     return this.json(await this.call("audit-records", "POST", "/audit-records", { records }), AuditBatchResponse, "audit records", "audit-records");
+  }
+
+  /** The budgets this runtime enforces, with their spend (issue 16). */
+  async limits(): Promise<LimitsResponse> {
+    return this.json(await this.call("limits", "GET", "/limits"), LimitsResponse, "limits", "limits");
   }
 
   async createClaim(req: ClaimRequest): Promise<ClaimResponse> {

@@ -57,7 +57,7 @@ beforeAll(async () => {
   cp = startFakeControlPlane(bundle(), TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-reg-"));
   socket = join(dir, "p.sock");
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket, SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_CA_FILE: testTls().caFile };
+  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket, SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_HEARTBEAT_INTERVAL: "200ms", SVC_PROXY_CA_FILE: testTls().caFile };
   daemon = await startDaemon(loadConfig(env), log);
   await until(async () => (await fetch("http://localhost/readyz", { unix: socket } as RequestInit).catch(() => null))?.status === 200, "ready");
 }, 120_000);
@@ -82,6 +82,12 @@ describe("MCP tool registration", () => {
     expect(shown).toContain("mcp time:");
     expect(shown).toMatch(/mcp down:\s+unreachable, serves no tools: https:\/\/127\.0\.0\.1:1/);
     expect(lines.some((l) => l.includes("mcp server unreachable") && l.includes('"server":"down"'))).toBe(true);
+    // the heartbeat carries the same per-server status to the control plane (console, readiness)
+    const listed = (h: (typeof cp.heartbeats)[number]) => (h.body.tool_servers ?? []).some((t) => t.name === "time" && t.state === "ok");
+    await until(() => cp.heartbeats.some(listed), "a heartbeat with the listed servers");
+    const beat = cp.heartbeats.find(listed)!.body.tool_servers!;
+    expect(beat.find((t) => t.name === "time")).toEqual({ name: "time", state: "ok", error: null, tool_count: 2 });
+    expect(beat.find((t) => t.name === "down")).toMatchObject({ state: "unreachable", tool_count: 0 });
   }, 60_000);
 
   test("after the boot sync, a newly assigned server's tools are registered together with the packs' tools", async () => {

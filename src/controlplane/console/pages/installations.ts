@@ -6,6 +6,7 @@ import { html, path } from "../html.ts";
 import { badge, code, dataTable, section, shell, time } from "../layout.ts";
 import { type Installation, latestReplica, skewCell, spoolBadge, stateBadge } from "./overview.ts";
 import { type Agent, type Workspace, byId, joinErrors, list, named } from "./shared.ts";
+import { runtimeStateBadge } from "./tool-servers.ts";
 
 type Tool = { name: string; access: string; required_capabilities?: string[] | null };
 
@@ -61,6 +62,7 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   <td>${x.tool_count ?? "—"}</td>
   <td>${x.spool_depth ?? "—"}</td>
   <td>${skewCell(x.clock_skew_ms)}</td>
+  <td>${x.tool_servers?.length ? x.tool_servers.map((t) => html`${code(t.name)} ${runtimeStateBadge(t)}${t.error ? html`<br><span class="muted">${t.error}</span>` : ""}<br>`) : html`<span class="muted">—</span>`}</td>
   <td>${x.version ?? "—"}</td>
 </tr>`,
   );
@@ -81,7 +83,7 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   <dt>Last heartbeat</dt><dd>${time(r?.last_heartbeat_at)}</dd>
   <dt>Registered tools</dt><dd>${inst.tool_count}</dd>
 </dl></section>
-${section("Proxies", dataTable("Proxies", ["Replica", "State", "Last heartbeat", "Policy revision", "Tools", "Spool depth", "Clock skew", "Version"], replicaRows, "No proxy has bootstrapped with this installation's token yet."))}
+${section("Proxies", dataTable("Proxies", ["Replica", "State", "Last heartbeat", "Policy revision", "Tools", "Spool depth", "Clock skew", "MCP servers", "Version"], replicaRows, "No proxy has bootstrapped with this installation's token yet."))}
 ${section("Registered tools", dataTable("Registered tools", ["Tool", "Access", "Capabilities"], toolRows, "No tools registered; the container's tool sync registers them."))}`,
     }),
   );

@@ -5,6 +5,7 @@ import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path } from "../html.ts";
 import { type Tone, badge, dataTable, section, shell, time } from "../layout.ts";
 import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
+import type { HeartbeatToolServer } from "../../../contract/runtime-api.ts";
 
 export type Replica = {
   id: string;
@@ -20,6 +21,8 @@ export type Replica = {
   spool_free_bytes?: number | null;
   /** The proxy's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
   clock_skew_ms?: number | null;
+  /** The assigned MCP tool servers as its latest heartbeat reported them (issue 13). */
+  tool_servers?: HeartbeatToolServer[] | null;
   version: string | null;
   hostname?: string | null;
   last_heartbeat_at: string | null;

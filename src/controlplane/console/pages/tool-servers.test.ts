@@ -58,6 +58,14 @@ describe("Tool servers pages", () => {
     expect(detail.text).not.toContain(sealed);
     expect(detail.text).not.toContain("ghp_console");
 
+    // The installation's page shows each replica's report too.
+    const inst = await get(`/installations/${installationId}`);
+    expect(inst.status).toBe(200);
+    expect(inst.text).toContain("MCP servers");
+    expect(inst.text).toMatch(new RegExp(`${up.id}[^]*?<code>github</code> [^]*?reachable, 7 tool\\(s\\)`));
+    expect(inst.text).toMatch(new RegExp(`${down.id}[^]*?<code>github</code> [^]*?unreachable: serves no tools[^]*?&lt;script&gt;alert\\(1\\)&lt;/script&gt; TLS handshake failed`));
+    expect(inst.text).not.toContain("<script>alert(1)</script>");
+
     const missing = await get("/tool-servers/ts_01J00000000000000000000000");
     expect(missing.status).toBe(404);
     expect(missing.text).toContain("All tool servers");

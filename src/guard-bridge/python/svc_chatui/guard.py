@@ -15,6 +15,8 @@ from __future__ import annotations
 from . import _local, manifest
 
 PIPE_ID = "svc"
+# svc's MCP gateway as Open WebUI names its tools (seed.MCP_CONNECTION_ID): the one tool server served.
+MCP_TOOL_ID = "server:mcp:svc"
 
 
 class GovernanceUnavailable(Exception):
@@ -31,9 +33,18 @@ def _served_by_pipe(body: dict, model: dict | None) -> bool:
 
 
 def governed_tool_ids(tool_ids: object, governed: frozenset[str]) -> list[str]:
+    """Only the packs' toolkits and svc's MCP gateway (when svc run configured it); any other
+    tool server, an MCP connection an admin added by hand included, is dropped."""
     if not isinstance(tool_ids, list):
         return []
-    return [t for t in tool_ids if isinstance(t, str) and t in governed]
+    allowed = governed | {MCP_TOOL_ID} if _mcp_gateway() else governed
+    return [t for t in tool_ids if isinstance(t, str) and t in allowed]
+
+
+def _mcp_gateway() -> bool:
+    import os
+
+    return bool(os.environ.get("SVC_MCP_GATEWAY_URL", "").strip())
 
 
 class Filter:

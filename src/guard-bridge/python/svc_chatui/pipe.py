@@ -10,7 +10,11 @@ x-svc-user-* headers, and relays the answer:
   end's native tool loop, which then runs the governed tools and calls the Pipe again;
 - not streaming: the completion JSON is returned as is;
 - a refusal (or an unreachable proxy) raises, which the front end shows as the assistant's
-  error text.
+  error text; except a budget or rate-limit refusal (``svc.budget_exceeded``,
+  ``svc.rate_limited``): its text is returned as a normal assistant message, since the chat
+  itself is fine and goes on once the limit allows;
+- a notice from the proxy (``x-svc-notice``, e.g. 80 % of a budget used) is shown to that
+  user alone as a front-end notification.
 
 Only governed tools are offered to the model: tool specs in ``body["tools"]`` whose names are
 not declared methods of the packs' toolkits (built-in or ungoverned tools) are dropped. And
@@ -23,13 +27,34 @@ ids (spec §1.9: the front end never serves tools the service cannot govern).
 
 from __future__ import annotations
 
+import os
+import re
+
 import json
 import logging
 from typing import AsyncIterator
+from urllib.parse import unquote
 
 from . import _local, governor, manifest
 
 log = logging.getLogger("svc_chatui.pipe")
+
+
+# Refusals that are answered as the assistant's message rather than as an error.
+QUOTA_CODES = frozenset({"svc.budget_exceeded", "svc.rate_limited"})
+NOTICE_HEADER = "x-svc-notice"
+
+
+async def notify(emitter, text: str, level: str = "warning") -> bool:
+    """A notification to the user of this chat alone (Open WebUI's room ``user:{id}``)."""
+    if emitter is None or not text:
+        return False
+    try:
+        await emitter({"type": "notification", "data": {"type": level, "content": text}})
+        return True
+    except Exception as e:
+        log.warning("svc pipe: could not deliver a notification (%s)", type(e).__name__)
+        return False
 
 
 class GovernanceUnavailable(Exception):
@@ -47,10 +72,20 @@ def _spec_name(spec: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
+# A tool of svc's MCP gateway as Open WebUI names it for the model: "svc_" (the connection id
+# and "_") + the governed `<server>.<tool>`. Open WebUI's own tools never have a dot; the
+# gateway offered only what svc policy permits, and decides every call again.
+_MCP_SPEC_NAME = re.compile(r"^svc_[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _mcp_gateway_tool(name: str | None) -> bool:
+    return bool(name and _MCP_SPEC_NAME.match(name) and os.environ.get("SVC_MCP_GATEWAY_URL", "").strip())
+
+
 def governed_tools(tools: object, names: frozenset[str]) -> list:
     if not isinstance(tools, list):
         return []
-    return [spec for spec in tools if _spec_name(spec) in names]
+    return [spec for spec in tools if _spec_name(spec) in names or _mcp_gateway_tool(_spec_name(spec))]
 
 
 class ToolCallFilter:
@@ -199,7 +234,12 @@ class Pipe:
                 # chat shows exactly the spec's refusal text.
                 await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
                 raise Exception(governor.UNLINKED_TEXT)
+            if _local.error_code(raw) in QUOTA_CODES:
+                return _local.error_text(resp.status, raw)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))
+        notice = resp.headers.get(NOTICE_HEADER)
+        if notice:
+            await notify(__event_emitter__, unquote(notice))
         if not stream or "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
             doc = await resp.json(_local.STREAM_IDLE_TIMEOUT)
             calls.filter(doc)

@@ -124,6 +124,46 @@ async def _remove_stale_tools(toolkits: list[Toolkit]) -> list[str]:
     return removed
 
 
+MCP_CONNECTION_ID = "svc"  # tool id server:mcp:svc (guard.MCP_TOOL_ID)
+
+
+def mcp_connection(url: str) -> dict:
+    """svc's MCP gateway as an Open WebUI tool-server connection: every user may use it (what
+    each is offered is svc policy), and Open WebUI forwards the user's own session token."""
+    return {
+        "url": url,
+        "path": "",
+        "type": "mcp",
+        "auth_type": "session",
+        "key": "",
+        "config": {
+            "enable": True,
+            "access_grants": [{"principal_type": "user", "principal_id": "*", "permission": "read"}],
+        },
+        "info": {"id": MCP_CONNECTION_ID, "name": "svc", "description": "MCP tools governed by svc"},
+    }
+
+
+def with_svc_connection(connections: object, url: str) -> list:
+    """The connections with svc's one replaced or added. Connections an admin added by hand are
+    kept as they are: the guard never serves them, and `svc harness sync` reports them."""
+    kept = [c for c in (connections if isinstance(connections, list) else []) if not (isinstance(c, dict) and (c.get("info") or {}).get("id") == MCP_CONNECTION_ID)]
+    return [mcp_connection(url), *kept]
+
+
+async def _enforce_mcp_connection() -> str | None:
+    import os
+
+    from open_webui.models.config import Config
+
+    url = os.environ.get("SVC_MCP_GATEWAY_URL", "").strip()
+    if not url:
+        return None
+    current = await Config.get("tool_server.connections", [])
+    await Config.upsert({"tool_server.connections": with_svc_connection(current, url)})
+    return url
+
+
 async def _enforce_config() -> None:
     from open_webui.models.config import Config
 
@@ -166,4 +206,6 @@ async def seed(toolkits: list[Toolkit]) -> dict:
     for tid in await _remove_stale_tools(toolkits):
         report[tid] = "removed"
     await _enforce_config()
+    if await _enforce_mcp_connection():
+        report["server:mcp:svc"] = "configured"
     return {"owner": admin.id, "items": report}

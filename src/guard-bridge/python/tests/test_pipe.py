@@ -226,3 +226,33 @@ def test_plain_ascii_user_headers_are_sent_as_is(proxy):
     asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__={"id": "u-2", "email": "bob@example.com", "name": "Bob Smith"}))
     h = proxy.of("POST /v1/chat/completions")[0]["headers"]
     assert (h["x-svc-user-id"], h["x-svc-user-email"], h["x-svc-user-name"]) == ("u-2", "bob@example.com", "Bob Smith")
+
+
+def test_a_budget_refusal_is_a_normal_assistant_message(proxy):
+    text = 'Refused (svc.budget_exceeded): the budget "alice daily" is used up (100 tokens of 100 tokens this day); it resets at 2026-05-11T00:00:00.000Z'
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"error": {"message": text, "type": "refusal", "code": "svc.budget_exceeded"}})
+    assert asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER)) == text
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"error": {"message": "Refused (svc.rate_limited): x", "type": "refusal", "code": "svc.rate_limited"}})
+    assert asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER)) == "Refused (svc.rate_limited): x"
+
+
+def test_a_notice_from_the_proxy_becomes_a_notification_to_that_user(proxy):
+    def answer(h, body):
+        data = json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()
+        h.send_response(200)
+        h.send_header("content-type", "application/json")
+        h.send_header("x-svc-notice", "81%20%25%20of%20the%20budget%20%22alice%22%20is%20used")
+        h.send_header("content-length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+        return None
+
+    proxy.routes["POST /v1/chat/completions"] = answer
+    events = []
+
+    async def emitter(e):
+        events.append(e)
+
+    out = asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __event_emitter__=emitter))
+    assert out == {"choices": [{"message": {"content": "ok"}}]}
+    assert events == [{"type": "notification", "data": {"type": "warning", "content": '81 % of the budget "alice" is used'}}]
