@@ -329,7 +329,7 @@ describe("scenario 10: svc harness sync", () => {
   test("clean after boot; exit 1 once the guard is deactivated", async () => {
     const w = await linked();
     const url = w.container!.url;
-    const sync = () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
+    const sync = async () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
     const clean = await sync();
     expect(clean.stdout).toContain("In sync");
     expect(clean.code).toBe(0);
