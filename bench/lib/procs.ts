@@ -42,3 +42,9 @@ export function rssPeak(pid: number): { stop(): number } {
     },
   };
 }
+
+/** CPU seconds (user + system, all threads) a process has used so far (/proc/<pid>/stat, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

@@ -8,12 +8,12 @@
 //   - the same streamed model call through a LiteLLM proxy and through svc, against the model
 //     double directly, alternating, with 5 ms pauses between calls: added time to first token.
 // A peer that is not installed is a note in the table.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { waitFor } from "../../test/support/controlplane-process.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
-import { type DecideLoad, decideLoad } from "../lib/procs.ts";
+import { cpuSeconds, type DecideLoad, decideLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
 import { median } from "../lib/stats.ts";
 import { CHAT, directInit, type Timing, timeStream } from "./model.ts";
@@ -48,7 +48,6 @@ decide := {"decision": "permit"} if {
 `;
 
 const LITELLM_KEY = "sk-svc-bench";
-const CLK_TCK = 100;
 
 /** The peers bench/setup-peers.sh installed (or found cached): name → executable. */
 function installedPeers(say: (s: string) => void): Record<string, string> {
@@ -57,21 +56,16 @@ function installedPeers(say: (s: string) => void): Record<string, string> {
   return Object.fromEntries(r.stdout.toString().trim().split("\n").filter(Boolean).map((l) => l.split(" ", 2) as [string, string]));
 }
 
-/** CPU seconds (user + system, all threads) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
 async function stop(p: Subprocess | null) {
   if (!p) return;
   p.kill("SIGTERM");
   await p.exited;
 }
 
+/** Starts a server and waits until it answers on its socket (any HTTP answer: it is listening). */
 async function spawnOnSocket(cmd: string[], socket: string, health: string): Promise<Subprocess> {
   const proc = Bun.spawn(cmd, { stdout: "ignore", stderr: "ignore" });
-  await waitFor(async () => (await fetch(`http://localhost${health}`, { unix: socket } as RequestInit)).status < 500, cmd[0]!, 60_000);
+  await waitFor(async () => (await fetch(`http://localhost${health}`, { unix: socket } as RequestInit)).status > 0, cmd.slice(0, 2).join(" "), 60_000);
   return proc;
 }
 

@@ -15,6 +15,7 @@ import {
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 import { recordCommands } from "./audit-records.ts";
+import { verifyCommands } from "./audit-verify.ts";
 import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
@@ -181,6 +182,7 @@ export const auditCommand = command({
       subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
     }),
     ...recordCommands,
+    ...verifyCommands,
     decrypt,
   },
 });

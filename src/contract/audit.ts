@@ -96,6 +96,15 @@ export const AuditRecord = Type.Object({
   cost: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12 })),
   /** Milliseconds from sending the model call to the end of its answer (outcome of a model call). */
   duration_ms: Type.Optional(Int32(0)),
+  /**
+   * Tamper evidence (issue 15, audit-chain.ts): the records one proxy process writes form a
+   * hash chain. `chain_id` names it (a new chain each time the proxy starts), `chain_seq`
+   * counts from 1, `chain_prev` is the hash of record `chain_seq - 1` (null for the first).
+   * Absent on records written before chaining.
+   */
+  chain_id: Type.Optional(Type.String({ pattern: "^chn_[0-9A-Z]{26}$" })),
+  chain_seq: Type.Optional(Int32(1)),
+  chain_prev: Type.Optional(Type.Union([Type.String({ pattern: "^[0-9a-f]{64}$" }), Type.Null()])),
   /** base64 of a binary age v1 file holding the canonical JSON {arguments, payload}. */
   ciphertext: Type.Union([Type.String({ maxLength: L.maxCiphertextBase64, pattern: "^[A-Za-z0-9+/]*={0,2}$" }), Type.Null()]),
 });

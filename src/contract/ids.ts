@@ -25,6 +25,9 @@ export const ID_PREFIXES = {
   replica: "rep",
   syncRun: "dsr",
   budget: "bud",
+  auditChain: "chn",
+  auditCheckpoint: "ckp",
+  auditChainFlag: "flg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

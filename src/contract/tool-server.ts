@@ -58,8 +58,9 @@ export function checkArgs(args: readonly string[]): RuleCheck {
 export function checkSecretNames(transport: Transport, names: readonly string[]): RuleCheck {
   if (names.length === 0) return bad("/secret_names", "secret_names must list the header or variable names the sealed secrets hold");
   if (names.length > 32) return bad("/secret_names", "at most 32 secrets");
-  const lower = names.map((n) => n.toLowerCase());
-  if (new Set(lower).size !== names.length) return bad("/secret_names", "secret_names lists a name twice");
+  // Header names are case-insensitive; environment variable names are not.
+  const keys = transport === "http" ? names.map((n) => n.toLowerCase()) : names;
+  if (new Set(keys).size !== names.length) return bad("/secret_names", "secret_names lists a name twice");
   for (const [i, n] of names.entries()) {
     if (transport === "http") {
       if (!HEADER_NAME_RE.test(n)) return bad(`/secret_names/${i}`, `"${n}" is not an HTTP header name (letters, digits and !#$%&'*+.^_\`|~-)`);

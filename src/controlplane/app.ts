@@ -4,6 +4,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { agentRoutes } from "./agents/routes.ts";
+import { auditChainRoutes } from "./audit-chain/routes.ts";
 import { auditKeyRoutes } from "./audit-keys/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
@@ -105,6 +106,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(directoryRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))
+    .use(auditChainRoutes(deps))
     .use(budgetRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))

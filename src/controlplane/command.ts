@@ -10,6 +10,7 @@ import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
 import { openStore } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
+import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
@@ -64,10 +65,11 @@ const serve = command({
     });
     deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
+    const stopCheckpoints = startCheckpointScheduler(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints()])
           .then(async () => store.close())
           .finally(done);
       };

@@ -56,9 +56,19 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
       trustForwardedFor: flag(env, "SVC_CP_TRUST_FORWARDED_FOR"),
       allowPrivateOutbound: flag(env, "SVC_CP_ALLOW_PRIVATE_OUTBOUND"),
       ...(env.SVC_CP_METRICS_TOKEN?.trim() ? { metricsToken: env.SVC_CP_METRICS_TOKEN.trim() } : {}),
+      ...checkpointInterval(env),
     },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };
+}
+
+/** SVC_CP_AUDIT_CHECKPOINT_SECONDS: 10 s to 1 day (default 3600, in defaultConfig). */
+function checkpointInterval(env: NodeJS.ProcessEnv): { auditCheckpointSeconds?: number } {
+  const raw = env.SVC_CP_AUDIT_CHECKPOINT_SECONDS;
+  if (raw === undefined || raw === "") return {};
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10 || n > 86_400) throw new CommandFailure(`SVC_CP_AUDIT_CHECKPOINT_SECONDS="${raw}" must be a whole number of seconds from 10 to 86400`, 2);
+  return { auditCheckpointSeconds: n };
 }
 
 function poolSize(env: NodeJS.ProcessEnv): number {

@@ -43,6 +43,8 @@ export type ControlPlaneConfig = {
   auditMaxAgeSeconds: number;
   /** Audit records dated further than this ahead of the control plane's clock are rejected at ingest. */
   auditMaxFutureSeconds: number;
+  /** SVC_CP_AUDIT_CHECKPOINT_SECONDS: how often each organization's chain heads are signed (issue 15). */
+  auditCheckpointSeconds: number;
   /** SVC_CP_METRICS_TOKEN: the bearer GET /metrics needs; unset, /metrics is off (404). */
   metricsToken?: string;
 };
@@ -77,5 +79,6 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     // A spool may hold records through a long outage; anything older is not a real decision.
     auditMaxAgeSeconds: 90 * 24 * 3600,
     auditMaxFutureSeconds: 15 * 60,
+    auditCheckpointSeconds: 3600,
   };
 }

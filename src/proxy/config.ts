@@ -1,6 +1,7 @@
 // The proxy daemon's configuration: the one place `svc proxy serve` reads the environment.
 // Every variable is validated at start with a message that names it; the rest of the daemon
 // receives a typed ProxyConfig and never touches process.env.
+import { parseRateRules, type RateRule } from "./policy/rate-limits.ts";
 import { isAbsolute, join } from "node:path";
 import { BUNDLE_VERSIONS, type BundleVersion } from "../contract/bundle.ts";
 import { parseNoProxy, redactUrlCredentials } from "../contract/egress.ts";
@@ -25,6 +26,7 @@ export const ENV = {
   mcpPort: "SVC_PROXY_MCP_PORT",
   metricsListen: "SVC_PROXY_METRICS_LISTEN",
   limitsInterval: "SVC_PROXY_LIMITS_INTERVAL",
+  rateLimits: "SVC_PROXY_RATE_LIMITS",
   /** The container's state directory (the supervisor's); the proxy keeps its own under it. */
   containerStateDir: "SVC_STATE_DIR",
 } as const;
@@ -59,6 +61,8 @@ export type ProxyConfig = {
   metricsListen: { hostname: string; port: number } | null;
   /** How often budgets and their spend are fetched (GET /runtime/limits). */
   limitsIntervalMs: number;
+  /** Requests-per-minute rules (SVC_PROXY_RATE_LIMITS); empty = none. */
+  rateLimits: RateRule[];
 };
 
 /** `host:port`, `[v6]:port` or `:port` (all interfaces); port 0 picks a free one (tests). */
@@ -168,6 +172,12 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const lowRaw = get(ENV.auditLowSpace);
   const auditLowSpaceBytes = lowRaw === undefined ? DEFAULT_LOW_SPACE_BYTES : parseSize(lowRaw);
   if (auditLowSpaceBytes === null) throw new ConfigError(`${ENV.auditLowSpace} "${lowRaw}" is not a size (examples: 64MiB, 512KiB, 1GiB, 1048576)`);
+  let rateLimits: RateRule[] = [];
+  try {
+    rateLimits = parseRateRules(get(ENV.rateLimits) ?? "");
+  } catch (e) {
+    throw new ConfigError(`${ENV.rateLimits}: ${(e as Error).message}`);
+  }
   const listenRaw = get(ENV.metricsListen);
   const metricsListen = listenRaw === undefined ? null : parseListen(ENV.metricsListen, listenRaw);
 
@@ -176,6 +186,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   if (!/^\d+$/.test(mcpRaw) || mcpPort > 65535) throw new ConfigError(`${ENV.mcpPort} must be a port number (0 for any free port), got "${mcpRaw}"`);
 
   return {
+    rateLimits,
     metricsListen,
     limitsIntervalMs,
     token,

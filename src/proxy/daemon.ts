@@ -22,6 +22,7 @@ import { DecisionSummary } from "./api/decision-summary.ts";
 import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
+import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
@@ -126,6 +127,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   try {
     spool = await AuditSpool.open(config.auditSpoolDir, {
       lowSpaceBytes: config.auditLowSpaceBytes,
+      // A long backlog (an outage) is indexed while the proxy already decides: it never delays readiness.
+      loadInBackground: true,
       onHealthChange: (h, previous) => {
         logSpoolHealth(log, h, previous);
         // Tell the control plane now (the console shows it), not at the next interval.
@@ -136,7 +139,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     lock.release();
     throw unusable(e);
   }
-  log.info("audit spool opened", { path: config.auditSpoolDir, unshipped: spool.depth });
+  log.info("audit spool opened", { path: config.auditSpoolDir });
+  const loadStarted = performance.now();
+  spool.loaded.then(
+    () => log.info("audit spool loaded", { path: config.auditSpoolDir, unshipped: spool.depth, ms: Math.round(performance.now() - loadStarted) }),
+    (e) => log.error("audit spool backlog could not be read; older records are not shipped until a restart reads them", { path: config.auditSpoolDir, error: (e as Error).message }),
+  );
   const volume = spaceOf(config.auditSpoolDir)?.total ?? null;
   if (volume !== null && volume < MIN_SPOOL_VOLUME_BYTES) {
     log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", { path: config.auditSpoolDir, volume: formatBytes(volume), recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES) });
@@ -209,6 +217,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
     onModelCallEnd: (e) => metrics.modelCallEnded(e),
     budgets,
+    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
   });
 
   loop.reloadPersisted();

@@ -10,7 +10,8 @@ import { api, org } from "../integration/cli-support.ts";
 import { events, plainLines } from "../integration/supervisor-helpers.ts";
 import { waitFor } from "../support/controlplane-process.ts";
 import { parseSse } from "../support/model-server.ts";
-import { type OwuiUser, chatTurn, listenSocket, modelIds, setFunctionActive, signIn, streamChat } from "../support/openwebui.ts";
+import { startNotesServer } from "../support/mcp/servers.ts";
+import { type OwuiUser, chatTurn, listenSocket, modelIds, owui, setFunctionActive, signIn, streamChat } from "../support/openwebui.ts";
 import {
   ALICE,
   BOB,
@@ -408,6 +409,80 @@ describe("scenario 8: audit-argument encryption", () => {
     const none = await w.cli(["audit", "decrypt", "--record", plain.id, "--identity", identity, "--stdout"]);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("not_found");
+  });
+});
+
+describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () => {
+  test("permit runs it at the upstream; a deny never reaches it; audited under the user with encrypted arguments; a hand-added MCP connection is not served", async () => {
+    const w = await linked();
+    const notes = await startNotesServer();
+    const admin = await signIn(w.container!.url, "admin@example.com", "admin-pass-1");
+    try {
+      // the admin registers the server, assigns it, and permits Alice to look things up — except "forbidden"
+      const created = await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: notes.url });
+      expect(created.status).toBe(201);
+      expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kb/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
+      const policy = (name: string, dst: string, effect: string, condition?: string) =>
+        w.cli(["policies", "create", "--name", name, "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", dst, "--effect", effect, "--agent-id", w.agentId, "--workspace", "default", ...(condition ? ["--condition", condition] : [])]);
+      expect((await policy("kb-lookup", "tool:kb.lookup", "permit")).code).toBe(0);
+      expect((await policy("kb-no-forbidden", "tool:kb.lookup", "deny", '"term" in args && args.term == "forbidden"')).code).toBe(0);
+      const identity = join(w.home, "mcp-audit-identity.txt");
+      const key = await w.cli(["audit", "keys", "create", "--name", "e2e-mcp", "--identity-file", identity, "--json"]);
+      expect(key.code).toBe(0);
+      // the proxy lists the server on its next poll and registers kb.* through the tool sync
+      const sock = join(w.container!.stateDir, "proxy.sock");
+      await waitFor(async () => {
+        const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
+        const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
+        return (j.tool_servers ?? []).some((t) => t.name === "kb" && t.state === "ok");
+      }, "the proxy to reach the kb server", 60_000);
+      await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === "kb.lookup"), "kb.lookup registered", 60_000);
+      await bundleApplied();
+
+      // permit: the model (double) calls the MCP tool; Open WebUI runs it through the gateway
+      const seen = ids(await auditRecords({ tool: "kb.lookup" }));
+      modelCallsTool("svc_kb.lookup", { term: "invoices" });
+      const before = w.model.requests.length;
+      const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "What do the notes say about invoices?", toolIds: ["server:mcp:svc"] });
+      expect(toolOutputs(turn.message)[0]).toContain("note about invoices");
+      expect(notes.calls()).toContainEqual({ tool: "lookup", args: { term: "invoices" } });
+      expect(offered(w.model.requests[before])).toContain("svc_kb.lookup");
+      expect(offered(w.model.requests[before])).not.toContain("svc_kb.add_note"); // not permitted: not offered
+      const permit = await auditRecord({ kind: "tool", tool: "kb.lookup", decision: "permit", user: w.aliceUserId }, (r) => !seen.has(r.id));
+      expect(permit.subject).toMatchObject({ user_id: w.aliceUserId, remote_user_id: w.alice.id, via_installation: false });
+      expect(permit.encryption).toEqual({ mode: "recipients", key_ids: [JSON.parse(key.stdout).id] });
+      const dec = await w.cli(["audit", "decrypt", "--record", permit.id, "--identity", identity, "--stdout"]);
+      expect(JSON.parse(dec.stdout).arguments).toEqual({ term: "invoices" });
+
+      // deny: decided at the call, the upstream never contacted
+      const calls = notes.calls().length;
+      modelCallsTool("svc_kb.lookup", { term: "forbidden" });
+      const denied = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "And about the forbidden topic?", toolIds: ["server:mcp:svc"] });
+      // Open WebUI turns an MCP error result into {"error": <its text>} for the model
+      expect(JSON.parse(toolOutputs(denied.message)[0]!).error).toBe('Refused (svc.denied): policy "kb-no-forbidden" denies tool:kb.lookup');
+      expect(notes.calls().length).toBe(calls);
+      const deny = await auditRecord({ kind: "tool", tool: "kb.lookup", decision: "deny", user: w.aliceUserId });
+      expect(deny.subject).toMatchObject({ user_id: w.aliceUserId, via_installation: false });
+
+      // a direct MCP connection an admin adds by hand in Open WebUI is never served, and is drift
+      const current = (await owui(w.container!.url, "GET", "/api/v1/configs/tool_servers", admin.token)).json;
+      const direct = { type: "mcp", url: notes.url, path: "", auth_type: "none", key: "", config: { enable: true, access_grants: [{ principal_type: "user", principal_id: "*", permission: "read" }] }, info: { id: "direct", name: "direct" } };
+      const set = await owui(w.container!.url, "POST", "/api/v1/configs/tool_servers", admin.token, { TOOL_SERVER_CONNECTIONS: [...current.TOOL_SERVER_CONNECTIONS, direct] });
+      expect(set.status).toBe(200);
+      const callsBefore = notes.calls().length;
+      modelCallsTool("direct_lookup", { term: "bypass" });
+      const at = w.model.requests.length;
+      await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Use the direct server", toolIds: ["server:mcp:svc", "server:mcp:direct"] });
+      expect(offered(w.model.requests[at]).filter((n: string) => n.startsWith("direct_"))).toEqual([]);
+      expect(notes.calls().length).toBe(callsBefore);
+      const drift = await w.cli(["harness", "sync", "--harness", "chatui", "--url", w.container!.url], undefined, { CHATUI_ADMIN_TOKEN: admin.token });
+      expect(drift.code).toBe(1);
+      expect(drift.stdout).toContain('drift: tool server "direct"');
+      expect((await owui(w.container!.url, "POST", "/api/v1/configs/tool_servers", admin.token, current)).status).toBe(200);
+      expect((await w.cli(["audit", "keys", "disable", JSON.parse(key.stdout).id])).code).toBe(0);
+    } finally {
+      await notes.stop();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
-// A budget stopping a user at the limit across two proxy replicas of one installation, on the
-// real stack (issue 16): the control plane counts the spend both replicas ship; each replica
+// A budget stopping a user at the limit across two proxy replicas of one installation, and a
+// rate limit applied, on the real stack (issue 16). Budgets: the control plane counts the spend both replicas ship; each replica
 // polls it (SVC_PROXY_LIMITS_INTERVAL) and adds its own calls at once. Overshoot bound: the
 // calls permitted before the spend that crossed the limit reached a replica, at most one poll
 // interval plus shipping; here, calls one at a time, it is the one call that crossed it.
@@ -28,11 +28,12 @@ beforeAll(async () => {
   model = startModelServer();
   model.behaviour = { text: "fine", usage: { prompt_tokens: 20, completion_tokens: 10 } }; // 30 tokens a call
   await addPolicy(api, s, "*", "model:invoke");
+  await addPolicy(api, s, "*", "tool:crm.read");
   const mp = await must(api("POST", "/model-profiles", { display_name: "LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", workspace: s.workspace }), "create model profile");
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   for (let i = 0; i < 2; i++) {
     const d = proxyDirs();
-    const px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile });
+    const px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min" });
     replicas.push(px);
   }
   await Promise.all(replicas.map(async (px) => px.waitReady()));
@@ -95,5 +96,22 @@ describe("budgets across two replicas", () => {
     const again = await chat(replicas[0]!, alice.remote);
     expect(again.status).toBe(200);
     await again.text();
+  });
+});
+
+describe("rate limits", () => {
+  test("tool:crm.read=2/min: the third call within the minute is refused, audited, with the time to wait; buckets are per replica", async () => {
+    const px = replicas[0]!;
+    const bob = s.users.bob!.remote;
+    expect((await px.decide("crm.read", bob)).decision).toBe("permit");
+    expect((await px.decide("crm.read", bob)).decision).toBe("permit");
+    const third = await px.decide("crm.read", bob);
+    expect(third).toMatchObject({ decision: "deny", code: "svc.rate_limited" });
+    expect(third.message).toMatch(/^Refused \(svc\.rate_limited\): tool crm\.read may make 2 requests a minute; try again in \d+ s$/);
+    let rec: any = null;
+    await waitFor(async () => (rec = await api("GET", `/audit-records/${third.record_id}`)).status === 200, "the refusal's audit record");
+    expect(rec.json).toMatchObject({ tool_name: "crm.read", decision: "deny", reason: "svc.rate_limited" });
+    // per replica: the other replica has its own bucket
+    expect((await replicas[1]!.decide("crm.read", bob)).decision).toBe("permit");
   });
 });

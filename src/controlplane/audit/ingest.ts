@@ -14,6 +14,7 @@ import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
 import { type Db, type Dialect, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { checkContinuity } from "../audit-chain/service.ts";
 import { checkRecord } from "./record-check.ts";
 
 /**
@@ -64,6 +65,9 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     completionTokens: r.completion_tokens ?? null,
     cost: r.cost ?? null,
     durationMs: r.duration_ms ?? null,
+    chainId: r.chain_id ?? null,
+    chainSeq: r.chain_seq ?? null,
+    chainPrev: r.chain_prev ?? null,
     receivedAt,
   };
 }
@@ -148,6 +152,8 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       }
       acknowledged.push(r.id);
     }
+    // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
+    await checkContinuity(tx, caller, fresh, receivedAt);
     return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected: refused };
   });
   deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });

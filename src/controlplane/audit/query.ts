@@ -71,6 +71,9 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   completionTokens: a.completionTokens,
   cost: a.cost,
   durationMs: a.durationMs,
+  chainId: a.chainId,
+  chainSeq: a.chainSeq,
+  chainPrev: a.chainPrev,
 });
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
@@ -106,6 +109,7 @@ export function recordView(r: Row, email: string | null) {
     ...(r.promptTokens !== null ? { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens } : {}),
     ...(r.cost !== null ? { cost: r.cost } : {}),
     ...(r.durationMs !== null ? { duration_ms: r.durationMs } : {}),
+    ...(r.chainId !== null ? { chain_id: r.chainId, chain_seq: r.chainSeq, chain_prev: r.chainPrev } : {}),
     encryption:
       r.recipientKeyIds.length > 0
         ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)

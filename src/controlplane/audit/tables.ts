@@ -40,6 +40,10 @@ export const auditRecords = table(
     completionTokens: c.integer("completion_tokens"),
     cost: c.double("cost"),
     durationMs: c.integer("duration_ms"),
+    /** The proxy's hash chain (issue 15, contract/audit-chain.ts); null on records written before chaining. */
+    chainId: c.text("chain_id"),
+    chainSeq: c.integer("chain_seq"),
+    chainPrev: c.text("chain_prev"),
     receivedAt: c.millis("received_at").notNull(),
   }),
   (t, c) => [

@@ -4,6 +4,7 @@
 // its tables and is the only code that queries them; others call its service functions.
 export * from "../agents/tables.ts";
 export * from "../audit/tables.ts";
+export * from "../audit-chain/tables.ts";
 export * from "../audit-keys/tables.ts";
 export * from "../auth/tables.ts";
 export * from "../budgets/tables.ts";

@@ -123,6 +123,9 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /usage/series": () => ({ path: "/usage/series?by=user" }),
   "GET /audit-records/:id": (w) => ({ path: `/audit-records/${w.recordId}` }),
   "GET /audit-records/:id/ciphertext": (w) => ({ path: `/audit-records/${w.recordId}/ciphertext` }),
+  "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
+  "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
+  "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
     body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },

@@ -6,7 +6,7 @@ import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../pol
 import { CHAT_BODY_LIMIT, readJsonBody } from "./json-body.ts";
 import { forwardMetered, type ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
-import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
+import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
 
 /** A notice for the caller alone (percent-encoded UTF-8): the Pipe shows it as a notification. */
 export const NOTICE_HEADER = "x-svc-notice";
@@ -35,7 +35,10 @@ export function chatRoutes(c: RouteContext): Route[] {
         return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
       }
     }
-    // A permitted caller over a budget is refused like a policy refusal, audited with that code.
+    // A permitted caller over a rate limit or a budget is refused like a policy refusal,
+    // audited with that code.
+    const rate = decision.decision === "permit" && c.rateLimits ? c.rateLimits.take({ user: rateKey(decision.subject), model }, c.now().getTime()) : null;
+    if (rate && !rate.ok) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.rateLimited, reason: REFUSAL_CODES.rateLimited, message: rate.message };
     const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, c.now().getTime()) : null;
     if (budget?.refusal) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.budgetExceeded, reason: REFUSAL_CODES.budgetExceeded, message: budget.refusal };
     const [record, claim] = await Promise.all([
@@ -44,7 +47,9 @@ export function chatRoutes(c: RouteContext): Route[] {
     ]);
     c.decisions.note("model", decision.decision, decision.code);
     if (decision.decision !== "permit" || !profile) {
-      return openAIError(403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      const refused = openAIError(rate && !rate.ok ? 429 : 403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
+      if (rate && !rate.ok) refused.headers.set("retry-after", String(rate.retryAfterSeconds));
+      return refused;
     }
     let apiKey: string | null = null;
     if (profile.auth_type === "api_key") {

@@ -13,6 +13,7 @@ import { SpoolFullError } from "../audit/spool-space.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import type { BudgetBook } from "../policy/budgets.ts";
+import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
 import { ClaimLinks } from "./claim-links.ts";
@@ -49,6 +50,8 @@ export type LocalApiDeps = {
   extraRoutes?: Route[];
   /** Budgets to enforce on model calls (issue 16). */
   budgets?: BudgetBook;
+  /** Requests-per-minute limits (issue 16). */
+  rateLimits?: RateLimiter;
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -68,6 +71,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
     ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
     ...(d.budgets ? { budgets: d.budgets } : {}),
+    ...(d.rateLimits ? { rateLimits: d.rateLimits } : {}),
   };
   return routeRequests(d.token, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }

@@ -6,6 +6,8 @@ import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import type { BudgetBook } from "../policy/budgets.ts";
+import type { Subject } from "../policy/policy-index.ts";
+import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { ClaimLinks } from "./claim-links.ts";
 import type { DecisionSummary } from "./decision-summary.ts";
@@ -39,6 +41,8 @@ export type RouteContext = {
   onModelCallEnd?: (end: ModelCallEnd) => void;
   /** Budgets to enforce on model calls (issue 16); absent: none. */
   budgets?: BudgetBook;
+  /** Requests-per-minute limits on model and tool calls (issue 16); absent: none. */
+  rateLimits?: RateLimiter;
   /** The clock policy conditions see as `now`. */
   now: () => Date;
 };
@@ -51,4 +55,9 @@ export function unavailable(status: ProxyStatus): Response {
 /** A body the client got wrong (malformed JSON, too large, too deep): 400/413 in OpenAI format. */
 export function badBody(r: Extract<BodyResult, { ok: false }>): Response {
   return openAIError(r.status, r.message, "invalid_request_error", r.code);
+}
+
+/** Who a rate limit counts a call against: the service user, or the installation. */
+export function rateKey(s: Subject): string {
+  return s.kind === "user" ? s.userId : s.kind === "installation" ? `installation:${s.installationId}` : `unlinked:${s.remoteUserId}`;
 }

@@ -6,7 +6,7 @@ import { decideTool } from "../policy/policy-index.ts";
 import { firstProblem } from "../schema-check.ts";
 import { readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { openAIError } from "./model-forward.ts";
-import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
+import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
 
 export function toolRoutes(c: RouteContext): Route[] {
   async function decide(req: Request): Promise<Response> {
@@ -18,7 +18,9 @@ export function toolRoutes(c: RouteContext): Route[] {
     const problem = firstProblem(DecideRequest, body);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = body as DecideRequest;
-    const decision = decideTool(compiled, r.user, r.tool, { args: r.args, now: c.now() });
+    let decision = decideTool(compiled, r.user, r.tool, { args: r.args, now: c.now() });
+    const rate = decision.decision === "permit" && c.rateLimits ? c.rateLimits.take({ user: rateKey(decision.subject), tool: r.tool }, c.now().getTime()) : null;
+    if (rate && !rate.ok) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.rateLimited, reason: REFUSAL_CODES.rateLimited, message: rate.message };
     const [record, claim] = await Promise.all([
       c.recorder.decision({ compiled, kind: "tool", action: `tool:${r.tool}`, toolName: r.tool, decision, args: r.args, payload: r.payload ?? null }),
       decision.code === REFUSAL_CODES.unlinked && r.user ? c.claims.forRefusal(r.user) : undefined,

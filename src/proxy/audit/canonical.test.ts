@@ -23,6 +23,8 @@ describe("argsDigest", () => {
   test("is HMAC-SHA-256 over the canonical JSON, hex, prefixed", () => {
     const expected = createHmac("sha256", key).update('{"a":1,"b":[true,"x"]}').digest("hex");
     expect(argsDigest(key, { b: [true, "x"], a: 1 })).toBe(`hmac-sha256:${expected}`);
+    // text beyond ASCII is digested as UTF-8
+    expect(argsDigest(key, { q: "Müller €😀" })).toBe(`hmac-sha256:${createHmac("sha256", key).update('{"q":"Müller €😀"}', "utf8").digest("hex")}`);
   });
   test("known vector", () => {
     // echo -n '{}' | openssl dgst -sha256 -hmac key

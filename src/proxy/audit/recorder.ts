@@ -5,6 +5,7 @@ import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../con
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
 import type { StanzaKeySource } from "./age-seal.ts";
+import { AuditChain } from "./chain.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -26,6 +27,8 @@ const REMEMBERED_PERMITS = 10_000;
 
 export class AuditRecorder {
   private readonly permits = new Map<string, Permitted>();
+  /** This process's hash chain (chain.ts): every record written is stamped, in spool order. */
+  readonly chain = new AuditChain();
 
   constructor(
     private readonly o: {
@@ -149,6 +152,9 @@ export class AuditRecorder {
     // written: it could only end in rejected.jsonl. The call is refused instead (400).
     const problem = auditRecordProblem(record);
     if (problem) throw new UnrecordableCall(problem);
+    // Stamped right before the append, with no await between: the chain's order is the order
+    // records are handed to the spool.
+    this.chain.stamp(record);
     await this.o.spool.append(record);
     this.o.onAppend(record, started === null ? null : (performance.now() - started) / 1000);
   }

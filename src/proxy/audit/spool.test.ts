@@ -249,6 +249,31 @@ describe("AuditSpool", () => {
     expect((await again.unshipped(10)).map((r) => r.id)).toEqual([later.id]);
   });
 
+  test("loadInBackground: appends are taken before the backlog is indexed; shipping sees the backlog first, in order", async () => {
+    const dir = tmp();
+    const backlog = Array.from({ length: 3000 }, () => fakeRecord());
+    writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.slice(0, 1500).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeFileSync(join(dir, "seg-000000000002.jsonl"), backlog.slice(1500).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const s = await openSpool(dir, { loadInBackground: true });
+    expect(s.depth).toBe(0); // open() returned before the backlog was read
+    const fresh = fakeRecord();
+    await s.append(fresh); // durable whatever the load's progress
+    await s.loaded;
+    expect(s.depth).toBe(3001);
+    const ids = (await s.unshipped(1e9)).map((r) => r.id);
+    expect(ids).toEqual([...backlog, fresh].map((r) => r.id));
+  });
+
+  test("loadInBackground: close() while the backlog loads returns, and a later open reads everything", async () => {
+    const dir = tmp();
+    const backlog = Array.from({ length: 40 }, () => Array.from({ length: 50 }, () => fakeRecord()));
+    backlog.forEach((seg, k) => writeFileSync(join(dir, `seg-${String(k + 1).padStart(12, "0")}.jsonl`), seg.map((r) => `${JSON.stringify(r)}\n`).join("")));
+    const s = await AuditSpool.open(dir, { loadInBackground: true });
+    await s.close();
+    const again = await openSpool(dir);
+    expect(again.depth).toBe(2000);
+  });
+
   // Files a crash leaves behind, written by hand: a segment ending in a torn line or in a
   // region of zero bytes (the filesystem extended the file but had not written the data yet).
   describe("crash-damaged files written by hand", () => {

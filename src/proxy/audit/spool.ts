@@ -12,7 +12,9 @@
 //
 // Memory does not grow with the backlog: only an index is kept (spool-files.ts SegmentIndex,
 // 13 bytes a record: offset, length, id hash, acknowledged). The shipper's batches are read
-// back from the segment files, and the start streams each segment a chunk at a time.
+// back from the segment files, and the start streams each segment a chunk at a time; the
+// daemon takes appends before that load ends (loadInBackground), so a long backlog never
+// delays readiness, and ships once it is done.
 //
 // A full disk (ENOSPC, EDQUOT): the batch that hit it is refused to its callers
 // (SpoolFullError, 503 spool_full) and cut off; the active segment is closed, so it can be
@@ -68,6 +70,11 @@ export type SpoolOptions = {
   freeBytes?: (dir: string) => number | null;
   /** Below this many free bytes the spool reports `low` (default 64 MiB). */
   lowSpaceBytes?: number;
+  /**
+   * Take appends at once and index the backlog of earlier runs after (the daemon: a long
+   * backlog never delays readiness); unshipped() and ack() wait for it. Default: open() waits.
+   */
+  loadInBackground?: boolean;
   /** The spool's space state changed (ok, low, full): the daemon logs it. */
   onHealthChange?: (h: SpoolHealth, previous: SpoolHealth["state"]) => void;
 };
@@ -109,11 +116,17 @@ export class AuditSpool {
       syncBatch: opts.syncBatch ?? (async (fh) => fh.datasync()),
       lowSpaceBytes: opts.lowSpaceBytes ?? DEFAULT_LOW_SPACE_BYTES,
     });
-    await spool.recover();
+    const older = await spool.prepare();
+    spool.loaded = spool.load(older);
+    if (!opts.loadInBackground) await spool.loaded;
+    else spool.loaded.catch(() => {}); // reported to whoever awaits it (unshipped, the daemon)
     spool.timer = setInterval(() => spool.checkSpace(), SPACE_CHECK_MS);
     spool.timer.unref?.();
     return spool;
   }
+
+  /** Settles once the backlog of earlier runs is indexed (at once unless loadInBackground). */
+  loaded: Promise<void> = Promise.resolve();
 
   /** fdatasync calls made for appends (the group-commit tests count them). */
   get appendSyncs(): number {
@@ -159,6 +172,7 @@ export class AuditSpool {
    * `limit`, and no more than MAX_READ_BYTES (but at least one).
    */
   async unshipped(limit: number): Promise<AuditRecord[]> {
+    await this.loaded;
     const runs: { seg: SegmentIndex; first: number; last: number }[] = [];
     let n = 0;
     let bytes = 0;
@@ -196,6 +210,7 @@ export class AuditSpool {
 
   /** The control plane holds these ids: drop them, and delete segments left with nothing. */
   async ack(ids: readonly string[]): Promise<void> {
+    await this.loaded;
     const bySeg = new Map<SegmentIndex, { ids: string[]; at: number[] }>();
     for (const id of ids) {
       const loc = this.lent.get(id) ?? (await this.find(id));
@@ -238,6 +253,7 @@ export class AuditSpool {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    await this.loaded.catch(() => {}); // a background load stops at its next segment
     await this.commit.close();
   }
 
@@ -352,17 +368,28 @@ export class AuditSpool {
   }
 
   /** Rebuild the index from the segment files, streaming each one (flat memory). */
-  private async recover(): Promise<void> {
+  /**
+   * At open: cut rejected.jsonl's damaged tail and open a new active segment (appends work from
+   * here on); returns the older segments, oldest first, for load().
+   */
+  private async prepare(): Promise<number[]> {
     const seqs = new Set<number>();
     for (const n of await readdir(this.dir)) {
       const m = SEGMENT_FILE.exec(n);
       if (m) seqs.add(Number(m[1]));
     }
-    let maxSeq = 0;
-    for (const seq of [...seqs].sort((a, b) => a - b)) {
-      maxSeq = Math.max(maxSeq, seq);
+    const sorted = [...seqs].sort((a, b) => a - b);
+    await repairTail(join(this.dir, REJECTED_FILE));
+    this.commit = new GroupCommit(this.commitHost(), await this.openActive((sorted.at(-1) ?? 0) + 1));
+    return sorted;
+  }
+
+  /** Rebuild the index of the older segments, streaming each one (flat memory); stops at close(). */
+  private async load(seqs: number[]): Promise<void> {
+    for (const seq of seqs) {
+      if (this.closed) return;
       const ackedPath = join(this.dir, segName(seq, "acked"));
-      // Only a missing file is missing: an unreadable one stops the start rather than losing acks.
+      // Only a missing file is missing: an unreadable one stops the load rather than losing acks.
       const fh = await open(join(this.dir, segName(seq, "jsonl")), "r").catch((e: NodeJS.ErrnoException) => {
         if (e.code === "ENOENT") return null;
         throw e;
@@ -390,7 +417,9 @@ export class AuditSpool {
       if (seg.unacked === 0) await this.dropSegment(seq);
       else await repairTail(ackedPath); // later acks of this segment append here
     }
-    await repairTail(join(this.dir, REJECTED_FILE));
-    this.commit = new GroupCommit(this.commitHost(), await this.openActive(maxSeq + 1));
+    // The active segment was opened first: put every segment back in append order for unshipped().
+    const all = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
+    this.segments.clear();
+    for (const seg of all) this.segments.set(seg.seq, seg);
   }
 }

@@ -10,6 +10,7 @@ import m0004 from "./0004_replica_spool_and_skew.sql" with { type: "text" };
 import m0005 from "./0005_policy_condition_mode.sql" with { type: "text" };
 import m0006 from "./0006_tool_servers.sql" with { type: "text" };
 import m0007 from "./0007_audit_shadow.sql" with { type: "text" };
+import m0008 from "./0008_audit_chain.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -20,4 +21,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0005_policy_condition_mode": m0005,
   "0006_tool_servers": m0006,
   "0007_audit_shadow": m0007,
+  "0008_audit_chain": m0008,
 });

@@ -11,6 +11,7 @@ import m0005 from "./0005_replica_spool_and_skew.sql" with { type: "text" };
 import m0006 from "./0006_policy_condition_mode.sql" with { type: "text" };
 import m0007 from "./0007_tool_servers.sql" with { type: "text" };
 import m0008 from "./0008_audit_shadow.sql" with { type: "text" };
+import m0009 from "./0009_audit_chain.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0006_policy_condition_mode": m0006,
   "0007_tool_servers": m0007,
   "0008_audit_shadow": m0008,
+  "0009_audit_chain": m0009,
 });

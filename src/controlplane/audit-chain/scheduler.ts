@@ -1,0 +1,38 @@
+// The periodic checkpoint: every SVC_CP_AUDIT_CHECKPOINT_SECONDS (default hourly), each
+// organization whose chain heads moved gets a signed checkpoint (service.ts makeCheckpoint,
+// which makes none when nothing moved). Several replicas ticking at once are safe: checkpoint
+// numbers are unique per organization, and the one that loses finds nothing new to sign.
+import type { ControlPlaneDeps } from "../deps.ts";
+import { chainedOrganizations, makeCheckpoint } from "./service.ts";
+
+export function startCheckpointScheduler(deps: ControlPlaneDeps): () => Promise<void> {
+  let stopped = false;
+  let ticking: Promise<void> | null = null;
+  const tickOnce = async () => {
+    try {
+      for (const orgId of await chainedOrganizations(deps.db)) {
+        if (stopped) return;
+        try {
+          const { checkpoint, created } = await makeCheckpoint(deps, orgId);
+          if (created && checkpoint) deps.log.info("audit checkpoint signed", { org_id: orgId, number: checkpoint.number });
+        } catch (e) {
+          deps.log.error("audit checkpoint failed", { org_id: orgId, error: (e as Error).message });
+        }
+      }
+    } catch (e) {
+      deps.log.error("audit checkpoint scheduler failed", { error: (e as Error).message });
+    }
+  };
+  const tick = () => {
+    if (stopped || ticking) return;
+    ticking = tickOnce().finally(() => {
+      ticking = null;
+    });
+  };
+  const timer = setInterval(tick, deps.config.auditCheckpointSeconds * 1000);
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await ticking;
+  };
+}

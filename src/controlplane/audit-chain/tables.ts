@@ -1,0 +1,65 @@
+// The tables of tamper evidence (issue 15): where each proxy chain stands as ingested, the
+// continuity problems seen at ingest, each organization's checkpoint-signing key (wrapped by
+// the KMS) and the signed checkpoints. Declared once for both stores (db/table.ts, db/README.md).
+import { table } from "../db/table.ts";
+import { organizations } from "../organizations/tables.ts";
+
+/** The last record of each chain as the control plane received it (seq and hash, computed at ingest). */
+export const auditChainHeads = table(
+  "audit_chain_heads",
+  (c) => ({
+    /** `<org id>:<chain id>`: a chain id is only ever another organization's by forgery. */
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    chainId: c.text("chain_id").notNull(),
+    installationId: c.text("installation_id").notNull(),
+    replicaId: c.text("replica_id"),
+    seq: c.integer("seq").notNull(),
+    hash: c.text("hash").notNull(),
+    updatedAt: c.millis("updated_at").notNull(),
+  }),
+  (t, c) => [c.index("audit_chain_heads_org").on(t.orgId, t.chainId)],
+);
+
+/** A gap, fork or late record seen at ingest. */
+export const auditChainFlags = table(
+  "audit_chain_flags",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    chainId: c.text("chain_id").notNull(),
+    installationId: c.text("installation_id").notNull(),
+    kind: c.text("kind", { enum: ["gap", "fork", "late"] }).notNull(),
+    /** The record that showed the problem, and its sequence number. */
+    recordId: c.text("record_id").notNull(),
+    seq: c.integer("seq").notNull(),
+    detail: c.text("detail").notNull(),
+    at: c.millis("at").notNull(),
+  }),
+  (t, c) => [c.index("audit_chain_flags_org_id").on(t.orgId, t.id)],
+);
+
+/** Each organization's Ed25519 checkpoint-signing key; the private half only KMS-wrapped. */
+export const auditSigningKeys = table("audit_signing_keys", (c) => ({
+  orgId: c.text("org_id").primaryKey().references(() => organizations.id),
+  /** `ed25519:` + base64 of the 32-byte public key */
+  publicKey: c.text("public_key").notNull(),
+  /** PKCS#8 DER of the private key, wrapped by the KMS (context names the organization). */
+  wrappedPrivateKey: c.text("wrapped_private_key").notNull(),
+  createdAt: c.createdAt(),
+}));
+
+/** Signed checkpoints: the exact text signed, numbered 1, 2, … per organization. */
+export const auditCheckpoints = table(
+  "audit_checkpoints",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    number: c.integer("number").notNull(),
+    at: c.millis("at").notNull(),
+    body: c.text("body").notNull(),
+    /** base64 Ed25519 signature of `body` (UTF-8) */
+    signature: c.text("signature").notNull(),
+  }),
+  (t, c) => [c.uniqueIndex("audit_checkpoints_org_number").on(t.orgId, t.number)],
+);
