@@ -5,6 +5,7 @@ import { UsageError, command } from "../command/index.ts";
 import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
 import { codeCommands, EFFECTS, MODES } from "./policies-code.ts";
+import { simulateCommand } from "./policies-simulate.ts";
 import { testCommand } from "./policies-whatif.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime } from "./output.ts";
 
@@ -105,5 +106,5 @@ const list = command({
 export const policiesCommand = command({
   meta: { name: "policies", description: "Policies: who may call the model and which governed tools" },
   examples: ["svc policies create --name chat --src-pattern '*' --dst-pattern model:invoke --effect permit --agent-id agt_01J... --workspace default", "svc policies list --workspace default"],
-  subCommands: { create, list, test: testCommand, ...codeCommands },
+  subCommands: { create, list, test: testCommand, simulate: simulateCommand, ...codeCommands },
 });

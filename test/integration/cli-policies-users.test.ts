@@ -2,6 +2,8 @@
 // control plane.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
+import { newId } from "../../src/contract/ids.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
@@ -170,4 +172,53 @@ test("policies as code: export, apply (dry run, apply, again), update and delete
   expect(gone.code).toBe(1);
   expect(gone.stderr).toContain("(not_found)");
   expect((await svc(cp, ["policies", "update", chat.id])).stderr).toContain("nothing to change");
+}, 60_000);
+
+test("policies simulate replays recorded decisions against a proposed file; encrypted arguments with --identity, the rest named as not judged", async () => {
+  const simAgent = await createAgent(cp);
+  const inst = await createInstallation(cp, simAgent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  await api(cp, "PUT", "/runtime/tools", { tools: [{ name: "crm.refund", access: "write" }] }, rt.token);
+  const user = (await api(cp, "POST", org(cp, "/users"), { email: "sim@example.com" })).json;
+  expect((await api(cp, "POST", org(cp, `/users/${user.id}/remote-identities`), { platform: "chatui", remote_user_id: "fe-sim" })).status).toBe(201);
+  await create("sim refunds", `user:${user.id}`, "tool:crm.refund", ["--agent-id", simAgent]);
+  const identity = await generateX25519Identity();
+  const seal = async (args: unknown) => {
+    const e = new Encrypter();
+    e.addRecipient(await identityToRecipient(identity));
+    return Buffer.from(await e.encrypt(JSON.stringify({ arguments: args, payload: null }))).toString("base64");
+  };
+  const b = rt.bootstrap;
+  const record = (ciphertext: string | null) => {
+    const ts = new Date(Date.now() - 3_600_000).toISOString();
+    return {
+      id: newId("auditRecord", Date.parse(ts)), ts, kind: "tool", harness: "chatui", organization_id: b.organization_id, workspace_id: b.workspace_id, installation_id: inst.id, agent_id: b.agent_id,
+      action: "tool:crm.refund", tool_name: "crm.refund", decision: "permit", reason: "policy", policy_revision: 1,
+      subject: { user_id: user.id, remote_user_id: "fe-sim", via_installation: false },
+      args_digest: ciphertext ? null : `hmac-sha256:${"0".repeat(64)}`, digest_key_id: ciphertext ? null : b.digest_key.id, recipient_key_ids: ciphertext ? ["key_sim"] : [], ciphertext,
+    };
+  };
+  const big = record(await seal({ amount: 900 }));
+  const small = record(await seal({ amount: 100 }));
+  const hidden = record(null);
+  expect((await api(cp, "POST", "/runtime/audit-records", { records: [big, small, hidden] }, rt.token)).json.inserted).toBe(3);
+
+  const dir = mkdtempSync(join(tmpdir(), "svc-simulate-"));
+  const idFile = join(dir, "id.txt");
+  writeFileSync(idFile, `${identity}\n`, { mode: 0o600 });
+  const proposed = join(dir, "proposed.yaml");
+  writeFileSync(proposed, ["workspace: default", "policies:", "  - name: sim refunds", `    src: user:${user.id}`, "    dst: tool:crm.refund", "    effect: permit", "    condition: args.amount <= 500", ""].join("\n"));
+  const current = JSON.parse((await svc(cp, ["policies", "simulate", "--since", "1d", "--json"])).stdout);
+  expect(current.changed.filter((c: { id: string }) => [big.id, small.id, hidden.id].includes(c.id))).toEqual([]);
+  const r = await svc(cp, ["policies", "simulate", "--since", "1d", "-f", proposed, "--identity", idFile, "--json"]);
+  expect(r.stderr).toBe("");
+  const sim = JSON.parse(r.stdout);
+  const mine = (xs: Record<string, unknown>[]) => xs.filter((x) => [big.id, small.id, hidden.id].includes(x.id as string));
+  expect(mine(sim.changed)).toEqual([{ id: big.id, ts: big.ts, tool: "crm.refund", user: "sim@example.com", was: "permit", would: "deny", policy: "Refused (svc.denied): no policy permits tool:crm.refund for this user" }]);
+  expect(mine(sim.not_judged)).toEqual([{ id: hidden.id, ts: hidden.ts, tool: "crm.refund", why: "digest-only: no arguments were stored" }]);
+  // without the identity the encrypted ones cannot be judged either, and the text says so
+  const blind = await svc(cp, ["policies", "simulate", "--since", "1d", "-f", proposed]);
+  expect(blind.stdout).toContain(`${big.id}`);
+  expect(blind.stdout).toContain("encrypted: pass --identity to replay it with its arguments");
+  expect(blind.stdout).toMatch(/Replayed \d+ of \d+ tool decisions since 1d against .*proposed\.yaml: \d+ would change, \d+ could not be judged\./);
 }, 60_000);
