@@ -6,6 +6,9 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import { createLogger } from "../log/index.ts";
+import type { ManifestTool } from "../contract/manifest.ts";
+import { socketPathFrom } from "../proxy/config.ts";
+import { MCP_TOOLS_PATH } from "../proxy/mcp/local-routes.ts";
 import { egressFromEnv } from "./egress.ts";
 import { PackError } from "./exporter.ts";
 import { ToolSyncError } from "./sync.ts";
@@ -23,6 +26,21 @@ function required(name: string): string {
   return v;
 }
 
+/** The MCP tools of the proxy on SVC_RUNTIME_SOCKET_PATH; [] when none answers there. */
+async function runningProxyMcpTools(env: Record<string, string | undefined>, log: ReturnType<typeof createLogger>): Promise<ManifestTool[]> {
+  const token = env.SVC_RUNTIME_TOKEN?.trim();
+  if (!token) return [];
+  try {
+    const res = await fetch(`http://svc-proxy${MCP_TOOLS_PATH}`, { unix: socketPathFrom(env), headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) } as RequestInit);
+    if (!res.ok) return [];
+    const tools = ((await res.json()) as { tools?: ManifestTool[] }).tools ?? [];
+    if (tools.length) log.info(`tool sync: ${tools.length} MCP tool(s) of the running proxy go along`);
+    return tools;
+  } catch {
+    return [];
+  }
+}
+
 const python = () => process.env.SVC_CHATUI_PYTHON?.trim() || "python3";
 
 const sync = command({
@@ -35,9 +53,13 @@ const sync = command({
   async run() {
     const packs = packsFromEnv(process.env.SVC_CHATUI_TOOL_PACKS);
     const log = createLogger("boot");
+    // A running proxy's MCP tools go along (PUT tools replaces the installation's set).
+    const mcpTools = await runningProxyMcpTools(process.env, log);
+    const needed = packs.length > 0 || mcpTools.length > 0;
     const cfg = {
-      controlPlaneUrl: packs.length ? required("SVC_RUNTIME_CONTROL_PLANE_URL") : "",
-      token: packs.length ? required("SVC_RUNTIME_TOKEN") : "",
+      mcpTools,
+      controlPlaneUrl: needed ? required("SVC_RUNTIME_CONTROL_PLANE_URL") : "",
+      token: needed ? required("SVC_RUNTIME_TOKEN") : "",
       packs,
       python: python(),
       egress: egressFromEnv(process.env),

@@ -1,6 +1,6 @@
 // One tool sync as the container runs it: export the packs' manifest in the front end's
 // Python, refuse what must not start, PUT it. Shared by `svc boot sync` and `svc run`.
-import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
+import type { ManifestTool, ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { prependPythonPath } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
@@ -17,6 +17,8 @@ export type ToolSyncConfig = {
   packs: string[];
   python: string;
   egress: Egress;
+  /** The running proxy's MCP tools (issue 13): PUT tools replaces the set, so they go along. */
+  mcpTools?: ManifestTool[];
 };
 
 export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: ToolManifest; result: ToolSyncResult };
@@ -43,12 +45,14 @@ export async function packManifest(
 }
 
 export async function runToolSync(cfg: ToolSyncConfig, pythonRoot: string, log: Logger): Promise<ToolSyncOutcome> {
-  if (cfg.packs.length === 0) {
+  const mcp = cfg.mcpTools ?? [];
+  if (cfg.packs.length === 0 && mcp.length === 0) {
     log.info(NO_PACKS);
     return { skipped: true };
   }
-  const manifest = await packManifest(cfg, pythonRoot, log);
-  if (manifest.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
+  const packs = cfg.packs.length ? await packManifest(cfg, pythonRoot, log) : { tools: [] };
+  if (cfg.packs.length && packs.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
+  const manifest: ToolManifest = { ...packs, tools: [...packs.tools, ...mcp] };
   const result = await syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log });
   return { skipped: false, manifest, result };
 }

@@ -27,6 +27,7 @@ export type NavKey =
   | "members"
   | "audit"
   | "audit-keys"
+  | "usage"
   | "settings"
   | "none";
 
@@ -56,6 +57,7 @@ const NAV: Array<{ heading: string; items: Array<{ key: NavKey; href: string; la
     items: [
       { key: "audit", href: "/audit", label: "Audit records" },
       { key: "audit-keys", href: "/audit-keys", label: "Audit keys" },
+      { key: "usage", href: "/usage", label: "Usage and budgets" },
     ],
   },
   { heading: "", items: [{ key: "settings", href: "/settings", label: "Settings" }] },

@@ -16,6 +16,7 @@ import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
 import { getAudit } from "./pages/audit.ts";
+import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
 import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
@@ -158,6 +159,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/members/:id/remove", run(postRemoveMember, "session"))
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
+      .get("/usage", run(getUsage))
       .get("/audit-keys", run((c) => getAuditKeys(c)))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))

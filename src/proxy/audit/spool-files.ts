@@ -80,6 +80,36 @@ export class SegmentIndex {
   }
 }
 
+const ID_PREFIX = Buffer.from('{"id":"');
+const [QUOTE, BACKSLASH, OPEN_OBJ, OPEN_ARR, CLOSE_OBJ, CLOSE_ARR] = [0x22, 0x5c, 0x7b, 0x5b, 0x7d, 0x5d];
+
+/**
+ * The id of a whole record line, or null for a torn piece, without parsing it into objects (the
+ * start reads a backlog of millions). A line this proxy wrote starts with `{"id":"`; it is whole
+ * when its brackets, outside strings, close for the first time at its last byte: a piece cut off
+ * a line's end (a torn write) never closes, one cut off its start closes too early or never
+ * opens with the id. Any other line is parsed (recordId).
+ */
+export function lineRecordId(bytes: Buffer): string | null {
+  if (bytes.length < ID_PREFIX.length + 2 || !bytes.subarray(0, ID_PREFIX.length).equals(ID_PREFIX)) return recordId(bytes.toString("utf8"));
+  let depth = 0;
+  let inString = false;
+  const last = bytes.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_OBJ || c === OPEN_ARR) depth++;
+    else if ((c === CLOSE_OBJ || c === CLOSE_ARR) && --depth === 0 && i !== last) return null;
+  }
+  if (depth !== 0 || inString) return null;
+  const end = bytes.indexOf(QUOTE, ID_PREFIX.length);
+  const id = bytes.toString("latin1", ID_PREFIX.length, end);
+  return /^[\x21-\x7e]+$/.test(id) && !id.includes("\\") ? id : recordId(bytes.toString("utf8"));
+}
+
 /** A spooled line's record id, or null for a torn or foreign piece. */
 export function recordId(line: string): string | null {
   try {

@@ -46,7 +46,7 @@ import { writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { fsyncDir } from "../durable-file.ts";
-import { idHash, readIfPresent, readRange, recordId, repairTail, scanPieces, SEGMENT_FILE, SegmentIndex, segName, spoolLines } from "./spool-files.ts";
+import { idHash, lineRecordId, readIfPresent, readRange, recordId, repairTail, scanPieces, SEGMENT_FILE, SegmentIndex, segName, spoolLines } from "./spool-files.ts";
 import { DEFAULT_LOW_SPACE_BYTES, freeBytes, isNoSpace, RESUME_FREE_BYTES, SpoolFullError, type SpoolHealth } from "./spool-space.ts";
 import { type ActiveSegment, type CommitHost, GroupCommit } from "./spool-commit.ts";
 
@@ -80,6 +80,15 @@ export type SpoolOptions = {
 };
 
 type Location = { seg: SegmentIndex; i: number };
+
+function parseRecord(line: string): AuditRecord | null {
+  try {
+    const r = JSON.parse(line) as AuditRecord | null;
+    return r !== null && typeof r === "object" && typeof r.id === "string" ? r : null;
+  } catch {
+    return null;
+  }
+}
 
 function writeFully(fd: number, buf: Buffer): void {
   for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
@@ -196,7 +205,12 @@ export class AuditSpool {
         for (let i = first; i <= last; i++) {
           if (seg.acked[i]) continue;
           const at = seg.offsets[i]! - from;
-          const record = JSON.parse(buf.toString("utf8", at, at + seg.lengths[i]!)) as AuditRecord;
+          const record = parseRecord(buf.toString("utf8", at, at + seg.lengths[i]!));
+          if (!record) {
+            // Not a whole record after all (never answered to anyone): skipped, never shipped.
+            if (seg.ack(i)) this.unacked--;
+            continue;
+          }
           if (this.lent.size >= MAX_LENT) this.lent.clear(); // ack() finds them by hash instead
           this.lent.set(record.id, { seg, i });
           out.push(record);
@@ -403,7 +417,7 @@ export class AuditSpool {
       seg.closed = true;
       try {
         await scanPieces(fh, (offset, bytes) => {
-          const id = recordId(bytes.toString("utf8")); // null: the torn tail of a crashed write
+          const id = lineRecordId(bytes); // null: the torn tail of a crashed write
           if (id === null) return;
           seg.add(offset, bytes.length, id);
           if (acked.has(id)) seg.ack(seg.count - 1);

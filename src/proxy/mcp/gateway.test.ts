@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Decrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -80,6 +80,19 @@ async function opened(r: AuditRecord): Promise<unknown> {
   const d = new Decrypter();
   d.addIdentity(identity);
   return JSON.parse(await d.decrypt(Buffer.from(r.ciphertext!, "base64"), "text"));
+}
+
+/** The pid of this process's child running `name` (the stdio server the daemon started). */
+function stdioServerPid(name: string): number {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(name)) return Number(entry);
+    } catch {}
+  }
+  throw new Error(`no child process runs ${name}`);
 }
 
 function owuiClient(user: string, steps: [string, unknown][]): Promise<Record<string, any>[]> {
@@ -188,6 +201,34 @@ describe("tools/call", () => {
     expect(JSON.stringify(r.content)).toContain("UTC");
     await bob.close();
   });
+
+  test("a stdio server that dies: the call fails with an error outcome, nothing lost; restarted, it answers again", async () => {
+    const pid = stdioServerPid("mcp-server-time");
+    process.kill(pid, "SIGKILL");
+    const bob = await client("fe-bob");
+    const end = Date.now() + 30_000;
+    let failed: unknown = null;
+    while (Date.now() < end) {
+      const r = await bob.callTool({ name: "time.get_current_time", arguments: { timezone: "UTC" } });
+      if (r.isError) {
+        failed = r;
+        break;
+      }
+      await Bun.sleep(20);
+    }
+    expect(failed).not.toBeNull();
+    const rec = await shipped((x) => x.action === "tool:time.get_current_time" && x.kind === "tool" && x.subject.user_id === "usr_bob" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "error"), "the crashed call's decision and error outcome");
+    expect(rec.tool_server).toBe("time");
+    // restarted with backoff: the tool answers again, from a new process
+    let ok = false;
+    while (!ok && Date.now() < end + 30_000) {
+      ok = !(await bob.callTool({ name: "time.get_current_time", arguments: { timezone: "UTC" } })).isError;
+      if (!ok) await Bun.sleep(200);
+    }
+    expect(ok).toBe(true);
+    expect(stdioServerPid("mcp-server-time")).not.toBe(pid);
+    await bob.close();
+  }, 90_000);
 
   test("cancellation reaches the upstream; an oversized result is refused by its limit; both leave an error outcome", async () => {
     const alice = await client("fe-alice");

@@ -93,8 +93,10 @@ export class Upstream {
         const client = new Client({ name: "svc-proxy", version: VERSION });
         const transport = this.transport();
         await client.connect(transport, { timeout });
-        // Set after connect: a failed connect must not trigger the restart path.
-        transport.onclose = () => this.lost(client);
+        // Set after connect: a failed connect must not trigger the restart path. The client's
+        // own handler (not the transport's, which the SDK uses) so that calls in flight are
+        // rejected at once ("Connection closed") when the server dies under them.
+        client.onclose = () => this.lost(client);
         this.client = client;
       }
       const tools: Tool[] = [];

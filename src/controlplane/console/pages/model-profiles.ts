@@ -3,7 +3,7 @@ import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, dataTable, shell } from "../layout.ts";
-import { type Workspace, byId, joinErrors, list, named } from "./shared.ts";
+import { type Readiness, type Workspace, byId, joinErrors, list, named, readinessCell } from "./shared.ts";
 
 type Profile = {
   id: string;
@@ -16,7 +16,6 @@ type Profile = {
   has_api_key?: boolean;
   sealed_to?: string[];
 };
-type Readiness = { ready: boolean; checks: Array<{ name: string; ok: boolean; detail?: string | null }> };
 
 export async function getModelProfiles(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
@@ -31,11 +30,7 @@ export async function getModelProfiles(pc: PageContext): Promise<PageResult> {
   const wsMap = byId(workspaces);
   const rows = profiles.map((p, i) => {
     const r = readiness[i]!;
-    const ready =
-      "error" in r
-        ? html`${badge("unknown", "muted")}<p class="hint">${r.error}</p>`
-        : html`${r.ready ? badge("ready", "ok") : badge("not ready", "bad")}
-<ul class="checks">${r.checks.map((c) => html`<li>${c.ok ? "✓" : "✗"} ${c.name}${c.detail ? html`: ${c.detail}` : ""}</li>`)}</ul>`;
+    const ready = readinessCell(r);
     return html`<tr>
   <td><strong>${p.display_name}</strong><br><span class="muted mono">${p.id}</span></td>
   <td>${code(p.endpoint)}</td>

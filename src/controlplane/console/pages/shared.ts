@@ -3,7 +3,7 @@
 import type { ApiProblem } from "../api-client.ts";
 import type { AdminContext } from "../context.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { code } from "../layout.ts";
+import { badge, code } from "../layout.ts";
 
 export type Workspace = { id: string; name: string; created_at: string };
 export type Agent = { id: string; name: string; description: string | null; workspace_id: string; created_at: string };
@@ -39,4 +39,12 @@ export function problemText(p: ApiProblem): string {
 export function joinErrors(errors: string[]): string | null {
   const unique = [...new Set(errors)];
   return unique.length ? unique.join(" · ") : null;
+}
+
+/** A readiness answer (model profile, tool server) as a badge and its checks, or why it is unknown. */
+export type Readiness = { ready: boolean; checks: Array<{ name: string; ok: boolean; detail?: string | null }> };
+export function readinessCell(r: Readiness | { error: string }): SafeHtml {
+  if ("error" in r) return html`${badge("unknown", "muted")}<p class="hint">${r.error}</p>`;
+  return html`${r.ready ? badge("ready", "ok") : badge("not ready", "bad")}
+<ul class="checks">${r.checks.map((c) => html`<li>${c.ok ? "✓" : "✗"} ${c.name}${c.detail ? html`: ${c.detail}` : ""}</li>`)}</ul>`;
 }

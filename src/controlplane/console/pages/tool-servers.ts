@@ -8,7 +8,7 @@ import { html, path, type SafeHtml } from "../html.ts";
 import { badge, code, dataTable, section, shell, time } from "../layout.ts";
 import type { Readiness, RuntimeStatus } from "../../tool-servers/readiness.ts";
 import type { presentServer } from "../../tool-servers/service.ts";
-import { type Agent, type Workspace, byId, joinErrors, list, named } from "./shared.ts";
+import { type Agent, type Workspace, byId, joinErrors, list, named, readinessCell } from "./shared.ts";
 
 type Server = ReturnType<typeof presentServer> & { assigned_agents?: string[] };
 
@@ -20,12 +20,6 @@ export function endpointCell(s: Pick<Server, "transport" | "url" | "command" | "
 function secretsCell(s: Server): SafeHtml {
   if (!s.has_secrets) return html`<span class="muted">none</span>`;
   return html`${s.secret_names.map((n) => code(n))} ${badge(`sealed to ${s.sealed_to.length}`, "ok")}`;
-}
-
-function readinessCell(r: Readiness | { error: string }): SafeHtml {
-  if ("error" in r) return html`${badge("unknown", "muted")}<p class="hint">${r.error}</p>`;
-  return html`${r.ready ? badge("ready", "ok") : badge("not ready", "bad")}
-<ul class="checks">${r.checks.map((c) => html`<li>${c.ok ? "✓" : "✗"} ${c.name}${c.detail ? html`: ${c.detail}` : ""}</li>`)}</ul>`;
 }
 
 export function runtimeStateBadge(r: Pick<RuntimeStatus, "state" | "tool_count">): SafeHtml {
