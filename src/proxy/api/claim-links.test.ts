@@ -17,16 +17,21 @@ function controlledClaims() {
 }
 
 describe("claim links on the refusal path", () => {
-  test("a control plane that never answers does not hold the refusal past the wait", async () => {
+  test("a control plane that never answers holds one refusal for the wait, and the next ones not at all", async () => {
     const cp = controlledClaims();
     const links = new ClaimLinks({ createClaim: cp.createClaim, log: silentLogger, waitMs: 20 });
+    expect(links.willWait()).toBe(true);
     expect(await links.forRefusal(user)).toBeUndefined();
     expect(cp.calls).toHaveLength(1);
+    expect(links.willWait()).toBe(false);
+    expect(await links.forRefusal({ id: "u-2" })).toBeUndefined();
+    expect(cp.calls).toHaveLength(2);
     // the late answer is kept for the next refusal, which then needs no call at all
     cp.calls[0]!.resolve({ url: "https://cp/claim/abc", expires_at: inAnHour() });
     await Bun.sleep(0);
     expect(await links.forRefusal(user)).toBe("https://cp/claim/abc");
-    expect(cp.calls).toHaveLength(1);
+    expect(cp.calls).toHaveLength(2);
+    expect(links.willWait()).toBe(true); // it answered: refusals may wait for links again
   });
 
   test("a link that comes within the wait is in the refusal", async () => {

@@ -1,20 +1,22 @@
 // Claim links for refusals of unlinked users (spec: the refusal carries a link that lets the
 // user link their account). Creating one is a control-plane call, and it must never hold a
 // refusal back: the refusal waits for a new link at most CLAIM_WAIT_MS, and not at all while
-// the control plane failed the last attempt (within CLAIM_COOLDOWN_MS). A creation that
-// outlives the wait goes on in the background and its link is kept for the user's next refusal,
-// until shortly before it expires. One creation per user at a time.
+// the control plane failed or outlived the wait at the last attempt (within CLAIM_COOLDOWN_MS),
+// so a control plane that is down or black-holed holds at most one refusal, once. A creation
+// that outlives the wait goes on in the background and its link is kept for the user's next
+// refusal, until shortly before it expires. One creation per user at a time.
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { ClaimResponse } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 
 /** The longest a refusal waits for a new claim link while the control plane answers. */
-export const CLAIM_WAIT_MS = 250;
-/** After a failed creation, refusals do not wait for a link for this long (creation is still tried). */
+export const CLAIM_WAIT_MS = 1_000;
+/** After a failed or late creation, refusals do not wait for a link for this long (creation is still tried). */
 export const CLAIM_COOLDOWN_MS = 30_000;
 /** A kept link is handed out until this long before it expires. */
 const EXPIRY_MARGIN_MS = 60_000;
 const KEPT_LINKS = 10_000;
+const LATE = Symbol("late");
 
 export type ClaimLinksOptions = {
   createClaim: (req: { remote_user_id: string; email?: string; name?: string }) => Promise<ClaimResponse>;
@@ -42,16 +44,24 @@ export class ClaimLinks {
     const kept = this.kept.get(user.id);
     if (kept && kept.until > this.now()) return kept.url;
     const creation = this.pending.get(user.id) ?? this.create(user);
-    if (this.now() - this.lastFailure < (this.o.cooldownMs ?? CLAIM_COOLDOWN_MS)) return undefined;
+    if (!this.willWait()) return undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.o.waitMs ?? CLAIM_WAIT_MS);
+    const late = new Promise<typeof LATE>((resolve) => {
+      timer = setTimeout(() => resolve(LATE), this.o.waitMs ?? CLAIM_WAIT_MS);
     });
     try {
-      return await Promise.race([creation, late]);
+      const url = await Promise.race([creation, late]);
+      if (url !== LATE) return url;
+      this.lastFailure = this.now(); // too slow: the next refusals do not wait either
+      return undefined;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Whether a refusal now would wait for a new link (no failed or late creation within the cooldown). */
+  willWait(): boolean {
+    return this.now() - this.lastFailure >= (this.o.cooldownMs ?? CLAIM_COOLDOWN_MS);
   }
 
   private create(user: FrontendUser): Promise<string | undefined> {
@@ -60,6 +70,7 @@ export class ClaimLinks {
       .then((c) => {
         const until = Date.parse(c.expires_at) - EXPIRY_MARGIN_MS;
         if (until > this.now()) this.keep(user.id, c.url, until);
+        this.lastFailure = Number.NEGATIVE_INFINITY; // it answers: refusals may wait again
         return c.url;
       })
       .catch((e: unknown) => {
