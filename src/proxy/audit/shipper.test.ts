@@ -3,7 +3,7 @@
 // down to its culprit; records of another installation are never sent; a refused credential
 // keeps every record in the spool.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -119,6 +119,20 @@ describe("AuditShipper", () => {
     rmdirSync(join(t.dir, REJECTED_FILE));
     await until(() => t.spool.depth === 0, "the record to be set aside");
     expect(rejectedLines(t.dir).map((l) => l.record.id)).toEqual([bad.id]);
+  });
+
+  test("a backlog the spool indexes after the start (loadInBackground) is shipped once it is in", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-ship-bg-"));
+    const backlog = Array.from({ length: 300 }, () => fakeRecord());
+    writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const spool = await AuditSpool.open(dir, { loadInBackground: true });
+    const got = new Set<string>();
+    const client = { shipAudit: async (records: AuditRecord[]) => (records.forEach((r) => got.add(r.id)), ok(records)) };
+    const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
+    const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20 });
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), () => spool.close(), () => shipper.stop());
+    shipper.start(); // before the backlog is indexed: nothing to ship yet, and no append will wake it
+    await until(() => got.size === backlog.length && spool.depth === 0, "the backlog to ship");
   });
 
   test("clock skew told by an older control plane only in the reason is retried too", () => {

@@ -82,6 +82,11 @@ export class AuditShipper {
 
   start(): void {
     this.loop ??= this.run();
+    // A backlog indexed after the start (the spool's loadInBackground) ships once it is in.
+    void this.o.spool.loaded.then(
+      () => this.wake(),
+      () => this.wake(),
+    );
   }
 
   /** New records are in the spool. */
