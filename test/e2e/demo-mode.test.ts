@@ -76,7 +76,7 @@ describe("bash scripts/start.sh --demo", () => {
     expect(messageText(write.message)).toContain("Refused (svc.denied)");
 
     const me = await cp("/me");
-    const owner = (await cp(`/organizations/${me.organization.id}/users?limit=50`)).users.find((u: any) => u.email === OWNER);
+    const owner = (await cp(`/organizations/${me.organization.id}/users?email=${encodeURIComponent(OWNER)}`)).users[0];
     await waitFor(async () => {
       const recs = (await cp(`/organizations/${me.organization.id}/audit-records?limit=50&kind=tool`)).records as any[];
       const permit = recs.find((r) => r.tool_name === "crm.lookup_customer" && r.decision === "permit");

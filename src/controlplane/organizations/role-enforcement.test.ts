@@ -23,6 +23,7 @@ type World = {
   installationId: string;
   profileId: string;
   serverId: string;
+  budgetId: string;
   policyId: string;
   userId: string;
   groupId: string;
@@ -46,6 +47,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const server = await must(call("POST", "/tool-servers", { name: "time", transport: "stdio", command: "mcp-server-time", workspace: "default" }));
   await must(call("POST", `/tool-servers/${server.id}/assign`, { agent_id: agent.id }));
   const policy = await must(call("POST", "/policies", { name: "p", src: "*", dst: "model:invoke", effect: "permit", workspace: "default" }));
+  const budget = await must(call("POST", "/budgets", { name: "b", scope: "agent", target: agent.id, period: "day", unit: "tokens", limit: 1000 }));
   const user = await must(call("POST", "/users", { email: `person@${w.orgId.toLowerCase()}.test` }));
   const group = await must(call("POST", "/groups", { name: "staff" }));
   const key = await must(call("POST", "/audit-encryption-keys", { name: "k", public_key: (await newRecipient()).recipient }));
@@ -54,7 +56,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
   const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
-  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -98,6 +100,11 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /tool-servers/:id/assign": (w) => ({ path: `/tool-servers/${w.serverId}/assign`, body: { agent_id: w.agentId } }),
   "DELETE /tool-servers/:id/assignments/:agent": (w) => ({ path: `/tool-servers/${w.serverId}/assignments/${w.agentId}` }),
   "GET /tool-server-assignments": (w) => ({ path: `/tool-server-assignments?agent_id=${w.agentId}` }),
+  "POST /policies/apply": () => ({ path: "/policies/apply", body: { workspace: "default", policies: [], dry_run: true } }),
+  "PATCH /policies/:id": (w) => ({ path: `/policies/${w.policyId}`, body: { name: "renamed" } }),
+  "GET /budgets": () => ({ path: "/budgets" }),
+  "POST /budgets": (w) => ({ path: "/budgets", body: { name: "more", scope: "agent", target: w.agentId, period: "month", unit: "tokens", limit: 5 } }),
+  "DELETE /budgets/:id": (w) => ({ path: `/budgets/${w.budgetId}` }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", body: { name: "q", src: "*", dst: "tool:x", effect: "permit", workspace: "default" } }),
   "DELETE /policies/:id": (w) => ({ path: `/policies/${w.policyId}` }),
@@ -187,7 +194,7 @@ function appRoutes(cp: TestControlPlane): string[] {
 
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, `/users/${w.userId}`];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", `/users/${w.userId}`];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
