@@ -130,25 +130,31 @@ export function spoolLines(text: string): string[] {
  * byte offset, reading the file a chunk at a time. A piece longer than a chunk is carried over.
  */
 export async function scanPieces(fh: FileHandle, piece: (offset: number, bytes: Buffer) => void): Promise<void> {
-  let carry = Buffer.alloc(0);
-  let carryAt = 0;
-  let pos = 0;
-  const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
+  // One buffer for the whole file (a chunk plus the unfinished line before it): the scan of a
+  // large backlog leaves no garbage behind but the ids it keeps.
+  let buf = Buffer.allocUnsafe(SCAN_CHUNK * 2);
+  let len = 0; // bytes of buf holding file data
+  let base = 0; // file offset of buf[0]
   for (;;) {
-    const { bytesRead } = await fh.read(chunk, 0, SCAN_CHUNK, pos);
+    if (len === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2); // a line longer than the buffer
+      buf.copy(bigger, 0, 0, len);
+      buf = bigger;
+    }
+    const { bytesRead } = await fh.read(buf, len, Math.min(SCAN_CHUNK, buf.length - len), base + len);
     if (bytesRead === 0) break;
-    pos += bytesRead;
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    len += bytesRead;
     let start = 0;
-    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
-      splitNul(data, start, nl, carryAt, piece);
+    for (let nl = buf.indexOf(0x0a, start); nl !== -1 && nl < len; nl = buf.indexOf(0x0a, start)) {
+      splitNul(buf, start, nl, base, piece);
       start = nl + 1;
     }
-    // What follows the last line end waits for the next chunk (copied: `chunk` is reused).
-    carry = Buffer.from(data.subarray(start));
-    carryAt += start;
+    // The unfinished line moves to the front and waits for the next chunk.
+    buf.copyWithin(0, start, len);
+    len -= start;
+    base += start;
   }
-  splitNul(carry, 0, carry.length, carryAt, piece);
+  splitNul(buf, 0, len, base, piece);
 }
 
 function splitNul(data: Buffer, from: number, to: number, base: number, piece: (offset: number, bytes: Buffer) => void): void {

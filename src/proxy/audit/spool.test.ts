@@ -275,6 +275,22 @@ describe("AuditSpool", () => {
     expect(again.depth).toBe(2000);
   });
 
+  test("a record larger than the start's read buffer (5 MiB of ciphertext) is read back whole", async () => {
+    const dir = tmp();
+    const big = fakeRecord({ ciphertext: Buffer.alloc(4 * 1024 * 1024, 1).toString("base64"), recipient_key_ids: ["key_1"] });
+    const recs = [fakeRecord(), big, fakeRecord()];
+    writeFileSync(join(dir, "seg-000000000001.jsonl"), recs.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const s = await openSpool(dir);
+    expect(s.depth).toBe(3);
+    const back: AuditRecord[] = [];
+    for (let batch = await s.unshipped(10); batch.length > 0; batch = await s.unshipped(10)) {
+      back.push(...batch); // a batch read back stops at 4 MiB: the big record comes alone
+      await s.ack(batch.map((r) => r.id));
+    }
+    expect(back.map((r) => r.id)).toEqual(recs.map((r) => r.id));
+    expect(back[1]).toEqual(big);
+  });
+
   // Files a crash leaves behind, written by hand: a segment ending in a torn line or in a
   // region of zero bytes (the filesystem extended the file but had not written the data yet).
   describe("crash-damaged files written by hand", () => {
