@@ -20,7 +20,7 @@ import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
-type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled"; created_at?: string; disabled_at?: string | null };
+type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at?: string; disabled_at?: string | null; kind?: "customer" | "escrow" };
 
 function pathTaken(path: string): boolean {
   try {
@@ -103,6 +103,7 @@ const keysList = command({
       [
         { header: "ID", value: (k) => k.id },
         { header: "NAME", value: (k) => k.name },
+        { header: "KIND", value: (k) => k.kind ?? "customer" },
         { header: "STATUS", value: (k) => k.status },
         { header: "PUBLIC KEY", value: (k) => k.public_key },
         { header: "CREATED", value: (k) => shortTime(k.created_at) },

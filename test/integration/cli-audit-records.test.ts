@@ -4,9 +4,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { newId } from "../../src/contract/ids.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, runtimeRecord, svc, tempHome } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 let runtime: Awaited<ReturnType<typeof bootstrapRuntime>>;
@@ -19,33 +18,8 @@ const id = (i: number): string => ids[i]!;
 const t0 = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
 const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
 
-/** Ids in creation order, as the proxy makes them. */
-const recordId = () => newId("auditRecord");
 
-function record(rt: typeof runtime, o: Record<string, unknown>) {
-  const b = rt.bootstrap;
-  return {
-    id: recordId(),
-    ts: at(0),
-    kind: "tool",
-    harness: "chatui",
-    organization_id: b.organization_id,
-    workspace_id: b.workspace_id,
-    installation_id: b.installation.id,
-    agent_id: b.agent_id,
-    action: "tool:crm.update",
-    tool_name: "crm.update",
-    decision: "permit",
-    reason: "policy",
-    policy_revision: 1,
-    subject: { user_id: null, remote_user_id: "owui-1", via_installation: false },
-    args_digest: `hmac-sha256:${"0".repeat(64)}`,
-    digest_key_id: b.digest_key.id,
-    recipient_key_ids: [],
-    ciphertext: null,
-    ...o,
-  };
-}
+const record = (rt: typeof runtime, o: Record<string, unknown>) => runtimeRecord(rt, { ts: at(0), ...o });
 
 async function store(rt: typeof runtime, records: unknown[]) {
   for (let k = 0; k < records.length; k += 5000) {

@@ -11,7 +11,7 @@ import type { AuditRecord } from "../../src/contract/audit.ts";
 import { newId } from "../../src/contract/ids.ts";
 import { AuditChain } from "../../src/proxy/audit/chain.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, runtimeRecord, svc, tempHome } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 let runtime: Awaited<ReturnType<typeof bootstrapRuntime>>;
@@ -21,29 +21,18 @@ let records: AuditRecord[] = [];
 const isPg = () => /^postgres/.test(cp.database);
 
 function record(i: number): AuditRecord {
-  const b = runtime.bootstrap;
-  return {
-    id: newId("auditRecord"),
+  const odd = i % 2 === 1;
+  return runtimeRecord(runtime, {
     ts: new Date(Date.now() - 600_000 + i * 1000).toISOString(),
-    kind: "tool",
-    harness: "chatui",
-    organization_id: b.organization_id,
-    workspace_id: b.workspace_id,
-    installation_id: b.installation.id,
-    agent_id: b.agent_id,
     replica_id: runtime.replica,
-    action: "tool:crm.update",
-    tool_name: "crm.update",
     decision: i % 3 === 0 ? "deny" : "permit",
     reason: i % 3 === 0 ? "svc.denied" : "policy",
     policy_id: null,
-    policy_revision: 1,
-    subject: { user_id: null, remote_user_id: "owui-1", via_installation: false },
-    args_digest: i % 2 ? null : `hmac-sha256:${"0".repeat(64)}`,
-    digest_key_id: i % 2 ? null : b.digest_key.id,
-    recipient_key_ids: i % 2 ? ["key_A"] : [],
-    ciphertext: i % 2 ? Buffer.from(`age-encryption.org/v1 fake ${i}`).toString("base64") : null,
-  };
+    args_digest: odd ? null : `hmac-sha256:${"0".repeat(64)}`,
+    digest_key_id: odd ? null : runtime.bootstrap.digest_key.id,
+    recipient_key_ids: odd ? ["key_A"] : [],
+    ciphertext: odd ? Buffer.from(`age-encryption.org/v1 fake ${i}`).toString("base64") : null,
+  }) as AuditRecord;
 }
 
 async function store(rs: AuditRecord[]) {

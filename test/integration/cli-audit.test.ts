@@ -171,8 +171,8 @@ test("--identity-file writes elsewhere; list and disable (permanent)", async () 
 
   const list = await svc(cp, ["audit", "keys", "list"]);
   expect(list.code).toBe(0);
-  expect(list.stdout).toMatch(/^ID\s+NAME\s+STATUS\s+PUBLIC KEY\s+CREATED\s+DISABLED/);
-  expect(list.stdout.split("\n").find((l) => l.startsWith(key.id))).toMatch(/team\s+active\s+age1/);
+  expect(list.stdout).toMatch(/^ID\s+NAME\s+KIND\s+STATUS\s+PUBLIC KEY\s+CREATED\s+DISABLED/);
+  expect(list.stdout.split("\n").find((l) => l.startsWith(key.id))).toMatch(/team\s+customer\s+active\s+age1/);
 
   const d = await svc(cp, ["audit", "keys", "disable", key.id]);
   expect(d.code).toBe(0);
@@ -273,4 +273,17 @@ test("decrypt with neither --out nor --stdout exits 2 and writes nothing", async
   const r = await svc(cp, ["audit", "decrypt", "--record", "rec_1", "--identity", identityFile(h)], { home: h });
   expect(r.code).toBe(2);
   expect(r.stdout).toBe("");
+});
+
+test("keys list shows the escrow key once escrow is enabled, marked as escrow (issue 15)", async () => {
+  const h = home();
+  await createKey(h);
+  const on = await api(cp, "PATCH", org(cp, "/settings"), { escrow_enabled: true });
+  expect(on.status).toBe(200);
+  const r = await svc(cp, ["audit", "keys", "list"], { home: h });
+  expect(r.code).toBe(0);
+  const row = r.stdout.split("\n").find((l) => l.includes(on.json.escrow_recipient))!;
+  expect(row).toMatch(/^key_\S+\s+escrow \(service-held, break-glass\)\s+escrow\s+active\s+age1/);
+  const j = JSON.parse((await svc(cp, ["audit", "keys", "list", "--json"], { home: h })).stdout);
+  expect(j.keys.filter((k: { kind: string }) => k.kind === "escrow")).toHaveLength(1);
 });

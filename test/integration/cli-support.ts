@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
+import { newId } from "../../src/contract/ids.ts";
 import { type ControlPlaneProcess, callApi, svcCommand } from "../support/controlplane-process.ts";
 
 export type Run = { code: number; stdout: string; stderr: string };
@@ -83,4 +84,30 @@ export async function bootstrapRuntime(cp: ControlPlaneProcess, installationId: 
   const boot = await api(cp, "POST", "/runtime/bootstrap", { replica_id: replica, credential_sync_recipient: recipient, version: "test" }, cred.json.token);
   if (boot.status >= 300) throw new Error(`bootstrap failed: ${boot.status} ${JSON.stringify(boot.json)}`);
   return { token: cred.json.token as string, identity, recipient, replica, bootstrap: boot.json };
+}
+
+/** A tool decision record of the runtime's installation, as its proxy would ship it; `o` overrides fields. */
+export function runtimeRecord(rt: Awaited<ReturnType<typeof bootstrapRuntime>>, o: Record<string, unknown> = {}) {
+  const b = rt.bootstrap;
+  return {
+    id: newId("auditRecord"),
+    ts: new Date().toISOString(),
+    kind: "tool",
+    harness: "chatui",
+    organization_id: b.organization_id as string,
+    workspace_id: b.workspace_id as string,
+    installation_id: b.installation.id as string,
+    agent_id: b.agent_id as string,
+    action: "tool:crm.update",
+    tool_name: "crm.update" as string | null,
+    decision: "permit",
+    reason: "policy",
+    policy_revision: 1,
+    subject: { user_id: null as string | null, remote_user_id: "owui-1" as string | null, via_installation: false },
+    args_digest: `hmac-sha256:${"0".repeat(64)}` as string | null,
+    digest_key_id: b.digest_key.id as string | null,
+    recipient_key_ids: [] as string[],
+    ciphertext: null as string | null,
+    ...o,
+  };
 }

@@ -147,3 +147,23 @@ describe("audit-encryption keys", () => {
     expect((await cp.call("GET", cp.org(`/audit-encryption-keys/${key.id}`))).json.status).toBe("active");
   });
 });
+
+describe("the escrow key in the list (issue 15)", () => {
+  test("absent before escrow is enabled; then listed as kind escrow with the id records name, active only while escrow is on", async () => {
+    const cp = await testControlPlane();
+    const { recipient } = await newRecipient();
+    await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "security", public_key: recipient } });
+    let keys = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys as { id: string; kind: string; status: string; public_key: string }[];
+    expect(keys.map((k) => k.kind)).toEqual(["customer"]);
+    const on = (await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } })).json;
+    keys = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys;
+    const escrow = keys.find((k) => k.kind === "escrow")!;
+    expect(escrow).toMatchObject({ public_key: on.escrow_recipient, status: "active", name: "escrow (service-held, break-glass)" });
+    const inst = await addInstallation(cp);
+    const bundle = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
+    expect(bundle.recipients.find((r: { kind: string }) => r.kind === "escrow").key_id).toBe(escrow.id);
+    await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: false } });
+    keys = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys;
+    expect(keys.find((k) => k.kind === "escrow")).toMatchObject({ id: escrow.id, status: "inactive" });
+  });
+});

@@ -5,15 +5,17 @@ import { Elysia, t } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { createKey, disableKey, getKey, keyView, listKeys } from "./service.ts";
+import { escrowKeySummary } from "../organizations/settings.ts";
+import { createKey, disableKey, escrowKeyView, getKey, keyView, listKeys } from "./service.ts";
 
 const AuditKey = t.Object({
   id: t.String(),
   name: t.String(),
   public_key: t.String(),
-  status: t.Union([t.Literal("active"), t.Literal("disabled")]),
+  status: t.Union([t.Literal("active"), t.Literal("disabled"), t.Literal("inactive")]),
   created_at: t.String(),
   disabled_at: t.Union([t.String(), t.Null()]),
+  kind: t.Union([t.Literal("customer"), t.Literal("escrow")]),
 });
 
 const CreateKey = t.Object(
@@ -36,11 +38,18 @@ export function parseKeyAction(segment: unknown): { id: string; action: string }
 export function auditKeyRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-keys-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
-    .get("/audit-encryption-keys", async ({ principal }) => ({ keys: (await listKeys(deps.db, principal.orgId)).map(keyView) }), {
-      admin: true,
-      response: t.Object({ keys: t.Array(AuditKey) }),
-      detail: { summary: "List audit-encryption keys (active and disabled)", tags: ["audit keys"] },
-    })
+    .get(
+      "/audit-encryption-keys",
+      async ({ principal }) => {
+        const escrow = await escrowKeySummary(deps.db, principal.orgId);
+        return { keys: [...(await listKeys(deps.db, principal.orgId)).map(keyView), ...(escrow ? [escrowKeyView(escrow)] : [])] };
+      },
+      {
+        admin: true,
+        response: t.Object({ keys: t.Array(AuditKey) }),
+        detail: { summary: "List audit-encryption keys (active and disabled), and the escrow key (kind escrow) once escrow was enabled", tags: ["audit keys"] },
+      },
+    )
     .post(
       "/audit-encryption-keys",
       async ({ principal, body, set }) => {

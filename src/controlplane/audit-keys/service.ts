@@ -15,9 +15,12 @@ export type AuditKeyView = {
   id: string;
   name: string;
   public_key: string;
-  status: "active" | "disabled";
+  /** "inactive" only for the escrow key: escrow switched off, or no active customer key. */
+  status: "active" | "disabled" | "inactive";
   created_at: string;
   disabled_at: string | null;
+  /** customer: the admin holds the identity; escrow: the service holds it, KMS-wrapped (break-glass). */
+  kind: "customer" | "escrow";
 };
 
 export function keyView(row: AuditKeyRow): AuditKeyView {
@@ -28,7 +31,13 @@ export function keyView(row: AuditKeyRow): AuditKeyView {
     status: row.status,
     created_at: new Date(row.createdAt).toISOString(),
     disabled_at: row.disabledAt === null ? null : new Date(row.disabledAt).toISOString(),
+    kind: "customer",
   };
+}
+
+/** The escrow key as a list entry; it is switched on and off in the settings, never disabled here. */
+export function escrowKeyView(e: { id: string; recipient: string; createdAt: number; active: boolean }): AuditKeyView {
+  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "inactive", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, kind: "escrow" };
 }
 
 export async function listKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {

@@ -47,6 +47,18 @@ export async function enabledEscrowRecipient(db: Db, orgId: string): Promise<{ i
   return { id: row.id, recipient: row.recipient };
 }
 
+/**
+ * The escrow key as `svc audit keys list` shows it (issue 15): its id (the one records name in
+ * recipient_key_ids), recipient and whether new records are encrypted to it now; null before
+ * escrow was first enabled.
+ */
+export async function escrowKeySummary(db: Db, orgId: string): Promise<{ id: string; recipient: string; createdAt: number; active: boolean } | null> {
+  const row = await escrowKeyRow(db, orgId);
+  if (!row) return null;
+  const { escrow_active } = await getSettings(db, orgId);
+  return { id: row.id, recipient: row.recipient, createdAt: row.createdAt, active: escrow_active };
+}
+
 export async function getSettings(db: Db, orgId: string): Promise<OrganizationSettings> {
   const org = await getOrganization(db, orgId);
   const escrow = await escrowKeyRow(db, orgId);

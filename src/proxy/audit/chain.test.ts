@@ -2,30 +2,11 @@ import { expect, test } from "bun:test";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
-import { newId } from "../../contract/ids.ts";
+import { fakeRecord } from "../testing/records.ts";
 import { AuditChain } from "./chain.ts";
 
-const record = (o: Partial<AuditRecord> = {}): AuditRecord => ({
-  id: newId("auditRecord"),
-  ts: new Date().toISOString(),
-  kind: "tool",
-  harness: "chatui",
-  organization_id: "org_1",
-  workspace_id: "ws_1",
-  installation_id: "inst_1",
-  agent_id: "agt_1",
-  action: "tool:crm.read",
-  tool_name: "crm.read",
-  decision: "permit",
-  reason: "policy",
-  policy_revision: 1,
-  subject: { user_id: null, remote_user_id: null, via_installation: true },
-  args_digest: null,
-  digest_key_id: null,
-  recipient_key_ids: ["key_1"],
-  ciphertext: Buffer.from("age-encryption.org/v1 fake").toString("base64"),
-  ...o,
-});
+const record = (o: Partial<AuditRecord> = {}): AuditRecord =>
+  fakeRecord({ recipient_key_ids: ["key_1"], args_digest: null, digest_key_id: null, ciphertext: Buffer.from("age-encryption.org/v1 fake").toString("base64"), ...o });
 
 test("records are numbered from 1 and each names the hash of the one before; the contract accepts them", () => {
   const chain = new AuditChain();
@@ -42,7 +23,7 @@ test("the hash covers every field and the ciphertext, not later additions; a new
   const r = new AuditChain().stamp(record());
   const h = recordHash(r, ciphertextDigest(r.ciphertext));
   expect(recordHash({ ...r, reason: "other" }, ciphertextDigest(r.ciphertext))).not.toBe(h);
-  expect(recordHash({ ...r, subject: { ...r.subject, via_installation: false } }, ciphertextDigest(r.ciphertext))).not.toBe(h);
+  expect(recordHash({ ...r, subject: { ...r.subject, via_installation: !r.subject.via_installation } }, ciphertextDigest(r.ciphertext))).not.toBe(h);
   expect(recordHash(r, ciphertextDigest(Buffer.from("other").toString("base64")))).not.toBe(h);
   expect(recordHash({ ...r, chain_seq: 2 }, ciphertextDigest(r.ciphertext))).not.toBe(h);
   // A field the chain form does not name (added to records later) leaves the hash alone.
