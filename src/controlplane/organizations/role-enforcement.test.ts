@@ -164,6 +164,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /model-profiles": () => ({ path: "/model-profiles" }),
   "GET /tool-servers": () => ({ path: "/tool-servers" }),
   "GET /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
+  "GET /usage": () => ({ path: "/usage" }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", form: { name: "c", src: "*", dst: "tool:y", effect: "permit", workspace: "default" } }),
   "POST /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),
