@@ -330,7 +330,7 @@ describe("scenario 10: svc harness sync", () => {
   test("clean after boot; exit 1 once the guard is deactivated", async () => {
     const w = await linked();
     const url = w.container!.url;
-    const sync = () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
+    const sync = async () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
     const clean = await sync();
     expect(clean.stdout).toContain("In sync");
     expect(clean.code).toBe(0);
@@ -422,7 +422,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       const created = await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: notes.url });
       expect(created.status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kb/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-      const policy = (name: string, dst: string, effect: string, condition?: string) =>
+      const policy = async (name: string, dst: string, effect: string, condition?: string) =>
         w.cli(["policies", "create", "--name", name, "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", dst, "--effect", effect, "--agent-id", w.agentId, "--workspace", "default", ...(condition ? ["--condition", condition] : [])]);
       expect((await policy("kb-lookup", "tool:kb.lookup", "permit")).code).toBe(0);
       expect((await policy("kb-no-forbidden", "tool:kb.lookup", "deny", '"term" in args && args.term == "forbidden"')).code).toBe(0);

@@ -34,7 +34,7 @@ type World = {
 
 async function populate(cp: TestControlPlane, w: { orgId: string; token: string; ownerAccountId: string }): Promise<World> {
   const org = (p: string) => `/api/v1/organizations/${w.orgId}${p}`;
-  const call = (method: string, p: string, body?: unknown) => cp.call(method, org(p), { token: w.token, ...(body === undefined ? {} : { body }) });
+  const call = async (method: string, p: string, body?: unknown) => cp.call(method, org(p), { token: w.token, ...(body === undefined ? {} : { body }) });
   const must = async (r: Promise<{ status: number; json: any; text: string }>) => {
     const res = await r;
     if (res.status >= 300) throw new Error(`setup: ${res.status} ${res.text}`);
