@@ -123,7 +123,18 @@ export function createApp(deps: ControlPlaneDeps) {
       openapi({
         path: "/api/v1/openapi",
         specPath: OPENAPI_PATH,
-        documentation: { info: { title: "svc control plane", version: "1", description: "Admin API, runtime API and claim links. Errors are application/problem+json with a stable `code`." } },
+        documentation: {
+          info: { title: "svc control plane", version: "1", description: "Admin API, runtime API and claim links. Errors are application/problem+json with a stable `code`." },
+          components: {
+            securitySchemes: {
+              // admin API: an API token (svc_at_…) or, in the console, the session cookie (writes also need x-csrf-token)
+              apiToken: { type: "http", scheme: "bearer", description: "API token `svc_at_…` (svc login)" },
+              session: { type: "apiKey", in: "cookie", name: "svc_session", description: "console session (`__Host-svc_session` on https); writes need `x-csrf-token`" },
+              // runtime API: an installation's runtime token (svc_rt_…)
+              runtimeToken: { type: "http", scheme: "bearer", description: "runtime token `svc_rt_…` (svc bot credential)" },
+            },
+          },
+        },
         // The document covers the HTTP API; the console's HTML pages are not part of it.
         exclude: { paths: [/^\/(?!api\/v1\/)/] },
       }),
