@@ -56,7 +56,7 @@ const daemon = await startDaemon(
 while (daemon.status.state !== "ready") await Bun.sleep(20);
 await daemon.mcpSettled();
 
-const tlsFetch = ((u: string | URL, init?: RequestInit) => fetch(u, { ...init, tls: { ca: tls.ca } } as RequestInit)) as typeof fetch;
+const tlsFetch = (async (u: string | URL, init?: RequestInit) => fetch(u, { ...init, tls: { ca: tls.ca } } as RequestInit)) as typeof fetch;
 const direct = new Client({ name: "bench", version: "1" });
 await direct.connect(new StreamableHTTPClientTransport(new URL(notes.url), { fetch: tlsFetch }));
 const jwt = signSession({ id: "fe-bench", iat: Math.floor(Date.now() / 1000) }, SECRET);

@@ -9,23 +9,23 @@ export const main = command({
   examples: ["svc --version", "svc login --url https://svc.example.com", "svc controlplane serve"],
   subCommands: {
     // admin CLI
-    login: () => import("./cli/login.ts").then((m) => m.loginCommand),
-    bot: () => import("./cli/bot.ts").then((m) => m.botCommand),
-    "model-profiles": () => import("./cli/model-profiles.ts").then((m) => m.modelProfilesCommand),
-    "tool-servers": () => import("./cli/tool-servers.ts").then((m) => m.toolServersCommand),
-    policies: () => import("./cli/policies.ts").then((m) => m.policiesCommand),
-    "directory-sync": () => import("./cli/directory-sync.ts").then((m) => m.directorySyncCommand),
-    users: () => import("./cli/users.ts").then((m) => m.usersCommand),
-    audit: () => import("./cli/audit.ts").then((m) => m.auditCommand),
-    harness: () => import("./cli/harness.ts").then((m) => m.harnessCommand),
-    usage: () => import("./cli/usage.ts").then((m) => m.usageCommand),
-    budgets: () => import("./cli/budgets.ts").then((m) => m.budgetsCommand),
+    login: async () => import("./cli/login.ts").then((m) => m.loginCommand),
+    bot: async () => import("./cli/bot.ts").then((m) => m.botCommand),
+    "model-profiles": async () => import("./cli/model-profiles.ts").then((m) => m.modelProfilesCommand),
+    "tool-servers": async () => import("./cli/tool-servers.ts").then((m) => m.toolServersCommand),
+    policies: async () => import("./cli/policies.ts").then((m) => m.policiesCommand),
+    "directory-sync": async () => import("./cli/directory-sync.ts").then((m) => m.directorySyncCommand),
+    users: async () => import("./cli/users.ts").then((m) => m.usersCommand),
+    audit: async () => import("./cli/audit.ts").then((m) => m.auditCommand),
+    harness: async () => import("./cli/harness.ts").then((m) => m.harnessCommand),
+    usage: async () => import("./cli/usage.ts").then((m) => m.usageCommand),
+    budgets: async () => import("./cli/budgets.ts").then((m) => m.budgetsCommand),
     // runtime and service modes
-    run: () => import("./supervisor/command.ts").then((m) => m.runCommand),
-    proxy: () => import("./proxy/command.ts").then((m) => m.proxyCommand),
-    policy: () => import("./proxy/policy-show.ts").then((m) => m.policyCommand),
-    boot: () => import("./boot/command.ts").then((m) => m.bootCommand),
-    controlplane: () => import("./controlplane/command.ts").then((m) => m.controlplaneCommand),
+    run: async () => import("./supervisor/command.ts").then((m) => m.runCommand),
+    proxy: async () => import("./proxy/command.ts").then((m) => m.proxyCommand),
+    policy: async () => import("./proxy/policy-show.ts").then((m) => m.policyCommand),
+    boot: async () => import("./boot/command.ts").then((m) => m.bootCommand),
+    controlplane: async () => import("./controlplane/command.ts").then((m) => m.controlplaneCommand),
   },
   run({ args }) {
     if (args.version) process.stdout.write(`svc ${VERSION}\n`);
@@ -36,6 +36,6 @@ if (import.meta.main) {
   const argv = process.argv.slice(2);
   const code = await runCommandTree(main, argv);
   // Let piped stdout/stderr flush before exiting: process.exit() would cut large output short.
-  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((done) => s.write("", () => done()))));
+  await Promise.all([process.stdout, process.stderr].map(async (s) => new Promise<void>((done) => s.write("", () => done()))));
   process.exit(code);
 }

@@ -11,13 +11,13 @@ export async function runJson<T>(cmd: string[], env: Record<string, string> = {}
   return JSON.parse(out.trim().split("\n").at(-1)!) as T;
 }
 
-export function httpLoad(spec: LoadSpec): Promise<LoadResult> {
+export async function httpLoad(spec: LoadSpec): Promise<LoadResult> {
   return runJson<LoadResult>(["bun", join(import.meta.dir, "../load/http-load.ts"), JSON.stringify(spec)]);
 }
 
 export type DecideLoad = { count: number; errors: number; error_kinds: string[]; rps: number; p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number; answers: Record<string, number> };
 
-export function decideLoad(args: string[], token: string): Promise<DecideLoad> {
+export async function decideLoad(args: string[], token: string): Promise<DecideLoad> {
   return runJson<DecideLoad>(["python3", join(import.meta.dir, "../load/decide_load.py"), ...args], { SVC_RUNTIME_TOKEN: token });
 }
 

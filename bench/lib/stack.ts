@@ -100,7 +100,7 @@ export async function startBenchProxy(opts: { token: string; cpUrl: string; caFi
     await Bun.sleep(2);
   }
   const startMs = performance.now() - t0;
-  const call: BenchProxy["call"] = (path, init = {}) => {
+  const call: BenchProxy["call"] = async (path, init = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}` };
     if (init.user) headers["x-svc-user-id"] = init.user;
     if (init.body !== undefined) headers["content-type"] = "application/json";

@@ -14,7 +14,7 @@ import { PackError } from "./exporter.ts";
 import { ToolSyncError } from "./sync.ts";
 import { packManifest, packsFromEnv, runToolSync } from "./tool-sync.ts";
 
-function withPythonPackage<T>(fn: (root: string) => Promise<T>): Promise<T> {
+async function withPythonPackage<T>(fn: (root: string) => Promise<T>): Promise<T> {
   const root = mkdtempSync(join(tmpdir(), "svc-boot-"));
   writePythonPackage(root);
   return fn(root).finally(() => rmSync(root, { recursive: true, force: true }));
@@ -65,7 +65,7 @@ const sync = command({
       egress: egressFromEnv(process.env),
     };
     try {
-      await withPythonPackage((root) => runToolSync(cfg, root, log));
+      await withPythonPackage(async (root) => runToolSync(cfg, root, log));
     } catch (e) {
       if (e instanceof PackError || e instanceof ToolSyncError) throw new CommandFailure(e.message);
       throw e;
@@ -80,7 +80,7 @@ const exportCmd = command({
   async run({ args }) {
     const packs = packsFromEnv(args.packs ?? process.env.SVC_CHATUI_TOOL_PACKS);
     try {
-      const manifest = await withPythonPackage((root) => packManifest({ packs, python: python() }, root, createLogger("boot")));
+      const manifest = await withPythonPackage(async (root) => packManifest({ packs, python: python() }, root, createLogger("boot")));
       process.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
     } catch (e) {
       if (e instanceof PackError) throw new CommandFailure(e.message);

@@ -107,7 +107,7 @@ async function readProblem(res: Response): Promise<ProblemLike | null> {
 /** PUT the manifest, retrying as the spec says. Resolves with the counts or throws ToolSyncError. */
 export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
   const doFetch = opts.fetch ?? fetch;
-  const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
+  const sleep = opts.sleep ?? (async (ms: number) => Bun.sleep(ms));
   const url = toolsUrl(opts.controlPlaneUrl);
   const proxy = proxyFor(url, opts.egress);
   let last: AttemptFailure = { retry: true, explanation: "not attempted" };

@@ -7,7 +7,7 @@ import { runToolSync } from "./tool-sync.ts";
 
 const bundle = { version: 2, revision: 1, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "o", workspace_id: "w", installation_id: "i", agent_id: "a", tools: [], policies: [], identities: [], model_profile: null, recipients: [] } as PolicyBundle;
 const cp = startFakeControlPlane(bundle, "svc_rt_sync");
-afterAll(() => cp.stop());
+afterAll(async () => cp.stop());
 const log = { info() {}, warn() {}, error() {} };
 const cfg = { controlPlaneUrl: cp.url, token: "svc_rt_sync", packs: [], python: "python3", egress: { noProxy: [] } };
 

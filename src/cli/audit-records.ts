@@ -145,7 +145,7 @@ export async function pipeTo(body: ReadableStream<Uint8Array>, fd: number): Prom
 }
 
 /** Opens the export's stream; shared with `svc audit verify`, which reads the live API the same way. */
-export function openExport(client: OrgClient, query: Record<string, string | undefined>, format: "jsonl" | "csv"): Promise<ReadableStream<Uint8Array>> {
+export async function openExport(client: OrgClient, query: Record<string, string | undefined>, format: "jsonl" | "csv"): Promise<ReadableStream<Uint8Array>> {
   return client.stream(client.org("/audit-records/export"), { query: { ...query, format } }, format === "csv" ? "text/csv" : "application/x-ndjson");
 }
 

@@ -17,7 +17,7 @@ const server = Bun.serve({
     return new Response(null, { status: 204 });
   },
 });
-afterAll(() => server.stop(true));
+afterAll(async () => server.stop(true));
 const base = `http://127.0.0.1:${server.port}`;
 
 test("problem+json becomes one sentence ending in the code", async () => {

@@ -33,6 +33,19 @@ describe("compileCondition", () => {
     expect(run("args.items.all(i, i.qty < 10)", { items: [{ qty: 1 }, { qty: 9 }] })).toEqual({ ok: true, value: true });
   });
 
+  test("time-zone functions give what the plain Date gives, for several zones and the date line; an unknown zone is an error", () => {
+    for (const iso of ["2026-11-23T21:05:09Z", "2026-03-29T00:59:59Z", "2026-03-29T01:00:00Z", "2026-12-31T23:30:00Z"]) {
+      const now = new Date(iso);
+      for (const zone of ["Europe/Berlin", "America/New_York", "Asia/Kolkata", "Pacific/Kiritimati", "UTC"]) {
+        const local = new Date(now.toLocaleString("en-US", { timeZone: zone }));
+        const want = `${local.getHours()}:${local.getMinutes()}:${local.getDay()}:${local.getDate()}`;
+        const expr = `string(now.getHours('${zone}')) + ':' + string(now.getMinutes('${zone}')) + ':' + string(now.getDayOfWeek('${zone}')) + ':' + string(now.getDayOfMonth('${zone}') + 1) == '${want}'`;
+        expect({ iso, zone, r: run(expr, {}, now) }).toEqual({ iso, zone, r: { ok: true, value: true } });
+      }
+    }
+    expect(run("now.getHours('Mars/Olympus') > 1", {})).toMatchObject({ ok: false });
+  });
+
   test("arguments that are not a JSON object are no arguments", () => {
     expect(run("size(args) == 0", [1, 2])).toEqual({ ok: true, value: true });
     expect(run("size(args) == 0", null)).toEqual({ ok: true, value: true });

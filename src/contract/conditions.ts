@@ -89,10 +89,35 @@ function celValue(v: unknown): unknown {
   return v;
 }
 
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+const LOCAL_PARTS = { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" } as const;
+
+/**
+ * The decision time as CEL sees it. cel-js turns `now.getHours('Europe/Berlin')` into
+ * `toLocaleString('en-US', {timeZone})`, which builds a new formatter on every call (~80 µs in
+ * Bun, 50 times a whole decision); this Date keeps one formatter per zone, giving the same text.
+ * (An own method, not a subclass: cel-js accepts only plain Dates.)
+ */
+function decisionTime(ms: number): Date {
+  const d = new Date(ms);
+  const plain = Date.prototype.toLocaleString;
+  d.toLocaleString = function (locales?: Intl.LocalesArgument, options?: Intl.DateTimeFormatOptions): string {
+    const zone = options?.timeZone;
+    if (locales !== "en-US" || !zone || Object.keys(options).length !== 1) return plain.call(this, locales, options);
+    let f = zoneFormats.get(zone);
+    if (!f) {
+      f = new Intl.DateTimeFormat("en-US", { timeZone: zone, ...LOCAL_PARTS });
+      if (zoneFormats.size < 1000) zoneFormats.set(zone, f);
+    }
+    return f.format(this);
+  };
+  return d;
+}
+
 /** The activation of a decision's context (arguments that are not a JSON object are no arguments). */
 export function activation(ctx: ConditionContext): ConditionActivation {
   const args = ctx.args !== null && typeof ctx.args === "object" && !Array.isArray(ctx.args) ? celValue(ctx.args) : {};
-  return { args, user: { ...ctx.user, groups: [...ctx.user.groups] }, now: ctx.now };
+  return { args, user: { ...ctx.user, groups: [...ctx.user.groups] }, now: decisionTime(ctx.now.getTime()) };
 }
 
 /**

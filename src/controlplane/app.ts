@@ -76,11 +76,11 @@ function segment(raw: string): string {
 /** What the gate checks before reading a body: the credential each part of the API takes, and the limit. */
 export function gateRoute(deps: ControlPlaneDeps) {
   return (_method: string, path: string): GateRoute => {
-    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, authenticate: (r) => gateChecks.runtime(deps, r) };
-    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, authenticate: (r) => gateChecks.runtime(deps, r) };
+    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, authenticate: async (r) => gateChecks.runtime(deps, r) };
+    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, authenticate: async (r) => gateChecks.runtime(deps, r) };
     const org = ORG_PATH.exec(path);
-    if (org) return { limit: BODY_LIMITS.admin, authenticate: (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
-    if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, authenticate: (r) => gateChecks.admin(deps, r, undefined) };
+    if (org) return { limit: BODY_LIMITS.admin, authenticate: async (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
+    if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, authenticate: async (r) => gateChecks.admin(deps, r, undefined) };
     return { limit: BODY_LIMITS.anonymous };
   };
 }
@@ -114,7 +114,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(settingsRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
-  const handle = (request: Request): Promise<Response> => root.handle(request);
+  const handle = async (request: Request): Promise<Response> => root.handle(request);
   const root: Elysia = new Elysia({ normalize: false })
     .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: loggableError(error) })))
     .use(nulGuard())
@@ -123,7 +123,18 @@ export function createApp(deps: ControlPlaneDeps) {
       openapi({
         path: "/api/v1/openapi",
         specPath: OPENAPI_PATH,
-        documentation: { info: { title: "svc control plane", version: "1", description: "Admin API, runtime API and claim links. Errors are application/problem+json with a stable `code`." } },
+        documentation: {
+          info: { title: "svc control plane", version: "1", description: "Admin API, runtime API and claim links. Errors are application/problem+json with a stable `code`." },
+          components: {
+            securitySchemes: {
+              // admin API: an API token (svc_at_…) or, in the console, the session cookie (writes also need x-csrf-token)
+              apiToken: { type: "http", scheme: "bearer", description: "API token `svc_at_…` (svc login)" },
+              session: { type: "apiKey", in: "cookie", name: "svc_session", description: "console session (`__Host-svc_session` on https); writes need `x-csrf-token`" },
+              // runtime API: an installation's runtime token (svc_rt_…)
+              runtimeToken: { type: "http", scheme: "bearer", description: "runtime token `svc_rt_…` (svc bot credential)" },
+            },
+          },
+        },
         // The document covers the HTTP API; the console's HTML pages are not part of it.
         exclude: { paths: [/^\/(?!api\/v1\/)/] },
       }),
@@ -134,8 +145,8 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
   // Every request, in-process ones (tests, the console's API calls) included, passes the gate.
   const inner = root.handle;
-  const gate = requestGate(gateRoute(deps), (request) => inner(request));
-  root.handle = (request: Request) => gate(request);
+  const gate = requestGate(gateRoute(deps), async (request) => inner(request));
+  root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);
   return root;
 }

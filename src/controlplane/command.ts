@@ -60,7 +60,7 @@ const serve = command({
       hostname: settings.host,
       port: settings.port,
       maxRequestBodySize: BODY_LIMITS.auditBatch + 1024,
-      fetch: (request, srv) => gate(request, srv),
+      fetch: async (request, srv) => gate(request, srv),
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
     deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
@@ -70,7 +70,7 @@ const serve = command({
       const stop = () => {
         deps.log.info("stopping");
         void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints()])
-          .then(() => store.close())
+          .then(async () => store.close())
           .finally(done);
       };
       process.once("SIGTERM", stop);

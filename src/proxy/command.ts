@@ -37,7 +37,7 @@ const serveCommand = command({
       process.on("SIGINT", () => stop("SIGINT"));
       // The credential was refused before bootstrap ever succeeded: exit non-zero, so the
       // supervisor reports "runtime bootstrap failed". Unshipped records stay in the spool.
-      void daemon.fatal.then((cause) => daemon.shutdown(0).then(() => resolve(cause)));
+      void daemon.fatal.then(async (cause) => daemon.shutdown(0).then(() => resolve(cause)));
     });
     if (refused !== null) throw new CommandFailure(`svc proxy serve: ${refused}`);
   },

@@ -40,7 +40,7 @@ let cp: FakeControlPlane;
 let daemon: Daemon;
 const logs: string[] = [];
 const socket = () => join(dir, "p.sock");
-const call = (path: string, body?: unknown) =>
+const call = async (path: string, body?: unknown) =>
   fetch(`http://localhost${path}`, { unix: socket(), method: body === undefined ? "GET" : "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) } as RequestInit);
 /** One decision with ~1 KB of arguments; the answer's status and body. */
 const decide = async () => {

@@ -70,7 +70,7 @@ async function waitReady(socket: string) {
 }
 
 let t: Env;
-const call = (path: string, init: { method?: string; body?: unknown; user?: string | null; token?: string | null } = {}) => {
+const call = async (path: string, init: { method?: string; body?: unknown; user?: string | null; token?: string | null } = {}) => {
   const headers: Record<string, string> = {};
   if (init.token !== null) headers.authorization = `Bearer ${init.token ?? TOKEN}`;
   if (init.user) {
@@ -81,7 +81,7 @@ const call = (path: string, init: { method?: string; body?: unknown; user?: stri
   return fetch(`http://localhost${path}`, { unix: t.socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
 };
 /** A POST with a body sent as given (not JSON-encoded here). */
-const raw = (path: string, body: BodyInit) =>
+const raw = async (path: string, body: BodyInit) =>
   fetch(`http://localhost${path}`, { unix: t.socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
 const decide = async (tool: string, user: string | null, args: Record<string, unknown> = { q: SECRET_ARG }) =>
   (await call("/v1/tools/decide", { body: { tool, user: user ? { id: user, email: `${user}@example.com` } : null, args, payload: "payload text" } })).json() as Promise<any>;

@@ -142,7 +142,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   log.info("audit spool opened", { path: config.auditSpoolDir });
   const loadStarted = performance.now();
   spool.loaded.then(
-    () => log.info("audit spool loaded", { path: config.auditSpoolDir, unshipped: spool.depth, ms: Math.round(performance.now() - loadStarted) }),
+    () => {
+      // The scan's garbage (a backlog of millions) goes now, not whenever the heap next grows.
+      if (spool.depth > 100_000) Bun.gc(true);
+      log.info("audit spool loaded", { path: config.auditSpoolDir, unshipped: spool.depth, ms: Math.round(performance.now() - loadStarted) });
+    },
     (e) => log.error("audit spool backlog could not be read; older records are not shipped until a restart reads them", { path: config.auditSpoolDir, error: (e as Error).message }),
   );
   const volume = spaceOf(config.auditSpoolDir)?.total ?? null;
@@ -174,7 +178,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
-    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(() => mcpRegistration.resync()),
+    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => mcpRegistration.resync()),
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);
@@ -200,7 +204,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     stanzas,
   });
   const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
-  reportNow = () => heartbeat.beat();
+  reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
   const api = createLocalApi({
@@ -242,7 +246,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   let gatewayServer: Server<undefined> | null = null;
   let mcpUrl: string | null = null;
   if (config.chatuiSecretKey) {
-    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
+    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: async (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {
@@ -278,7 +282,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   ship.start();
   heartbeat.start();
   void loop.start().then(() => {
-    heartbeat.beat();
+    void heartbeat.beat();
     limits.start();
   });
 
@@ -291,12 +295,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     heartbeat,
     replicaId,
     mcpUrl,
-    mcpSettled: () => mcp.settled(),
+    mcpSettled: async () => mcp.settled(),
     metrics,
     limits,
     metricsUrl: metricsServer ? new URL("/metrics", metricsServer.url).href : null,
     fatal: fatal.promise,
-    shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
+    async shutdown(deadlineMs = DRAIN_DEADLINE_MS) {
       shuttingDown ??= (async () => {
         const end = Date.now() + deadlineMs;
         loop.stop();

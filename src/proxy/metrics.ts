@@ -96,7 +96,7 @@ export const METRICS_PATH = "/metrics";
 
 /** GET /metrics on the local API's socket, with the runtime token like every route but /readyz. */
 export function metricsRoute(metrics: ProxyMetrics): Route {
-  return { method: "GET", path: METRICS_PATH, handler: () => metrics.registry.response() };
+  return { method: "GET", path: METRICS_PATH, handler: async () => metrics.registry.response() };
 }
 
 /** The optional TCP listener (SVC_PROXY_METRICS_LISTEN): GET /metrics only, no token, nothing else. */
@@ -104,7 +104,7 @@ export function serveMetrics(metrics: ProxyMetrics, at: { hostname: string; port
   return Bun.serve({
     hostname: at.hostname,
     port: at.port,
-    fetch: (req) => {
+    fetch: async (req) => {
       const path = new URL(req.url).pathname;
       if (path !== METRICS_PATH) return new Response("only /metrics is served here\n", { status: 404 });
       if (req.method !== "GET" && req.method !== "HEAD") return new Response(null, { status: 405, headers: { allow: "GET, HEAD" } });

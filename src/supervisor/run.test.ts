@@ -42,7 +42,7 @@ chmodSync(join(root, "python"), 0o755);
 function freePort(): number {
   const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
   const port = s.port!;
-  s.stop(true);
+  void s.stop(true);
   return port;
 }
 
@@ -110,7 +110,7 @@ describe("svc run, tool sync (spec §3: 5 attempts over about 15 s, then the con
       expect(r.children.map((c) => c.name)).toEqual(["proxy"]);
       expect(r.alive(r.children[0]!.pid)).toBe(false);
     } finally {
-      cp.stop(true);
+      void cp.stop(true);
     }
   });
 });

@@ -165,8 +165,8 @@ export class Supervision {
   }
 
   /** `p`, unless a stop is requested first: then rejects with Stopped. */
-  guard<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.stopped.then(() => Promise.reject(new Stopped(this.reason?.why ?? "stopping")))]);
+  async guard<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.stopped.then(async () => Promise.reject(new Stopped(this.reason?.why ?? "stopping")))]);
   }
 
   /**
@@ -174,16 +174,16 @@ export class Supervision {
    * (SIGTERM when the stop has another cause); then remove the signal handlers. Safe to call
    * more than once: every call waits for the same stop.
    */
-  shutdown(): Promise<void> {
+  async shutdown(): Promise<void> {
     this.stopping ??= (async () => {
       const sig = this.reason?.signal ?? "SIGTERM";
       // A second signal SIGKILLs these itself (stopAtOnce), so it only ends the wait here.
       await this.stopGroup(this.children.filter((c) => !c.drains).reverse(), sig, this.stopGraceMs, { cut: this.escalation, why: null });
       const lastChance = this.opts.lastChanceMs ?? LAST_CHANCE_MS;
       const drainers = this.children.filter((c) => c.drains);
-      const allDrained = Promise.all(drainers.map((c) => c.child.exited));
+      const allDrained = Promise.all(drainers.map(async (c) => c.child.exited));
       await this.stopGroup(drainers, sig, this.drainGraceMs, {
-        cut: this.escalation.then(() => withTimeout(allDrained, lastChance)),
+        cut: this.escalation.then(async () => withTimeout(allDrained, lastChance)),
         why: `after its last ${lastChance / 1000} s`,
       });
       const source = this.opts.signals === undefined ? process : this.opts.signals;
@@ -206,7 +206,7 @@ export class Supervision {
       c.signalled = true;
       c.child.signal(sig);
     }
-    const all = Promise.all(running.map((c) => c.child.exited));
+    const all = Promise.all(running.map(async (c) => c.child.exited));
     const ended = await withTimeout(Promise.race([all, early.cut.then(() => "cut" as const)]), graceMs);
     const left = running.filter((c) => !c.child.hasExited());
     if (left.length) {

@@ -196,6 +196,35 @@ describe("scenario 4: governed tools in the native tool loop", () => {
     expect(outcomes.some((o) => o.ref === deny.id)).toBe(false);
   });
 
+  test("a condition on the arguments (issue 17): one email domain is permitted and the write runs, another is refused and never runs", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    const created = await api(w.cp!, "POST", org(w.cp!, "/policies"), {
+      name: "own-domain updates", src: `user:${w.aliceUserId}`, dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: w.agentId, condition: "args.email.endsWith('@example.com')",
+    });
+    expect(created.status).toBe(201);
+    try {
+      await bundleApplied();
+      modelCallsTool("update_customer", { customer_id: "c-1", email: "ada.l@example.com" });
+      const ok = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to ada.l@example.com", toolIds: ["acme_crm"] });
+      expect(toolOutputs(ok.message)).toEqual(["customer c-1 now has email ada.l@example.com"]);
+      modelCallsTool("update_customer", { customer_id: "c-1", email: "mallory@evil.example" });
+      const refused = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to mallory@evil.example", toolIds: ["acme_crm"] });
+      expect(toolOutputs(refused.message)).toEqual(["Refused (svc.denied): no policy permits tool:crm.update for this user"]);
+      modelCallsTool("lookup_customer", { customer_id: "c-1" });
+      const after = await chatTurn(url, w.alice, { model: MODEL, content: "And now?", toolIds: ["acme_crm"] });
+      expect(toolOutputs(after.message)).toEqual(["Ada Lovelace <ada.l@example.com>"]);
+      const permit = await auditRecord({ kind: "tool", tool: "crm.update", decision: "permit", user: w.aliceUserId });
+      expect(permit.policy_id).toBe(created.json.id);
+      modelCallsTool("update_customer", { customer_id: "c-1", email: "ada@example.com" });
+      await chatTurn(url, w.alice, { model: MODEL, content: "Put c-1's email back", toolIds: ["acme_crm"] });
+    } finally {
+      // back to the scenario's policies (no permit for the write tool) and the customer's email
+      await api(w.cp!, "DELETE", org(w.cp!, `/policies/${created.json.id}`));
+      await bundleApplied();
+    }
+  });
+
   test("a built-in tool of the front end is neither offered to the model nor run when the model calls it", async () => {
     const w = await linked();
     const url = w.container!.url;
@@ -330,7 +359,7 @@ describe("scenario 10: svc harness sync", () => {
   test("clean after boot; exit 1 once the guard is deactivated", async () => {
     const w = await linked();
     const url = w.container!.url;
-    const sync = () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
+    const sync = async () => w.cli(["harness", "sync", "--harness", "chatui", "--url", url], undefined, { CHATUI_ADMIN_TOKEN: w.admin.token });
     const clean = await sync();
     expect(clean.stdout).toContain("In sync");
     expect(clean.code).toBe(0);
@@ -422,7 +451,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       const created = await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: notes.url });
       expect(created.status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kb/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-      const policy = (name: string, dst: string, effect: string, condition?: string) =>
+      const policy = async (name: string, dst: string, effect: string, condition?: string) =>
         w.cli(["policies", "create", "--name", name, "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", dst, "--effect", effect, "--agent-id", w.agentId, "--workspace", "default", ...(condition ? ["--condition", condition] : [])]);
       expect((await policy("kb-lookup", "tool:kb.lookup", "permit")).code).toBe(0);
       expect((await policy("kb-no-forbidden", "tool:kb.lookup", "deny", '"term" in args && args.term == "forbidden"')).code).toBe(0);

@@ -67,7 +67,7 @@ const w: Omit<Partial<World>, "modelsSeen"> & { log: World["log"]; modelsSeen: P
 const stages = new Map<string, Promise<void>>();
 const cleanups: (() => Promise<void> | void)[] = [];
 
-function stage(name: string, fn: () => Promise<void>): Promise<void> {
+async function stage(name: string, fn: () => Promise<void>): Promise<void> {
   let p = stages.get(name);
   if (!p) {
     p = fn();
@@ -84,14 +84,14 @@ async function cliStep(step: string, args: string[], stdin?: string): Promise<Ru
 }
 
 /** The control plane, the model double and the admin's `svc login` (spec §1: login first). */
-export function base(): Promise<World> {
+export async function base(): Promise<World> {
   return stage("base", async () => {
     if (process.getuid?.() !== 0) throw new Error("the end-to-end suite runs `svc run` as UID 10001 through setpriv and owns its state dirs by chown: run it as root (CI does)");
     const bin = svcBinary();
     w.cp = await startControlPlane();
-    cleanups.push(() => w.cp!.stop());
+    cleanups.push(async () => w.cp!.stop());
     w.model = startModelServer({ apiKey: MODEL_API_KEY });
-    cleanups.push(() => w.model!.stop());
+    cleanups.push(async () => w.model!.stop());
     const shared = mkdtempSync(join(tmpdir(), "svc-e2e-shared-"));
     chmodSync(shared, 0o755);
     copyFileSync(w.model.caFile, join(shared, "ca.pem"));
@@ -108,13 +108,13 @@ export function base(): Promise<World> {
     w.shared = shared;
     cleanups.push(() => rmSync(shared, { recursive: true, force: true }));
     w.home = tempHome();
-    w.cli = (args, stdin, env) => runSvc(w.cp!, args, { home: w.home!, auth: false, stdin, env });
+    w.cli = async (args, stdin, env) => runSvc(w.cp!, args, { home: w.home!, auth: false, stdin, env });
     await cliStep("login", ["login", "--url", w.cp.url, "--with-token"], w.cp.token);
   }).then(() => w as unknown as World);
 }
 
 /** Spec §1 steps 1–3: the agent (API: the CLI has none), the installation, the credential. */
-export function installation(): Promise<World> {
+export async function installation(): Promise<World> {
   return stage("installation", async () => {
     await base();
     const agent = await api(w.cp!, "POST", org(w.cp!, "/agents"), { name: "helpdesk-agent", workspace: "default" });
@@ -173,7 +173,7 @@ export function freshStateDir(): string {
 }
 
 /** Spec §1 step 6 (deploy) done early so the runtime registers its key: the container boots and seeds. */
-export function booted(): Promise<World> {
+export async function booted(): Promise<World> {
   return stage("booted", async () => {
     await installation();
     const port = freePort();
@@ -220,7 +220,7 @@ export async function bundleApplied(): Promise<number> {
 }
 
 /** Spec §1 step 4: a model profile (api_key: the runtime registered its key at boot), assigned. */
-export function profiled(): Promise<World> {
+export async function profiled(): Promise<World> {
   return stage("profiled", async () => {
     await booted();
     const create = await cliStep(
@@ -237,13 +237,13 @@ export function profiled(): Promise<World> {
 }
 
 /** Spec §1 step 5: policies. Alice's service user exists first so a policy can name her. */
-export function permitted(): Promise<World> {
+export async function permitted(): Promise<World> {
   return stage("permitted", async () => {
     await profiled();
     const u = await api(w.cp!, "POST", org(w.cp!, "/users"), { email: ALICE.email, display_name: ALICE.name });
     if (u.status !== 201) throw new Error(`user: ${u.status} ${JSON.stringify(u.json)}`);
     w.aliceUserId = u.json.id;
-    const policy = (name: string, src: string, dst: string) =>
+    const policy = async (name: string, src: string, dst: string) =>
       cliStep(`policies create ${name}`, ["policies", "create", "--name", name, "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--agent-id", w.agentId!, "--workspace", "default", "--json"]);
     await policy("chat", "*", "model:invoke");
     await policy("crm-readers", `user:${w.aliceUserId}`, "tool:crm.lookup_customer");
@@ -256,7 +256,7 @@ export function permitted(): Promise<World> {
 }
 
 /** Spec §1 step 7: link Alice's front-end account to her service user (admin linking by hand). */
-export function linked(): Promise<World> {
+export async function linked(): Promise<World> {
   return stage("linked", async () => {
     await permitted();
     const r = await api(w.cp!, "POST", org(w.cp!, `/users/${w.aliceUserId}/remote-identities`), { platform: "chatui", remote_user_id: w.alice!.id });

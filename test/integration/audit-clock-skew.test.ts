@@ -30,7 +30,7 @@ test("records dated ahead of the control plane's clock are retried, never set as
   let behindMs = 20 * 60_000; // the control plane's clock is 20 minutes behind the runtime's
   const cp = await testControlPlane({ now: () => Date.now() - behindMs });
   const inst = await addInstallation(cp);
-  const client = new ControlPlaneClient({ baseUrl: "http://cp.test", token: inst.token, version: "test", egressProxy: null, noProxy: [], ca: null }, ((input: string, init?: RequestInit) =>
+  const client = new ControlPlaneClient({ baseUrl: "http://cp.test", token: inst.token, version: "test", egressProxy: null, noProxy: [], ca: null }, (async (input: string, init?: RequestInit) =>
     cp.app.handle(new Request(input, init))) as typeof fetch);
   const dir = mkdtempSync(join(tmpdir(), "svc-skew-"));
   const spool = await AuditSpool.open(dir);
@@ -39,8 +39,8 @@ test("records dated ahead of the control plane's clock are retried, never set as
   const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20, owner: () => ({ installationId: inst.installationId, organizationId: inst.orgId }) });
   cleanup.push(
     () => rmSync(dir, { recursive: true, force: true }),
-    () => spool.close(),
-    () => shipper.stop(),
+    async () => spool.close(),
+    async () => shipper.stop(),
   );
 
   const records = [auditRecord(inst), auditRecord(inst), auditRecord(inst)]; // dated by the runtime's clock

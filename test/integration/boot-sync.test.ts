@@ -46,7 +46,7 @@ describe("svc boot sync, retry schedule", () => {
       expect(unavailable.lines.at(-1)).toContain("HTTP 503: maintenance");
       expect(refused.lines.at(-1)).toContain("set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY");
     } finally {
-      failing.stop(true);
+      void failing.stop(true);
     }
   }, 60_000);
 });
@@ -120,8 +120,8 @@ describe("svc boot sync, other paths", () => {
       expect(seen).toHaveLength(1);
       expect(around.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 0, unchanged 3, updated 0)");
     } finally {
-      proxy.stop(true);
-      direct.stop(true);
+      void proxy.stop(true);
+      void direct.stop(true);
     }
   }, 30_000);
 

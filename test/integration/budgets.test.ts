@@ -36,7 +36,7 @@ beforeAll(async () => {
     const px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min" });
     replicas.push(px);
   }
-  await Promise.all(replicas.map((px) => px.waitReady()));
+  await Promise.all(replicas.map(async (px) => px.waitReady()));
 });
 
 afterAll(async () => {
@@ -54,7 +54,7 @@ describe("budgets across two replicas", () => {
     const series = 'svc_proxy_budget_spent{budget="alice-daily"}';
     // both replicas know the budget
     for (const px of replicas) await waitFor(async () => (await metric(px, series)) === 0, "the replica to fetch the budget");
-    const chat = (px: ProxyProcess, user: string) => px.call("/v1/chat/completions", { user, body: { model: "m-small", messages: [{ role: "user", content: "hi" }] } });
+    const chat = async (px: ProxyProcess, user: string) => px.call("/v1/chat/completions", { user, body: { model: "m-small", messages: [{ role: "user", content: "hi" }] } });
     const notices: (string | null)[] = [];
     // 30 tokens a call, alternating replicas; before each call both replicas have seen the
     // control plane's count of every earlier call (the bound: one call past the limit)

@@ -60,7 +60,7 @@ async function sql(statement: string): Promise<void> {
   }
 }
 
-const verify = (...args: string[]) => svc(cp, ["audit", "verify", ...args], { home });
+const verify = async (...args: string[]) => svc(cp, ["audit", "verify", ...args], { home });
 
 beforeAll(async () => {
   cp = await startControlPlane();
@@ -141,7 +141,7 @@ test("offline: an export file and saved checkpoints verify with no control plane
   const cps = join(home, "checkpoints.json");
   writeFileSync(cps, saved.stdout);
   const key = JSON.parse(saved.stdout).public_key as string;
-  const offline = (...args: string[]) => svc(null, ["audit", "verify", "--file", file, "--checkpoints", cps, "--public-key", key, ...args], { home });
+  const offline = async (...args: string[]) => svc(null, ["audit", "verify", "--file", file, "--checkpoints", cps, "--public-key", key, ...args], { home });
   let r = await offline();
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);

@@ -164,7 +164,7 @@ test("credential --rotate to a file: the new token works, the old one stops", as
   const second = readFileSync(file, "utf8").trim();
   expect(second).toMatch(/^svc_rt_/);
   expect(second).not.toBe(first);
-  const recipients = (t: string) => api(cp, "GET", "/runtime/audit-encryption-recipients", undefined, t);
+  const recipients = async (t: string) => api(cp, "GET", "/runtime/audit-encryption-recipients", undefined, t);
   expect((await recipients(first)).status).toBe(401);
   expect((await recipients(second)).status).toBe(200);
   cleanup(dir);

@@ -8,7 +8,7 @@ const TOKEN = "owui-admin-jwt";
 const double = startChatuiFunctionsDouble({ token: TOKEN });
 afterAll(() => double.stop());
 
-const run = (extra: string[] = [], token: string | null = TOKEN) =>
+const run = async (extra: string[] = [], token: string | null = TOKEN) =>
   svc(null, ["harness", "sync", "--harness", "chatui", "--url", `${double.url}/`, ...extra], { env: { CHATUI_ADMIN_TOKEN: token ?? undefined } });
 
 const pipe = { id: "svc", type: "pipe", is_active: true, is_global: false } as const;
@@ -114,7 +114,7 @@ describe("--url gets the same rule as svc login --url: CHATUI_ADMIN_TOKEN never 
       expect(r.stderr).toContain(`answered HTTP 302, a redirect to ${double.url}/api/v1/functions/; redirects are not followed`);
       expect(double.requests.length).toBe(0);
     } finally {
-      redirector.stop(true);
+      void redirector.stop(true);
     }
   });
 });

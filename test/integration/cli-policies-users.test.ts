@@ -20,7 +20,7 @@ afterAll(async () => {
   if (cp) cleanup(cp.dataDir);
 });
 
-const create = (name: string, src: string, dst: string, extra: string[] = []) =>
+const create = async (name: string, src: string, dst: string, extra: string[] = []) =>
   svc(cp, ["policies", "create", "--name", name, "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default", ...extra]);
 
 test("policies create with --agent-id binds the policy; list shows it", async () => {
@@ -121,7 +121,7 @@ test("policies test: the decision and the deciding policy on the installation's 
   expect((await api(cp, "PUT", "/runtime/tools", { tools: [{ name: "crm.credit", access: "write" }] }, rt.token)).status).toBeLessThan(300);
   const user = (await api(cp, "POST", org(cp, "/users"), { email: "whatif@example.com" })).json;
   const p = JSON.parse((await create("small credits", `user:${user.id}`, "tool:crm.credit", ["--agent-id", testAgent, "--condition", "args.amount <= 500", "--json"])).stdout);
-  const run = (args: string) => svc(cp, ["policies", "test", "--user", "whatif@example.com", "--tool", "crm.credit", "--args", args, "--installation", inst.id, "--json"]);
+  const run = async (args: string) => svc(cp, ["policies", "test", "--user", "whatif@example.com", "--tool", "crm.credit", "--args", args, "--installation", inst.id, "--json"]);
   const small = await run('{"amount": 200}');
   expect(small.stderr).toBe("");
   expect(JSON.parse(small.stdout)).toMatchObject({ decision: "permit", policy: { id: p.id, name: "small credits" }, installation_id: inst.id, not_linked: true });

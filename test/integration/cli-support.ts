@@ -49,7 +49,7 @@ export async function svcOnTerminal(cp: ControlPlaneProcess | null, args: string
 }
 
 /** A JSON call to the control plane's API with the owner's token (or `token`). */
-export function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string = cp.token): Promise<{ status: number; json: any }> {
+export async function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string = cp.token): Promise<{ status: number; json: any }> {
   return callApi(`${cp.url}/api/v1`, method, path, body, token);
 }
 

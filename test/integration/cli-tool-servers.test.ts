@@ -126,7 +126,7 @@ test("readiness follows the runtime's heartbeat: unreachable → exit 1 naming i
   const inst = await createInstallation(cp, agent);
   const rt = await bootstrapRuntime(cp, inst.id);
   expect((await svc(cp, ["tool-servers", "create", "notes", "--url", "https://notes.example.com/mcp", "--agent", agent, "--workspace", "default"])).code).toBe(0);
-  const beat = (state: string, error: string | null, count: number) =>
+  const beat = async (state: string, error: string | null, count: number) =>
     api(cp, "POST", "/runtime/heartbeat", { replica_id: rt.replica, state: "ready", policy_revision: 1, tool_count: count, version: "t", spool_depth: 0, last_success: null, tool_servers: [{ name: "notes", state, error, tool_count: count }] }, rt.token);
 
   let r = await svc(cp, ["tool-servers", "readiness", "notes", "--workspace", "default"]);

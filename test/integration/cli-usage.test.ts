@@ -165,7 +165,7 @@ describe("svc itself", () => {
   test("policies create: a bad src or dst pattern is named before anything is sent", async () => {
     // The control plane's URL answers nothing: the refusal must come from local validation.
     const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
-    const create = (src: string, dst: string) => svc(null, ["policies", "create", "--name", "x", "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default"], { env });
+    const create = async (src: string, dst: string) => svc(null, ["policies", "create", "--name", "x", "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default"], { env });
     const path = ["policies", "create"];
     expectUsageError(await create("usr:alice", "model:invoke"), path, 'src-pattern "usr:alice": unknown kind "usr" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
     expectUsageError(await create("*", "tool:two words"), path, 'dst-pattern "tool:two words": tool name "two words"');
@@ -187,7 +187,7 @@ describe("svc itself", () => {
   test("model-profiles create: --models that lists nothing or has an empty item is named before anything is sent", async () => {
     const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
     const path = ["model-profiles", "create"];
-    const create = (models: string) => svc(null, [...path, ...CREATE_PROFILE, ...WS, "--models", models], { env });
+    const create = async (models: string) => svc(null, [...path, ...CREATE_PROFILE, ...WS, "--models", models], { env });
     expectUsageError(await create(","), path, '--models "," lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini');
     expectUsageError(await create("m,,gpt-4o"), path, '--models "m,,gpt-4o" has an empty item');
     expectUsageError(await create("m,"), path, '--models "m," has an empty item');

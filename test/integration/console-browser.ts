@@ -12,7 +12,7 @@ import { type ControlPlaneProcess, REPO, callApi } from "../support/controlplane
 export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 export const SCREENSHOTS = join(REPO, "test-artifacts/screenshots");
 
-export function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.SVC_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
 }
 
@@ -23,7 +23,7 @@ export async function openPage(browser: Browser, opts: { javaScript?: boolean; a
   const context = await browser.newContext({ javaScriptEnabled: opts.javaScript ?? true, viewport: { width: 1360, height: 900 }, colorScheme: "light" });
   const offsite: string[] = [];
   const allowed = new Set(["127.0.0.1", "localhost", ...(opts.allowHosts ?? [])]);
-  await context.route("**/*", (route) => {
+  await context.route("**/*", async (route) => {
     const u = new URL(route.request().url());
     if (u.protocol === "data:" || allowed.has(u.hostname)) return route.continue();
     offsite.push(u.toString());
@@ -51,7 +51,7 @@ export async function signIn(page: Page, cp: ControlPlaneProcess, email: string,
 }
 
 /** Calls the JSON API with the owner's API token (or another bearer token). */
-export function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string | null = cp.token): Promise<{ status: number; json: any }> {
+export async function api(cp: ControlPlaneProcess, method: string, path: string, body?: unknown, token: string | null = cp.token): Promise<{ status: number; json: any }> {
   return callApi(cp.url, method, path, body, token);
 }
 

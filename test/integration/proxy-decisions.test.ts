@@ -22,7 +22,7 @@ const record = async (id: string) => {
   return r.json;
 };
 const revisionNow = async () => (await px.policy()).policy_revision as number;
-const waitRevisionAbove = (rev: number) => waitFor(async () => (await px.policy()).policy_revision > rev, "the proxy to load a newer bundle");
+const waitRevisionAbove = async (rev: number) => waitFor(async () => (await px.policy()).policy_revision > rev, "the proxy to load a newer bundle");
 
 beforeAll(async () => {
   cp = await startControlPlane();

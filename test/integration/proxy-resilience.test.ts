@@ -52,7 +52,7 @@ describe("egress and polling", () => {
       await waitFor(() => egress.seen.some((r) => r.url.endsWith("/api/v1/runtime/heartbeat") && r.status === 204), "a heartbeat through the egress proxy");
       await px.stop();
     } finally {
-      egress.stop();
+      void egress.stop();
     }
   });
 
@@ -65,7 +65,7 @@ describe("egress and polling", () => {
       expect(egress.seen).toEqual([]);
       await px.stop();
     } finally {
-      egress.stop();
+      void egress.stop();
     }
   });
 
@@ -192,7 +192,7 @@ describe("audit delivery", () => {
       const px = launch(proxyEnv(dirs, { SVC_PROXY_EGRESS_PROXY: egress.url }));
       await px.waitReady();
     } finally {
-      egress.stop(); // the control plane is now unreachable: the drain holds records it cannot ship
+      void egress.stop(); // the control plane is now unreachable: the drain holds records it cannot ship
     }
     const px = running.at(-1)!;
     const ids = await Promise.all(Array.from({ length: 20 }, async () => (await px.decide("crm.read", s.users.alice!.remote)).record_id as string));

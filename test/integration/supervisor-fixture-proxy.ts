@@ -49,6 +49,6 @@ const server = Bun.serve({
 });
 process.on("SIGTERM", () => {
   if (process.env.FAKE_PROXY_DRAINFILE) writeFileSync(process.env.FAKE_PROXY_DRAINFILE, "drained");
-  server.stop(true);
+  void server.stop(true);
   process.exit(0);
 });

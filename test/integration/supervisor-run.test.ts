@@ -29,7 +29,7 @@ function controlPlaneStub(): Stub {
       return new Response("nope", { status: 404 });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, puts, stop: () => server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}`, puts, stop: async () => server.stop(true) };
 }
 
 function setup(extra: Record<string, string> = {}) {

@@ -13,7 +13,7 @@ export type ChatuiFunctionsDouble = {
 };
 
 export function startChatuiFunctionsDouble(opts: { token: string; functions?: DoubleFunction[] }): ChatuiFunctionsDouble {
-  const state: ChatuiFunctionsDouble = { url: "", functions: opts.functions ?? [], toolServers: [], requests: [], stop: () => server.stop(true) };
+  const state: ChatuiFunctionsDouble = { url: "", functions: opts.functions ?? [], toolServers: [], requests: [], stop: async () => server.stop(true) };
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

@@ -51,7 +51,7 @@ export class GraphDouble {
 
   constructor() {
     this.tls = testTls();
-    this.#server = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: this.tls.cert, key: this.tls.key }, fetch: (req) => this.#handle(req) });
+    this.#server = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: this.tls.cert, key: this.tls.key }, fetch: async (req) => this.#handle(req) });
   }
 
   /** The base URL of both the authority and Graph. */
@@ -60,7 +60,7 @@ export class GraphDouble {
   }
 
   stop(): void {
-    this.#server.stop(true);
+    void this.#server.stop(true);
   }
 
   // ── state helpers ──────────────────────────────────────────────────────────────────

@@ -69,7 +69,7 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
     requests,
     behaviour: { text: "Hello from the model" },
     respond: null,
-    firstChunkSent: () => firstChunk.promise,
+    firstChunkSent: async () => firstChunk.promise,
     async stop() {
       await server.stop(true);
     },

@@ -56,6 +56,6 @@ export async function startOidcProvider(opts: { redirectUri: string; host?: stri
     clientId,
     clientSecret,
     accounts,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: async () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

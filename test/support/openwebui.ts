@@ -186,7 +186,7 @@ export async function listenSocket(base: string, user: OwuiUser): Promise<Socket
     events: () => [...seen],
     notifications: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "notification").map((e) => e.data),
     async stop() {
-      proc.stdin.end();
+      void proc.stdin.end();
       const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);
       await proc.exited;
       clearTimeout(timer);

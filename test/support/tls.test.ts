@@ -10,6 +10,6 @@ test("the test CA's server certificate is trusted only with the CA", async () =>
     expect(await trusted.text()).toBe("ok");
     await expect(fetch(url)).rejects.toThrow();
   } finally {
-    server.stop(true);
+    void server.stop(true);
   }
 });

@@ -11,7 +11,7 @@ const small = { signInFailuresPerEmail: 3, signInFailuresPerIp: 5, signInWindowS
 async function setup() {
   let clock = 1_750_000_000_000;
   const cp = await testControlPlane({ now: () => clock, config: { rateLimits: small, trustForwardedFor: true } });
-  const signIn = (email: string, password: string, ip = "203.0.113.7") =>
+  const signIn = async (email: string, password: string, ip = "203.0.113.7") =>
     cp.call("POST", "/api/v1/auth/sessions", { body: { email, password }, token: null, headers: { "x-forwarded-for": `198.51.100.1, ${ip}` } });
   return { cp, signIn, advance: (ms: number) => (clock += ms) };
 }
@@ -54,7 +54,7 @@ describe("password sign-in limits", () => {
 
   test("a burst of concurrent wrong passwords: exactly the limit is checked, the rest refused", async () => {
     const { signIn } = await setup();
-    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn("owner@example.com", "wrong password!!", `192.0.2.${i}`)));
+    const burst = await Promise.all(Array.from({ length: 12 }, async (_, i) => signIn("owner@example.com", "wrong password!!", `192.0.2.${i}`)));
     expect(burst.map((r) => r.status).sort()).toEqual([...Array(3).fill(401), ...Array(9).fill(429)]);
   });
 
@@ -70,7 +70,7 @@ describe("password sign-in limits", () => {
   test("replicas on one database share the counts, and a restart keeps them", async () => {
     const { cp, signIn } = await setup();
     const other = replicaOf(cp);
-    const signInOn = (replica: ReturnType<typeof replicaOf>, password: string, ip: string) =>
+    const signInOn = async (replica: ReturnType<typeof replicaOf>, password: string, ip: string) =>
       replica("POST", "/api/v1/auth/sessions", { email: "owner@example.com", password }, { "x-forwarded-for": ip });
     expect((await signIn("owner@example.com", "wrong password!!", "192.0.2.1")).status).toBe(401);
     expect((await signInOn(other, "wrong password!!", "192.0.2.2")).status).toBe(401);
@@ -92,7 +92,7 @@ describe("password sign-in limits", () => {
 
   test("X-Forwarded-For is ignored unless the operator trusts it", async () => {
     const cp = await testControlPlane({ config: { rateLimits: small } });
-    const signIn = (email: string, ip: string) =>
+    const signIn = async (email: string, ip: string) =>
       cp.call("POST", "/api/v1/auth/sessions", { body: { email, password: "guess" }, token: null, headers: { "x-forwarded-for": ip } });
     // Each attempt claims a different address and a different email: no key reaches a limit.
     for (let i = 0; i < 8; i++) expect((await signIn(`n${i}@example.com`, `192.0.2.${i}`)).status).toBe(401);
@@ -119,7 +119,7 @@ describe("password sign-in limits", () => {
 describe("svc login limits", () => {
   test("login requests per client IP", async () => {
     const { cp, advance } = await setup();
-    const create = (ip: string) => cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null, headers: { "x-forwarded-for": ip } });
+    const create = async (ip: string) => cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null, headers: { "x-forwarded-for": ip } });
     expect((await create("203.0.113.9")).status).toBe(201);
     expect((await create("203.0.113.9")).status).toBe(201);
     const limited = await create("203.0.113.9");
@@ -133,7 +133,7 @@ describe("svc login limits", () => {
 
   test("login requests per client IP, counted across replicas and restarts", async () => {
     const { cp } = await setup();
-    const create = (replica: ReturnType<typeof replicaOf>) => replica("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" });
+    const create = async (replica: ReturnType<typeof replicaOf>) => replica("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" });
     const [a, b] = [replicaOf(cp), replicaOf(cp)];
     expect((await create(a)).status).toBe(201);
     expect((await create(b)).status).toBe(201);
@@ -144,7 +144,7 @@ describe("svc login limits", () => {
   test("concurrent login requests from one IP on several replicas: exactly the limit is created", async () => {
     const { cp } = await setup();
     const replicas = [replicaOf(cp), replicaOf(cp), replicaOf(cp)];
-    const answers = await Promise.all(replicas.flatMap((r) => [1, 2, 3].map(() => r("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" }))));
+    const answers = await Promise.all(replicas.flatMap((r) => [1, 2, 3].map(async () => r("POST", "/api/v1/auth/login-requests", {}, { "x-forwarded-for": "203.0.113.9" }))));
     expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429, 429, 429, 429, 429]);
   });
 
@@ -152,7 +152,7 @@ describe("svc login limits", () => {
     const { cp, advance } = await setup();
     const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
     expect(lr.interval_seconds).toBe(2);
-    const poll = (secret = lr.poll_secret) => cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: secret }, token: null });
+    const poll = async (secret = lr.poll_secret) => cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: secret }, token: null });
     expect((await poll()).status).toBe(428);
     // Approve, then poll too soon: refused, and the token is still there for the next poll.
     const s = await cp.call("POST", "/api/v1/auth/sessions", { body: { email: "owner@example.com", password: PASSWORD }, token: null });
@@ -177,7 +177,7 @@ describe("svc login limits", () => {
   test("the poll interval holds across replicas and restarts: the last poll is kept on the request", async () => {
     const { cp, advance } = await setup();
     const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
-    const poll = (replica: ReturnType<typeof replicaOf>) => replica("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret });
+    const poll = async (replica: ReturnType<typeof replicaOf>) => replica("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret });
     const [a, b] = [replicaOf(cp), replicaOf(cp)];
     expect((await poll(a)).status).toBe(428);
     advance(1000);
@@ -193,7 +193,7 @@ describe("svc login limits", () => {
     const { cp } = await setup();
     const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
     const replicas = [replicaOf(cp), replicaOf(cp), replicaOf(cp), replicaOf(cp)];
-    const answers = await Promise.all(replicas.map((r) => r("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret })));
+    const answers = await Promise.all(replicas.map(async (r) => r("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { poll_secret: lr.poll_secret })));
     expect(answers.map((r) => r.status).sort()).toEqual([428, 429, 429, 429]);
     for (const r of answers.filter((r) => r.status === 429)) expect(r.headers.get("retry-after")).toBe("2");
   });

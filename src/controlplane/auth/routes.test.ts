@@ -40,7 +40,7 @@ describe("POST /auth/sessions", () => {
 
   test("login CSRF: a cross-site form post (urlencoded, text/plain, no type) is refused before sign-in", async () => {
     const cp = await testControlPlane();
-    const post = (headers: Record<string, string>, body: string) => cp.app.handle(new Request("http://localhost/api/v1/auth/sessions", { method: "POST", headers, body }));
+    const post = async (headers: Record<string, string>, body: string) => cp.app.handle(new Request("http://localhost/api/v1/auth/sessions", { method: "POST", headers, body }));
     const json = JSON.stringify({ email: "owner@example.com", password: PASSWORD });
     for (const [headers, body] of [
       [{ "content-type": "application/x-www-form-urlencoded" }, new URLSearchParams({ email: "owner@example.com", password: PASSWORD }).toString()],
@@ -122,7 +122,7 @@ describe("svc login: login requests", () => {
     expect(JSON.stringify(row)).not.toContain(lr.poll_secret);
 
     // Polls come at the advertised interval (faster ones are refused: see the rate-limit tests).
-    const poll = () => {
+    const poll = async () => {
       clock += lr.interval_seconds * 1000;
       return cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: lr.poll_secret }, token: null });
     };

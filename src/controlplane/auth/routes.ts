@@ -48,7 +48,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/auth/sessions",
       async ({ body, cookie, request, set }) => {
-        const { raw, body: out } = await withRetryAfter(set, () => signIn(deps, {
+        const { raw, body: out } = await withRetryAfter(set, async () => signIn(deps, {
           email: body.email,
           password: body.password,
           ...(body.organization_id ? { organizationId: body.organization_id } : {}),
@@ -109,7 +109,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
       body: LoginRequestApprove,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
-    .post("/auth/login-requests/:id/token", async ({ params, body, set }) => withRetryAfter(set, () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
+    .post("/auth/login-requests/:id/token", async ({ params, body, set }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
       params: LoginRequestParams,
       body: LoginRequestToken,
       detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },

@@ -24,7 +24,7 @@ export async function findAccountByEmail(db: Db, email: string) {
 }
 
 /** argon2id of a password, computed before any transaction (it takes tens of milliseconds). */
-export function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string): Promise<string> {
   return Bun.password.hash(password, { algorithm: "argon2id" });
 }
 

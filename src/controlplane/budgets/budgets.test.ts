@@ -28,7 +28,7 @@ describe("budgets", () => {
     const { group } = await ensureGroup(db, cp.orgId, "sales", "manual");
     await addGroupMember(db, cp.orgId, group.id, alice.id, "manual");
     await linkRemoteIdentity(db, cp.orgId, { remoteUserId: "fe-alice", userId: alice.id, installationId: a.installationId, now: Date.now() });
-    const create = (body: unknown) => cp.call("POST", cp.org("/budgets"), { body });
+    const create = async (body: unknown) => cp.call("POST", cp.org("/budgets"), { body });
     expect((await create({ name: "alice daily", scope: "user", target: "alice@example.com", period: "day", unit: "tokens", limit: 100 })).status).toBe(201);
     expect((await create({ name: "sales monthly", scope: "group", target: "sales", period: "month", unit: "money", limit: 5 })).status).toBe(201);
     expect((await create({ name: "agent a", scope: "agent", target: a.agentId, period: "day", unit: "tokens", limit: 1000 })).status).toBe(201);

@@ -139,7 +139,7 @@ describe("GET /runtime/policy-bundle", () => {
   test("conditions=1 (what the proxy asks) carries conditions and shadow policies, under its own ETag", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
-    const post = (body: Record<string, unknown>) => cp.call("POST", cp.org("/policies"), { body: { src: "*", dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: inst.agentId, ...body } });
+    const post = async (body: Record<string, unknown>) => cp.call("POST", cp.org("/policies"), { body: { src: "*", dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: inst.agentId, ...body } });
     await post({ name: "small credits", condition: "args.amount <= 500" });
     await post({ name: "watch big", effect: "deny", condition: "args.amount > 5000", mode: "shadow" });
     const withConditions = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2&conditions=1", { token: inst.token });

@@ -46,8 +46,8 @@ describe("claim links", () => {
     expect(bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-42"]);
 
     // second redemption: 410 claim_used, from inspect and redeem alike
-    expect(await codeOf(() => redeemClaim(cp.deps, token, { email: "mallory@example.com" }))).toBe("claim_used");
-    expect(await codeOf(() => inspectClaim(cp.deps, token))).toBe("claim_used");
+    expect(await codeOf(async () => redeemClaim(cp.deps, token, { email: "mallory@example.com" }))).toBe("claim_used");
+    expect(await codeOf(async () => inspectClaim(cp.deps, token))).toBe("claim_used");
     expect(await findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined();
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42"))?.userId).toBe(user.id);
   });
@@ -69,7 +69,7 @@ describe("claim links", () => {
     const inst = await addInstallation(cp);
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-late" } })).json.url;
     now += cp.deps.config.claimTtlSeconds * 1000;
-    expect(await codeOf(() => inspectClaim(cp.deps, tokenOf(url)))).toBe("claim_expired");
+    expect(await codeOf(async () => inspectClaim(cp.deps, tokenOf(url)))).toBe("claim_expired");
     let err: unknown;
     try {
       await redeemClaim(cp.deps, tokenOf(url), { email: "late@example.com" });
@@ -83,8 +83,8 @@ describe("claim links", () => {
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-late"))?.userId).toBeNull();
     expect(await findUserByEmail(cp.deps.db, cp.orgId, "late@example.com")).toBeUndefined();
 
-    expect(await codeOf(() => inspectClaim(cp.deps, "svc_cl_unknown"))).toBe("not_found");
-    expect(await codeOf(() => redeemClaim(cp.deps, "svc_rt_wrongkind", { email: "x@example.com" }))).toBe("not_found");
+    expect(await codeOf(async () => inspectClaim(cp.deps, "svc_cl_unknown"))).toBe("not_found");
+    expect(await codeOf(async () => redeemClaim(cp.deps, "svc_rt_wrongkind", { email: "x@example.com" }))).toBe("not_found");
   });
 
   test("two racing redemptions: exactly one wins", async () => {
@@ -92,8 +92,8 @@ describe("claim links", () => {
     const inst = await addInstallation(cp);
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-race" } })).json.url;
     const results = await Promise.allSettled([
-      Promise.resolve().then(() => redeemClaim(cp.deps, tokenOf(url), { email: "one@example.com" })),
-      Promise.resolve().then(() => redeemClaim(cp.deps, tokenOf(url), { email: "two@example.com" })),
+      Promise.resolve().then(async () => redeemClaim(cp.deps, tokenOf(url), { email: "one@example.com" })),
+      Promise.resolve().then(async () => redeemClaim(cp.deps, tokenOf(url), { email: "two@example.com" })),
     ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
@@ -117,7 +117,7 @@ describe("claim links", () => {
     const cp = await testControlPlane();
     const a = await addInstallation(cp);
     const b = await addInstallation(cp);
-    const claim = (token: string, remote: string) => cp.call("POST", "/api/v1/runtime/claims", { token, body: { remote_user_id: remote } });
+    const claim = async (token: string, remote: string) => cp.call("POST", "/api/v1/runtime/claims", { token, body: { remote_user_id: remote } });
     // linked (by a redeemed claim): neither installation gets a link that could move it
     const url = (await claim(a.token, "fe-ada")).json.url;
     await redeemClaim(cp.deps, tokenOf(url), { email: "ada@example.com" });
@@ -149,7 +149,7 @@ describe("claim links", () => {
     const first = await link(a, "fe-x");
     const second = await link(a, "fe-x");
     const ada = await redeemClaim(cp.deps, first, { email: "ada@example.com" });
-    expect(await codeOf(() => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
+    expect(await codeOf(async () => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-x"))?.userId).toBe(ada.userId);
     expect(await findUserByEmail(cp.deps.db, cp.orgId, "mallory@example.com")).toBeUndefined(); // rolled back
     // the refused link was not used up: the rightful user may still redeem it, idempotently
@@ -158,7 +158,7 @@ describe("claim links", () => {
     // a link whose installation is not the identity's is refused
     const stray = await link(a, "fe-y");
     await cp.deps.db.update(tables(cp.deps.db).claimLinks).set({ installationId: b.installationId }).where(eq(tables(cp.deps.db).claimLinks.remoteUserId, "fe-y"));
-    expect(await codeOf(() => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
+    expect(await codeOf(async () => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-y"))?.userId).toBeNull();
   });
 

@@ -24,7 +24,7 @@ export class ConsoleApi {
     return `/api/v1/organizations/${encodeURIComponent(this.caller.orgId)}${path}`;
   }
 
-  get<T>(path: string): Promise<ApiResult<T>> {
+  async get<T>(path: string): Promise<ApiResult<T>> {
     return this.send<T>("GET", path);
   }
 

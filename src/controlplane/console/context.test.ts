@@ -47,7 +47,7 @@ describe("the sign-in form's next", () => {
     const cp = await testControlPlane();
     const first = await cp.app.handle(new Request("http://localhost/sign-in"));
     const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;
-    const signIn = (next: string) =>
+    const signIn = async (next: string) =>
       cp.app.handle(
         new Request("http://localhost/sign-in", {
           method: "POST",

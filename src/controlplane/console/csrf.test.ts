@@ -41,8 +41,8 @@ const FORM = { "content-type": "application/x-www-form-urlencoded" };
 
 async function setup() {
   const cp = await testControlPlane();
-  const get = (path: string, cookie = "") => cp.app.handle(new Request(`http://localhost${path}`, { headers: cookie ? { cookie } : {} }));
-  const post = (path: string, body: Record<string, string>, cookie = "") =>
+  const get = async (path: string, cookie = "") => cp.app.handle(new Request(`http://localhost${path}`, { headers: cookie ? { cookie } : {} }));
+  const post = async (path: string, body: Record<string, string>, cookie = "") =>
     cp.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...FORM, ...(cookie ? { cookie } : {}) }, body: new URLSearchParams(body) }));
   const first = await get("/sign-in");
   const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;

@@ -23,7 +23,7 @@ export async function startScriptedIdp(): Promise<ScriptedIdp> {
     issuer: "",
     nextIdToken: null,
     lastTokenRequest: null,
-    idToken: (claims, o = {}) =>
+    idToken: async (claims, o = {}) =>
       new SignJWT(claims)
         .setProtectedHeader({ alg: "RS256", kid: "k1" })
         .setIssuer(o.iss ?? idp.issuer)
@@ -32,7 +32,7 @@ export async function startScriptedIdp(): Promise<ScriptedIdp> {
         .setIssuedAt()
         .setExpirationTime("5m")
         .sign((o.key ?? signing).privateKey),
-    stop: () => server.stop(true),
+    stop: async () => server.stop(true),
   };
   const server = Bun.serve({
     hostname: "127.0.0.1",

@@ -27,8 +27,8 @@ export function browser(cp: TestControlPlane) {
   return {
     jar,
     send,
-    get: (path: string) => send(path),
-    post: (path: string, form: Record<string, string>) => send(path, { method: "POST", headers: FORM, body: new URLSearchParams(form) }),
+    get: async (path: string) => send(path),
+    post: async (path: string, form: Record<string, string>) => send(path, { method: "POST", headers: FORM, body: new URLSearchParams(form) }),
     api: async (method: string, path: string) => {
       const res = await send(path, { method });
       return { status: res.status, json: (await res.json().catch(() => null)) as any };

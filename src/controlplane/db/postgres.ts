@@ -72,7 +72,7 @@ export function openPostgres(options: PostgresOptions): Store {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
       if (prop === "unsafe") {
-        return (...args: Parameters<SQL["unsafe"]>) => {
+        return async (...args: Parameters<SQL["unsafe"]>) => {
           if (inTransaction.getStore()) throw new Error("a query was sent on the database inside a transaction: use the transaction's tx");
           return target.unsafe(...args);
         };
@@ -88,7 +88,7 @@ export function openPostgres(options: PostgresOptions): Store {
       if (inTransaction.getStore()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
       for (let attempt = 1; ; attempt++) {
         try {
-          return await inTransaction.run(true, () => transaction(body, { isolationLevel: "serializable" }));
+          return await inTransaction.run(true, async () => transaction(body, { isolationLevel: "serializable" }));
         } catch (e) {
           if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
           await Bun.sleep(Math.random() * 5 * 2 ** Math.min(attempt, 6));
@@ -129,7 +129,7 @@ export function openPostgres(options: PostgresOptions): Store {
       } finally {
         await conn`RESET statement_timeout`.catch(() => {});
         await conn`RESET lock_timeout`.catch(() => {});
-        conn.release();
+        void conn.release();
       }
     },
     async close() {

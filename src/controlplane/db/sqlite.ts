@@ -40,7 +40,7 @@ export function openSqlite(path: string): Store {
     return { rows: (method === "get" ? rows[0] : rows) as unknown[] };
   };
   const orm = drizzle(
-    (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
+    async (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
     { schema: sqliteSchemaOf(schema) },
   );
 
@@ -48,9 +48,9 @@ export function openSqlite(path: string): Store {
   // transaction never fails half-way for want of it.
   const transaction = orm.transaction.bind(orm);
   Object.assign(orm, {
-    transaction: (body: (tx: unknown) => Promise<unknown>) => {
+    transaction: async (body: (tx: unknown) => Promise<unknown>) => {
       if (gate.inside()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
-      return gate.exclusive(() => transaction(body as never, { behavior: "immediate" }));
+      return gate.exclusive(async () => transaction(body as never, { behavior: "immediate" }));
     },
   });
 

@@ -70,7 +70,7 @@ describe(`transactions (${dialect})`, () => {
 
   test("read-then-write transactions running together lose no update", async () => {
     const { store, db, o } = await withOrg();
-    const increment = () =>
+    const increment = async () =>
       db.transaction(async (tx) => {
         const t = tables(tx).organizations;
         const [row] = await tx.select({ revision: t.revision }).from(t).where(eq(t.id, "org_1"));
@@ -138,7 +138,7 @@ async function emptyDatabase(): Promise<{ location: string; run(text: string): P
     await admin.close();
     server.pathname = `/${name}`;
     const client = new SQL({ url: server.toString(), max: 1 });
-    return { location: server.toString(), run: async (text) => [...(await client.unsafe(text))], close: () => client.close() };
+    return { location: server.toString(), run: async (text) => [...(await client.unsafe(text))], close: async () => client.close() };
   }
   const dir = mkdtempSync(join(tmpdir(), "svc-db-"));
   const location = join(dir, "controlplane.db");
@@ -198,10 +198,10 @@ describe(`migrations (${dialect})`, () => {
     await admin.close();
     server.pathname = `/${empty}`;
     const replicas = [openStore(server.toString()), openStore(server.toString()), openStore(server.toString())];
-    const applied = await Promise.all(replicas.map((r) => r.migrate()));
+    const applied = await Promise.all(replicas.map(async (r) => r.migrate()));
     expect(applied.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(applied.filter((n) => n > 0)).toHaveLength(1);
-    await Promise.all(replicas.map((r) => r.close()));
+    await Promise.all(replicas.map(async (r) => r.close()));
   });
 
   test.if(dialect === "postgres")("test databases are fresh copies of the migrated template", async () => {

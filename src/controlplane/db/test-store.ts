@@ -19,7 +19,7 @@ function databaseUrl(server: string, name: string): string {
 }
 
 /** The migrated template database, made once per migration set and kept for later runs. */
-function templateName(server: string): Promise<string> {
+async function templateName(server: string): Promise<string> {
   template ??= (async () => {
     const name = `svc_template_${createHash("sha256").update(MIGRATIONS.map((m) => m.sql).join("\0")).digest("hex").slice(0, 12)}`;
     const admin = new SQL({ url: server, max: 1 });
@@ -32,7 +32,7 @@ function templateName(server: string): Promise<string> {
         await store.migrate();
         await store.close();
         // Renamed only once complete, so a run that died half-way never leaves a broken template.
-        await admin.unsafe(`ALTER DATABASE "${building}" RENAME TO "${name}"`).catch(() => admin.unsafe(`DROP DATABASE "${building}"`));
+        await admin.unsafe(`ALTER DATABASE "${building}" RENAME TO "${name}"`).catch(async () => admin.unsafe(`DROP DATABASE "${building}"`));
       }
     } finally {
       await admin.close();

@@ -67,7 +67,7 @@ function trimBase(url: string): string {
   return url.replace(/\/+$/, "");
 }
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const t = setTimeout(resolve, ms);

@@ -204,7 +204,7 @@ export function isRunning(deps: ControlPlaneDeps, orgId: string): boolean {
 export async function stopRuns(deps: ControlPlaneDeps): Promise<void> {
   const runs = [...runsOf(deps).values()];
   for (const r of runs) r.abort.abort(new Error("the control plane is stopping"));
-  await Promise.allSettled(runs.map((r) => r.promise));
+  await Promise.allSettled(runs.map(async (r) => r.promise));
 }
 
 export type RunOptions = { dryRun?: boolean; extraCa?: string | undefined };
@@ -256,7 +256,7 @@ async function claimRun(deps: ControlPlaneDeps, orgId: string, claim: Claim): Pr
 }
 
 /** Runs a claimed run in this process; joiners in this process get the same promise. */
-function start(deps: ControlPlaneDeps, config: ConfigRow, runId: string, dryRun: boolean, extraCa: string | undefined): Promise<DirectorySyncReport> {
+async function start(deps: ControlPlaneDeps, config: ConfigRow, runId: string, dryRun: boolean, extraCa: string | undefined): Promise<DirectorySyncReport> {
   const runs = runsOf(deps);
   const abort = new AbortController();
   const promise = execute(deps, config, runId, dryRun, abort.signal, extraCa).finally(() => runs.delete(config.orgId));

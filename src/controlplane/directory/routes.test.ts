@@ -34,9 +34,9 @@ describe("users", () => {
 describe("concurrent creation", () => {
   test("of one email or one group name: one 201, the others 409, never a 500", async () => {
     const cp = await testControlPlane();
-    const users = await Promise.all(Array.from({ length: 5 }, () => cp.call("POST", cp.org("/users"), { body: { email: "same@example.com" } })));
+    const users = await Promise.all(Array.from({ length: 5 }, async () => cp.call("POST", cp.org("/users"), { body: { email: "same@example.com" } })));
     expect(users.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
-    const groups = await Promise.all(Array.from({ length: 5 }, () => cp.call("POST", cp.org("/groups"), { body: { name: "same" } })));
+    const groups = await Promise.all(Array.from({ length: 5 }, async () => cp.call("POST", cp.org("/groups"), { body: { name: "same" } })));
     expect(groups.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
     expect((await cp.call("GET", cp.org("/users"))).json.users).toHaveLength(1);
     expect((await cp.call("GET", cp.org("/groups"))).json.groups).toHaveLength(1);

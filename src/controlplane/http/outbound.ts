@@ -13,7 +13,7 @@ import { SvcError } from "../../contract/errors.ts";
 
 export type LookupFn = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
-const defaultLookup: LookupFn = (host) => lookup(host, { all: true, verbatim: true });
+const defaultLookup: LookupFn = async (host) => lookup(host, { all: true, verbatim: true });
 
 const LOOKUP_TIMEOUT_MS = 5000;
 

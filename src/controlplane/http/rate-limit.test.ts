@@ -28,7 +28,7 @@ describe("FixedWindowLimiter", () => {
   test("concurrent hits from four replicas are all counted, and exactly the ones past the limit are refused", async () => {
     const { replica, rows } = await setup();
     const replicas = [replica(), replica(), replica(), replica()];
-    const waits = await Promise.all(replicas.flatMap((l) => Array.from({ length: 25 }, () => l.hit("203.0.113.7"))));
+    const waits = await Promise.all(replicas.flatMap((l) => Array.from({ length: 25 }, async () => l.hit("203.0.113.7"))));
     expect((await rows()).map((r) => r.count)).toEqual([100]);
     expect(waits.filter((s) => s > 0)).toHaveLength(50);
     expect(waits.filter((s) => s > 0).every((s) => s === 60)).toBe(true);
@@ -51,7 +51,7 @@ describe("FixedWindowLimiter", () => {
     const { replica, rows, advance, now } = await setup();
     for (let i = 0; i < 7; i++) await replica().hit("k");
     advance(60_000);
-    await Promise.all([replica(), replica(), replica()].flatMap((l) => Array.from({ length: 5 }, () => l.hit("k"))));
+    await Promise.all([replica(), replica(), replica()].flatMap((l) => Array.from({ length: 5 }, async () => l.hit("k"))));
     expect((await rows()).map((r) => ({ count: r.count, windowStart: r.windowStart }))).toEqual([{ count: 15, windowStart: now() }]);
   });
 

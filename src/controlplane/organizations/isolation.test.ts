@@ -58,7 +58,7 @@ test("a second organization sees nothing of the first", async () => {
 
   // Its own listings hold none of the first organization's objects.
   const lists = await Promise.all(
-    ["/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/workspaces", "/members"].map((p) =>
+    ["/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/workspaces", "/members"].map(async (p) =>
       cp.call("GET", other.org(p), { token: other.token }),
     ),
   );

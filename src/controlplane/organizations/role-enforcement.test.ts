@@ -34,7 +34,7 @@ type World = {
 
 async function populate(cp: TestControlPlane, w: { orgId: string; token: string; ownerAccountId: string }): Promise<World> {
   const org = (p: string) => `/api/v1/organizations/${w.orgId}${p}`;
-  const call = (method: string, p: string, body?: unknown) => cp.call(method, org(p), { token: w.token, ...(body === undefined ? {} : { body }) });
+  const call = async (method: string, p: string, body?: unknown) => cp.call(method, org(p), { token: w.token, ...(body === undefined ? {} : { body }) });
   const must = async (r: Promise<{ status: number; json: any; text: string }>) => {
     const res = await r;
     if (res.status >= 300) throw new Error(`setup: ${res.status} ${res.text}`);
@@ -164,6 +164,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /model-profiles": () => ({ path: "/model-profiles" }),
   "GET /tool-servers": () => ({ path: "/tool-servers" }),
   "GET /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
+  "GET /usage": () => ({ path: "/usage" }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", form: { name: "c", src: "*", dst: "tool:y", effect: "permit", workspace: "default" } }),
   "POST /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),

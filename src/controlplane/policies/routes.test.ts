@@ -54,7 +54,7 @@ describe("POST /policies", () => {
     const cp = await testControlPlane();
     const { installationId } = await agentAndInstallation(cp);
     const user = (await cp.call("POST", cp.org("/users"), { body: { email: "bea@example.com" } })).json;
-    const create = (src: string, workspace = "default") => cp.call("POST", cp.org("/policies"), { body: { ...base, src, workspace } });
+    const create = async (src: string, workspace = "default") => cp.call("POST", cp.org("/policies"), { body: { ...base, src, workspace } });
     expect((await create(`user:${user.id}`)).status).toBe(201);
     expect((await create(`user:${installationId}`)).status).toBe(201);
     const before = await revisionOf(cp);
@@ -149,7 +149,7 @@ describe("GET and DELETE /policies", () => {
 });
 
 describe("unregistered tools, update, apply", () => {
-  const apply = (cp: Awaited<ReturnType<typeof testControlPlane>>, policies: Record<string, unknown>[], extra: Record<string, unknown> = {}) =>
+  const apply = async (cp: Awaited<ReturnType<typeof testControlPlane>>, policies: Record<string, unknown>[], extra: Record<string, unknown> = {}) =>
     cp.call("POST", cp.org("/policies/apply"), { body: { workspace: "default", policies, ...extra } });
 
   test("a policy naming an unregistered tool is created with a warning, refused under strict", async () => {

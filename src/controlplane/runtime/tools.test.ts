@@ -35,7 +35,7 @@ describe("PUT /runtime/tools", () => {
   test("counts added, updated, removed and unchanged across syncs, and bumps the revision only on change", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
-    const put = (tools: unknown[]) => cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools, image_version: "0.1.3" } });
+    const put = async (tools: unknown[]) => cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools, image_version: "0.1.3" } });
     const rev = async () => (await getOrganization(cp.deps.db, cp.orgId)).revision;
 
     const r0 = await rev();

@@ -12,7 +12,7 @@ const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 /** A claims call the test settles by hand; counts the calls. */
 function controlledClaims() {
   const calls: { resolve: (c: ClaimResponse) => void; reject: (e: Error) => void }[] = [];
-  const createClaim = () => new Promise<ClaimResponse>((resolve, reject) => calls.push({ resolve, reject }));
+  const createClaim = async () => new Promise<ClaimResponse>((resolve, reject) => calls.push({ resolve, reject }));
   return { calls, createClaim };
 }
 

@@ -64,7 +64,7 @@ export class ClaimLinks {
     return this.now() - this.lastFailure >= (this.o.cooldownMs ?? CLAIM_COOLDOWN_MS);
   }
 
-  private create(user: FrontendUser): Promise<string | undefined> {
+  private async create(user: FrontendUser): Promise<string | undefined> {
     const creation = this.o
       .createClaim({ remote_user_id: user.id, ...(user.email ? { email: user.email } : {}), ...(user.name ? { name: user.name } : {}) })
       .then((c) => {

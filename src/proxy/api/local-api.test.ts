@@ -40,7 +40,7 @@ describe("routing", () => {
   const quiet: Logger = { info() {}, warn() {}, error() {} };
   // Only routing is exercised: nothing here reaches the recorder, claims or credentials.
   const api = createLocalApi({ token: "svc_rt_abc", status: new ProxyStatus(), spoolDepth: () => 0, log: quiet, modelCa: null } as unknown as LocalApiDeps);
-  const ask = (method: string, path: string, token: string | null = "svc_rt_abc") =>
+  const ask = async (method: string, path: string, token: string | null = "svc_rt_abc") =>
     api(new Request(`http://localhost${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} }));
 
   test("a known path with another method is 405 with Allow, in the local API's error format", async () => {

@@ -61,7 +61,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
   const ctx: RouteContext = {
     status: d.status,
     recorder: d.recorder,
-    claims: new ClaimLinks({ createClaim: (r) => d.claims.createClaim(r), log: d.log, ...(d.onRuntimeError ? { onError: d.onRuntimeError } : {}) }),
+    claims: new ClaimLinks({ createClaim: async (r) => d.claims.createClaim(r), log: d.log, ...(d.onRuntimeError ? { onError: d.onRuntimeError } : {}) }),
     credentials: d.credentials,
     modelCa: d.modelCa,
     spoolDepth: d.spoolDepth,

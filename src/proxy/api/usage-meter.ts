@@ -120,7 +120,7 @@ export function meterStream(src: ReadableStream<Uint8Array>, o: { strip: boolean
         controller.error(e);
       }
     },
-    cancel(reason) {
+    async cancel(reason) {
       end(false);
       return reader.cancel(reason);
     },

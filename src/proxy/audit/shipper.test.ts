@@ -33,7 +33,7 @@ async function setup(answer: (records: AuditRecord[]) => AuditBatchResponse, opt
     },
   };
   const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20, ...("owner" in opts ? { owner: () => opts.owner ?? null } : {}), ...(opts.onError ? { onError: opts.onError } : {}) });
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), () => spool.close(), () => shipper.stop());
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
   return { dir, spool, shipper, sent, logs };
 }
 

@@ -66,7 +66,7 @@ export class GroupCommit {
   }
 
   /** Resolves once the record (a JSON line without its "\n") is durable. */
-  append(id: string, json: string): Promise<void> {
+  async append(id: string, json: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ id, line: `${json}\n`, resolve, reject });
       this.schedule();

@@ -206,10 +206,10 @@ export async function repairTail(path: string): Promise<void> {
 }
 
 /** A file read, or null when the file does not exist; any other failure is thrown. */
-export function ifPresent<T>(read: Promise<T>): Promise<T | null> {
+export async function ifPresent<T>(read: Promise<T>): Promise<T | null> {
   return read.catch((e: NodeJS.ErrnoException) => {
     if (e.code === "ENOENT") return null;
     throw e;
   });
 }
-export const readIfPresent = (path: string) => ifPresent(readFile(path, "utf8"));
+export const readIfPresent = async (path: string) => ifPresent(readFile(path, "utf8"));

@@ -42,7 +42,7 @@ describe("AuditSpool", () => {
   test("group commit: 200 concurrent appends share one fdatasync", async () => {
     const s = await openSpool(tmp());
     const before = s.appendSyncs;
-    await Promise.all(Array.from({ length: 200 }, () => s.append(fakeRecord())));
+    await Promise.all(Array.from({ length: 200 }, async () => s.append(fakeRecord())));
     expect(s.appendSyncs - before).toBe(1);
     expect(s.depth).toBe(200);
     // sequential appends each pay their own sync
@@ -55,7 +55,7 @@ describe("AuditSpool", () => {
     const s = await openSpool(tmp());
     const first = s.append(fakeRecord());
     await new Promise((r) => setImmediate(r)); // the first batch is now writing
-    const rest = Array.from({ length: 50 }, () => s.append(fakeRecord()));
+    const rest = Array.from({ length: 50 }, async () => s.append(fakeRecord()));
     await Promise.all([first, ...rest]);
     expect(s.appendSyncs).toBeLessThanOrEqual(2);
     expect(s.depth).toBe(51);
@@ -190,7 +190,7 @@ describe("AuditSpool", () => {
     await s.append(first);
     gated = true;
     // Each outcome is caught at once: both are refused in the same turn.
-    const outcome = (p: Promise<void>) => p.then(() => "answered", (e: Error) => e.message);
+    const outcome = async (p: Promise<void>) => p.then(() => "answered", (e: Error) => e.message);
     const pa = outcome(s.append(fakeRecord()));
     while (syncs.length < 1) await Bun.sleep(1);
     const pb = outcome(s.append(fakeRecord()));

@@ -122,7 +122,7 @@ export class AuditSpool {
       ...opts,
       segmentMaxBytes: opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES,
       writeBatch: opts.writeBatch ?? writeFully,
-      syncBatch: opts.syncBatch ?? ((fh) => fh.datasync()),
+      syncBatch: opts.syncBatch ?? (async (fh) => fh.datasync()),
       lowSpaceBytes: opts.lowSpaceBytes ?? DEFAULT_LOW_SPACE_BYTES,
     });
     const older = await spool.prepare();
@@ -153,12 +153,12 @@ export class AuditSpool {
   }
 
   /** Durably append one record; resolves once it is on disk. */
-  append(record: AuditRecord): Promise<void> {
+  async append(record: AuditRecord): Promise<void> {
     return this.appendLine(record.id, JSON.stringify(record));
   }
 
   /** Durably append one record given as its JSON text (no line end); resolves once it is on disk. */
-  appendLine(id: string, json: string): Promise<void> {
+  async appendLine(id: string, json: string): Promise<void> {
     if (this.closed) return Promise.reject(new Error("audit spool is closed"));
     if (this.full) return Promise.reject(new SpoolFullError(this.dir, this.free(true)));
     return this.commit.append(id, json);
@@ -289,7 +289,7 @@ export class AuditSpool {
         this.health();
         return new SpoolFullError(this.dir, this.free(true), error);
       },
-      rotate: (old) => this.rotate(old),
+      rotate: async (old) => this.rotate(old),
       // The segment that filled the disk is closed, so it can be deleted once shipped.
       rotateAfterFailure: () => this.full,
     };

@@ -36,7 +36,7 @@ export class LimitsPoll {
   }
 
   /** One poll now (tests, and after bootstrap). */
-  pollNow(): Promise<void> {
+  async pollNow(): Promise<void> {
     this.running ??= this.poll().finally(() => (this.running = null));
     return this.running;
   }

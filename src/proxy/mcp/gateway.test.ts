@@ -95,7 +95,7 @@ function stdioServerPid(name: string): number {
   throw new Error(`no child process runs ${name}`);
 }
 
-function owuiClient(user: string, steps: [string, unknown][]): Promise<Record<string, any>[]> {
+async function owuiClient(user: string, steps: [string, unknown][]): Promise<Record<string, any>[]> {
   const argv = [OPENWEBUI_PYTHON, join(import.meta.dir, "../../../test/support/mcp/owui_client.py"), daemon.mcpUrl!, jwt(user), ...steps.flatMap(([n, a]) => [n, JSON.stringify(a)])];
   const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", cwd: tmpdir() });
   return Promise.all([new Response(p.stdout).text(), p.exited]).then(([out]) => out.split("\n").filter(Boolean).map((l) => JSON.parse(l)));
@@ -123,7 +123,7 @@ describe("identity", () => {
   test("no credential, a forged or foreign token, an Open WebUI API key: 401, nothing listed", async () => {
     expect(daemon.mcpUrl).toStartWith("http://127.0.0.1:");
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
-    const post = (auth: string | null) => fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(init) });
+    const post = async (auth: string | null) => fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(init) });
     expect((await post(null)).status).toBe(401);
     expect((await post(`Bearer ${signSession({ id: "fe-alice" }, "another-secret")}`)).status).toBe(401);
     const key = await post("Bearer sk-0123456789abcdef");

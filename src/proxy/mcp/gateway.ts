@@ -98,7 +98,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     d.log.info("decision", { kind: "tool", via: "mcp", action: `tool:${name}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, policy_revision: compiled.revision });
     if (decision.decision !== "permit") {
       if (claim) {
-        const send = (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
+        const send = async (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
           (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
         await deliverClaim(server, claim, send, userId);
       }

@@ -41,7 +41,7 @@ const bundle = (): PolicyBundle => ({
   tool_servers: [toolServer.time(), toolServer.http("https://127.0.0.1:1/mcp", { id: "ts_down", name: "down" })],
 });
 
-const call = (path: string, init: { method?: string; body?: unknown } = {}) =>
+const call = async (path: string, init: { method?: string; body?: unknown } = {}) =>
   fetch(`http://localhost${path}`, { unix: socket, method: init.method ?? "GET", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, ...(init.body ? { body: JSON.stringify(init.body) } : {}) } as RequestInit);
 
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000) {

@@ -43,15 +43,15 @@ export class McpRegistration {
   }
 
   /** The boot tool sync ran: `packs` is what it PUT besides `mcp` (the MCP tools it was handed). */
-  booted(packs: ToolManifest, mcp: readonly ManifestTool[]): Promise<void> {
+  async booted(packs: ToolManifest, mcp: readonly ManifestTool[]): Promise<void> {
     this.packs = { tools: packs.tools, ...(packs.image_version ? { image_version: packs.image_version } : {}) };
     this.registered = signature(mcp);
     return this.resync();
   }
 
   /** After a bundle poll: PUT again when the MCP tools differ from what is registered. */
-  resync(): Promise<void> {
-    this.chain = this.chain.then(() => this.doResync());
+  async resync(): Promise<void> {
+    this.chain = this.chain.then(async () => this.doResync());
     return this.chain;
   }
 

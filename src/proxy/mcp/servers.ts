@@ -34,13 +34,13 @@ export class McpServers {
   constructor(private readonly o: McpServersOptions) {}
 
   /** Bring the connections in line with the bundle's servers and list every one again. */
-  sync(servers: readonly BundleToolServer[]): Promise<void> {
-    this.syncing = this.syncing.then(() => this.doSync(servers));
+  async sync(servers: readonly BundleToolServer[]): Promise<void> {
+    this.syncing = this.syncing.then(async () => this.doSync(servers));
     return this.syncing;
   }
 
   /** Resolves when the syncs asked so far are done (the boot listing, for the tool sync). */
-  settled(): Promise<void> {
+  async settled(): Promise<void> {
     return this.syncing;
   }
 
@@ -60,7 +60,7 @@ export class McpServers {
       }
       this.held.set(s.name, await this.open(s));
     }
-    await Promise.all([...this.held.values()].map((h) => h.upstream?.refresh()));
+    await Promise.all([...this.held.values()].map(async (h) => h.upstream?.refresh()));
     this.rebuild();
   }
 
@@ -130,7 +130,7 @@ export class McpServers {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.held.values()].map((h) => h.upstream?.close()));
+    await Promise.all([...this.held.values()].map(async (h) => h.upstream?.close()));
     this.held.clear();
     this.tools.clear();
   }

@@ -70,7 +70,7 @@ export class Upstream {
       if (!s.url) throw new Error("no url");
       const ca = this.o.ca;
       // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own.
-      const tlsFetch = ((url: string | URL, init?: RequestInit) => fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit)) as typeof fetch;
+      const tlsFetch = (async (url: string | URL, init?: RequestInit) => fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit)) as typeof fetch;
       return new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { ...this.o.secrets } }, fetch: tlsFetch });
     }
     if (!s.command) throw new Error("no command");
@@ -78,7 +78,7 @@ export class Upstream {
   }
 
   /** Connect (if not connected) and list the tools. Never throws: failures set state and error. */
-  refresh(): Promise<void> {
+  async refresh(): Promise<void> {
     this.connecting ??= this.doRefresh().finally(() => {
       this.connecting = null;
     });

@@ -95,7 +95,7 @@ export function startProxy(env: Record<string, string>): ProxyProcess {
     socket,
     env: full,
     logs: output.text,
-    call(path, init = {}) {
+    async call(path, init = {}) {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (init.user) headers["x-svc-user-id"] = init.user;
       if (init.body !== undefined) headers["content-type"] = "application/json";
@@ -136,7 +136,7 @@ export function startEgressProxy() {
       return new Response(up.status === 304 || up.status === 204 ? null : await up.arrayBuffer(), { status: up.status, headers: up.headers });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, seen, stop: () => server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}`, seen, stop: async () => server.stop(true) };
 }
 
 /** Every audit record of an installation, following the cursor. */

@@ -94,7 +94,7 @@ describe("claim links through single sign-on, without a console account", () => 
 
   test("a disabled service user, an unverified email, or an owner's email is refused", async () => {
     const { cp, user, link } = await setup();
-    await cp.deps.db.transaction((tx) => setUserDisabled(tx, cp.orgId, user.id, true));
+    await cp.deps.db.transaction(async (tx) => setUserDisabled(tx, cp.orgId, user.id, true));
     let l = await link("chat-1");
     let done = await claimWithSso(browser(cp), l.path, DIRECTORY_USER);
     expect(done.status).toBe(403);

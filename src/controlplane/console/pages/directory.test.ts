@@ -11,8 +11,8 @@ import { PRESESSION_COOKIE } from "../csrf.ts";
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 
 async function consoleAs(cp: TestControlPlane, email = "owner@example.com") {
-  const get = (path: string, cookie: string) => cp.app.handle(new Request(`http://localhost${path}`, { headers: { cookie } }));
-  const post = (path: string, body: Record<string, string>, cookie: string) =>
+  const get = async (path: string, cookie: string) => cp.app.handle(new Request(`http://localhost${path}`, { headers: { cookie } }));
+  const post = async (path: string, body: Record<string, string>, cookie: string) =>
     cp.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...FORM, cookie }, body: new URLSearchParams(body) }));
   const first = await cp.app.handle(new Request("http://localhost/sign-in"));
   const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;

@@ -68,8 +68,8 @@ async function setUserState(pc: PageContext, action: "disable" | "enable"): Prom
   return redirect(`/users?done=${action}d`);
 }
 
-export const postUserDisable = (pc: PageContext) => setUserState(pc, "disable");
-export const postUserEnable = (pc: PageContext) => setUserState(pc, "enable");
+export const postUserDisable = async (pc: PageContext) => setUserState(pc, "disable");
+export const postUserEnable = async (pc: PageContext) => setUserState(pc, "enable");
 
 export async function getGroups(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);

@@ -21,7 +21,7 @@ describe("Tool servers pages", () => {
     ).json;
     await cp.call("POST", cp.org("/tool-servers"), { body: { name: "time", transport: "stdio", command: "mcp-server-time", args: ["--local-timezone", "UTC"], workspace: "default" } });
     await cp.call("POST", cp.org(`/tool-servers/${gh.id}/assign`), { body: { agent_id: agentId } });
-    const beat = (replica: string, entry: unknown) =>
+    const beat = async (replica: string, entry: unknown) =>
       cp.call("POST", "/api/v1/runtime/heartbeat", { token, body: { replica_id: replica, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, tool_servers: [entry] } });
     expect((await beat(up.id, { name: "github", state: "ok", error: null, tool_count: 7 })).status).toBe(204);
     expect((await beat(down.id, { name: "github", state: "unreachable", error: "<script>alert(1)</script> TLS handshake failed", tool_count: 0 })).status).toBe(204);
