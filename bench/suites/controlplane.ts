@@ -9,7 +9,7 @@ import { newId } from "../../src/contract/ids.ts";
 import { recordRow } from "../../src/controlplane/audit/ingest.ts";
 import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
-import { cpuSeconds, httpLoad } from "../lib/procs.ts";
+import { cpuSeconds, httpLoad, rssMb, rssPeak } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
 
 const TOOLS = 20;
@@ -139,6 +139,27 @@ export const controlplane: Suite = {
     out.push(metric("control plane", `audit search tool+decision, ${label} records`, "ms", search, { op: "<=", value: 50 }));
     out.push(metric("control plane", `audit search tool+decision, next page, ${label}`, "ms", deep, { op: "<=", value: 50 }));
     out.push(metric("control plane", `audit search user+decision, ${label} records`, "ms", byUser, undefined, "(org, user, id) index, decision filtered"));
+
+    // export (issue 15): every record streamed as JSON lines; the control plane's RSS must not
+    // grow with the number of records (it reads 1,000 rows per pull of the stream).
+    const exportRate: number[] = [];
+    const exportRss: number[] = [];
+    for (let i = 0; i < ctx.runs; i++) {
+      const rss0 = rssMb(cp.proc.pid);
+      const peak = rssPeak(cp.proc.pid);
+      const t0 = performance.now();
+      const res = await fetch(`${org}/export?format=jsonl`, { headers: { authorization: `Bearer ${cp.token}` } });
+      let lines = 0;
+      const reader = res.body!.getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) for (const b of r.value) if (b === 10) lines++;
+      const seconds = (performance.now() - t0) / 1000;
+      if (lines < total) throw new Error(`export gave ${lines} records, expected at least ${total}`);
+      exportRate.push(lines / seconds);
+      exportRss.push(peak.stop() - rss0);
+    }
+    ctx.say(`  export: ${exportRate.map((x) => x.toFixed(0)).join("/")} records/s, RSS growth ${exportRss.map((x) => x.toFixed(0)).join("/")} MB`);
+    out.push(metric("control plane", `audit export JSONL, ${label} records`, "records/s", exportRate, undefined, "GET …/audit-records/export, read by one client as it streams"));
+    out.push(metric("control plane", `control-plane RSS growth during the ${label} export`, "MB", exportRss, undefined, "peak RSS during the export minus RSS before (includes garbage not yet collected; compare the 100k and 1M runs)"));
 
     // 304 polls
     const first = await fetch(`${cp.url}/api/v1/runtime/policy-bundle?version=1`, { headers: { authorization: `Bearer ${token}` } });

@@ -65,7 +65,12 @@ async function stop(p: Subprocess | null) {
 /** Starts a server and waits until it answers on its socket (any HTTP answer: it is listening). */
 async function spawnOnSocket(cmd: string[], socket: string, health: string): Promise<Subprocess> {
   const proc = Bun.spawn(cmd, { stdout: "ignore", stderr: "ignore" });
-  await waitFor(async () => (await fetch(`http://localhost${health}`, { unix: socket } as RequestInit)).status > 0, cmd.slice(0, 2).join(" "), 60_000);
+  try {
+    await waitFor(async () => (await fetch(`http://localhost${health}`, { unix: socket } as RequestInit)).status > 0, cmd.slice(0, 2).join(" "), 60_000);
+  } catch (e) {
+    await stop(proc); // never left running when it did not come up
+    throw e;
+  }
   return proc;
 }
 
