@@ -39,7 +39,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
         const row = await deleteBudget(deps.db, principal.orgId, params.id);
         return { deleted: row.id, name: row.name };
       },
-      { admin: true, detail: { tags, summary: "Delete a budget by id or name" } },
+      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), detail: { tags, summary: "Delete a budget by id or name" } },
     )
     .get(
       "/runtime/limits",

@@ -40,7 +40,7 @@ describe("claim links", () => {
     const user = (await findUserByEmail(cp.deps.db, cp.orgId, "grace@example.com"))!;
     expect(user.source).toBe("claim");
     expect(out).toMatchObject({ orgId: cp.orgId, userId: user.id, userCreated: true, remoteUserId: "fe-42" });
-    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [] }]);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [], attributes: { display_name: "Grace H.", source: "claim" } }]);
     const bundle = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
     expect(bundle.revision).toBeGreaterThan(revBefore);
     expect(bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-42"]);

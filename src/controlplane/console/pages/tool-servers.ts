@@ -61,8 +61,9 @@ export async function getToolServers(pc: PageContext): Promise<PageResult> {
 
 export async function getToolServer(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
+  // A malformed escape in the URL gives no id (the router's decoding failed): no such server.
   const id = ctx.params.id ?? "";
-  const got = await ctx.api.get<Server>(ctx.api.org(path`/tool-servers/${id}`));
+  const got = id ? await ctx.api.get<Server>(ctx.api.org(path`/tool-servers/${id}`)) : ({ ok: false, problem: { status: 404, detail: "no such tool server" } } as const);
   if (!got.ok) {
     return page(shell(ctx.session, { title: "Tool server", active: "tool-servers", error: got.problem.detail, body: html`<p><a href="/tool-servers">All tool servers</a></p>` }), got.problem.status);
   }
