@@ -400,9 +400,11 @@ describe("scenario 7: the proxy stopped", () => {
       if (ok) answered++;
       return ok;
     }, "the turns to work again");
-    // the refused turn was never decided: the only new records are the answered turns' permits
-    await waitFor(async () => (await auditRecords({ user: w.aliceUserId })).filter((r) => !seen.has(r.id)).length >= answered, "the new turns' records");
-    const fresh = (await auditRecords({ user: w.aliceUserId })).filter((r) => !seen.has(r.id));
+    // the refused turn was never decided: the only new decision records are the answered turns'
+    // permits (each answered call also gets its usage outcome record, kind "outcome")
+    const decisions = async () => (await auditRecords({ user: w.aliceUserId })).filter((r) => !seen.has(r.id) && r.kind !== "outcome");
+    await waitFor(async () => (await decisions()).length >= answered, "the new turns' records");
+    const fresh = await decisions();
     expect(fresh.map((r) => `${r.action} ${r.decision}`)).toEqual(Array(answered).fill("model:invoke permit"));
     expect(w.model.requests.slice(before).map((r) => r.body.messages.at(-1).content)).toEqual(Array(answered).fill("back?"));
   });
