@@ -72,7 +72,10 @@ export function openPostgres(options: PostgresOptions): Store {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
       if (prop === "unsafe") {
-        return async (...args: Parameters<SQL["unsafe"]>) => {
+        // Not async: drizzle calls .values() on what unsafe() returns (Bun's query object, a
+        // thenable); an async wrapper would hand it a plain Promise.
+        // eslint-disable-next-line @typescript-eslint/promise-function-async
+        return (...args: Parameters<SQL["unsafe"]>) => {
           if (inTransaction.getStore()) throw new Error("a query was sent on the database inside a transaction: use the transaction's tx");
           return target.unsafe(...args);
         };

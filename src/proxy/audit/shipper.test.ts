@@ -130,7 +130,7 @@ describe("AuditShipper", () => {
     const client = { shipAudit: async (records: AuditRecord[]) => (records.forEach((r) => got.add(r.id)), ok(records)) };
     const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
     const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20 });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), () => spool.close(), () => shipper.stop());
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
     shipper.start(); // before the backlog is indexed: nothing to ship yet, and no append will wake it
     await until(() => got.size === backlog.length && spool.depth === 0, "the backlog to ship");
   });
