@@ -226,8 +226,10 @@ async function seed(sup: Supervision, python: string, env: Record<string, string
     report = JSON.parse(child.output().trim().split("\n").at(-1) ?? "{}");
   } catch {}
   const items = report.items ?? {};
-  const tools = Object.keys(items).filter((k) => k !== "svc" && k !== "svc_guard" && items[k] !== "removed");
-  log.info(`svc functions seeded: Pipe "svc" and guard "svc_guard" active, ${tools.length} toolkit tool(s)${tools.length ? ` (${tools.join(", ")})` : ""}`, {
+  // Toolkits only: the seed also reports the MCP connection it configured ("server:mcp:svc").
+  const tools = Object.keys(items).filter((k) => k !== "svc" && k !== "svc_guard" && !k.startsWith("server:") && items[k] !== "removed");
+  const mcp = Object.keys(items).filter((k) => k.startsWith("server:mcp:"));
+  log.info(`svc functions seeded: Pipe "svc" and guard "svc_guard" active, ${tools.length} toolkit tool(s)${tools.length ? ` (${tools.join(", ")})` : ""}${mcp.length ? `; MCP connection ${mcp.map((k) => k.slice("server:mcp:".length)).join(", ")} configured` : ""}`, {
     owner: report.owner,
     pipe: items.svc,
     guard: items.svc_guard,
