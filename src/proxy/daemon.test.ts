@@ -332,6 +332,20 @@ describe("models", () => {
     expect(req.headers.authorization).toBeUndefined();
   });
 
+  test("chat: the conversation reaches the provider byte for byte (64-bit integers, escapes); only model and stream_options are spliced in", async () => {
+    const conversation = '[{"role":"user","content":"say \\"model\\": \\u00e9 \u00e9","n":18446744073709551615, "model":"m-large"}]';
+    const before = t.model.requests.length;
+    const r = await raw("/v1/chat/completions", `{"messages": ${conversation},"stream":true}`);
+    expect(r.status).toBe(200);
+    await r.text();
+    expect(t.model.requests[before]!.raw).toBe(`{"messages": ${conversation},"stream":true,"model":"m-small","stream_options":{"include_usage":true}}`);
+    // A key named twice at the top level: which one a provider takes is not certain, so neither is.
+    const twice = await raw("/v1/chat/completions", '{"model":"m-small","messages":[],"model":"m-large"}');
+    expect(twice.status).toBe(400);
+    expect((await twice.json()).error).toMatchObject({ type: "invalid_request_error", code: "duplicate_key" });
+    expect(t.model.requests.length).toBe(before + 1);
+  });
+
   test("chat, streaming: the first chunk reaches the client before the upstream sends the rest", async () => {
     const gate = Promise.withResolvers<void>();
     t.model.behaviour = { text: "one two three", holdAfterFirstChunk: gate.promise };

@@ -10,7 +10,8 @@
 // client saw that chunk before the upstream sent the rest (no timing involved).
 import { testTls } from "./tls.ts";
 
-export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any };
+/** `raw`: the body exactly as received (`body` is it parsed, or null). */
+export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; raw: string };
 
 export type ModelBehaviour = {
   /** Answer text; streamed as one chunk per word. */
@@ -80,15 +81,16 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
     tls: { cert: tls.cert, key: tls.key },
     async fetch(req) {
       const path = new URL(req.url).pathname;
+      const raw = await req.text();
       let body: any = null;
       try {
-        body = await req.json();
+        body = JSON.parse(raw);
       } catch {}
       const headers: Record<string, string> = {};
       req.headers.forEach((v, k) => {
         headers[k] = v;
       });
-      requests.push({ method: req.method, path, headers, body });
+      requests.push({ method: req.method, path, headers, body, raw });
       if (opts.apiKey && req.headers.get("authorization") !== `Bearer ${opts.apiKey}`) {
         return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
       }

@@ -3,7 +3,8 @@
 // model profile's endpoint with its sealed API key.
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../policy/policy-index.ts";
-import { CHAT_BODY_LIMIT, readJsonBody } from "./json-body.ts";
+import { scanChatBody } from "./chat-body.ts";
+import { CHAT_BODY_LIMIT, readBodyBytes } from "./json-body.ts";
 import { forwardMetered, type ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
@@ -15,15 +16,15 @@ export function chatRoutes(c: RouteContext): Route[] {
   async function chat(req: Request, user: Parameters<Route["handler"]>[1]): Promise<Response> {
     const compiled = c.status.compiled;
     if (!c.status.serving() || !compiled) return unavailable(c.status);
-    const read = await readJsonBody(req, CHAT_BODY_LIMIT);
+    // The conversation is scanned, not parsed (chat-body.ts): only the fields the proxy reads.
+    const read = await readBodyBytes(req, CHAT_BODY_LIMIT);
     if (!read.ok) return badBody(read);
-    const body = read.value;
-    if (!body || typeof body !== "object" || Array.isArray(body) || !Array.isArray((body as { messages?: unknown }).messages)) {
-      return openAIError(400, "the body must be a chat-completions request: a JSON object with a messages array", "invalid_request_error", "invalid_body");
-    }
-    const chatBody = body as Record<string, unknown>;
+    const scanned = scanChatBody(read.bytes);
+    if (!scanned.ok) return openAIError(scanned.status, scanned.message, "invalid_request_error", scanned.code);
+    const chat = scanned.body;
     const profile = compiled.bundle.model_profile;
-    const model = typeof chatBody.model === "string" && chatBody.model ? chatBody.model : (profile?.default_model ?? null);
+    const asked = chat.field("model");
+    const model = typeof asked === "string" && asked ? asked : (profile?.default_model ?? null);
     let decision = decideModel(compiled, user, c.now());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
@@ -65,7 +66,7 @@ export function chatRoutes(c: RouteContext): Route[] {
       c.budgets?.add(subject, e.usage, e.cost);
       c.onModelCallEnd?.(e);
     };
-    const answer = await forwardMetered({ profile, apiKey, body: { ...chatBody, model }, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, onEnd });
+    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, onEnd });
     // The 80 % warning, for the Pipe to show that user alone (a front-end notification).
     if (budget?.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(budget.warning));
     return answer;

@@ -24,7 +24,7 @@ export const BODY_ERRORS = {
 
 export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: (typeof BODY_ERRORS)[keyof typeof BODY_ERRORS]; message: string };
 
-const tooLarge = (limit: number): BodyResult => ({ ok: false, status: 413, code: BODY_ERRORS.tooLarge, message: `the request body is larger than ${limit} bytes, the limit of this route` });
+const tooLarge = (limit: number): Extract<BodyResult, { ok: false }> => ({ ok: false, status: 413, code: BODY_ERRORS.tooLarge, message: `the request body is larger than ${limit} bytes, the limit of this route` });
 
 /** Whether a parsed value nests arrays and objects deeper than `max` (iterative: no recursion). */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
@@ -46,10 +46,9 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
  * number out of a double's range is a 400: the audit records what the caller sent.
  */
 export async function readJsonBody(req: Request, limit: number, o: { exact?: boolean } = {}): Promise<BodyResult> {
-  const declared = req.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return tooLarge(limit);
-  const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : await readChunked(req, limit);
-  if (bytes === null) return tooLarge(limit);
+  const read = await readBodyBytes(req, limit);
+  if (!read.ok) return read;
+  const bytes = read.bytes;
   let value: unknown;
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -65,11 +64,19 @@ export async function readJsonBody(req: Request, limit: number, o: { exact?: boo
   return { ok: true, value };
 }
 
+/** The raw request body within the size limit (413 past it), not parsed. */
+export async function readBodyBytes(req: Request, limit: number): Promise<{ ok: true; bytes: Uint8Array<ArrayBuffer> } | Extract<BodyResult, { ok: false }>> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) return tooLarge(limit);
+  const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : await readChunked(req, limit);
+  return bytes === null ? tooLarge(limit) : { ok: true, bytes };
+}
+
 /**
  * A body without a declared length (chunked), read only up to the limit: null as soon as it
  * passes it. (With a Content-Length within the limit, HTTP framing bounds the body already.)
  */
-async function readChunked(req: Request, limit: number): Promise<Uint8Array | null> {
+async function readChunked(req: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (req.body) {

@@ -8,6 +8,7 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import type { CompiledBundle } from "../policy/policy-index.ts";
+import type { ChatBody } from "./chat-body.ts";
 import { forwardChat } from "./model-forward.ts";
 import { askForUsage, costOf, meterStream, type Usage, usageOf } from "./usage-meter.ts";
 
@@ -16,8 +17,25 @@ export const RECORD_HEADER = "x-svc-record-id";
 /** What a finished model call reports (metrics, budgets). */
 export type ModelCallEnd = { record: AuditRecord; usage: Usage | null; cost: number | undefined; ok: boolean; durationMs: number };
 
+/**
+ * The body sent upstream: the caller's bytes with the model the call goes to and, for a
+ * streamed call, `stream_options.include_usage` spliced in; whether it streams; and whether
+ * the caller asked for streamed usage itself.
+ */
+export function upstreamRequest(chat: ChatBody, model: string | null): { bytes: Uint8Array<ArrayBuffer>; stream: boolean; callerAsked: boolean } {
+  const stream = chat.field("stream");
+  const { streamOptions, callerAsked } = askForUsage(stream, chat.field("stream_options"));
+  const set: [string, unknown][] = [];
+  if (chat.field("model") !== model) set.push(["model", model]);
+  if (streamOptions) set.push(["stream_options", streamOptions]);
+  return { bytes: chat.withFields(set), stream: Boolean(stream), callerAsked };
+}
+
 export async function forwardMetered(
-  input: Parameters<typeof forwardChat>[0] & {
+  input: Omit<Parameters<typeof forwardChat>[0], "body" | "stream"> & {
+    /** The caller's body as scanned, and the model it is sent to (spliced in when it differs). */
+    chat: ChatBody;
+    model: string | null;
     compiled: CompiledBundle;
     decision: AuditRecord;
     recorder: Pick<AuditRecorder, "modelOutcome">;
@@ -25,11 +43,10 @@ export async function forwardMetered(
     onEnd?: (end: ModelCallEnd) => void;
   },
 ): Promise<Response> {
-  const { body, callerAsked } = askForUsage(input.body);
+  const { bytes, stream, callerAsked } = upstreamRequest(input.chat, input.model);
   const started = performance.now();
-  const upstream = await forwardChat({ ...input, body });
-  const model = typeof body.model === "string" ? body.model : "";
-  const price = input.profile.prices?.[model];
+  const upstream = await forwardChat({ ...input, body: bytes, stream });
+  const price = input.profile.prices?.[input.model ?? ""];
   let done = false;
   const finish = (usage: Usage | null, ok: boolean) => {
     if (done) return;

@@ -25,7 +25,7 @@ function countedBody(total: number, fill = "x") {
   return { body, seen };
 }
 
-const forward = async (res: Response) => forwardChat({ profile, apiKey: null, body: { model: "m", messages: [] }, ca: null, fetchImpl: (async () => res) as unknown as typeof fetch });
+const forward = async (res: Response) => forwardChat({ profile, apiKey: null, body: new TextEncoder().encode('{"model":"m","messages":[]}'), stream: false, ca: null, fetchImpl: (async () => res) as unknown as typeof fetch });
 
 describe("upstream error bodies", () => {
   test("a huge error body is cut at the limit, not read whole; the caller still gets an OpenAI error", async () => {

@@ -22,15 +22,17 @@ export function chatCompletionsUrl(endpoint: string): string {
 export async function forwardChat(input: {
   profile: BundleModelProfile;
   apiKey: string | null;
-  body: Record<string, unknown>;
+  /** The request body as sent upstream (JSON), and whether it asks for a stream. */
+  body: Uint8Array<ArrayBuffer>;
+  stream: boolean;
   ca: string[] | null;
   signal?: AbortSignal;
   fetchImpl?: typeof fetch;
 }): Promise<Response> {
   const url = chatCompletionsUrl(input.profile.endpoint);
-  const headers: Record<string, string> = { "content-type": "application/json", accept: input.body.stream ? "text/event-stream" : "application/json" };
+  const headers: Record<string, string> = { "content-type": "application/json", accept: input.stream ? "text/event-stream" : "application/json" };
   if (input.apiKey) headers.authorization = `Bearer ${input.apiKey}`;
-  const init: RequestInit & { tls?: { ca?: string[] } } = { method: "POST", headers, body: JSON.stringify(input.body), redirect: "error" };
+  const init: RequestInit & { tls?: { ca?: string[] } } = { method: "POST", headers, body: input.body, redirect: "error" };
   if (input.signal) init.signal = input.signal;
   if (input.ca) init.tls = { ca: input.ca };
   let upstream: Response;

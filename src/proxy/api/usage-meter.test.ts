@@ -19,9 +19,10 @@ async function relay(pieces: string[], strip: boolean) {
 
 describe("usage meter", () => {
   test("asks for streamed usage only when the caller did not", () => {
-    expect(askForUsage({ stream: true, messages: [] })).toEqual({ body: { stream: true, messages: [], stream_options: { include_usage: true } }, callerAsked: false });
-    expect(askForUsage({ stream: true, stream_options: { include_usage: true } }).callerAsked).toBe(true);
-    expect(askForUsage({ messages: [] })).toEqual({ body: { messages: [] }, callerAsked: true });
+    expect(askForUsage(true, undefined)).toEqual({ streamOptions: { include_usage: true }, callerAsked: false });
+    expect(askForUsage(true, { include_usage: false, x: 1 })).toEqual({ streamOptions: { include_usage: true, x: 1 }, callerAsked: false });
+    expect(askForUsage(true, { include_usage: true })).toEqual({ streamOptions: null, callerAsked: true });
+    expect(askForUsage(undefined, undefined)).toEqual({ streamOptions: null, callerAsked: true });
   });
 
   test("usage and cost", () => {

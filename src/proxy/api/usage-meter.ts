@@ -12,13 +12,15 @@ import type { ModelPrice } from "../../contract/bundle.ts";
 
 export type Usage = { prompt_tokens: number; completion_tokens: number };
 
-/** The request as sent upstream, and whether the caller itself asked for streamed usage. */
-export function askForUsage(body: Record<string, unknown>): { body: Record<string, unknown>; callerAsked: boolean } {
-  if (body.stream !== true) return { body, callerAsked: true };
-  const so = body.stream_options;
-  const opts = so && typeof so === "object" && !Array.isArray(so) ? (so as Record<string, unknown>) : {};
-  if (opts.include_usage === true) return { body, callerAsked: true };
-  return { body: { ...body, stream_options: { ...opts, include_usage: true } }, callerAsked: false };
+/**
+ * The `stream_options` to send upstream so that a streamed call reports its usage (null: leave
+ * the request as it is), and whether the caller itself asked for streamed usage.
+ */
+export function askForUsage(stream: unknown, streamOptions: unknown): { streamOptions: Record<string, unknown> | null; callerAsked: boolean } {
+  if (stream !== true) return { streamOptions: null, callerAsked: true };
+  const opts = streamOptions && typeof streamOptions === "object" && !Array.isArray(streamOptions) ? (streamOptions as Record<string, unknown>) : {};
+  if (opts.include_usage === true) return { streamOptions: null, callerAsked: true };
+  return { streamOptions: { ...opts, include_usage: true }, callerAsked: false };
 }
 
 const count = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2_147_483_647 ? v : null);
