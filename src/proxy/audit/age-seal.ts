@@ -44,6 +44,15 @@ function recipientKey(recipient: string): Recipient {
   return r;
 }
 
+/**
+ * One stanza key per recipient from `source` (made off the event loop), waiting for it when
+ * none is ready; each recipient is checked first, so a bad one fails as inline sealing does.
+ */
+export async function stanzaKeys(recipients: readonly string[], source: StanzaKeySource): Promise<StanzaKey[]> {
+  for (const r of recipients) recipientKey(r);
+  return Promise.all(recipients.map(async (r) => source.next(r)));
+}
+
 /** ChaCha20-Poly1305 (RFC 8439 §2.8) without associated data: ciphertext || 16-byte tag. */
 export function chachaPolySeal(key: Uint8Array, nonce: Uint8Array, plain: Uint8Array): Uint8Array {
   const n = plain.length;
@@ -63,11 +72,20 @@ export function chachaPolySeal(key: Uint8Array, nonce: Uint8Array, plain: Uint8A
 
 /** What one X25519 stanza needs besides the file key: the ephemeral share and the wrap key. */
 export type StanzaKey = { share: Uint8Array; wrapKey: Uint8Array };
-/** Stanza keys made ahead of time (stanza-pool.ts); null when none is ready for that recipient. */
-export type StanzaKeySource = { take(recipient: string): StanzaKey | null };
+/** Stanza keys made off the event loop (stanza-pool.ts): one per call, never used twice. */
+export type StanzaKeySource = { next(recipient: string): Promise<StanzaKey> };
+
+/** Stanza keys made on the calling thread (the event loop, in the proxy): tests and status read it. */
+export const sealCounters = { inlineStanzaKeys: 0 };
+
+/** A stanza key made here, on the calling thread: what sealing does without a source. */
+export function inlineStanzaKey(recipient: string): StanzaKey {
+  return stanzaKey(recipientKey(recipient));
+}
 
 /** A fresh ephemeral key and its key agreement with the recipient: the costly part of a stanza. */
 function stanzaKey(r: Recipient): StanzaKey {
+  sealCounters.inlineStanzaKeys++;
   const eph = generateKeyPairSync("x25519");
   const share = (eph.publicKey.export({ format: "der", type: "spki" }) as Buffer).subarray(SPKI_X25519.length);
   let shared: Buffer;
@@ -110,16 +128,18 @@ function encryptStream(key: Uint8Array, plain: Uint8Array): Uint8Array[] {
 }
 
 /**
- * The binary age v1 file of `plaintext` encrypted to every X25519 recipient ("age1…"). Stanza
- * keys come from `ready` when it has one (made off the event loop), else are made here.
+ * The binary age v1 file of `plaintext` encrypted to every X25519 recipient ("age1…"). The
+ * stanza keys, one per recipient in order, are given when made off the event loop
+ * (stanzaKeys); without them they are made here.
  */
-export function ageSeal(recipients: readonly string[], plaintext: Uint8Array | string, ready?: StanzaKeySource): Uint8Array {
+export function ageSeal(recipients: readonly string[], plaintext: Uint8Array | string, ready?: readonly StanzaKey[]): Uint8Array {
   if (recipients.length === 0) throw new Error("age: at least one recipient is needed");
   const keys = recipients.map((r) => ({ r, key: recipientKey(r) }));
+  if (ready && ready.length !== keys.length) throw new Error("age: one stanza key per recipient is needed");
   const plain = typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext;
   const fileKey = randomBytes(16);
   let header = VERSION_LINE;
-  for (const { r, key } of keys) header += x25519Stanza(fileKey, ready?.take(r) ?? stanzaKey(key));
+  keys.forEach(({ key }, i) => (header += x25519Stanza(fileKey, ready?.[i] ?? stanzaKey(key))));
   header += "---";
   const headerBytes = Buffer.from(header, "latin1");
   const mac = createHmac("sha256", hkdf(fileKey, new Uint8Array(0), "header")).update(headerBytes).digest();

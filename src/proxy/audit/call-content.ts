@@ -4,7 +4,7 @@
 // age-seal.ts); otherwise nothing more (digest-only). The plain arguments exist only in
 // memory for the length of this call.
 import type { BundleRecipient } from "../../contract/bundle.ts";
-import { ageSeal, type StanzaKeySource } from "./age-seal.ts";
+import { ageSeal, type StanzaKeySource, stanzaKeys } from "./age-seal.ts";
 import { canonicalJson, digestOfCanonical } from "./canonical.ts";
 
 export type DigestKey = { id: string; key: Uint8Array };
@@ -34,11 +34,10 @@ export async function sealCallContent(
     ciphertext: null,
   };
   if (recipients.length === 0) return sealed;
-  const file = ageSeal(
-    recipients.map((r) => r.recipient),
-    `{"arguments":${canonicalArgs},"payload":${canonicalJson(payload ?? null)}}`,
-    ready,
-  );
+  const names = recipients.map((r) => r.recipient);
+  // The X25519 work is done by the source's worker; only the symmetric part runs here.
+  const keys = ready ? await stanzaKeys(names, ready) : undefined;
+  const file = ageSeal(names, `{"arguments":${canonicalArgs},"payload":${canonicalJson(payload ?? null)}}`, keys);
   sealed.ciphertext = Buffer.from(file.buffer, file.byteOffset, file.byteLength).toString("base64");
   sealed.recipient_key_ids = recipients.map((r) => r.key_id);
   return sealed;

@@ -3,16 +3,20 @@
 // record's sealing time). Neither depends on the record, so a worker thread makes them ahead
 // of time, per recipient, and sealing (age-seal.ts) takes one — each is used exactly once —
 // leaving only the symmetric part (wrap the file key, MAC, ChaCha20-Poly1305) on the event
-// loop. When the pool has none ready (the first records after a new recipient, a long burst)
-// the stanza is made inline, as before: sealing never waits for the worker.
+// loop. When none is ready (the first record after a new recipient, a long burst) the record
+// waits for the worker: a small first batch answers within a few key agreements, and the
+// event loop keeps serving meanwhile. Only when the worker is gone (it failed, or the pool is
+// closed) is a stanza made inline, as a last resort (counted in sealCounters).
 // The worker's source is inline (a Blob URL) so the compiled binary needs no extra entry point.
 import { x25519RecipientKey } from "../../contract/age-recipient.ts";
-import type { StanzaKey, StanzaKeySource } from "./age-seal.ts";
+import { inlineStanzaKey, type StanzaKey, type StanzaKeySource } from "./age-seal.ts";
 
 /** Ask for more when fewer than this many are ready for a recipient. */
 export const LOW_WATER = 64;
 /** How many the worker makes per request. */
 export const BATCH = 256;
+/** The first request for a recipient with records waiting: small, so they wait little. */
+export const FIRST_BATCH = 8;
 /** Recipients kept at once (a bundle has a few); the least recently used is dropped. */
 const MAX_RECIPIENTS = 16;
 
@@ -41,9 +45,13 @@ self.onmessage = (e) => {
 
 type Made = { recipient: string; n: number; shares: Uint8Array; keys: Uint8Array };
 
+type Waiter = { resolve: (k: StanzaKey) => void; reject: (e: unknown) => void };
+
 export class StanzaPool implements StanzaKeySource {
   private readonly ready = new Map<string, StanzaKey[]>();
-  private readonly asked = new Set<string>();
+  /** Requests in flight to the worker, per recipient. */
+  private readonly asked = new Map<string, number>();
+  private readonly waiting = new Map<string, Waiter[]>();
   private worker: Worker | null;
 
   constructor() {
@@ -51,6 +59,19 @@ export class StanzaPool implements StanzaKeySource {
     this.worker = new Worker(url);
     (this.worker as Worker & { unref?: () => void }).unref?.();
     this.worker.onmessage = (e: MessageEvent<Made>) => this.received(e.data);
+    this.worker.onerror = () => this.gone();
+  }
+
+  /** A stanza key for this recipient, made by the worker: a ready one, or the next one made. */
+  async next(recipient: string): Promise<StanzaKey> {
+    const key = this.take(recipient);
+    if (key) return Promise.resolve(key);
+    if (!this.worker) return settle(recipient);
+    return new Promise<StanzaKey>((resolve, reject) => {
+      const list = this.waiting.get(recipient) ?? [];
+      list.push({ resolve, reject });
+      this.waiting.set(recipient, list);
+    });
   }
 
   /** A stanza key for this recipient, removed from the pool; null when none is ready. */
@@ -66,7 +87,7 @@ export class StanzaPool implements StanzaKeySource {
       if (this.ready.size > MAX_RECIPIENTS) this.ready.delete(this.ready.keys().next().value!);
     }
     const key = list.pop() ?? null;
-    if (list.length < LOW_WATER) this.ask(recipient);
+    if (list.length < LOW_WATER) this.ask(recipient, key === null);
     return key;
   }
 
@@ -77,22 +98,47 @@ export class StanzaPool implements StanzaKeySource {
 
   close(): void {
     this.worker?.terminate();
-    this.worker = null;
-    this.ready.clear();
+    this.gone();
   }
 
-  private ask(recipient: string): void {
-    if (!this.worker || this.asked.has(recipient)) return;
+  /** No worker any more: records waiting are sealed inline, and so are later ones. */
+  private gone(): void {
+    this.worker = null;
+    this.ready.clear();
+    this.asked.clear();
+    const waiting = [...this.waiting];
+    this.waiting.clear();
+    for (const [recipient, list] of waiting) for (const w of list) settle(recipient).then(w.resolve, w.reject);
+  }
+
+  private ask(recipient: string, urgent: boolean): void {
+    if (!this.worker || this.asked.get(recipient)) return;
     const raw = x25519RecipientKey(recipient);
-    if (!raw) return; // not an X25519 recipient: sealing inline refuses it
-    this.asked.add(recipient);
-    this.worker.postMessage({ recipient, raw, count: BATCH });
+    if (!raw) return; // not an X25519 recipient: sealing refuses it before asking
+    const counts = urgent ? [FIRST_BATCH, BATCH] : [BATCH];
+    this.asked.set(recipient, counts.length);
+    for (const count of counts) this.worker.postMessage({ recipient, raw, count });
   }
 
   private received(m: Made): void {
-    this.asked.delete(m.recipient);
+    this.asked.set(m.recipient, (this.asked.get(m.recipient) ?? 1) - 1);
+    const keys: StanzaKey[] = [];
+    for (let i = 0; i < m.n; i++) keys.push({ share: m.shares.subarray(32 * i, 32 * i + 32), wrapKey: m.keys.subarray(32 * i, 32 * i + 32) });
+    const waiting = this.waiting.get(m.recipient) ?? [];
+    while (waiting.length > 0 && keys.length > 0) waiting.shift()!.resolve(keys.pop()!);
+    if (waiting.length === 0) this.waiting.delete(m.recipient);
+    else if (m.n === 0) {
+      // The worker could make none (a low-order recipient): sealing inline says why.
+      this.waiting.delete(m.recipient);
+      for (const w of waiting) settle(m.recipient).then(w.resolve, w.reject);
+    } else this.ask(m.recipient, true);
     const list = this.ready.get(m.recipient);
     if (!list) return; // dropped meanwhile (an old bundle's recipient)
-    for (let i = 0; i < m.n; i++) list.push({ share: m.shares.subarray(32 * i, 32 * i + 32), wrapKey: m.keys.subarray(32 * i, 32 * i + 32) });
+    list.push(...keys);
   }
+}
+
+/** A stanza key made inline (no worker), as a settled promise: resolved, or rejected with why not. */
+async function settle(recipient: string): Promise<StanzaKey> {
+  return inlineStanzaKey(recipient);
 }
