@@ -20,7 +20,7 @@ import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
-type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at?: string; disabled_at?: string | null; kind?: "customer" | "escrow" };
+type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at?: string; disabled_at?: string | null; disabled_reason?: string | null; kind?: "customer" | "escrow" };
 
 function pathTaken(path: string): boolean {
   try {
@@ -108,6 +108,7 @@ const keysList = command({
         { header: "PUBLIC KEY", value: (k) => k.public_key },
         { header: "CREATED", value: (k) => shortTime(k.created_at) },
         { header: "DISABLED", value: (k) => shortTime(k.disabled_at) },
+        { header: "REASON", value: (k) => k.disabled_reason ?? "" },
       ],
       { json: !!args.json, empty: "No audit keys: records are digest-only. Create one with `svc audit keys create`.", jsonValue: { keys: keys ?? [] } },
     );

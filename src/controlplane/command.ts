@@ -10,6 +10,7 @@ import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
 import { openStore } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
+import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 
@@ -52,6 +53,8 @@ const serve = command({
   examples: ["svc controlplane serve --listen 127.0.0.1:8420 --data-dir /var/lib/svc"],
   async run({ args }) {
     const { settings, deps, store } = await openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
+    // Keys registered before low-order recipients were refused: disabled, saying why.
+    await disableUnusableKeys(deps);
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.

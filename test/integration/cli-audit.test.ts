@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
 import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import { api, bootstrapRuntime, cliEnv, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
 
 const hasAge = Bun.which("age") !== null;
@@ -286,4 +287,28 @@ test("keys list shows the escrow key once escrow is enabled, marked as escrow (i
   expect(row).toMatch(/^key_\S+\s+escrow \(service-held, break-glass\)\s+escrow\s+active\s+age1/);
   const j = JSON.parse((await svc(cp, ["audit", "keys", "list", "--json"], { home: h })).stdout);
   expect(j.keys.filter((k: { kind: string }) => k.kind === "escrow")).toHaveLength(1);
+});
+
+test("a low-order key stored before registration refused them is disabled at control-plane start; keys list and the log say why (issue 14)", async () => {
+  const own = await startControlPlane();
+  try {
+    const lowOrder = "age1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq5cu47z"; // the all-zero point
+    // Written straight into the store, as an older control plane accepted it.
+    const store = openStore(own.database);
+    await store.db.insert(tables(store.db).auditKeys).values({ id: "key_OLDLOWORDER", orgId: own.orgId, name: "old-broken", publicKey: lowOrder, status: "active", createdAt: Date.now() });
+    await store.close();
+    await own.restart();
+    const h = home();
+    const r = await svc(own, ["audit", "keys", "list"], { home: h });
+    expect(r.code).toBe(0);
+    const row = r.stdout.split("\n").find((l) => l.startsWith("key_OLDLOWORDER"))!;
+    expect(row).toMatch(/old-broken\s+customer\s+disabled\s+age1q+5cu47z/);
+    expect(row).toContain("disabled by the service: public key \"age1qqqqqqqq…\" is a low-order X25519 point");
+    const j = JSON.parse((await svc(own, ["audit", "keys", "list", "--json"], { home: h })).stdout);
+    expect(j.keys[0]).toMatchObject({ id: "key_OLDLOWORDER", status: "disabled", disabled_reason: expect.stringContaining("low-order") });
+    expect(own.logs()).toContain("key_OLDLOWORDER");
+  } finally {
+    await own.stop();
+    cleanup(own.dataDir);
+  }
 });

@@ -5,7 +5,10 @@ import { escrowIdentity } from "../organizations/settings.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { addInstallation, addOrganization, newRecipient } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
-import { effectiveRecipients } from "./recipients.ts";
+import { createLogger } from "../../log/index.ts";
+import { tables } from "../db/index.ts";
+import { effectiveRecipients, recipientsFor } from "./recipients.ts";
+import { disableUnusableKeys } from "./service.ts";
 
 describe("effectiveRecipients (pure)", () => {
   test("customer keys, plus escrow only when at least one customer key is active", () => {
@@ -54,6 +57,34 @@ describe("audit-encryption keys", () => {
       expect(res.json.detail).toContain("low-order X25519 point");
     }
     expect((await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys).toHaveLength(0);
+  });
+
+  test("a low-order key registered before the check is disabled at start, saying why; usable keys are left alone", async () => {
+    const cp = await testControlPlane();
+    const { recipient } = await newRecipient();
+    const good = (await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "good", public_key: recipient } })).json;
+    // As an older control plane stored it, before registration refused low-order points.
+    const lowOrder = bech32.encode("age", bech32.toWords(Buffer.from("e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800", "hex")));
+    await cp.deps.db.insert(tables(cp.deps.db).auditKeys).values({ id: "key_OLDLOWORDER", orgId: cp.orgId, name: "old broken", publicKey: lowOrder, status: "active", createdAt: Date.now() });
+    expect((await recipientsFor(cp.deps.db, cp.orgId)).map((r) => r.key_id)).toContain("key_OLDLOWORDER");
+    const rev = (await getOrganization(cp.deps.db, cp.orgId)).revision;
+    const lines: string[] = [];
+    const log = createLogger("controlplane", (l) => lines.push(l));
+
+    const disabled = await disableUnusableKeys({ ...cp.deps, log });
+    expect(disabled.map((k) => k.id)).toEqual(["key_OLDLOWORDER"]);
+    const listed = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys;
+    expect(listed.find((k: { id: string }) => k.id === good.id)).toEqual(good);
+    const old = listed.find((k: { id: string }) => k.id === "key_OLDLOWORDER");
+    expect(old).toMatchObject({ status: "disabled", disabled_at: expect.any(String), disabled_reason: expect.stringContaining("low-order X25519 point") });
+    // Runtimes get a new bundle without it; the log says which key and why.
+    expect((await getOrganization(cp.deps.db, cp.orgId)).revision).toBeGreaterThan(rev);
+    expect((await recipientsFor(cp.deps.db, cp.orgId)).map((r) => r.key_id)).toEqual([good.id]);
+    expect(lines.join("")).toContain("key_OLDLOWORDER");
+    expect(lines.join("")).toContain("low-order X25519 point");
+    // A second start finds nothing to do; an admin's own disable has no reason.
+    expect(await disableUnusableKeys(cp.deps)).toEqual([]);
+    expect((await cp.call("POST", cp.org(`/audit-encryption-keys/${good.id}:disable`))).json.disabled_reason).toBeNull();
   });
 
   test("disabling is permanent: the key stays listed, a second disable is 409 key_disabled, the public key cannot come back", async () => {

@@ -15,6 +15,7 @@ const AuditKey = t.Object({
   status: t.Union([t.Literal("active"), t.Literal("disabled"), t.Literal("inactive")]),
   created_at: t.String(),
   disabled_at: t.Union([t.String(), t.Null()]),
+  disabled_reason: t.Union([t.String(), t.Null()]),
   kind: t.Union([t.Literal("customer"), t.Literal("escrow")]),
 });
 

@@ -19,6 +19,8 @@ export type AuditKeyView = {
   status: "active" | "disabled" | "inactive";
   created_at: string;
   disabled_at: string | null;
+  /** Why the service disabled the key itself (an unusable recipient); null when an admin did, or active. */
+  disabled_reason: string | null;
   /** customer: the admin holds the identity; escrow: the service holds it, KMS-wrapped (break-glass). */
   kind: "customer" | "escrow";
 };
@@ -31,13 +33,14 @@ export function keyView(row: AuditKeyRow): AuditKeyView {
     status: row.status,
     created_at: new Date(row.createdAt).toISOString(),
     disabled_at: row.disabledAt === null ? null : new Date(row.disabledAt).toISOString(),
+    disabled_reason: row.disabledReason ?? null,
     kind: "customer",
   };
 }
 
 /** The escrow key as a list entry; it is switched on and off in the settings, never disabled here. */
 export function escrowKeyView(e: { id: string; recipient: string; createdAt: number; active: boolean }): AuditKeyView {
-  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "inactive", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, kind: "escrow" };
+  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "inactive", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, disabled_reason: null, kind: "escrow" };
 }
 
 export async function listKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {
@@ -132,4 +135,37 @@ export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: stri
     await bumpRevision(tx, orgId);
     return changed;
   });
+}
+
+/**
+ * Keys registered before recipients were checked for low order (or otherwise unusable): every
+ * record sealed to one fails, so every governed call of its organization would fail. At
+ * control-plane start each such active key is disabled, with the reason kept on the key (the
+ * console and `svc audit keys list` show it) and a warning logged; the revision bump sends
+ * runtimes a bundle without it. Returns the keys disabled.
+ */
+export async function disableUnusableKeys(deps: ControlPlaneDeps): Promise<AuditKeyRow[]> {
+  const k = tables(deps.db).auditKeys;
+  const active = await deps.db.select({ id: k.id, orgId: k.orgId, publicKey: k.publicKey }).from(k).where(eq(k.status, "active"));
+  const disabled: AuditKeyRow[] = [];
+  for (const key of active) {
+    const problem = recipientProblem(key.publicKey);
+    if (!problem) continue;
+    const reason = `disabled by the service: ${problem}`;
+    const disabledAt = deps.now();
+    const changed = await deps.db.transaction(async (tx) => {
+      const kt = tables(tx).auditKeys;
+      const [row] = await tx
+        .update(kt)
+        .set({ status: "disabled", disabledAt, disabledReason: reason })
+        .where(and(eq(kt.id, key.id), eq(kt.status, "active")))
+        .returning();
+      if (row) await bumpRevision(tx, key.orgId);
+      return row;
+    });
+    if (!changed) continue;
+    deps.log.warn("audit-encryption key disabled: no record can be sealed to it", { org: key.orgId, key: key.id, reason: problem });
+    disabled.push(changed);
+  }
+  return disabled;
 }

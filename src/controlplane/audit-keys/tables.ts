@@ -9,5 +9,7 @@ export const auditKeys = table("audit_keys", (c) => ({
   publicKey: c.text("public_key").notNull(),
   status: c.text("status", { enum: ["active", "disabled"] }).notNull(),
   disabledAt: c.millis("disabled_at"),
+  /** Why the service disabled it (a recipient age cannot encrypt to); null when an admin did. */
+  disabledReason: c.text("disabled_reason"),
   createdAt: c.createdAt(),
 }));

@@ -8,7 +8,7 @@ import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
-export type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at: string; disabled_at: string | null; kind?: "customer" | "escrow" };
+export type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at: string; disabled_at: string | null; disabled_reason?: string | null; kind?: "customer" | "escrow" };
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
 
 /** The browser-side check: starts with age1, no spaces (the service does the real parsing). */
@@ -30,7 +30,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
   <td><strong>${k.name}</strong><br><span class="muted mono">${k.id}</span></td>
   <td>${code(k.public_key)}</td>
   <td>${k.status === "active" ? badge("active", "ok") : badge(k.status, "muted")}${k.kind === "escrow" ? html` ${badge("escrow", "warn")}` : ""}</td>
-  <td>${time(k.created_at)}${k.disabled_at ? html`<br><span class="muted">disabled ${time(k.disabled_at)}</span>` : ""}</td>
+  <td>${time(k.created_at)}${k.disabled_at ? html`<br><span class="muted">disabled ${time(k.disabled_at)}</span>` : ""}${k.disabled_reason ? html`<br><span class="muted" data-disabled-reason>${k.disabled_reason}</span>` : ""}</td>
   <td>${k.status === "active" && k.kind !== "escrow" ? html`<a class="btn btn-small btn-secondary" href="${path`/audit-keys/${k.id}/disable`}" aria-label="Disable key ${k.name}">Disable…</a>` : ""}</td>
 </tr>`,
   );

@@ -1,0 +1,1 @@
+ALTER TABLE "audit_keys" ADD COLUMN "disabled_reason" text;
