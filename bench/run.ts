@@ -10,6 +10,7 @@ import type { BenchContext, Suite } from "./lib/context.ts";
 import { markdown, type Metric, metric, table, verdict } from "./lib/report.ts";
 import { ensureBinary, startStack } from "./lib/stack.ts";
 import { controlplane } from "./suites/controlplane.ts";
+import { controlplanePg } from "./suites/controlplane-pg.ts";
 import { decisions } from "./suites/decisions.ts";
 import { footprint } from "./suites/footprint.ts";
 import { model } from "./suites/model.ts";
@@ -17,13 +18,16 @@ import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
 import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, model, controlplane, footprint, spool, peers];
+const SUITES: Suite[] = [decisions, policies, model, controlplane, controlplanePg, footprint, spool, peers];
+/** Issue 14's side-by-side suites: only with --peers (or named in --only). */
+const PEER_SUITES: Suite[] = [controlplanePg, peers];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]
 
   --quick      1 s load per run, 2 runs, 100k audit records (100k unshipped in the spool suite): about 2 minutes
   --only       suites: ${SUITES.map((s) => s.name).join(", ")}
   --runs N     repetitions per measurement (default 3; the table shows the median)
-  --peers      also run the peers suite: OPA, Cedar-wasm, LiteLLM (installed once by bench/setup-peers.sh)
+  --peers      also run issue 14's side-by-side suites: peers (OPA, Cedar-wasm, LiteLLM, installed once by
+               bench/setup-peers.sh) and controlplane-pg (ingest and 304 polls on a durable PostgreSQL)
   --build      rebuild dist/svc even when it is newer than src/
   --markdown   also print the table as Markdown (for docs/performance.md)
 
@@ -79,7 +83,7 @@ ensureBinary(opts.build, say);
 const stack = await startStack(say);
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const ctx: BenchContext = { stack, runs: opts.runs, quick: opts.quick, durationS: opts.quick ? 1 : 3, peers: opts.peers, say, facts: { proxy_first_start_ms: stack.proxy.startMs, loadavg_before: loadavg() } };
-const selected = SUITES.filter((s) => (opts.only ? opts.only.includes(s.name) : s !== peers || opts.peers));
+const selected = SUITES.filter((s) => (opts.only ? opts.only.includes(s.name) : !PEER_SUITES.includes(s) || opts.peers));
 const metrics: Metric[] = [];
 const failures: Record<string, string> = {};
 try {
