@@ -11,22 +11,12 @@ import { loadConfig } from "../proxy/config.ts";
 import { type Daemon, startDaemon } from "../proxy/daemon.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "../proxy/testing/fake-control-plane.ts";
 import { callerFor, parseArgsFlag, report, whatIf } from "./policies-whatif.ts";
+import { seededRandom } from "../../test/support/seeded-random.ts";
 
 const TOKEN = "svc_rt_whatif_token";
 const quiet: Logger = { info() {}, warn() {}, error() {} };
 
-/** mulberry32: a seeded generator, so a failure names a reproducible seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]! };
-}
+const rng = seededRandom;
 
 const TOOLS = ["crm.read", "crm.update", "crm.credit"];
 const SOURCES = ["*", "user:usr_alice", "user:usr_bob", "group:sales", "group:staff", "user:inst_W"];

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { scanChatBody } from "./chat-body.ts";
 import { MAX_JSON_DEPTH } from "./json-body.ts";
 import { upstreamRequest } from "./metered-call.ts";
+import { type SeededRandom, seededRandom } from "../../../test/support/seeded-random.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -34,21 +35,8 @@ function scanSplice(text: string) {
   return { ok: true as const, sent: JSON.parse(dec.decode(r.bytes)) as unknown, stream: r.stream, callerAsked: r.callerAsked, bytes: r.bytes };
 }
 
-// A seeded generator: a failure is reproducible from its seed.
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T,>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
-type R = ReturnType<typeof rng>;
+const rng = seededRandom;
+type R = SeededRandom;
 
 const PIECES = ["model", '"model":"evil"', "stream", '"stream":true', "\\", '"', '\\"', "\n", "é", "😀", "\u0000", "\u2028", "{", "}", "[", "]", ",", ":", " ", "include_usage", "a".repeat(40)];
 const KEYS = ["model", "stream", "stream_options", "include_usage", "role", "content", "x", "é", "a\"b", "mod\\el"];
