@@ -30,10 +30,6 @@ export class ChatBody {
     private readonly close: number,
   ) {}
 
-  has(key: string): boolean {
-    return this.spans.has(key);
-  }
-
   /** A top-level field, parsed on first use; undefined when absent. */
   field(key: string): unknown {
     const span = this.spans.get(key);
