@@ -15,6 +15,7 @@ import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
+import { sealCounters } from "./audit/age-seal.ts";
 
 const TOKEN = "svc_rt_test_token";
 const SECRET_ARG = "s3cr3t-argument-value";
@@ -252,6 +253,9 @@ describe("tool decisions", () => {
       d.addIdentity(id);
       return JSON.parse(await d.decrypt(Buffer.from(ct, "base64"), "text"));
     };
+    // New recipients: the first records find no stanza key ready and wait for the worker; no
+    // X25519 work runs on the event loop (sealCounters counts any made inline).
+    const inline = sealCounters.inlineStanzaKeys;
     t.cp.setBundle({ recipients: recips });
     await t.daemon.loop.pollNow();
     const two = await shipped((await decide("crm.read", "fe-alice", { n: 2, secret: SECRET_ARG })).record_id);
@@ -267,6 +271,8 @@ describe("tool decisions", () => {
     await t.daemon.loop.pollNow();
     const none = await shipped((await decide("crm.read", "fe-alice")).record_id);
     expect(none).toMatchObject({ ciphertext: null, recipient_key_ids: [], digest_key_id: "dk_TEST" });
+    expect(sealCounters.inlineStanzaKeys).toBe(inline);
+    expect((await (await call("/metrics")).text()).split("\n")).toContain(`svc_proxy_seal_inline_stanza_keys_total ${inline}`);
   });
 
   test("a condition on the arguments permits one value and refuses another; a condition error refuses naming the policy", async () => {

@@ -8,6 +8,7 @@ import type { AuditRecord } from "../contract/audit.ts";
 import { Counter, FAST_SECONDS, Gauge, Histogram, Registry, SLOW_SECONDS } from "../metrics/index.ts";
 import type { ModelCallEnd } from "./api/metered-call.ts";
 import type { Route } from "./api/routes.ts";
+import { sealCounters } from "./audit/age-seal.ts";
 import type { AuditSpool } from "./audit/spool.ts";
 import type { BudgetBook } from "./policy/budgets.ts";
 import type { ProxyStatus } from "./policy/status.ts";
@@ -55,6 +56,7 @@ export class ProxyMetrics {
         return t === null ? 0 : Math.max(0, (now() - t) / 1000);
       }),
     );
+    r.add(new Gauge("svc_proxy_seal_inline_stanza_keys_total", "age X25519 stanza keys made on the event loop (0 while the sealing worker runs).", () => sealCounters.inlineStanzaKeys, [], "counter"));
     r.add(new Gauge("svc_proxy_bundle_age_seconds", "Seconds since the control plane last sent or confirmed the bundle in use (absent before the first).", () => (o.status.lastSuccess ? (now() - o.status.lastSuccess.getTime()) / 1000 : null)));
     r.add(new Gauge("svc_proxy_bundle_revision", "Revision of the bundle in use (absent when none).", () => o.status.compiled?.revision ?? null));
     const book = o.budgets;

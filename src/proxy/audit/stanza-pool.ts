@@ -97,12 +97,13 @@ export class StanzaPool implements StanzaKeySource {
   }
 
   close(): void {
-    this.worker?.terminate();
     this.gone();
   }
 
   /** No worker any more: records waiting are sealed inline, and so are later ones. */
   private gone(): void {
+    // An error in the worker may leave it running but useless: it is ended either way.
+    this.worker?.terminate();
     this.worker = null;
     this.ready.clear();
     this.asked.clear();
