@@ -47,7 +47,7 @@ describe("rate limits on the real proxy", () => {
   test("per tool, per model and per user buckets refuse with svc.rate_limited, audited; a bucket refills after the wait it names", async () => {
     const alice = s.users.alice!.remote;
     const bob = s.users.bob!.remote;
-    const chat = (user: string, m: string) => px.call("/v1/chat/completions", { user, body: { model: m, messages: [{ role: "user", content: "hi" }] } });
+    const chat = async (user: string, m: string) => px.call("/v1/chat/completions", { user, body: { model: m, messages: [{ role: "user", content: "hi" }] } });
 
     // per named tool: crm.read=3/min is one bucket for every caller
     for (let i = 0; i < 3; i++) expect((await px.decide("crm.read", bob)).decision).toBe("permit");
