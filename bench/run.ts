@@ -10,15 +10,17 @@ import type { BenchContext, Suite } from "./lib/context.ts";
 import { markdown, type Metric, metric, table, verdict } from "./lib/report.ts";
 import { ensureBinary, startStack } from "./lib/stack.ts";
 import { controlplane } from "./suites/controlplane.ts";
+import { conditions } from "./suites/conditions.ts";
 import { controlplanePg } from "./suites/controlplane-pg.ts";
 import { decisions } from "./suites/decisions.ts";
 import { footprint } from "./suites/footprint.ts";
+import { limits } from "./suites/limits.ts";
 import { model } from "./suites/model.ts";
 import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
 import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, model, controlplane, controlplanePg, footprint, spool, peers];
+const SUITES: Suite[] = [decisions, policies, limits, conditions, model, controlplane, controlplanePg, footprint, spool, peers];
 /** Issue 14's side-by-side suites: only with --peers (or named in --only). */
 const PEER_SUITES: Suite[] = [controlplanePg, peers];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]

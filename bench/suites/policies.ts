@@ -17,7 +17,7 @@ import { type Metric, metric } from "../lib/report.ts";
 const COUNTS = [10, 1_000, 100_000] as const;
 const NAME_PREFIX = "bench-scale ";
 
-async function writePolicies(ctx: BenchContext, count: number): Promise<void> {
+export async function writePolicies(ctx: BenchContext, count: number): Promise<void> {
   const { stack } = ctx;
   const store = openStore(stack.cp.database);
   await store.db.transaction(async (tx) => {
