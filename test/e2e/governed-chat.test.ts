@@ -25,6 +25,7 @@ import {
   containerEnv,
   freshStateDir,
   linked,
+  proxyMetrics,
   proxyPid,
   startContainer,
   stopContainer,
@@ -513,6 +514,60 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       expect((await w.cli(["audit", "keys", "disable", JSON.parse(key.stdout).id])).code).toBe(0);
     } finally {
       await notes.stop();
+    }
+  });
+});
+
+describe("scenario 16: a budget (issue 16)", () => {
+  test("the 80 % warning reaches Alice alone, never the chat or the model; at the limit the turn is refused as an assistant message, audited", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    w.model.respond = null;
+    const aliceSocket = await listenSocket(url, w.alice);
+    const bobSocket = await listenSocket(url, w.bob);
+    const spentOf = async (name: string) => (JSON.parse((await w.cli(["budgets", "list", "--json"])).stdout).budgets.find((b: any) => b.name === name)?.spent ?? NaN) as number;
+    const fetched = async (name: string) => waitFor(async () => (await proxyMetrics()).includes(`svc_proxy_budget_limit{budget="${name}"}`), `the proxy to fetch the budget ${name}`, 30_000);
+    const create = async (name: string, tokens: number) => expect((await w.cli(["budgets", "create", "--name", name, "--user", ALICE.email, "--period", "day", "--tokens", String(tokens)])).code).toBe(0);
+    try {
+      // what one turn costs, and what Alice has spent today already (earlier scenarios)
+      await create("e2e-probe", 1_000_000_000);
+      const s0 = await spentOf("e2e-probe");
+      await chatTurn(url, w.alice, { model: MODEL, content: "Hello?" });
+      let s1 = s0;
+      await waitFor(async () => (s1 = await spentOf("e2e-probe")) > s0, "the probe turn's tokens counted");
+      const perTurn = s1 - s0;
+      expect((await w.cli(["budgets", "delete", "e2e-probe"])).code).toBe(0);
+      // a limit that one more turn takes past 80 % and two more past 100 %
+      await create("alice-e2e", s1 + Math.ceil(perTurn * 1.2));
+      await fetched("alice-e2e");
+      const before = w.model.requests.length;
+      const turns: any[] = [];
+      for (let i = 0; i < 3; i++) turns.push(await chatTurn(url, w.alice, { model: MODEL, content: "Hello?" })); // the probe's words: the same cost
+      // two permitted turns (the warning on one of them), then the refusal as the assistant's answer
+      expect(turns[0].message.content).toContain("Hello from the model");
+      expect(turns[1].message.content).toContain("Hello from the model");
+      expect(turns[2].message.content).toStartWith('Refused (svc.budget_exceeded): the budget "alice-e2e" is used up');
+      expect(w.model.requests.length).toBe(before + 2); // the refused turn reached no model
+      await waitFor(() => aliceSocket.notifications().length > 0, "the budget warning");
+      const warnings = aliceSocket.notifications();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].data).toMatchObject({ type: "notification", data: { type: "warning" } });
+      expect(String(warnings[0].data.data.content)).toMatch(/^\d+ % of the budget "alice-e2e" is used/);
+      // to Alice alone; never in the stored chats nor sent to the model
+      expect(bobSocket.notifications()).toEqual([]);
+      expect(JSON.stringify(bobSocket.events())).not.toContain("alice-e2e");
+      for (const t of turns) {
+        const stored = await (await fetch(`${url}/api/v1/chats/${t.chatId}`, { headers: { authorization: `Bearer ${w.alice.token}` } })).text();
+        expect(stored).not.toContain("% of the budget");
+      }
+      expect(JSON.stringify(w.model.requests)).not.toContain("alice-e2e");
+      const refused = await auditRecord({ kind: "model", decision: "deny", user: w.aliceUserId }, (r) => r.reason === "svc.budget_exceeded");
+      expect(refused).toMatchObject({ action: "model:invoke", decision: "deny", reason: "svc.budget_exceeded", installation_id: w.installationId });
+    } finally {
+      await w.cli(["budgets", "delete", "e2e-probe"]);
+      await w.cli(["budgets", "delete", "alice-e2e"]);
+      await aliceSocket.stop();
+      await bobSocket.stop();
     }
   });
 });

@@ -140,6 +140,7 @@ export function containerEnv(o: { token: string; stateDir: string; port: number;
     SVC_PROXY_AUDIT: join(o.stateDir, "audit-spool"),
     SVC_PROXY_CA_FILE: join(w.shared!, "ca.pem"),
     SVC_PROXY_POLL_INTERVAL: "1s",
+    SVC_PROXY_LIMITS_INTERVAL: "1s",
     SVC_PROXY_HEARTBEAT_INTERVAL: "5s",
     SVC_PROXY_PATH: w.bin!,
     SVC_CHATUI_HOST: "127.0.0.1",
@@ -217,6 +218,13 @@ export async function bundleApplied(): Promise<number> {
     30_000,
   );
   return rev;
+}
+
+/** The proxy's Prometheus text (GET /metrics on its socket, with the runtime token). */
+export async function proxyMetrics(): Promise<string> {
+  const sock = join(w.container!.stateDir, "proxy.sock");
+  const res = await fetch("http://svc-proxy/metrics", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken!}` } } as RequestInit);
+  return res.text();
 }
 
 /** Spec §1 step 4: a model profile (api_key: the runtime registered its key at boot), assigned. */
