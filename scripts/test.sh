@@ -75,6 +75,13 @@ BUN_TEST=(bun test --timeout 60000)
 bash scripts/mcp-servers-venv.sh >test-artifacts/mcp-servers-venv.log 2>&1 || { tail -20 test-artifacts/mcp-servers-venv.log; failed=$((failed + 1)); }
 run_suite unit "${BUN_TEST[@]}" src test/support examples; count_bun test-artifacts/unit.log unit
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
+# schemathesis against the control plane's OpenAPI document on a real server (issue 20): a
+# bounded run (test/api-fuzz/run.ts; ~3,500 requests), no 5xx and no answer off the document.
+if ST_BIN=$(bash scripts/schemathesis-venv.sh 2>test-artifacts/schemathesis-venv.log); then
+  run_suite schemathesis bun test/api-fuzz/run.ts "$ST_BIN"; count_plain test-artifacts/schemathesis.log schemathesis
+else
+  tail -20 test-artifacts/schemathesis-venv.log; failed=$((failed + 1)); status=1; echo "suite schemathesis: the venv could not be made"
+fi
 # The control plane again on PostgreSQL, its scale-out store: its unit suites and every
 # cross-process suite (each control plane they start gets a fresh database).
 # The PostgreSQL server is stopped at the end only when this run started it (another run on

@@ -1,5 +1,6 @@
-// The pure parts of the export and the search: CSV cells and the tool filter's LIKE pattern.
+// The export and the search: CSV cells, the tool filter's LIKE pattern, bad filters refused before streaming.
 import { expect, test } from "bun:test";
+import { testControlPlane } from "../testing.ts";
 import { csvCell } from "./export.ts";
 import { toolPattern } from "./query.ts";
 
@@ -20,4 +21,16 @@ test("toolPattern: a prefix without wildcards, a glob with them; LIKE's own char
   expect(toolPattern("crm?x")).toBe("crm_x");
   expect(toolPattern("a_b%")).toBe("a\\_b\\%%");
   expect(toolPattern("back\\slash")).toBe("back\\\\slash%");
+});
+
+test("a bad export filter is a 4xx problem before any byte is streamed (it cut the connection after a 200; schemathesis found it)", async () => {
+  const cp = await testControlPlane();
+  for (const query of ["from=%3A", "since=yesterday-ish", "format=csv&until=%3A"]) {
+    const res = await cp.call("GET", cp.org(`/audit-records/export?${query}`));
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(res.headers.get("content-type")).toStartWith("application/problem+json");
+  }
+  const ok = await cp.call("GET", cp.org("/audit-records/export?format=csv"));
+  expect(ok.status).toBe(200);
 });

@@ -73,17 +73,19 @@ export function csvLine(r: ExportLine): string {
   return `${CSV_COLUMNS.map(([, value]) => csvCell(value(r))).join(",")}\r\n`;
 }
 
-/** The export as a byte stream, one page read per pull. */
-export function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, "cursor" | "limit">, format: ExportFormat, now: number): ReadableStream<Uint8Array> {
+/**
+ * The export as a byte stream, one page read per pull. The filters are checked first: a bad one
+ * is a 4xx before any byte is sent (inside the stream it cut the connection after a 200).
+ */
+export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, "cursor" | "limit">, format: ExportFormat, now: number): Promise<ReadableStream<Uint8Array>> {
   const a = tables(db).auditRecords;
   const encoder = new TextEncoder();
   let after: string | null = null;
   let started = false;
-  let base: Awaited<ReturnType<typeof filterConditions>> | undefined;
+  const base = await filterConditions(db, orgId, filters, now);
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        if (base === undefined) base = await filterConditions(db, orgId, filters, now);
         let text = "";
         if (!started) {
           started = true;
