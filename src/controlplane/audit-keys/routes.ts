@@ -2,22 +2,13 @@
 // action is `POST …/audit-encryption-keys/{id}:disable`; Elysia reads `:` as a parameter
 // marker, so the POST takes the whole last segment and splits off the action itself.
 import { Elysia, t } from "elysia";
+import { AuditKey, AuditKeyList } from "../../contract/admin-api.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { escrowKeySummary } from "../organizations/settings.ts";
 import { createKey, disableKey, escrowKeyView, getKey, keyView, listKeys } from "./service.ts";
 
-const AuditKey = t.Object({
-  id: t.String(),
-  name: t.String(),
-  public_key: t.String(),
-  status: t.Union([t.Literal("active"), t.Literal("disabled"), t.Literal("inactive")]),
-  created_at: t.String(),
-  disabled_at: t.Union([t.String(), t.Null()]),
-  disabled_reason: t.Union([t.String(), t.Null()]),
-  kind: t.Union([t.Literal("customer"), t.Literal("escrow")]),
-});
 
 const CreateKey = t.Object(
   { name: t.String({ minLength: 1, maxLength: 200 }), public_key: t.String({ minLength: 1, maxLength: 200 }) },
@@ -47,7 +38,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
       },
       {
         admin: true,
-        response: t.Object({ keys: t.Array(AuditKey) }),
+        response: AuditKeyList,
         detail: { summary: "List audit-encryption keys (active and disabled), and the escrow key (kind escrow) once escrow was enabled", tags: ["audit keys"] },
       },
     )

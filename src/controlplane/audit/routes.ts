@@ -6,6 +6,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { exportStream } from "./export.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
+import { CIPHERTEXT_RESPONSES, EXPORT_RESPONSES } from "../http/openapi-complete.ts";
 
 const UsageQuery = t.Object({
   by: t.Union([t.Literal("user"), t.Literal("group"), t.Literal("model"), t.Literal("agent")]),
@@ -62,10 +63,10 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     )
     .get(
       "/audit-records/export",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         const format = query.format ?? "jsonl";
         const { format: _, ...filters } = query;
-        return new Response(exportStream(deps.db, principal.orgId, filters, format, deps.now()), {
+        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now()), {
           headers: {
             "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "content-disposition": `attachment; filename="audit-records.${format}"`,
@@ -73,7 +74,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
           },
         });
       },
-      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines or CSV (never ciphertext)", tags: ["audit"] } },
+      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines or CSV (never ciphertext)", tags: ["audit"], responses: EXPORT_RESPONSES } },
     )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,
@@ -89,6 +90,6 @@ export function auditRoutes(deps: ControlPlaneDeps) {
             "cache-control": "no-store",
           },
         }),
-      { admin: true, detail: { summary: "The record's arguments as a binary age file, for `svc audit decrypt`", tags: ["audit"] } },
+      { admin: true, detail: { summary: "The record's arguments as a binary age file, for `svc audit decrypt`", tags: ["audit"], responses: CIPHERTEXT_RESPONSES } },
     );
 }

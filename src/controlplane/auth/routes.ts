@@ -1,5 +1,6 @@
 // Sign-in and `svc login`: console sessions, who-am-I, browser-approved login requests, and
 // API tokens for the CLI. Handlers pass plain values to the services in this folder.
+import { Me } from "../../contract/admin-api.ts";
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -10,6 +11,7 @@ import { ApiTokenCreate, ApiTokenParams, LoginRequestApprove, LoginRequestCreate
 import { authPlugin, sessionCookieName } from "./plugin.ts";
 import { deleteSession, issueApiToken, listApiTokens, revokeOrgApiToken } from "./service.ts";
 import { signIn } from "./sessions.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["auth"];
 
@@ -72,7 +74,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
         cookie[cookieName]!.set(sessionCookie("", 0));
         set.status = 204;
       },
-      { member: true, detail: { tags, summary: "Sign out" } },
+      { member: true, detail: { tags, summary: "Sign out", responses: NO_CONTENT } },
     )
     .get(
       "/me",
@@ -86,7 +88,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
           ...(principal.tokenExpiresAt ? { token_expires_at: new Date(principal.tokenExpiresAt).toISOString() } : {}),
         };
       },
-      { member: true, detail: { tags, summary: "The signed-in account, its organization and role" } },
+      { member: true, response: Me, detail: { tags, summary: "The signed-in account, its organization and role" } },
     )
     .post(
       "/auth/login-requests",
@@ -133,6 +135,6 @@ export function authRoutes(deps: ControlPlaneDeps) {
         await revokeOrgApiToken(deps, principal.orgId, params.id);
         set.status = 204;
       },
-      { admin: true, params: ApiTokenParams, detail: { tags, summary: "Revoke an API token of the organization (fails with 401 at once)" } },
+      { admin: true, params: ApiTokenParams, detail: { tags, summary: "Revoke an API token of the organization (fails with 401 at once)", responses: NO_CONTENT } },
     );
 }

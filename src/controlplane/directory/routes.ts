@@ -17,6 +17,7 @@ import {
   setUserDisabledByHand,
   showUser,
 } from "./service.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["directory"];
 
@@ -91,7 +92,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
         await addGroupMemberByHand(db, principal.orgId, params.id, body.user_id);
         set.status = 204;
       },
-      { admin: true, params: IdParams, body: GroupMemberAdd, detail: { tags, summary: "Add a user to a group" } },
+      { admin: true, params: IdParams, body: GroupMemberAdd, detail: { tags, summary: "Add a user to a group", responses: NO_CONTENT } },
     )
     .delete(
       "/groups/:id/members/:user_id",
@@ -99,6 +100,6 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
         await removeGroupMemberByHand(db, principal.orgId, params.id, params.user_id);
         set.status = 204;
       },
-      { admin: true, params: MemberParams, detail: { tags, summary: "Remove a user from a group" } },
+      { admin: true, params: MemberParams, detail: { tags, summary: "Remove a user from a group", responses: NO_CONTENT } },
     );
 }

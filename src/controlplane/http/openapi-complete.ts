@@ -28,6 +28,20 @@ export function securityOf(method: string, path: string): readonly Json[] {
   return SECURITY.admin;
 }
 
+/** `detail.responses` of a route that answers 204 without a body. */
+export const NO_CONTENT = { 204: { description: "done; no body" } };
+
+/** `detail.responses` of the audit export: JSON lines (default) or CSV, streamed. */
+export const EXPORT_RESPONSES = {
+  200: {
+    description: "the matching records, oldest first",
+    content: { "application/x-ndjson": { schema: { type: "string" as const } }, "text/csv": { schema: { type: "string" as const } } },
+  },
+};
+
+/** `detail.responses` of a record's ciphertext: a binary age file. */
+export const CIPHERTEXT_RESPONSES = { 200: { description: "the age file", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } } };
+
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
 const problemContent = { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } };
 

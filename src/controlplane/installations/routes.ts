@@ -1,6 +1,7 @@
 // Installation routes (`svc bot init|list|status|agents list|credential`): create, list, status
 // with replicas, bound agent, registered tools, the runtime credential, delete.
 import { Elysia } from "elysia";
+import { Installation, InstallationList, InstallationStatus } from "../../contract/admin-api.ts";
 import { IdParams, WorkspaceQuery } from "../agents/model.ts";
 import { getAgent, presentAgent } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
@@ -9,6 +10,7 @@ import { resolveWorkspace } from "../organizations/service.ts";
 import { CredentialRequest, InstallationCreate } from "./model.ts";
 import { livenessLimits } from "../runtime/replicas.ts";
 import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations, toolsOf } from "./service.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["installations"];
 
@@ -21,7 +23,7 @@ export function installationRoutes(deps: ControlPlaneDeps) {
         const ws = query.workspace ? await resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
         return { installations: await listInstallations(deps.db, principal.orgId, ws?.id) };
       },
-      { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List installations" } },
+      { admin: true, query: WorkspaceQuery, response: InstallationList, detail: { tags, summary: "List installations" } },
     )
     .post(
       "/installations",
@@ -30,11 +32,12 @@ export function installationRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return inst;
       },
-      { admin: true, body: InstallationCreate, detail: { tags, summary: "Create an installation (platform must be chatui)" } },
+      { admin: true, body: InstallationCreate, response: { 201: Installation }, detail: { tags, summary: "Create an installation (platform must be chatui)" } },
     )
     .get("/installations/:id", async ({ principal, params }) => installationStatus(deps.db, principal.orgId, params.id, { now: deps.now(), limits: livenessLimits(deps.config) }), {
       admin: true,
       params: IdParams,
+      response: InstallationStatus,
       detail: { tags, summary: "Installation status with its replicas (state stale or gone when one has not been heard from for a while)" },
     })
     .get(
@@ -64,6 +67,6 @@ export function installationRoutes(deps: ControlPlaneDeps) {
         await deleteInstallation(deps, principal.orgId, params.id);
         set.status = 204;
       },
-      { admin: true, params: IdParams, detail: { tags, summary: "Delete an installation; its token stops working" } },
+      { admin: true, params: IdParams, detail: { tags, summary: "Delete an installation; its token stops working", responses: NO_CONTENT } },
     );
 }

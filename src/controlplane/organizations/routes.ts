@@ -1,10 +1,12 @@
 // Organization-scoped admin routes for the organization itself: workspaces and members.
 import { Elysia, t } from "elysia";
+import { Workspace, WorkspaceList } from "../../contract/admin-api.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { addMember, listMembers, removeMember } from "./members.ts";
 import { MemberCreate, WorkspaceCreate } from "./model.ts";
 import { createWorkspace, listWorkspaces } from "./service.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const MemberParams = t.Object({ org: t.String(), account_id: t.String({ minLength: 1, maxLength: 64 }) });
 
@@ -19,6 +21,7 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get("/workspaces", async ({ principal }) => ({ workspaces: (await listWorkspaces(deps.db, principal.orgId)).map(presentWorkspace) }), {
       admin: true,
+      response: WorkspaceList,
       detail: { tags: ["organizations"], summary: "List workspaces" },
     })
     .post(
@@ -28,7 +31,7 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return presentWorkspace(created);
       },
-      { admin: true, body: WorkspaceCreate, detail: { tags: ["organizations"], summary: "Create a workspace" } },
+      { admin: true, body: WorkspaceCreate, response: { 201: Workspace }, detail: { tags: ["organizations"], summary: "Create a workspace" } },
     )
     .get("/members", async ({ principal }) => ({ members: await listMembers(deps.db, principal.orgId) }), {
       admin: true,
@@ -49,6 +52,6 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
         await removeMember(deps.db, principal, params.account_id, deps.now());
         set.status = 204;
       },
-      { admin: true, params: MemberParams, detail: { tags: ["organizations"], summary: "Remove a member: ends its sessions and revokes its API tokens in this organization" } },
+      { admin: true, params: MemberParams, detail: { tags: ["organizations"], summary: "Remove a member: ends its sessions and revokes its API tokens in this organization", responses: NO_CONTENT } },
     );
 }

@@ -8,6 +8,7 @@ import { resolveWorkspace } from "../organizations/service.ts";
 import { applyPolicies, checkTools } from "./apply.ts";
 import { PolicyApply, PolicyCreate, PolicyParams, PolicyQuery, PolicyUpdate } from "./model.ts";
 import { createPolicy, deletePolicy, listPolicies, type PolicyInput, policySpec, presentPolicy, updatePolicy } from "./service.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 type WireFields = { name?: string; src?: string; dst?: string; effect?: "permit" | "deny"; agent_id?: string | null; condition?: string | null; mode?: "enforce" | "shadow" };
 
@@ -76,6 +77,6 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         await deletePolicy(db, principal.orgId, params.id);
         set.status = 204;
       },
-      { admin: true, params: PolicyParams, detail: { tags, summary: "Delete a policy" } },
+      { admin: true, params: PolicyParams, detail: { tags, summary: "Delete a policy", responses: NO_CONTENT } },
     );
 }

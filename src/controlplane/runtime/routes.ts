@@ -17,6 +17,7 @@ import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { currentDigestKey, orgRevision } from "../organizations/service.ts";
 import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): Promise<BootstrapResponse> {
   const problem = recipientProblem(body.credential_sync_recipient);
@@ -128,7 +129,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
         );
         set.status = 204;
       },
-      { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] } },
+      { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] , responses: NO_CONTENT } },
     )
     .post("/audit-records", async ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
       runtime: true,

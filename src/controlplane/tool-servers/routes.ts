@@ -21,6 +21,7 @@ import {
   setServerTools,
   unassignServer,
 } from "./service.ts";
+import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["tool-servers"];
 
@@ -60,7 +61,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
         await deleteServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace));
         set.status = 204;
       },
-      { admin: true, params: ServerParams, query: ServerQuery, detail: { tags, summary: "Delete a tool server no agent is assigned (409 while assigned)" } },
+      { admin: true, params: ServerParams, query: ServerQuery, detail: { tags, summary: "Delete a tool server no agent is assigned (409 while assigned)", responses: NO_CONTENT } },
     )
     .put(
       "/tool-servers/:id/secrets",
