@@ -5,6 +5,7 @@ import { lstatSync, readFileSync, rmSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { dirname, resolve } from "node:path";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
+import type { AuditKey } from "../contract/admin-api.ts";
 import { recipientProblem } from "../contract/age-recipient.ts";
 import {
   decryptAgeFile,
@@ -20,7 +21,6 @@ import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
 
-type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at?: string; disabled_at?: string | null; disabled_reason?: string | null; kind?: "customer" | "escrow" };
 
 function pathTaken(path: string): boolean {
   try {

@@ -3,20 +3,19 @@
 import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
+import type { Installation, InstallationStatus } from "../contract/admin-api.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 import { findWorkspace, inWorkspace } from "./scope.ts";
 
 export const SUPPORTED_PLATFORM = "chatui";
 
-type Replica = { id: string; state: string; policy_revision: number | null; tool_count: number; spool_depth: number; version: string; last_heartbeat_at: string | null; last_success: string | null };
-type Installation = { id: string; name: string; platform: string; agent_id: string; workspace_id: string; created_at?: string; tool_count?: number; replicas?: Replica[] };
 type Agent = { id: string; name: string; description?: string | null; workspace_id: string; created_at?: string };
 
 const installationArg = { type: "string", required: true, description: "installation id (inst_…)", valueHint: "installation_id" } as const;
 
-async function getInstallation(client: OrgClient, id: string): Promise<Installation> {
-  return client.json<Installation>("GET", client.org(`/installations/${seg(id)}`));
+async function getInstallation(client: OrgClient, id: string): Promise<InstallationStatus> {
+  return client.json<InstallationStatus>("GET", client.org(`/installations/${seg(id)}`));
 }
 
 const init = command({

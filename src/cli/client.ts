@@ -1,6 +1,7 @@
 // The admin CLI's one HTTP client for the control plane's API (docs/api.md). Every refusal the
 // control plane gives as problem+json becomes an ApiError — a CommandFailure whose message is
 // one sentence naming the command, saying what to do next, and ending with the stable `code`.
+import type { Me } from "../contract/admin-api.ts";
 import { CommandFailure, EXIT_FAILURE } from "../command/index.ts";
 import { type CliEnv, type Credentials, readCliEnv, resolveCredentials } from "./config.ts";
 
@@ -239,7 +240,7 @@ export class OrgClient extends AdminClient {
 }
 
 /** GET /me: who the token belongs to. */
-export type Me = { account: { id: string; email: string }; organization: { id: string; name: string }; role: string; token_expires_at?: string };
+export type { Me } from "../contract/admin-api.ts";
 
 /**
  * The client every admin command uses: credentials from the environment or the config file;

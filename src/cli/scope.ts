@@ -1,8 +1,9 @@
 // Looking up the workspace and model profile an admin names on the command line (by id or by
 // name), so commands can check that the objects they touch are in the workspace the admin meant.
+import type { Workspace } from "../contract/admin-api.ts";
 import type { OrgClient } from "./client.ts";
 
-export type Workspace = { id: string; name: string; created_at?: string };
+export type { Workspace } from "../contract/admin-api.ts";
 
 /** The workspace named by id or name; a failure naming the known workspaces when absent. */
 export async function findWorkspace(client: OrgClient, ref: string): Promise<Workspace> {

@@ -2,13 +2,14 @@
 // browser checks the `age1` prefix (pattern attribute + a small script); the service checks
 // that the key parses as an X25519 recipient. Disabling is permanent, and the confirmation
 // page says so before anything changes.
+import type { AuditKey } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
-export type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at: string; disabled_at: string | null; disabled_reason?: string | null; kind?: "customer" | "escrow" };
+export type { AuditKey } from "../../../contract/admin-api.ts";
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
 
 /** The browser-side check: starts with age1, no spaces (the service does the real parsing). */

@@ -5,40 +5,12 @@ import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path } from "../html.ts";
 import { type Tone, badge, dataTable, section, shell, time } from "../layout.ts";
 import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
+import type { Installation as AdminInstallation, InstallationStatus, Replica } from "../../../contract/admin-api.ts";
 import type { HeartbeatToolServer } from "../../../contract/runtime-api.ts";
 
-export type Replica = {
-  id: string;
-  /** The reported state, or `stale` / `gone` when the replica has not been heard from for a while. */
-  state: string;
-  liveness?: "live" | "stale" | "gone";
-  last_seen_at?: string | null;
-  policy_revision: number | null;
-  tool_count: number | null;
-  spool_depth: number | null;
-  /** ok, low or full (full: the proxy refuses decisions, 503 spool_full). */
-  spool_state?: string | null;
-  spool_free_bytes?: number | null;
-  /** The proxy's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
-  clock_skew_ms?: number | null;
-  /** The assigned MCP tool servers as its latest heartbeat reported them (issue 13). */
-  tool_servers?: HeartbeatToolServer[] | null;
-  version: string | null;
-  hostname?: string | null;
-  last_heartbeat_at: string | null;
-  last_success: string | null;
-};
-export type Installation = {
-  id: string;
-  name: string;
-  platform: string;
-  agent_id: string;
-  workspace_id: string;
-  tool_count: number;
-  has_credential?: boolean;
-  created_at: string;
-  replicas?: Replica[];
-};
+export type { Replica } from "../../../contract/admin-api.ts";
+/** An installation as the list gives it, or with its replicas as its status does. */
+export type Installation = AdminInstallation & Partial<Pick<InstallationStatus, "replicas">>;
 
 const STATE_TONES: Record<string, Tone> = { ready: "ok", starting: "info", stale: "warn", unavailable: "bad", gone: "muted" };
 

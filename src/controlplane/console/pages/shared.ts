@@ -5,7 +5,7 @@ import type { AdminContext } from "../context.ts";
 import { html, type SafeHtml } from "../html.ts";
 import { badge, code } from "../layout.ts";
 
-export type Workspace = { id: string; name: string; created_at: string };
+export type { Workspace } from "../../../contract/admin-api.ts";
 export type Agent = { id: string; name: string; description: string | null; workspace_id: string; created_at: string };
 
 /** Lists `key` from a GET, collecting the problem detail instead of throwing. */
