@@ -9,6 +9,7 @@ import { auditKeyRoutes } from "./audit-keys/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { budgetRoutes } from "./budgets/routes.ts";
+import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
@@ -117,6 +118,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))
     .use(budgetRoutes(deps))
+    .use(sinkRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
