@@ -15,6 +15,7 @@ import {
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 import { recordCommands } from "./audit-records.ts";
+import { recoverCommand } from "./audit-recover.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
@@ -186,6 +187,7 @@ export const auditCommand = command({
     ...recordCommands,
     ...verifyCommands,
     decrypt,
+    recover: recoverCommand,
   },
 });
 
