@@ -9,12 +9,12 @@
 // Each step is an audit event (kind "admin", audit/admin-events.ts) written in the same
 // transaction as the state change, so no step happens without its event.
 import { Decrypter } from "age-encryption";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendAdminEvent } from "../audit/admin-events.ts";
 import { getRecord, recordCiphertext } from "../audit/query.ts";
-import type { Principal } from "../auth/service.ts";
+import { type Principal, emailsOfAccounts } from "../auth/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { escrowIdentity, escrowKeySummary } from "../organizations/settings.ts";
@@ -37,13 +37,6 @@ export type RecoveryRequestView = {
   consumed_at: string | null;
 };
 
-async function emailsOf(db: Db, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const a = tables(db).accounts;
-  const rows = await db.select({ id: a.id, email: a.email }).from(a).where(inArray(a.id, [...new Set(ids)]));
-  return new Map(rows.map((r) => [r.id, r.email]));
-}
-
 function view(r: RecoveryRequestRow, emails: Map<string, string>): RecoveryRequestView {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
@@ -60,7 +53,7 @@ function view(r: RecoveryRequestRow, emails: Map<string, string>): RecoveryReque
 }
 
 async function views(db: Db, rows: RecoveryRequestRow[]): Promise<RecoveryRequestView[]> {
-  const emails = await emailsOf(db, rows.flatMap((r) => (r.approvedBy ? [r.requestedBy, r.approvedBy] : [r.requestedBy])));
+  const emails = await emailsOfAccounts(db, rows.flatMap((r) => (r.approvedBy ? [r.requestedBy, r.approvedBy] : [r.requestedBy])));
   return rows.map((r) => view(r, emails));
 }
 
