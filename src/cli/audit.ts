@@ -17,6 +17,7 @@ import {
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
 import { verifyCommands } from "./audit-verify.ts";
+import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
@@ -186,6 +187,7 @@ export const auditCommand = command({
     }),
     ...recordCommands,
     ...verifyCommands,
+    sinks: sinksCommand,
     decrypt,
     recover: recoverCommand,
   },

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
   recoveryRequest: "rrq",
+  siemSink: "snk",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
