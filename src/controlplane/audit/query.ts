@@ -23,7 +23,7 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
-  kind?: "tool" | "model" | "outcome";
+  kind?: "tool" | "model" | "outcome" | "admin";
   /** Open WebUI's background tasks (titles, tags, follow-ups): "hide" leaves them out, "only" shows nothing else */
   background?: "hide" | "only";
   /** ISO 8601, inclusive */
