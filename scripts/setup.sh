@@ -30,3 +30,5 @@ fi
 bun install --frozen-lockfile >/dev/null
 
 python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest
+# The OTLP protobuf definitions the SIEM OTLP sink's bodies are checked against (test/support/otlp_validate.py).
+python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2' 2>/dev/null || python3 -m pip install -q opentelemetry-proto
