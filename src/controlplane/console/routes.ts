@@ -15,6 +15,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
+import { getSiemSinks } from "./pages/siem-sinks.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
@@ -161,6 +162,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit", run(getAudit))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
+      .get("/siem-sinks", run(getSiemSinks))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
