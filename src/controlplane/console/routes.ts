@@ -15,6 +15,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
+import { getSiemSinks } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
@@ -176,6 +177,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
+      .get("/siem-sinks", run(getSiemSinks))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))

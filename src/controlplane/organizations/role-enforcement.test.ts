@@ -201,6 +201,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /audit/export.csv": () => ({ path: "/audit/export.csv" }),
   "GET /audit/:id": (w) => ({ path: `/audit/${w.recordId}` }),
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
+  "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
   "POST /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
