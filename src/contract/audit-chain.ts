@@ -112,7 +112,10 @@ export function chainLink(r: ChainInput): ChainLink | null {
 // exact JSON text signed; `prev` is the SHA-256 of the previous checkpoint's body.
 export const CHECKPOINT_VERSION = 1;
 export type CheckpointHead = { chain_id: string; installation_id: string; replica_id: string | null; seq: number; hash: string };
-export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[] };
+/** Where retention cut a chain: records below `seq` were deleted; `prev` is the hash of the last one deleted. */
+export type CheckpointFloor = { chain_id: string; seq: number; prev: string };
+/** `floors` is present only once retention deleted records (older checkpoints never have it). */
+export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[]; floors?: CheckpointFloor[] };
 export type CheckpointView = { id: string; number: number; at: string; body: string; signature: string };
 
 export const bodyHash = (body: string): string => createHash("sha256").update(body).digest("hex");

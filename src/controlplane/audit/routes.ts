@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { exportStream } from "./export.ts";
+import { runRetention } from "./retention.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
 
@@ -41,6 +42,11 @@ const ExportQuery = t.Object({ ...Filters, format: t.Optional(t.Union([t.Literal
 export function auditRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
+    .post(
+      "/audit-retention/run",
+      async ({ principal }) => runRetention(deps, principal.orgId),
+      { admin: true, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
+    )
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
       query: SearchQuery,

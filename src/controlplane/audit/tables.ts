@@ -60,5 +60,7 @@ export const auditRecords = table(
     c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
     // SIEM sinks read in ingest order after their cursor (sinks/deliver.ts)
     c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
+    // retention walks each chain up from its oldest record (audit/retention.ts)
+    c.index("audit_org_chain_seq").on(t.orgId, t.chainId, t.chainSeq),
   ],
 );

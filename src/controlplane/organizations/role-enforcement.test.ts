@@ -144,6 +144,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
+  "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
   "POST /audit-recovery-requests": (w) => ({ path: "/audit-recovery-requests", body: { record_id: w.recordId, reason: "incident" } }),
   "GET /audit-recovery-requests/:id": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}` }),
@@ -159,7 +160,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /directory-sync/run": () => ({ path: "/directory-sync/run", body: { dry_run: true } }),
   "GET /directory-sync/report": () => ({ path: "/directory-sync/report" }),
   "GET /settings": () => ({ path: "/settings" }),
-  "PATCH /settings": () => ({ path: "/settings", body: { escrow_enabled: false } }),
+  "PATCH /settings": () => ({ path: "/settings", body: { escrow_enabled: false, audit_retention_days: 30 } }),
 };
 
 /** Admin routes outside an organization's path: what `svc login` approval uses. */
