@@ -14,6 +14,7 @@ export type AuditRecordView = {
   kind: string;
   action: string;
   tool_name: string | null;
+  tool_server?: string;
   model?: string | null;
   decision: string;
   reason: string;
@@ -94,7 +95,7 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   const rows = records.map(
     (r) => html`<tr>
   <td>${time(r.ts)}<br><span class="muted mono small">${r.id}</span></td>
-  <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span></td>
+  <td>${r.tool_name ? html`${code(r.tool_name)}${r.tool_server ? html`<br><span class="muted">MCP server ${r.tool_server}</span>` : ""}` : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span></td>
   <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span>${shadowCell(r)}${
     r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
   }</td>
