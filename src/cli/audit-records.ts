@@ -35,7 +35,7 @@ export type AuditRecordView = {
 };
 
 const DECISIONS = ["permit", "deny", "ask"];
-const KINDS = ["tool", "model", "outcome"];
+const KINDS = ["tool", "model", "outcome", "admin"];
 
 /** The filters list and export share, as flags. */
 const filterFlags = {
@@ -43,7 +43,7 @@ const filterFlags = {
   decision: { type: "string", description: "permit, deny or ask", valueHint: "decision" },
   user: { type: "string", description: "user email or id (usr_…)", valueHint: "user" },
   installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
-  kind: { type: "string", description: "tool, model or outcome", valueHint: "kind" },
+  kind: { type: "string", description: "tool, model, outcome or admin (the control plane's own events: escrow recovery)", valueHint: "kind" },
   since: { type: "string", description: "from: 7d, 24h, 30m ago or an ISO 8601 time (inclusive)", valueHint: "when" },
   until: { type: "string", description: "to: 7d, 24h, 30m ago or an ISO 8601 time (exclusive)", valueHint: "when" },
 } as const;

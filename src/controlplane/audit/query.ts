@@ -23,7 +23,7 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
-  kind?: "tool" | "model" | "outcome";
+  kind?: "tool" | "model" | "outcome" | "admin";
   /** ISO 8601, inclusive */
   from?: string;
   /** ISO 8601, inclusive */

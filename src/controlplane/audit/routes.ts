@@ -23,7 +23,7 @@ const Filters = {
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
-  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome")])),
+  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin")], { description: "admin: the control plane's own events (escrow recovery)" })),
   policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
   shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
   from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),

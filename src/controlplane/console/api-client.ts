@@ -40,6 +40,18 @@ export class ConsoleApi {
     }
     return readResult<T>(res);
   }
+
+  /** A POST whose success is a body of bytes (an escrow recovery's plaintext), read as UTF-8 text. */
+  async postForText(path: string): Promise<ApiResult<string>> {
+    let res: Response;
+    try {
+      res = await this.handle(new Request(API_ORIGIN + path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }));
+    } catch (e) {
+      return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
+    }
+    if (res.ok) return { ok: true, status: res.status, data: await res.text() };
+    return readResult<string>(res) as Promise<ApiResult<string>>;
+  }
 }
 
 export async function readResult<T>(res: Response): Promise<ApiResult<T>> {

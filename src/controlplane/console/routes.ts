@@ -15,6 +15,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
+import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
@@ -164,6 +165,9 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
+      .post("/audit-recovery", run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"))
+      .post("/audit-recovery/:id/approve", run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"))
+      .post("/audit-recovery/:id/fetch", run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"))
       .get("/settings", run(async (c) => getSettings(c)))
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))
