@@ -572,7 +572,10 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       expect(notes.calls().length).toBe(calls); // the upstream never saw it
       // the claim link reached Carol's own session as one elicitation (Open WebUI's dialog)
       const asked = () => carolSocket.events().filter((e) => e.event === "events" && e.data?.data?.type === "request:elicitation");
-      await waitFor(() => asked().length > 0, "the claim-link elicitation on Carol's socket");
+      await waitFor(() => asked().length > 0, "the claim-link elicitation on Carol's socket").catch((e) => {
+        const lines = plainLines(w.container!.stderr()).filter((l) => /claim|elicit|mcp/i.test(l));
+        throw new Error(`${(e as Error).message}\nCarol's socket: ${JSON.stringify(carolSocket.events()).slice(0, 3000)}\n${lines.slice(-30).join("\n")}`);
+      });
       expect(asked()).toHaveLength(1);
       const elicitation = asked()[0]!.data.data.data;
       expect(elicitation).toMatchObject({ mode: "url", server_name: "svc" });

@@ -40,6 +40,8 @@ export const MAX_SESSIONS = 1000;
 export const SESSION_IDLE_MS = 30 * 60_000;
 /** How long a refused call waits for the user to see the claim link (Open WebUI waits ≥ 60 s for the browser). */
 export const CLAIM_ELICIT_WAIT_MS = 60_000;
+/** How long a refused call waits for the control plane to create the claim link (a chat turn waits 1 s). */
+export const CLAIM_LINK_WAIT_MS = 10_000;
 
 export type GatewayDeps = {
   status: ProxyStatus;
@@ -119,13 +121,15 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     try {
       [record, claim] = await Promise.all([
         d.recorder.decision({ compiled, kind: "tool", action: `tool:${name}`, toolName: name, decision, args, payload: null, ...(serverName ? { toolServer: serverName } : {}) }),
-        decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }) : undefined,
+        // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
+        decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }, CLAIM_LINK_WAIT_MS) : undefined,
       ]);
     } catch (e) {
       return unrecorded(e, name);
     }
     d.log.info("decision", { kind: "tool", via: "mcp", action: `tool:${name}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, policy_revision: compiled.revision });
     if (decision.decision !== "permit") {
+      if (decision.code === REFUSAL_CODES.unlinked && !claim) d.log.warn("claim link not delivered: none was created in time", { remote_user_id: userId });
       if (claim) {
         const send = async (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
           (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
