@@ -15,7 +15,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
-import { getSiemSinks } from "./pages/siem-sinks.ts";
+import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getUsage } from "./pages/usage.ts";
@@ -163,7 +163,9 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit", run(getAudit))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
-      .get("/siem-sinks", run(getSiemSinks))
+      .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
+      .post("/siem-sinks", run(postSiemSink, "session"))
+      .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))

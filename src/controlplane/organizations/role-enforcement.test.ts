@@ -197,6 +197,8 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /audit": () => ({ path: "/audit" }),
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
   "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
+  "POST /siem-sinks": () => ({ path: "/siem-sinks", form: { name: "console", kind: "syslog", endpoint: "siem.example.com:6514" } }),
+  "POST /siem-sinks/:id/delete": (w) => ({ path: `/siem-sinks/${w.sinkId}/delete` }),
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
   "POST /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
