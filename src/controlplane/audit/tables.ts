@@ -17,6 +17,8 @@ export const auditRecords = table(
     action: c.text("action").notNull(),
     toolName: c.text("tool_name"),
     model: c.text("model"),
+    /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
+    task: c.text("task"),
     decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
     reason: c.text("reason").notNull(),
     policyId: c.text("policy_id"),

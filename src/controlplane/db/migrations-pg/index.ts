@@ -14,6 +14,7 @@ import m0008 from "./0008_audit_chain.sql" with { type: "text" };
 import m0009 from "./0009_audit_key_disabled_reason.sql" with { type: "text" };
 import m0010 from "./0010_siem_sinks.sql" with { type: "text" };
 import m0011 from "./0011_audit_recovery_requests.sql" with { type: "text" };
+import m0012 from "./0012_audit_task.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -28,4 +29,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0009_audit_key_disabled_reason": m0009,
   "0010_siem_sinks": m0010,
   "0011_audit_recovery_requests": m0011,
+  "0012_audit_task": m0012,
 });
