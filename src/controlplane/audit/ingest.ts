@@ -45,6 +45,7 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     toolName: r.tool_name,
     toolServer: r.tool_server ?? null,
     model: r.model ?? null,
+    task: r.task ?? null,
     decision: r.decision,
     reason: r.reason,
     policyId: r.policy_id ?? null,

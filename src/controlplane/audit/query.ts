@@ -3,7 +3,7 @@
 // (to which key ids) or digest-only; the search never returns ciphertext.
 // A tool+decision search rides the (org, tool, decision, id) index; user and installation
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
-import { and, desc, eq, gte, inArray, isNotNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
@@ -24,6 +24,8 @@ export type AuditFilters = {
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
   kind?: "tool" | "model" | "outcome" | "admin";
+  /** Open WebUI's background tasks (titles, tags, follow-ups): "hide" leaves them out, "only" shows nothing else */
+  background?: "hide" | "only";
   /** ISO 8601, inclusive */
   from?: string;
   /** ISO 8601, inclusive */
@@ -52,6 +54,7 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   toolName: a.toolName,
   toolServer: a.toolServer,
   model: a.model,
+  task: a.task,
   decision: a.decision,
   reason: a.reason,
   policyId: a.policyId,
@@ -97,6 +100,7 @@ export function recordView(r: Row, email: string | null) {
     tool_name: r.toolName,
     ...(r.toolServer !== null ? { tool_server: r.toolServer } : {}),
     model: r.model,
+    ...(r.task !== null ? { task: r.task } : {}),
     decision: r.decision,
     reason: r.reason,
     policy_id: r.policyId,
@@ -152,6 +156,8 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.decision) conds.push(eq(a.decision, f.decision));
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   if (f.kind) conds.push(eq(a.kind, f.kind));
+  if (f.background === "hide") conds.push(isNull(a.task));
+  if (f.background === "only") conds.push(isNotNull(a.task));
   if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
   if (f.shadow === "changed") conds.push(isNotNull(a.shadowDecision), ne(a.shadowDecision, a.decision));
   if (f.user) {

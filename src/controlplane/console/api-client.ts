@@ -28,6 +28,11 @@ export class ConsoleApi {
     return this.send<T>("GET", path);
   }
 
+  /** A GET whose answer is passed on as it is (a file streamed to the browser). */
+  async raw(path: string): Promise<Response> {
+    return this.handle(new Request(API_ORIGIN + path, { headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}` } }));
+  }
+
   async send<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
     const headers: Record<string, string> = { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/json" };
     if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = this.caller.csrfToken;
