@@ -35,6 +35,7 @@ import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findRemoteIdentity, findUserByEmail, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { verifyChatPassword } from "../invites/service.ts";
 
 export const CLAIM_PATH = "/claim/";
 /** Expired or used links are deleted this long after they expired or were used. */
@@ -227,4 +228,15 @@ export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: 
     throw new SvcError("forbidden", `${email} is an owner of this organization: owners link their chat account by signing in with their password`);
   }
   return redeemClaim(deps, token, { email, displayName: account?.displayName ?? null }, { createUser: !!member });
+}
+
+/**
+ * Redeems a claim link with a chat password (set through an invitation, invites/service.ts):
+ * no console session, no account, no membership; it links only to the service user whose chat
+ * password it is, in the link's organization.
+ */
+export async function redeemClaimWithChatPassword(deps: ControlPlaneDeps, token: string, input: { email: string; password: string; clientIp: string | null }) {
+  const info = await inspectClaim(deps, token);
+  const user = await verifyChatPassword(deps, info.orgId, input.email, input.password, input.clientIp);
+  return redeemClaim(deps, token, { email: user.email, displayName: user.displayName }, { createUser: false });
 }
