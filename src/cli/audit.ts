@@ -16,6 +16,7 @@ import {
 } from "./audit-identity.ts";
 import { recordCommands } from "./audit-records.ts";
 import { verifyCommands } from "./audit-verify.ts";
+import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
@@ -185,6 +186,7 @@ export const auditCommand = command({
     }),
     ...recordCommands,
     ...verifyCommands,
+    sinks: sinksCommand,
     decrypt,
   },
 });

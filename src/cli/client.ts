@@ -63,6 +63,7 @@ const LOOKUP: [string, string][] = [
   ["svc policies", "list policies with `svc policies list --workspace <workspace>`"],
   ["svc users", "find the user with `svc users resolve --email <email>`"],
   ["svc audit keys", "list keys with `svc audit keys list`"],
+  ["svc audit sinks", "list sinks with `svc audit sinks list`"],
   ["svc audit decrypt", "copy the record id from the console's audit view"],
 ];
 
@@ -72,6 +73,8 @@ const FIELD_FLAGS: Record<string, string | null> = {
   dst: "dst-pattern",
   interval_seconds: "interval",
   client_secret: null,
+  secret: "secret-stdin",
+  ca_pem: "ca-file",
   api_key_sealed: null,
   sealed_to: null,
   public_key: null,

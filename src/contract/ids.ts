@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   auditChain: "chn",
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
+  siemSink: "snk",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -9,6 +9,7 @@ import { auditKeyRoutes } from "./audit-keys/routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { budgetRoutes } from "./budgets/routes.ts";
+import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
@@ -22,6 +23,7 @@ import { gateChecks } from "./auth/plugin.ts";
 import { loggablePath } from "./http/log-path.ts";
 import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
+import { completeDocument } from "./http/openapi-complete.ts";
 import { problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
@@ -77,13 +79,21 @@ function segment(raw: string): string {
 /** What the gate checks before reading a body: the credential each part of the API takes, and the limit. */
 export function gateRoute(deps: ControlPlaneDeps) {
   return (_method: string, path: string): GateRoute => {
-    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, authenticate: async (r) => gateChecks.runtime(deps, r) };
-    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, authenticate: async (r) => gateChecks.runtime(deps, r) };
+    // The HTTP API takes JSON only (forms are the console's); sign-in refuses other types itself (422, login CSRF).
+    const jsonOnly = path.startsWith("/api/v1/") && path !== "/api/v1/auth/sessions";
+    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
+    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
     const org = ORG_PATH.exec(path);
-    if (org) return { limit: BODY_LIMITS.admin, authenticate: async (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
-    if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, authenticate: async (r) => gateChecks.admin(deps, r, undefined) };
-    return { limit: BODY_LIMITS.anonymous };
+    if (org) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
+    if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, undefined) };
+    return { limit: BODY_LIMITS.anonymous, jsonOnly };
   };
+}
+
+/** The OpenAPI document as Elysia generates it, completed (http/openapi-complete.ts). */
+async function completedDocument(request: Request, response: Response): Promise<Response> {
+  if (response.status !== 200 || new URL(request.url).pathname !== OPENAPI_PATH) return response;
+  return Response.json(completeDocument((await response.json()) as Record<string, unknown>));
 }
 
 const gates = new WeakMap<object, Gate>();
@@ -110,6 +120,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))
     .use(budgetRoutes(deps))
+    .use(sinkRoutes(deps))
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
@@ -147,7 +158,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
   // Every request, in-process ones (tests, the console's API calls) included, passes the gate.
   const inner = root.handle;
-  const gate = requestGate(gateRoute(deps), async (request) => inner(request));
+  const gate = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)));
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);
   return root;

@@ -13,6 +13,7 @@ import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
+import { startSinkDelivery } from "./sinks/deliver.ts";
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
 
@@ -69,10 +70,11 @@ const serve = command({
     deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     const stopCheckpoints = startCheckpointScheduler(deps);
+    const stopSinks = startSinkDelivery(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks()])
           .then(async () => store.close())
           .finally(done);
       };

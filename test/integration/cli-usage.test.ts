@@ -88,7 +88,7 @@ describe("--help", () => {
     expect(r.stdout).toContain(`  svc ${path.join(" ")}`);
   });
 
-  const GROUPS: string[][] = [["bot"], ["bot", "agents"], ["model-profiles"], ["policies"], ["directory-sync"], ["users"], ["users", "remote-identities"], ["audit"], ["audit", "keys"], ["harness"]];
+  const GROUPS: string[][] = [["bot"], ["bot", "agents"], ["model-profiles"], ["policies"], ["directory-sync"], ["users"], ["users", "remote-identities"], ["audit"], ["audit", "keys"], ["audit", "sinks"], ["harness"]];
   test.each(GROUPS)(
     "group svc %s … --help lists its commands with an example",
     async (...path: string[]) => {

@@ -57,5 +57,7 @@ export const auditRecords = table(
     c.index("audit_org_shadow_policy_id").on(t.orgId, t.shadowPolicyId, t.id),
     // usage sums over a time range (svc usage, budgets) read only outcome rows
     c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
+    // SIEM sinks read in ingest order after their cursor (sinks/deliver.ts)
+    c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
   ],
 );

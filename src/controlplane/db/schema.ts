@@ -19,4 +19,5 @@ export * from "../model-profiles/tables.ts";
 export * from "../organizations/tables.ts";
 export * from "../policies/tables.ts";
 export * from "../runtime/tables.ts";
+export * from "../sinks/tables.ts";
 export * from "../tool-servers/tables.ts";

@@ -2,13 +2,15 @@
 // reads and parses a body before any hook of the route runs (authentication included), so a
 // body had to be read, whole, before the caller was known. Here, in order:
 //   1. TRACE, CONNECT and unknown methods: 405, never routed.
-//   2. A request with a body: the route's credential is checked first (401/403/404 without
-//      reading a byte of the body); then the body is read with the route's limit counted while
+//   2. The route's credential is checked first, from the headers alone (401/403/404 before any
+//      validation, and without reading a byte of a body). Requests without a body (GET, HEAD,
+//      OPTIONS, an empty DELETE) then go straight on.
+//   3. A request with a body: the body is read with the route's limit counted while
 //      reading (Content-Length over the limit: 413 at once; a chunked body is cut at the limit),
-//      and its JSON nesting depth is bounded (400: deep JSON would exhaust the parser's stack).
-//   3. The request goes on with the bytes read and the credential the gate resolved, so the
+//      and its JSON nesting depth is bounded (400: deep JSON would exhaust the parser's stack);
+//      a JSON-only route refuses a body of another media type (415).
+//   4. The request goes on with the bytes read and the credential the gate resolved, so the
 //      route's own authentication does not look it up again (credentialOf).
-// Requests without a body (GET, HEAD, OPTIONS, an empty DELETE) go straight on.
 import { SvcError } from "../../contract/errors.ts";
 import { problemResponse } from "./problem.ts";
 
@@ -24,7 +26,15 @@ export type GateRoute = {
   limit: number;
   /** Checks the caller's credential from the headers alone; throws SvcError when refused; returns what it resolved. */
   authenticate?: (request: Request) => Promise<unknown>;
+  /** The route takes JSON bodies only: a non-empty body of another media type is 415. */
+  jsonOnly?: boolean;
 };
+
+/** application/json, or a structured `+json` type, with or without parameters. */
+export function isJsonMediaType(contentType: string | null): boolean {
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
 
 export type Gate = (request: Request, server?: { requestIP(r: Request): { address: string } | null } | null) => Promise<Response>;
 
@@ -115,18 +125,24 @@ function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (req
       res.headers.set("allow", ALLOW);
       return res;
     }
-    if (request.body === null || request.method === "GET" || request.method === "HEAD") {
-      if (peer) peers.set(request, peer);
-      return next(request);
-    }
     const route = routeOf(request.method, path);
     try {
-      const declared = Number(request.headers.get("content-length") ?? Number.NaN);
       let credential: unknown;
       if (route.authenticate) credential = await route.authenticate(request);
+      if (request.body === null || request.method === "GET" || request.method === "HEAD") {
+        if (route.authenticate) credentials.set(request, credential);
+        if (peer) peers.set(request, peer);
+        return await next(request);
+      }
+      const declared = Number(request.headers.get("content-length") ?? Number.NaN);
       if (declared > route.limit) throw tooLarge(route.limit);
       const bytes = await readBounded(request.body, route.limit);
       if (bytes === null) throw tooLarge(route.limit);
+      if (route.jsonOnly && bytes.byteLength > 0 && !isJsonMediaType(request.headers.get("content-type"))) {
+        throw new SvcError("unsupported_media_type", "this API takes JSON bodies: send content-type: application/json", {
+          errors: [{ path: "/content-type", message: "must be application/json" }],
+        });
+      }
       if (jsonDepthExceeds(bytes, MAX_JSON_DEPTH)) {
         throw new SvcError("body_too_deep", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { max_depth: MAX_JSON_DEPTH });
       }

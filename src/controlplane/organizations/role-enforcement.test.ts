@@ -24,6 +24,7 @@ type World = {
   profileId: string;
   serverId: string;
   budgetId: string;
+  sinkId: string;
   policyId: string;
   userId: string;
   groupId: string;
@@ -48,6 +49,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   await must(call("POST", `/tool-servers/${server.id}/assign`, { agent_id: agent.id }));
   const policy = await must(call("POST", "/policies", { name: "p", src: "*", dst: "model:invoke", effect: "permit", workspace: "default" }));
   const budget = await must(call("POST", "/budgets", { name: "b", scope: "agent", target: agent.id, period: "day", unit: "tokens", limit: 1000 }));
+  const sink = await must(call("POST", "/siem-sinks", { name: "siem", kind: "webhook", endpoint: "https://siem.example.com/hec", secret: "a-long-enough-hmac-secret" }));
   const user = await must(call("POST", "/users", { email: `person@${w.orgId.toLowerCase()}.test` }));
   const group = await must(call("POST", "/groups", { name: "staff" }));
   const key = await must(call("POST", "/audit-encryption-keys", { name: "k", public_key: (await newRecipient()).recipient }));
@@ -56,7 +58,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
   const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
-  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -105,6 +107,9 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /budgets": () => ({ path: "/budgets" }),
   "POST /budgets": (w) => ({ path: "/budgets", body: { name: "more", scope: "agent", target: w.agentId, period: "month", unit: "tokens", limit: 5 } }),
   "DELETE /budgets/:id": (w) => ({ path: `/budgets/${w.budgetId}` }),
+  "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
+  "POST /siem-sinks": () => ({ path: "/siem-sinks", body: { name: "more", kind: "syslog", endpoint: "siem.example.com:6514" } }),
+  "DELETE /siem-sinks/:id": (w) => ({ path: `/siem-sinks/${w.sinkId}` }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", body: { name: "q", src: "*", dst: "tool:x", effect: "permit", workspace: "default" } }),
   "DELETE /policies/:id": (w) => ({ path: `/policies/${w.policyId}` }),
@@ -195,13 +200,13 @@ function appRoutes(cp: TestControlPlane): string[] {
 
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", `/users/${w.userId}`];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
   out.push(sync.status);
-  // last_used_at of API tokens moves with use: not a change made by the calls under test.
-  return JSON.stringify(out, (k, v) => (k === "last_used_at" ? undefined : v));
+  // last_used_at of API tokens moves with use, a sink's lag_seconds with the clock: not changes made by the calls under test.
+  return JSON.stringify(out, (k, v) => (k === "last_used_at" || k === "lag_seconds" ? undefined : v));
 }
 
 async function setup() {

@@ -28,7 +28,8 @@ export const PolicyUpdate = t.Object({
 
 export const PolicyApply = t.Object({
   workspace: t.String({ minLength: 1, maxLength: 100 }),
-  policies: t.Array(t.Object(fields), { maxItems: 10_000 }),
+  // each entry is as strict as the body: an unknown field is refused, never dropped
+  policies: t.Array(t.Object(fields, { additionalProperties: false }), { maxItems: 10_000 }),
   dry_run: t.Optional(t.Boolean()),
   strict,
 });

@@ -12,7 +12,8 @@ import m0006 from "./0006_tool_servers.sql" with { type: "text" };
 import m0007 from "./0007_audit_shadow.sql" with { type: "text" };
 import m0008 from "./0008_audit_chain.sql" with { type: "text" };
 import m0009 from "./0009_audit_key_disabled_reason.sql" with { type: "text" };
-import m0010 from "./0010_chat_invites.sql" with { type: "text" };
+import m0010 from "./0010_siem_sinks.sql" with { type: "text" };
+import m0011 from "./0011_chat_invites.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -25,5 +26,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0007_audit_shadow": m0007,
   "0008_audit_chain": m0008,
   "0009_audit_key_disabled_reason": m0009,
-  "0010_chat_invites": m0010,
+  "0010_siem_sinks": m0010,
+  "0011_chat_invites": m0011,
 });

@@ -13,7 +13,8 @@ import m0007 from "./0007_tool_servers.sql" with { type: "text" };
 import m0008 from "./0008_audit_shadow.sql" with { type: "text" };
 import m0009 from "./0009_audit_chain.sql" with { type: "text" };
 import m0010 from "./0010_audit_key_disabled_reason.sql" with { type: "text" };
-import m0011 from "./0011_chat_invites.sql" with { type: "text" };
+import m0011 from "./0011_siem_sinks.sql" with { type: "text" };
+import m0012 from "./0012_chat_invites.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -27,5 +28,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0008_audit_shadow": m0008,
   "0009_audit_chain": m0009,
   "0010_audit_key_disabled_reason": m0010,
-  "0011_chat_invites": m0011,
+  "0011_siem_sinks": m0011,
+  "0012_chat_invites": m0012,
 });

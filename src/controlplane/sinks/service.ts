@@ -1,0 +1,101 @@
+// SIEM sinks (issue 15): where an organization's audit records are streamed. Create, list with
+// health and lag, delete. Secrets are wrapped by the KMS and never read back through the API.
+import { and, eq } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
+import { hasPrefix, newId } from "../../contract/ids.ts";
+import { backlogAfter } from "../audit/ingest-order.ts";
+import { type Db, type Tables, tables } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { type SinkInput, checkSinkInput } from "./config.ts";
+
+export type SinkRow = Tables["siemSinks"]["$inferSelect"];
+
+/** Lag beyond this many records is shown as "at least". */
+export const LAG_COUNT_CAP = 100_000;
+
+export const secretContext = (orgId: string, sinkId: string) => `svc:siem-sink-secret:${orgId}:${sinkId}`;
+
+export async function createSink(deps: ControlPlaneDeps, orgId: string, input: SinkInput): Promise<SinkRow> {
+  const s = await checkSinkInput(input, deps.config.allowPrivateOutbound);
+  const id = newId("siemSink");
+  const now = deps.now();
+  const [row] = await deps.db
+    .insert(tables(deps.db).siemSinks)
+    .values({
+      id,
+      orgId,
+      name: s.name,
+      kind: s.kind,
+      endpoint: s.endpoint,
+      options: s.options,
+      wrappedSecret: s.secret === null ? null : deps.kms.wrap(new TextEncoder().encode(s.secret), secretContext(orgId, id)),
+      includeCiphertext: s.includeCiphertext,
+      // Backfill starts before every record; otherwise with the records received from now on.
+      cursorReceivedAt: s.backfill ? 0 : now,
+      cursorId: "",
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw new SvcError("conflict", `a sink named "${s.name}" already exists`);
+  return row;
+}
+
+export async function listSinks(db: Db, orgId: string): Promise<SinkRow[]> {
+  const k = tables(db).siemSinks;
+  return db.select().from(k).where(eq(k.orgId, orgId)).orderBy(k.name);
+}
+
+export async function deleteSink(db: Db, orgId: string, idOrName: string): Promise<SinkRow> {
+  const k = tables(db).siemSinks;
+  const [row] = await db
+    .delete(k)
+    .where(and(eq(k.orgId, orgId), hasPrefix(idOrName, "siemSink") ? eq(k.id, idOrName) : eq(k.name, idOrName)))
+    .returning();
+  if (!row) throw new SvcError("not_found", `sink "${idOrName}" not found`);
+  return row;
+}
+
+export function unwrapSecret(deps: ControlPlaneDeps, row: SinkRow): string | null {
+  return row.wrappedSecret === null ? null : new TextDecoder().decode(deps.kms.unwrap(row.wrappedSecret, secretContext(row.orgId, row.id)));
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A sink as the API, CLI and console show it: no secret, only whether one is set; health and lag. */
+export async function sinkView(db: Db, row: SinkRow, now: number) {
+  // Lag counts every record received after the cursor, settled or not.
+  const backlog = await backlogAfter(db, row.orgId, { receivedAt: row.cursorReceivedAt, id: row.cursorId }, { settledBefore: Number.MAX_SAFE_INTEGER, cap: LAG_COUNT_CAP });
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    endpoint: row.endpoint,
+    include_ciphertext: row.includeCiphertext,
+    enabled: row.enabled,
+    secret_set: row.wrappedSecret !== null,
+    ca_pem_set: row.options.ca_pem !== undefined,
+    server_name: row.options.server_name ?? null,
+    created_at: new Date(row.createdAt).toISOString(),
+    health: {
+      status: row.failures > 0 ? ("failing" as const) : row.lastSuccessAt === null ? ("pending" as const) : ("ok" as const),
+      delivered: row.delivered,
+      last_success_at: iso(row.lastSuccessAt),
+      last_error_at: iso(row.lastErrorAt),
+      last_error: row.lastError,
+      failures: row.failures,
+      next_attempt_at: row.failures > 0 ? iso(row.nextAttemptAt) : null,
+      lag_records: backlog.records,
+      lag_records_capped: backlog.capped,
+      lag_seconds: backlog.oldestReceivedAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestReceivedAt) / 1000)),
+      cursor: { received_at: row.cursorReceivedAt === 0 ? null : iso(row.cursorReceivedAt), id: row.cursorId || null },
+    },
+  };
+}
+
+export type SinkView = Awaited<ReturnType<typeof sinkView>>;
+
+export async function sinkViews(db: Db, orgId: string, now: number): Promise<SinkView[]> {
+  const out: SinkView[] = [];
+  for (const row of await listSinks(db, orgId)) out.push(await sinkView(db, row, now));
+  return out;
+}
