@@ -16,6 +16,7 @@ CREATE TABLE "chat_passwords" (
 );
 --> statement-breakpoint
 ALTER TABLE "claim_links" ADD COLUMN "token_sealed" text;--> statement-breakpoint
+ALTER TABLE "runtime_replicas" ADD COLUMN "model_endpoints" jsonb;--> statement-breakpoint
 ALTER TABLE "chat_invites" ADD CONSTRAINT "chat_invites_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "chat_invites" ADD CONSTRAINT "chat_invites_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "chat_passwords" ADD CONSTRAINT "chat_passwords_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;

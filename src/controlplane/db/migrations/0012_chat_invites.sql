@@ -18,4 +18,5 @@ CREATE TABLE `chat_passwords` (
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
-ALTER TABLE `claim_links` ADD `token_sealed` text;
+ALTER TABLE `claim_links` ADD `token_sealed` text;--> statement-breakpoint
+ALTER TABLE `runtime_replicas` ADD `model_endpoints` text;
