@@ -10,7 +10,8 @@ BUN_VERSION=1.4.5
 # python3.11-venv: the Open WebUI venv is made from the system Python (readable by UID 10001).
 # postgresql: the server the control-plane suites run against a second time.
 # prometheus: the real scraper of the metrics test (its service is not used; tests start their own).
-APT_PACKAGES=(age chromium python3.11-venv postgresql prometheus)
+# rsyslog, rsyslog-gnutls: the real syslog-over-TLS receiver of the SIEM sink tests (started unprivileged per test).
+APT_PACKAGES=(age chromium python3.11-venv postgresql prometheus rsyslog rsyslog-gnutls)
 
 need_apt=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
@@ -29,3 +30,5 @@ fi
 bun install --frozen-lockfile >/dev/null
 
 python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest
+# The OTLP protobuf definitions the SIEM OTLP sink's bodies are checked against (test/support/otlp_validate.py).
+python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2' 2>/dev/null || python3 -m pip install -q opentelemetry-proto

@@ -16,6 +16,8 @@ export type AuditRecordView = {
   action: string;
   tool_name: string | null;
   model: string | null;
+  /** Open WebUI's background task (title_generation, …); absent for a user's turn. */
+  task?: string;
   decision: string;
   reason: string;
   policy_id: string | null;
@@ -33,7 +35,7 @@ export type AuditRecordView = {
 };
 
 const DECISIONS = ["permit", "deny", "ask"];
-const KINDS = ["tool", "model", "outcome"];
+const KINDS = ["tool", "model", "outcome", "admin"];
 
 /** The filters list and export share, as flags. */
 const filterFlags = {
@@ -41,7 +43,8 @@ const filterFlags = {
   decision: { type: "string", description: "permit, deny or ask", valueHint: "decision" },
   user: { type: "string", description: "user email or id (usr_…)", valueHint: "user" },
   installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
-  kind: { type: "string", description: "tool, model or outcome", valueHint: "kind" },
+  kind: { type: "string", description: "tool, model, outcome or admin (the control plane's own events: escrow recovery)", valueHint: "kind" },
+  background: { type: "string", description: "Open WebUI's background tasks (titles, tags, follow-ups): hide or only", valueHint: "hide|only" },
   since: { type: "string", description: "from: 7d, 24h, 30m ago or an ISO 8601 time (inclusive)", valueHint: "when" },
   until: { type: "string", description: "to: 7d, 24h, 30m ago or an ISO 8601 time (exclusive)", valueHint: "when" },
 } as const;
@@ -52,7 +55,8 @@ type FilterArgs = { [K in keyof typeof filterFlags]?: string | undefined };
 export function filterQuery(args: FilterArgs): Record<string, string | undefined> {
   if (args.decision !== undefined && !DECISIONS.includes(args.decision)) throw new UsageError(`--decision must be one of ${DECISIONS.join(", ")}, not "${args.decision}"`);
   if (args.kind !== undefined && !KINDS.includes(args.kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not "${args.kind}"`);
-  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, since: args.since, until: args.until };
+  if (args.background !== undefined && !["hide", "only"].includes(args.background)) throw new UsageError(`--background must be hide or only, not "${args.background}"`);
+  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, background: args.background, since: args.since, until: args.until };
 }
 
 const who = (r: AuditRecordView) => r.subject.email ?? r.subject.user_id ?? (r.subject.via_installation ? "(installation)" : r.subject.remote_user_id);
@@ -82,7 +86,7 @@ const list = command({
       renderTable(page.records, [
         { header: "ID", value: (r) => r.id },
         { header: "TIME", value: (r) => shortTime(r.ts) },
-        { header: "KIND", value: (r) => r.kind },
+        { header: "KIND", value: (r) => (r.task ? `${r.kind} (${r.task})` : r.kind) },
         { header: "TOOL/MODEL", value: what },
         { header: "DECISION", value: (r) => r.decision },
         { header: "REASON", value: (r) => r.reason },
@@ -108,6 +112,7 @@ const show = command({
         ["time", r.ts],
         ["received", r.received_at],
         ["kind", r.kind],
+        ["background task", r.task ?? null],
         ["action", r.action],
         ["tool", r.tool_name],
         ["model", r.model],

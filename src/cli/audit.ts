@@ -15,6 +15,7 @@ import {
   writeNewPrivateFile,
 } from "./audit-identity.ts";
 import { recordCommands } from "./audit-records.ts";
+import { recoverCommand } from "./audit-recover.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -188,6 +189,7 @@ export const auditCommand = command({
     ...verifyCommands,
     sinks: sinksCommand,
     decrypt,
+    recover: recoverCommand,
   },
 });
 

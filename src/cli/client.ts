@@ -217,9 +217,9 @@ export class AdminClient {
     return res.body;
   }
 
-  /** A binary GET (e.g. an audit record's age ciphertext). */
-  async bytes(path: string, opts: RequestOptions = {}): Promise<Uint8Array> {
-    const res = await this.send("GET", path, opts, "application/octet-stream");
+  /** A binary answer (e.g. an audit record's age ciphertext; POST for an escrow recovery's one fetch). */
+  async bytes(path: string, opts: RequestOptions = {}, method: "GET" | "POST" = "GET"): Promise<Uint8Array> {
+    const res = await this.send(method, path, opts, "application/octet-stream");
     return new Uint8Array(await res.arrayBuffer());
   }
 }

@@ -79,6 +79,13 @@ export const AuditRecord = Type.Object({
   ref: Type.Optional(Type.String({ pattern: "^rec_[0-9A-Z]{26}$" })),
   outcome: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Null()])),
   exit_code: Type.Optional(Type.Union([Int32(), Type.Null()])),
+  /**
+   * Open WebUI's background task a model call was made for (`title_generation`,
+   * `tags_generation`, `follow_up_generation`, …; issue 15), as the front end's Pipe reported
+   * it; absent for a user's own turn. Not part of the hash chain's form (audit-chain.ts): it
+   * only sorts records in views, never decides anything.
+   */
+  task: Type.Optional(Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" })),
   /** For a tool of an MCP server (issue 13): the server's name (the tool-name prefix). */
   tool_server: Type.Optional(Type.Union([Type.String({ maxLength: L.text }), Type.Null()])),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),

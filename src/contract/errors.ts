@@ -26,6 +26,11 @@ export const ERROR_CODES = {
   invalid_recipient: 422,
   key_disabled: 409,
   escrow_requires_key: 409,
+  // escrow recovery (break-glass)
+  recovery_self_approval: 403,
+  recovery_not_approved: 409,
+  recovery_consumed: 410,
+  record_not_escrowed: 409,
   tool_conflict: 409,
   credential_already_issued: 409,
   no_runtime_recipient: 409,

@@ -33,6 +33,7 @@ import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
+import { escrowRoutes } from "./escrow/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -124,7 +125,8 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(runtimeRoutes(deps))
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
-    .use(settingsRoutes(deps));
+    .use(settingsRoutes(deps))
+    .use(escrowRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);

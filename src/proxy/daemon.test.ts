@@ -71,8 +71,8 @@ async function waitReady(socket: string) {
 }
 
 let t: Env;
-const call = async (path: string, init: { method?: string; body?: unknown; user?: string | null; token?: string | null } = {}) => {
-  const headers: Record<string, string> = {};
+const call = async (path: string, init: { method?: string; body?: unknown; user?: string | null; token?: string | null; headers?: Record<string, string> } = {}) => {
+  const headers: Record<string, string> = { ...init.headers };
   if (init.token !== null) headers.authorization = `Bearer ${init.token ?? TOKEN}`;
   if (init.user) {
     headers["x-svc-user-id"] = init.user;
@@ -407,6 +407,16 @@ describe("models", () => {
     expect(out.duration_ms).toBeGreaterThanOrEqual(0);
     expect(out.cost).toBeUndefined(); // no price on the profile
     expect(out.ciphertext).toBeNull();
+  });
+
+  test("a background task the Pipe names (x-svc-task) is on the decision and outcome records; a user's turn has none", async () => {
+    const titled = await call("/v1/chat/completions", { user: "fe-alice", headers: { "x-svc-task": "title_generation" }, body: { model: "m-large", messages: [{ role: "user", content: "a title" }] } });
+    expect(titled.status).toBe(200);
+    const ref = titled.headers.get("x-svc-record-id")!;
+    expect((await shipped(ref)).task).toBe("title_generation");
+    expect((await modelOutcome(ref)).task).toBe("title_generation");
+    const odd = await call("/v1/chat/completions", { user: "fe-alice", headers: { "x-svc-task": "Title Generation" }, body: { model: "m-large", messages: [{ role: "user", content: "x" }] } });
+    expect((await shipped(odd.headers.get("x-svc-record-id")!)).task).toBeUndefined();
   });
 
   test("usage, streamed: asked upstream, and the usage-only chunk is stripped when the caller did not ask", async () => {

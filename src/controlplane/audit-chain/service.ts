@@ -125,3 +125,20 @@ export async function chainedOrganizations(db: Db): Promise<string[]> {
   const h = tables(db).auditChainHeads;
   return (await db.selectDistinct({ orgId: h.orgId }).from(h)).map((r) => r.orgId);
 }
+
+/**
+ * The next link of a chain the control plane writes itself (admin events, audit/admin-events.ts):
+ * reads the chain's head, lets `hashOf` hash the record with its link, and moves the head to it.
+ * Runs in the caller's transaction, so the record and the head move together; checkpoints then
+ * sign the head like any proxy chain's.
+ */
+export async function appendOwnChain(tx: Db, orgId: string, chainId: string, installationId: string, now: number, hashOf: (link: { chain_id: string; chain_seq: number; chain_prev: string | null }) => string): Promise<{ chain_id: string; chain_seq: number; chain_prev: string | null }> {
+  const h = tables(tx).auditChainHeads;
+  const id = `${orgId}:${chainId}`;
+  const [head] = await tx.select().from(h).where(eq(h.id, id));
+  const link = { chain_id: chainId, chain_seq: (head?.seq ?? 0) + 1, chain_prev: head?.hash ?? null };
+  const hash = hashOf(link);
+  if (head) await tx.update(h).set({ seq: link.chain_seq, hash, updatedAt: now }).where(and(eq(h.id, id), eq(h.seq, head.seq)));
+  else await tx.insert(h).values({ id, orgId, chainId, installationId, replicaId: null, seq: link.chain_seq, hash, updatedAt: now });
+  return link;
+}

@@ -44,6 +44,7 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     action: r.action,
     toolName: r.tool_name,
     model: r.model ?? null,
+    task: r.task ?? null,
     decision: r.decision,
     reason: r.reason,
     policyId: r.policy_id ?? null,

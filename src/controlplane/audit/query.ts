@@ -3,7 +3,7 @@
 // (to which key ids) or digest-only; the search never returns ciphertext.
 // A tool+decision search rides the (org, tool, decision, id) index; user and installation
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
-import { and, desc, eq, gte, inArray, isNotNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
@@ -23,7 +23,9 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
-  kind?: "tool" | "model" | "outcome";
+  kind?: "tool" | "model" | "outcome" | "admin";
+  /** Open WebUI's background tasks (titles, tags, follow-ups): "hide" leaves them out, "only" shows nothing else */
+  background?: "hide" | "only";
   /** ISO 8601, inclusive */
   from?: string;
   /** ISO 8601, inclusive */
@@ -51,6 +53,7 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   action: a.action,
   toolName: a.toolName,
   model: a.model,
+  task: a.task,
   decision: a.decision,
   reason: a.reason,
   policyId: a.policyId,
@@ -95,6 +98,7 @@ export function recordView(r: Row, email: string | null) {
     action: r.action,
     tool_name: r.toolName,
     model: r.model,
+    ...(r.task !== null ? { task: r.task } : {}),
     decision: r.decision,
     reason: r.reason,
     policy_id: r.policyId,
@@ -150,6 +154,8 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.decision) conds.push(eq(a.decision, f.decision));
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   if (f.kind) conds.push(eq(a.kind, f.kind));
+  if (f.background === "hide") conds.push(isNull(a.task));
+  if (f.background === "only") conds.push(isNotNull(a.task));
   if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
   if (f.shadow === "changed") conds.push(isNotNull(a.shadowDecision), ne(a.shadowDecision, a.decision));
   if (f.user) {

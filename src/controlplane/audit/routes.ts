@@ -1,8 +1,10 @@
-// Admin audit view under /organizations/{org}/audit-records: search, one record, and the
-// ciphertext as a binary age file. The runtime's ingest route lives in runtime/routes.ts.
+// Admin audit view under /organizations/{org}/audit-records: search, one record, the
+// ciphertext as a binary age file, export, and the activity figures of the console's overview. The runtime's ingest route lives in runtime/routes.ts.
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { SvcError } from "../../contract/errors.ts";
+import { auditActivity } from "./activity.ts";
 import { exportStream } from "./export.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
@@ -23,7 +25,8 @@ const Filters = {
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
-  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome")])),
+  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin")], { description: "admin: the control plane's own events (escrow recovery)" })),
+  background: t.Optional(t.Union([t.Literal("hide"), t.Literal("only")], { description: "Open WebUI's background tasks (titles, tags, follow-ups): hide them, or show only them" })),
   policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
   shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
   from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
@@ -37,6 +40,8 @@ const SearchQuery = t.Object({
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });
 const ExportQuery = t.Object({ ...Filters, format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])) });
+
+const MAX_ACTIVITY_MS = 7 * 86_400_000;
 
 export function auditRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-routes", prefix: "/organizations/:org" })
@@ -59,6 +64,20 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       "/usage/series",
       async ({ principal, query }) => ({ points: await usageSeries(deps.db, principal.orgId, query.by, query.bucket ?? "day", { since: parseSince(query.since ?? "30d", deps.now()) }) }),
       { admin: true, query: SeriesQuery, detail: { summary: "Model usage over time, per user or model", tags: ["usage"] } },
+    )
+    .get(
+      "/audit-activity",
+      async ({ principal, query }) => {
+        const now = deps.now();
+        const since = parseSince(query.since ?? "24h", now);
+        if (since < now - MAX_ACTIVITY_MS || since >= now) throw new SvcError("validation_failed", `since="${query.since}" must be within the last 7 days`);
+        return auditActivity(deps.db, principal.orgId, since, now);
+      },
+      {
+        admin: true,
+        query: t.Object({ since: t.Optional(t.String({ maxLength: 40, description: "24h (default), 7d, 30m or ISO 8601; at most 7 days back" })) }),
+        detail: { summary: "Decisions per hour, top tools and top users (background tasks and outcomes left out)", tags: ["audit"] },
+      },
     )
     .get(
       "/audit-records/export",

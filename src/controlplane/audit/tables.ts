@@ -11,11 +11,14 @@ export const auditRecords = table(
     agentId: c.text("agent_id").notNull(),
     replicaId: c.text("replica_id"),
     ts: c.millis("ts").notNull(),
-    kind: c.text("kind", { enum: ["tool", "model", "outcome"] }).notNull(),
+    /** "admin": an event the control plane writes itself (escrow recovery), never a runtime's. */
+    kind: c.text("kind", { enum: ["tool", "model", "outcome", "admin"] }).notNull(),
     harness: c.text("harness").notNull(),
     action: c.text("action").notNull(),
     toolName: c.text("tool_name"),
     model: c.text("model"),
+    /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
+    task: c.text("task"),
     decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
     reason: c.text("reason").notNull(),
     policyId: c.text("policy_id"),

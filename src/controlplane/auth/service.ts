@@ -1,6 +1,6 @@
 // Admin identities: accounts, memberships, API tokens and console sessions. Resolving a
 // bearer token or session cookie to a principal (account, organization, role) happens here.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -62,6 +62,14 @@ export async function verifyPassword(db: Db, email: string, password: string) {
   return (await Bun.password.verify(password, account.passwordHash)) ? account : null;
 }
 const DUMMY_HASH = "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0GqHOHpsSMY4S6dw2Hh9qNRwdXIyjexG7bJ8ZnBm5Gk";
+
+/** Account id → email, for the given ids (unknown ids are left out). */
+export async function emailsOfAccounts(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const a = tables(db).accounts;
+  const rows = await db.select({ id: a.id, email: a.email }).from(a).where(inArray(a.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.id, r.email]));
+}
 
 export async function addMembership(db: Db, accountId: string, orgId: string, role: Role) {
   const m = tables(db).memberships;

@@ -28,6 +28,11 @@ export class ConsoleApi {
     return this.send<T>("GET", path);
   }
 
+  /** A GET whose answer is passed on as it is (a file streamed to the browser). */
+  async raw(path: string): Promise<Response> {
+    return this.handle(new Request(API_ORIGIN + path, { headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}` } }));
+  }
+
   async send<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
     const headers: Record<string, string> = { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/json" };
     if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = this.caller.csrfToken;
@@ -39,6 +44,18 @@ export class ConsoleApi {
       return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
     }
     return readResult<T>(res);
+  }
+
+  /** A POST whose success is a body of bytes (an escrow recovery's plaintext), read as UTF-8 text. */
+  async postForText(path: string): Promise<ApiResult<string>> {
+    let res: Response;
+    try {
+      res = await this.handle(new Request(API_ORIGIN + path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }));
+    } catch (e) {
+      return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
+    }
+    if (res.ok) return { ok: true, status: res.status, data: await res.text() };
+    return readResult<string>(res) as Promise<ApiResult<string>>;
   }
 }
 

@@ -24,7 +24,7 @@ export type PageContext = {
   cookies: string[];
 };
 
-export type PageResult = { kind: "page"; status: number; body: SafeHtml } | { kind: "redirect"; location: string };
+export type PageResult = { kind: "page"; status: number; body: SafeHtml } | { kind: "redirect"; location: string } | { kind: "download"; response: Response };
 
 export function page(body: SafeHtml, status = 200): PageResult {
   return { kind: "page", status, body };

@@ -27,6 +27,7 @@ export type NavKey =
   | "members"
   | "audit"
   | "audit-keys"
+  | "siem-sinks"
   | "usage"
   | "settings"
   | "none";
@@ -57,6 +58,7 @@ const NAV: Array<{ heading: string; items: Array<{ key: NavKey; href: string; la
     items: [
       { key: "audit", href: "/audit", label: "Audit records" },
       { key: "audit-keys", href: "/audit-keys", label: "Audit keys" },
+      { key: "siem-sinks", href: "/siem-sinks", label: "SIEM sinks" },
       { key: "usage", href: "/usage", label: "Usage and budgets" },
     ],
   },

@@ -15,7 +15,11 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
+import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
+import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
+import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
+import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
 import { getInvite, postInvite } from "./pages/invite.ts";
@@ -57,6 +61,14 @@ function formValues(body: unknown): Record<string, string> {
 function toResponse(result: PageResult, cookies: string[]): Response {
   const headers = new Headers(SECURITY_HEADERS);
   for (const c of cookies) headers.append("set-cookie", c);
+  if (result.kind === "download") {
+    // A file streamed from the admin API (the audit CSV): its own type and disposition.
+    for (const k of ["content-type", "content-disposition", "cache-control"]) {
+      const v = result.response.headers.get(k);
+      if (v) headers.set(k, v);
+    }
+    return new Response(result.response.body, { status: result.response.status, headers });
+  }
   if (result.kind === "redirect") {
     headers.set("location", result.location);
     return new Response(null, { status: 303, headers });
@@ -151,6 +163,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/policies", run(async (c) => getPolicies(c)))
       .post("/policies", run(postPolicy, "session"))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))
+      .get("/policies/:id/edit", run(async (c) => getPolicyEdit(c)))
+      .post("/policies/:id", run(postPolicyEdit, "session"))
       .get("/users", run(async (c) => getUsers(c)))
       .post("/users/:id/disable", run(postUserDisable, "session"))
       .post("/users/:id/enable", run(postUserEnable, "session"))
@@ -162,11 +176,19 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/members/:id/remove", run(postRemoveMember, "session"))
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
+      .get("/audit/export.csv", run(getAuditExport))
+      .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
+      .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
+      .post("/siem-sinks", run(postSiemSink, "session"))
+      .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
+      .post("/audit-recovery", run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"))
+      .post("/audit-recovery/:id/approve", run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"))
+      .post("/audit-recovery/:id/fetch", run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"))
       .get("/settings", run(async (c) => getSettings(c)))
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))

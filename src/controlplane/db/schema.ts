@@ -12,6 +12,7 @@ export * from "../claims/tables.ts";
 export * from "../console/tables.ts";
 export * from "../directory/tables.ts";
 export * from "../directory-sync/tables.ts";
+export * from "../escrow/tables.ts";
 export * from "../http/tables.ts";
 export * from "../installations/tables.ts";
 export * from "../invites/tables.ts";

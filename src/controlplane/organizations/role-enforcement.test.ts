@@ -7,6 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { issueApiToken } from "../auth/service.ts";
 import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
+import { newId } from "../../contract/ids.ts";
+import { tables } from "../db/index.ts";
 import { PRESESSION_COOKIE } from "../console/csrf.ts";
 import { auditRecord, newRecipient } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
@@ -31,6 +33,7 @@ type World = {
   keyId: string;
   recordId: string;
   apiTokenId: string;
+  recoveryRequestId: string;
 };
 
 async function populate(cp: TestControlPlane, w: { orgId: string; token: string; ownerAccountId: string }): Promise<World> {
@@ -58,7 +61,10 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
   const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
-  return { ...w, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
+  const recoveryRequestId = newId("recoveryRequest");
+  await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
+  return { ...w, recoveryRequestId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -139,6 +145,12 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
+  "GET /audit-activity": () => ({ path: "/audit-activity" }),
+  "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
+  "POST /audit-recovery-requests": (w) => ({ path: "/audit-recovery-requests", body: { record_id: w.recordId, reason: "incident" } }),
+  "GET /audit-recovery-requests/:id": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}` }),
+  "POST /audit-recovery-requests/:id/approve": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/approve` }),
+  "POST /audit-recovery-requests/:id/fetch": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/fetch` }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
     body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },
@@ -174,6 +186,8 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", form: { name: "c", src: "*", dst: "tool:y", effect: "permit", workspace: "default" } }),
   "POST /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),
+  "GET /policies/:id/edit": (w) => ({ path: `/policies/${w.policyId}/edit` }),
+  "POST /policies/:id": (w) => ({ path: `/policies/${w.policyId}`, form: { name: "renamed", effect: "deny", mode: "shadow" } }),
   "GET /users": () => ({ path: "/users" }),
   "POST /users/:id/disable": (w) => ({ path: `/users/${w.userId}/disable` }),
   "POST /users/:id/enable": (w) => ({ path: `/users/${w.userId}/enable` }),
@@ -185,10 +199,18 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "POST /members/:id/remove": (w) => ({ path: `/members/${w.ownerAccountId}/remove` }),
   "POST /api-tokens/:id/revoke": (w) => ({ path: `/api-tokens/${w.apiTokenId}/revoke` }),
   "GET /audit": () => ({ path: "/audit" }),
+  "GET /audit/export.csv": () => ({ path: "/audit/export.csv" }),
+  "GET /audit/:id": (w) => ({ path: `/audit/${w.recordId}` }),
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
+  "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
+  "POST /siem-sinks": () => ({ path: "/siem-sinks", form: { name: "console", kind: "syslog", endpoint: "siem.example.com:6514" } }),
+  "POST /siem-sinks/:id/delete": (w) => ({ path: `/siem-sinks/${w.sinkId}/delete` }),
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
   "POST /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
+  "POST /audit-recovery": (w) => ({ path: "/audit-recovery", form: { record_id: w.recordId, reason: "incident" } }),
+  "POST /audit-recovery/:id/approve": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/approve` }),
+  "POST /audit-recovery/:id/fetch": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/fetch` }),
   "GET /settings": () => ({ path: "/settings" }),
   "POST /settings/escrow": () => ({ path: "/settings/escrow", form: { escrow_enabled: "true" } }),
   "POST /settings/sso": () => ({ path: "/settings/sso", form: { issuer: "https://idp.example.com", client_id: "c", client_secret: "s" } }),

@@ -9,6 +9,16 @@ import { forwardMetered, type ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
 
+/** Open WebUI's background task a call is made for, as the Pipe reports it (issue 15). */
+export const TASK_HEADER = "x-svc-task";
+const TASK_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** The task header when it is a plain task name; anything else is not recorded. Pure. */
+export function taskOf(h: Headers): string | null {
+  const t = h.get(TASK_HEADER);
+  return t && TASK_NAME.test(t) ? t : null;
+}
+
 /** A notice for the caller alone (percent-encoded UTF-8): the Pipe shows it as a notification. */
 export const NOTICE_HEADER = "x-svc-notice";
 
@@ -25,13 +35,14 @@ export function chatRoutes(c: RouteContext): Route[] {
     const profile = compiled.bundle.model_profile;
     const asked = chat.field("model");
     const model = typeof asked === "string" && asked ? asked : (profile?.default_model ?? null);
+    const task = taskOf(req.headers);
     let decision = decideModel(compiled, user, c.now());
     if (decision.decision === "permit" && profile && model !== null) {
       const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
       if (!offered.includes(model)) {
         // A refusal like any other: audited as a deny before answering.
         const refusal: Decision = { ...decision, decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null };
-        const record = await c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision: refusal, args: { model } });
+        const record = await c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, task, decision: refusal, args: { model } });
         c.decisions.note("model", "deny", "model_not_found");
         return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
       }
@@ -43,7 +54,7 @@ export function chatRoutes(c: RouteContext): Route[] {
     const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, c.now().getTime()) : null;
     if (budget?.refusal) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.budgetExceeded, reason: REFUSAL_CODES.budgetExceeded, message: budget.refusal };
     const [record, claim] = await Promise.all([
-      c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, decision, args: { model } }),
+      c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, task, decision, args: { model } }),
       decision.code === REFUSAL_CODES.unlinked && user ? c.claims.forRefusal(user) : undefined,
     ]);
     c.decisions.note("model", decision.decision, decision.code);

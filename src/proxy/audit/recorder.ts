@@ -58,7 +58,7 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string }): Promise<AuditRecord> {
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string; task?: string | null }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
@@ -72,6 +72,7 @@ export class AuditRecorder {
       // The model name is what the caller sent (a refused call's may be anything): cut to the
       // contract's bound so the control plane never rejects the record for it.
       ...(input.kind === "model" ? { model: input.model?.slice(0, AUDIT_RECORD_LIMITS.model) ?? null } : {}),
+      ...(input.task ? { task: input.task } : {}),
       decision: decision.decision,
       reason: decision.reason,
       policy_id: decision.policyId,
@@ -127,6 +128,7 @@ export class AuditRecorder {
       action: d.action,
       tool_name: null,
       model: d.model ?? null,
+      ...(d.task ? { task: d.task } : {}),
       decision: "permit",
       reason: "outcome",
       policy_id: d.policy_id ?? null,

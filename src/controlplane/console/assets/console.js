@@ -1,7 +1,7 @@
 // svc console enhancements. Every page works without this script; it only adds:
 // - a friendly browser-side message for the age1 prefix check on audit-key forms,
 // - auto-submit for the organization switcher (its button is hidden when scripts run),
-// - times shown in the browser's local time zone (UTC stays in the title),
+// - times shown in the browser's local time zone, named (UTC stays in the title),
 (function () {
   "use strict";
   document.querySelectorAll("[data-hide-with-js]").forEach(function (el) { el.hidden = true; });
@@ -20,6 +20,6 @@
     var d = new Date(t.getAttribute("datetime"));
     if (isNaN(d.getTime())) return;
     t.title = t.textContent;
-    t.textContent = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    t.textContent = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
   });
 })();

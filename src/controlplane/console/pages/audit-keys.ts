@@ -6,6 +6,7 @@ import { type PageContext, type PageResult, page, redirect } from "../context.ts
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
+import { RECOVERY_NOTICES, recoverySection } from "./audit-recovery.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
 export type AuditKey = { id: string; name: string; public_key: string; status: "active" | "disabled" | "inactive"; created_at: string; disabled_at: string | null; disabled_reason?: string | null; kind?: "customer" | "escrow" };
@@ -17,6 +18,7 @@ export const AGE_PREFIX_PATTERN = "age1[^\\s]+";
 const NOTICES: Record<string, string> = {
   registered: "Key registered. New audit records are encrypted to it.",
   disabled: "Key disabled. It receives no new records; records already encrypted to it keep its id.",
+  ...RECOVERY_NOTICES,
 };
 
 export async function getAuditKeys(pc: PageContext, state: FormState = {}): Promise<PageResult> {
@@ -50,6 +52,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
   })}
   <div class="actions"><button type="submit" class="btn">Register key</button></div>
 </form>`;
+  const recovery = await recoverySection(ctx, errors, state.values ?? {});
   const done = ctx.url.searchParams.get("done");
   const statusLine =
     active > 0
@@ -62,7 +65,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
       lead: "Customer-held age keys that audit arguments are encrypted to. The service holds only the public keys and never decrypts.",
       notice: done ? (NOTICES[done] ?? null) : null,
       error: state.error ?? joinErrors(errors),
-      body: html`${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}`,
+      body: html`${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}${recovery}`,
     }),
     state.status ?? 200,
   );

@@ -1,9 +1,12 @@
-// The audit view: search by tool name and decision, plus user, installation and time. Each
-// record shows whether its arguments are encrypted (to which key ids) or digest-only. The
-// console never fetches ciphertext and never decrypts (spec §2, Audit record).
+// The audit view: search by tool name (prefix or glob) and decision, plus kind, user,
+// installation, policy and time; Open WebUI's background tasks (titles, tags, follow-ups) are
+// marked and hidden unless asked for. Each record shows the policy that decided it (linked),
+// and whether its arguments are encrypted (to which key ids) or digest-only; its id opens its
+// detail page (audit-record.ts), which also serves the CSV export. The console never fetches
+// ciphertext and never decrypts (spec §2, Audit record).
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
-import { type SafeHtml, html, query } from "../html.ts";
+import { type SafeHtml, html, path, query } from "../html.ts";
 import { type Tone, badge, code, dataTable, field, selectField, shell, time } from "../layout.ts";
 import type { Installation } from "./overview.ts";
 import { byId, joinErrors, list, named } from "./shared.ts";
@@ -15,6 +18,8 @@ export type AuditRecordView = {
   action: string;
   tool_name: string | null;
   model?: string | null;
+  /** Open WebUI's background task (title_generation, …); absent for a user's own turn. */
+  task?: string;
   decision: string;
   reason: string;
   policy_id?: string | null;
@@ -31,7 +36,41 @@ export type AuditRecordView = {
 };
 
 const DECISION_TONES: Record<string, Tone> = { permit: "ok", deny: "bad", ask: "warn" };
-const FILTERS = ["tool", "decision", "user", "installation", "from", "to", "policy", "shadow"] as const;
+const FILTERS = ["tool", "decision", "kind", "background", "user", "installation", "from", "to", "policy", "shadow"] as const;
+export type AuditFilterValues = Record<(typeof FILTERS)[number], string>;
+
+/** The page's filters from its query string. */
+export function auditFilters(sp: URLSearchParams): AuditFilterValues {
+  return Object.fromEntries(FILTERS.map((k) => [k, (sp.get(k) ?? "").trim()])) as AuditFilterValues;
+}
+
+/** The admin API's query for the page's filters: background tasks hidden unless "all" or "only". Pure. */
+export function apiFilters(f: AuditFilterValues): Record<string, string | null> {
+  return {
+    tool: f.tool,
+    decision: f.decision,
+    kind: ["tool", "model", "outcome"].includes(f.kind) ? f.kind : "",
+    background: f.background === "all" ? "" : f.background === "only" ? "only" : "hide",
+    user: f.user,
+    installation: f.installation,
+    from: utcFromLocalInput(f.from),
+    to: utcFromLocalInput(f.to),
+    policy: f.policy,
+    shadow: f.shadow === "changed" ? "changed" : "",
+  };
+}
+
+/** The policy that decided, by name, linked to it; the reason alone when none did. */
+export function policyCell(id: string | null | undefined, names: ReadonlyMap<string, { name: string }>): SafeHtml {
+  if (!id) return html`<span class="muted">no policy</span>`;
+  const p = names.get(id);
+  return html`<a href="/policies#${id}" title="${id}">${p ? p.name : id}</a>${p ? "" : html` <span class="muted">(deleted)</span>`}`;
+}
+
+/** Open WebUI's background tasks, marked so they are not mistaken for a user's turn. */
+export function taskBadge(task: string | null | undefined): SafeHtml | "" {
+  return task ? html`<br>${badge(`background: ${task.replace(/_generation$/, "")}`, "muted")}` : "";
+}
 
 /** What the shadow policies would have decided, marked when it differs from what was enforced. */
 export function shadowCell(r: Pick<AuditRecordView, "decision" | "shadow">): SafeHtml | "" {
@@ -69,33 +108,24 @@ function subjectCell(s: AuditRecordView["subject"]): SafeHtml {
 export async function getAudit(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const sp = ctx.url.searchParams;
-  const f = Object.fromEntries(FILTERS.map((k) => [k, (sp.get(k) ?? "").trim()])) as Record<(typeof FILTERS)[number], string>;
+  const f = auditFilters(sp);
   const cursor = sp.get("cursor");
   const errors: string[] = [];
-  const apiQuery = query({
-    tool: f.tool,
-    decision: f.decision,
-    user: f.user,
-    installation: f.installation,
-    from: utcFromLocalInput(f.from),
-    to: utcFromLocalInput(f.to),
-    policy: f.policy,
-    shadow: f.shadow === "changed" ? "changed" : "",
-    cursor,
-    limit: 50,
-  });
-  const [got, installations] = await Promise.all([
+  const apiQuery = query({ ...apiFilters(f), cursor, limit: 50 });
+  const [got, installations, policies] = await Promise.all([
     ctx.api.get<{ records: AuditRecordView[]; next_cursor: string | null }>(ctx.api.org(`/audit-records${apiQuery}`)),
     list<Installation>(ctx, "/installations", "installations", errors),
+    list<{ id: string; name: string }>(ctx, "/policies", "policies", errors),
   ]);
+  const policyMap = byId(policies);
   if (!got.ok) errors.unshift(got.problem.detail);
   const records = got.ok ? (got.data.records ?? []) : [];
   const instMap = byId(installations);
   const rows = records.map(
     (r) => html`<tr>
-  <td>${time(r.ts)}<br><span class="muted mono small">${r.id}</span></td>
-  <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span></td>
-  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span>${shadowCell(r)}${
+  <td>${time(r.ts)}<br><a class="mono small" href="${path`/audit/${r.id}`}">${r.id}</a></td>
+  <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span>${taskBadge(r.task)}</td>
+  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span><br>${policyCell(r.policy_id, policyMap)}${shadowCell(r)}${
     r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
   }</td>
   <td>${subjectCell(r.subject)}</td>
@@ -105,22 +135,24 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   );
   const filters = html`<section class="panel" aria-labelledby="search-h"><h2 id="search-h">Search</h2>
 <form method="get" action="/audit" class="inline" role="search" aria-label="Search audit records">
-  ${field({ label: "Tool name", name: "tool", value: f.tool, placeholder: "crm.lookup", quiet: true })}
+  ${field({ label: "Tool name (prefix or glob)", name: "tool", value: f.tool, placeholder: "crm. or crm.*", quiet: true })}
   ${selectField({ label: "Decision", name: "decision", value: f.decision, quiet: true, options: [{ value: "", label: "any" }, { value: "permit", label: "permit" }, { value: "deny", label: "deny" }, { value: "ask", label: "ask" }] })}
+  ${selectField({ label: "Kind", name: "kind", value: f.kind, quiet: true, options: [{ value: "", label: "any" }, { value: "tool", label: "tool calls" }, { value: "model", label: "model calls" }, { value: "outcome", label: "outcomes" }] })}
+  ${selectField({ label: "Background tasks", name: "background", value: f.background, quiet: true, options: [{ value: "", label: "hidden" }, { value: "all", label: "shown" }, { value: "only", label: "only these" }] })}
   ${field({ label: "User", name: "user", value: f.user, placeholder: "email or usr_…", quiet: true })}
   ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   ${field({ label: "Policy", name: "policy", value: f.policy, placeholder: "pol_…", quiet: true })}
   ${selectField({ label: "Shadow", name: "shadow", value: f.shadow, quiet: true, options: [{ value: "", label: "any" }, { value: "changed", label: "shadow would change" }] })}
-  <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a></div>
+  <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a><a href="/audit/export.csv${query(f)}" class="btn btn-secondary" download>Export CSV</a></div>
 </form></section>`;
   const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>` : "";
   return page(
     shell(ctx.session, {
       title: "Audit records",
       active: "audit",
-      lead: "Every decision on a model call or governed tool call, newest first. Arguments are never shown here: a record is either encrypted to customer keys (decrypt with svc audit decrypt and your own identity) or keeps only a digest.",
+      lead: "Every decision on a model call or governed tool call, newest first; times in UTC. Open WebUI's background tasks (chat titles, tags, follow-up suggestions) are hidden unless you ask for them. Arguments are never shown here: a record is either encrypted to customer keys (decrypt with svc audit decrypt and your own identity) or keeps only a digest.",
       error: joinErrors(errors),
       body: html`${filters}${dataTable("Audit records", ["Time", "Tool or action", "Decision and outcome", "User", "Installation", "Arguments"], rows, "No records match.")}${next}`,
     }),

@@ -3,7 +3,7 @@
 // a confirmation page) with the organization's API tokens (revoke).
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
-import { html, path } from "../html.ts";
+import { html, path, query } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
@@ -44,6 +44,7 @@ export async function getUsers(pc: PageContext, state: FormState = {}): Promise<
   <td>${(u.groups ?? []).length ? (u.groups ?? []).map((g) => html`${badge(g, "info")} `) : html`<span class="muted">—</span>`}</td>
   <td>${u.source}</td>
   <td>${u.disabled ? badge("disabled", "bad") : badge("active", "ok")}</td>
+  <td><a href="/audit${query({ user: u.id })}">Audit records<span class="visually-hidden"> of ${u.email}</span></a></td>
   <td><form method="post" action="${u.disabled ? path`/users/${u.id}/enable` : path`/users/${u.id}/disable`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="${u.disabled ? "Enable" : "Disable"} user ${u.email}">${u.disabled ? "Enable" : "Disable"}</button></form></td>
 </tr>`,
   );
@@ -55,7 +56,7 @@ export async function getUsers(pc: PageContext, state: FormState = {}): Promise<
       lead: "Service users are the identities decisions are made and audited under, keyed by email. Directory sync and claim links create them. A disabled user's chat accounts are treated as unlinked: every call is refused.",
       notice: done ? (USER_NOTICES[done] ?? null) : null,
       error: state.error ?? joinErrors(errors),
-      body: dataTable("Users", ["User", "Id", "Groups", "Source", "Status", ""], rows, "No users yet."),
+      body: dataTable("Users", ["User", "Id", "Groups", "Source", "Status", "Decisions", ""], rows, "No users yet."),
     }),
     state.status ?? 200,
   );

@@ -1,10 +1,11 @@
 // The overview: every installation with the state its proxies last reported (heartbeat, proxy
-// state, policy revision, tool count). Members, who have no admin pages, get a short home page.
+// state, policy revision, tool count), and the audit activity of the last 24 hours. Members, who have no admin pages, get a short home page.
 import { type PageContext, type PageResult, isAdmin, page, requireSignedIn } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path } from "../html.ts";
 import { type Tone, badge, dataTable, section, shell, time } from "../layout.ts";
 import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
+import { type Activity, activitySection } from "./activity.ts";
 import type { HeartbeatToolServer } from "../../../contract/runtime-api.ts";
 
 export type Replica = {
@@ -93,12 +94,14 @@ export async function getOverview(pc: PageContext): Promise<PageResult> {
   if (!isAdmin(signed.session)) return memberHome(signed);
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
-  const [installations, agents, policies, keys] = await Promise.all([
+  const [installations, agents, policies, keys, activity] = await Promise.all([
     list<Installation>(ctx, "/installations", "installations", errors),
     list<Agent>(ctx, "/agents", "agents", errors),
     list<{ id: string }>(ctx, "/policies", "policies", errors),
     list<{ id: string; status: string }>(ctx, "/audit-encryption-keys", "keys", errors),
+    ctx.api.get<Activity>(ctx.api.org("/audit-activity?since=24h")),
   ]);
+  if (!activity.ok) errors.push(activity.problem.detail);
   const detailed = await Promise.all(
     installations.map(async (i) => {
       const got = await ctx.api.get<Installation>(ctx.api.org(path`/installations/${i.id}`));
@@ -137,7 +140,7 @@ export async function getOverview(pc: PageContext): Promise<PageResult> {
       body: html`${gettingStarted}${stats}${section(
         "Installations",
         dataTable("Installations", ["Installation", "Agent", "Proxy state", "Last heartbeat", "Policy revision", "Tools", "Replicas"], rows, "No installations yet. Create one with svc bot init."),
-      )}`,
+      )}${activity.ok ? section("Activity, last 24 hours", activitySection(activity.data)) : ""}`,
     }),
   );
 }

@@ -28,7 +28,7 @@ export function shadowChanges(records: AuditRecordView[], policies: ReadonlyMap<
 }
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number; notice?: string | null };
 
-const NOTICES: Record<string, string> = { created: "Policy created.", deleted: "Policy deleted." };
+const NOTICES: Record<string, string> = { created: "Policy created.", updated: "Policy saved.", deleted: "Policy deleted." };
 
 export async function getPolicies(pc: PageContext, state: FormState = {}): Promise<PageResult> {
   const ctx = requireAdmin(pc);
@@ -45,7 +45,7 @@ export async function getPolicies(pc: PageContext, state: FormState = {}): Promi
   const wsMap = byId(workspaces);
   const v = state.values ?? {};
   const rows = policies.map(
-    (p) => html`<tr>
+    (p) => html`<tr id="${p.id}">
   <td><strong>${p.name}</strong><br><span class="muted mono">${p.id}</span></td>
   <td>${code(p.src)}</td>
   <td>${code(p.dst)}</td>
@@ -54,7 +54,7 @@ export async function getPolicies(pc: PageContext, state: FormState = {}): Promi
   <td>${p.agent_id ? named(agentMap, p.agent_id) : html`<span class="muted">any agent</span>`}</td>
   <td>${named(wsMap, p.workspace_id)}</td>
   <td><a href="/audit${query({ policy: p.id })}">Recent decisions<span class="visually-hidden"> of ${p.name}</span></a></td>
-  <td><form method="post" action="${path`/policies/${p.id}/delete`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="Delete policy ${p.name}">Delete</button></form></td>
+  <td><a class="btn btn-small btn-secondary" href="${path`/policies/${p.id}/edit`}" aria-label="Edit policy ${p.name}">Edit</a> <form class="inline-form" method="post" action="${path`/policies/${p.id}/delete`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="Delete policy ${p.name}">Delete</button></form></td>
 </tr>`,
   );
   const form = html`<form method="post" action="/policies" class="stack">

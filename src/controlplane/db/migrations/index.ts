@@ -14,7 +14,9 @@ import m0008 from "./0008_audit_shadow.sql" with { type: "text" };
 import m0009 from "./0009_audit_chain.sql" with { type: "text" };
 import m0010 from "./0010_audit_key_disabled_reason.sql" with { type: "text" };
 import m0011 from "./0011_siem_sinks.sql" with { type: "text" };
-import m0012 from "./0012_chat_invites.sql" with { type: "text" };
+import m0012 from "./0012_audit_recovery_requests.sql" with { type: "text" };
+import m0013 from "./0013_audit_task.sql" with { type: "text" };
+import m0014 from "./0014_chat_invites.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -29,5 +31,7 @@ export const MIGRATIONS = fromJournal(journal, {
   "0009_audit_chain": m0009,
   "0010_audit_key_disabled_reason": m0010,
   "0011_siem_sinks": m0011,
-  "0012_chat_invites": m0012,
+  "0012_audit_recovery_requests": m0012,
+  "0013_audit_task": m0013,
+  "0014_chat_invites": m0014,
 });

@@ -27,10 +27,9 @@ ids (spec §1.9: the front end never serves tools the service cannot govern).
 
 from __future__ import annotations
 
+import json
 import os
 import re
-
-import json
 import logging
 from typing import AsyncIterator
 from urllib.parse import unquote
@@ -186,6 +185,18 @@ def governor_safe(text: str) -> str:
     return governor._URL_RE.sub("[link withheld]", text)
 
 
+TASK_HEADER = "x-svc-task"
+_TASK_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def task_headers(metadata: dict | None) -> dict[str, str]:
+    """Open WebUI's background task (title, tags, follow-ups…) this call is for, so the audit can
+    mark it: metadata["task"] is set by Open WebUI's task routes, absent on a user's own turn."""
+    task = metadata.get("task") if isinstance(metadata, dict) else None
+    task = str(task) if task is not None else ""
+    return {TASK_HEADER: task} if _TASK_RE.match(task) else {}
+
+
 class Pipe:
     def __init__(self):
         self.type = "manifold"
@@ -223,7 +234,7 @@ class Pipe:
         stream = bool(payload.get("stream"))
         try:
             resp = await _local.request(
-                "POST", "/v1/chat/completions", body=payload, headers=_local.user_headers(__user__), timeout=_local.STREAM_IDLE_TIMEOUT
+                "POST", "/v1/chat/completions", body=payload, headers={**_local.user_headers(__user__), **task_headers(__metadata__)}, timeout=_local.STREAM_IDLE_TIMEOUT
             )
         except _local.ProxyUnavailable as e:
             raise GovernanceUnavailable(f"Governance unavailable: the svc proxy cannot be reached ({e}); the request was not sent.") from e

@@ -241,6 +241,17 @@ def test_plain_ascii_user_headers_are_sent_as_is(proxy):
     assert (h["x-svc-user-id"], h["x-svc-user-email"], h["x-svc-user-name"]) == ("u-2", "bob@example.com", "Bob Smith")
 
 
+def test_a_background_task_is_named_to_the_proxy_and_a_users_turn_is_not(proxy):
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (200, {"choices": []})
+    asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __metadata__={"task": "title_generation", "chat_id": "c-1"}))
+    asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __metadata__={"chat_id": "c-1"}))
+    asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __metadata__={"task": "Title Generation\r\nx-evil: 1"}))
+    sent = [r["headers"] for r in proxy.of("POST /v1/chat/completions")]
+    assert sent[0]["x-svc-task"] == "title_generation"
+    assert "x-svc-task" not in sent[1]
+    assert "x-svc-task" not in sent[2] and "x-evil" not in sent[2]
+
+
 def test_a_budget_refusal_is_a_normal_assistant_message(proxy):
     text = 'Refused (svc.budget_exceeded): the budget "alice daily" is used up (100 tokens of 100 tokens this day); it resets at 2026-05-11T00:00:00.000Z'
     proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"error": {"message": text, "type": "refusal", "code": "svc.budget_exceeded"}})

@@ -1,0 +1,99 @@
+// Escrow recovery (break-glass) in the console, a section of the Audit keys page: the open
+// requests with an Approve button for everyone but their requester, the requester's one-time
+// Fetch, and an owner's request form. Every action is a POST with the session's CSRF token;
+// the API enforces the rules (second approver, requester-only single fetch) again.
+import { type AdminContext, type PageContext, type PageResult, page, redirect } from "../context.ts";
+import { requireAdmin } from "../guard.ts";
+import { html, path } from "../html.ts";
+import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
+import { problemText } from "./shared.ts";
+
+export type RecoveryRequest = {
+  id: string;
+  record_id: string;
+  reason: string;
+  status: "pending" | "approved" | "consumed";
+  requested_by: { account_id: string; email: string | null };
+  approved_by: { account_id: string; email: string | null } | null;
+  created_at: string;
+};
+
+export const RECOVERY_NOTICES: Record<string, string> = {
+  "recovery-requested": "Recovery requested. Another owner or admin must approve it; then you can fetch the plaintext once.",
+  "recovery-approved": "Recovery approved. Its requester can now fetch the plaintext, once.",
+};
+
+/** The section on the Audit keys page; `errors` collects what could not be read. */
+export async function recoverySection(ctx: AdminContext, errors: string[], values: Record<string, string> = {}) {
+  const res = await ctx.api.get<{ requests: RecoveryRequest[] }>(ctx.api.org("/audit-recovery-requests"));
+  if (!res.ok) errors.push(problemText(res.problem));
+  const open = (res.ok ? res.data.requests : []).filter((r) => r.status !== "consumed");
+  const me = ctx.session.principal.accountId;
+  const action = (r: RecoveryRequest) => {
+    if (r.status === "pending" && r.requested_by.account_id !== me) {
+      return html`<form method="post" action="${path`/audit-recovery/${r.id}/approve`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small" aria-label="Approve recovery ${r.id}">Approve</button></form>`;
+    }
+    if (r.status === "pending") return html`<span class="muted">waiting for a second owner or admin</span>`;
+    if (r.requested_by.account_id === me) {
+      return html`<form method="post" action="${path`/audit-recovery/${r.id}/fetch`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-danger" aria-label="Fetch plaintext of ${r.id}">Fetch plaintext (once)</button></form>`;
+    }
+    return html`<span class="muted">approved; only its requester can fetch</span>`;
+  };
+  const rows = open.map(
+    (r) => html`<tr data-recovery="${r.id}">
+  <td>${code(r.id)}<br><span class="muted">${time(r.created_at)}</span></td>
+  <td>${code(r.record_id)}</td>
+  <td>${r.requested_by.email ?? r.requested_by.account_id}</td>
+  <td>${r.reason}</td>
+  <td>${r.status === "pending" ? badge("pending", "warn") : badge("approved", "ok")}</td>
+  <td>${action(r)}</td>
+</tr>`,
+  );
+  const form =
+    ctx.session.principal.role === "owner"
+      ? html`<form method="post" action="/audit-recovery" class="stack">
+  ${csrfInput(ctx.session.csrfToken)}
+  ${field({ label: "Audit record id", name: "record_id", value: values.record_id, required: true, placeholder: "rec_…", autocomplete: "off" })}
+  ${field({ label: "Reason", name: "reason", value: values.reason, required: true, placeholder: "incident 4711: the customer lost its audit identity", hint: "Kept in the audit trail with the request, the approval and the decryption." })}
+  <div class="actions"><button type="submit" class="btn btn-secondary">Request recovery</button></div>
+</form>`
+      : html`<p class="muted">Only an owner can request a recovery; you can approve another owner's.</p>`;
+  return section(
+    "Escrow recovery (break-glass)",
+    html`<p class="muted">Decrypts one record with the service-held escrow key: an owner requests it with a reason, a second owner or admin approves, and the requester fetches the plaintext once.</p>
+${dataTable("Open recovery requests", ["Request", "Record", "Requested by", "Reason", "Status", ""], rows, "No open recovery requests.")}${form}`,
+    { id: "recovery" },
+  );
+}
+
+export async function postRecoveryRequest(pc: PageContext, back: (pc: PageContext, state: { error: string; values: Record<string, string>; status: number }) => Promise<PageResult>): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const f = ctx.form;
+  const res = await ctx.api.send("POST", ctx.api.org("/audit-recovery-requests"), { record_id: (f.record_id ?? "").trim(), reason: (f.reason ?? "").trim() });
+  if (!res.ok) return back(pc, { error: problemText(res.problem), values: f, status: res.problem.status });
+  return redirect("/audit-keys?done=recovery-requested#recovery");
+}
+
+export async function postRecoveryApprove(pc: PageContext, back: (pc: PageContext, state: { error: string; status: number }) => Promise<PageResult>): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const res = await ctx.api.send("POST", ctx.api.org(`/audit-recovery-requests/${encodeURIComponent(ctx.params.id ?? "")}/approve`));
+  if (!res.ok) return back(pc, { error: problemText(res.problem), status: res.problem.status });
+  return redirect("/audit-keys?done=recovery-approved#recovery");
+}
+
+/** The one fetch: the plaintext is shown on this page only, never stored by the console. */
+export async function postRecoveryFetch(pc: PageContext, back: (pc: PageContext, state: { error: string; status: number }) => Promise<PageResult>): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const id = ctx.params.id ?? "";
+  const res = await ctx.api.postForText(ctx.api.org(`/audit-recovery-requests/${encodeURIComponent(id)}/fetch`));
+  if (!res.ok) return back(pc, { error: problemText(res.problem), status: res.problem.status });
+  return page(
+    shell(ctx.session, {
+      title: "Recovered arguments",
+      active: "audit-keys",
+      body: html`<div class="banner banner-warn" role="note">Shown once: the service hands out this plaintext only once and keeps no copy. Save what you need now.</div>
+<section class="panel"><h2>Request ${code(id)}</h2><pre class="mono" data-plaintext>${res.data}</pre></section>
+<p><a href="/audit-keys">Back to Audit keys</a></p>`,
+    }),
+  );
+}

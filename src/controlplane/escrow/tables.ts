@@ -1,0 +1,25 @@
+// The table of escrow recovery (break-glass, issue 15): an owner's request to decrypt one audit
+// record with the service's escrow identity, its approval by another owner or admin, and its
+// single use. Never holds plaintext. Declared once for both stores (db/table.ts, db/README.md).
+import { accounts } from "../auth/tables.ts";
+import { table } from "../db/table.ts";
+import { organizations } from "../organizations/tables.ts";
+
+export const auditRecoveryRequests = table(
+  "audit_recovery_requests",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    /** The audit record to decrypt (not a foreign key: retention may delete the record later). */
+    recordId: c.text("record_id").notNull(),
+    reason: c.text("reason").notNull(),
+    requestedBy: c.text("requested_by").notNull().references(() => accounts.id),
+    /** pending → approved → consumed (the plaintext was handed out, once). */
+    status: c.text("status", { enum: ["pending", "approved", "consumed"] }).notNull(),
+    approvedBy: c.text("approved_by").references(() => accounts.id),
+    approvedAt: c.millis("approved_at"),
+    consumedAt: c.millis("consumed_at"),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.index("audit_recovery_requests_org_id").on(t.orgId, t.id)],
+);
