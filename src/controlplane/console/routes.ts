@@ -22,6 +22,7 @@ import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
+import { getInvite, postInvite } from "./pages/invite.ts";
 import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
@@ -146,6 +147,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/sso/callback", run(getSsoCallback))
       .get("/claim/:token", run(getClaim))
       .post("/claim/:token", run(postClaim, "own"))
+      .get("/invite/:token", run(getInvite))
+      .post("/invite/:token", run(postInvite, "own"))
       .get("/login/approve", run(getLoginApprove))
       .post("/login/approve", run(postLoginApprove, "session"))
       // admin pages

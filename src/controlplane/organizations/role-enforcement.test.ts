@@ -77,6 +77,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /workspaces": () => ({ path: "/workspaces", body: { name: "more" } }),
   "GET /members": () => ({ path: "/members" }),
   "POST /members": () => ({ path: "/members", body: { email: "someone@example.com", role: "admin" } }),
+  "POST /invites": () => ({ path: "/invites", body: { email: "invited@example.com" } }),
   "DELETE /members/:account_id": (w) => ({ path: `/members/${w.ownerAccountId}` }),
   "GET /agents": () => ({ path: "/agents" }),
   "POST /agents": () => ({ path: "/agents", body: { name: "another", workspace: "default" } }),
@@ -169,7 +170,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
 const OTHER_ADMIN_ROUTES = ["GET /api/v1/auth/login-requests/:id", "POST /api/v1/auth/login-requests/:id/approve"];
 
 /** Console paths that are not admin pages: before a session, claim links, a member's home. */
-const CONSOLE_PUBLIC = new Set(["GET /", "GET /sign-in", "POST /sign-in", "POST /sign-out", "POST /switch-org", "GET /sso/start", "GET /sso/callback", "GET /claim/:token", "POST /claim/:token"]);
+const CONSOLE_PUBLIC = new Set(["GET /", "GET /sign-in", "POST /sign-in", "POST /sign-out", "POST /switch-org", "GET /sso/start", "GET /sso/callback", "GET /claim/:token", "POST /claim/:token", "GET /invite/:token", "POST /invite/:token"]);
 
 type ConsoleCall = { path: string; form?: Record<string, string> };
 /** Every console admin page and form, for the objects of `w`. */
