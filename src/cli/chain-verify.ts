@@ -5,13 +5,16 @@
 // inserted anywhere below a signed head shows, and is named. Records after the checkpoint are
 // checked link by link but are not covered until the next one; records written before
 // chaining are counted. The checkpoints themselves must carry valid signatures by one key,
-// be numbered 1, 2, … and each name the hash of the one before.
-import { type CheckpointBody, type CheckpointFloor, type CheckpointView, type ChainInput, bodyHash, chainLink, checkpointSignatureValid, recordHash } from "../contract/audit-chain.ts";
+// be numbered 1, 2, … and each name the hash of the one before. A record's `tool_server`
+// (MCP, issue 13) is outside the chain form but bound to its chained `tool_name`: one that
+// names another server was changed.
+import { type CheckpointBody, type CheckpointFloor, type CheckpointView, type ChainInput, bodyHash, chainLink, checkpointSignatureValid, recordHash, toolServerOf } from "../contract/audit-chain.ts";
 
 /** An export line (`svc audit export` JSONL): the record view plus the ciphertext's digest. */
 export type ExportedRecord = Omit<ChainInput, "recipient_key_ids"> & {
   encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
   ciphertext_sha256: string | null;
+  tool_server?: string | null;
 };
 
 export type ProblemKind = "changed" | "removed" | "inserted" | "checkpoint";
@@ -39,9 +42,14 @@ export class ChainVerifier {
   private readonly chainedSince = new Map<string, number>();
   private readonly unchained: { id: string; installation: string; ts: string }[] = [];
   private count = 0;
+  /** Records whose fields disagree with their own chained fields (found as they are added). */
+  private readonly fieldProblems: Problem[] = [];
 
   add(r: ExportedRecord): void {
     this.count++;
+    if (typeof r.tool_server === "string" && r.tool_server !== toolServerOf(r.tool_name)) {
+      this.fieldProblems.push({ kind: "changed", record_id: r.id, chain_id: r.chain_id ?? null, seq: r.chain_seq ?? null, ts: r.ts, detail: `record ${r.id} was changed: its tool_server "${r.tool_server}" is not the server of its tool_name ${JSON.stringify(r.tool_name)}` });
+    }
     const input: ChainInput = { ...r, recipient_key_ids: r.encryption.mode === "recipients" ? r.encryption.key_ids : [] };
     const link = chainLink(input);
     if (!link) {
@@ -58,7 +66,7 @@ export class ChainVerifier {
   }
 
   finish(checkpoints: { public_key: string | null; checkpoints: CheckpointView[] }, pinnedKey?: string): VerifyReport {
-    const problems: Problem[] = [];
+    const problems: Problem[] = [...this.fieldProblems];
     const latest = this.checkCheckpoints(checkpoints, pinnedKey, problems);
     let covered = 0;
     let uncovered = 0;

@@ -48,6 +48,17 @@ export type ChainInput = {
 
 export type ChainLink = { chain_id: string; chain_seq: number; chain_prev: string | null };
 
+/**
+ * The MCP server a tool name belongs to: the part before its first dot (`kb.lookup` → `kb`).
+ * A record's `tool_server` (issue 13) is not in the chain form; it must equal this for the
+ * record's chained `tool_name`, which the control plane's ingest and `svc audit verify` check,
+ * so the field is as tamper-evident as the name it is derived from.
+ */
+export function toolServerOf(toolName: string | null | undefined): string | null {
+  const dot = toolName ? toolName.indexOf(".") : -1;
+  return dot > 0 ? toolName!.slice(0, dot) : null;
+}
+
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** SHA-256 hex of base64 ciphertext, or null when there is none. */

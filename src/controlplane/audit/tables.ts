@@ -16,6 +16,8 @@ export const auditRecords = table(
     harness: c.text("harness").notNull(),
     action: c.text("action").notNull(),
     toolName: c.text("tool_name"),
+    /** For a tool of an MCP server (issue 13): the server's name, the prefix of tool_name (record-check.ts). */
+    toolServer: c.text("tool_server"),
     model: c.text("model"),
     /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
     task: c.text("task"),
