@@ -15,12 +15,13 @@ import { controlplanePg } from "./suites/controlplane-pg.ts";
 import { decisions } from "./suites/decisions.ts";
 import { footprint } from "./suites/footprint.ts";
 import { limits } from "./suites/limits.ts";
+import { mcp } from "./suites/mcp.ts";
 import { model } from "./suites/model.ts";
 import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
 import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, limits, conditions, model, controlplane, controlplanePg, footprint, spool, peers];
+const SUITES: Suite[] = [decisions, policies, limits, conditions, model, mcp, controlplane, controlplanePg, footprint, spool, peers];
 /** Issue 14's side-by-side suites: only with --peers (or named in --only). */
 const PEER_SUITES: Suite[] = [controlplanePg, peers];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]

@@ -25,11 +25,13 @@ echo "openwebui-venv: installing open-webui==$OPENWEBUI_VERSION into $VENV (seve
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip >&2
-# pip -q is silent for minutes: say how far it got every 20 s (the venv's size on disk).
-( while sleep 20; do echo "openwebui-venv: installing… $(du -sh "$VENV" 2>/dev/null | cut -f1) so far" >&2; done ) &
+# pip -q is silent for minutes: say how far it got every 20 s. pip downloads and unpacks into its
+# temporary directory and moves everything into the venv only at the end, so count both.
+PIP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/openwebui-pip.XXXXXX")
+( while sleep 20; do echo "openwebui-venv: installing… $(du -sch "$VENV" "$PIP_TMP" 2>/dev/null | tail -1 | cut -f1) so far" >&2; done ) &
 ticker=$!
-trap 'kill "$ticker" 2>/dev/null || true' EXIT
-"$VENV/bin/python" -m pip install -q "open-webui==$OPENWEBUI_VERSION" >&2
+trap 'kill "$ticker" 2>/dev/null || true; rm -rf "$PIP_TMP"' EXIT
+TMPDIR="$PIP_TMP" "$VENV/bin/python" -m pip install -q "open-webui==$OPENWEBUI_VERSION" >&2
 kill "$ticker" 2>/dev/null || true
 installed || { echo "openwebui-venv: open-webui $OPENWEBUI_VERSION is not importable after the install" >&2; exit 1; }
 echo "$VENV/bin"

@@ -23,6 +23,9 @@ describe("the demo model", () => {
   test("answers a tool's result, and says when svc refused the call", () => {
     expect(respond({ messages: [{ role: "user", content: "x" }, { role: "tool", content: "Ada Lovelace <ada@example.com>" }] })).toEqual({ text: "The tool answered: Ada Lovelace <ada@example.com>" });
     expect(respond({ messages: [{ role: "tool", content: "Refused (svc.denied): no policy permits this call" }] })).toEqual({ text: "The call was refused by svc: Refused (svc.denied): no policy permits this call" });
+    // the guard's failed-call shape (Open WebUI shows it as a failed call)
+    expect(respond({ messages: [{ role: "tool", content: '{"error": "Refused (svc.denied): no policy permits this call"}' }] })).toEqual({ text: "The call was refused by svc: Refused (svc.denied): no policy permits this call" });
+    expect(respond({ messages: [{ role: "tool", content: '{"count": 2}' }] })).toEqual({ text: 'The tool answered: {"count": 2}' });
   });
 
   test("without a matching tool (or tools at all) it explains what it can do", () => {

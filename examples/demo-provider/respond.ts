@@ -31,6 +31,18 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** A failed call's text: svc's guard returns a refusal as {"error": <text>} (so Open WebUI shows a failed call). */
+function failureText(out: string): string {
+  if (!out.startsWith("{")) return out;
+  try {
+    const parsed: unknown = JSON.parse(out);
+    const error = (parsed as { error?: unknown } | null)?.error;
+    return typeof error === "string" && error ? error : out;
+  } catch {
+    return out;
+  }
+}
+
 /** A value for a required parameter, from the message, or null. */
 function argument(name: string, message: string): string | null {
   if (/mail/i.test(name)) return /[^\s@]+@[^\s@]+\.[a-z]{2,}/i.exec(message)?.[0] ?? null;
@@ -43,7 +55,7 @@ export function respond(body: { messages?: { role?: string; content?: unknown; n
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   const last = messages.at(-1);
   if (last?.role === "tool") {
-    const out = textOf(last.content).trim();
+    const out = failureText(textOf(last.content).trim());
     return { text: out.startsWith("Refused") ? `The call was refused by svc: ${out}` : `The tool answered: ${out || "(nothing)"}` };
   }
   const message = textOf([...messages].reverse().find((m) => m?.role === "user")?.content);

@@ -15,6 +15,8 @@ export type AuditRecordView = {
   kind: string;
   action: string;
   tool_name: string | null;
+  /** The MCP server of the tool (issue 13); absent for pack tools and models. */
+  tool_server?: string;
   model: string | null;
   /** Open WebUI's background task (title_generation, …); absent for a user's turn. */
   task?: string;
@@ -115,6 +117,7 @@ const show = command({
         ["background task", r.task ?? null],
         ["action", r.action],
         ["tool", r.tool_name],
+        ...(r.tool_server ? ([["MCP server", r.tool_server]] as const) : []),
         ["model", r.model],
         ["decision", r.decision],
         ["reason", r.reason],

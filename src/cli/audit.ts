@@ -17,6 +17,7 @@ import {
 } from "./audit-identity.ts";
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
+import { retentionCommand } from "./audit-retention.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -190,6 +191,7 @@ export const auditCommand = command({
     sinks: sinksCommand,
     decrypt,
     recover: recoverCommand,
+    retention: retentionCommand,
   },
 });
 

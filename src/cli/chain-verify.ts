@@ -5,13 +5,16 @@
 // inserted anywhere below a signed head shows, and is named. Records after the checkpoint are
 // checked link by link but are not covered until the next one; records written before
 // chaining are counted. The checkpoints themselves must carry valid signatures by one key,
-// be numbered 1, 2, … and each name the hash of the one before.
-import { type CheckpointBody, type CheckpointView, type ChainInput, bodyHash, chainLink, checkpointSignatureValid, recordHash } from "../contract/audit-chain.ts";
+// be numbered 1, 2, … and each name the hash of the one before. A record's `tool_server`
+// (MCP, issue 13) is outside the chain form but bound to its chained `tool_name`: one that
+// names another server was changed.
+import { type CheckpointBody, type CheckpointFloor, type CheckpointView, type ChainInput, bodyHash, chainLink, checkpointSignatureValid, recordHash, toolServerOf } from "../contract/audit-chain.ts";
 
 /** An export line (`svc audit export` JSONL): the record view plus the ciphertext's digest. */
 export type ExportedRecord = Omit<ChainInput, "recipient_key_ids"> & {
   encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
   ciphertext_sha256: string | null;
+  tool_server?: string | null;
 };
 
 export type ProblemKind = "changed" | "removed" | "inserted" | "checkpoint";
@@ -39,9 +42,14 @@ export class ChainVerifier {
   private readonly chainedSince = new Map<string, number>();
   private readonly unchained: { id: string; installation: string; ts: string }[] = [];
   private count = 0;
+  /** Records whose fields disagree with their own chained fields (found as they are added). */
+  private readonly fieldProblems: Problem[] = [];
 
   add(r: ExportedRecord): void {
     this.count++;
+    if (typeof r.tool_server === "string" && r.tool_server !== toolServerOf(r.tool_name)) {
+      this.fieldProblems.push({ kind: "changed", record_id: r.id, chain_id: r.chain_id ?? null, seq: r.chain_seq ?? null, ts: r.ts, detail: `record ${r.id} was changed: its tool_server "${r.tool_server}" is not the server of its tool_name ${JSON.stringify(r.tool_name)}` });
+    }
     const input: ChainInput = { ...r, recipient_key_ids: r.encryption.mode === "recipients" ? r.encryption.key_ids : [] };
     const link = chainLink(input);
     if (!link) {
@@ -58,13 +66,23 @@ export class ChainVerifier {
   }
 
   finish(checkpoints: { public_key: string | null; checkpoints: CheckpointView[] }, pinnedKey?: string): VerifyReport {
-    const problems: Problem[] = [];
+    const problems: Problem[] = [...this.fieldProblems];
     const latest = this.checkCheckpoints(checkpoints, pinnedKey, problems);
     let covered = 0;
     let uncovered = 0;
     const headed = new Map((latest?.heads ?? []).map((h) => [h.chain_id, h]));
-    for (const h of latest?.heads ?? []) covered += this.walkDown(h.chain_id, h.seq, h.hash, problems);
-    for (const [chainId, chain] of this.chains) uncovered += this.walkUp(chainId, chain, headed.get(chainId)?.seq ?? 0, problems);
+    // Where retention cut each chain (signed with the heads): walks stop there, nothing may lie below.
+    const floors = new Map((latest?.floors ?? []).map((f) => [f.chain_id, f]));
+    for (const h of latest?.heads ?? []) covered += this.walkDown(h.chain_id, h.seq, h.hash, floors.get(h.chain_id) ?? null, problems);
+    for (const [chainId, chain] of this.chains) {
+      const floor = floors.get(chainId) ?? null;
+      uncovered += this.walkUp(chainId, chain, Math.max(headed.get(chainId)?.seq ?? 0, floor ? floor.seq - 1 : 0), floor, problems);
+      if (!floor) continue;
+      for (const [seq, at] of chain) {
+        if (seq >= floor.seq) continue;
+        for (const e of at) problems.push({ kind: "inserted", record_id: e.id, chain_id: chainId, seq, ts: e.ts, detail: `record ${e.id} claims #${seq} of chain ${chainId}, below #${floor.seq} where retention deleted the chain` });
+      }
+    }
     for (const u of this.unchained) {
       const since = this.chainedSince.get(u.installation);
       if (since !== undefined && Date.parse(u.ts) >= since) {
@@ -110,13 +128,13 @@ export class ChainVerifier {
     return body;
   }
 
-  /** Walks a chain from a signed head down to #1; returns how many records it covered. */
-  private walkDown(chainId: string, headSeq: number, headHash: string, problems: Problem[]): number {
+  /** Walks a chain from a signed head down to #1, or to its retention floor; returns how many records it covered. */
+  private walkDown(chainId: string, headSeq: number, headHash: string, floor: CheckpointFloor | null, problems: Problem[]): number {
     const chain = this.chains.get(chainId) ?? new Map<number, Entry[]>();
     let expected: string | null = headHash;
     let above: Entry | null = null;
     let covered = 0;
-    for (let s = headSeq; s >= 1; s--) {
+    for (let s = headSeq; s >= (floor?.seq ?? 1); s--) {
       const at = chain.get(s) ?? [];
       if (at.length === 0) {
         const after = above ? `the record before ${above.id}` : `the last record the checkpoint signed`;
@@ -135,12 +153,18 @@ export class ChainVerifier {
       expected = chosen.prev;
       above = chosen;
     }
-    if (above && expected !== null) problems.push({ kind: "changed", record_id: above.id, chain_id: chainId, seq: 1, ts: above.ts, detail: `record ${above.id}, the first of chain ${chainId}, names a predecessor` });
+    if (floor) {
+      // The first record kept must name the last one retention deleted (or, all deleted, the head is it).
+      if (expected !== null && expected !== floor.prev) {
+        if (above) problems.push({ kind: "changed", record_id: above.id, chain_id: chainId, seq: floor.seq, ts: above.ts, detail: `record ${above.id} (#${floor.seq} of chain ${chainId}, the first kept by retention) was changed: it does not name the last record retention deleted` });
+        else problems.push({ kind: "checkpoint", record_id: null, chain_id: chainId, seq: headSeq, ts: null, detail: `chain ${chainId}: the signed head #${headSeq} is not the record retention deleted last` });
+      }
+    } else if (above && expected !== null) problems.push({ kind: "changed", record_id: above.id, chain_id: chainId, seq: 1, ts: above.ts, detail: `record ${above.id}, the first of chain ${chainId}, names a predecessor` });
     return covered;
   }
 
   /** Checks the links of the records above `from` (not yet signed); returns how many there are. */
-  private walkUp(chainId: string, chain: Map<number, Entry[]>, from: number, problems: Problem[]): number {
+  private walkUp(chainId: string, chain: Map<number, Entry[]>, from: number, floor: CheckpointFloor | null, problems: Problem[]): number {
     const top = Math.max(...chain.keys());
     let below: Entry | null = from > 0 ? (chain.get(from)?.[0] ?? null) : null;
     let n = 0;
@@ -151,7 +175,7 @@ export class ChainVerifier {
         below = null;
         continue;
       }
-      const want = s === 1 ? null : below?.hash;
+      const want = s === 1 ? null : floor && s === floor.seq ? floor.prev : below?.hash;
       const match = want === undefined ? at[0]! : at.find((e) => e.prev === want);
       if (!match && below) {
         problems.push({ kind: "changed", record_id: below.id, chain_id: chainId, seq: s - 1, ts: below.ts, detail: `record ${below.id} (#${s - 1} of chain ${chainId}) was changed: its hash is not the one record ${at[0]!.id} names` });

@@ -1,4 +1,4 @@
-// `svc tool-servers create|list|show|assign|unassign|tools|secrets|readiness|delete` (issue 13):
+// `svc tool-servers create|list|show|update|assign|unassign|tools|secrets|readiness|delete` (issue 13):
 // MCP servers whose tools an agent's users get as `<server>.<tool>`, governed by policies on
 // `tool:<server>.<tool>`. The definition is checked here with the control plane's own rules
 // (contract/tool-server.ts) before a secret is read. Secrets come from stdin only (`--bearer`:
@@ -299,6 +299,59 @@ const secrets = command({
   },
 });
 
+const update = command({
+  meta: { name: "update", description: "Change a tool server's url (http), command or args (stdio), secrets (stdin), allow-list or access overrides; the others stay" },
+  args: {
+    server: serverArg,
+    workspace: workspaceArg,
+    url: { type: "string", description: "http: the new Streamable HTTP endpoint (https)", valueHint: "url" },
+    command: { type: "string", description: "stdio: the new program installed in the image", valueHint: "program" },
+    args: { type: "string", description: "stdio: its new arguments, comma-separated or a JSON array", valueHint: "args" },
+    ...secretFlags,
+    allow: { type: "string", description: 'serve only these upstream tools (comma-separated); "*" serves all', valueHint: "tools" },
+    access: { type: "string", description: 'tool=read|write overrides (comma-separated); "-" removes them', valueHint: "overrides" },
+    ...jsonFlag,
+  },
+  examples: [
+    "svc tool-servers update github --workspace default --url https://mcp.example.com/github/mcp",
+    'printf %s "$GITHUB_TOKEN" | svc tool-servers update github --workspace default --bearer --allow list_issues,create_issue --access create_issue=write',
+    "svc tool-servers update time --workspace default --args=--local-timezone,Europe/Berlin --json",
+  ],
+  async run({ args }) {
+    // Every flag is checked before anything is read from stdin or sent.
+    const url = args.url === undefined ? undefined : checkServerUrl(args.url);
+    if (url && !url.ok) throw new UsageError(`${url.message}; fix --url and run it again`, url.code);
+    if (args.command !== undefined) refuseRule(checkCommand(args.command), "--command");
+    const list = args.args === undefined ? undefined : parseArgsFlag(args.args);
+    if (list) refuseRule(checkArgs(list), "--args");
+    const allowed = args.allow === undefined ? undefined : args.allow === "*" ? null : parseAllowFlag(args.allow);
+    const access = args.access === undefined ? undefined : args.access === "-" ? {} : parseAccessFlag(args.access);
+    if (args.bearer && args.secrets) throw new UsageError("--bearer and --secrets both read stdin; pass one (a bearer token is also Authorization=Bearer <token> under --secrets)");
+    if ([args.url, args.command, args.args, allowed, access].every((v) => v === undefined) && !args.bearer && !args.secrets) {
+      throw new UsageError('nothing to change: pass --url (http), --command or --args (stdio), --bearer or --secrets (stdin), --allow ("*" serves all) or --access ("-" removes them)');
+    }
+    if (args.bearer || args.secrets) refuseTerminalStdin(args.bearer ? BEARER_ON_STDIN : SECRETS_ON_STDIN);
+    const client = await connect("svc tool-servers update");
+    const current = await client.json<Server>("GET", serverPath(client, args.server), { query: { workspace: args.workspace } });
+    if (current.transport === "http" && (args.command !== undefined || args.args !== undefined)) throw new UsageError(`tool server "${current.name}" is an http server: change it with --url, not --command or --args`);
+    if (current.transport === "stdio" && url) throw new UsageError(`tool server "${current.name}" is a stdio server: change it with --command or --args, not --url`);
+    const mode = secretMode(args, current.transport);
+    const sealed = mode ? await sealFromStdin(client, mode, current.transport, current.workspace_id, undefined) : {};
+    const body = {
+      ...(url?.ok ? { url: url.endpoint } : {}),
+      ...(args.command !== undefined ? { command: args.command } : {}),
+      ...(list ? { args: list } : {}),
+      ...(allowed !== undefined ? { allowed_tools: allowed } : {}),
+      ...(access !== undefined ? { access_overrides: access } : {}),
+      ...sealed,
+    };
+    const s = await client.json<Server>("PATCH", serverPath(client, current.id), { body });
+    if (args.json) return printJson(s);
+    out(`Updated tool server ${s.id} (${s.name}); runtimes use it from their next bundle.`);
+    out(serverFields(s));
+  },
+});
+
 const readiness = command({
   meta: { name: "readiness", description: "Check whether the runtimes serve a tool server's tools (exit 1 when not ready)" },
   args: { server: serverArg, workspace: workspaceArg, ...jsonFlag },
@@ -345,5 +398,5 @@ export const toolServersCommand = command({
     'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://api.githubcopilot.com/mcp --bearer --agent agt_01J... --workspace default',
     "svc tool-servers readiness github --workspace default",
   ],
-  subCommands: { create, list, show, assign, unassign, tools, secrets, readiness, delete: del },
+  subCommands: { create, list, show, update, assign, unassign, tools, secrets, readiness, delete: del },
 });

@@ -1,5 +1,6 @@
-// `svc users resolve|remote-identities list` (spec §2 "Users, groups, identities"): which
-// service user an email is, and which front-end user ids are linked to it.
+// `svc users resolve|invite|remote-identities list` (spec §2 "Users, groups, identities"): which
+// service user an email is, which front-end user ids are linked to it, and an invitation for a
+// chat user without a console account (a one-time link to set a chat password, issue 19).
 import { UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "./output.ts";
@@ -36,6 +37,32 @@ const resolve = command({
   },
 });
 
+type Invite = { user_id: string; email: string; user_created: boolean; url: string; expires_at: string };
+
+const invite = command({
+  meta: { name: "invite", description: "A one-time link for a chat user without a console account to set a chat password (opens no console access)" },
+  args: { email: { type: "positional", required: true, description: "the chat user's email", valueHint: "email" }, ...jsonFlag },
+  examples: ["svc users invite bob@example.com", "svc users invite bob@example.com --json"],
+  async run({ args }) {
+    if (!EMAIL_RE.test(args.email)) throw new UsageError(`"${args.email}" is not an email address; pass the chat user's email, e.g. bob@example.com`);
+    const client = await connect("svc users invite");
+    const inv = await client.json<Invite>("POST", client.org("/invites"), { body: { email: args.email } });
+    if (args.json) return printJson(inv);
+    out(
+      renderFields([
+        ["user", `${inv.user_id}${inv.user_created ? " (created)" : ""}`],
+        ["email", inv.email],
+        ["link", inv.url],
+        ["expires", inv.expires_at],
+      ]),
+    );
+    out(
+      `Send the link to ${inv.email} yourself (svc sends no email). It works once: they set a chat password, which gives no console access; ` +
+        "on the claim link the assistant sends them in the chat they choose \"Link with your chat password\".",
+    );
+  },
+});
+
 const remoteList = command({
   meta: { name: "list", description: "List the front-end identities linked to a service user" },
   args: { user: { type: "positional", required: true, description: "user id (usr_…) or email", valueHint: "user" }, ...jsonFlag },
@@ -59,9 +86,10 @@ const remoteList = command({
 
 export const usersCommand = command({
   meta: { name: "users", description: "Service users and their linked front-end identities" },
-  examples: ["svc users resolve --email alice@example.com", "svc users remote-identities list usr_01J..."],
+  examples: ["svc users resolve --email alice@example.com", "svc users invite bob@example.com", "svc users remote-identities list usr_01J..."],
   subCommands: {
     resolve,
+    invite,
     "remote-identities": command({
       meta: { name: "remote-identities", description: "Front-end identities linked to a user" },
       examples: ["svc users remote-identities list alice@example.com"],

@@ -48,6 +48,17 @@ export type ChainInput = {
 
 export type ChainLink = { chain_id: string; chain_seq: number; chain_prev: string | null };
 
+/**
+ * The MCP server a tool name belongs to: the part before its first dot (`kb.lookup` → `kb`).
+ * A record's `tool_server` (issue 13) is not in the chain form; it must equal this for the
+ * record's chained `tool_name`, which the control plane's ingest and `svc audit verify` check,
+ * so the field is as tamper-evident as the name it is derived from.
+ */
+export function toolServerOf(toolName: string | null | undefined): string | null {
+  const dot = toolName ? toolName.indexOf(".") : -1;
+  return dot > 0 ? toolName!.slice(0, dot) : null;
+}
+
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** SHA-256 hex of base64 ciphertext, or null when there is none. */
@@ -112,7 +123,10 @@ export function chainLink(r: ChainInput): ChainLink | null {
 // exact JSON text signed; `prev` is the SHA-256 of the previous checkpoint's body.
 export const CHECKPOINT_VERSION = 1;
 export type CheckpointHead = { chain_id: string; installation_id: string; replica_id: string | null; seq: number; hash: string };
-export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[] };
+/** Where retention cut a chain: records below `seq` were deleted; `prev` is the hash of the last one deleted. */
+export type CheckpointFloor = { chain_id: string; seq: number; prev: string };
+/** `floors` is present only once retention deleted records (older checkpoints never have it). */
+export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[]; floors?: CheckpointFloor[] };
 export type CheckpointView = { id: string; number: number; at: string; body: string; signature: string };
 
 export const bodyHash = (body: string): string => createHash("sha256").update(body).digest("hex");

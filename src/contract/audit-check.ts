@@ -1,9 +1,11 @@
 // Whether a value is an audit record the control plane stores: the contract's shape with its
-// size bounds, and no NUL character in any text (PostgreSQL text cannot hold one). One check
+// size bounds, no NUL character in any text (PostgreSQL text cannot hold one), and a
+// `tool_server` that is the server of the record's `tool_name` (audit-chain.ts toolServerOf). One check
 // for both sides: the control plane's ingest rejects such a record, so the proxy refuses the
 // call that would produce it (400) before writing anything.
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AuditRecord } from "./audit.ts";
+import { toolServerOf } from "./audit-chain.ts";
 import "./formats.ts";
 
 const recordSchema = TypeCompiler.Compile(AuditRecord);
@@ -22,5 +24,9 @@ export function auditRecordProblem(raw: unknown): string | null {
     return e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema";
   }
   if (hasNul(raw)) return "a text field contains a NUL character";
+  const r = raw as AuditRecord;
+  if (typeof r.tool_server === "string" && r.tool_server !== toolServerOf(r.tool_name)) {
+    return `/tool_server: "${r.tool_server}" is not the server of tool_name ${JSON.stringify(r.tool_name)} (the part before its first dot)`;
+  }
   return null;
 }

@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   agent_not_found: 404,
   claim_expired: 410,
   claim_used: 410,
+  invite_expired: 410,
+  invite_used: 410,
   identity_already_linked: 409,
   identity_other_installation: 409,
   authorization_pending: 428,

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   apiToken: "tok",
   remoteIdentity: "rid",
   claim: "clm",
+  invite: "inv",
   loginRequest: "lrq",
   digestKey: "dk",
   replica: "rep",

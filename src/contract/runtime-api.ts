@@ -57,6 +57,18 @@ export const HeartbeatToolServer = Type.Object(
 );
 export type HeartbeatToolServer = Static<typeof HeartbeatToolServer>;
 
+/** This replica's last attempt to reach a model profile's endpoint (issue 19): ok, or why not (TLS, DNS, refused …). */
+export const HeartbeatModelEndpoint = Type.Object(
+  {
+    profile_id: Type.String({ minLength: 1, maxLength: 64 }),
+    state: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+    error: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+    at: Type.String({ maxLength: 40 }),
+  },
+  { additionalProperties: false },
+);
+export type HeartbeatModelEndpoint = Static<typeof HeartbeatModelEndpoint>;
+
 export const HeartbeatRequest = Type.Object(
   {
     replica_id: Type.String({ pattern: "^rep_[0-9A-Z]{26}$" }),
@@ -74,6 +86,8 @@ export const HeartbeatRequest = Type.Object(
     sent_at: Type.Optional(Type.String({ format: "date-time", maxLength: 40 })),
     /** The assigned MCP tool servers as this replica sees them (issue 13): an unreachable one serves no tools. */
     tool_servers: Type.Optional(Type.Array(HeartbeatToolServer, { maxItems: 200 })),
+    /** The last attempt to reach each model profile's endpoint since the replica started (issue 19). */
+    model_endpoints: Type.Optional(Type.Array(HeartbeatModelEndpoint, { maxItems: 200 })),
   },
   { additionalProperties: false },
 );

@@ -18,6 +18,7 @@ import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { directorySyncRoutes } from "./directory-sync/routes.ts";
 import { directoryRoutes } from "./directory/routes.ts";
+import { inviteRoutes } from "./invites/routes.ts";
 import { gateChecks } from "./auth/plugin.ts";
 import { loggablePath } from "./http/log-path.ts";
 import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
@@ -115,6 +116,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(policyRoutes(deps))
     .use(bundleAdminRoutes(deps))
     .use(directoryRoutes(deps))
+    .use(inviteRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))

@@ -12,6 +12,7 @@ import { openStore } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
+import { startRetentionScheduler } from "./audit/retention.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
 
@@ -71,10 +72,11 @@ const serve = command({
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     const stopCheckpoints = startCheckpointScheduler(deps);
     const stopSinks = startSinkDelivery(deps);
+    const stopRetention = startRetentionScheduler(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention()])
           .then(async () => store.close())
           .finally(done);
       };

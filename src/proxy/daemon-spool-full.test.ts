@@ -2,19 +2,27 @@
 // only; skipped, saying why, otherwise). The proxy fails closed (503 spool_full naming the
 // spool), says so (/readyz, GET /v1/policy, `svc policy show`, the heartbeat), and recovers by
 // itself, without a restart: when space returns, and when the control plane takes the
-// backlog. Every answered decision's record reaches the control plane.
+// backlog. Every answered decision's record reaches the control plane. An MCP tools/call
+// through the gateway while full is an MCP error result naming spool_full (issue 13), and the
+// upstream server (the Python SDK's, over https) is never contacted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
+import { type NotesServer, startNotesServer, toolServer } from "../../test/support/mcp/servers.ts";
+import { testTls } from "../../test/support/tls.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
+import { signSession } from "./mcp/session-jwt.ts";
 import { formatPolicyStatus } from "./policy-show.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 
 const TOKEN = "svc_rt_spool_full";
+const SECRET = "chatui-secret-spool-full";
 const isRoot = process.getuid?.() === 0;
 const canMount = isRoot && Bun.spawnSync(["which", "mount"]).exitCode === 0;
 if (!canMount) console.warn("skipped: the full-disk test mounts a tmpfs and needs root (uid 0) and mount(8)");
@@ -27,8 +35,14 @@ const bundle: PolicyBundle = {
   workspace_id: "ws_F",
   installation_id: "inst_F",
   agent_id: "agt_F",
-  tools: [{ name: "crm.read", access: "read", required_capabilities: [] }],
-  policies: [{ id: "pol_1", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" }],
+  tools: [
+    { name: "crm.read", access: "read", required_capabilities: [] },
+    { name: "notes.lookup", access: "read", required_capabilities: [] },
+  ],
+  policies: [
+    { id: "pol_1", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" },
+    { id: "pol_2", name: "anyone looks up notes", src: "*", dst: "tool:notes.lookup", effect: "permit" },
+  ],
   identities: [{ remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: [] }],
   model_profile: null,
   recipients: [],
@@ -38,6 +52,7 @@ let dir = "";
 let mnt = "";
 let cp: FakeControlPlane;
 let daemon: Daemon;
+let notes: NotesServer;
 const logs: string[] = [];
 const socket = () => join(dir, "p.sock");
 const call = async (path: string, body?: unknown) =>
@@ -75,17 +90,20 @@ beforeAll(async () => {
   mkdirSync(mnt);
   const m = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", mnt]);
   if (m.exitCode !== 0) throw new Error(`mount tmpfs failed: ${m.stderr.toString()}`);
-  cp = startFakeControlPlane(bundle, TOKEN);
+  notes = await startNotesServer();
+  cp = startFakeControlPlane({ ...bundle, tool_servers: [toolServer.http(notes.url)] }, TOKEN);
   const log: Logger = Object.fromEntries(["info", "warn", "error"].map((level) => [level, (event: string, fields = {}) => void logs.push(JSON.stringify({ level, event, ...fields }))])) as unknown as Logger;
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket(), SVC_PROXY_AUDIT: join(mnt, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_AUDIT_LOW_SPACE: "2MiB" };
+  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket(), SVC_PROXY_AUDIT: join(mnt, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_AUDIT_LOW_SPACE: "2MiB", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET };
   daemon = await startDaemon(loadConfig(env), log);
   await until("ready", async () => (await readyz()).status === 200);
-});
+  await daemon.mcpSettled();
+}, 120_000);
 
 afterAll(async () => {
   if (!canMount) return;
   await daemon?.shutdown(1000);
   await cp?.stop();
+  await notes?.stop();
   Bun.spawnSync(["umount", "-l", mnt]);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -108,6 +126,20 @@ describe.skipIf(!canMount)("a full audit-spool disk (tmpfs)", () => {
 
     // Fail closed while full, with an honest readiness.
     expect((await decide()).body.error.code).toBe("spool_full");
+    // An MCP client (the gateway Open WebUI reaches) gets an MCP error result naming
+    // spool_full, not a JSON-RPC internal error; the upstream server never sees the call.
+    const mcp = new Client({ name: "test", version: "1" });
+    const jwt = signSession({ id: "fe-alice", jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000) }, SECRET);
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(daemon.mcpUrl!), { requestInit: { headers: { authorization: `Bearer ${jwt}` } } }));
+    const upstreamCalls = notes.calls().length;
+    const full = await mcp.callTool({ name: "notes.lookup", arguments: { term: "while-full" } });
+    expect(full.isError).toBe(true);
+    expect((full.content as { text: string }[])[0]!.text).toBe(
+      "Refused (governance.unavailable): spool_full: svc's audit spool is full, so no call can be decided until the control plane takes the backlog or space is freed; the tool notes.lookup was not run",
+    );
+    expect(full._meta?.["svc/error"]).toMatchObject({ code: "spool_full" });
+    expect(notes.calls().length).toBe(upstreamCalls);
+    await mcp.close();
     const r = await readyz();
     expect(r.status).toBe(503);
     expect(r.body.reason).toStartWith("spool_full:");

@@ -52,6 +52,14 @@ function toolOutputs(message: any): string[] {
     .map((o: any) => (Array.isArray(o.output) ? o.output.map((p: any) => p.text ?? "").join("") : String(o.output ?? "")));
 }
 
+/** The status Open WebUI gave each tool call's output (completed, or failed: a red cross, not a green check). */
+function toolStatuses(message: any): string[] {
+  return (message?.output ?? []).filter((o: any) => o.type === "function_call_output").map((o: any) => String(o.status));
+}
+
+/** The refusal text of a failed call's output: svc's guard returns {"error": <text>}. */
+const failedText = (output: string | undefined): string => String((JSON.parse(output ?? "null") as { error?: unknown } | null)?.error);
+
 const ids = (records: any[]) => new Set(records.map((r) => r.id));
 
 /** The error text Open WebUI stored on an assistant message (a Pipe or filter exception). */
@@ -172,13 +180,16 @@ describe("scenario 4: governed tools in the native tool loop", () => {
     modelCallsTool("update_customer", { customer_id: "c-1", email: "mallory@evil.example" });
     const write = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to mallory@evil.example", toolIds: ["acme_crm"] });
     const [refusal] = toolOutputs(write.message);
-    expect(refusal).toStartWith("Refused (svc.denied)");
+    // a failed call for Open WebUI (not a green check), the spec's refusal text unchanged inside
+    expect(failedText(refusal)).toStartWith("Refused (svc.denied)");
+    expect(toolStatuses(write.message)).toEqual(["failed"]);
+    expect(toolStatuses(read.message)).toEqual(["completed"]);
     // what Alice reads: the model's answer built on the refusal
     expect(write.message.content).toBe(`The tool said: ${refusal}`);
     // the model got the refusal as the tool result
     const second = w.model.requests.slice(before).at(-1)!.body.messages.at(-1);
     expect(second).toMatchObject({ role: "tool" });
-    expect(second.content).toStartWith("Refused (svc.denied)");
+    expect(failedText(second.content)).toStartWith("Refused (svc.denied)");
 
     // the write body never ran: the customer's email is unchanged
     modelCallsTool("lookup_customer", { customer_id: "c-1" });
@@ -211,7 +222,10 @@ describe("scenario 4: governed tools in the native tool loop", () => {
       expect(toolOutputs(ok.message)).toEqual(["customer c-1 now has email ada.l@example.com"]);
       modelCallsTool("update_customer", { customer_id: "c-1", email: "mallory@evil.example" });
       const refused = await chatTurn(url, w.alice, { model: MODEL, content: "Change c-1's email to mallory@evil.example", toolIds: ["acme_crm"] });
-      expect(toolOutputs(refused.message)).toEqual(["Refused (svc.denied): no policy permits tool:crm.update for this user"]);
+      expect(toolOutputs(refused.message).map(failedText)).toEqual(["Refused (svc.denied): no policy permits tool:crm.update for this user"]);
+      // shown as a failed call, not a success
+      expect(toolStatuses(refused.message)).toEqual(["failed"]);
+      expect(toolStatuses(ok.message)).toEqual(["completed"]);
       modelCallsTool("lookup_customer", { customer_id: "c-1" });
       const after = await chatTurn(url, w.alice, { model: MODEL, content: "And now?", toolIds: ["acme_crm"] });
       expect(toolOutputs(after.message)).toEqual(["Ada Lovelace <ada.l@example.com>"]);
@@ -286,18 +300,20 @@ describe("scenario 5: an unlinked front-end user", () => {
       const before = w.model.requests.length;
       modelCallsTool("lookup_customer", { customer_id: "c-1" });
       const turn = await chatTurn(url, w.bob, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
-      // what Bob reads in the chat: exactly the spec's refusal (§7), nothing about a link
-      expect(errorText(turn.message)).toBe("Refused (identity.unlinked)");
-      // the claim link reached Bob's socket as one notification
-      await waitFor(() => bobSocket.notifications().length > 0, "the claim-link notification");
-      expect(bobSocket.notifications()).toHaveLength(1);
-      const note = bobSocket.notifications()[0]!;
-      expect(note.data).toMatchObject({ type: "notification", data: { type: "info" } });
-      const link = /(https?:\/\/\S+\/claim\/\S+)/.exec(String(note.data.data.content))?.[1];
+      // what Bob reads in the chat: the spec's refusal (§7), then that a link was sent (never the link)
+      expect(errorText(turn.message)).toStartWith("Refused (identity.unlinked): a one-time link to link your chat account was sent to you");
+      expect(errorText(turn.message)).not.toContain("/claim/");
+      // the claim link reached Bob's socket as one dialog (stays until dismissed; Markdown, so a clickable link)
+      await waitFor(() => bobSocket.dialogs().length > 0, "the claim-link dialog");
+      expect(bobSocket.dialogs()).toHaveLength(1);
+      const note = bobSocket.dialogs()[0]!;
+      expect(note.data).toMatchObject({ type: "confirmation", data: { title: "Link your chat account" } });
+      const link = /\]\((https?:\/\/\S+\/claim\/[^\s)]+)\)/.exec(String(note.data.data.message))?.[1];
       expect(link).toStartWith(`${w.cp.url}/claim/`);
       const token = link!.split("/claim/")[1]!;
       // ...to Bob alone: Carol's open socket got nothing
       expect(carolSocket.notifications()).toEqual([]);
+      expect(carolSocket.dialogs()).toEqual([]);
       expect(JSON.stringify(carolSocket.events())).not.toContain(token);
       // never in the chat as stored, never sent to the model, never logged
       const stored = await (await fetch(`${url}/api/v1/chats/${turn.chatId}`, { headers: { authorization: `Bearer ${w.bob.token}` } })).text();
@@ -328,7 +344,7 @@ describe("scenario 5: an unlinked front-end user", () => {
       const again = await chatTurn(url, bob2, { model: MODEL, content: "Who is customer c-1?", toolIds: ["acme_crm"] });
       expect(JSON.stringify(again.message)).not.toContain("identity.unlinked");
       // the model call is permitted now; the tool is decided by policy for Bob (only Alice may read the CRM)
-      expect(toolOutputs(again.message)[0]).toStartWith("Refused (svc.denied)");
+      expect(failedText(toolOutputs(again.message)[0])).toStartWith("Refused (svc.denied)");
       const model = await auditRecord({ kind: "model", decision: "permit", user: bobUser.id }, (r) => !seen.has(r.id));
       expect(model.subject).toMatchObject({ user_id: bobUser.id, remote_user_id: w.bob.id, via_installation: false });
       const tool = await auditRecord({ kind: "tool", tool: "crm.lookup_customer", decision: "deny", user: bobUser.id }, (r) => !seen.has(r.id));
@@ -348,7 +364,8 @@ describe("scenario 6: a pack whose method passes another name", () => {
     modelCallsTool("search", { query: "quarterly report" });
     const turn = await chatTurn(w.container!.url, w.alice, { model: MODEL, content: "Search my notes", toolIds: ["misnamed"] });
     const [output] = toolOutputs(turn.message);
-    expect(output).toStartWith("tool_not_registered");
+    expect(failedText(output)).toStartWith("tool_not_registered");
+    expect(toolStatuses(turn.message)).toEqual(["failed"]);
     expect(turn.message.content).toBe(`The tool said: ${output}`); // what Alice reads
     const rec = await auditRecord({ decision: "deny", user: w.aliceUserId }, (r) => r.action === "tool:notes.find");
     expect(rec).toMatchObject({ kind: "tool", decision: "deny", reason: "tool_not_registered" });
@@ -482,6 +499,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       expect(offered(w.model.requests[before])).not.toContain("svc_kb.add_note"); // not permitted: not offered
       const permit = await auditRecord({ kind: "tool", tool: "kb.lookup", decision: "permit", user: w.aliceUserId }, (r) => !seen.has(r.id));
       expect(permit.subject).toMatchObject({ user_id: w.aliceUserId, remote_user_id: w.alice.id, via_installation: false });
+      expect(permit.tool_server).toBe("kb"); // the control plane keeps the MCP server
       expect(permit.encryption).toEqual({ mode: "recipients", key_ids: [JSON.parse(key.stdout).id] });
       const dec = await w.cli(["audit", "decrypt", "--record", permit.id, "--identity", identity, "--stdout"]);
       expect(JSON.parse(dec.stdout).arguments).toEqual({ term: "invoices" });

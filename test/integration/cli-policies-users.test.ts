@@ -114,6 +114,32 @@ test("users resolve of an unknown email: exit 1 with the code", async () => {
   expect(r.stderr.trim()).toMatch(/^svc users resolve: no service user has the email nobody@example.com.*\(not_found\)$/);
 });
 
+test("users invite: a one-time link to set a chat password for a chat user without a console account (no console access)", async () => {
+  const r = await svc(cp, ["users", "invite", "Invitee@Example.com"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^user:\s+usr_\w+ \(created\)$/m);
+  expect(r.stdout).toMatch(/^email:\s+invitee@example\.com$/m);
+  const link = /^link:\s+(\S+)$/m.exec(r.stdout)?.[1];
+  expect(link).toStartWith(`${cp.url}/invite/svc_iv_`);
+  expect(r.stdout).toContain("gives no console access");
+  // the service user exists now; the invitation page answers, and the link is one-time
+  const user = await svc(cp, ["users", "resolve", "--email", "invitee@example.com", "--json"]);
+  expect(JSON.parse(user.stdout)).toMatchObject({ email: "invitee@example.com", source: "manual" });
+  const page = await fetch(link!);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain("Set your chat password");
+  // --json: the same fields; a second invitation reuses the user
+  const again = JSON.parse((await svc(cp, ["users", "invite", "invitee@example.com", "--json"])).stdout);
+  expect(again).toMatchObject({ email: "invitee@example.com", user_created: false });
+  expect(again.url).not.toBe(link);
+  // not an email: exit 2, nothing created
+  const bad = await svc(cp, ["users", "invite", "invitee"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('"invitee" is not an email address');
+  expect((await svc(cp, ["users", "resolve", "--email", "invitee@nowhere"])).code).toBe(1);
+});
+
 test("policies test: the decision and the deciding policy on the installation's current bundle, conditions on --args included", async () => {
   const testAgent = await createAgent(cp);
   const inst = await createInstallation(cp, testAgent);

@@ -180,3 +180,93 @@ test("tools replaces the allow-list and overrides; assign, unassign; delete refu
   expect(gone.code).toBe(1);
   expect(gone.stderr).toContain("(not_found)");
 });
+
+test("update changes the url, the allow-list and the overrides, and seals new secrets; the others stay; the bundle follows", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  const created = JSON.parse((await svc(cp, ["tool-servers", "create", "crm", "--url", "https://crm.example.com/mcp", "--allow", "lookup,update", "--agent", agent, "--workspace", "default", "--json"])).stdout);
+  let r = await svc(cp, ["tool-servers", "update", "crm", "--workspace", "default", "--url", "https://crm2.example.com/v2/mcp/", "--access", "lookup=read", "--json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ id: created.id, name: "crm", transport: "http", url: "https://crm2.example.com/v2/mcp", allowed_tools: ["lookup", "update"], access_overrides: { lookup: "read" }, has_secrets: false, assigned_agents: [agent] });
+
+  const token = `crm_${crypto.randomUUID()}`;
+  r = await svc(cp, ["tool-servers", "update", "crm", "--workspace", "default", "--bearer", "--allow", "*"], { stdin: `${token}\n` });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toStartWith(`Updated tool server ${created.id} (crm); runtimes use it from their next bundle.\n`);
+  expect(r.stdout).toContain("url:              https://crm2.example.com/v2/mcp\n");
+  expect(r.stdout).toContain("tools served:     all it lists\n");
+  expect(r.stdout).toContain("lookup=read"); // the overrides stay
+  expect(r.stderr).toContain("Sealed 1 secret(s) (Authorization)");
+  expect(r.stdout + r.stderr).not.toContain(token);
+  const entry = (await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token)).json.tool_servers.find((x: { name: string }) => x.name === "crm");
+  expect(entry).toMatchObject({ url: "https://crm2.example.com/v2/mcp", allowed_tools: null, access_overrides: { lookup: "read" } });
+  const d = new Decrypter();
+  d.addIdentity(rt.identity);
+  expect(JSON.parse(await d.decrypt(Buffer.from(entry.secrets_sealed, "base64"), "text"))).toEqual({ Authorization: `Bearer ${token}` });
+  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(token)), f).toBe(false);
+});
+
+test("update of a stdio server takes --command and --args; flags of the other transport and nothing to change are usage errors before stdin is read", async () => {
+  expect((await svc(cp, ["tool-servers", "create", "clock", "--command", "mcp-server-time", "--args=--local-timezone,UTC", "--workspace", "default"])).code).toBe(0);
+  const r = await svc(cp, ["tool-servers", "update", "clock", "--workspace", "default", "--args", '["--local-timezone","Europe/Berlin"]', "--json"]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ command: "mcp-server-time", args: ["--local-timezone", "Europe/Berlin"] });
+  const secret = `never-${crypto.randomUUID()}`;
+  for (const [flags, words] of [
+    [["--url", "https://clock.example.com/mcp"], 'tool server "clock" is a stdio server: change it with --command or --args, not --url'],
+    [["--bearer"], "--bearer is for http servers"],
+    [[], "nothing to change: pass --url (http), --command or --args (stdio)"],
+    [["--url", "http://clock.example.com/mcp"], "(endpoint_not_https)"],
+    [["--allow", "a", "--access", "b=write"], null],
+  ] as [string[], string | null][]) {
+    const bad = await svc(cp, ["tool-servers", "update", "clock", "--workspace", "default", ...flags], { stdin: `${secret}\n` });
+    if (words === null) {
+      // the allow-list and overrides are checked together by the control plane: 422 naming the field
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain("access_overrides names tools outside allowed_tools: b");
+      continue;
+    }
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toStartWith("svc tool-servers update: ");
+    expect(bad.stderr).toContain(words);
+    expect(bad.stderr).not.toContain(secret);
+  }
+  const after = JSON.parse((await svc(cp, ["tool-servers", "show", "clock", "--workspace", "default", "--json"])).stdout);
+  expect(after).toMatchObject({ args: ["--local-timezone", "Europe/Berlin"], allowed_tools: null, access_overrides: {} });
+});
+
+test("PATCH /tool-servers/:id refuses a bad field with 4xx naming it, and changes nothing", async () => {
+  const s = (await api(cp, "POST", org(cp, "/tool-servers"), { name: "patchme", workspace: "default", transport: "http", url: "https://p.example.com/mcp" })).json;
+  const patch = async (body: unknown) => api(cp, "PATCH", org(cp, `/tool-servers/${s.id}`), body);
+  const cases: [unknown, number, string, string][] = [
+    [{ url: "http://p.example.com/mcp" }, 422, "/url", "https"],
+    [{ name: "renamed" }, 422, "/name", "name cannot change"],
+    [{ transport: "stdio" }, 422, "/transport", "transport cannot change"],
+    [{ command: "mcp-server-time" }, 422, "/command", "is an http server"],
+    [{ headers: { Authorization: "Bearer plain" } }, 422, "/headers", "never receives plaintext secrets"],
+    [{ allowed_tools: ["a"], access_overrides: { b: "write" } }, 422, "/access_overrides", "outside allowed_tools"],
+    [{ allowed_tools: ["bad-name"] }, 422, "/allowed_tools/0", "bad-name"],
+    [{ secret_names: ["X"] }, 422, "/secrets_sealed", "come with secrets_sealed"],
+    [{}, 422, "/", "nothing to change"],
+  ];
+  for (const [body, status, path, words] of cases) {
+    const res = await patch(body);
+    expect([res.status, JSON.stringify(body)]).toEqual([status, JSON.stringify(body)]);
+    expect(res.json.detail).toContain(words);
+    expect(res.json.errors).toEqual([expect.objectContaining({ path })]);
+  }
+  const schema = await patch({ access_overrides: { lookup: "admin" } });
+  expect(schema.status).toBeGreaterThanOrEqual(400);
+  expect(schema.status).toBeLessThan(500);
+  expect(schema.json.code).toBe("validation_failed");
+  expect(JSON.stringify(schema.json)).toContain("access_overrides");
+  const unknown = await api(cp, "PATCH", org(cp, "/tool-servers/nope"), { url: "https://x.example.com/mcp" });
+  expect(unknown.status).toBe(404);
+  expect((await api(cp, "GET", org(cp, `/tool-servers/${s.id}`))).json).toMatchObject({ name: "patchme", url: "https://p.example.com/mcp", allowed_tools: null, access_overrides: {} });
+  const ok = await patch({ url: "https://p2.example.com/mcp" });
+  expect(ok.status).toBe(200);
+  expect(ok.json).toMatchObject({ url: "https://p2.example.com/mcp", assigned_agents: [] });
+});

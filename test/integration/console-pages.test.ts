@@ -404,6 +404,43 @@ describe("claim links", () => {
     await expect(page.locator("h1").textContent()).resolves.toBe("This link is not valid");
   });
 
+  test("a chat user who is not a console member: invited, sets a chat password, links with it; no console access", async () => {
+    const inv = await api(cp, "POST", org(cp, "/invites"), { email: "invitee@example.com" });
+    expect(inv.status).toBe(201);
+    const { page } = await fresh();
+    await page.goto(inv.json.url);
+    await expect(page.locator("h1").textContent()).resolves.toBe("Set your chat password");
+    await expect(page.locator("main").textContent()).resolves.toContain("It does not sign you in to the console");
+    await screenshot(page, "invite");
+    await page.getByLabel("Chat password", { exact: true }).fill("invitee chat password");
+    await page.getByLabel("The same password again", { exact: true }).fill("invitee chat password");
+    await page.getByRole("button", { name: "Set my chat password" }).click();
+    await page.locator("h1", { hasText: "Your chat password is set" }).waitFor();
+
+    // the claim page says what to do without a console account, and takes the chat password
+    const url = await claimLink(cp, rt, "chat-invitee");
+    await page.goto(url);
+    const form = page.getByRole("form", { name: "Link with your chat password" });
+    await expect(form.textContent()).resolves.toContain("No console account?");
+    await expect(form.textContent()).resolves.toContain("svc users invite");
+    await screenshot(page, "claim-chat-password");
+    await page.getByLabel("Email you were invited with").fill("invitee@example.com");
+    await page.getByLabel("Chat password", { exact: true }).fill("invitee chat password");
+    await page.getByRole("button", { name: "Link with your chat password" }).click();
+    await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
+    const ids = await api(cp, "GET", org(cp, "/remote-identities"));
+    const linked = ids.json.remote_identities.find((r: { remote_user_id: string }) => r.remote_user_id === "chat-invitee");
+    const user = await api(cp, "GET", org(cp, "/users/invitee%40example.com"));
+    expect(linked.user_id).toBe(user.json.id);
+    // no console access: the overview sends to sign-in, and the chat password does not sign in
+    await page.goto(`${cp.url}/`);
+    expect(new URL(page.url()).pathname).toBe("/sign-in");
+    await page.getByLabel("Email", { exact: true }).fill("invitee@example.com");
+    await page.getByLabel("Password", { exact: true }).fill("invitee chat password");
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    expect(await alertText(page)).toContain("wrong email or password");
+  });
+
   test("signed in already, linking takes an explicit button press", async () => {
     const url = await claimLink(cp, rt, "chat-user-43");
     const { page } = owner;

@@ -138,6 +138,8 @@ export type SocketListener = {
   events: () => { event: string; data: any }[];
   /** The `events` payloads of type notification. */
   notifications: () => any[];
+  /** The `events` payloads of type confirmation (a dialog that stays until dismissed). */
+  dialogs: () => any[];
   stop(): Promise<void>;
 };
 
@@ -185,6 +187,7 @@ export async function listenSocket(base: string, user: OwuiUser): Promise<Socket
     sid: () => String(seen.find((e) => e.event === "connected")?.data?.sid ?? ""),
     events: () => [...seen],
     notifications: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "notification").map((e) => e.data),
+    dialogs: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "confirmation").map((e) => e.data),
     async stop() {
       void proc.stdin.end();
       const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);

@@ -8,7 +8,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
-import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointHead, type CheckpointView, bodyHash, ciphertextDigest, publicKeyText, recordHash } from "../../contract/audit-chain.ts";
+import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointFloor, type CheckpointHead, type CheckpointView, bodyHash, ciphertextDigest, publicKeyText, recordHash } from "../../contract/audit-chain.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -94,13 +94,16 @@ export async function makeCheckpoint(deps: ControlPlaneDeps, orgId: string, opts
   const key = await signingKey(deps, orgId);
   const now = deps.now();
   return deps.db.transaction(async (tx) => {
-    const { auditChainHeads: h, auditCheckpoints: c } = tables(tx);
+    const { auditChainHeads: h, auditCheckpoints: c, auditChainFloors: fl } = tables(tx);
     const [last] = await tx.select().from(c).where(eq(c.orgId, orgId)).orderBy(desc(c.number)).limit(1);
     const heads: CheckpointHead[] = (await tx.select().from(h).where(eq(h.orgId, orgId)).orderBy(asc(h.chainId))).map((r) => ({ chain_id: r.chainId, installation_id: r.installationId, replica_id: r.replicaId, seq: r.seq, hash: r.hash }));
-    if (last && !opts.force && JSON.stringify((JSON.parse(last.body) as CheckpointBody).heads) === JSON.stringify(heads)) return { checkpoint: checkpointView(last), created: false };
+    const floors: CheckpointFloor[] = (await tx.select().from(fl).where(eq(fl.orgId, orgId)).orderBy(asc(fl.chainId))).map((r) => ({ chain_id: r.chainId, seq: r.seq, prev: r.prev }));
+    const lastBody = last ? (JSON.parse(last.body) as CheckpointBody) : null;
+    const same = lastBody && JSON.stringify(lastBody.heads) === JSON.stringify(heads) && JSON.stringify(lastBody.floors ?? []) === JSON.stringify(floors);
+    if (last && !opts.force && same) return { checkpoint: checkpointView(last), created: false };
     if (!last && heads.length === 0 && !opts.force) return { checkpoint: null, created: false };
     const number = (last?.number ?? 0) + 1;
-    const body: CheckpointBody = { v: CHECKPOINT_VERSION, organization_id: orgId, number, at: new Date(now).toISOString(), prev: last ? bodyHash(last.body) : null, public_key: key.publicKey, heads };
+    const body: CheckpointBody = { v: CHECKPOINT_VERSION, organization_id: orgId, number, at: new Date(now).toISOString(), prev: last ? bodyHash(last.body) : null, public_key: key.publicKey, heads, ...(floors.length > 0 ? { floors } : {}) };
     const text = JSON.stringify(body);
     const signature = sign(null, Buffer.from(text), key.privateKey).toString("base64");
     const [row] = await tx.insert(c).values({ id: newId("auditCheckpoint", now), orgId, number, at: now, body: text, signature }).returning();
@@ -141,4 +144,17 @@ export async function appendOwnChain(tx: Db, orgId: string, chainId: string, ins
   if (head) await tx.update(h).set({ seq: link.chain_seq, hash, updatedAt: now }).where(and(eq(h.id, id), eq(h.seq, head.seq)));
   else await tx.insert(h).values({ id, orgId, chainId, installationId, replicaId: null, seq: link.chain_seq, hash, updatedAt: now });
   return link;
+}
+
+/**
+ * Raises a chain's retention floor (audit/retention.ts) in the caller's transaction: records
+ * below `seq` are gone and `prev` is the hash of the last one deleted. A floor never goes down.
+ */
+export async function raiseFloor(tx: Db, orgId: string, chainId: string, floor: { seq: number; prev: string }, now: number): Promise<void> {
+  const fl = tables(tx).auditChainFloors;
+  const id = `${orgId}:${chainId}`;
+  const [row] = await tx.select().from(fl).where(eq(fl.id, id));
+  if (row && row.seq >= floor.seq) return;
+  if (row) await tx.update(fl).set({ seq: floor.seq, prev: floor.prev, updatedAt: now }).where(eq(fl.id, id));
+  else await tx.insert(fl).values({ id, orgId, chainId, seq: floor.seq, prev: floor.prev, updatedAt: now });
 }

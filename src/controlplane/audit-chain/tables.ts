@@ -63,3 +63,18 @@ export const auditCheckpoints = table(
   }),
   (t, c) => [c.uniqueIndex("audit_checkpoints_org_number").on(t.orgId, t.number)],
 );
+
+/**
+ * Where retention cut each chain (audit/retention.ts): records below `seq` were deleted, and
+ * `prev` is the hash of the last one deleted, which the first record kept names. Checkpoints
+ * sign these floors, so `svc audit verify` walks each chain down to its floor, not to #1.
+ */
+export const auditChainFloors = table("audit_chain_floors", (c) => ({
+  /** `<org id>:<chain id>`, as audit_chain_heads */
+  id: c.text("id").primaryKey(),
+  orgId: c.text("org_id").notNull(),
+  chainId: c.text("chain_id").notNull(),
+  seq: c.integer("seq").notNull(),
+  prev: c.text("prev").notNull(),
+  updatedAt: c.millis("updated_at").notNull(),
+}));

@@ -122,7 +122,7 @@ describe("audit-encryption keys", () => {
     expect(refused.status).toBe(409);
     expect(refused.json.code).toBe("escrow_requires_key");
     expect(refused.json.detail).toContain("customer audit-encryption key");
-    expect((await cp.call("GET", cp.org("/settings"))).json).toEqual({ escrow_enabled: false, escrow_recipient: null, escrow_active: false });
+    expect((await cp.call("GET", cp.org("/settings"))).json).toEqual({ escrow_enabled: false, audit_retention_days: null, escrow_recipient: null, escrow_active: false });
 
     const a = (await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "a", public_key: (await newRecipient()).recipient } })).json;
     expect(await recipients()).toEqual([{ key_id: a.id, recipient: a.public_key, kind: "customer" }]);

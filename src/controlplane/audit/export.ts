@@ -26,6 +26,7 @@ export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean 
   ["kind", (r) => r.kind],
   ["action", (r) => r.action],
   ["tool_name", (r) => r.tool_name],
+  ["tool_server", (r) => r.tool_server],
   ["model", (r) => r.model],
   ["decision", (r) => r.decision],
   ["reason", (r) => r.reason],

@@ -43,6 +43,7 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     harness: r.harness,
     action: r.action,
     toolName: r.tool_name,
+    toolServer: r.tool_server ?? null,
     model: r.model ?? null,
     task: r.task ?? null,
     decision: r.decision,

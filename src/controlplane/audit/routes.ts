@@ -6,6 +6,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { auditActivity } from "./activity.ts";
 import { exportStream } from "./export.ts";
+import { runRetention } from "./retention.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
 import { CIPHERTEXT_RESPONSES, EXPORT_RESPONSES } from "../http/openapi-complete.ts";
@@ -47,6 +48,11 @@ const MAX_ACTIVITY_MS = 7 * 86_400_000;
 export function auditRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "audit-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
+    .post(
+      "/audit-retention/run",
+      async ({ principal }) => runRetention(deps, principal.orgId),
+      { admin: true, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
+    )
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
       query: SearchQuery,

@@ -16,6 +16,8 @@ export const auditRecords = table(
     harness: c.text("harness").notNull(),
     action: c.text("action").notNull(),
     toolName: c.text("tool_name"),
+    /** For a tool of an MCP server (issue 13): the server's name, the prefix of tool_name (record-check.ts). */
+    toolServer: c.text("tool_server"),
     model: c.text("model"),
     /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
     task: c.text("task"),
@@ -62,5 +64,7 @@ export const auditRecords = table(
     c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
     // SIEM sinks read in ingest order after their cursor (sinks/deliver.ts)
     c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
+    // retention walks each chain up from its oldest record (audit/retention.ts)
+    c.index("audit_org_chain_seq").on(t.orgId, t.chainId, t.chainSeq),
   ],
 );

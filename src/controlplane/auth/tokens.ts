@@ -2,7 +2,7 @@
 // SHA-256. The prefixes keep a runtime token from ever authenticating as an admin and back.
 import { createHash, randomBytes } from "node:crypto";
 
-export const TOKEN_PREFIX = { admin: "svc_at_", runtime: "svc_rt_", session: "svc_ss_", claim: "svc_cl_", loginPoll: "svc_lp_" } as const;
+export const TOKEN_PREFIX = { admin: "svc_at_", runtime: "svc_rt_", session: "svc_ss_", claim: "svc_cl_", loginPoll: "svc_lp_", invite: "svc_iv_" } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 
 export function newSecret(kind: TokenKind): string {

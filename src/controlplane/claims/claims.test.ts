@@ -141,13 +141,16 @@ describe("claim links", () => {
   });
 
   test("redeem refuses to move a linked identity or one of another installation; the same user is a no-op", async () => {
-    const cp = await testControlPlane();
+    let now = 1_750_000_000_000;
+    const cp = await testControlPlane({ now: () => now });
     const a = await addInstallation(cp);
     const b = await addInstallation(cp);
     const link = async (inst: typeof a, remote: string) => tokenOf((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: remote } })).json.url);
     // two links for the same unlinked user: the first redemption links, the second (another person) is refused
     const first = await link(a, "fe-x");
+    now += cp.deps.config.claimTtlSeconds * 1000 - 60_000; // near its expiry: the next ask is a new link
     const second = await link(a, "fe-x");
+    expect(second).not.toBe(first);
     const ada = await redeemClaim(cp.deps, first, { email: "ada@example.com" });
     expect(await codeOf(async () => redeemClaim(cp.deps, second, { email: "mallory@example.com" }))).toBe("identity_already_linked");
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-x"))?.userId).toBe(ada.userId);

@@ -18,7 +18,10 @@
 // email (or, for a member's email, the service user it creates, as a member's sign-in would),
 // and never to an owner's (single sign-on does not speak for owners: owners use the password).
 //
-// The proxy asks for a link on every call of an unlinked user, so rows are bounded: at most
+// The proxy asks for a link on every call of an unlinked user. A live link (unused, and valid
+// for at least CLAIM_REUSE_MIN_MS more) is handed out again rather than a new one: its token is
+// kept wrapped by the KMS (token_sealed, bound to the link's id), so a retry, another proxy
+// replica or a restarted proxy brings the same URL and no new row. Rows stay bounded anyway: at most
 // `maxLiveClaimLinks` unused links per (installation, front-end user) are kept (creating one
 // deletes the oldest unused ones beyond that, in the same transaction, so concurrent requests
 // cannot leave more), and links expired or used more than a day ago are purged as new ones are
@@ -32,10 +35,32 @@ import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findRemoteIdentity, findUserByEmail, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { verifyChatPassword } from "../invites/service.ts";
 
 export const CLAIM_PATH = "/claim/";
 /** Expired or used links are deleted this long after they expired or were used. */
 export const CLAIM_PURGE_AFTER_MS = 24 * 3600 * 1000;
+/** A live link is handed out again while it stays valid at least this long (time to open it). */
+export const CLAIM_REUSE_MIN_MS = 2 * 60 * 1000;
+
+const sealContext = (id: string) => `claim-link:${id}`;
+
+/** The newest live link of this (installation, front-end user), its token unwrapped, if any. */
+async function liveClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, remoteUserId: string, now: number) {
+  const c = tables(deps.db).claimLinks;
+  const [row] = await deps.db
+    .select({ id: c.id, tokenSealed: c.tokenSealed, expiresAt: c.expiresAt })
+    .from(c)
+    .where(and(eq(c.installationId, caller.installationId), eq(c.remoteUserId, remoteUserId), isNull(c.usedAt), gt(c.expiresAt, now + CLAIM_REUSE_MIN_MS), isNotNull(c.tokenSealed)))
+    .orderBy(desc(c.createdAt), desc(c.id))
+    .limit(1);
+  if (!row?.tokenSealed) return undefined;
+  try {
+    return { token: new TextDecoder().decode(deps.kms.unwrap(row.tokenSealed, sealContext(row.id))), expiresAt: row.expiresAt };
+  } catch {
+    return undefined; // wrapped under another master key: issue a new link
+  }
+}
 
 export type ClaimInfo = {
   id: string;
@@ -51,9 +76,15 @@ export type ClaimInfo = {
 /** Creates a claim link for a front-end user of the calling installation. */
 export async function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller, input: { remoteUserId: string; email?: string | null; name?: string | null }) {
   const now = deps.now();
+  const existing = await findRemoteIdentity(deps.db, caller.orgId, input.remoteUserId);
+  const refusedNow = existing ? identityRefusal(existing, caller.installationId) : null;
+  if (refusedNow) throw refusedNow;
+  const live = await liveClaim(deps, caller, input.remoteUserId, now);
+  if (live) return { url: `${deps.config.publicUrl}${CLAIM_PATH}${live.token}`, expires_at: new Date(live.expiresAt).toISOString() };
   const token = newSecret("claim");
   const id = newId("claim", now);
   const expiresAt = now + deps.config.claimTtlSeconds * 1000;
+  const tokenSealed = deps.kms.wrap(new TextEncoder().encode(token), sealContext(id));
   await deps.db.transaction(async (tx) => {
     const existing = await findRemoteIdentity(tx, caller.orgId, input.remoteUserId);
     if (existing) {
@@ -69,7 +100,7 @@ export async function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller,
     const c = tables(tx).claimLinks;
     await tx
       .insert(c)
-      .values({ id, orgId: caller.orgId, installationId: caller.installationId, remoteUserId: input.remoteUserId, tokenHash: hashSecret(token), expiresAt, createdAt: now });
+      .values({ id, orgId: caller.orgId, installationId: caller.installationId, remoteUserId: input.remoteUserId, tokenHash: hashSecret(token), tokenSealed, expiresAt, createdAt: now });
     // Keep the newest unused links of this pair (this one included) up to the cap.
     const unused = await tx
       .select({ id: c.id })
@@ -197,4 +228,15 @@ export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: 
     throw new SvcError("forbidden", `${email} is an owner of this organization: owners link their chat account by signing in with their password`);
   }
   return redeemClaim(deps, token, { email, displayName: account?.displayName ?? null }, { createUser: !!member });
+}
+
+/**
+ * Redeems a claim link with a chat password (set through an invitation, invites/service.ts):
+ * no console session, no account, no membership; it links only to the service user whose chat
+ * password it is, in the link's organization.
+ */
+export async function redeemClaimWithChatPassword(deps: ControlPlaneDeps, token: string, input: { email: string; password: string; clientIp: string | null }) {
+  const info = await inspectClaim(deps, token);
+  const user = await verifyChatPassword(deps, info.orgId, input.email, input.password, input.clientIp);
+  return redeemClaim(deps, token, { email: user.email, displayName: user.displayName }, { createUser: false });
 }

@@ -15,13 +15,14 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
-import { getSiemSinks } from "./pages/siem-sinks.ts";
+import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
+import { getInvite, postInvite } from "./pages/invite.ts";
 import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
@@ -146,6 +147,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/sso/callback", run(getSsoCallback))
       .get("/claim/:token", run(getClaim))
       .post("/claim/:token", run(postClaim, "own"))
+      .get("/invite/:token", run(getInvite))
+      .post("/invite/:token", run(postInvite, "own"))
       .get("/login/approve", run(getLoginApprove))
       .post("/login/approve", run(postLoginApprove, "session"))
       // admin pages
@@ -177,7 +180,9 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
-      .get("/siem-sinks", run(getSiemSinks))
+      .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
+      .post("/siem-sinks", run(postSiemSink, "session"))
+      .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))

@@ -15,6 +15,7 @@ export * from "../directory-sync/tables.ts";
 export * from "../escrow/tables.ts";
 export * from "../http/tables.ts";
 export * from "../installations/tables.ts";
+export * from "../invites/tables.ts";
 export * from "../model-profiles/tables.ts";
 export * from "../organizations/tables.ts";
 export * from "../policies/tables.ts";

@@ -15,6 +15,7 @@ export const RemoteIdentityLink = t.Object({
   remote_user_id: t.String({ minLength: 1, maxLength: 200 }),
   relink: t.Optional(t.Boolean({ description: "move a link that points at another user" })),
 });
+export const RemoteIdentityParams = t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 320 }), remote_user_id: t.String({ minLength: 1, maxLength: 200 }) });
 export const RemoteIdentityQuery = t.Object({ linked: t.Optional(t.Boolean()) });
 
 export const GroupCreate = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) });

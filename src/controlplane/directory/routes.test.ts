@@ -109,6 +109,33 @@ describe("remote identities", () => {
     expect(await ids("?linked=false")).toEqual([]);
   });
 
+  test("unlink by hand: the identity stays, unlinked; it leaves the identity map; a claim link can be issued for it again", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const carol = (await cp.call("POST", cp.org("/users"), { body: { email: "carol@example.com" } })).json;
+    const bob = (await cp.call("POST", cp.org("/users"), { body: { email: "bob@example.com" } })).json;
+    await cp.call("POST", cp.org(`/users/${carol.id}/remote-identities`), { body: { platform: "chatui", remote_user_id: "fe-carol" } });
+    const claim = async () => cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-carol" } });
+    expect((await claim()).json.code).toBe("identity_already_linked");
+
+    const before = await revisionOf(cp);
+    const wrongUser = await cp.call("DELETE", cp.org(`/users/${bob.id}/remote-identities/fe-carol`));
+    expect(wrongUser.status).toBe(404);
+    expect(wrongUser.json.detail).toBe("front-end user fe-carol is not linked to bob@example.com");
+    expect(await revisionOf(cp)).toBe(before);
+
+    const gone = await cp.call("DELETE", cp.org(`/users/carol@example.com/remote-identities/fe-carol`));
+    expect(gone.status).toBe(200);
+    expect(structuredClone(gone.json)).toMatchObject({ remote_user_id: "fe-carol", user_id: null, linked_at: null });
+    expect(await revisionOf(cp)).toBe(before + 1);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([]);
+    expect((await cp.call("GET", cp.org("/remote-identities?linked=false"))).json.remote_identities.map((r: { remote_user_id: string }) => r.remote_user_id)).toEqual(["fe-carol"]);
+    const issued = await claim();
+    expect(issued.status).toBe(200);
+    expect(issued.json.url).toContain("/claim/");
+    expect((await cp.call("DELETE", cp.org(`/users/${carol.id}/remote-identities/fe-carol`))).status).toBe(404);
+  });
+
   test("refuses another platform, and moving a link without relink", async () => {
     const cp = await testControlPlane();
     const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;

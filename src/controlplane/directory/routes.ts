@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { GroupCreate, GroupMemberAdd, IdParams, MemberParams, RemoteIdentityLink, RemoteIdentityQuery, UserCreate, UserQuery } from "./model.ts";
+import { GroupCreate, GroupMemberAdd, IdParams, MemberParams, RemoteIdentityLink, RemoteIdentityParams, RemoteIdentityQuery, UserCreate, UserQuery } from "./model.ts";
 import {
   addGroupMemberByHand,
   createGroup,
@@ -16,6 +16,7 @@ import {
   removeGroupMemberByHand,
   setUserDisabledByHand,
   showUser,
+  unlinkByHand,
 } from "./service.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 
@@ -68,6 +69,11 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
       },
       { admin: true, params: IdParams, body: RemoteIdentityLink, detail: { tags, summary: "Link a front-end user to this user by hand" } },
     )
+    .delete("/users/:id/remote-identities/:remote_user_id", async ({ principal, params }) => unlinkByHand(db, principal.orgId, params.id, params.remote_user_id), {
+      admin: true,
+      params: RemoteIdentityParams,
+      detail: { tags, summary: "Unlink a front-end user from this user (decided as unlinked from the next bundle; 404 when not linked to it)" },
+    })
     .get("/remote-identities", async ({ principal, query }) => ({ remote_identities: await listRemoteIdentities(db, principal.orgId, query.linked) }), {
       admin: true,
       query: RemoteIdentityQuery,

@@ -327,6 +327,27 @@ export async function linkByHand(db: Db, orgId: string, idOrEmail: string, input
 }
 
 /**
+ * An admin unlinks a front-end user from a service user: the identity stays (seen, unlinked), so
+ * the proxy decides it as unlinked from the next bundle on and may offer that user a claim link
+ * again. 404 when the identity is not linked to this user (nothing changes).
+ */
+export async function unlinkByHand(db: Db, orgId: string, idOrEmail: string, remoteUserId: string) {
+  const unlinked = await db.transaction(async (tx) => {
+    const user = await getUser(tx, orgId, idOrEmail);
+    const r = tables(tx).remoteIdentities;
+    const [row] = await tx
+      .update(r)
+      .set({ userId: null, linkedAt: null })
+      .where(and(eq(r.orgId, orgId), eq(r.platform, "chatui"), eq(r.remoteUserId, remoteUserId), eq(r.userId, user.id)))
+      .returning();
+    if (!row) throw new SvcError("not_found", `front-end user ${remoteUserId} is not linked to ${user.email}`);
+    await bumpRevision(tx, orgId);
+    return row;
+  });
+  return presentRemoteIdentity(unlinked);
+}
+
+/**
  * An admin disables or enables a service user. A disabled user leaves every bundle's identity
  * map (so the proxy treats their front-end identities as unlinked and refuses them), but their
  * links stay: a claim link cannot re-link those identities to anyone (409

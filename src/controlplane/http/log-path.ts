@@ -8,7 +8,7 @@ import { TOKEN_PREFIX } from "../auth/tokens.ts";
 export const REDACTED = "[redacted]";
 
 /** Path prefixes whose next segment is a secret. */
-const SECRET_AFTER = ["/claim/"];
+const SECRET_AFTER = ["/claim/", "/invite/"];
 
 const SECRET_SEGMENT = new RegExp(`^(?:${Object.values(TOKEN_PREFIX).join("|")})`);
 

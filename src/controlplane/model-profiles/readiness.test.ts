@@ -56,3 +56,22 @@ test("stale or gone replicas do not count, and are reported", () => {
   expect(none.ok).toBe(false);
   expect(none.detail).toContain("has been heard from lately");
 });
+
+test("never ready when no live runtime could reach the endpoint at its last attempt (TLS, DNS): each named with its error", () => {
+  const tls = { replica: "rep_1", state: "unreachable" as const, error: "unable to verify the first certificate", at: "2026-11-25T17:00:00.000Z" };
+  const dns = { replica: "rep_2", state: "unreachable" as const, error: "getaddrinfo ENOTFOUND llm.example.com", at: "2026-11-25T17:00:01.000Z" };
+  const two = [rep("rep_1"), rep("rep_2")];
+  const r = judgeReadiness({ ...ready, sealedRecipients: ["age1rep_1", "age1rep_2"], replicasInScope: two, endpointAttempts: [tls, dns] });
+  expect(r.ready).toBe(false);
+  const c = r.checks.find((x) => x.name === "endpoint_reached")!;
+  expect(c.ok).toBe(false);
+  expect(c.detail).toContain("rep_1 at 2026-11-25T17:00:00.000Z: unable to verify the first certificate");
+  expect(c.detail).toContain("getaddrinfo ENOTFOUND");
+  // one runtime reaching it is enough; the others' errors are still shown
+  const some = judgeReadiness({ ...ready, sealedRecipients: ["age1rep_1", "age1rep_2"], replicasInScope: two, endpointAttempts: [{ ...tls, state: "ok", error: null }, dns] });
+  expect(some.ready).toBe(true);
+  expect(some.checks.find((x) => x.name === "endpoint_reached")!.detail).toContain("1 could not: rep_2");
+  // no attempt yet: not a failure, and said so
+  const none = judgeReadiness({ ...ready, endpointAttempts: [] }).checks.find((x) => x.name === "endpoint_reached")!;
+  expect(none).toMatchObject({ ok: true, detail: expect.stringContaining("no live runtime has called the endpoint yet") });
+});

@@ -8,7 +8,7 @@
 // replica's current recipient must be among those the key was sealed to.
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import type { Db } from "../db/index.ts";
-import { type LivenessLimits, recipientsInScope, liveSince } from "../runtime/replicas.ts";
+import { type LivenessLimits, recipientsInScope, liveSince, toolServerReportsInScope } from "../runtime/replicas.ts";
 import { type ProfileRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };
@@ -27,7 +27,32 @@ export type ReadinessFacts = {
   replicasInScope: Array<{ id: string; recipient: string }>;
   /** Replicas in scope not heard from for a while (stale or gone): not counted. */
   silentInScope: number;
+  /** Each live replica's last attempt to reach this profile's endpoint, as its heartbeat reported it (issue 19). */
+  endpointAttempts?: Array<{ replica: string; state: "ok" | "unreachable"; error: string | null; at: string }>;
 };
+
+/**
+ * Whether a live runtime reached the endpoint at its last attempt: not ready when every live
+ * runtime that tried failed (TLS, DNS, refused …), each named with its error; ok with a note
+ * while none has tried yet (the first chat will show).
+ */
+function endpointReached(f: ReadinessFacts): ReadinessCheck {
+  const attempts = f.endpointAttempts ?? [];
+  const reached = attempts.filter((a) => a.state === "ok");
+  const failed = attempts.filter((a) => a.state !== "ok");
+  const errors = failed.map((a) => `${a.replica} at ${a.at}: ${a.error ?? "unreachable"}`).join("; ");
+  if (attempts.length === 0) {
+    return { name: "endpoint_reached", ok: true, detail: "no live runtime has called the endpoint yet (its first model call will tell)" };
+  }
+  if (reached.length === 0) {
+    return { name: "endpoint_reached", ok: false, detail: `no live runtime could reach ${f.endpoint} at its last attempt: ${errors}` };
+  }
+  return {
+    name: "endpoint_reached",
+    ok: true,
+    detail: `${reached.length} live runtime replica(s) reached the endpoint at their last attempt${failed.length ? `; ${failed.length} could not: ${errors}` : ""}`,
+  };
+}
 
 export function judgeReadiness(f: ReadinessFacts): Readiness {
   const endpoint = checkEndpoint(f.endpoint);
@@ -72,6 +97,7 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
           ? `no runtime in ${scope} has been heard from lately${silent}; check that the containers run`
           : `no runtime has bootstrapped in ${scope} yet; deploy the image with the installation's token`,
     },
+    endpointReached(f),
   ];
   return { ready: checks.every((c) => c.ok), checks };
 }
@@ -82,7 +108,12 @@ export async function profileReadiness(db: Db, profile: ProfileRow, clock: { now
   const since = liveSince(clock.now, clock.limits);
   const live = new Map<string, string>();
   const all = new Set<string>();
+  const attempts = new Map<string, NonNullable<ReadinessFacts["endpointAttempts"]>[number]>();
   for (const agentId of scopes) {
+    for (const r of await toolServerReportsInScope(db, profile.workspaceId, agentId, { liveSince: since })) {
+      const a = (r.model_endpoints ?? []).find((m) => m.profile_id === profile.id);
+      if (a) attempts.set(r.replica_id, { replica: r.replica_id, state: a.state, error: a.error, at: a.at });
+    }
     for (const r of await recipientsInScope(db, profile.workspaceId, agentId, { liveSince: since })) live.set(r.replica_id, r.recipient);
     for (const r of await recipientsInScope(db, profile.workspaceId, agentId, { liveSince: null })) all.add(r.replica_id);
   }
@@ -96,5 +127,6 @@ export async function profileReadiness(db: Db, profile: ProfileRow, clock: { now
     assignedAgents,
     replicasInScope: [...live].map(([id, recipient]) => ({ id, recipient })).sort((a, b) => a.id.localeCompare(b.id)),
     silentInScope: all.size - live.size,
+    endpointAttempts: [...attempts.values()].sort((a, b) => a.replica.localeCompare(b.replica)),
   });
 }

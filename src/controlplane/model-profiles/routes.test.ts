@@ -159,7 +159,7 @@ describe("assignment and readiness", () => {
     const check = (r: { checks: { name: string; ok: boolean; detail: string }[] }, name: string) => r.checks.find((c) => c.name === name)!;
 
     let r = await readiness();
-    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "default_model_listed", "api_key_present", "key_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope"]);
+    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "default_model_listed", "api_key_present", "key_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "endpoint_reached"]);
     expect(r.ready).toBe(false);
     expect(structuredClone(check(r, "assigned_to_agent"))).toMatchObject({ ok: false });
     expect(check(r, "endpoint_valid").ok).toBe(true);
@@ -217,6 +217,21 @@ describe("assignment and readiness", () => {
     // Re-sealed to the new key: ready again.
     await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey([second.recipient]), sealed_to: [boot.replica_id] } });
     expect((await readiness()).ready).toBe(true);
+
+    // Issue 19: the runtime's heartbeat says its last attempt to reach the endpoint failed (TLS):
+    // not ready, with the error; once a call reaches it, ready again.
+    const beat = async (state: "ok" | "unreachable", error: string | null) =>
+      cp.call("POST", "/api/v1/runtime/heartbeat", {
+        token,
+        body: { replica_id: boot.replica_id, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, model_endpoints: [{ profile_id: profile.id, state, error, at: "2026-11-25T17:00:00.000Z" }, { profile_id: "mp_other", state: "ok", error: null, at: "2026-11-25T17:00:00.000Z" }] },
+      });
+    expect((await beat("unreachable", "unable to verify the first certificate")).status).toBe(204);
+    const tls = await readiness();
+    expect(tls.ready).toBe(false);
+    const reached = tls.checks.find((c: { name: string }) => c.name === "endpoint_reached");
+    expect(reached).toMatchObject({ ok: false, detail: expect.stringContaining(`${boot.replica_id} at 2026-11-25T17:00:00.000Z: unable to verify the first certificate`) });
+    expect((await beat("ok", null)).status).toBe(204);
+    expect((await readiness()).ready).toBe(true);
   });
 
   test("replicas not heard from for a while are stale, then gone: shown so, not offered to seal to, not counted for readiness", async () => {
@@ -265,7 +280,7 @@ describe("assignment and readiness", () => {
     const r = (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
     expect(r.ready).toBe(false);
     const byName = Object.fromEntries(r.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok]));
-    expect(byName).toEqual({ endpoint_valid: true, default_model_listed: true, api_key_present: true, key_sealed_to_runtimes: true, assigned_to_agent: false, runtime_in_scope: false });
+    expect(byName).toEqual({ endpoint_valid: true, default_model_listed: true, api_key_present: true, key_sealed_to_runtimes: true, assigned_to_agent: false, runtime_in_scope: false, endpoint_reached: true });
     const setKey = await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey(["age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"]), sealed_to: ["rep_x"] } });
     expect(setKey.status).toBe(422);
   });

@@ -77,6 +77,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /workspaces": () => ({ path: "/workspaces", body: { name: "more" } }),
   "GET /members": () => ({ path: "/members" }),
   "POST /members": () => ({ path: "/members", body: { email: "someone@example.com", role: "admin" } }),
+  "POST /invites": () => ({ path: "/invites", body: { email: "invited@example.com" } }),
   "DELETE /members/:account_id": (w) => ({ path: `/members/${w.ownerAccountId}` }),
   "GET /agents": () => ({ path: "/agents" }),
   "POST /agents": () => ({ path: "/agents", body: { name: "another", workspace: "default" } }),
@@ -102,6 +103,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /tool-servers": () => ({ path: "/tool-servers", body: { name: "docs", transport: "http", url: "https://mcp.example.com/mcp", workspace: "default" } }),
   "GET /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
   "DELETE /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}` }),
+  "PATCH /tool-servers/:id": (w) => ({ path: `/tool-servers/${w.serverId}`, body: { url: "https://mcp2.example.com/mcp" } }),
   "PUT /tool-servers/:id/secrets": (w) => ({ path: `/tool-servers/${w.serverId}/secrets`, body: { secrets_sealed: "YWdl", secret_names: ["TOKEN"], sealed_to: ["rep_x"] } }),
   "PUT /tool-servers/:id/tools": (w) => ({ path: `/tool-servers/${w.serverId}/tools`, body: { allowed_tools: null, access_overrides: { get_current_time: "write" } } }),
   "GET /tool-servers/:id/readiness": (w) => ({ path: `/tool-servers/${w.serverId}/readiness` }),
@@ -126,6 +128,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /users/:id/enable": (w) => ({ path: `/users/${w.userId}/enable` }),
   "GET /users/:id/remote-identities": (w) => ({ path: `/users/${w.userId}/remote-identities` }),
   "POST /users/:id/remote-identities": (w) => ({ path: `/users/${w.userId}/remote-identities`, body: { platform: "chatui", remote_user_id: "fe-new" } }),
+  "DELETE /users/:id/remote-identities/:remote_user_id": (w) => ({ path: `/users/${w.userId}/remote-identities/fe-new` }),
   "GET /remote-identities": () => ({ path: "/remote-identities" }),
   "GET /groups": () => ({ path: "/groups" }),
   "POST /groups": () => ({ path: "/groups", body: { name: "more-staff" } }),
@@ -144,6 +147,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
+  "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-activity": () => ({ path: "/audit-activity" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
   "POST /audit-recovery-requests": (w) => ({ path: "/audit-recovery-requests", body: { record_id: w.recordId, reason: "incident" } }),
@@ -160,14 +164,14 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /directory-sync/run": () => ({ path: "/directory-sync/run", body: { dry_run: true } }),
   "GET /directory-sync/report": () => ({ path: "/directory-sync/report" }),
   "GET /settings": () => ({ path: "/settings" }),
-  "PATCH /settings": () => ({ path: "/settings", body: { escrow_enabled: false } }),
+  "PATCH /settings": () => ({ path: "/settings", body: { escrow_enabled: false, audit_retention_days: 30 } }),
 };
 
 /** Admin routes outside an organization's path: what `svc login` approval uses. */
 const OTHER_ADMIN_ROUTES = ["GET /api/v1/auth/login-requests/:id", "POST /api/v1/auth/login-requests/:id/approve"];
 
 /** Console paths that are not admin pages: before a session, claim links, a member's home. */
-const CONSOLE_PUBLIC = new Set(["GET /", "GET /sign-in", "POST /sign-in", "POST /sign-out", "POST /switch-org", "GET /sso/start", "GET /sso/callback", "GET /claim/:token", "POST /claim/:token"]);
+const CONSOLE_PUBLIC = new Set(["GET /", "GET /sign-in", "POST /sign-in", "POST /sign-out", "POST /switch-org", "GET /sso/start", "GET /sso/callback", "GET /claim/:token", "POST /claim/:token", "GET /invite/:token", "POST /invite/:token"]);
 
 type ConsoleCall = { path: string; form?: Record<string, string> };
 /** Every console admin page and form, for the objects of `w`. */
@@ -202,6 +206,8 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /audit/:id": (w) => ({ path: `/audit/${w.recordId}` }),
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
   "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
+  "POST /siem-sinks": () => ({ path: "/siem-sinks", form: { name: "console", kind: "syslog", endpoint: "siem.example.com:6514" } }),
+  "POST /siem-sinks/:id/delete": (w) => ({ path: `/siem-sinks/${w.sinkId}/delete` }),
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
   "POST /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),

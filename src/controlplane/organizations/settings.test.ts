@@ -11,7 +11,7 @@ describe("GET/PATCH /organizations/{org}/settings", () => {
     const cp = await testControlPlane();
     const res = await cp.call("GET", cp.org("/settings"));
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ escrow_enabled: false, escrow_recipient: null, escrow_active: false });
+    expect(res.json).toEqual({ escrow_enabled: false, audit_retention_days: null, escrow_recipient: null, escrow_active: false });
   });
 
   test("a change bumps the revision once; a no-op does not; a bad body is 422", async () => {

@@ -4,7 +4,7 @@
 // while at least one customer key is active (spec §3, §8); its identity is generated on
 // first enable and kept wrapped by the KMS under the context `escrow:<orgId>`.
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
-import { eq } from "drizzle-orm";
+import { eq, isNotNull } from "drizzle-orm";
 import { Elysia, t } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
@@ -14,8 +14,12 @@ import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, getOrganization } from "./service.ts";
 
+export const RETENTION_MAX_DAYS = 36_500;
+
 export const OrganizationSettings = t.Object({
   escrow_enabled: t.Boolean(),
+  /** Audit records older than this many days are deleted (audit/retention.ts); null keeps them. */
+  audit_retention_days: t.Union([t.Integer(), t.Null()]),
   /** The service's escrow recipient (age1…), once generated; null before escrow was first enabled. */
   escrow_recipient: t.Union([t.String(), t.Null()]),
   /** True when new records are actually encrypted to the escrow recipient: enabled and ≥1 active customer key. */
@@ -23,7 +27,13 @@ export const OrganizationSettings = t.Object({
 });
 export type OrganizationSettings = typeof OrganizationSettings.static;
 
-export const SettingsPatch = t.Object({ escrow_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false });
+export const SettingsPatch = t.Object(
+  {
+    escrow_enabled: t.Optional(t.Boolean()),
+    audit_retention_days: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: RETENTION_MAX_DAYS }), t.Null()], { description: "days to keep audit records (1–36500), or null to keep them all" })),
+  },
+  { additionalProperties: false },
+);
 
 export function escrowContext(orgId: string): string {
   return `escrow:${orgId}`;
@@ -64,6 +74,7 @@ export async function getSettings(db: Db, orgId: string): Promise<OrganizationSe
   const escrow = await escrowKeyRow(db, orgId);
   return {
     escrow_enabled: org.escrowEnabled,
+    audit_retention_days: org.auditRetentionDays ?? null,
     escrow_recipient: escrow?.recipient ?? null,
     escrow_active: org.escrowEnabled && escrow !== undefined && (await activeKeyCount(db, orgId)) > 0,
   };
@@ -80,8 +91,14 @@ export async function escrowIdentity(deps: ControlPlaneDeps, orgId: string): Pro
  * and creates the escrow identity the first time. The identity is generated before the
  * transaction; if another request stored one first, that one is kept.
  */
-export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean }): Promise<OrganizationSettings> {
+export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean; audit_retention_days?: number | null }): Promise<OrganizationSettings> {
   await getOrganization(deps.db, orgId);
+  if (patch.audit_retention_days !== undefined) {
+    const days = patch.audit_retention_days;
+    if (days !== null && (!Number.isInteger(days) || days < 1 || days > RETENTION_MAX_DAYS)) throw new SvcError("validation_failed", `audit_retention_days must be a whole number of days from 1 to ${RETENTION_MAX_DAYS}, or null`);
+    const o = tables(deps.db).organizations;
+    await deps.db.update(o).set({ auditRetentionDays: days }).where(eq(o.id, orgId));
+  }
   if (patch.escrow_enabled === undefined) return getSettings(deps.db, orgId);
   const enable = patch.escrow_enabled;
   let fresh: { identity: string; recipient: string } | null = null;
@@ -114,6 +131,12 @@ export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patc
   return getSettings(deps.db, orgId);
 }
 
+/** Organizations with an audit retention period (audit/retention.ts runs for these). */
+export async function retentionOrganizations(db: Db): Promise<string[]> {
+  const o = tables(db).organizations;
+  return (await db.select({ id: o.id }).from(o).where(isNotNull(o.auditRetentionDays))).map((r) => r.id);
+}
+
 export function settingsRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "settings-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
@@ -126,6 +149,6 @@ export function settingsRoutes(deps: ControlPlaneDeps) {
       admin: true,
       body: SettingsPatch,
       response: OrganizationSettings,
-      detail: { summary: "Change settings; enabling escrow needs an active customer key", tags: ["settings"] },
+      detail: { summary: "Change settings: escrow (enabling needs an active customer key) and the audit retention period", tags: ["settings"] },
     });
 }

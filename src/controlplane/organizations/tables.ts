@@ -8,6 +8,8 @@ export const organizations = table("organizations", (c) => ({
   /** Bumped by every change that can alter any of the org's policy bundles; the bundle ETag. */
   revision: c.integer("revision").notNull().default(1),
   escrowEnabled: c.bool("escrow_enabled").notNull().default(false),
+  /** Audit records older than this many days are deleted (audit/retention.ts); null keeps them all. */
+  auditRetentionDays: c.integer("audit_retention_days"),
   createdAt: c.createdAt(),
 }));
 

@@ -9,7 +9,7 @@
 // model-profile readiness checks; stale and gone ones are shown as such, not deleted.
 import { and, eq, gte, isNull, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
-import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
+import type { HeartbeatModelEndpoint, HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
 
@@ -69,7 +69,7 @@ export async function toolServerReportsInScope(db: Db, workspaceId: string, agen
   const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt), or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!];
   if (agentId) conds.push(eq(i.agentId, agentId));
   return db
-    .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, last_heartbeat_at: r.lastHeartbeatAt })
+    .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, model_endpoints: r.modelEndpoints, last_heartbeat_at: r.lastHeartbeatAt })
     .from(r)
     .innerJoin(i, eq(i.id, r.installationId))
     .where(and(...conds))
@@ -118,6 +118,8 @@ export type HeartbeatReport = {
   lastSuccess: string | null;
   /** The assigned MCP servers' state; absent from runtimes before issue 13 (stored as null). */
   toolServers?: HeartbeatToolServer[];
+  /** The last attempt to reach each model endpoint; absent from runtimes before issue 19 (stored as null). */
+  modelEndpoints?: HeartbeatModelEndpoint[];
   spoolState?: string | null;
   spoolFreeBytes?: number | null;
   /** The replica's clock minus ours (ms) when the heartbeat arrived; null when it did not say. */
@@ -144,6 +146,7 @@ export async function recordHeartbeat(db: Db, installationId: string, replicaId:
       version: report.version,
       lastSuccess: report.lastSuccess,
       toolServers: report.toolServers ?? null,
+      modelEndpoints: report.modelEndpoints ?? null,
       spoolState: report.spoolState ?? null,
       spoolFreeBytes: report.spoolFreeBytes ?? null,
       clockSkewMs: report.clockSkewMs ?? null,

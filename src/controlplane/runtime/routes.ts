@@ -124,6 +124,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
             spoolFreeBytes: body.spool_free_bytes ?? null,
             clockSkewMs: clockSkewMs(body.sent_at, now),
             toolServers: body.tool_servers,
+            modelEndpoints: body.model_endpoints,
           },
           now,
         );

@@ -1,5 +1,5 @@
 // The tables of runtime: running replicas and the governed tools they sync. Declared once for both stores (db/table.ts, db/README.md).
-import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
+import type { HeartbeatModelEndpoint, HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { table } from "../db/table.ts";
 import { installations } from "../installations/tables.ts";
 import { workspaces } from "../organizations/tables.ts";
@@ -28,6 +28,8 @@ export const runtimeReplicas = table(
     lastHeartbeatAt: c.millis("last_heartbeat_at"),
     /** The assigned MCP servers as the latest heartbeat reported them; null when it reported none (issue 13). */
     toolServers: c.json<HeartbeatToolServer[]>("tool_servers"),
+    /** The last attempt to reach each model profile's endpoint, as the latest heartbeat reported it (issue 19). */
+    modelEndpoints: c.json<HeartbeatModelEndpoint[]>("model_endpoints"),
   }),
   (t, c) => [c.index("runtime_replicas_installation").on(t.installationId)],
 );

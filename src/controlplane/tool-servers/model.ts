@@ -31,6 +31,23 @@ export const ServerCreate = t.Object({
   env: Plaintext,
 });
 
+/** PATCH: every field optional; name and transport are declared only to refuse them by name. */
+export const ServerUpdate = t.Object({
+  name: t.Optional(t.Unknown({ description: "refused: a server's name cannot change" })),
+  transport: t.Optional(t.Unknown({ description: "refused: a server's transport cannot change" })),
+  url: t.Optional(t.String({ maxLength: 2048 })),
+  command: t.Optional(t.String({ maxLength: 1024 })),
+  args: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 64 })),
+  secrets_sealed: t.Optional(SecretsSealed),
+  secret_names: t.Optional(SecretNames),
+  sealed_to: t.Optional(SealedTo),
+  allowed_tools: t.Optional(AllowedTools),
+  access_overrides: t.Optional(AccessOverrides),
+  secrets: Plaintext,
+  headers: Plaintext,
+  env: Plaintext,
+});
+
 export const ServerSecrets = t.Object({ secrets_sealed: SecretsSealed, secret_names: SecretNames, sealed_to: SealedTo, secrets: Plaintext, headers: Plaintext, env: Plaintext });
 export const ServerTools = t.Object({ allowed_tools: AllowedTools, access_overrides: AccessOverrides });
 export const ServerAssign = t.Object({ agent_id: t.String({ minLength: 1, maxLength: 64 }) });

@@ -6,11 +6,12 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { liveSince, livenessLimits } from "../runtime/replicas.ts";
-import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools } from "./model.ts";
+import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools, ServerUpdate } from "./model.ts";
 import { serverReadiness } from "./readiness.ts";
 import {
   assignServer,
   assignedAgentIds,
+  changeServer,
   createServer,
   deleteServer,
   listServers,
@@ -55,6 +56,17 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       query: ServerQuery,
       detail: { tags, summary: "Show a tool server by id or name, with the agents it is assigned to" },
     })
+    .patch(
+      "/tool-servers/:id",
+      async ({ principal, params, query, body }) => withAgents(await changeServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live())),
+      {
+        admin: true,
+        params: ServerParams,
+        query: ServerQuery,
+        body: ServerUpdate,
+        detail: { tags, summary: "Change the url (http), command and args (stdio), sealed secrets, allow-list or access overrides; the others stay (422 naming the field)" },
+      },
+    )
     .delete(
       "/tool-servers/:id",
       async ({ principal, params, query, set }) => {

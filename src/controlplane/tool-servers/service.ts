@@ -197,6 +197,39 @@ export async function setServerTools(db: Db, orgId: string, server: ServerRow, i
   return db.transaction(async (tx) => updateServer(tx, orgId, server, rules));
 }
 
+export type ServerChange = ToolRules &
+  SealedInput & { name?: unknown; transport?: unknown; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+
+/**
+ * Changes the fields given (PATCH), the others stay: the endpoint of the server's transport
+ * (http: url; stdio: command, args), the sealed secrets, the allow-list, the access overrides.
+ * Each is checked as at creation, the allow-list and overrides together as they will be
+ * stored; the name and the transport never change (tool names and policies hang on them).
+ */
+export async function changeServer(db: Db, orgId: string, server: ServerRow, input: ServerChange, liveSince: number): Promise<ServerRow> {
+  refusePlaintext(input);
+  if (input.name !== undefined) refuse("/name", `a tool server's name cannot change: its tools are governed as tool:${server.name}.<tool>; create a server with the new name instead`);
+  if (input.transport !== undefined) refuse("/transport", "a tool server's transport cannot change; create another server for the other transport");
+  const set: Partial<ServerRow> = {};
+  if (server.transport === "http") {
+    if (input.command !== undefined || input.args !== undefined) refuse(input.command !== undefined ? "/command" : "/args", `tool server "${server.name}" is an http server: change its url, not a command or args`);
+    if (input.url !== undefined) set.url = endpointOrThrow({ name: server.name, transport: "http", url: input.url }).url;
+  } else {
+    if (input.url !== undefined) refuse("/url", `tool server "${server.name}" is a stdio server: change its command or args, not a url`);
+    if (input.command !== undefined) must(checkCommand((set.command = input.command)));
+    if (input.args !== undefined) must(checkArgs((set.args = input.args)));
+  }
+  if (input.allowed_tools !== undefined || input.access_overrides !== undefined) {
+    Object.assign(set, toolRulesOrThrow({ allowed_tools: input.allowed_tools === undefined ? server.allowedTools : input.allowed_tools, access_overrides: input.access_overrides ?? server.accessOverrides }));
+  }
+  const form = sealedFormOrThrow(server.transport, input);
+  if (!form && Object.keys(set).length === 0) refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools or access_overrides");
+  return db.transaction(async (tx) => {
+    const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, await resolveWorkspace(tx, orgId, server.workspaceId), input.sealed_to, liveSince)) } : {};
+    return updateServer(tx, orgId, server, { ...set, ...sealed });
+  });
+}
+
 /** Assigns the server to an agent of its workspace (idempotent); the agent check, the insert and the bump are one transaction. */
 export async function assignServer(db: Db, orgId: string, server: ServerRow, agentId: string, now: number) {
   await db.transaction(async (tx) => {

@@ -39,15 +39,18 @@ export class ClaimLinks {
     return (this.o.now ?? Date.now)();
   }
 
-  /** A claim link for this user's refusal, or undefined when none is ready in time. */
-  async forRefusal(user: FrontendUser): Promise<string | undefined> {
+  /**
+   * A claim link for this user's refusal, or undefined when none is ready in time. `waitMs`
+   * overrides the wait for a caller that holds the user anyway (the MCP gateway's elicitation).
+   */
+  async forRefusal(user: FrontendUser, waitMs?: number): Promise<string | undefined> {
     const kept = this.kept.get(user.id);
     if (kept && kept.until > this.now()) return kept.url;
     const creation = this.pending.get(user.id) ?? this.create(user);
     if (!this.willWait()) return undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<typeof LATE>((resolve) => {
-      timer = setTimeout(() => resolve(LATE), this.o.waitMs ?? CLAIM_WAIT_MS);
+      timer = setTimeout(() => resolve(LATE), waitMs ?? this.o.waitMs ?? CLAIM_WAIT_MS);
     });
     try {
       const url = await Promise.race([creation, late]);

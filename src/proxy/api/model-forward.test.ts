@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { BundleModelProfile } from "../../contract/bundle.ts";
 import { ERROR_BODY_LIMIT, readErrorBody } from "../error-body.ts";
+import { startModelServer } from "../../../test/support/model-server.ts";
 import { forwardChat } from "./model-forward.ts";
 
 const profile: BundleModelProfile = { id: "mp_1", display_name: "Test LLM", endpoint: "https://llm.test/v1", auth_type: "none", default_model: "m", models: [], api_key_sealed: null };
@@ -75,5 +76,34 @@ describe("readErrorBody", () => {
       },
     });
     expect(await readErrorBody(new Response(body))).toEqual({ text: "partial", cut: false });
+  });
+});
+
+describe("the last attempt to reach the endpoint (issue 19)", async () => {
+  const { EndpointAttempts } = await import("./endpoint-attempts.ts");
+  const body = new TextEncoder().encode('{"model":"m","messages":[]}');
+  test("a failed connection is kept with its error; any HTTP answer is a reach", async () => {
+    const attempts = new EndpointAttempts();
+    const refused = await forwardChat({ profile, apiKey: null, body, stream: false, ca: null, attempts, fetchImpl: (async () => {
+      throw new Error("unable to verify the first certificate");
+    }) as unknown as typeof fetch });
+    expect(refused.status).toBe(502);
+    expect(attempts.list()).toEqual([{ profile_id: "mp_1", state: "unreachable", error: "unable to verify the first certificate", at: expect.any(String) }]);
+    await forwardChat({ profile, apiKey: null, body, stream: false, ca: null, attempts, fetchImpl: (async () => new Response("no", { status: 401 })) as unknown as typeof fetch });
+    expect(attempts.list()).toEqual([{ profile_id: "mp_1", state: "ok", error: null, at: expect.any(String) }]);
+  });
+
+  test("a real TLS failure against a server with a certificate the runtime does not trust", async () => {
+    const attempts = new EndpointAttempts();
+    const server = startModelServer();
+    try {
+      const res = await forwardChat({ profile: { ...profile, endpoint: server.endpoint }, apiKey: null, body, stream: false, ca: null, attempts });
+      expect(res.status).toBe(502);
+      const [a] = attempts.list();
+      expect(a).toMatchObject({ profile_id: "mp_1", state: "unreachable" });
+      expect(a!.error).toMatch(/certificate|self.signed|verify/i);
+    } finally {
+      await server.stop();
+    }
   });
 });

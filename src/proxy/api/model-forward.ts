@@ -5,6 +5,7 @@
 // OpenAI error format; their bodies are read only up to ERROR_BODY_LIMIT (error-body.ts).
 import type { BundleModelProfile } from "../../contract/bundle.ts";
 import { readErrorBody } from "../error-body.ts";
+import { type EndpointAttempts, endpointAttempts } from "./endpoint-attempts.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";
 
@@ -28,6 +29,8 @@ export async function forwardChat(input: {
   ca: string[] | null;
   signal?: AbortSignal;
   fetchImpl?: typeof fetch;
+  /** Where the attempt is noted (heartbeat, readiness); the process-wide table by default. */
+  attempts?: EndpointAttempts;
 }): Promise<Response> {
   const url = chatCompletionsUrl(input.profile.endpoint);
   const headers: Record<string, string> = { "content-type": "application/json", accept: input.stream ? "text/event-stream" : "application/json" };
@@ -38,7 +41,9 @@ export async function forwardChat(input: {
   let upstream: Response;
   try {
     upstream = await (input.fetchImpl ?? fetch)(url, init);
+    (input.attempts ?? endpointAttempts).record(input.profile.id, null);
   } catch (e) {
+    if (!input.signal?.aborted) (input.attempts ?? endpointAttempts).record(input.profile.id, (e as Error).message);
     return openAIError(502, `the model endpoint of profile "${input.profile.display_name}" is unreachable: ${(e as Error).message}`, "upstream_error", "upstream_unreachable");
   }
   if (!upstream.ok) {

@@ -5,6 +5,7 @@
 import type { Logger } from "../../log/index.ts";
 import type { ControlPlaneClient } from "./control-plane-client.ts";
 import type { ProxyStatus } from "../policy/status.ts";
+import { type EndpointAttempts, endpointAttempts } from "../api/endpoint-attempts.ts";
 
 export type HeartbeatOptions = {
   client: ControlPlaneClient;
@@ -16,6 +17,8 @@ export type HeartbeatOptions = {
   spoolDepth: () => number;
   /** Every failure, so a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onError?: (e: unknown) => void;
+  /** The model endpoints' last attempts (the process-wide table by default). */
+  endpointAttempts?: EndpointAttempts;
 };
 
 export class Heartbeat {
@@ -37,6 +40,7 @@ export class Heartbeat {
     const { client, status, log } = this.o;
     if (!client.replicaId) return;
     const r = status.report(this.o.spoolDepth());
+    const attempts = (this.o.endpointAttempts ?? endpointAttempts).list();
     try {
       await client.heartbeat({
         replica_id: this.o.replicaId,
@@ -50,6 +54,8 @@ export class Heartbeat {
         ...(r.spool ? { spool_state: r.spool.state, spool_free_bytes: r.spool.free_bytes === null ? null : Math.min(r.spool.free_bytes, Number.MAX_SAFE_INTEGER) } : {}),
         // The assigned MCP servers (issue 13), bounded as the contract says.
         ...(r.tool_servers ? { tool_servers: r.tool_servers.slice(0, 200).map((t) => ({ name: t.name.slice(0, 64), state: t.state, error: t.error === null ? null : t.error.slice(0, 1000), tool_count: Math.min(t.tool_count, 100_000) })) } : {}),
+        // The last attempt to reach each model endpoint (issue 19): readiness reports it.
+        ...(attempts.length ? { model_endpoints: attempts } : {}),
         // The control plane compares it with its own clock: the skew the console shows.
         sent_at: new Date().toISOString(),
       });

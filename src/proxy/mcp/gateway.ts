@@ -15,7 +15,9 @@
 //              (MCPClient.elicit → __event_call__ → `request:elicitation`), never into the
 //              tool result or the model's context
 // Upstream faults (unreachable, timeout, crash, oversized result, cancellation) end as an
-// error result and an outcome record "error": none loses the audit record.
+// error result and an outcome record "error": none loses the audit record. A decision whose
+// record cannot be written (the spool's disk is full: `spool_full`) is refused as an MCP error
+// result naming the code, and nothing runs.
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -24,7 +26,9 @@ import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
 import type { ClaimLinks } from "../api/claim-links.ts";
-import type { AuditRecorder } from "../audit/recorder.ts";
+import type { AuditRecord } from "../../contract/audit.ts";
+import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
+import { SpoolFullError } from "../audit/spool-space.ts";
 import { decideTool } from "../policy/policy-index.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
@@ -36,6 +40,8 @@ export const MAX_SESSIONS = 1000;
 export const SESSION_IDLE_MS = 30 * 60_000;
 /** How long a refused call waits for the user to see the claim link (Open WebUI waits ≥ 60 s for the browser). */
 export const CLAIM_ELICIT_WAIT_MS = 60_000;
+/** How long a refused call waits for the control plane to create the claim link (a chat turn waits 1 s). */
+export const CLAIM_LINK_WAIT_MS = 10_000;
 
 export type GatewayDeps = {
   status: ProxyStatus;
@@ -56,6 +62,15 @@ function rpcError(status: number, message: string, headers: Record<string, strin
 }
 
 const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+
+/**
+ * The decision's audit record could not be written, so the call is refused and not run (fail
+ * closed). An MCP error result, not a JSON-RPC internal error: the model and the user read why,
+ * and `_meta["svc/error"]` carries the code (`spool_full`, `unrecordable_call`) for programs.
+ */
+function unrecordedResult(code: string, text: string, extra: Record<string, unknown> = {}): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true, _meta: { "svc/error": { code, ...extra } } };
+}
 
 export type Gateway = { fetch(req: Request): Promise<Response>; sessions(): number; close(): Promise<void> };
 
@@ -85,18 +100,36 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     }
   }
 
+  function unrecorded(e: unknown, name: string): CallToolResult {
+    if (e instanceof SpoolFullError) {
+      d.log.error("mcp call refused: audit spool full", { action: `tool:${name}`, code: e.code, spool: e.path, free_bytes: e.freeBytes });
+      return unrecordedResult(e.code, `Refused (governance.unavailable): spool_full: svc's audit spool is full, so no call can be decided until the control plane takes the backlog or space is freed; the tool ${name} was not run`, { free_bytes: e.freeBytes });
+    }
+    if (e instanceof UnrecordableCall) return unrecordedResult(e.code, `Refused (${e.code}): ${e.problem}; the tool ${name} was not run`);
+    d.log.error("mcp call refused: the audit record could not be written", { action: `tool:${name}`, error: (e as Error).message.slice(0, 300) });
+    return unrecordedResult("internal", `Refused (governance.unavailable): the audit record could not be written; the tool ${name} was not run`);
+  }
+
   async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendRequest: (r: never, s: never, o?: never) => Promise<unknown> }): Promise<CallToolResult> {
     const compiled = d.status.compiled;
     if (!d.status.serving() || !compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
     const decision = decideTool(compiled, { id: userId }, name, { args, now: new Date(now()) });
     const served = d.servers.find(name);
     const serverName = served?.entry.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : undefined);
-    const [record, claim] = await Promise.all([
-      d.recorder.decision({ compiled, kind: "tool", action: `tool:${name}`, toolName: name, decision, args, payload: null, ...(serverName ? { toolServer: serverName } : {}) }),
-      decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }) : undefined,
-    ]);
+    let record: AuditRecord;
+    let claim: string | null | undefined;
+    try {
+      [record, claim] = await Promise.all([
+        d.recorder.decision({ compiled, kind: "tool", action: `tool:${name}`, toolName: name, decision, args, payload: null, ...(serverName ? { toolServer: serverName } : {}) }),
+        // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
+        decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }, CLAIM_LINK_WAIT_MS) : undefined,
+      ]);
+    } catch (e) {
+      return unrecorded(e, name);
+    }
     d.log.info("decision", { kind: "tool", via: "mcp", action: `tool:${name}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, policy_revision: compiled.revision });
     if (decision.decision !== "permit") {
+      if (decision.code === REFUSAL_CODES.unlinked && !claim) d.log.warn("claim link not delivered: none was created in time", { remote_user_id: userId });
       if (claim) {
         const send = async (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
           (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
@@ -105,8 +138,14 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       return refusal(decision.message!);
     }
     const finish = async (outcome: "ok" | "error", why?: string) => {
-      const o = await d.recorder.outcome({ compiled, ref: record.id, outcome, exitCode: null });
-      d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
+      try {
+        const o = await d.recorder.outcome({ compiled, ref: record.id, outcome, exitCode: null });
+        d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
+      } catch (e) {
+        // The decision record is durable and the call has run (or failed): its answer stands, as
+        // for a pack tool whose outcome the proxy could not take.
+        d.log.error("outcome record not written", { via: "mcp", ref: record.id, outcome, code: (e as { code?: string }).code ?? "internal", error: (e as Error).message.slice(0, 300) });
+      }
     };
     if (!served) {
       await finish("error", "unreachable");

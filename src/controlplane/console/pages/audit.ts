@@ -17,6 +17,7 @@ export type AuditRecordView = {
   kind: string;
   action: string;
   tool_name: string | null;
+  tool_server?: string;
   model?: string | null;
   /** Open WebUI's background task (title_generation, …); absent for a user's own turn. */
   task?: string;
@@ -124,7 +125,7 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   const rows = records.map(
     (r) => html`<tr>
   <td>${time(r.ts)}<br><a class="mono small" href="${path`/audit/${r.id}`}">${r.id}</a></td>
-  <td>${r.tool_name ? code(r.tool_name) : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span>${taskBadge(r.task)}</td>
+  <td>${r.tool_name ? html`${code(r.tool_name)}${r.tool_server ? html`<br><span class="muted">MCP server ${r.tool_server}</span>` : ""}` : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span>${taskBadge(r.task)}</td>
   <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span><br>${policyCell(r.policy_id, policyMap)}${shadowCell(r)}${
     r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
   }</td>

@@ -17,17 +17,22 @@
 // token, so another site cannot start it) starts a flow that carries the link; at the callback
 // the provider's verified email redeems it (claims/service.ts `redeemClaimByVerifiedEmail`).
 // No console session is opened and no account or membership is created.
+//
+// Chat users without a console account in organizations without single sign-on use a chat
+// password an admin's invitation let them set (`svc users invite`, pages/invite.ts): the
+// "Link with your chat password" form redeems the link for that service user alone, again
+// without a console session. The page says what to do when none of these applies.
 import { clientIp } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
-import { type ClaimInfo, inspectClaim, redeemClaim, redeemClaimByVerifiedEmail } from "../../claims/service.ts";
+import { type ClaimInfo, inspectClaim, redeemClaim, redeemClaimByVerifiedEmail, redeemClaimWithChatPassword } from "../../claims/service.ts";
 import { getOrganization } from "../../organizations/service.ts";
 import { SsoError, type SsoIdentity, getOidcSettings } from "../oidc.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
 import { type SafeHtml, html, path } from "../html.ts";
-import { code, csrfInput, publicShell, time } from "../layout.ts";
+import { code, csrfInput, field, publicShell, time } from "../layout.ts";
 import { sessionCookie, signOut } from "../session.ts";
 import { passwordForm } from "./sign-in-forms.ts";
 import { startSsoRedirect } from "./sso-flow.ts";
@@ -63,7 +68,7 @@ async function sessionCountsFor(ctx: PageContext, info: ClaimInfo): Promise<bool
   return !!ctx.session && (await sessionAuthenticatedFor(ctx.deps.db, ctx.session.principal, info.orgId));
 }
 
-async function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; status?: number } = {}): Promise<PageResult> {
+async function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { error?: string; email?: string; chatEmail?: string; status?: number } = {}): Promise<PageResult> {
   const action = path`/claim/${token}`;
   const s = ctx.session;
   const signedInHere = s && (await sessionCountsFor(ctx, info));
@@ -83,8 +88,23 @@ async function claimPage(ctx: PageContext, token: string, info: ClaimInfo, o: { 
 ${s ? html`<p>You are signed in as <strong>${s.principal.email}</strong> through single sign-on of another organization, which does not count here.</p>` : ""}
 <p>Sign in to link it.</p>
 ${passwordForm({ action, csrf: ctx.presession, email: o.email ?? null, submit: "Sign in and link", hidden: html`<input type="hidden" name="action" value="password">` })}
-${(await getOidcSettings(ctx.deps, info.orgId)) ? html`<div class="divider">or</div>${claimSsoForm(ctx, action, await orgName(ctx, info.orgId))}` : ""}`;
+${(await getOidcSettings(ctx.deps, info.orgId)) ? html`<div class="divider">or</div>${claimSsoForm(ctx, action, await orgName(ctx, info.orgId))}` : ""}
+<div class="divider">or</div>
+${chatPasswordForm(ctx, action, o.chatEmail ?? null)}`;
   return page(publicShell({ title: "Link your chat account", error: o.error ?? null, body, wide: true }), o.status ?? 200);
+}
+
+/** For chat users an admin invited (svc users invite): their chat password, no console session. */
+function chatPasswordForm(ctx: PageContext, action: string, email: string | null): SafeHtml {
+  return html`<form method="post" action="${action}" class="stack" aria-label="Link with your chat password">
+  ${csrfInput(ctx.presession)}
+  <input type="hidden" name="action" value="chat-password">
+  <p><strong>No console account?</strong> If an admin invited you to set a chat password, use it here. It links this chat account only and opens no console access.</p>
+  ${field({ label: "Email you were invited with", name: "email", id: "f-chat-email", type: "email", value: email ?? "", required: true, autocomplete: "username" })}
+  ${field({ label: "Chat password", name: "password", id: "f-chat-password", type: "password", required: true, autocomplete: "current-password" })}
+  <button type="submit" class="btn btn-secondary btn-block">Link with your chat password</button>
+  <p class="hint">No console account, no single sign-on and no invitation? Ask an admin of your organization to invite you (<code>svc users invite &lt;your email&gt;</code>); you get a link to set a chat password. Then ask the assistant again for a new link.</p>
+</form>`;
 }
 
 /** Single sign-on for this link: a POST (pre-session CSRF token) so only this page starts it. */
@@ -135,6 +155,19 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     } catch (e) {
       if (e instanceof SsoError) return claimPage(ctx, token, info, { error: e.message, status: 400 });
       throw e;
+    }
+  }
+  if (ctx.form.action === "chat-password") {
+    if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
+    const typed = (ctx.form.email ?? "").trim();
+    try {
+      const result = await redeemClaimWithChatPassword(ctx.deps, token, { email: typed, password: ctx.form.password ?? "", clientIp: clientIp(ctx.deps, ctx.request) });
+      ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId, via: "chat_password" });
+      return await linked(ctx, result);
+    } catch (e) {
+      if (!(e instanceof SvcError)) throw e;
+      if (e.code === "claim_used" || e.code === "claim_expired") return refused(e);
+      return claimPage(ctx, token, info, { error: e.message, chatEmail: typed, status: e.status });
     }
   }
   if (ctx.form.action === "link") {

@@ -37,3 +37,27 @@ test("the page lists each sink with its health and lag, and the last error of a 
     await ok.stop(true);
   }
 });
+
+test("the form creates a sink (a refused one comes back filled, never with the secret) and a button deletes it", async () => {
+  const cp = await testControlPlane();
+  const b = browser(cp);
+  await b.get("/sign-in");
+  await b.post("/sign-in", { email: "owner@example.com", password: PASSWORD, _csrf: b.jar.get(PRESESSION_COOKIE)! });
+  const secret = "console-form-hmac-secret";
+  const bad = await b.post("/siem-sinks", { name: "splunk", kind: "webhook", endpoint: "http://siem.example.com/hec", secret, _csrf: await b.csrf() });
+  expect(bad.status).toBe(422);
+  const badPage = await bad.text();
+  expect(badPage).toContain("endpoint must be an https:// URL");
+  expect(badPage).toContain('value="http://siem.example.com/hec"');
+  expect(badPage).not.toContain(secret);
+  const ok = await b.post("/siem-sinks", { name: "splunk", kind: "webhook", endpoint: "https://siem.example.com/hec", secret, include_ciphertext: "on", _csrf: await b.csrf() });
+  expect(ok.status).toBe(303);
+  const [sink] = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks;
+  expect(sink).toMatchObject({ name: "splunk", kind: "webhook", secret_set: true, include_ciphertext: true });
+  const listed = await (await b.get("/siem-sinks?done=created")).text();
+  expect(listed).toContain('data-sink="splunk"');
+  expect(listed).not.toContain(secret);
+  const del = await b.post(`/siem-sinks/${sink.id}/delete`, { _csrf: await b.csrf() });
+  expect(del.status).toBe(303);
+  expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks).toEqual([]);
+});

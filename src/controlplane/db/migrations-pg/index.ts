@@ -15,6 +15,9 @@ import m0009 from "./0009_audit_key_disabled_reason.sql" with { type: "text" };
 import m0010 from "./0010_siem_sinks.sql" with { type: "text" };
 import m0011 from "./0011_audit_recovery_requests.sql" with { type: "text" };
 import m0012 from "./0012_audit_task.sql" with { type: "text" };
+import m0013 from "./0013_chat_invites.sql" with { type: "text" };
+import m0014 from "./0014_audit_tool_server.sql" with { type: "text" };
+import m0015 from "./0015_audit_retention.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -30,4 +33,7 @@ export const MIGRATIONS = fromJournal(journal, {
   "0010_siem_sinks": m0010,
   "0011_audit_recovery_requests": m0011,
   "0012_audit_task": m0012,
+  "0013_chat_invites": m0013,
+  "0014_audit_tool_server": m0014,
+  "0015_audit_retention": m0015,
 });

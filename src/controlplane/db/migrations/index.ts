@@ -16,6 +16,9 @@ import m0010 from "./0010_audit_key_disabled_reason.sql" with { type: "text" };
 import m0011 from "./0011_siem_sinks.sql" with { type: "text" };
 import m0012 from "./0012_audit_recovery_requests.sql" with { type: "text" };
 import m0013 from "./0013_audit_task.sql" with { type: "text" };
+import m0014 from "./0014_chat_invites.sql" with { type: "text" };
+import m0015 from "./0015_audit_tool_server.sql" with { type: "text" };
+import m0016 from "./0016_audit_retention.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -32,4 +35,7 @@ export const MIGRATIONS = fromJournal(journal, {
   "0011_siem_sinks": m0011,
   "0012_audit_recovery_requests": m0012,
   "0013_audit_task": m0013,
+  "0014_chat_invites": m0014,
+  "0015_audit_tool_server": m0015,
+  "0016_audit_retention": m0016,
 });

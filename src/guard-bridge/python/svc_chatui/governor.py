@@ -22,14 +22,18 @@ audited and, only on permit, run.
   a worker thread), reports the outcome (POST /v1/tools/outcome: ``ok`` with exit code 0, or
   ``error`` with the exit code of a raised ToolError, else 1) and returns what ``fn`` returned;
   a ToolError becomes the text ``Error: <message>``, any other exception is re-raised;
-- on refusal returns the refusal text for the model (spec §7): ``tool_not_registered: …``,
-  ``Refused (svc.denied): …``, or exactly ``Refused (identity.unlinked)``; ``fn`` never runs;
-- for an unlinked user, sends the one-time claim link to that user alone as a front-end
-  notification through ``__event_emitter__`` (Open WebUI emits it to that user's sessions
-  only and saves it nowhere); the link never goes into the return value (the model's
-  context), the chat, or a log;
+- on refusal returns ``{"error": <the refusal text>}`` (spec §7: ``tool_not_registered: …``,
+  ``Refused (svc.denied): …``, or ``Refused (identity.unlinked)``, the text unchanged); ``fn``
+  never runs. Open WebUI marks a tool result whose ``error`` field is set as a failed call
+  (a red cross, status ``failed``), not a green check, and hands the model the same text;
+- for an unlinked user, sends the one-time claim link to that user alone through
+  ``__event_emitter__`` as a dialog with a clickable link that stays until dismissed (Open
+  WebUI emits it to that user's sessions only and saves it nowhere); the link never goes into
+  the return value (the model's context), the chat, or a log; the refusal then says a link
+  was sent: ``Refused (identity.unlinked): a one-time link to link your chat account was sent
+  to you …``;
 - fails closed: when the proxy cannot be reached, returns
-  ``Refused (governance.unavailable): …`` and ``fn`` never runs.
+  ``{"error": "Refused (governance.unavailable): …"}`` and ``fn`` never runs.
 
 ``payload`` is content passed along with the call (a code body, a script, a prompt) that the
 audit record should carry encrypted like the arguments.
@@ -53,6 +57,8 @@ UNLINKED = "identity.unlinked"
 UNAVAILABLE = "governance.unavailable"
 # The refusal seen by the model or user for an unlinked front-end user, as spec §7 writes it.
 UNLINKED_TEXT = "Refused (identity.unlinked)"
+# ... and what follows it when the claim link reached the user (the link itself never does).
+LINK_SENT = ": a one-time link to link your chat account was sent to you (open it from the dialog in the chat window), then ask again"
 _URL_RE = re.compile(r"https?://\S+")
 
 
@@ -74,11 +80,23 @@ def _frontend_user(user: dict | None) -> dict | None:
     return out
 
 
+def unlinked_text(link_sent: bool) -> str:
+    """The spec's text (§7), followed, when the link reached the user, by a note that it did
+    (never the link itself, which only the user sees)."""
+    return UNLINKED_TEXT + (LINK_SENT if link_sent else "")
+
+
+def failed(text: str) -> dict:
+    """A tool result Open WebUI shows as a failed call (``_is_tool_result_error``: a non-empty
+    ``error`` field), carrying the refusal text unchanged."""
+    return {"error": text}
+
+
 def refusal_text(code: str, name: str, message: str | None = None) -> str:
     """The text the model sees for a refused call. Never carries a URL (claim links stay out)."""
     detail = _URL_RE.sub("[link withheld]", message).strip() if message else ""
     if code == UNLINKED:
-        # Exactly the spec's text (§7): nothing about the link, which only the user sees.
+        # The spec's text (§7); run() adds that a link was sent when it was.
         return UNLINKED_TEXT
     if code == TOOL_NOT_REGISTERED:
         if detail.startswith(TOOL_NOT_REGISTERED):
@@ -93,17 +111,24 @@ def refusal_text(code: str, name: str, message: str | None = None) -> str:
     return f"Refused ({code}): {detail or 'the call was not permitted'}; the tool {name} did not run"
 
 
+CLAIM_TITLE = "Link your chat account"
+
+
 def claim_notification(claim_url: str) -> dict:
-    """The front-end notification carrying the claim link. Open WebUI sends a notification
-    event to the room ``user:<id>`` of the user whose request it is (that user's open sessions)
-    and stores it nowhere: not in the chat, not in the model's context."""
+    """The front-end event carrying the claim link: a ``confirmation`` event, which Open WebUI's
+    chat shows as a dialog (title, and a message rendered as Markdown, so the link is
+    clickable) that stays until the user dismisses it; a ``notification`` is a toast of plain
+    text gone after seconds. Open WebUI sends it to the room ``user:<id>`` of the user whose
+    request it is (that user's open sessions) and stores it nowhere: not in the chat, not in
+    the model's context."""
     return {
-        "type": "notification",
+        "type": "confirmation",
         "data": {
-            "type": "info",
-            "content": (
-                "Your chat account is not linked to a service user yet, so governed calls are refused. "
-                f"Open this one-time link and sign in to link it, then ask again: {claim_url}"
+            "title": CLAIM_TITLE,
+            "message": (
+                "Your chat account is not linked to a service user yet, so governed calls are refused.\n\n"
+                f"[Open this one-time link]({claim_url}) and sign in to link it, then ask again.\n\n"
+                f"{claim_url}"
             ),
         },
     }
@@ -165,16 +190,17 @@ async def run(
         status, decision = await _local.post_json("/v1/tools/decide", request)
     except _local.ProxyUnavailable as e:
         log.warning("svc governor: %s refused, proxy unavailable: %s", name, e)
-        return refusal_text(UNAVAILABLE, name)
+        return failed(refusal_text(UNAVAILABLE, name))
     if not isinstance(decision, dict) or decision.get("decision") not in ("permit", "deny"):
         log.warning("svc governor: %s refused, the proxy answered HTTP %s without a decision", name, status)
-        return refusal_text(UNAVAILABLE, name, f"the svc proxy answered HTTP {status} without a decision")
+        return failed(refusal_text(UNAVAILABLE, name, f"the svc proxy answered HTTP {status} without a decision"))
 
     if decision["decision"] == "deny":
         code = str(decision.get("code") or DENIED)
         if code == UNLINKED:
-            await _notify_claim_link(__event_emitter__, str(decision.get("claim_url") or ""))
-        return refusal_text(code, name, decision.get("message") if isinstance(decision.get("message"), str) else None)
+            sent = await _notify_claim_link(__event_emitter__, str(decision.get("claim_url") or ""))
+            return failed(unlinked_text(sent))
+        return failed(refusal_text(code, name, decision.get("message") if isinstance(decision.get("message"), str) else None))
 
     record_id = str(decision.get("record_id") or "")
     try:

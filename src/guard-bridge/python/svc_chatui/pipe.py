@@ -242,9 +242,9 @@ class Pipe:
             raw = await resp.read()
             if _local.error_code(raw) == governor.UNLINKED:
                 # An unlinked user: the link goes to that user alone as a notification; the
-                # chat shows exactly the spec's refusal text.
-                await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
-                raise Exception(governor.UNLINKED_TEXT)
+                # chat shows the spec's refusal text, saying that a link was sent when it was.
+                sent = await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
+                raise Exception(governor.unlinked_text(sent))
             if _local.error_code(raw) in QUOTA_CODES:
                 return _local.error_text(resp.status, raw)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))

@@ -94,7 +94,8 @@ def test_refusals_never_run_the_body(proxy, code, message, prefix):
     deny(proxy, code, message)
     body = Body()
     out = run("crm.update", {"id": 1}, body, __user__=USER)
-    assert out.startswith(prefix)
+    # a failed call for Open WebUI (an "error" field), the refusal text unchanged inside
+    assert list(out) == ["error"] and out["error"].startswith(prefix)
     assert body.calls == 0
     assert proxy.of("POST /v1/tools/outcome") == []
 
@@ -112,10 +113,14 @@ def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog)
     body = Body()
     out = run("crm.update", {}, body, __user__=USER, __event_emitter__=emitter)
     assert body.calls == 0
-    assert out == "Refused (identity.unlinked)"
+    # the spec's text first, then that a link was sent (never the link)
+    assert out == {"error": governor.UNLINKED_TEXT + governor.LINK_SENT}
+    assert out["error"].startswith("Refused (identity.unlinked): a one-time link")
+    assert "clm_SECRET123" not in str(out)
     assert events == [governor.claim_notification(CLAIM)]
-    assert events[0]["type"] == "notification" and events[0]["data"]["type"] == "info"
-    assert CLAIM in events[0]["data"]["content"]
+    # a dialog that stays until dismissed, its Markdown message a clickable link
+    assert events[0]["type"] == "confirmation" and events[0]["data"]["title"] == "Link your chat account"
+    assert f"]({CLAIM})" in events[0]["data"]["message"]
     assert "clm_SECRET123" not in caplog.text
 
 
@@ -146,7 +151,7 @@ def test_the_claim_link_goes_to_the_unlinked_user_alone(proxy):
         )
 
     alice_out, bob_out = asyncio.run(both())
-    assert (alice_out, bob_out) == ("ok", "Refused (identity.unlinked)")
+    assert (alice_out, bob_out) == ("ok", {"error": governor.unlinked_text(True)})
     assert seen["alice"] == []
     assert seen["bob"] == [governor.claim_notification(CLAIM)]
 
@@ -155,27 +160,28 @@ def test_unlinked_without_an_emitter_still_keeps_the_link_out(proxy, caplog):
     deny(proxy, "identity.unlinked", "Refused (identity.unlinked)", claim_url=CLAIM)
     caplog.set_level(logging.DEBUG)
     out = run("crm.update", {}, Body(), __user__=USER)
-    assert out == "Refused (identity.unlinked)"
+    # no link reached the user, so the refusal says none was sent: exactly the spec's text
+    assert out == {"error": "Refused (identity.unlinked)"}
     assert "did not pass __event_emitter__" in caplog.text
     assert "clm_SECRET123" not in caplog.text
 
 
 def test_urls_in_refusal_messages_are_withheld(proxy):
     deny(proxy, "svc.denied", f"denied, see {CLAIM}")
-    assert "clm_SECRET123" not in run("crm.update", {}, Body(), __user__=USER)
+    assert "clm_SECRET123" not in run("crm.update", {}, Body(), __user__=USER)["error"]
 
 
 def test_proxy_unreachable_fails_closed(no_proxy):
     body = Body()
     out = run("crm.update", {}, body, __user__=USER)
-    assert out.startswith("Refused (governance.unavailable)")
+    assert out["error"].startswith("Refused (governance.unavailable)")
     assert body.calls == 0
 
 
 def test_garbage_decision_fails_closed(proxy):
     proxy.routes["POST /v1/tools/decide"] = lambda h, b: (500, {"detail": "internal"})
     body = Body()
-    assert run("crm.update", {}, body, __user__=USER).startswith("Refused (governance.unavailable)")
+    assert run("crm.update", {}, body, __user__=USER)["error"].startswith("Refused (governance.unavailable)")
     assert body.calls == 0
 
 
@@ -190,8 +196,36 @@ def test_example_pack_method_goes_through_the_governor(proxy):
 
     deny(proxy, "svc.denied", "Refused (svc.denied): nope")
     out = asyncio.run(Tools().update_customer("c-1", "new@example.com", __user__=USER))
-    assert out.startswith("Refused (svc.denied)")
+    assert out["error"].startswith("Refused (svc.denied)")
     assert proxy.of("POST /v1/tools/decide")[0]["body"]["tool"] == "crm.update"
     from acme_tools import crm
 
     assert crm._CUSTOMERS["c-1"]["email"] == "ada@example.com"
+
+
+def _open_webui_failed(result) -> bool | None:
+    """Open WebUI's own rule for a failed tool call (utils.middleware._is_tool_result_error, fed
+    with tool_result_content of the result), when Open WebUI is importable here."""
+    try:
+        from open_webui.utils import middleware  # type: ignore
+    except Exception:
+        return None
+    return middleware._is_tool_result_error(middleware.tool_result_content(result))
+
+
+def test_refusals_have_the_shape_open_webui_shows_as_a_failed_call(proxy):
+    deny(proxy, "svc.denied", "Refused (svc.denied): nope")
+    out = run("crm.update", {}, Body(), __user__=USER)
+    # Open WebUI 0.12's rule (middleware._is_tool_result_error and ToolCallDisplay.svelte): a
+    # JSON object whose "error" is a non-empty string is a failed call; a plain "Refused …"
+    # text is a success (a green check).
+    assert isinstance(out, dict) and isinstance(out["error"], str) and out["error"].strip()
+    failed = _open_webui_failed(out)
+    if failed is not None:
+        assert failed is True
+        assert _open_webui_failed("Refused (svc.denied): nope") is False
+    permit(proxy)
+    ok = run("crm.lookup_customer", {}, Body("3 customers"), __user__=USER)
+    assert ok == "3 customers"
+    if failed is not None:
+        assert _open_webui_failed(ok) is False

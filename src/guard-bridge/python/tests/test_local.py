@@ -220,7 +220,7 @@ def test_stale_connection_and_no_proxy_behind_it_fails_closed(raw):
         return out
 
     out = asyncio.run(main())
-    assert out.startswith("Refused (governance.unavailable)")
+    assert out["error"].startswith("Refused (governance.unavailable)")
     assert ran == []
 
 
@@ -228,7 +228,7 @@ def test_a_fresh_connection_closed_without_an_answer_is_not_retried(raw):
     srv = raw(lambda c, n, m, p: None)
     ran = []
     out = asyncio.run(governor.run("crm.read", {}, lambda: ran.append(1)))
-    assert out.startswith("Refused (governance.unavailable)")
+    assert out["error"].startswith("Refused (governance.unavailable)")
     assert ran == [] and srv.connections == 1
 
 
@@ -245,6 +245,6 @@ def test_a_broken_answer_on_a_reused_connection_is_not_retried(raw):
         return out
 
     out = asyncio.run(main())
-    assert out.startswith("Refused (governance.unavailable)")
+    assert out["error"].startswith("Refused (governance.unavailable)")
     assert ran == []
     assert len([r for r in srv.requests if r[2] == "/v1/tools/decide"]) == 2

@@ -217,8 +217,21 @@ def test_unlinked_model_call_sends_the_claim_link_only_as_a_notification(proxy):
 
     with pytest.raises(Exception) as err:
         asyncio.run(Pipe().pipe({"model": "svc.m", "stream": True, "messages": []}, __user__=USER, __event_emitter__=emitter))
-    assert str(err.value) == "Refused (identity.unlinked)"
+    # the spec's text first, then that a link was sent; the link only in the dialog
+    assert str(err.value) == governor.unlinked_text(True)
+    assert str(err.value).startswith("Refused (identity.unlinked): ") and link not in str(err.value)
     assert events == [governor.claim_notification(link)]
+
+
+def test_unlinked_model_call_without_a_link_says_exactly_the_spec_text(proxy):
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"error": {"message": "Refused (identity.unlinked)", "type": "refusal", "code": "identity.unlinked"}})
+
+    async def emitter(e):
+        raise AssertionError("nothing to send")
+
+    with pytest.raises(Exception) as err:
+        asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __event_emitter__=emitter))
+    assert str(err.value) == "Refused (identity.unlinked)"
 
 
 def test_plain_ascii_user_headers_are_sent_as_is(proxy):

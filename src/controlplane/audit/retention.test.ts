@@ -1,0 +1,96 @@
+// Retention on the real app (SQLite, and PostgreSQL with SVC_TEST_POSTGRES_URL): records older
+// than the period are deleted in bounded batches, chain by chain from the oldest; the checkpoint
+// signed after the run carries the chains' floors, so verification of what remains passes and
+// still catches a remaining row changed or removed directly in the store.
+import { expect, test } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import type { AuditRecord } from "../../contract/audit.ts";
+import { ChainVerifier, type ExportedRecord } from "../../cli/chain-verify.ts";
+import { AuditChain } from "../../proxy/audit/chain.ts";
+import { tables } from "../db/index.ts";
+import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
+import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { runRetention } from "./retention.ts";
+
+const DAY = 86_400_000;
+
+async function setup() {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const chain = new AuditChain();
+  const now = cp.deps.now();
+  // #1–#6 are 10 days old, #7–#10 one day old; plus an old and a recent record written before chaining.
+  const chained = Array.from({ length: 10 }, (_, i) => chain.stamp(auditRecord(inst, { ts: new Date(now - (i < 6 ? 10 : 1) * DAY + i * 1000).toISOString() })));
+  const oldUnchained = auditRecord(inst, { ts: new Date(now - 20 * DAY).toISOString() });
+  // (a recent unchained record comes from another installation: one that chains flags it as inserted)
+  const other = await addInstallation(cp);
+  const newUnchained = auditRecord(other, { ts: new Date(now - 2 * DAY).toISOString() });
+  const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [oldUnchained, ...chained] } });
+  expect(shipped.json.inserted).toBe(11);
+  expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: other.token, body: { records: [newUnchained] } })).json.inserted).toBe(1);
+  expect((await cp.call("POST", cp.org("/audit-checkpoints"))).status).toBe(201);
+  return { cp, chain, chained, oldUnchained, newUnchained };
+}
+
+async function verify(cp: TestControlPlane) {
+  const text = (await cp.call("GET", cp.org("/audit-records/export"))).text;
+  const v = new ChainVerifier();
+  for (const line of text.split("\n")) if (line.trim()) v.add(JSON.parse(line) as ExportedRecord);
+  return v.finish((await cp.call("GET", cp.org("/audit-checkpoints"))).json);
+}
+
+async function ids(cp: TestControlPlane): Promise<string[]> {
+  return ((await cp.call("GET", cp.org("/audit-records?limit=100"))).json.records as AuditRecord[]).map((r) => r.id).sort();
+}
+
+test("retention deletes expired records in batches and verification of what remains passes", async () => {
+  const { cp, chained, newUnchained } = await setup();
+  expect((await verify(cp)).ok).toBe(true);
+  // No period: nothing is deleted.
+  expect(await runRetention(cp.deps, cp.orgId)).toMatchObject({ retention_days: null, deleted: 0 });
+
+  const set = await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } });
+  expect(set.status).toBe(200);
+  expect(set.json.audit_retention_days).toBe(5);
+  const report = await runRetention(cp.deps, cp.orgId, { batch: 4 });
+  expect(report).toMatchObject({ retention_days: 5, deleted: 7, chains_cut: 1, checkpoint: 2 });
+  expect(await ids(cp)).toEqual([newUnchained.id, ...chained.slice(6).map((r) => r.id)].sort());
+  const body = JSON.parse((await cp.call("GET", cp.org("/audit-checkpoints"))).json.checkpoints[1].body);
+  expect(body.floors).toEqual([{ chain_id: chained[0]!.chain_id, seq: 7, prev: chained[6]!.chain_prev }]);
+
+  const after = await verify(cp);
+  expect(after.problems).toEqual([]);
+  expect(after).toMatchObject({ ok: true, covered: 4 });
+  // A second run finds nothing more; the route runs it too.
+  const again = await cp.call("POST", cp.org("/audit-retention/run"));
+  expect(again.status).toBe(200);
+  expect(again.json).toMatchObject({ deleted: 0, checkpoint: null });
+  expect((await verify(cp)).ok).toBe(true);
+});
+
+test("after retention, a remaining row changed or the first one kept removed is still caught", async () => {
+  const { cp, chained } = await setup();
+  await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } });
+  await runRetention(cp.deps, cp.orgId, { batch: 2 });
+  const a = tables(cp.deps.db).auditRecords;
+  await cp.deps.db.update(a).set({ reason: "forged" }).where(eq(a.id, chained[8]!.id));
+  const changed = await verify(cp);
+  expect(changed.ok).toBe(false);
+  expect(changed.problems[0]).toMatchObject({ kind: "changed", record_id: chained[8]!.id });
+  await cp.deps.db.update(a).set({ reason: chained[8]!.reason }).where(eq(a.id, chained[8]!.id));
+  expect((await verify(cp)).ok).toBe(true);
+
+  // The first record kept, deleted as if retention had taken it: the floor says it must be there.
+  await cp.deps.db.delete(a).where(and(eq(a.orgId, cp.orgId), eq(a.id, chained[6]!.id)));
+  const removed = await verify(cp);
+  expect(removed.ok).toBe(false);
+  expect(removed.problems.map((p) => [p.kind, p.seq])).toContainEqual(["removed", 7]);
+});
+
+test("the retention period is validated: 1–36500 days or null", async () => {
+  const cp = await testControlPlane();
+  expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 0 } })).status).toBe(422);
+  expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 1.5 } })).status).toBe(422);
+  expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 400 } })).json.audit_retention_days).toBe(400);
+  expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: null } })).json.audit_retention_days).toBeNull();
+});

@@ -1,0 +1,126 @@
+// Retention (issue 15): an organization's audit records older than its retention period
+// (settings `audit_retention_days`) are deleted in batches of at most RETENTION_BATCH rows per
+// transaction, so a large backlog never holds a long lock. Verification of what remains must
+// keep working, so chained records are deleted chain by chain from the oldest number up, never
+// leaving a hole: in each chain, everything below its first record still inside the period is
+// deleted (a record with a skewed clock above that stays), and in the same transaction the
+// chain's floor is raised (audit-chain/service.ts raiseFloor): the first number kept and the
+// hash of the last record deleted, which the first record kept names. The checkpoint signed
+// right after the run carries the floors, and `svc audit verify` walks each chain down to its
+// floor instead of #1: a remaining record changed, removed or inserted is still caught.
+// Unchained records (written before chaining) are deleted by time alone.
+import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, max, min } from "drizzle-orm";
+import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
+import { makeCheckpoint, raiseFloor } from "../audit-chain/service.ts";
+import { tables } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { getOrganization } from "../organizations/service.ts";
+import { retentionOrganizations } from "../organizations/settings.ts";
+import { recordView, viewColumns } from "./query.ts";
+
+export const RETENTION_BATCH = 1000;
+const DAY_MS = 86_400_000;
+
+export type RetentionReport = { organization_id: string; retention_days: number | null; cutoff: string | null; deleted: number; chains_cut: number; checkpoint: number | null };
+
+/** The record's chain hash, from its stored row (ciphertext included). */
+function rowHash(row: Parameters<typeof recordView>[0] & { ciphertext: Buffer | null }): string {
+  const v = recordView(row, null);
+  return recordHash({ ...v, recipient_key_ids: v.encryption.mode === "recipients" ? v.encryption.key_ids : [] }, ciphertextDigest(row.ciphertext ? Buffer.from(row.ciphertext).toString("base64") : null));
+}
+
+/** Deletes one chain's records below `cut`, `batch` at a time; returns how many. */
+async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, cut: number, batch: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const n = await deps.db.transaction(async (tx) => {
+      const a = tables(tx).auditRecords;
+      const rows = await tx
+        .select({ id: a.id, seq: a.chainSeq })
+        .from(a)
+        .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), lt(a.chainSeq, cut)))
+        .orderBy(asc(a.chainSeq), asc(a.id))
+        .limit(batch);
+      if (rows.length === 0) return 0;
+      const top = rows[rows.length - 1]!.seq!;
+      // The last record deleted: the one the next record names (several at one number: a fork).
+      const lastRows = await tx.select({ ...viewColumns(a), ciphertext: a.ciphertext }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top)));
+      const [next] = await tx.select({ prev: a.chainPrev }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top + 1))).limit(1);
+      const hashes = lastRows.map(rowHash);
+      const prev = hashes.find((h) => h === next?.prev) ?? hashes[0]!;
+      const ids = rows.map((r) => r.id);
+      await tx.delete(a).where(and(eq(a.orgId, orgId), inArray(a.id, ids)));
+      await raiseFloor(tx, orgId, chainId, { seq: top + 1, prev }, deps.now());
+      return ids.length;
+    });
+    deleted += n;
+    if (n < batch) return deleted;
+  }
+}
+
+/**
+ * Runs retention for one organization now: deletes what is older than its period (nothing
+ * when it has none), then signs a checkpoint carrying the new floors.
+ */
+export async function runRetention(deps: ControlPlaneDeps, orgId: string, opts: { batch?: number } = {}): Promise<RetentionReport> {
+  const batch = opts.batch ?? RETENTION_BATCH;
+  const days = (await getOrganization(deps.db, orgId)).auditRetentionDays;
+  if (days === null) return { organization_id: orgId, retention_days: null, cutoff: null, deleted: 0, chains_cut: 0, checkpoint: null };
+  const cutoff = deps.now() - days * DAY_MS;
+  const a = tables(deps.db).auditRecords;
+  let deleted = 0;
+  let chainsCut = 0;
+  const chains = await deps.db.selectDistinct({ chainId: a.chainId }).from(a).where(and(eq(a.orgId, orgId), isNotNull(a.chainId), lt(a.ts, cutoff)));
+  for (const { chainId } of chains) {
+    const [kept] = await deps.db.select({ seq: min(a.chainSeq) }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId!), gte(a.ts, cutoff)));
+    const [all] = await deps.db.select({ seq: max(a.chainSeq) }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId!)));
+    const cut = kept?.seq ?? (all?.seq ?? 0) + 1;
+    const n = await cutChain(deps, orgId, chainId!, cut, batch);
+    deleted += n;
+    if (n > 0) chainsCut++;
+  }
+  for (;;) {
+    const n = await deps.db.transaction(async (tx) => {
+      const t = tables(tx).auditRecords;
+      const ids = (await tx.select({ id: t.id }).from(t).where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff))).limit(batch)).map((r) => r.id);
+      if (ids.length > 0) await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, ids)));
+      return ids.length;
+    });
+    deleted += n;
+    if (n < batch) break;
+  }
+  const { checkpoint } = chainsCut > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
+  if (deleted > 0) deps.log.info("audit retention ran", { org_id: orgId, deleted, chains_cut: chainsCut, retention_days: days });
+  return { organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut, checkpoint: checkpoint?.number ?? null };
+}
+
+/** Every SVC_CP_AUDIT_CHECKPOINT_SECONDS (hourly by default), retention for each organization that has a period. */
+export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<void> {
+  let stopped = false;
+  let ticking: Promise<void> | null = null;
+  const tickOnce = async () => {
+    try {
+      for (const orgId of await retentionOrganizations(deps.db)) {
+        if (stopped) return;
+        try {
+          await runRetention(deps, orgId);
+        } catch (e) {
+          deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });
+        }
+      }
+    } catch (e) {
+      deps.log.error("audit retention scheduler failed", { error: (e as Error).message });
+    }
+  };
+  const timer = setInterval(() => {
+    if (stopped || ticking) return;
+    ticking = tickOnce().finally(() => {
+      ticking = null;
+    });
+  }, deps.config.auditCheckpointSeconds * 1000);
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await ticking;
+  };
+}
