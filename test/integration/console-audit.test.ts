@@ -130,6 +130,53 @@ describe("audit view", () => {
   });
 });
 
+describe("SIEM sinks and escrow recovery pages", () => {
+  test("a sink made in the form is listed; against a receiver that is down it shows failing, the last error and the lag of the backfilled records; the secret is never shown", async () => {
+    const { page } = owner;
+    const secret = "console-hmac-key-0123456789";
+    await page.goto(cp.url + "/siem-sinks");
+    // a refused form comes back filled, without the secret, naming what was wrong
+    await page.getByLabel("Name").fill("siem");
+    await page.getByLabel("Endpoint").fill("http://siem.example.com/collector");
+    await page.getByLabel("Secret").fill(secret);
+    await page.getByRole("button", { name: "Create sink" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/endpoint/i);
+    expect(await page.getByLabel("Secret").inputValue()).toBe("");
+    expect(await page.getByLabel("Name").inputValue()).toBe("siem");
+    // port 9 on loopback: nothing listens, every delivery attempt fails
+    await page.getByLabel("Endpoint").fill("https://127.0.0.1:9/services/collector/event");
+    await page.getByLabel("Secret").fill(secret);
+    await page.getByLabel(/Also deliver the records already stored/).check();
+    await page.getByRole("button", { name: "Create sink" }).click();
+    await page.waitForURL(/\/siem-sinks\?done=created/);
+    const row = page.locator('tr[data-sink="siem"]');
+    let status = "";
+    for (let i = 0; i < 30 && !status.includes("failing"); i++) {
+      await Bun.sleep(1000);
+      await page.reload();
+      status = (await row.locator("[data-status]").textContent()) ?? "";
+    }
+    expect(status).toContain("failing");
+    expect((await row.locator("[data-last-error]").textContent())!.trim()).not.toBe("none");
+    expect((await row.locator("[data-lag]").textContent())!).toContain(`${Object.keys(ids).length} records`);
+    expect((await row.locator("[data-delivered]").textContent())!.trim()).toBe("0");
+    expect(await page.content()).not.toContain(secret);
+    await screenshot(page, "siem-sinks");
+  });
+
+  test("the escrow recovery section lists no open request and refuses, naming why, a record that is not encrypted to escrow", async () => {
+    const { page } = owner;
+    await page.goto(cp.url + "/audit-keys");
+    const section = page.getByRole("region", { name: "Escrow recovery (break-glass)" });
+    await expect(section.textContent()).resolves.toContain("No open recovery requests");
+    await page.getByLabel("Audit record id").fill(ids.lookup!);
+    await page.getByLabel("Reason").fill("incident 4711");
+    await page.getByRole("button", { name: "Request recovery" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/escrow|digest-only|recipients/i);
+    expect((await api(cp, "GET", org(cp, "/audit-recovery-requests"))).json.requests ?? []).toEqual([]);
+  });
+});
+
 describe("policy editing", () => {
   test("a condition with a CEL error is refused naming its position and keeps what was typed; a valid one and shadow mode are saved", async () => {
     const { page } = owner;
