@@ -1,7 +1,7 @@
 // The export and the search: CSV cells, the tool filter's LIKE pattern, bad filters refused before streaming.
 import { expect, test } from "bun:test";
 import { testControlPlane } from "../testing.ts";
-import { csvCell } from "./export.ts";
+import { CSV_COLUMNS, csvCell } from "./export.ts";
 import { toolPattern } from "./query.ts";
 
 test("csvCell quotes commas, quotes and line breaks; defuses formulas; leaves numbers alone", () => {
@@ -13,6 +13,12 @@ test("csvCell quotes commas, quotes and line breaks; defuses formulas; leaves nu
   expect(csvCell(-3)).toBe("-3");
   expect(csvCell(false)).toBe("false");
   expect(csvCell(null)).toBe("");
+});
+
+test("CSV columns keep their positions: the first ones as first released, later ones (tool_server, task) appended", () => {
+  const names = CSV_COLUMNS.map(([n]) => n);
+  expect(names.slice(0, 9)).toEqual(["id", "ts", "received_at", "kind", "action", "tool_name", "model", "decision", "reason"]);
+  expect(names.slice(-3)).toEqual(["ciphertext_sha256", "tool_server", "task"]);
 });
 
 test("toolPattern: a prefix without wildcards, a glob with them; LIKE's own characters are literal", () => {

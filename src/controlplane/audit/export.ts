@@ -26,7 +26,6 @@ export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean 
   ["kind", (r) => r.kind],
   ["action", (r) => r.action],
   ["tool_name", (r) => r.tool_name],
-  ["tool_server", (r) => r.tool_server],
   ["model", (r) => r.model],
   ["decision", (r) => r.decision],
   ["reason", (r) => r.reason],
@@ -52,6 +51,9 @@ export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean 
   ["digest_key_id", (r) => r.digest_key_id],
   ["recipient_key_ids", (r) => (r.encryption.mode === "recipients" ? r.encryption.key_ids.join(" ") : "")],
   ["ciphertext_sha256", (r) => r.ciphertext_sha256],
+  // Columns added later go last, so a consumer reading columns by position keeps working.
+  ["tool_server", (r) => r.tool_server],
+  ["task", (r) => r.task],
 ];
 
 /**
