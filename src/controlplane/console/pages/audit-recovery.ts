@@ -7,16 +7,10 @@ import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
 import { problemText } from "./shared.ts";
+import type { RecoveryRequestView } from "../../escrow/service.ts";
 
-export type RecoveryRequest = {
-  id: string;
-  record_id: string;
-  reason: string;
-  status: "pending" | "approved" | "consumed";
-  requested_by: { account_id: string; email: string | null };
-  approved_by: { account_id: string; email: string | null } | null;
-  created_at: string;
-};
+/** The API's view of a request (escrow/service.ts), one declaration for the API and this page. */
+export type RecoveryRequest = RecoveryRequestView;
 
 export const RECOVERY_NOTICES: Record<string, string> = {
   "recovery-requested": "Recovery requested. Another owner or admin must approve it; then you can fetch the plaintext once.",
