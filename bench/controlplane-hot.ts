@@ -1,5 +1,5 @@
 // Issue 14's two control-plane rates alone, builds side by side:
-//   bun bench/controlplane-hot.ts [--rounds N] [--seconds S] [--pg] [svc-command …]
+//   bun bench/controlplane-hot.ts [--rounds N] [--seconds S] [--pg] [--only polls|ingest] [svc-command …]
 // Each svc command (default: this checkout's `bun src/main.ts`; a path such as dist/svc, or a
 // wrapper script running another checkout) gets its own control plane (SQLite in a temporary
 // data dir, or with --pg a PostgreSQL server of the bench's own, fsync on) and scenario; then,
@@ -26,6 +26,8 @@ const seconds = opt("--seconds", 2);
 const pgAt = argv.indexOf("--pg");
 const usePg = pgAt >= 0;
 if (usePg) argv.splice(pgAt, 1);
+const onlyAt = argv.indexOf("--only");
+const only = onlyAt >= 0 ? argv.splice(onlyAt, 2)[1] : undefined;
 const builds = argv.length > 0 ? argv : [""];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const loadavg = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
@@ -55,12 +57,12 @@ try {
     for (const t of targets) {
       const token = t.scenario.runtimeToken;
       let cpu0 = cpuSeconds(t.cp.proc.pid);
-      const p = await httpLoad({ url: `${t.cp.url}/api/v1/runtime/policy-bundle?version=1`, method: "GET", headers: { authorization: `Bearer ${token}`, "if-none-match": t.etag }, mode: "static", expectStatus: 304, concurrency: 64, durationS: seconds, warmupS: 0.5 });
+      const p = only === "ingest" ? { rps: 0, errors: 0, firstError: null, clientCpuS: 0 } : await httpLoad({ url: `${t.cp.url}/api/v1/runtime/policy-bundle?version=1`, method: "GET", headers: { authorization: `Bearer ${token}`, "if-none-match": t.etag }, mode: "static", expectStatus: 304, concurrency: 64, durationS: seconds, warmupS: 0.5 });
       if (p.errors > 0) throw new Error(`polls: ${p.errors} errors (${p.firstError})`);
       const pAll = p.rps * (seconds + 0.5);
       t.polls.push([p.rps, ((cpuSeconds(t.cp.proc.pid) - cpu0) / pAll) * 1e6, (p.clientCpuS / pAll) * 1e6]);
       cpu0 = cpuSeconds(t.cp.proc.pid);
-      const i = await httpLoad({ url: `${t.cp.url}/api/v1/runtime/audit-records`, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, mode: "audit-batch", template: template({ cp: t.cp, scenario: t.scenario, store: usePg ? "PostgreSQL" : "SQLite" }), batch: 500, expectStatus: 200, concurrency: 4, durationS: seconds, warmupS: 0.5 });
+      const i = only === "polls" ? { itemsPerS: 0, errors: 0, firstError: null, clientCpuS: 0 } : await httpLoad({ url: `${t.cp.url}/api/v1/runtime/audit-records`, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, mode: "audit-batch", template: template({ cp: t.cp, scenario: t.scenario, store: usePg ? "PostgreSQL" : "SQLite" }), batch: 500, expectStatus: 200, concurrency: 4, durationS: seconds, warmupS: 0.5 });
       if (i.errors > 0) throw new Error(`ingest: ${i.errors} errors (${i.firstError})`);
       const iAll = i.itemsPerS * (seconds + 0.5);
       t.ingest.push([i.itemsPerS, ((cpuSeconds(t.cp.proc.pid) - cpu0) / iAll) * 1e6, (i.clientCpuS / iAll) * 1e6]);

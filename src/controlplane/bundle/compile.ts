@@ -54,6 +54,7 @@ export function policiesFor(policies: BundlePolicy[], conditions: boolean): Bund
 /** True when an If-None-Match header names this ETag (weak comparison, lists and `*` allowed). */
 export function etagMatches(ifNoneMatch: string | undefined | null, etag: string): boolean {
   if (!ifNoneMatch) return false;
+  if (ifNoneMatch === etag) return true; // what a proxy sends back: the ETag as it got it
   const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
   const want = opaque(etag);
   return ifNoneMatch.split(",").some((t) => t.trim() === "*" || opaque(t) === want);
