@@ -3,14 +3,13 @@
 import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
-import type { Installation, InstallationStatus } from "../contract/admin-api.ts";
+import type { Agent, Installation, InstallationStatus } from "../contract/admin-api.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 import { findWorkspace, inWorkspace } from "./scope.ts";
 
 export const SUPPORTED_PLATFORM = "chatui";
 
-type Agent = { id: string; name: string; description?: string | null; workspace_id: string; created_at?: string };
 
 const installationArg = { type: "string", required: true, description: "installation id (inst_…)", valueHint: "installation_id" } as const;
 

@@ -4,8 +4,8 @@ import { parsePolicyFile, planText, toPolicyFile } from "./policies-code.ts";
 describe("policy files", () => {
   test("export and parse round-trip: what export writes, apply reads back unchanged", () => {
     const file = toPolicyFile("default", [
-      { id: "pol_2", name: "b", src: "group:sales", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500 && 'x' in user.groups", mode: "shadow", agent_id: "agt_1", workspace_id: "ws_1" },
-      { id: "pol_1", name: "a", src: "*", dst: "model:invoke", effect: "permit", condition: null, mode: "enforce", agent_id: null, workspace_id: "ws_1" },
+      { name: "b", src: "group:sales", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500 && 'x' in user.groups", mode: "shadow", agent_id: "agt_1" },
+      { name: "a", src: "*", dst: "model:invoke", effect: "permit", condition: null, mode: "enforce", agent_id: null },
     ]);
     expect(file.policies.map((p) => p.name)).toEqual(["a", "b"]);
     expect(file.policies[0]).toEqual({ name: "a", src: "*", dst: "model:invoke", effect: "permit" });

@@ -14,6 +14,7 @@
 //       agent_id: agt_01J...              # optional, default every agent of the workspace
 import { readFileSync } from "node:fs";
 import { UsageError, command } from "../command/index.ts";
+import type { Policy, PolicyApplyResult, PolicyPlan, PolicyWritten } from "../contract/admin-api.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson } from "./output.ts";
 
@@ -22,8 +23,8 @@ export const MODES = ["enforce", "shadow"] as const;
 
 export type PolicyEntry = { name: string; src: string; dst: string; effect: "permit" | "deny"; condition?: string; mode?: "enforce" | "shadow"; agent_id?: string };
 export type PolicyFile = { workspace: string; policies: PolicyEntry[] };
-type StoredPolicy = { id: string; name: string; src: string; dst: string; effect: "permit" | "deny"; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string };
-type Plan = { create: { name: string }[]; update: { id: string; name: string; changes: string[] }[]; delete: { id: string; name: string }[] };
+/** The stored fields the file format keeps. */
+type StoredPolicy = Pick<Policy, "name" | "src" | "dst" | "effect" | "condition" | "mode" | "agent_id">;
 
 const KEYS = new Set(["name", "src", "dst", "effect", "condition", "mode", "agent_id"]);
 
@@ -65,7 +66,7 @@ export function toPolicyFile(workspace: string, policies: readonly StoredPolicy[
   return { workspace, policies: entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
 }
 
-export function planText(plan: Plan): string {
+export function planText(plan: PolicyPlan): string {
   const lines = [
     ...plan.create.map((c) => `+ create ${c.name}`),
     ...plan.update.map((u) => `~ update ${u.name} (${u.id}): ${u.changes.join(", ")}`),
@@ -92,7 +93,7 @@ const apply = command({
     }
     const file = parsePolicyFile(text, args.file);
     const client = await connect("svc policies apply");
-    const r = await client.json<{ plan: Plan; applied: boolean; warnings: string[] }>("POST", client.org("/policies/apply"), {
+    const r = await client.json<PolicyApplyResult>("POST", client.org("/policies/apply"), {
       body: { workspace: file.workspace, policies: file.policies, dry_run: !!args["dry-run"], strict: !!args.strict },
     });
     for (const w of r.warnings) note(`warning: ${w}`);
@@ -109,7 +110,7 @@ const exportCmd = command({
   examples: ["svc policies export --workspace default > policies.yaml"],
   async run({ args }) {
     const client = await connect("svc policies export");
-    const { policies } = await client.json<{ policies: StoredPolicy[] }>("GET", client.org("/policies"), { query: { workspace: args.workspace } });
+    const { policies } = await client.json<{ policies: Policy[] }>("GET", client.org("/policies"), { query: { workspace: args.workspace } });
     out(Bun.YAML.stringify(toPolicyFile(args.workspace, policies ?? []), null, 2).trimEnd());
   },
 });
@@ -140,7 +141,7 @@ const update = command({
     };
     if (Object.keys(body).length === 0) throw new UsageError("nothing to change: pass at least one of --name, --src-pattern, --dst-pattern, --effect, --condition, --mode");
     const client = await connect("svc policies update");
-    const p = await client.json<StoredPolicy & { warnings: string[] }>("PATCH", client.org(`/policies/${seg(args.id)}`), { body });
+    const p = await client.json<PolicyWritten>("PATCH", client.org(`/policies/${seg(args.id)}`), { body });
     for (const w of p.warnings ?? []) note(`warning: ${w}`);
     if (args.json) return printJson(p);
     out(`Updated policy ${p.id} (${p.name}): ${p.effect} ${p.src} → ${p.dst}${p.condition ? ` when ${p.condition}` : ""}${p.mode === "shadow" ? " (shadow)" : ""}.`);

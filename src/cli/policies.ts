@@ -2,6 +2,7 @@
 // parser the control plane uses, plus the shape of a service user id, so a typo is named
 // before anything is sent (exit 2, invalid_pattern).
 import { UsageError, command } from "../command/index.ts";
+import type { Policy, PolicyWritten } from "../contract/admin-api.ts";
 import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
 import { codeCommands, EFFECTS, MODES } from "./policies-code.ts";
@@ -9,7 +10,6 @@ import { simulateCommand } from "./policies-simulate.ts";
 import { testCommand } from "./policies-whatif.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime } from "./output.ts";
 
-type Policy = { warnings?: string[]; id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string; created_at?: string };
 
 /** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {
@@ -55,7 +55,7 @@ const create = command({
     const problem = patternProblem(args["src-pattern"], args["dst-pattern"]);
     if (problem) throw new UsageError(problem, "invalid_pattern");
     const client = await connect("svc policies create");
-    const policy = await client.json<Policy>("POST", client.org("/policies"), {
+    const policy = await client.json<PolicyWritten>("POST", client.org("/policies"), {
       body: {
         name: args.name,
         src: args["src-pattern"],

@@ -1,14 +1,18 @@
-// The admin answers are declared once (admin-api.ts): the CLI and the console import them and
-// keep no hand-written copy under the same name; the control plane answers match them.
+// The admin answers are declared once (admin-api.ts and its resource modules): the control
+// plane's routes declare them as their response schemas (so the OpenAPI document carries the
+// real bodies, and an answer that breaks one is a 500 in every route test), and the CLI and the
+// console import the Static types, keeping no hand-written copy under the same name.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import * as contract from "./admin-api.ts";
+import { OPENAPI_PATH } from "../controlplane/app.ts";
 import { testControlPlane } from "../controlplane/testing.ts";
 import { addInstallation } from "../controlplane/runtime/fixtures.ts";
 
 const src = resolve(import.meta.dir, "..");
+type Name = keyof typeof contract;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -18,10 +22,27 @@ function sources(dir: string): string[] {
   });
 }
 
+/** Each operation whose success answer is a contract schema: method, path, status, schema. */
+const DOCUMENTED: Array<[string, string, string, Name]> = [
+  ["get", "/api/v1/me", "200", "Me"],
+  ["get", "/api/v1/organizations/{org}/workspaces", "200", "WorkspaceList"],
+  ["get", "/api/v1/organizations/{org}/audit-encryption-keys", "200", "AuditKeyList"],
+  ["get", "/api/v1/organizations/{org}/installations", "200", "InstallationList"],
+  ["get", "/api/v1/organizations/{org}/installations/{id}", "200", "InstallationStatus"],
+  ["get", "/api/v1/organizations/{org}/installations/{id}/agents", "200", "AgentList"],
+  ["get", "/api/v1/organizations/{org}/agents", "200", "AgentList"],
+  ["post", "/api/v1/organizations/{org}/agents", "201", "Agent"],
+  ["get", "/api/v1/organizations/{org}/agents/{id}", "200", "Agent"],
+  ["get", "/api/v1/organizations/{org}/policies", "200", "PolicyList"],
+  ["post", "/api/v1/organizations/{org}/policies", "201", "PolicyWritten"],
+  ["patch", "/api/v1/organizations/{org}/policies/{id}", "200", "PolicyWritten"],
+  ["post", "/api/v1/organizations/{org}/policies/apply", "200", "PolicyApplyResult"],
+];
+
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["AuditKey", "Installation", "InstallationStatus", "Me", "Replica", "Workspace"]));
+    expect(names).toEqual(expect.arrayContaining(["Agent", "AuditKey", "Installation", "InstallationStatus", "Me", "Policy", "Replica", "Workspace"]));
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -30,17 +51,36 @@ describe("admin answers, one contract", () => {
     expect(copies).toEqual([]);
   });
 
+  test("the OpenAPI document declares each contract schema as its operation's success body", async () => {
+    const cp = await testControlPlane();
+    const doc = (await cp.call("GET", OPENAPI_PATH, { token: null })).json;
+    const wrong: string[] = [];
+    for (const [method, path, status, name] of DOCUMENTED) {
+      const schema = doc.paths?.[path]?.[method]?.responses?.[status]?.content?.["application/json"]?.schema;
+      const want = Object.keys((contract[name] as { properties?: object }).properties ?? {}).sort();
+      if (!schema || Object.keys(schema.properties ?? {}).sort().join() !== want.join()) wrong.push(`${method} ${path} ${status}: ${JSON.stringify(schema)?.slice(0, 80)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   test("the control plane's answers match the contract", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
-    const checks: Array<[keyof typeof contract, unknown]> = [
+    const policy = await cp.call("POST", cp.org("/policies"), { body: { workspace: "default", name: "p1", src: "*", dst: "tool:crm.lookup", effect: "permit" } });
+    const checks: Array<[Name, unknown]> = [
       ["Me", (await cp.call("GET", "/api/v1/me")).json],
       ["WorkspaceList", (await cp.call("GET", cp.org("/workspaces"))).json],
       ["AuditKeyList", (await cp.call("GET", cp.org("/audit-encryption-keys"))).json],
       ["InstallationList", (await cp.call("GET", cp.org("/installations"))).json],
       ["InstallationStatus", (await cp.call("GET", cp.org(`/installations/${inst.installationId}`))).json],
+      ["AgentList", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/agents`))).json],
+      ["Agent", (await cp.call("POST", cp.org("/agents"), { body: { workspace: "default", name: "second" } })).json],
+      ["PolicyWritten", policy.json],
+      ["PolicyList", (await cp.call("GET", cp.org("/policies"))).json],
+      ["PolicyApplyResult", (await cp.call("POST", cp.org("/policies/apply"), { body: { workspace: "default", policies: [], dry_run: true } })).json],
     ];
-    for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => e.path) }).toEqual({ name, errors: [] });
+    for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => `${e.path} ${e.message}`) }).toEqual({ name, errors: [] });
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);
+    expect((checks[8]![1] as { policies: unknown[] }).policies.length).toBe(1);
   });
 });

@@ -4,12 +4,12 @@
 // them; the CLI and the console import the Static types. Each object takes fields it does not
 // declare (`additionalProperties: true`): a newer control plane may add one without breaking an
 // older CLI.
-import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+// The answers of each resource live in their own module, re-exported here.
+import { type Static, Type } from "@sinclair/typebox";
+import { Nullable, Time, open } from "./admin-shape.ts";
 import { HeartbeatToolServer } from "./runtime-api.ts";
 
-const open = <P extends TProperties>(properties: P): TObject<P> => Type.Object(properties, { additionalProperties: true });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const Time = Type.String({ format: "date-time" });
+export * from "./admin-policies.ts";
 
 /** GET /me */
 export const Me = open({

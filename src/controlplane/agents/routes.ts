@@ -1,6 +1,7 @@
 // Agent routes: list, create (the console's and the API's; the CLI has no agent-create
 // command) and show. The agent is what an installation, policies and a model profile bind to.
 import { Elysia } from "elysia";
+import { Agent, AgentList } from "../../contract/admin-policies.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
@@ -18,7 +19,7 @@ export function agentRoutes(deps: ControlPlaneDeps) {
         const ws = query.workspace ? await resolveWorkspace(deps.db, principal.orgId, query.workspace) : null;
         return { agents: (await listAgents(deps.db, principal.orgId, ws?.id)).map(presentAgent) };
       },
-      { admin: true, query: WorkspaceQuery, detail: { tags, summary: "List agents" } },
+      { admin: true, query: WorkspaceQuery, response: AgentList, detail: { tags, summary: "List agents" } },
     )
     .post(
       "/agents",
@@ -28,11 +29,12 @@ export function agentRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return presentAgent(agent);
       },
-      { admin: true, body: AgentCreate, detail: { tags, summary: "Create an agent" } },
+      { admin: true, body: AgentCreate, response: { 201: Agent }, detail: { tags, summary: "Create an agent" } },
     )
     .get("/agents/:id", async ({ principal, params }) => presentAgent(await getAgent(deps.db, principal.orgId, params.id)), {
       admin: true,
       params: IdParams,
+      response: Agent,
       detail: { tags, summary: "Show an agent" },
     });
 }

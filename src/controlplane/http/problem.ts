@@ -13,7 +13,9 @@ export function problemResponse(problem: Problem): Response {
 
 export function toProblem(code: string, error: unknown, path: string): Problem {
   if (error instanceof SvcError) return error.toProblem(path);
-  if (code === "VALIDATION") {
+  // An answer that breaks its route's declared response schema is the server's fault (the
+  // contract, src/contract/admin-api.ts, is wrong or the presenter is): 500, logged, never a 422.
+  if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {
     const all = (error as ValidationLike).all ?? [];
     const errors = all.map((e) => ({ path: e.path || "/", message: e.summary ?? e.message ?? "invalid" }));
     const first = errors[0];

@@ -2,6 +2,7 @@
 // with replicas, bound agent, registered tools, the runtime credential, delete.
 import { Elysia } from "elysia";
 import { Installation, InstallationList, InstallationStatus } from "../../contract/admin-api.ts";
+import { AgentList } from "../../contract/admin-policies.ts";
 import { IdParams, WorkspaceQuery } from "../agents/model.ts";
 import { getAgent, presentAgent } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
@@ -46,7 +47,7 @@ export function installationRoutes(deps: ControlPlaneDeps) {
         const inst = await getInstallation(deps.db, principal.orgId, params.id);
         return { agents: [presentAgent(await getAgent(deps.db, principal.orgId, inst.agentId))] };
       },
-      { admin: true, params: IdParams, detail: { tags, summary: "The agent bound to the installation" } },
+      { admin: true, params: IdParams, response: AgentList, detail: { tags, summary: "The agent bound to the installation" } },
     )
     .get("/installations/:id/tools", async ({ principal, params }) => ({ tools: await toolsOf(deps.db, principal.orgId, params.id) }), {
       admin: true,

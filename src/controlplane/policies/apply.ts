@@ -4,6 +4,7 @@
 // (a bad pattern, an unknown agent or user, an unregistered tool under strict) leaves the set
 // as it was. Applying the same file twice changes nothing the second time.
 import { and, eq, inArray } from "drizzle-orm";
+import type { PolicyApplyResult, PolicyPlan } from "../../contract/admin-policies.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -15,11 +16,7 @@ type Stored = Pick<PolicyRow, "id" | "name" | "src" | "dst" | "effect" | "agentI
 const FIELDS = ["src", "dst", "effect", "agentId", "condition", "mode"] as const;
 const WIRE: Record<(typeof FIELDS)[number], string> = { src: "src", dst: "dst", effect: "effect", agentId: "agent_id", condition: "condition", mode: "mode" };
 
-export type PolicyPlan = {
-  create: { name: string }[];
-  update: { id: string; name: string; changes: string[] }[];
-  delete: { id: string; name: string }[];
-};
+export type { PolicyPlan } from "../../contract/admin-policies.ts";
 
 /** What turns `current` into `wanted`, matched by name. Pure. */
 export function planPolicies(current: readonly Stored[], wanted: readonly PolicySpec[]): PolicyPlan {
@@ -56,7 +53,7 @@ export async function checkTools(db: Db, workspaceId: string, specs: readonly Pi
   return warnings;
 }
 
-export type ApplyResult = { plan: PolicyPlan; applied: boolean; warnings: string[] };
+export type ApplyResult = PolicyApplyResult;
 
 export async function applyPolicies(db: Db, orgId: string, workspace: { id: string; name: string }, inputs: readonly PolicyInput[], opts: { dryRun: boolean; strict: boolean }): Promise<ApplyResult> {
   const specs = inputs.map((p, i) => policySpec(p, `/policies/${i}`));

@@ -1,6 +1,7 @@
 // Policy routes (`svc policies create|list|update|delete|apply|export`): who (src) may do what (dst) for an agent or a
 // whole workspace. Every write bumps the organization's bundle revision.
 import { Elysia } from "elysia";
+import { PolicyApplyResult, PolicyList, PolicyWritten } from "../../contract/admin-policies.ts";
 import { getAgent } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -39,7 +40,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         const rows = await listPolicies(db, principal.orgId, { ...(ws ? { workspaceId: ws.id } : {}), ...(query.agent_id ? { agentId: query.agent_id } : {}) });
         return { policies: rows.map(presentPolicy) };
       },
-      { admin: true, query: PolicyQuery, detail: { tags, summary: "List policies (with agent_id: those that apply to the agent)" } },
+      { admin: true, query: PolicyQuery, response: PolicyList, detail: { tags, summary: "List policies (with agent_id: those that apply to the agent)" } },
     )
     .post(
       "/policies",
@@ -51,7 +52,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return { ...presentPolicy(policy), warnings };
       },
-      { admin: true, body: PolicyCreate, detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern, bad condition → 422 invalid_condition; an unregistered tool is a warning (422 under strict)" } },
+      { admin: true, body: PolicyCreate, response: { 201: PolicyWritten }, detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern, bad condition → 422 invalid_condition; an unregistered tool is a warning (422 under strict)" } },
     )
     .post(
       "/policies/apply",
@@ -59,7 +60,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
         return applyPolicies(db, principal.orgId, workspace, body.policies.map((p) => inputOf(p) as PolicyInput), { dryRun: body.dry_run ?? false, strict: body.strict ?? false });
       },
-      { admin: true, body: PolicyApply, detail: { tags, summary: "Make the workspace's policies exactly these (matched by name): plan, then apply all or nothing" } },
+      { admin: true, body: PolicyApply, response: PolicyApplyResult, detail: { tags, summary: "Make the workspace's policies exactly these (matched by name): plan, then apply all or nothing" } },
     )
     .patch(
       "/policies/:id",
@@ -69,7 +70,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         const warnings = change.dst ? await checkTools(db, policy.workspaceId, [policy], false) : [];
         return { ...presentPolicy(policy), warnings };
       },
-      { admin: true, params: PolicyParams, body: PolicyUpdate, detail: { tags, summary: "Change a policy's fields; the same checks as creation" } },
+      { admin: true, params: PolicyParams, body: PolicyUpdate, response: PolicyWritten, detail: { tags, summary: "Change a policy's fields; the same checks as creation" } },
     )
     .delete(
       "/policies/:id",

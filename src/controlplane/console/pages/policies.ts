@@ -5,10 +5,10 @@ import { type PageContext, type PageResult, page, redirect } from "../context.ts
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path, query } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
+import type { Policy } from "../../../contract/admin-api.ts";
 import type { AuditRecordView } from "./audit.ts";
 import { type Agent, type Workspace, byId, joinErrors, list, named, problemText } from "./shared.ts";
 
-type Policy = { id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string; agent_id: string | null; workspace_id: string; created_at: string };
 
 const SHADOW_ROWS = 20;
 

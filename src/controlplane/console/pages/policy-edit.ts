@@ -2,13 +2,13 @@
 // through the same PATCH the CLI's `svc policies update` uses, so the same checks apply (a
 // condition's type or syntax error comes back naming its position, and the form keeps what was
 // typed). Who and what are changed by making a new policy: the audit names policies by id.
+import type { Policy } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, query } from "../html.ts";
 import { code, csrfInput, field, section, selectField, shell } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
-type Policy = { id: string; name: string; src: string; dst: string; effect: string; condition?: string | null; mode?: string };
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
 
 export async function getPolicyEdit(pc: PageContext, state: FormState = {}): Promise<PageResult> {

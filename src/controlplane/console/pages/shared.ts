@@ -6,7 +6,7 @@ import { html, type SafeHtml } from "../html.ts";
 import { badge, code } from "../layout.ts";
 
 export type { Workspace } from "../../../contract/admin-api.ts";
-export type Agent = { id: string; name: string; description: string | null; workspace_id: string; created_at: string };
+export type { Agent } from "../../../contract/admin-api.ts";
 
 /** Lists `key` from a GET, collecting the problem detail instead of throwing. */
 export async function list<T>(ctx: AdminContext, apiPath: string, key: string, errors: string[]): Promise<T[]> {
