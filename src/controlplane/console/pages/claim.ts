@@ -27,7 +27,6 @@ import { SvcError } from "../../../contract/errors.ts";
 import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
 import { signIn } from "../../auth/sessions.ts";
 import { type ClaimInfo, inspectClaim, redeemClaim, redeemClaimByVerifiedEmail, redeemClaimWithChatPassword } from "../../claims/service.ts";
-import { getOrganization } from "../../organizations/service.ts";
 import { SsoError, type SsoIdentity, getOidcSettings } from "../oidc.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
@@ -36,32 +35,18 @@ import { code, csrfInput, field, publicShell, time } from "../layout.ts";
 import { sessionCookie, signOut } from "../session.ts";
 import { passwordForm } from "./sign-in-forms.ts";
 import { startSsoRedirect } from "./sso-flow.ts";
+import { type LinkRefusal, inspectLink, isPage, orgName, refusedLink } from "./one-time-link.ts";
 
-const REFUSAL_TITLES: Record<string, string> = {
-  claim_used: "This link was already used",
-  claim_expired: "This link has expired",
-  not_found: "This link is not valid",
-  forbidden: "This link cannot be used",
+const REFUSAL: LinkRefusal = {
+  titles: {
+    claim_used: "This link was already used",
+    claim_expired: "This link has expired",
+    not_found: "This link is not valid",
+    forbidden: "This link cannot be used",
+  },
+  fallback: "This link cannot be used",
+  body: html`<p>Claim links work once and for a short time. If your chat account is still not linked, go back to the chat and use the tool again: the assistant will send you a new link.</p>`,
 };
-
-function refused(e: SvcError): PageResult {
-  return page(
-    publicShell({
-      title: REFUSAL_TITLES[e.code] ?? "This link cannot be used",
-      error: e.message,
-      body: html`<p>Claim links work once and for a short time. If your chat account is still not linked, go back to the chat and use the tool again: the assistant will send you a new link.</p>`,
-    }),
-    e.status,
-  );
-}
-
-async function orgName(ctx: PageContext, orgId: string): Promise<string> {
-  try {
-    return (await getOrganization(ctx.deps.db, orgId)).name;
-  } catch {
-    return orgId;
-  }
-}
 
 /** Whether the signed-in session may redeem a link of the claim's organization. */
 async function sessionCountsFor(ctx: PageContext, info: ClaimInfo): Promise<boolean> {
@@ -128,25 +113,20 @@ async function linked(ctx: PageContext, result: { email: string; remoteUserId: s
 }
 
 async function inspect(ctx: PageContext, token: string): Promise<ClaimInfo | PageResult> {
-  try {
-    return await inspectClaim(ctx.deps, token);
-  } catch (e) {
-    if (e instanceof SvcError) return refused(e);
-    throw e;
-  }
+  return inspectLink(REFUSAL, async () => inspectClaim(ctx.deps, token));
 }
 
 export async function getClaim(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
   const info = await inspect(ctx, token);
-  if ("kind" in info) return info;
+  if (isPage(info)) return info;
   return claimPage(ctx, token, info);
 }
 
 export async function postClaim(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
   const info = await inspect(ctx, token);
-  if ("kind" in info) return info;
+  if (isPage(info)) return info;
   let email: string;
   if (ctx.form.action === "sso") {
     if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; press the button again", status: 403 });
@@ -166,7 +146,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
       return await linked(ctx, result);
     } catch (e) {
       if (!(e instanceof SvcError)) throw e;
-      if (e.code === "claim_used" || e.code === "claim_expired") return refused(e);
+      if (e.code === "claim_used" || e.code === "claim_expired") return refusedLink(REFUSAL, e);
       return claimPage(ctx, token, info, { error: e.message, chatEmail: typed, status: e.status });
     }
   }
@@ -200,7 +180,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId });
     return linked(ctx, result);
   } catch (e) {
-    if (e instanceof SvcError) return refused(e);
+    if (e instanceof SvcError) return refusedLink(REFUSAL, e);
     throw e;
   }
 }
@@ -214,7 +194,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
 export async function finishClaimSso(ctx: PageContext, identity: SsoIdentity): Promise<PageResult> {
   const token = identity.claim ?? "";
   const info = await inspect(ctx, token);
-  if ("kind" in info) return info;
+  if (isPage(info)) return info;
   try {
     const result = await redeemClaimByVerifiedEmail(ctx.deps, token, { orgId: identity.orgId, email: identity.email });
     ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId, via: "sso" });
@@ -222,7 +202,7 @@ export async function finishClaimSso(ctx: PageContext, identity: SsoIdentity): P
   } catch (e) {
     if (!(e instanceof SvcError)) throw e;
     ctx.deps.log.warn("claim link refused after single sign-on", { org: info.orgId, code: e.code });
-    if (e.code === "claim_used" || e.code === "claim_expired") return refused(e);
+    if (e.code === "claim_used" || e.code === "claim_expired") return refusedLink(REFUSAL, e);
     return claimPage(ctx, token, info, { error: e.message, status: e.status });
   }
 }

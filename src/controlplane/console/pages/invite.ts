@@ -5,36 +5,21 @@
 import { clientIp } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { type InviteInfo, MIN_CHAT_PASSWORD, acceptInvite, inspectInvite } from "../../invites/service.ts";
-import { getOrganization } from "../../organizations/service.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
 import { html, path } from "../html.ts";
 import { csrfInput, field, publicShell, time } from "../layout.ts";
+import { type LinkRefusal, inspectLink, isPage, orgName, refusedLink } from "./one-time-link.ts";
 
-const TITLES: Record<string, string> = {
-  invite_used: "This invitation was already used",
-  invite_expired: "This invitation has expired",
-  not_found: "This invitation is not valid",
+const REFUSAL: LinkRefusal = {
+  titles: {
+    invite_used: "This invitation was already used",
+    invite_expired: "This invitation has expired",
+    not_found: "This invitation is not valid",
+  },
+  fallback: "This invitation cannot be used",
+  body: html`<p>Invitations work once and for 7 days. Ask an admin of your organization for a new one.</p>`,
 };
-
-function refused(e: SvcError): PageResult {
-  return page(
-    publicShell({
-      title: TITLES[e.code] ?? "This invitation cannot be used",
-      error: e.message,
-      body: html`<p>Invitations work once and for 7 days. Ask an admin of your organization for a new one.</p>`,
-    }),
-    e.status,
-  );
-}
-
-async function orgName(ctx: PageContext, orgId: string): Promise<string> {
-  try {
-    return (await getOrganization(ctx.deps.db, orgId)).name;
-  } catch {
-    return orgId;
-  }
-}
 
 async function form(ctx: PageContext, token: string, info: InviteInfo, o: { error?: string; status?: number } = {}): Promise<PageResult> {
   const body = html`<p>An admin of <strong>${await orgName(ctx, info.orgId)}</strong> invited <strong>${info.email}</strong> to use the governed chat.</p>
@@ -50,30 +35,25 @@ async function form(ctx: PageContext, token: string, info: InviteInfo, o: { erro
 }
 
 async function inspect(ctx: PageContext, token: string): Promise<InviteInfo | PageResult> {
-  try {
-    return await inspectInvite(ctx.deps, token);
-  } catch (e) {
-    if (e instanceof SvcError) return refused(e);
-    throw e;
-  }
+  return inspectLink(REFUSAL, async () => inspectInvite(ctx.deps, token));
 }
 
 export async function getInvite(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
   const info = await inspect(ctx, token);
-  return "kind" in info ? info : form(ctx, token, info);
+  return isPage(info) ? info : form(ctx, token, info);
 }
 
 export async function postInvite(ctx: PageContext): Promise<PageResult> {
   const token = ctx.params.token ?? "";
   const info = await inspect(ctx, token);
-  if ("kind" in info) return info;
+  if (isPage(info)) return info;
   if (!csrfMatches(ctx.presession, ctx.form._csrf)) return form(ctx, token, info, { error: "this form expired; type the password again", status: 403 });
   try {
     await acceptInvite(ctx.deps, token, ctx.form.password ?? "", ctx.form.confirm ?? "");
   } catch (e) {
     if (!(e instanceof SvcError)) throw e;
-    if (e.code === "invite_used" || e.code === "invite_expired") return refused(e);
+    if (e.code === "invite_used" || e.code === "invite_expired") return refusedLink(REFUSAL, e);
     return form(ctx, token, info, { error: e.message, status: e.status });
   }
   ctx.deps.log.info("chat password set through an invitation", { org: info.orgId, user: info.userId, ip: clientIp(ctx.deps, ctx.request) });
