@@ -26,7 +26,7 @@ done
 say() { printf '%s\n' "$@"; }
 started=$SECONDS
 say "start: installing what svc needs (first run: Bun, Debian packages; a minute or two)…"
-bash scripts/setup.sh
+bash scripts/setup.sh --run
 mkdir -p "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs"
 bun run build >"${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" 2>&1 || { cat "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" >&2; exit 1; }
 
