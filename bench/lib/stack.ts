@@ -85,6 +85,8 @@ export async function startBenchProxy(opts: { token: string; cpUrl: string; caFi
     SVC_RUNTIME_SOCKET_PATH: socket,
     SVC_PROXY_AUDIT: join(dir, "spool"),
     SVC_PROXY_CA_FILE: opts.caFile,
+    // As `svc run` starts the proxy (supervisor/run.ts proxyEnv): the CA in Bun's default store.
+    NODE_EXTRA_CA_CERTS: opts.caFile,
     SVC_PROXY_POLL_INTERVAL: "500ms",
     SVC_PROXY_HEARTBEAT_INTERVAL: "10s",
     ...(opts.env ?? {}),

@@ -21,7 +21,8 @@ export type LoadSpec = {
   warmupS: number;
 };
 
-export type LoadResult = { count: number; errors: number; firstError: string | null; rps: number; items: number; itemsPerS: number; p50_ms: number; p99_ms: number };
+/** clientCpuS: this load process's own CPU (user + system), warm-up included: on a 2-core machine the client competes with the server. */
+export type LoadResult = { count: number; errors: number; firstError: string | null; rps: number; items: number; itemsPerS: number; p50_ms: number; p99_ms: number; clientCpuS: number };
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;
 const lat: number[] = [];
@@ -68,5 +69,6 @@ async function worker(): Promise<void> {
 
 await Promise.all(Array.from({ length: spec.concurrency }, worker));
 const s = summarize(lat);
-const result: LoadResult = { count, errors, firstError, rps: count / spec.durationS, items, itemsPerS: items / spec.durationS, p50_ms: s.p50, p99_ms: s.p99 };
+const cpu = process.cpuUsage();
+const result: LoadResult = { count, errors, firstError, rps: count / spec.durationS, items, itemsPerS: items / spec.durationS, p50_ms: s.p50, p99_ms: s.p99, clientCpuS: (cpu.user + cpu.system) / 1e6 };
 console.log(JSON.stringify(result));

@@ -19,7 +19,7 @@ const TOOLS = 20;
 /** A control plane under measurement, the scenario set up on it, and the store it runs on. */
 export type Target = { cp: ControlPlaneProcess; scenario: Scenario; store: "SQLite" | "PostgreSQL" };
 
-function template(t: Target): Omit<AuditRecord, "id" | "ts"> {
+export function template(t: Target): Omit<AuditRecord, "id" | "ts"> {
   const s = t.scenario;
   return {
     kind: "tool",

@@ -64,7 +64,7 @@ const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 /** SHA-256 hex of base64 ciphertext, or null when there is none. */
 export function ciphertextDigest(base64: string | null | undefined): string | null {
   if (!base64) return null;
-  return createHash("sha256").update(Buffer.from(base64, "base64")).digest("hex");
+  return Bun.SHA256.hash(Buffer.from(base64, "base64"), "hex");
 }
 
 /** The chain form's JSON text. `ciphertextSha256` is the stored ciphertext's digest. */
@@ -110,7 +110,8 @@ export function chainText(r: ChainInput, ciphertextSha256: string | null): strin
 
 /** The record's hash: SHA-256 hex of its chain form. */
 export function recordHash(r: ChainInput, ciphertextSha256: string | null): string {
-  return createHash("sha256").update(chainText(r, ciphertextSha256)).digest("hex");
+  // Bun's native SHA-256: the same digest as node:crypto's createHash, without its stream object.
+  return Bun.SHA256.hash(chainText(r, ciphertextSha256), "hex");
 }
 
 /** The chain fields of a record, or null when it was written before chaining. */

@@ -17,13 +17,18 @@ function hasNul(value: unknown): boolean {
   return false;
 }
 
-/** Why the value is not a storable audit record ("path: message"), or null when it is one. */
-export function auditRecordProblem(raw: unknown): string | null {
+/**
+ * Why the value is not a storable audit record ("path: message"), or null when it is one.
+ * `json`, when given, is JSON.stringify(raw): a NUL in any text shows there as `\u0000`, so the
+ * walk through every field runs only when that text holds one (or an escaped backslash before
+ * "u0000", which the walk then tells apart).
+ */
+export function auditRecordProblem(raw: unknown, json?: string): string | null {
   if (!recordSchema.Check(raw)) {
     const e = recordSchema.Errors(raw).First();
     return e ? `${e.path || "/"}: ${e.message}` : "it does not match the audit record schema";
   }
-  if (hasNul(raw)) return "a text field contains a NUL character";
+  if ((json === undefined || json.includes("\\u0000")) && hasNul(raw)) return "a text field contains a NUL character";
   const r = raw as AuditRecord;
   if (typeof r.tool_server === "string" && r.tool_server !== toolServerOf(r.tool_name)) {
     return `/tool_server: "${r.tool_server}" is not the server of tool_name ${JSON.stringify(r.tool_name)} (the part before its first dot)`;

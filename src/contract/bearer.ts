@@ -15,3 +15,9 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
+
+/** safeEqual against one fixed secret, its digest computed once (a check on every request). */
+export function secretMatcher(secret: string): (given: string) => boolean {
+  const want = digest(secret);
+  return (given) => timingSafeEqual(digest(given), want);
+}

@@ -35,6 +35,7 @@ import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
+import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 
@@ -160,7 +161,10 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
   // Every request, in-process ones (tests, the console's API calls) included, passes the gate.
   const inner = root.handle;
-  const gate = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)));
+  const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)));
+  // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
+  const unchangedPoll = bundlePollShortcut(deps);
+  const gate: Gate = async (request, server) => (await unchangedPoll(request)) ?? piped(request, server);
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);
   return root;

@@ -19,6 +19,8 @@ export const ENV = {
   egressProxy: "SVC_PROXY_EGRESS_PROXY",
   noProxy: "SVC_PROXY_NO_PROXY",
   caFile: "SVC_PROXY_CA_FILE",
+  /** Read by Bun at process start: extra CAs in the default store (see caInDefaultStore). */
+  extraCaCerts: "NODE_EXTRA_CA_CERTS",
   auditLowSpace: "SVC_PROXY_AUDIT_LOW_SPACE",
   /** The front end's session secret: the MCP gateway verifies Open WebUI's session JWTs with it. */
   chatuiSecretKey: "CHATUI_SECRET_KEY",
@@ -53,6 +55,12 @@ export type ProxyConfig = {
   egressProxy: string | null;
   noProxy: string[];
   caFile: string | null;
+  /**
+   * NODE_EXTRA_CA_CERTS names the same file as SVC_PROXY_CA_FILE, so Bun put it in the default
+   * store at process start (svc run sets it so): calls need no per-call `tls.ca`, which made Bun
+   * build a TLS context of every system root plus the file on each forwarded call (~0.3 ms).
+   */
+  caInDefaultStore: boolean;
   /** CHATUI_SECRET_KEY; null when unset, and then the MCP gateway does not listen. */
   chatuiSecretKey: string | null;
   /** The MCP gateway's loopback port (0: any free one). */
@@ -201,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
     egressProxy: egress,
     noProxy: parseNoProxy(get(ENV.noProxy)),
     caFile,
+    caInDefaultStore: caFile !== null && get(ENV.extraCaCerts) === caFile,
     chatuiSecretKey: env[ENV.chatuiSecretKey] || null,
     mcpPort,
   };

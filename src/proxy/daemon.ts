@@ -109,7 +109,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   let ca: string[] | null = null;
   if (config.caFile) {
     try {
-      ca = [...rootCertificates, readFileSync(config.caFile, "utf8")];
+      const pem = readFileSync(config.caFile, "utf8");
+      // Already in Bun's default store (NODE_EXTRA_CA_CERTS, set by svc run): the defaults trust it.
+      ca = config.caInDefaultStore ? null : [...rootCertificates, pem];
     } catch (e) {
       throw new StartError(`SVC_PROXY_CA_FILE "${config.caFile}" cannot be read: ${(e as Error).message}`);
     }

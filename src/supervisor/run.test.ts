@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Logger } from "../log/index.ts";
 import type { Child } from "./children.ts";
 import { CONTAINER_UID } from "./preflight.ts";
-import { StartFailure, runSupervisor } from "./run.ts";
+import { proxyEnv, StartFailure, runSupervisor } from "./run.ts";
 import { lines, waitUntil } from "./testing.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-run-unit-"));
@@ -164,5 +164,13 @@ describe("svc run, supervised seeding", () => {
     await r.done.catch((e) => (error = e));
     expect((error as Error).message).toStartWith("seeding the front end failed: no result within 0.3 s");
     for (const pid of [...r.children.map((c) => c.pid), ...r.seedPids()]) expect(r.alive(pid)).toBe(false);
+  });
+});
+
+describe("proxyEnv", () => {
+  test("SVC_PROXY_CA_FILE goes to Bun's default store through NODE_EXTRA_CA_CERTS, never over the operator's own", () => {
+    expect(proxyEnv({ SVC_PROXY_CA_FILE: "/etc/ca.pem", PATH: "/bin" }, { SVC_STATE_DIR: "/s" })).toEqual({ SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/ca.pem", PATH: "/bin", SVC_STATE_DIR: "/s" });
+    expect(proxyEnv({ SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/corp.pem" }, {}).NODE_EXTRA_CA_CERTS).toBe("/etc/corp.pem");
+    expect(proxyEnv({ PATH: "/bin" }, {})).toEqual({ PATH: "/bin" });
   });
 });

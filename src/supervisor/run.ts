@@ -48,6 +48,17 @@ export type SupervisorDeps = {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The proxy's environment: the container's, with `set` on top, and SVC_PROXY_CA_FILE also as
+ * NODE_EXTRA_CA_CERTS unless that is set already. Bun reads NODE_EXTRA_CA_CERTS at process
+ * start into its default store, so the proxy's calls need no per-call `tls.ca` (with one, Bun
+ * built a TLS context of every system root plus the file on each forwarded model call). Pure.
+ */
+export function proxyEnv(env: Env, set: Record<string, string>): Env {
+  const ca = env.SVC_PROXY_CA_FILE?.trim();
+  return { ...env, ...(ca && !env.NODE_EXTRA_CA_CERTS?.trim() ? { NODE_EXTRA_CA_CERTS: ca } : {}), ...set };
+}
+
 export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps): Promise<number> {
   const log = deps.log;
   const cfg = preflight(env, uid);
@@ -98,7 +109,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
     const proxy = sup.start("proxy", proxyArgv, {
-      env: { ...env, SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort },
+      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort }),
       drains: true,
     });
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));

@@ -131,7 +131,9 @@ describe("models", () => {
 
   test("v2: the profile assignment decides (bob sees and calls models without a permit)", async () => {
     const d = proxyDirs();
-    px2 = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_CA_FILE: model.caFile });
+    // Started as svc run starts it: the CA file also in NODE_EXTRA_CA_CERTS, so the forwarded
+    // call below trusts the model double through Bun's default store, with no per-call tls.ca.
+    px2 = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_CA_FILE: model.caFile, NODE_EXTRA_CA_CERTS: model.caFile });
     await px2.waitReady();
     expect((await px2.policy()).bundle_version).toBe(2);
     const bob = await (await px2.call("/v1/models", { user: s.users.bob!.remote })).json();

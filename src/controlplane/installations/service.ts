@@ -140,11 +140,13 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
     const token = newSecret("runtime");
     const i = tables(tx).installations;
     await tx.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id));
+    // Ends the old token: a bundle poll trusts a token it checked while the revision stays (runtime/bundle-poll.ts).
+    if (row.tokenHash !== null) await bumpRevision(tx, orgId);
     return { token };
   });
 }
 
-/** Soft delete: the token stops working, the replicas' bundles go away, the tool names are freed. */
+/** Soft delete: the token stops working (the revision bump ends it for bundle polls too), the replicas' bundles go away, the tool names are freed. */
 export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);

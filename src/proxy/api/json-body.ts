@@ -45,20 +45,24 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
  * With `exact`, numbers a double does not hold are kept exactly (audit/exact-json.ts) and a
  * number out of a double's range is a 400: the audit records what the caller sent.
  */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 export async function readJsonBody(req: Request, limit: number, o: { exact?: boolean } = {}): Promise<BodyResult> {
   const read = await readBodyBytes(req, limit);
   if (!read.ok) return read;
   const bytes = read.bytes;
   let value: unknown;
   try {
-    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    const text = UTF8.decode(bytes);
     value = o.exact ? parseExactJson(text) : JSON.parse(text);
   } catch (e) {
     if (e instanceof NonFiniteNumber) return { ok: false, status: 400, code: BODY_ERRORS.outOfRange, message: `the request body is not valid here: ${e.message}` };
     const why = e instanceof SyntaxError ? e.message : "the body is not UTF-8";
     return { ok: false, status: 400, code: BODY_ERRORS.invalidJson, message: `the request body is not valid JSON: ${why}` };
   }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+  // Nesting deeper than the limit takes more than twice as many bytes (a bracket to open and
+  // one to close each level): a shorter body, the usual decision, needs no walk.
+  if (bytes.length > 2 * MAX_JSON_DEPTH && nestsDeeperThan(value, MAX_JSON_DEPTH)) {
     return { ok: false, status: 400, code: BODY_ERRORS.tooDeep, message: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` };
   }
   return { ok: true, value };

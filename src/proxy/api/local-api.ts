@@ -20,7 +20,7 @@ import { ClaimLinks } from "./claim-links.ts";
 import { DecisionSummary } from "./decision-summary.ts";
 import type { ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
-import { BadUserHeader, bearerMatches, userFromHeaders } from "./request-user.ts";
+import { BadUserHeader, bearerMatcher, userFromHeaders } from "./request-user.ts";
 import type { Route, RouteContext, RouteHandler } from "./routes.ts";
 import { statusRoutes } from "./status-routes.ts";
 import { toolRoutes } from "./tool-routes.ts";
@@ -92,9 +92,10 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
     if (r.public) publicPaths.add(r.path);
   }
 
+  const tokenMatches = bearerMatcher(token);
   return async (req) => {
-    const path = new URL(req.url).pathname;
-    if (!publicPaths.has(path) && !bearerMatches(req.headers.get("authorization"), token)) {
+    const path = pathOf(req.url);
+    if (!publicPaths.has(path) && !tokenMatches(req.headers.get("authorization"))) {
       return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
     }
     const methods = routes.get(path);
@@ -126,4 +127,21 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
     }
   };
+}
+
+// A path of letters, digits and `/ - _` only: the URL parser would return it unchanged.
+const PLAIN_PATH = /^[A-Za-z0-9/_-]*$/;
+
+/** The request's path, as `new URL(url).pathname` gives it; without building a URL for the usual ones. */
+export function pathOf(url: string): string {
+  // Bun hands the full URL: scheme://host/path[?query]
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start > 0) {
+    const q = url.indexOf("?", start);
+    const h = url.indexOf("#", start);
+    const end = q < 0 ? (h < 0 ? url.length : h) : h < 0 ? q : Math.min(q, h);
+    const path = url.slice(start, end);
+    if (PLAIN_PATH.test(path)) return path;
+  }
+  return new URL(url).pathname;
 }

@@ -1,12 +1,20 @@
 // Who is calling the local API: the runtime token as a bearer (compared in constant time) and
 // the front-end user of the x-svc-user-* headers, read once per request.
-import { bearer, safeEqual } from "../../contract/bearer.ts";
+import { bearer, secretMatcher } from "../../contract/bearer.ts";
 import { type FrontendUser, USER_HEADERS } from "../../contract/local-api.ts";
 
 /** The Authorization header carries the runtime token (constant-time compare). */
 export function bearerMatches(header: string | null, token: string): boolean {
-  const given = bearer(header);
-  return given !== null && safeEqual(given, token);
+  return bearerMatcher(token)(header);
+}
+
+/** bearerMatches for one token, its digest computed once: the router checks every request. */
+export function bearerMatcher(token: string): (header: string | null) => boolean {
+  const matches = secretMatcher(token);
+  return (header) => {
+    const given = bearer(header);
+    return given !== null && matches(given);
+  };
 }
 
 /** A request header the caller got wrong: 400, never a fallback to "no session user". */

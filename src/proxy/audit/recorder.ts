@@ -150,14 +150,19 @@ export class AuditRecorder {
   }
 
   private async write(record: AuditRecord, started: number | null = null): Promise<void> {
+    // Serialized once, before the chain fields: the NUL check reads this text, and the spooled
+    // line is this text with the chain fields appended (what JSON.stringify of the stamped
+    // record gives: they are its last keys).
+    const unchained = record.chain_id === undefined ? JSON.stringify(record) : null;
     // A record the control plane would reject (a NUL in a name, a bound passed) is never
     // written: it could only end in rejected.jsonl. The call is refused instead (400).
-    const problem = auditRecordProblem(record);
+    const problem = auditRecordProblem(record, unchained ?? undefined);
     if (problem) throw new UnrecordableCall(problem);
     // Stamped right before the append, with no await between: the chain's order is the order
     // records are handed to the spool.
     this.chain.stamp(record);
-    await this.o.spool.append(record);
+    const line = unchained === null ? JSON.stringify(record) : `${unchained.slice(0, -1)},"chain_id":${JSON.stringify(record.chain_id)},"chain_seq":${record.chain_seq},"chain_prev":${JSON.stringify(record.chain_prev)}}`;
+    await this.o.spool.appendLine(record.id, line);
     this.o.onAppend(record, started === null ? null : (performance.now() - started) / 1000);
   }
 }

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test";
+import { newSecret } from "../auth/tokens.ts";
+import { testControlPlane } from "../testing.ts";
+import { pollQuery } from "./bundle-poll.ts";
+import { addInstallation } from "./fixtures.ts";
+
+const BUNDLE = "/api/v1/runtime/policy-bundle";
+
+async function etagOf(cp: Awaited<ReturnType<typeof testControlPlane>>, token: string, query = "?version=1"): Promise<string> {
+  const res = await cp.call("GET", `${BUNDLE}${query}`, { token });
+  expect(res.status).toBe(200);
+  return res.headers.get("etag")!;
+}
+
+describe("unchanged bundle polls answered before the pipeline", () => {
+  test("the query is taken only in the plain form the route accepts; anything else goes to the pipeline", () => {
+    expect(pollQuery("")).toEqual({ version: 1, conditions: false });
+    expect(pollQuery("version=1")).toEqual({ version: 1, conditions: false });
+    expect(pollQuery("version=2&conditions=1")).toEqual({ version: 2, conditions: true });
+    expect(pollQuery("conditions=0&version=2")).toEqual({ version: 2, conditions: false });
+    for (const q of ["version=3", "version=1&version=1", "version=%31", "version=1&x=1", "conditions=11", "version=+1", "version", "version=1&"]) expect(pollQuery(q)).toBeNull();
+  });
+
+  test("a 304 carries the ETag and no-store, and is counted under the route", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token);
+    for (let i = 0; i < 3; i++) {
+      const res = await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } });
+      expect(res.status).toBe(304);
+      expect(res.text).toBe("");
+      expect(res.headers.get("etag")).toBe(etag);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+    const metrics = await cp.deps.metrics!.registry.render();
+    expect(metrics).toContain(`svc_cp_http_requests_total{method="GET",route="${BUNDLE}",status="304"} 3`);
+  });
+
+  test("a rotated token is refused at once, even with the current ETag, after polls that were answered 304", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token);
+    expect((await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(304);
+
+    const rotated = await cp.call("POST", cp.org(`/installations/${inst.installationId}/credential`), { body: { rotate: true } });
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.json.token as string;
+    const current = await etagOf(cp, fresh);
+    const old = await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": current } });
+    expect(old.status).toBe(401);
+    expect(old.json.code).toBe("unauthorized");
+    expect((await cp.call("GET", `${BUNDLE}?version=1`, { token: fresh, headers: { "if-none-match": current } })).status).toBe(304);
+  });
+
+  test("a deleted installation's token is refused at once; a wrong token gets the pipeline's 401", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const other = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token);
+    expect((await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await cp.call("DELETE", cp.org(`/installations/${inst.installationId}`))).status).toBe(204);
+    const current = await etagOf(cp, other.token);
+    const gone = await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": current } });
+    expect(gone.status).toBe(401);
+    const wrong = await cp.call("GET", `${BUNDLE}?version=1`, { token: newSecret("runtime"), headers: { "if-none-match": current } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("content-type")).toContain("application/problem+json");
+  });
+
+  test("a poll the shortcut does not take is answered by the route as before", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token);
+    const bad = await cp.call("GET", `${BUNDLE}?version=3`, { token: inst.token, headers: { "if-none-match": etag } });
+    expect(bad.status).toBe(422);
+    expect((await cp.call("GET", `${BUNDLE}?version=%31`, { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": 'W/"0-v1"' } })).status).toBe(200);
+  });
+});
