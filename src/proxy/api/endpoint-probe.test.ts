@@ -13,7 +13,10 @@ describe("EndpointProbe (issue 19): readiness knows the endpoint before the firs
       await new EndpointProbe({ attempts: trusted, ca: [...rootCertificates, readFileSync(server.caFile, "utf8")] }).sync({ id: "mp_1", endpoint: server.endpoint });
       expect(trusted.list()).toEqual([{ profile_id: "mp_1", state: "ok", error: null, at: expect.any(String) }]);
       // a GET of the base URL: no chat completion asked for, no key sent
-      expect(server.requests.every((r) => r.method === "GET" && !r.path.endsWith("/chat/completions") && !r.headers.authorization)).toBe(true);
+      expect(server.probes).toHaveLength(1);
+      expect(server.probes[0]).toMatchObject({ method: "GET", path: "/v1" });
+      expect(server.probes[0]!.headers.authorization).toBeUndefined();
+      expect(server.requests).toEqual([]);
 
       const untrusted = new EndpointAttempts();
       await new EndpointProbe({ attempts: untrusted, ca: null }).sync({ id: "mp_1", endpoint: server.endpoint });
