@@ -133,6 +133,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
       lowSpaceBytes: config.auditLowSpaceBytes,
       // A long backlog (an outage) is indexed while the proxy already decides: it never delays readiness.
       loadInBackground: true,
+      // Segments zero-filled ahead of time: each fdatasync flushes data only (spool.ts).
+      preallocate: true,
       onHealthChange: (h, previous) => {
         logSpoolHealth(log, h, previous);
         // Tell the control plane now (the console shows it), not at the next interval.

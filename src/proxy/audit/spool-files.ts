@@ -164,6 +164,9 @@ function splitNul(data: Buffer, from: number, to: number, base: number, piece: (
     if (z === -1 || z > to) z = to;
     if (z > a) piece(base + a, data.subarray(a, z));
     a = z + 1;
+    // A run of zeros (a preallocated segment's tail after a crash) is skipped byte by byte
+    // here, not one indexOf call per byte.
+    while (a < to && data[a] === 0) a++;
   }
 }
 
