@@ -9,6 +9,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, Time, open } from "./admin-shape.ts";
 import { HeartbeatToolServer } from "./runtime-api.ts";
 
+export * from "./admin-directory.ts";
 export * from "./admin-policies.ts";
 
 /** GET /me */
