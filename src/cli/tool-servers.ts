@@ -7,14 +7,13 @@
 // names, and the replica ids it was sealed to. The response types are the admin API's own.
 import { UsageError, command, listFlag } from "../command/index.ts";
 import { type Transport, checkArgs, checkCommand, checkSecretNames, checkServerName, checkServerUrl, checkToolName, parseSecretLines } from "../contract/tool-server.ts";
-import type { Readiness } from "../controlplane/tool-servers/readiness.ts";
-import type { presentServer } from "../controlplane/tool-servers/service.ts";
+import type { ToolServerDetail, ToolServerReadiness as Readiness } from "../contract/admin-api.ts";
 import { ApiError, type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "./output.ts";
 import { type RuntimeRecipient, apiKeyFromStdinText, sealApiKey, usableRecipients } from "./sealing.ts";
 import { type StdinSecret, readStdinSecret, refuseTerminalStdin } from "./stdin-secret.ts";
 
-type Server = ReturnType<typeof presentServer> & { assigned_agents?: string[] };
+type Server = ToolServerDetail;
 type Sealed = { secrets_sealed: string; secret_names: string[]; sealed_to: string[] };
 
 const workspaceArg = { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" } as const;
