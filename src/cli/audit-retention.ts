@@ -2,11 +2,11 @@
 // (settings `audit_retention_days`) and a run now. The control plane deletes expired records
 // hourly in batches and signs a checkpoint with the chains' floors, so `svc audit verify`
 // keeps passing on what remains (docs/audit.md).
+import type { Settings } from "../contract/admin-api.ts";
 import { UsageError, command } from "../command/index.ts";
 import { connect } from "./client.ts";
 import { jsonFlag, note, out, printJson } from "./output.ts";
 
-type Settings = { audit_retention_days: number | null };
 type Report = { deleted: number; chains_cut: number; cutoff: string | null; retention_days: number | null; checkpoint: number | null };
 
 /** `<days>` as the API takes it: a whole number 1–36500, or "off" (null). Pure. */

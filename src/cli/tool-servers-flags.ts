@@ -5,14 +5,13 @@
 // the scope's runtimes; and how a server is printed.
 import { UsageError, listFlag } from "../command/index.ts";
 import { type Transport, checkArgs, checkCommand, checkSecretNames, checkServerUrl, checkToolName, parseSecretLines } from "../contract/tool-server.ts";
-import type { Readiness } from "../controlplane/tool-servers/readiness.ts";
-import type { presentServer } from "../controlplane/tool-servers/service.ts";
+import type { ToolServerDetail, ToolServerReadiness as Readiness } from "../contract/admin-api.ts";
 import type { OrgClient } from "./client.ts";
 import { note, renderFields, renderTable } from "./output.ts";
 import { type RuntimeRecipient, apiKeyFromStdinText, sealApiKey, usableRecipients } from "./sealing.ts";
 import { type StdinSecret, readStdinSecret, refuseTerminalStdin } from "./stdin-secret.ts";
 
-export type Server = ReturnType<typeof presentServer> & { assigned_agents?: string[] };
+export type Server = ToolServerDetail;
 type Sealed = { secrets_sealed: string; secret_names: string[]; sealed_to: string[] };
 
 export const workspaceArg = { type: "string", required: true, description: "workspace id or name", valueHint: "workspace" } as const;

@@ -8,7 +8,7 @@
 // The response types are the admin API's own.
 import { UsageError, command } from "../command/index.ts";
 import { type Transport, checkServerName } from "../contract/tool-server.ts";
-import type { Readiness } from "../controlplane/tool-servers/readiness.ts";
+import type { ToolServerReadiness as Readiness } from "../contract/admin-api.ts";
 import { ApiError, type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderTable } from "./output.ts";
 import {

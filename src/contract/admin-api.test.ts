@@ -54,12 +54,31 @@ const DOCUMENTED: Array<[string, string, string, Name]> = [
   ["post", "/api/v1/auth/login-requests", "201", "LoginRequest"],
   ["get", "/api/v1/auth/login-requests/{id}", "200", "LoginRequestView"],
   ["post", "/api/v1/auth/login-requests/{id}/token", "200", "LoginToken"],
+  ["get", "/api/v1/organizations/{org}/audit-records", "200", "AuditRecordPage"],
+  ["get", "/api/v1/organizations/{org}/audit-records/{id}", "200", "AuditRecordView"],
+  ["get", "/api/v1/organizations/{org}/usage", "200", "UsageReport"],
+  ["get", "/api/v1/organizations/{org}/usage/series", "200", "UsageSeries"],
+  ["get", "/api/v1/organizations/{org}/budgets", "200", "BudgetList"],
+  ["post", "/api/v1/organizations/{org}/budgets", "201", "Budget"],
+  ["get", "/api/v1/organizations/{org}/settings", "200", "Settings"],
+  ["patch", "/api/v1/organizations/{org}/settings", "200", "Settings"],
+  ["get", "/api/v1/organizations/{org}/model-profiles", "200", "ModelProfileList"],
+  ["post", "/api/v1/organizations/{org}/model-profiles", "201", "ModelProfile"],
+  ["get", "/api/v1/organizations/{org}/model-profiles/{id}/readiness", "200", "Readiness"],
+  ["get", "/api/v1/organizations/{org}/siem-sinks", "200", "SinkList"],
+  ["post", "/api/v1/organizations/{org}/siem-sinks", "201", "Sink"],
+  ["get", "/api/v1/organizations/{org}/tool-servers", "200", "ToolServerList"],
+  ["get", "/api/v1/organizations/{org}/tool-servers/{id}", "200", "ToolServerDetail"],
+  ["get", "/api/v1/organizations/{org}/tool-servers/{id}/readiness", "200", "ToolServerReadiness"],
+  ["get", "/api/v1/organizations/{org}/directory-sync", "200", "DirectorySyncConfig"],
+  ["get", "/api/v1/organizations/{org}/directory-sync/report", "200", "DirectorySyncReport"],
+  ["get", "/api/v1/organizations/{org}/audit-recovery-requests", "200", "RecoveryRequestList"],
 ];
 
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace"]));
+    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest"]));
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -113,12 +132,23 @@ describe("admin answers, one contract", () => {
       ["Invite", (await cp.call("POST", cp.org("/invites"), { body: { email: "chat@example.com" } })).json],
       ["LoginRequest", login.json],
       ["LoginRequestView", (await cp.call("GET", `/api/v1/auth/login-requests/${login.json.id}`)).json],
+      ["Settings", (await cp.call("GET", cp.org("/settings"))).json],
+      ["Settings", (await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 30 } })).json],
+      ["Budget", (await cp.call("POST", cp.org("/budgets"), { body: { name: "b1", scope: "agent", target: inst.agentId, period: "month", unit: "tokens", limit: 1000 } })).json],
+      ["BudgetList", (await cp.call("GET", cp.org("/budgets"))).json],
+      ["UsageReport", (await cp.call("GET", cp.org("/usage?by=user"))).json],
+      ["UsageSeries", (await cp.call("GET", cp.org("/usage/series?by=model"))).json],
+      ["AuditRecordPage", (await cp.call("GET", cp.org("/audit-records"))).json],
+      ["ModelProfileList", (await cp.call("GET", cp.org("/model-profiles"))).json],
+      ["SinkList", (await cp.call("GET", cp.org("/siem-sinks"))).json],
+      ["ToolServerList", (await cp.call("GET", cp.org("/tool-servers"))).json],
+      ["RecoveryRequestList", (await cp.call("GET", cp.org("/audit-recovery-requests"))).json],
     );
     for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => `${e.path} ${e.message}`) }).toEqual({ name, errors: [] });
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);
     expect((checks[8]![1] as { policies: unknown[] }).policies.length).toBe(1);
     expect(checks.filter(([name]) => name.endsWith("List")).map(([name, body]) => [name, Object.values(body as object)[0].length > 0])).toEqual(
-      expect.arrayContaining([["UserList", true], ["RemoteIdentityList", true], ["GroupList", true], ["MemberList", true], ["ApiTokenList", true]]),
+      expect.arrayContaining([["UserList", true], ["RemoteIdentityList", true], ["GroupList", true], ["MemberList", true], ["ApiTokenList", true], ["BudgetList", true]]),
     );
   });
 });
