@@ -149,6 +149,13 @@ export async function scanPieces(fh: FileHandle, piece: (offset: number, bytes: 
       splitNul(buf, start, nl, base, piece);
       start = nl + 1;
     }
+    // A NUL ends a piece as a line end does: what lies before the last one is split now, so a
+    // long zero run (a preallocated segment's tail after a crash) is never carried over.
+    const z = start < len ? buf.lastIndexOf(0, len - 1) : -1;
+    if (z >= start) {
+      splitNul(buf, start, z, base, piece);
+      start = z + 1;
+    }
     // The unfinished line moves to the front and waits for the next chunk.
     buf.copyWithin(0, start, len);
     len -= start;
