@@ -73,12 +73,16 @@ const DOCUMENTED: Array<[string, string, string, Name]> = [
   ["get", "/api/v1/organizations/{org}/directory-sync", "200", "DirectorySyncConfig"],
   ["get", "/api/v1/organizations/{org}/directory-sync/report", "200", "DirectorySyncReport"],
   ["get", "/api/v1/organizations/{org}/audit-recovery-requests", "200", "RecoveryRequestList"],
+  ["get", "/api/v1/organizations/{org}/audit-activity", "200", "Activity"],
+  ["post", "/api/v1/organizations/{org}/audit-retention/run", "200", "RetentionReport"],
+  ["get", "/api/v1/organizations/{org}/runtime-recipients", "200", "RuntimeRecipientList"],
+  ["get", "/api/v1/organizations/{org}/installations/{id}/tools", "200", "InstalledToolList"],
 ];
 
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest"]));
+    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest", "Activity", "RetentionReport", "RuntimeRecipient", "InstalledTool"]));
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -143,6 +147,10 @@ describe("admin answers, one contract", () => {
       ["SinkList", (await cp.call("GET", cp.org("/siem-sinks"))).json],
       ["ToolServerList", (await cp.call("GET", cp.org("/tool-servers"))).json],
       ["RecoveryRequestList", (await cp.call("GET", cp.org("/audit-recovery-requests"))).json],
+      ["Activity", (await cp.call("GET", cp.org("/audit-activity"))).json],
+      ["RetentionReport", (await cp.call("POST", cp.org("/audit-retention/run"))).json],
+      ["RuntimeRecipientList", (await cp.call("GET", cp.org("/runtime-recipients?workspace=default"))).json],
+      ["InstalledToolList", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/tools`))).json],
     );
     for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => `${e.path} ${e.message}`) }).toEqual({ name, errors: [] });
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);

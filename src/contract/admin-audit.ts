@@ -91,3 +91,24 @@ export const RecoveryRequest = open({
 });
 export type RecoveryRequest = Static<typeof RecoveryRequest>;
 export const RecoveryRequestList = listOf("requests", RecoveryRequest);
+
+/** The console overview's figures (…/audit-activity): decisions per hour, top tools and users. */
+export const Activity = open({
+  since: Time,
+  hours: Type.Array(open({ hour: Time, permit: Type.Integer(), deny: Type.Integer() })),
+  top_tools: Type.Array(open({ tool: Str, calls: Type.Integer(), denied: Type.Integer() })),
+  top_users: Type.Array(open({ user_id: Str, email: Nullable(Str), calls: Type.Integer(), denied: Type.Integer() })),
+});
+export type Activity = Static<typeof Activity>;
+
+/** What a retention run deleted (…/audit-retention/run). */
+export const RetentionReport = open({
+  organization_id: Str,
+  retention_days: Nullable(Type.Integer()),
+  cutoff: Nullable(Time),
+  deleted: Type.Integer(),
+  chains_cut: Type.Integer(),
+  /** The checkpoint signing the new chain floors; null when nothing was deleted. */
+  checkpoint: Nullable(Type.Integer()),
+});
+export type RetentionReport = Static<typeof RetentionReport>;

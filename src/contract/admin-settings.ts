@@ -156,3 +156,13 @@ export const ToolServerReadiness = Type.Composite([Readiness, open({ runtimes: T
 export type ToolServerReadiness = Static<typeof ToolServerReadiness>;
 
 export const Deleted = open({ deleted: Str, name: Str });
+
+/** A live runtime's credential-sync key, to seal an API key or tool-server secrets to (…/runtime-recipients). */
+export const RuntimeRecipient = open({ replica_id: Str, installation_id: Str, recipient: Str });
+export type RuntimeRecipient = Static<typeof RuntimeRecipient>;
+export const RuntimeRecipientList = listOf("recipients", RuntimeRecipient);
+
+/** A tool an installation registered (…/installations/{id}/tools). */
+export const InstalledTool = open({ name: Str, access: Type.Union([Type.Literal("read"), Type.Literal("write")]), required_capabilities: Type.Array(Str) });
+export type InstalledTool = Static<typeof InstalledTool>;
+export const InstalledToolList = listOf("tools", InstalledTool);

@@ -1,6 +1,6 @@
 // Admin audit view under /organizations/{org}/audit-records: search, one record, the
 // ciphertext as a binary age file, export, and the activity figures of the console's overview. The runtime's ingest route lives in runtime/routes.ts.
-import { AuditRecordPage, AuditRecordView, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
+import { Activity, AuditRecordPage, AuditRecordView, RetentionReport, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -52,7 +52,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     .post(
       "/audit-retention/run",
       async ({ principal }) => runRetention(deps, principal.orgId),
-      { admin: true, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
+      { admin: true, response: RetentionReport, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
     )
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
@@ -85,6 +85,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         query: t.Object({ since: t.Optional(t.String({ maxLength: 40, description: "24h (default), 7d, 30m or ISO 8601; at most 7 days back" })) }),
+        response: Activity,
         detail: { summary: "Decisions per hour, top tools and top users (background tasks and outcomes left out)", tags: ["audit"] },
       },
     )

@@ -1,6 +1,6 @@
 // Model-profile routes (`svc model-profiles create|assignment|readiness|assign`), and the
 // runtime recipients a CLI seals an API key to before it creates or re-keys a profile.
-import { ModelProfile, ModelProfileAssigned, ModelProfileAssignment, ModelProfileList, Readiness } from "../../contract/admin-api.ts";
+import { ModelProfile, ModelProfileAssigned, ModelProfileAssignment, ModelProfileList, Readiness, RuntimeRecipientList } from "../../contract/admin-api.ts";
 import { Elysia } from "elysia";
 import { getAgentInWorkspace } from "../agents/service.ts";
 import { authPlugin } from "../auth/plugin.ts";
@@ -29,7 +29,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
         if (query.agent_id) await getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
         return { recipients: await recipientsInScope(db, ws.id, query.agent_id ?? null, { liveSince: live() }) };
       },
-      { admin: true, query: ScopeQuery, detail: { tags, summary: "Credential-sync keys of the scope's live runtimes, to seal an API key to (stale and gone replicas are left out)" } },
+      { admin: true, query: ScopeQuery, response: RuntimeRecipientList, detail: { tags, summary: "Credential-sync keys of the scope's live runtimes, to seal an API key to (stale and gone replicas are left out)" } },
     )
     .get("/model-profiles", async ({ principal, query }) => ({ model_profiles: (await listProfiles(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentProfile) }), {
       admin: true,
