@@ -5,6 +5,7 @@
 set -euo pipefail
 
 OPENWEBUI_VERSION=0.12.4
+UV_VERSION=0.13.9
 # Outside $HOME: the container user (UID 10001) must be able to run it in the end-to-end suite.
 VENV=${SVC_OPENWEBUI_VENV:-/var/cache/svc/openwebui-venv}
 # A system Python, not one under /root (pyenv): the venv links to its interpreter.
@@ -24,14 +25,22 @@ command -v "$PY" >/dev/null 2>&1 || { echo "openwebui-venv: $PY not found (Open 
 echo "openwebui-venv: installing open-webui==$OPENWEBUI_VERSION into $VENV (several GB, once)" >&2
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --upgrade pip >&2
-# pip -q is silent for minutes: say how far it got every 20 s. pip downloads and unpacks into its
-# temporary directory and moves everything into the venv only at the end, so count both.
-PIP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/openwebui-pip.XXXXXX")
-( while sleep 20; do echo "openwebui-venv: installing… $(du -sch "$VENV" "$PIP_TMP" 2>/dev/null | tail -1 | cut -f1) so far" >&2; done ) &
+# uv (from PyPI, into the venv itself) resolves the same pins as pip from the same index but
+# downloads in parallel and unpacks natively: pip took 17 min on the shared machine
+# (docs/first-run.md). Its download cache is a temporary directory beside the venv (same file
+# system, so files are hard-linked into the venv, not copied) and is removed afterwards: the
+# venv itself is what is cached. SVC_OPENWEBUI_PIP=1 installs with pip as before.
+UV_TMP=$(mktemp -d "$(dirname "$VENV")/openwebui-install.XXXXXX")
+( while sleep 20; do echo "openwebui-venv: installing… $(du -sch "$VENV" "$UV_TMP" 2>/dev/null | tail -1 | cut -f1) so far" >&2; done ) &
 ticker=$!
-trap 'kill "$ticker" 2>/dev/null || true; rm -rf "$PIP_TMP"' EXIT
-TMPDIR="$PIP_TMP" "$VENV/bin/python" -m pip install -q "open-webui==$OPENWEBUI_VERSION" >&2
+trap 'kill "$ticker" 2>/dev/null || true; rm -rf "$UV_TMP"' EXIT
+if [ -n "${SVC_OPENWEBUI_PIP:-}" ]; then
+  "$VENV/bin/python" -m pip install -q --upgrade pip >&2
+  TMPDIR="$UV_TMP" "$VENV/bin/python" -m pip install -q "open-webui==$OPENWEBUI_VERSION" >&2
+else
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION" >&2
+  UV_CACHE_DIR="$UV_TMP/cache" TMPDIR="$UV_TMP" "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" "open-webui==$OPENWEBUI_VERSION" >&2
+fi
 kill "$ticker" 2>/dev/null || true
 installed || { echo "openwebui-venv: open-webui $OPENWEBUI_VERSION is not importable after the install" >&2; exit 1; }
 echo "$VENV/bin"

@@ -26,7 +26,7 @@ done
 say() { printf '%s\n' "$@"; }
 started=$SECONDS
 say "start: installing what svc needs (first run: Bun, Debian packages; a minute or two)…"
-bash scripts/setup.sh
+bash scripts/setup.sh --run
 mkdir -p "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs"
 bun run build >"${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" 2>&1 || { cat "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" >&2; exit 1; }
 
@@ -119,7 +119,8 @@ if [ -n "$DEMO" ]; then
   if [ ! -f "$D/configured" ]; then
     "$SVC" model-profiles create --display-name "svc demo" --endpoint "https://127.0.0.1:$DEMO_PORT/v1" --auth-type none \
       --default-model svc-demo --agent "$AGENT" --workspace default >/dev/null
-    policy() { "$SVC" policies create --name "$1" --src-pattern '*' --dst-pattern "$2" --effect permit --agent-id "$AGENT" --workspace default >/dev/null; }
+    # (Quiet: the CLI warns that the tools are not registered yet, which the runtime does next.)
+    policy() { local err; err=$("$SVC" policies create --name "$1" --src-pattern '*' --dst-pattern "$2" --effect permit --agent-id "$AGENT" --workspace default 2>&1 >/dev/null) || { echo "$err" >&2; exit 1; }; }
     policy demo-chat model:invoke
     policy demo-lookup tool:crm.lookup_customer
     policy demo-tickets tool:tickets.list_open

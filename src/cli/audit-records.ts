@@ -2,39 +2,14 @@
 // through a search newest first with an opaque cursor; export streams every matching record
 // oldest first to a file or stdout, writing each chunk as it arrives (a million records are
 // never held in memory on either side).
+import type { AuditRecordPage, AuditRecordView } from "../contract/admin-api.ts";
 import { closeSync, openSync } from "node:fs";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 
-export type AuditRecordView = {
-  id: string;
-  ts: string;
-  received_at: string;
-  kind: string;
-  action: string;
-  tool_name: string | null;
-  /** The MCP server of the tool (issue 13); absent for pack tools and models. */
-  tool_server?: string;
-  model: string | null;
-  /** Open WebUI's background task (title_generation, …); absent for a user's turn. */
-  task?: string;
-  decision: string;
-  reason: string;
-  policy_id: string | null;
-  policy_revision: number;
-  installation_id: string;
-  agent_id: string;
-  replica_id: string | null;
-  subject: { user_id: string | null; email: string | null; remote_user_id: string | null; via_installation: boolean };
-  ref: string | null;
-  outcome: string | null;
-  exit_code: number | null;
-  args_digest: string | null;
-  encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
-  [k: string]: unknown;
-};
+export type { AuditRecordView } from "../contract/admin-api.ts";
 
 const DECISIONS = ["permit", "deny", "ask"];
 const KINDS = ["tool", "model", "outcome", "admin"];
@@ -81,7 +56,7 @@ const list = command({
     const query = { ...filterQuery(args), limit: args.limit, cursor: args.cursor };
     if (args.limit !== undefined && !/^\d+$/.test(args.limit)) throw new UsageError(`--limit must be a whole number from 1 to 500, not "${args.limit}"`);
     const client = await connect("svc audit list");
-    const page = await client.json<{ records: AuditRecordView[]; next_cursor: string | null }>("GET", client.org("/audit-records"), { query });
+    const page = await client.json<AuditRecordPage>("GET", client.org("/audit-records"), { query });
     if (args.json) return printJson(page);
     if (page.records.length === 0) return note("No audit records match.");
     out(

@@ -3,25 +3,15 @@
 // approves; the requester fetches the plaintext once. The --out file is created (0600, never
 // over an existing file) before the fetch: the control plane hands the plaintext out only
 // once, so there must be somewhere to put it before it is asked for.
+import type { RecoveryRequest } from "../contract/admin-api.ts";
+export type { RecoveryRequest } from "../contract/admin-api.ts";
+type Who = RecoveryRequest["requested_by"];
 import { closeSync, fchmodSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "./output.ts";
-
-type Who = { account_id: string; email: string | null };
-export type RecoveryRequest = {
-  id: string;
-  record_id: string;
-  reason: string;
-  status: "pending" | "approved" | "consumed";
-  requested_by: Who;
-  approved_by: Who | null;
-  created_at: string;
-  approved_at: string | null;
-  consumed_at: string | null;
-};
 
 const who = (w: Who | null) => (w ? (w.email ?? w.account_id) : "");
 

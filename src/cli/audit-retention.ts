@@ -2,12 +2,11 @@
 // (settings `audit_retention_days`) and a run now. The control plane deletes expired records
 // hourly in batches and signs a checkpoint with the chains' floors, so `svc audit verify`
 // keeps passing on what remains (docs/audit.md).
+import type { RetentionReport, Settings } from "../contract/admin-api.ts";
 import { UsageError, command } from "../command/index.ts";
 import { connect } from "./client.ts";
 import { jsonFlag, note, out, printJson } from "./output.ts";
 
-type Settings = { audit_retention_days: number | null };
-type Report = { deleted: number; chains_cut: number; cutoff: string | null; retention_days: number | null; checkpoint: number | null };
 
 /** `<days>` as the API takes it: a whole number 1–36500, or "off" (null). Pure. */
 export function parseRetentionDays(raw: string): number | null {
@@ -50,7 +49,7 @@ const run = command({
   examples: ["svc audit retention run"],
   async run({ args }) {
     const client = await connect("svc audit retention run");
-    const r = await client.json<Report>("POST", client.org("/audit-retention/run"));
+    const r = await client.json<RetentionReport>("POST", client.org("/audit-retention/run"));
     if (args.json) return printJson(r);
     if (r.retention_days === null) return note("No retention period is set: nothing was deleted. Set one with `svc audit retention set <days>`.");
     out(`Deleted ${r.deleted} audit records older than ${r.cutoff} (${r.retention_days} days)${r.checkpoint ? `; checkpoint #${r.checkpoint} signs where ${r.chains_cut} chains now start` : ""}.`);

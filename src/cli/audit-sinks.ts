@@ -2,21 +2,12 @@
 // streamed (SIEM): an HTTPS webhook (Splunk HEC body, HMAC-SHA256 signed), syslog over TLS, or
 // OTLP/HTTP logs. The webhook's HMAC key (or the OTLP bearer token) is read from stdin, never
 // a flag, and is never shown again.
+import type { Sink } from "../contract/admin-api.ts";
 import { readFileSync } from "node:fs";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
 import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
-
-type Sink = {
-  id: string;
-  name: string;
-  kind: string;
-  endpoint: string;
-  include_ciphertext: boolean;
-  secret_set: boolean;
-  health: { status: string; delivered: number; last_success_at: string | null; last_error_at: string | null; last_error: string | null; failures: number; lag_records: number; lag_records_capped: boolean; lag_seconds: number };
-};
 
 const KINDS = ["webhook", "syslog", "otlp"] as const;
 

@@ -1,10 +1,10 @@
 // `svc budgets create|list|delete` (issue 16): limits on the model spend of a user, a group or
 // an agent per UTC day or month, in tokens or money; proxies refuse model calls past them.
+import type { Budget } from "../contract/admin-api.ts";
 import { UsageError, command } from "../command/index.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList } from "./output.ts";
 
-type Budget = { id: string; name: string; scope: string; target: string; period: string; unit: string; limit: number; spent: number; used: number; resets_at: string };
 
 const SCOPES = ["user", "group", "agent"] as const;
 const PERIODS = ["day", "month"] as const;

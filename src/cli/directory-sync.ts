@@ -2,40 +2,14 @@
 // docs/directory-sync.md): groups and users from the app roles of an Entra ID application.
 // `set` reads the sync app's client secret from stdin (never a flag, never a terminal); the
 // control plane stores it KMS-wrapped and never returns it.
+import type { DirectorySyncChange as Change, DirectorySyncConfig as Config, DirectorySyncReport } from "../contract/admin-api.ts";
 import { UsageError, command } from "../command/index.ts";
 import { type OrgClient, connect } from "./client.ts";
 import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime } from "./output.ts";
 import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 
-type Config = {
-  tenant_id: string;
-  client_id: string;
-  app_id: string;
-  dry_run: boolean;
-  create_users: boolean;
-  authority_url: string;
-  graph_url: string;
-  interval_seconds: number;
-  enabled: boolean;
-};
-
-type Change =
-  | { kind: "create_group"; group: string }
-  | { kind: "create_user"; email: string; display_name: string | null; external_id: string }
-  | { kind: "enable_user" | "disable_user"; email: string; user_id: string }
-  | { kind: "add_member" | "remove_member"; group: string; email: string; user_id: string | null }
-  | { kind: "skip_user"; email: string | null; external_id: string; reason: string };
-
-export type Report = {
-  id?: string;
-  started_at: string;
-  finished_at: string | null;
-  dry_run: boolean;
-  status: "running" | "succeeded" | "failed";
-  counts: Record<string, number>;
-  changes: Change[];
-  errors: string[];
-};
+/** A run's report as the CLI renders it (its id aside). */
+export type Report = Omit<DirectorySyncReport, "id"> & { id?: string };
 
 const WAIT_TIMEOUT_MS = 120_000;
 

@@ -2,6 +2,7 @@
 // login (docs/api.md "Sign-in and svc login"): print the approve URL and user code, poll until an
 // owner or admin approves, save the token. `--with-token` reads a token from stdin instead.
 import { CommandFailure, UsageError, command } from "../command/index.ts";
+import type { LoginRequest, LoginToken } from "../contract/admin-api.ts";
 import { AdminClient, ApiError, type Me } from "./client.ts";
 import { type CliConfig, normalizeBaseUrl, readCliEnv, readConfigFile, writeConfigFile } from "./config.ts";
 import { note, out } from "./output.ts";
@@ -10,8 +11,6 @@ import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 const LABEL = "svc login";
 const DEFAULT_INTERVAL_SECONDS = 2;
 
-type LoginRequest = { id: string; user_code: string; poll_secret: string; approve_url: string; expires_at: string; interval_seconds?: number };
-type LoginToken = { token: string; organization_id: string; email?: string };
 
 async function readStdinToken(url: string): Promise<string> {
   const secret: StdinSecret = { reader: "--with-token", what: "the API token", example: `printf %s "$TOKEN" | svc login --url ${url} --with-token` };

@@ -4,6 +4,7 @@
 // exactly as the proxy decides their front-end id; a user not linked there is decided as a
 // service user with their directory groups, and the answer says a real call would first be
 // refused identity.unlinked.
+import type { User } from "../contract/admin-api.ts";
 import type { PolicyBundle } from "../contract/bundle.ts";
 import { UsageError, command } from "../command/index.ts";
 import { type CallContext, type Decision, decideTool, decideToolFor, indexBundle } from "../proxy/policy/policy-index.ts";
@@ -16,7 +17,8 @@ export type WhatIfCaller =
   | { kind: "directory"; userId: string; email: string; groups: string[]; attributes: Record<string, string> }
   | { kind: "installation" };
 
-type DirectoryUser = { id: string; email: string; display_name: string | null; source: string; groups: string[] };
+/** The directory fields a what-if reads. */
+type DirectoryUser = Pick<User, "id" | "email" | "display_name" | "source" | "groups">;
 
 /** The caller for a service user: linked in this bundle if they are, else from the directory. Pure. */
 export function callerFor(bundle: PolicyBundle, user: DirectoryUser): WhatIfCaller {
@@ -105,7 +107,7 @@ export const testCommand = command({
   async run({ args }) {
     const callArgs = parseArgsFlag(args.args);
     const client = await connect("svc policies test");
-    const user = await client.json<DirectoryUser>("GET", client.org(`/users/${seg(args.user)}`));
+    const user = await client.json<User>("GET", client.org(`/users/${seg(args.user)}`));
     const bundle = await fetchBundle(client, await pickInstallation(client, args.installation));
     const caller = callerFor(bundle, user);
     const r = report(bundle, caller, whatIf(bundle, caller, args.tool, { args: callArgs, now: new Date() }));

@@ -1,9 +1,9 @@
 // Looking up the workspace and model profile an admin names on the command line (by id or by
 // name), so commands can check that the objects they touch are in the workspace the admin meant.
-import type { Workspace } from "../contract/admin-api.ts";
+import type { ModelProfile, Workspace } from "../contract/admin-api.ts";
 import type { OrgClient } from "./client.ts";
 
-export type { Workspace } from "../contract/admin-api.ts";
+export type { ModelProfile, Workspace } from "../contract/admin-api.ts";
 
 /** The workspace named by id or name; a failure naming the known workspaces when absent. */
 export async function findWorkspace(client: OrgClient, ref: string): Promise<Workspace> {
@@ -19,18 +19,6 @@ export async function findWorkspace(client: OrgClient, ref: string): Promise<Wor
 export function inWorkspace(ws: Workspace, workspaceId: unknown): boolean {
   return workspaceId === undefined || workspaceId === null || workspaceId === ws.id;
 }
-
-export type ModelProfile = {
-  id: string;
-  display_name: string;
-  endpoint: string;
-  auth_type: string;
-  default_model: string;
-  models?: string[];
-  workspace_id: string;
-  has_api_key?: boolean;
-  sealed_to?: string[];
-};
 
 /** A model profile of the workspace, by id or display name. */
 export async function findModelProfile(client: OrgClient, ref: string, workspace: string): Promise<{ profile: ModelProfile; workspace: Workspace }> {

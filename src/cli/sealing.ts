@@ -1,11 +1,12 @@
 // Sealing a model provider's API key on the admin's machine, so the control plane only ever
 // stores ciphertext: one age file encrypted to the credential-sync key (X25519) of every
 // runtime replica of the scope. Each runtime opens it with its own identity.
+import type { RuntimeRecipient } from "../contract/admin-api.ts";
 import { Encrypter } from "age-encryption";
 import { isX25519Recipient } from "../contract/age-recipient.ts";
 
 /** A runtime replica able to receive a sealed key (GET /organizations/{org}/runtime-recipients). */
-export type RuntimeRecipient = { replica_id: string; installation_id: string; recipient: string };
+export type { RuntimeRecipient } from "../contract/admin-api.ts";
 export type SealedKey = { api_key_sealed: string; sealed_to: string[] };
 
 /** The recipients that are well-formed X25519 keys, one per replica. Pure. */

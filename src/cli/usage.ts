@@ -1,12 +1,12 @@
 // `svc usage --by user|group|model|agent [--since 7d] [--until …] [--json]` (issue 16): model
 // tokens and cost summed from the outcome records of model calls.
+import type { UsageReport, UsageRow } from "../contract/admin-api.ts";
 import { UsageError, command } from "../command/index.ts";
 import { connect } from "./client.ts";
 import { jsonFlag, printList } from "./output.ts";
 
 export const USAGE_BY = ["user", "group", "model", "agent"] as const;
 
-type UsageRow = { key: string | null; label: string | null; calls: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number };
 
 export const usageCommand = command({
   meta: { name: "usage", description: "Model usage (tokens and cost) by user, group, model or agent" },
@@ -20,7 +20,7 @@ export const usageCommand = command({
   async run({ args }) {
     if (!(USAGE_BY as readonly string[]).includes(args.by)) throw new UsageError(`--by must be one of ${USAGE_BY.join(", ")}, not "${args.by}"`);
     const client = await connect("svc usage");
-    const r = await client.json<{ by: string; since: string; until: string | null; rows: UsageRow[] }>("GET", client.org("/usage"), { query: { by: args.by, since: args.since, until: args.until } });
+    const r = await client.json<UsageReport>("GET", client.org("/usage"), { query: { by: args.by, since: args.since, until: args.until } });
     printList(
       r.rows ?? [],
       [

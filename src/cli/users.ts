@@ -2,13 +2,12 @@
 // service user an email is, which front-end user ids are linked to it, and an invitation for a
 // chat user without a console account (a one-time link to set a chat password, issue 19).
 import { UsageError, command } from "../command/index.ts";
+import type { Invite, RemoteIdentity, User } from "../contract/admin-api.ts";
 import { connect, seg } from "./client.ts";
 import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "./output.ts";
 
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
-type User = { id: string; email: string; display_name: string | null; disabled: boolean; source: string; groups: string[] };
-type RemoteIdentity = { id: string; platform: string; remote_user_id: string; installation_id: string | null; linked_at: string | null };
 
 const resolve = command({
   meta: { name: "resolve", description: "Find the service user with an email" },
@@ -36,8 +35,6 @@ const resolve = command({
     );
   },
 });
-
-type Invite = { user_id: string; email: string; user_created: boolean; url: string; expires_at: string };
 
 const invite = command({
   meta: { name: "invite", description: "A one-time link for a chat user without a console account to set a chat password (opens no console access)" },

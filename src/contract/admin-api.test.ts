@@ -37,12 +37,52 @@ const DOCUMENTED: Array<[string, string, string, Name]> = [
   ["post", "/api/v1/organizations/{org}/policies", "201", "PolicyWritten"],
   ["patch", "/api/v1/organizations/{org}/policies/{id}", "200", "PolicyWritten"],
   ["post", "/api/v1/organizations/{org}/policies/apply", "200", "PolicyApplyResult"],
+  ["get", "/api/v1/organizations/{org}/users", "200", "UserList"],
+  ["post", "/api/v1/organizations/{org}/users", "201", "User"],
+  ["get", "/api/v1/organizations/{org}/users/{id}", "200", "User"],
+  ["post", "/api/v1/organizations/{org}/users/{id}/disable", "200", "User"],
+  ["get", "/api/v1/organizations/{org}/users/{id}/remote-identities", "200", "RemoteIdentityList"],
+  ["post", "/api/v1/organizations/{org}/users/{id}/remote-identities", "201", "RemoteIdentity"],
+  ["get", "/api/v1/organizations/{org}/remote-identities", "200", "RemoteIdentityList"],
+  ["get", "/api/v1/organizations/{org}/groups", "200", "GroupList"],
+  ["post", "/api/v1/organizations/{org}/groups", "201", "Group"],
+  ["get", "/api/v1/organizations/{org}/members", "200", "MemberList"],
+  ["post", "/api/v1/organizations/{org}/members", "201", "Member"],
+  ["get", "/api/v1/organizations/{org}/api-tokens", "200", "ApiTokenList"],
+  ["post", "/api/v1/organizations/{org}/api-tokens", "201", "IssuedApiToken"],
+  ["post", "/api/v1/organizations/{org}/invites", "201", "Invite"],
+  ["post", "/api/v1/auth/login-requests", "201", "LoginRequest"],
+  ["get", "/api/v1/auth/login-requests/{id}", "200", "LoginRequestView"],
+  ["post", "/api/v1/auth/login-requests/{id}/token", "200", "LoginToken"],
+  ["get", "/api/v1/organizations/{org}/audit-records", "200", "AuditRecordPage"],
+  ["get", "/api/v1/organizations/{org}/audit-records/{id}", "200", "AuditRecordView"],
+  ["get", "/api/v1/organizations/{org}/usage", "200", "UsageReport"],
+  ["get", "/api/v1/organizations/{org}/usage/series", "200", "UsageSeries"],
+  ["get", "/api/v1/organizations/{org}/budgets", "200", "BudgetList"],
+  ["post", "/api/v1/organizations/{org}/budgets", "201", "Budget"],
+  ["get", "/api/v1/organizations/{org}/settings", "200", "Settings"],
+  ["patch", "/api/v1/organizations/{org}/settings", "200", "Settings"],
+  ["get", "/api/v1/organizations/{org}/model-profiles", "200", "ModelProfileList"],
+  ["post", "/api/v1/organizations/{org}/model-profiles", "201", "ModelProfile"],
+  ["get", "/api/v1/organizations/{org}/model-profiles/{id}/readiness", "200", "Readiness"],
+  ["get", "/api/v1/organizations/{org}/siem-sinks", "200", "SinkList"],
+  ["post", "/api/v1/organizations/{org}/siem-sinks", "201", "Sink"],
+  ["get", "/api/v1/organizations/{org}/tool-servers", "200", "ToolServerList"],
+  ["get", "/api/v1/organizations/{org}/tool-servers/{id}", "200", "ToolServerDetail"],
+  ["get", "/api/v1/organizations/{org}/tool-servers/{id}/readiness", "200", "ToolServerReadiness"],
+  ["get", "/api/v1/organizations/{org}/directory-sync", "200", "DirectorySyncConfig"],
+  ["get", "/api/v1/organizations/{org}/directory-sync/report", "200", "DirectorySyncReport"],
+  ["get", "/api/v1/organizations/{org}/audit-recovery-requests", "200", "RecoveryRequestList"],
+  ["get", "/api/v1/organizations/{org}/audit-activity", "200", "Activity"],
+  ["post", "/api/v1/organizations/{org}/audit-retention/run", "200", "RetentionReport"],
+  ["get", "/api/v1/organizations/{org}/runtime-recipients", "200", "RuntimeRecipientList"],
+  ["get", "/api/v1/organizations/{org}/installations/{id}/tools", "200", "InstalledToolList"],
 ];
 
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["Agent", "AuditKey", "Installation", "InstallationStatus", "Me", "Policy", "Replica", "Workspace"]));
+    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest", "Activity", "RetentionReport", "RuntimeRecipient", "InstalledTool"]));
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -79,8 +119,44 @@ describe("admin answers, one contract", () => {
       ["PolicyList", (await cp.call("GET", cp.org("/policies"))).json],
       ["PolicyApplyResult", (await cp.call("POST", cp.org("/policies/apply"), { body: { workspace: "default", policies: [], dry_run: true } })).json],
     ];
+    const user = await cp.call("POST", cp.org("/users"), { body: { email: "ana@example.com", display_name: "Ana" } });
+    const login = await cp.call("POST", "/api/v1/auth/login-requests", { token: null, body: {} });
+    checks.push(
+      ["User", user.json],
+      ["UserList", (await cp.call("GET", cp.org("/users"))).json],
+      ["User", (await cp.call("POST", cp.org(`/users/${user.json.id}/disable`))).json],
+      ["RemoteIdentity", (await cp.call("POST", cp.org(`/users/${user.json.id}/remote-identities`), { body: { platform: "chatui", remote_user_id: "owui-1" } })).json],
+      ["RemoteIdentityList", (await cp.call("GET", cp.org("/remote-identities"))).json],
+      ["Group", (await cp.call("POST", cp.org("/groups"), { body: { name: "sales" } })).json],
+      ["GroupList", (await cp.call("GET", cp.org("/groups"))).json],
+      ["Member", (await cp.call("POST", cp.org("/members"), { body: { email: "bo@example.com", role: "admin" } })).json],
+      ["MemberList", (await cp.call("GET", cp.org("/members"))).json],
+      ["IssuedApiToken", (await cp.call("POST", cp.org("/api-tokens"), { body: { name: "ci" } })).json],
+      ["ApiTokenList", (await cp.call("GET", cp.org("/api-tokens"))).json],
+      ["Invite", (await cp.call("POST", cp.org("/invites"), { body: { email: "chat@example.com" } })).json],
+      ["LoginRequest", login.json],
+      ["LoginRequestView", (await cp.call("GET", `/api/v1/auth/login-requests/${login.json.id}`)).json],
+      ["Settings", (await cp.call("GET", cp.org("/settings"))).json],
+      ["Settings", (await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 30 } })).json],
+      ["Budget", (await cp.call("POST", cp.org("/budgets"), { body: { name: "b1", scope: "agent", target: inst.agentId, period: "month", unit: "tokens", limit: 1000 } })).json],
+      ["BudgetList", (await cp.call("GET", cp.org("/budgets"))).json],
+      ["UsageReport", (await cp.call("GET", cp.org("/usage?by=user"))).json],
+      ["UsageSeries", (await cp.call("GET", cp.org("/usage/series?by=model"))).json],
+      ["AuditRecordPage", (await cp.call("GET", cp.org("/audit-records"))).json],
+      ["ModelProfileList", (await cp.call("GET", cp.org("/model-profiles"))).json],
+      ["SinkList", (await cp.call("GET", cp.org("/siem-sinks"))).json],
+      ["ToolServerList", (await cp.call("GET", cp.org("/tool-servers"))).json],
+      ["RecoveryRequestList", (await cp.call("GET", cp.org("/audit-recovery-requests"))).json],
+      ["Activity", (await cp.call("GET", cp.org("/audit-activity"))).json],
+      ["RetentionReport", (await cp.call("POST", cp.org("/audit-retention/run"))).json],
+      ["RuntimeRecipientList", (await cp.call("GET", cp.org("/runtime-recipients?workspace=default"))).json],
+      ["InstalledToolList", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/tools`))).json],
+    );
     for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => `${e.path} ${e.message}`) }).toEqual({ name, errors: [] });
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);
     expect((checks[8]![1] as { policies: unknown[] }).policies.length).toBe(1);
+    expect(checks.filter(([name]) => name.endsWith("List")).map(([name, body]) => [name, Object.values(body as object)[0].length > 0])).toEqual(
+      expect.arrayContaining([["UserList", true], ["RemoteIdentityList", true], ["GroupList", true], ["MemberList", true], ["ApiTokenList", true], ["BudgetList", true]]),
+    );
   });
 });

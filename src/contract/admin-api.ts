@@ -9,7 +9,10 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, Time, open } from "./admin-shape.ts";
 import { HeartbeatToolServer } from "./runtime-api.ts";
 
+export * from "./admin-audit.ts";
+export * from "./admin-directory.ts";
 export * from "./admin-policies.ts";
+export * from "./admin-settings.ts";
 
 /** GET /me */
 export const Me = open({

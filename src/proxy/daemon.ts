@@ -5,6 +5,8 @@
 // At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
 // what the spool holds within one short deadline, cut what still streams, close the spool
 // (what is left ships after the next start), release the spool's lock, exit 0.
+import { EndpointProbe } from "./api/endpoint-probe.ts";
+import { endpointAttempts } from "./api/endpoint-attempts.ts";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { rootCertificates } from "node:tls";
@@ -131,6 +133,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
       lowSpaceBytes: config.auditLowSpaceBytes,
       // A long backlog (an outage) is indexed while the proxy already decides: it never delays readiness.
       loadInBackground: true,
+      // Segments zero-filled ahead of time: each fdatasync flushes data only (spool.ts).
+      preallocate: true,
       onHealthChange: (h, previous) => {
         logSpoolHealth(log, h, previous);
         // Tell the control plane now (the console shows it), not at the next interval.
@@ -167,6 +171,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
   const mcpRegistration = registration;
   status.toolServers = () => mcp.status();
+  const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log });
   const loop = new BundleLoop({
     client,
     status,
@@ -180,7 +185,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
-    onPolled: () => void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => mcpRegistration.resync()),
+    onPolled: () => {
+      void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => mcpRegistration.resync());
+      // A model endpoint not tried yet is reached now (no model call), and the heartbeat tells readiness at once.
+      void probe.sync(status.compiled?.bundle.model_profile).then(async () => reportNow?.());
+    },
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);

@@ -16,6 +16,7 @@ import {
   ALICE,
   BOB,
   BOB_CP_PASSWORD,
+  CAROL,
   MODEL,
   MODEL_API_KEY,
   auditRecord,
@@ -461,6 +462,19 @@ describe("scenario 8: audit-argument encryption", () => {
   });
 });
 
+/** Waits until the proxy reached MCP server `name`, registered `<name>.lookup` and applies that bundle. */
+async function toolServerServed(name: string): Promise<void> {
+  const w = world();
+  const sock = join(w.container!.stateDir, "proxy.sock");
+  await waitFor(async () => {
+    const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
+    const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
+    return (j.tool_servers ?? []).some((t) => t.name === name && t.state === "ok");
+  }, `the proxy to reach the ${name} server`, 60_000);
+  await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === `${name}.lookup`), `${name}.lookup registered`, 60_000);
+  await bundleApplied();
+}
+
 describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () => {
   test("permit runs it at the upstream; a deny never reaches it; audited under the user with encrypted arguments; a hand-added MCP connection is not served", async () => {
     const w = await linked();
@@ -479,14 +493,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       const key = await w.cli(["audit", "keys", "create", "--name", "e2e-mcp", "--identity-file", identity, "--json"]);
       expect(key.code).toBe(0);
       // the proxy lists the server on its next poll and registers kb.* through the tool sync
-      const sock = join(w.container!.stateDir, "proxy.sock");
-      await waitFor(async () => {
-        const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
-        const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
-        return (j.tool_servers ?? []).some((t) => t.name === "kb" && t.state === "ok");
-      }, "the proxy to reach the kb server", 60_000);
-      await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === "kb.lookup"), "kb.lookup registered", 60_000);
-      await bundleApplied();
+      await toolServerServed("kb");
 
       // permit: the model (double) calls the MCP tool; Open WebUI runs it through the gateway
       const seen = ids(await auditRecords({ tool: "kb.lookup" }));
@@ -531,6 +538,84 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       expect((await owui(w.container!.url, "POST", "/api/v1/configs/tool_servers", admin.token, current)).status).toBe(200);
       expect((await w.cli(["audit", "keys", "disable", JSON.parse(key.stdout).id])).code).toBe(0);
     } finally {
+      await notes.stop();
+    }
+  });
+
+  test("an unlinked user's call: exactly Refused (identity.unlinked); the claim link reaches that user's own session alone, never the tool result, the chat or the model", async () => {
+    const w = await linked();
+    const url = w.container!.url;
+    const notes = await startNotesServer();
+    // Carol, linked while the turn starts (so the gateway lists the tool to her and the model
+    // is called), is unlinked by an admin before the model's tool call runs: the only way an
+    // Open WebUI chat reaches an MCP tools/call as an unlinked user (unlinked users are offered
+    // no tools and their model calls are refused first).
+    const created = await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "kbx", workspace: "default", transport: "http", url: notes.url });
+    expect(created.status).toBe(201);
+    expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kbx/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
+    const carolUser = await api(w.cp, "POST", org(w.cp, "/users"), { email: CAROL.email, display_name: CAROL.name });
+    expect(carolUser.status).toBe(201);
+    const carolId = carolUser.json.id as string;
+    expect((await api(w.cp, "POST", org(w.cp, `/users/${carolId}/remote-identities`), { platform: "chatui", remote_user_id: w.carol.id })).status).toBe(201);
+    const permit = await w.cli(["policies", "create", "--name", "kbx-carol", "--src-pattern", `user:${carolId}`, "--dst-pattern", "tool:kbx.lookup", "--effect", "permit", "--agent-id", w.agentId, "--workspace", "default"]);
+    expect(permit.code).toBe(0);
+    await toolServerServed("kbx");
+
+    const carolSocket = await listenSocket(url, w.carol);
+    const aliceSocket = await listenSocket(url, w.alice);
+    const release = Promise.withResolvers<void>();
+    try {
+      const seen = ids(await auditRecords({ tool: "kbx.lookup" }));
+      const calls = notes.calls().length;
+      w.model.respond = (body) => {
+        const last = body?.messages?.at(-1);
+        if (last?.role === "tool") return { text: `The tool said: ${last.content}` };
+        return { toolCall: { id: "call_kbx", name: "svc_kbx.lookup", arguments: JSON.stringify({ term: "invoices" }) }, holdAfterFirstChunk: release.promise };
+      };
+      const before = w.model.requests.length;
+      // Carol's browser session: Open WebUI hands MCP elicitations to it (the event caller).
+      const turn = chatTurn(url, w.carol, { model: MODEL, content: "What do the notes say about invoices?", toolIds: ["server:mcp:svc"], sessionId: carolSocket.sid() });
+      await waitFor(() => w.model.requests.length > before, "the model call of Carol's turn");
+      expect(offered(w.model.requests[before])).toContain("svc_kbx.lookup"); // listed while she was linked
+      const unlinked = await api(w.cp, "DELETE", org(w.cp, `/users/${carolId}/remote-identities/${w.carol.id}`));
+      expect(unlinked.status).toBe(200);
+      await bundleApplied();
+      release.resolve(); // the model's tool call now reaches Open WebUI, which runs it through the gateway
+      const done = await turn;
+
+      // what the tool returned, to the model and to the chat: exactly the spec's refusal
+      expect(toolOutputs(done.message).map((o) => JSON.parse(o).error)).toEqual(["Refused (identity.unlinked)"]);
+      expect(notes.calls().length).toBe(calls); // the upstream never saw it
+      // the claim link reached Carol's own session as one elicitation (Open WebUI's dialog)
+      const asked = () => carolSocket.events().filter((e) => e.event === "events" && e.data?.data?.type === "request:elicitation");
+      await waitFor(() => asked().length > 0, "the claim-link elicitation on Carol's socket").catch((e) => {
+        const lines = plainLines(w.container!.stderr()).filter((l) => /claim|elicit|event caller|unlinked|session/i.test(l) && !/httpx2/.test(l));
+        const kinds = carolSocket.events().map((x) => `${x.event}:${x.data?.data?.type ?? ""}`);
+        throw new Error(`${(e as Error).message}\nCarol's socket: ${kinds.join(" ")} ${JSON.stringify(carolSocket.events().filter((x) => !x.event.startsWith("events"))).slice(0, 2000)}\n${lines.slice(-30).join("\n")}`);
+      });
+      expect(asked()).toHaveLength(1);
+      const elicitation = asked()[0]!.data.data.data;
+      expect(elicitation).toMatchObject({ mode: "url", server_name: "svc" });
+      expect(elicitation.url).toStartWith(`${w.cp.url}/claim/`);
+      const token = String(elicitation.url).split("/claim/")[1]!;
+      // … to Carol alone: Alice's open socket got nothing of it
+      expect(JSON.stringify(aliceSocket.events())).not.toContain(token);
+      expect(aliceSocket.events().some((e) => e.data?.data?.type === "request:elicitation")).toBe(false);
+      // never in the stored chat, never sent to the model, never logged
+      const stored = await (await fetch(`${url}/api/v1/chats/${done.chatId}`, { headers: { authorization: `Bearer ${w.carol.token}` } })).text();
+      expect(stored).toContain("identity.unlinked");
+      expect(stored).not.toContain(token);
+      expect(JSON.stringify(w.model.requests)).not.toContain(token);
+      expect(w.container!.stderr()).not.toContain(token);
+      // audited under the installation's subject, marked via installation, naming the server
+      const rec = await auditRecord({ kind: "tool", tool: "kbx.lookup", decision: "deny" }, (r) => !seen.has(r.id) && r.reason === "identity.unlinked");
+      expect(rec).toMatchObject({ action: "tool:kbx.lookup", tool_server: "kbx", installation_id: w.installationId });
+      expect(rec.subject).toMatchObject({ user_id: null, remote_user_id: w.carol.id, via_installation: true });
+      expect(JSON.stringify(rec)).not.toContain(token);
+    } finally {
+      release.resolve();
+      await carolSocket.stop();
+      await aliceSocket.stop();
       await notes.stop();
     }
   });

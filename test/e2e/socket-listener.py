@@ -25,10 +25,16 @@ async def main(url: str, token: str) -> None:
     async def any_event(event, data=None):
         out(event, data)
 
+    @sio.event
+    async def disconnect(reason=None):
+        out("disconnected", {"reason": str(reason)})
+
     await sio.connect(url, socketio_path="/ws/socket.io", transports=["websocket"], auth={"token": token}, wait_timeout=20)
     # The browser joins its user room with user-join after connecting; do the same.
     await sio.call("user-join", {"auth": {"token": token}}, timeout=20)
-    out("connected", {"sid": sio.sid})
+    # The Socket.IO session id of the default namespace (what the browser's socket.id is, and
+    # what Open WebUI keys its session pool by); sio.sid is the Engine.IO transport's id.
+    out("connected", {"sid": sio.get_sid("/")})
     loop = asyncio.get_running_loop()
     # Stop when the test closes our stdin.
     await loop.run_in_executor(None, sys.stdin.read)

@@ -229,6 +229,9 @@ describe("audit delivery", () => {
     await px.proc.exited;
     const restarted = launch(proxyEnv(dirs));
     await restarted.waitReady();
+    // The backlog is indexed after the proxy is ready (spool.ts loadInBackground): until then
+    // spool_depth counts only this run's records, so an empty spool means nothing yet.
+    await waitFor(async () => restarted.logs().includes('"event":"audit spool loaded"'), "the backlog to be indexed after restart", 30000);
     await waitFor(async () => (await restarted.policy()).spool_depth === 0, "the spool to empty after restart", 30000);
     const records = await auditRecordsOf(api, s.installationId);
     const counts = new Map<string, number>();

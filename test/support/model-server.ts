@@ -44,6 +44,8 @@ export type ModelServer = {
   endpoint: string;
   caFile: string;
   requests: RecordedRequest[];
+  /** GETs of the base URL: the runtime's reachability probe (no model call), kept apart from `requests`. */
+  probes: RecordedRequest[];
   behaviour: ModelBehaviour;
   /**
    * Scripted turns: when set, each chat-completions request asks it how to answer (given the
@@ -62,12 +64,14 @@ const sse = (obj: unknown) => enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
 export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
   const tls = testTls();
   const requests: RecordedRequest[] = [];
+  const probes: RecordedRequest[] = [];
   let firstChunk = Promise.withResolvers<void>();
   const ms: ModelServer = {
     url: "",
     endpoint: "",
     caFile: tls.caFile,
     requests,
+    probes,
     behaviour: { text: "Hello from the model" },
     respond: null,
     firstChunkSent: async () => firstChunk.promise,
@@ -90,6 +94,10 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
       req.headers.forEach((v, k) => {
         headers[k] = v;
       });
+      if (req.method === "GET" && /^\/v1\/?$/.test(path)) {
+        probes.push({ method: req.method, path, headers, body, raw });
+        return Response.json({ error: { message: "not found", type: "invalid_request_error", code: null } }, { status: 404 });
+      }
       requests.push({ method: req.method, path, headers, body, raw });
       if (opts.apiKey && req.headers.get("authorization") !== `Bearer ${opts.apiKey}`) {
         return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });

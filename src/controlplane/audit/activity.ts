@@ -2,6 +2,7 @@
 // denies), and the most called tools and the most active users, over a recent window. Only
 // decision records count (tool and model calls, never outcomes), and Open WebUI's background
 // tasks are left out: the figures are about what people and their models asked to do.
+import type { Activity } from "../../contract/admin-audit.ts";
 import { and, desc, eq, gte, isNull, ne, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
@@ -9,12 +10,7 @@ import { emailsOfUsers } from "../directory/service.ts";
 const HOUR = 3_600_000;
 export const TOP = 10;
 
-export type Activity = {
-  since: string;
-  hours: { hour: string; permit: number; deny: number }[];
-  top_tools: { tool: string; calls: number; denied: number }[];
-  top_users: { user_id: string; email: string | null; calls: number; denied: number }[];
-};
+export type { Activity } from "../../contract/admin-audit.ts";
 
 /** One bar per hour from `since` to `now`, zero where nothing happened. Pure. */
 export function fillHours(rows: { h: number; decision: string; n: number }[], since: number, now: number): Activity["hours"] {

@@ -1,5 +1,6 @@
 // Admin audit view under /organizations/{org}/audit-records: search, one record, the
 // ciphertext as a binary age file, export, and the activity figures of the console's overview. The runtime's ingest route lives in runtime/routes.ts.
+import { Activity, AuditRecordPage, AuditRecordView, RetentionReport, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -51,11 +52,12 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     .post(
       "/audit-retention/run",
       async ({ principal }) => runRetention(deps, principal.orgId),
-      { admin: true, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
+      { admin: true, response: RetentionReport, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
     )
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
       query: SearchQuery,
+      response: AuditRecordPage,
       detail: { summary: "Search audit records, newest first (never ciphertext)", tags: ["audit"] },
     })
     .get(
@@ -65,12 +67,12 @@ export function auditRoutes(deps: ControlPlaneDeps) {
         const until = query.until ? parseSince(query.until, deps.now()) : null;
         return { by: query.by, since: new Date(since).toISOString(), until: until === null ? null : new Date(until).toISOString(), rows: await usageBy(deps.db, principal.orgId, query.by, { since, until }) };
       },
-      { admin: true, query: UsageQuery, detail: { summary: "Model usage (tokens, cost) by user, group, model or agent", tags: ["usage"] } },
+      { admin: true, query: UsageQuery, response: UsageReport, detail: { summary: "Model usage (tokens, cost) by user, group, model or agent", tags: ["usage"] } },
     )
     .get(
       "/usage/series",
       async ({ principal, query }) => ({ points: await usageSeries(deps.db, principal.orgId, query.by, query.bucket ?? "day", { since: parseSince(query.since ?? "30d", deps.now()) }) }),
-      { admin: true, query: SeriesQuery, detail: { summary: "Model usage over time, per user or model", tags: ["usage"] } },
+      { admin: true, query: SeriesQuery, response: UsageSeries, detail: { summary: "Model usage over time, per user or model", tags: ["usage"] } },
     )
     .get(
       "/audit-activity",
@@ -83,6 +85,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         query: t.Object({ since: t.Optional(t.String({ maxLength: 40, description: "24h (default), 7d, 30m or ISO 8601; at most 7 days back" })) }),
+        response: Activity,
         detail: { summary: "Decisions per hour, top tools and top users (background tasks and outcomes left out)", tags: ["audit"] },
       },
     )
@@ -103,6 +106,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,
+      response: AuditRecordView,
       detail: { summary: "One audit record", tags: ["audit"] },
     })
     .get(

@@ -68,7 +68,7 @@ function expired(deps: ControlPlaneDeps, row: { expiresAt: number; completedAt: 
 /** What the console's approval page shows: the code to compare and whether it can still be approved. */
 export async function describeLoginRequest(deps: ControlPlaneDeps, id: string) {
   const row = await findRequest(deps, id);
-  const status = expired(deps, row) ? "expired" : row.approvedByAccountId ? "approved" : "pending";
+  const status = expired(deps, row) ? ("expired" as const) : row.approvedByAccountId ? ("approved" as const) : ("pending" as const);
   return { id: row.id, user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString(), status };
 }
 

@@ -1,6 +1,6 @@
 // Sign-in and `svc login`: console sessions, who-am-I, browser-approved login requests, and
 // API tokens for the CLI. Handlers pass plain values to the services in this folder.
-import { Me } from "../../contract/admin-api.ts";
+import { ApiTokenList, IssuedApiToken, LoginApproved, LoginRequest, LoginRequestView, LoginToken, Me } from "../../contract/admin-api.ts";
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -98,22 +98,25 @@ export function authRoutes(deps: ControlPlaneDeps) {
           set.status = 201;
           return created;
         }),
-      { body: LoginRequestCreate, detail: { tags, summary: "Start `svc login`: a request to approve in the browser" } },
+      { body: LoginRequestCreate, response: { 201: LoginRequest }, detail: { tags, summary: "Start `svc login`: a request to approve in the browser" } },
     )
     .get("/auth/login-requests/:id", async ({ params }) => describeLoginRequest(deps, params.id), {
       admin: true,
       params: LoginRequestParams,
+      response: LoginRequestView,
       detail: { tags, summary: "A login request as the approval page shows it" },
     })
     .post("/auth/login-requests/:id/approve", async ({ params, principal }) => approveLoginRequest(deps, params.id, principal), {
       admin: true,
       params: LoginRequestParams,
       body: LoginRequestApprove,
+      response: LoginApproved,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
     .post("/auth/login-requests/:id/token", async ({ params, body, set }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
       params: LoginRequestParams,
       body: LoginRequestToken,
+      response: LoginToken,
       detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
     })
     .post(
@@ -123,10 +126,11 @@ export function authRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },
-      { admin: true, body: ApiTokenCreate, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
+      { admin: true, body: ApiTokenCreate, response: { 201: IssuedApiToken }, detail: { tags, summary: "Issue an API token for the calling account (shown once)" } },
     )
     .get("/organizations/:org/api-tokens", async ({ principal }) => ({ api_tokens: await listApiTokens(deps.db, principal.orgId) }), {
       admin: true,
+      response: ApiTokenList,
       detail: { tags, summary: "List the organization's API tokens (never the token itself)" },
     })
     .delete(

@@ -4,6 +4,7 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
+import { organizationNames } from "../organizations/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { hashSecret, isKind, newSecret } from "./tokens.ts";
 
@@ -85,13 +86,40 @@ export async function membership(db: Db, accountId: string, orgId: string) {
   return row;
 }
 
+/** The account's organizations with their names and its role in each. */
 export async function membershipsOf(db: Db, accountId: string) {
-  const { memberships: m, organizations: o } = tables(db);
+  const m = tables(db).memberships;
+  const rows = await db.select({ orgId: m.orgId, role: m.role }).from(m).where(eq(m.accountId, accountId));
+  const names = await organizationNames(db, rows.map((r) => r.orgId));
+  return rows.flatMap((r) => {
+    const name = names.get(r.orgId);
+    return name === undefined ? [] : [{ orgId: r.orgId, name, role: r.role }];
+  });
+}
+
+/** The organization's members (account id, email, role), by email. */
+export async function membersOf(db: Db, orgId: string): Promise<Array<{ accountId: string; email: string; role: Role }>> {
+  const { accounts: a, memberships: m } = tables(db);
   return db
-    .select({ orgId: o.id, name: o.name, role: m.role })
+    .select({ accountId: a.id, email: a.email, role: m.role })
     .from(m)
-    .innerJoin(o, eq(o.id, m.orgId))
-    .where(eq(m.accountId, accountId));
+    .innerJoin(a, eq(a.id, m.accountId))
+    .where(eq(m.orgId, orgId))
+    .orderBy(a.email);
+}
+
+export async function ownerCount(db: Db, orgId: string): Promise<number> {
+  const m = tables(db).memberships;
+  const owners = await db
+    .select({ accountId: m.accountId })
+    .from(m)
+    .where(and(eq(m.orgId, orgId), eq(m.role, "owner")));
+  return owners.length;
+}
+
+export async function removeMembership(db: Db, accountId: string, orgId: string): Promise<void> {
+  const m = tables(db).memberships;
+  await db.delete(m).where(and(eq(m.accountId, accountId), eq(m.orgId, orgId)));
 }
 
 /** The organization a sign-in lands in when none is asked for: the oldest (lowest id). */

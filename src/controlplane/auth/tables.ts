@@ -1,4 +1,4 @@
-// The tables of auth: accounts, console sessions, API tokens, `svc login` requests. Declared once for both stores (db/table.ts, db/README.md).
+// The tables of auth: accounts, memberships (who belongs to which organization), console sessions, API tokens, `svc login` requests. Declared once for both stores (db/table.ts, db/README.md).
 import { table } from "../db/table.ts";
 import { organizations } from "../organizations/tables.ts";
 
@@ -53,3 +53,15 @@ export const loginRequests = table("login_requests", (c) => ({
   lastPolledAt: c.millis("last_polled_at"),
   createdAt: c.createdAt(),
 }));
+
+/** Who belongs to which organization, with which role. Auth reads it on every admin request. */
+export const memberships = table(
+  "memberships",
+  (c) => ({
+    accountId: c.text("account_id").notNull().references(() => accounts.id),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    role: c.text("role", { enum: ["owner", "admin", "member"] }).notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.primaryKey({ columns: [t.accountId, t.orgId] })],
+);

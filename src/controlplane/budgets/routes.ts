@@ -1,5 +1,6 @@
 // Budget routes: the admin API under /organizations/{org}/budgets (`svc budgets
 // create|list|delete`, the console's usage page) and the runtime's GET /runtime/limits.
+import { Budget, BudgetDeleted, BudgetList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { LimitsResponse } from "../../contract/runtime-api.ts";
 import { authPlugin } from "../auth/plugin.ts";
@@ -22,6 +23,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get("/organizations/:org/budgets", async ({ principal }) => ({ budgets: await budgetsWithStatus(deps.db, principal.orgId, deps.now()) }), {
       admin: true,
+      response: BudgetList,
       detail: { tags, summary: "Budgets with what was spent in the current period" },
     })
     .post(
@@ -31,7 +33,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return (await budgetsWithStatus(deps.db, principal.orgId, deps.now())).find((b) => b.id === row.id)!;
       },
-      { admin: true, body: BudgetCreate, detail: { tags, summary: "Create a budget on a user, a group or an agent" } },
+      { admin: true, body: BudgetCreate, response: { 201: Budget }, detail: { tags, summary: "Create a budget on a user, a group or an agent" } },
     )
     .delete(
       "/organizations/:org/budgets/:id",
@@ -39,7 +41,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
         const row = await deleteBudget(deps.db, principal.orgId, params.id);
         return { deleted: row.id, name: row.name };
       },
-      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), detail: { tags, summary: "Delete a budget by id or name" } },
+      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), response: BudgetDeleted, detail: { tags, summary: "Delete a budget by id or name" } },
     )
     .get(
       "/runtime/limits",

@@ -1,26 +1,18 @@
 // A resource folder queries only the tables its own tables.ts declares; other folders' data
 // comes through their service functions (STYLE.md, "Mend"). This reads every non-test source
 // file of src/controlplane/ and fails on a `tables(db).x` or `const { x } = tables(db)` naming
-// a table another folder owns, unless the crossing is listed in KNOWN below with its reason.
+// a table another folder owns (KNOWN below is empty and should stay so).
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 
-/** Crossings still to mend, each with why it is there; a new one fails the test. */
-const KNOWN: Record<string, string> = {
-  // auth reads who belongs to which organization on every request; organizations owns the rows.
-  "auth/service.ts memberships": "principal lookup joins accounts with memberships",
-  "auth/service.ts organizations": "membershipsOf joins the organization's name",
-  // the admin member list joins accounts (auth) with memberships (organizations).
-  "organizations/members.ts accounts": "member list joins the account's email",
-  // runtime joins installations for the replicas in scope and for tool holders' names.
-  "runtime/replicas.ts installations": "recipientsInScope joins live installations",
-  "runtime/tools.ts installations": "tool sync names the installation holding a tool",
-  // every runtime call starts here: the token and the org's revision in one prepared query (a 304 poll is one query).
-  "installations/runtime-auth.ts organizations": "hot path: one query per 304 bundle poll",
-};
+/**
+ * Crossings still to mend, each with why it is there; a new one fails the test. Empty: every
+ * folder reaches another's data through that folder's functions (issue 20).
+ */
+const KNOWN: Record<string, string> = {};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

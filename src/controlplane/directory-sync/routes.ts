@@ -5,6 +5,7 @@
 //   POST /organizations/{org}/directory-sync/run      run now and answer with the report
 //   GET  /organizations/{org}/directory-sync          the configuration
 //   GET  /organizations/{org}/directory-sync/report   the last run
+import { DirectorySyncConfig, DirectorySyncReport } from "../../contract/admin-api.ts";
 import { loggableError } from "../db/errors.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
@@ -26,8 +27,8 @@ const ConfigBody = t.Object({
 export function directorySyncRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "directory-sync-routes", prefix: "/organizations/:org/directory-sync" })
     .use(authPlugin(deps))
-    .put("", async ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody })
-    .get("", async ({ params }) => readConfig(deps.db, params.org), { admin: true })
+    .put("", async ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody, response: DirectorySyncConfig })
+    .get("", async ({ params }) => readConfig(deps.db, params.org), { admin: true, response: DirectorySyncConfig })
     .post(
       "/enable",
       async ({ params }) => {
@@ -36,12 +37,13 @@ export function directorySyncRoutes(deps: ControlPlaneDeps) {
         await startSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: loggableError(e) }));
         return config;
       },
-      { admin: true },
+      { admin: true, response: DirectorySyncConfig },
     )
-    .post("/disable", async ({ params }) => setEnabled(deps, params.org, false), { admin: true })
+    .post("/disable", async ({ params }) => setEnabled(deps, params.org, false), { admin: true, response: DirectorySyncConfig })
     .post("/run", async ({ params, body }) => runSync(deps, params.org, body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
       admin: true,
       body: t.Optional(t.Object({ dry_run: t.Optional(t.Boolean()) })),
+      response: DirectorySyncReport,
     })
-    .get("/report", async ({ params }) => lastReport(deps.db, params.org), { admin: true });
+    .get("/report", async ({ params }) => lastReport(deps.db, params.org), { admin: true, response: DirectorySyncReport });
 }

@@ -1,6 +1,7 @@
 // Users (keyed by email), groups and their members, and front-end identities linked to users:
 // `svc users resolve|remote-identities list`. Changes that reach bundles bump the revision.
 import { Elysia } from "elysia";
+import { Group, GroupList, RemoteIdentity, RemoteIdentityList, User, UserList } from "../../contract/admin-directory.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { GroupCreate, GroupMemberAdd, IdParams, MemberParams, RemoteIdentityLink, RemoteIdentityParams, RemoteIdentityQuery, UserCreate, UserQuery } from "./model.ts";
@@ -29,6 +30,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .get("/users", async ({ principal, query }) => ({ users: await listUsers(db, principal.orgId, query.email) }), {
       admin: true,
       query: UserQuery,
+      response: UserList,
       detail: { tags, summary: "List users, or resolve one by ?email=" },
     })
     .post(
@@ -38,26 +40,30 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return user;
       },
-      { admin: true, body: UserCreate, detail: { tags, summary: "Create a user" } },
+      { admin: true, body: UserCreate, response: { 201: User }, detail: { tags, summary: "Create a user" } },
     )
     .get("/users/:id", async ({ principal, params }) => showUser(db, principal.orgId, params.id), {
       admin: true,
       params: IdParams,
+      response: User,
       detail: { tags, summary: "Show a user by id or email" },
     })
     .post("/users/:id/disable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true), {
       admin: true,
       params: IdParams,
+      response: User,
       detail: { tags, summary: "Disable a user: its front-end identities leave the identity map (decided as unlinked)" },
     })
     .post("/users/:id/enable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false), {
       admin: true,
       params: IdParams,
+      response: User,
       detail: { tags, summary: "Enable a disabled user again" },
     })
     .get("/users/:id/remote-identities", async ({ principal, params }) => ({ remote_identities: await remoteIdentitiesOfUser(db, principal.orgId, params.id) }), {
       admin: true,
       params: IdParams,
+      response: RemoteIdentityList,
       detail: { tags, summary: "Front-end identities linked to the user" },
     })
     .post(
@@ -67,20 +73,23 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return link;
       },
-      { admin: true, params: IdParams, body: RemoteIdentityLink, detail: { tags, summary: "Link a front-end user to this user by hand" } },
+      { admin: true, params: IdParams, body: RemoteIdentityLink, response: { 201: RemoteIdentity }, detail: { tags, summary: "Link a front-end user to this user by hand" } },
     )
     .delete("/users/:id/remote-identities/:remote_user_id", async ({ principal, params }) => unlinkByHand(db, principal.orgId, params.id, params.remote_user_id), {
       admin: true,
       params: RemoteIdentityParams,
+      response: RemoteIdentity,
       detail: { tags, summary: "Unlink a front-end user from this user (decided as unlinked from the next bundle; 404 when not linked to it)" },
     })
     .get("/remote-identities", async ({ principal, query }) => ({ remote_identities: await listRemoteIdentities(db, principal.orgId, query.linked) }), {
       admin: true,
       query: RemoteIdentityQuery,
+      response: RemoteIdentityList,
       detail: { tags, summary: "Front-end identities of the organization (?linked=true|false)" },
     })
     .get("/groups", async ({ principal }) => ({ groups: await listGroups(db, principal.orgId) }), {
       admin: true,
+      response: GroupList,
       detail: { tags, summary: "List groups with member counts" },
     })
     .post(
@@ -90,7 +99,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return group;
       },
-      { admin: true, body: GroupCreate, detail: { tags, summary: "Create a group (policy subject group:<name>)" } },
+      { admin: true, body: GroupCreate, response: { 201: Group }, detail: { tags, summary: "Create a group (policy subject group:<name>)" } },
     )
     .post(
       "/groups/:id/members",

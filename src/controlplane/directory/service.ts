@@ -221,6 +221,7 @@ export type GroupRow = Tables["groups"]["$inferSelect"];
 export type RemoteIdentityRow = Tables["remoteIdentities"]["$inferSelect"];
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const isoTime = (ms: number) => new Date(ms).toISOString();
 
 async function groupNamesOf(db: Db, userIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
@@ -236,7 +237,7 @@ async function groupNamesOf(db: Db, userIds: string[]): Promise<Map<string, stri
 }
 
 export function presentUser(u: UserRow, groups: string[]) {
-  return { id: u.id, email: u.email, display_name: u.displayName, disabled: u.disabled, source: u.source, groups, created_at: iso(u.createdAt) };
+  return { id: u.id, email: u.email, display_name: u.displayName, disabled: u.disabled, source: u.source, groups, created_at: isoTime(u.createdAt) };
 }
 
 export async function listUsers(db: Db, orgId: string, email?: string) {
@@ -274,7 +275,7 @@ export function presentRemoteIdentity(r: RemoteIdentityRow) {
     email: r.email,
     display_name: r.displayName,
     linked_at: iso(r.linkedAt),
-    created_at: iso(r.createdAt),
+    created_at: isoTime(r.createdAt),
   };
 }
 
@@ -375,7 +376,7 @@ async function memberCounts(db: Db, groupIds: string[]): Promise<Map<string, num
 }
 
 export function presentGroup(g: GroupRow, members: number) {
-  return { id: g.id, name: g.name, source: g.source, members, created_at: iso(g.createdAt) };
+  return { id: g.id, name: g.name, source: g.source, members, created_at: isoTime(g.createdAt) };
 }
 
 export async function listGroups(db: Db, orgId: string) {

@@ -1,23 +1,12 @@
 // Escrow recovery routes under /organizations/{org}/audit-recovery-requests (break-glass,
 // service.ts): an owner requests, another owner or admin approves, the requester fetches the
 // plaintext once. The fetch answers the decrypted bytes with no-store; nothing is logged.
+import { RecoveryRequest, RecoveryRequestList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { REASON_MAX, approveRequest, createRequest, fetchPlaintext, getRequest, listRequests } from "./service.ts";
 
-const Who = t.Object({ account_id: t.String(), email: t.Union([t.String(), t.Null()]) });
-const RecoveryRequest = t.Object({
-  id: t.String(),
-  record_id: t.String(),
-  reason: t.String(),
-  status: t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("consumed")]),
-  requested_by: Who,
-  approved_by: t.Union([Who, t.Null()]),
-  created_at: t.String(),
-  approved_at: t.Union([t.String(), t.Null()]),
-  consumed_at: t.Union([t.String(), t.Null()]),
-});
 const Create = t.Object(
   { record_id: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: REASON_MAX }) },
   { additionalProperties: false },
@@ -31,7 +20,7 @@ export function escrowRoutes(deps: ControlPlaneDeps) {
     .get("/audit-recovery-requests", async ({ principal, query }) => ({ requests: await listRequests(deps.db, principal.orgId, query.status ? { status: query.status } : {}) }), {
       admin: true,
       query: ListQuery,
-      response: t.Object({ requests: t.Array(RecoveryRequest) }),
+      response: RecoveryRequestList,
       detail: { summary: "Escrow recovery (break-glass) requests, newest first", tags: ["audit recovery"] },
     })
     .post(

@@ -8,6 +8,7 @@
 //      with them; it never logs or stores the plaintext.
 // Each step is an audit event (kind "admin", audit/admin-events.ts) written in the same
 // transaction as the state change, so no step happens without its event.
+import type { RecoveryRequest } from "../../contract/admin-api.ts";
 import { Decrypter } from "age-encryption";
 import { and, desc, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
@@ -25,17 +26,7 @@ export const REASON_MAX = 1000;
 
 export const RECOVERY_ACTIONS = { request: "audit:recovery.request", approve: "audit:recovery.approve", decrypt: "audit:recovery.decrypt" } as const;
 
-export type RecoveryRequestView = {
-  id: string;
-  record_id: string;
-  reason: string;
-  status: "pending" | "approved" | "consumed";
-  requested_by: { account_id: string; email: string | null };
-  approved_by: { account_id: string; email: string | null } | null;
-  created_at: string;
-  approved_at: string | null;
-  consumed_at: string | null;
-};
+export type RecoveryRequestView = RecoveryRequest;
 
 function view(r: RecoveryRequestRow, emails: Map<string, string>): RecoveryRequestView {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

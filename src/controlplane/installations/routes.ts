@@ -2,6 +2,7 @@
 // with replicas, bound agent, registered tools, the runtime credential, delete.
 import { Elysia } from "elysia";
 import { Installation, InstallationList, InstallationStatus } from "../../contract/admin-api.ts";
+import { InstalledToolList } from "../../contract/admin-api.ts";
 import { AgentList } from "../../contract/admin-policies.ts";
 import { IdParams, WorkspaceQuery } from "../agents/model.ts";
 import { getAgent, presentAgent } from "../agents/service.ts";
@@ -52,6 +53,7 @@ export function installationRoutes(deps: ControlPlaneDeps) {
     .get("/installations/:id/tools", async ({ principal, params }) => ({ tools: await toolsOf(deps.db, principal.orgId, params.id) }), {
       admin: true,
       params: IdParams,
+      response: InstalledToolList,
       detail: { tags, summary: "Tools registered by the installation's tool sync" },
     })
     .post(

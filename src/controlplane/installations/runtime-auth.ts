@@ -5,6 +5,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { revisionOf } from "../organizations/service.ts";
 
 export type RuntimeCaller = {
   installationId: string;
@@ -27,11 +28,9 @@ const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
 
 function prepare(db: Db) {
   const i = tables(db).installations;
-  const o = tables(db).organizations;
   return db
-    .select({ id: i.id, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name, revision: o.revision })
+    .select({ id: i.id, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name, revision: revisionOf(db, i.orgId) })
     .from(i)
-    .innerJoin(o, eq(o.id, i.orgId))
     .where(and(eq(i.tokenHash, sql.placeholder("hash")), isNull(i.deletedAt)))
     .prepare("runtime_token");
 }

@@ -1,6 +1,7 @@
 // POST /organizations/:org/invites: a one-time link for a chat user without a console account
 // to set a chat password (`svc users invite <email>`); the console's /invite/<token> page uses it.
 import { Elysia, t } from "elysia";
+import { Invite } from "../../contract/admin-directory.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { createInvite } from "./service.ts";
@@ -20,6 +21,7 @@ export function inviteRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         body: InviteCreate,
+        response: { 201: Invite },
         detail: {
           tags: ["directory"],
           summary: "Invite a chat user without a console account: a one-time link to set a chat password, which only redeems claim links (no console access)",

@@ -73,5 +73,5 @@ test("never ready when no live runtime could reach the endpoint at its last atte
   expect(some.checks.find((x) => x.name === "endpoint_reached")!.detail).toContain("1 could not: rep_2");
   // no attempt yet: not a failure, and said so
   const none = judgeReadiness({ ...ready, endpointAttempts: [] }).checks.find((x) => x.name === "endpoint_reached")!;
-  expect(none).toMatchObject({ ok: true, detail: expect.stringContaining("no live runtime has called the endpoint yet") });
+  expect(none).toMatchObject({ ok: true, detail: expect.stringContaining("no live runtime has tried the endpoint yet") });
 });

@@ -34,7 +34,9 @@ export type ReadinessFacts = {
 /**
  * Whether a live runtime reached the endpoint at its last attempt: not ready when every live
  * runtime that tried failed (TLS, DNS, refused …), each named with its error; ok with a note
- * while none has tried yet (the first chat will show).
+ * while none has tried yet. A runtime tries as soon as its bundle brings the profile (a
+ * connection and a GET of the base URL, no model call: proxy/api/endpoint-probe.ts), and on
+ * every model call, so "not tried" lasts one poll and a heartbeat.
  */
 function endpointReached(f: ReadinessFacts): ReadinessCheck {
   const attempts = f.endpointAttempts ?? [];
@@ -42,7 +44,7 @@ function endpointReached(f: ReadinessFacts): ReadinessCheck {
   const failed = attempts.filter((a) => a.state !== "ok");
   const errors = failed.map((a) => `${a.replica} at ${a.at}: ${a.error ?? "unreachable"}`).join("; ");
   if (attempts.length === 0) {
-    return { name: "endpoint_reached", ok: true, detail: "no live runtime has called the endpoint yet (its first model call will tell)" };
+    return { name: "endpoint_reached", ok: true, detail: "no live runtime has tried the endpoint yet (each connects to it when its next bundle brings this profile, within a poll interval)" };
   }
   if (reached.length === 0) {
     return { name: "endpoint_reached", ok: false, detail: `no live runtime could reach ${f.endpoint} at its last attempt: ${errors}` };

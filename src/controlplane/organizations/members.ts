@@ -11,33 +11,17 @@
 // Making a member owner ends its sessions and API tokens here too: they may have been opened
 // through single sign-on (which never speaks for an owner, auth/service.ts `ssoMayOpen`), and
 // must not carry the owner role; the new owner signs in again with their password.
-import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
-import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, hashPassword, membership } from "../auth/service.ts";
-import { type Db, tables } from "../db/index.ts";
+import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, hashPassword, membersOf, membership, ownerCount, removeMembership } from "../auth/service.ts";
+import type { Db } from "../db/index.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
 export type Member = { account_id: string; email: string; role: Role };
 
 export async function listMembers(db: Db, orgId: string): Promise<Member[]> {
-  const { accounts: a, memberships: m } = tables(db);
-  return db
-    .select({ account_id: a.id, email: a.email, role: m.role })
-    .from(m)
-    .innerJoin(a, eq(a.id, m.accountId))
-    .where(eq(m.orgId, orgId))
-    .orderBy(a.email);
-}
-
-async function ownerCount(db: Db, orgId: string): Promise<number> {
-  const m = tables(db).memberships;
-  const owners = await db
-    .select({ accountId: m.accountId })
-    .from(m)
-    .where(and(eq(m.orgId, orgId), eq(m.role, "owner")));
-  return owners.length;
+  return (await membersOf(db, orgId)).map((m) => ({ account_id: m.accountId, email: m.email, role: m.role }));
 }
 
 /** Adds an account to the organization with a role, or changes the role of an existing member. */
@@ -81,8 +65,7 @@ export async function removeMember(db: Db, by: Principal, accountId: string, now
     if (current.role === "owner" && (await ownerCount(tx, by.orgId)) <= 1) {
       throw new SvcError("conflict", "this is the organization's last owner; make another member owner first");
     }
-    const m = tables(tx).memberships;
-    await tx.delete(m).where(and(eq(m.accountId, accountId), eq(m.orgId, by.orgId)));
+    await removeMembership(tx, accountId, by.orgId);
     await endAccountAccess(tx, accountId, by.orgId, now);
   });
 }

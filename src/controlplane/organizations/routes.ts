@@ -1,6 +1,6 @@
 // Organization-scoped admin routes for the organization itself: workspaces and members.
 import { Elysia, t } from "elysia";
-import { Workspace, WorkspaceList } from "../../contract/admin-api.ts";
+import { Member, MemberList, Workspace, WorkspaceList } from "../../contract/admin-api.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { addMember, listMembers, removeMember } from "./members.ts";
@@ -35,6 +35,7 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
     )
     .get("/members", async ({ principal }) => ({ members: await listMembers(deps.db, principal.orgId) }), {
       admin: true,
+      response: MemberList,
       detail: { tags: ["organizations"], summary: "List members and their roles" },
     })
     .post(
@@ -44,7 +45,7 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return member;
       },
-      { admin: true, body: MemberCreate, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role; making a member owner ends its sessions and API tokens here" } },
+      { admin: true, body: MemberCreate, response: { 201: Member }, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role; making a member owner ends its sessions and API tokens here" } },
     )
     .delete(
       "/members/:account_id",

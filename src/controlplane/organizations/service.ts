@@ -1,6 +1,6 @@
 // Organizations and workspaces, the organization's bundle revision, and its digest key.
 import { randomBytes } from "node:crypto";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { type AnyColumn, type SQL, and, desc, eq, inArray, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -21,6 +21,24 @@ export async function createOrganization(deps: ControlPlaneDeps, name: string) {
     await tx.insert(t.digestKeys).values({ id: digestKeyId, orgId, wrapped });
   });
   return { orgId, workspaceId };
+}
+
+/**
+ * The organization's policy revision as a column expression (a scalar subquery on `orgId`), so a
+ * query of another folder reads it in the same statement without reaching into this folder's
+ * table: the runtime's token lookup, one query per 304 bundle poll.
+ */
+export function revisionOf(db: Db, orgId: AnyColumn): SQL<number> {
+  const o = tables(db).organizations;
+  return sql<number>`(select ${o.revision} from ${o} where ${o.id} = ${orgId})`.mapWith(Number);
+}
+
+/** Organization id → name, for the given ids (unknown ids are left out). */
+export async function organizationNames(db: Db, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const o = tables(db).organizations;
+  const rows = await db.select({ id: o.id, name: o.name }).from(o).where(inArray(o.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 export async function getOrganization(db: Db, orgId: string) {

@@ -3,6 +3,7 @@
 // service could decrypt records if a customer loses its identities. It may be on only
 // while at least one customer key is active (spec §3, §8); its identity is generated on
 // first enable and kept wrapped by the KMS under the context `escrow:<orgId>`.
+import { Settings } from "../../contract/admin-api.ts";
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
 import { eq, isNotNull } from "drizzle-orm";
 import { Elysia, t } from "elysia";
@@ -16,16 +17,9 @@ import { bumpRevision, getOrganization } from "./service.ts";
 
 export const RETENTION_MAX_DAYS = 36_500;
 
-export const OrganizationSettings = t.Object({
-  escrow_enabled: t.Boolean(),
-  /** Audit records older than this many days are deleted (audit/retention.ts); null keeps them. */
-  audit_retention_days: t.Union([t.Integer(), t.Null()]),
-  /** The service's escrow recipient (age1…), once generated; null before escrow was first enabled. */
-  escrow_recipient: t.Union([t.String(), t.Null()]),
-  /** True when new records are actually encrypted to the escrow recipient: enabled and ≥1 active customer key. */
-  escrow_active: t.Boolean(),
-});
-export type OrganizationSettings = typeof OrganizationSettings.static;
+/** The answer of GET/PATCH …/settings, declared in the contract. */
+export const OrganizationSettings = Settings;
+export type OrganizationSettings = Settings;
 
 export const SettingsPatch = t.Object(
   {

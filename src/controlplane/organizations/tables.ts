@@ -1,6 +1,5 @@
 // The tables of organizations: the organization, its keys, workspaces and memberships. Declared once for both stores (db/table.ts, db/README.md).
 import { table } from "../db/table.ts";
-import { accounts } from "../auth/tables.ts";
 
 export const organizations = table("organizations", (c) => ({
   id: c.text("id").primaryKey(),
@@ -39,15 +38,4 @@ export const workspaces = table(
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.uniqueIndex("workspaces_org_name").on(t.orgId, t.name)],
-);
-
-export const memberships = table(
-  "memberships",
-  (c) => ({
-    accountId: c.text("account_id").notNull().references(() => accounts.id),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    role: c.text("role", { enum: ["owner", "admin", "member"] }).notNull(),
-    createdAt: c.createdAt(),
-  }),
-  (t, c) => [c.primaryKey({ columns: [t.accountId, t.orgId] })],
 );

@@ -7,11 +7,12 @@
 // `replicaStaleAfterSeconds`, gone after `replicaGoneAfterSeconds`. Only live replicas count:
 // they are the recipients an API key is sealed to (runtime-recipients) and the runtimes
 // model-profile readiness checks; stale and gone ones are shown as such, not deleted.
-import { and, eq, gte, isNull, or } from "drizzle-orm";
+import { and, eq, gte, inArray, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import type { HeartbeatModelEndpoint, HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
+import { liveInstallationIds } from "../installations/lookup.ts";
 
 export type Liveness = "live" | "stale" | "gone";
 export type LivenessLimits = { staleAfterMs: number; goneAfterMs: number };
@@ -48,14 +49,14 @@ export async function replicasOf(db: Db, installationId: string) {
  * `liveSince: null`.
  */
 export async function recipientsInScope(db: Db, workspaceId: string, agentId: string | null | undefined, o: { liveSince: number | null }) {
-  const { installations: i, runtimeReplicas: r } = tables(db);
-  const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt)];
-  if (agentId) conds.push(eq(i.agentId, agentId));
+  const r = tables(db).runtimeReplicas;
+  const ids = await liveInstallationIds(db, workspaceId, agentId);
+  if (ids.length === 0) return [];
+  const conds = [inArray(r.installationId, ids)];
   if (o.liveSince !== null) conds.push(or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!);
   return db
-    .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient })
+    .select({ replica_id: r.id, installation_id: r.installationId, recipient: r.credentialSyncRecipient })
     .from(r)
-    .innerJoin(i, eq(i.id, r.installationId))
     .where(and(...conds))
     .orderBy(r.id);
 }
@@ -65,14 +66,13 @@ export async function recipientsInScope(db: Db, workspaceId: string, agentId: st
  * tool-server states their latest heartbeat reported (null: none reported). Issue 13.
  */
 export async function toolServerReportsInScope(db: Db, workspaceId: string, agentId: string | null, o: { liveSince: number }) {
-  const { installations: i, runtimeReplicas: r } = tables(db);
-  const conds = [eq(i.workspaceId, workspaceId), isNull(i.deletedAt), or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!];
-  if (agentId) conds.push(eq(i.agentId, agentId));
+  const r = tables(db).runtimeReplicas;
+  const ids = await liveInstallationIds(db, workspaceId, agentId);
+  if (ids.length === 0) return [];
   return db
-    .select({ replica_id: r.id, installation_id: i.id, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, model_endpoints: r.modelEndpoints, last_heartbeat_at: r.lastHeartbeatAt })
+    .select({ replica_id: r.id, installation_id: r.installationId, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, model_endpoints: r.modelEndpoints, last_heartbeat_at: r.lastHeartbeatAt })
     .from(r)
-    .innerJoin(i, eq(i.id, r.installationId))
-    .where(and(...conds))
+    .where(and(inArray(r.installationId, ids), or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!))
     .orderBy(r.id);
 }
 

@@ -9,6 +9,7 @@ import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/
 import type { ToolConflictMembers } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { installationNames } from "../installations/lookup.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { bumpRevision } from "../organizations/service.ts";
 
@@ -101,20 +102,24 @@ export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, m
   const now = deps.now();
 
   return deps.db.transaction(async (tx) => {
-    const { tools: t, installations: i } = tables(tx);
+    const t = tables(tx).tools;
     // Names in this workspace held by someone else: admins, live installations (conflict), or
     // deleted installations (released).
     const released: string[] = [];
     const names = wanted.map((w) => w.name);
     for (let k = 0; k < names.length; k += CHUNK) {
-      const held = await tx
-        .select({ name: t.name, installationId: t.installationId, installationName: i.name, deletedAt: i.deletedAt })
+      const rows = await tx
+        .select({ name: t.name, installationId: t.installationId })
         .from(t)
-        .leftJoin(i, eq(i.id, t.installationId))
         .where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, names.slice(k, k + CHUNK)), or(isNull(t.installationId), ne(t.installationId, caller.installationId))))
         .orderBy(t.name);
+      const holders = await installationNames(tx, rows.flatMap((r) => (r.installationId === null ? [] : [r.installationId])));
+      const held = rows.map((r) => {
+        const holder = r.installationId === null ? undefined : holders.get(r.installationId);
+        return { ...r, installationName: holder?.name ?? null, deleted: holder?.deleted ?? false };
+      });
       for (const h of held) {
-        if (h.installationId !== null && h.deletedAt !== null) {
+        if (h.installationId !== null && h.deleted) {
           released.push(h.name);
           continue;
         }

@@ -1,6 +1,7 @@
 // SIEM sink routes: the admin API under /organizations/{org}/siem-sinks (`svc audit sinks
 // create|list|delete`, the console's SIEM page). Owners and admins only. The secret is taken
 // on create and never returned (only `secret_set`).
+import { Deleted, Sink, SinkList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -27,6 +28,7 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .get("/organizations/:org/siem-sinks", async ({ principal }) => ({ sinks: await sinkViews(deps.db, principal.orgId, deps.now()) }), {
       admin: true,
+      response: SinkList,
       detail: { tags, summary: "SIEM sinks with their delivery health and lag" },
     })
     .post(
@@ -37,7 +39,7 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return sinkView(deps.db, row, deps.now());
       },
-      { admin: true, body: SinkCreate, detail: { tags, summary: "Create a SIEM sink (webhook, syslog over TLS, OTLP/HTTP logs)" } },
+      { admin: true, body: SinkCreate, response: { 201: Sink }, detail: { tags, summary: "Create a SIEM sink (webhook, syslog over TLS, OTLP/HTTP logs)" } },
     )
     .delete(
       "/organizations/:org/siem-sinks/:id",
@@ -46,6 +48,6 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
         deps.log.info("siem sink deleted", { org_id: principal.orgId, sink_id: row.id });
         return { deleted: row.id, name: row.name };
       },
-      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), detail: { tags, summary: "Delete a SIEM sink by id or name" } },
+      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), response: Deleted, detail: { tags, summary: "Delete a SIEM sink by id or name" } },
     );
 }

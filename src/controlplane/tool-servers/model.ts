@@ -31,21 +31,14 @@ export const ServerCreate = t.Object({
   env: Plaintext,
 });
 
-/** PATCH: every field optional; name and transport are declared only to refuse them by name. */
+/**
+ * PATCH: create's fields but the ones that cannot change, every one optional; name and
+ * transport are declared only to refuse them by name.
+ */
 export const ServerUpdate = t.Object({
+  ...t.Partial(t.Omit(ServerCreate, ["name", "workspace", "transport"])).properties,
   name: t.Optional(t.Unknown({ description: "refused: a server's name cannot change" })),
   transport: t.Optional(t.Unknown({ description: "refused: a server's transport cannot change" })),
-  url: t.Optional(t.String({ maxLength: 2048 })),
-  command: t.Optional(t.String({ maxLength: 1024 })),
-  args: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 64 })),
-  secrets_sealed: t.Optional(SecretsSealed),
-  secret_names: t.Optional(SecretNames),
-  sealed_to: t.Optional(SealedTo),
-  allowed_tools: t.Optional(AllowedTools),
-  access_overrides: t.Optional(AccessOverrides),
-  secrets: Plaintext,
-  headers: Plaintext,
-  env: Plaintext,
 });
 
 export const ServerSecrets = t.Object({ secrets_sealed: SecretsSealed, secret_names: SecretNames, sealed_to: SealedTo, secrets: Plaintext, headers: Plaintext, env: Plaintext });

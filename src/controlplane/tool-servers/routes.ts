@@ -1,6 +1,7 @@
 // Tool-server routes (`svc tool-servers …`, issue 13). A CLI seals a server's secrets to the
 // runtimes listed by GET runtime-recipients (model-profiles/routes.ts) before it creates the
 // server or replaces its secrets.
+import { AgentToolServers, ToolServerAssignment, ToolServerDetail, ToolServerList, ToolServerReadiness } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -38,6 +39,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     .get("/tool-servers", async ({ principal, query }) => ({ tool_servers: (await listServers(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentServer) }), {
       admin: true,
       query: ServerQuery,
+      response: ToolServerList,
       detail: { tags, summary: "List MCP tool servers (never their secrets)" },
     })
     .post(
@@ -48,12 +50,13 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },
-      { admin: true, body: ServerCreate, detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" } },
+      { admin: true, body: ServerCreate, response: { 201: ToolServerDetail }, detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" } },
     )
     .get("/tool-servers/:id", async ({ principal, params, query }) => withAgents(await serverOf(principal.orgId, params.id, query.workspace)), {
       admin: true,
       params: ServerParams,
       query: ServerQuery,
+      response: ToolServerDetail,
       detail: { tags, summary: "Show a tool server by id or name, with the agents it is assigned to" },
     })
     .patch(
@@ -64,6 +67,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
         params: ServerParams,
         query: ServerQuery,
         body: ServerUpdate,
+        response: ToolServerDetail,
         detail: { tags, summary: "Change the url (http), command and args (stdio), sealed secrets, allow-list or access overrides; the others stay (422 naming the field)" },
       },
     )
@@ -78,32 +82,34 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     .put(
       "/tool-servers/:id/secrets",
       async ({ principal, params, query, body }) => withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live())),
-      { admin: true, params: ServerParams, query: ServerQuery, body: ServerSecrets, detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" } },
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerSecrets, response: ToolServerDetail, detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" } },
     )
     .put(
       "/tool-servers/:id/tools",
       async ({ principal, params, query, body }) => withAgents(await setServerTools(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body)),
-      { admin: true, params: ServerParams, query: ServerQuery, body: ServerTools, detail: { tags, summary: "Replace the allow-list and the per-tool access overrides" } },
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerTools, response: ToolServerDetail, detail: { tags, summary: "Replace the allow-list and the per-tool access overrides" } },
     )
     .get("/tool-servers/:id/readiness", async ({ principal, params, query }) => serverReadiness(db, await serverOf(principal.orgId, params.id, query.workspace), live()), {
       admin: true,
       params: ServerParams,
       query: ServerQuery,
+      response: ToolServerReadiness,
       detail: { tags, summary: "Whether runtimes serve the server's tools now, check by check, with each live replica's report" },
     })
     .post(
       "/tool-servers/:id/assign",
       async ({ principal, params, query, body }) => assignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
-      { admin: true, params: ServerParams, query: ServerQuery, body: ServerAssign, detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" } },
+      { admin: true, params: ServerParams, query: ServerQuery, body: ServerAssign, response: ToolServerAssignment, detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" } },
     )
     .delete(
       "/tool-servers/:id/assignments/:agent",
       async ({ principal, params, query }) => unassignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), params.agent),
-      { admin: true, params: AssignParams, query: ServerQuery, detail: { tags, summary: "Take the server away from an agent" } },
+      { admin: true, params: AssignParams, query: ServerQuery, response: ToolServerAssignment, detail: { tags, summary: "Take the server away from an agent" } },
     )
     .get("/tool-server-assignments", async ({ principal, query }) => ({ agent_id: query.agent_id, tool_servers: await serversOfAgent(db, principal.orgId, query.agent_id) }), {
       admin: true,
       query: t.Object({ agent_id: t.String({ minLength: 1, maxLength: 64 }) }),
+      response: AgentToolServers,
       detail: { tags, summary: "The tool servers assigned to an agent" },
     });
 }

@@ -17,7 +17,8 @@ export type CommittedRecord = { id: string; offset: number; length: number };
 /** What the spool provides: the I/O, its index, its notion of a full disk, new segments. */
 export type CommitHost = {
   segmentMaxBytes: number;
-  writeBatch(fd: number, buf: Buffer): void;
+  /** Write `buf` at byte `position` of the active segment (its end). */
+  writeBatch(fd: number, buf: Buffer, position: number): void;
   syncBatch(fh: FileHandle): Promise<void>;
   /** A batch is durable: its records (lines without their "\n") at these offsets of segment `seq`. */
   committed(seq: number, records: CommittedRecord[]): void;
@@ -27,6 +28,10 @@ export type CommitHost = {
   rotate(old: ActiveSegment): Promise<ActiveSegment>;
   /** After a failure, move to a new segment even when the tail could be cut (a full disk). */
   rotateAfterFailure(): boolean;
+  /** Move to a new segment before the size limit (a preallocated one is ready); optional. */
+  wantsRotation?(): boolean;
+  /** The active segment is closing with `bytes` written: cut what lies past them (a preallocated tail). */
+  closing?(active: ActiveSegment, bytes: number): Promise<void>;
 };
 
 type Pending = { id: string; line: string; resolve: () => void; reject: (e: unknown) => void };
@@ -78,6 +83,7 @@ export class GroupCommit {
     while (this.pending.length > 0 || this.inFlight.length > 0 || this.maintenance) {
       await new Promise<void>((r) => this.idleWaiters.push(r));
     }
+    await this.host.closing?.(this.active, this.bytes);
     await this.active.fh.close();
   }
 
@@ -94,7 +100,7 @@ export class GroupCommit {
   /** Start batches while there is room in flight; clean up or rotate when the file needs it. */
   private pump(): void {
     if (this.maintenance) return;
-    if (this.failure !== null || this.written >= this.host.segmentMaxBytes) {
+    if (this.failure !== null || this.written >= this.host.segmentMaxBytes || this.host.wantsRotation?.()) {
       if (this.inFlight.length === 0) this.maintain();
       return;
     }
@@ -111,7 +117,7 @@ export class GroupCommit {
     try {
       // A batch is a few KB into the page cache: written in place (microseconds), which
       // spares a thread-pool round trip per commit; only the fdatasync goes off-thread.
-      this.host.writeBatch(this.active.fh.fd, buf);
+      this.host.writeBatch(this.active.fh.fd, buf, b.start);
     } catch (e) {
       this.batchDone(b, e);
       return;

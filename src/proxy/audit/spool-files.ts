@@ -149,6 +149,13 @@ export async function scanPieces(fh: FileHandle, piece: (offset: number, bytes: 
       splitNul(buf, start, nl, base, piece);
       start = nl + 1;
     }
+    // A NUL ends a piece as a line end does: what lies before the last one is split now, so a
+    // long zero run (a preallocated segment's tail after a crash) is never carried over.
+    const z = start < len ? buf.lastIndexOf(0, len - 1) : -1;
+    if (z >= start) {
+      splitNul(buf, start, z, base, piece);
+      start = z + 1;
+    }
     // The unfinished line moves to the front and waits for the next chunk.
     buf.copyWithin(0, start, len);
     len -= start;
@@ -164,6 +171,9 @@ function splitNul(data: Buffer, from: number, to: number, base: number, piece: (
     if (z === -1 || z > to) z = to;
     if (z > a) piece(base + a, data.subarray(a, z));
     a = z + 1;
+    // A run of zeros (a preallocated segment's tail after a crash) is skipped byte by byte
+    // here, not one indexOf call per byte.
+    while (a < to && data[a] === 0) a++;
   }
 }
 

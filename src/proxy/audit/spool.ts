@@ -10,6 +10,14 @@
 // Every start opens a new active segment; older segments are only read, so nothing is ever
 // appended after a torn line of a segment. Records are opaque JSON lines with an `id`.
 //
+// With `preallocate` (the daemon), the next segment is prepared in the background as
+// seg-spare.zeroed: zero-filled to the segment size and fdatasync'ed, then hard-linked in as the
+// next segment and written from its start. An fdatasync of a batch then flushes data blocks
+// only: the file neither grows nor allocates, so there is no journal commit (a third of each
+// sync's CPU on ext4 here). A clean close cuts the zeros past the last record; after a crash
+// they stay and reading skips them like any zero region (below). The spare is never a segment
+// (its name does not match) and a start deletes a leftover one.
+//
 // Memory does not grow with the backlog: only an index is kept (spool-files.ts SegmentIndex,
 // 13 bytes a record: offset, length, id hash, acknowledged). The shipper's batches are read
 // back from the segment files, and the start streams each segment a chunk at a time; the
@@ -41,7 +49,7 @@
 // taken; never for clock skew, which is retried), or of another installation. They are never
 // shipped again and never deleted by the proxy; an operator reads them. Writing it needs space:
 // on a full disk such a record stays spooled until it can be set aside.
-import { type FileHandle, mkdir, open, readdir, rm } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, readdir, rm } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -54,6 +62,9 @@ export { completeLength, spoolLines } from "./spool-files.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
 export const REJECTED_FILE = "rejected.jsonl";
+/** The next segment, zero-filled and synced ahead of time (preallocate); not a segment until renamed. */
+export const SPARE_FILE = "seg-spare.zeroed";
+const ZERO_CHUNK = 1024 * 1024;
 /** A shipping batch read back is cut at this many bytes (at least one record). */
 export const MAX_READ_BYTES = 4 * 1024 * 1024;
 const SPACE_CHECK_MS = 1000;
@@ -63,7 +74,7 @@ const MAX_LENT = 50_000;
 export type SpoolOptions = {
   segmentMaxBytes?: number;
   /** Writes one batch's text to the active segment; tests inject failures (default: write it all). */
-  writeBatch?: (fd: number, buf: Buffer) => void;
+  writeBatch?: (fd: number, buf: Buffer, position: number) => void;
   /** Syncs the active segment; tests slow it down (default: fdatasync). */
   syncBatch?: (fh: FileHandle) => Promise<void>;
   /** Free bytes of the spool's filesystem; tests stand in for statfs (default: statfs f_bavail). */
@@ -77,6 +88,14 @@ export type SpoolOptions = {
   loadInBackground?: boolean;
   /** The spool's space state changed (ok, low, full): the daemon logs it. */
   onHealthChange?: (h: SpoolHealth, previous: SpoolHealth["state"]) => void;
+  /**
+   * Write records into segments zero-filled and synced ahead of time (the daemon). An
+   * fdatasync then only flushes data blocks: the file neither grows nor allocates, so no
+   * journal commit, which cost about a third of each sync's CPU on the bench's ext4 volume.
+   * The next segment is prepared in the background; the first one of a run is a plain file
+   * until the spare is ready. A crash leaves a zero tail, which reading skips like any other.
+   */
+  preallocate?: boolean;
 };
 
 type Location = { seg: SegmentIndex; i: number };
@@ -90,8 +109,11 @@ function parseRecord(line: string): AuditRecord | null {
   }
 }
 
-function writeFully(fd: number, buf: Buffer): void {
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+// At the batch's own offset: a preallocated segment is not opened for appending, and after a
+// failed batch is cut off the next one must start where it started. (Linux writes at the end
+// of an O_APPEND file whatever the position: the plain segments append as before.)
+function writeFully(fd: number, buf: Buffer, position: number): void {
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off, position + off);
 }
 
 export class AuditSpool {
@@ -110,6 +132,11 @@ export class AuditSpool {
   private freeCache: { at: number; bytes: number | null } = { at: 0, bytes: null };
   private timer: ReturnType<typeof setInterval> | null = null;
   private closed = false;
+  /** preallocate: SPARE_FILE is zero-filled and synced; its preparation while it runs. */
+  private spareReady = false;
+  private spareWork: Promise<void> | null = null;
+  /** preallocate: the active segment is a spare, its tail (past what is written) zeros. */
+  private activePrealloc = false;
 
   private constructor(
     readonly dir: string,
@@ -269,6 +296,8 @@ export class AuditSpool {
     if (this.timer) clearInterval(this.timer);
     await this.loaded.catch(() => {}); // a background load stops at its next segment
     await this.commit.close();
+    await this.spareWork;
+    if (this.o.preallocate) await rm(join(this.dir, SPARE_FILE), { force: true });
   }
 
   // ——— writing (spool-commit.ts does the batches) ———
@@ -292,6 +321,12 @@ export class AuditSpool {
       rotate: async (old) => this.rotate(old),
       // The segment that filled the disk is closed, so it can be deleted once shipped.
       rotateAfterFailure: () => this.full,
+      // The run's first segment is a plain file: move to the spare as soon as it is ready.
+      wantsRotation: () => this.spareReady && !this.activePrealloc,
+      // A clean close leaves no zero tail behind.
+      closing: async (active, bytes) => {
+        if (this.activePrealloc) await active.fh.truncate(bytes).catch(() => {});
+      },
     };
   }
 
@@ -349,9 +384,49 @@ export class AuditSpool {
     }
   }
 
+  /** preallocate: zero-fill and sync the next segment in the background (never while the disk is full). */
+  private prepareSpare(): void {
+    if (!this.o.preallocate || this.spareReady || this.spareWork || this.closed || this.full) return;
+    const path = join(this.dir, SPARE_FILE);
+    this.spareWork = (async () => {
+      try {
+        const fh = await open(path, "w", 0o600);
+        try {
+          const zeros = Buffer.alloc(Math.min(ZERO_CHUNK, this.o.segmentMaxBytes));
+          for (let at = 0; at < this.o.segmentMaxBytes && !this.closed; at += zeros.length) await fh.write(zeros, 0, Math.min(zeros.length, this.o.segmentMaxBytes - at), at);
+          await fh.datasync();
+        } finally {
+          await fh.close();
+        }
+        this.spareReady = !this.closed;
+      } catch {
+        // No room for it (or another failure): the next segment is a plain file; tried again at the next rotation.
+        await rm(path, { force: true }).catch(() => {});
+      } finally {
+        this.spareWork = null;
+      }
+    })();
+  }
+
+  /** The spare as segment `seq` (a hard link, never over an existing file), or null when taken or gone. */
+  private async takeSpare(seq: number): Promise<FileHandle | null> {
+    this.spareReady = false;
+    const spare = join(this.dir, SPARE_FILE);
+    try {
+      await link(spare, join(this.dir, segName(seq, "jsonl")));
+    } catch {
+      return null;
+    } finally {
+      await rm(spare, { force: true });
+    }
+    return open(join(this.dir, segName(seq, "jsonl")), "r+");
+  }
+
   private async openActive(seq: number): Promise<ActiveSegment> {
+    const taken = this.spareReady ? await this.takeSpare(seq) : null;
+    this.activePrealloc = taken !== null;
     // "ax": a new file, never an existing one that might end in a torn line.
-    let fh: FileHandle | null = null;
+    let fh: FileHandle | null = taken;
     while (!fh) {
       fh = await open(join(this.dir, segName(seq, "jsonl")), "ax", 0o600).catch((e: NodeJS.ErrnoException) => {
         if (e.code !== "EEXIST") throw e;
@@ -361,6 +436,7 @@ export class AuditSpool {
     }
     fsyncDir(this.dir);
     this.segments.set(seq, new SegmentIndex(seq));
+    this.prepareSpare();
     return { seq, fh };
   }
 
@@ -394,6 +470,7 @@ export class AuditSpool {
     }
     const sorted = [...seqs].sort((a, b) => a - b);
     await repairTail(join(this.dir, REJECTED_FILE));
+    await rm(join(this.dir, SPARE_FILE), { force: true }); // a previous run's, maybe half written
     this.commit = new GroupCommit(this.commitHost(), await this.openActive((sorted.at(-1) ?? 0) + 1));
     return sorted;
   }

@@ -1,15 +1,11 @@
 // The overview's audit activity (issue 15): decisions per hour over the last 24 hours as a
 // stacked bar chart (permits and denies; inline SVG, no script), and the most called tools and
 // the most active users, each linked to the audit records behind the figure.
+import type { Activity } from "../../../contract/admin-api.ts";
 import { html, query, type SafeHtml } from "../html.ts";
 import { code, dataTable } from "../layout.ts";
 
-export type Activity = {
-  since: string;
-  hours: { hour: string; permit: number; deny: number }[];
-  top_tools: { tool: string; calls: number; denied: number }[];
-  top_users: { user_id: string; email: string | null; calls: number; denied: number }[];
-};
+export type { Activity } from "../../../contract/admin-api.ts";
 
 const PERMIT = "#16a34a";
 const DENY = "#dc2626";

@@ -7,7 +7,7 @@ import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
 import { problemText } from "./shared.ts";
-import type { RecoveryRequestView } from "../../escrow/service.ts";
+import type { RecoveryRequest as RecoveryRequestView } from "../../../contract/admin-api.ts";
 
 /** The API's view of a request (escrow/service.ts), one declaration for the API and this page. */
 export type RecoveryRequest = RecoveryRequestView;

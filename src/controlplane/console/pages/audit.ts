@@ -4,6 +4,7 @@
 // and whether its arguments are encrypted (to which key ids) or digest-only; its id opens its
 // detail page (audit-record.ts), which also serves the CSV export. The console never fetches
 // ciphertext and never decrypts (spec §2, Audit record).
+import type { AuditRecordView } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path, query } from "../html.ts";
@@ -11,30 +12,7 @@ import { type Tone, badge, code, dataTable, field, selectField, shell, time } fr
 import type { Installation } from "./overview.ts";
 import { byId, joinErrors, list, named } from "./shared.ts";
 
-export type AuditRecordView = {
-  id: string;
-  ts: string;
-  kind: string;
-  action: string;
-  tool_name: string | null;
-  tool_server?: string;
-  model?: string | null;
-  /** Open WebUI's background task (title_generation, …); absent for a user's own turn. */
-  task?: string;
-  decision: string;
-  reason: string;
-  policy_id?: string | null;
-  /** What shadow policies would have decided (issue 17). */
-  shadow?: { decision: string; policy_id: string | null; reason: string };
-  installation_id: string;
-  agent_id: string;
-  subject: { user_id: string | null; email?: string | null; remote_user_id: string | null; via_installation: boolean };
-  outcome?: string | null;
-  exit_code?: number | null;
-  args_digest: string | null;
-  digest_key_id: string | null;
-  encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
-};
+export type { AuditRecordView } from "../../../contract/admin-api.ts";
 
 const DECISION_TONES: Record<string, Tone> = { permit: "ok", deny: "bad", ask: "warn" };
 const FILTERS = ["tool", "decision", "kind", "background", "user", "installation", "from", "to", "policy", "shadow"] as const;

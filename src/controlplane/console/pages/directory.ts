@@ -1,26 +1,13 @@
 // The directory: service users (with their groups; disable/enable), groups, linked front-end
 // identities, and the console members of the organization (accounts and roles; remove through
 // a confirmation page) with the organization's API tokens (revoke).
+import type { ApiToken, Group, Member, RemoteIdentity, User } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, query } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
-type User = { id: string; email: string; display_name: string | null; disabled: boolean; source: string; groups?: string[] };
-type Group = { id: string; name: string; source: string; members: number };
-type RemoteIdentity = {
-  id: string;
-  platform: string;
-  remote_user_id: string;
-  installation_id?: string | null;
-  linked_at?: string | null;
-  user_id?: string | null;
-  email?: string | null;
-  display_name?: string | null;
-};
-type Member = { account_id: string; email: string; role: string };
-type ApiToken = { id: string; name: string; account_email: string; created_at: string; last_used_at: string | null; expires_at: string | null; revoked_at: string | null };
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
 
 const USER_NOTICES: Record<string, string> = {

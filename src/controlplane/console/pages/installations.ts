@@ -1,5 +1,6 @@
 // Installations: the list, and one installation with its proxies (replicas) and registered tools.
 // Installations are created with `svc bot init`; the console shows them.
+import type { InstalledTool } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
@@ -8,7 +9,7 @@ import { type Installation, latestReplica, skewCell, spoolBadge, stateBadge } fr
 import { type Agent, type Workspace, byId, joinErrors, list, named } from "./shared.ts";
 import { runtimeStateBadge } from "./tool-servers.ts";
 
-type Tool = { name: string; access: string; required_capabilities?: string[] | null };
+type Tool = InstalledTool;
 
 export async function getInstallations(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);

@@ -1,10 +1,10 @@
 // Approving `svc login` (a device-style login): the page shows the code the terminal shows, and
 // an owner or admin approves the request; the CLI then receives an API token acting for them.
+import type { LoginRequestView } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, apiFor, isAdmin, page, redirect, requireSignedIn } from "../context.ts";
 import { html, path, query } from "../html.ts";
 import { csrfInput, forbiddenPage, shell, time } from "../layout.ts";
 
-type LoginRequest = { id: string; user_code: string; expires_at: string; status: "pending" | "approved" | "expired" };
 
 export async function getLoginApprove(ctx: PageContext): Promise<PageResult> {
   const c = requireSignedIn(ctx);
@@ -13,7 +13,7 @@ export async function getLoginApprove(ctx: PageContext): Promise<PageResult> {
   const s = c.session;
   const title = "Approve svc login";
   if (!id) return page(shell(s, { title, active: "none", error: "this page needs the link `svc login` printed (…/login/approve?request=…)", body: "" }), 400);
-  const got = await apiFor(c).get<LoginRequest>(path`/api/v1/auth/login-requests/${id}`);
+  const got = await apiFor(c).get<LoginRequestView>(path`/api/v1/auth/login-requests/${id}`);
   if (!got.ok) return page(shell(s, { title, active: "none", error: got.problem.detail, body: html`<p>Run <code>svc login</code> again to get a new link.</p>` }), got.problem.status);
   const r = got.data;
   const done = ctx.url.searchParams.get("done") === "approved" || r.status === "approved";

@@ -1,26 +1,15 @@
 // Model profiles with their readiness (created and assigned with `svc model-profiles`).
+import type { ModelProfile } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, dataTable, shell } from "../layout.ts";
 import { type Readiness, type Workspace, byId, joinErrors, list, named, readinessCell } from "./shared.ts";
 
-type Profile = {
-  id: string;
-  display_name: string;
-  endpoint: string;
-  auth_type: string;
-  default_model: string;
-  models?: string[];
-  workspace_id: string;
-  has_api_key?: boolean;
-  sealed_to?: string[];
-};
-
 export async function getModelProfiles(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
-  const [profiles, workspaces] = await Promise.all([list<Profile>(ctx, "/model-profiles", "model_profiles", errors), list<Workspace>(ctx, "/workspaces", "workspaces", errors)]);
+  const [profiles, workspaces] = await Promise.all([list<ModelProfile>(ctx, "/model-profiles", "model_profiles", errors), list<Workspace>(ctx, "/workspaces", "workspaces", errors)]);
   const readiness = await Promise.all(
     profiles.map(async (p) => {
       const got = await ctx.api.get<Readiness>(ctx.api.org(path`/model-profiles/${p.id}/readiness`));

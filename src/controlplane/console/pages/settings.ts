@@ -3,6 +3,7 @@
 // owner changes single sign-on: whoever controls the provider can sign in as any member it
 // names, so an admin who could point it at their own provider could act as every other admin
 // (owners are never signed in by it, auth/service.ts `ssoMayOpen`). Admins see its status.
+import type { Settings } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin, requireOwner } from "../guard.ts";
 import { html } from "../html.ts";
@@ -11,7 +12,6 @@ import { CALLBACK_PATH, SsoError, deleteOidcSettings, getOidcSettings, saveOidcS
 import type { AuditKey } from "./audit-keys.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
-type Settings = { escrow_enabled: boolean; escrow_recipient: string | null; escrow_active?: boolean };
 type FormState = { error?: string | null; status?: number; sso?: { issuer?: string; client_id?: string } };
 
 const NOTICES: Record<string, string> = {

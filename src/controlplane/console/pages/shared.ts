@@ -5,7 +5,8 @@ import type { AdminContext } from "../context.ts";
 import { html, type SafeHtml } from "../html.ts";
 import { badge, code } from "../layout.ts";
 
-export type { Workspace } from "../../../contract/admin-api.ts";
+export type { Readiness, Workspace } from "../../../contract/admin-api.ts";
+import type { Readiness } from "../../../contract/admin-api.ts";
 export type { Agent } from "../../../contract/admin-api.ts";
 
 /** Lists `key` from a GET, collecting the problem detail instead of throwing. */
@@ -42,7 +43,6 @@ export function joinErrors(errors: string[]): string | null {
 }
 
 /** A readiness answer (model profile, tool server) as a badge and its checks, or why it is unknown. */
-export type Readiness = { ready: boolean; checks: Array<{ name: string; ok: boolean; detail?: string | null }> };
 export function readinessCell(r: Readiness | { error: string }): SafeHtml {
   if ("error" in r) return html`${badge("unknown", "muted")}<p class="hint">${r.error}</p>`;
   return html`${r.ready ? badge("ready", "ok") : badge("not ready", "bad")}

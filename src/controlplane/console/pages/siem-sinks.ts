@@ -7,7 +7,7 @@ import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
-import type { SinkView } from "../../sinks/service.ts";
+import type { Sink as SinkView } from "../../../contract/admin-api.ts";
 
 const KIND_LABEL: Record<string, string> = { webhook: "HTTPS webhook (Splunk HEC)", syslog: "syslog over TLS", otlp: "OTLP/HTTP logs" };
 

@@ -1,16 +1,17 @@
 // MCP tool servers (issue 13): the list with each server's readiness, and one server with its
 // assignment, its tool rules and what each live runtime replica last reported about it (an
 // unreachable server serves no tools). Created and assigned with `svc tool-servers`.
-// The response types are the admin API's own (presentServer, Readiness), not written again here.
+// The response types are the admin API's contract (src/contract/admin-settings.ts).
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, type SafeHtml } from "../html.ts";
 import { badge, code, dataTable, section, shell, time } from "../layout.ts";
-import type { Readiness, RuntimeStatus } from "../../tool-servers/readiness.ts";
-import type { presentServer } from "../../tool-servers/service.ts";
+import type { ToolServerDetail, ToolServerReadiness } from "../../../contract/admin-api.ts";
 import { type Agent, type Workspace, byId, joinErrors, list, named, readinessCell } from "./shared.ts";
 
-type Server = ReturnType<typeof presentServer> & { assigned_agents?: string[] };
+type Server = ToolServerDetail;
+type Readiness = ToolServerReadiness;
+type RuntimeStatus = ToolServerReadiness["runtimes"][number];
 
 /** Where the server runs: its URL (http) or its command line (stdio). */
 export function endpointCell(s: Pick<Server, "transport" | "url" | "command" | "args">): SafeHtml {

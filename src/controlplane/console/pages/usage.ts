@@ -1,15 +1,15 @@
 // Usage (issue 16): model tokens per user and per model over the last 14 days as stacked bar
 // charts (inline SVG, no script), the totals behind them, and each budget's status. The data
 // comes from the same admin API `svc usage` and `svc budgets list` use.
+import type { Budget, UsagePoint, UsageRow } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, type SafeHtml } from "../html.ts";
 import { badge, code, dataTable, shell, type Tone } from "../layout.ts";
 import { joinErrors, list } from "./shared.ts";
 
-type Point = { bucket: string; key: string | null; total_tokens: number; cost: number };
-type Row = { key: string | null; label: string | null; calls: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number };
-type Budget = { id: string; name: string; scope: string; target: string; period: string; unit: string; limit: number; spent: number; used: number; resets_at: string };
+type Point = UsagePoint;
+type Row = UsageRow;
 
 const DAYS = 14;
 const SERIES = 6; // the largest keys get a colour each; the rest is "other"

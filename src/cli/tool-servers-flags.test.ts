@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../command/index.ts";
-import { parseAccessFlag, parseArgsFlag } from "./tool-servers.ts";
+import { parseAccessFlag, parseArgsFlag } from "./tool-servers-flags.ts";
 
 describe("svc tool-servers flag values", () => {
   test("--args: comma-separated, or a JSON array for arguments holding commas; order and repeats kept", () => {

@@ -1,0 +1,114 @@
+// Admin answers about the audit trail and usage: records as searched (`svc audit list|show`,
+// the console's audit pages), model usage (`svc usage`, the console's usage page) and budgets
+// (`svc budgets`). See admin-api.ts.
+import { type Static, Type } from "@sinclair/typebox";
+import { Nullable, Time, listOf, open } from "./admin-shape.ts";
+import { BudgetState } from "./runtime-api.ts";
+
+const Str = Type.String();
+const OptionalNullable = <T extends Parameters<typeof Nullable>[0]>(t: T) => Type.Optional(Nullable(t));
+
+/** An audit record as the admin API shows it (never its ciphertext). */
+export const AuditRecordView = open({
+  id: Str,
+  ts: Time,
+  received_at: Time,
+  kind: Type.Union([Type.Literal("tool"), Type.Literal("model"), Type.Literal("outcome"), Type.Literal("admin")]),
+  harness: Str,
+  organization_id: Str,
+  workspace_id: Str,
+  installation_id: Str,
+  agent_id: Str,
+  replica_id: Nullable(Str),
+  action: Str,
+  tool_name: Nullable(Str),
+  /** The MCP server of the tool (issue 13); absent for pack tools and models. */
+  tool_server: Type.Optional(Str),
+  model: Nullable(Str),
+  /** Open WebUI's background task (title_generation, …); absent for a user's own turn. */
+  task: Type.Optional(Str),
+  decision: Type.Union([Type.Literal("permit"), Type.Literal("deny"), Type.Literal("ask")]),
+  reason: Str,
+  policy_id: Nullable(Str),
+  policy_revision: Type.Integer(),
+  /** What a shadow policy would have decided (issue 17); absent when none applied. */
+  shadow: Type.Optional(open({ decision: Str, policy_id: Nullable(Str), reason: Str })),
+  subject: open({ user_id: Nullable(Str), email: Nullable(Str), remote_user_id: Nullable(Str), via_installation: Type.Boolean() }),
+  ref: Nullable(Str),
+  outcome: Nullable(Str),
+  exit_code: Nullable(Type.Integer()),
+  args_digest: Nullable(Str),
+  digest_key_id: Nullable(Str),
+  prompt_tokens: Type.Optional(Type.Integer()),
+  completion_tokens: OptionalNullable(Type.Integer()),
+  cost: Type.Optional(Type.Number()),
+  duration_ms: Type.Optional(Type.Integer()),
+  chain_id: Type.Optional(Str),
+  chain_seq: OptionalNullable(Type.Integer()),
+  chain_prev: OptionalNullable(Str),
+  encryption: Type.Union([open({ mode: Type.Literal("recipients"), key_ids: Type.Array(Str) }), open({ mode: Type.Literal("digest-only") })]),
+});
+export type AuditRecordView = Static<typeof AuditRecordView>;
+/** A page of a search, newest first; `next_cursor` fetches the next. */
+export const AuditRecordPage = open({ records: Type.Array(AuditRecordView), next_cursor: Nullable(Str) });
+export type AuditRecordPage = Static<typeof AuditRecordPage>;
+
+/** Model usage of one user, group, model or agent (`key` null: none recorded). */
+export const UsageRow = open({
+  key: Nullable(Str),
+  label: Nullable(Str),
+  calls: Type.Integer(),
+  prompt_tokens: Type.Number(),
+  completion_tokens: Type.Number(),
+  total_tokens: Type.Number(),
+  cost: Type.Number(),
+});
+export type UsageRow = Static<typeof UsageRow>;
+export const UsageReport = open({ by: Str, since: Time, until: Nullable(Time), rows: Type.Array(UsageRow) });
+export type UsageReport = Static<typeof UsageReport>;
+export const UsagePoint = open({ bucket: Time, key: Nullable(Str), total_tokens: Type.Number(), cost: Type.Number() });
+export type UsagePoint = Static<typeof UsagePoint>;
+export const UsageSeries = listOf("points", UsagePoint);
+
+/** A budget as admins see it: its state, the target's label and the share used. */
+export const Budget = Type.Composite([BudgetState, open({ target: Str, used: Type.Number(), created_at: Time })], { additionalProperties: true });
+export type Budget = Static<typeof Budget>;
+export const BudgetList = listOf("budgets", Budget);
+export const BudgetDeleted = open({ deleted: Str, name: Str });
+
+const Who = open({ account_id: Str, email: Nullable(Str) });
+/** An escrow recovery request (…/audit-recovery-requests). */
+export const RecoveryRequest = open({
+  id: Str,
+  record_id: Str,
+  reason: Str,
+  status: Type.Union([Type.Literal("pending"), Type.Literal("approved"), Type.Literal("consumed")]),
+  requested_by: Who,
+  approved_by: Nullable(Who),
+  created_at: Time,
+  approved_at: Nullable(Time),
+  consumed_at: Nullable(Time),
+});
+export type RecoveryRequest = Static<typeof RecoveryRequest>;
+export const RecoveryRequestList = listOf("requests", RecoveryRequest);
+
+/** The console overview's figures (…/audit-activity): decisions per hour, top tools and users. */
+export const Activity = open({
+  since: Time,
+  hours: Type.Array(open({ hour: Time, permit: Type.Integer(), deny: Type.Integer() })),
+  top_tools: Type.Array(open({ tool: Str, calls: Type.Integer(), denied: Type.Integer() })),
+  top_users: Type.Array(open({ user_id: Str, email: Nullable(Str), calls: Type.Integer(), denied: Type.Integer() })),
+});
+export type Activity = Static<typeof Activity>;
+
+/** What a retention run deleted (…/audit-retention/run). */
+export const RetentionReport = open({
+  organization_id: Str,
+  retention_days: Nullable(Type.Integer()),
+  cutoff: Nullable(Time),
+  deleted: Type.Integer(),
+  chains_cut: Type.Integer(),
+  /** The checkpoint signing the new chain floors; null when nothing was deleted. */
+  checkpoint: Nullable(Type.Integer()),
+});
+export type RetentionReport = Static<typeof RetentionReport>;
