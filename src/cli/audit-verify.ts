@@ -6,14 +6,13 @@
 // checkpoints must be signed with (print it once with `svc audit checkpoints`).
 import { createReadStream, readFileSync } from "node:fs";
 import { CommandFailure, command } from "../command/index.ts";
-import type { CheckpointView } from "../contract/audit-chain.ts";
+import type { CheckpointList } from "../contract/admin-api.ts";
 import { openExport } from "./audit-records.ts";
 import { ChainVerifier, type ExportedRecord, type VerifyReport } from "./chain-verify.ts";
 import { connect } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, note, out, printJson, renderTable, shortTime } from "./output.ts";
 
-type Checkpoints = { public_key: string | null; checkpoints: CheckpointView[] };
 
 /** Feeds each line of a byte stream to `line`, decoding across chunk boundaries. */
 export async function eachLine(chunks: AsyncIterable<Uint8Array | string>, line: (text: string, n: number) => void): Promise<number> {
@@ -61,15 +60,15 @@ const verify = command({
     const home = readCliEnv().home;
     const needApi = !args.file || !args.checkpoints;
     const client = needApi ? await connect(label) : null;
-    let checkpoints: Checkpoints;
+    let checkpoints: CheckpointList;
     if (args.checkpoints) {
       const path = expandHome(args.checkpoints, home);
       try {
-        checkpoints = JSON.parse(readFileSync(path, "utf8")) as Checkpoints;
+        checkpoints = JSON.parse(readFileSync(path, "utf8")) as CheckpointList;
       } catch (e) {
         throw new CommandFailure(`${label}: cannot read the checkpoints from ${path} (${(e as Error).message}); save them with \`svc audit checkpoints --json > ${args.checkpoints}\``);
       }
-    } else checkpoints = await client!.json<Checkpoints>("GET", client!.org("/audit-checkpoints"));
+    } else checkpoints = await client!.json<CheckpointList>("GET", client!.org("/audit-checkpoints"));
     const verifier = new ChainVerifier();
     const take = (text: string, n: number) => {
       let r: ExportedRecord;
@@ -124,7 +123,7 @@ const checkpointsCmd = command({
   examples: ["svc audit checkpoints", "svc audit checkpoints --json > checkpoints.json"],
   async run({ args }) {
     const client = await connect("svc audit checkpoints");
-    const c = await client.json<Checkpoints>("GET", client.org("/audit-checkpoints"));
+    const c = await client.json<CheckpointList>("GET", client.org("/audit-checkpoints"));
     if (args.json) return printJson(c);
     if (c.checkpoints.length === 0) return note("No checkpoints yet: the control plane signs one each hour once records arrive.");
     out(`Signing key: ${c.public_key}`);

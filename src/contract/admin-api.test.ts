@@ -10,6 +10,7 @@ import * as contract from "./admin-api.ts";
 import { OPENAPI_PATH } from "../controlplane/app.ts";
 import { testControlPlane } from "../controlplane/testing.ts";
 import { addInstallation } from "../controlplane/runtime/fixtures.ts";
+import { signInSession } from "../controlplane/auth/test-fixtures.ts";
 
 const src = resolve(import.meta.dir, "..");
 type Name = keyof typeof contract;
@@ -77,6 +78,12 @@ const DOCUMENTED: Array<[string, string, string, Name]> = [
   ["post", "/api/v1/organizations/{org}/audit-retention/run", "200", "RetentionReport"],
   ["get", "/api/v1/organizations/{org}/runtime-recipients", "200", "RuntimeRecipientList"],
   ["get", "/api/v1/organizations/{org}/installations/{id}/tools", "200", "InstalledToolList"],
+  ["post", "/api/v1/auth/sessions", "200", "Session"],
+  ["post", "/api/v1/organizations/{org}/installations/{id}/credential", "200", "RuntimeCredential"],
+  ["get", "/api/v1/organizations/{org}/installations/{id}/policy-bundle", "200", "PolicyBundle"],
+  ["get", "/api/v1/organizations/{org}/audit-checkpoints", "200", "CheckpointList"],
+  ["post", "/api/v1/organizations/{org}/audit-checkpoints", "201", "Checkpoint"],
+  ["get", "/api/v1/organizations/{org}/audit-chain-flags", "200", "ChainFlagList"],
 ];
 
 describe("admin answers, one contract", () => {
@@ -101,6 +108,13 @@ describe("admin answers, one contract", () => {
       if (!schema || Object.keys(schema.properties ?? {}).sort().join() !== want.join()) wrong.push(`${method} ${path} ${status}: ${JSON.stringify(schema)?.slice(0, 80)}`);
     }
     expect(wrong).toEqual([]);
+    // Every operation documents its success answer: none falls back to the generic 2XX.
+    const generic = Object.entries(doc.paths as Record<string, Record<string, { responses: object }>>).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([, op]) => "2XX" in op.responses).map(([method]) => `${method} ${path}`),
+    );
+    expect(generic).toEqual([]);
+    const fetch = doc.paths["/api/v1/organizations/{org}/audit-recovery-requests/{id}/fetch"].post.responses["200"].content;
+    expect(Object.keys(fetch)).toEqual(["application/octet-stream"]);
   });
 
   test("the control plane's answers match the contract", async () => {
@@ -151,6 +165,12 @@ describe("admin answers, one contract", () => {
       ["RetentionReport", (await cp.call("POST", cp.org("/audit-retention/run"))).json],
       ["RuntimeRecipientList", (await cp.call("GET", cp.org("/runtime-recipients?workspace=default"))).json],
       ["InstalledToolList", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/tools`))).json],
+      ["Session", (await signInSession(cp)).body],
+      ["RuntimeCredential", (await cp.call("POST", cp.org(`/installations/${inst.installationId}/credential`), { body: { rotate: true } })).json],
+      ["PolicyBundle", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/policy-bundle`))).json],
+      ["Checkpoint", (await cp.call("POST", cp.org("/audit-checkpoints"))).json],
+      ["CheckpointList", (await cp.call("GET", cp.org("/audit-checkpoints"))).json],
+      ["ChainFlagList", (await cp.call("GET", cp.org("/audit-chain-flags"))).json],
     );
     for (const [name, body] of checks) expect({ name, errors: [...Value.Errors(contract[name] as never, body)].map((e) => `${e.path} ${e.message}`) }).toEqual({ name, errors: [] });
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);

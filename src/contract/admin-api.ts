@@ -89,3 +89,4 @@ export type Replica = Static<typeof Replica>;
 /** GET …/installations/{id}: the installation with its replicas. */
 export const InstallationStatus = Type.Composite([Installation, open({ replicas: Type.Array(Replica) })], { additionalProperties: true });
 export type InstallationStatus = Static<typeof InstallationStatus>;
+export { PolicyBundle } from "./bundle.ts";

@@ -112,3 +112,14 @@ export const RetentionReport = open({
   checkpoint: Nullable(Type.Integer()),
 });
 export type RetentionReport = Static<typeof RetentionReport>;
+
+/** A signed checkpoint of the organization's chain heads (`svc audit verify` checks records against them). */
+export const Checkpoint = open({ id: Str, number: Type.Integer(), at: Time, body: Str, signature: Str });
+export type Checkpoint = Static<typeof Checkpoint>;
+/** Every checkpoint, oldest first, with the organization's Ed25519 public key (null before the first). */
+export const CheckpointList = open({ public_key: Nullable(Str), checkpoints: Type.Array(Checkpoint) });
+export type CheckpointList = Static<typeof CheckpointList>;
+/** A gap, fork or late record seen at ingest. */
+export const ChainFlag = open({ id: Str, chain_id: Str, installation_id: Str, kind: Str, record_id: Str, seq: Type.Integer(), detail: Str, at: Time });
+export type ChainFlag = Static<typeof ChainFlag>;
+export const ChainFlagList = listOf("flags", ChainFlag);

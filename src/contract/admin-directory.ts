@@ -91,3 +91,15 @@ export const LoginApproved = open({ approved: Type.Literal(true) });
 /** The API token a approved login request hands over, once. */
 export const LoginToken = open({ token: Type.String(), organization_id: Type.String(), email: Type.String(), expires_at: Time });
 export type LoginToken = Static<typeof LoginToken>;
+
+/** A console sign-in: the account, the organization chosen and the CSRF token for the session's writes. */
+export const Session = open({
+  account: open({ id: Type.String(), email: Type.String() }),
+  organization_id: Type.String(),
+  role: Role,
+  csrf_token: Type.String(),
+});
+export type Session = Static<typeof Session>;
+/** A runtime token, shown once when issued or rotated. */
+export const RuntimeCredential = open({ token: Type.String() });
+export type RuntimeCredential = Static<typeof RuntimeCredential>;

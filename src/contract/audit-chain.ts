@@ -128,7 +128,8 @@ export type CheckpointHead = { chain_id: string; installation_id: string; replic
 export type CheckpointFloor = { chain_id: string; seq: number; prev: string };
 /** `floors` is present only once retention deleted records (older checkpoints never have it). */
 export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[]; floors?: CheckpointFloor[] };
-export type CheckpointView = { id: string; number: number; at: string; body: string; signature: string };
+/** A checkpoint as the admin API answers it (admin-audit.ts). */
+export type { Checkpoint as CheckpointView } from "./admin-audit.ts";
 
 export const bodyHash = (body: string): string => createHash("sha256").update(body).digest("hex");
 

@@ -10,6 +10,7 @@ import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointFloor, type CheckpointHead, type CheckpointView, bodyHash, ciphertextDigest, publicKeyText, recordHash } from "../../contract/audit-chain.ts";
 import { newId } from "../../contract/ids.ts";
+import type { ChainFlag } from "../../contract/admin-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type Flag, type Head, type Link, advance } from "./continuity.ts";
@@ -56,7 +57,7 @@ export async function checkContinuity(tx: Db, caller: { orgId: string; installat
   return all;
 }
 
-export type ChainFlagView = { id: string; chain_id: string; installation_id: string; kind: string; record_id: string; seq: number; detail: string; at: string };
+export type ChainFlagView = ChainFlag;
 
 export async function listFlags(db: Db, orgId: string, limit = 200): Promise<ChainFlagView[]> {
   const f = tables(db).auditChainFlags;

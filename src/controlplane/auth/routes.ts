@@ -1,6 +1,6 @@
 // Sign-in and `svc login`: console sessions, who-am-I, browser-approved login requests, and
 // API tokens for the CLI. Handlers pass plain values to the services in this folder.
-import { ApiTokenList, IssuedApiToken, LoginApproved, LoginRequest, LoginRequestView, LoginToken, Me } from "../../contract/admin-api.ts";
+import { ApiTokenList, IssuedApiToken, LoginApproved, LoginRequest, LoginRequestView, LoginToken, Me, Session } from "../../contract/admin-api.ts";
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -61,6 +61,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
       },
       {
         body: SessionCreate,
+        response: Session,
         // transform runs before body validation, so a form post is refused with this reason.
         transform: ({ request }) => checkJsonSignIn(deps.config.publicUrl, request.headers),
         detail: { tags, summary: "Sign in to the console (sets the session cookie: `__Host-svc_session` on https, `svc_session` on plain-http loopback); JSON only, same-origin when Origin is sent" },

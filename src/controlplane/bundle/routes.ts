@@ -2,7 +2,7 @@
 // shadow policies), for `svc policies test` and `simulate`, which decide with the proxy's own
 // code (src/proxy/policy/policy-index.ts). Sealed secrets are left out: a what-if needs none.
 import { Elysia, t } from "elysia";
-import type { PolicyBundle } from "../../contract/bundle.ts";
+import { PolicyBundle } from "../../contract/bundle.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getInstallation } from "../installations/service.ts";
@@ -30,6 +30,7 @@ export function bundleAdminRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         params: t.Object({ org: t.String(), id: t.String({ maxLength: 64 }) }),
+        response: PolicyBundle,
         detail: { summary: "The policy bundle this installation's proxy gets (conditions included, no sealed secrets), for what-if tests", tags: ["policies"] },
       },
     );

@@ -65,7 +65,11 @@ export function escrowRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         params: Params,
-        detail: { summary: "The requester's one fetch of the decrypted arguments of an approved request (a second fetch: 410 recovery_consumed); audited", tags: ["audit recovery"] },
+        detail: {
+          responses: { 200: { description: "the decrypted arguments (exactly as the caller sent them)", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
+          summary: "The requester's one fetch of the decrypted arguments of an approved request (a second fetch: 410 recovery_consumed); audited",
+          tags: ["audit recovery"],
+        },
       },
     );
 }

@@ -1,7 +1,7 @@
 // Installation routes (`svc bot init|list|status|agents list|credential`): create, list, status
 // with replicas, bound agent, registered tools, the runtime credential, delete.
 import { Elysia } from "elysia";
-import { Installation, InstallationList, InstallationStatus } from "../../contract/admin-api.ts";
+import { Installation, InstallationList, InstallationStatus, RuntimeCredential } from "../../contract/admin-api.ts";
 import { InstalledToolList } from "../../contract/admin-api.ts";
 import { AgentList } from "../../contract/admin-policies.ts";
 import { IdParams, WorkspaceQuery } from "../agents/model.ts";
@@ -62,7 +62,7 @@ export function installationRoutes(deps: ControlPlaneDeps) {
         set.headers["cache-control"] = "no-store";
         return issueCredential(deps, principal.orgId, params.id, body?.rotate ?? false);
       },
-      { admin: true, params: IdParams, body: CredentialRequest, detail: { tags, summary: "Issue or rotate the runtime token (shown once)" } },
+      { admin: true, params: IdParams, body: CredentialRequest, response: RuntimeCredential, detail: { tags, summary: "Issue or rotate the runtime token (shown once)" } },
     )
     .delete(
       "/installations/:id",
