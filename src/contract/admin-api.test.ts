@@ -11,6 +11,7 @@ import { OPENAPI_PATH } from "../controlplane/app.ts";
 import { testControlPlane } from "../controlplane/testing.ts";
 import { addInstallation } from "../controlplane/runtime/fixtures.ts";
 import { signInSession } from "../controlplane/auth/test-fixtures.ts";
+import { DOCUMENTED } from "./documented-operations.ts";
 
 const src = resolve(import.meta.dir, "..");
 type Name = keyof typeof contract;
@@ -23,68 +24,6 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Each operation whose success answer is a contract schema: method, path, status, schema. */
-const DOCUMENTED: Array<[string, string, string, Name]> = [
-  ["get", "/api/v1/me", "200", "Me"],
-  ["get", "/api/v1/organizations/{org}/workspaces", "200", "WorkspaceList"],
-  ["get", "/api/v1/organizations/{org}/audit-encryption-keys", "200", "AuditKeyList"],
-  ["get", "/api/v1/organizations/{org}/installations", "200", "InstallationList"],
-  ["get", "/api/v1/organizations/{org}/installations/{id}", "200", "InstallationStatus"],
-  ["get", "/api/v1/organizations/{org}/installations/{id}/agents", "200", "AgentList"],
-  ["get", "/api/v1/organizations/{org}/agents", "200", "AgentList"],
-  ["post", "/api/v1/organizations/{org}/agents", "201", "Agent"],
-  ["get", "/api/v1/organizations/{org}/agents/{id}", "200", "Agent"],
-  ["get", "/api/v1/organizations/{org}/policies", "200", "PolicyList"],
-  ["post", "/api/v1/organizations/{org}/policies", "201", "PolicyWritten"],
-  ["patch", "/api/v1/organizations/{org}/policies/{id}", "200", "PolicyWritten"],
-  ["post", "/api/v1/organizations/{org}/policies/apply", "200", "PolicyApplyResult"],
-  ["get", "/api/v1/organizations/{org}/users", "200", "UserList"],
-  ["post", "/api/v1/organizations/{org}/users", "201", "User"],
-  ["get", "/api/v1/organizations/{org}/users/{id}", "200", "User"],
-  ["post", "/api/v1/organizations/{org}/users/{id}/disable", "200", "User"],
-  ["get", "/api/v1/organizations/{org}/users/{id}/remote-identities", "200", "RemoteIdentityList"],
-  ["post", "/api/v1/organizations/{org}/users/{id}/remote-identities", "201", "RemoteIdentity"],
-  ["get", "/api/v1/organizations/{org}/remote-identities", "200", "RemoteIdentityList"],
-  ["get", "/api/v1/organizations/{org}/groups", "200", "GroupList"],
-  ["post", "/api/v1/organizations/{org}/groups", "201", "Group"],
-  ["get", "/api/v1/organizations/{org}/members", "200", "MemberList"],
-  ["post", "/api/v1/organizations/{org}/members", "201", "Member"],
-  ["get", "/api/v1/organizations/{org}/api-tokens", "200", "ApiTokenList"],
-  ["post", "/api/v1/organizations/{org}/api-tokens", "201", "IssuedApiToken"],
-  ["post", "/api/v1/organizations/{org}/invites", "201", "Invite"],
-  ["post", "/api/v1/auth/login-requests", "201", "LoginRequest"],
-  ["get", "/api/v1/auth/login-requests/{id}", "200", "LoginRequestView"],
-  ["post", "/api/v1/auth/login-requests/{id}/token", "200", "LoginToken"],
-  ["get", "/api/v1/organizations/{org}/audit-records", "200", "AuditRecordPage"],
-  ["get", "/api/v1/organizations/{org}/audit-records/{id}", "200", "AuditRecordView"],
-  ["get", "/api/v1/organizations/{org}/usage", "200", "UsageReport"],
-  ["get", "/api/v1/organizations/{org}/usage/series", "200", "UsageSeries"],
-  ["get", "/api/v1/organizations/{org}/budgets", "200", "BudgetList"],
-  ["post", "/api/v1/organizations/{org}/budgets", "201", "Budget"],
-  ["get", "/api/v1/organizations/{org}/settings", "200", "Settings"],
-  ["patch", "/api/v1/organizations/{org}/settings", "200", "Settings"],
-  ["get", "/api/v1/organizations/{org}/model-profiles", "200", "ModelProfileList"],
-  ["post", "/api/v1/organizations/{org}/model-profiles", "201", "ModelProfile"],
-  ["get", "/api/v1/organizations/{org}/model-profiles/{id}/readiness", "200", "Readiness"],
-  ["get", "/api/v1/organizations/{org}/siem-sinks", "200", "SinkList"],
-  ["post", "/api/v1/organizations/{org}/siem-sinks", "201", "Sink"],
-  ["get", "/api/v1/organizations/{org}/tool-servers", "200", "ToolServerList"],
-  ["get", "/api/v1/organizations/{org}/tool-servers/{id}", "200", "ToolServerDetail"],
-  ["get", "/api/v1/organizations/{org}/tool-servers/{id}/readiness", "200", "ToolServerReadiness"],
-  ["get", "/api/v1/organizations/{org}/directory-sync", "200", "DirectorySyncConfig"],
-  ["get", "/api/v1/organizations/{org}/directory-sync/report", "200", "DirectorySyncReport"],
-  ["get", "/api/v1/organizations/{org}/audit-recovery-requests", "200", "RecoveryRequestList"],
-  ["get", "/api/v1/organizations/{org}/audit-activity", "200", "Activity"],
-  ["post", "/api/v1/organizations/{org}/audit-retention/run", "200", "RetentionReport"],
-  ["get", "/api/v1/organizations/{org}/runtime-recipients", "200", "RuntimeRecipientList"],
-  ["get", "/api/v1/organizations/{org}/installations/{id}/tools", "200", "InstalledToolList"],
-  ["post", "/api/v1/auth/sessions", "200", "Session"],
-  ["post", "/api/v1/organizations/{org}/installations/{id}/credential", "200", "RuntimeCredential"],
-  ["get", "/api/v1/organizations/{org}/installations/{id}/policy-bundle", "200", "PolicyBundle"],
-  ["get", "/api/v1/organizations/{org}/audit-checkpoints", "200", "CheckpointList"],
-  ["post", "/api/v1/organizations/{org}/audit-checkpoints", "201", "Checkpoint"],
-  ["get", "/api/v1/organizations/{org}/audit-chain-flags", "200", "ChainFlagList"],
-];
 
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
