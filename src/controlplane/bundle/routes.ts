@@ -30,8 +30,14 @@ export function bundleAdminRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         params: t.Object({ org: t.String(), id: t.String({ maxLength: 64 }) }),
-        response: PolicyBundle,
-        detail: { summary: "The policy bundle this installation's proxy gets (conditions included, no sealed secrets), for what-if tests", tags: ["policies"] },
+        // Documented, not declared as `response`: Elysia's document turns the schema's number
+        // literals (version 1 | 2) into a string enum, which the answer then breaks (found by
+        // schemathesis). The runtime route documents the same bundle the same way.
+        detail: {
+          summary: "The policy bundle this installation's proxy gets (conditions included, no sealed secrets), for what-if tests",
+          tags: ["policies"],
+          responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } } },
+        },
       },
     );
 }
