@@ -1,30 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import type { AuditRecord } from "./audit.ts";
 import { auditRecordProblem } from "./audit-check.ts";
-import { newId } from "./ids.ts";
+import { fakeRecord } from "../proxy/testing/records.ts";
 
-const record = (over: Partial<AuditRecord> = {}): AuditRecord => ({
-  id: newId("auditRecord"),
-  ts: new Date().toISOString(),
-  kind: "tool",
-  harness: "chatui",
-  organization_id: "org_1",
-  workspace_id: "ws_1",
-  installation_id: "inst_1",
-  agent_id: "agt_1",
-  action: "tool:crm.read",
-  tool_name: "crm.read",
-  decision: "permit",
-  reason: "policy",
-  policy_id: "pol_1",
-  policy_revision: 1,
-  subject: { user_id: "usr_1", remote_user_id: "fe-1", via_installation: false },
-  args_digest: `hmac-sha256:${"0".repeat(64)}`,
-  digest_key_id: "dk_1",
-  recipient_key_ids: [],
-  ciphertext: null,
-  ...over,
-});
+const record = fakeRecord;
 
 describe("auditRecordProblem with the record's JSON text", () => {
   test("a NUL anywhere is found, with or without the text", () => {

@@ -3,7 +3,7 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { fakeRecord } from "../testing/records.ts";
-import { AuditChain } from "./chain.ts";
+import { AuditChain, chainedLine } from "./chain.ts";
 
 const record = (o: Partial<AuditRecord> = {}): AuditRecord =>
   fakeRecord({ recipient_key_ids: ["key_1"], args_digest: null, digest_key_id: null, ciphertext: Buffer.from("age-encryption.org/v1 fake").toString("base64"), ...o });
@@ -32,4 +32,13 @@ test("the hash covers every field and the ciphertext, not later additions; a new
   // The store's null for an absent optional field hashes like the absence.
   expect(recordHash({ ...r, model: null, ref: null }, ciphertextDigest(r.ciphertext))).toBe(h);
   expect(new AuditChain().id).not.toBe(new AuditChain().id);
+});
+
+test("the spooled line built from the unstamped text is exactly the stamped record's JSON (first and later links)", () => {
+  const chain = new AuditChain();
+  for (const r of [record(), record({ tool_name: "a\"b", ciphertext: null, args_digest: `hmac-sha256:${"1".repeat(64)}` })]) {
+    const unchained = JSON.stringify(r);
+    chain.stamp(r);
+    expect(chainedLine(unchained, r)).toBe(JSON.stringify(r));
+  }
 });

@@ -26,3 +26,12 @@ export class AuditChain {
     return record;
   }
 }
+
+/**
+ * The spooled line of a stamped record from its JSON text before stamping: the text with the
+ * chain fields appended, which is what JSON.stringify of the stamped record gives (stamping
+ * adds them as its last keys), without serializing the record a second time.
+ */
+export function chainedLine(unchained: string, record: Pick<AuditRecord, "chain_id" | "chain_seq" | "chain_prev">): string {
+  return `${unchained.slice(0, -1)},"chain_id":${JSON.stringify(record.chain_id)},"chain_seq":${record.chain_seq},"chain_prev":${JSON.stringify(record.chain_prev)}}`;
+}

@@ -5,7 +5,7 @@ import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../con
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
 import type { StanzaKeySource } from "./age-seal.ts";
-import { AuditChain } from "./chain.ts";
+import { AuditChain, chainedLine } from "./chain.ts";
 import { sealCallContent } from "./call-content.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
@@ -161,7 +161,7 @@ export class AuditRecorder {
     // Stamped right before the append, with no await between: the chain's order is the order
     // records are handed to the spool.
     this.chain.stamp(record);
-    const line = unchained === null ? JSON.stringify(record) : `${unchained.slice(0, -1)},"chain_id":${JSON.stringify(record.chain_id)},"chain_seq":${record.chain_seq},"chain_prev":${JSON.stringify(record.chain_prev)}}`;
+    const line = unchained === null ? JSON.stringify(record) : chainedLine(unchained, record);
     await this.o.spool.appendLine(record.id, line);
     this.o.onAppend(record, started === null ? null : (performance.now() - started) / 1000);
   }
