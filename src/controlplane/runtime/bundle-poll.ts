@@ -17,6 +17,7 @@
 // deleting the installation) bumps the revision in the same transaction. A changed revision
 // runs the token query again. So a rotated token is refused at once, on every replica.
 import { bearer } from "../../contract/bearer.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -49,14 +50,6 @@ export function pollQuery(search: string): Poll | null {
   return v === null ? null : { version: v, conditions: conditions === "1" };
 }
 
-/** Path and query of an absolute request URL, without building a URL object. */
-function splitUrl(url: string): { path: string; search: string } {
-  const start = url.indexOf("/", url.indexOf("://") + 3);
-  if (start < 0) return { path: "/", search: "" };
-  const q = url.indexOf("?", start);
-  return q < 0 ? { path: url.slice(start), search: "" } : { path: url.slice(start, q), search: url.slice(q + 1) };
-}
-
 /** The revision of the token's organization, or null when the token is not current (or the store failed: the pipeline reports it). */
 async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, token: string): Promise<number | null> {
   const hash = hashSecret(token);
@@ -79,7 +72,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
   return async (request) => {
     if (request.method !== "GET") return null;
     const t0 = performance.now();
-    const { path, search } = splitUrl(request.url);
+    const { path, search } = requestTarget(request.url);
     if (path !== BUNDLE_POLL_PATH) return null;
     const ifNoneMatch = request.headers.get("if-none-match");
     if (!ifNoneMatch) return null;
