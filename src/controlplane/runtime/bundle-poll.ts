@@ -69,6 +69,8 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
 export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> {
   /** SHA-256 of a runtime token → its organization and the revision read with the token. */
   const known = new Map<string, { orgId: string; revision: number }>();
+  let lastEtag = "";
+  let lastHeaders = new Headers();
   return async (request) => {
     if (request.method !== "GET") return null;
     const t0 = performance.now();
@@ -85,6 +87,11 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     const etag = bundleEtag(revision, poll.version, poll.conditions);
     if (!etagMatches(ifNoneMatch, etag)) return null;
     deps.metrics?.request("GET", BUNDLE_POLL_PATH, 304, (performance.now() - t0) / 1000);
-    return new Response(null, { status: 304, headers: { etag, "cache-control": "no-store" } });
+    // The answer's headers built once per ETag (the Response copies them).
+    if (etag !== lastEtag) {
+      lastEtag = etag;
+      lastHeaders = new Headers({ etag, "cache-control": "no-store" });
+    }
+    return new Response(null, { status: 304, headers: lastHeaders });
   };
 }
