@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newSecret } from "../auth/tokens.ts";
 import { testControlPlane } from "../testing.ts";
-import { bundlePollShortcut, pollQuery } from "./bundle-poll.ts";
+import { bundlePollShortcut, pollQuery, sharedRevisionReads } from "./bundle-poll.ts";
 import { addInstallation } from "./fixtures.ts";
 
 const BUNDLE = "/api/v1/runtime/policy-bundle";
@@ -93,5 +93,32 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     // The pipeline took the poll: its authentication ran the token query on the failed store
     // (the shortcut never throws), and the server answers that error, not a 304.
     await expect(cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } })).rejects.toThrow(/Failed query: select .* from "installations"/);
+  });
+
+  test("polls of one turn share a revision read; a poll that arrives after the read began gets a read of its own", async () => {
+    let revision = 1;
+    let reads = 0;
+    let release = () => {};
+    let held = Promise.resolve();
+    // A read sees the revision committed when it starts, and may take a while to answer.
+    const shared = sharedRevisionReads(async () => {
+      reads++;
+      const seen = revision;
+      await held;
+      return seen;
+    });
+    expect(await Promise.all([shared("org_a"), shared("org_a"), shared("org_b")])).toEqual([1, 1, 1]);
+    expect(reads).toBe(2);
+
+    held = new Promise<void>((done) => (release = done));
+    const before = shared("org_a");
+    await new Promise((started) => setImmediate(started));
+    expect(reads).toBe(3);
+    revision = 2; // committed while that read is in flight, before the next poll is sent
+    const after = shared("org_a");
+    release();
+    expect(await before).toBe(1);
+    expect(await after).toBe(2);
+    expect(reads).toBe(4);
   });
 });

@@ -51,10 +51,10 @@ export function pollQuery(search: string): Poll | null {
 }
 
 /** The revision of the token's organization, or null when the token is not current (or the store failed: the pipeline reports it). */
-async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, token: string): Promise<number | null> {
+async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, readRevision: (orgId: string) => Promise<number>, token: string): Promise<number | null> {
   const hash = hashSecret(token);
   const seen = known.get(hash);
-  if (seen && (await orgRevision(deps.db, seen.orgId)) === seen.revision) return seen.revision;
+  if (seen && (await readRevision(seen.orgId)) === seen.revision) return seen.revision;
   const caller = await findInstallationByToken(deps, token, {});
   if (!caller || caller.orgRevision === undefined) {
     known.delete(hash);
@@ -65,10 +65,35 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
   return caller.orgRevision;
 }
 
+/**
+ * Revision reads shared by the polls of one organization that arrived before the read began:
+ * the first poll schedules the read for the end of this turn of the event loop, polls arriving
+ * until then join it. The read starts after each of them arrived, so each still sees every
+ * change committed before it was sent (a rotated token is refused at once, as with one read
+ * per poll); under load one statement answers the polls of a whole turn.
+ */
+export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (orgId: string) => Promise<number> {
+  const next = new Map<string, Promise<number>>();
+  return (orgId) => {
+    let pending = next.get(orgId);
+    if (!pending) {
+      pending = new Promise<number>((resolve, reject) =>
+        setImmediate(() => {
+          next.delete(orgId);
+          read(orgId).then(resolve, reject);
+        }),
+      );
+      next.set(orgId, pending);
+    }
+    return pending;
+  };
+}
+
 /** A 304 for an unchanged bundle poll, or null: the request then takes the full pipeline. */
 export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> {
   /** SHA-256 of a runtime token → its organization and the revision read with the token. */
   const known = new Map<string, { orgId: string; revision: number }>();
+  const readRevision = sharedRevisionReads(async (orgId) => orgRevision(deps.db, orgId));
   let lastEtag = "";
   let lastHeaders = new Headers();
   return async (request) => {
@@ -82,7 +107,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     if (!poll) return null;
     const token = bearer(request.headers.get("authorization"));
     if (!token || !isKind(token, "runtime")) return null;
-    const revision = await currentRevision(deps, known, token).catch(() => null);
+    const revision = await currentRevision(deps, known, readRevision, token).catch(() => null);
     if (revision === null) return null;
     const etag = bundleEtag(revision, poll.version, poll.conditions);
     if (!etagMatches(ifNoneMatch, etag)) return null;
