@@ -74,7 +74,7 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
  */
 export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (orgId: string) => Promise<number> {
   const next = new Map<string, Promise<number>>();
-  return (orgId) => {
+  return async (orgId) => {
     let pending = next.get(orgId);
     if (!pending) {
       pending = new Promise<number>((resolve, reject) =>
