@@ -100,6 +100,13 @@ export type SpoolOptions = {
 
 type Location = { seg: SegmentIndex; i: number };
 
+/**
+ * A record read back from the spool: parsed (the shipper checks its owner, rejected.jsonl
+ * names it) and its line exactly as spooled, which is the record's JSON: the shipper sends
+ * that text as is instead of serializing the record again.
+ */
+export type SpooledRecord = { record: AuditRecord; line: string };
+
 function parseRecord(line: string): AuditRecord | null {
   try {
     const r = JSON.parse(line) as AuditRecord | null;
@@ -203,11 +210,16 @@ export class AuditSpool {
     return { state, path: this.dir, free_bytes: free, low_space_bytes: this.o.lowSpaceBytes };
   }
 
-  /**
-   * The oldest unacknowledged records, in append order, read back from their segments: at most
-   * `limit`, and no more than MAX_READ_BYTES (but at least one).
-   */
+  /** The oldest unacknowledged records, parsed (unshippedLines). */
   async unshipped(limit: number): Promise<AuditRecord[]> {
+    return (await this.unshippedLines(limit)).map((s) => s.record);
+  }
+
+  /**
+   * The oldest unacknowledged records, in append order, read back from their segments with
+   * their exact lines: at most `limit`, and no more than MAX_READ_BYTES (but at least one).
+   */
+  async unshippedLines(limit: number): Promise<SpooledRecord[]> {
     await this.loaded;
     const runs: { seg: SegmentIndex; first: number; last: number }[] = [];
     let n = 0;
@@ -223,7 +235,7 @@ export class AuditSpool {
         bytes += seg.lengths[i]!;
       }
     }
-    const out: AuditRecord[] = [];
+    const out: SpooledRecord[] = [];
     for (const { seg, first, last } of runs) {
       const from = seg.offsets[first]!;
       const fh = await open(join(this.dir, segName(seg.seq, "jsonl")), "r");
@@ -232,7 +244,8 @@ export class AuditSpool {
         for (let i = first; i <= last; i++) {
           if (seg.acked[i]) continue;
           const at = seg.offsets[i]! - from;
-          const record = parseRecord(buf.toString("utf8", at, at + seg.lengths[i]!));
+          const line = buf.toString("utf8", at, at + seg.lengths[i]!);
+          const record = parseRecord(line);
           if (!record) {
             // Not a whole record after all (never answered to anyone): skipped, never shipped.
             if (seg.ack(i)) this.unacked--;
@@ -240,7 +253,7 @@ export class AuditSpool {
           }
           if (this.lent.size >= MAX_LENT) this.lent.clear(); // ack() finds them by hash instead
           this.lent.set(record.id, { seg, i });
-          out.push(record);
+          out.push({ record, line });
         }
       } finally {
         await fh.close();
@@ -275,13 +288,17 @@ export class AuditSpool {
   /**
    * Set records aside for good: append them durably to rejected.jsonl with the reason, then
    * acknowledge them so shipping continues. A crash in between sets them aside twice, harmlessly.
+   * With its spooled `line`, a record is kept as those exact bytes (what JSON.stringify of the
+   * entry gives for the parsed record, byte for byte unless the line is not this proxy's own).
    * This needs space; on a full disk it throws and the records stay spooled.
    */
-  async reject(entries: readonly { record: AuditRecord; reason: string }[], at: Date = new Date()): Promise<void> {
+  async reject(entries: readonly { record: AuditRecord; line?: string; reason: string }[], at: Date = new Date()): Promise<void> {
     if (entries.length === 0) return;
+    const when = JSON.stringify(at.toISOString());
+    const entry = (e: (typeof entries)[number]) => `{"rejected_at":${when},"reason":${JSON.stringify(e.reason)},"record":${e.line ?? JSON.stringify(e.record)}}\n`;
     const fh = await open(join(this.dir, REJECTED_FILE), "a", 0o600);
     try {
-      await fh.appendFile(entries.map((e) => `${JSON.stringify({ rejected_at: at.toISOString(), reason: e.reason, record: e.record })}\n`).join(""));
+      await fh.appendFile(entries.map(entry).join(""));
       await fh.datasync();
     } finally {
       await fh.close();
