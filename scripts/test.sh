@@ -56,7 +56,12 @@ run_suite() { # name, command...
   local rc=$?
   last_rc=$rc
   tail -n 40 "$log"
-  if [ $rc -ne 0 ]; then status=1; fi
+  if [ $rc -ne 0 ]; then
+    status=1
+    # The log is overwritten by the next run: show why each failed test failed (bun prints a
+    # test's error above its "(fail)" line), so a flake on CI can be diagnosed from its output.
+    if grep -q '^(fail)' "$log"; then echo "-- $name: the failures' output"; grep -B 40 '^(fail)' "$log" | head -n 400; fi
+  fi
   return $rc
 }
 

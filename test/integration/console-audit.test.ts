@@ -185,6 +185,9 @@ describe("policy editing", () => {
     await page.waitForURL(`${cp.url}/policies/${policyId}/edit`);
     await page.getByLabel("Condition").fill("args.amount <= ");
     await page.getByRole("button", { name: "Save policy" }).click();
+    // The form posts to /policies/<id>, which answers the page again with the error: wait for
+    // that answer itself, so a slow answer and a missing alert fail as different steps.
+    await page.waitForURL(`${cp.url}/policies/${policyId}`);
     await expect(page.getByRole("alert").textContent()).resolves.toMatch(/line 1|column|position/i);
     expect(await page.getByLabel("Condition").inputValue()).toBe("args.amount <= ");
     expect((await api(cp, "GET", org(cp, "/policies"))).json.policies.find((p: { id: string }) => p.id === policyId).condition ?? null).toBeNull();
