@@ -22,7 +22,8 @@
 // 13 bytes a record: offset, length, id hash, acknowledged). The shipper's batches are read
 // back from the segment files, and the start streams each segment a chunk at a time; the
 // daemon takes appends before that load ends (loadInBackground), so a long backlog never
-// delays readiness, and ships once it is done.
+// delays readiness, and ships once it is done. Until then `depth` counts what is indexed so
+// far and `indexing` says so (`spool_indexing` in /v1/policy and the heartbeat).
 //
 // A full disk (ENOSPC, EDQUOT): the batch that hit it is refused to its callers
 // (SpoolFullError, 503 spool_full) and cut off; the active segment is closed, so it can be
@@ -144,6 +145,10 @@ export class AuditSpool {
   private spareWork: Promise<void> | null = null;
   /** preallocate: the active segment is a spare, its tail (past what is written) zeros. */
   private activePrealloc = false;
+  /** The older segment load() is scanning now: its records count in `depth` as they are read. */
+  private scanning: SegmentIndex | null = null;
+  /** load() has ended (done, failed or stopped by close). */
+  private loadDone = false;
 
   private constructor(
     readonly dir: string,
@@ -160,7 +165,9 @@ export class AuditSpool {
       lowSpaceBytes: opts.lowSpaceBytes ?? DEFAULT_LOW_SPACE_BYTES,
     });
     const older = await spool.prepare();
-    spool.loaded = spool.load(older);
+    spool.loaded = spool.load(older).finally(() => {
+      spool.loadDone = true;
+    });
     if (!opts.loadInBackground) await spool.loaded;
     else spool.loaded.catch(() => {}); // reported to whoever awaits it (unshipped, the daemon)
     spool.timer = setInterval(() => spool.checkSpace(), SPACE_CHECK_MS);
@@ -176,9 +183,18 @@ export class AuditSpool {
     return this.commit.syncs;
   }
 
-  /** Records not yet acknowledged by the control plane (spooled or being written). */
+  /**
+   * Records not yet acknowledged by the control plane (spooled or being written). While the
+   * backlog of earlier runs is still being indexed (`indexing`), only what is indexed so far:
+   * a lower bound, never a made-up 0.
+   */
   get depth(): number {
-    return this.unacked + this.commit.writing;
+    return this.unacked + this.commit.writing + (this.scanning?.unacked ?? 0);
+  }
+
+  /** The backlog of earlier runs is still being indexed (loadInBackground): `depth` counts what is indexed so far. */
+  get indexing(): boolean {
+    return !this.loadDone;
   }
 
   /** Records on disk not yet acknowledged: what the shipper may read now. */
@@ -509,6 +525,7 @@ export class AuditSpool {
       const acked = new Set(spoolLines((await readIfPresent(ackedPath)) ?? ""));
       const seg = new SegmentIndex(seq);
       seg.closed = true;
+      this.scanning = seg;
       try {
         await scanPieces(fh, (offset, bytes) => {
           const id = lineRecordId(bytes); // null: the torn tail of a crashed write
@@ -516,11 +533,15 @@ export class AuditSpool {
           seg.add(offset, bytes.length, id);
           if (acked.has(id)) seg.ack(seg.count - 1);
         });
+      } catch (e) {
+        this.scanning = null;
+        throw e;
       } finally {
         await fh.close();
       }
       seg.trim();
       this.segments.set(seq, seg);
+      this.scanning = null; // counted in unacked from here on, in the same step
       this.unacked += seg.unacked;
       if (seg.unacked === 0) await this.dropSegment(seq);
       else await repairTail(ackedPath); // later acks of this segment append here
