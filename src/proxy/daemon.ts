@@ -35,7 +35,7 @@ import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
-import { McpServers } from "./mcp/servers.ts";
+import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 import { ClaimLinks } from "./api/claim-links.ts";
 
@@ -92,7 +92,10 @@ async function claimSocket(path: string): Promise<void> {
   rmSync(path, { force: true }); // left over by a killed proxy
 }
 
-export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Daemon> {
+/** For tests: the MCP upstreams' timings (the defaults are upstream.ts's constants). */
+export type DaemonOptions = { mcpUpstream?: McpServersOptions["upstream"] };
+
+export async function startDaemon(config: ProxyConfig, log: Logger, opts: DaemonOptions = {}): Promise<Daemon> {
   try {
     prepareStateDir(config.stateDir);
   } catch (e) {
@@ -168,7 +171,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger): Promise<Dae
   let shipper: AuditShipper | null = null;
   // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
   let registration: McpRegistration | null = null;
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync() });
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync(), ...(opts.mcpUpstream ? { upstream: opts.mcpUpstream } : {}) });
   registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
   const mcpRegistration = registration;
   status.toolServers = () => mcp.status();

@@ -107,7 +107,8 @@ beforeAll(async () => {
   cp = startFakeControlPlane(await bundle(), TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-gw-"));
   const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET };
-  daemon = await startDaemon(loadConfig(env), log);
+  // stdio servers pinged often, so that a hung one is found within the test
+  daemon = await startDaemon(loadConfig(env), log, { mcpUpstream: { pingIntervalMs: 200, pingTimeoutMs: 3000 } });
   const end = Date.now() + 60_000;
   while (daemon.status.state !== "ready" && Date.now() < end) await Bun.sleep(50);
   await daemon.mcpSettled();
@@ -229,6 +230,42 @@ describe("tools/call", () => {
     expect(stdioServerPid("mcp-server-time")).not.toBe(pid);
     await bob.close();
   }, 90_000);
+
+  test("a stdio server that hangs (SIGSTOP): its ping goes unanswered, it is killed, a call fails at once with an error outcome; restarted, it answers again", async () => {
+    const pid = stdioServerPid("mcp-server-time");
+    const hungLine = (l: string) => l.includes('"mcp server unreachable"') && l.includes('"server":"time"') && l.includes("stopped answering");
+    const before = lines.filter(hungLine).length;
+    process.kill(pid, "SIGSTOP");
+    const end = Date.now() + 60_000;
+    while (lines.filter(hungLine).length === before && Date.now() < end) await Bun.sleep(20);
+    expect(lines.filter(hungLine).length).toBe(before + 1);
+    const bob = await client("fe-bob");
+    // known hung: the call fails now, as for a crashed server, not after the 120 s call timeout
+    const r = await bob.callTool({ name: "time.get_current_time", arguments: { timezone: "Asia/Tokyo" } });
+    expect(r.isError).toBe(true);
+    expect((r.content as { text: string }[])[0]!.text).toBe('MCP server "time" serves no tool "time.get_current_time" now (unreachable); the tool was not run');
+    // its decision record (told apart by its sealed arguments) and an error outcome
+    let rec: AuditRecord | undefined;
+    while (!rec && Date.now() < end) {
+      daemon.shipper.wake();
+      const failed = [...cp.audit.values()].filter((x) => x.action === "tool:time.get_current_time" && x.kind === "tool" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "error"));
+      for (const x of failed) if (((await opened(x)) as { arguments: { timezone?: string } }).arguments.timezone === "Asia/Tokyo") rec = x;
+      if (!rec) await Bun.sleep(50);
+    }
+    expect(rec).toBeDefined();
+    expect(rec!.subject.user_id).toBe("usr_bob");
+    expect(rec!.tool_server).toBe("time");
+    // the stopped process is gone, and a new one answers
+    let ok = false;
+    while (!ok && Date.now() < end) {
+      ok = !(await bob.callTool({ name: "time.get_current_time", arguments: { timezone: "UTC" } })).isError;
+      if (!ok) await Bun.sleep(200);
+    }
+    expect(ok).toBe(true);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(stdioServerPid("mcp-server-time")).not.toBe(pid);
+    await bob.close();
+  }, 120_000);
 
   test("cancellation reaches the upstream; an oversized result is refused by its limit; both leave an error outcome", async () => {
     const alice = await client("fe-alice");

@@ -16,7 +16,7 @@ export type McpServersOptions = {
   log: Logger;
   /** The served tool set changed between syncs (a stdio server died or came back). */
   onChange?: () => void;
-  upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes">;
+  upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes" | "pingIntervalMs" | "pingTimeoutMs">;
 };
 
 /** What decides whether a connection must be made again. */

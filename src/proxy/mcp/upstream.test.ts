@@ -97,6 +97,53 @@ describe("Upstream over stdio (PyPI servers)", () => {
   }, 60_000);
 });
 
+/** Whether the process exists (a stopped or running one does; a killed and reaped one does not). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("Upstream over stdio: a hung server", () => {
+  test("a stopped (SIGSTOP) server fails its ping: killed, calls fail fast as unreachable, restarted with its tools back", async () => {
+    const warnings: { e: string; f: Record<string, unknown> }[] = [];
+    const seen = { info() {}, warn: (e: string, f = {}) => void warnings.push({ e, f }), error() {} };
+    let changes = 0;
+    const u = new Upstream({ server: toolServer.time(), secrets: {}, ca: null, log: seen, pingIntervalMs: 100, pingTimeoutMs: 2000, onChange: () => changes++ });
+    await u.refresh();
+    expect(u.state).toBe("ok");
+    const client = (u as unknown as { client: { transport: { pid: number }; ping: (o: unknown) => Promise<unknown> } }).client;
+    const pid = client.transport.pid;
+    // idle and answering: pinged, and left alone
+    const ping = client.ping.bind(client);
+    let answered = 0;
+    client.ping = async (o) => ping(o).then((r) => (answered++, r));
+    const deadline = Date.now() + 30_000;
+    while (answered < 3 && Date.now() < deadline) await Bun.sleep(20);
+    expect(answered).toBeGreaterThanOrEqual(3);
+    expect(u.state).toBe("ok");
+    expect(changes).toBe(0);
+    process.kill(pid, "SIGSTOP"); // alive, its pipes open, but it answers nothing
+    while (u.state === "ok" && Date.now() < deadline) await Bun.sleep(20);
+    expect(u.state).toBe("unreachable");
+    expect(u.error).toContain("stopped answering (no answer to ping within 2 s); it was killed");
+    expect(warnings.map((w) => [w.e, w.f.server])).toContainEqual(["mcp server unreachable", "time"]);
+    // the same error a crashed server gives, at once (not after the call timeout)
+    await expect(u.call("get_current_time", { timezone: "UTC" })).rejects.toMatchObject({ code: "unreachable" });
+    while (alive(pid) && Date.now() < deadline) await Bun.sleep(20);
+    expect(alive(pid)).toBe(false);
+    while (u.state !== "ok" && Date.now() < deadline) await Bun.sleep(50);
+    expect(u.state).toBe("ok");
+    expect(changes).toBe(2); // gone, then back
+    expect((u as unknown as { client: { transport: { pid: number } } }).client.transport.pid).not.toBe(pid);
+    expect((await u.call("get_current_time", { timezone: "UTC" })).isError).toBeFalsy();
+    await u.close();
+  }, 60_000);
+});
+
 describe("McpServers", () => {
   test("serves the reachable servers' tools, reports an unreachable one, and follows the bundle", async () => {
     const s = new McpServers({ credentials: noSecrets, ca: ca(), log });

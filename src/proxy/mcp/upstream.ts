@@ -2,14 +2,17 @@
 // Streamable HTTP (https; the server's secrets sent as request headers) or stdio (the command
 // installed in the image; its secrets in the child's environment). A stdio server that dies
 // is started again with a doubling backoff (STDIO_RESTART_MS up to STDIO_RESTART_MAX_MS); an
-// HTTP one is tried again on the next bundle poll. Calls carry a timeout, pass cancellation
+// HTTP one is tried again on the next bundle poll. A stdio server that hangs without exiting
+// is found by the MCP `ping` request, sent every STDIO_PING_INTERVAL_MS while no call is in
+// flight: no answer within STDIO_PING_TIMEOUT_MS and the process is killed and handled as one
+// that died (unreachable at once, restarted with the same backoff). Calls carry a timeout, pass cancellation
 // on (the SDK sends notifications/cancelled), and a result larger than MCP_RESULT_LIMIT_BYTES
 // is refused by that name. Secrets and arguments never reach the log.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
@@ -20,6 +23,9 @@ export const CONNECT_TIMEOUT_MS = 15_000;
 export const CALL_TIMEOUT_MS = 120_000;
 export const STDIO_RESTART_MS = 1_000;
 export const STDIO_RESTART_MAX_MS = 30_000;
+/** How often an idle stdio server is pinged, and how long its answer may take. */
+export const STDIO_PING_INTERVAL_MS = 30_000;
+export const STDIO_PING_TIMEOUT_MS = 10_000;
 
 export type UpstreamState = "connecting" | "ok" | "unreachable";
 
@@ -44,6 +50,8 @@ export type UpstreamOptions = {
   connectTimeoutMs?: number;
   callTimeoutMs?: number;
   resultLimitBytes?: number;
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
   /** The tool list changed outside a refresh (a restarted stdio server). */
   onChange?: () => void;
 };
@@ -57,6 +65,9 @@ export class Upstream {
   private restartDelay = STDIO_RESTART_MS;
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private connecting: Promise<void> | null = null;
+  private pingTimer: ReturnType<typeof setInterval> | null = null;
+  private pinging = false;
+  private inFlight = 0;
 
   constructor(readonly o: UpstreamOptions) {}
 
@@ -98,6 +109,7 @@ export class Upstream {
         // rejected at once ("Connection closed") when the server dies under them.
         client.onclose = () => this.lost(client);
         this.client = client;
+        this.watch();
       }
       const tools: Tool[] = [];
       let cursor: string | undefined;
@@ -134,6 +146,45 @@ export class Upstream {
     this.o.onChange?.();
   }
 
+  /** Ping a stdio server on an interval while it is idle (one timer for the upstream's life). */
+  private watch(): void {
+    if (this.o.server.transport !== "stdio" || this.pingTimer || this.closed) return;
+    this.pingTimer = setInterval(() => void this.probe(), this.o.pingIntervalMs ?? STDIO_PING_INTERVAL_MS);
+    this.pingTimer.unref?.();
+  }
+
+  /**
+   * One liveness check. Skipped while a call is in flight (its own timeout covers it, and a
+   * server that runs requests one at a time may rightly not answer until it is done). Only
+   * silence counts: an error answer is an answer.
+   */
+  private async probe(): Promise<void> {
+    const client = this.client;
+    if (!client || this.state !== "ok" || this.inFlight > 0 || this.pinging || this.connecting) return;
+    this.pinging = true;
+    const timeout = this.o.pingTimeoutMs ?? STDIO_PING_TIMEOUT_MS;
+    try {
+      await client.ping({ timeout, maxTotalTimeout: timeout });
+    } catch (e) {
+      if ((e as { code?: number }).code === ErrorCode.RequestTimeout && this.client === client && !this.closed) this.hung(client, timeout);
+    } finally {
+      this.pinging = false;
+    }
+  }
+
+  /** The process is alive but does not answer: kill it and go on as for one that died. */
+  private hung(client: Client, timeoutMs: number): void {
+    const pid = (client.transport as StdioClientTransport | undefined)?.pid;
+    // SIGKILL at once: a stopped or wedged process would sit out the SDK's close (stdin end, SIGTERM) for 4 s.
+    if (pid) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+    this.fail(`the server process stopped answering (no answer to ping within ${timeoutMs / 1000} s); it was killed`);
+    this.o.onChange?.();
+  }
+
   private scheduleRestart(): void {
     if (this.closed || this.restartTimer) return;
     const delay = this.restartDelay;
@@ -155,6 +206,7 @@ export class Upstream {
     if (!client || this.state !== "ok") throw new UpstreamError("unreachable", `MCP server "${this.name}" is unreachable: ${this.error ?? "not connected"}`);
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
     let result: CallToolResult;
+    this.inFlight++;
     try {
       result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
     } catch (e) {
@@ -162,6 +214,8 @@ export class Upstream {
       const err = e as { code?: number; message?: string };
       if (err.code === -32001) throw new UpstreamError("timeout", `MCP server "${this.name}" did not answer ${tool} within ${timeout / 1000} s`);
       throw new UpstreamError("upstream_error", `MCP server "${this.name}" failed on ${tool}: ${err.message ?? String(e)}`);
+    } finally {
+      this.inFlight--;
     }
     const limit = this.o.resultLimitBytes ?? MCP_RESULT_LIMIT_BYTES;
     const size = Buffer.byteLength(JSON.stringify(result));
@@ -172,6 +226,7 @@ export class Upstream {
   async close(): Promise<void> {
     this.closed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
     const c = this.client;
     this.client = null;
     await c?.close().catch(() => {});
