@@ -96,26 +96,25 @@ describe("svc boot sync against a real control plane", () => {
     const server = await api(cp, "POST", org(cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: "https://kb.example.com/mcp" });
     expect(server.status).toBe(201);
     expect((await api(cp, "POST", org(cp, `/tool-servers/${server.json.id}/assign`), { agent_id: agent })).status).toBe(200);
-    // what a running proxy registered: the packs' tools, its MCP server's tools, and a tool the packs no longer declare
+    // what a running proxy registered: the pack's tool, its MCP server's tools, and a tool the pack no longer declares
+    // (a pack of its own: acme_tools' names are held by another installation in this workspace)
     const before = [
-      { name: "crm.lookup_customer", access: "read", required_capabilities: [], toolkit_id: "acme_crm" },
-      { name: "crm.update", access: "write", required_capabilities: ["crm:write"], toolkit_id: "acme_crm" },
-      { name: "tickets.list_open", access: "read", required_capabilities: [], toolkit_id: "acme_tickets" },
+      { name: "notes.search", access: "read", required_capabilities: [], toolkit_id: "misnamed" },
       { name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" },
       { name: "kb.add_note", access: "write", required_capabilities: [], pack: "mcp:kb" },
       { name: "old.gone", access: "read", required_capabilities: [] },
     ];
     expect((await api(cp, "PUT", "/runtime/tools", { tools: before }, rt.token)).status).toBe(200);
 
-    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: rt.token });
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "misnamed_pack", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: rt.token });
     expect(r.code).toBe(0);
     const said = r.events.filter((e) => e.startsWith("tool sync: no proxy answers"));
     expect(said).toHaveLength(1);
     expect(said[0]).toStartWith(`tool sync: no proxy answers on ${NO_PROXY_SOCKET} (`);
     expect(said[0]).toEndWith("so the MCP tools it serves are unknown; the 2 MCP tool(s) registered now are kept as they are");
-    expect(r.events).toContain("tool sync: registered 5 tool(s) at /api/v1/runtime/tools (added 0, removed 1, unchanged 5, updated 0)");
+    expect(r.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 1, unchanged 3, updated 0)");
     const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token);
-    expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["crm.lookup_customer:read", "crm.update:write", "kb.add_note:write", "kb.lookup:read", "tickets.list_open:read"]);
+    expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["kb.add_note:write", "kb.lookup:read", "notes.search:read"]);
   }, 30_000);
 
   test("a URL ending in /api/v1 gets the 404 hint", async () => {
