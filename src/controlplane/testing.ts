@@ -3,6 +3,7 @@
 // with its first owner and an admin API token. `call` sends a request through the app.
 import { createApp } from "./app.ts";
 import { bootstrapOwner } from "./auth/bootstrap.ts";
+import type { QueryLog } from "./db/index.ts";
 import { openTestStore } from "./db/test-store.ts";
 import { type ControlPlaneConfig, type ControlPlaneDeps, defaultConfig } from "./deps.ts";
 import { EmbeddedKms } from "./kms/index.ts";
@@ -10,8 +11,8 @@ import { silentLogger } from "../log/index.ts";
 
 export type TestControlPlane = Awaited<ReturnType<typeof testControlPlane>>;
 
-export async function testControlPlane(opts: { now?: () => number; email?: string; config?: Partial<ControlPlaneConfig> } = {}) {
-  const store = await openTestStore();
+export async function testControlPlane(opts: { now?: () => number; email?: string; config?: Partial<ControlPlaneConfig>; logQuery?: QueryLog } = {}) {
+  const store = await openTestStore(opts.logQuery);
   const deps: ControlPlaneDeps = {
     db: store.db,
     kms: EmbeddedKms.fromBase64(EmbeddedKms.generateKey()),

@@ -1,4 +1,5 @@
 // The tables of audit: audit records (with the usage of model calls). Declared once for both stores (db/table.ts, db/README.md).
+import { isNotNull, sql } from "drizzle-orm";
 import { table } from "../db/table.ts";
 
 export const auditRecords = table(
@@ -51,17 +52,20 @@ export const auditRecords = table(
     chainPrev: c.text("chain_prev"),
     receivedAt: c.millis("received_at").notNull(),
   }),
+  // Partial indexes (WHERE …) hold only the rows their queries can find: many records have no
+  // policy, most no shadow policy, and most are no model call's outcome; an index entry not
+  // written is ingest time saved. A query uses one only when its WHERE implies the index's
+  // (a literal, not a parameter, for `kind` and `action`): plans.test.ts checks each one.
   (t, c) => [
     c.index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
     c.index("audit_org_id").on(t.orgId, t.id),
     c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
-    c.index("audit_ref").on(t.ref),
     // a policy's recent decisions, enforced or shadow (console, issue 17)
-    c.index("audit_org_policy_id").on(t.orgId, t.policyId, t.id),
-    c.index("audit_org_shadow_policy_id").on(t.orgId, t.shadowPolicyId, t.id),
-    // usage sums over a time range (svc usage, budgets) read only outcome rows
-    c.index("audit_org_kind_ts").on(t.orgId, t.kind, t.ts),
+    c.index("audit_org_policy_id").on(t.orgId, t.policyId, t.id).where(isNotNull(t.policyId)),
+    c.index("audit_org_shadow_policy_id").on(t.orgId, t.shadowPolicyId, t.id).where(isNotNull(t.shadowPolicyId)),
+    // usage sums over a time range (svc usage, budgets) read only model calls' outcomes (usage.ts)
+    c.index("audit_org_model_outcome_ts").on(t.orgId, t.ts).where(sql`${t.kind} = 'outcome' and ${t.action} = 'model:invoke'`),
     // SIEM sinks read in ingest order after their cursor (sinks/deliver.ts)
     c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
     // retention walks each chain up from its oldest record (audit/retention.ts)

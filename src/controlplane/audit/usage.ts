@@ -14,8 +14,6 @@ export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
 export type UsageTotals = { calls: number; prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number };
 export type UsageRow = UsageTotals & { key: string | null; label: string | null };
 
-const MODEL_ACTION = "model:invoke";
-
 const totals = (a: Tables["auditRecords"]) => ({
   calls: count(),
   prompt: sum(a.promptTokens).mapWith(Number),
@@ -36,7 +34,9 @@ function add(x: UsageTotals, y: UsageTotals): UsageTotals {
 const ZERO: UsageTotals = { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 };
 
 function window(a: Tables["auditRecords"], orgId: string, since: number, until: number | null): SQL[] {
-  const conds: SQL[] = [eq(a.orgId, orgId), eq(a.kind, "outcome"), gte(a.ts, since), eq(a.action, MODEL_ACTION)];
+  // kind and action as literals, not parameters: only then may SQLite and PostgreSQL use the
+  // partial index audit_org_model_outcome_ts, whose WHERE these terms must imply (tables.ts).
+  const conds: SQL[] = [eq(a.orgId, orgId), sql`${a.kind} = 'outcome'`, sql`${a.action} = 'model:invoke'`, gte(a.ts, since)];
   if (until !== null) conds.push(lt(a.ts, until));
   return conds;
 }

@@ -8,7 +8,7 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
 import * as pgSchema from "./schema.ts";
-import type { Db, Store } from "./store.ts";
+import type { Db, QueryLog, Store } from "./store.ts";
 
 /** SQLSTATEs after which a whole transaction is run again: serialization_failure, deadlock_detected. */
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -16,7 +16,7 @@ const MAX_ATTEMPTS = 10;
 /** Any constant shared by every replica: the advisory lock that serializes migrations. */
 const MIGRATION_LOCK = 0x5356_4301;
 
-export type PostgresOptions = { url: string; maxConnections?: number; idleTimeoutSeconds?: number; timeouts?: Partial<SessionTimeouts> };
+export type PostgresOptions = { url: string; maxConnections?: number; idleTimeoutSeconds?: number; timeouts?: Partial<SessionTimeouts>; logQuery?: QueryLog };
 
 /**
  * Bounds on every connection's work, sent as run-time parameters when it opens: a statement
@@ -83,7 +83,7 @@ export function openPostgres(options: PostgresOptions): Store {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  const orm = drizzle({ client: guarded, schema: pgSchema });
+  const orm = drizzle({ client: guarded, schema: pgSchema, ...(options.logQuery ? { logger: { logQuery: options.logQuery } } : {}) });
 
   const transaction = orm.transaction.bind(orm);
   Object.assign(orm, {

@@ -10,7 +10,7 @@ import { TransactionGate } from "./gate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import * as schema from "./schema.ts";
 import { sqliteSchemaOf } from "./table.ts";
-import type { Db, Store } from "./store.ts";
+import type { Db, QueryLog, Store } from "./store.ts";
 
 type Method = "run" | "all" | "values" | "get";
 type Params = (string | number | bigint | boolean | null | Uint8Array)[];
@@ -18,7 +18,7 @@ type Params = (string | number | bigint | boolean | null | Uint8Array)[];
 /** The database file's mode; SQLite gives its -wal and -shm files the same. */
 export const DB_FILE_MODE = 0o600;
 
-export function openSqlite(path: string): Store {
+export function openSqlite(path: string, logQuery?: QueryLog): Store {
   if (path !== ":memory:") {
     // Created (or tightened) 0600 before SQLite opens it: it holds hashes, wrapped keys and audit data.
     if (!existsSync(path)) writeFileSync(path, "", { mode: DB_FILE_MODE });
@@ -41,7 +41,7 @@ export function openSqlite(path: string): Store {
   };
   const orm = drizzle(
     async (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
-    { schema: sqliteSchemaOf(schema) },
+    { schema: sqliteSchemaOf(schema), ...(logQuery ? { logger: { logQuery } } : {}) },
   );
 
   // Transactions go through the gate; BEGIN IMMEDIATE takes the write lock at once, so a

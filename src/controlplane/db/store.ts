@@ -12,6 +12,9 @@ export type Db = PgDatabase<BunSQLQueryResultHKT, Tables>;
 
 export type Dialect = "sqlite" | "postgres";
 
+/** Called with every statement drizzle sends (text and parameters): tests read query plans with it (audit/plans.test.ts). */
+export type QueryLog = (text: string, params: readonly unknown[]) => void;
+
 export type Store = {
   db: Db;
   dialect: Dialect;

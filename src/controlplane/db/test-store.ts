@@ -5,7 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { SQL } from "bun";
 import { openStore } from "./index.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
-import type { Db, Store } from "./store.ts";
+import type { Db, QueryLog, Store } from "./store.ts";
 
 export const TEST_POSTGRES_URL = process.env.SVC_TEST_POSTGRES_URL || undefined;
 
@@ -62,13 +62,13 @@ export async function freshPostgresDatabase(server = TEST_POSTGRES_URL): Promise
 }
 
 /** A migrated, empty store: PostgreSQL when SVC_TEST_POSTGRES_URL is set, else in-memory SQLite. */
-export async function openTestStore(): Promise<Store> {
+export async function openTestStore(logQuery?: QueryLog): Promise<Store> {
   if (!TEST_POSTGRES_URL) {
-    const store = openStore(":memory:");
+    const store = openStore(":memory:", { logQuery });
     await store.migrate();
     return store;
   }
-  return openStore(await freshPostgresDatabase(), { maxConnections: 4, idleTimeoutSeconds: 2 });
+  return openStore(await freshPostgresDatabase(), { maxConnections: 4, idleTimeoutSeconds: 2, logQuery });
 }
 
 /**

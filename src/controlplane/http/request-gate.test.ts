@@ -25,6 +25,10 @@ describe("jsonDepthExceeds", () => {
     expect(jsonDepthExceeds(enc.encode(deep(MAX_JSON_DEPTH + 1)), MAX_JSON_DEPTH)).toBe(true);
     expect(jsonDepthExceeds(enc.encode(JSON.stringify({ s: "[".repeat(100) + '\\"{{{{' })), 2)).toBe(false);
     expect(jsonDepthExceeds(enc.encode("[[[]]]"), 2)).toBe(true);
+    // a string ending in an escaped backslash ends at its quote; an escaped quote does not end it
+    expect(jsonDepthExceeds(enc.encode(JSON.stringify({ s: "a\\", t: [[[1]]] })), 3)).toBe(true);
+    expect(jsonDepthExceeds(enc.encode(JSON.stringify({ s: 'a\\"[[[[', t: [[1]] })), 3)).toBe(false);
+    expect(jsonDepthExceeds(enc.encode('["unterminated [[[['), 2)).toBe(false);
   });
 });
 

@@ -3,6 +3,10 @@
 // fdatasync'ed off the event loop. The next batch may be written and start its fdatasync
 // while the previous one's still runs (at most MAX_IN_FLIGHT); batches are answered in order,
 // each only once its own fdatasync returned, so every answered record is durable.
+// A batch that finds the spool quiet (nothing in flight, the last batch settled at least
+// QUIET_MS before) is synced on the event loop instead (syncBatchNow): the thread pool's two
+// hand-offs (wake a worker, wake the loop when it is done) are the latency of a lone call, e.g.
+// a model call's time to first token; under load the loop stays free while a sync runs.
 // A failed write or sync refuses its batch and every batch written after it; no batch starts
 // until the tail is cut back to the last good batch (or, when that fails or the disk is full,
 // the spool moves to a new segment). At the size limit the spool rotates between batches.
@@ -10,6 +14,8 @@ import type { FileHandle } from "node:fs/promises";
 
 /** Batches written and syncing at once: one syncing while the next is written is the gain. */
 export const MAX_IN_FLIGHT = 2;
+/** A batch is synced on the event loop when the previous one settled at least this long before. */
+export const QUIET_MS = 5;
 
 export type ActiveSegment = { seq: number; fh: FileHandle };
 export type CommittedRecord = { id: string; offset: number; length: number };
@@ -17,9 +23,13 @@ export type CommittedRecord = { id: string; offset: number; length: number };
 /** What the spool provides: the I/O, its index, its notion of a full disk, new segments. */
 export type CommitHost = {
   segmentMaxBytes: number;
+  /** How long the spool must have been without a batch to sync the next one on the event loop (default QUIET_MS). */
+  quietMs?: number;
   /** Write `buf` at byte `position` of the active segment (its end). */
   writeBatch(fd: number, buf: Buffer, position: number): void;
   syncBatch(fh: FileHandle): Promise<void>;
+  /** The same sync, blocking (for a batch that finds the spool quiet); absent: always syncBatch. */
+  syncBatchNow?(fh: FileHandle): void;
   /** A batch is durable: its records (lines without their "\n") at these offsets of segment `seq`. */
   committed(seq: number, records: CommittedRecord[]): void;
   /** What the callers of a failed batch get (the spool turns ENOSPC into SpoolFullError). */
@@ -53,6 +63,8 @@ export class GroupCommit {
   private bytes = 0;
   private written = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  /** When the last batch settled (performance.now()). */
+  private lastSettled = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly host: CommitHost,
@@ -123,6 +135,16 @@ export class GroupCommit {
       return;
     }
     this.written = b.end;
+    if (this.host.syncBatchNow && this.inFlight.length === 1 && performance.now() - this.lastSettled >= (this.host.quietMs ?? QUIET_MS)) {
+      let error: unknown = null;
+      try {
+        this.host.syncBatchNow(this.active.fh);
+      } catch (e) {
+        error = e;
+      }
+      this.batchDone(b, error);
+      return;
+    }
     this.host.syncBatch(this.active.fh).then(
       () => this.batchDone(b, null),
       (e) => this.batchDone(b, e),
@@ -133,6 +155,7 @@ export class GroupCommit {
   private batchDone(b: Batch, error: unknown): void {
     b.settled = true;
     b.error = error;
+    this.lastSettled = performance.now();
     if (error !== null) this.failure ??= error;
     while (this.inFlight[0]?.settled) {
       const done = this.inFlight.shift()!;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, fdatasyncSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -170,6 +170,55 @@ describe("AuditSpool", () => {
     syncs[0]!.resolve();
     await Promise.all([pa, pb]);
     expect(answered).toEqual(["a", "b"]);
+  });
+
+  test("a batch that finds the spool quiet is synced at once on the event loop; one that follows closely goes to the thread pool", async () => {
+    const dir = tmp();
+    const used: string[] = [];
+    const s = await openSpool(dir, {
+      syncBatch: async (fh) => {
+        used.push("pool");
+        await fh.datasync();
+      },
+      syncBatchNow: (fh) => {
+        used.push("now");
+        fdatasyncSync(fh.fd);
+      },
+      // Nothing is ever quiet after the first batch (the clock is not part of the test).
+      quietMs: Number.POSITIVE_INFINITY,
+    });
+    const a = fakeRecord();
+    const b = fakeRecord();
+    await s.append(a); // the first batch of a run: nothing settled before it
+    await s.append(b);
+    expect(used).toEqual(["now", "pool"]);
+    expect(s.appendSyncs).toBe(2);
+    const again = await openSpool(dir);
+    expect((await again.unshipped(10)).map((r) => r.id)).toEqual([a.id, b.id]);
+  });
+
+  test("a failed sync on the event loop refuses its batch and cuts it off; the next append is durable", async () => {
+    const dir = tmp();
+    let fail = false;
+    const s = await openSpool(dir, {
+      syncBatchNow: (fh) => {
+        if (fail) {
+          fail = false;
+          throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+        }
+        fdatasyncSync(fh.fd);
+      },
+      quietMs: 0, // every batch that finds nothing in flight is synced at once
+    });
+    const first = fakeRecord();
+    await s.append(first);
+    fail = true;
+    await expect(s.append(fakeRecord())).rejects.toThrow(/EIO/);
+    const after = fakeRecord();
+    await s.append(after);
+    expect(s.depth).toBe(2);
+    const again = await openSpool(dir);
+    expect((await again.unshipped(10)).map((r) => r.id)).toEqual([first.id, after.id]);
   });
 
   test("pipelined group commit: a failed sync refuses its batch and every batch written after it, and cuts them off", async () => {

@@ -50,7 +50,7 @@
 // shipped again and never deleted by the proxy; an operator reads them. Writing it needs space:
 // on a full disk such a record stays spooled until it can be set aside.
 import { type FileHandle, link, mkdir, open, readdir, rm } from "node:fs/promises";
-import { writeSync } from "node:fs";
+import { fdatasyncSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { fsyncDir } from "../durable-file.ts";
@@ -75,8 +75,15 @@ export type SpoolOptions = {
   segmentMaxBytes?: number;
   /** Writes one batch's text to the active segment; tests inject failures (default: write it all). */
   writeBatch?: (fd: number, buf: Buffer, position: number) => void;
-  /** Syncs the active segment; tests slow it down (default: fdatasync). */
+  /** Syncs the active segment; tests slow it down (default: fdatasync in the thread pool). */
   syncBatch?: (fh: FileHandle) => Promise<void>;
+  /**
+   * Syncs the active segment on the event loop, for a batch that finds the spool quiet
+   * (spool-commit.ts). Default: fdatasyncSync, unless `syncBatch` is given (then only it is used).
+   */
+  syncBatchNow?: ((fh: FileHandle) => void) | null;
+  /** Quiet means no batch settled for this long (default spool-commit.ts QUIET_MS); tests set it. */
+  quietMs?: number;
   /** Free bytes of the spool's filesystem; tests stand in for statfs (default: statfs f_bavail). */
   freeBytes?: (dir: string) => number | null;
   /** Below this many free bytes the spool reports `low` (default 64 MiB). */
@@ -150,6 +157,7 @@ export class AuditSpool {
       segmentMaxBytes: opts.segmentMaxBytes ?? DEFAULT_SEGMENT_MAX_BYTES,
       writeBatch: opts.writeBatch ?? writeFully,
       syncBatch: opts.syncBatch ?? (async (fh) => fh.datasync()),
+      syncBatchNow: opts.syncBatchNow !== undefined ? opts.syncBatchNow : opts.syncBatch ? null : (fh) => fdatasyncSync(fh.fd),
       lowSpaceBytes: opts.lowSpaceBytes ?? DEFAULT_LOW_SPACE_BYTES,
     });
     const older = await spool.prepare();
@@ -307,6 +315,8 @@ export class AuditSpool {
       segmentMaxBytes: this.o.segmentMaxBytes,
       writeBatch: this.o.writeBatch,
       syncBatch: this.o.syncBatch,
+      ...(this.o.syncBatchNow ? { syncBatchNow: this.o.syncBatchNow } : {}),
+      ...(this.o.quietMs !== undefined ? { quietMs: this.o.quietMs } : {}),
       committed: (seq, records) => {
         const seg = this.segments.get(seq)!;
         for (const r of records) seg.add(r.offset, r.length, r.id);

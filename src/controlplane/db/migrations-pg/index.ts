@@ -18,6 +18,7 @@ import m0012 from "./0012_audit_task.sql" with { type: "text" };
 import m0013 from "./0013_chat_invites.sql" with { type: "text" };
 import m0014 from "./0014_audit_tool_server.sql" with { type: "text" };
 import m0015 from "./0015_audit_retention.sql" with { type: "text" };
+import m0016 from "./0016_audit_partial_indexes.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -36,4 +37,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0013_chat_invites": m0013,
   "0014_audit_tool_server": m0014,
   "0015_audit_retention": m0015,
+  "0016_audit_partial_indexes": m0016,
 });

@@ -1,0 +1,152 @@
+// The query plans of every statement that reads or changes audit_records (SQLite, and
+// PostgreSQL with SVC_TEST_POSTGRES_URL): none scans the table, and the queries the partial
+// indexes exist for use them (tables.ts). A partial index serves a query only when the query's
+// WHERE implies the index's, so a change that drops a term (or turns a literal into a
+// parameter) silently turns a lookup into a scan of every record: this test fails instead.
+// The statements are the real ones: the services run, and the store logs what they send.
+import { expect, test } from "bun:test";
+import { type SQL, sql } from "drizzle-orm";
+import { AuditChain } from "../../proxy/audit/chain.ts";
+import { tables } from "../db/index.ts";
+import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
+import { testControlPlane } from "../testing.ts";
+import { auditActivity } from "./activity.ts";
+import { backlogAfter, recordsAfter } from "./ingest-order.ts";
+import { recordRow } from "./ingest.ts";
+import { getRecord, searchRecords } from "./query.ts";
+import { runRetention } from "./retention.ts";
+import { spendOf, usageBy, usageSeries } from "./usage.ts";
+
+const DAY = 86_400_000;
+
+type Statement = { label: string; text: string; params: readonly unknown[] };
+
+/**
+ * The plan of one logged statement, one line per step. SQLite: EXPLAIN QUERY PLAN with the
+ * parameters bound. PostgreSQL: the generic plan (the one a prepared statement settles on after a
+ * few runs, which cannot rely on a parameter's value), with sequential scans priced out as on a
+ * large table.
+ */
+async function planOf(cp: Awaited<ReturnType<typeof testControlPlane>>, s: Statement): Promise<string[]> {
+  if (cp.store.dialect === "sqlite") {
+    // The logged text with its `?` parameters bound again, in order.
+    const chunks: SQL[] = [];
+    s.text.split("?").forEach((part, i) => {
+      if (i > 0) chunks.push(sql`${s.params[i - 1]}`);
+      chunks.push(sql.raw(part));
+    });
+    const rows = await (cp.deps.db as unknown as { all(q: SQL): Promise<unknown[][]> }).all(sql`EXPLAIN QUERY PLAN ${sql.join(chunks)}`);
+    return rows.map((r) => String(r[r.length - 1]));
+  }
+  return cp.deps.db.transaction(async (tx) => {
+    await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+    await tx.execute(sql`SET LOCAL plan_cache_mode = force_generic_plan`);
+    await tx.execute(sql.raw(`PREPARE plan_check AS ${s.text}`));
+    // EXECUTE's arguments as literals: a parameter there would have no type to take.
+    const literal = (p: unknown) => (p === null ? "NULL" : typeof p === "number" || typeof p === "boolean" ? String(p) : `'${String(p).replaceAll("'", "''")}'`);
+    const args = s.params.length > 0 ? `(${s.params.map(literal).join(", ")})` : "";
+    const rows = (await tx.execute(sql.raw(`EXPLAIN EXECUTE plan_check${args}`))) as unknown as { "QUERY PLAN": string }[];
+    await tx.execute(sql`DEALLOCATE plan_check`);
+    return rows.map((r) => r["QUERY PLAN"]);
+  });
+}
+
+test("no statement on audit_records scans the table, and the partial indexes serve the queries they were made for", async () => {
+  let label: string | null = null;
+  const logged: Statement[] = [];
+  const cp = await testControlPlane({
+    logQuery: (text, params) => {
+      if (label && text.includes('"audit_records"')) logged.push({ label, text, params });
+    },
+  });
+  const run = async <T,>(name: string, body: () => Promise<T>): Promise<T> => {
+    label = name;
+    try {
+      return await body();
+    } finally {
+      label = null;
+    }
+  };
+  const inst = await addInstallation(cp);
+  const chain = new AuditChain();
+  const now = cp.deps.now();
+  const old = new Date(now - 10 * DAY).toISOString();
+  const decision = chain.stamp(auditRecord(inst, { ts: old, kind: "model", action: "model:invoke", tool_name: null, model: "gpt", policy_id: "pol_A", shadow: { decision: "deny", policy_id: "pol_B", reason: "shadow" } }));
+  const outcome = chain.stamp(auditRecord(inst, { ts: old, kind: "outcome", action: "model:invoke", tool_name: null, model: "gpt", reason: "outcome", ref: decision.id, outcome: "ok", prompt_tokens: 10, completion_tokens: 5, cost: 0.01 }));
+  const recent = chain.stamp(auditRecord(inst));
+  const shipped = await run("ingest", async () => cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [decision, outcome, recent] } }));
+  expect(shipped.json.inserted).toBe(3);
+  // a resent batch reads the held ids back
+  await run("ingest", async () => cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [recent] } }));
+
+  const db = cp.deps.db;
+  // A store with some history, so PostgreSQL's statistics (ANALYZE, as autovacuum keeps them)
+  // say what a real one would: most records have a policy, few a shadow policy, a quarter are
+  // model calls' outcomes, over 20 days. SQLite keeps no statistics (none are gathered in production either).
+  const a = tables(db).auditRecords;
+  for (let k = 0; k < 8; k++) {
+    const rows = Array.from({ length: 500 }, (_, i) => {
+      const n = k * 500 + i;
+      const ts = now - 20 * DAY + n * 400_000;
+      const kind = n % 4 === 0 ? "outcome" : n % 4 === 1 ? "model" : "tool";
+      const model = n % 8 === 0 || kind === "model";
+      const r = auditRecord(inst, {
+        ts: new Date(ts).toISOString(),
+        kind,
+        action: model ? "model:invoke" : "tool:crm.lookup",
+        tool_name: model ? null : "crm.lookup",
+        policy_id: n % 10 < 7 ? `pol_${n % 5}` : null,
+        ...(n % 50 === 0 ? { shadow: { decision: "deny" as const, policy_id: "pol_S", reason: "shadow" } } : {}),
+        subject: { user_id: `usr_${n % 9}`, remote_user_id: "fe", via_installation: false },
+        chain_id: `chn_${n % 3}`,
+        chain_seq: 1000 + n,
+        chain_prev: null,
+      });
+      return recordRow(r, ts + 1000);
+    });
+    await db.insert(a).values(rows);
+  }
+  if (cp.store.dialect === "postgres") await db.execute(sql`ANALYZE audit_records`);
+  const since = now - 30 * DAY;
+  await run("search", async () => searchRecords(db, cp.orgId, {}, now));
+  await run("search by tool and decision", async () => searchRecords(db, cp.orgId, { tool: "crm.", decision: "permit" }, now));
+  await run("search by installation", async () => searchRecords(db, cp.orgId, { installation: inst.installationId }, now));
+  await run("search by user", async () => searchRecords(db, cp.orgId, { user: "usr_NOBODY" }, now));
+  const byPolicy = await run("search by policy", async () => searchRecords(db, cp.orgId, { policy: "pol_B" }, now));
+  expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
+  await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
+  expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
+  await run("usage", async () => usageSeries(db, cp.orgId, "user", "day", { since }));
+  await run("usage", async () => spendOf(db, cp.orgId, { agentId: inst.agentId }, since));
+  await run("usage of users", async () => spendOf(db, cp.orgId, { userIds: ["usr_A", "usr_B"] }, since));
+  await run("activity", async () => auditActivity(db, cp.orgId, now - DAY, now, cp.deps.config.auditMaxFutureSeconds * 1000));
+  await run("ingest order", async () => recordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
+  await run("ingest order", async () => backlogAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, cap: 10 }));
+  expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } })).status).toBe(200);
+  const report = await run("retention", async () => runRetention(cp.deps, cp.orgId));
+  expect(report.chains_cut).toBe(4);
+
+  const plans = new Map<string, string[][]>();
+  for (const s of logged) {
+    const plan = await planOf(cp, s);
+    // No step reads the whole table, or the whole of one of its indexes.
+    const scans = plan.filter((line) => (cp.store.dialect === "sqlite" ? /^SCAN audit_records\b/.test(line) : /Seq Scan on audit_records/.test(line)));
+    expect({ label: s.label, sql: s.text, scans }).toEqual({ label: s.label, sql: s.text, scans: [] });
+    plans.set(s.label, [...(plans.get(s.label) ?? []), plan]);
+  }
+  for (const name of ["ingest", "search", "search by policy", "usage", "activity", "ingest order", "retention"]) expect(plans.get(name)?.length ?? 0).toBeGreaterThan(0);
+
+  // Each query a partial index is for names it in its plan.
+  const uses = (name: string, index: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes(index))).length;
+  expect(uses("usage", "audit_org_model_outcome_ts")).toBe(plans.get("usage")!.length);
+  // (a few users' spend: PostgreSQL may as well read those users' records)
+  expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id")).toBe(1);
+  // (a policy's records, enforced or shadow, are read newest first along the organization's ids
+  // on both stores, stopping at the page's limit, as before the policy indexes were partial;
+  // PostgreSQL's custom plans for a rare policy take both partial indexes, BitmapOr)
+  // the console's activity reads from where records dated in its window can start (received_at)
+  expect(uses("activity", "audit_org_received_id")).toBe(plans.get("activity")!.length);
+  // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
+  expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
+}, 60_000);
