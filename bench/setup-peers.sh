@@ -3,9 +3,10 @@
 #   OPA      go install github.com/open-policy-agent/opa@$OPA_VERSION (the Go module proxy)
 #            into ${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}/opa-$OPA_VERSION/bin
 #   LiteLLM  pip install 'litellm[proxy]==$LITELLM_VERSION' into its own venv there
+#   wrk      apt-get install wrk (Debian's package): the load client of the 304 bundle polls
 # Cedar comes from npm as a devDependency (@cedar-policy/cedar-wasm, `bun install`).
 # Idempotent and quick when the cache holds these versions. Prints one line per peer:
-# `opa <path>` and `litellm <path>`; a peer that cannot be installed is reported on stderr and
+# `opa <path>`, `litellm <path>` and `wrk <path>`; a peer that cannot be installed is reported on stderr and
 # left out (the bench then notes it as skipped).
 set -uo pipefail
 
@@ -33,4 +34,11 @@ if [ ! -x "$venv/bin/litellm" ]; then
     "$venv/bin/python" -m pip install -q "litellm[proxy]==$LITELLM_VERSION" >&2 || echo "setup-peers: LiteLLM not installed" >&2
 fi
 [ -x "$venv/bin/litellm" ] && echo "litellm $venv/bin/litellm"
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "setup-peers: apt-get install wrk (once)" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends wrk >/dev/null; } >&2 || echo "setup-peers: wrk not installed" >&2
+fi
+command -v wrk >/dev/null 2>&1 && echo "wrk $(command -v wrk)"
 exit 0

@@ -94,7 +94,8 @@ const status = command({
         { header: "STATE", value: (r) => r.state },
         { header: "REVISION", value: (r) => r.policy_revision },
         { header: "TOOLS", value: (r) => r.tool_count },
-        { header: "SPOOL", value: (r) => r.spool_depth },
+        // While the replica still indexes its backlog after a start, the depth so far: at least that many.
+        { header: "SPOOL", value: (r) => (r.spool_indexing && r.spool_depth !== null ? `>=${r.spool_depth} (indexing)` : r.spool_depth) },
         { header: "VERSION", value: (r) => r.version },
         { header: "LAST HEARTBEAT", value: (r) => shortTime(r.last_heartbeat_at) },
         { header: "LAST SUCCESS", value: (r) => shortTime(r.last_success) },

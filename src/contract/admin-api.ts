@@ -74,6 +74,8 @@ export const Replica = open({
   /** ok, low or full (full: the replica refuses decisions, 503 spool_full); null before it reported one. */
   spool_state: Nullable(Type.String()),
   spool_free_bytes: Nullable(Type.Number()),
+  /** At its last heartbeat the replica still indexed its spool's backlog after a start: spool_depth is what it had indexed so far. */
+  spool_indexing: Type.Optional(Type.Boolean()),
   /** The replica's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
   clock_skew_ms: Nullable(Type.Integer()),
   /** The assigned MCP tool servers as its latest heartbeat reported them (issue 13). */

@@ -89,7 +89,13 @@ export const PolicyStatus = Type.Object({
   last_success: Type.Union([Type.String(), Type.Null()]),
   last_error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   bundle_version: Type.Optional(Type.Integer()),
+  /** Audit records not yet acknowledged by the control plane; while `spool_indexing`, those indexed so far (a lower bound). */
   spool_depth: Type.Optional(Type.Integer()),
+  /**
+   * True while the proxy, after a start, still indexes the unshipped backlog of earlier runs
+   * (it decides meanwhile): `spool_depth` then counts only what is indexed so far.
+   */
+  spool_indexing: Type.Optional(Type.Boolean()),
   /** The assigned MCP servers (absent when none is assigned). */
   tool_servers: Type.Optional(Type.Array(ToolServerStatus)),
   spool: Type.Optional(SpoolStatus),

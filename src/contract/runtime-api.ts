@@ -76,7 +76,10 @@ export const HeartbeatRequest = Type.Object(
     policy_revision: Type.Union([Count, Type.Null()]),
     tool_count: Count,
     version: Type.String({ maxLength: 100 }),
+    /** Unacknowledged audit records; while `spool_indexing`, those indexed so far (a lower bound). */
     spool_depth: Count,
+    /** The replica still indexes the backlog of earlier runs after a start: `spool_depth` may grow as it does. */
+    spool_indexing: Type.Optional(Type.Boolean()),
     last_success: Type.Union([Type.String({ maxLength: 64 }), Type.Null()]),
     /** The audit spool's space: `full` means the replica refuses decisions (503 spool_full). */
     spool_state: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("low"), Type.Literal("full")])),

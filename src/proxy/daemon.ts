@@ -165,6 +165,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
 
   const status = new ProxyStatus();
   status.spoolHealth = () => spool.health();
+  status.spoolIndexing = () => spool.indexing;
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;

@@ -3,13 +3,23 @@
 // restart on the persisted bundle while the control plane is down, SIGTERM draining the
 // spool, and kill -9 under load with every answered record arriving exactly once.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
+import { lineRecordId, spoolLines } from "../../src/proxy/audit/spool-files.ts";
+import { gateSpoolIndexing } from "../../src/proxy/testing/spool-gate.ts";
 import { addPolicy, adminApi, type Api, auditRecordsOf, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 
 setDefaultTimeout(60_000);
+
+/** Whole record lines in a spool's segments whose ids no acknowledgement file names. */
+function unshippedOnDisk(spool: string): number {
+  const names = readdirSync(spool);
+  const acked = new Set(names.filter((n) => n.endsWith(".acked")).flatMap((n) => spoolLines(readFileSync(join(spool, n), "utf8"))));
+  const ids = names.filter((n) => n.endsWith(".jsonl") && n.startsWith("seg-")).flatMap((n) => spoolLines(readFileSync(join(spool, n), "latin1")).map((l) => lineRecordId(Buffer.from(l, "latin1"))));
+  return ids.filter((id) => id !== null && !acked.has(id)).length;
+}
 let cp: ControlPlaneProcess;
 let api: Api;
 let s: Scenario;
@@ -227,12 +237,20 @@ describe("audit delivery", () => {
     stop = true;
     await Promise.all(workers);
     await px.proc.exited;
+    // What the restart finds unshipped: every whole record line not acknowledged (a torn last line is no record).
+    const unshipped = unshippedOnDisk(dirs.spool);
+    // The backlog is indexed after the proxy is ready (spool.ts loadInBackground). Held after
+    // the killed run's segments (testing/spool-gate.ts), the proxy already decides and says
+    // honestly what it has counted so far and that it is still counting.
+    const gate = gateSpoolIndexing(dirs.spool);
     const restarted = launch(proxyEnv(dirs));
     await restarted.waitReady();
-    // The backlog is indexed after the proxy is ready (spool.ts loadInBackground): until then
-    // spool_depth counts only this run's records, so an empty spool means nothing yet.
+    await waitFor(async () => (await restarted.policy()).spool_depth === unshipped, "the killed run's unshipped records counted", 30000);
+    expect(await restarted.policy()).toMatchObject({ spool_depth: unshipped, spool_indexing: true });
+    await gate.release();
     await waitFor(async () => restarted.logs().includes('"event":"audit spool loaded"'), "the backlog to be indexed after restart", 30000);
     await waitFor(async () => (await restarted.policy()).spool_depth === 0, "the spool to empty after restart", 30000);
+    expect((await restarted.policy()).spool_indexing).toBe(false);
     const records = await auditRecordsOf(api, s.installationId);
     const counts = new Map<string, number>();
     for (const r of records) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);

@@ -11,7 +11,7 @@ import { and, eq, getTableName, inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
-import { type Db, type Dialect, tables } from "../db/index.ts";
+import { type Db, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { checkContinuity } from "../audit-chain/service.ts";
@@ -86,9 +86,9 @@ const insertTexts = new Map<string, string>();
  */
 async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
   const a = tables(tx).auditRecords;
-  // The transaction's own connection: PostgreSQL's reserved Bun.SQL connection (it has unsafe()), or SQLite's proxy callback.
-  const client = (tx as unknown as { session: { client: { unsafe?: unknown } } }).session.client;
-  const dialect: Dialect = typeof client.unsafe === "function" ? "postgres" : "sqlite";
+  // The transaction's own connection (PostgreSQL's reserved one, or SQLite's behind the gate).
+  const raw = rawStatements(tx);
+  const dialect = raw.dialect;
   const columns = ROW_KEYS.map((k) => a[k] as unknown as { name: string; mapToDriverValue(v: unknown): unknown });
   const key = `${dialect}:${rows.length}`;
   let text = insertTexts.get(key);
@@ -100,8 +100,7 @@ async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
   }
   const params: unknown[] = [];
   for (const r of rows) for (let i = 0; i < ROW_KEYS.length; i++) params.push(r[ROW_KEYS[i]!] === null ? null : columns[i]!.mapToDriverValue(r[ROW_KEYS[i]!]));
-  if (dialect === "postgres") return (await (client as { unsafe(text: string, params: unknown[]): Promise<{ id: string }[]> }).unsafe(text, params)).map((r) => r.id);
-  return (await (client as (text: string, params: unknown[], method: "all") => Promise<{ rows: [string][] }>)(text, params, "all")).rows.map((r) => r[0]);
+  return (await raw.rows(text, params)).map((r) => r[0] as string);
 }
 
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {

@@ -5,7 +5,7 @@ import { openPostgres } from "./postgres.ts";
 import { openSqlite } from "./sqlite.ts";
 import type { QueryLog, Store } from "./store.ts";
 
-export { type Db, type Dialect, type QueryLog, type Store, type Tables, rowCount, tables } from "./store.ts";
+export { type Db, type Dialect, type QueryLog, type RawStatements, type Store, type Tables, rawStatements, rowCount, tables } from "./store.ts";
 
 export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);

@@ -34,3 +34,27 @@ export function tables(db: Db): Tables {
 export function rowCount(result: unknown): number {
   return (result as { count?: number } | null)?.count ?? 0;
 }
+
+/** A statement written by hand, run on the store's own client. */
+export type RawStatements = {
+  dialect: Dialect;
+  /** Rows as arrays of column values, in the statement's order. `?` placeholders on SQLite, `$1…` on PostgreSQL. */
+  rows(text: string, params: unknown[]): Promise<unknown[][]>;
+};
+
+/**
+ * The client under drizzle (the transaction's own connection when `db` is one: PostgreSQL's
+ * reserved Bun.SQL connection, or SQLite's proxy callback behind the transaction gate), for the
+ * few hot paths where drizzle's query building and row mapping cost more than the database's
+ * own work (audit ingest's batch insert, the 304 poll's revision read). Each dialect's text is
+ * prepared once by its driver (bun:sqlite's statement cache, Bun.SQL's named statements).
+ */
+export function rawStatements(db: Db): RawStatements {
+  const client = (db as unknown as { session: { client: { unsafe?: unknown } } }).session.client;
+  if (typeof client.unsafe === "function") {
+    const pg = client as { unsafe(text: string, params: unknown[]): { values(): Promise<unknown[][]> } };
+    return { dialect: "postgres", rows: async (text, params) => pg.unsafe(text, params).values() };
+  }
+  const sqlite = client as unknown as (text: string, params: unknown[], method: "all") => Promise<{ rows: unknown[][] }>;
+  return { dialect: "sqlite", rows: async (text, params) => (await sqlite(text, params, "all")).rows };
+}

@@ -52,6 +52,8 @@ export function presentReplica(r: ReplicaRow, now: number, limits: LivenessLimit
     /** ok, low or full (full: the replica refuses decisions); null before it reported one. */
     spool_state: r.spoolState,
     spool_free_bytes: r.spoolFreeBytes,
+    /** True while the replica still indexed its spool's backlog: spool_depth counts only what it had indexed. */
+    spool_indexing: r.spoolIndexing ?? false,
     /** The replica's clock minus the control plane's at its last heartbeat, ms (positive: ahead). */
     clock_skew_ms: r.clockSkewMs,
     /** The assigned MCP tool servers as its latest heartbeat reported them (issue 13); null when it reported none. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newSecret } from "../auth/tokens.ts";
 import { testControlPlane } from "../testing.ts";
-import { pollQuery } from "./bundle-poll.ts";
+import { bundlePollShortcut, pollQuery, sharedRevisionReads } from "./bundle-poll.ts";
 import { addInstallation } from "./fixtures.ts";
 
 const BUNDLE = "/api/v1/runtime/policy-bundle";
@@ -75,5 +75,50 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     expect(bad.status).toBe(422);
     expect((await cp.call("GET", `${BUNDLE}?version=%31`, { token: inst.token, headers: { "if-none-match": etag } })).status).toBe(304);
     expect((await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": 'W/"0-v1"' } })).status).toBe(200);
+  });
+
+  test("a store failure makes the shortcut step aside: the pipeline answers, never a 304", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token);
+    const poll = () => new Request(`http://localhost${BUNDLE}?version=1`, { headers: { authorization: `Bearer ${inst.token}`, "if-none-match": etag } });
+    const shortcut = bundlePollShortcut(cp.deps);
+    // Known to this shortcut first (the token query ran), so the failure below hits the revision read.
+    expect((await shortcut(poll()))?.status).toBe(304);
+    const unknown = bundlePollShortcut(cp.deps);
+
+    await cp.store.close();
+    expect(await shortcut(poll())).toBeNull();
+    expect(await unknown(poll())).toBeNull();
+    // The pipeline took the poll: its authentication ran the token query on the failed store
+    // (the shortcut never throws), and the server answers that error, not a 304.
+    await expect(cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } })).rejects.toThrow(/Failed query: select .* from "installations"/);
+  });
+
+  test("polls of one turn share a revision read; a poll that arrives after the read began gets a read of its own", async () => {
+    let revision = 1;
+    let reads = 0;
+    let release = () => {};
+    let held = Promise.resolve();
+    // A read sees the revision committed when it starts, and may take a while to answer.
+    const shared = sharedRevisionReads(async () => {
+      reads++;
+      const seen = revision;
+      await held;
+      return seen;
+    });
+    expect(await Promise.all([shared("org_a"), shared("org_a"), shared("org_b")])).toEqual([1, 1, 1]);
+    expect(reads).toBe(2);
+
+    held = new Promise<void>((done) => (release = done));
+    const before = shared("org_a");
+    await new Promise((started) => setImmediate(started));
+    expect(reads).toBe(3);
+    revision = 2; // committed while that read is in flight, before the next poll is sent
+    const after = shared("org_a");
+    release();
+    expect(await before).toBe(1);
+    expect(await after).toBe(2);
+    expect(reads).toBe(4);
   });
 });

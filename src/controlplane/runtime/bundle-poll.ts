@@ -17,6 +17,7 @@
 // deleting the installation) bumps the revision in the same transaction. A changed revision
 // runs the token query again. So a rotated token is refused at once, on every replica.
 import { bearer } from "../../contract/bearer.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -49,19 +50,11 @@ export function pollQuery(search: string): Poll | null {
   return v === null ? null : { version: v, conditions: conditions === "1" };
 }
 
-/** Path and query of an absolute request URL, without building a URL object. */
-function splitUrl(url: string): { path: string; search: string } {
-  const start = url.indexOf("/", url.indexOf("://") + 3);
-  if (start < 0) return { path: "/", search: "" };
-  const q = url.indexOf("?", start);
-  return q < 0 ? { path: url.slice(start), search: "" } : { path: url.slice(start, q), search: url.slice(q + 1) };
-}
-
 /** The revision of the token's organization, or null when the token is not current (or the store failed: the pipeline reports it). */
-async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, token: string): Promise<number | null> {
+async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, readRevision: (orgId: string) => Promise<number>, token: string): Promise<number | null> {
   const hash = hashSecret(token);
   const seen = known.get(hash);
-  if (seen && (await orgRevision(deps.db, seen.orgId)) === seen.revision) return seen.revision;
+  if (seen && (await readRevision(seen.orgId)) === seen.revision) return seen.revision;
   const caller = await findInstallationByToken(deps, token, {});
   if (!caller || caller.orgRevision === undefined) {
     known.delete(hash);
@@ -72,14 +65,41 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
   return caller.orgRevision;
 }
 
+/**
+ * Revision reads shared by the polls of one organization that arrived before the read began:
+ * the first poll schedules the read for the end of this turn of the event loop, polls arriving
+ * until then join it. The read starts after each of them arrived, so each still sees every
+ * change committed before it was sent (a rotated token is refused at once, as with one read
+ * per poll); under load one statement answers the polls of a whole turn.
+ */
+export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (orgId: string) => Promise<number> {
+  const next = new Map<string, Promise<number>>();
+  return async (orgId) => {
+    let pending = next.get(orgId);
+    if (!pending) {
+      pending = new Promise<number>((resolve, reject) =>
+        setImmediate(() => {
+          next.delete(orgId);
+          read(orgId).then(resolve, reject);
+        }),
+      );
+      next.set(orgId, pending);
+    }
+    return pending;
+  };
+}
+
 /** A 304 for an unchanged bundle poll, or null: the request then takes the full pipeline. */
 export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> {
   /** SHA-256 of a runtime token → its organization and the revision read with the token. */
   const known = new Map<string, { orgId: string; revision: number }>();
+  const readRevision = sharedRevisionReads(async (orgId) => orgRevision(deps.db, orgId));
+  let lastEtag = "";
+  let lastHeaders = new Headers();
   return async (request) => {
     if (request.method !== "GET") return null;
     const t0 = performance.now();
-    const { path, search } = splitUrl(request.url);
+    const { path, search } = requestTarget(request.url);
     if (path !== BUNDLE_POLL_PATH) return null;
     const ifNoneMatch = request.headers.get("if-none-match");
     if (!ifNoneMatch) return null;
@@ -87,11 +107,16 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     if (!poll) return null;
     const token = bearer(request.headers.get("authorization"));
     if (!token || !isKind(token, "runtime")) return null;
-    const revision = await currentRevision(deps, known, token).catch(() => null);
+    const revision = await currentRevision(deps, known, readRevision, token).catch(() => null);
     if (revision === null) return null;
     const etag = bundleEtag(revision, poll.version, poll.conditions);
     if (!etagMatches(ifNoneMatch, etag)) return null;
     deps.metrics?.request("GET", BUNDLE_POLL_PATH, 304, (performance.now() - t0) / 1000);
-    return new Response(null, { status: 304, headers: { etag, "cache-control": "no-store" } });
+    // The answer's headers built once per ETag (the Response copies them).
+    if (etag !== lastEtag) {
+      lastEtag = etag;
+      lastHeaders = new Headers({ etag, "cache-control": "no-store" });
+    }
+    return new Response(null, { status: 304, headers: lastHeaders });
   };
 }

@@ -122,6 +122,8 @@ export type HeartbeatReport = {
   modelEndpoints?: HeartbeatModelEndpoint[];
   spoolState?: string | null;
   spoolFreeBytes?: number | null;
+  /** Still indexing its spool's backlog (spool_depth a lower bound); null when it did not say. */
+  spoolIndexing?: boolean | null;
   /** The replica's clock minus ours (ms) when the heartbeat arrived; null when it did not say. */
   clockSkewMs?: number | null;
 };
@@ -149,6 +151,7 @@ export async function recordHeartbeat(db: Db, installationId: string, replicaId:
       modelEndpoints: report.modelEndpoints ?? null,
       spoolState: report.spoolState ?? null,
       spoolFreeBytes: report.spoolFreeBytes ?? null,
+      spoolIndexing: report.spoolIndexing ?? null,
       clockSkewMs: report.clockSkewMs ?? null,
       lastHeartbeatAt: now,
     })

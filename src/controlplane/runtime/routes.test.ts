@@ -127,22 +127,22 @@ describe("POST /runtime/heartbeat", () => {
     expect(rows.get(b)).toMatchObject({ state: "stale", policyRevision: 5, spoolDepth: 0, lastHeartbeatAt: 1_700_000_002_000 });
   });
 
-  test("measures the replica's clock skew from sent_at and keeps its spool's space; the installation status shows both", async () => {
+  test("measures the replica's clock skew from sent_at and keeps its spool's space and indexing; the installation status shows them", async () => {
     const now = 1_700_000_000_000;
     const cp = await testControlPlane({ now: () => now });
     const inst = await addInstallation(cp);
     const id = newId("replica");
     await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body: bootstrapBody(recipient, id) });
     const ahead = new Date(now + 20 * 60_000).toISOString(); // a runtime clock 20 minutes fast
-    const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(id, { sent_at: ahead, spool_state: "full", spool_free_bytes: 0 }) });
+    const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(id, { sent_at: ahead, spool_state: "full", spool_free_bytes: 0, spool_depth: 40, spool_indexing: true }) });
     expect(res.status).toBe(204);
     const [row] = await replicasOf(cp.deps.db, inst.installationId);
-    expect(row).toMatchObject({ clockSkewMs: 20 * 60_000, spoolState: "full", spoolFreeBytes: 0 });
+    expect(row).toMatchObject({ clockSkewMs: 20 * 60_000, spoolState: "full", spoolFreeBytes: 0, spoolDepth: 40, spoolIndexing: true });
     const status = await cp.call("GET", cp.org(`/installations/${inst.installationId}`));
-    expect(status.json.replicas[0]).toMatchObject({ clock_skew_ms: 20 * 60_000, spool_state: "full", spool_free_bytes: 0 });
+    expect(status.json.replicas[0]).toMatchObject({ clock_skew_ms: 20 * 60_000, spool_state: "full", spool_free_bytes: 0, spool_depth: 40, spool_indexing: true });
     // An older runtime sends neither: nothing is guessed.
     await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(id) });
-    expect((await replicasOf(cp.deps.db, inst.installationId))[0]).toMatchObject({ clockSkewMs: null, spoolState: null });
+    expect((await replicasOf(cp.deps.db, inst.installationId))[0]).toMatchObject({ clockSkewMs: null, spoolState: null, spoolIndexing: null });
   });
 
   test("an unknown replica (or another installation's) is told to bootstrap first", async () => {

@@ -122,6 +122,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
             lastSuccess: body.last_success,
             spoolState: body.spool_state ?? null,
             spoolFreeBytes: body.spool_free_bytes ?? null,
+            spoolIndexing: body.spool_indexing ?? null,
             clockSkewMs: clockSkewMs(body.sent_at, now),
             toolServers: body.tool_servers,
             modelEndpoints: body.model_endpoints,

@@ -21,6 +21,8 @@ export const runtimeReplicas = table(
     spoolState: c.text("spool_state"),
     /** Free bytes on the spool's filesystem (a double: beyond 32 bits, exact to 2^53). */
     spoolFreeBytes: c.double("spool_free_bytes"),
+    /** The replica still indexed its spool's backlog at its last heartbeat: spool_depth counts only what it had indexed. */
+    spoolIndexing: c.bool("spool_indexing"),
     /** The replica's clock minus the control plane's at its last heartbeat (positive: ahead). */
     clockSkewMs: c.integer("clock_skew_ms"),
     lastSuccess: c.text("last_success"),

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { USER_HEADERS } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
-import { createLocalApi, type LocalApiDeps, pathOf } from "./local-api.ts";
+import { createLocalApi, type LocalApiDeps } from "./local-api.ts";
 import { bearerMatches, userFromHeaders } from "./request-user.ts";
 import { ProxyStatus } from "../policy/status.ts";
 
@@ -77,13 +77,5 @@ describe("routing", () => {
     const r = await ask("GET", "/v1/nope");
     expect(r.status).toBe(404);
     expect((await r.json()).error.code).toBe("not_found");
-  });
-});
-
-describe("pathOf", () => {
-  test("the path new URL() gives, for plain and for unusual request URLs", () => {
-    for (const url of ["http://localhost/v1/tools/decide", "http://localhost/readyz?x=1", "http://localhost/v1/models#f", "http://localhost/", "http://localhost/v1/../readyz", "http://localhost/v1/%7Etools", "http://localhost/a/./b?q#h", "http://h:80/x?a=/b"]) {
-      expect(pathOf(url)).toBe(new URL(url).pathname);
-    }
   });
 });

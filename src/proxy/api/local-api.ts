@@ -7,6 +7,7 @@
 // Adding routes: write `xRoutes(ctx: RouteContext): Route[]` in its own module and list it in
 // ROUTE_MODULES below.
 import type { FrontendUser } from "../../contract/local-api.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 import type { Logger } from "../../log/index.ts";
 import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
@@ -94,7 +95,7 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
 
   const tokenMatches = bearerMatcher(token);
   return async (req) => {
-    const path = pathOf(req.url);
+    const { path } = requestTarget(req.url);
     if (!publicPaths.has(path) && !tokenMatches(req.headers.get("authorization"))) {
       return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
     }
@@ -127,21 +128,4 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
     }
   };
-}
-
-// A path of letters, digits and `/ - _` only: the URL parser would return it unchanged.
-const PLAIN_PATH = /^[A-Za-z0-9/_-]*$/;
-
-/** The request's path, as `new URL(url).pathname` gives it; without building a URL for the usual ones. */
-export function pathOf(url: string): string {
-  // Bun hands the full URL: scheme://host/path[?query]
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start > 0) {
-    const q = url.indexOf("?", start);
-    const h = url.indexOf("#", start);
-    const end = q < 0 ? (h < 0 ? url.length : h) : h < 0 ? q : Math.min(q, h);
-    const path = url.slice(start, end);
-    if (PLAIN_PATH.test(path)) return path;
-  }
-  return new URL(url).pathname;
 }

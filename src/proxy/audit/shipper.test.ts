@@ -27,7 +27,8 @@ async function setup(answer: (records: AuditRecord[]) => AuditBatchResponse, opt
   const log = { info: f("info"), warn: f("warn"), error: f("error") } as unknown as Logger;
   const sent: string[][] = [];
   const client = {
-    async shipAudit(records: AuditRecord[]) {
+    async shipAudit(lines: readonly string[]) {
+      const records = lines.map((l) => JSON.parse(l) as AuditRecord);
       sent.push(records.map((r) => r.id));
       return answer(records);
     },
@@ -127,7 +128,7 @@ describe("AuditShipper", () => {
     writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const spool = await AuditSpool.open(dir, { loadInBackground: true });
     const got = new Set<string>();
-    const client = { shipAudit: async (records: AuditRecord[]) => (records.forEach((r) => got.add(r.id)), ok(records)) };
+    const client = { shipAudit: async (lines: readonly string[]) => ok(lines.map((l) => JSON.parse(l) as AuditRecord).map((r) => (got.add(r.id), r))) };
     const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
     const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20 });
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());

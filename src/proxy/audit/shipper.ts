@@ -177,7 +177,7 @@ export class AuditShipper {
   }
 
   /** Move records to rejected.jsonl (acknowledging them), with one warning naming them. */
-  private async setAside(entries: { record: AuditRecord; reason: string }[], why: string): Promise<void> {
+  private async setAside(entries: { record: AuditRecord; line: string; reason: string }[], why: string): Promise<void> {
     if (entries.length === 0) return;
     await this.o.spool.reject(entries);
     this.rejected += entries.length;
@@ -191,7 +191,8 @@ export class AuditShipper {
 
   private async shipBatch(): Promise<boolean> {
     const full = this.o.batchSize ?? 500;
-    let batch = await this.o.spool.unshipped(this.limit ?? full);
+    // Each with its spooled line: the batch is sent as those bytes (client.shipAudit), never re-serialized.
+    let batch = await this.o.spool.unshippedLines(this.limit ?? full);
     if (batch.length === 0) return true;
     if (this.o.owner) {
       const owner = this.o.owner();
@@ -202,19 +203,19 @@ export class AuditShipper {
       }
       this.waitingLogged = false;
       const mine = (r: AuditRecord) => r.installation_id === owner.installationId && r.organization_id === owner.organizationId;
-      const foreign = batch.filter((r) => !mine(r));
+      const foreign = batch.filter((s) => !mine(s.record));
       if (foreign.length > 0) {
         await this.setAside(
-          foreign.map((r) => ({ record: r, reason: `record of installation ${r.installation_id} (organization ${r.organization_id}); this proxy is installation ${owner.installationId}` })),
+          foreign.map(({ record: r, line }) => ({ record: r, line, reason: `record of installation ${r.installation_id} (organization ${r.organization_id}); this proxy is installation ${owner.installationId}` })),
           "they belong to another installation (a reused spool volume?)",
         );
-        batch = batch.filter(mine);
+        batch = batch.filter((s) => mine(s.record));
         if (batch.length === 0) return true;
       }
     }
     try {
-      const res = await this.o.client.shipAudit(batch);
-      const byId = new Map(batch.map((r) => [r.id, r]));
+      const res = await this.o.client.shipAudit(batch.map((s) => s.line));
+      const byId = new Map(batch.map((s) => [s.record.id, s]));
       const acked = res.acknowledged.filter((id) => byId.has(id));
       const ackedSet = new Set(acked);
       const notTaken = (res.rejected ?? []).filter((x) => byId.has(x.id) && !ackedSet.has(x.id));
@@ -223,7 +224,7 @@ export class AuditShipper {
       await this.o.spool.ack(acked);
       this.shipped += acked.length;
       this.o.log.info("audit records shipped", { count: acked.length, inserted: res.inserted, duplicates: res.duplicates, spool_depth: this.o.spool.depth });
-      await this.setAside(refused.map((x) => ({ record: byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
+      await this.setAside(refused.map((x) => ({ ...byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
       if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
       if (later.length > 0) {
         // Kept in the spool and sent again after a backoff: the control plane takes them once its clock catches up.
@@ -251,7 +252,7 @@ export class AuditShipper {
           this.o.log.warn("the control plane refused an audit batch; retrying in halves to find the record", { sent: batch.length, error: (e as Error).message });
           return true;
         }
-        await this.setAside([{ record: batch[0]!, reason: (e as Error).message }], "the control plane refused them");
+        await this.setAside([{ ...batch[0]!, reason: (e as Error).message }], "the control plane refused them");
         return true;
       }
       if (this.backoffMs === 0) this.o.log.warn("audit shipping failed; retrying with backoff", { error: (e as Error).message, spool_depth: this.o.spool.depth });

@@ -22,7 +22,8 @@
 // 13 bytes a record: offset, length, id hash, acknowledged). The shipper's batches are read
 // back from the segment files, and the start streams each segment a chunk at a time; the
 // daemon takes appends before that load ends (loadInBackground), so a long backlog never
-// delays readiness, and ships once it is done.
+// delays readiness, and ships once it is done. Until then `depth` counts what is indexed so
+// far and `indexing` says so (`spool_indexing` in /v1/policy and the heartbeat).
 //
 // A full disk (ENOSPC, EDQUOT): the batch that hit it is refused to its callers
 // (SpoolFullError, 503 spool_full) and cut off; the active segment is closed, so it can be
@@ -107,6 +108,13 @@ export type SpoolOptions = {
 
 type Location = { seg: SegmentIndex; i: number };
 
+/**
+ * A record read back from the spool: parsed (the shipper checks its owner, rejected.jsonl
+ * names it) and its line exactly as spooled, which is the record's JSON: the shipper sends
+ * that text as is instead of serializing the record again.
+ */
+export type SpooledRecord = { record: AuditRecord; line: string };
+
 function parseRecord(line: string): AuditRecord | null {
   try {
     const r = JSON.parse(line) as AuditRecord | null;
@@ -144,6 +152,10 @@ export class AuditSpool {
   private spareWork: Promise<void> | null = null;
   /** preallocate: the active segment is a spare, its tail (past what is written) zeros. */
   private activePrealloc = false;
+  /** The older segment load() is scanning now: its records count in `depth` as they are read. */
+  private scanning: SegmentIndex | null = null;
+  /** load() has ended (done, failed or stopped by close). */
+  private loadDone = false;
 
   private constructor(
     readonly dir: string,
@@ -161,7 +173,9 @@ export class AuditSpool {
       lowSpaceBytes: opts.lowSpaceBytes ?? DEFAULT_LOW_SPACE_BYTES,
     });
     const older = await spool.prepare();
-    spool.loaded = spool.load(older);
+    spool.loaded = spool.load(older).finally(() => {
+      spool.loadDone = true;
+    });
     if (!opts.loadInBackground) await spool.loaded;
     else spool.loaded.catch(() => {}); // reported to whoever awaits it (unshipped, the daemon)
     spool.timer = setInterval(() => spool.checkSpace(), SPACE_CHECK_MS);
@@ -177,9 +191,18 @@ export class AuditSpool {
     return this.commit.syncs;
   }
 
-  /** Records not yet acknowledged by the control plane (spooled or being written). */
+  /**
+   * Records not yet acknowledged by the control plane (spooled or being written). While the
+   * backlog of earlier runs is still being indexed (`indexing`), only what is indexed so far:
+   * a lower bound, never a made-up 0.
+   */
   get depth(): number {
-    return this.unacked + this.commit.writing;
+    return this.unacked + this.commit.writing + (this.scanning?.unacked ?? 0);
+  }
+
+  /** The backlog of earlier runs is still being indexed (loadInBackground): `depth` counts what is indexed so far. */
+  get indexing(): boolean {
+    return !this.loadDone;
   }
 
   /** Records on disk not yet acknowledged: what the shipper may read now. */
@@ -211,11 +234,16 @@ export class AuditSpool {
     return { state, path: this.dir, free_bytes: free, low_space_bytes: this.o.lowSpaceBytes };
   }
 
-  /**
-   * The oldest unacknowledged records, in append order, read back from their segments: at most
-   * `limit`, and no more than MAX_READ_BYTES (but at least one).
-   */
+  /** The oldest unacknowledged records, parsed (unshippedLines). */
   async unshipped(limit: number): Promise<AuditRecord[]> {
+    return (await this.unshippedLines(limit)).map((s) => s.record);
+  }
+
+  /**
+   * The oldest unacknowledged records, in append order, read back from their segments with
+   * their exact lines: at most `limit`, and no more than MAX_READ_BYTES (but at least one).
+   */
+  async unshippedLines(limit: number): Promise<SpooledRecord[]> {
     await this.loaded;
     const runs: { seg: SegmentIndex; first: number; last: number }[] = [];
     let n = 0;
@@ -231,7 +259,7 @@ export class AuditSpool {
         bytes += seg.lengths[i]!;
       }
     }
-    const out: AuditRecord[] = [];
+    const out: SpooledRecord[] = [];
     for (const { seg, first, last } of runs) {
       const from = seg.offsets[first]!;
       const fh = await open(join(this.dir, segName(seg.seq, "jsonl")), "r");
@@ -240,7 +268,8 @@ export class AuditSpool {
         for (let i = first; i <= last; i++) {
           if (seg.acked[i]) continue;
           const at = seg.offsets[i]! - from;
-          const record = parseRecord(buf.toString("utf8", at, at + seg.lengths[i]!));
+          const line = buf.toString("utf8", at, at + seg.lengths[i]!);
+          const record = parseRecord(line);
           if (!record) {
             // Not a whole record after all (never answered to anyone): skipped, never shipped.
             if (seg.ack(i)) this.unacked--;
@@ -248,7 +277,7 @@ export class AuditSpool {
           }
           if (this.lent.size >= MAX_LENT) this.lent.clear(); // ack() finds them by hash instead
           this.lent.set(record.id, { seg, i });
-          out.push(record);
+          out.push({ record, line });
         }
       } finally {
         await fh.close();
@@ -283,13 +312,17 @@ export class AuditSpool {
   /**
    * Set records aside for good: append them durably to rejected.jsonl with the reason, then
    * acknowledge them so shipping continues. A crash in between sets them aside twice, harmlessly.
+   * With its spooled `line`, a record is kept as those exact bytes (what JSON.stringify of the
+   * entry gives for the parsed record, byte for byte unless the line is not this proxy's own).
    * This needs space; on a full disk it throws and the records stay spooled.
    */
-  async reject(entries: readonly { record: AuditRecord; reason: string }[], at: Date = new Date()): Promise<void> {
+  async reject(entries: readonly { record: AuditRecord; line?: string; reason: string }[], at: Date = new Date()): Promise<void> {
     if (entries.length === 0) return;
+    const when = JSON.stringify(at.toISOString());
+    const entry = (e: (typeof entries)[number]) => `{"rejected_at":${when},"reason":${JSON.stringify(e.reason)},"record":${e.line ?? JSON.stringify(e.record)}}\n`;
     const fh = await open(join(this.dir, REJECTED_FILE), "a", 0o600);
     try {
-      await fh.appendFile(entries.map((e) => `${JSON.stringify({ rejected_at: at.toISOString(), reason: e.reason, record: e.record })}\n`).join(""));
+      await fh.appendFile(entries.map(entry).join(""));
       await fh.datasync();
     } finally {
       await fh.close();
@@ -502,6 +535,7 @@ export class AuditSpool {
       const acked = new Set(spoolLines((await readIfPresent(ackedPath)) ?? ""));
       const seg = new SegmentIndex(seq);
       seg.closed = true;
+      this.scanning = seg;
       try {
         await scanPieces(fh, (offset, bytes) => {
           const id = lineRecordId(bytes); // null: the torn tail of a crashed write
@@ -509,11 +543,15 @@ export class AuditSpool {
           seg.add(offset, bytes.length, id);
           if (acked.has(id)) seg.ack(seg.count - 1);
         });
+      } catch (e) {
+        this.scanning = null;
+        throw e;
       } finally {
         await fh.close();
       }
       seg.trim();
       this.segments.set(seq, seg);
+      this.scanning = null; // counted in unacked from here on, in the same step
       this.unacked += seg.unacked;
       if (seg.unacked === 0) await this.dropSegment(seq);
       else await repairTail(ackedPath); // later acks of this segment append here

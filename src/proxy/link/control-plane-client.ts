@@ -1,7 +1,6 @@
 // The runtime API client (ARCHITECTURE.md "Runtime ↔ control plane"): bearer runtime token,
 // x-svc-replica after bootstrap, the egress proxy for control-plane calls only (unless the
 // host is in SVC_PROXY_NO_PROXY), a custom CA trusted alongside the system roots.
-import type { AuditRecord } from "../../contract/audit.ts";
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import {
   AuditBatchResponse,
@@ -75,6 +74,11 @@ export type ClientOptions = {
   timeoutMs?: number;
 };
 
+/** A request body that is JSON text already: sent as is, never serialized again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null };
 
 export class ControlPlaneClient {
@@ -93,7 +97,7 @@ export class ControlPlaneClient {
     const init: RequestInit & { proxy?: string; tls?: { ca?: string[] } } = {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
       redirect: "error",
     };
@@ -153,8 +157,15 @@ export class ControlPlaneClient {
     await res.body?.cancel();
   }
 
-  async shipAudit(records: AuditRecord[]): Promise<AuditBatchResponse> {
-    return this.json(await this.call("audit-records", "POST", "/audit-records", { records }), AuditBatchResponse, "audit records", "audit-records");
+  /**
+   * Ship records given as their spooled lines, each one record's JSON text: the body is
+   * `{"records":[` + the lines joined with `,` + `]}`, the same bytes the proxy spooled, built
+   * without parsing or serializing any record (the control plane hashes the chain form it
+   * derives from each record, never the text, so its key order is free).
+   */
+  async shipAudit(lines: readonly string[]): Promise<AuditBatchResponse> {
+    const body = new JsonText(`{"records":[${lines.join(",")}]}`);
+    return this.json(await this.call("audit-records", "POST", "/audit-records", body), AuditBatchResponse, "audit records", "audit-records");
   }
 
   /** The budgets this runtime enforces, with their spend (issue 16). */

@@ -50,6 +50,7 @@ export class Heartbeat {
         version: this.o.version,
         // The contract's counter bound: a backlog past it is still reported as huge.
         spool_depth: Math.min(r.spool_depth ?? 0, 2_147_483_647),
+        ...(r.spool_indexing !== undefined ? { spool_indexing: r.spool_indexing } : {}),
         last_success: r.last_success,
         ...(r.spool ? { spool_state: r.spool.state, spool_free_bytes: r.spool.free_bytes === null ? null : Math.min(r.spool.free_bytes, Number.MAX_SAFE_INTEGER) } : {}),
         // The assigned MCP servers (issue 13), bounded as the contract says.

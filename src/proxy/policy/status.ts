@@ -30,6 +30,8 @@ export class ProxyStatus {
   toolServers: () => ToolServerStatus[] = () => [];
   /** The audit spool's space (set by the daemon); null in tests without a spool. */
   spoolHealth: (() => SpoolHealth) | null = null;
+  /** True while the spool still indexes the backlog of earlier runs (set by the daemon); null in tests without a spool. */
+  spoolIndexing: (() => boolean) | null = null;
 
   setBootstrap(b: BootstrapResponse): void {
     this.bootstrap = b;
@@ -111,6 +113,8 @@ export class ProxyStatus {
       last_error: this.lastError,
       bundle_version: this.compiled?.bundle.version,
       spool_depth: spoolDepth,
+      // While true, spool_depth is what is indexed so far: more records may be waiting on disk.
+      ...(this.spoolIndexing ? { spool_indexing: this.spoolIndexing() } : {}),
       ...(servers.length ? { tool_servers: servers } : {}),
       ...(spool ? { spool } : {}),
     };

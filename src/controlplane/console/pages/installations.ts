@@ -5,7 +5,7 @@ import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, dataTable, section, shell, time } from "../layout.ts";
-import { type Installation, latestReplica, skewCell, spoolBadge, stateBadge } from "./overview.ts";
+import { type Installation, latestReplica, skewCell, spoolBadge, spoolDepthCell, stateBadge } from "./overview.ts";
 import { type Agent, type Workspace, byId, joinErrors, list, named } from "./shared.ts";
 import { runtimeStateBadge } from "./tool-servers.ts";
 
@@ -61,7 +61,7 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   <td>${time(x.last_heartbeat_at)}</td>
   <td>${x.policy_revision ?? "—"}</td>
   <td>${x.tool_count ?? "—"}</td>
-  <td>${x.spool_depth ?? "—"}</td>
+  <td>${spoolDepthCell(x)}</td>
   <td>${skewCell(x.clock_skew_ms)}</td>
   <td>${x.tool_servers?.length ? x.tool_servers.map((t) => html`${code(t.name)} ${runtimeStateBadge(t)}${t.error ? html`<br><span class="muted">${t.error}</span>` : ""}<br>`) : html`<span class="muted">—</span>`}</td>
   <td>${x.version ?? "—"}</td>

@@ -1,6 +1,6 @@
 // What the console says about a proxy's clock and audit spool, from its last heartbeat.
 import { describe, expect, test } from "bun:test";
-import { skewCell, spoolBadge } from "./overview.ts";
+import { skewCell, spoolBadge, spoolDepthCell } from "./overview.ts";
 
 describe("replica health cells", () => {
   test("clock skew: in sync, a warning past a minute, bad past ten minutes (records wait to ship)", () => {
@@ -17,5 +17,11 @@ describe("replica health cells", () => {
     expect(String(spoolBadge({ spool_state: "low" }))).toContain("badge-warn");
     expect(String(spoolBadge({ spool_state: "ok" }))).toBe("");
     expect(String(spoolBadge(null))).toBe("");
+  });
+
+  test("spool depth: while the replica still indexes its backlog, a lower bound, said so", () => {
+    expect(String(spoolDepthCell({ spool_depth: 1200, spool_indexing: true }))).toBe('at least 1200 <span class="badge badge-info">indexing backlog</span>');
+    expect(String(spoolDepthCell({ spool_depth: 1200, spool_indexing: false }))).toBe("1200");
+    expect(String(spoolDepthCell({ spool_depth: null }))).toBe("—");
   });
 });

@@ -27,6 +27,12 @@ export function spoolBadge(r: Pick<Replica, "spool_state"> | null | undefined): 
   return "";
 }
 
+/** A replica's spool depth; while it still indexed its backlog after a start, a lower bound and said so. */
+export function spoolDepthCell(r: Pick<Replica, "spool_depth" | "spool_indexing">): SafeHtml | string {
+  if (r.spool_depth === null) return "—";
+  return r.spool_indexing ? html`at least ${r.spool_depth} ${badge("indexing backlog", "info")}` : String(r.spool_depth);
+}
+
 /** Skew past this is shown as a warning: records dated ahead of the control plane wait to ship. */
 const SKEW_WARN_MS = 60_000;
 /** The control plane takes records at most 15 minutes ahead of its clock (auditMaxFutureSeconds). */

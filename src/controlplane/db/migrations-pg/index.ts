@@ -19,6 +19,7 @@ import m0013 from "./0013_chat_invites.sql" with { type: "text" };
 import m0014 from "./0014_audit_tool_server.sql" with { type: "text" };
 import m0015 from "./0015_audit_retention.sql" with { type: "text" };
 import m0016 from "./0016_audit_partial_indexes.sql" with { type: "text" };
+import m0017 from "./0017_spool_indexing.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -38,4 +39,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0014_audit_tool_server": m0014,
   "0015_audit_retention": m0015,
   "0016_audit_partial_indexes": m0016,
+  "0017_spool_indexing": m0017,
 });

@@ -1,0 +1,149 @@
+// The proxy's CPU for shipping a spooled backlog (issue 14: records shipped as their spooled
+// lines, never parsed and serialized again), builds side by side:
+//   bun bench/shipper-drain.ts [--records N] [--rounds R] [checkout …]
+// Each checkout (default: this one) is a source tree whose src/proxy/audit spool and shipper
+// and src/proxy/link client are loaded in a child process. The child fills a spool directory
+// with N records (digest-only, then sealed with 2 KB of ciphertext; segment files written
+// as the proxy writes them), opens it, and ships it all through the real client to a stand-in
+// control plane served by this process (it parses each body and acknowledges every id; its CPU
+// is not counted). The child reports its own CPU (user + system) and wall time from the
+// shipper's start to an empty spool, so the acknowledgement fsyncs are in, the reload is not.
+// Rounds alternate the builds. Prints a table and writes bench/results/shipper-drain-<ts>.json.
+// Run it under `flock /work/coord/heavy.lock`: the machine is shared and noisy.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: number) => {
+  const at = argv.indexOf(name);
+  if (at < 0) return dflt;
+  const v = Number(argv[at + 1]);
+  argv.splice(at, 2);
+  return v;
+};
+const KINDS = ["digest", "sealed"] as const;
+type Kind = (typeof KINDS)[number];
+type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number };
+
+if (argv[0] === "--child") {
+  const [, checkout, kind, records, url] = argv as [string, string, Kind, string, string];
+  console.log(JSON.stringify(await child(checkout, kind, Number(records), url)));
+  process.exit(0);
+}
+
+const records = opt("--records", 50_000);
+const rounds = opt("--rounds", 3);
+const checkouts = (argv.length > 0 ? argv : [resolve(import.meta.dir, "..")]).map((c) => resolve(c));
+let bodyBytes = 0;
+let answered = 0;
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const text = await req.text();
+    bodyBytes += text.length;
+    const ids = (JSON.parse(text) as { records: { id: string }[] }).records.map((r) => r.id);
+    answered += ids.length;
+    return Response.json({ acknowledged: ids, inserted: ids.length, duplicates: 0 });
+  },
+});
+const loadavg = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
+const results: { checkout: string; kind: Kind; round: number; cpuUsPerRecord: number; recordsPerS: number }[] = [];
+console.error(`load average before: ${await loadavg()}`);
+for (let r = 0; r < rounds; r++) {
+  for (const kind of KINDS) {
+    for (const checkout of checkouts) {
+      const p = Bun.spawn(["bun", import.meta.path, "--child", checkout, kind, String(records), `http://127.0.0.1:${server.port}`], { stdout: "pipe", stderr: "inherit" });
+      const out = await new Response(p.stdout).text();
+      if ((await p.exited) !== 0) throw new Error(`child failed for ${checkout}`);
+      const res = JSON.parse(out.trim().split("\n").at(-1)!) as Result;
+      results.push({ checkout, kind, round: r, cpuUsPerRecord: (res.cpuS * 1e6) / res.records, recordsPerS: res.records / res.wallS });
+    }
+  }
+}
+const after = await loadavg();
+void server.stop(true);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(`\n${records.toLocaleString("en-US")} records per drain, ${rounds} rounds, builds alternating; load average after: ${after}`);
+console.log("| checkout | records | proxy CPU per record (median, all rounds) | drain rate (median) |");
+console.log("|---|---|---|---|");
+for (const kind of KINDS) {
+  for (const checkout of checkouts) {
+    const mine = results.filter((x) => x.kind === kind && x.checkout === checkout);
+    const cpu = mine.map((x) => x.cpuUsPerRecord);
+    console.log(`| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s |`);
+  }
+}
+mkdirSync(join(import.meta.dir, "results"), { recursive: true });
+const file = join(import.meta.dir, "results", `shipper-drain-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+writeFileSync(file, JSON.stringify({ records, rounds, loadAfter: after, answered, bodyBytes, results }, null, 2));
+console.log(`\nwrote ${file}`);
+
+/** One drain in this (child) process with the checkout's own spool, shipper and client. */
+async function child(checkout: string, kind: Kind, n: number, url: string): Promise<Result> {
+  const { AuditSpool, DEFAULT_SEGMENT_MAX_BYTES } = (await import(join(checkout, "src/proxy/audit/spool.ts"))) as typeof import("../src/proxy/audit/spool.ts");
+  const { segName } = (await import(join(checkout, "src/proxy/audit/spool-files.ts"))) as typeof import("../src/proxy/audit/spool-files.ts");
+  const { AuditShipper } = (await import(join(checkout, "src/proxy/audit/shipper.ts"))) as typeof import("../src/proxy/audit/shipper.ts");
+  const { ControlPlaneClient } = (await import(join(checkout, "src/proxy/link/control-plane-client.ts"))) as typeof import("../src/proxy/link/control-plane-client.ts");
+  const { newId } = (await import(join(checkout, "src/contract/ids.ts"))) as typeof import("../src/contract/ids.ts");
+  const dir = mkdtempSync(join(tmpdir(), "svc-ship-bench-"));
+  try {
+    const ciphertext = kind === "sealed" ? Buffer.alloc(1500, 7).toString("base64") : null;
+    let seq = 1;
+    let chunk: string[] = [];
+    let bytes = 0;
+    const flush = () => {
+      writeFileSync(join(dir, segName(seq++, "jsonl")), chunk.join(""));
+      chunk = [];
+      bytes = 0;
+    };
+    const now = Date.now();
+    for (let i = 0; i < n; i++) {
+      const line = `${JSON.stringify({
+        id: newId("auditRecord"),
+        ts: new Date(now - n + i).toISOString(),
+        kind: "tool",
+        harness: "chatui",
+        organization_id: "org_01BENCHSHIPORG00000000000",
+        workspace_id: "ws_01BENCHSHIPWORKSPACE000000",
+        installation_id: "inst_01BENCHSHIPINSTALL000000",
+        agent_id: "agt_01BENCHSHIPAGENT000000000",
+        replica_id: "rep_01BENCHSHIPREPLICA0000000",
+        action: "tool:crm.read",
+        tool_name: "crm.read",
+        decision: "permit",
+        reason: "policy",
+        policy_id: "pol_01BENCHSHIPPOLICY00000000",
+        policy_revision: 3,
+        subject: { user_id: "usr_01BENCHSHIPUSER0000000000", remote_user_id: "fe-alice", via_installation: false },
+        args_digest: `hmac-sha256:${(i.toString(16) + "0".repeat(64)).slice(0, 64)}`,
+        digest_key_id: "dk_01BENCHSHIPDIGESTKEY000000",
+        recipient_key_ids: ciphertext ? ["rk_01BENCHSHIPRECIPIENT00000"] : [],
+        chain_id: "chn_01BENCHSHIPCHAIN0000000000",
+        chain_seq: i + 1,
+        chain_prev: i === 0 ? null : "ab".repeat(32),
+        ciphertext,
+      })}\n`;
+      chunk.push(line);
+      bytes += line.length;
+      if (bytes >= DEFAULT_SEGMENT_MAX_BYTES) flush();
+    }
+    if (chunk.length > 0) flush();
+    const spool = await AuditSpool.open(dir);
+    const client = new ControlPlaneClient({ baseUrl: url, token: "svc_rt_bench", version: "bench", egressProxy: null, noProxy: [], ca: null });
+    const log = { info() {}, warn() {}, error() {} } as unknown as ConstructorParameters<typeof AuditShipper>[0]["log"];
+    const shipper = new AuditShipper({ spool, client, log, lingerMs: 0 });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    shipper.start();
+    while (spool.depth > 0) await Bun.sleep(2);
+    const wallS = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    await shipper.stop();
+    await spool.close();
+    return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, records: n, bodyBytes: 0 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "runtime_replicas" ADD COLUMN "spool_indexing" boolean;
