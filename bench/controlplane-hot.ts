@@ -14,15 +14,10 @@ import { startBenchPostgres } from "./lib/postgres.ts";
 import { cpuSeconds, httpLoad } from "./lib/procs.ts";
 import { wrkPolls } from "./lib/wrk.ts";
 import { template } from "./suites/controlplane.ts";
+import { takeNumber } from "./lib/args.ts";
 
 const argv = process.argv.slice(2);
-const opt = (name: string, dflt: number) => {
-  const at = argv.indexOf(name);
-  if (at < 0) return dflt;
-  const v = Number(argv[at + 1]);
-  argv.splice(at, 2);
-  return v;
-};
+const opt = (name: string, dflt: number) => takeNumber(argv, name, dflt);
 const rounds = opt("--rounds", 3);
 const seconds = opt("--seconds", 2);
 const pgAt = argv.indexOf("--pg");

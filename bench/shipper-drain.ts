@@ -13,15 +13,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { takeNumber } from "./lib/args.ts";
 
 const argv = process.argv.slice(2);
-const opt = (name: string, dflt: number) => {
-  const at = argv.indexOf(name);
-  if (at < 0) return dflt;
-  const v = Number(argv[at + 1]);
-  argv.splice(at, 2);
-  return v;
-};
+const opt = (name: string, dflt: number) => takeNumber(argv, name, dflt);
 const KINDS = ["digest", "sealed"] as const;
 type Kind = (typeof KINDS)[number];
 type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number };

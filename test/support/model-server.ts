@@ -10,8 +10,8 @@
 // client saw that chunk before the upstream sent the rest (no timing involved).
 import { testTls } from "./tls.ts";
 
-/** `raw`: the body exactly as received (`body` is it parsed, or null). */
-export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; raw: string };
+/** `raw`: the body exactly as received (`body` is it parsed, or null); `peer`: the client's address:port (one per connection). */
+export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; raw: string; peer: string };
 
 export type ModelBehaviour = {
   /** Answer text; streamed as one chunk per word. */
@@ -85,6 +85,8 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
     tls: { cert: tls.cert, key: tls.key },
     async fetch(req) {
       const path = new URL(req.url).pathname;
+      const ip = server.requestIP(req);
+      const peer = `${ip?.address}:${ip?.port}`;
       const raw = await req.text();
       let body: any = null;
       try {
@@ -95,10 +97,10 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
         headers[k] = v;
       });
       if (req.method === "GET" && /^\/v1\/?$/.test(path)) {
-        probes.push({ method: req.method, path, headers, body, raw });
+        probes.push({ method: req.method, path, headers, body, raw, peer });
         return Response.json({ error: { message: "not found", type: "invalid_request_error", code: null } }, { status: 404 });
       }
-      requests.push({ method: req.method, path, headers, body, raw });
+      requests.push({ method: req.method, path, headers, body, raw, peer });
       if (opts.apiKey && req.headers.get("authorization") !== `Bearer ${opts.apiKey}`) {
         return Response.json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, { status: 401 });
       }

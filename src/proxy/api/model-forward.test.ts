@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import type { BundleModelProfile } from "../../contract/bundle.ts";
 import { ERROR_BODY_LIMIT, readErrorBody } from "../error-body.ts";
 import { startModelServer } from "../../../test/support/model-server.ts";
@@ -102,6 +103,27 @@ describe("the last attempt to reach the endpoint (issue 19)", async () => {
       const [a] = attempts.list();
       expect(a).toMatchObject({ profile_id: "mp_1", state: "unreachable" });
       expect(a!.error).toMatch(/certificate|self.signed|verify/i);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("the upstream connection", () => {
+  test("is kept alive: streamed calls one after another reach the model server on one TLS connection", async () => {
+    const server = startModelServer();
+    // As the daemon does: one CA array for every call (or none, with the CA in Bun's default store).
+    const ca = [readFileSync(server.caFile, "utf8")];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const body = new TextEncoder().encode('{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}');
+        const res = await forwardChat({ profile: { ...profile, endpoint: server.endpoint }, apiKey: null, body, stream: true, ca });
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain("data: [DONE]");
+      }
+      expect(server.requests).toHaveLength(5);
+      // A new connection per call would be a TLS handshake per call (each a new client port).
+      expect(new Set(server.requests.map((r) => r.peer)).size).toBe(1);
     } finally {
       await server.stop();
     }

@@ -55,7 +55,7 @@ import { fdatasyncSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { fsyncDir } from "../durable-file.ts";
-import { idHash, lineRecordId, readIfPresent, readRange, recordId, repairTail, scanPieces, SEGMENT_FILE, SegmentIndex, segName, spoolLines } from "./spool-files.ts";
+import { idHash, indexSegment, readRange, recordId, repairTail, SEGMENT_FILE, SegmentIndex, segName } from "./spool-files.ts";
 import { DEFAULT_LOW_SPACE_BYTES, freeBytes, isNoSpace, RESUME_FREE_BYTES, SpoolFullError, type SpoolHealth } from "./spool-space.ts";
 import { type ActiveSegment, type CommitHost, GroupCommit } from "./spool-commit.ts";
 
@@ -500,7 +500,6 @@ export class AuditSpool {
     this.checkSpace();
   }
 
-  /** Rebuild the index from the segment files, streaming each one (flat memory). */
   /**
    * At open: cut rejected.jsonl's damaged tail and open a new active segment (appends work from
    * here on); returns the older segments, oldest first, for load().
@@ -522,39 +521,19 @@ export class AuditSpool {
   private async load(seqs: number[]): Promise<void> {
     for (const seq of seqs) {
       if (this.closed) return;
-      const ackedPath = join(this.dir, segName(seq, "acked"));
-      // Only a missing file is missing: an unreadable one stops the load rather than losing acks.
-      const fh = await open(join(this.dir, segName(seq, "jsonl")), "r").catch((e: NodeJS.ErrnoException) => {
-        if (e.code === "ENOENT") return null;
-        throw e;
-      });
-      if (!fh) {
-        await rm(ackedPath, { force: true }); // orphan ack file
-        continue;
-      }
-      const acked = new Set(spoolLines((await readIfPresent(ackedPath)) ?? ""));
-      const seg = new SegmentIndex(seq);
-      seg.closed = true;
-      this.scanning = seg;
+      let seg: SegmentIndex | null;
       try {
-        await scanPieces(fh, (offset, bytes) => {
-          const id = lineRecordId(bytes); // null: the torn tail of a crashed write
-          if (id === null) return;
-          seg.add(offset, bytes.length, id);
-          if (acked.has(id)) seg.ack(seg.count - 1);
-        });
+        seg = await indexSegment(this.dir, seq, (s) => (this.scanning = s));
       } catch (e) {
         this.scanning = null;
         throw e;
-      } finally {
-        await fh.close();
       }
-      seg.trim();
+      if (!seg) continue;
       this.segments.set(seq, seg);
       this.scanning = null; // counted in unacked from here on, in the same step
       this.unacked += seg.unacked;
       if (seg.unacked === 0) await this.dropSegment(seq);
-      else await repairTail(ackedPath); // later acks of this segment append here
+      else await repairTail(join(this.dir, segName(seq, "acked"))); // later acks of this segment append here
     }
     // The active segment was opened first: put every segment back in append order for unshipped().
     const all = [...this.segments.values()].sort((a, b) => a.seq - b.seq);
