@@ -53,7 +53,7 @@ export function conflictHolder(holder: ToolConflictHolder): string {
 }
 
 /** What a failed response means and whether trying again can help (pure). */
-export function explainStatus(status: number, problem: ProblemLike | null, base: string): AttemptFailure {
+export function explainStatus(status: number, problem: ProblemLike | null, base: string, path: string = TOOLS_PATH): AttemptFailure {
   const detail = typeof problem?.detail === "string" ? problem.detail : typeof problem?.title === "string" ? problem.title : "";
   if (status === 401) {
     return {
@@ -68,7 +68,7 @@ export function explainStatus(status: number, problem: ProblemLike | null, base:
     return {
       status,
       retry: false,
-      explanation: `HTTP 404: the control-plane URL is wrong or does not serve ${TOOLS_PATH}; SVC_RUNTIME_CONTROL_PLANE_URL must be the base URL with no /api/v1 suffix (it is "${redactUrlCredentials(base)}"${suffix})`,
+      explanation: `HTTP 404: the control-plane URL is wrong or does not serve ${path}; SVC_RUNTIME_CONTROL_PLANE_URL must be the base URL with no /api/v1 suffix (it is "${redactUrlCredentials(base)}"${suffix})`,
     };
   }
   if (status === 409) {
@@ -95,7 +95,7 @@ export function explainNetworkError(e: unknown, url: URL, egress: Egress): Attem
   };
 }
 
-async function readProblem(res: Response): Promise<ProblemLike | null> {
+export async function readProblem(res: Response): Promise<ProblemLike | null> {
   try {
     const doc = (await res.json()) as unknown;
     return doc && typeof doc === "object" ? (doc as ProblemLike) : null;
@@ -104,14 +104,43 @@ async function readProblem(res: Response): Promise<ProblemLike | null> {
   }
 }
 
+export type Attempt<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
+
+/**
+ * One control-plane request with the tool sync's attempts (spec §8): up to SYNC_ATTEMPTS, the
+ * waits of SYNC_DELAYS_MS between them, each failure logged with its number; a failure that a
+ * retry cannot change ends at once. Throws ToolSyncError.
+ */
+export async function withAttempts<T>(o: Pick<SyncOptions, "log" | "sleep">, attempt: () => Promise<Attempt<T>>): Promise<T> {
+  const sleep = o.sleep ?? (async (ms: number) => Bun.sleep(ms));
+  let last: AttemptFailure = { retry: true, explanation: "not attempted" };
+  for (let n = 1; n <= SYNC_ATTEMPTS; n++) {
+    const r = await attempt();
+    if (r.ok) return r.value;
+    last = r.failure;
+    const final = !last.retry || n === SYNC_ATTEMPTS;
+    const delay = final ? undefined : SYNC_DELAYS_MS[n - 1]!;
+    o.log.warn(`tool sync: attempt ${n}/${SYNC_ATTEMPTS} failed: ${last.explanation}${delay === undefined ? "" : `; retrying in ${delay / 1000} s`}`, {
+      attempt: n,
+      of: SYNC_ATTEMPTS,
+      status: last.status,
+      retry: !final,
+      retry_in_ms: delay,
+    });
+    if (delay === undefined) throw new ToolSyncError(n, last);
+    await sleep(delay);
+  }
+  throw new ToolSyncError(SYNC_ATTEMPTS, last);
+}
+
 /** PUT the manifest, retrying as the spec says. Resolves with the counts or throws ToolSyncError. */
 export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
   const doFetch = opts.fetch ?? fetch;
-  const sleep = opts.sleep ?? (async (ms: number) => Bun.sleep(ms));
   const url = toolsUrl(opts.controlPlaneUrl);
   const proxy = proxyFor(url, opts.egress);
-  let last: AttemptFailure = { retry: true, explanation: "not attempted" };
-  for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
+  let attempt = 0;
+  return withAttempts(opts, async () => {
+    attempt++;
     try {
       const res = await doFetch(url, {
         method: "PUT",
@@ -120,36 +149,22 @@ export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
         signal: AbortSignal.timeout(SYNC_ATTEMPT_TIMEOUT_MS),
         ...(proxy ? { proxy } : {}),
       } as RequestInit);
-      if (res.ok) {
-        const result = (await res.json()) as Partial<ToolSyncResult>;
-        const counts: ToolSyncResult = {
-          added: result.added ?? 0,
-          removed: result.removed ?? 0,
-          unchanged: result.unchanged ?? 0,
-          updated: result.updated ?? 0,
-          tool_count: result.tool_count ?? opts.manifest.tools.length,
-        };
-        opts.log.info(
-          `tool sync: registered ${counts.tool_count} tool(s) at ${TOOLS_PATH} (added ${counts.added}, removed ${counts.removed}, unchanged ${counts.unchanged}, updated ${counts.updated})`,
-          { attempt, ...counts },
-        );
-        return counts;
-      }
-      last = explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl);
+      if (!res.ok) return { ok: false, failure: explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl) };
+      const result = (await res.json()) as Partial<ToolSyncResult>;
+      const counts: ToolSyncResult = {
+        added: result.added ?? 0,
+        removed: result.removed ?? 0,
+        unchanged: result.unchanged ?? 0,
+        updated: result.updated ?? 0,
+        tool_count: result.tool_count ?? opts.manifest.tools.length,
+      };
+      opts.log.info(
+        `tool sync: registered ${counts.tool_count} tool(s) at ${TOOLS_PATH} (added ${counts.added}, removed ${counts.removed}, unchanged ${counts.unchanged}, updated ${counts.updated})`,
+        { attempt, ...counts },
+      );
+      return { ok: true, value: counts };
     } catch (e) {
-      last = explainNetworkError(e, url, opts.egress);
+      return { ok: false, failure: explainNetworkError(e, url, opts.egress) };
     }
-    const final = !last.retry || attempt === SYNC_ATTEMPTS;
-    const delay = final ? undefined : SYNC_DELAYS_MS[attempt - 1]!;
-    opts.log.warn(`tool sync: attempt ${attempt}/${SYNC_ATTEMPTS} failed: ${last.explanation}${delay === undefined ? "" : `; retrying in ${delay / 1000} s`}`, {
-      attempt,
-      of: SYNC_ATTEMPTS,
-      status: last.status,
-      retry: !final,
-      retry_in_ms: delay,
-    });
-    if (delay === undefined) throw new ToolSyncError(attempt, last);
-    await sleep(delay);
-  }
-  throw new ToolSyncError(SYNC_ATTEMPTS, last);
+  });
 }

@@ -19,6 +19,11 @@ export type ToolSyncConfig = {
   egress: Egress;
   /** The running proxy's MCP tools (issue 13): PUT tools replaces the set, so they go along. */
   mcpTools?: ManifestTool[];
+  /**
+   * With no proxy to ask: reads the MCP tools registered now, which are sent again as they are
+   * (a pack's tool of the same name wins). Called once the packs' manifest is good.
+   */
+  registeredMcpTools?: () => Promise<ManifestTool[]>;
 };
 
 export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: ToolManifest; result: ToolSyncResult };
@@ -52,7 +57,9 @@ export async function runToolSync(cfg: ToolSyncConfig, pythonRoot: string, log: 
   }
   const packs = cfg.packs.length ? await packManifest(cfg, pythonRoot, log) : { tools: [] };
   if (cfg.packs.length && packs.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
-  const manifest: ToolManifest = { ...packs, tools: [...packs.tools, ...mcp] };
+  const packNames = new Set(packs.tools.map((t) => t.name));
+  const kept = ((await cfg.registeredMcpTools?.()) ?? []).filter((t) => !packNames.has(t.name));
+  const manifest: ToolManifest = { ...packs, tools: [...packs.tools, ...mcp, ...kept] };
   const result = await syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log });
   return { skipped: false, manifest, result };
 }

@@ -4,16 +4,21 @@
 // a 409 naming the tool and the installation holding it), the egress proxy, and the pack
 // refusals.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, type ControlPlaneProcess, freePort, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
-import { bootstrapRuntime, createAgent, createInstallation } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org } from "./cli-support.ts";
 import { events, plainLines, spawnCollect } from "./supervisor-helpers.ts";
 
+// No proxy answers here: `svc boot sync` run by hand outside a running container.
+const NO_PROXY_SOCKET = join(mkdtempSync(join(tmpdir(), "svc-boot-sync-")), "proxy.sock");
 const BASE_ENV = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: process.env.HOME ?? "/tmp",
   PYTHONPATH: join(REPO, "examples"),
   SVC_RUNTIME_TOKEN: "svc_rt_bogus",
+  SVC_RUNTIME_SOCKET_PATH: NO_PROXY_SOCKET,
 };
 
 async function bootSync(env: Record<string, string>) {
@@ -84,6 +89,34 @@ describe("svc boot sync against a real control plane", () => {
     ]);
   }, 30_000);
 
+  test("no proxy answers: the MCP tools registered now are kept (said on stderr), the rest replaced by the packs' tools", async () => {
+    const agent = await createAgent(cp);
+    const inst = await createInstallation(cp, agent, "mcp-kept");
+    const rt = await bootstrapRuntime(cp, inst.id);
+    const server = await api(cp, "POST", org(cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: "https://kb.example.com/mcp" });
+    expect(server.status).toBe(201);
+    expect((await api(cp, "POST", org(cp, `/tool-servers/${server.json.id}/assign`), { agent_id: agent })).status).toBe(200);
+    // what a running proxy registered: the pack's tool, its MCP server's tools, and a tool the pack no longer declares
+    // (a pack of its own: acme_tools' names are held by another installation in this workspace)
+    const before = [
+      { name: "notes.search", access: "read", required_capabilities: [], toolkit_id: "misnamed" },
+      { name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" },
+      { name: "kb.add_note", access: "write", required_capabilities: [], pack: "mcp:kb" },
+      { name: "old.gone", access: "read", required_capabilities: [] },
+    ];
+    expect((await api(cp, "PUT", "/runtime/tools", { tools: before }, rt.token)).status).toBe(200);
+
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "misnamed_pack", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: rt.token });
+    expect(r.code).toBe(0);
+    const said = r.events.filter((e) => e.startsWith("tool sync: no proxy answers"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toStartWith(`tool sync: no proxy answers on ${NO_PROXY_SOCKET} (`);
+    expect(said[0]).toEndWith("so the MCP tools it serves are unknown; the 2 MCP tool(s) registered now are kept as they are");
+    expect(r.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 1, unchanged 3, updated 0)");
+    const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token);
+    expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["kb.add_note:write", "kb.lookup:read", "notes.search:read"]);
+  }, 30_000);
+
   test("a URL ending in /api/v1 gets the 404 hint", async () => {
     const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: `${cp.url}/api/v1` });
     expect(r.code).toBe(1);
@@ -93,6 +126,9 @@ describe("svc boot sync against a real control plane", () => {
   }, 30_000);
 });
 
+/** A policy bundle with nothing in it (the egress test's stand-ins answer the GET with it). */
+const EMPTY_BUNDLE = { version: 2, revision: 1, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "o", workspace_id: "w", installation_id: "i", agent_id: "a", tools: [], policies: [], identities: [], model_profile: null, recipients: [], tool_servers: [] };
+
 describe("svc boot sync, other paths", () => {
   test("goes through SVC_PROXY_EGRESS_PROXY, and around it for SVC_PROXY_NO_PROXY hosts", async () => {
     const seen: string[] = [];
@@ -101,14 +137,15 @@ describe("svc boot sync, other paths", () => {
       port: 0,
       fetch(req) {
         seen.push(`${req.method} ${req.url}`);
-        return Response.json({ added: 3, removed: 0, unchanged: 0, updated: 0, tool_count: 3 });
+        return req.method === "GET" ? Response.json(EMPTY_BUNDLE) : Response.json({ added: 3, removed: 0, unchanged: 0, updated: 0, tool_count: 3 });
       },
     });
-    const direct = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ added: 0, removed: 0, unchanged: 3, updated: 0, tool_count: 3 }) });
+    const direct = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => Response.json(req.method === "GET" ? EMPTY_BUNDLE : { added: 0, removed: 0, unchanged: 3, updated: 0, tool_count: 3 }) });
     try {
       const via = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: "http://cp.svc.test:8420", SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}` });
       expect(via.code).toBe(0);
-      expect(seen).toEqual(["PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
+      // with no proxy to ask, the registered MCP tools are read first (none here), the same way
+      expect(seen).toEqual(["GET http://cp.svc.test:8420/api/v1/runtime/policy-bundle?version=2", "PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
       expect(via.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 3, removed 0, unchanged 0, updated 0)");
       const around = await bootSync({
         SVC_CHATUI_TOOL_PACKS: "acme_tools",
@@ -117,7 +154,7 @@ describe("svc boot sync, other paths", () => {
         SVC_PROXY_NO_PROXY: "127.0.0.1",
       });
       expect(around.code).toBe(0);
-      expect(seen).toHaveLength(1);
+      expect(seen).toHaveLength(2);
       expect(around.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 0, unchanged 3, updated 0)");
     } finally {
       void proxy.stop(true);
