@@ -24,7 +24,7 @@ import { loggablePath } from "./http/log-path.ts";
 import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { completeDocument } from "./http/openapi-complete.ts";
-import { problemPlugin } from "./http/problem.ts";
+import { type ErrorLogger, problemPlugin } from "./http/problem.ts";
 import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
@@ -131,8 +131,9 @@ export function createApp(deps: ControlPlaneDeps) {
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);
+  const logFailure: ErrorLogger = ({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: loggableError(error) });
   const root: Elysia = new Elysia({ normalize: false })
-    .use(problemPlugin(({ path, code, error }) => deps.log.error("request failed", { path: loggablePath(path), code, error: loggableError(error) })))
+    .use(problemPlugin(logFailure))
     .use(nulGuard())
     .use(metricsPlugin(deps.metrics, deps.config.metricsToken))
     .use(
@@ -161,7 +162,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(consoleRoutes(deps, handle)) as unknown as Elysia;
   // Every request, in-process ones (tests, the console's API calls) included, passes the gate.
   const inner = root.handle;
-  const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)));
+  const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
   const gate: Gate = async (request, server) => (await unchangedPoll(request)) ?? piped(request, server);

@@ -12,7 +12,7 @@
 //   4. The request goes on with the bytes read and the credential the gate resolved, so the
 //      route's own authentication does not look it up again (credentialOf).
 import { SvcError } from "../../contract/errors.ts";
-import { problemResponse } from "./problem.ts";
+import { type ErrorLogger, problemResponse, toProblem } from "./problem.ts";
 
 /** Deeper JSON than this is refused with 400 before parsing; svc's own bodies nest under 10. */
 export const MAX_JSON_DEPTH = 32;
@@ -51,9 +51,15 @@ export function peerOf(request: Request): string | undefined {
   return peers.get(request);
 }
 
-function refuse(error: unknown, path: string): Response {
+/**
+ * The answer to an error before the app's own handler could see it: a service refusal as its
+ * problem; anything else (a store that fails while a credential is checked) as the logged
+ * `internal` 500, never an exception left to Bun.serve, whose default page shows the stack.
+ */
+function refuse(error: unknown, path: string, log: ErrorLogger): Response {
   if (error instanceof SvcError) return problemResponse(error.toProblem(path));
-  throw error;
+  log({ path, code: "UNKNOWN", error });
+  return problemResponse(toProblem("UNKNOWN", error, path));
 }
 
 /**
@@ -120,12 +126,12 @@ function noStore(response: Response): Response {
   return response;
 }
 
-export function requestGate(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>): Gate {
-  const gate = gateOf(routeOf, next);
+export function requestGate(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>, log: ErrorLogger = () => {}): Gate {
+  const gate = gateOf(routeOf, next, log);
   return async (request, server) => noStore(await gate(request, server));
 }
 
-function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>): Gate {
+function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>, log: ErrorLogger): Gate {
   return async (request, server) => {
     const path = new URL(request.url).pathname;
     const peer = server?.requestIP(request)?.address;
@@ -160,7 +166,7 @@ function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (req
       if (peer) peers.set(forwarded, peer);
       return await next(forwarded);
     } catch (e) {
-      return refuse(e, path);
+      return refuse(e, path, log);
     }
   };
 }

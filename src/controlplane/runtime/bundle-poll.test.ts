@@ -91,8 +91,12 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     expect(await shortcut(poll())).toBeNull();
     expect(await unknown(poll())).toBeNull();
     // The pipeline took the poll: its authentication ran the token query on the failed store
-    // (the shortcut never throws), and the server answers that error, not a 304.
-    await expect(cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } })).rejects.toThrow(/Failed query: select .* from "installations"/);
+    // (the shortcut never throws), and the gate answers that as the logged internal error
+    // (not a 304, and no exception left to Bun.serve's stack-trace page).
+    const res = await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } });
+    expect(res.status).toBe(500);
+    expect(res.json).toMatchObject({ code: "internal", detail: "an internal error occurred; see the control plane log" });
+    expect(JSON.stringify(res.json)).not.toContain("installations");
   });
 
   test("polls of one turn share a revision read; a poll that arrives after the read began gets a read of its own", async () => {
