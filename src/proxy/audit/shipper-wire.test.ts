@@ -39,8 +39,10 @@ async function setup(answer: (ids: string[]) => AuditBatchResponse, dir = mkdtem
   return { dir, spool, shipper, bodies };
 }
 
+/** Waits for `cond`; the deadline is generous because a loaded CI machine (load 12 on 2 cores) ships slowly. */
 async function until(cond: () => boolean, what: string) {
-  for (let i = 0; i < 400; i++) {
+  const end = Date.now() + 30_000;
+  while (Date.now() < end) {
     if (cond()) return;
     await Bun.sleep(5);
   }
