@@ -40,11 +40,13 @@ export function toProblem(code: string, error: unknown, path: string): Problem {
 
 export type ErrorLogger = (event: { path: string; code: string; error: unknown }) => void;
 
+/** The answer to any error (`code`: Elysia's, or "UNKNOWN" outside it): its problem, a server fault logged. */
+export function errorResponse(code: string, error: unknown, path: string, log: ErrorLogger): Response {
+  const problem = toProblem(code, error, path);
+  if (problem.status >= 500) log({ path, code, error });
+  return problemResponse(problem);
+}
+
 export function problemPlugin(log: ErrorLogger = () => {}) {
-  return new Elysia({ name: "problem" }).onError({ as: "global" }, ({ code, error, request }) => {
-    const path = new URL(request.url).pathname;
-    const problem = toProblem(String(code), error, path);
-    if (problem.status >= 500) log({ path, code: String(code), error });
-    return problemResponse(problem);
-  });
+  return new Elysia({ name: "problem" }).onError({ as: "global" }, ({ code, error, request }) => errorResponse(String(code), error, new URL(request.url).pathname, log));
 }

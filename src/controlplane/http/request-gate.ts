@@ -12,7 +12,7 @@
 //   4. The request goes on with the bytes read and the credential the gate resolved, so the
 //      route's own authentication does not look it up again (credentialOf).
 import { SvcError } from "../../contract/errors.ts";
-import { type ErrorLogger, problemResponse, toProblem } from "./problem.ts";
+import { type ErrorLogger, errorResponse, problemResponse } from "./problem.ts";
 
 /** Deeper JSON than this is refused with 400 before parsing; svc's own bodies nest under 10. */
 export const MAX_JSON_DEPTH = 32;
@@ -49,17 +49,6 @@ export function credentialOf(request: Request): unknown {
 /** The socket peer the gate saw for this request (the forwarded copy has no socket). */
 export function peerOf(request: Request): string | undefined {
   return peers.get(request);
-}
-
-/**
- * The answer to an error before the app's own handler could see it: a service refusal as its
- * problem; anything else (a store that fails while a credential is checked) as the logged
- * `internal` 500, never an exception left to Bun.serve, whose default page shows the stack.
- */
-function refuse(error: unknown, path: string, log: ErrorLogger): Response {
-  if (error instanceof SvcError) return problemResponse(error.toProblem(path));
-  log({ path, code: "UNKNOWN", error });
-  return problemResponse(toProblem("UNKNOWN", error, path));
 }
 
 /**
@@ -166,7 +155,10 @@ function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (req
       if (peer) peers.set(forwarded, peer);
       return await next(forwarded);
     } catch (e) {
-      return refuse(e, path, log);
+      // Answered as the app answers errors (a refusal's problem; anything else, such as a store
+      // failing while a credential is checked, the logged internal 500), never left to
+      // Bun.serve, whose default page shows the stack.
+      return errorResponse("UNKNOWN", e, path, log);
     }
   };
 }

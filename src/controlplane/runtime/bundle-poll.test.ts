@@ -93,7 +93,10 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     // The pipeline took the poll: its authentication ran the token query on the failed store
     // (the shortcut never throws), and the gate answers that as the logged internal error
     // (not a 304, and no exception left to Bun.serve's stack-trace page).
+    const errors: { event: string; path?: unknown }[] = [];
+    cp.deps.log = { info() {}, warn() {}, error: (event, fields) => void errors.push({ event, path: fields?.path }) };
     const res = await cp.call("GET", `${BUNDLE}?version=1`, { token: inst.token, headers: { "if-none-match": etag } });
+    expect(errors).toEqual([{ event: "request failed", path: BUNDLE }]);
     expect(res.status).toBe(500);
     expect(res.json).toMatchObject({ code: "internal", detail: "an internal error occurred; see the control plane log" });
     expect(JSON.stringify(res.json)).not.toContain("installations");
