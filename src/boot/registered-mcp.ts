@@ -5,12 +5,10 @@
 // for a server assigned to the agent. The proxy corrects them at its next change or start.
 import { type PolicyBundle, PolicyBundle as PolicyBundleSchema } from "../contract/bundle.ts";
 import type { ManifestTool } from "../contract/manifest.ts";
-import { RUNTIME_API_PREFIX } from "../contract/runtime-api.ts";
+import { POLICY_BUNDLE_PATH } from "../contract/runtime-api.ts";
 import { firstProblem } from "../proxy/schema-check.ts";
 import { proxyFor } from "./egress.ts";
 import { type SyncOptions, SYNC_ATTEMPT_TIMEOUT_MS, explainNetworkError, explainStatus, readProblem, withAttempts } from "./sync.ts";
-
-export const BUNDLE_PATH = `${RUNTIME_API_PREFIX}/policy-bundle`;
 
 /** Pure: the registered tools that belong to an assigned MCP server, as the manifest carries them. */
 export function registeredMcpTools(bundle: Pick<PolicyBundle, "tools" | "tool_servers">): ManifestTool[] {
@@ -24,7 +22,7 @@ export function registeredMcpTools(bundle: Pick<PolicyBundle, "tools" | "tool_se
 /** Read them with the tool sync's attempts and explanations; throws ToolSyncError. */
 export async function readRegisteredMcpTools(opts: Omit<SyncOptions, "manifest">): Promise<ManifestTool[]> {
   const doFetch = opts.fetch ?? fetch;
-  const url = new URL(`${opts.controlPlaneUrl.replace(/\/+$/, "")}${BUNDLE_PATH}?version=2`);
+  const url = new URL(`${opts.controlPlaneUrl.replace(/\/+$/, "")}${POLICY_BUNDLE_PATH}?version=2`);
   const proxy = proxyFor(url, opts.egress);
   return withAttempts(opts, async () => {
     try {
@@ -33,10 +31,10 @@ export async function readRegisteredMcpTools(opts: Omit<SyncOptions, "manifest">
         signal: AbortSignal.timeout(SYNC_ATTEMPT_TIMEOUT_MS),
         ...(proxy ? { proxy } : {}),
       } as RequestInit);
-      if (!res.ok) return { ok: false, failure: explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl, BUNDLE_PATH) };
+      if (!res.ok) return { ok: false, failure: explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl, POLICY_BUNDLE_PATH) };
       const doc = (await res.json()) as unknown;
       const problem = firstProblem(PolicyBundleSchema, doc);
-      if (problem) return { ok: false, failure: { retry: false, explanation: `the installation's policy bundle (${BUNDLE_PATH}) is not one: ${problem}` } };
+      if (problem) return { ok: false, failure: { retry: false, explanation: `the installation's policy bundle (${POLICY_BUNDLE_PATH}) is not one: ${problem}` } };
       return { ok: true, value: registeredMcpTools(doc as PolicyBundle) };
     } catch (e) {
       return { ok: false, failure: explainNetworkError(e, url, opts.egress) };

@@ -7,6 +7,8 @@ import { AuditRecord } from "./audit.ts";
 import { Problem } from "./errors.ts";
 
 export const RUNTIME_API_PREFIX = "/api/v1/runtime";
+/** The policy bundle every proxy replica polls (contract/bundle.ts), and `svc boot sync` reads without a proxy. */
+export const POLICY_BUNDLE_PATH = `${RUNTIME_API_PREFIX}/policy-bundle`;
 /** Header naming the replica on every runtime call after bootstrap. */
 export const REPLICA_HEADER = "x-svc-replica";
 

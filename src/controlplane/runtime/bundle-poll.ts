@@ -18,13 +18,13 @@
 // runs the token query again. So a rotated token is refused at once, on every replica.
 import { bearer } from "../../contract/bearer.ts";
 import { requestTarget } from "../../contract/request-target.ts";
+import { POLICY_BUNDLE_PATH } from "../../contract/runtime-api.ts";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findInstallationByToken } from "../installations/runtime-auth.ts";
 import { orgRevision } from "../organizations/service.ts";
 
-export const BUNDLE_POLL_PATH = "/api/v1/runtime/policy-bundle";
 /** Tokens remembered at most (a few per installation in practice); all forgotten when full. */
 const MAX_TOKENS = 4096;
 
@@ -100,7 +100,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     if (request.method !== "GET") return null;
     const t0 = performance.now();
     const { path, search } = requestTarget(request.url);
-    if (path !== BUNDLE_POLL_PATH) return null;
+    if (path !== POLICY_BUNDLE_PATH) return null;
     const ifNoneMatch = request.headers.get("if-none-match");
     if (!ifNoneMatch) return null;
     const poll = pollQuery(search);
@@ -111,7 +111,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     if (revision === null) return null;
     const etag = bundleEtag(revision, poll.version, poll.conditions);
     if (!etagMatches(ifNoneMatch, etag)) return null;
-    deps.metrics?.request("GET", BUNDLE_POLL_PATH, 304, (performance.now() - t0) / 1000);
+    deps.metrics?.request("GET", POLICY_BUNDLE_PATH, 304, (performance.now() - t0) / 1000);
     // The answer's headers built once per ETag (the Response copies them).
     if (etag !== lastEtag) {
       lastEtag = etag;
