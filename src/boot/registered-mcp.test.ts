@@ -1,8 +1,10 @@
 // Which registered tools `svc boot sync` keeps when no proxy answers: those of an assigned MCP
 // server (`<server>.<tool>`), nothing else.
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { BundleToolServer } from "../contract/bundle.ts";
-import { registeredMcpTools } from "./registered-mcp.ts";
+import { POLICY_BUNDLE_PATH } from "../contract/runtime-api.ts";
+import { readRegisteredMcpTools, registeredMcpTools } from "./registered-mcp.ts";
+import { ToolSyncError } from "./sync.ts";
 
 const server = (name: string) => ({ id: `ts_${name}`, name, transport: "http", url: `https://${name}.example.com/mcp`, command: null, args: [], secrets_sealed: null, allowed_tools: null, access_overrides: {} }) as BundleToolServer;
 const tool = (name: string, access: "read" | "write" = "read") => ({ name, access, required_capabilities: [] });
@@ -19,4 +21,40 @@ test("keeps the tools of assigned servers as they are registered; pack tools and
 test("no assigned server: nothing is kept", () => {
   expect(registeredMcpTools({ tools: [tool("kb.lookup")], tool_servers: [] })).toEqual([]);
   expect(registeredMcpTools({ tools: [tool("kb.lookup")] } as never)).toEqual([]);
+});
+
+describe("reading them from the control plane (the tool sync's attempts and explanations)", () => {
+  const bundle = { version: 2, revision: 3, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1", tools: [tool("kb.lookup"), tool("crm.lookup_customer")], policies: [], identities: [], model_profile: null, recipients: [], tool_servers: [server("kb")] };
+  const quiet = { info() {}, warn() {}, error() {} };
+  async function read(answers: (() => Response)[]) {
+    const urls: string[] = [];
+    const sleeps: number[] = [];
+    const fetch = (async (url: URL) => {
+      urls.push(String(url));
+      return answers[Math.min(urls.length - 1, answers.length - 1)]!();
+    }) as unknown as typeof globalThis.fetch;
+    const out = await readRegisteredMcpTools({ controlPlaneUrl: "https://cp.example.com/", token: "svc_rt_1", egress: { noProxy: [] }, log: quiet, fetch, sleep: async (ms) => void sleeps.push(ms) }).catch((e: unknown) => e);
+    return { out, urls, sleeps };
+  }
+
+  test("the installation's bundle (version 2), after a retryable 503", async () => {
+    const r = await read([() => Response.json({ detail: "busy" }, { status: 503 }), () => Response.json(bundle)]);
+    expect(r.urls).toEqual([`https://cp.example.com${POLICY_BUNDLE_PATH}?version=2`, `https://cp.example.com${POLICY_BUNDLE_PATH}?version=2`]);
+    expect(r.sleeps).toHaveLength(1);
+    expect(r.out).toEqual([{ name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" }]);
+  });
+
+  test("a 404 is refused at once, naming the bundle's path, not the tools path", async () => {
+    const r = await read([() => Response.json({ detail: "no route" }, { status: 404 })]);
+    expect(r.out).toBeInstanceOf(ToolSyncError);
+    expect((r.out as ToolSyncError).attempts).toBe(1);
+    expect((r.out as ToolSyncError).message).toContain(`does not serve ${POLICY_BUNDLE_PATH}`);
+  });
+
+  test("an answer that is not a policy bundle is refused at once, saying so", async () => {
+    const r = await read([() => Response.json({ tools: "no" })]);
+    expect(r.out).toBeInstanceOf(ToolSyncError);
+    expect((r.out as ToolSyncError).attempts).toBe(1);
+    expect((r.out as ToolSyncError).message).toContain(`the installation's policy bundle (${POLICY_BUNDLE_PATH}) is not one:`);
+  });
 });
