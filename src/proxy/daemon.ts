@@ -164,8 +164,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   }
 
   const status = new ProxyStatus();
-  status.spoolHealth = () => spool.health();
-  status.spoolIndexing = () => spool.indexing;
+  status.spool = spool;
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;

@@ -1,7 +1,8 @@
 // What the proxy reports about its policy state: to /readyz, to GET /v1/policy (what
 // `svc policy show` prints) and in heartbeats. The bundle loop writes it; nothing else does,
-// except the daemon, which hands it the audit spool's space report once: a full spool makes
-// /readyz 503 with reason `spool_full` whatever the policy state (decisions are refused).
+// except the daemon, which hands it the audit spool once (its space, and whether it still
+// indexes the backlog): a full spool makes /readyz 503 with reason `spool_full` whatever the
+// policy state (decisions are refused).
 //   starting     no usable bundle yet, first attempt still running
 //   ready        bundle loaded and the last poll succeeded
 //   stale        deciding on the last good bundle; the control plane is unreachable or overloaded
@@ -28,10 +29,11 @@ export class ProxyStatus {
   firstAttemptDone = false;
   /** The assigned MCP servers' status (mcp/servers.ts), reported when any is assigned. */
   toolServers: () => ToolServerStatus[] = () => [];
-  /** The audit spool's space (set by the daemon); null in tests without a spool. */
-  spoolHealth: (() => SpoolHealth) | null = null;
-  /** True while the spool still indexes the backlog of earlier runs (set by the daemon); null in tests without a spool. */
-  spoolIndexing: (() => boolean) | null = null;
+  /**
+   * The audit spool (set by the daemon; null in tests without one): its space, and whether it
+   * still indexes the backlog of earlier runs.
+   */
+  spool: { health(): SpoolHealth; readonly indexing: boolean } | null = null;
 
   setBootstrap(b: BootstrapResponse): void {
     this.bootstrap = b;
@@ -87,8 +89,8 @@ export class ProxyStatus {
   }
 
   readiness(): { ready: boolean; state: ProxyState; reason: string | null } {
-    const spool = this.spoolHealth?.();
-    if (this.serving() && spool?.state === "full") return { ready: false, state: this.state, reason: spoolFullReason(spool) };
+    const space = this.spool?.health();
+    if (this.serving() && space?.state === "full") return { ready: false, state: this.state, reason: spoolFullReason(space) };
     if (this.serving()) return { ready: true, state: this.state, reason: this.state === "stale" ? `${this.lastGoodNote()}: ${this.lastError}` : null };
     let reason: string;
     if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
@@ -102,7 +104,7 @@ export class ProxyStatus {
   report(spoolDepth: number): PolicyStatus {
     const readiness = this.readiness();
     const servers = this.toolServers();
-    const spool = this.spoolHealth?.();
+    const space = this.spool?.health();
     return {
       tool_count: this.compiled?.tools.size ?? 0,
       state: this.state,
@@ -114,9 +116,9 @@ export class ProxyStatus {
       bundle_version: this.compiled?.bundle.version,
       spool_depth: spoolDepth,
       // While true, spool_depth is what is indexed so far: more records may be waiting on disk.
-      ...(this.spoolIndexing ? { spool_indexing: this.spoolIndexing() } : {}),
+      ...(this.spool ? { spool_indexing: this.spool.indexing } : {}),
       ...(servers.length ? { tool_servers: servers } : {}),
-      ...(spool ? { spool } : {}),
+      ...(space ? { spool: space } : {}),
     };
   }
 }
