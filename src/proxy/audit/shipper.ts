@@ -22,7 +22,7 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import { type AuditBatchResponse, RETRYABLE_REJECTIONS } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import { ControlPlaneError, type ControlPlaneClient } from "../link/control-plane-client.ts";
-import type { AuditSpool } from "./spool.ts";
+import type { AuditSpool, SetAside } from "./spool.ts";
 
 export type ShipperOptions = {
   spool: AuditSpool;
@@ -177,7 +177,7 @@ export class AuditShipper {
   }
 
   /** Move records to rejected.jsonl (acknowledging them), with one warning naming them. */
-  private async setAside(entries: { record: AuditRecord; line: string; reason: string }[], why: string): Promise<void> {
+  private async setAside(entries: SetAside[], why: string): Promise<void> {
     if (entries.length === 0) return;
     await this.o.spool.reject(entries);
     this.rejected += entries.length;

@@ -431,7 +431,7 @@ describe("AuditSpool", () => {
       const s = await openSpool(dir);
       const r = fakeRecord();
       await s.append(r);
-      await s.reject([{ record: r, reason: "refused" }]);
+      await s.reject([{ record: r, line: JSON.stringify(r), reason: "refused" }]);
       const lines = readFileSync(join(dir, REJECTED_FILE), "utf8").split("\n");
       expect(lines.at(-1)).toBe("");
       expect(lines.slice(0, -1).map((l) => JSON.parse(l).record.id)).toEqual([old.record.id, r.id]);

@@ -115,6 +115,9 @@ type Location = { seg: SegmentIndex; i: number };
  */
 export type SpooledRecord = { record: AuditRecord; line: string };
 
+/** A spooled record set aside for good (rejected.jsonl), with the reason. */
+export type SetAside = SpooledRecord & { reason: string };
+
 function parseRecord(line: string): AuditRecord | null {
   try {
     const r = JSON.parse(line) as AuditRecord | null;
@@ -312,14 +315,13 @@ export class AuditSpool {
   /**
    * Set records aside for good: append them durably to rejected.jsonl with the reason, then
    * acknowledge them so shipping continues. A crash in between sets them aside twice, harmlessly.
-   * With its spooled `line`, a record is kept as those exact bytes (what JSON.stringify of the
-   * entry gives for the parsed record, byte for byte unless the line is not this proxy's own).
+   * A record is kept as its spooled `line`, the exact bytes read back (unshippedLines).
    * This needs space; on a full disk it throws and the records stay spooled.
    */
-  async reject(entries: readonly { record: AuditRecord; line?: string; reason: string }[], at: Date = new Date()): Promise<void> {
+  async reject(entries: readonly SetAside[], at: Date = new Date()): Promise<void> {
     if (entries.length === 0) return;
     const when = JSON.stringify(at.toISOString());
-    const entry = (e: (typeof entries)[number]) => `{"rejected_at":${when},"reason":${JSON.stringify(e.reason)},"record":${e.line ?? JSON.stringify(e.record)}}\n`;
+    const entry = (e: SetAside) => `{"rejected_at":${when},"reason":${JSON.stringify(e.reason)},"record":${e.line}}\n`;
     const fh = await open(join(this.dir, REJECTED_FILE), "a", 0o600);
     try {
       await fh.appendFile(entries.map(entry).join(""));

@@ -212,7 +212,7 @@ export class Upstream {
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };
-      if (err.code === -32001) throw new UpstreamError("timeout", `MCP server "${this.name}" did not answer ${tool} within ${timeout / 1000} s`);
+      if (err.code === ErrorCode.RequestTimeout) throw new UpstreamError("timeout", `MCP server "${this.name}" did not answer ${tool} within ${timeout / 1000} s`);
       throw new UpstreamError("upstream_error", `MCP server "${this.name}" failed on ${tool}: ${err.message ?? String(e)}`);
     } finally {
       this.inFlight--;
