@@ -27,8 +27,19 @@ fi
 passed=0; failed=0
 check() { # name, command...: one counted check
   local name=$1; shift
-  if "$@" >>test-artifacts/image-test.log 2>&1; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name (test-artifacts/image-test.log)"; fi
+  local from; from=$(($(wc -l <test-artifacts/image-test.log) + 1))
+  if "$@" >>test-artifacts/image-test.log 2>&1; then passed=$((passed + 1)); echo "ok   $name"; else
+    failed=$((failed + 1)); echo "FAIL $name (test-artifacts/image-test.log); its last lines:"
+    tail -n +"$from" test-artifacts/image-test.log | tail -n 15 | sed 's/^/     /'
+  fi
 }
+
+# What earlier runs left behind: the temp dirs of a run that was killed, and the images each run
+# untags (every run builds the same tags again, so the previous ones become dangling). Left
+# alone they grow the cache by gigabytes a run until a build fails for want of space.
+touch test-artifacts/image-test.log
+find "$TMPDIR" -maxdepth 1 -name 'tmp.*' -mmin +120 -exec rm -rf {} + 2>/dev/null
+podman image prune -f >/dev/null 2>&1 || true
 
 [ -x dist/svc ] || bun run build >>test-artifacts/image-test.log 2>&1 || { echo "image-test: bun run build failed"; echo "0 passed, 1 failed"; exit 1; }
 
@@ -64,17 +75,23 @@ if [ "$failed" -eq 0 ]; then
   passed=$((passed + p)); failed=$((failed + f))
 fi
 
-same_digest_twice() {
-  local d1 d2 out; out=$(mktemp -d)
+# Only the digests are compared, so each OCI layout (the whole image, ~4 GB on the stand-in base)
+# is removed once its digest is read, and the subshell's trap removes it however the check ends.
+same_digest_twice() (
+  out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+  free=$(df --output=avail -B1G "$out" | tail -1 | tr -d ' ')
+  [ "$free" -ge 6 ] || { echo "image-test: only ${free} GB free in $out; two release builds need about 6 GB"; return 1; }
   for i in 1 2; do
     SVC_IMAGE_REPO=registry.example.com/svc/runtime OPENWEBUI_IMAGE=$base SVC_RELEASE_ALLOW_LOCAL_BASE=1 SVC_RELEASE_NO_CACHE=1 \
       SVC_IMAGE_DEST="oci:$out/oci$i:release" SVC_RELEASE_OUT="$out/digest$i.txt" bash scripts/release.sh || return 1
+    rm -rf "$out/oci$i"
   done
-  d1=$(grep '^image=' "$out/digest1.txt"); d2=$(grep '^image=' "$out/digest2.txt"); rm -rf "$out"
+  d1=$(grep '^image=' "$out/digest1.txt"); d2=$(grep '^image=' "$out/digest2.txt")
   echo "build 1: $d1"; echo "build 2: $d2"
   [ -n "$d1" ] && [ "$d1" = "$d2" ]
-}
+)
 check "two --no-cache builds of scripts/release.sh give the same digest" same_digest_twice
 
+podman image prune -f >/dev/null 2>&1 || true
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
