@@ -15,7 +15,7 @@ import { loadConfig } from "../../src/proxy/config.ts";
 import { startDaemon } from "../../src/proxy/daemon.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "../../src/proxy/testing/bundle.ts";
-import { startFakeControlPlane } from "../../src/proxy/testing/fake-control-plane.ts";
+import { daemonEnv, startFakeControlPlane } from "../../src/proxy/testing/fake-control-plane.ts";
 import { startNotesServer, toolServer } from "../../test/support/mcp/servers.ts";
 import { testTls } from "../../test/support/tls.ts";
 import type { Suite } from "../lib/context.ts";
@@ -47,7 +47,7 @@ export async function measureMcpGateway(calls: number, warmup = 30): Promise<Mcp
   );
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-mcp-"));
   const daemon = await startDaemon(
-    loadConfig({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET }),
+    loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET })),
     quiet,
   );
   const direct = new Client({ name: "bench", version: "1" });

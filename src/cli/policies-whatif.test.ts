@@ -10,7 +10,7 @@ import type { Logger } from "../log/index.ts";
 import { loadConfig } from "../proxy/config.ts";
 import { type Daemon, startDaemon } from "../proxy/daemon.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "../proxy/testing/bundle.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "../proxy/testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "../proxy/testing/fake-control-plane.ts";
 import { callerFor, parseArgsFlag, report, whatIf } from "./policies-whatif.ts";
 import { seededRandom } from "../../test/support/seeded-random.ts";
 
@@ -69,8 +69,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "svc-whatif-"));
   cp = startFakeControlPlane(randomBundle(rng(1), 1), TOKEN);
   socket = join(dir, "p.sock");
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket, SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_BUNDLE_VERSION: "2" };
-  daemon = await startDaemon(loadConfig(env), quiet);
+  daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_BUNDLE_VERSION: "2" })), quiet);
   for (let i = 0; i < 400; i++) {
     const res = await fetch("http://localhost/readyz", { unix: socket } as RequestInit).catch(() => null);
     if (res?.status === 200) break;

@@ -19,7 +19,7 @@ import { type Daemon, startDaemon } from "./daemon.ts";
 import { signSession } from "./mcp/session-jwt.ts";
 import { formatPolicyStatus } from "./policy-show.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 
 const TOKEN = "svc_rt_spool_full";
 const SECRET = "chatui-secret-spool-full";
@@ -81,7 +81,7 @@ beforeAll(async () => {
   notes = await startNotesServer();
   cp = startFakeControlPlane({ ...bundle, tool_servers: [toolServer.http(notes.url)] }, TOKEN);
   const log: Logger = Object.fromEntries(["info", "warn", "error"].map((level) => [level, (event: string, fields = {}) => void logs.push(JSON.stringify({ level, event, ...fields }))])) as unknown as Logger;
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket(), SVC_PROXY_AUDIT: join(mnt, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_AUDIT_LOW_SPACE: "2MiB", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET };
+  const env = daemonEnv(cp, dir, { SVC_PROXY_AUDIT: join(mnt, "spool"), SVC_PROXY_AUDIT_LOW_SPACE: "2MiB", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET });
   daemon = await startDaemon(loadConfig(env), log);
   await until("ready", async () => (await readyz()).status === 200);
   await daemon.mcpSettled();

@@ -14,7 +14,7 @@ import { type Daemon, startDaemon } from "./daemon.ts";
 import { formatPolicyStatus } from "./policy-show.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
 import { fakeRecord } from "./testing/records.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 import { gateSpoolIndexing } from "./testing/spool-gate.ts";
 
 const TOKEN = "svc_rt_indexing";
@@ -62,7 +62,7 @@ test("while a restart's backlog is indexed: /v1/policy, policy show and the hear
   const gate = gateSpoolIndexing(spool); // indexing stops after segment 2
   const logs: string[] = [];
   const log = Object.fromEntries(["info", "warn", "error"].map((level) => [level, (event: string, fields = {}) => void logs.push(JSON.stringify({ level, event, ...fields }))])) as unknown as Logger;
-  daemon = await startDaemon(loadConfig({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket(), SVC_PROXY_AUDIT: spool, SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h" }), log);
+  daemon = await startDaemon(loadConfig(daemonEnv(cp, dir)), log);
   await until("ready", async () => (await fetch("http://localhost/readyz", { unix: socket() } as RequestInit)).status === 200);
 
   // Held: the two backlog segments are indexed (5 + 5 unshipped), the rest is not known yet.

@@ -15,7 +15,7 @@ import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 import { sealCounters } from "./audit/age-seal.ts";
 
 const TOKEN = "svc_rt_test_token";
@@ -43,7 +43,7 @@ function logger(lines: string[]): Logger {
 }
 
 async function start(cp: FakeControlPlane, dir: string, logs: string[], extra: Record<string, string> = {}) {
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", ...extra };
+  const env = daemonEnv(cp, dir, extra);
   const daemon = await startDaemon(loadConfig(env), logger(logs));
   return { daemon, env };
 }

@@ -17,7 +17,7 @@ import { testTls } from "../../../test/support/tls.ts";
 import { loadConfig } from "../config.ts";
 import { type Daemon, startDaemon } from "../daemon.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "../testing/bundle.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
 import { signSession } from "./session-jwt.ts";
 
 const TOKEN = "svc_rt_mcp_gateway";
@@ -97,7 +97,7 @@ beforeAll(async () => {
   notes = await startNotesServer();
   cp = startFakeControlPlane(await bundle(), TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-gw-"));
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"), SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "1h", SVC_PROXY_HEARTBEAT_INTERVAL: "1h", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET };
+  const env = daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET });
   // stdio servers pinged often, so that a hung one is found within the test
   daemon = await startDaemon(loadConfig(env), log, { mcpUpstream: { pingIntervalMs: 200, pingTimeoutMs: 3000 } });
   const end = Date.now() + 60_000;

@@ -13,7 +13,7 @@ import { loadConfig } from "../config.ts";
 import { type Daemon, startDaemon } from "../daemon.ts";
 import { formatPolicyStatus } from "../policy-show.ts";
 import { bundleTool, fakeBundle } from "../testing/bundle.ts";
-import { type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
+import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
 import { MCP_BOOTED_PATH, MCP_TOOLS_PATH } from "./local-routes.ts";
 
 const TOKEN = "svc_rt_mcp_registration";
@@ -48,7 +48,7 @@ beforeAll(async () => {
   cp = startFakeControlPlane(bundle(), TOKEN);
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-reg-"));
   socket = join(dir, "p.sock");
-  const env = { SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "state"), SVC_RUNTIME_SOCKET_PATH: socket, SVC_PROXY_AUDIT: join(dir, "spool"), SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_HEARTBEAT_INTERVAL: "200ms", SVC_PROXY_CA_FILE: testTls().caFile };
+  const env = daemonEnv(cp, dir, { SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_HEARTBEAT_INTERVAL: "200ms", SVC_PROXY_CA_FILE: testTls().caFile });
   daemon = await startDaemon(loadConfig(env), log);
   await until(async () => (await fetch("http://localhost/readyz", { unix: socket } as RequestInit).catch(() => null))?.status === 200, "ready");
 }, 120_000);

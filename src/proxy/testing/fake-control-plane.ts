@@ -1,6 +1,7 @@
 // An in-process stand-in for the control plane's runtime API (src/contract/runtime-api.ts),
 // for the proxy's own tests: bootstrap, policy bundle with ETag/304, heartbeat, audit records
 // (deduplicated by id), claims. Integration tests use the real control plane instead.
+import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { PolicyBundle } from "../../contract/bundle.ts";
 import type { ToolManifest } from "../../contract/manifest.ts";
@@ -28,6 +29,24 @@ export type FakeControlPlane = {
   setBundle(change: Partial<PolicyBundle>): void;
   stop(): Promise<void>;
 };
+
+/**
+ * The environment (config.ts loadConfig) of a proxy daemon a test runs against this fake
+ * control plane: its URL and token; state, socket (`p.sock`) and spool under `dir`; polls and
+ * heartbeats an hour apart, so that only what the test triggers happens. `over` adds or replaces variables.
+ */
+export function daemonEnv(cp: FakeControlPlane, dir: string, over: Record<string, string> = {}): Record<string, string> {
+  return {
+    SVC_RUNTIME_TOKEN: cp.token,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: join(dir, "state"),
+    SVC_RUNTIME_SOCKET_PATH: join(dir, "p.sock"),
+    SVC_PROXY_AUDIT: join(dir, "spool"),
+    SVC_PROXY_POLL_INTERVAL: "1h",
+    SVC_PROXY_HEARTBEAT_INTERVAL: "1h",
+    ...over,
+  };
+}
 
 export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test"): FakeControlPlane {
   const digestKey = crypto.getRandomValues(new Uint8Array(32));
