@@ -13,6 +13,7 @@ import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
+import { requestTarget } from "../contract/request-target.ts";
 import { loggableError } from "./db/errors.ts";
 import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
@@ -94,7 +95,7 @@ export function gateRoute(deps: ControlPlaneDeps) {
 
 /** The OpenAPI document as Elysia generates it, completed (http/openapi-complete.ts). */
 async function completedDocument(request: Request, response: Response): Promise<Response> {
-  if (response.status !== 200 || new URL(request.url).pathname !== OPENAPI_PATH) return response;
+  if (response.status !== 200 || requestTarget(request.url).path !== OPENAPI_PATH) return response;
   return Response.json(completeDocument((await response.json()) as Record<string, unknown>));
 }
 
@@ -165,7 +166,10 @@ export function createApp(deps: ControlPlaneDeps) {
   const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
-  const gate: Gate = async (request, server) => (await unchangedPoll(request)) ?? piped(request, server);
+  const gate: Gate = (request, server) => {
+    const polled = unchangedPoll(request);
+    return polled === null ? piped(request, server) : polled.then((res) => res ?? piped(request, server));
+  };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);
   return root;
