@@ -166,9 +166,9 @@ export function createApp(deps: ControlPlaneDeps) {
   const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
-  const gate: Gate = (request, server) => {
+  const gate: Gate = async (request, server) => {
     const polled = unchangedPoll(request);
-    return polled === null ? piped(request, server) : polled.then((res) => res ?? piped(request, server));
+    return (polled && (await polled)) ?? piped(request, server);
   };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);

@@ -50,23 +50,16 @@ export function pollQuery(search: string): Poll | null {
   return v === null ? null : { version: v, conditions: conditions === "1" };
 }
 
-/** The revision of the token's organization, or null when the token is not current (or the store failed: the pipeline reports it). */
-async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, readRevision: (orgId: string) => Promise<number>, token: string): Promise<number | null> {
-  try {
-    const hash = hashSecret(token);
-    const seen = known.get(hash);
-    if (seen && (await readRevision(seen.orgId)) === seen.revision) return seen.revision;
-    const caller = await findInstallationByToken(deps, token, {});
-    if (!caller || caller.orgRevision === undefined) {
-      known.delete(hash);
-      return null;
-    }
-    if (known.size >= MAX_TOKENS) known.clear();
-    known.set(hash, { orgId: caller.orgId, revision: caller.orgRevision });
-    return caller.orgRevision;
-  } catch {
+/** The token query: the token's organization and revision, remembered; null when the token is not current. */
+async function tokenRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, hash: string, token: string): Promise<number | null> {
+  const caller = await findInstallationByToken(deps, token, {});
+  if (!caller || caller.orgRevision === undefined) {
+    known.delete(hash);
     return null;
   }
+  if (known.size >= MAX_TOKENS) known.clear();
+  known.set(hash, { orgId: caller.orgId, revision: caller.orgRevision });
+  return caller.orgRevision;
 }
 
 /**
@@ -79,6 +72,7 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
 export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (orgId: string) => Promise<number> {
   const next = new Map<string, Promise<number>>();
   // Not async: the caller awaits the shared promise itself, with no wrapper promise per poll.
+  // eslint-disable-next-line @typescript-eslint/promise-function-async
   return (orgId) => {
     let pending = next.get(orgId);
     if (!pending) {
@@ -118,7 +112,15 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
   let lastEtag = "";
   let lastInit: ResponseInit = {};
   const answer = async (t0: number, ifNoneMatch: string, poll: Poll, token: string): Promise<Response | null> => {
-    const revision = await currentRevision(deps, known, readRevision, token);
+    // The revision of the token's organization (null: the token is not current).
+    let revision: number | null;
+    try {
+      const hash = hashSecret(token);
+      const seen = known.get(hash);
+      revision = seen && (await readRevision(seen.orgId)) === seen.revision ? seen.revision : await tokenRevision(deps, known, hash, token);
+    } catch {
+      return null; // the store failed: the pipeline answers (and logs) it
+    }
     if (revision === null) return null;
     if (revision !== etagRevision) {
       etagRevision = revision;
@@ -134,7 +136,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     }
     return new Response(null, lastInit);
   };
-  return (request) => {
+  return (request): Promise<Response | null> | null => {
     if (request.method !== "GET") return null;
     const t0 = performance.now();
     const { path, search } = requestTarget(request.url);
