@@ -81,11 +81,15 @@ function segment(raw: string): string {
 
 /** What the gate checks before reading a body: the credential each part of the API takes, and the limit. */
 export function gateRoute(deps: ControlPlaneDeps) {
+  // The runtime API's two routes, built once (the gate only reads them): every runtime call takes one.
+  const runtime = async (r: Request) => gateChecks.runtime(deps, r);
+  const auditBatch: GateRoute = { limit: BODY_LIMITS.auditBatch, jsonOnly: true, authenticate: runtime };
+  const runtimeCall: GateRoute = { limit: BODY_LIMITS.runtime, jsonOnly: true, authenticate: runtime };
   return (_method: string, path: string): GateRoute => {
+    if (path === "/api/v1/runtime/audit-records") return auditBatch;
+    if (path.startsWith("/api/v1/runtime/")) return runtimeCall;
     // The HTTP API takes JSON only (forms are the console's); sign-in refuses other types itself (422, login CSRF).
     const jsonOnly = path.startsWith("/api/v1/") && path !== "/api/v1/auth/sessions";
-    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
-    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
     const org = ORG_PATH.exec(path);
     if (org) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
     if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, undefined) };
