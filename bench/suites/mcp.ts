@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/proxy/config.ts";
 import { startDaemon } from "../../src/proxy/daemon.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "../../src/proxy/testing/bundle.ts";
 import { startFakeControlPlane } from "../../src/proxy/testing/fake-control-plane.ts";
 import { startNotesServer, toolServer } from "../../test/support/mcp/servers.ts";
 import { testTls } from "../../test/support/tls.ts";
@@ -34,21 +35,14 @@ export async function measureMcpGateway(calls: number, warmup = 30): Promise<Mcp
   const tls = testTls();
   const recipient = await identityToRecipient(await generateX25519Identity());
   const cp = startFakeControlPlane(
-    {
+    fakeBundle({
       version: 2,
-      revision: 1,
-      generated_at: new Date().toISOString(),
-      organization_id: "org_B",
-      workspace_id: "ws_B",
-      installation_id: "inst_B",
-      agent_id: "agt_B",
-      tools: [{ name: "notes.lookup", access: "read", required_capabilities: [] }],
+      tools: [bundleTool("notes.lookup")],
       policies: [{ id: "pol_B", name: "bench", src: "*", dst: "tool:notes.lookup", effect: "permit" }],
-      identities: [{ remote_user_id: "fe-bench", user_id: "usr_bench", email: "bench@example.com", groups: [] }],
-      model_profile: null,
+      identities: [bundleIdentity("bench")],
       recipients: [{ key_id: "key_B", recipient, kind: "customer" }],
       tool_servers: [toolServer.http(notes.url)],
-    },
+    }),
     TOKEN,
   );
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-mcp-"));

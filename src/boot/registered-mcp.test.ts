@@ -1,16 +1,16 @@
 // Which registered tools `svc boot sync` keeps when no proxy answers: those of an assigned MCP
 // server (`<server>.<tool>`), nothing else.
 import { describe, expect, test } from "bun:test";
-import type { BundleToolServer } from "../contract/bundle.ts";
 import { POLICY_BUNDLE_PATH } from "../contract/runtime-api.ts";
+import { bundleTool, fakeBundle } from "../proxy/testing/bundle.ts";
 import { readRegisteredMcpTools, registeredMcpTools } from "./registered-mcp.ts";
 import { ToolSyncError } from "./sync.ts";
+import { toolServer } from "../../test/support/mcp/servers.ts";
 
-const server = (name: string) => ({ id: `ts_${name}`, name, transport: "http", url: `https://${name}.example.com/mcp`, command: null, args: [], secrets_sealed: null, allowed_tools: null, access_overrides: {} }) as BundleToolServer;
-const tool = (name: string, access: "read" | "write" = "read") => ({ name, access, required_capabilities: [] });
+const server = (name: string) => toolServer.http(`https://${name}.example.com/mcp`, { id: `ts_${name}`, name });
 
 test("keeps the tools of assigned servers as they are registered; pack tools and other prefixes are not kept", () => {
-  const kept = registeredMcpTools({ tools: [tool("crm.lookup_customer"), tool("kb.lookup"), tool("kb.add_note", "write"), tool("kbx.other"), tool("plain"), tool("git.log")], tool_servers: [server("kb"), server("git")] });
+  const kept = registeredMcpTools({ tools: [bundleTool("crm.lookup_customer"), bundleTool("kb.lookup"), bundleTool("kb.add_note", "write"), bundleTool("kbx.other"), bundleTool("plain"), bundleTool("git.log")], tool_servers: [server("kb"), server("git")] });
   expect(kept).toEqual([
     { name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" },
     { name: "kb.add_note", access: "write", required_capabilities: [], pack: "mcp:kb" },
@@ -19,12 +19,12 @@ test("keeps the tools of assigned servers as they are registered; pack tools and
 });
 
 test("no assigned server: nothing is kept", () => {
-  expect(registeredMcpTools({ tools: [tool("kb.lookup")], tool_servers: [] })).toEqual([]);
-  expect(registeredMcpTools({ tools: [tool("kb.lookup")] } as never)).toEqual([]);
+  expect(registeredMcpTools({ tools: [bundleTool("kb.lookup")], tool_servers: [] })).toEqual([]);
+  expect(registeredMcpTools({ tools: [bundleTool("kb.lookup")] } as never)).toEqual([]);
 });
 
 describe("reading them from the control plane (the tool sync's attempts and explanations)", () => {
-  const bundle = { version: 2, revision: 3, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1", tools: [tool("kb.lookup"), tool("crm.lookup_customer")], policies: [], identities: [], model_profile: null, recipients: [], tool_servers: [server("kb")] };
+  const bundle = fakeBundle({ version: 2, revision: 3, tools: [bundleTool("kb.lookup"), bundleTool("crm.lookup_customer")], tool_servers: [server("kb")] });
   const quiet = { info() {}, warn() {}, error() {} };
   async function read(answers: (() => Response)[]) {
     const urls: string[] = [];

@@ -1,27 +1,20 @@
 // simulate() replays recorded decisions with the proxy's decision code; arguments it cannot
 // see are judged only where no condition reads them.
 import { describe, expect, test } from "bun:test";
-import type { PolicyBundle } from "../contract/bundle.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "../proxy/testing/bundle.ts";
 import { parsePolicyFile } from "./policies-code.ts";
 import { type RecordedDecision, proposedPolicies, simulate } from "./policies-simulate.ts";
 
-const bundle: PolicyBundle = {
+const bundle = fakeBundle({
   version: 2,
   revision: 3,
-  generated_at: "2026-01-01T00:00:00.000Z",
-  organization_id: "org_1",
-  workspace_id: "ws_1",
-  installation_id: "inst_1",
-  agent_id: "agt_1",
-  tools: [{ name: "crm.credit", access: "write", required_capabilities: [] }, { name: "crm.read", access: "read", required_capabilities: [] }],
+  tools: [bundleTool("crm.credit", "write"), bundleTool("crm.read")],
   policies: [
     { id: "pol_c", name: "sales credit", src: "group:sales", dst: "tool:crm.credit", effect: "permit" },
     { id: "pol_r", name: "anyone reads", src: "*", dst: "tool:crm.read", effect: "permit" },
   ],
-  identities: [{ remote_user_id: "fe-ada", user_id: "usr_ada", email: "ada@example.com", groups: ["sales"] }],
-  model_profile: null,
-  recipients: [],
-};
+  identities: [bundleIdentity("ada", ["sales"])],
+});
 
 let n = 0;
 const rec = (tool: string, decision: string, over: Partial<RecordedDecision> = {}): RecordedDecision => ({

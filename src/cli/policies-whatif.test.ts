@@ -9,6 +9,7 @@ import type { BundlePolicy, PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { loadConfig } from "../proxy/config.ts";
 import { type Daemon, startDaemon } from "../proxy/daemon.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "../proxy/testing/bundle.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "../proxy/testing/fake-control-plane.ts";
 import { callerFor, parseArgsFlag, report, whatIf } from "./policies-whatif.ts";
 import { seededRandom } from "../../test/support/seeded-random.ts";
@@ -19,7 +20,7 @@ const quiet: Logger = { info() {}, warn() {}, error() {} };
 const rng = seededRandom;
 
 const TOOLS = ["crm.read", "crm.update", "crm.credit"];
-const SOURCES = ["*", "user:usr_alice", "user:usr_bob", "group:sales", "group:staff", "user:inst_W"];
+const SOURCES = ["*", "user:usr_alice", "user:usr_bob", "group:sales", "group:staff", "user:inst_1"]; // inst_1: the bundle's installation (no user: decided as the installation)
 const CONDITIONS = [null, null, "args.n > 3", "args.n + 1 > 2", "args.s == 'x'", "'sales' in user.groups", "user.attributes.source == 'directory'", "user.email.endsWith('@example.com')", "now.getFullYear() > 2000", "size(args) == 0", "args.flag"];
 const USERS = ["fe-alice", "fe-bob", "fe-carol", "fe-stranger", null];
 
@@ -38,24 +39,17 @@ function randomBundle(r: ReturnType<typeof rng>, revision: number): PolicyBundle
       ...(r.next() < 0.2 ? { mode: "shadow" as const } : {}),
     });
   }
-  return {
+  return fakeBundle({
     version: 2,
     revision,
-    generated_at: "2026-01-01T00:00:00.000Z",
-    organization_id: "org_W",
-    workspace_id: "ws_W",
-    installation_id: "inst_W",
-    agent_id: "agt_W",
-    tools: TOOLS.map((name) => ({ name, access: "write" as const, required_capabilities: [] })),
+    tools: TOOLS.map((name) => bundleTool(name, "write")),
     policies,
     identities: [
-      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales", "staff"], attributes: { source: "directory" } },
-      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@elsewhere.org", groups: ["staff"], attributes: { source: "manual" } },
-      { remote_user_id: "fe-carol", user_id: "usr_carol", email: "carol@example.com", groups: [] },
+      bundleIdentity("alice", ["sales", "staff"], { attributes: { source: "directory" } }),
+      bundleIdentity("bob", ["staff"], { email: "bob@elsewhere.org", attributes: { source: "manual" } }),
+      bundleIdentity("carol"),
     ],
-    model_profile: null,
-    recipients: [],
-  };
+  });
 }
 
 function randomArgs(r: ReturnType<typeof rng>): Record<string, unknown> {

@@ -11,7 +11,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../contract/bundle.ts";
 import type { Logger } from "../log/index.ts";
 import { type NotesServer, startNotesServer, toolServer } from "../../test/support/mcp/servers.ts";
 import { testTls } from "../../test/support/tls.ts";
@@ -19,6 +18,7 @@ import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { signSession } from "./mcp/session-jwt.ts";
 import { formatPolicyStatus } from "./policy-show.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 
 const TOKEN = "svc_rt_spool_full";
@@ -27,26 +27,14 @@ const isRoot = process.getuid?.() === 0;
 const canMount = isRoot && Bun.spawnSync(["which", "mount"]).exitCode === 0;
 if (!canMount) console.warn("skipped: the full-disk test mounts a tmpfs and needs root (uid 0) and mount(8)");
 
-const bundle: PolicyBundle = {
-  version: 1,
-  revision: 1,
-  generated_at: "2026-01-01T00:00:00.000Z",
-  organization_id: "org_F",
-  workspace_id: "ws_F",
-  installation_id: "inst_F",
-  agent_id: "agt_F",
-  tools: [
-    { name: "crm.read", access: "read", required_capabilities: [] },
-    { name: "notes.lookup", access: "read", required_capabilities: [] },
-  ],
+const bundle = fakeBundle({
+  tools: [bundleTool("crm.read"), bundleTool("notes.lookup")],
   policies: [
     { id: "pol_1", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" },
     { id: "pol_2", name: "anyone looks up notes", src: "*", dst: "tool:notes.lookup", effect: "permit" },
   ],
-  identities: [{ remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: [] }],
-  model_profile: null,
-  recipients: [],
-};
+  identities: [bundleIdentity("alice")],
+});
 
 let dir = "";
 let mnt = "";

@@ -6,32 +6,23 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../contract/bundle.ts";
 import type { PolicyStatus } from "../contract/local-api.ts";
 import type { Logger } from "../log/index.ts";
 import { segName } from "./audit/spool-files.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { formatPolicyStatus } from "./policy-show.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
 import { fakeRecord } from "./testing/records.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 import { gateSpoolIndexing } from "./testing/spool-gate.ts";
 
 const TOKEN = "svc_rt_indexing";
-const bundle: PolicyBundle = {
-  version: 1,
-  revision: 1,
-  generated_at: "2026-01-01T00:00:00.000Z",
-  organization_id: "org_I",
-  workspace_id: "ws_I",
-  installation_id: "inst_I",
-  agent_id: "agt_I",
-  tools: [{ name: "crm.read", access: "read", required_capabilities: [] }],
+const bundle = fakeBundle({
+  tools: [bundleTool("crm.read")],
   policies: [{ id: "pol_1", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" }],
-  identities: [{ remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: [] }],
-  model_profile: null,
-  recipients: [],
-};
+  identities: [bundleIdentity("alice")],
+});
 
 let dir = "";
 let cp: FakeControlPlane;
@@ -63,9 +54,8 @@ test("while a restart's backlog is indexed: /v1/policy, policy show and the hear
   // What an earlier run left: two segments of unshipped records, two of them acknowledged.
   const spool = join(dir, "spool");
   mkdirSync(spool, { recursive: true, mode: 0o700 });
-  const owner = { organization_id: "org_I", workspace_id: "ws_I", installation_id: "inst_I", agent_id: "agt_I" };
-  const older = Array.from({ length: 7 }, () => fakeRecord(owner));
-  const newer = Array.from({ length: 5 }, () => fakeRecord(owner));
+  const older = Array.from({ length: 7 }, () => fakeRecord());
+  const newer = Array.from({ length: 5 }, () => fakeRecord());
   writeFileSync(join(spool, segName(1, "jsonl")), older.map((r) => `${JSON.stringify(r)}\n`).join(""));
   writeFileSync(join(spool, segName(1, "acked")), `${older[0]!.id}\n${older[1]!.id}\n`);
   writeFileSync(join(spool, segName(2, "jsonl")), newer.map((r) => `${JSON.stringify(r)}\n`).join(""));

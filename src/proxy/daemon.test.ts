@@ -14,6 +14,7 @@ import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
 import { sealCounters } from "./audit/age-seal.ts";
 
@@ -21,31 +22,17 @@ const TOKEN = "svc_rt_test_token";
 const SECRET_ARG = "s3cr3t-argument-value";
 
 function baseBundle(endpoint: string): PolicyBundle {
-  return {
-    version: 1,
-    revision: 1,
-    generated_at: "2026-01-01T00:00:00.000Z",
-    organization_id: "org_T",
-    workspace_id: "ws_T",
-    installation_id: "inst_T",
-    agent_id: "agt_T",
-    tools: [
-      { name: "crm.read", access: "read", required_capabilities: [] },
-      { name: "crm.update", access: "write", required_capabilities: [] },
-    ],
+  return fakeBundle({
+    tools: [bundleTool("crm.read"), bundleTool("crm.update", "write")],
     policies: [
       { id: "pol_1", name: "sales read", src: "group:sales", dst: "tool:crm.read", effect: "permit" },
       { id: "pol_2", name: "alice models", src: "user:usr_alice", dst: "model:invoke", effect: "permit" },
       { id: "pol_3", name: "anyone read", src: "*", dst: "tool:crm.read", effect: "permit" },
       { id: "pol_4", name: "no bob read", src: "user:usr_bob", dst: "tool:crm.read", effect: "deny" },
     ],
-    identities: [
-      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales"] },
-      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@example.com", groups: [] },
-    ],
+    identities: [bundleIdentity("alice", ["sales"]), bundleIdentity("bob")],
     model_profile: { id: "mp_1", display_name: "Test LLM", endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], api_key_sealed: null },
-    recipients: [],
-  };
+  });
 }
 
 type Env = { dir: string; cp: FakeControlPlane; model: ReturnType<typeof startModelServer>; daemon: Daemon; socket: string; logs: string[]; env: Record<string, string> };

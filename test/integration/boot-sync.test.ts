@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fakeBundle } from "../../src/proxy/testing/bundle.ts";
 import { REPO, type ControlPlaneProcess, freePort, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
 import { api, bootstrapRuntime, createAgent, createInstallation, org } from "./cli-support.ts";
 import { events, plainLines, spawnCollect } from "./supervisor-helpers.ts";
@@ -127,7 +128,7 @@ describe("svc boot sync against a real control plane", () => {
 });
 
 /** A policy bundle with nothing in it (the egress test's stand-ins answer the GET with it). */
-const EMPTY_BUNDLE = { version: 2, revision: 1, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "o", workspace_id: "w", installation_id: "i", agent_id: "a", tools: [], policies: [], identities: [], model_profile: null, recipients: [], tool_servers: [] };
+const EMPTY_BUNDLE = fakeBundle({ version: 2, tool_servers: [] });
 
 describe("svc boot sync, other paths", () => {
   test("goes through SVC_PROXY_EGRESS_PROXY, and around it for SVC_PROXY_NO_PROXY hosts", async () => {

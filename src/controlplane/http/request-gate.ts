@@ -11,6 +11,7 @@
 //      a JSON-only route refuses a body of another media type (415).
 //   4. The request goes on with the bytes read and the credential the gate resolved, so the
 //      route's own authentication does not look it up again (credentialOf).
+import { readBounded } from "../../contract/bounded-body.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import { type ErrorLogger, errorResponse, problemResponse } from "./problem.ts";
@@ -76,30 +77,6 @@ export function jsonDepthExceeds(bytes: Uint8Array, max: number): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
-}
-
-/** Reads at most `limit` bytes of the body; null when it is longer (the stream is cancelled). */
-export async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 function tooLarge(limit: number): SvcError {

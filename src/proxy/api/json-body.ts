@@ -6,6 +6,7 @@
 // the client's mistake: each is a stable code the local API answers with 400 or 413, never a
 // 500 from a parser or a recursive walk further on.
 
+import { readBounded } from "../../contract/bounded-body.ts";
 import { NonFiniteNumber, parseExactJson } from "../audit/exact-json.ts";
 
 /** Tool decisions and outcomes: arguments and payload of one call. */
@@ -72,29 +73,8 @@ export async function readJsonBody(req: Request, limit: number, o: { exact?: boo
 export async function readBodyBytes(req: Request, limit: number): Promise<{ ok: true; bytes: Uint8Array<ArrayBuffer> } | Extract<BodyResult, { ok: false }>> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) return tooLarge(limit);
-  const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : await readChunked(req, limit);
+  // With a Content-Length within the limit, HTTP framing bounds the body already; a body
+  // without one (chunked) is read only up to the limit.
+  const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : req.body ? await readBounded(req.body, limit) : new Uint8Array(0);
   return bytes === null ? tooLarge(limit) : { ok: true, bytes };
-}
-
-/**
- * A body without a declared length (chunked), read only up to the limit: null as soon as it
- * passes it. (With a Content-Length within the limit, HTTP framing bounds the body already.)
- */
-async function readChunked(req: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    const reader = req.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        return null;
-      }
-      chunks.push(value);
-    }
-  }
-  return Buffer.concat(chunks, size);
 }

@@ -1,11 +1,14 @@
 // The files of the audit spool (spool.ts has the format and the crash cases): their names, the
-// per-segment index kept in memory, the streamed scan that rebuilds it at start, ranged reads
-// of records, and the repair of damaged tails. Records are opaque here: a JSON line with an id.
-import { type FileHandle, open, readFile, rm } from "node:fs/promises";
-import { join } from "node:path";
+// per-segment index kept in memory, the streamed scan of a segment (spool-load.ts rebuilds the
+// index with it at start), ranged reads of records, and the repair of damaged tails. Records
+// are opaque here: a JSON line with an id.
+import { type FileHandle, open, readFile } from "node:fs/promises";
 
 export const segName = (seq: number, ext: "jsonl" | "acked") => `seg-${String(seq).padStart(12, "0")}.${ext}`;
 export const SEGMENT_FILE = /^seg-(\d{12})\.(jsonl|acked)$/;
+export const REJECTED_FILE = "rejected.jsonl";
+/** The next segment, zero-filled and synced ahead of time (preallocate); not a segment until renamed. */
+export const SPARE_FILE = "seg-spare.zeroed";
 
 /** Bytes read at a time while scanning a segment at start: memory stays flat whatever its size. */
 const SCAN_CHUNK = 1024 * 1024;
@@ -176,38 +179,6 @@ function splitNul(data: Buffer, from: number, to: number, base: number, piece: (
     // here, not one indexOf call per byte.
     while (a < to && data[a] === 0) a++;
   }
-}
-
-/**
- * Index one closed segment of an earlier run from its files, streaming it (flat memory): its
- * whole record lines, those its .acked file names marked acknowledged. `scanning` gets the
- * index before the scan starts, so its count can be read while it grows. Null when the
- * segment file is gone (an orphan .acked file is removed); any other failure is thrown, so an
- * unreadable file stops the load rather than losing acknowledgements.
- */
-export async function indexSegment(dir: string, seq: number, scanning: (seg: SegmentIndex) => void): Promise<SegmentIndex | null> {
-  const ackedPath = join(dir, segName(seq, "acked"));
-  const fh = await ifPresent(open(join(dir, segName(seq, "jsonl")), "r"));
-  if (!fh) {
-    await rm(ackedPath, { force: true });
-    return null;
-  }
-  const seg = new SegmentIndex(seq);
-  seg.closed = true;
-  try {
-    const acked = new Set(spoolLines((await readIfPresent(ackedPath)) ?? ""));
-    scanning(seg);
-    await scanPieces(fh, (offset, bytes) => {
-      const id = lineRecordId(bytes); // null: the torn tail of a crashed write
-      if (id === null) return;
-      seg.add(offset, bytes.length, id);
-      if (acked.has(id)) seg.ack(seg.count - 1);
-    });
-  } finally {
-    await fh.close();
-  }
-  seg.trim();
-  return seg;
 }
 
 /** One read of `length` bytes at `offset` (a run of consecutive records). */

@@ -16,6 +16,7 @@ import { OPENWEBUI_PYTHON } from "../../../test/support/openwebui.ts";
 import { testTls } from "../../../test/support/tls.ts";
 import { loadConfig } from "../config.ts";
 import { type Daemon, startDaemon } from "../daemon.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
 import { signSession } from "./session-jwt.ts";
 
@@ -35,28 +36,18 @@ const jwt = (id: string) => signSession({ id, jti: crypto.randomUUID(), iat: Mat
 const registered = ["notes.add_note", "notes.big", "notes.lookup", "notes.slow", "time.convert_time", "time.get_current_time"];
 
 async function bundle(): Promise<PolicyBundle> {
-  return {
+  return fakeBundle({
     version: 2,
-    revision: 1,
-    generated_at: "2026-01-01T00:00:00.000Z",
-    organization_id: "org_T",
-    workspace_id: "ws_T",
-    installation_id: "inst_T",
-    agent_id: "agt_T",
-    tools: registered.map((name) => ({ name, access: "read", required_capabilities: [] })),
+    tools: registered.map((name) => bundleTool(name)),
     policies: [
       ...["lookup", "add_note", "slow", "big"].map((t) => ({ id: "pol_1", name: "sales notes", src: "group:sales", dst: `tool:notes.${t}`, effect: "permit" as const })),
       { id: "pol_2", name: "no writes", src: "user:usr_alice", dst: "tool:notes.add_note", effect: "deny" },
       { id: "pol_3", name: "time", src: "*", dst: "tool:time.get_current_time", effect: "permit" },
     ],
-    identities: [
-      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales"] },
-      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@example.com", groups: [] },
-    ],
-    model_profile: null,
+    identities: [bundleIdentity("alice", ["sales"]), bundleIdentity("bob")],
     recipients: [{ key_id: "key_1", recipient: await identityToRecipient(identity), kind: "customer" }],
     tool_servers: [toolServer.http(notes.url), toolServer.time()],
-  };
+  });
 }
 
 async function client(user: string): Promise<Client> {

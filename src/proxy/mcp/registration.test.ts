@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { type NotesServer, startNotesServer, toolServer } from "../../../test/support/mcp/servers.ts";
 import { testTls } from "../../../test/support/tls.ts";
 import { loadConfig } from "../config.ts";
 import { type Daemon, startDaemon } from "../daemon.ts";
 import { formatPolicyStatus } from "../policy-show.ts";
+import { bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { type FakeControlPlane, startFakeControlPlane } from "../testing/fake-control-plane.ts";
 import { MCP_BOOTED_PATH, MCP_TOOLS_PATH } from "./local-routes.ts";
 
@@ -25,21 +25,12 @@ let daemon: Daemon;
 let notes: NotesServer;
 let socket: string;
 
-const bundle = (): PolicyBundle => ({
-  version: 2,
-  revision: 1,
-  generated_at: "2026-01-01T00:00:00.000Z",
-  organization_id: "org_T",
-  workspace_id: "ws_T",
-  installation_id: "inst_T",
-  agent_id: "agt_T",
-  tools: [{ name: "crm.read", access: "read", required_capabilities: [] }],
-  policies: [],
-  identities: [],
-  model_profile: null,
-  recipients: [],
-  tool_servers: [toolServer.time(), toolServer.http("https://127.0.0.1:1/mcp", { id: "ts_down", name: "down" })],
-});
+const bundle = () =>
+  fakeBundle({
+    version: 2,
+    tools: [bundleTool("crm.read")],
+    tool_servers: [toolServer.time(), toolServer.http("https://127.0.0.1:1/mcp", { id: "ts_down", name: "down" })],
+  });
 
 const call = async (path: string, init: { method?: string; body?: unknown } = {}) =>
   fetch(`http://localhost${path}`, { unix: socket, method: init.method ?? "GET", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, ...(init.body ? { body: JSON.stringify(init.body) } : {}) } as RequestInit);

@@ -4,12 +4,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../../contract/bundle.ts";
 import type { BootstrapResponse } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import { BundleLoop, CONFIRMATION_PERSIST_MS } from "./bundle-loop.ts";
 import { type BundleAnswer, type ControlPlaneClient, ControlPlaneError } from "../link/control-plane-client.ts";
 import { BUNDLE_FILE } from "./last-good.ts";
+import { bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { ProxyStatus } from "./status.ts";
 
 const dirs: string[] = [];
@@ -17,10 +17,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const bundle: PolicyBundle = {
-  version: 1, revision: 7, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1",
-  tools: [{ name: "a", access: "read", required_capabilities: [] }], policies: [], identities: [], model_profile: null, recipients: [],
-};
+const bundle = fakeBundle({ revision: 7, tools: [bundleTool("a")] });
 const boot: BootstrapResponse = { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
 const quiet: Logger = { info() {}, warn() {}, error() {} };
 

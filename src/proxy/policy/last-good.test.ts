@@ -2,9 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PolicyBundle } from "../../contract/bundle.ts";
 import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
 import { loadBootstrap, loadOrCreateReplicaId, saveBootstrap } from "../state-dir.ts";
+import { bundleTool, fakeBundle } from "../testing/bundle.ts";
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -16,10 +16,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const bundle: PolicyBundle = {
-  version: 1, revision: 3, generated_at: "2026-01-01T00:00:00.000Z", organization_id: "org_1", workspace_id: "ws_1", installation_id: "inst_1", agent_id: "agt_1",
-  tools: [{ name: "a", access: "read", required_capabilities: [] }], policies: [], identities: [], model_profile: null, recipients: [],
-};
+const bundle = fakeBundle({ revision: 3, tools: [bundleTool("a")] });
 
 describe("last good bundle", () => {
   const t1 = new Date("2026-01-01T00:00:01.000Z");

@@ -1,32 +1,20 @@
 import { describe, expect, test } from "bun:test";
 import type { BundlePolicy, PolicyBundle } from "../../contract/bundle.ts";
+import { bundleIdentity, bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { auditSubject, indexBundle, decideModel, decideTool, visibleModels } from "./policy-index.ts";
 
 let n = 0;
 const pol = (src: string, dst: string, effect: "permit" | "deny" = "permit", more: Partial<BundlePolicy> = {}): BundlePolicy => ({ id: `pol_${String(++n).padStart(4, "0")}`, name: `p${n}`, src, dst, effect, ...more });
 
 function bundle(policies: BundlePolicy[], over: Partial<PolicyBundle> = {}): PolicyBundle {
-  return {
-    version: 1,
+  return fakeBundle({
     revision: 7,
-    generated_at: "2026-01-01T00:00:00.000Z",
-    organization_id: "org_1",
-    workspace_id: "ws_1",
-    installation_id: "inst_1",
-    agent_id: "agt_1",
-    tools: [
-      { name: "crm.read", access: "read", required_capabilities: [] },
-      { name: "crm.update", access: "write", required_capabilities: [] },
-    ],
+    tools: [bundleTool("crm.read"), bundleTool("crm.update", "write")],
     policies,
-    identities: [
-      { remote_user_id: "fe-alice", user_id: "usr_alice", email: "alice@example.com", groups: ["sales", "staff"], attributes: { display_name: "Alice", source: "directory" } },
-      { remote_user_id: "fe-bob", user_id: "usr_bob", email: "bob@example.com", groups: [] },
-    ],
+    identities: [bundleIdentity("alice", ["sales", "staff"], { attributes: { display_name: "Alice", source: "directory" } }), bundleIdentity("bob")],
     model_profile: { id: "mp_1", display_name: "GPT", endpoint: "https://m.example/v1", auth_type: "none", default_model: "gpt-x", models: ["gpt-x", "gpt-y"], api_key_sealed: null },
-    recipients: [],
     ...over,
-  };
+  });
 }
 
 const NOW = new Date("2026-11-23T10:00:00Z");
