@@ -2,13 +2,12 @@
 // the real `age` CLI on both sides: a record encrypted by `age -r` decrypts with svc, and the
 // ciphertext svc fetches decrypts with `age -d -i <identity made by svc audit keys create>`.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Encrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
 import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
 import { openStore, tables } from "../../src/controlplane/db/index.ts";
-import { api, bootstrapRuntime, cliEnv, createAgent, createInstallation, org, svc, tempHome } from "./cli-support.ts";
+import { api, bootstrapRuntime, cliEnv, createAgent, createInstallation, filesHolding, org, runtimeRecord, svc, tempHomes } from "./cli-support.ts";
 
 const hasAge = Bun.which("age") !== null;
 // Interoperability with the real age CLI is a requirement, not an extra: never skip it.
@@ -16,12 +15,7 @@ if (!hasAge) throw new Error("the age command-line tool is required for these te
 let cp: ControlPlaneProcess;
 let runtime: Awaited<ReturnType<typeof bootstrapRuntime>>;
 let installationId: string;
-const homes: string[] = [];
-const home = () => {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-};
+const { home, removeHomes } = tempHomes();
 
 beforeAll(async () => {
   cp = await startControlPlane();
@@ -32,39 +26,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await cp?.stop();
   if (cp) cleanup(cp.dataDir);
-  for (const h of homes) cleanup(h);
+  removeHomes();
 });
-
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-const recordId = () => `rec_${[...crypto.getRandomValues(new Uint8Array(26))].map((b) => CROCKFORD[b % 32]).join("")}`;
 
 /** Stores a record as the proxy's shipper would (runtime API), with the given age ciphertext. */
 async function storeRecord(ciphertext: Uint8Array | null, keyIds: string[]): Promise<string> {
-  const b = runtime.bootstrap;
-  const id = recordId();
-  const record = {
-    id,
-    ts: new Date().toISOString(),
-    kind: "tool",
-    harness: "chatui",
-    organization_id: b.organization_id,
-    workspace_id: b.workspace_id,
-    installation_id: b.installation.id,
-    agent_id: b.agent_id,
-    action: "tool:crm.update",
-    tool_name: "crm.update",
-    decision: "permit",
-    reason: "policy",
-    policy_revision: 1,
-    subject: { user_id: null, remote_user_id: "owui-1", via_installation: false },
-    args_digest: ciphertext ? null : `hmac-sha256:${"0".repeat(64)}`,
-    digest_key_id: ciphertext ? null : b.digest_key.id,
-    recipient_key_ids: keyIds,
-    ciphertext: ciphertext ? Buffer.from(ciphertext).toString("base64") : null,
-  };
+  const sealed = ciphertext ? { args_digest: null, digest_key_id: null, ciphertext: Buffer.from(ciphertext).toString("base64") } : {};
+  const record = runtimeRecord(runtime, { recipient_key_ids: keyIds, ...sealed });
   const r = await api(cp, "POST", "/runtime/audit-records", { records: [record] }, runtime.token);
   if (r.status !== 200) throw new Error(`storing the record failed: ${r.status} ${JSON.stringify(r.json)}`);
-  return id;
+  return record.id;
 }
 
 function identityFile(h: string) {
@@ -95,10 +66,7 @@ test("keys create writes an age-keygen style identity (0600) and uploads only th
   const keys = (await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys as { name: string; public_key: string; status: string }[];
   expect(keys.find((k) => k.public_key === publicKey)).toMatchObject({ name: "security", status: "active" });
   // The control plane's files never held the private key.
-  for (const f of readdirSync(cp.dataDir)) {
-    const p = join(cp.dataDir, f);
-    if (statSync(p).isFile()) expect(readFileSync(p).includes(Buffer.from(secret)), p).toBe(false);
-  }
+  expect(filesHolding(cp.dataDir, secret)).toEqual([]);
   if (hasAge) {
     const y = Bun.spawnSync(["age-keygen", "-y", file]);
     expect(y.stdout.toString().trim()).toBe(publicKey);
@@ -163,8 +131,7 @@ test("an existing identity file is never overwritten and no key is uploaded", as
 });
 
 test("--identity-file writes elsewhere; list and disable (permanent)", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "svc-keys-"));
-  homes.push(dir);
+  const dir = home();
   const path = join(dir, "nested", "team.txt");
   const key = await createKey(home(), ["--identity-file", path, "--name", "team"]);
   expect(key.identity_file).toBe(path);

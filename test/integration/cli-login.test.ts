@@ -6,22 +6,17 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane, svcCommand, waitFor } from "../support/controlplane-process.ts";
-import { api, cliEnv, org, svc, tempHome } from "./cli-support.ts";
+import { api, cliEnv, org, svc, tempHomes } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
-const homes: string[] = [];
-const home = () => {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-};
+const { home, removeHomes } = tempHomes();
 beforeAll(async () => {
   cp = await startControlPlane();
 });
 afterAll(async () => {
   await cp?.stop();
   if (cp) cleanup(cp.dataDir);
-  for (const h of homes) cleanup(h);
+  removeHomes();
 });
 
 function configOf(h: string) {

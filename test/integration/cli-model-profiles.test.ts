@@ -1,11 +1,9 @@
 // svc model-profiles create|list|assignment|readiness|assign against a real control plane. With
 // api_key the key is read from stdin, sealed to the scope's runtimes and only ciphertext is sent.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { Decrypter } from "age-encryption";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, filesHolding, org, svc } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 beforeAll(async () => {
@@ -19,13 +17,6 @@ afterAll(async () => {
 const createArgs = (name: string, auth: string, extra: string[] = []) => [
   "model-profiles", "create", "--display-name", name, "--endpoint", "https://llm.example.com/v1", "--auth-type", auth, "--default-model", "m-1", "--workspace", "default", ...extra,
 ];
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 
 test("create --auth-type none --agent creates and assigns", async () => {
   const agent = await createAgent(cp);
@@ -84,7 +75,7 @@ test("api_key is sealed to every runtime of the scope; only ciphertext reaches t
   expect(await d.decrypt(sealed, "text")).toBe(key);
 
   // The control plane's files never held the key in plain text.
-  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(key)), f).toBe(false);
+  expect(filesHolding(cp.dataDir, key)).toEqual([]);
 });
 
 test("api_key with an empty stdin, or more than one line: exit 2, and nothing is created", async () => {

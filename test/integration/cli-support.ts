@@ -1,18 +1,40 @@
 // Shared by the cli-*.test.ts files: run the svc binary as an admin would (fresh $HOME, the
 // control plane's URL and token in SVC_CONTROL_PLANE_URL / SVC_TOKEN unless a test signs in
 // through the config file), and call the control plane's API directly to set up and check.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateX25519Identity, identityToRecipient } from "age-encryption";
 import { newId } from "../../src/contract/ids.ts";
-import { type ControlPlaneProcess, callApi, svcCommand } from "../support/controlplane-process.ts";
+import { type ControlPlaneProcess, callApi, cleanup, svcCommand } from "../support/controlplane-process.ts";
 
 export type Run = { code: number; stdout: string; stderr: string };
 export type RunOpts = { env?: Record<string, string | undefined>; stdin?: string | Uint8Array; home?: string; auth?: boolean };
 
 export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), "svc-cli-home-"));
+}
+
+/** Fresh $HOMEs for a test file's tests: `home()` makes one, `removeHomes()` (in afterAll) removes all it made. */
+export function tempHomes(): { home: () => string; removeHomes: () => void } {
+  const made: string[] = [];
+  return {
+    home() {
+      const h = tempHome();
+      made.push(h);
+      return h;
+    },
+    removeHomes() {
+      for (const h of made.splice(0)) cleanup(h);
+    },
+  };
+}
+
+/** The files under `dir`, at any depth, whose bytes hold `secret` (a secret the control plane must never store in plain text: expect none). */
+export function filesHolding(dir: string, secret: string): string[] {
+  const needle = Buffer.from(secret);
+  const under = (d: string): string[] => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? under(join(d, n)) : [join(d, n)]));
+  return under(dir).filter((f) => readFileSync(f).includes(needle));
 }
 
 /** The environment a command runs with: no inherited svc credentials, HOME set to `home`. */

@@ -2,11 +2,9 @@
 // control plane (issue 13). Secrets are read from stdin, sealed to the scope's runtimes, and only
 // ciphertext reaches the control plane; the runtime's bundle carries them and its own key opens them.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { Decrypter } from "age-encryption";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, filesHolding, org, svc } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 beforeAll(async () => {
@@ -17,12 +15,6 @@ afterAll(async () => {
   if (cp) cleanup(cp.dataDir);
 });
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 const names = async () => (await api(cp, "GET", org(cp, "/tool-servers?workspace=default"))).json.tool_servers.map((s: { name: string }) => s.name) as string[];
 
 test("create a stdio server with args, an allow-list and an access override, assigned; list and show it", async () => {
@@ -106,7 +98,7 @@ test("--bearer seals Authorization to the runtimes; the bundle carries it; the r
   const d = new Decrypter();
   d.addIdentity(rt.identity);
   expect(JSON.parse(await d.decrypt(Buffer.from(entry.secrets_sealed, "base64"), "text"))).toEqual({ Authorization: `Bearer ${token}` });
-  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(token)), f).toBe(false);
+  expect(filesHolding(cp.dataDir, token)).toEqual([]);
 
   // New values through `secrets`: NAME=value lines, sealed again.
   const secret2 = `v2-${crypto.randomUUID()}`;
@@ -205,7 +197,7 @@ test("update changes the url, the allow-list and the overrides, and seals new se
   const d = new Decrypter();
   d.addIdentity(rt.identity);
   expect(JSON.parse(await d.decrypt(Buffer.from(entry.secrets_sealed, "base64"), "text"))).toEqual({ Authorization: `Bearer ${token}` });
-  for (const f of filesUnder(cp.dataDir)) expect(readFileSync(f).includes(Buffer.from(token)), f).toBe(false);
+  expect(filesHolding(cp.dataDir, token)).toEqual([]);
 });
 
 test("update of a stdio server takes --command and --args; flags of the other transport and nothing to change are usage errors before stdin is read", async () => {

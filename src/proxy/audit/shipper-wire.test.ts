@@ -96,7 +96,8 @@ describe("the audit batch on the wire", () => {
     const t = await setup(ackAll, dir);
     expect(t.spool.depth).toBe(3); // indexed at start: the cheap line check cannot tell
     t.shipper.start();
-    await until(() => t.spool.depth === 0, "the spool to empty");
+    // The spool's depth drops as ack begins, before the shipper counts the batch: wait for both.
+    await until(() => t.spool.depth === 0 && t.shipper.shipped > 0, "the spool to empty and the batch to be counted");
     expect(t.bodies).toEqual([`{"records":[${JSON.stringify(a)},${JSON.stringify(b)}]}`]);
     expect(t.shipper.shipped).toBe(2);
   });

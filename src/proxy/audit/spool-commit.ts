@@ -7,6 +7,9 @@
 // QUIET_MS before) is synced on the event loop instead (syncBatchNow): the thread pool's two
 // hand-offs (wake a worker, wake the loop when it is done) are the latency of a lone call, e.g.
 // a model call's time to first token; under load the loop stays free while a sync runs.
+// An inline sync that is slow (SLOW_INLINE_SYNC_MS: a disk in trouble) would stall every
+// request the process serves, /readyz included, so after one the batches go to the thread pool
+// for INLINE_PAUSE_MS: a slow disk stalls the loop once a minute at most, not once a batch.
 // A failed write or sync refuses its batch and every batch written after it; no batch starts
 // until the tail is cut back to the last good batch (or, when that fails or the disk is full,
 // the spool moves to a new segment). At the size limit the spool rotates between batches.
@@ -16,6 +19,9 @@ import type { FileHandle } from "node:fs/promises";
 export const MAX_IN_FLIGHT = 2;
 /** A batch is synced on the event loop when the previous one settled at least this long before. */
 export const QUIET_MS = 5;
+/** An inline sync that takes this long stops inline syncs for INLINE_PAUSE_MS (a sync is ~0.1–2 ms on a sound disk). */
+export const SLOW_INLINE_SYNC_MS = 20;
+export const INLINE_PAUSE_MS = 60_000;
 
 export type ActiveSegment = { seq: number; fh: FileHandle };
 export type CommittedRecord = { id: string; offset: number; length: number };
@@ -25,6 +31,8 @@ export type CommitHost = {
   segmentMaxBytes: number;
   /** How long the spool must have been without a batch to sync the next one on the event loop (default QUIET_MS). */
   quietMs?: number;
+  /** The clock (ms) for quiet and slow syncs; default performance.now. */
+  now?: () => number;
   /** Write `buf` at byte `position` of the active segment (its end). */
   writeBatch(fd: number, buf: Buffer, position: number): void;
   syncBatch(fh: FileHandle): Promise<void>;
@@ -63,13 +71,20 @@ export class GroupCommit {
   private bytes = 0;
   private written = 0;
   private readonly idleWaiters: (() => void)[] = [];
-  /** When the last batch settled (performance.now()). */
+  /** When the last batch settled (now()). */
   private lastSettled = Number.NEGATIVE_INFINITY;
+  /** No inline sync before this time (set after a slow one). */
+  private inlineAfter = Number.NEGATIVE_INFINITY;
+  /** Inline syncs that took SLOW_INLINE_SYNC_MS or more (each paused inline syncs). */
+  slowInlineSyncs = 0;
+  private readonly now: () => number;
 
   constructor(
     private readonly host: CommitHost,
     private active: ActiveSegment,
-  ) {}
+  ) {
+    this.now = host.now ?? (() => performance.now());
+  }
 
   get activeSeq(): number {
     return this.active.seq;
@@ -135,12 +150,17 @@ export class GroupCommit {
       return;
     }
     this.written = b.end;
-    if (this.host.syncBatchNow && this.inFlight.length === 1 && performance.now() - this.lastSettled >= (this.host.quietMs ?? QUIET_MS)) {
+    const now = this.now();
+    if (this.host.syncBatchNow && this.inFlight.length === 1 && now >= this.inlineAfter && now - this.lastSettled >= (this.host.quietMs ?? QUIET_MS)) {
       let error: unknown = null;
       try {
         this.host.syncBatchNow(this.active.fh);
       } catch (e) {
         error = e;
+      }
+      if (this.now() - now >= SLOW_INLINE_SYNC_MS) {
+        this.slowInlineSyncs++;
+        this.inlineAfter = this.now() + INLINE_PAUSE_MS;
       }
       this.batchDone(b, error);
       return;
@@ -155,7 +175,7 @@ export class GroupCommit {
   private batchDone(b: Batch, error: unknown): void {
     b.settled = true;
     b.error = error;
-    this.lastSettled = performance.now();
+    this.lastSettled = this.now();
     if (error !== null) this.failure ??= error;
     while (this.inFlight[0]?.settled) {
       const done = this.inFlight.shift()!;
