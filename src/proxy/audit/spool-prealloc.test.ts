@@ -1,31 +1,16 @@
 // Preallocated segments (the daemon's spool): records go into segments zero-filled and synced
 // ahead of time, so an fdatasync flushes data without growing the file. What must hold: no
 // record lost or misplaced, a crash's zero tail skipped, a clean close leaving no zeros.
-import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { fakeRecord } from "../testing/records.ts";
-import { AuditSpool, SPARE_FILE, type SpoolOptions } from "./spool.ts";
+import { type AuditSpool, SPARE_FILE } from "./spool.ts";
+import { spoolFixtures } from "./spool-test-fixtures.ts";
 
 const SEGMENT = 64 * 1024;
-const dirs: string[] = [];
-const opened: AuditSpool[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "svc-prealloc-"));
-  dirs.push(d);
-  return d;
-};
-const openSpool = async (dir: string, opts: SpoolOptions = {}) => {
-  const s = await AuditSpool.open(dir, { preallocate: true, segmentMaxBytes: SEGMENT, ...opts });
-  opened.push(s);
-  return s;
-};
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { tmp, openSpool } = spoolFixtures("svc-prealloc-", { preallocate: true, segmentMaxBytes: SEGMENT });
 
 const segments = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".jsonl")).sort();
 /** The newest segment, once it is a zero-filled spare (the run's first segment is a plain file). */

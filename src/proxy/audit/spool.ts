@@ -63,7 +63,7 @@ import { type SetAside, SpoolBacklog, type SpooledRecord } from "./spool-backlog
 import { listOlder, loadOlder } from "./spool-load.ts";
 import { SpareSegment } from "./spool-spare.ts";
 
-export { completeLength, REJECTED_FILE, SPARE_FILE, spoolLines } from "./spool-files.ts";
+export { REJECTED_FILE, SPARE_FILE } from "./spool-files.ts";
 export type { SetAside, SpooledRecord } from "./spool-backlog.ts";
 
 export const DEFAULT_SEGMENT_MAX_BYTES = 4 * 1024 * 1024;
