@@ -29,19 +29,44 @@ describe("reading them from the control plane (the tool sync's attempts and expl
   async function read(answers: (() => Response)[]) {
     const urls: string[] = [];
     const sleeps: number[] = [];
-    const fetch = (async (url: URL) => {
+    const warnings: string[] = [];
+    const fetch = (async (url: string, init: RequestInit) => {
       urls.push(String(url));
+      authorizations.push(new Headers(init.headers).get("authorization"));
       return answers[Math.min(urls.length - 1, answers.length - 1)]!();
     }) as unknown as typeof globalThis.fetch;
-    const out = await readRegisteredMcpTools({ controlPlaneUrl: "https://cp.example.com/", token: "svc_rt_1", egress: { noProxy: [] }, log: quiet, fetch, sleep: async (ms) => void sleeps.push(ms) }).catch((e: unknown) => e);
-    return { out, urls, sleeps };
+    const authorizations: (string | null)[] = [];
+    const log = { ...quiet, warn: (line: string) => void warnings.push(line) };
+    const out = await readRegisteredMcpTools({ controlPlaneUrl: "https://cp.example.com/", token: "svc_rt_1", egress: { noProxy: [] }, log, fetch, sleep: async (ms) => void sleeps.push(ms) }).catch((e: unknown) => e);
+    return { out, urls, sleeps, warnings, authorizations };
   }
 
-  test("the installation's bundle (version 2), after a retryable 503", async () => {
+  test("the installation's bundle (version 2, read as the proxy reads it), after a retryable 503 logged with its detail", async () => {
     const r = await read([() => Response.json({ detail: "busy" }, { status: 503 }), () => Response.json(bundle)]);
-    expect(r.urls).toEqual([`https://cp.example.com${POLICY_BUNDLE_PATH}?version=2`, `https://cp.example.com${POLICY_BUNDLE_PATH}?version=2`]);
+    const url = `https://cp.example.com${POLICY_BUNDLE_PATH}?version=2&conditions=1`;
+    expect(r.urls).toEqual([url, url]);
+    expect(r.authorizations).toEqual(["Bearer svc_rt_1", "Bearer svc_rt_1"]);
     expect(r.sleeps).toHaveLength(1);
+    expect(r.warnings).toEqual([expect.stringContaining("attempt 1/5 failed: HTTP 503: busy; retrying in 1 s")]);
     expect(r.out).toEqual([{ name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" }]);
+  });
+
+  test("a network error is retried, explained as the tool sync explains it (the host named)", async () => {
+    const r = await read([
+      () => {
+        throw new TypeError("connection refused");
+      },
+      () => Response.json(bundle),
+    ]);
+    expect(r.sleeps).toHaveLength(1);
+    expect(r.warnings).toEqual([expect.stringContaining("attempt 1/5 failed: cannot reach cp.example.com: connection refused")]);
+    expect(r.out).toHaveLength(1);
+  });
+
+  test("a 401 is refused at once, saying the runtime token is wrong", async () => {
+    const r = await read([() => Response.json({ detail: "no" }, { status: 401 })]);
+    expect((r.out as ToolSyncError).attempts).toBe(1);
+    expect((r.out as ToolSyncError).message).toContain("the runtime token (SVC_RUNTIME_TOKEN) is wrong or was rotated");
   });
 
   test("a 404 is refused at once, naming the bundle's path, not the tools path", async () => {

@@ -18,6 +18,20 @@ describe("requestTarget", () => {
       "http://localhost/x?",
       "http://localhost/x#h?notquery",
       "http://localhost/file.v1.json?version=1",
+      // what the control plane's request gate routes on: escapes, encoded dot segments, odd characters
+      "http://localhost/api/v1/organizations/org%5F1/members?x=%20",
+      "http://localhost/api/v1/runtime/%2e%2e/organizations/o1",
+      "http://localhost/api/v1/runtime/%2E/policy-bundle",
+      "http://localhost/a//b/",
+      "http://localhost/.hidden/..x/x..",
+      "http://localhost/a/..",
+      "http://localhost/a/..?q=1",
+      "http://localhost/a\\b",
+      "http://localhost/café?v=é",
+      "http://localhost/a b?c d",
+      "http://localhost/a%zz/b",
+      "http://localhost/x;y=1,z~@!$&'()*+=:",
+      "http://[::1]:8420/api/v1/runtime/policy-bundle?version=1",
     ];
     for (const url of urls) {
       const u = new URL(url);

@@ -1,6 +1,7 @@
 // The path and query of a request's absolute URL (Bun hands `scheme://host/path?query`), shared
 // by the servers that route before or without a framework (the proxy's local API, the control
-// plane's bundle-poll shortcut): reading them does not build a URL object for the usual URLs.
+// plane's bundle-poll shortcut and request gate, and the hooks around its app that only need
+// the path): reading them does not build a URL object for the usual URLs.
 
 // A path of letters, digits and `/ - _ .` with no dot segment: the URL parser returns it unchanged.
 const PLAIN_PATH = /^[A-Za-z0-9/_.-]*$/;

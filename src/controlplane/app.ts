@@ -13,6 +13,7 @@ import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
+import { requestTarget } from "../contract/request-target.ts";
 import { loggableError } from "./db/errors.ts";
 import { tables } from "./db/index.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
@@ -80,11 +81,15 @@ function segment(raw: string): string {
 
 /** What the gate checks before reading a body: the credential each part of the API takes, and the limit. */
 export function gateRoute(deps: ControlPlaneDeps) {
+  // The runtime API's two routes, built once (the gate only reads them): every runtime call takes one.
+  const runtime = async (r: Request) => gateChecks.runtime(deps, r);
+  const auditBatch: GateRoute = { limit: BODY_LIMITS.auditBatch, jsonOnly: true, authenticate: runtime };
+  const runtimeCall: GateRoute = { limit: BODY_LIMITS.runtime, jsonOnly: true, authenticate: runtime };
   return (_method: string, path: string): GateRoute => {
+    if (path === "/api/v1/runtime/audit-records") return auditBatch;
+    if (path.startsWith("/api/v1/runtime/")) return runtimeCall;
     // The HTTP API takes JSON only (forms are the console's); sign-in refuses other types itself (422, login CSRF).
     const jsonOnly = path.startsWith("/api/v1/") && path !== "/api/v1/auth/sessions";
-    if (path === "/api/v1/runtime/audit-records") return { limit: BODY_LIMITS.auditBatch, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
-    if (path.startsWith("/api/v1/runtime/")) return { limit: BODY_LIMITS.runtime, jsonOnly, authenticate: async (r) => gateChecks.runtime(deps, r) };
     const org = ORG_PATH.exec(path);
     if (org) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, segment(org[1]!)) };
     if (APPROVE_PATH.test(path)) return { limit: BODY_LIMITS.admin, jsonOnly, authenticate: async (r) => gateChecks.admin(deps, r, undefined) };
@@ -94,7 +99,7 @@ export function gateRoute(deps: ControlPlaneDeps) {
 
 /** The OpenAPI document as Elysia generates it, completed (http/openapi-complete.ts). */
 async function completedDocument(request: Request, response: Response): Promise<Response> {
-  if (response.status !== 200 || new URL(request.url).pathname !== OPENAPI_PATH) return response;
+  if (response.status !== 200 || requestTarget(request.url).path !== OPENAPI_PATH) return response;
   return Response.json(completeDocument((await response.json()) as Record<string, unknown>));
 }
 
@@ -165,7 +170,10 @@ export function createApp(deps: ControlPlaneDeps) {
   const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
-  const gate: Gate = async (request, server) => (await unchangedPoll(request)) ?? piped(request, server);
+  const gate: Gate = async (request, server) => {
+    const polled = unchangedPoll(request);
+    return (polled && (await polled)) ?? piped(request, server);
+  };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);
   return root;

@@ -65,7 +65,7 @@ const serve = command({
       hostname: settings.host,
       port: settings.port,
       maxRequestBodySize: BODY_LIMITS.auditBatch + 1024,
-      fetch: async (request, srv) => gate(request, srv),
+      fetch: gate,
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
     deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });

@@ -145,8 +145,8 @@ describe("svc boot sync, other paths", () => {
     try {
       const via = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: "http://cp.svc.test:8420", SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}` });
       expect(via.code).toBe(0);
-      // with no proxy to ask, the registered MCP tools are read first (none here), the same way
-      expect(seen).toEqual(["GET http://cp.svc.test:8420/api/v1/runtime/policy-bundle?version=2", "PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
+      // with no proxy to ask, the registered MCP tools are read first (none here), through the same egress proxy, as the proxy reads its bundle
+      expect(seen).toEqual(["GET http://cp.svc.test:8420/api/v1/runtime/policy-bundle?version=2&conditions=1", "PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
       expect(via.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 3, removed 0, unchanged 0, updated 0)");
       const around = await bootSync({
         SVC_CHATUI_TOOL_PACKS: "acme_tools",

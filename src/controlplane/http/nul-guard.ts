@@ -6,6 +6,7 @@
 // rejects that record only: its body is left to it.
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 
 /** Routes whose body checks NUL itself, per item. */
 const OWN_BODY_CHECK = new Set(["/api/v1/runtime/audit-records"]);
@@ -39,7 +40,7 @@ export function nulGuard() {
     if (p) refuse(`path parameter ${p.slice(1)}`);
     const q = nulAt(query);
     if (q) refuse(`query parameter ${q.slice(1)}`);
-    if (OWN_BODY_CHECK.has(new URL(request.url).pathname)) return;
+    if (OWN_BODY_CHECK.has(requestTarget(request.url).path)) return;
     const b = nulAt(body);
     if (b) refuse(`body ${b}`);
   });

@@ -1,6 +1,7 @@
 // Maps every error to RFC 9457 problem+json with svc's stable `code`, once, for the whole app.
 import { Elysia } from "elysia";
 import { PROBLEM_CONTENT_TYPE, type Problem, SvcError, problemType } from "../../contract/errors.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 
 type ValidationLike = { all?: Array<{ path?: string; message?: string; summary?: string }> };
 
@@ -48,5 +49,5 @@ export function errorResponse(code: string, error: unknown, path: string, log: E
 }
 
 export function problemPlugin(log: ErrorLogger = () => {}) {
-  return new Elysia({ name: "problem" }).onError({ as: "global" }, ({ code, error, request }) => errorResponse(String(code), error, new URL(request.url).pathname, log));
+  return new Elysia({ name: "problem" }).onError({ as: "global" }, ({ code, error, request }) => errorResponse(String(code), error, requestTarget(request.url).path, log));
 }

@@ -13,6 +13,7 @@
 //      route's own authentication does not look it up again (credentialOf).
 import { readBounded } from "../../contract/bounded-body.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { requestTarget } from "../../contract/request-target.ts";
 import { type ErrorLogger, errorResponse, problemResponse } from "./problem.ts";
 
 /** Deeper JSON than this is refused with 400 before parsing; svc's own bodies nest under 10. */
@@ -99,7 +100,8 @@ export function requestGate(routeOf: (method: string, path: string) => GateRoute
 
 function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (request: Request) => Promise<Response>, log: ErrorLogger): Gate {
   return async (request, server) => {
-    const path = new URL(request.url).pathname;
+    // The path as new URL() gives it, without building one for the usual plain paths.
+    const { path } = requestTarget(request.url);
     const peer = server?.requestIP(request)?.address;
     if (!ROUTED.has(request.method)) {
       const res = problemResponse(new SvcError("method_not_allowed", `${request.method} is not a method this service answers`).toProblem(path));

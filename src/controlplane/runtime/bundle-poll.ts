@@ -50,11 +50,8 @@ export function pollQuery(search: string): Poll | null {
   return v === null ? null : { version: v, conditions: conditions === "1" };
 }
 
-/** The revision of the token's organization, or null when the token is not current (or the store failed: the pipeline reports it). */
-async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, readRevision: (orgId: string) => Promise<number>, token: string): Promise<number | null> {
-  const hash = hashSecret(token);
-  const seen = known.get(hash);
-  if (seen && (await readRevision(seen.orgId)) === seen.revision) return seen.revision;
+/** The token query: the token's organization and revision, remembered; null when the token is not current. */
+async function tokenRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, hash: string, token: string): Promise<number | null> {
   const caller = await findInstallationByToken(deps, token, {});
   if (!caller || caller.orgRevision === undefined) {
     known.delete(hash);
@@ -74,7 +71,9 @@ async function currentRevision(deps: ControlPlaneDeps, known: Map<string, { orgI
  */
 export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (orgId: string) => Promise<number> {
   const next = new Map<string, Promise<number>>();
-  return async (orgId) => {
+  // Not async: the caller awaits the shared promise itself, with no wrapper promise per poll.
+  // eslint-disable-next-line @typescript-eslint/promise-function-async
+  return (orgId) => {
     let pending = next.get(orgId);
     if (!pending) {
       pending = new Promise<number>((resolve, reject) =>
@@ -89,34 +88,71 @@ export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (
   };
 }
 
-/** A 304 for an unchanged bundle poll, or null: the request then takes the full pipeline. */
-export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> {
+/** The weak ETags of one revision (bundleEtag), by version and conditions, built once per revision. */
+function etagsOf(revision: number): string[] {
+  return [bundleEtag(revision, 1, false), bundleEtag(revision, 1, true), bundleEtag(revision, 2, false), bundleEtag(revision, 2, true)];
+}
+
+/**
+ * A 304 for an unchanged bundle poll, or null: the request then takes the full pipeline. A
+ * request that is no such poll (another path or method, no If-None-Match, another query, no
+ * runtime token) is null at once, without a promise.
+ */
+export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> | null {
   /** SHA-256 of a runtime token → its organization and the revision read with the token. */
   const known = new Map<string, { orgId: string; revision: number }>();
   const readRevision = sharedRevisionReads(async (orgId) => orgRevision(deps.db, orgId));
+  // The 304's series of the request metrics, looked up once.
+  const counted = deps.metrics?.requestSeries("GET", POLICY_BUNDLE_PATH, 304);
+  // The last query and what it asked for (every replica of a version sends the same one).
+  let lastSearch = "";
+  let lastPoll = pollQuery("")!;
+  let etagRevision = -1;
+  let etags: string[] = [];
   let lastEtag = "";
-  let lastHeaders = new Headers();
-  return async (request) => {
+  let lastInit: ResponseInit = {};
+  const answer = async (t0: number, ifNoneMatch: string, poll: Poll, token: string): Promise<Response | null> => {
+    // The revision of the token's organization (null: the token is not current).
+    let revision: number | null;
+    try {
+      const hash = hashSecret(token);
+      const seen = known.get(hash);
+      revision = seen && (await readRevision(seen.orgId)) === seen.revision ? seen.revision : await tokenRevision(deps, known, hash, token);
+    } catch {
+      return null; // the store failed: the pipeline answers (and logs) it
+    }
+    if (revision === null) return null;
+    if (revision !== etagRevision) {
+      etagRevision = revision;
+      etags = etagsOf(revision);
+    }
+    const etag = etags[(poll.version - 1) * 2 + (poll.conditions ? 1 : 0)]!;
+    if (!etagMatches(ifNoneMatch, etag)) return null;
+    counted?.((performance.now() - t0) / 1000);
+    // The answer's headers built once per ETag (the Response copies them).
+    if (etag !== lastEtag) {
+      lastEtag = etag;
+      lastInit = { status: 304, headers: new Headers({ etag, "cache-control": "no-store" }) };
+    }
+    return new Response(null, lastInit);
+  };
+  return (request): Promise<Response | null> | null => {
     if (request.method !== "GET") return null;
     const t0 = performance.now();
     const { path, search } = requestTarget(request.url);
     if (path !== POLICY_BUNDLE_PATH) return null;
-    const ifNoneMatch = request.headers.get("if-none-match");
+    const headers = request.headers;
+    const ifNoneMatch = headers.get("if-none-match");
     if (!ifNoneMatch) return null;
-    const poll = pollQuery(search);
-    if (!poll) return null;
-    const token = bearer(request.headers.get("authorization"));
-    if (!token || !isKind(token, "runtime")) return null;
-    const revision = await currentRevision(deps, known, readRevision, token).catch(() => null);
-    if (revision === null) return null;
-    const etag = bundleEtag(revision, poll.version, poll.conditions);
-    if (!etagMatches(ifNoneMatch, etag)) return null;
-    deps.metrics?.request("GET", POLICY_BUNDLE_PATH, 304, (performance.now() - t0) / 1000);
-    // The answer's headers built once per ETag (the Response copies them).
-    if (etag !== lastEtag) {
-      lastEtag = etag;
-      lastHeaders = new Headers({ etag, "cache-control": "no-store" });
+    let poll: Poll | null = lastPoll;
+    if (search !== lastSearch) {
+      poll = pollQuery(search);
+      if (!poll) return null;
+      lastSearch = search;
+      lastPoll = poll;
     }
-    return new Response(null, { status: 304, headers: lastHeaders });
+    const token = bearer(headers.get("authorization"));
+    if (!token || !isKind(token, "runtime")) return null;
+    return answer(t0, ifNoneMatch, poll, token);
   };
 }

@@ -31,8 +31,12 @@ export class ControlPlaneError extends Error {
     readonly status: number | null,
     readonly code: string | null = null,
     readonly call: RuntimeCall | null = null,
+    /** The problem's `detail` as the control plane sent it (redacted), when its answer was one. */
+    readonly detail: string | null = null,
+    /** A network error: what fetch threw. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 
@@ -110,7 +114,7 @@ export class ControlPlaneClient {
     } catch (e) {
       // Errors are logged and shown by /readyz and `policy show`: never a proxy password.
       const via = proxy ? ` through the egress proxy ${redactUrlCredentials(proxy)}` : "";
-      throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what);
+      throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what, null, e);
     }
     if (res.status >= 400) {
       // Read up to ERROR_BODY_LIMIT. The body may come from the egress proxy as well (an error
@@ -118,13 +122,14 @@ export class ControlPlaneClient {
       // a URL's password and leaves it unrecognised.
       const { text, cut } = await readErrorBody(res);
       let code: string | null = null;
-      let detail = redactUrlCredentials(text).slice(0, 300);
+      let problemDetail: string | null = null;
       try {
         const j = cut ? null : (JSON.parse(text) as { code?: unknown; detail?: unknown } | null);
         if (typeof j?.code === "string") code = j.code;
-        if (typeof j?.detail === "string") detail = redactUrlCredentials(j.detail).slice(0, 300);
+        if (typeof j?.detail === "string") problemDetail = redactUrlCredentials(j.detail).slice(0, 300);
       } catch {}
-      throw new ControlPlaneError(redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), res.status, code, what);
+      const detail = problemDetail ?? redactUrlCredentials(text).slice(0, 300);
+      throw new ControlPlaneError(redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), res.status, code, what, problemDetail);
     }
     return res;
   }
