@@ -97,8 +97,10 @@ stop_started_servers() { [ "$pg_was_running" = 1 ] || bash scripts/postgres-test
 trap stop_started_servers EXIT
 if PG_URL=$(bash scripts/postgres-test-server.sh 2>test-artifacts/postgres-server.log); then
   export SVC_TEST_POSTGRES_URL="$PG_URL"
+  bash scripts/postgres-test-server.sh clean # what earlier runs left, before and after
   run_suite unit-postgres "${BUN_TEST[@]}" src/controlplane; count_bun test-artifacts/unit-postgres.log unit-postgres
   run_suite integration-postgres "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration-postgres.log integration-postgres
+  bash scripts/postgres-test-server.sh clean
   unset SVC_TEST_POSTGRES_URL
 else
   cat test-artifacts/postgres-server.log; failed=$((failed + 1)); status=1; echo "suite postgres: the test server did not start"
