@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { newSecret } from "../auth/tokens.ts";
 import { testControlPlane } from "../testing.ts";
 import { bundlePollShortcut, pollQuery, sharedRevisionReads } from "./bundle-poll.ts";
-import { addInstallation } from "./fixtures.ts";
+import { bumpRevision } from "../organizations/service.ts";
+import { addInstallation, addOrganization } from "./fixtures.ts";
 
 const BUNDLE = "/api/v1/runtime/policy-bundle";
 
@@ -34,6 +35,26 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     }
     const metrics = await cp.deps.metrics!.registry.render();
     expect(metrics).toContain(`svc_cp_http_requests_total{method="GET",route="${BUNDLE}",status="304"} 3`);
+  });
+
+  test("the shortcut's remembered query and ETags never answer for another poll: queries alternating, two organizations at different revisions", async () => {
+    const cp = await testControlPlane();
+    const a = await addInstallation(cp);
+    const other = await addOrganization(cp);
+    const b = await addInstallation(cp, { orgId: other.orgId, workspaceId: other.workspaceId });
+    for (let i = 0; i < 3; i++) await bumpRevision(cp.deps.db, other.orgId); // b's organization at another revision
+    const poll = async (token: string, query: string, etag: string) => (await cp.call("GET", `${BUNDLE}${query}`, { token, headers: { "if-none-match": etag } })).status;
+    const [a1, a2, b1, b2] = [await etagOf(cp, a.token), await etagOf(cp, a.token, "?version=2&conditions=1"), await etagOf(cp, b.token), await etagOf(cp, b.token, "?version=2&conditions=1")];
+    expect(new Set([a1, a2, b1, b2]).size).toBe(4);
+    for (let round = 0; round < 2; round++) {
+      expect([await poll(a.token, "?version=1", a1), await poll(b.token, "?version=1", b1), await poll(a.token, "?version=2&conditions=1", a2), await poll(b.token, "?version=2&conditions=1", b2)]).toEqual([304, 304, 304, 304]);
+      // Each ETag answers only its own organization's revision and its own query.
+      expect([await poll(a.token, "?version=1", b1), await poll(b.token, "?version=1", a1), await poll(a.token, "?version=2&conditions=1", a1), await poll(a.token, "?version=1", a2)]).toEqual([200, 200, 200, 200]);
+    }
+    // The same query twice in a row (the remembered one is used the second time), then the other.
+    const runs = [];
+    for (const [query, etag] of [["?version=2&conditions=1", a2], ["?version=2&conditions=1", a2], ["?version=1", a1], ["?version=1", a1], ["?version=1", a2]] as const) runs.push(await poll(a.token, query, etag));
+    expect(runs).toEqual([304, 304, 304, 304, 200]);
   });
 
   test("a rotated token is refused at once, even with the current ETag, after polls that were answered 304", async () => {
