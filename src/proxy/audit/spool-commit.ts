@@ -150,19 +150,22 @@ export class GroupCommit {
       return;
     }
     this.written = b.end;
-    const now = this.now();
-    if (this.host.syncBatchNow && this.inFlight.length === 1 && now >= this.inlineAfter && now - this.lastSettled >= (this.host.quietMs ?? QUIET_MS)) {
+    // The clock is read only when the batch could be synced inline, and once more after it.
+    const syncNow = this.inFlight.length === 1 ? this.host.syncBatchNow : undefined;
+    const start = syncNow ? this.now() : 0;
+    if (syncNow && start >= this.inlineAfter && start - this.lastSettled >= (this.host.quietMs ?? QUIET_MS)) {
       let error: unknown = null;
       try {
-        this.host.syncBatchNow(this.active.fh);
+        syncNow(this.active.fh);
       } catch (e) {
         error = e;
       }
-      if (this.now() - now >= SLOW_INLINE_SYNC_MS) {
+      const end = this.now();
+      if (end - start >= SLOW_INLINE_SYNC_MS) {
         this.slowInlineSyncs++;
-        this.inlineAfter = this.now() + INLINE_PAUSE_MS;
+        this.inlineAfter = end + INLINE_PAUSE_MS;
       }
-      this.batchDone(b, error);
+      this.batchDone(b, error, end);
       return;
     }
     this.host.syncBatch(this.active.fh).then(
@@ -172,10 +175,10 @@ export class GroupCommit {
   }
 
   /** Answer finished batches in order: a batch after a failed one is refused as well. */
-  private batchDone(b: Batch, error: unknown): void {
+  private batchDone(b: Batch, error: unknown, at = this.now()): void {
     b.settled = true;
     b.error = error;
-    this.lastSettled = this.now();
+    this.lastSettled = at;
     if (error !== null) this.failure ??= error;
     while (this.inFlight[0]?.settled) {
       const done = this.inFlight.shift()!;
