@@ -76,6 +76,30 @@ describe("reading them from the control plane (the tool sync's attempts and expl
     expect((r.out as ToolSyncError).message).toContain(`does not serve ${POLICY_BUNDLE_PATH}`);
   });
 
+  test("a 304 to a read that sent no ETag (a broken intermediary) is retried, saying so", async () => {
+    const r = await read([() => new Response(null, { status: 304 }), () => Response.json(bundle)]);
+    expect(r.sleeps).toHaveLength(1);
+    expect(r.warnings).toEqual([expect.stringContaining(`attempt 1/5 failed: ${POLICY_BUNDLE_PATH} answered 304 to a read without an ETag`)]);
+    expect(r.out).toHaveLength(1);
+  });
+
+  test("a redirect is not followed (the runtime token goes nowhere else), and the failure says why", async () => {
+    const elsewhere: string[] = [];
+    const target = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (elsewhere.push(req.headers.get("authorization") ?? ""), Response.json(bundle)) });
+    const cp = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${target.port}/bundle` } }) });
+    try {
+      const warnings: string[] = [];
+      const out = await readRegisteredMcpTools({ controlPlaneUrl: `http://127.0.0.1:${cp.port}`, token: "svc_rt_1", egress: { noProxy: [] }, log: { ...quiet, warn: (l: string) => void warnings.push(l) }, sleep: async () => {} }).catch((e: unknown) => e);
+      expect(out).toBeInstanceOf(ToolSyncError);
+      expect(elsewhere).toEqual([]);
+      expect((out as ToolSyncError).attempts).toBe(1); // refused at once: the same URL would redirect again
+      expect((out as ToolSyncError).message).toContain(`answered 302, a redirect to http://127.0.0.1:${target.port}/bundle, not followed`);
+    } finally {
+      void cp.stop(true);
+      void target.stop(true);
+    }
+  });
+
   test("an answer that is not a policy bundle is refused at once, saying so", async () => {
     const r = await read([() => Response.json({ tools: "no" })]);
     expect(r.out).toBeInstanceOf(ToolSyncError);

@@ -76,4 +76,20 @@ describe("error answers", () => {
     expect(e).toMatchObject({ status: 404, code: "not_found" });
     expect(e.message).toEndWith("answered 404 not_found: no such installation");
   });
+
+  test("a redirect is not followed, so the runtime token goes nowhere else; the error names it", async () => {
+    const elsewhere: string[] = [];
+    const target = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (elsewhere.push(req.headers.get("authorization") ?? ""), new Response("{}")) });
+    const cp = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${target.port}/api/v1/runtime/policy-bundle` } }) });
+    try {
+      const direct = new ControlPlaneClient({ baseUrl: `http://127.0.0.1:${cp.port}`, token: "svc_rt_x", version: "test", egressProxy: null, noProxy: [], ca: null, timeoutMs: 2000 });
+      const e = await failure(direct.fetchBundle(2, null));
+      expect(e).toMatchObject({ status: 307 });
+      expect(e.message).toContain(`answered 307, a redirect to http://127.0.0.1:${target.port}/api/v1/runtime/policy-bundle, not followed`);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      void cp.stop(true);
+      void target.stop(true);
+    }
+  });
 });

@@ -103,7 +103,8 @@ export class ControlPlaneClient {
       headers,
       body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
       signal: AbortSignal.timeout(this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
-      redirect: "error",
+      // Never followed (the runtime token goes to the configured URL only); a redirect is named below.
+      redirect: "manual",
     };
     const proxy = egressProxyFor(url, this.opts.egressProxy, this.opts.noProxy);
     if (proxy) init.proxy = proxy;
@@ -115,6 +116,16 @@ export class ControlPlaneClient {
       // Errors are logged and shown by /readyz and `policy show`: never a proxy password.
       const via = proxy ? ` through the egress proxy ${redactUrlCredentials(proxy)}` : "";
       throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what, null, e);
+    }
+    if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+      await res.body?.cancel();
+      const to = res.headers.get("location");
+      throw new ControlPlaneError(
+        redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}, a redirect${to ? ` to ${to}` : ""}, not followed: the runtime token goes only to the configured control-plane URL (set it to where the control plane really is)`),
+        res.status,
+        null,
+        what,
+      );
     }
     if (res.status >= 400) {
       // Read up to ERROR_BODY_LIMIT. The body may come from the egress proxy as well (an error
