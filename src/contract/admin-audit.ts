@@ -2,6 +2,7 @@
 // the console's audit pages), model usage (`svc usage`, the console's usage page) and budgets
 // (`svc budgets`). See admin-api.ts.
 import { type Static, Type } from "@sinclair/typebox";
+import { AdminEventDetail } from "./admin-event.ts";
 import { Nullable, Time, listOf, open } from "./admin-shape.ts";
 import { BudgetState } from "./runtime-api.ts";
 
@@ -46,6 +47,10 @@ export const AuditRecordView = open({
   chain_id: Type.Optional(Str),
   chain_seq: OptionalNullable(Type.Integer()),
   chain_prev: OptionalNullable(Str),
+  /** Admin events (kind "admin", issue 27): who acted, on what, and the event's account (admin-event.ts). */
+  actor_id: Type.Optional(Str),
+  target: Type.Optional(Str),
+  admin: Type.Optional(AdminEventDetail),
   encryption: Type.Union([open({ mode: Type.Literal("recipients"), key_ids: Type.Array(Str) }), open({ mode: Type.Literal("digest-only") })]),
 });
 export type AuditRecordView = Static<typeof AuditRecordView>;

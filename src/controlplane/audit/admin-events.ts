@@ -1,52 +1,111 @@
-// Events the control plane writes into the audit trail itself (kind "admin"): escrow recovery
-// requests, approvals and decryptions (issue 15). They sit beside the runtimes' records, so
-// `svc audit list --kind admin`, export and the SIEM see them, and they form the organization's
-// own hash chain ("controlplane"), signed by the checkpoints like a proxy's: deleting or editing
-// one is caught by `svc audit verify`. An event carries who acted and why, never plaintext.
+// Events the control plane writes into the audit trail itself (kind "admin", issue 27): every
+// change to the admin plane and every refusal of one, from the API, the CLI, the console,
+// directory sync or bootstrap. They sit beside the runtimes' records, so `svc audit list --kind
+// admin`, export and the SIEM sinks see them, and they form the organization's own hash chain
+// ("controlplane"), signed by the checkpoints like a proxy's: deleting or editing one is caught
+// by `svc audit verify`. An event names who acted (actor), on what (target), the resource
+// before and after (secrets only as digests, contract/admin-event.ts), and the result.
+//
+// A change and its event are written in ONE transaction (`recordAdminEvent(tx, …)` inside the
+// service's own `db.transaction`): no change without its event, no event without its change.
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
+import { ANONYMOUS_ACTOR, type AdminActor, type AdminEventDetail, type AdminResult, type AdminSeverity, type AdminTarget, SYSTEM_ACTOR_PREFIX } from "../../contract/admin-event.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";
+import type { Principal } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
 import { recordRow } from "./ingest.ts";
 
 /** The chain, installation and agent ids admin events carry: no runtime ever has them. */
 export const CONTROL_PLANE_SOURCE = "controlplane";
 
+/** Components that change the admin plane with no person behind the request. */
+export type SystemComponent = "bootstrap" | "directory-sync" | "retention" | "checkpoint" | "controlplane";
+
 export type AdminEvent = {
   orgId: string;
-  /** The workspace the event concerns (the recovered record's). */
-  workspaceId: string;
-  /** e.g. `audit:recovery.request` */
+  /** The workspace the change concerns; org-wide changes leave it out (stored as "controlplane"). */
+  workspaceId?: string | null;
+  /** `<resource>.<verb>`, e.g. `policy.create`, `member.role_change` (docs/audit.md lists them) */
   action: string;
-  decision: "permit" | "deny";
-  /** What happened, in words (who, which request); never secret material. */
+  actor: AdminActor;
+  target: AdminTarget;
+  before?: unknown;
+  after?: unknown;
+  /** "ok" (the default) or "refused" (401/403 and the two-person rule's refusals) */
+  result?: AdminResult;
+  /** HTTP status answered (default 200 for ok, 403 for refused); 0 for scheduled work */
+  status?: number;
+  /** a refusal's problem code */
+  code?: string;
+  /** default "info" for ok, "high" for refused */
+  severity?: AdminSeverity;
+  /** What happened, in words (who, what); never secret material. */
   reason: string;
-  /** The account that acted (acc_…). */
-  actorAccountId: string;
-  /** The audit record the event is about. */
-  ref: string | null;
+  /** The audit record the event is about (an escrow recovery's record). */
+  ref?: string | null;
 };
 
+/** The actor of a request made by a signed-in person (auth/plugin.ts fills in address and agent). */
+export function actorOf(p: Principal): AdminActor {
+  return {
+    id: p.accountId,
+    email: p.email,
+    role: p.role,
+    credential: { kind: p.via === "token" ? "api_token" : "session", id: p.credentialId ?? null },
+    ip: p.ip ?? null,
+    user_agent: p.userAgent ?? null,
+  };
+}
+
+/** The actor of work the control plane does on its own (a scheduler, directory sync, bootstrap). */
+export function systemActor(component: SystemComponent): AdminActor {
+  return { id: `${SYSTEM_ACTOR_PREFIX}${component}`, email: null, role: null, credential: { kind: "system", id: component }, ip: null, user_agent: null };
+}
+
+/** The actor of a request that proved no identity (a 401), or a person not yet known (a failed sign-in). */
+export function anonymousActor(request: { ip: string | null; userAgent: string | null; email?: string | null }): AdminActor {
+  return { id: ANONYMOUS_ACTOR, email: request.email ?? null, role: null, credential: { kind: "none", id: null }, ip: request.ip, user_agent: request.userAgent };
+}
+
+/** The event's `detail` (pure). */
+export function eventDetail(e: AdminEvent): AdminEventDetail {
+  const result = e.result ?? "ok";
+  return {
+    v: 1,
+    actor: e.actor,
+    target: e.target,
+    ...(e.before !== undefined ? { before: e.before } : {}),
+    ...(e.after !== undefined ? { after: e.after } : {}),
+    result,
+    status: e.status ?? (result === "ok" ? 200 : 403),
+    ...(e.code ? { code: e.code } : {}),
+    severity: e.severity ?? (result === "ok" ? "info" : "high"),
+  };
+}
+
 /** Appends one admin event in the caller's transaction; returns its record id. */
-export async function appendAdminEvent(tx: Db, e: AdminEvent, now: number): Promise<string> {
+export async function recordAdminEvent(tx: Db, e: AdminEvent, now: number): Promise<string> {
   const id = newId("auditRecord", now);
+  const detail = eventDetail(e);
   const base = {
     id,
     ts: new Date(now).toISOString(),
     kind: "admin",
     harness: CONTROL_PLANE_SOURCE,
     organization_id: e.orgId,
-    workspace_id: e.workspaceId,
+    workspace_id: e.workspaceId ?? CONTROL_PLANE_SOURCE,
     installation_id: CONTROL_PLANE_SOURCE,
     agent_id: CONTROL_PLANE_SOURCE,
     action: e.action,
     tool_name: null,
-    decision: e.decision,
+    decision: detail.result === "ok" ? "permit" : "deny",
     reason: e.reason,
     policy_id: null,
     policy_revision: 0,
-    subject: { user_id: null, remote_user_id: e.actorAccountId, via_installation: false },
+    // The person, as the admin trail names them; records of runtimes name the chat user here.
+    subject: { user_id: null, remote_user_id: e.actor.id, via_installation: false },
     ...(e.ref ? { ref: e.ref } : {}),
     args_digest: null,
     digest_key_id: null,
@@ -54,6 +113,7 @@ export async function appendAdminEvent(tx: Db, e: AdminEvent, now: number): Prom
     ciphertext: null,
   } as unknown as AuditRecord;
   const link = await appendOwnChain(tx, e.orgId, CONTROL_PLANE_SOURCE, CONTROL_PLANE_SOURCE, now, (l) => recordHash({ ...base, ...l }, ciphertextDigest(null)));
-  await tx.insert(tables(tx).auditRecords).values(recordRow({ ...base, ...link } as AuditRecord, now));
+  const target = `${e.target.type}:${e.target.id ?? ""}`;
+  await tx.insert(tables(tx).auditRecords).values({ ...recordRow({ ...base, ...link } as AuditRecord, now), actorId: e.actor.id, target, detail: JSON.stringify(detail) });
   return id;
 }

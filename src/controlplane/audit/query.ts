@@ -4,6 +4,7 @@
 // A tool+decision search rides the (org, tool, decision, id) index; user and installation
 // searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
+import type { AdminEventDetail } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
@@ -78,6 +79,9 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   chainId: a.chainId,
   chainSeq: a.chainSeq,
   chainPrev: a.chainPrev,
+  actorId: a.actorId,
+  target: a.target,
+  detail: a.detail,
 });
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
@@ -116,6 +120,9 @@ export function recordView(r: Row, email: string | null) {
     ...(r.cost !== null ? { cost: r.cost } : {}),
     ...(r.durationMs !== null ? { duration_ms: r.durationMs } : {}),
     ...(r.chainId !== null ? { chain_id: r.chainId, chain_seq: r.chainSeq, chain_prev: r.chainPrev } : {}),
+    ...(r.actorId !== null ? { actor_id: r.actorId } : {}),
+    ...(r.target !== null ? { target: r.target } : {}),
+    ...(r.detail !== null ? { admin: JSON.parse(r.detail) as AdminEventDetail } : {}),
     encryption:
       r.recipientKeyIds.length > 0
         ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)

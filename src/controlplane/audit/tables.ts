@@ -51,6 +51,15 @@ export const auditRecords = table(
     chainSeq: c.integer("chain_seq"),
     chainPrev: c.text("chain_prev"),
     receivedAt: c.millis("received_at").notNull(),
+    /**
+     * Admin events (kind "admin", issue 27, admin-events.ts): who acted (`acc_…`, `system:<name>`
+     * or `anonymous`), what they acted on (`<type>:<id>`), and the event's whole account as
+     * JSON text (contract/admin-event.ts AdminEventDetail: actor, target, before/after with
+     * secrets only as digests, result, severity). Null on the runtimes' records.
+     */
+    actorId: c.text("actor_id"),
+    target: c.text("target"),
+    detail: c.text("detail"),
   }),
   // Partial indexes (WHERE …) hold only the rows their queries can find: many records have no
   // policy, most no shadow policy, and most are no model call's outcome; an index entry not
@@ -70,5 +79,8 @@ export const auditRecords = table(
     c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
     // retention walks each chain up from its oldest record (audit/retention.ts)
     c.index("audit_org_chain_seq").on(t.orgId, t.chainId, t.chainSeq),
+    // the admin trail (svc audit list --kind admin [--actor …]; issue 27): few rows among many
+    c.index("audit_org_admin_id").on(t.orgId, t.id).where(sql`${t.kind} = 'admin'`),
+    c.index("audit_org_actor_id").on(t.orgId, t.actorId, t.id).where(isNotNull(t.actorId)),
   ],
 );

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { cookieName } from "../http/cookie-names.ts";
+import { clientIp } from "../http/rate-limit.ts";
 import { credentialOf } from "../http/request-gate.ts";
 import { findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
 import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
@@ -44,7 +45,8 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
   if (!p) throw new SvcError("unauthorized", "sign in first: run `svc login` or sign in to the console");
   const org = (ctx.params as { org?: string } | undefined)?.org;
   if (org !== undefined && org !== p.orgId) throw new SvcError("not_found", `organization ${org} not found`);
-  return p;
+  // Who asked, from where: the admin trail names it with every change (audit/admin-events.ts).
+  return { ...p, ip: clientIp(deps, ctx.request), userAgent: ctx.headers["user-agent"]?.slice(0, 300) ?? null };
 }
 
 export async function runtimeCaller(deps: ControlPlaneDeps, headers: Record<string, string | undefined>): Promise<RuntimeCaller> {

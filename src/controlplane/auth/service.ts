@@ -16,7 +16,24 @@ export type Role = "owner" | "admin" | "member";
  * and never for an owner: an owner signs in with their password (`ssoMayOpen`).
  */
 export type AuthMethod = "password" | "sso";
-export type Principal = { accountId: string; email: string; orgId: string; role: Role; via: "token" | "session"; csrfToken?: string; authMethod?: AuthMethod; tokenExpiresAt?: number | null };
+export type Principal = {
+  accountId: string;
+  email: string;
+  orgId: string;
+  role: Role;
+  via: "token" | "session";
+  csrfToken?: string;
+  authMethod?: AuthMethod;
+  tokenExpiresAt?: number | null;
+  /**
+   * The credential that proved it, as the admin trail names it (issue 27): an API token's id
+   * (`tok_…`) or the first 16 hex digits of a session's stored hash; never the secret itself.
+   */
+  credentialId?: string;
+  /** The client's address and user agent (auth/plugin.ts resolvePrincipal), for the admin trail. */
+  ip?: string | null;
+  userAgent?: string | null;
+};
 
 export async function findAccountByEmail(db: Db, email: string) {
   const a = tables(db).accounts;
@@ -235,7 +252,7 @@ export function ssoMayOpen(role: Role): boolean {
   return role !== "owner";
 }
 
-async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
+async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], credentialId: string, session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
   const { memberships: m, accounts: a } = tables(db);
   const [row] = await db
     .select({ email: a.email, role: m.role })
@@ -245,7 +262,7 @@ async function principalFor(db: Db, accountId: string, orgId: string, via: Princ
   if (!row) return null;
   // A single sign-on session of an account made owner since: it ends (sign in with the password).
   if (session?.authMethod === "sso" && !ssoMayOpen(row.role)) return null;
-  return { accountId, email: row.email, orgId, role: row.role, via, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
+  return { accountId, email: row.email, orgId, role: row.role, via, credentialId, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 
 export async function principalFromToken(deps: ControlPlaneDeps, token: string): Promise<Principal | null> {
@@ -263,7 +280,7 @@ export async function principalFromToken(deps: ControlPlaneDeps, token: string):
   if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000) {
     await deps.db.update(t).set({ lastUsedAt: deps.now() }).where(eq(t.id, row.id));
   }
-  const p = await principalFor(deps.db, row.accountId, row.orgId, "token");
+  const p = await principalFor(deps.db, row.accountId, row.orgId, "token", row.id);
   return p && { ...p, tokenExpiresAt: expiresAt };
 }
 
@@ -272,7 +289,12 @@ export async function principalFromSession(deps: ControlPlaneDeps, raw: string):
   const s = tables(deps.db).sessions;
   const [row] = await deps.db.select().from(s).where(eq(s.idHash, hashSecret(raw)));
   if (!row || row.expiresAt <= deps.now()) return null;
-  return principalFor(deps.db, row.accountId, row.orgId, "session", { csrfToken: row.csrfToken, authMethod: row.authMethod });
+  return principalFor(deps.db, row.accountId, row.orgId, "session", sessionCredentialId(row.idHash), { csrfToken: row.csrfToken, authMethod: row.authMethod });
+}
+
+/** How the admin trail names a session: the first 16 hex digits of its stored hash (never the cookie). */
+export function sessionCredentialId(idHash: string): string {
+  return idHash.slice(0, 16);
 }
 
 export function requireAdmin(p: Principal): void {

@@ -13,7 +13,7 @@ import { Decrypter } from "age-encryption";
 import { and, desc, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { appendAdminEvent } from "../audit/admin-events.ts";
+import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import { getRecord, recordCiphertext } from "../audit/query.ts";
 import { type Principal, emailsOfAccounts } from "../auth/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
@@ -97,7 +97,7 @@ export async function createRequest(deps: ControlPlaneDeps, by: Principal, input
   const id = newId("recoveryRequest", now);
   await deps.db.transaction(async (tx) => {
     await tx.insert(tables(tx).auditRecoveryRequests).values({ id, orgId: by.orgId, recordId: record.id, reason, requestedBy: by.accountId, status: "pending", createdAt: now });
-    await appendAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.request, decision: "permit", reason: `${by.email} requested escrow recovery ${id} of record ${record.id}: ${reason}`, actorAccountId: by.accountId, ref: record.id }, now);
+    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.request, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `${by.email} requested escrow recovery ${id} of record ${record.id}: ${reason}`, ref: record.id }, now);
   });
   return getRequest(deps.db, by.orgId, id);
 }
@@ -114,7 +114,7 @@ export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: 
     const q = tables(tx).auditRecoveryRequests;
     await tx.update(q).set({ status: "approved", approvedBy: by.accountId, approvedAt: now }).where(and(eq(q.id, id), eq(q.status, "pending")));
     const record = await getRecord(tx, by.orgId, row.recordId);
-    await appendAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.approve, decision: "permit", reason: `${by.email} approved escrow recovery ${id} of record ${row.recordId}`, actorAccountId: by.accountId, ref: row.recordId }, now);
+    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.approve, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `${by.email} approved escrow recovery ${id} of record ${row.recordId}`, ref: row.recordId }, now);
   });
   return getRequest(deps.db, by.orgId, id);
 }
@@ -151,7 +151,7 @@ export async function fetchPlaintext(deps: ControlPlaneDeps, by: Principal, id: 
       .where(and(eq(q.orgId, by.orgId), eq(q.id, id), eq(q.status, "approved"), eq(q.requestedBy, by.accountId)))
       .returning({ id: q.id });
     if (!done) throw new SvcError("recovery_consumed", `the plaintext of ${id} was already fetched; it is handed out once: request a new recovery if you need it again`);
-    await appendAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.decrypt, decision: "permit", reason: `escrow recovery ${id}: the arguments of record ${row.recordId} were decrypted and handed to ${by.email}, once`, actorAccountId: by.accountId, ref: row.recordId }, now);
+    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.decrypt, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `escrow recovery ${id}: the arguments of record ${row.recordId} were decrypted and handed to ${by.email}, once`, ref: row.recordId }, now);
   });
   return { recordId: row.recordId, plaintext };
 }
