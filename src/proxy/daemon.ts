@@ -20,7 +20,7 @@ import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
-import { DecisionSummary } from "./api/decision-summary.ts";
+import { DecisionSummary } from "./pipeline/decision-summary.ts";
 import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
@@ -37,7 +37,9 @@ import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
-import { ClaimLinks } from "./api/claim-links.ts";
+import { ClaimLinks } from "./pipeline/claim-links.ts";
+import { Pipeline } from "./pipeline/pipeline.ts";
+import { bookGate } from "./pipeline/limits.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -221,21 +223,27 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
+  // One pipeline for every governed call: the local API's chat and tool routes and the MCP gateway.
+  const pipeline = new Pipeline({
+    status,
+    recorder,
+    claims: new ClaimLinks({ createClaim: async (r) => client.createClaim(r), log, onError: credentialCheck }),
+    decisions,
+    log,
+    now: () => new Date(),
+    budgets: bookGate(budgets),
+    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
+    onModelCallEnd: (e) => metrics.modelCallEnded(e),
+  });
   const api = createLocalApi({
     token: config.token,
     status,
-    recorder,
-    claims: client,
+    pipeline,
     credentials,
     modelCa: ca,
     spoolDepth: () => spool.depth,
     log,
-    onRuntimeError: credentialCheck,
-    decisions,
     extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
-    onModelCallEnd: (e) => metrics.modelCallEnded(e),
-    budgets,
-    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
   });
 
   loop.reloadPersisted();
@@ -260,7 +268,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   let gatewayServer: Server<undefined> | null = null;
   let mcpUrl: string | null = null;
   if (config.chatuiSecretKey) {
-    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: async (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, log });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {

@@ -4,9 +4,9 @@
 // decision, on series looked up in nested maps (no allocation once a series exists). The
 // rest is read when scraped: spool depth and the age of its oldest unshipped record, the
 // bundle's age and revision, records shipped.
-import type { AuditRecord } from "../contract/audit.ts";
+import { type AuditRecord, reasonCode } from "../contract/audit.ts";
 import { Counter, FAST_SECONDS, Gauge, Histogram, Registry, SLOW_SECONDS } from "../metrics/index.ts";
-import type { ModelCallEnd } from "./api/metered-call.ts";
+import type { ModelCallEnd } from "./pipeline/pipeline.ts";
 import type { Route } from "./api/routes.ts";
 import { sealCounters } from "./audit/age-seal.ts";
 import type { AuditSpool } from "./audit/spool.ts";
@@ -75,9 +75,10 @@ export class ProxyMetrics {
     let k = this.byKind.get(record.kind);
     if (!k) this.byKind.set(record.kind, (k = { seconds: this.decisionSeconds.labels(record.kind), results: new Map() }));
     k.seconds.observe(seconds);
+    // Keyed by the reason as recorded; labelled by its code (a limit's refusal names the limit after the code).
     const result = record.decision === "permit" ? "permit" : record.reason;
     let c = k.results.get(result);
-    if (!c) k.results.set(result, (c = this.decisions.labels(record.kind, result)));
+    if (!c) k.results.set(result, (c = this.decisions.labels(record.kind, reasonCode(result))));
     c.inc();
   }
 

@@ -9,17 +9,12 @@
 import type { FrontendUser } from "../../contract/local-api.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import type { Logger } from "../../log/index.ts";
-import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
+import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
-import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
-import type { BudgetBook } from "../policy/budgets.ts";
-import type { RateLimiter } from "../policy/rate-limits.ts";
+import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
-import { ClaimLinks } from "./claim-links.ts";
-import { DecisionSummary } from "./decision-summary.ts";
-import type { ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 import { BadUserHeader, bearerMatcher, userFromHeaders } from "./request-user.ts";
 import type { Route, RouteContext, RouteHandler } from "./routes.ts";
@@ -31,28 +26,18 @@ export { READYZ_PATH } from "./status-routes.ts";
 export type LocalApiDeps = {
   token: string;
   status: ProxyStatus;
-  recorder: AuditRecorder;
-  claims: Pick<ControlPlaneClient, "createClaim">;
+  /** The governed-call pipeline, shared with the MCP gateway (../pipeline/). */
+  pipeline: Pipeline;
   credentials: Pick<CredentialSync, "unseal">;
   /** CA certificates for the model endpoint (system roots + SVC_PROXY_CA_FILE), or null for the defaults. */
   modelCa: string[] | null;
   spoolDepth: () => number;
   log: Logger;
   fetchImpl?: typeof fetch;
-  /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
-  onRuntimeError?: (e: unknown) => void;
-  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
-  onModelCallEnd?: (end: ModelCallEnd) => void;
-  /** The periodic decision summary; the daemon stops it at shutdown. */
-  decisions?: DecisionSummary;
   /** The clock policy conditions see as `now` (tests set it). */
   now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
-  /** Budgets to enforce on model calls (issue 16). */
-  budgets?: BudgetBook;
-  /** Requests-per-minute limits (issue 16). */
-  rateLimits?: RateLimiter;
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -61,18 +46,13 @@ const ROUTE_MODULES: ((c: RouteContext) => Route[])[] = [statusRoutes, chatRoute
 export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
   const ctx: RouteContext = {
     status: d.status,
-    recorder: d.recorder,
-    claims: new ClaimLinks({ createClaim: async (r) => d.claims.createClaim(r), log: d.log, ...(d.onRuntimeError ? { onError: d.onRuntimeError } : {}) }),
+    pipeline: d.pipeline,
     credentials: d.credentials,
     modelCa: d.modelCa,
     spoolDepth: d.spoolDepth,
-    decisions: d.decisions ?? new DecisionSummary({ log: d.log }),
     log: d.log,
     now: d.now ?? (() => new Date()),
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
-    ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
-    ...(d.budgets ? { budgets: d.budgets } : {}),
-    ...(d.rateLimits ? { rateLimits: d.rateLimits } : {}),
   };
   return routeRequests(d.token, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }

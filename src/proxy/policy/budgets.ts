@@ -11,7 +11,8 @@ import type { Subject } from "./policy-index.ts";
 
 export const WARN_AT = 0.8;
 
-export type BudgetVerdict = { refusal: string | null; warning: string | null };
+/** A refusal names the budget that refused (`exceeded`), for the audit record. */
+export type BudgetVerdict = { refusal: string | null; warning: string | null; exceeded?: { id: string; name: string } };
 const NONE: BudgetVerdict = { refusal: null, warning: null };
 
 function amount(unit: BudgetState["unit"], v: number): string {
@@ -71,7 +72,7 @@ export class BudgetBook {
       const spent = this.spent(b, now);
       const resets = now >= Date.parse(b.resets_at) ? "at the next update" : `at ${b.resets_at}`;
       if (spent >= b.limit) {
-        return { refusal: `Refused (${REFUSAL_CODES.budgetExceeded}): the budget "${b.name}" is used up (${amount(b.unit, spent)} of ${amount(b.unit, b.limit)} this ${b.period}); it resets ${resets}`, warning: null };
+        return { refusal: `Refused (${REFUSAL_CODES.budgetExceeded}): the budget "${b.name}" is used up (${amount(b.unit, spent)} of ${amount(b.unit, b.limit)} this ${b.period}); it resets ${resets}`, warning: null, exceeded: { id: b.id, name: b.name } };
       }
       if (warning === null && spent >= WARN_AT * b.limit) {
         const key = `${b.id}\u0000${s.kind === "user" ? s.userId : "-"}\u0000${b.period_start}`;
