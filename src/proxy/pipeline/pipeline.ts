@@ -1,6 +1,7 @@
 // The governed-call pipeline: every model call, pack tool call and MCP tool call goes through
 // the same steps, in this order (docs/proxy.md "The governed call"):
-//   1 identity   the front-end user resolved through the bundle's identity map
+//   1 identity   the front-end user resolved through the bundle's identity map (a user of a
+//                disabled service user is refused here, recorded under that user)
 //   2 decision   policies, their conditions, shadow policies (decision.ts); for a model call,
 //                the model the profile offers
 //   3 rate limits                       (limits.ts)
@@ -12,7 +13,7 @@
 // The entry points (../api/chat-route.ts, ../api/tool-routes.ts, ../mcp/gateway.ts) are thin
 // adapters: they read their request, call `admit`, answer a refusal in their own form
 // (refusals.ts holds the one table), run the call on a permit and report its end.
-import type { AuditRecord } from "../../contract/audit.ts";
+import type { AuditRecord, AuditSubject } from "../../contract/audit.ts";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
@@ -22,9 +23,9 @@ import type { DecisionSummary } from "./decision-summary.ts";
 import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
 import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
-import { actionOf, modelRefusal, type PolicyCall, policyDecision } from "./decision.ts";
+import { actionOf, disabledCaller, modelRefusal, type PolicyCall, policyDecision } from "./decision.ts";
 import { type BudgetGate, rateRefusal, type Reservation } from "./limits.ts";
-import type { Refusal } from "./refusals.ts";
+import { disabledRefusal, type Refusal } from "./refusals.ts";
 
 export type ToolCall = {
   kind: "tool";
@@ -64,6 +65,11 @@ function refusalOf(d: Decision): Refusal {
   return { code: d.code!, message: d.message!, reason: d.reason, policyId: d.policyId };
 }
 
+/** A disabled user's refusal, recorded under their service user; no policy is asked. */
+function refusedAsDisabled(subject: AuditSubject): { verdict: Verdict; refusal: Refusal; reservation: null } {
+  return { verdict: { decision: "deny", reason: disabledRefusal.reason, policyId: null, subject }, refusal: disabledRefusal, reservation: null };
+}
+
 export class Pipeline {
   constructor(private readonly d: PipelineDeps) {}
 
@@ -79,20 +85,9 @@ export class Pipeline {
    * adapter and never runs.
    */
   async admit(compiled: CompiledBundle, call: GovernedCall): Promise<Admission> {
-    const now = this.d.now();
     const policyCall: PolicyCall = call.kind === "tool" ? { kind: "tool", tool: call.tool, args: call.args } : { kind: "model", model: call.model };
-    const decision = policyDecision(compiled, call.user, policyCall, now);
-    let refusal = decision.decision === "deny" ? refusalOf(decision) : null;
-    if (!refusal && call.kind === "model") refusal = modelRefusal(compiled, call.model);
-    refusal ??= rateRefusal(this.d.rateLimits, decision.subject, call.kind === "tool" ? { tool: call.tool } : { model: call.model }, now.getTime());
-    let reservation: Reservation | null = null;
-    if (!refusal && call.kind === "model" && this.d.budgets) {
-      reservation = await this.d.budgets.reserve(decision.subject, now.getTime());
-      refusal = reservation.refusal;
-    }
-    const verdict: Verdict = refusal
-      ? { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject: auditSubject(decision.subject), ...(decision.shadow ? { shadow: decision.shadow } : {}) }
-      : { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject: auditSubject(decision.subject), ...(decision.shadow ? { shadow: decision.shadow } : {}) };
+    const disabled = disabledCaller(compiled, call.user);
+    const { verdict, refusal, reservation } = disabled ? refusedAsDisabled(disabled) : await this.decide(compiled, call, policyCall);
     const recording =
       call.kind === "tool"
         ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(policyCall), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
@@ -109,6 +104,24 @@ export class Pipeline {
     this.d.decisions.note(call.kind, refusal ? "deny" : "permit", refusal?.code ?? null);
     if (refusal) return { permit: false, record, refusal, ...(claim ? { claim } : {}) };
     return { permit: true, compiled, record, warning: reservation?.warning ?? null, reservation };
+  }
+
+  /** Steps 2–4 for a caller who is not disabled: policy, then the limits of a permitted call. */
+  private async decide(compiled: CompiledBundle, call: GovernedCall, policyCall: PolicyCall): Promise<{ verdict: Verdict; refusal: Refusal | null; reservation: Reservation | null }> {
+    const now = this.d.now();
+    const decision = policyDecision(compiled, call.user, policyCall, now);
+    let refusal = decision.decision === "deny" ? refusalOf(decision) : null;
+    if (!refusal && call.kind === "model") refusal = modelRefusal(compiled, call.model);
+    refusal ??= rateRefusal(this.d.rateLimits, decision.subject, call.kind === "tool" ? { tool: call.tool } : { model: call.model }, now.getTime());
+    let reservation: Reservation | null = null;
+    if (!refusal && call.kind === "model" && this.d.budgets) {
+      reservation = await this.d.budgets.reserve(decision.subject, now.getTime());
+      refusal = reservation.refusal;
+    }
+    const shadow = decision.shadow ? { shadow: decision.shadow } : {};
+    const subject = auditSubject(decision.subject);
+    const verdict: Verdict = refusal ? { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject, ...shadow } : { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject, ...shadow };
+    return { verdict, refusal, reservation };
   }
 
   /** Step 8 of a tool call: its outcome record; null when the decision is unknown here (not permitted, or forgotten). */

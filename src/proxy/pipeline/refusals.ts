@@ -18,6 +18,7 @@ export const REFUSALS: Readonly<Record<PipelineRefusalCode, Row>> = {
   [REFUSAL_CODES.toolNotRegistered]: { status: 403, type: "refusal" },
   [REFUSAL_CODES.denied]: { status: 403, type: "refusal" },
   [REFUSAL_CODES.unlinked]: { status: 403, type: "refusal" },
+  [REFUSAL_CODES.disabled]: { status: 403, type: "refusal" },
   [REFUSAL_CODES.rateLimited]: { status: 429, type: "refusal" },
   [REFUSAL_CODES.budgetExceeded]: { status: 403, type: "refusal" },
   [MODEL_NOT_FOUND]: { status: 404, type: "invalid_request_error" },
@@ -35,6 +36,14 @@ export type Refusal = {
   /** A rate limit's wait (the chat route's Retry-After). */
   retryAfterSeconds?: number;
 };
+
+/**
+ * A disabled user's refusal, in spec §7's form: they learn that their service user is
+ * disabled (not that they are unlinked: a claim link would not help them).
+ */
+export const DISABLED_TEXT = `Refused (${REFUSAL_CODES.disabled}): the service user this chat account is linked to is disabled; ask an administrator of svc to enable it`;
+
+export const disabledRefusal: Refusal = { code: REFUSAL_CODES.disabled, message: DISABLED_TEXT, reason: REFUSAL_CODES.disabled, policyId: null };
 
 const REASON_LIMIT = 200;
 
