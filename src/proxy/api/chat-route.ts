@@ -70,5 +70,5 @@ export function chatRoutes(c: RouteContext): Route[] {
     return answer;
   }
 
-  return [{ method: "POST", path: "/v1/chat/completions", handler: chat }];
+  return [{ method: "POST", path: "/v1/chat/completions", handler: chat, bodyLimit: CHAT_BODY_LIMIT }];
 }

@@ -15,6 +15,7 @@ import type { CredentialSync } from "../link/credential-sync.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
+import { discardUnread, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { openAIError } from "./model-forward.ts";
 import { BadUserHeader, bearerMatcher, userFromHeaders } from "./request-user.ts";
 import type { Route, RouteContext, RouteHandler } from "./routes.ts";
@@ -61,6 +62,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
  * The router: token check (except public routes), 404 for an unknown path, 405 with Allow for
  * a known path asked with another method (HEAD answered like GET), 400 for a bad user header,
  * and a 500 that fails closed when a route throws (the audit record could not be written).
+ * Every answer waits for the request's body to be read (or discarded within a bound).
  */
 export function routeRequests(token: string, list: Route[], log: Logger): (req: Request) => Promise<Response> {
   const routes = new Map<string, Map<string, RouteHandler>>();
@@ -74,7 +76,16 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
   }
 
   const tokenMatches = bearerMatcher(token);
+  const limits = new Map(list.map((r) => [r.path, r.bodyLimit ?? TOOL_BODY_LIMIT]));
+  // Read before answering (json-body.ts discardUnread): whatever the answer, the body the
+  // route left unread is read first, within the route's limit.
   return async (req) => {
+    const res = await answer(req);
+    await discardUnread(req, limits.get(requestTarget(req.url).path) ?? TOOL_BODY_LIMIT);
+    return res;
+  };
+
+  async function answer(req: Request): Promise<Response> {
     const { path } = requestTarget(req.url);
     if (!publicPaths.has(path) && !tokenMatches(req.headers.get("authorization"))) {
       return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
@@ -107,5 +118,5 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
     }
-  };
+  }
 }

@@ -18,6 +18,8 @@ export type Route = {
   handler: RouteHandler;
   /** Answered without the runtime token (only /readyz). */
   public?: boolean;
+  /** The most the route reads of a body (json-body.ts); an answer given without reading it discards that much first. 1 MiB when absent. */
+  bodyLimit?: number;
 };
 
 /** What the route modules use; built once by createLocalApi from LocalApiDeps. */

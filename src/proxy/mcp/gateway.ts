@@ -29,6 +29,7 @@ import { type CallToolResult, CallToolRequestSchema, ElicitResultSchema, ListToo
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
+import { discardUnread, TOOL_BODY_LIMIT } from "../api/json-body.ts";
 import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
 import { wouldPermit } from "../pipeline/decision.ts";
@@ -199,35 +200,42 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   return {
     sessions: () => sessions.size,
     async fetch(req) {
-      if (new URL(req.url).pathname !== MCP_GATEWAY_PATH) return rpcError(404, `no MCP endpoint here; it is ${MCP_GATEWAY_PATH}`);
-      const who = verifySession(req.headers.get("authorization"), d.secretKey, Math.floor(now() / 1000));
-      if (!who.ok) {
-        d.log.warn("mcp request refused", { reason: who.reason });
-        const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
-        return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
-      }
-      const sid = req.headers.get("mcp-session-id");
-      if (sid) {
-        const s = sessions.get(sid);
-        if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
-        if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
-        s.lastSeen = now();
-        return s.transport.handleRequest(req);
-      }
-      sweep();
-      const server = newServer(who.userId);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server, userId: who.userId, lastSeen: now() }),
-        onsessionclosed: (id) => void sessions.delete(id),
-      });
-      await server.connect(transport);
-      const res = await transport.handleRequest(req);
-      if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
+      const res = await answer(req);
+      // Read before answering: a 401 or 404 given without reading the body waits for it (bounded).
+      await discardUnread(req, TOOL_BODY_LIMIT);
       return res;
     },
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
     },
   };
+
+  async function answer(req: Request): Promise<Response> {
+    if (new URL(req.url).pathname !== MCP_GATEWAY_PATH) return rpcError(404, `no MCP endpoint here; it is ${MCP_GATEWAY_PATH}`);
+    const who = verifySession(req.headers.get("authorization"), d.secretKey, Math.floor(now() / 1000));
+    if (!who.ok) {
+      d.log.warn("mcp request refused", { reason: who.reason });
+      const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
+      return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
+    }
+    const sid = req.headers.get("mcp-session-id");
+    if (sid) {
+      const s = sessions.get(sid);
+      if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
+      if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
+      s.lastSeen = now();
+      return s.transport.handleRequest(req);
+    }
+    sweep();
+    const server = newServer(who.userId);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server, userId: who.userId, lastSeen: now() }),
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    await server.connect(transport);
+    const res = await transport.handleRequest(req);
+    if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
+    return res;
+  }
 }
