@@ -28,6 +28,7 @@ import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
+import { replayRoute } from "./audit/replay-route.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFullReason } from "./audit/spool-space.ts";
@@ -208,7 +209,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const ship = shipper;
   const stanzas = new StanzaPool();
   const budgets = new BudgetBook();
-  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, budgets });
+  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, shipping: ship, budgets });
   const recorder = new AuditRecorder({
     spool,
     status,
@@ -243,7 +244,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     modelCa: ca,
     spoolDepth: () => spool.depth,
     log,
-    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
+    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],
   });
 
   loop.reloadPersisted();

@@ -29,6 +29,9 @@ export function recordIdTime(id: string): number | null {
   return t.length === 10 ? ms : null;
 }
 
+/** What the shipper reports (shipper.ts): failed calls by status, whether the last one failed, records set aside. */
+export type ShippingHealth = { readonly failures: ReadonlyMap<string, number>; readonly failing: boolean; readonly rejected: number };
+
 export class ProxyMetrics {
   readonly registry = new Registry();
   private readonly decisions = this.registry.add(new Counter("svc_proxy_decisions_total", "Decisions by kind (tool, model) and result (permit, or the refusal code).", ["kind", "result"]));
@@ -43,10 +46,16 @@ export class ProxyMetrics {
   private readonly byKind = new Map<string, { seconds: Observe; results: Map<string, Inc> }>();
   private readonly writtenAll = this.written.labels();
 
-  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; budgets?: BudgetBook; now?: () => number }) {
+  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; shipping?: ShippingHealth; budgets?: BudgetBook; now?: () => number }) {
     const now = o.now ?? Date.now;
     const r = this.registry;
     r.add(new Gauge("svc_proxy_audit_records_shipped_total", "Audit records the control plane acknowledged since start.", () => o.shipped(), [], "counter"));
+    const shipping = o.shipping;
+    if (shipping) {
+      r.add(new Gauge("svc_proxy_audit_ship_failures_total", "Shipping calls refused or failed as a whole, by status (413, 502, …) or network: the records stay spooled and are sent again.", () => [...shipping.failures].map(([k, n]) => [[k], n] as [string[], number]), ["status"], "counter"));
+      r.add(new Gauge("svc_proxy_audit_shipping_failing", "1 while the last shipping call failed (records wait in the spool), else 0.", () => (shipping.failing ? 1 : 0)));
+      r.add(new Gauge("svc_proxy_audit_records_set_aside_total", "Audit records the control plane rejected for good (rejected.jsonl) since start.", () => shipping.rejected, [], "counter"));
+    }
     r.add(new Gauge("svc_proxy_spool_depth", "Audit records not yet acknowledged by the control plane.", () => o.spool.depth));
     r.add(
       new Gauge("svc_proxy_spool_oldest_unshipped_age_seconds", "Age of the oldest audit record not yet acknowledged (0 when none).", async () => {
