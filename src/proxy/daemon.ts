@@ -40,7 +40,8 @@ import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 import { ClaimLinks } from "./pipeline/claim-links.ts";
 import { Pipeline } from "./pipeline/pipeline.ts";
-import { bookGate } from "./pipeline/limits.ts";
+import { leaseGate } from "./pipeline/limits.ts";
+import { BudgetLeases } from "./policy/budget-leases.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -224,6 +225,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
+  // Budgets by reservation: leases from the control plane before each model call (policy/budget-leases.ts).
+  const leases = new BudgetLeases({ lease: async (req) => client.budgetLeases(req), log, onError: credentialCheck });
   // One pipeline for every governed call: the local API's chat and tool routes and the MCP gateway.
   const pipeline = new Pipeline({
     status,
@@ -232,7 +235,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     decisions,
     log,
     now: () => new Date(),
-    budgets: bookGate(budgets),
+    budgets: leaseGate(budgets, leases),
     ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
     onModelCallEnd: (e) => metrics.modelCallEnded(e),
   });
@@ -307,6 +310,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   void loop.start().then(() => {
     void heartbeat.beat();
     limits.start();
+    leases.start();
   });
 
   let shuttingDown: Promise<number> | null = null;
@@ -335,6 +339,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         decisions.stop();
         stanzas.close();
+        // What this replica still holds of the budgets goes back (calls still streaming keep theirs until cut).
+        await Promise.race([leases.close(), Bun.sleep(Math.max(0, end - Date.now()))]);
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await gatewayServer?.stop(true);

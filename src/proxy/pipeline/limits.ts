@@ -3,7 +3,9 @@
 // calls). A refusal names the limit or budget that refused (refusals.ts), never the policy
 // that had permitted the call.
 import { REFUSAL_CODES } from "../../contract/errors.ts";
-import type { BudgetBook } from "../policy/budgets.ts";
+import type { BudgetState } from "../../contract/runtime-api.ts";
+import type { BudgetLeases } from "../policy/budget-leases.ts";
+import { type BudgetBook, exceededMessage } from "../policy/budgets.ts";
 import type { Subject } from "../policy/policy-index.ts";
 import type { RateLimiter } from "../policy/rate-limits.ts";
 import { limitRefusal, type Refusal } from "./refusals.ts";
@@ -31,6 +33,47 @@ export type Reservation = {
 
 /** The budgets step: reserve before the call, settle after it. */
 export type BudgetGate = { reserve(s: Subject, now: number): Promise<Reservation> };
+
+type Usage = { prompt_tokens: number; completion_tokens: number } | null;
+
+/** What a call consumed of a budget, in its unit. Pure. */
+function consumed(b: BudgetState, usage: Usage, cost: number | undefined): number {
+  if (!usage) return 0;
+  return b.unit === "tokens" ? usage.prompt_tokens + usage.completion_tokens : (cost ?? 0);
+}
+
+/**
+ * Budgets by reservation: the caller's budgets (as last polled) each need a lease with
+ * something left before the call (../policy/budget-leases.ts); the call's usage is settled on
+ * them after it. A control plane that cannot be asked falls back to the polled spend
+ * (bookGate). The 80 % notice comes from the polled spend plus this replica's own.
+ */
+export function leaseGate(book: BudgetBook, leases: BudgetLeases): BudgetGate {
+  const fallback = bookGate(book);
+  return {
+    async reserve(s, now) {
+      const budgets = book.applicable(s);
+      if (budgets.length === 0) return fallback.reserve(s, now);
+      const got = await leases.acquire(budgets);
+      if (got.ok === "unavailable") return fallback.reserve(s, now);
+      if (got.ok === false) {
+        const { refused: b, answer } = got;
+        const message = exceededMessage(b, answer.spent, `at ${answer.resets_at}`);
+        return { refusal: limitRefusal(REFUSAL_CODES.budgetExceeded, message, `budget "${b.name}" (${b.id})`), warning: null, settle: () => {} };
+      }
+      const warning = book.check(s, now).warning;
+      const byId = new Map(budgets.map((b) => [b.id, b]));
+      return {
+        refusal: null,
+        warning,
+        settle(usage, cost) {
+          book.add(s, usage, cost);
+          leases.release(got.leases, (id) => consumed(byId.get(id)!, usage, cost));
+        },
+      };
+    },
+  };
+}
 
 /** Budgets as the last polled spend plus this replica's own (BudgetBook), with nothing reserved ahead. */
 export function bookGate(book: BudgetBook): BudgetGate {
