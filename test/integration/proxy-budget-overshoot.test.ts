@@ -41,12 +41,13 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-/** Calls by `workers` callers at once, each until refused; the permitted ones. */
-async function spendDown(user: string, workers: number): Promise<number> {
+/** Calls by `workers` callers at once on each proxy (one caller alternating between them when 1), each until refused; the permitted ones. */
+async function spendDown(user: string, workers: number, on: ProxyProcess[] = [px]): Promise<number> {
   let permitted = 0;
-  const worker = async () => {
+  let turn = 0;
+  const worker = async (at: ProxyProcess | null) => {
     for (let i = 0; i < 200; i++) {
-      const r = await px.call("/v1/chat/completions", { user, body: { messages: [{ role: "user", content: "hi" }] } });
+      const r = await (at ?? on[turn++ % on.length]!).call("/v1/chat/completions", { user, body: { messages: [{ role: "user", content: "hi" }] } });
       await r.text();
       if (r.status !== 200) {
         expect(r.status).toBe(403);
@@ -55,7 +56,8 @@ async function spendDown(user: string, workers: number): Promise<number> {
       permitted++;
     }
   };
-  await Promise.all(Array.from({ length: workers }, worker));
+  if (workers === 1) await worker(null);
+  else await Promise.all(on.flatMap((p) => Array.from({ length: workers }, async () => worker(p))));
   return permitted;
 }
 
@@ -77,5 +79,34 @@ describe("budget overshoot on one proxy", () => {
     expect(permitted * PER_CALL).toBeGreaterThanOrEqual(LIMIT - 8 * PER_CALL); // leases held back no more than the calls in flight
     expect(overshoot).toBeLessThanOrEqual(8 * PER_CALL);
     await waitFor(async () => (await spentAtControlPlane("bob-daily")) === permitted * PER_CALL, "the spend to be ingested");
+  });
+});
+
+describe("budget overshoot across two replicas", () => {
+  test("at the default 15 s poll, paced and in a burst: at most the calls in flight past the limit (85 % and 135 % before)", async () => {
+    const users: { id: string; remote: string }[] = [];
+    for (const who of ["carol", "dave"]) {
+      const u = await must(api("POST", "/users", { email: `${who}.overshoot@example.com` }), `create ${who}`);
+      await must(api("POST", `/users/${u.id}/remote-identities`, { platform: "chatui", remote_user_id: `fe-${who}-overshoot` }), `link ${who}`);
+      await must(api("POST", "/budgets", { name: `${who}-daily`, scope: "user", target: u.id, period: "day", unit: "tokens", limit: LIMIT }), `budget of ${who}`);
+      users.push({ id: u.id, remote: `fe-${who}-overshoot` });
+    }
+    const replicas: ProxyProcess[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const d = proxyDirs();
+        replicas.push(startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_CA_FILE: model.caFile }));
+      }
+      for (const r of replicas) await r.waitReady();
+      for (const r of replicas) await waitFor(async () => (await (await r.call("/metrics")).text()).includes('svc_proxy_budget_limit{budget="dave-daily"}'), "the replica to know the budgets");
+      const paced = await spendDown(users[0]!.remote, 1, replicas);
+      expect(paced * PER_CALL - LIMIT).toBeLessThanOrEqual(1 * PER_CALL);
+      const burst = await spendDown(users[1]!.remote, 8, replicas);
+      expect(burst * PER_CALL - LIMIT).toBeLessThanOrEqual(16 * PER_CALL);
+      expect(burst * PER_CALL).toBeGreaterThanOrEqual(LIMIT - 16 * PER_CALL);
+      await waitFor(async () => (await spentAtControlPlane("dave-daily")) === burst * PER_CALL, "the spend to be ingested");
+    } finally {
+      for (const r of replicas) await r.stop();
+    }
   });
 });
