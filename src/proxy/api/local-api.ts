@@ -81,7 +81,8 @@ export function routeRequests(token: string, list: Route[], log: Logger): (req: 
   // route left unread is read first, within the route's limit.
   return async (req) => {
     const res = await answer(req);
-    await discardUnread(req, limits.get(requestTarget(req.url).path) ?? TOOL_BODY_LIMIT);
+    // (A decision read its body: nothing to wait for, and no await on its way back.)
+    if (!req.bodyUsed) await discardUnread(req, limits.get(requestTarget(req.url).path) ?? TOOL_BODY_LIMIT);
     return res;
   };
 

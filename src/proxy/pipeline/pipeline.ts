@@ -20,7 +20,7 @@ import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder, Verdict } from "../audit/recorder.ts";
 import type { ClaimLinks } from "./claim-links.ts";
 import type { DecisionSummary } from "./decision-summary.ts";
-import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
+import { auditSubject, type CompiledBundle, type Decision, type Subject } from "../policy/policy-index.ts";
 import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { actionOf, disabledCaller, modelRefusal, type PolicyCall, policyDecision } from "./decision.ts";
@@ -65,9 +65,12 @@ function refusalOf(d: Decision): Refusal {
   return { code: d.code!, message: d.message!, reason: d.reason, policyId: d.policyId };
 }
 
+/** Steps 1–4 decided: what the record says, the refusal if any, the budgets reserved, and for a permit who and when. */
+type Decided = { verdict: Verdict; refusal: Refusal | null; reservation: Reservation | null; permitted: { subject: Subject; at: number } | null };
+
 /** A disabled user's refusal, recorded under their service user; no policy is asked. */
-function refusedAsDisabled(subject: AuditSubject): { verdict: Verdict; refusal: Refusal; reservation: null } {
-  return { verdict: { decision: "deny", reason: disabledRefusal.reason, policyId: null, subject }, refusal: disabledRefusal, reservation: null };
+function refusedAsDisabled(subject: AuditSubject): Decided {
+  return { verdict: { decision: "deny", reason: disabledRefusal.reason, policyId: null, subject }, refusal: disabledRefusal, reservation: null, permitted: null };
 }
 
 export class Pipeline {
@@ -87,7 +90,10 @@ export class Pipeline {
   async admit(compiled: CompiledBundle, call: GovernedCall): Promise<Admission> {
     const policyCall: PolicyCall = call.kind === "tool" ? { kind: "tool", tool: call.tool, args: call.args } : { kind: "model", model: call.model };
     const disabled = disabledCaller(compiled, call.user);
-    const { verdict, refusal, reservation } = disabled ? refusedAsDisabled(disabled) : await this.decide(compiled, call, policyCall);
+    const decided = disabled ? refusedAsDisabled(disabled) : this.decide(compiled, call, policyCall);
+    // Step 4, model calls only (a tool decision never waits here): a reservation on the caller's budgets.
+    if (decided.permitted && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permitted);
+    const { verdict, refusal, reservation } = decided;
     const recording =
       call.kind === "tool"
         ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(policyCall), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
@@ -96,7 +102,8 @@ export class Pipeline {
     let record: AuditRecord;
     let claim: string | undefined;
     try {
-      [record, claim] = await Promise.all([recording, claiming]);
+      if (claiming) [record, claim] = await Promise.all([recording, claiming]);
+      else record = await recording;
     } catch (e) {
       reservation?.settle(null, undefined); // nothing runs: what was reserved goes back
       throw e;
@@ -106,22 +113,26 @@ export class Pipeline {
     return { permit: true, compiled, record, warning: reservation?.warning ?? null, reservation };
   }
 
-  /** Steps 2–4 for a caller who is not disabled: policy, then the limits of a permitted call. */
-  private async decide(compiled: CompiledBundle, call: GovernedCall, policyCall: PolicyCall): Promise<{ verdict: Verdict; refusal: Refusal | null; reservation: Reservation | null }> {
+  /** Steps 2–3 for a caller who is not disabled: policy, then the rate limits of a permitted call. */
+  private decide(compiled: CompiledBundle, call: GovernedCall, policyCall: PolicyCall): Decided {
     const now = this.d.now();
     const decision = policyDecision(compiled, call.user, policyCall, now);
     let refusal = decision.decision === "deny" ? refusalOf(decision) : null;
     if (!refusal && call.kind === "model") refusal = modelRefusal(compiled, call.model);
     refusal ??= rateRefusal(this.d.rateLimits, decision.subject, call.kind === "tool" ? { tool: call.tool } : { model: call.model }, now.getTime());
-    let reservation: Reservation | null = null;
-    if (!refusal && call.kind === "model" && this.d.budgets) {
-      reservation = await this.d.budgets.reserve(decision.subject, now.getTime());
-      refusal = reservation.refusal;
-    }
-    const shadow = decision.shadow ? { shadow: decision.shadow } : {};
     const subject = auditSubject(decision.subject);
-    const verdict: Verdict = refusal ? { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject, ...shadow } : { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject, ...shadow };
-    return { verdict, refusal, reservation };
+    const shadow = decision.shadow ? { shadow: decision.shadow } : {};
+    if (refusal) return { verdict: { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject, ...shadow }, refusal, reservation: null, permitted: null };
+    return { verdict: { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject, ...shadow }, refusal: null, reservation: null, permitted: { subject: decision.subject, at: now.getTime() } };
+  }
+
+  /** Step 4: the budgets reserved for a permitted model call; a refusal turns the verdict into a deny naming the budget. */
+  private async reserve(d: Decided, p: NonNullable<Decided["permitted"]>): Promise<void> {
+    const r = await this.d.budgets!.reserve(p.subject, p.at);
+    d.reservation = r;
+    if (!r.refusal) return;
+    d.refusal = r.refusal;
+    d.verdict = { ...d.verdict, decision: "deny", reason: r.refusal.reason, policyId: r.refusal.policyId };
   }
 
   /** Step 8 of a tool call: its outcome record; null when the decision is unknown here (not permitted, or forgotten). */
