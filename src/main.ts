@@ -1,7 +1,7 @@
 // The one svc binary: every mode is a subcommand (ARCHITECTURE.md "One binary, several modes").
 // Modes load lazily so `svc proxy serve` does not pay for the control plane's imports.
 import { command, runCommandTree } from "./command/index.ts";
-import { VERSION } from "./version.ts";
+import { VERSION, VERSION_TEXT } from "./version.ts";
 
 export const main = command({
   meta: { name: "svc", version: VERSION, description: "svc: governed chat runtime — control plane, proxy, runtime and admin CLI" },
@@ -28,7 +28,7 @@ export const main = command({
     controlplane: async () => import("./controlplane/command.ts").then((m) => m.controlplaneCommand),
   },
   run({ args }) {
-    if (args.version) process.stdout.write(`svc ${VERSION}\n`);
+    if (args.version) process.stdout.write(`${VERSION_TEXT}\n`);
   },
 });
 

@@ -9,12 +9,16 @@ import { BODY_LIMITS, createApp, gateOf } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
 import { openStore } from "./db/index.ts";
+import { StoreFromNewerRelease } from "./db/schema-history.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { startRetentionScheduler } from "./audit/retention.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
+
+/** `svc controlplane serve|migrate` on a store a newer release migrated (docs/upgrade.md). */
+export const EXIT_STORE_FROM_NEWER_RELEASE = 3;
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
 
@@ -29,6 +33,12 @@ async function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: 
   return { settings, deps, store };
 }
 
+/** A store from a newer release (schema-history.ts) is refused with its own exit code; other failures name the setting. */
+function migrationFailure(verb: "open" | "migrate", location: string, e: unknown): CommandFailure {
+  if (e instanceof StoreFromNewerRelease) return new CommandFailure(`cannot start on ${location}: ${e.message}`, EXIT_STORE_FROM_NEWER_RELEASE);
+  return new CommandFailure(`cannot ${verb} the database ${location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+}
+
 /** Opens the configured store and applies pending migrations; an unreachable database is one clear line. */
 async function openMigratedStore(settings: ServeSettings, log: Logger) {
   const store = openStore(settings.database, { maxConnections: settings.databasePool });
@@ -38,7 +48,7 @@ async function openMigratedStore(settings: ServeSettings, log: Logger) {
     return store;
   } catch (e) {
     await store.close().catch(() => undefined);
-    throw new CommandFailure(`cannot open the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+    throw migrationFailure("open", store.location, e);
   }
 }
 
@@ -98,7 +108,7 @@ const migrateCmd = command({
       const applied = await store.migrate();
       process.stdout.write(`${applied} migration(s) applied to ${store.location}\n`);
     } catch (e) {
-      throw new CommandFailure(`cannot migrate the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+      throw migrationFailure("migrate", store.location, e);
     } finally {
       await store.close();
     }
