@@ -11,3 +11,7 @@ export const VERSION: string = pkg.version;
 export const COMMIT: string = typeof SVC_BUILD_COMMIT === "string" && SVC_BUILD_COMMIT ? SVC_BUILD_COMMIT : "dev";
 /** `svc 0.2.0 (3f2a9c1b7d4e)`: what `svc --version` prints and replicas report. */
 export const VERSION_TEXT = `svc ${VERSION} (${COMMIT})`;
+/** `0.2.0+3f2a9c1b7d4e` (semver build metadata): what runtimes, CLIs and replicas report to each other. */
+export const BUILD_VERSION = `${VERSION}+${COMMIT}`;
+/** The response header in which the control plane names its BUILD_VERSION (absent before 0.2.0). */
+export const SERVER_VERSION_HEADER = "svc-version";

@@ -1,7 +1,7 @@
 // Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
 // out. No clock, database or network here; the loader (load.ts) gathers the inputs.
 import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
-import { BUNDLE_VERSIONS } from "../../contract/bundle.ts";
+import { BUNDLE_FEATURES, BUNDLE_VERSIONS } from "../../contract/bundle.ts";
 
 export type BundleInputs = {
   version: BundleVersion;
@@ -29,9 +29,20 @@ export function parseBundleVersion(raw: string | undefined): BundleVersion | nul
   return (BUNDLE_VERSIONS as readonly number[]).includes(n) && String(n) === raw.trim() ? (n as BundleVersion) : null;
 }
 
-/** The weak ETag of a bundle: the organization revision plus the version (v1 and v2 differ), `c` with conditions. */
-export function bundleEtag(revision: number, version: BundleVersion, conditions = false): string {
-  return `W/"${revision}-v${version}${conditions ? "c" : ""}"`;
+/**
+ * The weak ETag of a bundle: the organization revision, the version (v1 and v2 differ), `c`
+ * with conditions, and the digest of the body (bundleDigest). The digest makes the ETag cover
+ * everything in the body (issue 29): two control-plane releases that compile one revision
+ * differently (a rolling upgrade) never answer each other's ETag with a 304.
+ */
+export function bundleEtag(revision: number, version: BundleVersion, conditions: boolean, digest: string): string {
+  return `W/"${revision}-v${version}${conditions ? "c" : ""}-${digest}"`;
+}
+
+/** The first 16 hex digits of the SHA-256 of the bundle's JSON without `generated_at` (the only field that changes between two compilations of the same state). */
+export function bundleDigest(bundle: PolicyBundle): string {
+  const { generated_at: _, ...content } = bundle;
+  return Bun.SHA256.hash(JSON.stringify(content), "hex").slice(0, 16);
 }
 
 /**
@@ -89,5 +100,6 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     tool_servers: (input.toolServers ?? [])
       .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
       .sort(byName),
+    ...(input.conditions ? { features: [BUNDLE_FEATURES.conditions] } : {}),
   };
 }
