@@ -104,7 +104,7 @@ describe.if(!!TEST_POSTGRES_URL)("PostgreSQL", () => {
     await sql`INSERT INTO svc_pending_index_builds (name, statement, tag) VALUES ('wide_v', ${statement}, '9999_test')`;
     const conn = await sql.reserve();
     expect(await buildPendingIndexes(conn)).toBe(1);
-    conn.release();
+    void conn.release();
     expect(await validity()).toBe(true);
     expect(await sql`SELECT name FROM svc_pending_index_builds`).toHaveLength(0);
     await sql.close();
