@@ -31,6 +31,7 @@ export const ID_PREFIXES = {
   auditChainFlag: "flg",
   recoveryRequest: "rrq",
   siemSink: "snk",
+  controlplaneReplica: "cpr",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

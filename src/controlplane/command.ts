@@ -8,7 +8,8 @@ import { type Logger, createLogger } from "../log/index.ts";
 import { BODY_LIMITS, createApp, gateOf } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
-import { openStore } from "./db/index.ts";
+import { lastMigrationTag, openStore } from "./db/index.ts";
+import { selfReplica, startReplicaHeartbeat } from "./replicas/service.ts";
 import { StoreFromNewerRelease } from "./db/schema-history.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
@@ -67,6 +68,10 @@ const serve = command({
     const { settings, deps, store } = await openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
     // Keys registered before low-order recipients were refused: disabled, saying why.
     await disableUnusableKeys(deps);
+    // This process as a control-plane replica; what the others can express is read before the
+    // first bundle is served (a rolling upgrade narrows it, issue 29).
+    const replica = startReplicaHeartbeat({ ...deps, replica: (deps.replica = selfReplica(lastMigrationTag(store.dialect))) });
+    await replica.ready;
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.
@@ -78,7 +83,7 @@ const serve = command({
       fetch: gate,
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
-    deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
+    deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect, version: deps.replica.version, replica: deps.replica.id });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     const stopCheckpoints = startCheckpointScheduler(deps);
     const stopSinks = startSinkDelivery(deps);
@@ -86,7 +91,7 @@ const serve = command({
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), replica.stop()])
           .then(async () => store.close())
           .finally(done);
       };

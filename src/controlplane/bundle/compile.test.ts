@@ -74,7 +74,8 @@ describe("bundle compilation (pure)", () => {
       { id: "pol_4", name: "shadow", src: "*", dst: "tool:a", effect: "deny" as const, mode: "shadow" as const },
       { id: "pol_5", name: "enforce", src: "*", dst: "tool:a", effect: "permit" as const, condition: null, mode: "enforce" as const },
     ];
-    expect(policiesFor(policies, true)).toEqual([
+    const all = new Set(["conditions", "shadow"]);
+    expect(policiesFor(policies, all)).toEqual([
       { id: "pol_1", name: "plain", src: "*", dst: "tool:a", effect: "permit" },
       { id: "pol_2", name: "cond permit", src: "*", dst: "tool:a", effect: "permit", condition: "args.n < 5" },
       { id: "pol_3", name: "cond deny", src: "*", dst: "tool:a", effect: "deny", condition: "args.n > 9" },
@@ -83,11 +84,20 @@ describe("bundle compilation (pure)", () => {
     ]);
     // An older proxy ignores condition and mode: no conditional permit (it would widen), the
     // conditional deny unconditionally (it narrows), no shadow policy (it would enforce).
-    expect(policiesFor(policies, false)).toEqual([
+    expect(policiesFor(policies, new Set())).toEqual([
       { id: "pol_1", name: "plain", src: "*", dst: "tool:a", effect: "permit" },
       { id: "pol_3", name: "cond deny", src: "*", dst: "tool:a", effect: "deny" },
       { id: "pol_5", name: "enforce", src: "*", dst: "tool:a", effect: "permit" },
     ]);
+    // During a rolling upgrade with a replica that knows conditions but not shadow mode: the
+    // shadow policy is left out, the rest whole (issue 29).
+    expect(policiesFor(policies, new Set(["conditions"])).map((p) => p.id)).toEqual(["pol_1", "pol_2", "pol_3", "pol_5"]);
+    // A policy a later release marked with a feature this one does not know: its narrower form.
+    const future = [
+      { id: "pol_6", name: "future permit", src: "*", dst: "tool:a", effect: "permit" as const, requires: ["time_windows"] },
+      { id: "pol_7", name: "future deny", src: "*", dst: "tool:a", effect: "deny" as const, condition: "args.n > 1", requires: ["time_windows"] },
+    ];
+    expect(policiesFor(future, all)).toEqual([{ id: "pol_7", name: "future deny", src: "*", dst: "tool:a", effect: "deny" }]);
     expect(bundleEtag(42, 2, true, "d")).toBe('W/"42-v2c-d"');
     expect(etagMatches(bundleEtag(42, 2, false, "d"), bundleEtag(42, 2, true, "d"))).toBe(false);
   });

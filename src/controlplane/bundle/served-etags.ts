@@ -5,25 +5,30 @@
 // here (another replica served the bundle, the revision moved, a restart) compiles once.
 import type { BundleVersion } from "../../contract/bundle.ts";
 
+/**
+ * One form of an installation's bundle: its version, whether conditions were asked, and with
+ * them the policy features it could carry (replicas/service.ts expressibleFeatures: a rolling
+ * upgrade changes them without a new revision).
+ */
+export function bundleForm(version: BundleVersion, conditions: boolean, featuresKey: string): string {
+  return conditions ? `${version}:c:${featuresKey}` : `${version}`;
+}
+
 /** Entries kept at most (installations × bundle forms); all forgotten when full. */
 const MAX_ENTRIES = 16_384;
 
 export class ServedEtags {
   private readonly entries = new Map<string, { revision: number; etag: string }>();
 
-  private static key(installationId: string, version: BundleVersion, conditions: boolean): string {
-    return `${installationId}:${version}:${conditions ? 1 : 0}`;
-  }
-
-  /** The ETag served for this form of the installation's bundle at `revision`, or null. */
-  get(installationId: string, version: BundleVersion, conditions: boolean, revision: number): string | null {
-    const e = this.entries.get(ServedEtags.key(installationId, version, conditions));
+  /** The ETag served for this form (bundleForm) of the installation's bundle at `revision`, or null. */
+  get(installationId: string, form: string, revision: number): string | null {
+    const e = this.entries.get(`${installationId}|${form}`);
     return e && e.revision === revision ? e.etag : null;
   }
 
-  set(installationId: string, version: BundleVersion, conditions: boolean, revision: number, etag: string): void {
+  set(installationId: string, form: string, revision: number, etag: string): void {
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(ServedEtags.key(installationId, version, conditions), { revision, etag });
+    this.entries.set(`${installationId}|${form}`, { revision, etag });
   }
 }
 

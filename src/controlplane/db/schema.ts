@@ -19,6 +19,7 @@ export * from "../invites/tables.ts";
 export * from "../model-profiles/tables.ts";
 export * from "../organizations/tables.ts";
 export * from "../policies/tables.ts";
+export * from "../replicas/tables.ts";
 export * from "../runtime/tables.ts";
 export * from "../sinks/tables.ts";
 export * from "../tool-servers/tables.ts";

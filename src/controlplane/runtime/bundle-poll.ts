@@ -21,7 +21,8 @@ import { requestTarget } from "../../contract/request-target.ts";
 import { POLICY_BUNDLE_PATH } from "../../contract/runtime-api.ts";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { etagMatches, parseBundleVersion } from "../bundle/compile.ts";
-import { servedEtags } from "../bundle/served-etags.ts";
+import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findInstallationByToken } from "../installations/runtime-auth.ts";
 import { orgRevision } from "../organizations/service.ts";
@@ -121,7 +122,7 @@ export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) =
     }
     if (revision === null) return null;
     // Never served here at this revision: the pipeline compiles it (and answers 304 if unchanged).
-    const etag = served.get(known.get(hash)!.installationId, poll.version, poll.conditions, revision);
+    const etag = served.get(known.get(hash)!.installationId, bundleForm(poll.version, poll.conditions, expressibleFeatures(deps).key), revision);
     if (!etag || !etagMatches(ifNoneMatch, etag)) return null;
     counted?.((performance.now() - t0) / 1000);
     // The answer's headers built once per ETag (the Response copies them).

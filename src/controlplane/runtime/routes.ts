@@ -11,7 +11,8 @@ import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { bundleDigest, bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
-import { servedEtags } from "../bundle/served-etags.ts";
+import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
@@ -53,14 +54,15 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
     });
   }
   const served = servedEtags(deps);
+  const form = bundleForm(version, conditions, expressibleFeatures(deps).key);
   if (ifNoneMatch) {
     const revision = caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId));
-    const etag = served.get(caller.installationId, version, conditions, revision);
+    const etag = served.get(caller.installationId, form, revision);
     if (etag && etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
   const bundle = await loadBundle(deps, caller, version, conditions);
   const etag = bundleEtag(bundle.revision, version, conditions, bundleDigest(bundle));
-  served.set(caller.installationId, version, conditions, bundle.revision, etag);
+  served.set(caller.installationId, form, bundle.revision, etag);
   // Compiled by another replica, or before a restart: the same body is still a 304.
   if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   return new Response(JSON.stringify(bundle), {
