@@ -20,6 +20,7 @@ export const main = command({
     harness: async () => import("./cli/harness.ts").then((m) => m.harnessCommand),
     usage: async () => import("./cli/usage.ts").then((m) => m.usageCommand),
     budgets: async () => import("./cli/budgets.ts").then((m) => m.budgetsCommand),
+    version: async () => import("./cli/version.ts").then((m) => m.versionCommand),
     // runtime and service modes
     run: async () => import("./supervisor/command.ts").then((m) => m.runCommand),
     proxy: async () => import("./proxy/command.ts").then((m) => m.proxyCommand),

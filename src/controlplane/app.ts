@@ -36,6 +36,7 @@ import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
+import { replicaRoutes } from "./replicas/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
 
@@ -133,7 +134,8 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
     .use(settingsRoutes(deps))
-    .use(escrowRoutes(deps));
+    .use(escrowRoutes(deps))
+    .use(replicaRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);

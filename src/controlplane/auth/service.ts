@@ -1,6 +1,6 @@
 // Admin identities: accounts, memberships, API tokens and console sessions. Resolving a
 // bearer token or session cookie to a principal (account, organization, role) happens here.
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -228,6 +228,18 @@ export async function endAccountAccess(db: Db, accountId: string, orgId: string,
     .where(and(eq(t.accountId, accountId), eq(t.orgId, orgId), isNull(t.revokedAt)));
 }
 
+/** The CLI releases that used the organization's tokens since `since` (issue 29: skew), newest use first. */
+export async function cliClients(db: Db, orgId: string, since: number): Promise<{ tokenId: string; email: string; client: string; lastUsedAt: number }[]> {
+  const { apiTokens: t, accounts: a } = tables(db);
+  const rows = await db
+    .select({ tokenId: t.id, email: a.email, client: t.lastClient, lastUsedAt: t.lastUsedAt })
+    .from(t)
+    .innerJoin(a, eq(a.id, t.accountId))
+    .where(and(eq(t.orgId, orgId), isNull(t.revokedAt), isNotNull(t.lastClient), gte(t.lastUsedAt, since)))
+    .orderBy(desc(t.lastUsedAt));
+  return rows.map((r) => ({ tokenId: r.tokenId, email: r.email, client: r.client!, lastUsedAt: r.lastUsedAt! }));
+}
+
 /** Opens a session of the account in `orgId`, recording how the person proved who they are. */
 export async function createSession(deps: Pick<ControlPlaneDeps, "db" | "now" | "config">, accountId: string, orgId: string, authMethod: AuthMethod) {
   const raw = newSecret("session");
@@ -265,7 +277,7 @@ async function principalFor(db: Db, accountId: string, orgId: string, via: Princ
   return { accountId, email: row.email, orgId, role: row.role, via, credentialId, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 
-export async function principalFromToken(deps: ControlPlaneDeps, token: string): Promise<Principal | null> {
+export async function principalFromToken(deps: ControlPlaneDeps, token: string, client?: string | null): Promise<Principal | null> {
   if (!isKind(token, "admin")) return null;
   const t = tables(deps.db).apiTokens;
   const [row] = await deps.db
@@ -277,8 +289,9 @@ export async function principalFromToken(deps: ControlPlaneDeps, token: string):
   const expiresAt = row.expiresAt ?? row.createdAt + deps.config.apiTokenTtlSeconds * 1000;
   if (expiresAt <= deps.now()) return null;
   // Recorded at most once a minute: a disk flush per admin request would buy nothing.
-  if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000) {
-    await deps.db.update(t).set({ lastUsedAt: deps.now() }).where(eq(t.id, row.id));
+  const lastClient = client ? client.slice(0, 100) : row.lastClient;
+  if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000 || lastClient !== row.lastClient) {
+    await deps.db.update(t).set({ lastUsedAt: deps.now(), lastClient }).where(eq(t.id, row.id));
   }
   const p = await principalFor(deps.db, row.accountId, row.orgId, "token", row.id);
   return p && { ...p, tokenExpiresAt: expiresAt };

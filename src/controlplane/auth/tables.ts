@@ -34,6 +34,8 @@ export const apiTokens = table("api_tokens", (c) => ({
   name: c.text("name").notNull(),
   tokenHash: c.text("token_hash").notNull().unique(),
   lastUsedAt: c.millis("last_used_at"),
+  /** The client that last used it, as its user agent said (`svc-cli/0.2.0+<commit>`; issue 29: version skew), recorded with last_used_at. */
+  lastClient: c.text("last_client"),
   expiresAt: c.millis("expires_at"),
   revokedAt: c.millis("revoked_at"),
   createdAt: c.createdAt(),

@@ -147,6 +147,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
+  "GET /versions": () => ({ path: "/versions" }),
   "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-activity": () => ({ path: "/audit-activity" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),

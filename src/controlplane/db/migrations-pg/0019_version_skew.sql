@@ -8,4 +8,5 @@ CREATE TABLE "controlplane_replicas" (
 	"last_seen_at" bigint NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "api_tokens" ADD COLUMN "last_client" text;--> statement-breakpoint
 ALTER TABLE "policies" ADD COLUMN "requires" jsonb DEFAULT '[]'::jsonb NOT NULL;

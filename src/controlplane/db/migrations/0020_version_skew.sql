@@ -8,4 +8,5 @@ CREATE TABLE `controlplane_replicas` (
 	`last_seen_at` integer NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE `api_tokens` ADD `last_client` text;--> statement-breakpoint
 ALTER TABLE `policies` ADD `requires` text DEFAULT '[]' NOT NULL;
