@@ -54,7 +54,8 @@ export type ConditionPosition = { offset: number; line: number; column: number }
 /** A condition's estimate over the limit: the cost, the limit and the part that costs most. */
 export type CostEstimate = { estimate: number; limit: number; part: string };
 
-export type ConditionProblem = { message: string; position: ConditionPosition | null; cost?: CostEstimate };
+/** `refused`: not an error in the condition but a rule of svc's (its cost, a pattern's shape). */
+export type ConditionProblem = { message: string; position: ConditionPosition | null; cost?: CostEstimate; refused?: boolean };
 
 function positionAt(expr: string, offset: number): ConditionPosition {
   const before = expr.slice(0, offset).split("\n");
@@ -77,9 +78,9 @@ function patternCheck(e: Expr, expr: string, positions: Record<string, number>):
       const p = k.value.args[k.value.args.length - 1];
       const c = p?.exprKind.case === "constExpr" ? p.exprKind.value.constantKind : null;
       const where = at(expr, positions[String((p ?? e).id)] ?? null);
-      if (c?.case !== "stringValue") return { message: "matches() takes a string literal as its pattern here: a pattern from the call would let the caller choose its cost", position: where };
+      if (c?.case !== "stringValue") return { message: "matches() takes a string literal as its pattern here: a pattern from the call would let the caller choose its cost", position: where, refused: true };
       const why = patternProblem(c.value);
-      if (why) return { message: why, position: where };
+      if (why) return { message: why.message, position: where, ...(why.refused ? { refused: true } : {}) };
     }
     kids.push(k.value.target, ...k.value.args);
   } else if (k.case === "selectExpr") kids.push(k.value.operand);
@@ -112,7 +113,7 @@ function check(expr: string): Checked {
   if (est.cost > CONDITION_COST_LIMIT) {
     const cost = { estimate: est.cost, limit: CONDITION_COST_LIMIT, part: est.part.text };
     const message = `the condition may cost ${est.cost} steps, over the limit of ${CONDITION_COST_LIMIT} (for lists of 1000 items in the arguments); most of it is ${est.part.text}`;
-    return { ok: false, problem: { message, position: at(expr, est.part.offset), cost } };
+    return { ok: false, problem: { message, position: at(expr, est.part.offset), cost, refused: true } };
   }
   return { ok: true, parsed: parsed.parsed, readsArgs };
 }
@@ -158,7 +159,7 @@ export function compileCondition(expr: string): CompiledCondition {
 function compileNow(expr: string): CompiledCondition {
   const checked = check(expr);
   if (!checked.ok) {
-    const limit = !!checked.problem.cost;
+    const limit = checked.problem.refused === true;
     const error = `the condition ${limit ? "is refused" : "does not compile"} (${describeProblem(checked.problem)})`;
     return () => ({ ok: false, error, limit });
   }

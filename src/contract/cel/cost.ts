@@ -107,7 +107,10 @@ class Estimator {
     const operands = target ? [target, ...args] : args;
     const fn = c.function;
     const planned = ["_&&_", "_||_", "_?_:_", "@not_strictly_false", "_[_]"].includes(fn);
-    const charge = planned ? 0 : chargeFor(fn, operands.reduce((n, s) => n + s.text, 0), operands.reduce((n, s) => n + s.items, 0));
+    // Equality on values from the arguments is charged as scalars: their type is known only at
+    // run time, where the meter charges what they hold; membership walks its list whatever it is.
+    const walked = fn === "@in" ? operands.slice(-1) : operands.filter((s) => s !== ARG);
+    const charge = planned ? 0 : chargeFor(fn, operands.reduce((n, s) => n + s.text, 0), walked.reduce((n, s) => n + s.items, 0));
     const [a, b] = args;
     let shape = SCALAR;
     if (fn === "_[_]") shape = a?.elem ?? SCALAR;

@@ -2,9 +2,9 @@
 // cel-spec's conformance suite against the candidates: docs/conditions.md), with
 //   - regular expressions by re2js: RE2 semantics, linear in the text, each pattern compiled once;
 //   - a meter: every standard function call and every comprehension iteration costs steps,
-//     by the size of what it works on. Past the limit nothing works any more (loops end at
-//     their next iteration, functions fail without working) and the result is thrown away,
-//     so an evaluation stops within a step of its limit whatever its arguments;
+//     by the size of what it works on, paid before the work. Past the limit nothing works any
+//     more (functions and loops fail without working) and the result is thrown away, so an
+//     evaluation stops at its limit whatever its arguments;
 //   - fixes to the library, each with its conformance case: timestamp(int) counts seconds
 //     (the library reads milliseconds) within the timestamp range; a comprehension variable
 //     shadows a qualified name (`[0].exists(y, y == 0)` in container com.example with a
@@ -20,8 +20,8 @@ import { TIME_ZONE_ACCESSORS } from "./time-zones.ts";
 export type ParsedCel = ReturnType<typeof parse>;
 export type Expr = ParsedCel["expr"];
 
-/** The name of the meter's step function in a comprehension's loop condition; `@` keeps it out of reach of expressions. */
-const STEP = "@svc.step";
+/** The meter's function around each comprehension's range; `@` keeps it out of reach of expressions. */
+const RANGE = "@svc.range";
 /** No value an evaluation makes may be longer than this (bytes, characters or elements). */
 export const MAX_VALUE_SIZE = 1 << 20;
 
@@ -47,11 +47,11 @@ export function sizeOf(v: unknown): number {
 /** Steps of one call given operands of `text` characters (or bytes) and `elements` list or map entries in all. */
 export function chargeFor(name: string, text: number, elements: number): number {
   // 1, plus 1 per KiB of text; a regular expression 1 per 64 characters; the functions that
-  // walk a list or map (equality, membership, concatenation) 1 per 16 elements.
+  // walk a list or map (equality, membership) 1 per 16 elements; list concatenation is lazy.
   return 1 + (name === "matches" ? text >> 6 : text >> 10) + (WALKS_ELEMENTS.has(name) ? elements >> 4 : 0);
 }
 
-const WALKS_ELEMENTS = new Set(["_==_", "_!=_", "@in", "_+_"]);
+const WALKS_ELEMENTS = new Set(["_==_", "_!=_", "@in"]);
 
 function callCost(name: string, operands: readonly unknown[]): number {
   let text = 0;
@@ -124,25 +124,25 @@ function metered(f: CelFunc): CelFunc {
     : celFunc(f.name, f.arguments, f.result, ((...args: CelValue[]) => work(undefined, args)) as never);
 }
 
-const STEP_FUNC = celFunc(STEP, [], BOOL, () => {
-  if (!meter) return true;
-  if (meter.exceeded) return false;
-  meter.used += 1;
-  if (meter.used > meter.limit) meter.exceeded = `the evaluation passed its limit of ${meter.limit} steps (loop iterations)`;
-  return !meter.exceeded;
+// A loop pays for all its iterations before the first: as many steps as its range has items
+// (whether or not it ends early), so its cost depends on sizes only, and a loop past the limit
+// does not start. Nested loops pay again on each outer iteration.
+const RANGE_FUNC = celFunc(RANGE, [CelScalar.DYN], CelScalar.DYN, (range) => {
+  charge(Math.max(1, sizeOf(range)), "loop iterations");
+  return range as never;
 });
 
 const LIBRARY: CelFunc[] = (() => {
   const byId = new Map<string, CelFunc>();
   for (const f of celEnv({}).funcs) byId.set(f.id, f);
   for (const f of FIXES) byId.set(f.id, f);
-  return [...[...byId.values()].map(metered), STEP_FUNC];
+  return [...[...byId.values()].map(metered), RANGE_FUNC];
 })();
 
 /** The standard functions' overloads as svc runs them (for the checker): name → overloads. */
 export function libraryOverloads(): Map<string, CelFunc[]> {
   const m = new Map<string, CelFunc[]>();
-  for (const f of LIBRARY) if (f.name !== STEP) m.set(f.name, [...(m.get(f.name) ?? []), f]);
+  for (const f of LIBRARY) if (f.name !== RANGE) m.set(f.name, [...(m.get(f.name) ?? []), f]);
   return m;
 }
 
@@ -191,7 +191,7 @@ function rename(e: Expr, from: string, to: string): void {
   }
 }
 
-/** The expression as svc runs it: every loop condition asks the meter first; loop variables renamed apart. */
+/** The expression as svc runs it: every loop's range goes through the meter; loop variables renamed apart. */
 export function instrument(e: Expr): Expr {
   const k = e.exprKind;
   switch (k.case) {
@@ -219,7 +219,7 @@ export function instrument(e: Expr): Expr {
         for (const x of [c.loopCondition, c.loopStep]) if (x) rename(x, c.iterVar, fresh);
         c.iterVar = fresh;
       }
-      if (c.loopCondition) c.loopCondition = call("_&&_", [call(STEP, []), c.loopCondition]);
+      if (c.iterRange) c.iterRange = call(RANGE, [c.iterRange]);
       break;
     }
     default:

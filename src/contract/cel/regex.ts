@@ -6,15 +6,16 @@
 // Pure.
 import { compileRegex } from "./engine.ts";
 
-/** Why a pattern is refused, or null. */
-export function patternProblem(pattern: string): string | null {
+/** Why a pattern is refused (`refused`: for its shape, not its syntax), or null. */
+export function patternProblem(pattern: string): { message: string; refused: boolean } | null {
   try {
     compileRegex(pattern);
   } catch (e) {
-    return `the pattern ${JSON.stringify(pattern)} is not RE2 syntax (${(e as Error).message}); RE2 has no backreferences or lookaround`;
+    return { message: `the pattern ${JSON.stringify(pattern)} is not RE2 syntax (${(e as Error).message}); RE2 has no backreferences or lookaround`, refused: false };
   }
   const nested = nestedRepetition(pattern);
-  return nested === null ? null : `the pattern repeats a repetition (${nested}), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting`;
+  if (nested === null) return null;
+  return { message: `the pattern repeats a repetition (${nested}), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting`, refused: true };
 }
 
 /** The maximum a quantifier at `i` repeats (Infinity for *, + and {n,}), and its length; null when none. */

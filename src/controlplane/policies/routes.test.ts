@@ -180,6 +180,29 @@ describe("unregistered tools, update, apply", () => {
     expect((await cp.call("PATCH", cp.org("/policies/pol_nope"), { body: { mode: "shadow" } })).status).toBe(404);
   });
 
+  test("conditions that could hold the proxy: over the cost estimate 422 condition_too_costly (POST, PATCH, apply), a backtracking pattern 422 invalid_condition; nothing written", async () => {
+    const cp = await testControlPlane();
+    const nested = "args.l.all(x, args.l.all(y, args.l.all(z, x + y + z >= 0)))";
+    const p = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
+    const before = await revisionOf(cp);
+    const tries = [
+      await cp.call("POST", cp.org("/policies"), { body: { ...base, condition: nested } }),
+      await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: nested } }),
+      await apply(cp, [{ name: "nested", src: "group:staff", dst: "model:invoke", effect: "permit", condition: nested }]),
+    ];
+    for (const res of tries) {
+      expect([res.status, res.json.code]).toEqual([422, "condition_too_costly"]);
+      expect(res.json.cost).toEqual({ estimate: expect.any(Number), limit: 5000, part: nested });
+      expect(res.json.cost.estimate).toBeGreaterThan(1e9);
+      expect(res.json.detail).toContain(`the condition may cost ${res.json.cost.estimate} steps, over the limit of 5000`);
+      expect(res.json.errors[0]).toMatchObject({ path: expect.stringMatching(/\/condition$/), position: { offset: 0, line: 1, column: 1 } });
+    }
+    const pattern = await cp.call("POST", cp.org("/policies"), { body: { ...base, condition: "args.q.matches('^(a+)+$')" } });
+    expect([pattern.status, pattern.json.code]).toEqual([422, "invalid_condition"]);
+    expect(pattern.json.detail).toBe("condition: line 1, column 16: the pattern repeats a repetition ((a+)+), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting");
+    expect(await revisionOf(cp)).toBe(before);
+  });
+
   test("apply: a plan, then the change; the same file again changes nothing; dry run writes nothing", async () => {
     const cp = await testControlPlane();
     const old = (await cp.call("POST", cp.org("/policies"), { body: { ...base, name: "old one" } })).json;
