@@ -17,7 +17,7 @@ import { CelScalar, type CelType, mapType, objectType } from "@bufbuild/cel";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { checkCel, DYN, listOf, mapOf, prim, showTy, type Ty } from "./cel/check.ts";
-import { estimateCost } from "./cel/cost.ts";
+import { ESTIMATE_ITEMS, estimateCost } from "./cel/cost.ts";
 import { engineEnv, type Expr, type ParsedCel, parseCel, program } from "./cel/engine.ts";
 import { patternProblem } from "./cel/regex.ts";
 import { argsValue, type ConditionArgs } from "./condition-args.ts";
@@ -25,8 +25,8 @@ import { argsValue, type ConditionArgs } from "./condition-args.ts";
 export { CONDITION_ARGS_MAX_DEPTH, CONDITION_ARGS_MAX_VALUES } from "./condition-args.ts";
 
 export const CONDITION_MAX_LENGTH = 2000;
-/** The most steps a condition may cost: its estimate when written, its meter when run (about 2 ms). */
-export const CONDITION_COST_LIMIT = 5000;
+/** The most steps a condition may cost: its estimate when written, its meter when run (about 1,000 loop iterations, 1–2 ms of a quiet core). */
+export const CONDITION_COST_LIMIT = 2000;
 
 const STRING = CelScalar.STRING;
 const VARIABLES: Record<string, CelType> = { args: mapType(STRING, CelScalar.DYN), user: mapType(STRING, CelScalar.DYN), now: objectType(TimestampSchema) };
@@ -112,7 +112,7 @@ function check(expr: string): Checked {
   const est = estimateCost(parsed.parsed, expr, (name) => (name === "args" ? ((readsArgs = true), "args") : name === "user" ? "small" : null));
   if (est.cost > CONDITION_COST_LIMIT) {
     const cost = { estimate: est.cost, limit: CONDITION_COST_LIMIT, part: est.part.text };
-    const message = `the condition may cost ${est.cost} steps, over the limit of ${CONDITION_COST_LIMIT} (for lists of 1000 items in the arguments); most of it is ${est.part.text}`;
+    const message = `the condition may cost ${est.cost} steps, over the limit of ${CONDITION_COST_LIMIT} (for lists of ${ESTIMATE_ITEMS} items in the arguments); most of it is ${est.part.text}`;
     return { ok: false, problem: { message, position: at(expr, est.part.offset), cost, refused: true } };
   }
   return { ok: true, parsed: parsed.parsed, readsArgs };

@@ -29,9 +29,9 @@ const policies = [
   { id: "pol_n", name: "one account", src: "*", dst: "tool:crm.account", effect: "permit" as const, condition: "args.n == 9007199254740993" },
 ];
 
-const post = (body: string) =>
-  fetch("http://localhost/v1/tools/decide", { unix: socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body } as RequestInit).then((r) => r.json() as Promise<Record<string, string>>);
-const decide = (tool: string, args: string) => post(`{"tool": "${tool}", "user": {"id": "fe-alice", "email": "alice@example.com"}, "args": ${args}}`);
+const post = async (body: string) =>
+  fetch("http://localhost/v1/tools/decide", { unix: socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body } as RequestInit).then(async (r) => r.json() as Promise<Record<string, string>>);
+const decide = async (tool: string, args: string) => post(`{"tool": "${tool}", "user": {"id": "fe-alice", "email": "alice@example.com"}, "args": ${args}}`);
 
 async function shipped(id: string) {
   for (let i = 0; i < 400 && !cp.audit.has(id); i++) {

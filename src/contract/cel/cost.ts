@@ -6,7 +6,7 @@
 // Pure.
 import { chargeFor, type Expr, type ParsedCel } from "./engine.ts";
 
-export const ESTIMATE_ITEMS = 1000;
+export const ESTIMATE_ITEMS = 500;
 export const ESTIMATE_TEXT = 1024;
 
 /** What a value may hold: elements (iterations over it), characters, and the shape of each element. */
