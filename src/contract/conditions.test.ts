@@ -10,7 +10,7 @@ describe("checkCondition", () => {
     ["'sales' in user.groups && now.getDayOfWeek('UTC') == 1", null],
     ["args.amount <=", "line 1, column 13: found < but expecting end of input"],
     ["user.gruops == []", "line 1, column 5: user has no field gruops (it has id, email, groups, attributes)"],
-    ["args.a == 'x' &&\n  1 + 'y'", "line 2, column 4: no such overload: int + string"],
+    ["args.a == 'x' &&\n  1 + 'y'", "line 2, column 3: no such overload: int + string"],
     ["request.amount < 5", "line 1, column 1: unknown variable request"],
     ["1 + 2", "line 1, column 1: the condition gives int, not bool"],
     ["   ", "the condition is empty; leave it out to apply the policy always"],
@@ -20,7 +20,7 @@ describe("checkCondition", () => {
   });
 
   test("a problem carries its offset, line and column", () => {
-    expect(checkCondition("args.a == 'x' &&\n  1 + 'y'")?.position).toEqual({ offset: 20, line: 2, column: 4 });
+    expect(checkCondition("args.a == 'x' &&\n  1 + 'y'")?.position).toEqual({ offset: 19, line: 2, column: 3 });
     expect(checkCondition("x".repeat(2001))?.message).toContain("longer than 2000");
   });
 });

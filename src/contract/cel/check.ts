@@ -92,6 +92,18 @@ class Checker {
     throw new CheckError(message, this.positions[String(e.id)] ?? null);
   }
 
+  /** Where the whole of `e` starts: an operator's position is its symbol, `'a' + 1` starts at `'a'`. */
+  start(e: Expr): number | null {
+    let min = this.positions[String(e.id)] ?? null;
+    const k = e.exprKind;
+    const kids = k.case === "callExpr" ? [k.value.target, ...k.value.args] : k.case === "selectExpr" ? [k.value.operand] : [];
+    for (const x of kids) {
+      const p = x ? this.start(x) : null;
+      if (p !== null && (min === null || p < min)) min = p;
+    }
+    return min;
+  }
+
   /** A declared name as the container resolves it (`a.b` in container `x.y`: x.y.a.b, x.a.b, a.b). */
   resolve(name: string): Ty | undefined {
     const parts = this.container ? this.container.split(".") : [];
@@ -227,7 +239,7 @@ class Checker {
     if (match.length === 0) {
       const op = /^_(.+)_$/.exec(fn)?.[1] ?? /^(.)_$/.exec(fn)?.[1];
       const shown = op && args.length === 2 ? `${showTy(args[0]!)} ${op} ${showTy(args[1]!)}` : op ? `${op}${showTy(args[0]!)}` : `${target ? `${showTy(target)}.` : ""}${fn.replace(/^@/, "")}(${args.map(showTy).join(", ")})`;
-      return this.fail(e, `no such overload: ${shown}`);
+      throw new CheckError(`no such overload: ${shown}`, this.start(e));
     }
     return match.map((f) => tyOf(f.result)).reduce((a, b) => (showTy(a) === showTy(b) ? a : DYN));
   }

@@ -96,7 +96,7 @@ describe("conditions and mode", () => {
   test.each([
     ["args.amount <=", "condition: line 1, column 13: found < but expecting end of input", { offset: 12, line: 1, column: 13 }],
     ["user.gruops.size() > 0", "condition: line 1, column 5: user has no field gruops (it has id, email, groups, attributes)", { offset: 4, line: 1, column: 5 }],
-    ["args.a == 1 &&\n  'x' + 1 == 2", "condition: line 2, column 6: no such overload: string + int", { offset: 20, line: 2, column: 6 }],
+    ["args.a == 1 &&\n  'x' + 1 == 2", "condition: line 2, column 3: no such overload: string + int", { offset: 17, line: 2, column: 3 }],
     ["args.amount", null, null],
     ["1 + 1", "condition: line 1, column 1: the condition gives int, not bool", { offset: 0, line: 1, column: 1 }],
   ])("%p → 422 invalid_condition naming the position", async (condition, detail, position) => {
