@@ -49,6 +49,15 @@ export function describeGrantPath(path: GrantStep[]): string {
   return path.map((s) => `${s.email} was ${VERB[s.kind] ?? s.kind} ${s.kind === "raised" ? "to" : "as"} ${s.role} by ${s.byEmail} at ${iso(s.at)}`).join(", and ");
 }
 
+/** Each rule in a few words, about the approver in the third person (notices and events). */
+export const RULE_SUMMARY: Record<string, string> = {
+  recovery_self_approval: "they requested it themselves",
+  recovery_approver_provenance: "the requester created, invited, added or raised their membership (directly or through accounts the requester granted)",
+  recovery_same_idp_subject: "the identity provider knows them as the requester",
+  recovery_approver_too_new: "their membership was younger than the minimum age when the request was made",
+  recovery_stale_sign_in: "they had not signed in within the last 5 minutes",
+};
+
 /** The refusal of the approval, or null when the approver may approve (pure). */
 export function approvalRefusal(f: ApprovalFacts): SvcError | null {
   const { requester: r, approver: a, requestId: id } = f;

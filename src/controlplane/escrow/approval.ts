@@ -13,7 +13,7 @@ import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { postNotice } from "../notices/service.ts";
 import { and, eq } from "drizzle-orm";
-import { type ApprovalFacts, approvalRefusal } from "./approval-rules.ts";
+import { type ApprovalFacts, RULE_SUMMARY, approvalRefusal } from "./approval-rules.ts";
 import { approverMinAgeHours } from "./recovery-policy.ts";
 import { RECOVERY_ACTIONS, type RecoveryRequestRow, type RecoveryRequestView, getRequest, requestRow } from "./service.ts";
 
@@ -45,8 +45,8 @@ export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: 
     const record = await getRecord(tx, by.orgId, row.recordId);
     const base = { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.approve, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high" as const, ref: row.recordId };
     if (refused) {
-      const text = `${by.email} was refused approving escrow recovery ${id} of record ${row.recordId} (${refused.code}): ${refused.message}`;
-      const eventId = await recordAdminEvent(tx, { ...base, result: "refused", status: refused.status, code: refused.code, reason: text }, now);
+      const text = `${by.email} was refused approving escrow recovery ${id} of record ${row.recordId}: ${RULE_SUMMARY[refused.code]} (${refused.code})`;
+      const eventId = await recordAdminEvent(tx, { ...base, result: "refused", status: refused.status, code: refused.code, reason: `${text}. Told: ${refused.message}` }, now);
       await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.approve, result: "refused", actorAccountId: by.accountId, text, ref: id, eventId }, now);
       return refused;
     }

@@ -5,7 +5,9 @@
 // then waits; a stale sign-in is refused with what to do, `svc login` tokens included; a second
 // owner of more than 24 hours with a fresh sign-in approves. Same-IdP-subject: idp-subject.test.ts.
 import { describe, expect, test } from "bun:test";
-import { accountWithRole } from "../auth/test-fixtures.ts";
+import { PASSWORD, accountWithRole, secondOrganization } from "../auth/test-fixtures.ts";
+import { PRESESSION_COOKIE } from "../console/csrf.ts";
+import { browser } from "../console/test-browser.ts";
 import type { TestControlPlane } from "../testing.ts";
 import { HOUR, addMemberAs, freshToken, requestBySecond, sessionHeaders, world } from "./test-fixtures.ts";
 
@@ -34,6 +36,10 @@ describe("recovery approval between people", () => {
     // The others are told: the requester and the second owner see the refusal; the puppet not its own.
     for (const token of [cp.adminToken, w.second.token]) expect((await noticesOf(cp, token)).map((n) => [n.action, n.result, n.ref])).toContainEqual(["audit:recovery.approve", "refused", id]);
     expect((await noticesOf(cp, w.second.token)).map((n) => n.action)).toContain("audit:recovery.request");
+    expect((await noticesOf(cp, cp.adminToken)).find((n) => n.result === "refused")!.text).toBe(
+      `ops.helper@example.com was refused approving escrow recovery ${id} of record ${w.escrowed.id}: the requester created, invited, added or raised their membership (directly or through accounts the requester granted) (recovery_approver_provenance)`,
+    );
+    expect(refusal!.reason).toContain(`Told: ops.helper@example.com cannot approve ${id}: ops.helper@example.com was created as admin by owner@example.com`);
     expect((await noticesOf(cp, await freshToken(cp, puppetId))).map((n) => n.action)).toEqual(["audit:recovery.request"]);
 
     // A sockpuppet's own sockpuppet, aged: the path through the first is followed.
@@ -117,6 +123,16 @@ describe("recovery approval between people", () => {
     // Nor does a token issued by a stale token renew it.
     const issued = (await cp.call("POST", cp.org("/api-tokens"), { token: cliToken, body: { name: "again" } })).json.token as string;
     expect((await approve(cp, id, { token: issued })).json.code).toBe("recovery_stale_sign_in");
+    // Switching organization is no sign-in: the session keeps the time the password was typed.
+    const globex = await secondOrganization(cp);
+    expect((await cp.call("POST", globex.org("/members"), { token: globex.token, body: { email: "owner@example.com", role: "admin" } })).status).toBe(201);
+    const b = browser(cp);
+    await b.get("/sign-in");
+    await b.post("/sign-in", { email: "owner@example.com", password: PASSWORD, organization_id: cp.orgId, _csrf: b.jar.get(PRESESSION_COOKIE)! });
+    w.clock.advance(6 * 60_000);
+    for (const to of [globex.orgId, cp.orgId]) expect((await b.post("/switch-org", { organization_id: to, _csrf: await b.csrf() })).status).toBe(303);
+    expect((await b.api("GET", "/api/v1/me")).json.organization.id).toBe(cp.orgId);
+    expect(await (await b.post(`/audit-recovery/${id}/approve`, { _csrf: await b.csrf() })).text()).toContain("(recovery_stale_sign_in)");
     expect((await cp.call("GET", cp.org(`/audit-recovery-requests/${id}`))).json.status).toBe("pending");
 
     // Signed in again: a session, and a token `svc login` gets from it, are fresh for 5 minutes.
@@ -128,7 +144,7 @@ describe("recovery approval between people", () => {
     const ok = await approve(cp, id, { token: freshCli });
     expect(ok.status).toBe(200);
     expect(ok.json.status).toBe("approved");
-    expect((await adminEvents(cp)).filter((e) => e.admin.code === "recovery_stale_sign_in")).toHaveLength(4);
+    expect((await adminEvents(cp)).filter((e) => e.admin.code === "recovery_stale_sign_in")).toHaveLength(5);
   });
 
   test("a second owner of more than 24 hours, freshly signed in, approves; the requester fetches once", async () => {
