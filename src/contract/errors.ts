@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   recovery_approver_provenance: 403,
   recovery_same_idp_subject: 403,
   recovery_approver_too_new: 403,
+  recovery_idp_identity_too_new: 403,
   recovery_stale_sign_in: 403,
   recovery_not_approved: 409,
   recovery_consumed: 410,

@@ -28,6 +28,6 @@ export async function bootstrapOwner(
     await addMembership(tx, account.id, orgId, "owner", { by: null, join: "bootstrap", at: deps.now() });
     return account.id;
   });
-  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap", authenticatedAt: deps.now() })).token : null;
+  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap", signIn: { at: deps.now() } })).token : null;
   return { accountId, orgId, workspaceId, token };
 }

@@ -3,7 +3,7 @@
 // verified email. So one person can reach two accounts (change the email at the provider, sign
 // in again): the subjects each account was seen with tell them apart from two people. Written
 // at every single sign-on (console/session.ts `openSession`), read by escrow's approval rule.
-import { inArray } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 
 export type IdpSubject = { issuer: string; subject: string };
@@ -27,3 +27,13 @@ export async function sharedIdpSubject(db: Db, a: string, b: string): Promise<Id
   return shared ? { issuer: shared.issuer, subject: shared.subject } : null;
 }
 
+
+/** When the account was first seen signing in as `idp` (null: never). */
+export async function idpSubjectSince(db: Db, accountId: string, idp: IdpSubject): Promise<number | null> {
+  const t = tables(db).idpSubjects;
+  const [row] = await db
+    .select({ at: t.firstSeenAt })
+    .from(t)
+    .where(and(eq(t.accountId, accountId), eq(t.issuer, idp.issuer), eq(t.subject, idp.subject)));
+  return row?.at ?? null;
+}

@@ -50,7 +50,7 @@ test("grantPath: through accounts the ancestor granted, across organizations; a 
   // Globex's owner invites x; Acme's owner adds x to Acme; x, an admin there, invites y.
   const x = await add(globex.org, globex.token, "x@example.com", "admin");
   await add(cp.org, cp.adminToken, "x@example.com", "admin");
-  const xToken = (await issueApiToken(cp.deps, { accountId: x, orgId: cp.orgId, name: "x", authenticatedAt: null })).token;
+  const xToken = (await issueApiToken(cp.deps, { accountId: x, orgId: cp.orgId, name: "x", signIn: { at: null } })).token;
   const y = await add(cp.org, xToken, "y@example.com", "admin");
   expect((await grantPath(cp.deps.db, y, globexOwner))!.map((g) => [g.accountId, g.orgId, g.kind, g.byAccountId])).toEqual([
     [y, cp.orgId, "invited", x],

@@ -39,7 +39,7 @@ describe("signIn and session binding", () => {
     const cp = await testControlPlane();
     const b = await secondOrganization(cp);
     await addMembership(cp.deps.db, cp.accountId, b.orgId, "member", { by: null, join: "added", at: cp.deps.now() });
-    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", cp.deps.now());
+    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", { at: cp.deps.now() });
     const p = (await principalFromSession(cp.deps, raw))!;
     expect(p).toMatchObject({ orgId: b.orgId, authMethod: "sso", via: "session" });
     expect(await sessionAuthenticatedFor(cp.deps.db, p, b.orgId)).toBe(true);

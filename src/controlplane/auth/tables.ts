@@ -30,6 +30,8 @@ export const sessions = table("sessions", (c) => ({
    * for sessions from before it was kept: never a fresh sign-in (escrow approval, issue 27).
    */
   authenticatedAt: c.millis("authenticated_at"),
+  /** The provider identity (issuer, `sub`) a single sign-on session was opened as; null for a password. */
+  idp: c.json<{ issuer: string; subject: string }>("idp"),
   expiresAt: c.millis("expires_at").notNull(),
   createdAt: c.createdAt(),
 }));
@@ -49,6 +51,8 @@ export const apiTokens = table("api_tokens", (c) => ({
    * the issuing credential's for the API): a token never refreshes it. Null: never fresh.
    */
   authenticatedAt: c.millis("authenticated_at"),
+  /** The provider identity of that sign-in when it was single sign-on (as `sessions.idp`). */
+  idp: c.json<{ issuer: string; subject: string }>("idp"),
   createdAt: c.createdAt(),
 }));
 
@@ -62,6 +66,7 @@ export const loginRequests = table("login_requests", (c) => ({
   tokenId: c.text("token_id"),
   /** The approving session's sign-in time, handed on to the token (api_tokens.authenticated_at). */
   approverAuthenticatedAt: c.millis("approver_authenticated_at"),
+  approverIdp: c.json<{ issuer: string; subject: string }>("approver_idp"),
   expiresAt: c.millis("expires_at").notNull(),
   completedAt: c.millis("completed_at"),
   /** The last token poll accepted: polls sooner than the advertised interval are refused, on every replica. */

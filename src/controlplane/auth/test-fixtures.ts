@@ -17,7 +17,7 @@ export const PASSWORD = "correct horse battery staple";
 export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`, by: string | null = null) {
   const account = await createAccount(cp.deps.db, { email, password: PASSWORD });
   await addMembership(cp.deps.db, account.id, cp.orgId, role, { by, join: by ? "created" : "bootstrap", at: cp.deps.now() });
-  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test", authenticatedAt: cp.deps.now() });
+  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test", signIn: { at: cp.deps.now() } });
   return { accountId: account.id, email, token };
 }
 

@@ -44,7 +44,7 @@ export async function openSession(
   const raw = await deps.db.transaction(async (tx) => {
     const m = await membership(tx, accountId, orgId);
     if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
-    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, options.authenticatedAt);
+    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, { at: options.authenticatedAt, idp: options.idp ?? null });
     if (options.idp) await recordIdpSubject(tx, { ...options.idp, accountId, orgId, at: deps.now() });
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;

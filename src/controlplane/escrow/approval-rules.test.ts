@@ -15,6 +15,7 @@ const ok: ApprovalFacts = {
   approverMemberSince: T - 25 * H,
   grantPath: null,
   sharedIdpSubject: null,
+  approverIdp: null,
 };
 const code = (f: Partial<ApprovalFacts>) => approvalRefusal({ ...ok, ...f })?.code ?? null;
 const puppet = [{ accountId: "acc_A", email: "a@x.test", kind: "created", role: "admin", by: "acc_R", byEmail: "r@x.test", at: T - 30 * H }];
@@ -32,6 +33,9 @@ describe("approvalRefusal", () => {
     expect(code({ sharedIdpSubject: { issuer: "https://idp", subject: "s1" } })).toBe("recovery_same_idp_subject");
     expect(code({ approverMemberSince: T - 24 * H + 1 })).toBe("recovery_approver_too_new");
     expect(code({ approverMemberSince: null })).toBe("recovery_approver_too_new");
+    expect(code({ approverIdp: { issuer: "https://idp", subject: "s1", since: T - 24 * H + 1 } })).toBe("recovery_idp_identity_too_new");
+    expect(code({ approverIdp: { issuer: "https://idp", subject: "s1", since: null } })).toBe("recovery_idp_identity_too_new");
+    expect(code({ approverIdp: { issuer: "https://idp", subject: "s1", since: T - 24 * H } })).toBeNull();
     expect(code({ now: ok.approver.authenticatedAt! + FRESH_SIGN_IN_MS + 1 })).toBe("recovery_stale_sign_in");
     expect(code({ approver: { ...ok.approver, authenticatedAt: null } })).toBe("recovery_stale_sign_in");
   });
@@ -41,6 +45,7 @@ describe("approvalRefusal", () => {
     expect(code(everything)).toBe("recovery_approver_provenance");
     expect(code({ ...everything, grantPath: null })).toBe("recovery_same_idp_subject");
     expect(code({ ...everything, grantPath: null, sharedIdpSubject: null })).toBe("recovery_approver_too_new");
+    expect(code({ ...everything, grantPath: null, sharedIdpSubject: null, approverMemberSince: ok.approverMemberSince, approverIdp: { issuer: "i", subject: "s", since: T } })).toBe("recovery_idp_identity_too_new");
   });
 
   test("the details say the rule and what would satisfy it", () => {

@@ -7,7 +7,11 @@
 //   3. the identity provider knows both as the same person: one `sub` (recovery_same_idp_subject);
 //   4. its membership was younger than the organization's minimum age when the request was
 //      made (recovery_approver_too_new; recovery-policy.ts, default 24 hours);
-//   5. it did not sign in within the last 5 minutes (recovery_stale_sign_in): a console session
+//   5. it signed in through single sign-on as a provider identity first seen less than that
+//      age before the request (recovery_idp_identity_too_new): an owner changes the provider,
+//      and a provider they run can assert any admin's email; an identity it made or changed
+//      for the occasion is new, one the admin has long used is not;
+//   6. it did not sign in within the last 5 minutes (recovery_stale_sign_in): a console session
 //      opened then, or an API token issued from such a session.
 // The rules are checked in this order and the first that fails is the answer: the ones about
 // who the approver is come before the one about their sign-in, so nobody is sent to sign in
@@ -36,6 +40,8 @@ export type ApprovalFacts = {
   grantPath: GrantStep[] | null;
   /** The identity-provider subject both signed in as, or null. */
   sharedIdpSubject: { issuer: string; subject: string } | null;
+  /** The provider identity the approver signed in as, when through single sign-on, and when the account was first seen as it. */
+  approverIdp: { issuer: string; subject: string; since: number | null } | null;
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -55,6 +61,7 @@ export const RULE_SUMMARY: Record<string, string> = {
   recovery_approver_provenance: "the requester created, invited, added or raised their membership (directly or through accounts the requester granted)",
   recovery_same_idp_subject: "the identity provider knows them as the requester",
   recovery_approver_too_new: "their membership was younger than the minimum age when the request was made",
+  recovery_idp_identity_too_new: "the single sign-on identity they signed in as was newer than the minimum age when the request was made",
   recovery_stale_sign_in: "they had not signed in within the last 5 minutes",
 };
 
@@ -85,6 +92,14 @@ export function approvalRefusal(f: ApprovalFacts): SvcError | null {
     return new SvcError(
       "recovery_approver_too_new",
       `${a.email} cannot approve ${id}: approvers must have been members for at least ${f.minAgeHours} hours when the request was made (${iso(f.requestedAt)}), and ${a.email} had ${age}; an owner or admin of longer standing must approve${later}`,
+    );
+  }
+  const idp = f.approverIdp;
+  if (idp && (idp.since === null || f.requestedAt - idp.since < needed)) {
+    const seen = idp.since === null ? "never seen before" : `first seen at ${iso(idp.since)}`;
+    return new SvcError(
+      "recovery_idp_identity_too_new",
+      `${a.email} cannot approve ${id}: you signed in through single sign-on as ${idp.subject} of ${idp.issuer}, ${seen}, and an approval through single sign-on needs a provider identity seen for at least ${f.minAgeHours} hours when the request was made (${iso(f.requestedAt)}), since a provider changed or an identity made since could speak for anyone; sign in with your password if you have one, or an owner or admin of longer standing must approve`,
     );
   }
   const at = a.authenticatedAt;

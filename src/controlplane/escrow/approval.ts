@@ -6,7 +6,7 @@
 import { SvcError } from "../../contract/errors.ts";
 import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import { getRecord } from "../audit/query.ts";
-import { sharedIdpSubject } from "../auth/idp-subjects.ts";
+import { idpSubjectSince, sharedIdpSubject } from "../auth/idp-subjects.ts";
 import { grantPath, grantsOf, memberSince } from "../auth/membership-grants.ts";
 import { type Principal, emailsOfAccounts } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -32,6 +32,7 @@ export async function approvalFacts(tx: Db, by: Principal, row: RecoveryRequestR
     approverMemberSince: await memberSince(tx, by.accountId, by.orgId),
     grantPath: path && path.map((g) => ({ accountId: g.accountId, email: email(g.accountId), kind: g.kind, role: g.role, by: g.byAccountId!, byEmail: email(g.byAccountId!), at: g.at })),
     sharedIdpSubject: by.accountId === row.requestedBy ? null : await sharedIdpSubject(tx, by.accountId, row.requestedBy),
+    approverIdp: by.idp ? { ...by.idp, since: await idpSubjectSince(tx, by.accountId, by.idp) } : null,
   };
 }
 

@@ -56,7 +56,7 @@ export function escrowRoutes(deps: ControlPlaneDeps) {
       response: RecoveryRequest,
       detail: {
         summary:
-          "Approve another person's request. 403 recovery_self_approval (your own), recovery_approver_provenance (the requester granted your membership or role), recovery_same_idp_subject (the identity provider knows you as the requester), recovery_approver_too_new (your membership was too young at request time), recovery_stale_sign_in (no sign-in within 5 minutes); refusals are audited too",
+          "Approve another person's request. 403 recovery_self_approval (your own), recovery_approver_provenance (the requester granted your membership or role), recovery_same_idp_subject (the identity provider knows you as the requester), recovery_approver_too_new (your membership was too young at request time), recovery_idp_identity_too_new (your single sign-on identity was too new at request time), recovery_stale_sign_in (no sign-in within 5 minutes); refusals are audited too",
         tags: ["audit recovery"],
       },
     })

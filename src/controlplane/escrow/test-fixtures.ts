@@ -25,7 +25,7 @@ export function testClock(start = Date.now()) {
 
 /** An API token issued from a sign-in made now (as `svc login` right after signing in). */
 export async function freshToken(cp: TestControlPlane, accountId: string): Promise<string> {
-  return (await issueApiToken(cp.deps, { accountId, orgId: cp.orgId, name: "fresh", authenticatedAt: cp.deps.now() })).token;
+  return (await issueApiToken(cp.deps, { accountId, orgId: cp.orgId, name: "fresh", signIn: { at: cp.deps.now() } })).token;
 }
 
 /** Adds a member through the API as `token`'s account; returns its account id. */

@@ -62,7 +62,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
-  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", authenticatedAt: cp.deps.now() });
+  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } });
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
   await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });

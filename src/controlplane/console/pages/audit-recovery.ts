@@ -74,7 +74,7 @@ export async function recoverySection(ctx: AdminContext, errors: string[], value
   return section(
     "Escrow recovery (break-glass)",
     html`<p class="muted">Decrypts one record with the service-held escrow key: an owner requests it with a reason, another person approves, and the requester fetches the plaintext once.</p>
-<p class="muted" data-approver-rule>The approver is an owner or admin whom the requester never created, invited, added or raised (not even through accounts the requester granted), not the same person at the single sign-on provider, a member for at least ${hours} hours when the request was made, and signed in within the last ${minutes} minutes. Every step is announced to the other owners and admins.</p>
+<p class="muted" data-approver-rule>The approver is an owner or admin whom the requester never created, invited, added or raised (not even through accounts the requester granted), not the same person at the single sign-on provider, a member for at least ${hours} hours when the request was made (and, through single sign-on, known by that provider identity as long), and signed in within the last ${minutes} minutes. Every step is announced to the other owners and admins.</p>
 ${dataTable("Open recovery requests", ["Request", "Record", "Requested by", "Reason", "Status", ""], rows, "No open recovery requests.")}${approvable ? freshSignIn(ctx, minutes) : ""}${form}`,
     { id: "recovery" },
   );

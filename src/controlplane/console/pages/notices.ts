@@ -1,6 +1,7 @@
-// The notices area (issue 27): another person's escrow recovery steps and changes of its rule,
-// shown to each owner and admin on the overview (the page a sign-in lands on) and on the Audit
-// keys page, until they dismiss each one for themselves (notices/service.ts).
+// The notices area (issue 27): another person's escrow recovery steps, changes of its rule and
+// of the single sign-on provider, shown to each owner and admin on the overview (the page a
+// sign-in lands on) and on the Audit keys page, until they dismiss each one for themselves
+// (notices/service.ts).
 import type { Notice } from "../../../contract/admin-api.ts";
 import { type AdminContext, type PageContext, type PageResult, page, redirect, safeNext } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
@@ -8,7 +9,11 @@ import { type SafeHtml, html, path } from "../html.ts";
 import { csrfInput, shell, time } from "../layout.ts";
 import { problemText } from "./shared.ts";
 
+/** The notice of a change of the single sign-on provider (settings.ts). */
+export const SSO_NOTICE_ACTION = "sso.provider";
+
 const TITLES: Record<string, string> = {
+  [SSO_NOTICE_ACTION]: "Single sign-on provider changed",
   "audit:recovery.request": "Escrow recovery requested",
   "audit:recovery.approve": "Escrow recovery approved",
   "audit:recovery.decrypt": "Escrow recovery: plaintext fetched",

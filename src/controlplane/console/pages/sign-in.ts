@@ -77,7 +77,7 @@ export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
     return redirect(`/sign-in${query({ org: target, done: "reauth" })}`);
   }
   // The new session replaces the old one in the same transaction.
-  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", { replaces: s.raw, authenticatedAt: s.principal.authenticatedAt ?? null });
+  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", { replaces: s.raw, authenticatedAt: s.principal.authenticatedAt ?? null, idp: s.principal.idp ?? null });
   if (!opened) return redirect("/");
   ctx.cookies.push(opened.cookie);
   return redirect("/");

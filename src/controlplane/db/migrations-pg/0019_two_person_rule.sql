@@ -47,8 +47,11 @@ CREATE TABLE "admin_notices" (
 );
 --> statement-breakpoint
 ALTER TABLE "api_tokens" ADD COLUMN "authenticated_at" bigint;--> statement-breakpoint
+ALTER TABLE "api_tokens" ADD COLUMN "idp" jsonb;--> statement-breakpoint
 ALTER TABLE "login_requests" ADD COLUMN "approver_authenticated_at" bigint;--> statement-breakpoint
+ALTER TABLE "login_requests" ADD COLUMN "approver_idp" jsonb;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "authenticated_at" bigint;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "idp" jsonb;--> statement-breakpoint
 ALTER TABLE "idp_subjects" ADD CONSTRAINT "idp_subjects_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "idp_subjects" ADD CONSTRAINT "idp_subjects_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "membership_grants" ADD CONSTRAINT "membership_grants_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint

@@ -61,7 +61,10 @@ CREATE TABLE `admin_notices` (
 --> statement-breakpoint
 CREATE INDEX `admin_notices_org_id` ON `admin_notices` (`org_id`,`id`);--> statement-breakpoint
 ALTER TABLE `api_tokens` ADD `authenticated_at` integer;--> statement-breakpoint
+ALTER TABLE `api_tokens` ADD `idp` text;--> statement-breakpoint
 ALTER TABLE `login_requests` ADD `approver_authenticated_at` integer;--> statement-breakpoint
+ALTER TABLE `login_requests` ADD `approver_idp` text;--> statement-breakpoint
 ALTER TABLE `sessions` ADD `authenticated_at` integer;--> statement-breakpoint
+ALTER TABLE `sessions` ADD `idp` text;--> statement-breakpoint
 -- Memberships from before grants were kept: their grantor is unknown (docs/audit.md "Escrow recovery").
 INSERT INTO `membership_grants` (`id`, `org_id`, `account_id`, `kind`, `role`, `previous_role`, `by_account_id`, `at`) SELECT 'mgr_unknown_' || `org_id` || '_' || `account_id`, `org_id`, `account_id`, 'unknown', `role`, NULL, NULL, `created_at` FROM `memberships`;
