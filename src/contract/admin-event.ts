@@ -4,6 +4,7 @@
 // (the record's `detail` column, JSON text) and as the admin API, the export and the SIEM sinks
 // show it. Secrets never appear: a secret value is shown only as `secretDigest` of it, and a
 // password only as "(set)".
+import { createHash } from "node:crypto";
 import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, open } from "./admin-shape.ts";
 
@@ -64,7 +65,7 @@ export type AdminEventDetail = Static<typeof AdminEventDetail>;
 
 /** How a secret appears in an admin event: the first 16 hex digits of its SHA-256. */
 export function secretDigest(secret: string | Uint8Array): string {
-  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
+  return `sha256:${createHash("sha256").update(secret).digest("hex").slice(0, 16)}`;
 }
 
 /** What a password (low entropy: a digest could be guessed) looks like in an admin event. */
