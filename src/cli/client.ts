@@ -132,7 +132,8 @@ export function problemMessage(
   let detail = typeof problem.detail === "string" && problem.detail ? problem.detail : typeof problem.title === "string" ? problem.title : `HTTP ${status}`;
   detail = detail.replace(/[.\s]+$/, "");
   if (code === "unauthorized" || status === 401) return `${label}: ${UNAUTHORIZED[source]} (${code})`;
-  if (code === "forbidden" || status === 403) return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
+  // A 403 with a code of its own (escrow recovery's rules) says itself what would satisfy it.
+  if (code === "forbidden" || code === "http_403") return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
   let next: string | null = null;
   if (code === "not_found" && detail.startsWith("no route")) next = `the control plane at this URL does not serve ${route}; check the URL or upgrade the control plane`;
   else if (!detail.includes("; ")) next = nextStep(label, code, status, problem, source);

@@ -29,6 +29,12 @@ export const ERROR_CODES = {
   escrow_requires_key: 409,
   // escrow recovery (break-glass)
   recovery_self_approval: 403,
+  // the two-person rule between people (issue 27; docs/audit.md "Escrow recovery")
+  recovery_approver_provenance: 403,
+  recovery_same_idp_subject: 403,
+  recovery_approver_too_new: 403,
+  recovery_idp_identity_too_new: 403,
+  recovery_stale_sign_in: 403,
   recovery_not_approved: 409,
   recovery_consumed: 410,
   record_not_escrowed: 409,

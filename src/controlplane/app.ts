@@ -34,6 +34,7 @@ import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
+import { noticeRoutes } from "./notices/routes.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
@@ -132,7 +133,8 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
     .use(settingsRoutes(deps))
-    .use(escrowRoutes(deps));
+    .use(escrowRoutes(deps))
+    .use(noticeRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);
