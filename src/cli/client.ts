@@ -53,6 +53,7 @@ const NEXT_STEP: Record<string, string> = {
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
   invalid_condition: "fix --condition at the line and column named and run it again",
+  condition_too_costly: "make the condition cheaper where it costs most (a loop inside a loop over the arguments, say) and run it again",
   unregistered_tool: "register the tool first (a pack or tool server of an installation in the workspace), fix the name, or drop --strict",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };
@@ -132,7 +133,8 @@ export function problemMessage(
   let detail = typeof problem.detail === "string" && problem.detail ? problem.detail : typeof problem.title === "string" ? problem.title : `HTTP ${status}`;
   detail = detail.replace(/[.\s]+$/, "");
   if (code === "unauthorized" || status === 401) return `${label}: ${UNAUTHORIZED[source]} (${code})`;
-  if (code === "forbidden" || status === 403) return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
+  // A 403 with a code of its own (escrow recovery's rules) says itself what would satisfy it.
+  if (code === "forbidden" || code === "http_403") return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
   let next: string | null = null;
   if (code === "not_found" && detail.startsWith("no route")) next = `the control plane at this URL does not serve ${route}; check the URL or upgrade the control plane`;
   else if (!detail.includes("; ")) next = nextStep(label, code, status, problem, source);

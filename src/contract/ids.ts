@@ -30,6 +30,8 @@ export const ID_PREFIXES = {
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
   recoveryRequest: "rrq",
+  membershipGrant: "mgr",
+  notice: "ntc",
   siemSink: "snk",
   controlplaneReplica: "cpr",
 } as const;

@@ -35,6 +35,7 @@ import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
+import { noticeRoutes } from "./notices/routes.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
 import { replicaRoutes } from "./replicas/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
@@ -135,6 +136,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(directorySyncRoutes(deps))
     .use(settingsRoutes(deps))
     .use(escrowRoutes(deps))
+    .use(noticeRoutes(deps))
     .use(replicaRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.

@@ -17,6 +17,7 @@ export * from "../http/tables.ts";
 export * from "../installations/tables.ts";
 export * from "../invites/tables.ts";
 export * from "../model-profiles/tables.ts";
+export * from "../notices/tables.ts";
 export * from "../organizations/tables.ts";
 export * from "../policies/tables.ts";
 export * from "../replicas/tables.ts";

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import { Versions } from "../../contract/admin-api.ts";
 import { BUILD_VERSION } from "../../version.ts";
 import { authPlugin } from "../auth/plugin.ts";
-import { cliClients } from "../auth/service.ts";
+import { cliClients } from "../auth/token-clients.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { orgInstallations } from "../installations/lookup.ts";
 import { runtimeVersions } from "../runtime/replicas.ts";
