@@ -116,5 +116,10 @@ export const PolicyBundle = Type.Object({
   recipients: Type.Array(BundleRecipient),
   /** MCP tool servers assigned to the agent (absent from control planes before issue 13). */
   tool_servers: Type.Optional(Type.Array(BundleToolServer)),
+  /**
+   * The organization's current digest key id (issue 27): a proxy holding another fetches the new
+   * key (GET digest-key) before it uses this bundle. Absent from control planes before rotation.
+   */
+  digest_key_id: Type.Optional(Type.String()),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;

@@ -18,6 +18,8 @@ export type BundleInputs = {
   recipients: BundleRecipient[];
   /** MCP tool servers assigned to the agent (issue 13); absent = none. */
   toolServers?: BundleToolServer[];
+  /** The organization's current digest key id (a proxy holding another fetches it); null: none. */
+  digestKeyId?: string | null;
   /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
   conditions: boolean;
 };
@@ -89,5 +91,6 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     tool_servers: (input.toolServers ?? [])
       .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
       .sort(byName),
+    ...(input.digestKeyId ? { digest_key_id: input.digestKeyId } : {}),
   };
 }
