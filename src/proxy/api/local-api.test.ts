@@ -73,6 +73,17 @@ describe("routing", () => {
     expect((await r.json()).error).toEqual({ message: "x-svc-user-id is longer than 200 characters", type: "invalid_request_error", code: "invalid_user" });
   });
 
+  test("the front end's credential of this boot is accepted like the runtime token; nothing else is", async () => {
+    const both = createLocalApi({ token: "svc_rt_abc", frontendToken: "svc_fe_boot", status: new ProxyStatus(), spoolDepth: () => 0, log: quiet, modelCa: null } as unknown as LocalApiDeps);
+    const get = async (token: string | null) => (await both(new Request("http://localhost/v1/policy", { headers: token ? { authorization: `Bearer ${token}` } : {} }))).status;
+    expect(await get("svc_rt_abc")).toBe(200);
+    expect(await get("svc_fe_boot")).toBe(200);
+    expect(await get("svc_fe_other")).toBe(401);
+    expect(await get(null)).toBe(401);
+    // without one configured, only the runtime token
+    expect((await ask("GET", "/v1/policy", "svc_fe_boot")).status).toBe(401);
+  });
+
   test("an unknown path is 404", async () => {
     const r = await ask("GET", "/v1/nope");
     expect(r.status).toBe(404);
