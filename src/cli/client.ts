@@ -52,6 +52,7 @@ const NEXT_STEP: Record<string, string> = {
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
   invalid_condition: "fix --condition at the line and column named and run it again",
+  condition_too_costly: "make the condition cheaper where it costs most (a loop inside a loop over the arguments, say) and run it again",
   unregistered_tool: "register the tool first (a pack or tool server of an installation in the workspace), fix the name, or drop --strict",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };

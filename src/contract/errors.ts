@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   invalid_endpoint: 422,
   invalid_pattern: 422,
   invalid_condition: 422,
+  condition_too_costly: 422,
   unregistered_tool: 422,
   invalid_recipient: 422,
   key_disabled: 409,

@@ -57,13 +57,19 @@ function invalidPattern(path: string, message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
-/** The condition as stored: trimmed, null when absent; a type or syntax error is a 422 naming its position. */
+/**
+ * The condition as stored: trimmed, null when absent. A type or syntax error, or a pattern
+ * RE2 cannot run, is a 422 invalid_condition naming its position; a condition whose cost
+ * estimate is over the limit a 422 condition_too_costly with the estimate and its costliest part.
+ */
 export function validCondition(condition: string | null | undefined, at = ""): string | null {
   if (condition === undefined || condition === null || condition.trim() === "") return null;
   const problem = checkCondition(condition);
   if (!problem) return condition.trim();
   const message = `${at ? `${at.slice(1)}: ` : ""}condition: ${describeProblem(problem)}`;
-  throw new SvcError("invalid_condition", message, { errors: [{ path: `${at}/condition`, message, ...(problem.position ? { position: problem.position } : {}) }] });
+  const error = { path: `${at}/condition`, message, ...(problem.position ? { position: problem.position } : {}) };
+  if (problem.cost) throw new SvcError("condition_too_costly", message, { errors: [error], cost: problem.cost });
+  throw new SvcError("invalid_condition", message, { errors: [error] });
 }
 
 /**
