@@ -4,6 +4,7 @@ import { CommandFailure, command } from "../command/index.ts";
 import { createLogger } from "../log/index.ts";
 import { SPOOL_REPLAY_PATH } from "./audit/replay-route.ts";
 import type { ReplayResult } from "./audit/spool-replay.ts";
+import { keepProcessPrivate, notPrivateWarning } from "../supervisor/private-process.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { callProxy } from "./local-call.ts";
 import { startDaemon, StartError } from "./daemon.ts";
@@ -17,6 +18,9 @@ const serveCommand = command({
   ],
   async run() {
     const log = createLogger("proxy");
+    // The front end runs as the same UID: keep SVC_RUNTIME_TOKEN and the keys in memory from it.
+    const notPrivate = keepProcessPrivate();
+    if (notPrivate) log.warn(notPrivateWarning("svc proxy serve", notPrivate));
     let daemon;
     try {
       daemon = await startDaemon(loadConfig(process.env), log);

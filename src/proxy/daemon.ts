@@ -241,6 +241,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   });
   const api = createLocalApi({
     token: config.token,
+    frontendToken: config.frontendToken,
     status,
     pipeline,
     credentials,

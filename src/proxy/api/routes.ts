@@ -20,6 +20,8 @@ export type Route = {
   public?: boolean;
   /** The most the route reads of a body (json-body.ts); an answer given without reading it discards that much first. 1 MiB when absent. */
   bodyLimit?: number;
+  /** The supervisor's alone: the front end's credential of the boot (SVC_FRONTEND_TOKEN) gets 403. */
+  runtimeTokenOnly?: boolean;
 };
 
 /** What the route modules use; built once by createLocalApi from LocalApiDeps. */
