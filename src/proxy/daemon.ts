@@ -21,10 +21,10 @@ import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts"
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
 import { DecisionSummary } from "./pipeline/decision-summary.ts";
+import { daemonPipeline } from "./pipeline/wiring.ts";
 import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
-import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
@@ -38,10 +38,6 @@ import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
-import { ClaimLinks } from "./pipeline/claim-links.ts";
-import { Pipeline } from "./pipeline/pipeline.ts";
-import { leaseGate } from "./pipeline/limits.ts";
-import { BudgetLeases } from "./policy/budget-leases.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -225,20 +221,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
-  // Budgets by reservation: leases from the control plane before each model call (policy/budget-leases.ts).
-  const leases = new BudgetLeases({ lease: async (req) => client.budgetLeases(req), log, onError: credentialCheck });
   // One pipeline for every governed call: the local API's chat and tool routes and the MCP gateway.
-  const pipeline = new Pipeline({
-    status,
-    recorder,
-    claims: new ClaimLinks({ createClaim: async (r) => client.createClaim(r), log, onError: credentialCheck }),
-    decisions,
-    log,
-    now: () => new Date(),
-    budgets: leaseGate(budgets, leases),
-    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
-    onModelCallEnd: (e) => metrics.modelCallEnded(e),
-  });
+  const { pipeline, leases } = daemonPipeline({ status, recorder, client, decisions, book: budgets, rateRules: config.rateLimits, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e) });
   const api = createLocalApi({
     token: config.token,
     frontendToken: config.frontendToken,

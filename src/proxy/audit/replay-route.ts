@@ -1,4 +1,4 @@
-// POST /v1/spool/replay on the unix socket (runtime token, as every route there): what
+// POST /v1/spool/replay on the unix socket (the runtime token alone: not the front end's): what
 // `svc proxy spool replay` calls. The records set aside in rejected.jsonl go back into the
 // spool (spool-replay.ts) and the shipper is woken to send them. One replay at a time.
 import type { Route } from "../api/routes.ts";
@@ -13,6 +13,8 @@ export function replayRoute(d: { spool: Pick<AuditSpool, "dir" | "appendLine">; 
   return {
     method: "POST",
     path: SPOOL_REPLAY_PATH,
+    // An operator's act (`svc proxy spool replay`), never the front end's.
+    runtimeTokenOnly: true,
     handler: async () => {
       running ??= replayRejected(d.spool.dir, async (id, line) => d.spool.appendLine(id, line)).finally(() => (running = null));
       const r = await running;

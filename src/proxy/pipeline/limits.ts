@@ -16,8 +16,7 @@ export function rateKey(s: Subject): string {
 }
 
 /** Takes a token from each bucket that applies, or refuses naming the rule whose bucket is empty. */
-export function rateRefusal(limiter: RateLimiter | undefined, s: Subject, call: { tool?: string; model?: string | null }, now: number): Refusal | null {
-  if (!limiter) return null;
+export function rateRefusal(limiter: RateLimiter, s: Subject, call: { tool?: string; model?: string | null }, now: number): Refusal | null {
   const v = limiter.take({ user: rateKey(s), ...call }, now);
   return v.ok ? null : limitRefusal(REFUSAL_CODES.rateLimited, v.message, `rate limit ${v.limit}`, v.retryAfterSeconds);
 }

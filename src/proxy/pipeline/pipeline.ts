@@ -23,7 +23,7 @@ import type { DecisionSummary } from "./decision-summary.ts";
 import { auditSubject, type CompiledBundle, type Decision, type Subject } from "../policy/policy-index.ts";
 import type { RateLimiter } from "../policy/rate-limits.ts";
 import type { ProxyStatus } from "../policy/status.ts";
-import { actionOf, disabledCaller, modelRefusal, type PolicyCall, policyDecision } from "./decision.ts";
+import { actionOf, disabledCaller, modelRefusal, policyDecision } from "./decision.ts";
 import { type BudgetGate, rateRefusal, type Reservation } from "./limits.ts";
 import { disabledRefusal, type Refusal } from "./refusals.ts";
 
@@ -65,12 +65,12 @@ function refusalOf(d: Decision): Refusal {
   return { code: d.code!, message: d.message!, reason: d.reason, policyId: d.policyId };
 }
 
-/** Steps 1–4 decided: what the record says, the refusal if any, the budgets reserved, and for a permit who and when. */
-type Decided = { verdict: Verdict; refusal: Refusal | null; reservation: Reservation | null; permitted: { subject: Subject; at: number } | null };
+/** Steps 1–4 decided: what the record says, the refusal if any, the budgets reserved, and for a permit who (and when it was decided). */
+type Decided = { verdict: Verdict; refusal: Refusal | null; reservation: Reservation | null; permittedFor: Subject | null; at: number };
 
 /** A disabled user's refusal, recorded under their service user; no policy is asked. */
 function refusedAsDisabled(subject: AuditSubject): Decided {
-  return { verdict: { decision: "deny", reason: disabledRefusal.reason, policyId: null, subject }, refusal: disabledRefusal, reservation: null, permitted: null };
+  return { verdict: { decision: "deny", reason: disabledRefusal.reason, policyId: null, subject }, refusal: disabledRefusal, reservation: null, permittedFor: null, at: 0 };
 }
 
 export class Pipeline {
@@ -88,16 +88,15 @@ export class Pipeline {
    * adapter and never runs.
    */
   async admit(compiled: CompiledBundle, call: GovernedCall): Promise<Admission> {
-    const policyCall: PolicyCall = call.kind === "tool" ? { kind: "tool", tool: call.tool, args: call.args } : { kind: "model", model: call.model };
     const disabled = disabledCaller(compiled, call.user);
-    const decided = disabled ? refusedAsDisabled(disabled) : this.decide(compiled, call, policyCall);
+    const decided = disabled ? refusedAsDisabled(disabled) : this.decide(compiled, call);
     // Step 4, model calls only (a tool decision never waits here): a reservation on the caller's budgets.
-    if (decided.permitted && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permitted);
+    if (decided.permittedFor && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permittedFor, decided.at);
     const { verdict, refusal, reservation } = decided;
     const recording =
       call.kind === "tool"
-        ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(policyCall), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
-        : this.d.recorder.decision({ compiled, kind: "model", action: actionOf(policyCall), toolName: null, model: call.model, task: call.task, decision: verdict, args: { model: call.model } });
+        ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(call), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
+        : this.d.recorder.decision({ compiled, kind: "model", action: actionOf(call), toolName: null, model: call.model, task: call.task, decision: verdict, args: { model: call.model } });
     const claiming = refusal?.code === REFUSAL_CODES.unlinked && call.user ? this.d.claims.forRefusal(call.user, call.kind === "tool" ? call.claimWaitMs : undefined) : undefined;
     let record: AuditRecord;
     let claim: string | undefined;
@@ -114,21 +113,22 @@ export class Pipeline {
   }
 
   /** Steps 2–3 for a caller who is not disabled: policy, then the rate limits of a permitted call. */
-  private decide(compiled: CompiledBundle, call: GovernedCall, policyCall: PolicyCall): Decided {
+  private decide(compiled: CompiledBundle, call: GovernedCall): Decided {
     const now = this.d.now();
-    const decision = policyDecision(compiled, call.user, policyCall, now);
+    const decision = policyDecision(compiled, call.user, call, now);
     let refusal = decision.decision === "deny" ? refusalOf(decision) : null;
     if (!refusal && call.kind === "model") refusal = modelRefusal(compiled, call.model);
-    refusal ??= rateRefusal(this.d.rateLimits, decision.subject, call.kind === "tool" ? { tool: call.tool } : { model: call.model }, now.getTime());
-    const subject = auditSubject(decision.subject);
-    const shadow = decision.shadow ? { shadow: decision.shadow } : {};
-    if (refusal) return { verdict: { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject, ...shadow }, refusal, reservation: null, permitted: null };
-    return { verdict: { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject, ...shadow }, refusal: null, reservation: null, permitted: { subject: decision.subject, at: now.getTime() } };
+    if (!refusal && this.d.rateLimits) refusal = rateRefusal(this.d.rateLimits, decision.subject, call.kind === "tool" ? { tool: call.tool } : { model: call.model }, now.getTime());
+    const verdict: Verdict = refusal
+      ? { decision: "deny", reason: refusal.reason, policyId: refusal.policyId, subject: auditSubject(decision.subject) }
+      : { decision: "permit", reason: decision.reason, policyId: decision.policyId, subject: auditSubject(decision.subject) };
+    if (decision.shadow) verdict.shadow = decision.shadow;
+    return { verdict, refusal, reservation: null, permittedFor: refusal ? null : decision.subject, at: now.getTime() };
   }
 
   /** Step 4: the budgets reserved for a permitted model call; a refusal turns the verdict into a deny naming the budget. */
-  private async reserve(d: Decided, p: NonNullable<Decided["permitted"]>): Promise<void> {
-    const r = await this.d.budgets!.reserve(p.subject, p.at);
+  private async reserve(d: Decided, subject: Subject, at: number): Promise<void> {
+    const r = await this.d.budgets!.reserve(subject, at);
     d.reservation = r;
     if (!r.refusal) return;
     d.refusal = r.refusal;
