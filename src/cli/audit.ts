@@ -18,6 +18,7 @@ import {
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
 import { retentionCommand } from "./audit-retention.ts";
+import { checkpointsCommand, signingKeyCommand } from "./audit-checkpoints.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -188,6 +189,8 @@ export const auditCommand = command({
     }),
     ...recordCommands,
     ...verifyCommands,
+    checkpoints: checkpointsCommand,
+    "signing-key": signingKeyCommand,
     sinks: sinksCommand,
     decrypt,
     recover: recoverCommand,

@@ -57,6 +57,8 @@ export type ControlPlaneDeps = {
   log: Logger;
   /** Prometheus counters (made by createApp when absent). */
   metrics?: ControlPlaneMetrics;
+  /** When this replica's periodic checkpoint is next due (set by audit-chain/scheduler.ts). */
+  checkpointDueAt?: () => number | null;
 };
 
 export function defaultConfig(publicUrl: string): ControlPlaneConfig {
