@@ -61,6 +61,15 @@ describe("store chains", () => {
     expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 6, uncovered: 0 });
   });
 
+  test("an old and a new proxy replica of one installation mix: the old one's unchained records are reported as such, never as tampered (issue 29)", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const chain = new AuditChain();
+    for (let i = 0; i < 4; i++) await ship(cp, inst.token, [chain.stamp(auditRecord(inst)), auditRecord(inst, { replica_id: "rep_OLD" })]);
+    await cp.call("POST", cp.org("/audit-checkpoints"));
+    expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 8, unchained: 4, chains: 1 });
+  });
+
   test("an edit of a column outside the proxy's chain (task, harness, received_at), a back-dated unchained insert and a decision's outcome are each named", async () => {
     const { cp, records } = await setup();
     await cp.call("POST", cp.org("/audit-checkpoints"));

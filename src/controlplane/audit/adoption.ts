@@ -53,6 +53,8 @@ export async function adoptSlice(deps: ControlPlaneDeps, orgId: string, limit = 
  * the quiet period is over. Returns the rows adopted.
  */
 export async function adoptionPass(deps: ControlPlaneDeps, orgId: string, o: { stopped?: () => boolean; quietMs?: number; slice?: number } = {}): Promise<number> {
+  // Complete (or never needed): a row without a link from now on is an insertion, never adopted.
+  if ((await adoptionState(deps.db, orgId)) === "complete") return 0;
   let total = 0;
   for (;;) {
     if (o.stopped?.()) return total;
