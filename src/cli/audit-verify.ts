@@ -3,7 +3,8 @@
 // (audit-pins.ts): the checkpoints must be signed by it or by a key it handed over to
 // (contract/verify/checkpoint-trust.ts), and then every record is checked against the latest
 // trusted checkpoint as a stream, chain by chain (contract/verify/verifier.ts), from the live
-// API (the export in chain order: one record per chain held) or from an export file.
+// API (the export in chain order: one record per chain held) or from an export file. On the
+// live path it also compares each record with what it saw there before (audit-memory.ts).
 // States and exit codes: verify-report.ts.
 import { createReadStream, readFileSync } from "node:fs";
 import { CommandFailure, command } from "../command/index.ts";
@@ -12,6 +13,7 @@ import { keyFingerprint } from "../contract/audit-chain.ts";
 import type { ExportLine } from "../contract/stored-line.ts";
 import { type Trust, trustCheckpoints } from "../contract/verify/checkpoint-trust.ts";
 import { AuditVerifier } from "../contract/verify/verifier.ts";
+import { AuditMemory } from "./audit-memory.ts";
 import { openExport } from "./audit-records.ts";
 import { pinKey, pinnedKey, pinnedKeyOfOrganization, saveCheckpoint, savedCheckpoint } from "./audit-pins.ts";
 import { type OrgClient, connect } from "./client.ts";
@@ -163,8 +165,15 @@ const verify = command({
     const saved = s.url && s.orgId ? savedCheckpoint(home, s.url, s.orgId) : null;
     const trust = trustCheckpoints(s.list.checkpoints, { pinned: key, named: s.list.public_key, orgId: s.orgId, saved });
     if (trust.keyChange) throw keyChanged(s, trust.keyChange);
-    const verifier = new AuditVerifier(trust.trusted);
-    await verifyRecords(s, args.file, home, verifier);
+    // What this verifier saw of each record before (live API only: the export comes in chain order).
+    const memory = s.url && s.orgId && !args.file ? AuditMemory.at(home, s.url, s.orgId) : null;
+    const verifier = new AuditVerifier(trust.trusted, memory ? (chain, seq, hash) => memory.recall(chain, seq, hash) : undefined);
+    try {
+      await verifyRecords(s, args.file, home, verifier);
+    } catch (e) {
+      memory?.discard();
+      throw e;
+    }
     const r = verifier.finish();
     const problems = [...trust.problems, ...r.problems];
     const report: FullReport = {
@@ -176,13 +185,16 @@ const verify = command({
       pinned_key: key,
       pinned_fingerprint: keyFingerprint(key),
       next_checkpoint_at: s.list.next_at ?? null,
-      rotations: trust.rotations,
+      // told once: when the key the lineage ends with is not the one trusted before
+      rotations: trust.key !== key ? trust.rotations : [],
     };
     if (args.json) printJson(report);
     else printReport(report);
     if (report.state === "tampered") {
+      memory?.discard();
       throw new CommandFailure(`${LABEL}: ${problems[0]!.detail}; ${report.problems_total === 1 ? "it is the only problem" : `${report.problems_total} problems in all`} (tampered)`);
     }
+    memory?.commit(new Date().toISOString());
     // Trusted now: remember the key (first use, or the one a rotation handed over to) and the checkpoint.
     if (s.url && s.orgId) {
       const current = pinnedKey(home, s.url, s.orgId);

@@ -68,6 +68,8 @@ export type ControlPlaneProcess = {
   dataDir: string;
   /** Where its store is: the SQLite file or the PostgreSQL URL (SVC_CP_DATABASE). */
   database: string;
+  /** What `svc controlplane bootstrap-admin` printed (the audit signing key among it). */
+  bootstrapOutput: string;
   env: Record<string, string>;
   proc: Subprocess;
   logs: () => string;
@@ -103,6 +105,7 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
     orgId,
     dataDir,
     database: env.SVC_CP_DATABASE || join(dataDir, "controlplane.db"),
+    bootstrapOutput: boot.stdout.toString(),
     env,
     get proc() {
       return state.proc;

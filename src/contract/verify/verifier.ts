@@ -65,7 +65,15 @@ export class AuditVerifier {
   /** Outcome records by the decision they complete, for a decision that comes later. */
   private readonly recentOutcomes = new Map<string, OutcomeFields>();
 
-  constructor(private readonly checkpoint: CheckpointBody | null) {
+  /**
+   * `recall`, when given, is what this verifier saw of a store-chain record on an earlier run
+   * (cli/audit-memory.ts): it says whether the record at that place still hashes the same, so a
+   * record changed after it was seen is named even if the chain was re-linked above it.
+   */
+  constructor(
+    private readonly checkpoint: CheckpointBody | null,
+    private readonly recall?: (chain: string, seq: number, hash: string) => { seenAt: string } | null,
+  ) {
     for (const h of checkpoint?.heads ?? []) (STORE_CHAIN_IDS.has(h.chain_id) ? this.storeHeads : this.proxyHeads).set(h.chain_id, { seq: h.seq, hash: h.hash });
     for (const g of checkpoint?.gaps ?? []) {
       const list = this.storeGaps.get(g.chain_id) ?? [];
@@ -106,6 +114,8 @@ export class AuditVerifier {
       return true;
     }
     const hash = storeLinkHash({ chain: s.chain, seq: s.seq, prev: s.prev }, storeDigest(storedFromLine(l)));
+    const differs = this.recall?.(s.chain, s.seq, hash);
+    if (differs) this.report({ kind: "changed", record_id: l.id, chain_id: s.chain, seq: s.seq, ts: l.ts, detail: `record ${l.id} (#${s.seq} of chain ${s.chain}) was changed: it is not what this verifier saw there in ${differs.seenAt}` });
     this.walk(this.store, this.storeHeads, this.storeGaps, s.chain).add({ id: l.id, ts: l.ts, seq: s.seq, hash, prev: s.prev, counts: true });
     return true;
   }
