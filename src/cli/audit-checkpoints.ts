@@ -22,27 +22,36 @@ const create = command({
   },
 });
 
-export const checkpointsCommand = command({
-  meta: { name: "checkpoints", description: "List the signed audit checkpoints and the organization's signing key, or sign one now (create)" },
+async function listCheckpoints(args: { json?: boolean }) {
+  const client = await connect("svc audit checkpoints");
+  const c = await client.json<CheckpointList>("GET", client.org("/audit-checkpoints"));
+  if (args.json) return printJson(c);
+  if (c.public_key) out(`Signing key: ${c.public_key} (${keyFingerprint(c.public_key)})`);
+  if (c.checkpoints.length === 0) return note(`No checkpoints yet: the control plane signs one ${c.next_at ? `at ${c.next_at}` : "each hour"} once records arrive; \`svc audit checkpoints create\` signs one now.`);
+  out(
+    renderTable(c.checkpoints, [
+      { header: "NUMBER", value: (k) => k.number },
+      { header: "TIME", value: (k) => shortTime(k.at) },
+      { header: "CHAINS", value: (k) => (JSON.parse(k.body) as { heads: unknown[] }).heads.length },
+      { header: "HANDS OVER TO", value: (k) => (JSON.parse(k.body) as { next_key?: string }).next_key ?? null },
+      { header: "ID", value: (k) => k.id },
+    ]),
+  );
+}
+
+const list = command({
+  meta: { name: "list", description: "List the signed audit checkpoints and the organization's signing key (also: svc audit checkpoints)" },
   args: { ...jsonFlag },
-  subCommands: { create },
+  examples: ["svc audit checkpoints list", "svc audit checkpoints list --json > checkpoints.json"],
+  run: async ({ args }) => listCheckpoints(args),
+});
+
+export const checkpointsCommand = command({
+  meta: { name: "checkpoints", description: "The signed audit checkpoints: list them (the default) or sign one now" },
+  args: { ...jsonFlag },
+  subCommands: { list, create },
   examples: ["svc audit checkpoints", "svc audit checkpoints --json > checkpoints.json", "svc audit checkpoints create"],
-  async run({ args }) {
-    const client = await connect("svc audit checkpoints");
-    const c = await client.json<CheckpointList>("GET", client.org("/audit-checkpoints"));
-    if (args.json) return printJson(c);
-    if (c.public_key) out(`Signing key: ${c.public_key} (${keyFingerprint(c.public_key)})`);
-    if (c.checkpoints.length === 0) return note(`No checkpoints yet: the control plane signs one ${c.next_at ? `at ${c.next_at}` : "each hour"} once records arrive; \`svc audit checkpoints create\` signs one now.`);
-    out(
-      renderTable(c.checkpoints, [
-        { header: "NUMBER", value: (k) => k.number },
-        { header: "TIME", value: (k) => shortTime(k.at) },
-        { header: "CHAINS", value: (k) => (JSON.parse(k.body) as { heads: unknown[] }).heads.length },
-        { header: "HANDS OVER TO", value: (k) => (JSON.parse(k.body) as { next_key?: string }).next_key ?? null },
-        { header: "ID", value: (k) => k.id },
-      ]),
-    );
-  },
+  run: async ({ args }) => listCheckpoints(args),
 });
 
 const show = command({

@@ -12,6 +12,7 @@
 // `outcome` and `exit_code` are left out: ingest fills them in later from the outcome record,
 // and `svc audit verify` checks them against that record instead. The ciphertext enters as
 // its SHA-256 (an export carries the digest, never the ciphertext). Pure.
+import { type ChainInput, recordHash } from "./audit-chain.ts";
 
 export const STORE_CHAIN_VERSION = 1;
 export const STORE_CHAINS = ["store", "admin", "adopted"] as const;
@@ -112,15 +113,61 @@ export const STORED_FIELDS = [
   "detail",
 ] as const satisfies readonly (keyof StoredRecord)[];
 
-/** Fields the form leaves out of a decision row (filled in from its outcome record). */
-const FILLED_LATER = new Set<string>(["outcome", "exit_code"]);
+/**
+ * The form in two parts. Most columns are the fields a proxy writes: they enter through the
+ * proxy's own chain form (audit-chain.ts `recordHash`, which leaves a decision's outcome and
+ * exit code out), so ingest, which computes that hash anyway for chain continuity, pays for it
+ * once. The rest are the control plane's own columns and the shadow columns as stored
+ * (STORE_EXTRA_FIELDS), which the proxy form does not hold exactly.
+ */
+export const STORE_EXTRA_FIELDS = ["received_at", "harness", "task", "tool_server", "shadow_decision", "shadow_policy_id", "shadow_reason", "actor_id", "target", "detail"] as const satisfies readonly (keyof StoredRecord)[];
 
-/** The row's digest: SHA-256 hex of its form (a JSON array of every field, in order). */
-export function storeDigest(r: StoredRecord): string {
-  const outcome = r.kind === "outcome";
-  const form: unknown[] = [STORE_CHAIN_VERSION];
-  for (const f of STORED_FIELDS) form.push(!outcome && FILLED_LATER.has(f) ? null : (r[f] ?? null));
+/** The stored record as the proxy's chain form takes it. */
+export function chainInputOf(r: StoredRecord): ChainInput {
+  return {
+    id: r.id,
+    ts: Number.isFinite(r.ts) && Math.abs(r.ts) <= 8.64e15 ? new Date(r.ts).toISOString() : "1970-01-01T00:00:00.000Z",
+    kind: r.kind,
+    organization_id: r.organization_id,
+    workspace_id: r.workspace_id,
+    installation_id: r.installation_id,
+    agent_id: r.agent_id,
+    replica_id: r.replica_id,
+    action: r.action,
+    tool_name: r.tool_name,
+    model: r.model,
+    decision: r.decision,
+    reason: r.reason,
+    policy_id: r.policy_id,
+    policy_revision: r.policy_revision,
+    subject: { user_id: r.user_id, remote_user_id: r.remote_user_id, via_installation: r.via_installation },
+    ref: r.ref,
+    outcome: r.outcome,
+    exit_code: r.exit_code,
+    args_digest: r.args_digest,
+    digest_key_id: r.digest_key_id,
+    recipient_key_ids: r.recipient_key_ids,
+    prompt_tokens: r.prompt_tokens,
+    completion_tokens: r.completion_tokens,
+    cost: r.cost,
+    duration_ms: r.duration_ms,
+    shadow: r.shadow_decision !== null ? { decision: r.shadow_decision, policy_id: r.shadow_policy_id, reason: r.shadow_reason ?? "" } : null,
+    chain_id: r.chain_id,
+    chain_seq: r.chain_seq,
+    chain_prev: r.chain_prev,
+  };
+}
+
+/** The row's digest from its proxy-form hash and its extra columns (what ingest calls, having the first already). */
+export function storeDigestOf(proxyFormHash: string, extras: Pick<StoredRecord, (typeof STORE_EXTRA_FIELDS)[number]>): string {
+  const form: unknown[] = [STORE_CHAIN_VERSION, proxyFormHash];
+  for (const f of STORE_EXTRA_FIELDS) form.push(extras[f] ?? null);
   return Bun.SHA256.hash(JSON.stringify(form), "hex");
+}
+
+/** The row's digest: what its link hash covers. A record whose `ts` is no time (a row someone broke) hashes as the epoch. */
+export function storeDigest(r: StoredRecord): string {
+  return storeDigestOf(recordHash(chainInputOf(r), r.ciphertext_sha256), r);
 }
 
 /** A link's hash: what the next row of the chain names as `prev`, and what a checkpoint signs as the head. */

@@ -87,6 +87,15 @@ export class AuditVerifier {
 
   add(l: ExportLine): void {
     this.records++;
+    try {
+      this.check(l);
+    } catch (e) {
+      // A line no form can be computed from (a time beyond any date, a field of the wrong type): changed.
+      this.report({ kind: "changed", record_id: typeof l?.id === "string" ? l.id : null, chain_id: null, seq: null, ts: null, detail: `record ${String(l?.id)} was changed: its fields cannot be read (${(e as Error).message})` });
+    }
+  }
+
+  private check(l: ExportLine): void {
     if (typeof l.tool_server === "string" && l.tool_server !== toolServerOf(l.tool_name)) {
       this.report({ kind: "changed", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} was changed: its tool_server "${l.tool_server}" is not the server of its tool_name ${JSON.stringify(l.tool_name)}` });
     }

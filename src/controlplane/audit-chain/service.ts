@@ -13,14 +13,15 @@ import { type Flag, type Head, type Link, advance } from "./continuity.ts";
 /**
  * Checks the newly stored records of one installation's batch against their chains' heads and
  * moves the heads; flags what does not continue. Runs in the ingest transaction (`tx`): one
- * read and one write per chain in the batch.
+ * read and one write per chain in the batch. `hashes`: the records' chain hashes, when the
+ * caller computed them already (ingest does, for the store chain).
  */
-export async function checkContinuity(tx: Db, caller: { orgId: string; installationId: string }, records: readonly AuditRecord[], now: number): Promise<Flag[]> {
+export async function checkContinuity(tx: Db, caller: { orgId: string; installationId: string }, records: readonly AuditRecord[], now: number, hashes?: ReadonlyMap<string, string>): Promise<Flag[]> {
   const byChain = new Map<string, { replicaId: string | null; links: Link[] }>();
   for (const r of records) {
     if (r.chain_id === undefined || r.chain_seq === undefined) continue;
     const entry = byChain.get(r.chain_id) ?? { replicaId: r.replica_id ?? null, links: [] };
-    entry.links.push({ recordId: r.id, seq: r.chain_seq, prev: r.chain_prev ?? null, hash: recordHash(r, ciphertextDigest(r.ciphertext)) });
+    entry.links.push({ recordId: r.id, seq: r.chain_seq, prev: r.chain_prev ?? null, hash: hashes?.get(r.id) ?? recordHash(r, ciphertextDigest(r.ciphertext)) });
     byChain.set(r.chain_id, entry);
   }
   if (byChain.size === 0) return [];

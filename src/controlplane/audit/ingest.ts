@@ -14,11 +14,11 @@ import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
 import { type Db, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-import { extendChain, storeDigest } from "../../contract/store-chain.ts";
+import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
+import { extendChain, storeDigestOf } from "../../contract/store-chain.ts";
 import { checkContinuity } from "../audit-chain/service.ts";
-import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
+import { type StoreHead, lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { checkRecord } from "./record-check.ts";
-import { storedFromRow } from "./stored.ts";
 
 /**
  * The batch envelope the route validates: up to 5000 entries, each checked by checkRecord, so a
@@ -110,13 +110,6 @@ async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
   return (await raw.rows(text, params)).map((r) => r[0] as string);
 }
 
-/**
- * A record of the batch was stored meanwhile by another organization's ingest under the same id
- * (PostgreSQL, where organizations' ingests run side by side): the numbers given to the batch
- * would leave a hole, so the transaction is run again (and that id is then refused as taken).
- */
-class IdRace extends Error {}
-
 /** Ids among `ids` already stored, with their owner. */
 async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: string; installationId: string }>> {
   const a = tables(tx).auditRecords;
@@ -127,6 +120,56 @@ async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: stri
   }
   return held;
 }
+
+/** The optimistic insert met ids already held: it is rolled back (to its savepoint) and done again for the new ones. */
+class HeldIds extends Error {}
+
+type Prepared = { record: AuditRecord; row: ReturnType<typeof recordRow>; digest: string };
+
+/**
+ * Numbers `rows` after the store head and inserts them; returns how many were stored. All of
+ * them must be new: one already held would leave a number unused (the caller then knows).
+ */
+async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<{ stored: number; head: StoreHead }> {
+  const { links, head: next } = extendChain("store", head, rows.map((p) => p.digest));
+  let stored = 0;
+  for (let k = 0; k < rows.length; k += CHUNK) {
+    const chunk = rows.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev }));
+    stored += (await insertNewRows(tx, chunk)).length;
+  }
+  return { stored, head: next };
+}
+
+/**
+ * Stores the new records of a batch, linked into the store chain. Usually every record is new:
+ * they are numbered and inserted at once (in a savepoint). When the insert finds ids already
+ * held (a batch resent after a lost answer), the savepoint is rolled back and the held ids read
+ * first, so only new records take numbers. Returns the new ids, the ids held, and the new head.
+ */
+async function storeNew(tx: Db, head: StoreHead, prepared: Prepared[]): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
+  const unique: Prepared[] = [];
+  const seen = new Set<string>();
+  for (const p of prepared) if (!seen.has(p.record.id) && seen.add(p.record.id)) unique.push(p);
+  try {
+    const next = await tx.transaction(async (sp) => {
+      const r = await insertLinked(sp, head, unique);
+      if (r.stored !== unique.length) throw new HeldIds();
+      return r.head;
+    });
+    return { fresh: seen, held: new Map(), head: next };
+  } catch (e) {
+    if (!(e instanceof HeldIds)) throw e;
+  }
+  const held = await heldIds(tx, [...seen]);
+  const fresh = unique.filter((p) => !held.has(p.record.id));
+  const r = await insertLinked(tx, head, fresh);
+  // Another organization's ingest took one of these ids meanwhile (PostgreSQL): run it all again.
+  if (r.stored !== fresh.length) throw new IdRace();
+  return { fresh: new Set(fresh.map((p) => p.record.id)), held, head: r.head };
+}
+
+/** An id was taken by a concurrent ingest of another organization between the read and the insert. */
+class IdRace extends Error {}
 
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
@@ -139,10 +182,14 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     else rejected.push({ id: verdict.id, reason: verdict.reason, code: verdict.code });
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
-  // Rows and their store-chain digests before the transaction: under the head's lock only the numbering is left.
-  const prepared = own.map((r) => {
+  // Rows and their store-chain digests before the transaction: under the head's lock only the
+  // numbering is left. The proxy-form hash is the chain continuity's too (computed once).
+  const hashes = new Map<string, string>();
+  const prepared: Prepared[] = own.map((r) => {
     const row = recordRow(r, receivedAt);
-    return { record: r, row, digest: storeDigest(storedFromRow({ ...row, actorId: null, target: null, detail: null })) };
+    const proxyHash = recordHash(r, ciphertextDigest(r.ciphertext));
+    hashes.set(r.id, proxyHash);
+    return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
   });
   let fresh: AuditRecord[] = [];
   const run = async () =>
@@ -154,25 +201,10 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         const a = tables(tx).auditRecords;
         // First the head of the organization's store chain: ingests of one organization take turns from here on.
         const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
-        const held = await heldIds(tx, [...new Set(own.map((r) => r.id))]);
-        const taking = new Set<string>();
-        const newRows: (typeof prepared)[number][] = [];
-        for (const p of prepared) {
-          if (held.has(p.record.id) || taking.has(p.record.id)) continue;
-          // New: counted once, even when the batch carries the id twice.
-          taking.add(p.record.id);
-          newRows.push(p);
-        }
-        const { links, head: next } = extendChain("store", head, newRows.map((p) => p.digest));
-        let stored = 0;
-        for (let k = 0; k < newRows.length; k += CHUNK) {
-          const rows = newRows.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev }));
-          stored += (await insertNewRows(tx, rows)).length;
-        }
-        if (stored !== newRows.length) throw new IdRace();
+        const stored = await storeNew(tx, head, prepared);
         const acknowledged: string[] = [];
         for (const r of own) {
-          if (taking.delete(r.id)) {
+          if (stored.fresh.delete(r.id)) {
             acknowledged.push(r.id);
             fresh.push(r);
             // An outcome completes its decision record, once: when the outcome is new.
@@ -182,7 +214,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
             continue;
           }
           // Held already: acknowledged only when the stored record is the caller's own.
-          const h = held.get(r.id);
+          const h = stored.held.get(r.id);
           if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
             refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
             continue;
@@ -190,8 +222,8 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
           acknowledged.push(r.id);
         }
         // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
-        await checkContinuity(tx, caller, fresh, receivedAt);
-        if (newRows.length > 0) await moveStoreHead(tx, caller.orgId, "store", next, receivedAt);
+        await checkContinuity(tx, caller, fresh, receivedAt, hashes);
+        if (stored.head.seq !== head.seq) await moveStoreHead(tx, caller.orgId, "store", stored.head, receivedAt);
         return { acknowledged, inserted: fresh.length, duplicates: acknowledged.length - fresh.length, rejected: refused };
       },
       // The store head is taken FOR UPDATE first (store-heads.ts): READ COMMITTED then waits for it instead of failing.

@@ -215,6 +215,8 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
   "POST /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
+  "POST /audit-keys/verify": () => ({ path: "/audit-keys/verify" }),
+  "POST /audit-keys/checkpoint": () => ({ path: "/audit-keys/checkpoint" }),
   "POST /audit-recovery": (w) => ({ path: "/audit-recovery", form: { record_id: w.recordId, reason: "incident" } }),
   "POST /audit-recovery/:id/approve": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/approve` }),
   "POST /audit-recovery/:id/fetch": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/fetch` }),
