@@ -10,8 +10,8 @@
 //   - A decision's outcome and exit code are outside its form; they must be those of its outcome
 //     record, which is chained (a decision carrying an outcome no record reports was changed).
 //   - A record's tool_server must be the server of its tool_name (issue 13).
-import { type CheckpointBody, type ChainInput, recordHash, toolServerOf } from "../audit-chain.ts";
-import { STORE_CHAINS, storeDigest, storeLinkHash } from "../store-chain.ts";
+import { type CheckpointBody, recordHash, toolServerOf } from "../audit-chain.ts";
+import { STORE_CHAINS, chainInputOf, storeDigestOf, storeLinkHash } from "../store-chain.ts";
 import { type ExportLine, storedFromLine } from "../stored-line.ts";
 import { ChainWalk, type Gap, type Problem } from "./chain-walk.ts";
 
@@ -99,10 +99,12 @@ export class AuditVerifier {
     if (typeof l.tool_server === "string" && l.tool_server !== toolServerOf(l.tool_name)) {
       this.report({ kind: "changed", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} was changed: its tool_server "${l.tool_server}" is not the server of its tool_name ${JSON.stringify(l.tool_name)}` });
     }
-    const linked = this.addStoreLink(l);
-    if (typeof l.chain_id === "string" && typeof l.chain_seq === "number") {
-      const input = { ...l, recipient_key_ids: l.encryption.mode === "recipients" ? l.encryption.key_ids : [] } as ChainInput;
-      this.walk(this.proxy, this.proxyHeads, this.floors, l.chain_id).add({ id: l.id, ts: l.ts, seq: l.chain_seq, hash: recordHash(input, l.ciphertext_sha256), prev: l.chain_prev ?? null, counts: !linked });
+    // The proxy's form hash, once: its chain's link, and the first part of the store chain's form.
+    const stored = storedFromLine(l);
+    const proxyHash = recordHash(chainInputOf(stored), stored.ciphertext_sha256);
+    const linked = this.addStoreLink(l, storeDigestOf(proxyHash, stored));
+    if (typeof stored.chain_id === "string" && typeof stored.chain_seq === "number") {
+      this.walk(this.proxy, this.proxyHeads, this.floors, stored.chain_id).add({ id: l.id, ts: l.ts, seq: stored.chain_seq, hash: proxyHash, prev: stored.chain_prev, counts: !linked });
     } else {
       this.unchained++;
       // Covered by no chain at all: a row stored before the store chains, still to be adopted.
@@ -112,7 +114,7 @@ export class AuditVerifier {
   }
 
   /** Walks the record in its store chain; false when it has no store link. */
-  private addStoreLink(l: ExportLine): boolean {
+  private addStoreLink(l: ExportLine, digest: string): boolean {
     const s = l.store;
     if (!s) {
       if (this.adoptionComplete) this.report({ kind: "inserted", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} is in no store chain, yet every record stored is chained: it was written into the database directly` });
@@ -122,7 +124,7 @@ export class AuditVerifier {
       this.report({ kind: "changed", record_id: l.id, chain_id: s.chain, seq: null, ts: l.ts, detail: `record ${l.id} was changed: its place in store chain ${s.chain} is not a number` });
       return true;
     }
-    const hash = storeLinkHash({ chain: s.chain, seq: s.seq, prev: s.prev }, storeDigest(storedFromLine(l)));
+    const hash = storeLinkHash({ chain: s.chain, seq: s.seq, prev: s.prev }, digest);
     const differs = this.recall?.(s.chain, s.seq, hash);
     if (differs) this.report({ kind: "changed", record_id: l.id, chain_id: s.chain, seq: s.seq, ts: l.ts, detail: `record ${l.id} (#${s.seq} of chain ${s.chain}) was changed: it is not what this verifier saw there in ${differs.seenAt}` });
     this.walk(this.store, this.storeHeads, this.storeGaps, s.chain).add({ id: l.id, ts: l.ts, seq: s.seq, hash, prev: s.prev, counts: true });

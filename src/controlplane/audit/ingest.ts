@@ -121,9 +121,6 @@ async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: stri
   return held;
 }
 
-/** The optimistic insert met ids already held: it is rolled back (to its savepoint) and done again for the new ones. */
-class HeldIds extends Error {}
-
 type Prepared = { record: AuditRecord; row: ReturnType<typeof recordRow>; digest: string };
 
 /**
@@ -141,35 +138,27 @@ async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<
 }
 
 /**
- * Stores the new records of a batch, linked into the store chain. Usually every record is new:
- * they are numbered and inserted at once (in a savepoint). When the insert finds ids already
- * held (a batch resent after a lost answer), the savepoint is rolled back and the held ids read
- * first, so only new records take numbers. Returns the new ids, the ids held, and the new head.
+ * A batch's records stored, linked into the store chain: the new ones only. Usually every
+ * record is new, and they are numbered and inserted at once (`knownHeld` false). When the
+ * insert finds an id already held (a batch resent after a lost answer), numbers would be left
+ * unused: the caller rolls the transaction back and runs it again with `knownHeld`, which reads
+ * the held ids first. Returns the new ids, the ids held, and the new head.
  */
-async function storeNew(tx: Db, head: StoreHead, prepared: Prepared[]): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
-  const unique: Prepared[] = [];
+async function storeNew(tx: Db, head: StoreHead, prepared: Prepared[], knownHeld: boolean): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
   const seen = new Set<string>();
-  for (const p of prepared) if (!seen.has(p.record.id) && seen.add(p.record.id)) unique.push(p);
-  try {
-    const next = await tx.transaction(async (sp) => {
-      const r = await insertLinked(sp, head, unique);
-      if (r.stored !== unique.length) throw new HeldIds();
-      return r.head;
-    });
-    return { fresh: seen, held: new Map(), head: next };
-  } catch (e) {
-    if (!(e instanceof HeldIds)) throw e;
-  }
-  const held = await heldIds(tx, [...seen]);
-  const fresh = unique.filter((p) => !held.has(p.record.id));
+  const unique = prepared.filter((p) => !seen.has(p.record.id) && seen.add(p.record.id));
+  const held = knownHeld ? await heldIds(tx, [...seen]) : new Map<string, { orgId: string; installationId: string }>();
+  const fresh = held.size > 0 ? unique.filter((p) => !held.has(p.record.id)) : unique;
   const r = await insertLinked(tx, head, fresh);
-  // Another organization's ingest took one of these ids meanwhile (PostgreSQL): run it all again.
-  if (r.stored !== fresh.length) throw new IdRace();
+  if (r.stored !== fresh.length) throw new HeldIds();
   return { fresh: new Set(fresh.map((p) => p.record.id)), held, head: r.head };
 }
 
-/** An id was taken by a concurrent ingest of another organization between the read and the insert. */
-class IdRace extends Error {}
+/**
+ * The insert found ids already held: with the held ids unknown (a resent batch), or read just
+ * before (another organization's ingest took one meanwhile, on PostgreSQL). Run it all again.
+ */
+class HeldIds extends Error {}
 
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
@@ -192,7 +181,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
   });
   let fresh: AuditRecord[] = [];
-  const run = async () =>
+  const run = async (knownHeld: boolean) =>
     deps.db.transaction(
       async (tx) => {
         // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
@@ -201,7 +190,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         const a = tables(tx).auditRecords;
         // First the head of the organization's store chain: ingests of one organization take turns from here on.
         const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
-        const stored = await storeNew(tx, head, prepared);
+        const stored = await storeNew(tx, head, prepared, knownHeld);
         const acknowledged: string[] = [];
         for (const r of own) {
           if (stored.fresh.delete(r.id)) {
@@ -232,10 +221,10 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
   let answer: Awaited<ReturnType<typeof run>>;
   for (let attempt = 1; ; attempt++) {
     try {
-      answer = await run();
+      answer = await run(attempt > 1);
       break;
     } catch (e) {
-      if (!(e instanceof IdRace) || attempt >= 3) throw e;
+      if (!(e instanceof HeldIds) || attempt >= 3) throw e;
     }
   }
   deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });
