@@ -31,7 +31,10 @@ export const ID_PREFIXES = {
   auditChainFlag: "flg",
   auditVerification: "ver",
   recoveryRequest: "rrq",
+  membershipGrant: "mgr",
+  notice: "ntc",
   siemSink: "snk",
+  controlplaneReplica: "cpr",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

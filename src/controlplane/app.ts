@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import { agentRoutes } from "./agents/routes.ts";
 import { auditChainRoutes } from "./audit-chain/routes.ts";
 import { auditKeyRoutes } from "./audit-keys/routes.ts";
+import { digestKeyRoutes } from "./organizations/digest-key-routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { budgetRoutes } from "./budgets/routes.ts";
@@ -13,6 +14,7 @@ import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
+import { BUILD_VERSION, SERVER_VERSION_HEADER } from "../version.ts";
 import { requestTarget } from "../contract/request-target.ts";
 import { loggableError } from "./db/errors.ts";
 import { tables } from "./db/index.ts";
@@ -34,7 +36,9 @@ import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
+import { noticeRoutes } from "./notices/routes.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
+import { replicaRoutes } from "./replicas/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
 
@@ -124,6 +128,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(directoryRoutes(deps))
     .use(inviteRoutes(deps))
     .use(auditKeyRoutes(deps))
+    .use(digestKeyRoutes(deps))
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))
     .use(budgetRoutes(deps))
@@ -132,7 +137,9 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
     .use(settingsRoutes(deps))
-    .use(escrowRoutes(deps));
+    .use(escrowRoutes(deps))
+    .use(noticeRoutes(deps))
+    .use(replicaRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);
@@ -172,7 +179,11 @@ export function createApp(deps: ControlPlaneDeps) {
   const unchangedPoll = bundlePollShortcut(deps);
   const gate: Gate = async (request, server) => {
     const polled = unchangedPoll(request);
-    return (polled && (await polled)) ?? piped(request, server);
+    const res = (polled && (await polled)) ?? (await piped(request, server));
+    // Every answer names the release that gave it (issue 29): clients see version skew, and
+    // check that an older control plane did not silently drop what they sent.
+    res.headers.set(SERVER_VERSION_HEADER, BUILD_VERSION);
+    return res;
   };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);

@@ -24,6 +24,11 @@ import { storedFromRow } from "./stored.ts";
 /** The chain, installation and agent ids admin events carry: no runtime ever has them. */
 export const CONTROL_PLANE_SOURCE = "controlplane";
 
+/** How a secret appears in an admin event: the first 16 hex digits of its SHA-256. */
+export function secretDigest(secret: string | Uint8Array): string {
+  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
+}
+
 /** Components that change the admin plane with no person behind the request. */
 export type SystemComponent = "bootstrap" | "directory-sync" | "retention" | "checkpoint" | "controlplane";
 

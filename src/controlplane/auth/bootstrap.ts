@@ -25,9 +25,9 @@ export async function bootstrapOwner(
   const { orgId, workspaceId } = await createOrganization(deps, input.orgName);
   const accountId = await deps.db.transaction(async (tx) => {
     const account = await createAccount(tx, { email: input.email, passwordHash });
-    await addMembership(tx, account.id, orgId, "owner");
+    await addMembership(tx, account.id, orgId, "owner", { by: null, join: "bootstrap", at: deps.now() });
     return account.id;
   });
-  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap" })).token : null;
+  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap", signIn: { at: deps.now() } })).token : null;
   return { accountId, orgId, workspaceId, token };
 }

@@ -123,7 +123,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/api-tokens",
       async ({ principal, body, set }) => {
-        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name });
+        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } });
         set.status = 201;
         return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },

@@ -33,7 +33,7 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
       input.organizationId ? `${account.email} is not a member of organization ${input.organizationId}` : `${account.email} is not a member of any organization`,
     );
   }
-  const session = await createSession(deps, account.id, chosen.orgId, "password");
+  const session = await createSession(deps, account.id, chosen.orgId, "password", { at: deps.now() });
   return {
     raw: session.raw,
     body: { account: { id: account.id, email: account.email }, organization_id: chosen.orgId, role: chosen.role, csrf_token: session.csrfToken },

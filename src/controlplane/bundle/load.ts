@@ -8,10 +8,12 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { identityMap } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { profileForAgent } from "../model-profiles/service.ts";
+import { currentDigestKeyId } from "../organizations/digest-keys.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
 import { serversForAgent } from "../tool-servers/service.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import { compileBundle } from "./compile.ts";
 
 /**
@@ -19,6 +21,8 @@ import { compileBundle } from "./compile.ts";
  * carries matches its content even while admins write.
  */
 export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion, conditions = false): Promise<PolicyBundle> {
+  // What every live control-plane replica can express (a rolling upgrade narrows it, issue 29).
+  const expressible = conditions ? expressibleFeatures(deps).features : new Set<string>();
   return deps.db.transaction(async (tx) => {
     return compileBundle({
       version,
@@ -34,7 +38,9 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
       toolServers: await serversForAgent(tx, caller.agentId),
+      digestKeyId: await currentDigestKeyId(tx, caller.orgId),
       conditions,
+      expressible,
     });
   });
 }

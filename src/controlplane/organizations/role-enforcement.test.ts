@@ -4,7 +4,8 @@
 // objects named from A's own paths; nothing of B changes). A route added to the app without a
 // row here fails the coverage test, so the table cannot fall behind.
 import { describe, expect, test } from "bun:test";
-import { issueApiToken } from "../auth/service.ts";
+import { createAccount, issueApiToken } from "../auth/service.ts";
+import { postNotice } from "../notices/service.ts";
 import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
 import { newId } from "../../contract/ids.ts";
@@ -31,9 +32,11 @@ type World = {
   userId: string;
   groupId: string;
   keyId: string;
+  digestKeyId: string;
   recordId: string;
   apiTokenId: string;
   recoveryRequestId: string;
+  noticeId: string;
 };
 
 async function populate(cp: TestControlPlane, w: { orgId: string; token: string; ownerAccountId: string }): Promise<World> {
@@ -56,15 +59,19 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const user = await must(call("POST", "/users", { email: `person@${w.orgId.toLowerCase()}.test` }));
   const group = await must(call("POST", "/groups", { name: "staff" }));
   const key = await must(call("POST", "/audit-encryption-keys", { name: "k", public_key: (await newRecipient()).recipient }));
+  const digestKeyId = (await must(call("GET", "/audit-digest-keys"))).keys[0].id as string;
   const wsId = (await must(call("GET", "/workspaces"))).workspaces[0].id as string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
-  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
+  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } });
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
   await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
-  return { ...w, recoveryRequestId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  // A notice of another account's step, which the owner sees until they dismiss it.
+  const actor = await createAccount(cp.deps.db, { email: `actor@${w.orgId.toLowerCase()}.test` });
+  const noticeId = await postNotice(cp.deps.db, { orgId: w.orgId, action: "audit:recovery.request", result: "ok", actorAccountId: actor.id, text: "requested", ref: recoveryRequestId }, cp.deps.now());
+  return { ...w, recoveryRequestId, noticeId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, digestKeyId, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -138,6 +145,9 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /audit-encryption-keys": () => ({ path: "/audit-encryption-keys", body: { name: "other", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-encryption-keys/:id": (w) => ({ path: `/audit-encryption-keys/${w.keyId}` }),
   "POST /audit-encryption-keys/:keyAction": (w) => ({ path: `/audit-encryption-keys/${w.keyId}:disable` }),
+  "GET /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
+  "POST /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
+  "GET /audit-digest-keys/:id": (w) => ({ path: `/audit-digest-keys/${w.digestKeyId}` }),
   "GET /audit-records": () => ({ path: "/audit-records" }),
   "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
   "GET /usage": () => ({ path: "/usage?by=user" }),
@@ -151,6 +161,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /audit-signing-key/rotate": () => ({ path: "/audit-signing-key/rotate" }),
   "POST /audit-verifications": () => ({ path: "/audit-verifications" }),
   "GET /audit-verifications/latest": () => ({ path: "/audit-verifications/latest" }),
+  "GET /versions": () => ({ path: "/versions" }),
   "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-activity": () => ({ path: "/audit-activity" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
@@ -158,6 +169,10 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-recovery-requests/:id": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}` }),
   "POST /audit-recovery-requests/:id/approve": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/approve` }),
   "POST /audit-recovery-requests/:id/fetch": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/fetch` }),
+  "GET /audit-recovery-policy": () => ({ path: "/audit-recovery-policy" }),
+  "PUT /audit-recovery-policy": () => ({ path: "/audit-recovery-policy", body: { approver_min_age_hours: 48 } }),
+  "GET /notices": () => ({ path: "/notices" }),
+  "POST /notices/:id/dismiss": (w) => ({ path: `/notices/${w.noticeId}/dismiss` }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
     body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },
@@ -220,6 +235,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "POST /audit-recovery": (w) => ({ path: "/audit-recovery", form: { record_id: w.recordId, reason: "incident" } }),
   "POST /audit-recovery/:id/approve": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/approve` }),
   "POST /audit-recovery/:id/fetch": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/fetch` }),
+  "POST /notices/:id/dismiss": (w) => ({ path: `/notices/${w.noticeId}/dismiss`, form: { next: "/" } }),
   "GET /settings": () => ({ path: "/settings" }),
   "POST /settings/escrow": () => ({ path: "/settings/escrow", form: { escrow_enabled: "true" } }),
   "POST /settings/sso": () => ({ path: "/settings/sso", form: { issuer: "https://idp.example.com", client_id: "c", client_secret: "s" } }),
@@ -232,7 +248,7 @@ function appRoutes(cp: TestControlPlane): string[] {
 
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-digest-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
@@ -382,7 +398,7 @@ describe("organizations are isolated", () => {
       const res = await cp.app.handle(new Request(`http://localhost${c.path}`, init));
       const text = await res.text();
       if (res.status !== 404) failures.push(`${route} → ${res.status}`);
-      for (const id of [b.installationId, b.policyId, b.userId, b.keyId, b.apiTokenId]) if (c.path.includes(id) && text.includes("Globex")) failures.push(`${route} shows B's name`);
+      for (const id of [b.installationId, b.policyId, b.userId, b.keyId, b.digestKeyId, b.apiTokenId]) if (c.path.includes(id) && text.includes("Globex")) failures.push(`${route} shows B's name`);
     }
     expect(failures).toEqual([]);
     expect(await snapshot(cp, b)).toBe(before);

@@ -78,7 +78,7 @@ export async function applyPolicies(db: Db, orgId: string, workspace: { id: stri
       if (!touched.has(spec.name)) continue;
       await requireReferences(tx, orgId, workspace, spec, `/policies/${i}`);
       const have = byName.get(spec.name);
-      if (have) await tx.update(p).set(specColumns(spec)).where(eq(p.id, have.id));
+      if (have) await tx.update(p).set(specColumns(spec, have)).where(eq(p.id, have.id));
       else await tx.insert(p).values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) });
     }
     if (plan.delete.length > 0) await tx.delete(p).where(inArray(p.id, plan.delete.map((d) => d.id)));

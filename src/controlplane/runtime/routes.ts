@@ -2,7 +2,7 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
+import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, DigestKeyMaterial, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -10,11 +10,14 @@ import { ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
-import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { bundleDigest, bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-import { currentDigestKey, orgRevision } from "../organizations/service.ts";
+import { currentDigestKey } from "../organizations/digest-keys.ts";
+import { orgRevision } from "../organizations/service.ts";
 import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
@@ -29,17 +32,22 @@ async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: Bo
     hostname: body.hostname ?? null,
     now: deps.now(),
   });
-  const digest = await currentDigestKey(deps, caller.orgId);
+  const digest = await digestKeyMaterial(deps, caller.orgId);
   deps.log.info("runtime bootstrapped", { installation: caller.installationId, replica: body.replica_id, version: body.version });
   return {
     installation: { id: caller.installationId, name: caller.name, platform: "chatui" },
     organization_id: caller.orgId,
     workspace_id: caller.workspaceId,
     agent_id: caller.agentId,
-    digest_key: { id: digest.id, key: Buffer.from(digest.key).toString("base64") },
+    digest_key: digest,
     poll_interval_seconds: deps.config.pollIntervalSeconds,
     heartbeat_interval_seconds: deps.config.heartbeatIntervalSeconds,
   };
+}
+
+async function digestKeyMaterial(deps: ControlPlaneDeps, orgId: string): Promise<DigestKeyMaterial> {
+  const digest = await currentDigestKey(deps, orgId);
+  return { id: digest.id, key: Buffer.from(digest.key).toString("base64") };
 }
 
 /** GET policy-bundle: 304 after one revision lookup when If-None-Match still names it. */
@@ -51,13 +59,20 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
       errors: [{ path: "/version", message: "must be 1 or 2" }],
     });
   }
+  const served = servedEtags(deps);
+  const form = bundleForm(version, conditions, expressibleFeatures(deps).key);
   if (ifNoneMatch) {
-    const etag = bundleEtag(caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId)), version, conditions);
-    if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
+    const revision = caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId));
+    const etag = served.get(caller.installationId, form, revision);
+    if (etag && etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
   const bundle = await loadBundle(deps, caller, version, conditions);
+  const etag = bundleEtag(bundle.revision, version, conditions, bundleDigest(bundle));
+  served.set(caller.installationId, form, bundle.revision, etag);
+  // Compiled by another replica, or before a restart: the same body is still a 304.
+  if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   return new Response(JSON.stringify(bundle), {
-    headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version, conditions), "cache-control": "no-cache" },
+    headers: { "content-type": "application/json", etag, "cache-control": "no-cache" },
   });
 }
 
@@ -74,10 +89,15 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
       runtime: true,
       query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })), conditions: t.Optional(t.String({ maxLength: 1, description: "1: the proxy evaluates policy conditions and shadow policies" })) }),
       detail: {
-        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>\"; If-None-Match → 304)",
+        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>[c]-<body digest>\"; If-None-Match → 304)",
         tags: ["runtime"],
         responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } }, 304: { description: "unchanged" } },
       },
+    })
+    .get("/digest-key", async ({ runtime }) => digestKeyMaterial(deps, runtime.orgId), {
+      runtime: true,
+      response: DigestKeyMaterial,
+      detail: { summary: "The organization's current digest key: fetched again when the bundle's digest_key_id names another (a rotation)", tags: ["runtime"] },
     })
     .put(
       "/tools",

@@ -8,6 +8,7 @@ import {
   BootstrapResponse,
   type ClaimRequest,
   ClaimResponse,
+  DigestKeyMaterial,
   type HeartbeatRequest,
   REPLICA_HEADER,
   RUNTIME_API_PREFIX,
@@ -15,13 +16,14 @@ import {
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
+import { SERVER_VERSION_HEADER } from "../../version.ts";
 import { readErrorBody } from "../error-body.ts";
 import { firstProblem } from "../schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "heartbeat" | "audit-records" | "claims" | "limits";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -83,7 +85,8 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null };
+/** A bundle, with its ETag and the version of the control plane that sent it (its `svc-version` header; absent before 0.2.0). */
+export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null; serverVersion: string | null };
 
 export class ControlPlaneClient {
   replicaId: string | null = null;
@@ -165,7 +168,12 @@ export class ControlPlaneClient {
     const res = await this.call("policy-bundle", "GET", `/policy-bundle?version=${version}&conditions=1`, undefined, etag ? { "if-none-match": etag } : {});
     if (res.status === 304) return { status: 304 };
     const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
-    return { status: 200, bundle, etag: res.headers.get("etag") };
+    return { status: 200, bundle, etag: res.headers.get("etag"), serverVersion: res.headers.get(SERVER_VERSION_HEADER) };
+  }
+
+  /** The organization's current digest key: fetched when the bundle names another (a rotation). */
+  async digestKey(): Promise<DigestKeyMaterial> {
+    return this.json(await this.call("digest-key", "GET", "/digest-key"), DigestKeyMaterial, "digest key", "digest-key");
   }
 
   async heartbeat(req: HeartbeatRequest): Promise<void> {

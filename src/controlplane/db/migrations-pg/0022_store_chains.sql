@@ -35,6 +35,6 @@ ALTER TABLE "siem_sinks" ADD COLUMN "cursor_store_seq" integer;--> statement-bre
 ALTER TABLE "siem_sinks" ADD COLUMN "cursor_admin_seq" integer;--> statement-breakpoint
 CREATE INDEX "audit_store_gaps_org_chain" ON "audit_store_gaps" USING btree ("org_id","chain","from_seq");--> statement-breakpoint
 CREATE INDEX "audit_verifications_org" ON "audit_verifications" USING btree ("org_id","started_at");--> statement-breakpoint
-CREATE UNIQUE INDEX "audit_org_store_chain_seq" ON "audit_records" USING btree ("org_id","store_chain","store_seq");--> statement-breakpoint
--- Organizations with rows stored before the store chains: their rows are adopted in the background (audit-chain/adoption.ts).
+CREATE INDEX "audit_org_store_chain_seq" ON "audit_records" USING btree ("org_id","store_chain","store_seq");--> statement-breakpoint
+-- Organizations with rows stored before the store chains: their rows are adopted in the background (audit/adoption.ts).
 INSERT INTO "audit_adoption" ("org_id", "started_at", "adopted") SELECT "id", (extract(epoch from now()) * 1000)::bigint, 0 FROM "organizations" WHERE EXISTS (SELECT 1 FROM "audit_records" WHERE "audit_records"."org_id" = "organizations"."id");

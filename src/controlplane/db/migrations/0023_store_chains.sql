@@ -33,8 +33,8 @@ CREATE INDEX `audit_verifications_org` ON `audit_verifications` (`org_id`,`start
 ALTER TABLE `audit_records` ADD `store_chain` text;--> statement-breakpoint
 ALTER TABLE `audit_records` ADD `store_seq` integer;--> statement-breakpoint
 ALTER TABLE `audit_records` ADD `store_prev` text;--> statement-breakpoint
-CREATE UNIQUE INDEX `audit_org_store_chain_seq` ON `audit_records` (`org_id`,`store_chain`,`store_seq`);--> statement-breakpoint
+CREATE INDEX `audit_org_store_chain_seq` ON `audit_records` (`org_id`,`store_chain`,`store_seq`);--> statement-breakpoint
 ALTER TABLE `siem_sinks` ADD `cursor_store_seq` integer;--> statement-breakpoint
 ALTER TABLE `siem_sinks` ADD `cursor_admin_seq` integer;--> statement-breakpoint
--- Organizations with rows stored before the store chains: their rows are adopted in the background (audit-chain/adoption.ts).
+-- Organizations with rows stored before the store chains: their rows are adopted in the background (audit/adoption.ts).
 INSERT INTO `audit_adoption` (`org_id`, `started_at`, `adopted`) SELECT `id`, CAST(strftime('%s', 'now') AS INTEGER) * 1000, 0 FROM `organizations` WHERE EXISTS (SELECT 1 FROM `audit_records` WHERE `audit_records`.`org_id` = `organizations`.`id`);
