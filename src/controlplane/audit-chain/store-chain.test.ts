@@ -106,7 +106,7 @@ describe("store chains", () => {
     const cp = await testControlPlane();
     expect((await cp.call("POST", cp.org("/audit-signing-key/rotate"))).status).toBe(200);
     const [event] = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).kind, "admin"));
-    expect(event).toMatchObject({ action: "audit.signing_key.rotate", storeChain: "admin", storeSeq: 1, actorId: cp.accountId });
+    expect(event).toMatchObject({ action: "signing_key.rotate", storeChain: "admin", storeSeq: 1, actorId: cp.accountId });
     await cp.call("POST", cp.org("/audit-checkpoints"));
     expect((await verify(cp)).state).toBe("verified");
     for (const change of [{ detail: event!.detail!.replace('"result":"ok"', '"result":"refused"') }, { actorId: "acc_SOMEONE_ELSE" }, { target: "policy:pol_X" }]) {
@@ -147,7 +147,7 @@ describe("store chains", () => {
     const r = await verify(cp, old);
     expect(r).toMatchObject({ state: "verified", keyChange: null, key: rotated.json.public_key });
     expect(r.rotations).toHaveLength(1);
-    const events = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).action, "audit.signing_key.rotate"));
+    const events = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).action, "signing_key.rotate"));
     expect(events.map((e) => [e.actorId, e.decision])).toEqual(
       expect.arrayContaining([
         [admin.accountId, "deny"],
