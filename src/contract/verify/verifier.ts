@@ -120,6 +120,11 @@ export class AuditVerifier {
       if (this.adoptionComplete) this.report({ kind: "inserted", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} is in no store chain, yet every record stored is chained: it was written into the database directly` });
       return false;
     }
+    if (!STORE_CHAIN_IDS.has(s.chain)) {
+      // A chain no control plane keeps: someone made it up so that a row of theirs looks chained.
+      this.report({ kind: "inserted", record_id: l.id, chain_id: s.chain, seq: null, ts: l.ts, detail: `record ${l.id} names store chain "${s.chain}", which the control plane does not keep: it was written into the database directly` });
+      return true;
+    }
     if (typeof s.seq !== "number" || !Number.isInteger(s.seq) || s.seq < 1) {
       this.report({ kind: "changed", record_id: l.id, chain_id: s.chain, seq: null, ts: l.ts, detail: `record ${l.id} was changed: its place in store chain ${s.chain} is not a number` });
       return true;

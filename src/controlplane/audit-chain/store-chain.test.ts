@@ -93,6 +93,11 @@ describe("store chains", () => {
     await db.insert(a(cp)).values({ ...row!, id: forged, ts: 1_000, receivedAt: 1_000, chainId: null, chainSeq: null, chainPrev: null, storeChain: null, storeSeq: null, storePrev: null });
     let r = await verify(cp);
     expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
+    // or given a chain of its own, as if it were chained but not yet signed
+    await db.update(a(cp)).set({ storeChain: "zzz", storeSeq: 1 }).where(eq(a(cp).id, forged));
+    r = await verify(cp);
+    expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
+    expect(r.state).toBe("tampered");
     await db.delete(a(cp)).where(eq(a(cp).id, forged));
 
     // a decision's outcome, filled in from its outcome record, changed afterwards
