@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AuditMemory } from "./audit-memory.ts";
+import { trustFileName } from "./audit-pins.ts";
 
 const home = mkdtempSync(join(tmpdir(), "svc-memory-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -39,7 +40,9 @@ describe("AuditMemory", () => {
     for (let s = 1; s <= 20_000; s++) m.recall("store", s, hash(s));
     m.commit("2026-01-03T00:00:00.000Z");
     const dir = join(home, ".config", "svc", "audit-seen");
-    const file = join(dir, `org_2-${Bun.SHA256.hash(url, "hex").slice(0, 16)}`, "store.bin");
+    const file = join(dir, trustFileName(url, "org_2"), "store.bin");
+    // an organization id from the server is never a path
+    expect(trustFileName(url, "../../etc")).toMatch(/^_+etc-[0-9a-f]{16}$/);
     expect(statSync(file).size).toBe(20_000 * 8);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(existsSync(`${file}.new`)).toBe(false);

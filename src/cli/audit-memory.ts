@@ -9,6 +9,7 @@
 // nothing wrong. 8 bytes of SHA-256: matching one by chance takes ~2^64 tries.
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { trustFileName } from "./audit-pins.ts";
 import { CONFIG_FILE_MODE, configDir, ensurePrivateDir } from "./config.ts";
 
 const WIDTH = 8;
@@ -29,7 +30,7 @@ export class AuditMemory {
   }
 
   static at(home: string, url: string, orgId: string): AuditMemory {
-    return new AuditMemory(join(configDir(home), "audit-seen", `${orgId}-${Bun.SHA256.hash(url, "hex").slice(0, 16)}`));
+    return new AuditMemory(join(configDir(home), "audit-seen", trustFileName(url, orgId)));
   }
 
   private chain(name: string): Chain {

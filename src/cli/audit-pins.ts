@@ -7,6 +7,7 @@
 // only when a checkpoint signed by the pinned key hands over to a new one (a rotation).
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CommandFailure } from "../command/index.ts";
 import type { SavedCheckpoint } from "../contract/verify/checkpoint-trust.ts";
 import { CONFIG_FILE_MODE, configDir, ensurePrivateDir } from "./config.ts";
 
@@ -14,8 +15,13 @@ export function knownKeysPath(home: string): string {
   return join(configDir(home), "audit-known-keys");
 }
 
+/** A file name for a control plane and organization: the id as the server gave it is never a path. */
+export function trustFileName(url: string, orgId: string): string {
+  return `${orgId.replace(/[^A-Za-z0-9_]/g, "_").slice(0, 64)}-${Bun.SHA256.hash(`${url} ${orgId}`, "hex").slice(0, 16)}`;
+}
+
 function savedPath(home: string, url: string, orgId: string): string {
-  return join(configDir(home), "audit-checkpoints", `${orgId}-${Bun.SHA256.hash(url, "hex").slice(0, 16)}.json`);
+  return join(configDir(home), "audit-checkpoints", `${trustFileName(url, orgId)}.json`);
 }
 
 function writePrivate(file: string, text: string): void {
@@ -53,6 +59,10 @@ export function pinnedKeyOfOrganization(home: string, orgId: string): string | n
 
 /** Pins `key` for this control plane and organization (replacing the line there was). */
 export function pinKey(home: string, url: string, orgId: string, key: string): string {
+  // One line per pin, split on whitespace: what a server names must not add lines of its own.
+  if (!/^[A-Za-z0-9_-]+$/.test(orgId) || !/^ed25519:[A-Za-z0-9+/]{43}=$/.test(key) || /\s/.test(url)) {
+    throw new CommandFailure(`cannot pin ${key.slice(0, 60)} for organization ${orgId.slice(0, 40)}: not an ed25519 key and an organization id; check the control plane's URL`);
+  }
   const file = knownKeysPath(home);
   ensurePrivateDir(configDir(home));
   const kept = readPins(home).filter((p) => !(p.url === url && p.orgId === orgId));
