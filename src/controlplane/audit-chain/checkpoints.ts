@@ -6,8 +6,9 @@
 // (signing-key.ts). Rows changed, removed or inserted after a checkpoint no longer hash up to a
 // head it signed, which `svc audit verify` shows against a key pinned outside the store.
 import { sign } from "node:crypto";
-import { asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq } from "drizzle-orm";
 import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointFloor, type CheckpointGap, type CheckpointHead, type CheckpointView, bodyHash } from "../../contract/audit-chain.ts";
+import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { adoptionState, pendingAdoptions } from "../audit/adoption.ts";
 import { type Db, tables } from "../db/index.ts";
@@ -19,13 +20,40 @@ function checkpointView(r: { id: string; number: number; at: number; body: strin
 }
 
 /**
+ * The last checkpoint this process signed or found, per organization (and store: tests run many).
+ * Someone who can write the database could delete the checkpoints and let the next one be
+ * signed as #1 over a history they rewrote; a running control plane refuses to sign over a
+ * checkpoint it knew that is gone or changed, and says so in its log, until it is restarted.
+ */
+const known = new WeakMap<object, Map<string, { number: number; hash: string }>>();
+
+async function checkKnown(tx: Db, db: object, orgId: string, last: { number: number; body: string } | undefined): Promise<void> {
+  const seen = known.get(db)?.get(orgId);
+  if (!seen) return;
+  const c = tables(tx).auditCheckpoints;
+  const [then] = last && last.number >= seen.number ? await tx.select({ body: c.body }).from(c).where(and(eq(c.orgId, orgId), eq(c.number, seen.number))) : [];
+  if (!then || bodyHash(then.body) !== seen.hash) {
+    throw new SvcError("conflict", `checkpoint #${seen.number}, which this control plane signed or read before, is ${then ? "changed" : "gone"} in the store: the audit's history was rewritten in the database; no checkpoint is signed over it (restore the store from a backup, or restart the control plane to sign anyway)`);
+  }
+}
+
+/** After the transaction that read or wrote `cp` committed: it is what this process knows last. */
+export function rememberCheckpoint(db: object, orgId: string, cp: { number: number; body: string }): void {
+  let m = known.get(db);
+  if (!m) known.set(db, (m = new Map()));
+  const seen = m.get(orgId);
+  if (!seen || cp.number >= seen.number) m.set(orgId, { number: cp.number, hash: bodyHash(cp.body) });
+}
+
+/**
  * Signs the organization's heads as its next checkpoint, in the caller's transaction, with
  * `key`. Without `force`, nothing is made when nothing moved since the last one (the last one
  * is returned). `nextKey` makes it the hand-over of a key rotation.
  */
-export async function signCheckpoint(tx: Db, orgId: string, key: SigningKey, o: { force: boolean; nextKey?: string; now: number }): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
+export async function signCheckpoint(tx: Db, orgId: string, key: SigningKey, o: { force: boolean; nextKey?: string; now: number; store: object }): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
   const { auditChainHeads: h, auditCheckpoints: c, auditChainFloors: fl, auditStoreGaps: g } = tables(tx);
   const [last] = await tx.select().from(c).where(eq(c.orgId, orgId)).orderBy(desc(c.number)).limit(1);
+  await checkKnown(tx, o.store, orgId, last);
   const heads: CheckpointHead[] = (await tx.select().from(h).where(eq(h.orgId, orgId)).orderBy(asc(h.chainId))).map((r) => ({ chain_id: r.chainId, installation_id: r.installationId, replica_id: r.replicaId, seq: r.seq, hash: r.hash }));
   const floors: CheckpointFloor[] = (await tx.select().from(fl).where(eq(fl.orgId, orgId)).orderBy(asc(fl.chainId))).map((r) => ({ chain_id: r.chainId, seq: r.seq, prev: r.prev }));
   const gaps: CheckpointGap[] = (await tx.select().from(g).where(eq(g.orgId, orgId)).orderBy(asc(g.chain), asc(g.fromSeq))).map((r) => ({ chain_id: r.chain, from: r.fromSeq, to: r.toSeq, prev: r.prev, hash: r.hash }));
@@ -69,10 +97,12 @@ export async function signCheckpoint(tx: Db, orgId: string, key: SigningKey, o: 
 export async function makeCheckpoint(deps: ControlPlaneDeps, orgId: string, opts: { force?: boolean } = {}): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
   await ensureSigningKey(deps, orgId);
   const now = deps.now();
-  return deps.db.transaction(async (tx) => {
+  const made = await deps.db.transaction(async (tx) => {
     const key = (await currentSigningKey(tx, deps.kms, orgId, deps.log))!;
-    return signCheckpoint(tx, orgId, key, { force: !!opts.force, now });
+    return signCheckpoint(tx, orgId, key, { force: !!opts.force, now, store: deps.db });
   });
+  if (made.checkpoint) rememberCheckpoint(deps.db, orgId, made.checkpoint);
+  return made;
 }
 
 /** Every checkpoint, oldest first, the key the control plane signs with (derived from its private key) and when the next is due. */

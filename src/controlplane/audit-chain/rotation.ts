@@ -8,7 +8,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import type { Principal } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { signCheckpoint } from "./checkpoints.ts";
+import { rememberCheckpoint, signCheckpoint } from "./checkpoints.ts";
 import { currentSigningKey, ensureSigningKey, fingerprintOf, newSigningKey, storeSigningKey } from "./signing-key.ts";
 
 const keyView = (publicKey: string) => ({ public_key: publicKey, fingerprint: fingerprintOf(publicKey) });
@@ -32,7 +32,7 @@ export async function rotateSigningKey(deps: ControlPlaneDeps, by: Principal) {
   // KMS work outside the transaction; a transaction run again hands over to the same new key.
   const fresh = newSigningKey(deps.kms, orgId);
   const now = deps.now();
-  return deps.db.transaction(async (tx) => {
+  const rotated = await deps.db.transaction(async (tx) => {
     const old = (await currentSigningKey(tx, deps.kms, orgId, deps.log))!;
     await recordAdminEvent(
       tx,
@@ -48,8 +48,10 @@ export async function rotateSigningKey(deps: ControlPlaneDeps, by: Principal) {
       },
       now,
     );
-    const { checkpoint } = await signCheckpoint(tx, orgId, old, { force: true, nextKey: fresh.publicKey, now });
+    const { checkpoint } = await signCheckpoint(tx, orgId, old, { force: true, nextKey: fresh.publicKey, now, store: deps.db });
     await storeSigningKey(tx, orgId, fresh, now);
-    return { ...keyView(fresh.publicKey), created_at: new Date(now).toISOString(), handover_checkpoint: checkpoint!.number };
+    return { checkpoint: checkpoint!, view: { ...keyView(fresh.publicKey), created_at: new Date(now).toISOString(), handover_checkpoint: checkpoint!.number } };
   });
+  rememberCheckpoint(deps.db, orgId, rotated.checkpoint);
+  return rotated.view;
 }

@@ -161,6 +161,23 @@ describe("store chains", () => {
     );
   });
 
+  test("a running control plane refuses to sign over a checkpoint it knew that was deleted or changed in the store", async () => {
+    const { cp } = await setup();
+    expect((await cp.call("POST", cp.org("/audit-checkpoints"))).status).toBe(201);
+    const c = tables(cp.deps.db).auditCheckpoints;
+    const [first] = await cp.deps.db.select().from(c).where(eq(c.orgId, cp.orgId));
+    await cp.deps.db.update(c).set({ body: first!.body.replace('"number":1', '"number":1 ') }).where(eq(c.id, first!.id));
+    let r = await cp.call("POST", cp.org("/audit-checkpoints"));
+    expect(r.status).toBe(409);
+    expect(r.json.detail).toContain("checkpoint #1, which this control plane signed or read before, is changed in the store");
+    // deleted, so the next would be signed as #1 over a history rewritten meanwhile
+    await cp.deps.db.delete(c).where(eq(c.orgId, cp.orgId));
+    r = await cp.call("POST", cp.org("/audit-checkpoints"));
+    expect(r.status).toBe(409);
+    expect(r.json.detail).toContain("is gone in the store");
+    expect(await cp.deps.db.select().from(c).where(eq(c.orgId, cp.orgId))).toEqual([]);
+  });
+
   test("the control plane verifies its own store in the background: verified, then tampered naming the record", async () => {
     const { cp, records } = await setup();
     await cp.call("POST", cp.org("/audit-checkpoints"));
