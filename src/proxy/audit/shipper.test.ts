@@ -137,6 +137,30 @@ describe("AuditShipper", () => {
     await until(() => got.size === backlog.length && spool.depth === 0, "the backlog to ship");
   });
 
+  test("a field the control plane does not know (a newer proxy's): kept and sent again, never set aside, and the log says to upgrade it", async () => {
+    const newer = fakeRecord();
+    let upgraded = false;
+    const t = await setup((records) => {
+      const refused = upgraded ? [] : records.filter((r) => r.id === newer.id);
+      return {
+        acknowledged: records.filter((r) => !refused.includes(r)).map((r) => r.id),
+        inserted: records.length - refused.length,
+        duplicates: 0,
+        rejected: refused.map((r) => ({ id: r.id, code: "unsupported_field" as const, reason: `record ${r.id} carries field(s) this control plane (svc 0.1.99) does not know: chain_v` })),
+      };
+    });
+    await t.spool.append(newer);
+    await t.spool.append(fakeRecord());
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "the record to be sent again");
+    expect(t.spool.depth).toBe(1);
+    expect(t.shipper.rejected).toBe(0);
+    expect(t.logs.filter((l) => l.event.includes("upgrade the control plane")).length).toBe(1);
+    upgraded = true;
+    await until(() => t.spool.depth === 0, "the record to ship once the control plane is upgraded");
+    t.shipper.stop();
+  });
+
   test("clock skew told by an older control plane only in the reason is retried too", () => {
     expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 has timestamp x, more than 15 minutes ahead of the control plane's clock; check the runtime's clock" })).toBe(true);
     expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 is malformed: /ts" })).toBe(false);

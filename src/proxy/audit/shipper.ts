@@ -237,9 +237,16 @@ export class AuditShipper {
       await this.setAside(refused.map((x) => ({ ...byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
       if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
       if (later.length > 0) {
-        // Kept in the spool and sent again after a backoff: the control plane takes them once its clock catches up.
+        // Kept in the spool and sent again after a backoff: the control plane takes them once its
+        // clock catches up (clock_skew), or once it is upgraded to know their fields (unsupported_field).
         this.retried += later.length;
-        if (!this.skewLogged) this.o.log.warn("audit records dated ahead of the control plane's clock; kept and sent again later: check the runtime's clock (the console shows its skew)", { count: later.length, first: later[0]!.reason.slice(0, 300), spool_depth: this.o.spool.depth });
+        if (!this.skewLogged) {
+          const newer = later.some((x) => x.code === "unsupported_field");
+          const event = newer
+            ? "audit records carry fields the control plane does not know; kept and sent again later: upgrade the control plane (docs/upgrade.md)"
+            : "audit records dated ahead of the control plane's clock; kept and sent again later: check the runtime's clock (the console shows its skew)";
+          this.o.log.warn(event, { count: later.length, first: later[0]!.reason.slice(0, 300), spool_depth: this.o.spool.depth });
+        }
         this.skewLogged = true;
         return false;
       }
