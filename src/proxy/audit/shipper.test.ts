@@ -158,7 +158,6 @@ describe("AuditShipper", () => {
     expect(t.logs.filter((l) => l.event.includes("upgrade the control plane")).length).toBe(1);
     upgraded = true;
     await until(() => t.spool.depth === 0, "the record to ship once the control plane is upgraded");
-    t.shipper.stop();
   });
 
   test("clock skew told by an older control plane only in the reason is retried too", () => {
