@@ -12,6 +12,7 @@ import { currentDigestKeyId } from "../organizations/digest-keys.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
+import { mcpToolsForAgent } from "../tool-servers/catalogue.ts";
 import { serversForAgent } from "../tool-servers/service.ts";
 import { expressibleFeatures } from "../replicas/service.ts";
 import { compileBundle } from "./compile.ts";
@@ -24,6 +25,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
   // What every live control-plane replica can express (a rolling upgrade narrows it, issue 29).
   const expressible = conditions ? expressibleFeatures(deps).features : new Set<string>();
   return deps.db.transaction(async (tx) => {
+    const toolServers = await serversForAgent(tx, caller.agentId);
     return compileBundle({
       version,
       revision: (await getOrganization(tx, caller.orgId)).revision,
@@ -33,12 +35,13 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       installationId: caller.installationId,
       agentId: caller.agentId,
       tools: await toolsOfInstallation(tx, caller.installationId),
+      mcpTools: await mcpToolsForAgent(tx, caller, toolServers),
       policies: await policiesForAgent(tx, caller.workspaceId, caller.agentId),
       identities: await identityMap(tx, caller.orgId, caller.installationId),
       disabledIdentities: await disabledIdentities(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
-      toolServers: await serversForAgent(tx, caller.agentId),
+      toolServers,
       digestKeyId: await currentDigestKeyId(tx, caller.orgId),
       conditions,
       expressible,

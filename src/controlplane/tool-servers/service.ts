@@ -13,6 +13,7 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import { checkSealedKey, checkSealedTo } from "../model-profiles/sealed-key.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
+import { forgetServerTools } from "./catalogue.ts";
 
 export type ServerRow = Tables["toolServers"]["$inferSelect"];
 type Ws = { id: string; name: string };
@@ -261,6 +262,7 @@ export async function deleteServer(db: Db, orgId: string, server: ServerRow): Pr
     if (agents.length) {
       throw new SvcError("conflict", `tool server "${server.name}" is assigned to ${agents.join(", ")}; unassign it first (svc tool-servers unassign ${server.name} --agent <agent_id>)`, { agents });
     }
+    await forgetServerTools(tx, server.id);
     const gone = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning({ id: s.id });
     if (gone.length === 0) throw new SvcError("not_found", `tool server "${server.id}" not found`);
     await bumpRevision(tx, orgId);
