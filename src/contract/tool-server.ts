@@ -34,7 +34,6 @@ export function checkServerName(name: string): RuleCheck {
  * lists it (`get-sum`, `files.read`): svc maps it to the governed name itself (mcp-names.ts).
  */
 export function checkToolName(tool: string, path: string): RuleCheck {
-  // eslint-disable-next-line no-control-regex
   if (tool.length >= 1 && tool.length <= UPSTREAM_TOOL_MAX && !/[\u0000-\u001f\u007f]/.test(tool)) return ok;
   return bad(path, `tool name "${tool.slice(0, 140)}" must be the name the MCP server lists: 1 to ${UPSTREAM_TOOL_MAX} characters, no control characters`);
 }

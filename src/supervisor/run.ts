@@ -12,7 +12,6 @@ import { writePythonPackage } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
 import { FRONTEND_TOKEN_ENV, frontendConfig, frontendEnv, newFrontendToken, onboardingState, withoutSecrets } from "./frontend.ts";
-import { mcpBootTools, reportBooted } from "./mcp-sync.ts";
 import { preflight } from "./preflight.ts";
 import { keepProcessPrivate, notPrivateWarning } from "./private-process.ts";
 import { startReaper } from "./reaper.ts";
@@ -122,15 +121,13 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
     sup.watch(proxy);
 
-    // 2. the tool sync: the packs' tools and the MCP servers' tools, PUT together
-    const mcpTools = await sup.guard(mcpBootTools(cfg.socketPath, cfg.token, log));
-    const packs: ToolManifest = manifest ?? { tools: [] };
-    if (manifest || mcpTools.length > 0) {
-      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest: { ...packs, tools: [...packs.tools, ...mcpTools] }, egress: cfg.egress, log, sleep: deps.syncSleep }));
+    // 2. the tool sync: the packs' tools (the MCP servers' tools the proxy reports itself, for
+    // the agent: docs/mcp.md "Whose tools")
+    if (manifest) {
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
-    await sup.guard(reportBooted(cfg.socketPath, cfg.token, packs, mcpTools, log));
 
     // 3. the front end
     log.info(`starting the front end: ${fe.command.join(" ")}`, { data_dir: fe.dataDir, url: fe.localUrl });
