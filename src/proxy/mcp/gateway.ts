@@ -134,15 +134,25 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     return unrecordedResult("internal", `Refused (governance.unavailable): the audit record could not be written; the tool ${name} was not run`);
   }
 
-  /** What a call's upstream may send back during it: progress, and elicitations for this user alone. */
+  /**
+   * What a call's upstream may send back during it: progress, and elicitations for this user
+   * alone. `flushed` resolves once the progress notifications are sent, so the last one never
+   * arrives after the result.
+   */
   function callContext(server: Server, userId: string, progressToken: string | number | undefined, extra: Extra) {
     const takesElicitation = Boolean(server.getClientCapabilities()?.elicitation);
+    let sent: Promise<void> = Promise.resolve();
     return {
       userId,
       signal: extra.signal,
+      flushed: async () => sent,
       ...(progressToken === undefined
         ? {}
-        : { onProgress: (p: { progress: number; total?: number; message?: string }) => void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {}) }),
+        : {
+            onProgress: (p: { progress: number; total?: number; message?: string }) => {
+              sent = sent.then(async () => extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } })).catch(() => {});
+            },
+          }),
       ...(takesElicitation
         ? {
             elicit: async (params: ElicitRequest["params"], signal: AbortSignal) =>
@@ -195,9 +205,10 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", "unreachable");
       return refusal(`MCP server "${serverName}" is unreachable from this runtime (${served.error}); the tool ${name} was not run`);
     }
+    const ctx = callContext(server, userId, progressToken, extra);
     try {
-      const result = await served.upstream.call(served.entry.upstream, args, callContext(server, userId, progressToken, extra));
-      await finish(result.isError ? "error" : "ok");
+      const result = await served.upstream.call(served.entry.upstream, args, ctx);
+      await Promise.all([finish(result.isError ? "error" : "ok"), ctx.flushed()]);
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";

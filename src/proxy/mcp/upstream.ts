@@ -19,7 +19,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, type ElicitResult, ErrorCode, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotificationSchema, type ElicitResult, ErrorCode, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
@@ -97,6 +97,9 @@ export class Upstream {
   private pingTimer: ReturnType<typeof setInterval> | null = null;
   private pinging = false;
   private readonly calls = new Set<CallContext>();
+  /** Progress tokens of the calls in flight (our own: the SDK's own handler drops a notification that arrives just before its result). */
+  private readonly progress = new Map<string, CallContext>();
+  private nextToken = 0;
   private lastAttempt = 0;
 
   constructor(readonly o: UpstreamOptions) {}
@@ -146,6 +149,13 @@ export class Upstream {
         // model calls and no files.
         const client = new Client({ name: "svc-proxy", version: VERSION }, { capabilities: { elicitation: { form: {}, url: {} } } });
         client.setRequestHandler(ElicitRequestSchema, async (req, extra) => this.elicit(req.params, extra.signal));
+        // A server that adds or drops tools while connected (server-everything does after
+        // initialize) is listed again at once, not at the next poll.
+        client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.relist());
+        client.setNotificationHandler(ProgressNotificationSchema, async (n) => {
+          const { progressToken, ...p } = n.params;
+          this.progress.get(String(progressToken))?.onProgress?.(p);
+        });
         this.lastAttempt = Date.now();
         const transport = this.transport();
         await client.connect(transport, { timeout });
@@ -229,6 +239,20 @@ export class Upstream {
     this.o.onChange?.();
   }
 
+  private relisting: Promise<void> | null = null;
+
+  /** The server said its tools changed: list them again (one listing at a time, coalesced). */
+  private async relist(): Promise<void> {
+    if (this.relisting || this.closed) return;
+    this.relisting = (async () => {
+      await Bun.sleep(50); // a burst of notifications (one per tool added) makes one listing
+      await this.refresh();
+      if (this.state === "ok") this.o.onChange?.();
+    })().finally(() => {
+      this.relisting = null;
+    });
+  }
+
   /**
    * A call wants this server and it is not reachable: try again now instead of at the next
    * poll or the end of a restart's backoff, at most once every RETRY_NOW_MIN_MS (a server that
@@ -289,14 +313,12 @@ export class Upstream {
     if (!client || this.state !== "ok") throw new UpstreamError("unreachable", `MCP server "${this.name}" is unreachable: ${this.error ?? "not connected"}`);
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
     let result: CallToolResult;
+    const token = call.onProgress ? `svc-${++this.nextToken}` : null;
     this.calls.add(call);
+    if (token) this.progress.set(token, call);
     try {
-      result = (await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout,
-        maxTotalTimeout: timeout,
-        ...(signal ? { signal } : {}),
-        ...(call.onProgress ? { onprogress: call.onProgress } : {}),
-      })) as CallToolResult;
+      const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
+      result = (await client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };
@@ -304,6 +326,7 @@ export class Upstream {
       throw new UpstreamError("upstream_error", `MCP server "${this.name}" failed on ${tool}: ${err.message ?? String(e)}`);
     } finally {
       this.calls.delete(call);
+      if (token) this.progress.delete(token);
     }
     const limit = this.o.resultLimitBytes ?? MCP_RESULT_LIMIT_BYTES;
     const size = Buffer.byteLength(JSON.stringify(result));
