@@ -35,6 +35,7 @@ import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFu
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 import { McpCatalogueReport } from "./mcp/catalogue-report.ts";
+import { SessionChecks } from "./mcp/session-check.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
@@ -256,7 +257,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   let gatewayServer: Server<undefined> | null = null;
   let mcpUrl: string | null = null;
   if (config.chatuiSecretKey) {
-    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, log });
+    const sessions = config.chatuiUrl ? new SessionChecks({ chatuiUrl: config.chatuiUrl, recheckMs: config.sessionRecheckMs, log }) : null;
+    if (!sessions) log.warn("mcp sessions are checked by signature and expiry alone: SVC_PROXY_CHATUI_URL is not set, so a session Open WebUI revoked stays valid here until it expires");
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {

@@ -115,7 +115,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
     const proxy = sup.start("proxy", proxyArgv, {
-      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort, [FRONTEND_TOKEN_ENV]: frontendToken }),
+      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort, SVC_PROXY_CHATUI_URL: fe.localUrl, [FRONTEND_TOKEN_ENV]: frontendToken }),
       drains: true,
     });
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));

@@ -42,6 +42,7 @@ import { type CompiledBundle, couldPermitTool } from "../policy/policy-index.ts"
 import { MCP_REQUEST_LIMIT_BYTES, readMcpRequest } from "./request-body.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
+import type { SessionChecks } from "./session-check.ts";
 import { verifySession } from "./session-jwt.ts";
 
 export const MCP_GATEWAY_PATH = "/mcp";
@@ -62,6 +63,8 @@ export type GatewayDeps = {
   servers: Pick<McpServers, "entries" | "find" | "reach">;
   /** CHATUI_SECRET_KEY: Open WebUI signs its session JWTs with it. */
   secretKey: string;
+  /** Asks Open WebUI whether a session is still valid (SVC_PROXY_CHATUI_URL); null: signature and claims alone. */
+  sessions?: Pick<SessionChecks, "check"> | null;
   log: Logger;
   elicitWaitMs?: number;
   now?: () => number;
@@ -257,6 +260,11 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       d.log.warn("mcp request refused", { reason: who.reason });
       const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
       return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
+    }
+    const valid = d.sessions ? await d.sessions.check(who.token) : { ok: true as const };
+    if (!valid.ok) {
+      d.log.warn("mcp request refused", { reason: valid.status === 401 ? "session_revoked" : "session_unchecked", remote_user_id: who.userId });
+      return rpcError(valid.status, `a valid Open WebUI session is required: ${valid.why}`, valid.status === 401 ? { "www-authenticate": 'Bearer realm="svc-mcp"' } : {});
     }
     // The body parsed here, exactly (contract/exact-json.ts), not by the SDK's JSON.parse: a
     // number a double does not hold reaches the condition, the audit and the upstream tool
