@@ -80,6 +80,8 @@ stop() {
 }
 trap stop INT TERM EXIT
 
+# The demo model's endpoint is on loopback, which the control plane accepts only when told.
+[ -n "$DEMO" ] && export SVC_CP_ALLOW_PRIVATE_OUTBOUND=1
 SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -fsS "$CP_URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -182,6 +184,8 @@ rt_env=(
   WEBUI_ADMIN_EMAIL="$OWNER_EMAIL" WEBUI_ADMIN_PASSWORD="$(cat "$CHAT_ADMIN_PASSWORD_FILE")"
 )
 [ -n "$DEMO_CA" ] && rt_env+=(SVC_PROXY_CA_FILE="$DEMO_CA")
+# The demo model listens on loopback, which the runtime calls only when told (docs/mcp.md "Outbound URLs").
+[ -n "$DEMO_CA" ] && rt_env+=(SVC_PROXY_ALLOW_PRIVATE_OUTBOUND=127.0.0.1)
 setsid env "${rt_env[@]}" setpriv --reuid=10001 --regid=10001 --clear-groups "$RT_DIR/svc" run >>"$RT_LOG" 2>&1 &
 RT_PID=$!
 pids+=($RT_PID)

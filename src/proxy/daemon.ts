@@ -36,6 +36,7 @@ import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
 import { McpCatalogueReport } from "./mcp/catalogue-report.ts";
 import { SessionChecks } from "./mcp/session-check.ts";
+import { guardedFetch, outboundGuard } from "./outbound.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
@@ -171,9 +172,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   // MCP servers (issues 13, 31): listed again on every poll; what a listing found is reported to
   // the control plane when it changed, and the bundle fetched at once when that changed the agent's tools.
   let catalogue: McpCatalogueReport | null = null;
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), ...(opts.mcpUpstream ? { upstream: opts.mcpUpstream } : {}) });
+  // Admin-set URLs reach only public addresses unless SVC_PROXY_ALLOW_PRIVATE_OUTBOUND names them (issue 31).
+  const mcpGuard = outboundGuard({ allow: config.allowPrivateOutbound, what: "MCP server" });
+  const modelFetch = guardedFetch(outboundGuard({ allow: config.allowPrivateOutbound, what: "the model endpoint" }));
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream } });
   status.toolServers = () => mcp.status();
-  const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log });
+  const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log, fetchImpl: modelFetch });
   const loop = new BundleLoop({
     client,
     status,
@@ -230,6 +234,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     pipeline,
     credentials,
     modelCa: ca,
+    fetchImpl: modelFetch,
     spoolDepth: () => spool.depth,
     log,
     extraRoutes: [metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],

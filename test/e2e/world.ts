@@ -141,6 +141,8 @@ export function containerEnv(o: { token: string; stateDir: string; port: number;
     SVC_PROXY_CA_FILE: join(w.shared!, "ca.pem"),
     SVC_PROXY_POLL_INTERVAL: "1s",
     SVC_PROXY_LIMITS_INTERVAL: "1s",
+    // the model double and the MCP servers listen on loopback: the suite opts in to it
+    SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: "127.0.0.1,::1,localhost",
     SVC_PROXY_HEARTBEAT_INTERVAL: "5s",
     SVC_PROXY_PATH: w.bin!,
     SVC_CHATUI_HOST: "127.0.0.1",

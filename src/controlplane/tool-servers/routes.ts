@@ -5,6 +5,7 @@ import { AgentToolServers, ToolServerAssignment, ToolServerDetail, ToolServerLis
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { checkRuntimeUrl } from "../http/outbound.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { liveSince, livenessLimits } from "../runtime/replicas.ts";
 import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools, ServerUpdate } from "./model.ts";
@@ -46,6 +47,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       "/tool-servers",
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
+        if (body.url !== undefined) await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
         const server = await createServer(db, principal.orgId, ws, body, live());
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
@@ -61,7 +63,11 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     })
     .patch(
       "/tool-servers/:id",
-      async ({ principal, params, query, body }) => withAgents(await changeServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live())),
+      async ({ principal, params, query, body }) => {
+        const server = await serverOf(principal.orgId, params.id, query.workspace);
+        if (body.url !== undefined && server.transport === "http") await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
+        return withAgents(await changeServer(db, principal.orgId, server, body, live()));
+      },
       {
         admin: true,
         params: ServerParams,

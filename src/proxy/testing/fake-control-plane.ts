@@ -48,6 +48,8 @@ export function daemonEnv(cp: FakeControlPlane, dir: string, over: Record<string
     SVC_PROXY_AUDIT: join(dir, "spool"),
     SVC_PROXY_POLL_INTERVAL: "1h",
     SVC_PROXY_HEARTBEAT_INTERVAL: "1h",
+    // the test doubles (model provider, MCP servers) listen on loopback: tests opt in to it
+    SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: "127.0.0.1,::1,localhost",
     ...over,
   };
 }
