@@ -40,7 +40,7 @@ export function outboundGuard(o: { allow: readonly string[]; what: string; looku
     if (!address || now() - address.at > RESOLVED_FOR_MS) {
       let found: Array<{ address: string }>;
       try {
-        found = await Promise.race([(o.lookup ?? systemLookup)(host), Bun.sleep(LOOKUP_TIMEOUT_MS).then(() => Promise.reject(new Error("DNS lookup timed out")))]);
+        found = await Promise.race([(o.lookup ?? systemLookup)(host), Bun.sleep(LOOKUP_TIMEOUT_MS).then(async () => Promise.reject(new Error("DNS lookup timed out")))]);
       } catch (e) {
         throw new OutboundRefused(`${o.what} host ${host} could not be resolved (${(e as Error).message})`);
       }
