@@ -45,5 +45,9 @@ const serveCommand = command({
 
 export const proxyCommand = command({
   meta: { name: "proxy", description: "The local proxy daemon" },
+  examples: [
+    "SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve",
+    "svc proxy serve --help",
+  ],
   subCommands: { serve: serveCommand },
 });
