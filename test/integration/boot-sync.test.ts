@@ -82,6 +82,8 @@ describe("svc boot sync against a real control plane", () => {
     const b = await bootstrapRuntime(cp, second.id);
     const ok = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: a.token });
     expect(ok.code).toBe(0);
+    // no MCP server is assigned: no word about keeping "0 MCP tool(s)"
+    expect(ok.events.filter((e) => e.includes("MCP tool"))).toEqual([]);
     const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: b.token });
     expect(r.code).toBe(1);
     expect(r.attempts).toHaveLength(1);
