@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   record_not_escrowed: 409,
   tool_conflict: 409,
   credential_already_issued: 409,
+  /** A runtime token of a deleted installation: no rotation brings it back (a new installation does). */
+  installation_deleted: 401,
   no_runtime_recipient: 409,
   workspace_not_found: 404,
   agent_not_found: 404,
