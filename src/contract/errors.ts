@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   invalid_recipient: 422,
   key_disabled: 409,
   escrow_requires_key: 409,
+  /** The escrow key is switched with escrow in the organization settings, never disabled as a key. */
+  escrow_key_not_disableable: 409,
   // escrow recovery (break-glass)
   recovery_self_approval: 403,
   // the two-person rule between people (issue 27; docs/audit.md "Escrow recovery")
