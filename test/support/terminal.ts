@@ -34,8 +34,8 @@ export function onTerminal(shellCommand: string, opts: { cwd?: string; env?: Rec
     proc,
     screen: () => text,
     ctrlC: () => {
-      (proc.stdin as import("bun").FileSink).write("ctrl-c\n");
-      (proc.stdin as import("bun").FileSink).flush();
+      void (proc.stdin as import("bun").FileSink).write("ctrl-c\n");
+      void (proc.stdin as import("bun").FileSink).flush();
     },
     exited,
     shows: async (wanted, timeoutMs) =>
