@@ -15,7 +15,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
-import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
+import { getDeleteSiemSink, getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { postDismissNotice } from "./pages/notices.ts";
@@ -30,7 +30,7 @@ import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
 import { getModelProfiles } from "./pages/model-profiles.ts";
 import { getOverview } from "./pages/overview.ts";
 import { getToolServer, getToolServers } from "./pages/tool-servers.ts";
-import { getPolicies, postPolicy, postPolicyDelete } from "./pages/policies.ts";
+import { getPolicies, getPolicyDelete, postPolicy, postPolicyDelete } from "./pages/policies.ts";
 import { getSettings, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
 import { getSignIn, getSsoCallback, getSsoStart, postSignIn, postSignOut, postSwitchOrg } from "./pages/sign-in.ts";
 import { loadSession } from "./session.ts";
@@ -163,6 +163,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/tool-servers/:id", run(getToolServer))
       .get("/policies", run(async (c) => getPolicies(c)))
       .post("/policies", run(postPolicy, "session"))
+      .get("/policies/:id/delete", run(getPolicyDelete))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))
       .get("/policies/:id/edit", run(async (c) => getPolicyEdit(c)))
       .post("/policies/:id", run(postPolicyEdit, "session"))
@@ -183,6 +184,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
       .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
       .post("/siem-sinks", run(postSiemSink, "session"))
+      .get("/siem-sinks/:id/delete", run(getDeleteSiemSink))
       .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
