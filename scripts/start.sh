@@ -249,18 +249,12 @@ say "  admin: $OWNER_EMAIL, password in $CHAT_ADMIN_PASSWORD_FILE"
 say "Logs: $LOGS/ (runtime.log: svc run and Open WebUI; controlplane.log${DEMO:+; demo-provider.log})"
 
 if [ "$first_run" = 1 ] && [ -n "$DEMO" ]; then
-  cat <<EOF
-
-Try it (demo mode: model "svc demo", policies demo-chat, demo-lookup, demo-tickets; your chat
-account is linked to your svc user $OWNER_EMAIL):
-  1. Sign in to the chat front end above, pick the model "svc demo", enable the Acme CRM and
-     Acme tickets tools (the + menu in the message box), and ask: look up customer c-1
-  2. Ask: change the email of customer c-1 to ada@new.example — refused (svc.denied): no policy
-     permits crm.update. Both calls are in the console's audit view, under your identity.
-  3. Add a second chat user (Open WebUI admin panel): their first governed call is refused with
-     Refused (identity.unlinked) and svc sends them alone a sign-in link (README "Linking chat users").
-  Policies: $SVC policies list --workspace default
-EOF
+  # The README's steps, one text for both (the end-to-end test follows them there), printed with
+  # this run's addresses, state directory and svc path.
+  say "" "Try it (demo mode):"
+  awk '/^### Try it \(demo mode\)$/ { f = 1; next } f && /^### / { exit } f && /^1\. / { p = 1 } p' README.md |
+    sed -e "s#http://127.0.0.1:8080#http://127.0.0.1:$CHAT_PORT#g" -e "s#http://127.0.0.1:8420#$CP_URL#g" \
+      -e "s#\`\.svc-data/#\`$ROOT/#g" -e "s#\`svc #\`$SVC #g" -e 's/^./  &/'
 elif [ "$first_run" = 1 ]; then
   cat <<EOF
 

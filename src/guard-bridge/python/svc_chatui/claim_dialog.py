@@ -23,41 +23,47 @@ OPEN = "Open the link in a new tab"
 CLOSE = "Close"
 DIALOG_ID = "svc-claim-dialog"
 
-# Open WebUI's ConfirmDialog classes (present in its stylesheet because that dialog uses them).
+# Open WebUI 0.12.4's ConfirmDialog markup and classes (in its stylesheet because that dialog
+# uses them); where a class may be missing, a style property (the page has no CSP).
 _SCRIPT = """
 const d = %(data)s;
 document.getElementById(d.id)?.remove();
 const back = document.createElement("div");
 back.id = d.id;
-back.className = "fixed top-0 right-0 left-0 bottom-0 bg-black/60 w-full h-screen max-h-[100dvh] flex justify-center z-99999999 overflow-hidden overscroll-contain";
+back.className = "modal fixed top-0 right-0 left-0 bottom-0 bg-black/60 w-full h-screen max-h-[100dvh] flex justify-center z-99999999 overflow-hidden overscroll-contain";
 const box = document.createElement("div");
 box.setAttribute("role", "dialog");
 box.setAttribute("aria-modal", "true");
+box.setAttribute("tabindex", "-1");
 box.setAttribute("aria-labelledby", d.id + "-title");
 box.setAttribute("aria-describedby", d.id + "-text");
-box.className = "m-auto rounded-2xl max-w-full w-[32rem] mx-2 bg-gray-50 dark:bg-gray-950 max-h-[100dvh] shadow-3xl px-[1.75rem] py-6 flex flex-col";
+box.className = "m-auto max-w-full w-[32rem] mx-2 bg-white dark:bg-gray-950 rounded-3xl max-h-[100dvh] shadow-3xl border border-white dark:border-gray-900";
+const inner = document.createElement("div");
+inner.className = "px-5 py-5 flex flex-col";
 const title = document.createElement("h2");
 title.id = d.id + "-title";
-title.className = "text-lg font-semibold dark:text-gray-200 mb-2.5";
+title.className = "text-sm font-medium dark:text-gray-200 mb-2.5";
 title.textContent = d.title;
 const text = document.createElement("p");
 text.id = d.id + "-text";
-text.className = "text-sm text-gray-500";
+text.className = "text-sm text-gray-500 flex-1";
 text.textContent = d.text;
 const url = document.createElement("p");
-url.className = "text-xs text-gray-500 mt-2 break-all select-all";
+url.className = "w-full mt-2 rounded-lg px-4 py-2 text-sm dark:text-gray-300 dark:bg-gray-900";
+url.style.wordBreak = "break-all";
+url.style.userSelect = "all";
 url.textContent = d.url;
 const row = document.createElement("div");
-row.className = "mt-6 flex justify-between gap-1.5";
+row.className = "mt-5 flex justify-between gap-1.5";
 const close = document.createElement("button");
 close.type = "button";
-close.className = "bg-gray-100 hover:bg-gray-200 text-gray-800 dark:bg-gray-850 dark:hover:bg-gray-800 dark:text-white font-medium w-full py-2.5 rounded-lg transition";
+close.className = "flex h-7 items-center justify-center gap-1.5 rounded-lg px-2.5 text-xs font-normal transition disabled:opacity-60 bg-gray-100 hover:bg-gray-100/70 text-gray-800 dark:bg-gray-850 dark:hover:bg-gray-850/60 dark:text-white w-full";
 close.textContent = d.close;
 const open = document.createElement("a");
 open.href = d.url;
 open.target = "_blank";
 open.rel = "noopener noreferrer";
-open.className = "bg-gray-900 hover:bg-gray-850 text-gray-100 dark:bg-gray-100 dark:hover:bg-white dark:text-gray-800 font-medium w-full py-2.5 rounded-lg transition text-center";
+open.className = "flex h-7 items-center justify-center gap-1.5 rounded-lg bg-gray-900 px-2.5 text-xs font-normal text-white transition hover:bg-black disabled:opacity-60 dark:bg-gray-100 dark:text-gray-900 dark:hover:bg-white w-full";
 open.textContent = d.open;
 const onKey = (e) => { if (e.key === "Escape") { e.stopPropagation(); done(); } };
 const done = () => { back.remove(); document.removeEventListener("keydown", onKey, true); };
@@ -66,7 +72,8 @@ close.addEventListener("click", done);
 back.addEventListener("mousedown", (e) => { if (e.target === back) done(); });
 document.addEventListener("keydown", onKey, true);
 row.append(close, open);
-box.append(title, text, url, row);
+inner.append(title, text, url, row);
+box.append(inner);
 back.append(box);
 document.body.append(back);
 open.focus();
