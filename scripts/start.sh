@@ -25,9 +25,17 @@ for arg in "$@"; do
 done
 
 say() { printf '%s\n' "$@"; }
-# The last words of a stop: to stdout, or, when stdout's reader is gone (a `| tee` killed by the
-# same Ctrl-C), straight to the terminal, so the stop is still seen; never fatal.
-tell() { { printf '%s\n' "$@" || printf '%s\n' "$@" >/dev/tty; } 2>/dev/null || true; }
+# The words of a stop, never fatal. After a Ctrl-C with the output piped (`| tee log`), the
+# reader got the same Ctrl-C: straight to the terminal, once. Otherwise to stdout, or to the
+# terminal when stdout's reader is gone.
+interrupted=""
+tell() {
+  if [ -n "$interrupted" ] && [ ! -t 1 ] && { : >/dev/tty; } 2>/dev/null; then
+    printf '%s\n' "$@" >/dev/tty 2>/dev/null || true
+  else
+    { printf '%s\n' "$@" || printf '%s\n' "$@" >/dev/tty; } 2>/dev/null || true
+  fi
+}
 started=$SECONDS
 ROOT="${SVC_LOCAL_DIR:-$PWD/.svc-data}"
 if [ -x dist/svc ] && command -v bun >/dev/null 2>&1; then
@@ -92,7 +100,7 @@ stop() {
     tell "start: stopped"
   fi
 }
-trap 'stop; exit 130' INT
+trap 'interrupted=1; stop; exit 130' INT
 trap 'stop; exit 143' TERM
 # A dead reader without a Ctrl-C (the pager closed): stop too, rather than die and orphan the servers.
 trap 'stop; exit 141' PIPE

@@ -82,6 +82,7 @@ test("Ctrl-C on a terminal with the output piped through tee (the reader dies to
     // tee died of the same Ctrl-C: the last words reached the terminal itself
     expect(term.screen()).toContain("start: stopping…");
     expect(term.screen().trimEnd()).toEndWith("start: stopped");
+    expect(term.screen().match(/start: stopp/g)).toHaveLength(2); // "stopping…" and "stopped", once each
     await waitFor(async () => processesWithEnv(`SVC_LOCAL_DIR=${own}`).length === 0 && !(await listening(port)), "every process of the run to be gone", 15_000);
   } finally {
     for (const pid of processesWithEnv(`SVC_LOCAL_DIR=${own}`)) process.kill(pid, "SIGKILL");
