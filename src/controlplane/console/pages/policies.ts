@@ -127,7 +127,7 @@ ${section("Create a policy", form)}`,
 /** The API's warnings about what was just saved (a tool not registered yet), as the CLI prints them. Pure. */
 export function warningsBanner(warnings: readonly string[]): SafeHtml | "" {
   if (warnings.length === 0) return "";
-  return html`<div class="banner banner-warn" role="alert" data-warnings><strong>Saved, with ${warnings.length === 1 ? "a warning" : `${warnings.length} warnings`}:</strong><ul>${warnings.map((w) => html`<li>${w}</li>`)}</ul></div>`;
+  return html`<div class="banner banner-warn" role="status" data-warnings><strong>Saved, with ${warnings.length === 1 ? "a warning" : `${warnings.length} warnings`}:</strong><ul>${warnings.map((w) => html`<li>${w}</li>`)}</ul></div>`;
 }
 
 export async function postPolicy(pc: PageContext): Promise<PageResult> {
