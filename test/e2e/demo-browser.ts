@@ -50,8 +50,9 @@ export async function sendInNewChat(page: Page, base: string, o: { model: string
 }
 
 /** The tool call Open WebUI draws for `name` in the last answer, once it is done ("View Result from …"). */
-export async function doneToolCall(page: Page, name: string): Promise<Locator> {
-  const call = page.locator('div[role="button"]', { hasText: name }).filter({ hasText: `View Result from ${name}` }).last();
+export async function doneToolCall(page: Page, name: string | RegExp): Promise<Locator> {
+  const done = typeof name === "string" ? `View Result from ${name}` : new RegExp(`View Result from \\S*${name.source}`);
+  const call = page.locator('div[role="button"]', { hasText: name }).filter({ hasText: done }).last();
   await call.waitFor({ state: "visible", timeout: 90_000 });
   return call;
 }

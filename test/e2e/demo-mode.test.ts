@@ -291,6 +291,45 @@ describe("README 'Try it (demo mode)', followed in Chromium", () => {
   });
 });
 
+describe("docs/mcp.md 'Try it in the demo'", () => {
+  test("its commands, as written, put mcp-server-time (PyPI, stdio, run as UID 10001) behind svc; the chat calls it through svc's gateway; the audit has it under the owner", async () => {
+    const doc = readFileSync(join(REPO, "docs/mcp.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Try it in the demo"), doc.indexOf("## Layering stdio servers"));
+    const commands = /```sh\n([^]*?)```/.exec(section)![1]!.trim().split("\n");
+    expect(commands).toHaveLength(3);
+    // the first installs from PyPI into /opt/mcp: the tests' cached venv of the same release stands in for it
+    expect(commands[0]).toContain("mcp-server-time==2026.10.19");
+    const venvBin = Bun.spawnSync(["bash", "scripts/mcp-servers-venv.sh"], { cwd: REPO }).stdout.toString().trim();
+    for (const line of commands.slice(1)) {
+      const cmd = line.replaceAll("/opt/mcp/bin", venvBin).replace(/^svc /, `${REPO}/dist/svc `).replaceAll(".svc-data/", `${dir}/`);
+      const r = Bun.spawnSync(["bash", "-c", cmd], { cwd: REPO, env: { ...process.env, SVC_CONTROL_PLANE_URL: cpUrl(), SVC_TOKEN: secret("owner-api-token") } });
+      expect({ cmd, code: r.exitCode, stderr: r.stderr.toString() }).toMatchObject({ cmd, code: 0 });
+    }
+    const me = await cp("/me");
+    const inst = (await cp(`/organizations/${me.organization.id}/installations`)).installations[0];
+    await waitFor(async () => ((await cp(`/organizations/${me.organization.id}/installations/${inst.id}/tools`)).tools as any[]).some((t) => t.name === "time.get_current_time"), "the proxy to start the server and register its tools", 60_000);
+
+    const [button, item, toolkit] = /click "([^"]+)", then "([^"]+)", switch on "([^"]+)"/.exec(section.replace(/\s*\n\s*/g, " "))!.slice(1);
+    const message = /send `([^`]+)`/.exec(section.replace(/\s*\n\s*/g, " "))![1]!;
+    browser ??= await launchBrowser();
+    const { page, context } = await openPage(browser);
+    try {
+      await chatSignIn(page, chatUrl(), OWNER, secret("chat-admin-password"));
+      await newChat(page, chatUrl());
+      await switchOnToolkit(page, { button: button!, item: item!, toolkit: toolkit! });
+      await send(page, message);
+      const call = await doneToolCall(page, /get_current_time/);
+      expect(await callState(call)).toBe("completed");
+      await answerShows(page, "Europe/Berlin");
+      await shot(page, "chat-mcp-time");
+    } finally {
+      await context.close();
+    }
+    const owner = (await cp(`/organizations/${me.organization.id}/users?email=${encodeURIComponent(OWNER)}`)).users[0];
+    await toolRecords((recs) => recs.some((r) => r.tool_name === "time.get_current_time" && r.decision === "permit" && r.subject.user_id === owner.id), "the MCP call in the audit, permitted, under the owner");
+  });
+});
+
 async function consoleSignIn(page: Page): Promise<void> {
   await page.goto(cpUrl() + "/sign-in");
   await page.getByLabel("Email", { exact: true }).fill(OWNER);

@@ -114,7 +114,7 @@ async function check(path: string, name: string): Promise<{ overflow: string[]; 
     const out: string[] = [];
     const doc = document.documentElement;
     if (doc.scrollWidth > doc.clientWidth) out.push(`the page is ${doc.scrollWidth} px wide in a ${doc.clientWidth} px window`);
-    for (const el of document.querySelectorAll<HTMLElement>(".table-wrap, pre, main, .panel")) {
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>(".table-wrap, pre, main, .panel"))) {
       if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.className || el.tagName} "${el.getAttribute("aria-label") ?? el.querySelector("h2")?.textContent ?? ""}" scrolls: ${el.scrollWidth} px in ${el.clientWidth} px`);
     }
     return out;
