@@ -106,7 +106,10 @@ trap 'stop; exit 143' TERM
 trap 'stop; exit 141' PIPE
 trap stop EXIT
 
-SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
+# The demo lets a SIEM sink reach a receiver on this machine (loopback only; docs/siem.md).
+cp_env=(SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT")
+[ -n "$DEMO" ] && cp_env+=(SVC_CP_ALLOW_LOOPBACK_SINKS=1)
+env "${cp_env[@]}" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -fsS "$CP_URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$CP_URL/healthz" >/dev/null || { tail -n 20 "$LOGS/controlplane.log" >&2; echo "start: the control plane did not come up at $CP_URL (log: $LOGS/controlplane.log)" >&2; exit 1; }

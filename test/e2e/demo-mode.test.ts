@@ -181,6 +181,9 @@ describe("README 'Try it (demo mode)', followed in Chromium", () => {
       expect(await page.locator("main").innerText()).toContain("Decision record");
       await page.goBack();
       await shot(page, "console-audit");
+      // the demo's loopback opt-in for SIEM sinks, said where a sink is made (docs/siem.md)
+      await page.goto(cpUrl() + "/siem-sinks");
+      expect(await page.locator("[data-try-locally]").innerText()).toContain("examples/siem-receiver/server.ts");
     } finally {
       await context.close();
     }
