@@ -78,6 +78,7 @@ async function seed(): Promise<void> {
   ids.sink = sink.json.id;
   await api(cp, "POST", org(cp, "/members"), { email: "second.admin.with.a.long.address@example.com", role: "admin", password: "second admin password 123" });
   ids.claim = await claimLink(cp, rt, "9b1c3a0e-2d44-4f0a-8c7e-5e6f7a8b9c0d", "new.chat.user@example.com");
+  ids.token = (await api(cp, "GET", org(cp, "/api-tokens"))).json.api_tokens[0].id;
 }
 
 beforeAll(async () => {
@@ -152,6 +153,8 @@ const PAGES: Array<[string, () => string]> = [
   ["siem-sinks", () => "/siem-sinks"],
   ["siem-sink-delete", () => `/siem-sinks/${ids.sink}/delete`],
   ["settings", () => "/settings"],
+  ["sso-delete", () => "/settings/sso/delete"],
+  ["token-revoke", () => `/api-tokens/${ids.token}/revoke`],
 ];
 
 describe("every console page at 1400×900", () => {

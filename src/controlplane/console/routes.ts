@@ -24,14 +24,14 @@ import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
 import { getInvite, postInvite } from "./pages/invite.ts";
-import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
+import { getGroups, getIdentities, getMembers, getRemoveMember, getRevokeToken, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
 import { getModelProfiles } from "./pages/model-profiles.ts";
 import { getOverview } from "./pages/overview.ts";
 import { getToolServer, getToolServers } from "./pages/tool-servers.ts";
 import { getPolicies, getPolicyDelete, postPolicy, postPolicyDelete } from "./pages/policies.ts";
-import { getSettings, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
+import { getSettings, getSsoDelete, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
 import { getSignIn, getSsoCallback, getSsoStart, postSignIn, postSignOut, postSwitchOrg } from "./pages/sign-in.ts";
 import { loadSession } from "./session.ts";
 
@@ -176,6 +176,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/members", run(postMember, "session"))
       .get("/members/:id/remove", run(getRemoveMember))
       .post("/members/:id/remove", run(postRemoveMember, "session"))
+      .get("/api-tokens/:id/revoke", run(getRevokeToken))
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
       .get("/audit/export.csv", run(getAuditExport))
@@ -196,6 +197,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/settings", run(async (c) => getSettings(c)))
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))
+      .get("/settings/sso/delete", run(getSsoDelete))
       .post("/settings/sso/delete", run(postSsoDelete, "session"))
   );
 }
