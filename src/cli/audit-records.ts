@@ -22,6 +22,8 @@ const filterFlags = {
   installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
   kind: { type: "string", description: "tool, model, outcome or admin (the control plane's own events: escrow recovery)", valueHint: "kind" },
   background: { type: "string", description: "Open WebUI's background tasks (titles, tags, follow-ups): hide or only", valueHint: "hide|only" },
+  "args-digest": { type: "string", description: "calls with the same arguments: this hmac-sha256:… digest (a record's args_digest)", valueHint: "digest" },
+  "digest-key": { type: "string", description: "records digested with this digest key (dk_…); a digest groups calls only within its key", valueHint: "id" },
   since: { type: "string", description: "from: 7d, 24h, 30m ago or an ISO 8601 time (inclusive)", valueHint: "when" },
   until: { type: "string", description: "to: 7d, 24h, 30m ago or an ISO 8601 time (exclusive)", valueHint: "when" },
 } as const;
@@ -33,7 +35,9 @@ export function filterQuery(args: FilterArgs): Record<string, string | undefined
   if (args.decision !== undefined && !DECISIONS.includes(args.decision)) throw new UsageError(`--decision must be one of ${DECISIONS.join(", ")}, not "${args.decision}"`);
   if (args.kind !== undefined && !KINDS.includes(args.kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not "${args.kind}"`);
   if (args.background !== undefined && !["hide", "only"].includes(args.background)) throw new UsageError(`--background must be hide or only, not "${args.background}"`);
-  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, background: args.background, since: args.since, until: args.until };
+  const digest = args["args-digest"];
+  if (digest !== undefined && !/^hmac-sha256:[0-9a-f]{64}$/.test(digest)) throw new UsageError(`--args-digest must be a record's args_digest (hmac-sha256: and 64 hex digits), not "${digest}"`);
+  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, background: args.background, since: args.since, until: args.until, args_digest: digest, digest_key_id: args["digest-key"] };
 }
 
 const who = (r: AuditRecordView) => r.subject.email ?? r.subject.user_id ?? (r.subject.via_installation ? "(installation)" : r.subject.remote_user_id);
@@ -111,6 +115,7 @@ const show = command({
         ["outcome of", r.ref],
         ["outcome", r.outcome ? `${r.outcome}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}` : null],
         ["arguments", r.encryption.mode === "recipients" ? `encrypted to ${r.encryption.key_ids.join(", ")}` : `digest only (${r.args_digest ?? "none"})`],
+        ["digest key", r.digest_key_id],
         ...(typeof r.chain_seq === "number" ? ([["chain", `${r.chain_id} #${r.chain_seq}`]] as const) : []),
       ]),
     );
@@ -142,17 +147,20 @@ const exportCmd = command({
   args: {
     ...filterFlags,
     format: { type: "string", description: "jsonl (default) or csv", valueHint: "jsonl|csv" },
+    order: { type: "string", description: "id: oldest first (default); chain: chain by chain, what `svc audit verify --file` reads in constant memory", valueHint: "id|chain" },
     out: { type: "string", description: "write to this new file instead of stdout", valueHint: "file" },
   },
   examples: [
     "svc audit export --since 2026-05-01T00:00:00Z --until 2026-06-01T00:00:00Z --out may.jsonl",
     "svc audit export --since 7d --format csv --out week.csv",
     "svc audit export --decision deny | jq -c 'select(.tool_name != null)'",
+    "svc audit export --order chain --out all.jsonl",
   ],
   async run({ args }) {
     const format = args.format ?? "jsonl";
     if (format !== "jsonl" && format !== "csv") throw new UsageError(`--format must be jsonl or csv, not "${format}"`);
-    const query = filterQuery(args);
+    if (args.order !== undefined && args.order !== "id" && args.order !== "chain") throw new UsageError(`--order must be id or chain, not "${args.order}"`);
+    const query = { ...filterQuery(args), order: args.order };
     const client = await connect("svc audit export");
     const outFile = args.out === undefined ? undefined : expandHome(args.out, readCliEnv().home);
     let fd = 1;

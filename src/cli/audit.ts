@@ -15,9 +15,11 @@ import {
   parseIdentityFile,
   writeNewPrivateFile,
 } from "./audit-identity.ts";
+import { digestKeyCommand } from "./audit-digest-key.ts";
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
 import { retentionCommand } from "./audit-retention.ts";
+import { checkpointsCommand, signingKeyCommand } from "./audit-checkpoints.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -186,8 +188,11 @@ export const auditCommand = command({
       examples: ["svc audit keys create", "svc audit keys list", "svc audit keys disable key_01J..."],
       subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
     }),
+    "digest-key": digestKeyCommand,
     ...recordCommands,
     ...verifyCommands,
+    checkpoints: checkpointsCommand,
+    "signing-key": signingKeyCommand,
     sinks: sinksCommand,
     decrypt,
     recover: recoverCommand,

@@ -3,7 +3,7 @@
 // start reuses them and says it is a later run; Ctrl-C on a terminal whose output is piped
 // through tee stops every server. The runtime half is exercised by the end-to-end suite.
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, freePort, waitFor } from "../support/controlplane-process.ts";
@@ -24,9 +24,24 @@ async function start(port: number) {
   return proc;
 }
 
+/** What start.sh printed up to its last line before the servers run ("Ctrl-C stops it."). */
+async function output(proc: Awaited<ReturnType<typeof start>>): Promise<string> {
+  let text = "";
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+    if (text.includes("Ctrl-C stops it.")) break;
+  }
+  reader.releaseLock();
+  return text;
+}
+
 test("start.sh sets up a working control plane once and reuses it", async () => {
   const port = freePort();
   const first = await start(port);
+  const firstOut = await output(first);
   await waitFor(() => {
     try {
       return statSync(join(dir, "agent-id")).size > 0;
@@ -41,24 +56,21 @@ test("start.sh sets up a working control plane once and reuses it", async () => 
   const me = (await (await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { organization: { id: string } };
   const insts = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { installations: { id: string; platform: string }[] };
   expect(insts.installations.map((i) => i.platform)).toEqual(["chatui"]);
+  // the audit's signing key is printed on the first run, as the control plane names it
+  const key = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/audit-signing-key`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { public_key: string; fingerprint: string };
+  expect(firstOut).toContain(`Audit checkpoint-signing key`);
+  expect(firstOut).toContain(key.public_key);
+  expect(firstOut).toContain(key.fingerprint);
+  // the master key is kept apart from the database's folder
+  expect(statSync(join(dir, "keys/master.key")).mode & 0o777).toBe(0o600);
+  expect(existsSync(join(dir, "controlplane/master.key"))).toBe(false);
   first.kill("SIGTERM");
   await first.exited;
 
   const again = await start(port);
-  const out = await new Promise<string>((done) => {
-    let text = "";
-    const reader = (again.stdout as ReadableStream<Uint8Array>).getReader();
-    void (async () => {
-      for (;;) {
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        text += new TextDecoder().decode(value);
-        if (text.includes("Ctrl-C stops it.")) break;
-      }
-      done(text);
-    })();
-  });
+  const out = await output(again);
   expect(out).toContain(`http://127.0.0.1:${port}`);
+  expect(out).not.toContain("Audit checkpoint-signing key");
   // a later run says what a later run does: nothing installed or created again
   expect(out).toStartWith("start: checking what svc needs and building dist/svc…\n");
   expect(out).toContain("A later run on the same state: nothing was created again.");

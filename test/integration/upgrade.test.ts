@@ -134,6 +134,9 @@ async function verify(url: string, token: string): Promise<{ code: number; text:
   const env = { ...process.env, HOME: home, SVC_CONTROL_PLANE_URL: url, SVC_TOKEN: token };
   await fetch(`${url}/api/v1/organizations/${orgId}/audit-checkpoints`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
   // Not spawnSync: the balancer in front of the replicas runs in this process.
+  // verify trusts only a pinned key: pin the one the control plane names (the store was made by an older release, whose bootstrap printed none).
+  const pin = Bun.spawn([...NEW, "audit", "signing-key", "pin"], { env, stdout: "pipe", stderr: "pipe" });
+  await pin.exited;
   const proc = Bun.spawn([...NEW, "audit", "verify"], { env, stdout: "pipe", stderr: "pipe" });
   const out = collectOutput(proc);
   const code = await proc.exited;
@@ -217,6 +220,14 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
       expect(await credit(newProxy, alice, 100, ledger)).toBe("permit");
     }
     expect(ledger.widened).toEqual([]);
+    // This release's CLI against that control plane: a conditional policy is refused before anything is written.
+    const home = mkdtempSync(join(tmpdir(), "svc-upg-home-"));
+    const cliEnv = { ...process.env, HOME: home, SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: token };
+    const before = (await must(call("GET", `/policies?workspace=${s.workspace}`), "policies")).policies.length;
+    const cli = Bun.spawnSync([...NEW, "policies", "create", "--name", "big credits", "--src-pattern", "*", "--dst-pattern", "tool:crm.credit", "--effect", "permit", "--condition", "args.amount <= 5000", "--agent-id", s.agentId, "--workspace", s.workspace], { env: cliEnv, stdout: "pipe", stderr: "pipe" });
+    expect(cli.exitCode).not.toBe(0);
+    expect(cli.stderr.toString()).toContain("does not support --condition; upgrade it first");
+    expect((await must(call("GET", `/policies?workspace=${s.workspace}`), "policies")).policies.length).toBe(before);
     await cp.stop();
 
     // A store a newer release migrated: this release refuses to start on it, naming both.

@@ -2,8 +2,9 @@
 // change to the admin plane and every refusal of one, from the API, the CLI, the console,
 // directory sync or bootstrap. They sit beside the runtimes' records, so `svc audit list --kind
 // admin`, export and the SIEM sinks see them, and they form the organization's own hash chain
-// ("controlplane"), signed by the checkpoints like a proxy's: deleting or editing one is caught
-// by `svc audit verify`. An event names who acted (actor), on what (target), the resource
+// ("controlplane"), signed by the checkpoints like a proxy's, and the "admin" store chain, whose
+// form covers every column (actor, target, detail too): deleting or editing one is caught by
+// `svc audit verify`. An event names who acted (actor), on what (target), the resource
 // before and after (secrets only as digests, contract/admin-event.ts), and the result.
 //
 // A change and its event are written in ONE transaction (`recordAdminEvent(tx, …)` inside the
@@ -15,7 +16,10 @@ import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";
 import type { Principal } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
+import { extendChain, storeDigest } from "../../contract/store-chain.ts";
+import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { recordRow } from "./ingest.ts";
+import { storedFromRow } from "./stored.ts";
 
 /** The chain, installation and agent ids admin events carry: no runtime ever has them. */
 export const CONTROL_PLANE_SOURCE = "controlplane";
@@ -119,6 +123,11 @@ export async function recordAdminEvent(tx: Db, e: AdminEvent, now: number): Prom
   } as unknown as AuditRecord;
   const link = await appendOwnChain(tx, e.orgId, CONTROL_PLANE_SOURCE, CONTROL_PLANE_SOURCE, now, (l) => recordHash({ ...base, ...l }, ciphertextDigest(null)));
   const target = `${e.target.type}:${e.target.id ?? ""}`;
-  await tx.insert(tables(tx).auditRecords).values({ ...recordRow({ ...base, ...link } as AuditRecord, now), actorId: e.actor.id, target, detail: JSON.stringify(detail) });
+  const row = { ...recordRow({ ...base, ...link } as AuditRecord, now), actorId: e.actor.id, target, detail: JSON.stringify(detail) };
+  // The admin store chain covers every column, actor, target and detail included (store-chain.ts).
+  const head = await lockStoreHead(tx, e.orgId, "admin", now);
+  const { links, head: next } = extendChain("admin", head, [storeDigest(storedFromRow(row))]);
+  await tx.insert(tables(tx).auditRecords).values({ ...row, storeChain: "admin", storeSeq: links[0]!.seq, storePrev: links[0]!.prev });
+  await moveStoreHead(tx, e.orgId, "admin", next, now);
   return id;
 }

@@ -11,7 +11,9 @@ import { tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { auditActivity } from "./activity.ts";
-import { backlogAfter, recordsAfter } from "./ingest-order.ts";
+import { adoptSlice } from "./adoption.ts";
+import { exportLines } from "./export.ts";
+import { chainRecordsAfter, legacyBacklog, legacyRecordsAfter, oldestAfter } from "./ingest-order.ts";
 import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
 import { runRetention } from "./retention.ts";
@@ -98,6 +100,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
         policy_id: n % 10 < 7 ? `pol_${n % 5}` : null,
         ...(n % 50 === 0 ? { shadow: { decision: "deny" as const, policy_id: "pol_S", reason: "shadow" } } : {}),
         subject: { user_id: `usr_${n % 9}`, remote_user_id: "fe", via_installation: false },
+        args_digest: `hmac-sha256:${(n % 700).toString(16).padStart(64, "0")}`,
         chain_id: `chn_${n % 3}`,
         chain_seq: 1000 + n,
         chain_prev: null,
@@ -114,6 +117,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("search by user", async () => searchRecords(db, cp.orgId, { user: "usr_NOBODY" }, now));
   const byPolicy = await run("search by policy", async () => searchRecords(db, cp.orgId, { policy: "pol_B" }, now));
   expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
+  const sameArgs = await run("search by args digest", async () => searchRecords(db, cp.orgId, { args_digest: recent.args_digest!, digest_key_id: recent.digest_key_id! }, now));
+  expect(sameArgs.records.length).toBeGreaterThan(0);
   const one = await run("one record", async () => getRecord(db, cp.orgId, decision.id));
   expect(one.call_outcome?.id).toBe(outcome.id);
   const calls = await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls", policy: "pol_B" }, now));
@@ -125,8 +130,15 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("usage", async () => spendOf(db, cp.orgId, { agentId: inst.agentId }, since));
   await run("usage of users", async () => spendOf(db, cp.orgId, { userIds: ["usr_A", "usr_B"] }, since));
   await run("activity", async () => auditActivity(db, cp.orgId, now - DAY, now, cp.deps.config.auditMaxFutureSeconds * 1000));
-  await run("ingest order", async () => recordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
-  await run("ingest order", async () => backlogAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, cap: 10 }));
+  await run("ingest order", async () => legacyRecordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
+  await run("ingest order", async () => legacyBacklog(db, cp.orgId, { receivedAt: 0, id: "" }, { cap: 10 }));
+  await run("commit order", async () => chainRecordsAfter(db, cp.orgId, { store: 0, admin: 0 }, { limit: 10, withCiphertext: false }));
+  await run("commit order", async () => oldestAfter(db, cp.orgId, { store: 0, admin: 0 }));
+  await run("export in chain order", async () => {
+    for await (const page of exportLines(db, cp.orgId, "chain")) if (page.length > 2) break;
+  });
+  await cp.deps.db.insert(tables(db).auditAdoption).values({ orgId: cp.orgId, startedAt: now });
+  await run("adoption", async () => adoptSlice(cp.deps, cp.orgId, 10));
   expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } })).status).toBe(200);
   const report = await run("retention", async () => runRetention(cp.deps, cp.orgId));
   expect(report.chains_cut).toBe(4);
@@ -144,6 +156,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // Each query a partial index is for names it in its plan.
   const uses = (name: string, index: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes(index))).length;
   expect(uses("usage", "audit_org_model_outcome_ts")).toBe(plans.get("usage")!.length);
+  // calls with the same arguments: the digest's own index, not a walk of every record
+  expect(uses("search by args digest", "audit_org_digest_id")).toBe(1);
   // (a few users' spend: PostgreSQL may as well read those users' records)
   expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id")).toBe(1);
   // (a policy's records, enforced or shadow, are read newest first along the organization's ids
@@ -157,4 +171,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(outcomeLookups("search calls")).toBe(2);
   // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
   expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
+  // SIEM delivery in commit order reads the store chains' index
+  expect(uses("commit order", "audit_org_store_chain_seq")).toBe(plans.get("commit order")!.length);
+  // the verifier's export walks the store chains by their index; adoption finds the unlinked rows by it
+  expect(uses("export in chain order", "audit_org_store_chain_seq")).toBeGreaterThan(0);
+  expect(uses("adoption", "audit_org_store_chain_seq")).toBeGreaterThan(0);
 }, 60_000);

@@ -1,8 +1,8 @@
 // The admin audit view: search newest first with an opaque id cursor, one record, and the
 // stored ciphertext as bytes for `svc audit decrypt`. Records show whether they are encrypted
 // (to which key ids) or digest-only; the search never returns ciphertext.
-// A tool+decision search rides the (org, tool, decision, id) index; user and installation
-// searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
+// A tool+decision search rides the (org, tool, decision, id) index; user, installation and
+// args-digest searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import type { AdminEventDetail } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -24,6 +24,12 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
+  /**
+   * Calls with the same arguments (`hmac-sha256:…`): a digest groups calls only within the key
+   * that made it, so `digest_key_id` narrows it to one key (docs/digest-key.md).
+   */
+  args_digest?: string;
+  digest_key_id?: string;
   kind?: "tool" | "model" | "outcome" | "admin";
   /** Open WebUI's background tasks (titles, tags, follow-ups): "hide" leaves them out, "only" shows nothing else */
   background?: "hide" | "only";
@@ -91,6 +97,9 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   actorId: a.actorId,
   target: a.target,
   detail: a.detail,
+  storeChain: a.storeChain,
+  storeSeq: a.storeSeq,
+  storePrev: a.storePrev,
 });
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
@@ -131,12 +140,22 @@ export function recordView(r: Row, email: string | null) {
     ...(r.chainId !== null ? { chain_id: r.chainId, chain_seq: r.chainSeq, chain_prev: r.chainPrev } : {}),
     ...(r.actorId !== null ? { actor_id: r.actorId } : {}),
     ...(r.target !== null ? { target: r.target } : {}),
-    ...(r.detail !== null ? { admin: JSON.parse(r.detail) as AdminEventDetail } : {}),
+    ...(r.detail !== null ? adminDetail(r.detail) : {}),
+    ...(r.storeChain !== null ? { store: { chain: r.storeChain, seq: r.storeSeq, prev: r.storePrev } } : {}),
     encryption:
       r.recipientKeyIds.length > 0
         ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)
         : ({ mode: "digest-only" } as const),
   };
+}
+
+/** An admin event's detail as the view shows it; text that is not JSON (a row changed in the store) is left out, never a failed page. */
+function adminDetail(text: string): { admin?: AdminEventDetail } {
+  try {
+    return { admin: JSON.parse(text) as AdminEventDetail };
+  } catch {
+    return {};
+  }
 }
 
 export function encodeCursor(id: string): string {
@@ -176,6 +195,8 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.background === "only") conds.push(isNotNull(a.task));
   if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
   if (f.shadow === "changed") conds.push(isNotNull(a.shadowDecision), ne(a.shadowDecision, a.decision));
+  if (f.args_digest) conds.push(eq(a.argsDigest, f.args_digest));
+  if (f.digest_key_id) conds.push(eq(a.digestKeyId, f.digest_key_id));
   if (f.user) {
     const userId = f.user.startsWith("usr_") ? f.user : (await findUserByEmail(db, orgId, f.user))?.id;
     if (!userId) return null;

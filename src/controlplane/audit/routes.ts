@@ -32,6 +32,8 @@ const Filters = {
   background: t.Optional(t.Union([t.Literal("hide"), t.Literal("only")], { description: "Open WebUI's background tasks (titles, tags, follow-ups): hide them, or show only them" })),
   policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
   shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
+  args_digest: t.Optional(t.String({ maxLength: 100, pattern: "^hmac-sha256:[0-9a-f]{64}$", description: "calls with the same arguments: this digest (hmac-sha256:…)" })),
+  digest_key_id: t.Optional(t.String({ maxLength: 64, description: "records whose digest was made with this digest key (dk_…)" })),
   from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   since: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or ISO 8601, inclusive" })),
@@ -43,7 +45,11 @@ const SearchQuery = t.Object({
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });
-const ExportQuery = t.Object({ ...Filters, format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])) });
+const ExportQuery = t.Object({
+  ...Filters,
+  format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])),
+  order: t.Optional(t.Union([t.Literal("id"), t.Literal("chain")], { description: "id: oldest first (default); chain: chain by chain in number order, what `svc audit verify` reads" })),
+});
 
 const MAX_ACTIVITY_MS = 7 * 86_400_000;
 
@@ -94,8 +100,8 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       "/audit-records/export",
       async ({ principal, query }) => {
         const format = query.format ?? "jsonl";
-        const { format: _, ...filters } = query;
-        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now()), {
+        const { format: _, order, ...filters } = query;
+        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now(), order ?? "id"), {
           headers: {
             "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "content-disposition": `attachment; filename="audit-records.${format}"`,
