@@ -19,7 +19,7 @@ DEMO=${SVC_DEMO:-}
 for arg in "$@"; do
   case "$arg" in
     --demo) DEMO=1 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "start: unknown argument $arg (try --demo or --help)" >&2; exit 2 ;;
   esac
 done
