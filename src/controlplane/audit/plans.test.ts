@@ -119,7 +119,11 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
   const sameArgs = await run("search by args digest", async () => searchRecords(db, cp.orgId, { args_digest: recent.args_digest!, digest_key_id: recent.digest_key_id! }, now));
   expect(sameArgs.records.length).toBeGreaterThan(0);
-  await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  const one = await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  expect(one.call_outcome?.id).toBe(outcome.id);
+  const calls = await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls", policy: "pol_B" }, now));
+  expect(calls.records.map((r) => [r.id, r.call_outcome?.id])).toEqual([[decision.id, outcome.id]]);
+  await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls" }, now));
   const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
   expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
   await run("usage", async () => usageSeries(db, cp.orgId, "user", "day", { since }));
@@ -161,6 +165,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // PostgreSQL's custom plans for a rare policy take both partial indexes, BitmapOr)
   // the console's activity reads from where records dated in its window can start (received_at)
   expect(uses("activity", "audit_org_received_id")).toBe(plans.get("activity")!.length);
+  // a call's outcome is found by its decision's id (the console's one row per call)
+  const outcomeLookups = (name: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes("audit_org_ref"))).length;
+  expect(outcomeLookups("one record")).toBe(1);
+  expect(outcomeLookups("search calls")).toBe(2);
   // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
   expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
   // SIEM delivery in commit order reads the store chains' index

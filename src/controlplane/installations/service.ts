@@ -148,12 +148,17 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
   });
 }
 
-/** Soft delete: the token stops working (the revision bump ends it for bundle polls too), the replicas' bundles go away, the tool names are freed. */
+/**
+ * Soft delete: the token stops working (runtime-auth.ts reads live installations only, and the
+ * revision bump ends it for bundle polls too), the replicas' bundles go away, the tool names are
+ * freed. The token's hash stays on the deleted row so a runtime still using it is told the
+ * installation was deleted, not that its token is wrong (which a rotation cannot fix).
+ */
 export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);
     const i = tables(tx).installations;
-    await tx.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id));
+    await tx.update(i).set({ deletedAt: deps.now() }).where(eq(i.id, row.id));
     await releaseTools(tx, row.id);
     await bumpRevision(tx, orgId);
   });

@@ -17,7 +17,7 @@ export const LAG_COUNT_CAP = 100_000;
 export const secretContext = (orgId: string, sinkId: string) => `svc:siem-sink-secret:${orgId}:${sinkId}`;
 
 export async function createSink(deps: ControlPlaneDeps, orgId: string, input: SinkInput): Promise<SinkRow> {
-  const s = await checkSinkInput(input, deps.config.allowPrivateOutbound);
+  const s = await checkSinkInput(input, { allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks });
   const id = newId("siemSink");
   const now = deps.now();
   const [row] = await deps.db
