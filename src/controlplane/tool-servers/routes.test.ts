@@ -244,7 +244,7 @@ describe("runtime status and readiness", () => {
     const server = (await cp.call("POST", cp.org("/tool-servers"), { body: http })).json;
     const readiness = async () => (await cp.call("GET", cp.org(`/tool-servers/${server.id}/readiness`))).json;
     let r = await readiness();
-    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "secrets_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "runtimes_reach_server"]);
+    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "secrets_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "runtimes_reach_server", "tools_servable"]);
     expect(r.ready).toBe(false);
     expect(r.runtimes).toEqual([]);
 
