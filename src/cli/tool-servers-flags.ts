@@ -182,3 +182,13 @@ export function runtimeTable(r: Readiness): string {
     { header: "ERROR", value: (x) => x.error },
   ]);
 }
+
+/** The tools the runtimes listed from a server (`svc tool-servers show`, issue 31): governed name, name at the server, access, served or why not. */
+export function toolTable(tools: NonNullable<Server["tools"]>): string {
+  return renderTable(tools, [
+    { header: "TOOL", value: (t) => t.name },
+    { header: "UPSTREAM", value: (t) => t.upstream },
+    { header: "ACCESS", value: (t) => t.access },
+    { header: "SERVED", value: (t) => (t.served ? "yes" : `no: ${t.why ?? "not served"}`) },
+  ]);
+}

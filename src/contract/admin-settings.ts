@@ -178,7 +178,13 @@ export const RuntimeRecipient = open({ replica_id: Str, installation_id: Str, re
 export type RuntimeRecipient = Static<typeof RuntimeRecipient>;
 export const RuntimeRecipientList = listOf("recipients", RuntimeRecipient);
 
-/** A tool an installation registered (…/installations/{id}/tools). */
-export const InstalledTool = open({ name: Str, access: Type.Union([Type.Literal("read"), Type.Literal("write")]), required_capabilities: Type.Array(Str) });
+/** A tool an installation serves (…/installations/{id}/tools): a pack's, or an MCP tool with its server and its name there (issue 31). */
+export const InstalledTool = open({
+  name: Str,
+  access: Type.Union([Type.Literal("read"), Type.Literal("write")]),
+  required_capabilities: Type.Array(Str),
+  server: Type.Optional(Str),
+  upstream: Type.Optional(Str),
+});
 export type InstalledTool = Static<typeof InstalledTool>;
 export const InstalledToolList = listOf("tools", InstalledTool);

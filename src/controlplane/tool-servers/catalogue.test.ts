@@ -48,6 +48,9 @@ describe("the agent's MCP tool catalogue", () => {
         { name: "everything.new-tool", access: "read", required_capabilities: [], server: "everything", upstream: "new-tool" },
       ]);
     }
+    // the installation's tools as the admin sees them (svc bot status --tools): the same, with server and upstream name
+    expect((await cp.call("GET", cp.org(`/installations/${b.installationId}/tools`))).json.tools).toEqual((await bundle(cp, b.token)).tools);
+    expect((await cp.call("GET", cp.org(`/installations/${other.installationId}/tools`))).json.tools).toEqual([]);
     // another agent's installation gets none of them, and its report of an unassigned server is not taken
     expect((await bundle(cp, other.token)).tools).toEqual([]);
     expect((await report(cp, other.token, [{ server: "everything", tools: [t("everything", "x")] }])).json).toEqual({ changed: false, unknown_servers: ["everything"] });
@@ -85,6 +88,7 @@ describe("the agent's MCP tool catalogue", () => {
     // a pack tool named like an MCP tool wins in that installation's bundle
     await cp.call("PUT", "/api/v1/runtime/tools", { token: a.token, body: { tools: [{ name: "odd.constructor", access: "write", required_capabilities: [] }] } });
     expect((await bundle(cp, a.token)).tools).toEqual([{ name: "odd.constructor", access: "write", required_capabilities: [] }]);
+    expect((await cp.call("GET", cp.org(`/installations/${a.installationId}/tools`))).json.tools).toEqual([{ name: "odd.constructor", access: "write", required_capabilities: [] }]);
   });
 
   test("a tool:<server>.* policy reaches the proxy as one policy per registered tool of that server, under its id; a deny too", async () => {
