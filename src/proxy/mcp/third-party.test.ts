@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, GetPromptResultSchema, ListPromptsResultSchema, ListResourcesResultSchema, McpError, ReadResourceResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -222,6 +222,23 @@ describe("the protocol", () => {
     const alice = await client("fe-alice");
     const names = (await alice.listTools()).tools.map((t) => t.name);
     expect(names.some((n) => n.includes("sampling"))).toBe(false);
+    await alice.close();
+  });
+
+  test("resources and prompts are out of scope: not declared, and answered Method not found although server-everything has both", async () => {
+    const alice = await client("fe-alice");
+    expect(alice.getServerCapabilities()?.resources).toBeUndefined();
+    expect(alice.getServerCapabilities()?.prompts).toBeUndefined();
+    const asked = [
+      ["resources/list", {}, ListResourcesResultSchema],
+      ["resources/read", { uri: "demo://resource/static/document/architecture.md" }, ReadResourceResultSchema],
+      ["prompts/list", {}, ListPromptsResultSchema],
+      ["prompts/get", { name: "simple-prompt" }, GetPromptResultSchema],
+    ] as const;
+    for (const [method, params, schema] of asked) {
+      const err = await alice.request({ method, params } as never, schema).catch((e: unknown) => e);
+      expect([method, (err as McpError).code]).toEqual([method, -32601]);
+    }
     await alice.close();
   });
 
