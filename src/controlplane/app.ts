@@ -37,6 +37,7 @@ import { settingsRoutes } from "./organizations/settings.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
+import { type RefusalScope, pageRefused, refusalTrail } from "./audit/refusals.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 
@@ -69,6 +70,19 @@ export const BODY_LIMITS = {
 
 const ORG_PATH = /^\/api\/v1\/organizations\/([^/]+)(?:\/|$)/;
 const APPROVE_PATH = /^\/api\/v1\/auth\/login-requests\/[^/]+\/approve$/;
+
+/**
+ * Where a refusal (401/403) of this request is an admin event (audit/refusals.ts): the admin
+ * API under an organization (that organization), the login approval and the console's pages
+ * it refused itself (the organization the credential proved). The runtime API and sign-in are
+ * not admin routes.
+ */
+export function refusalScope(request: Request, path: string): RefusalScope {
+  const org = ORG_PATH.exec(path);
+  if (org) return { orgId: segment(org[1]!) };
+  if (APPROVE_PATH.test(path)) return "principal";
+  return !path.startsWith("/api/") && pageRefused(request) ? "principal" : null;
+}
 
 /** A path segment as the router gives it to `params` (a malformed escape stays as sent). */
 function segment(raw: string): string {
@@ -170,9 +184,13 @@ export function createApp(deps: ControlPlaneDeps) {
   const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
+  // One hook for every route: a refused admin request is an event of the admin trail.
+  const refusals = refusalTrail(deps);
   const gate: Gate = async (request, server) => {
     const polled = unchangedPoll(request);
-    return (polled && (await polled)) ?? piped(request, server);
+    const response = (polled && (await polled)) ?? (await piped(request, server));
+    if (response.status === 401 || response.status === 403) await refusals.observe(request, response, refusalScope(request, requestTarget(request.url).path));
+    return response;
   };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);

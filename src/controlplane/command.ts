@@ -13,6 +13,7 @@ import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { startRetentionScheduler } from "./audit/retention.ts";
+import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
 
@@ -73,10 +74,11 @@ const serve = command({
     const stopCheckpoints = startCheckpointScheduler(deps);
     const stopSinks = startSinkDelivery(deps);
     const stopRetention = startRetentionScheduler(deps);
+    const stopRefusals = startRefusalFlush(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals()])
           .then(async () => store.close())
           .finally(done);
       };

@@ -4,6 +4,7 @@
 import { Elysia, t } from "elysia";
 import { AuditKey, AuditKeyList } from "../../contract/admin-api.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { escrowKeySummary } from "../organizations/settings.ts";
@@ -45,7 +46,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
     .post(
       "/audit-encryption-keys",
       async ({ principal, body, set }) => {
-        const row = await createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key });
+        const row = await createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key }, acting(deps, principal));
         set.status = 201;
         return keyView(row);
       },
@@ -67,7 +68,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
         // Typed as a string, but null when the segment's escapes are malformed (see parseKeyAction).
         const { id, action } = parseKeyAction(params.keyAction);
         if (action !== "disable") throw new SvcError("not_found", `unknown key action "${action}"; the only action is :disable`);
-        return keyView(await disableKey(deps, principal.orgId, id));
+        return keyView(await disableKey(deps, principal.orgId, id, acting(deps, principal)));
       },
       {
         admin: true,

@@ -16,6 +16,7 @@ import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
 import { runRetention } from "./retention.ts";
 import { spendOf, usageBy, usageSeries } from "./usage.ts";
+import { actingAsSystem } from "./admin-events.ts";
 
 const DAY = 86_400_000;
 
@@ -124,7 +125,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("ingest order", async () => recordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
   await run("ingest order", async () => backlogAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, cap: 10 }));
   expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } })).status).toBe(200);
-  const report = await run("retention", async () => runRetention(cp.deps, cp.orgId));
+  const report = await run("retention", async () => runRetention(cp.deps, cp.orgId, actingAsSystem(cp.deps, "retention")));
   expect(report.chains_cut).toBe(4);
 
   const plans = new Map<string, string[][]>();

@@ -47,7 +47,8 @@ describe("tool_server on audit records", () => {
     };
     const clean = verify(lines);
     expect(clean.problems).toEqual([]);
-    expect(clean.covered).toBe(3);
+    // the runtime's three, and the organization's bootstrap event in the control plane's chain
+    expect(clean.covered).toBe(4);
     // tool_server is outside the chain form, but bound to the chained tool_name
     const forged = verify(lines.map((l) => (l.id === decision.id ? { ...l, tool_server: "github" } : l)));
     expect(forged.ok).toBe(false);

@@ -5,7 +5,10 @@
 // double-submit cookie for sign-in forms. Pages work without JavaScript.
 import { loggableError } from "../db/errors.ts";
 import { Elysia } from "elysia";
+import { markIdentified } from "../auth/plugin.ts";
+import { markPageRefused } from "../audit/refusals.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { requestOrigin } from "../http/rate-limit.ts";
 import type { ApiHandle } from "./api-client.ts";
 import { type PageContext, PageExit, type PageResult, page } from "./context.ts";
 import { parseCookies, serializeCookie } from "./cookies.ts";
@@ -111,9 +114,12 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
         presession,
         cookies: setCookies,
       };
+      // A page refused to this person (403) is an admin-trail refusal in their organization (app.ts).
+      if (ctx.session) markIdentified(request, { ...ctx.session.principal, ...requestOrigin(deps, request) });
       let result: PageResult;
       try {
         if (csrf === "session" && !(ctx.session && csrfMatches(ctx.session.csrfToken, ctx.form._csrf))) {
+          if (ctx.session) markPageRefused(request);
           result = ctx.session ? csrfRefused() : { kind: "redirect", location: "/sign-in" };
         } else if (csrf === "presession" && !csrfMatches(cookies[presessionCookie], ctx.form._csrf)) {
           result = csrfRefused();

@@ -42,10 +42,18 @@ describe("escrow recovery", () => {
     expect(again.json.code).toBe("recovery_consumed");
     expect((await cp.call("GET", cp.org(`/audit-recovery-requests/${id}`))).json.status).toBe("consumed");
 
-    const events = (await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records as Array<Record<string, any>>;
+    const events = (await cp.call("GET", cp.org("/audit-records?action=audit:recovery.*"))).json.records as Array<Record<string, any>>;
     expect(events.map((e) => e.action)).toEqual(["audit:recovery.decrypt", "audit:recovery.approve", "audit:recovery.request"]);
-    for (const e of events) expect(e).toMatchObject({ kind: "admin", ref: escrowed.id, installation_id: "controlplane", chain_id: "controlplane" });
-    expect(events.map((e) => e.chain_seq)).toEqual([3, 2, 1]);
+    for (const e of events) expect(e).toMatchObject({ kind: "admin", ref: escrowed.id, installation_id: "controlplane", chain_id: "controlplane", admin: { severity: "high", result: "ok" } });
+    // in the organization's control-plane chain, in order (other admin events between them)
+    const seqs = events.map((e) => e.chain_seq as number);
+    expect(seqs).toEqual([...seqs].sort((x, y) => y - x));
+    // The refused self-approval and the approver's fetch are refusals of the trail, naming who tried.
+    const refused = (await cp.call("GET", cp.org("/audit-records?action=access.refused"))).json.records as Array<Record<string, any>>;
+    expect(refused.map((e) => [e.admin.code, e.admin.actor.email, e.admin.status])).toEqual([
+      ["forbidden", "second.admin@example.com", 403],
+      ["recovery_self_approval", "owner@example.com", 403],
+    ]);
     expect(events[2]!.reason).toContain("incident 4711");
     expect(events[1]!.reason).toContain("second.admin@example.com");
     // The plaintext is in no stored event.
@@ -68,7 +76,7 @@ describe("escrow recovery", () => {
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.json.detail).toContain("only an owner");
     expect((await cp.call("POST", cp.org("/audit-recovery-requests"), { body: { record_id: before.id, reason: "   " } })).status).toBe(422);
-    expect((await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records).toEqual([]);
+    expect((await cp.call("GET", cp.org("/audit-records?action=audit:recovery.*"))).json.records).toEqual([]);
     expect((await cp.call("POST", cp.org("/audit-recovery-requests/rrq_NOPE/approve"), { token: second.token })).status).toBe(404);
   });
 

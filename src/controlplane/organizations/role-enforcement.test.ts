@@ -4,7 +4,8 @@
 // objects named from A's own paths; nothing of B changes). A route added to the app without a
 // row here fails the coverage test, so the table cannot fall behind.
 import { describe, expect, test } from "bun:test";
-import { issueApiToken } from "../auth/service.ts";
+import { issueApiToken } from "../auth/api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
 import { newId } from "../../contract/ids.ts";
@@ -60,7 +61,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
-  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" });
+  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" }, actingAsSystem(cp.deps, "controlplane"));
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
   await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });

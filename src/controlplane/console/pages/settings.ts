@@ -4,7 +4,7 @@
 // names, so an admin who could point it at their own provider could act as every other admin
 // (owners are never signed in by it, auth/service.ts `ssoMayOpen`). Admins see its status.
 import type { Settings } from "../../../contract/admin-api.ts";
-import { type PageContext, type PageResult, page, redirect } from "../context.ts";
+import { type PageContext, type PageResult, consoleActing, page, redirect } from "../context.ts";
 import { requireAdmin, requireOwner } from "../guard.ts";
 import { html } from "../html.ts";
 import { badge, code, csrfInput, field, section, shell } from "../layout.ts";
@@ -106,7 +106,7 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "change single sign-on");
   const f = ctx.form;
   try {
-    await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" });
+    await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" }, consoleActing(ctx));
   } catch (e) {
     if (e instanceof SsoError) return getSettings(pc, { error: e.message, status: 422, sso: { issuer: f.issuer ?? "", client_id: f.client_id ?? "" } });
     throw e;
@@ -117,7 +117,7 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
 
 export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "remove single sign-on");
-  await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId);
+  await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId, consoleActing(ctx));
   ctx.deps.log.info("console sso removed", { org: ctx.session.principal.orgId });
   return redirect("/settings?done=sso-removed");
 }
