@@ -117,6 +117,7 @@ export const ADMIN_ACTIONS = {
   "user.enable": { target: "user", severity: "notice", status: 200, when: "a service user was enabled" },
   "remote_identity.link": { target: "remote_identity", severity: "notice", status: 201, when: "a front-end user was linked to a service user by hand" },
   "remote_identity.unlink": { target: "remote_identity", severity: "notice", status: 200, when: "a front-end user was unlinked" },
+  "remote_identity.claim": { target: "remote_identity", severity: "notice", status: 303, when: "a chat user linked their front-end account through a claim link (console)" },
   "group.create": { target: "group", severity: "info", status: 201, when: "a group was created" },
   "group.member_add": { target: "group", severity: "info", status: 204, when: "a user was added to a group" },
   "group.member_remove": { target: "group", severity: "info", status: 204, when: "a user was removed from a group" },

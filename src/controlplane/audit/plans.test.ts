@@ -116,6 +116,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const byPolicy = await run("search by policy", async () => searchRecords(db, cp.orgId, { policy: "pol_B" }, now));
   expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
   await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  // the admin trail's searches (issue 27): the organization's bootstrap is one of its events
+  expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
+  await run("admin events", async () => searchRecords(db, cp.orgId, { action: "policy.*", result: "ok" }, now));
+  expect((await run("admin events by actor", async () => searchRecords(db, cp.orgId, { actor: "system:bootstrap" }, now))).records).toHaveLength(1);
   const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
   expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
   await run("usage", async () => usageSeries(db, cp.orgId, "user", "day", { since }));
@@ -148,6 +152,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // PostgreSQL's custom plans for a rare policy take both partial indexes, BitmapOr)
   // the console's activity reads from where records dated in its window can start (received_at)
   expect(uses("activity", "audit_org_received_id")).toBe(plans.get("activity")!.length);
+  // the admin trail: its own partial index of admin events, and the (org, actor) one
+  expect(uses("admin events", "audit_org_admin_id")).toBe(plans.get("admin events")!.length);
+  expect(uses("admin events by actor", "audit_org_actor_id")).toBe(plans.get("admin events by actor")!.length);
   // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
   expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
 }, 60_000);

@@ -8,7 +8,8 @@
 //     ONE event (access.refusals_suppressed) with the count, per address and code (the
 //     `maxListed` largest, the rest summed as "other").
 // Memory is bounded too: at most `maxKeys` (organization, address, code) windows are held; a
-// refusal of a key beyond them is counted as suppressed.
+// refusal of a key beyond them is bounded by its organization's cap alone. Organizations are
+// counted only when they exist (refusals.ts checks), so their windows are bounded by them.
 
 export type RefusalBound = { perKey: number; perOrg: number; windowMs: number; maxKeys: number; maxListed: number };
 
@@ -43,8 +44,10 @@ export class RefusalCounter {
       k = { start: now, written: 0 };
       this.#keys.set(key, k);
     }
-    if (k && k.written < this.bound.perKey && org.written < this.bound.perOrg) {
-      k.written++;
+    // With every key window held (an attacker with many addresses), the organization's cap alone
+    // decides: other organizations' refusals are never crowded out.
+    if ((!k || k.written < this.bound.perKey) && org.written < this.bound.perOrg) {
+      if (k) k.written++;
       org.written++;
       return true;
     }

@@ -21,6 +21,7 @@ import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pag
 import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
+import { getAdminActivity } from "./pages/admin-activity.ts";
 import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
@@ -183,6 +184,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
       .get("/audit/export.csv", run(getAuditExport))
+      .get("/audit/admin", run(getAdminActivity))
       .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
