@@ -4,6 +4,10 @@
 import type { Me } from "../contract/admin-api.ts";
 import { CommandFailure, EXIT_FAILURE } from "../command/index.ts";
 import { type CliEnv, type Credentials, readCliEnv, resolveCredentials } from "./config.ts";
+import { VERSION } from "../version.ts";
+
+/** What the CLI calls itself to the control plane (the admin trail's `user_agent`). */
+export const USER_AGENT = `svc-cli/${VERSION}`;
 
 export const API_PREFIX = "/api/v1";
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -166,7 +170,8 @@ export class AdminClient {
 
   private async send(method: string, path: string, opts: RequestOptions, accept: string, timeoutMs: number | null = REQUEST_TIMEOUT_MS): Promise<Response> {
     const route = `${API_PREFIX}${path}`;
-    const headers: Record<string, string> = { accept };
+    // The user agent names the CLI and its version: the admin trail records it with each change.
+    const headers: Record<string, string> = { accept, "user-agent": USER_AGENT };
     if (opts.auth !== false && this.token) headers.authorization = `Bearer ${this.token}`;
     if (opts.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
