@@ -256,7 +256,9 @@ export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, 
       .values({ agentId, profileId: profile.id, assignedAt: by.at })
       .onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: by.at } });
     await bumpRevision(tx, orgId);
-    await recordProfileChange(tx, by, "model_profile.assign", profile, { before: { agent_id: agentId, profile_id: previous?.profileId ?? null }, after: { agent_id: agentId, profile_id: profile.id } });
+    if (previous?.profileId !== profile.id) {
+      await recordProfileChange(tx, by, "model_profile.assign", profile, { before: { agent_id: agentId, profile_id: previous?.profileId ?? null }, after: { agent_id: agentId, profile_id: profile.id } });
+    }
   });
   return { agent_id: agentId, profile_id: profile.id };
 }

@@ -195,7 +195,8 @@ export async function assignServer(db: Db, orgId: string, server: ServerRow, age
     await getAgentInWorkspace(tx, orgId, agentId, await resolveWorkspace(tx, orgId, server.workspaceId));
     const added = await tx.insert(a).values({ agentId, serverId: server.id, assignedAt: by.at }).onConflictDoNothing().returning({ agentId: a.agentId });
     await bumpRevision(tx, orgId);
-    await recordServerChange(tx, by, "tool_server.assign", server, { before: { agent_id: agentId, assigned: added.length === 0 }, after: { agent_id: agentId, assigned: true } });
+    // Assigned already: nothing changed, nothing told.
+    if (added.length > 0) await recordServerChange(tx, by, "tool_server.assign", server, { before: { agent_id: agentId, assigned: false }, after: { agent_id: agentId, assigned: true } });
   });
   return { agent_id: agentId, server_id: server.id, assigned: true };
 }
