@@ -14,7 +14,7 @@ import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime, w
 export type { AuditRecordView } from "../contract/admin-api.ts";
 
 const DECISIONS = ["permit", "deny", "ask"];
-const KINDS = ["tool", "model", "outcome", "admin"];
+const KINDS = ["tool", "model", "outcome", "admin", "runtime"];
 
 /** The filters list and export share, as flags. */
 const filterFlags = {
@@ -22,7 +22,7 @@ const filterFlags = {
   decision: { type: "string", description: "permit, deny or ask", valueHint: "decision" },
   user: { type: "string", description: "user email or id (usr_…)", valueHint: "user" },
   installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
-  kind: { type: "string", description: "tool, model, outcome or admin (the admin trail: every change to the admin plane, and refusals)", valueHint: "kind" },
+  kind: { type: "string", description: "tool, model, outcome, admin (the admin trail: every change to the admin plane, and refusals) or runtime (all but admin)", valueHint: "kind" },
   actor: { type: "string", description: "admin events of this actor: email, account id (acc_…), system:<component> or anonymous", valueHint: "who" },
   action: { type: "string", description: "admin events of this action (policy.update) or prefix (policy.*); docs/audit.md lists them", valueHint: "action" },
   result: { type: "string", description: "admin events carried out (ok) or refused", valueHint: "ok|refused" },

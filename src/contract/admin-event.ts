@@ -2,8 +2,8 @@
 // audit record of kind "admin" written by the control plane itself, in the same hash chain and
 // signed checkpoints as the runtimes' decisions. This module is the event's shape as stored
 // (the record's `detail` column, JSON text) and as the admin API, the export and the SIEM sinks
-// show it. Secrets never appear: a secret value is shown only as `secretDigest` of it, and a
-// password only as "(set)".
+// show it. Secrets never appear: a secret value is shown only as its digest (`secretDigest`,
+// audit/admin-events.ts: the contract stays free of runtime APIs), and a password only as "(set)".
 import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, open } from "./admin-shape.ts";
 
@@ -66,11 +66,6 @@ export const AdminEventDetail = open({
   severity: AdminSeverity,
 });
 export type AdminEventDetail = Static<typeof AdminEventDetail>;
-
-/** How a secret appears in an admin event: the first 16 hex digits of its SHA-256. */
-export function secretDigest(secret: string | Uint8Array): string {
-  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
-}
 
 /** What a password (low entropy: a digest could be guessed) looks like in an admin event. */
 export const PASSWORD_SET = "(set)";

@@ -48,6 +48,14 @@ export type AdminEvent = {
   ref?: string | null;
 };
 
+/**
+ * How a secret appears in an admin event: `sha256:` and the first 16 hex digits of its SHA-256
+ * (a runtime token's are the first digits of its stored hash).
+ */
+export function secretDigest(secret: string | Uint8Array): string {
+  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
+}
+
 /** The actor of a request made by a signed-in person (auth/plugin.ts fills in address and agent). */
 export function actorOf(p: Principal): AdminActor {
   return {

@@ -7,7 +7,7 @@
 // digests, and none of the raw ones anywhere the audit reaches, the SIEM's delivery included.
 // Runs on SQLite, and on PostgreSQL with SVC_TEST_POSTGRES_URL.
 import { afterAll, expect, test } from "bun:test";
-import { ADMIN_ACTIONS, secretDigest } from "../../contract/admin-event.ts";
+import { ADMIN_ACTIONS } from "../../contract/admin-event.ts";
 import { fakeReplica, sealKey } from "../auth/test-fixtures.ts";
 import { getConfig } from "../directory-sync/config.ts";
 import { startIfDue, stopRuns } from "../directory-sync/service.ts";
@@ -15,7 +15,7 @@ import { deliverDue } from "../sinks/deliver.ts";
 import { syslogPri, otlpSeverity } from "../sinks/format.ts";
 import { newRecipient } from "../runtime/fixtures.ts";
 import { testTls } from "../../../test/support/tls.ts";
-import { actingAsSystem } from "./admin-events.ts";
+import { actingAsSystem, secretDigest } from "./admin-events.ts";
 import { recordsAfter } from "./ingest-order.ts";
 import { scanForSecrets, trailWorld } from "./trail-fixtures.ts";
 

@@ -28,7 +28,8 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
-  kind?: "tool" | "model" | "outcome" | "admin";
+  /** "runtime": every kind but admin (what the runtimes recorded) */
+  kind?: "tool" | "model" | "outcome" | "admin" | "runtime";
   /** admin events of this actor: an account id (acc_…), an email, `system:<component>` or `anonymous` */
   actor?: string;
   /** admin events of this action (`policy.update`), or of a prefix ending in * (`policy.*`) */
@@ -175,6 +176,7 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   // Admin events' filters imply kind admin, as a literal: the partial index of admin events serves it.
   const admin = f.kind === "admin" || f.action !== undefined || f.result !== undefined;
   if (admin) conds.push(sql`${a.kind} = 'admin'`);
+  else if (f.kind === "runtime") conds.push(ne(a.kind, "admin"));
   else if (f.kind) conds.push(eq(a.kind, f.kind));
   if (f.action !== undefined) conds.push(actionCondition(a, f.action));
   if (f.result) conds.push(eq(a.decision, f.result === "ok" ? "permit" : "deny"));

@@ -29,7 +29,7 @@ const Filters = {
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
-  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin")], { description: "admin: the control plane's own events (the admin trail: every change to the admin plane and every refusal)" })),
+  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin"), t.Literal("runtime")], { description: "admin: the control plane's own events (the admin trail: every change to the admin plane and every refusal); runtime: every kind but admin" })),
   actor: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "admin events of this actor: account id (acc_…), email, system:<component> or anonymous" })),
   action: t.Optional(t.String({ minLength: 1, maxLength: 100, description: "admin events of this action (policy.update), or of a prefix ending in * (policy.*)" })),
   result: t.Optional(t.Union([t.Literal("ok"), t.Literal("refused")], { description: "admin events carried out (ok) or refused" })),

@@ -2,9 +2,8 @@
 // returned): set, read, enable and disable, each change with its admin event. Running a sync
 // is service.ts.
 import { eq } from "drizzle-orm";
-import { secretDigest } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
-import { type Acting, recordChange } from "../audit/admin-events.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";

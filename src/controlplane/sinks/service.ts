@@ -3,8 +3,7 @@
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
-import { secretDigest } from "../../contract/admin-event.ts";
-import { type Acting, recordChange } from "../audit/admin-events.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { backlogAfter } from "../audit/ingest-order.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
