@@ -18,6 +18,8 @@ import { type Db, tables } from "../db/index.ts";
 import type { RequestOrigin } from "../http/request-gate.ts";
 import { recordRow } from "./ingest.ts";
 
+export type { RequestOrigin } from "../http/request-gate.ts";
+
 /** The chain, installation and agent ids admin events carry: no runtime ever has them. */
 export const CONTROL_PLANE_SOURCE = "controlplane";
 
@@ -108,8 +110,6 @@ export function defaultReason(e: AdminEvent): string {
   const refused = (e.result ?? "ok") === "refused" ? ` refused${e.code ? ` (${e.code})` : ""}` : "";
   return `${actorLabel(e.actor)}: ${e.action} ${what}${refused}`;
 }
-
-export type { RequestOrigin } from "../http/request-gate.ts";
 
 /**
  * The actor of a change made by holding a one-time link (an invite: its id) or an approved
