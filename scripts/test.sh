@@ -78,7 +78,7 @@ if run_suite lint bunx eslint --max-warnings 0 .; then passed=$((passed + 1)); e
 BUN_TEST=(bun test --timeout 60000)
 # The real MCP servers the MCP tests run against (src/proxy/mcp, test/e2e), cached once.
 bash scripts/mcp-servers-venv.sh >test-artifacts/mcp-servers-venv.log 2>&1 || { tail -20 test-artifacts/mcp-servers-venv.log; failed=$((failed + 1)); }
-run_suite unit "${BUN_TEST[@]}" src test/support examples; count_bun test-artifacts/unit.log unit
+run_suite unit "${BUN_TEST[@]}" src test/support test/cel-spec examples; count_bun test-artifacts/unit.log unit
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
 # schemathesis against the control plane's OpenAPI document on a real server (issue 20): a
 # bounded run (test/api-fuzz/run.ts; ~3,500 requests), no 5xx and no answer off the document.

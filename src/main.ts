@@ -1,7 +1,7 @@
 // The one svc binary: every mode is a subcommand (ARCHITECTURE.md "One binary, several modes").
 // Modes load lazily so `svc proxy serve` does not pay for the control plane's imports.
 import { command, runCommandTree } from "./command/index.ts";
-import { VERSION } from "./version.ts";
+import { VERSION, VERSION_TEXT } from "./version.ts";
 
 export const main = command({
   meta: { name: "svc", version: VERSION, description: "svc: governed chat runtime — control plane, proxy, runtime and admin CLI" },
@@ -20,6 +20,7 @@ export const main = command({
     harness: async () => import("./cli/harness.ts").then((m) => m.harnessCommand),
     usage: async () => import("./cli/usage.ts").then((m) => m.usageCommand),
     budgets: async () => import("./cli/budgets.ts").then((m) => m.budgetsCommand),
+    version: async () => import("./cli/version.ts").then((m) => m.versionCommand),
     // runtime and service modes
     run: async () => import("./supervisor/command.ts").then((m) => m.runCommand),
     proxy: async () => import("./proxy/command.ts").then((m) => m.proxyCommand),
@@ -28,7 +29,7 @@ export const main = command({
     controlplane: async () => import("./controlplane/command.ts").then((m) => m.controlplaneCommand),
   },
   run({ args }) {
-    if (args.version) process.stdout.write(`svc ${VERSION}\n`);
+    if (args.version) process.stdout.write(`${VERSION_TEXT}\n`);
   },
 });
 

@@ -13,7 +13,7 @@ opened (or reused) to the last byte of the answer.
 
 Prints one JSON object: {count, errors, reconnects, seconds, rps, p50_ms, p90_ms, p99_ms, max_ms, answers}.
 `--body-style opa` sends {"input": {...}} instead (the OPA peer); `--tcp host:port` connects
-over TCP instead of the socket.
+over TCP instead of the socket; `--args-json '{...}'` sends those arguments on every call.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def connection(opts) -> http.client.HTTPConnection:
 
 
 def body_for(opts, n: int) -> bytes:
-    args = {"ticket": n, "query": "status of order 1234", "fields": ["status", "eta"]}
+    args = json.loads(opts.args_json) if opts.args_json else {"ticket": n, "query": "status of order 1234", "fields": ["status", "eta"]}
     decide = {"tool": opts.tool, "user": {"id": opts.user} if opts.user else None, "args": args}
     if opts.body_style == "opa":
         decide = {"input": decide}
@@ -155,6 +155,7 @@ def main() -> None:
     ap.add_argument("--tool", default="crm.read")
     ap.add_argument("--user", default="")
     ap.add_argument("--keepalive", action="store_true")
+    ap.add_argument("--args-json", default="", help="the call's arguments (a JSON object) instead of the default ones")
     opts = ap.parse_args()
     procs = opts.processes or min(opts.concurrency, 2)
     per = [opts.concurrency // procs + (1 if i < opts.concurrency % procs else 0) for i in range(procs)]

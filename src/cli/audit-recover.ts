@@ -1,9 +1,11 @@
-// `svc audit recover request|approve|fetch|list` (issue 15, escrow recovery / break-glass).
-// An owner requests the decryption of one record with a reason; a different owner or admin
-// approves; the requester fetches the plaintext once. The --out file is created (0600, never
+// `svc audit recover request|approve|fetch|list|policy` (issue 15, escrow recovery / break-glass).
+// An owner requests the decryption of one record with a reason; another person approves (an
+// owner or admin the requester never granted a membership or role, a member long enough when
+// the request was made, signed in within 5 minutes: issue 27); the requester fetches the
+// plaintext once. `policy` shows or sets the approvers' minimum membership age. The --out file is created (0600, never
 // over an existing file) before the fetch: the control plane hands the plaintext out only
 // once, so there must be somewhere to put it before it is asked for.
-import type { RecoveryRequest } from "../contract/admin-api.ts";
+import type { RecoveryPolicy, RecoveryRequest } from "../contract/admin-api.ts";
 export type { RecoveryRequest } from "../contract/admin-api.ts";
 type Who = RecoveryRequest["requested_by"];
 import { closeSync, fchmodSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
@@ -29,12 +31,12 @@ const request = command({
     const r = await client.json<RecoveryRequest>("POST", client.org("/audit-recovery-requests"), { body: { record_id: args.record, reason: args.reason } });
     if (args.json) return printJson(r);
     out(`Requested escrow recovery ${r.id} of record ${r.record_id}.`);
-    note(`Another owner or admin must approve it: svc audit recover approve ${r.id}\nThen fetch the plaintext, once: svc audit recover fetch ${r.id} --out <file>`);
+    note(`Another person must approve it (an owner or admin whose membership you never granted): svc audit recover approve ${r.id}\nThen fetch the plaintext, once: svc audit recover fetch ${r.id} --out <file>`);
   },
 });
 
 const approve = command({
-  meta: { name: "approve", description: "Approve another owner's recovery request (never your own)" },
+  meta: { name: "approve", description: "Approve another person's recovery request; needs a sign-in within 5 minutes (`svc login` first)" },
   args: { id: { type: "positional", required: true, description: "request id (rrq_…)", valueHint: "request_id" }, ...jsonFlag },
   examples: ["svc audit recover approve rrq_01J..."],
   async run({ args }) {
@@ -120,8 +122,27 @@ const list = command({
   },
 });
 
+const policy = command({
+  meta: { name: "policy", description: "Show or set how long an approver must have been a member when a request is made (owners set it)" },
+  args: {
+    "approver-min-age-hours": { type: "string", description: "set it: whole hours from 0 to 8760; a lowering holds only for requests made once the current age has passed", valueHint: "hours" },
+    ...jsonFlag,
+  },
+  examples: ["svc audit recover policy", "svc audit recover policy --approver-min-age-hours 72"],
+  async run({ args }) {
+    const raw = args["approver-min-age-hours"];
+    if (raw !== undefined && !/^\d{1,4}$/.test(raw)) throw new UsageError(`--approver-min-age-hours must be a whole number of hours from 0 to 8760, not "${raw}"`);
+    const client = await connect("svc audit recover policy");
+    const p = await client.json<RecoveryPolicy>(raw === undefined ? "GET" : "PUT", client.org("/audit-recovery-policy"), raw === undefined ? {} : { body: { approver_min_age_hours: Number(raw) } });
+    if (args.json) return printJson(p);
+    out(`Approvers must have been members for at least ${p.effective_min_age_hours} hours when a request is made, and signed in within the last ${p.fresh_sign_in_minutes} minutes.`);
+    if (p.lowering_effective_at) note(`Set to ${p.approver_min_age_hours} hours: that holds for requests made from ${p.lowering_effective_at}.`);
+    if (p.changed_by) note(`Last changed by ${who(p.changed_by)} at ${p.changed_at}.`);
+  },
+});
+
 export const recoverCommand = command({
   meta: { name: "recover", description: "Escrow recovery (break-glass): decrypt one record with the service-held escrow key, with a second approver" },
   examples: ['svc audit recover request rec_01J... --reason "incident 4711"', "svc audit recover approve rrq_01J...", "svc audit recover fetch rrq_01J... --out rec.json"],
-  subCommands: { request, approve, fetch: fetchCmd, list },
+  subCommands: { request, approve, fetch: fetchCmd, list, policy },
 });

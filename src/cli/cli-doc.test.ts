@@ -9,7 +9,7 @@ import type { ArgsDef } from "citty";
 import { usageLine } from "../command/index.ts";
 import { main } from "../main.ts";
 
-const ADMIN_GROUPS = ["login", "bot", "model-profiles", "tool-servers", "policies", "directory-sync", "users", "audit", "harness", "usage", "budgets"];
+const ADMIN_GROUPS = ["version", "login", "bot", "model-profiles", "tool-servers", "policies", "directory-sync", "users", "audit", "harness", "usage", "budgets"];
 const DOC = readFileSync(join(import.meta.dir, "../../docs/cli.md"), "utf8");
 
 async function resolve<V>(v: V | (() => V | Promise<V>) | Promise<V> | undefined): Promise<V | undefined> {

@@ -66,6 +66,12 @@ describe("every refusal says what to do next", () => {
     );
   });
 
+  test("403 with a code of its own (escrow recovery's rules) keeps the control plane's detail and next step whole", () => {
+    const detail = "approving rrq_1 needs a sign-in within the last 5 minutes, and your API token comes from a sign-in 9 minutes ago (2026-01-01T00:00:00.000Z); run `svc login` again (sign in afresh on the page it opens), then approve within 5 minutes: `svc audit recover approve rrq_1`";
+    expect(msg("svc audit recover approve", { code: "recovery_stale_sign_in", detail }, 403)).toBe(`svc audit recover approve: ${detail} (recovery_stale_sign_in)`);
+    expect(msg("svc audit recover approve", { detail: "no" }, 403)).toContain("admin commands need the owner or admin role");
+  });
+
   test("not found points at the list command of the group", () => {
     expect(msg("svc bot status", { code: "not_found", detail: "installation inst_1 not found in this organization" }, 404)).toBe(
       "svc bot status: installation inst_1 not found in this organization; check the id or name you passed (list installations with `svc bot list`) (not_found)",

@@ -4,10 +4,7 @@
 import type { Me } from "../contract/admin-api.ts";
 import { CommandFailure, EXIT_FAILURE } from "../command/index.ts";
 import { type CliEnv, type Credentials, readCliEnv, resolveCredentials } from "./config.ts";
-import { VERSION } from "../version.ts";
-
-/** What the CLI calls itself to the control plane (the admin trail's `user_agent`). */
-export const USER_AGENT = `svc-cli/${VERSION}`;
+import { BUILD_VERSION, SERVER_VERSION_HEADER } from "../version.ts";
 
 export const API_PREFIX = "/api/v1";
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -56,6 +53,7 @@ const NEXT_STEP: Record<string, string> = {
   invalid_platform: "use --platform chatui",
   invalid_pattern: "fix --src-pattern or --dst-pattern and run it again",
   invalid_condition: "fix --condition at the line and column named and run it again",
+  condition_too_costly: "make the condition cheaper where it costs most (a loop inside a loop over the arguments, say) and run it again",
   unregistered_tool: "register the tool first (a pack or tool server of an installation in the workspace), fix the name, or drop --strict",
   invalid_recipient: "pass an age X25519 public key (age1…)",
 };
@@ -135,7 +133,8 @@ export function problemMessage(
   let detail = typeof problem.detail === "string" && problem.detail ? problem.detail : typeof problem.title === "string" ? problem.title : `HTTP ${status}`;
   detail = detail.replace(/[.\s]+$/, "");
   if (code === "unauthorized" || status === 401) return `${label}: ${UNAUTHORIZED[source]} (${code})`;
-  if (code === "forbidden" || status === 403) return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
+  // A 403 with a code of its own (escrow recovery's rules) says itself what would satisfy it.
+  if (code === "forbidden" || code === "http_403") return `${label}: ${detail.split("; ")[0]}; ${NEEDS_ADMIN} (${code})`;
   let next: string | null = null;
   if (code === "not_found" && detail.startsWith("no route")) next = `the control plane at this URL does not serve ${route}; check the URL or upgrade the control plane`;
   else if (!detail.includes("; ")) next = nextStep(label, code, status, problem, source);
@@ -163,6 +162,9 @@ export class AdminClient {
     readonly tokenSource: TokenSource = token ? "file" : "none",
   ) {}
 
+  /** The release of the control plane as its last answer named it (`svc-version`); null before any answer, or from a release before 0.2.0. */
+  serverVersion: string | null = null;
+
   /** A failure of this command that is not from the control plane: one sentence, with a code when one applies. */
   fail(message: string, code?: string, exitCode = EXIT_FAILURE): CommandFailure {
     return new CommandFailure(`${this.label}: ${message}${code ? ` (${code})` : ""}`, exitCode);
@@ -170,8 +172,7 @@ export class AdminClient {
 
   private async send(method: string, path: string, opts: RequestOptions, accept: string, timeoutMs: number | null = REQUEST_TIMEOUT_MS): Promise<Response> {
     const route = `${API_PREFIX}${path}`;
-    // The user agent names the CLI and its version: the admin trail records it with each change.
-    const headers: Record<string, string> = { accept, "user-agent": USER_AGENT };
+    const headers: Record<string, string> = { accept, "user-agent": `svc-cli/${BUILD_VERSION}` };
     if (opts.auth !== false && this.token) headers.authorization = `Bearer ${this.token}`;
     if (opts.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
@@ -187,6 +188,7 @@ export class AdminClient {
       const why = (e as Error)?.name === "TimeoutError" ? "timed out" : (e as Error)?.message ?? String(e);
       throw new ApiError(`${this.label}: cannot reach the control plane at ${this.baseUrl} (${why}); check ${URL_SOURCE[this.tokenSource]} and the network, then run it again (unreachable)`, "unreachable", 0);
     }
+    this.serverVersion = res.headers.get(SERVER_VERSION_HEADER);
     if (res.ok) return res;
     const text = await res.text();
     let problem: Record<string, unknown> = {};

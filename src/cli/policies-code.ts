@@ -16,6 +16,8 @@ import { readFileSync } from "node:fs";
 import { UsageError, command } from "../command/index.ts";
 import type { Policy, PolicyApplyResult, PolicyPlan, PolicyWritten } from "../contract/admin-api.ts";
 import { connect, seg } from "./client.ts";
+import { policyFieldsUsed } from "./policy-fields.ts";
+import { bodyEchoProblem, requireFields, unsupportedMessage } from "./server-support.ts";
 import { jsonFlag, note, out, printJson } from "./output.ts";
 
 export const EFFECTS = ["permit", "deny"] as const;
@@ -93,6 +95,8 @@ const apply = command({
     }
     const file = parsePolicyFile(text, args.file);
     const client = await connect("svc policies apply");
+    const used = [...new Map(file.policies.flatMap((p) => policyFieldsUsed(p)).map((u) => [u.field, u])).values()];
+    await requireFields(client, "POST", "/api/v1/organizations/{org}/policies/apply", used, "policies");
     const r = await client.json<PolicyApplyResult>("POST", client.org("/policies/apply"), {
       body: { workspace: file.workspace, policies: file.policies, dry_run: !!args["dry-run"], strict: !!args.strict },
     });
@@ -141,7 +145,11 @@ const update = command({
     };
     if (Object.keys(body).length === 0) throw new UsageError("nothing to change: pass at least one of --name, --src-pattern, --dst-pattern, --effect, --condition, --mode");
     const client = await connect("svc policies update");
+    const used = policyFieldsUsed(body);
+    await requireFields(client, "PATCH", "/api/v1/organizations/{org}/policies/{id}", used);
     const p = await client.json<PolicyWritten>("PATCH", client.org(`/policies/${seg(args.id)}`), { body });
+    const dropped = bodyEchoProblem(body, p as unknown as Record<string, unknown>, used, { mode: "enforce" });
+    if (dropped) throw client.fail(`${unsupportedMessage(dropped, client.serverVersion)}; it changed the rest of policy ${p.id}: check it with \`svc policies list\``, "unsupported_by_control_plane");
     for (const w of p.warnings ?? []) note(`warning: ${w}`);
     if (args.json) return printJson(p);
     out(`Updated policy ${p.id} (${p.name}): ${p.effect} ${p.src} → ${p.dst}${p.condition ? ` when ${p.condition}` : ""}${p.mode === "shadow" ? " (shadow)" : ""}.`);

@@ -6,6 +6,7 @@
 // condition of its action reads `args`; otherwise it is listed as not judged, with why.
 import { readFileSync } from "node:fs";
 import type { BundlePolicy, PolicyBundle } from "../contract/bundle.ts";
+import { parseExactJson } from "../contract/exact-json.ts";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { decryptAgeFile, parseIdentityFile } from "./audit-identity.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
@@ -135,7 +136,7 @@ export const simulateCommand = command({
       else {
         try {
           const plain = await decryptAgeFile(await client.bytes(client.org(`/audit-records/${seg(r.id)}/ciphertext`)), identities);
-          argsMap.set(r.id, { known: true, args: (JSON.parse(new TextDecoder().decode(plain)) as { arguments?: unknown }).arguments ?? {} });
+          argsMap.set(r.id, { known: true, args: (parseExactJson(new TextDecoder().decode(plain)) as { arguments?: unknown }).arguments ?? {} });
         } catch {
           argsMap.set(r.id, { known: false, why: "encrypted to keys the identity does not hold" });
         }

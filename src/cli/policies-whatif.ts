@@ -6,6 +6,7 @@
 // refused identity.unlinked.
 import type { User } from "../contract/admin-api.ts";
 import type { PolicyBundle } from "../contract/bundle.ts";
+import { parseExactJson } from "../contract/exact-json.ts";
 import { UsageError, command } from "../command/index.ts";
 import { type CallContext, type Decision, decideTool, decideToolFor, indexBundle } from "../proxy/policy/policy-index.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
@@ -64,12 +65,16 @@ export function report(bundle: PolicyBundle, caller: WhatIfCaller, d: Decision):
   };
 }
 
-/** `--args` as JSON: an object, or nothing. */
+/**
+ * `--args` as JSON: an object, or nothing. Parsed as the proxy parses a call's arguments
+ * (parseExactJson): 9007199254740993 stays that integer and 100.00000000000000000001 is read as
+ * the proxy reads it, so the answer is the proxy's.
+ */
 export function parseArgsFlag(raw: string | undefined): Record<string, unknown> {
   if (raw === undefined) return {};
   let v: unknown;
   try {
-    v = JSON.parse(raw);
+    v = parseExactJson(raw);
   } catch (e) {
     throw new UsageError(`--args is not JSON (${(e as Error).message}); pass an object such as '{"amount": 200}'`);
   }

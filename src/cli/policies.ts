@@ -5,6 +5,8 @@ import { UsageError, command } from "../command/index.ts";
 import type { Policy, PolicyWritten } from "../contract/admin-api.ts";
 import { parseDestination, parseSource, userIdProblem } from "../contract/patterns.ts";
 import { connect } from "./client.ts";
+import { policyFieldsUsed, undoUnless } from "./policy-fields.ts";
+import { requireFields } from "./server-support.ts";
 import { codeCommands, EFFECTS, MODES } from "./policies-code.ts";
 import { simulateCommand } from "./policies-simulate.ts";
 import { testCommand } from "./policies-whatif.ts";
@@ -55,19 +57,22 @@ const create = command({
     const problem = patternProblem(args["src-pattern"], args["dst-pattern"]);
     if (problem) throw new UsageError(problem, "invalid_pattern");
     const client = await connect("svc policies create");
-    const policy = await client.json<PolicyWritten>("POST", client.org("/policies"), {
-      body: {
-        name: args.name,
-        src: args["src-pattern"],
-        dst: args["dst-pattern"],
-        effect: args.effect,
-        workspace: args.workspace,
-        ...(args["agent-id"] ? { agent_id: args["agent-id"] } : {}),
-        ...(args.condition !== undefined ? { condition: args.condition } : {}),
-        ...(args.mode ? { mode: args.mode } : {}),
-        ...(args.strict ? { strict: true } : {}),
-      },
-    });
+    const body = {
+      name: args.name,
+      src: args["src-pattern"],
+      dst: args["dst-pattern"],
+      effect: args.effect,
+      workspace: args.workspace,
+      ...(args["agent-id"] ? { agent_id: args["agent-id"] } : {}),
+      ...(args.condition !== undefined ? { condition: args.condition } : {}),
+      ...(args.mode ? { mode: args.mode } : {}),
+      ...(args.strict ? { strict: true } : {}),
+    };
+    // A control plane too old for --condition or --mode would store a wider policy (issue 29).
+    const used = policyFieldsUsed(body);
+    await requireFields(client, "POST", "/api/v1/organizations/{org}/policies", used);
+    const policy = await client.json<PolicyWritten>("POST", client.org("/policies"), { body });
+    await undoUnless(client, body, policy, used);
     for (const w of policy.warnings ?? []) note(`warning: ${w}`);
     if (args.json) return printJson(policy);
     out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.condition ? ` when ${policy.condition}` : ""}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}${policy.mode === "shadow" ? " (shadow: recorded, not enforced)" : ""}.`);

@@ -13,6 +13,7 @@ export * from "./admin-audit.ts";
 export * from "./admin-directory.ts";
 export * from "./admin-policies.ts";
 export * from "./admin-settings.ts";
+export * from "./admin-versions.ts";
 
 /** GET /me */
 export const Me = open({

@@ -97,6 +97,26 @@ export const RecoveryRequest = open({
 export type RecoveryRequest = Static<typeof RecoveryRequest>;
 export const RecoveryRequestList = listOf("requests", RecoveryRequest);
 
+/** The organization's rule for recovery approvers (…/audit-recovery-policy, issue 27). */
+export const RecoveryPolicy = open({
+  /** the setting: hours an approver must have been a member when the request was made */
+  approver_min_age_hours: Type.Integer(),
+  /** the age that holds for a request made now (a lowering waits out the age it replaced) */
+  effective_min_age_hours: Type.Integer(),
+  /** when a lowering starts to hold (null: none pending) */
+  lowering_effective_at: Nullable(Time),
+  /** approval needs a sign-in within this many minutes */
+  fresh_sign_in_minutes: Type.Integer(),
+  changed_at: Nullable(Time),
+  changed_by: Nullable(Who),
+});
+export type RecoveryPolicy = Static<typeof RecoveryPolicy>;
+
+/** A notice for owners and admins (…/notices): another person's escrow recovery step, until dismissed. */
+export const Notice = open({ id: Str, action: Str, result: Type.Union([Type.Literal("ok"), Type.Literal("refused")]), text: Str, ref: Nullable(Str), event_id: Nullable(Str), created_at: Time });
+export type Notice = Static<typeof Notice>;
+export const NoticeList = listOf("notices", Notice);
+
 /** The console overview's figures (…/audit-activity): decisions per hour, top tools and users. */
 export const Activity = open({
   since: Time,

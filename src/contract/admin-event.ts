@@ -2,8 +2,9 @@
 // audit record of kind "admin" written by the control plane itself, in the same hash chain and
 // signed checkpoints as the runtimes' decisions. This module is the event's shape as stored
 // (the record's `detail` column, JSON text) and as the admin API, the export and the SIEM sinks
-// show it. Secrets never appear: a secret value is shown only as its digest (`secretDigest`,
-// audit/admin-events.ts: the contract stays free of runtime APIs), and a password only as "(set)".
+// show it. Secrets never appear: a secret value is shown only as a digest of it
+// (controlplane/audit/admin-events.ts secretDigest), and a password only as "(set)".
+// Types only (the generated-client test compiles this without Bun's or Node's types).
 import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, open } from "./admin-shape.ts";
 
@@ -150,6 +151,7 @@ export const ADMIN_ACTIONS = {
   "audit:recovery.request": { target: "recovery_request", severity: "high", status: 201, when: "an owner asked to decrypt one record with the escrow identity" },
   "audit:recovery.approve": { target: "recovery_request", severity: "high", status: 200, when: "a second person approved an escrow recovery" },
   "audit:recovery.decrypt": { target: "recovery_request", severity: "high", status: 200, when: "the plaintext of an approved recovery was handed out (once)" },
+  "audit:recovery.policy": { target: "recovery_policy", severity: "high", status: 200, when: "an owner changed the minimum age of an approver's membership (the two-person rule)" },
   "audit_retention.run": { target: "organization", severity: "notice", status: 200, when: "records older than the retention period were deleted (by an admin, or hourly: system:retention)" },
   "siem_sink.create": { target: "siem_sink", severity: "notice", status: 201, when: "a SIEM sink was created" },
   "siem_sink.delete": { target: "siem_sink", severity: "notice", status: 200, when: "a SIEM sink was deleted" },

@@ -5,6 +5,9 @@ import { type Static, Type } from "@sinclair/typebox";
 import { ToolAccess } from "./manifest.ts";
 
 export const BUNDLE_VERSIONS = [1, 2] as const;
+
+/** The bundle features (PolicyBundle.features) of this release; a proxy asks for conditions. */
+export const BUNDLE_FEATURES = { conditions: "conditions" } as const;
 export type BundleVersion = (typeof BUNDLE_VERSIONS)[number];
 
 export const Effect = Type.Union([Type.Literal("permit"), Type.Literal("deny")]);
@@ -116,5 +119,12 @@ export const PolicyBundle = Type.Object({
   recipients: Type.Array(BundleRecipient),
   /** MCP tool servers assigned to the agent (absent from control planes before issue 13). */
   tool_servers: Type.Optional(Type.Array(BundleToolServer)),
+  /**
+   * What the control plane expressed in this bundle beyond the plain form (issue 29), so a
+   * proxy can tell a bundle that honoured what it asked for from one an older control plane
+   * made without it: `conditions` (conditions and shadow policies, asked with conditions=1).
+   * Absent from control planes before 0.2.0.
+   */
+  features: Type.Optional(Type.Array(Type.String())),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;

@@ -30,7 +30,10 @@ export const ID_PREFIXES = {
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
   recoveryRequest: "rrq",
+  membershipGrant: "mgr",
+  notice: "ntc",
   siemSink: "snk",
+  controlplaneReplica: "cpr",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -149,9 +149,11 @@ export const AuditBatchRequest = Type.Object(
 export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
 
 /**
- * Why the control plane refused one record of a batch. Only `clock_skew` is retryable: the
- * record is dated ahead of the control plane's clock and is accepted once that clock catches
- * up, so the shipper keeps it and sends it again; the others are set aside for good.
+ * Why the control plane refused one record of a batch. Two are retryable, and the shipper keeps
+ * such a record and sends it again later: `clock_skew` (dated ahead of the control plane's
+ * clock; accepted once that clock catches up) and `unsupported_field` (it carries a field this
+ * control plane does not know, from a newer proxy: accepted once the control plane is upgraded,
+ * instead of being stored without the field, issue 29). The others are set aside for good.
  */
 export const AuditRejectionCode = Type.Union([
   Type.Literal("malformed"),
@@ -159,9 +161,10 @@ export const AuditRejectionCode = Type.Union([
   Type.Literal("id_taken"),
   Type.Literal("too_old"),
   Type.Literal("clock_skew"),
+  Type.Literal("unsupported_field"),
 ]);
 export type AuditRejectionCode = Static<typeof AuditRejectionCode>;
-export const RETRYABLE_REJECTIONS: readonly AuditRejectionCode[] = ["clock_skew"];
+export const RETRYABLE_REJECTIONS: readonly AuditRejectionCode[] = ["clock_skew", "unsupported_field"];
 
 export const AuditBatchResponse = Type.Object({
   /** These ids are now stored (new or already present): the shipper may drop them. */

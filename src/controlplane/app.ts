@@ -13,6 +13,7 @@ import { sinkRoutes } from "./sinks/routes.ts";
 import { claimRoutes } from "./claims/routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
 import { SvcError } from "../contract/errors.ts";
+import { BUILD_VERSION, SERVER_VERSION_HEADER } from "../version.ts";
 import { requestTarget } from "../contract/request-target.ts";
 import { loggableError } from "./db/errors.ts";
 import { tables } from "./db/index.ts";
@@ -34,7 +35,9 @@ import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
 import { settingsRoutes } from "./organizations/settings.ts";
+import { noticeRoutes } from "./notices/routes.ts";
 import { escrowRoutes } from "./escrow/routes.ts";
+import { replicaRoutes } from "./replicas/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
 import { type RefusalScope, pageRefused, refusalTrail } from "./audit/refusals.ts";
@@ -146,7 +149,9 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(claimRoutes(deps))
     .use(directorySyncRoutes(deps))
     .use(settingsRoutes(deps))
-    .use(escrowRoutes(deps));
+    .use(escrowRoutes(deps))
+    .use(noticeRoutes(deps))
+    .use(replicaRoutes(deps));
 
   // The console renders pages from the same JSON API the CLI uses, called in-process.
   const handle = async (request: Request): Promise<Response> => root.handle(request);
@@ -188,9 +193,12 @@ export function createApp(deps: ControlPlaneDeps) {
   const refusals = refusalTrail(deps);
   const gate: Gate = async (request, server) => {
     const polled = unchangedPoll(request);
-    const response = (polled && (await polled)) ?? (await piped(request, server));
-    if (response.status === 401 || response.status === 403) await refusals.observe(request, response, refusalScope(request, requestTarget(request.url).path));
-    return response;
+    const res = (polled && (await polled)) ?? (await piped(request, server));
+    // Every answer names the release that gave it (issue 29): clients see version skew, and
+    // check that an older control plane did not silently drop what they sent.
+    res.headers.set(SERVER_VERSION_HEADER, BUILD_VERSION);
+    if (res.status === 401 || res.status === 403) await refusals.observe(request, res, refusalScope(request, requestTarget(request.url).path));
+    return res;
   };
   root.handle = async (request: Request) => gate(request);
   gates.set(root, gate);

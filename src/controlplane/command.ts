@@ -8,7 +8,9 @@ import { type Logger, createLogger } from "../log/index.ts";
 import { BODY_LIMITS, createApp, gateOf } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
-import { openStore } from "./db/index.ts";
+import { lastMigrationTag, openStore } from "./db/index.ts";
+import { selfReplica, startReplicaHeartbeat } from "./replicas/service.ts";
+import { StoreFromNewerRelease } from "./db/schema-history.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
@@ -16,6 +18,9 @@ import { startRetentionScheduler } from "./audit/retention.ts";
 import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
+
+/** `svc controlplane serve|migrate` on a store a newer release migrated (docs/upgrade.md). */
+export const EXIT_STORE_FROM_NEWER_RELEASE = 3;
 
 const dataDirArg = { type: "string", description: "state directory (env SVC_CP_DATA_DIR)", valueHint: "dir" } as const;
 
@@ -30,6 +35,12 @@ async function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: 
   return { settings, deps, store };
 }
 
+/** A store from a newer release (schema-history.ts) is refused with its own exit code; other failures name the setting. */
+function migrationFailure(verb: "open" | "migrate", location: string, e: unknown): CommandFailure {
+  if (e instanceof StoreFromNewerRelease) return new CommandFailure(`cannot start on ${location}: ${e.message}`, EXIT_STORE_FROM_NEWER_RELEASE);
+  return new CommandFailure(`cannot ${verb} the database ${location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+}
+
 /** Opens the configured store and applies pending migrations; an unreachable database is one clear line. */
 async function openMigratedStore(settings: ServeSettings, log: Logger) {
   const store = openStore(settings.database, { maxConnections: settings.databasePool });
@@ -39,7 +50,7 @@ async function openMigratedStore(settings: ServeSettings, log: Logger) {
     return store;
   } catch (e) {
     await store.close().catch(() => undefined);
-    throw new CommandFailure(`cannot open the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+    throw migrationFailure("open", store.location, e);
   }
 }
 
@@ -58,6 +69,10 @@ const serve = command({
     const { settings, deps, store } = await openDeps({ listen: args.listen, dataDir: args["data-dir"], publicUrl: args["public-url"], tlsCert: args["tls-cert"], tlsKey: args["tls-key"] });
     // Keys registered before low-order recipients were refused: disabled, saying why.
     await disableUnusableKeys(deps);
+    // This process as a control-plane replica; what the others can express is read before the
+    // first bundle is served (a rolling upgrade narrows it, issue 29).
+    const replica = startReplicaHeartbeat({ ...deps, replica: (deps.replica = selfReplica(lastMigrationTag(store.dialect))) });
+    await replica.ready;
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.
@@ -69,7 +84,7 @@ const serve = command({
       fetch: gate,
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
-    deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect });
+    deps.log.info("listening", { url: settings.config.publicUrl, port: server.port ?? settings.port, database: store.dialect, version: deps.replica.version, replica: deps.replica.id });
     const stopDirectorySync = startDirectorySyncScheduler(deps);
     const stopCheckpoints = startCheckpointScheduler(deps);
     const stopSinks = startSinkDelivery(deps);
@@ -78,7 +93,7 @@ const serve = command({
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), replica.stop()])
           .then(async () => store.close())
           .finally(done);
       };
@@ -100,7 +115,7 @@ const migrateCmd = command({
       const applied = await store.migrate();
       process.stdout.write(`${applied} migration(s) applied to ${store.location}\n`);
     } catch (e) {
-      throw new CommandFailure(`cannot migrate the database ${store.location}: ${loggableError(e)}; check SVC_CP_DATABASE`);
+      throw migrationFailure("migrate", store.location, e);
     } finally {
       await store.close();
     }

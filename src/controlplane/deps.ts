@@ -5,6 +5,7 @@ import type { Db } from "./db/index.ts";
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit.ts";
 import type { Kms } from "./kms/index.ts";
 import type { ControlPlaneMetrics } from "./metrics/index.ts";
+import type { SelfReplica } from "./replicas/service.ts";
 
 export type ControlPlaneConfig = {
   /** The URL users and runtimes reach the control plane at (claim links, login approval). */
@@ -57,6 +58,12 @@ export type ControlPlaneDeps = {
   log: Logger;
   /** Prometheus counters (made by createApp when absent). */
   metrics?: ControlPlaneMetrics;
+  /**
+   * This process as a control-plane replica (replicas/service.ts): its id, release and the
+   * policy features it can express. Absent in tests that build no serving process: this
+   * release's own features then, with no other replica to narrow them.
+   */
+  replica?: SelfReplica;
 };
 
 export function defaultConfig(publicUrl: string): ControlPlaneConfig {

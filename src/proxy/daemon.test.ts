@@ -270,7 +270,7 @@ describe("tool decisions", () => {
       expect((await decide("crm.update", "fe-alice", { amount: 500 })).decision).toBe("permit");
       expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
       const broken = await decide("crm.update", "fe-alice", { total: 1 });
-      expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (No such key: amount)' });
+      expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (field not found: amount)' });
       expect(await shipped(broken.record_id)).toMatchObject({ decision: "deny", policy_id: "pol_c" });
     } finally {
       t.cp.setBundle({ policies: before });

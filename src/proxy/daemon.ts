@@ -13,7 +13,7 @@ import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
 import { redactUrlCredentials } from "../contract/egress.ts";
 import type { Logger } from "../log/index.ts";
-import { VERSION } from "../version.ts";
+import { BUILD_VERSION } from "../version.ts";
 import { BundleLoop } from "./policy/bundle-loop.ts";
 import type { ProxyConfig } from "./config.ts";
 import { ControlPlaneClient } from "./link/control-plane-client.ts";
@@ -165,7 +165,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
 
   const status = new ProxyStatus();
   status.spool = spool;
-  const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
+  const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: BUILD_VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
   // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
@@ -183,7 +183,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     token: config.token,
     replicaId,
     credentialSyncRecipient: credentials.recipient,
-    version: VERSION,
+    version: BUILD_VERSION,
     bundleVersion: config.bundleVersion,
     pollIntervalMs: config.pollIntervalMs,
     onFatal: (cause) => fatal.resolve(cause),
@@ -217,7 +217,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     },
     stanzas,
   });
-  const heartbeat = new Heartbeat({ client, status, log, replicaId, version: VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
+  const heartbeat = new Heartbeat({ client, status, log, replicaId, version: BUILD_VERSION, intervalMs: config.heartbeatIntervalMs, spoolDepth: () => spool.depth, onError: credentialCheck });
   reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });

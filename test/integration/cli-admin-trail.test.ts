@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { VERSION } from "../../src/version.ts";
+import { BUILD_VERSION } from "../../src/version.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { api, createAgent, org, svc, tempHome } from "./cli-support.ts";
 
@@ -45,7 +45,7 @@ async function one(action: string, args: string[], opts: Parameters<typeof svc>[
   return { run, event: got[0]! };
 }
 
-const CLI = `svc-cli/${VERSION}`;
+const CLI = `svc-cli/${BUILD_VERSION}`;
 
 test("bootstrap-admin and each admin command are one event each, naming the owner, the token, the address and the CLI", async () => {
   const [boot, ...more] = await fresh();

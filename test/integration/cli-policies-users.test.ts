@@ -155,7 +155,7 @@ test("policies test: the decision and the deciding policy on the installation's 
   expect(big).toMatchObject({ decision: "deny", code: "svc.denied", policy: null });
   const human = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", '{"total": 1}', "--installation", inst.id]);
   expect(human.code).toBe(0);
-  expect(human.stdout).toContain('could not evaluate its condition (No such key: amount)');
+  expect(human.stdout).toContain('could not evaluate its condition (field not found: amount)');
   expect(human.stdout).toContain("no front-end identity in this installation");
   const bad = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", "[1]", "--installation", inst.id]);
   expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "svc policies test: --args must be a JSON object such as '{\"amount\": 200}'"]);

@@ -110,7 +110,7 @@ describe("--help", () => {
     }
     const v = await svc(null, ["--version"]);
     expect(v.code).toBe(0);
-    expect(v.stdout).toMatch(/^svc \d+\.\d+\.\d+\n$/);
+    expect(v.stdout).toMatch(/^svc \d+\.\d+\.\d+ \([0-9a-f]{12}(-dirty)?\)\n$/);
   });
 
   test("spec flags appear in help", async () => {

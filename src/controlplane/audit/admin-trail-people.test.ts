@@ -65,7 +65,7 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
 
   // A failed sign-in is told in every organization of the account; an unknown email nowhere.
   const globex = await secondOrganization(cp);
-  await addMembership(cp.deps.db, cp.accountId, globex.orgId, "admin");
+  await addMembership(cp.deps.db, cp.accountId, globex.orgId, "admin", { by: null, join: "added", at: cp.deps.now() });
   await w.fresh(globex.org, globex.token);
   const anonymous = { id: "anonymous", email: "owner@example.com", credential: { kind: "none" as const, id: null }, ip: IP, user_agent: UA };
   const failed = await step("session.sign_in_failed", async () => expect((await signIn("wrong password, twice")).status).toBe(401), anonymous);

@@ -7,9 +7,11 @@
 //     workspace and agent never change);
 //   - have a timestamp within the window: not older than `maxAgeMs`, not more than
 //     `maxFutureMs` ahead of the control plane's clock.
+//   - carry no field this release does not know (a newer proxy's: retryable, never dropped).
 // A record that fails is rejected alone, with the reason and a code (contract
-// AuditRejectionCode; `clock_skew` is the retryable one); the rest of the batch is stored.
-import type { AuditRecord } from "../../contract/audit.ts";
+// AuditRejectionCode; `clock_skew` and `unsupported_field` are retryable); the rest of the batch is stored.
+import { type AuditRecord, AuditRecord as AuditRecordSchema } from "../../contract/audit.ts";
+import { BUILD_VERSION } from "../../version.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import type { AuditRejectionCode } from "../../contract/runtime-api.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
@@ -23,8 +25,24 @@ function nameOf(raw: unknown, index: number): string {
   return typeof id === "string" && id.length > 0 && id.length <= 64 ? id : `#${index}`;
 }
 
+/** The fields of the contract's record: anything else comes from a newer proxy. */
+const KNOWN_FIELDS = new Set(Object.keys(AuditRecordSchema.properties));
+
+/** Fields of a record this release does not know (none: an empty list). Pure. */
+export function unknownFields(raw: unknown): string[] {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return [];
+  return Object.keys(raw).filter((k) => !KNOWN_FIELDS.has(k)).sort();
+}
+
 export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCaller, "installationId" | "orgId" | "workspaceId" | "agentId">, window: TimeWindow): RecordVerdict {
   const id = nameOf(raw, index);
+  // A newer proxy's field (a chain field, say) would be dropped by storing the rest: the record
+  // is refused, retryably, and stored whole once this control plane is upgraded (issue 29).
+  const unknown = unknownFields(raw);
+  if (unknown.length > 0) {
+    const names = unknown.slice(0, 5).map((k) => k.slice(0, 40)).join(", ");
+    return { ok: false, id, code: "unsupported_field", reason: `record ${id} carries field(s) this control plane (svc ${BUILD_VERSION}) does not know: ${names}; the runtime keeps it and sends it again: upgrade the control plane (docs/upgrade.md)` };
+  }
   const problem = auditRecordProblem(raw);
   if (problem) return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: ${problem}` };
   const r = raw as AuditRecord;

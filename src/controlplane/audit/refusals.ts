@@ -5,13 +5,16 @@
 // session write without its CSRF token), from which address and user agent, the route, the
 // status and the problem code. How many are written is bounded (refusal-bound.ts); what goes
 // past the bound is told once per organization and window (`access.refusals_suppressed`).
-// Writing one never changes the answer: a failure is logged.
+// Writing one never changes the answer: a failure is logged. The two-person rule's refusals
+// are recorded by the approval itself (escrow/approval.ts: `audit:recovery.approve`, refused,
+// with the rule's code): the hook leaves those, so one refusal is one event.
 import { loggableError } from "../db/errors.ts";
 import type { Db } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { identifiedPrincipal } from "../auth/plugin.ts";
 import type { Principal } from "../auth/service.ts";
 import { loggablePath } from "../http/log-path.ts";
+import { RULE_SUMMARY } from "../escrow/approval-rules.ts";
 import { organizationNames } from "../organizations/service.ts";
 import { requestOrigin } from "../http/rate-limit.ts";
 import { credentialOf, receivedRequest } from "../http/request-gate.ts";
@@ -22,6 +25,9 @@ import { REFUSAL_BOUND, type RefusalBound, RefusalCounter, type Suppression } fr
 const ROUTE_MAX = 300;
 /** How often a refusal also writes the suppressions of ended windows (the scheduler does it too). */
 const FLUSH_EVERY_MS = 1000;
+
+/** Refusal codes whose service writes the refusal's event itself (the escrow approval rules). */
+const RECORDED_BY_THEIR_SERVICE = new Set(Object.keys(RULE_SUMMARY));
 
 /** Which organization a refused request is recorded in: the path's, or the one its credential proved. */
 export type RefusalScope = { orgId: string } | "principal" | null;
@@ -99,6 +105,7 @@ function makeTrail(deps: ControlPlaneDeps, bound: RefusalBound): RefusalTrail {
     if (!orgId || !(await exists(orgId))) return;
     const origin = requestOrigin(deps, request);
     const code = await problemCode(response);
+    if (RECORDED_BY_THEIR_SERVICE.has(code)) return;
     const now = deps.now();
     if (now - lastFlush >= FLUSH_EVERY_MS) await flush();
     if (!counter.admit(orgId, origin.ip, code, now)) return;

@@ -8,10 +8,15 @@ import { newId } from "../../contract/ids.ts";
 import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import type { SignIn } from "./service.ts";
 import { hashSecret, newSecret } from "./tokens.ts";
 
 type TokenDeps = Pick<ControlPlaneDeps, "db" | "now" | "config">;
-type TokenInput = { accountId: string; orgId: string; name: string; ttlSeconds?: number };
+/**
+ * `signIn` is the sign-in the token comes from (the issuing session's or token's; `at` null
+ * when unknown): a token carries it on and never renews it (escrow approval needs a fresh one).
+ */
+type TokenInput = { accountId: string; orgId: string; name: string; signIn: SignIn; ttlSeconds?: number };
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -21,7 +26,9 @@ export async function insertApiToken(deps: TokenDeps, input: TokenInput) {
   const id = newId("apiToken");
   // Every token expires (issue 20); a token that lives forever is one leak away from lasting access.
   const expiresAt = deps.now() + (input.ttlSeconds ?? deps.config.apiTokenTtlSeconds) * 1000;
-  await deps.db.insert(tables(deps.db).apiTokens).values({ id, accountId: input.accountId, orgId: input.orgId, name: input.name, tokenHash: hashSecret(token), expiresAt });
+  await deps.db
+    .insert(tables(deps.db).apiTokens)
+    .values({ id, accountId: input.accountId, orgId: input.orgId, name: input.name, tokenHash: hashSecret(token), expiresAt, authenticatedAt: input.signIn.at, idp: input.signIn.idp ?? null });
   return { id, token, expiresAt };
 }
 

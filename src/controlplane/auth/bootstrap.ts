@@ -29,8 +29,8 @@ export async function bootstrapOwner(
   return deps.db.transaction(async (tx) => {
     const { orgId, workspaceId } = await createOrganization({ ...deps, db: tx }, input.orgName);
     const account = await createAccount(tx, { email: input.email, passwordHash });
-    await addMembership(tx, account.id, orgId, "owner");
-    const issued = input.withToken ? await insertApiToken({ ...deps, db: tx }, { accountId: account.id, orgId, name: "bootstrap" }) : null;
+    await addMembership(tx, account.id, orgId, "owner", { by: null, join: "bootstrap", at: deps.now() });
+    const issued = input.withToken ? await insertApiToken({ ...deps, db: tx }, { accountId: account.id, orgId, name: "bootstrap", signIn: { at: deps.now() } }) : null;
     const after = {
       organization: { id: orgId, name: input.orgName },
       workspace_id: workspaceId,

@@ -2,6 +2,9 @@
 // secret (stored only hashed) plus a console URL; an owner or admin signed in to the console
 // approves it; the CLI's next poll receives an API token for the approver in the approver's
 // organization, exactly once. Expired or already fetched requests answer 410 login_expired.
+// The token carries the approving session's sign-in time, not the time it was issued: a
+// `svc login` approved from a session signed in hours ago is not a fresh sign-in (escrow
+// approval needs one within 5 minutes; escrow/approval-rules.ts).
 import { randomInt } from "node:crypto";
 import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
@@ -84,7 +87,7 @@ export async function approveLoginRequest(deps: ControlPlaneDeps, id: string, by
     // Approved once: a second approver (or the same one in another organization) never takes it over.
     const [approved] = await tx
       .update(lr)
-      .set({ approvedByAccountId: by.accountId, orgId: by.orgId })
+      .set({ approvedByAccountId: by.accountId, orgId: by.orgId, approverAuthenticatedAt: by.authenticatedAt ?? null, approverIdp: by.idp ?? null })
       .where(and(eq(lr.id, id), isNull(lr.completedAt), or(isNull(lr.approvedByAccountId), and(eq(lr.approvedByAccountId, by.accountId), eq(lr.orgId, by.orgId)))))
       .returning({ id: lr.id });
     if (!approved) throw new SvcError("conflict", "this login request was already approved by another account");
@@ -136,7 +139,7 @@ export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pol
     const [account] = await tx.select().from(a).where(eq(a.id, accountId));
     // The token acts for the approver; the CLI that redeems it proves only the poll secret.
     const by = { actor: holderActor("login_request", { id: accountId, email: account!.email, role, credentialId: id }, origin), at: deps.now() };
-    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}` }, by);
+    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}`, signIn: { at: row.approverAuthenticatedAt, idp: row.approverIdp } }, by);
     await tx.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id));
     return { token: issued.token, organization_id: orgId, email: account!.email, expires_at: new Date(issued.expiresAt).toISOString() };
   });

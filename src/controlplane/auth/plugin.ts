@@ -46,7 +46,9 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
   const token = bearer(ctx.headers.authorization);
   let p: Principal | null = null;
   if (token) {
-    p = await principalFromToken(deps, token);
+    // A CLI names its release in its user agent; kept with the token's last use (issue 29: skew).
+    const agent = ctx.headers["user-agent"];
+    p = await principalFromToken(deps, token, agent?.startsWith("svc-cli/") ? agent : null);
   } else {
     const raw = ctx.cookie[sessionCookieName(deps.config)]?.value;
     if (typeof raw === "string" && raw) {

@@ -124,7 +124,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/api-tokens",
       async ({ principal, body, set }) => {
-        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name }, acting(deps, principal));
+        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } }, acting(deps, principal));
         set.status = 201;
         return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },

@@ -1,11 +1,13 @@
 // Admin identities: accounts, memberships, API tokens and console sessions. Resolving a
 // bearer token or session cookie to a principal (account, organization, role) happens here.
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
 import { organizationNames } from "../organizations/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import type { IdpSubject } from "./idp-subjects.ts";
+import { type Grant, recordGrant, roleChangeKind } from "./membership-grants.ts";
 import { hashSecret, isKind } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "member";
@@ -33,7 +35,18 @@ export type Principal = {
   /** The client's address and user agent (auth/plugin.ts resolvePrincipal), for the admin trail. */
   ip?: string | null;
   userAgent?: string | null;
+  /**
+   * When the person last proved who they are: the session's sign-in, or the sign-in the API
+   * token was issued from. Null when unknown (older sessions and tokens). Escrow approval
+   * needs it within 5 minutes (issue 27).
+   */
+  authenticatedAt?: number | null;
+  /** The provider identity (issuer, `sub`) that sign-in was made as, when it was single sign-on. */
+  idp?: IdpSubject | null;
 };
+
+/** A sign-in as credentials carry it on: when, and as which provider identity if through single sign-on. */
+export type SignIn = { at: number | null; idp?: IdpSubject | null };
 
 export async function findAccountByEmail(db: Db, email: string) {
   const a = tables(db).accounts;
@@ -89,9 +102,16 @@ export async function emailsOfAccounts(db: Db, ids: string[]): Promise<Map<strin
   return new Map(rows.map((r) => [r.id, r.email]));
 }
 
-export async function addMembership(db: Db, accountId: string, orgId: string, role: Role) {
+/**
+ * Makes the account a member with `role`, or changes its role, and records who did it
+ * (membership-grants.ts) in the same transaction: call it inside the caller's transaction.
+ */
+export async function addMembership(db: Db, accountId: string, orgId: string, role: Role, grant: Grant) {
   const m = tables(db).memberships;
-  await db.insert(m).values({ accountId, orgId, role }).onConflictDoUpdate({ target: [m.accountId, m.orgId], set: { role } });
+  const current = await membership(db, accountId, orgId);
+  await db.insert(m).values({ accountId, orgId, role, createdAt: grant.at }).onConflictDoUpdate({ target: [m.accountId, m.orgId], set: { role } });
+  const kind = current ? roleChangeKind(current.role, role) : grant.join;
+  if (kind) await recordGrant(db, { orgId, accountId, kind, role, previousRole: current?.role ?? null, by: grant.by, at: grant.at });
 }
 
 export async function membership(db: Db, accountId: string, orgId: string) {
@@ -180,7 +200,7 @@ export function ssoMayOpen(role: Role): boolean {
   return role !== "owner";
 }
 
-async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], credentialId: string, session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
+async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], credentialId: string, signIn: { authenticatedAt: number | null; idp: IdpSubject | null }, session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
   const { memberships: m, accounts: a } = tables(db);
   const [row] = await db
     .select({ email: a.email, role: m.role })
@@ -190,10 +210,10 @@ async function principalFor(db: Db, accountId: string, orgId: string, via: Princ
   if (!row) return null;
   // A single sign-on session of an account made owner since: it ends (sign in with the password).
   if (session?.authMethod === "sso" && !ssoMayOpen(row.role)) return null;
-  return { accountId, email: row.email, orgId, role: row.role, via, credentialId, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
+  return { accountId, email: row.email, orgId, role: row.role, via, credentialId, authenticatedAt: signIn.authenticatedAt, idp: signIn.idp, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
 }
 
-export async function principalFromToken(deps: ControlPlaneDeps, token: string): Promise<Principal | null> {
+export async function principalFromToken(deps: ControlPlaneDeps, token: string, client?: string | null): Promise<Principal | null> {
   if (!isKind(token, "admin")) return null;
   const t = tables(deps.db).apiTokens;
   const [row] = await deps.db
@@ -205,10 +225,11 @@ export async function principalFromToken(deps: ControlPlaneDeps, token: string):
   const expiresAt = row.expiresAt ?? row.createdAt + deps.config.apiTokenTtlSeconds * 1000;
   if (expiresAt <= deps.now()) return null;
   // Recorded at most once a minute: a disk flush per admin request would buy nothing.
-  if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000) {
-    await deps.db.update(t).set({ lastUsedAt: deps.now() }).where(eq(t.id, row.id));
+  const lastClient = client ? client.slice(0, 100) : row.lastClient;
+  if (row.lastUsedAt === null || deps.now() - row.lastUsedAt > 60_000 || lastClient !== row.lastClient) {
+    await deps.db.update(t).set({ lastUsedAt: deps.now(), lastClient }).where(eq(t.id, row.id));
   }
-  const p = await principalFor(deps.db, row.accountId, row.orgId, "token", row.id);
+  const p = await principalFor(deps.db, row.accountId, row.orgId, "token", row.id, row);
   return p && { ...p, tokenExpiresAt: expiresAt };
 }
 
@@ -217,7 +238,7 @@ export async function principalFromSession(deps: ControlPlaneDeps, raw: string):
   const s = tables(deps.db).sessions;
   const [row] = await deps.db.select().from(s).where(eq(s.idHash, hashSecret(raw)));
   if (!row || row.expiresAt <= deps.now()) return null;
-  return principalFor(deps.db, row.accountId, row.orgId, "session", sessionCredentialId(row.idHash), { csrfToken: row.csrfToken, authMethod: row.authMethod });
+  return principalFor(deps.db, row.accountId, row.orgId, "session", sessionCredentialId(row.idHash), row, { csrfToken: row.csrfToken, authMethod: row.authMethod });
 }
 
 /** How the admin trail names a session: the first 16 hex digits of its stored hash (never the cookie). */

@@ -26,7 +26,7 @@ describe("signIn and session binding", () => {
   test("password sign-in opens a password session in the default organization", async () => {
     const cp = await testControlPlane();
     const b = await secondOrganization(cp);
-    await addMembership(cp.deps.db, cp.accountId, b.orgId, "member");
+    await addMembership(cp.deps.db, cp.accountId, b.orgId, "member", { by: null, join: "added", at: cp.deps.now() });
     const { raw, body } = await signIn(cp.deps, { email: "owner@example.com", password: PASSWORD });
     expect(body.organization_id).toBe([cp.orgId, b.orgId].sort()[0]!);
     const p = (await principalFromSession(cp.deps, raw))!;
@@ -39,8 +39,8 @@ describe("signIn and session binding", () => {
   test("an SSO session counts only for its own organization; an API token for none", async () => {
     const cp = await testControlPlane();
     const b = await secondOrganization(cp);
-    await addMembership(cp.deps.db, cp.accountId, b.orgId, "member");
-    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", NO_ORIGIN);
+    await addMembership(cp.deps.db, cp.accountId, b.orgId, "member", { by: null, join: "added", at: cp.deps.now() });
+    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", { at: cp.deps.now() }, NO_ORIGIN);
     const p = (await principalFromSession(cp.deps, raw))!;
     expect(p).toMatchObject({ orgId: b.orgId, authMethod: "sso", via: "session" });
     expect(await sessionAuthenticatedFor(cp.deps.db, p, b.orgId)).toBe(true);

@@ -19,24 +19,25 @@ import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { limiters, rateLimited } from "../http/rate-limit.ts";
 import { NO_ORIGIN } from "../http/request-gate.ts";
-import { type AuthMethod, defaultOrganization, findAccountByEmail, membership, membershipsOf, sessionCredentialId, verifyPassword } from "./service.ts";
+import { type AuthMethod, type SignIn, defaultOrganization, findAccountByEmail, membership, membershipsOf, sessionCredentialId, verifyPassword } from "./service.ts";
 import { hashSecret, newSecret } from "./tokens.ts";
 
 type SessionDeps = Pick<ControlPlaneDeps, "db" | "now" | "config">;
 
 /**
- * Opens a session of the account in `orgId`, recording how the person proved who they are, and
+ * Opens a session of the account in `orgId`, recording how and when the person proved who they
+ * are (`signIn`: now for a sign-in, the replaced session's for a switch of organization), and
  * writes its `session.sign_in` event in the same transaction. `switchedFrom`: the organization
  * a password session switched away from.
  */
-export async function createSession(deps: SessionDeps, accountId: string, orgId: string, authMethod: AuthMethod, origin: RequestOrigin, opts: { switchedFrom?: string } = {}) {
+export async function createSession(deps: SessionDeps, accountId: string, orgId: string, authMethod: AuthMethod, signIn: SignIn, origin: RequestOrigin, opts: { switchedFrom?: string } = {}) {
   const raw = newSecret("session");
   const csrfToken = newSecret("session").slice(7, 39);
   const idHash = hashSecret(raw);
   const now = deps.now();
   const expiresAt = now + deps.config.sessionTtlSeconds * 1000;
   await deps.db.transaction(async (tx) => {
-    await tx.insert(tables(tx).sessions).values({ idHash, accountId, orgId, csrfToken, authMethod, expiresAt });
+    await tx.insert(tables(tx).sessions).values({ idHash, accountId, orgId, csrfToken, authMethod, authenticatedAt: signIn.at, idp: signIn.idp ?? null, expiresAt });
     const who = await accountIn(tx, accountId, orgId);
     const id = sessionCredentialId(idHash);
     await recordAdminEvent(
@@ -150,7 +151,7 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
       input.organizationId ? `${account.email} is not a member of organization ${input.organizationId}` : `${account.email} is not a member of any organization`,
     );
   }
-  const session = await createSession(deps, account.id, chosen.orgId, "password", origin);
+  const session = await createSession(deps, account.id, chosen.orgId, "password", { at: deps.now() }, origin);
   return {
     raw: session.raw,
     body: { account: { id: account.id, email: account.email }, organization_id: chosen.orgId, role: chosen.role, csrf_token: session.csrfToken },

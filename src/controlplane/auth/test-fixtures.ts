@@ -12,11 +12,14 @@ import { actingAsSystem } from "../audit/admin-events.ts";
 
 export const PASSWORD = "correct horse battery staple";
 
-/** An account with `role` in the test organization, and an API token for it. */
-export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`) {
+/**
+ * An account with `role` in the test organization, and an API token for it issued from a
+ * sign-in now. `by`: the account that added it (default: none, as bootstrap adds the first owner).
+ */
+export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`, by: string | null = null) {
   const account = await createAccount(cp.deps.db, { email, password: PASSWORD });
-  await addMembership(cp.deps.db, account.id, cp.orgId, role);
-  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test" }, actingAsSystem(cp.deps, "controlplane"));
+  await addMembership(cp.deps.db, account.id, cp.orgId, role, { by, join: by ? "created" : "bootstrap", at: cp.deps.now() });
+  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
   return { accountId: account.id, email, token };
 }
 

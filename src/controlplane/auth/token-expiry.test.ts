@@ -30,7 +30,7 @@ describe("API token expiry", () => {
   test("a token stored without an expiry lasts the default TTL from its creation", async () => {
     let now = Date.now();
     const cp = await testControlPlane({ now: () => now });
-    const { id, token } = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "old" }, actingAsSystem(cp.deps, "controlplane"));
+    const { id, token } = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "old", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     const t = tables(cp.deps.db).apiTokens;
     const [row] = await cp.deps.db.update(t).set({ expiresAt: null }).where(eq(t.id, id)).returning();
     expect((await cp.call("GET", "/api/v1/me", { token })).status).toBe(200);

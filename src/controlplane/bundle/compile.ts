@@ -1,7 +1,8 @@
 // Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
 // out. No clock, database or network here; the loader (load.ts) gathers the inputs.
 import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
-import { BUNDLE_VERSIONS } from "../../contract/bundle.ts";
+import { BUNDLE_FEATURES, BUNDLE_VERSIONS } from "../../contract/bundle.ts";
+import { POLICY_FEATURES, policyNeeds } from "../replicas/features.ts";
 
 export type BundleInputs = {
   version: BundleVersion;
@@ -12,7 +13,7 @@ export type BundleInputs = {
   installationId: string;
   agentId: string;
   tools: BundleTool[];
-  policies: BundlePolicy[];
+  policies: (BundlePolicy & { requires?: readonly string[] })[];
   identities: BundleIdentity[];
   modelProfile: BundleModelProfile | null;
   recipients: BundleRecipient[];
@@ -20,6 +21,8 @@ export type BundleInputs = {
   toolServers?: BundleToolServer[];
   /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
   conditions: boolean;
+  /** With `conditions`: the policy features every live replica can express (default: all of this release's). */
+  expressible?: ReadonlySet<string>;
 };
 
 /** The bundle version asked for in `?version=`; null when it is not one svc serves. Absent means 1. */
@@ -29,24 +32,37 @@ export function parseBundleVersion(raw: string | undefined): BundleVersion | nul
   return (BUNDLE_VERSIONS as readonly number[]).includes(n) && String(n) === raw.trim() ? (n as BundleVersion) : null;
 }
 
-/** The weak ETag of a bundle: the organization revision plus the version (v1 and v2 differ), `c` with conditions. */
-export function bundleEtag(revision: number, version: BundleVersion, conditions = false): string {
-  return `W/"${revision}-v${version}${conditions ? "c" : ""}"`;
+/**
+ * The weak ETag of a bundle: the organization revision, the version (v1 and v2 differ), `c`
+ * with conditions, and the digest of the body (bundleDigest). The digest makes the ETag cover
+ * everything in the body (issue 29): two control-plane releases that compile one revision
+ * differently (a rolling upgrade) never answer each other's ETag with a 304.
+ */
+export function bundleEtag(revision: number, version: BundleVersion, conditions: boolean, digest: string): string {
+  return `W/"${revision}-v${version}${conditions ? "c" : ""}-${digest}"`;
+}
+
+/** The first 16 hex digits of the SHA-256 of the bundle's JSON without `generated_at` (the only field that changes between two compilations of the same state). */
+export function bundleDigest(bundle: PolicyBundle): string {
+  const { generated_at: _, ...content } = bundle;
+  return Bun.SHA256.hash(JSON.stringify(content), "hex").slice(0, 16);
 }
 
 /**
- * The policies as a proxy sees them. One that evaluates conditions gets them all. An older one
- * would ignore `condition` and `mode`, so it gets what is safe for it: conditional permits and
- * shadow policies are left out (they could only widen access), a conditional deny is sent
- * without its condition (it refuses more, never less).
+ * The policies as a proxy sees them. `expressible`: the policy features this bundle may carry
+ * (empty for a proxy that did not ask for conditions; for one that did, what every live
+ * control-plane replica can express, replicas/features.ts). A policy needing a feature outside
+ * it gets its narrower form, which can only refuse more: a permit or a shadow policy is left
+ * out, a deny is sent unconditional and enforced. A proxy that evaluates conditions gets the
+ * rest whole.
  */
-export function policiesFor(policies: BundlePolicy[], conditions: boolean): BundlePolicy[] {
+export function policiesFor(policies: readonly (BundlePolicy & { requires?: readonly string[] })[], expressible: ReadonlySet<string>): BundlePolicy[] {
   const out: BundlePolicy[] = [];
   for (const p of policies) {
     const base = { id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect };
     const shadow = p.mode === "shadow";
-    if (conditions) out.push({ ...base, ...(p.condition ? { condition: p.condition } : {}), ...(shadow ? { mode: "shadow" as const } : {}) });
-    else if (!shadow && (!p.condition || p.effect === "deny")) out.push(base);
+    if (policyNeeds(p).every((f) => expressible.has(f))) out.push({ ...base, ...(p.condition ? { condition: p.condition } : {}), ...(shadow ? { mode: "shadow" as const } : {}) });
+    else if (!shadow && p.effect === "deny") out.push(base);
   }
   return out.sort(byKey((p) => p.id));
 }
@@ -80,7 +96,7 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     tools: input.tools
       .map((t) => ({ name: t.name, access: t.access, required_capabilities: [...t.required_capabilities] }))
       .sort(byName),
-    policies: policiesFor(input.policies, input.conditions),
+    policies: policiesFor(input.policies, input.conditions ? (input.expressible ?? new Set(POLICY_FEATURES)) : new Set()),
     identities: input.identities
       .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort(), ...(i.attributes ? { attributes: { ...i.attributes } } : {}) }))
       .sort(byKey((i) => i.remote_user_id)),
@@ -89,5 +105,6 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     tool_servers: (input.toolServers ?? [])
       .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
       .sort(byName),
+    ...(input.conditions ? { features: [BUNDLE_FEATURES.conditions] } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
 import { serversForAgent } from "../tool-servers/service.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import { compileBundle } from "./compile.ts";
 
 /**
@@ -19,6 +20,8 @@ import { compileBundle } from "./compile.ts";
  * carries matches its content even while admins write.
  */
 export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, version: BundleVersion, conditions = false): Promise<PolicyBundle> {
+  // What every live control-plane replica can express (a rolling upgrade narrows it, issue 29).
+  const expressible = conditions ? expressibleFeatures(deps).features : new Set<string>();
   return deps.db.transaction(async (tx) => {
     return compileBundle({
       version,
@@ -35,6 +38,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       recipients: await recipientsFor(tx, caller.orgId),
       toolServers: await serversForAgent(tx, caller.agentId),
       conditions,
+      expressible,
     });
   });
 }

@@ -51,7 +51,7 @@ describe("finishSso", () => {
   test("the authorization request carries PKCE S256, state and nonce; a good ID token signs in the member", async () => {
     const cp = await testControlPlane();
     const admin = await createAccount(cp.deps.db, { email: "admin@example.com" });
-    await addMembership(cp.deps.db, admin.id, cp.orgId, "admin");
+    await addMembership(cp.deps.db, admin.id, cp.orgId, "admin", { by: null, join: "added", at: cp.deps.now() });
     const { flow, state, nonce, challenge, q } = await begin(cp);
     expect(q.get("code_challenge_method")).toBe("S256");
     expect(q.get("redirect_uri")).toBe("http://127.0.0.1:8420/sso/callback");
@@ -100,7 +100,7 @@ describe("finishSso", () => {
     b = await begin(cp);
     idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect(await refusal(finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" })))).toContain("not a member");
-    await addMembership(cp.deps.db, outsider.id, cp.orgId, "member");
+    await addMembership(cp.deps.db, outsider.id, cp.orgId, "member", { by: null, join: "added", at: cp.deps.now() });
     b = await begin(cp);
     idp.nextIdToken = await idp.idToken({ nonce: b.nonce, email: outsider.email, email_verified: true });
     expect((await finishSso(cp.deps, b.flow, new URLSearchParams({ state: b.state, code: "c" }))).accountId).toBe(outsider.id);

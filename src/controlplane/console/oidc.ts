@@ -5,6 +5,8 @@
 // other than the one that started the flow can finish it. The ID token's signature is checked
 // against the provider's JWKS (jose), with issuer, audience, expiry and nonce; the account is
 // matched by the token's verified email and must already be a member of the organization.
+// The provider's subject (`sub`) is remembered with the account (auth/idp-subjects.ts): escrow's
+// two-person rule refuses an approver the provider knows as the requester.
 // The session it opens is an "sso" session bound to that organization: the provider is run by
 // that organization's admins, so it vouches for the account there and nowhere else, and never
 // for an owner (owners sign in with their password; only owners change the provider).
@@ -19,6 +21,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
 import { SvcError } from "../../contract/errors.ts";
+import type { IdpSubject } from "../auth/idp-subjects.ts";
 import { findAccountByEmail, membership, ssoMayOpen } from "../auth/service.ts";
 import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { tables } from "../db/index.ts";
@@ -220,9 +223,13 @@ function openFlow(deps: ControlPlaneDeps, sealed: string | undefined): Flow {
   return flow;
 }
 
-export type SsoResult = { accountId: string; orgId: string; email: string; next: string };
-/** Who the provider vouched for: a verified email, for the flow's organization; `claim` when the flow redeems a claim link. */
-export type SsoIdentity = { orgId: string; email: string; next: string; claim: string | null };
+export type SsoResult = { accountId: string; orgId: string; email: string; next: string; idp: IdpSubject | null; authenticatedAt: number };
+/**
+ * Who the provider vouched for: a verified email, for the flow's organization; `claim` when the
+ * flow redeems a claim link. `idp` is the provider's name for the person (issuer and `sub`),
+ * `authenticatedAt` when they signed in there (the ID token's `auth_time` when it has one).
+ */
+export type SsoIdentity = { orgId: string; email: string; next: string; claim: string | null; idp: IdpSubject | null; authenticatedAt: number };
 
 /** Finishes a sign-in flow: the provider's answer verified (verifySso), then the member it names. */
 export async function finishSso(deps: ControlPlaneDeps, sealedFlow: string | undefined, query: URLSearchParams): Promise<SsoResult> {
@@ -240,7 +247,7 @@ export async function ssoMember(deps: ControlPlaneDeps, identity: SsoIdentity): 
   if (!ssoMayOpen(member.role)) {
     throw new SsoError(`${email} is an owner of this organization: owners sign in with their password, not single sign-on`);
   }
-  return { accountId: account.id, orgId, email, next: identity.next };
+  return { accountId: account.id, orgId, email, next: identity.next, idp: identity.idp, authenticatedAt: identity.authenticatedAt };
 }
 
 /** Verifies the provider's answer: state, the code exchange, the ID token; the verified email. */
@@ -317,7 +324,11 @@ export async function verifySso(deps: ControlPlaneDeps, sealedFlow: string | und
   const email = typeof identity.email === "string" ? identity.email.trim().toLowerCase() : "";
   if (!email) throw new SsoError("the identity provider did not share an email address; allow the email scope for this application");
   if (identity.email_verified !== true) throw new SsoError(`the identity provider has not verified ${email}; verify it there and try again`);
-  return { orgId: flow.orgId, email, next: flow.next, claim: flow.claim ?? null };
+  const idp = typeof claims.sub === "string" && claims.sub ? { issuer: row.issuer, subject: claims.sub } : null;
+  // A provider that says when the person signed in there (auth_time) is believed; a provider
+  // that answered from its own older session is not a fresh sign-in here either.
+  const authTime = typeof claims.auth_time === "number" ? Math.min(deps.now(), claims.auth_time * 1000) : deps.now();
+  return { orgId: flow.orgId, email, next: flow.next, claim: flow.claim ?? null, idp, authenticatedAt: authTime };
 }
 
 /** The userinfo claims for the ID token's subject (OIDC Core §5.3.2: `sub` must match). */

@@ -22,6 +22,7 @@ import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sin
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getAdminActivity } from "./pages/admin-activity.ts";
+import { postDismissNotice } from "./pages/notices.ts";
 import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
@@ -197,6 +198,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/audit-recovery", run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"))
       .post("/audit-recovery/:id/approve", run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"))
       .post("/audit-recovery/:id/fetch", run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"))
+      .post("/notices/:id/dismiss", run(postDismissNotice, "session"))
       .get("/settings", run(async (c) => getSettings(c)))
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))

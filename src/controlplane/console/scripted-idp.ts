@@ -11,8 +11,11 @@ export type ScriptedIdp = {
   nextIdToken: string | null;
   /** What the last token request carried (PKCE verifier, client authentication). */
   lastTokenRequest: { verifier: string | null; auth: string | null } | null;
-  /** An ID token signed by the provider's key (or `o.key`), for audience "console" unless told. */
-  idToken(claims: Record<string, unknown>, o?: { key?: SigningKeys; aud?: string; iss?: string }): Promise<string>;
+  /**
+   * An ID token signed by the provider's key (or `o.key`), for audience "console" unless told,
+   * for subject "sub-1" unless told, issued now (or at `o.at`, epoch ms: a test's own clock).
+   */
+  idToken(claims: Record<string, unknown>, o?: { key?: SigningKeys; aud?: string; iss?: string; sub?: string; at?: number }): Promise<string>;
   stop(): void;
 };
 
@@ -28,9 +31,9 @@ export async function startScriptedIdp(): Promise<ScriptedIdp> {
         .setProtectedHeader({ alg: "RS256", kid: "k1" })
         .setIssuer(o.iss ?? idp.issuer)
         .setAudience(o.aud ?? "console")
-        .setSubject("sub-1")
-        .setIssuedAt()
-        .setExpirationTime("5m")
+        .setSubject(o.sub ?? "sub-1")
+        .setIssuedAt(Math.floor((o.at ?? Date.now()) / 1000))
+        .setExpirationTime(Math.floor((o.at ?? Date.now()) / 1000) + 300)
         .sign((o.key ?? signing).privateKey),
     stop: async () => server.stop(true),
   };

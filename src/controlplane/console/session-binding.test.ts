@@ -207,11 +207,11 @@ describe("single sign-on never speaks for an owner, and only owners change it", 
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
     const me = browser(cp);
     await ssoSignIn(me, cp.orgId, admin.email);
-    await addMembership(cp.deps.db, admin.accountId, cp.orgId, "owner"); // bypassing the members route
+    await addMembership(cp.deps.db, admin.accountId, cp.orgId, "owner", { by: null, join: "added", at: cp.deps.now() }); // bypassing the members route
     expect((await me.api("GET", "/api/v1/me")).status).toBe(401);
     expect((await me.get("/members")).status).toBe(303); // back to sign-in
-    expect(await openSession(cp.deps, admin.accountId, cp.orgId, "sso", NO_ORIGIN)).toBeNull();
-    expect((await openSession(cp.deps, admin.accountId, cp.orgId, "password", NO_ORIGIN))?.orgId).toBe(cp.orgId);
+    expect(await openSession(cp.deps, admin.accountId, cp.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect((await openSession(cp.deps, admin.accountId, cp.orgId, "password", NO_ORIGIN, { authenticatedAt: cp.deps.now() }))?.orgId).toBe(cp.orgId);
   });
 });
 
@@ -256,9 +256,9 @@ describe("openSession", () => {
   test("opens exactly the organization asked for, never a fallback", async () => {
     const { cp, b } = await attackSetup();
     const outsider = await cp.call("POST", b.org("/members"), { body: { email: "only-b@example.org", role: "member" }, token: b.token });
-    expect(await openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso", NO_ORIGIN)).toBeNull();
-    expect(await openSession(cp.deps, outsider.json.account_id, "", "sso", NO_ORIGIN)).toBeNull();
-    expect((await openSession(cp.deps, cp.accountId, b.orgId, "sso", NO_ORIGIN))?.orgId).toBe(b.orgId);
+    expect(await openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect(await openSession(cp.deps, outsider.json.account_id, "", "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect((await openSession(cp.deps, cp.accountId, b.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() }))?.orgId).toBe(b.orgId);
   });
 });
 

@@ -2,6 +2,7 @@
 // loopback) resolved through the auth folder's session functions, and signing an account in
 // to one of its organizations.
 import { sessionCookieName } from "../auth/plugin.ts";
+import { type IdpSubject, recordIdpSubject } from "../auth/idp-subjects.ts";
 import { type AuthMethod, membership, membershipsOf, principalFromSession, ssoMayOpen } from "../auth/service.ts";
 import { createSession, deleteSession, signOutSession } from "../auth/sessions.ts";
 import type { RequestOrigin } from "../http/request-gate.ts";
@@ -28,7 +29,9 @@ export async function loadSession(deps: ControlPlaneDeps, cookies: Record<string
  * when the account is not a member there (never another organization instead), or for "sso"
  * when it is an owner there (owners sign in with their password). The membership
  * check and the new session are one transaction, so a member removed meanwhile gets no
- * session; `replaces` (the session being left) is deleted in it too. Password sign-in without
+ * session; `replaces` (the session being left) is deleted in it too, and the provider's
+ * subject (`idp`) is remembered with the account. `authenticatedAt`: when the person signed in
+ * (a switch of organization keeps the left session's: no one typed anything). Password sign-in without
  * an organization goes through the auth folder's `signIn`, which picks the default
  * organization (`defaultOrganization`), then `sessionCookie`.
  */
@@ -38,13 +41,15 @@ export async function openSession(
   orgId: string,
   authMethod: AuthMethod,
   origin: RequestOrigin,
-  options: { replaces?: string | undefined; switchedFrom?: string } = {},
+  options: { replaces?: string | undefined; authenticatedAt: number | null; idp?: IdpSubject | null; switchedFrom?: string },
 ): Promise<{ cookie: string; orgId: string } | null> {
   if (!orgId) return null;
   const raw = await deps.db.transaction(async (tx) => {
     const m = await membership(tx, accountId, orgId);
     if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
-    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, origin, options.switchedFrom ? { switchedFrom: options.switchedFrom } : {});
+    const signIn = { at: options.authenticatedAt, idp: options.idp ?? null };
+    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, signIn, origin, options.switchedFrom ? { switchedFrom: options.switchedFrom } : {});
+    if (options.idp) await recordIdpSubject(tx, { ...options.idp, accountId, orgId, at: deps.now() });
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;
   });

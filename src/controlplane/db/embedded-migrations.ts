@@ -13,8 +13,12 @@ export function fromJournal(journal: { entries: { tag: string; when: number; bre
   });
 }
 
-export function embeddedMigrations(migrations: readonly EmbeddedMigration[]): MigrationMeta[] {
+/** drizzle's migration record, with the migration's name (schema-history.ts names it in refusals). */
+export type Migration = MigrationMeta & { tag: string };
+
+export function embeddedMigrations(migrations: readonly EmbeddedMigration[]): Migration[] {
   return migrations.map((m) => ({
+    tag: m.tag,
     sql: m.sql.split("--> statement-breakpoint"),
     bps: m.breakpoints,
     folderMillis: m.when,

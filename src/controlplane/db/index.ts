@@ -1,11 +1,19 @@
 // The control plane's storage, chosen by one setting: a SQLite file (the embedded default, no
 // other service needed) or a postgres:// URL (the scale-out backend: several stateless
 // control-plane replicas on one database). See README.md in this folder.
+import { MIGRATIONS as PG_MIGRATIONS } from "./migrations-pg/index.ts";
+import { MIGRATIONS as SQLITE_MIGRATIONS } from "./migrations/index.ts";
 import { openPostgres } from "./postgres.ts";
 import { openSqlite } from "./sqlite.ts";
-import type { QueryLog, Store } from "./store.ts";
+import type { Dialect, QueryLog, Store } from "./store.ts";
 
 export { type Db, type Dialect, type QueryLog, type RawStatements, type Store, type Tables, rawStatements, rowCount, tables } from "./store.ts";
+
+/** The name of the last migration this release knows for the dialect: the schema it runs. */
+export function lastMigrationTag(dialect: Dialect): string {
+  const list = dialect === "postgres" ? PG_MIGRATIONS : SQLITE_MIGRATIONS;
+  return list[list.length - 1]?.tag ?? "";
+}
 
 export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);

@@ -1,12 +1,14 @@
 // The scale-out store: PostgreSQL through Bun's SQL client, shared by several stateless
 // control-plane replicas. Transactions run SERIALIZABLE, so they behave as on SQLite (as if
 // one ran at a time), and are run again when PostgreSQL reports a serialization failure or a
-// deadlock. Migrations run under an advisory lock, so replicas starting together apply each once.
+// deadlock. Migrations run under an advisory lock, so replicas starting together apply each once, each
+// in a short transaction with its indexes built concurrently after it (postgres-migrate.ts).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
+import { migratePostgres } from "./postgres-migrate.ts";
 import * as pgSchema from "./schema.ts";
 import type { Db, QueryLog, Store } from "./store.ts";
 
@@ -111,19 +113,11 @@ export function openPostgres(options: PostgresOptions): Store {
         // migration's DDL take its time (RESET below restores the connection's own bounds).
         await conn`SET statement_timeout = 0`;
         await conn`SET lock_timeout = 0`;
-        await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+        // Polled, not waited for in one statement: a replica blocked inside pg_advisory_lock is
+        // a transaction the holder's CREATE INDEX CONCURRENTLY would wait for (a deadlock).
+        while (!((await conn`SELECT pg_try_advisory_lock(${MIGRATION_LOCK}) AS got`) as { got: boolean }[])[0]!.got) await Bun.sleep(200);
         try {
-          const count = async () => {
-            const [exists] = await conn`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS present`;
-            if (!exists?.present) return 0;
-            const [row] = await conn`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
-            return Number(row?.n ?? 0);
-          };
-          const before = await count();
-          const locked = drizzle({ client: conn as unknown as SQL, schema: pgSchema });
-          const internals = locked as unknown as { dialect: { migrate(m: unknown, s: unknown, c: object): Promise<void> }; session: unknown };
-          await internals.dialect.migrate(embeddedMigrations(MIGRATIONS), internals.session, {});
-          return (await count()) - before;
+          return await migratePostgres(conn, embeddedMigrations(MIGRATIONS));
         } finally {
           // After a failure too: the lock belongs to the session, which goes back to the pool
           // and would keep every replica's migrations waiting for as long as it lives.

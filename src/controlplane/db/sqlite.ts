@@ -3,11 +3,11 @@
 // synchronous; the gate keeps other requests' statements out of an open transaction.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
-import type { MigrationMeta } from "drizzle-orm/migrator";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
-import { embeddedMigrations } from "./embedded-migrations.ts";
+import { type Migration, embeddedMigrations } from "./embedded-migrations.ts";
 import { TransactionGate } from "./gate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
+import { HISTORY_DDL, type HistoryRow, StoreFromNewerRelease, historyRow, unknownMigrations } from "./schema-history.ts";
 import * as schema from "./schema.ts";
 import { sqliteSchemaOf } from "./table.ts";
 import type { Db, QueryLog, Store } from "./store.ts";
@@ -74,23 +74,39 @@ export function openSqlite(path: string, logQuery?: QueryLog): Store {
  * process migrating the same file at the same time (`svc controlplane migrate` during a start)
  * waits for it, then finds nothing left to do, as replicas do on PostgreSQL's advisory lock.
  * Each part between breakpoints runs whole (exec), even when it holds several statements.
+ * A store holding a migration this binary does not know was migrated by a newer release:
+ * refused (schema-history.ts), before anything is written.
  */
-export function applyMigrations(client: Database, migrations: readonly MigrationMeta[]): number {
+export function applyMigrations(client: Database, migrations: readonly Migration[], now = Date.now()): number {
   client.exec("BEGIN IMMEDIATE");
   try {
     client.exec("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
-    const last = client.query<{ at: number }, []>("SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1").get();
-    let applied = 0;
+    client.exec(HISTORY_DDL.sqlite);
+    const applied = client.query<{ at: number }, []>("SELECT created_at AS at FROM __drizzle_migrations").all().map((r) => Number(r.at));
+    const unknown = unknownMigrations(migrations, applied);
+    if (unknown.length > 0) throw new StoreFromNewerRelease({ unknown, newest: newestHistory(client), known: migrations.length });
+    const last = applied.reduce((a, b) => Math.max(a, b), -Infinity);
+    let count = 0;
     for (const m of migrations) {
-      if (last && Number(last.at) >= m.folderMillis) continue;
+      if (last >= m.folderMillis) continue;
       for (const statement of m.sql) client.exec(statement);
       client.query("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)").run(m.hash, m.folderMillis);
-      applied++;
+      count++;
+    }
+    const row = historyRow(migrations, now);
+    const newest = newestHistory(client);
+    if (count > 0 || !newest || newest.version !== row.version || newest.commit !== row.commit) {
+      client.query('INSERT INTO svc_schema_history (version, "commit", last_tag, migrations, applied_at) VALUES (?, ?, ?, ?, ?)').run(row.version, row.commit, row.lastTag, row.migrations, row.appliedAt);
     }
     client.exec("COMMIT");
-    return applied;
+    return count;
   } catch (e) {
     if (client.inTransaction) client.exec("ROLLBACK");
     throw e;
   }
+}
+
+function newestHistory(client: Database): HistoryRow | null {
+  const r = client.query<{ version: string; commit: string; last_tag: string; migrations: number; applied_at: number }, []>('SELECT version, "commit", last_tag, migrations, applied_at FROM svc_schema_history ORDER BY id DESC LIMIT 1').get();
+  return r ? { version: r.version, commit: r.commit, lastTag: r.last_tag, migrations: r.migrations, appliedAt: r.applied_at } : null;
 }

@@ -1,17 +1,24 @@
 // Escrow recovery routes under /organizations/{org}/audit-recovery-requests (break-glass,
-// service.ts): an owner requests, another owner or admin approves, the requester fetches the
-// plaintext once. The fetch answers the decrypted bytes with no-store; nothing is logged.
-import { RecoveryRequest, RecoveryRequestList } from "../../contract/admin-api.ts";
+// service.ts): an owner requests, another person approves (approval.ts), the requester fetches
+// the plaintext once. The fetch answers the decrypted bytes with no-store; nothing is logged.
+// …/audit-recovery-policy is the approvers' minimum membership age (recovery-policy.ts).
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { REASON_MAX, approveRequest, createRequest, fetchPlaintext, getRequest, listRequests } from "./service.ts";
+import { RecoveryPolicy, RecoveryRequest, RecoveryRequestList } from "../../contract/admin-api.ts";
+import { approveRequest } from "./approval.ts";
+import { MAX_APPROVER_MIN_AGE_HOURS, getPolicy, setPolicy } from "./recovery-policy.ts";
+import { REASON_MAX, createRequest, fetchPlaintext, getRequest, listRequests } from "./service.ts";
 
 const Create = t.Object(
   { record_id: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: REASON_MAX }) },
   { additionalProperties: false },
 );
 const Params = t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 64 }) });
+const PolicyUpdate = t.Object(
+  { approver_min_age_hours: t.Integer({ minimum: 0, maximum: MAX_APPROVER_MIN_AGE_HOURS, description: "hours an approver must have been a member when the request was made" }) },
+  { additionalProperties: false },
+);
 const ListQuery = t.Object({ status: t.Optional(t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("consumed")])) });
 
 export function escrowRoutes(deps: ControlPlaneDeps) {
@@ -47,7 +54,22 @@ export function escrowRoutes(deps: ControlPlaneDeps) {
       admin: true,
       params: Params,
       response: RecoveryRequest,
-      detail: { summary: "Approve another owner's request (never your own: 403 recovery_self_approval); audited", tags: ["audit recovery"] },
+      detail: {
+        summary:
+          "Approve another person's request. 403 recovery_self_approval (your own), recovery_approver_provenance (the requester granted your membership or role), recovery_same_idp_subject (the identity provider knows you as the requester), recovery_approver_too_new (your membership was too young at request time), recovery_idp_identity_too_new (your single sign-on identity was too new at request time), recovery_stale_sign_in (no sign-in within 5 minutes); refusals are audited too",
+        tags: ["audit recovery"],
+      },
+    })
+    .get("/audit-recovery-policy", async ({ principal }) => getPolicy(deps.db, principal.orgId, deps.now()), {
+      admin: true,
+      response: RecoveryPolicy,
+      detail: { summary: "The rule for recovery approvers: the minimum membership age at request time (default 24 hours) and the fresh sign-in", tags: ["audit recovery"] },
+    })
+    .put("/audit-recovery-policy", async ({ principal, body }) => setPolicy(deps, principal, body.approver_min_age_hours), {
+      admin: true,
+      body: PolicyUpdate,
+      response: RecoveryPolicy,
+      detail: { summary: "An owner sets the approvers' minimum membership age; a lowering holds only for requests made once the age it replaces has passed; audited", tags: ["audit recovery"] },
     })
     .post(
       "/audit-recovery-requests/:id/fetch",

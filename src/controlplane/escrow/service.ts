@@ -2,12 +2,14 @@
 // organization, wrapped by the KMS (organizations/settings.ts); records written while escrow
 // was on are encrypted to it as well as to the customer keys. Using it takes two people:
 //   1. an owner requests the decryption of ONE record, giving a reason (pending);
-//   2. a different owner or admin approves (approved); the requester cannot approve their own;
+//   2. another person approves (approved): an owner or admin whom the requester never granted
+//      a membership or role, of long enough standing, freshly signed in (approval.ts, issue 27);
 //   3. the requester alone fetches the plaintext, once (consumed): the control plane unwraps
 //      the identity through the KMS, decrypts the record's arguments in memory and answers
 //      with them; it never logs or stores the plaintext.
-// Each step is an audit event (kind "admin", audit/admin-events.ts) written in the same
-// transaction as the state change, so no step happens without its event.
+// Each step is an audit event (kind "admin", severity high, audit/admin-events.ts) and a notice
+// to the other owners and admins (notices/), written in the same transaction as the state
+// change, so no step happens without its event.
 import type { RecoveryRequest } from "../../contract/admin-api.ts";
 import { Decrypter } from "age-encryption";
 import { and, desc, eq } from "drizzle-orm";
@@ -18,6 +20,7 @@ import { getRecord, recordCiphertext } from "../audit/query.ts";
 import { type Principal, emailsOfAccounts } from "../auth/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { postNotice } from "../notices/service.ts";
 import { escrowIdentity, escrowKeySummary } from "../organizations/settings.ts";
 
 export type RecoveryRequestRow = Tables["auditRecoveryRequests"]["$inferSelect"];
@@ -48,7 +51,7 @@ async function views(db: Db, rows: RecoveryRequestRow[]): Promise<RecoveryReques
   return rows.map((r) => view(r, emails));
 }
 
-async function requestRow(db: Db, orgId: string, id: string): Promise<RecoveryRequestRow> {
+export async function requestRow(db: Db, orgId: string, id: string): Promise<RecoveryRequestRow> {
   const q = tables(db).auditRecoveryRequests;
   const [row] = await db.select().from(q).where(and(eq(q.orgId, orgId), eq(q.id, id)));
   if (!row) throw new SvcError("not_found", `recovery request ${id} not found`);
@@ -97,24 +100,9 @@ export async function createRequest(deps: ControlPlaneDeps, by: Principal, input
   const id = newId("recoveryRequest", now);
   await deps.db.transaction(async (tx) => {
     await tx.insert(tables(tx).auditRecoveryRequests).values({ id, orgId: by.orgId, recordId: record.id, reason, requestedBy: by.accountId, status: "pending", createdAt: now });
-    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.request, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `${by.email} requested escrow recovery ${id} of record ${record.id}: ${reason}`, ref: record.id }, now);
-  });
-  return getRequest(deps.db, by.orgId, id);
-}
-
-/** Step 2: another owner or admin approves; the requester never can. */
-export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: string): Promise<RecoveryRequestView> {
-  const now = deps.now();
-  await deps.db.transaction(async (tx) => {
-    const row = await requestRow(tx, by.orgId, id);
-    if (row.requestedBy === by.accountId) {
-      throw new SvcError("recovery_self_approval", `you requested ${id}, so you cannot approve it: a second owner or admin of the organization must (\`svc audit recover approve ${id}\`)`);
-    }
-    if (row.status !== "pending") throw new SvcError("conflict", `recovery request ${id} is already ${row.status}`);
-    const q = tables(tx).auditRecoveryRequests;
-    await tx.update(q).set({ status: "approved", approvedBy: by.accountId, approvedAt: now }).where(and(eq(q.id, id), eq(q.status, "pending")));
-    const record = await getRecord(tx, by.orgId, row.recordId);
-    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.approve, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `${by.email} approved escrow recovery ${id} of record ${row.recordId}`, ref: row.recordId }, now);
+    const text = `${by.email} requested escrow recovery ${id} of record ${record.id}: ${reason}`;
+    const eventId = await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.request, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: text, ref: record.id }, now);
+    await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.request, result: "ok", actorAccountId: by.accountId, text, ref: id, eventId }, now);
   });
   return getRequest(deps.db, by.orgId, id);
 }
@@ -128,7 +116,7 @@ export async function fetchPlaintext(deps: ControlPlaneDeps, by: Principal, id: 
   const row = await requestRow(deps.db, by.orgId, id);
   if (row.requestedBy !== by.accountId) throw new SvcError("forbidden", `only the requester of ${id} can fetch its plaintext`);
   if (row.status === "consumed") throw new SvcError("recovery_consumed", `the plaintext of ${id} was already fetched at ${new Date(row.consumedAt ?? 0).toISOString()}; it is handed out once: request a new recovery if you need it again`);
-  if (row.status !== "approved") throw new SvcError("recovery_not_approved", `recovery request ${id} is not approved yet: a second owner or admin must approve it (\`svc audit recover approve ${id}\`)`);
+  if (row.status !== "approved") throw new SvcError("recovery_not_approved", `recovery request ${id} is not approved yet: another person, an owner or admin you never granted a membership or role, must approve it (\`svc audit recover approve ${id}\`)`);
   const record = await recoverableRecord(deps.db, by.orgId, row.recordId);
   const ciphertext = await recordCiphertext(deps.db, by.orgId, row.recordId);
   const identity = await escrowIdentity(deps, by.orgId);
@@ -151,7 +139,9 @@ export async function fetchPlaintext(deps: ControlPlaneDeps, by: Principal, id: 
       .where(and(eq(q.orgId, by.orgId), eq(q.id, id), eq(q.status, "approved"), eq(q.requestedBy, by.accountId)))
       .returning({ id: q.id });
     if (!done) throw new SvcError("recovery_consumed", `the plaintext of ${id} was already fetched; it is handed out once: request a new recovery if you need it again`);
-    await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.decrypt, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: `escrow recovery ${id}: the arguments of record ${row.recordId} were decrypted and handed to ${by.email}, once`, ref: row.recordId }, now);
+    const text = `escrow recovery ${id}: the arguments of record ${row.recordId} were decrypted and handed to ${by.email}, once`;
+    const eventId = await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.decrypt, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: text, ref: row.recordId }, now);
+    await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.decrypt, result: "ok", actorAccountId: by.accountId, text, ref: id, eventId }, now);
   });
   return { recordId: row.recordId, plaintext };
 }

@@ -1,6 +1,7 @@
-// The table of escrow recovery (break-glass, issue 15): an owner's request to decrypt one audit
+// The tables of escrow recovery (break-glass, issue 15): an owner's request to decrypt one audit
 // record with the service's escrow identity, its approval by another owner or admin, and its
-// single use. Never holds plaintext. Declared once for both stores (db/table.ts, db/README.md).
+// single use (never plaintext); and the organization's rule for approvers (issue 27). Declared
+// once for both stores (db/table.ts, db/README.md).
 import { accounts } from "../auth/tables.ts";
 import { table } from "../db/table.ts";
 import { organizations } from "../organizations/tables.ts";
@@ -23,3 +24,16 @@ export const auditRecoveryRequests = table(
   }),
   (t, c) => [c.index("audit_recovery_requests_org_id").on(t.orgId, t.id)],
 );
+
+/**
+ * How long an approver must have been a member when a request was made (recovery-policy.ts);
+ * no row: the default, 24 hours. A lowering holds only for requests made once the age in force
+ * before it (`previous_min_age_hours`) has passed since `changed_at`.
+ */
+export const auditRecoveryPolicies = table("audit_recovery_policies", (c) => ({
+  orgId: c.text("org_id").primaryKey().references(() => organizations.id),
+  approverMinAgeHours: c.integer("approver_min_age_hours").notNull(),
+  previousMinAgeHours: c.integer("previous_min_age_hours").notNull(),
+  changedAt: c.millis("changed_at").notNull(),
+  changedBy: c.text("changed_by").notNull().references(() => accounts.id),
+}));

@@ -12,6 +12,12 @@ export async function liveInstallationIds(db: Db, workspaceId: string, agentId?:
   return (await db.select({ id: i.id }).from(i).where(and(...conds))).map((r) => r.id);
 }
 
+/** Ids and names of the organization's installations not deleted. */
+export async function orgInstallations(db: Db, orgId: string): Promise<{ id: string; name: string }[]> {
+  const i = tables(db).installations;
+  return db.select({ id: i.id, name: i.name }).from(i).where(and(eq(i.orgId, orgId), isNull(i.deletedAt))).orderBy(i.name);
+}
+
 /** Installation id → its name and whether it was deleted, for the given ids (unknown ids left out). */
 export async function installationNames(db: Db, ids: readonly string[]): Promise<Map<string, { name: string; deleted: boolean }>> {
   if (ids.length === 0) return new Map();

@@ -48,7 +48,9 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
       throw new SvcError("conflict", `an account for ${email} already exists; it keeps its own password (leave out "password")`);
     }
     const member = account ?? (await createAccount(tx, { email, ...(passwordHash !== undefined ? { passwordHash } : {}) }));
-    await addMembership(tx, member.id, by.orgId, input.role);
+    // Who did it is kept for good (auth/membership-grants.ts): escrow's approval rule reads it.
+    const join = account ? "added" : passwordHash !== undefined ? "created" : "invited";
+    await addMembership(tx, member.id, by.orgId, input.role, { by: by.accountId, join, at: now });
     const ended = current && current.role !== "owner" && input.role === "owner" ? await endAccountAccess(tx, member.id, by.orgId, now) : null;
     const target = { type: "member", id: member.id, name: member.email };
     if (!current) {

@@ -4,8 +4,10 @@
 // objects named from A's own paths; nothing of B changes). A route added to the app without a
 // row here fails the coverage test, so the table cannot fall behind.
 import { describe, expect, test } from "bun:test";
+import { createAccount } from "../auth/service.ts";
 import { issueApiToken } from "../auth/api-tokens.ts";
 import { actingAsSystem } from "../audit/admin-events.ts";
+import { postNotice } from "../notices/service.ts";
 import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
 import { newId } from "../../contract/ids.ts";
@@ -36,6 +38,7 @@ type World = {
   recordId: string;
   apiTokenId: string;
   recoveryRequestId: string;
+  noticeId: string;
 };
 
 async function populate(cp: TestControlPlane, w: { orgId: string; token: string; ownerAccountId: string }): Promise<World> {
@@ -62,11 +65,14 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
-  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare" }, actingAsSystem(cp.deps, "controlplane"));
+  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
   await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
-  return { ...w, recoveryRequestId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  // A notice of another account's step, which the owner sees until they dismiss it.
+  const actor = await createAccount(cp.deps.db, { email: `actor@${w.orgId.toLowerCase()}.test` });
+  const noticeId = await postNotice(cp.deps.db, { orgId: w.orgId, action: "audit:recovery.request", result: "ok", actorAccountId: actor.id, text: "requested", ref: recoveryRequestId }, cp.deps.now());
+  return { ...w, recoveryRequestId, noticeId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -149,6 +155,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "POST /audit-checkpoints": () => ({ path: "/audit-checkpoints" }),
   "GET /audit-chain-flags": () => ({ path: "/audit-chain-flags" }),
+  "GET /versions": () => ({ path: "/versions" }),
   "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-activity": () => ({ path: "/audit-activity" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
@@ -156,6 +163,10 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-recovery-requests/:id": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}` }),
   "POST /audit-recovery-requests/:id/approve": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/approve` }),
   "POST /audit-recovery-requests/:id/fetch": (w) => ({ path: `/audit-recovery-requests/${w.recoveryRequestId}/fetch` }),
+  "GET /audit-recovery-policy": () => ({ path: "/audit-recovery-policy" }),
+  "PUT /audit-recovery-policy": () => ({ path: "/audit-recovery-policy", body: { approver_min_age_hours: 48 } }),
+  "GET /notices": () => ({ path: "/notices" }),
+  "POST /notices/:id/dismiss": (w) => ({ path: `/notices/${w.noticeId}/dismiss` }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
     body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },
@@ -217,6 +228,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "POST /audit-recovery": (w) => ({ path: "/audit-recovery", form: { record_id: w.recordId, reason: "incident" } }),
   "POST /audit-recovery/:id/approve": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/approve` }),
   "POST /audit-recovery/:id/fetch": (w) => ({ path: `/audit-recovery/${w.recoveryRequestId}/fetch` }),
+  "POST /notices/:id/dismiss": (w) => ({ path: `/notices/${w.noticeId}/dismiss`, form: { next: "/" } }),
   "GET /settings": () => ({ path: "/settings" }),
   "POST /settings/escrow": () => ({ path: "/settings/escrow", form: { escrow_enabled: "true" } }),
   "POST /settings/sso": () => ({ path: "/settings/sso", form: { issuer: "https://idp.example.com", client_id: "c", client_secret: "s" } }),
@@ -230,7 +242,7 @@ function appRoutes(cp: TestControlPlane): string[] {
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
   // (the runtimes' records: the refusals of the calls under test are admin events, told below)
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });

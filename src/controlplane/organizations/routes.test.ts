@@ -83,8 +83,8 @@ describe("removing members", () => {
     expect((await cp.call("GET", "/api/v1/me", { token: null, headers: { cookie: session.cookie } })).status).toBe(200);
     // The same account in another organization keeps its access there.
     const other = await secondOrganization(cp);
-    await addMembership(cp.deps.db, admin.accountId, other.orgId, "admin");
-    const elsewhere = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: other.orgId, name: "other" }, actingAsSystem(cp.deps, "controlplane"));
+    await addMembership(cp.deps.db, admin.accountId, other.orgId, "admin", { by: null, join: "added", at: cp.deps.now() });
+    const elsewhere = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: other.orgId, name: "other", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
 
     const removed = await cp.call("DELETE", cp.org(`/members/${admin.accountId}`));
     expect(removed.status).toBe(204);

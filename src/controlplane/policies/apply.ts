@@ -88,7 +88,7 @@ export async function applyPolicies(db: Db, orgId: string, workspace: { id: stri
       const have = byName.get(spec.name);
       if (have) before.push(have);
       const [written] = have
-        ? await tx.update(p).set(specColumns(spec)).where(eq(p.id, have.id)).returning()
+        ? await tx.update(p).set(specColumns(spec, have)).where(eq(p.id, have.id)).returning()
         : await tx.insert(p).values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) }).returning();
       after.push(written!);
     }

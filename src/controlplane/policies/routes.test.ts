@@ -94,8 +94,8 @@ describe("conditions and mode", () => {
   });
 
   test.each([
-    ["args.amount <=", "condition: line 1, column 15: Unexpected token: EOF", { offset: 14, line: 1, column: 15 }],
-    ["user.gruops.size() > 0", "condition: line 1, column 6: No such key: gruops", { offset: 5, line: 1, column: 6 }],
+    ["args.amount <=", "condition: line 1, column 13: found < but expecting end of input", { offset: 12, line: 1, column: 13 }],
+    ["user.gruops.size() > 0", "condition: line 1, column 5: user has no field gruops (it has id, email, groups, attributes)", { offset: 4, line: 1, column: 5 }],
     ["args.a == 1 &&\n  'x' + 1 == 2", "condition: line 2, column 3: no such overload: string + int", { offset: 17, line: 2, column: 3 }],
     ["args.amount", null, null],
     ["1 + 1", "condition: line 1, column 1: the condition gives int, not bool", { offset: 0, line: 1, column: 1 }],
@@ -178,6 +178,29 @@ describe("unregistered tools, update, apply", () => {
     const cleared = await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: null, mode: "enforce" } });
     expect([cleared.json.condition, cleared.json.mode]).toEqual([null, "enforce"]);
     expect((await cp.call("PATCH", cp.org("/policies/pol_nope"), { body: { mode: "shadow" } })).status).toBe(404);
+  });
+
+  test("conditions that could hold the proxy: over the cost estimate 422 condition_too_costly (POST, PATCH, apply), a backtracking pattern 422 invalid_condition; nothing written", async () => {
+    const cp = await testControlPlane();
+    const nested = "args.l.all(x, args.l.all(y, args.l.all(z, x + y + z >= 0)))";
+    const p = (await cp.call("POST", cp.org("/policies"), { body: base })).json;
+    const before = await revisionOf(cp);
+    const tries = [
+      await cp.call("POST", cp.org("/policies"), { body: { ...base, condition: nested } }),
+      await cp.call("PATCH", cp.org(`/policies/${p.id}`), { body: { condition: nested } }),
+      await apply(cp, [{ name: "nested", src: "group:staff", dst: "model:invoke", effect: "permit", condition: nested }]),
+    ];
+    for (const res of tries) {
+      expect([res.status, res.json.code]).toEqual([422, "condition_too_costly"]);
+      expect(res.json.cost).toEqual({ estimate: expect.any(Number), limit: 2000, part: nested });
+      expect(res.json.cost.estimate).toBeGreaterThan(1e8);
+      expect(res.json.detail).toContain(`the condition may cost ${res.json.cost.estimate} steps, over the limit of 2000`);
+      expect(res.json.errors[0]).toMatchObject({ path: expect.stringMatching(/\/condition$/), position: { offset: 0, line: 1, column: 1 } });
+    }
+    const pattern = await cp.call("POST", cp.org("/policies"), { body: { ...base, condition: "args.q.matches('^(a+)+$')" } });
+    expect([pattern.status, pattern.json.code]).toEqual([422, "invalid_condition"]);
+    expect(pattern.json.detail).toBe("condition: line 1, column 16: the pattern repeats a repetition ((a+)+), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting");
+    expect(await revisionOf(cp)).toBe(before);
   });
 
   test("apply: a plan, then the change; the same file again changes nothing; dry run writes nothing", async () => {

@@ -12,12 +12,16 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import { findUserById } from "../directory/service.ts";
 import { findInstallation } from "../installations/service.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
+import { POLICY_FEATURES, policyNeeds } from "../replicas/features.ts";
 
 /** The policies that apply to an agent: those bound to it and those bound to no agent in its workspace. */
-export async function policiesForAgent(db: Db, workspaceId: string, agentId: string): Promise<BundlePolicy[]> {
+/** A policy as the bundle compiler takes it: with the features it needs (replicas/features.ts). */
+export type PolicyForBundle = BundlePolicy & { requires: string[] };
+
+export async function policiesForAgent(db: Db, workspaceId: string, agentId: string): Promise<PolicyForBundle[]> {
   const p = tables(db).policies;
   return db
-    .select({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect, condition: p.condition, mode: p.mode })
+    .select({ id: p.id, name: p.name, src: p.src, dst: p.dst, effect: p.effect, condition: p.condition, mode: p.mode, requires: p.requires })
     .from(p)
     .where(and(eq(p.workspaceId, workspaceId), or(eq(p.agentId, agentId), isNull(p.agentId))))
     .orderBy(p.id);
@@ -58,13 +62,19 @@ function invalidPattern(path: string, message: string): never {
   throw new SvcError("invalid_pattern", message, { errors: [{ path, message }] });
 }
 
-/** The condition as stored: trimmed, null when absent; a type or syntax error is a 422 naming its position. */
+/**
+ * The condition as stored: trimmed, null when absent. A type or syntax error, or a pattern
+ * RE2 cannot run, is a 422 invalid_condition naming its position; a condition whose cost
+ * estimate is over the limit a 422 condition_too_costly with the estimate and its costliest part.
+ */
 export function validCondition(condition: string | null | undefined, at = ""): string | null {
   if (condition === undefined || condition === null || condition.trim() === "") return null;
   const problem = checkCondition(condition);
   if (!problem) return condition.trim();
   const message = `${at ? `${at.slice(1)}: ` : ""}condition: ${describeProblem(problem)}`;
-  throw new SvcError("invalid_condition", message, { errors: [{ path: `${at}/condition`, message, ...(problem.position ? { position: problem.position } : {}) }] });
+  const error = { path: `${at}/condition`, message, ...(problem.position ? { position: problem.position } : {}) };
+  if (problem.cost) throw new SvcError("condition_too_costly", message, { errors: [error], cost: problem.cost });
+  throw new SvcError("invalid_condition", message, { errors: [error] });
 }
 
 /**
@@ -117,8 +127,14 @@ export async function requireReferences(tx: Db, orgId: string, workspace: { id: 
 }
 
 /** The row's columns a spec sets. */
-export function specColumns(spec: PolicySpec) {
-  return { agentId: spec.agentId, name: spec.name, src: spec.src, dst: spec.dst, effect: spec.effect, condition: spec.condition, mode: spec.mode };
+/**
+ * A policy's columns from its spec. `requires` (issue 29): the features its fields need, and
+ * those a later release stored for fields this release does not know (kept through an update
+ * here, or this release would turn the policy into a wider one for every replica).
+ */
+export function specColumns(spec: PolicySpec, before?: { requires: readonly string[] }) {
+  const foreign = (before?.requires ?? []).filter((f) => !(POLICY_FEATURES as readonly string[]).includes(f));
+  return { agentId: spec.agentId, name: spec.name, src: spec.src, dst: spec.dst, effect: spec.effect, condition: spec.condition, mode: spec.mode, requires: policyNeeds({ ...spec, requires: foreign }) };
 }
 
 /** The target of a policy's admin events. */
@@ -159,7 +175,7 @@ export async function updatePolicy(db: Db, orgId: string, id: string, change: Pa
     });
     const workspace = await resolveWorkspace(tx, orgId, row.workspaceId);
     await requireReferences(tx, orgId, workspace, spec);
-    const [updated] = await tx.update(p).set(specColumns(spec)).where(eq(p.id, id)).returning();
+    const [updated] = await tx.update(p).set(specColumns(spec, row)).where(eq(p.id, id)).returning();
     await bumpRevision(tx, orgId);
     await recordChange(tx, by, { orgId, workspaceId: row.workspaceId, action: "policy.update", target: policyTarget(updated!), before: presentPolicy(row), after: presentPolicy(updated!) });
     return updated!;

@@ -19,6 +19,12 @@ export const policies = table(
     condition: c.text("condition"),
     /** shadow: evaluated and recorded on the audit record, never changes the outcome. */
     mode: c.text("mode", { enum: ["enforce", "shadow"] }).notNull().default("enforce"),
+    /**
+     * The policy features it needs (replicas/features.ts): what this release derives from its
+     * fields, and what a later release adds for fields this one does not know. A replica that
+     * cannot express one of them sends the policy's narrower form (issue 29).
+     */
+    requires: c.json<string[]>("requires").notNull().default([]),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.index("policies_ws_agent").on(t.workspaceId, t.agentId)],

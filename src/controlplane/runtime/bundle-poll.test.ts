@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { newSecret } from "../auth/tokens.ts";
+import { createApp } from "../app.ts";
 import { testControlPlane } from "../testing.ts";
 import { bundlePollShortcut, pollQuery, sharedRevisionReads } from "./bundle-poll.ts";
 import { bumpRevision } from "../organizations/service.ts";
@@ -55,6 +56,27 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     const runs = [];
     for (const [query, etag] of [["?version=2&conditions=1", a2], ["?version=2&conditions=1", a2], ["?version=1", a1], ["?version=1", a1], ["?version=1", a2]] as const) runs.push(await poll(a.token, query, etag));
     expect(runs).toEqual([304, 304, 304, 304, 200]);
+  });
+
+  test("an ETag names the body: another replica answers it 304 only when its compilation gives the same body (issue 29)", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const etag = await etagOf(cp, inst.token, "?version=2&conditions=1");
+    expect(etag).toMatch(/^W\/"\d+-v2c-[0-9a-f]{16}"$/);
+    // A second replica on the same store, which never served this bundle: it compiles, finds the same body, 304.
+    const replica = createApp(cp.deps);
+    const poll = async (app: { handle(r: Request): Promise<Response> }, ifNoneMatch: string) =>
+      app.handle(new Request(`http://localhost${BUNDLE}?version=2&conditions=1`, { headers: { authorization: `Bearer ${inst.token}`, "if-none-match": ifNoneMatch } }));
+    expect((await poll(replica, etag)).status).toBe(304);
+    // A replica of another release compiled the same revision into another body (an old one drops
+    // a condition): its ETag has the revision but not the digest, and is never answered 304.
+    const revision = etag.slice(3).split("-")[0];
+    for (const other of [`W/"${revision}-v2c"`, `W/"${revision}-v2c-0000000000000000"`]) {
+      const res = await poll(replica, other);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("etag")).toBe(etag);
+      expect(((await res.json()) as { features?: string[] }).features).toEqual(["conditions"]);
+    }
   });
 
   test("a rotated token is refused at once, even with the current ETag, after polls that were answered 304", async () => {

@@ -20,7 +20,9 @@ import { bearer } from "../../contract/bearer.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import { POLICY_BUNDLE_PATH } from "../../contract/runtime-api.ts";
 import { hashSecret, isKind } from "../auth/tokens.ts";
-import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findInstallationByToken } from "../installations/runtime-auth.ts";
 import { orgRevision } from "../organizations/service.ts";
@@ -50,15 +52,17 @@ export function pollQuery(search: string): Poll | null {
   return v === null ? null : { version: v, conditions: conditions === "1" };
 }
 
+type Known = { orgId: string; installationId: string; revision: number };
+
 /** The token query: the token's organization and revision, remembered; null when the token is not current. */
-async function tokenRevision(deps: ControlPlaneDeps, known: Map<string, { orgId: string; revision: number }>, hash: string, token: string): Promise<number | null> {
+async function tokenRevision(deps: ControlPlaneDeps, known: Map<string, Known>, hash: string, token: string): Promise<number | null> {
   const caller = await findInstallationByToken(deps, token, {});
   if (!caller || caller.orgRevision === undefined) {
     known.delete(hash);
     return null;
   }
   if (known.size >= MAX_TOKENS) known.clear();
-  known.set(hash, { orgId: caller.orgId, revision: caller.orgRevision });
+  known.set(hash, { orgId: caller.orgId, installationId: caller.installationId, revision: caller.orgRevision });
   return caller.orgRevision;
 }
 
@@ -88,11 +92,6 @@ export function sharedRevisionReads(read: (orgId: string) => Promise<number>): (
   };
 }
 
-/** The weak ETags of one revision (bundleEtag), by version and conditions, built once per revision. */
-function etagsOf(revision: number): string[] {
-  return [bundleEtag(revision, 1, false), bundleEtag(revision, 1, true), bundleEtag(revision, 2, false), bundleEtag(revision, 2, true)];
-}
-
 /**
  * A 304 for an unchanged bundle poll, or null: the request then takes the full pipeline. A
  * request that is no such poll (another path or method, no If-None-Match, another query, no
@@ -100,34 +99,31 @@ function etagsOf(revision: number): string[] {
  */
 export function bundlePollShortcut(deps: ControlPlaneDeps): (request: Request) => Promise<Response | null> | null {
   /** SHA-256 of a runtime token → its organization and the revision read with the token. */
-  const known = new Map<string, { orgId: string; revision: number }>();
+  const known = new Map<string, Known>();
+  // The ETags this replica served (they name a digest of the body, bundle/served-etags.ts).
+  const served = servedEtags(deps);
   const readRevision = sharedRevisionReads(async (orgId) => orgRevision(deps.db, orgId));
   // The 304's series of the request metrics, looked up once.
   const counted = deps.metrics?.requestSeries("GET", POLICY_BUNDLE_PATH, 304);
   // The last query and what it asked for (every replica of a version sends the same one).
   let lastSearch = "";
   let lastPoll = pollQuery("")!;
-  let etagRevision = -1;
-  let etags: string[] = [];
   let lastEtag = "";
   let lastInit: ResponseInit = {};
   const answer = async (t0: number, ifNoneMatch: string, poll: Poll, token: string): Promise<Response | null> => {
     // The revision of the token's organization (null: the token is not current).
     let revision: number | null;
+    const hash = hashSecret(token);
     try {
-      const hash = hashSecret(token);
       const seen = known.get(hash);
       revision = seen && (await readRevision(seen.orgId)) === seen.revision ? seen.revision : await tokenRevision(deps, known, hash, token);
     } catch {
       return null; // the store failed: the pipeline answers (and logs) it
     }
     if (revision === null) return null;
-    if (revision !== etagRevision) {
-      etagRevision = revision;
-      etags = etagsOf(revision);
-    }
-    const etag = etags[(poll.version - 1) * 2 + (poll.conditions ? 1 : 0)]!;
-    if (!etagMatches(ifNoneMatch, etag)) return null;
+    // Never served here at this revision: the pipeline compiles it (and answers 304 if unchanged).
+    const etag = served.get(known.get(hash)!.installationId, bundleForm(poll.version, poll.conditions, expressibleFeatures(deps).key), revision);
+    if (!etag || !etagMatches(ifNoneMatch, etag)) return null;
     counted?.((performance.now() - t0) / 1000);
     // The answer's headers built once per ETag (the Response copies them).
     if (etag !== lastEtag) {

@@ -38,6 +38,17 @@ export function liveSince(now: number, limits: LivenessLimits): number {
   return now - limits.staleAfterMs;
 }
 
+/** The release each replica of these installations reported, for those heard from since `since` (issue 29: skew). */
+export async function runtimeVersions(db: Db, installationIds: readonly string[], since: number): Promise<{ installationId: string; replicaId: string; version: string | null; lastSeenAt: number }[]> {
+  if (installationIds.length === 0) return [];
+  const r = tables(db).runtimeReplicas;
+  const rows = await db
+    .select({ installationId: r.installationId, replicaId: r.id, version: r.version, bootstrappedAt: r.bootstrappedAt, lastHeartbeatAt: r.lastHeartbeatAt })
+    .from(r)
+    .where(and(inArray(r.installationId, [...installationIds]), or(gte(r.bootstrappedAt, since), gte(r.lastHeartbeatAt, since))));
+  return rows.map((x) => ({ installationId: x.installationId, replicaId: x.replicaId, version: x.version, lastSeenAt: lastSeen(x) }));
+}
+
 export async function replicasOf(db: Db, installationId: string) {
   const r = tables(db).runtimeReplicas;
   return db.select().from(r).where(eq(r.installationId, installationId)).orderBy(r.id);

@@ -10,7 +10,9 @@ import { ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
 import { authPlugin } from "../auth/plugin.ts";
-import { bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { bundleDigest, bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
+import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
+import { expressibleFeatures } from "../replicas/service.ts";
 import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
@@ -51,13 +53,20 @@ async function policyBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, rawVe
       errors: [{ path: "/version", message: "must be 1 or 2" }],
     });
   }
+  const served = servedEtags(deps);
+  const form = bundleForm(version, conditions, expressibleFeatures(deps).key);
   if (ifNoneMatch) {
-    const etag = bundleEtag(caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId)), version, conditions);
-    if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
+    const revision = caller.orgRevision ?? (await orgRevision(deps.db, caller.orgId));
+    const etag = served.get(caller.installationId, form, revision);
+    if (etag && etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   }
   const bundle = await loadBundle(deps, caller, version, conditions);
+  const etag = bundleEtag(bundle.revision, version, conditions, bundleDigest(bundle));
+  served.set(caller.installationId, form, bundle.revision, etag);
+  // Compiled by another replica, or before a restart: the same body is still a 304.
+  if (etagMatches(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
   return new Response(JSON.stringify(bundle), {
-    headers: { "content-type": "application/json", etag: bundleEtag(bundle.revision, version, conditions), "cache-control": "no-cache" },
+    headers: { "content-type": "application/json", etag, "cache-control": "no-cache" },
   });
 }
 
@@ -74,7 +83,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
       runtime: true,
       query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })), conditions: t.Optional(t.String({ maxLength: 1, description: "1: the proxy evaluates policy conditions and shadow policies" })) }),
       detail: {
-        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>\"; If-None-Match → 304)",
+        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>[c]-<body digest>\"; If-None-Match → 304)",
         tags: ["runtime"],
         responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } }, 304: { description: "unchanged" } },
       },

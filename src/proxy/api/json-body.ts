@@ -7,7 +7,7 @@
 // 500 from a parser or a recursive walk further on.
 
 import { readBounded } from "../../contract/bounded-body.ts";
-import { NonFiniteNumber, parseExactJson } from "../audit/exact-json.ts";
+import { NonFiniteNumber, parseExactJson } from "../../contract/exact-json.ts";
 
 /** Tool decisions and outcomes: arguments and payload of one call. */
 export const TOOL_BODY_LIMIT = 1024 * 1024;
@@ -43,7 +43,7 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
 
 /**
  * The request body parsed as JSON, or why it cannot be: too large, not UTF-8 JSON, too deep.
- * With `exact`, numbers a double does not hold are kept exactly (audit/exact-json.ts) and a
+ * With `exact`, numbers a double does not hold are kept exactly (contract/exact-json.ts) and a
  * number out of a double's range is a 400: the audit records what the caller sent.
  */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });

@@ -1,8 +1,8 @@
 // Canonical JSON (RFC 8785 style: object keys sorted by UTF-16 code units, no insignificant
 // whitespace, ECMAScript number and string serialisation, UTF-8) and the audit args digest.
-// Numbers a double does not hold come as JsonNumber (exact-json.ts) and are written exactly.
+// Numbers a double does not hold come as JsonNumber (contract/exact-json.ts) and are written exactly.
 // Pure: the same arguments always give the same digest, whatever key order the caller used.
-import { JsonNumber } from "./exact-json.ts";
+import { JsonNumber } from "../../contract/exact-json.ts";
 
 export function canonicalJson(value: unknown): string {
   if (value === null || value === undefined) return "null";

@@ -15,6 +15,7 @@ import {
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
+import { SERVER_VERSION_HEADER } from "../../version.ts";
 import { readErrorBody } from "../error-body.ts";
 import { firstProblem } from "../schema-check.ts";
 
@@ -83,7 +84,8 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null };
+/** A bundle, with its ETag and the version of the control plane that sent it (its `svc-version` header; absent before 0.2.0). */
+export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null; serverVersion: string | null };
 
 export class ControlPlaneClient {
   replicaId: string | null = null;
@@ -165,7 +167,7 @@ export class ControlPlaneClient {
     const res = await this.call("policy-bundle", "GET", `/policy-bundle?version=${version}&conditions=1`, undefined, etag ? { "if-none-match": etag } : {});
     if (res.status === 304) return { status: 304 };
     const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
-    return { status: 200, bundle, etag: res.headers.get("etag") };
+    return { status: 200, bundle, etag: res.headers.get("etag"), serverVersion: res.headers.get(SERVER_VERSION_HEADER) };
   }
 
   async heartbeat(req: HeartbeatRequest): Promise<void> {

@@ -26,6 +26,7 @@ import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
 import type { ClaimLinks } from "../api/claim-links.ts";
+import { readJsonBody, TOOL_BODY_LIMIT } from "../api/json-body.ts";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
@@ -192,13 +193,19 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
         const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
         return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
       }
+      // The body parsed here, exactly (contract/exact-json.ts), not by the SDK's JSON.parse: a
+      // number a double does not hold reaches the condition, the audit and the upstream tool
+      // as the caller wrote it.
+      const body = req.method === "POST" ? await readJsonBody(req, TOOL_BODY_LIMIT, { exact: true }) : null;
+      if (body && !body.ok) return rpcError(body.status, body.message);
+      const opts = body ? { parsedBody: body.value } : undefined;
       const sid = req.headers.get("mcp-session-id");
       if (sid) {
         const s = sessions.get(sid);
         if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
         if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
         s.lastSeen = now();
-        return s.transport.handleRequest(req);
+        return s.transport.handleRequest(req, opts);
       }
       sweep();
       const server = newServer(who.userId);
@@ -208,7 +215,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
         onsessionclosed: (id) => void sessions.delete(id),
       });
       await server.connect(transport);
-      const res = await transport.handleRequest(req);
+      const res = await transport.handleRequest(req, opts);
       if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
       return res;
     },

@@ -90,9 +90,9 @@ describe("MCP tool registration", () => {
     cp.setBundle({ tool_servers: [toolServer.time({ allowed_tools: ["get_current_time"] }), toolServer.http(notes.url, { access_overrides: { lookup: "write" } })] });
     await until(() => cp.toolPuts.length > 0, "a PUT tools");
     const names = cp.toolPuts.at(-1)!.tools.map((t) => `${t.name}:${t.access}`);
-    expect(names).toEqual(["crm.read:read", "notes.add_note:write", "notes.big:write", "notes.lookup:write", "notes.slow:write", "time.get_current_time:read"]);
+    expect(names).toEqual(["crm.read:read", "notes.add_note:write", "notes.big:write", "notes.count:write", "notes.lookup:write", "notes.slow:write", "time.get_current_time:read"]);
     // The registered tools arrive in the next bundle: decisions know them (tool_not_registered no more).
-    await until(async () => ((await (await call("/v1/policy")).json()) as { tool_count: number }).tool_count === 6, "tool_count 6");
+    await until(async () => ((await (await call("/v1/policy")).json()) as { tool_count: number }).tool_count === 7, "tool_count 7");
     expect(lines.some((l) => l.includes("mcp tool not served") && l.includes("bad-name"))).toBe(true);
   }, 60_000);
 });

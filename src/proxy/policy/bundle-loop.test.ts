@@ -35,7 +35,7 @@ function scriptedClient() {
       if (cp.down) throw unreachable();
       if (cp.sent) return { status: 304 };
       cp.sent = true;
-      return { status: 200, bundle, etag: '"r7"' };
+      return { status: 200, bundle, etag: '"r7"', serverVersion: null };
     },
   };
   return { cp, client: client as unknown as ControlPlaneClient };
@@ -101,7 +101,7 @@ describe("a new bundle on a state disk that cannot take it", () => {
     dirs.push(dir);
     const clock = { now: new Date("2026-05-01T10:00:00.000Z") };
     // revision 7 governs tool "a"; revision 8 no longer offers it (every call of it refused)
-    let answer: BundleAnswer = { status: 200, bundle, etag: '"r7"' };
+    let answer: BundleAnswer = { status: 200, bundle, etag: '"r7"', serverVersion: null };
     const client = {
       replicaId: null as string | null,
       bootstrap: async () => boot,
@@ -115,7 +115,7 @@ describe("a new bundle on a state disk that cannot take it", () => {
     // the last good file cannot be replaced (a directory in its place: rename fails, even for root)
     rmSync(join(dir, BUNDLE_FILE));
     mkdirSync(join(dir, BUNDLE_FILE));
-    answer = { status: 200, bundle: { ...bundle, revision: 8, tools: [] }, etag: '"r8"' };
+    answer = { status: 200, bundle: { ...bundle, revision: 8, tools: [] }, etag: '"r8"', serverVersion: null };
     await l.pollNow();
     l.stop();
     expect(status.compiled?.revision).toBe(8);
@@ -128,5 +128,50 @@ describe("a new bundle on a state disk that cannot take it", () => {
     await l.pollNow();
     l.stop();
     expect(JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8"))).toMatchObject({ etag: '"r8"', bundle: { revision: 8 } });
+  });
+});
+
+describe("a bundle without what the proxy asked for (issue 29: a control plane too old for conditions)", () => {
+  test("is refused: the last good bundle stays in use (stale), and with none the proxy decides nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-loop-"));
+    dirs.push(dir);
+    const clock = { now: new Date("2026-05-01T10:00:00.000Z") };
+    // revision 7 from a current control plane, with a conditional permit
+    const conditional = fakeBundle({ revision: 7, tools: [bundleTool("a")], policies: [{ id: "pol_1", name: "small", src: "*", dst: "tool:a", effect: "permit", condition: "args.amount <= 500" }] });
+    let answer: BundleAnswer = { status: 200, bundle: conditional, etag: 'W/"7-v1c-00ff00ff00ff00ff"', serverVersion: "0.2.0+abc" };
+    const client = { replicaId: null as string | null, bootstrap: async () => boot, fetchBundle: async () => answer } as unknown as ControlPlaneClient;
+    const { l, status } = loop(dir, client, clock);
+    await l.pollNow();
+    l.stop();
+    expect(status.compiled?.revision).toBe(7);
+
+    // revision 8 from an old replica: the permit without its condition, no features, no `c` in the ETag
+    const { features: _, ...plain } = fakeBundle({ revision: 8, tools: [bundleTool("a")], policies: [{ id: "pol_1", name: "small", src: "*", dst: "tool:a", effect: "permit" }] });
+    answer = { status: 200, bundle: plain, etag: 'W/"8-v1"', serverVersion: null };
+    await l.pollNow();
+    l.stop();
+    expect(status.compiled?.revision).toBe(7);
+    const r = status.report(0);
+    expect(r.state).toBe("stale");
+    expect(r.last_error).toContain("does not carry policy conditions");
+    expect(r.last_error).toContain("a version before 0.2.0");
+    expect(status.readiness().reason).toContain("does not carry policy conditions");
+
+    // a release between conditions and 0.2.0: no features field, but its ETag says conditions
+    answer = { status: 200, bundle: { ...plain, revision: 9, policies: conditional.policies }, etag: 'W/"9-v1c"', serverVersion: null };
+    await l.pollNow();
+    l.stop();
+    expect(status.compiled?.revision).toBe(9);
+    expect(status.report(0).state).toBe("ready");
+
+    // a fresh proxy whose first bundle lacks conditions decides nothing
+    const fresh = mkdtempSync(join(tmpdir(), "svc-loop-"));
+    dirs.push(fresh);
+    answer = { status: 200, bundle: plain, etag: 'W/"8-v1"', serverVersion: null };
+    const second = loop(fresh, client, clock);
+    await second.l.pollNow();
+    second.l.stop();
+    expect(second.status.compiled).toBeNull();
+    expect(second.status.report(0).state).toBe("unavailable");
   });
 });

@@ -10,6 +10,7 @@
 import { hostname } from "node:os";
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
+import { bundleFeatureProblem } from "./bundle-features.ts";
 import { ControlPlaneError, type ControlPlaneClient, credentialRefusal, isTransient } from "../link/control-plane-client.ts";
 import { BUNDLE_FILE, loadLastGood, saveLastGood } from "./last-good.ts";
 import { indexBundle } from "./policy-index.ts";
@@ -136,6 +137,8 @@ export class BundleLoop {
       const answer = await client.fetchBundle(this.o.bundleVersion, status.compiled ? this.etag : null);
       const at = now();
       if (answer.status === 200) {
+        const problem = bundleFeatureProblem(answer.bundle, answer.etag, answer.serverVersion);
+        if (problem) throw new Error(problem);
         const compiled = indexBundle(answer.bundle);
         const previous = status.compiled?.revision ?? null;
         // In memory first: a revocation takes effect even when the state disk is full.

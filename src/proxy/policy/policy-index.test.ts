@@ -197,7 +197,7 @@ describe("conditions", () => {
     const c = indexBundle(bundle([pol("user:usr_alice", "tool:crm.update"), p]));
     const d = decideTool(c, alice, "crm.update", at({ note: "no amount" }));
     expect(d).toMatchObject({ decision: "deny", code: "svc.denied", policyId: p.id });
-    expect(d.message).toBe(`Refused (svc.denied): policy "${p.name}" could not evaluate its condition (No such key: amount)`);
+    expect(d.message).toBe(`Refused (svc.denied): policy "${p.name}" could not evaluate its condition (field not found: amount)`);
     const typeClash = decideTool(c, alice, "crm.update", at({ amount: "five" }));
     expect(typeClash).toMatchObject({ decision: "deny", policyId: p.id });
     // An erroring deny refuses too.

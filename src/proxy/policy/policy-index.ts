@@ -44,7 +44,7 @@ export type Decision = {
   decision: "permit" | "deny";
   /** Refusal code on deny; null on permit. */
   code: RefusalCode | null;
-  /** "policy", "assignment" (v2 model calls) or the refusal code. */
+  /** "policy", "assignment" (v2 model calls), "condition_error" or "condition_limit" (a condition refused), or the refusal code. */
   reason: string;
   policyId: string | null;
   /** The refusal text shown to the model or user (spec §7); null on permit. */
@@ -145,7 +145,7 @@ function conditionUser(s: Subject): ConditionUser {
   return { id: s.kind === "installation" ? s.installationId : "", email: "", groups: [], attributes: {} };
 }
 
-type Verdict = { kind: "match"; rule: Rule } | { kind: "error"; rule: Rule; error: string } | null;
+type Verdict = { kind: "match"; rule: Rule } | { kind: "error"; rule: Rule; error: string; limit: boolean } | null;
 
 /** The first rule that applies; a condition that errors wins over any match (it refuses). */
 function firstApplying(rules: Rule[], withShadow: boolean, vars: () => ConditionActivation): Verdict {
@@ -157,7 +157,7 @@ function firstApplying(rules: Rule[], withShadow: boolean, vars: () => Condition
       continue;
     }
     const r = rule.condition(vars());
-    if (!r.ok) return { kind: "error", rule, error: r.error };
+    if (!r.ok) return { kind: "error", rule, error: r.error, limit: r.limit === true };
     if (r.value) match ??= { kind: "match", rule };
   }
   return match;
@@ -178,18 +178,24 @@ function refuse(code: RefusalCode, why: string | undefined, subject: Subject, co
   return { decision: "deny", code, reason: code, policyId, message: refusalMessage(code, why), subject, considered };
 }
 
-function conditionFailed(rule: Rule, error: string, subject: Subject, considered: number): Decision {
-  return refuse(REFUSAL_CODES.denied, `policy "${rule.policy.name}" could not evaluate its condition (${error})`, subject, considered, rule.policy.id);
+/**
+ * A condition that errors or is over svc's cost limit refuses the call, naming its policy; the
+ * audit's reason tells the two apart (condition_error, condition_limit).
+ */
+function conditionFailed(v: Extract<Verdict, { kind: "error" }>, subject: Subject, considered: number): Decision {
+  const name = v.rule.policy.name;
+  const why = v.limit ? `policy "${name}" refused the call: its condition is over svc's cost limit (${v.error})` : `policy "${name}" could not evaluate its condition (${v.error})`;
+  return { ...refuse(REFUSAL_CODES.denied, why, subject, considered, v.rule.policy.id), reason: v.limit ? "condition_limit" : "condition_error" };
 }
 
 function decideWith(d: DestinationRules | undefined, action: string, subject: Subject, withShadow: boolean, vars: () => ConditionActivation, count: { n: number }): Decision {
   const denies = candidates(d?.deny, subject, count);
   const deny = firstApplying(denies, withShadow, vars);
-  if (deny?.kind === "error") return conditionFailed(deny.rule, deny.error, subject, count.n);
+  if (deny?.kind === "error") return conditionFailed(deny, subject, count.n);
   if (deny) return refuse(REFUSAL_CODES.denied, `policy "${deny.rule.policy.name}" denies ${action}`, subject, count.n, deny.rule.policy.id);
   const permits = candidates(d?.permit, subject, count);
   const permit = firstApplying(permits, withShadow, vars);
-  if (permit?.kind === "error") return conditionFailed(permit.rule, permit.error, subject, count.n);
+  if (permit?.kind === "error") return conditionFailed(permit, subject, count.n);
   if (permit) return { decision: "permit", code: null, reason: "policy", policyId: permit.rule.policy.id, message: null, subject, considered: count.n };
   return refuse(REFUSAL_CODES.denied, `no policy permits ${action} for this user`, subject, count.n);
 }

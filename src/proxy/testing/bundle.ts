@@ -7,7 +7,7 @@ import type { ToolAccess } from "../../contract/manifest.ts";
 /**
  * A version-1 bundle, revision 1, of org_1 / ws_1 / inst_1 / agt_1 (the ids of
  * testing/records.ts fakeRecord), with no tools, policies, identities, model profile or
- * recipients; `over` replaces any field.
+ * recipients, made with conditions (features); `over` replaces any field.
  */
 export function fakeBundle(over: Partial<PolicyBundle> = {}): PolicyBundle {
   return {
@@ -23,6 +23,8 @@ export function fakeBundle(over: Partial<PolicyBundle> = {}): PolicyBundle {
     identities: [],
     model_profile: null,
     recipients: [],
+    // what a control plane of 0.2.0 or later says of a bundle asked with conditions=1
+    features: ["conditions"],
     ...over,
   };
 }

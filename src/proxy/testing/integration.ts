@@ -84,9 +84,10 @@ export function proxyDirs(): { stateDir: string; socket: string; spool: string }
   return { stateDir: join(dir, "state"), socket: join(dir, "p.sock"), spool: join(dir, "spool") };
 }
 
-export function startProxy(env: Record<string, string>): ProxyProcess {
+/** `command`: the svc to run (default this build; the upgrade tests pass an earlier release's binary). */
+export function startProxy(env: Record<string, string>, command: string[] = svcCommand()): ProxyProcess {
   const full = { ...process.env, SVC_PROXY_HEARTBEAT_INTERVAL: "1s", ...env } as Record<string, string>;
-  const proc = Bun.spawn([...svcCommand(), "proxy", "serve"], { env: full, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...command, "proxy", "serve"], { env: full, stdout: "pipe", stderr: "pipe" });
   const output = collectOutput(proc);
   const socket = full.SVC_RUNTIME_SOCKET_PATH!;
   const token = full.SVC_RUNTIME_TOKEN!;

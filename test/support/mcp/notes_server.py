@@ -63,6 +63,13 @@ def big(kib: int) -> str:
     return "x" * (kib * 1024)
 
 
+@server.tool()
+def count(n: int) -> str:
+    """Answer with the integer as received (Python's ints are exact: numbers beyond 2^53)."""
+    seen("count", {"n": n})
+    return f"counted {n}"
+
+
 @server.tool(name="bad-name")
 def bad_name() -> str:
     """A tool whose name svc cannot govern (dash in the tool part)."""

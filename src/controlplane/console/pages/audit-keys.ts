@@ -8,6 +8,7 @@ import { requireAdmin } from "../guard.ts";
 import { html, path } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, shell, time } from "../layout.ts";
 import { RECOVERY_NOTICES, recoverySection } from "./audit-recovery.ts";
+import { noticesArea } from "./notices.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
 export type { AuditKey } from "../../../contract/admin-api.ts";
@@ -54,6 +55,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
   <div class="actions"><button type="submit" class="btn">Register key</button></div>
 </form>`;
   const recovery = await recoverySection(ctx, errors, state.values ?? {});
+  const notices = await noticesArea(ctx, "/audit-keys#recovery");
   const done = ctx.url.searchParams.get("done");
   const statusLine =
     active > 0
@@ -66,7 +68,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
       lead: "Customer-held age keys that audit arguments are encrypted to. The service holds only the public keys and never decrypts.",
       notice: done ? (NOTICES[done] ?? null) : null,
       error: state.error ?? joinErrors(errors),
-      body: html`${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}${recovery}`,
+      body: html`${notices}${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}${recovery}`,
     }),
     state.status ?? 200,
   );

@@ -114,7 +114,7 @@ describe("Members page: remove and API tokens", () => {
 
   test("the API tokens section lists tokens (never the token) with Revoke buttons; Revoke refuses the token at once", async () => {
     const cp = await testControlPlane();
-    const ci = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "deploy-bot" }, actingAsSystem(cp.deps, "controlplane"));
+    const ci = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "deploy-bot", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     const c = await consoleAs(cp);
     const page = await c.get("/members");
     expect(page.text).toContain("API tokens");

@@ -1,5 +1,7 @@
 // The overview: every installation with the state its proxies last reported (heartbeat, proxy
-// state, policy revision, tool count), and the audit activity of the last 24 hours. Members, who have no admin pages, get a short home page.
+// state, policy revision, tool count), and the audit activity of the last 24 hours; above them
+// the notices of other people's escrow recovery steps (notices.ts), what a sign-in lands on.
+// Members, who have no admin pages, get a short home page.
 import { type PageContext, type PageResult, isAdmin, page, requireSignedIn } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path } from "../html.ts";
@@ -7,7 +9,10 @@ import { type Tone, badge, dataTable, section, shell, time } from "../layout.ts"
 import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
 import type { Installation as AdminInstallation, InstallationStatus, Replica } from "../../../contract/admin-api.ts";
 import { type Activity, activitySection } from "./activity.ts";
+import { noticesArea } from "./notices.ts";
 import type { HeartbeatToolServer } from "../../../contract/runtime-api.ts";
+import type { Versions } from "../../../contract/admin-api.ts";
+import { skewBanner, versionsSection } from "./versions.ts";
 
 export type { Replica } from "../../../contract/admin-api.ts";
 /** An installation as the list gives it, or with its replicas as its status does. */
@@ -72,14 +77,17 @@ export async function getOverview(pc: PageContext): Promise<PageResult> {
   if (!isAdmin(signed.session)) return memberHome(signed);
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
-  const [installations, agents, policies, keys, activity] = await Promise.all([
+  const [installations, agents, policies, keys, activity, versions] = await Promise.all([
     list<Installation>(ctx, "/installations", "installations", errors),
     list<Agent>(ctx, "/agents", "agents", errors),
     list<{ id: string }>(ctx, "/policies", "policies", errors),
     list<{ id: string; status: string }>(ctx, "/audit-encryption-keys", "keys", errors),
     ctx.api.get<Activity>(ctx.api.org("/audit-activity?since=24h")),
+    ctx.api.get<Versions>(ctx.api.org("/versions")),
   ]);
   if (!activity.ok) errors.push(activity.problem.detail);
+  if (!versions.ok) errors.push(versions.problem.detail);
+  const notices = await noticesArea(ctx, "/");
   const detailed = await Promise.all(
     installations.map(async (i) => {
       const got = await ctx.api.get<Installation>(ctx.api.org(path`/installations/${i.id}`));
@@ -115,10 +123,10 @@ export async function getOverview(pc: PageContext): Promise<PageResult> {
       title: "Overview",
       active: "overview",
       error: joinErrors(errors),
-      body: html`${gettingStarted}${stats}${section(
+      body: html`${notices}${versions.ok ? skewBanner(versions.data) : ""}${gettingStarted}${stats}${section(
         "Installations",
         dataTable("Installations", ["Installation", "Agent", "Proxy state", "Last heartbeat", "Policy revision", "Tools", "Replicas"], rows, "No installations yet. Create one with svc bot init."),
-      )}${activity.ok ? section("Activity, last 24 hours", activitySection(activity.data)) : ""}`,
+      )}${activity.ok ? section("Activity, last 24 hours", activitySection(activity.data)) : ""}${versions.ok ? versionsSection(versions.data) : ""}`,
     }),
   );
 }

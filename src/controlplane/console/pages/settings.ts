@@ -3,6 +3,9 @@
 // owner changes single sign-on: whoever controls the provider can sign in as any member it
 // names, so an admin who could point it at their own provider could act as every other admin
 // (owners are never signed in by it, auth/service.ts `ssoMayOpen`). Admins see its status.
+// A change of provider is announced to the other owners and admins (notices/): an owner with a
+// provider of their own could act as any admin, and escrow recovery trusts only provider
+// identities older than its minimum age (escrow/approval-rules.ts).
 import type { Settings } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, consoleActing, page, redirect } from "../context.ts";
 import { requireAdmin, requireOwner } from "../guard.ts";
@@ -11,6 +14,8 @@ import { badge, code, csrfInput, field, section, shell } from "../layout.ts";
 import { CALLBACK_PATH, SsoError, deleteOidcSettings, getOidcSettings, saveOidcSettings } from "../oidc.ts";
 import type { AuditKey } from "./audit-keys.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
+import { postNotice } from "../../notices/service.ts";
+import { SSO_NOTICE_ACTION } from "./notices.ts";
 
 type FormState = { error?: string | null; status?: number; sso?: { issuer?: string; client_id?: string } };
 
@@ -102,6 +107,11 @@ export async function postEscrow(pc: PageContext): Promise<PageResult> {
   return redirect(`/settings?done=${enable ? "escrow-on" : "escrow-off"}`);
 }
 
+/** Posted after the change (its own statement): the admin trail's event is the record, this the alert. */
+async function announceSso(ctx: { deps: PageContext["deps"]; session: { principal: { orgId: string; accountId: string } } }, text: string): Promise<void> {
+  await postNotice(ctx.deps.db, { orgId: ctx.session.principal.orgId, action: SSO_NOTICE_ACTION, result: "ok", actorAccountId: ctx.session.principal.accountId, text }, ctx.deps.now());
+}
+
 export async function postSso(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "change single sign-on");
   const f = ctx.form;
@@ -112,6 +122,7 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
     throw e;
   }
   ctx.deps.log.info("console sso configured", { org: ctx.session.principal.orgId });
+  await announceSso(ctx, `${ctx.session.principal.email} pointed single sign-on at ${f.issuer?.trim()} (client ${f.client_id?.trim()}): whoever runs that provider can sign in as any member it names`);
   return redirect("/settings?done=sso-saved");
 }
 
@@ -119,6 +130,7 @@ export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "remove single sign-on");
   await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId, consoleActing(ctx));
   ctx.deps.log.info("console sso removed", { org: ctx.session.principal.orgId });
+  await announceSso(ctx, `${ctx.session.principal.email} removed single sign-on`);
   return redirect("/settings?done=sso-removed");
 }
 

@@ -21,6 +21,8 @@ import m0015 from "./0015_audit_retention.sql" with { type: "text" };
 import m0016 from "./0016_audit_partial_indexes.sql" with { type: "text" };
 import m0017 from "./0017_spool_indexing.sql" with { type: "text" };
 import m0018 from "./0018_admin_trail.sql" with { type: "text" };
+import m0019 from "./0019_two_person_rule.sql" with { type: "text" };
+import m0020 from "./0020_version_skew.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -42,4 +44,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0016_audit_partial_indexes": m0016,
   "0017_spool_indexing": m0017,
   "0018_admin_trail": m0018,
+  "0019_two_person_rule": m0019,
+  "0020_version_skew": m0020,
 });

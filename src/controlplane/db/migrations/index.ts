@@ -22,6 +22,8 @@ import m0016 from "./0016_audit_retention.sql" with { type: "text" };
 import m0017 from "./0017_audit_partial_indexes.sql" with { type: "text" };
 import m0018 from "./0018_spool_indexing.sql" with { type: "text" };
 import m0019 from "./0019_admin_trail.sql" with { type: "text" };
+import m0020 from "./0020_two_person_rule.sql" with { type: "text" };
+import m0021 from "./0021_version_skew.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -44,4 +46,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0017_audit_partial_indexes": m0017,
   "0018_spool_indexing": m0018,
   "0019_admin_trail": m0019,
+  "0020_two_person_rule": m0020,
+  "0021_version_skew": m0021,
 });

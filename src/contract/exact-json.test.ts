@@ -1,8 +1,8 @@
 // The audit digests and encrypts the arguments the caller sent, not what a double makes of them.
 import { describe, expect, test } from "bun:test";
 import { Decrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
-import { argsDigest, canonicalJson } from "./canonical.ts";
-import { sealCallContent } from "./call-content.ts";
+import { argsDigest, canonicalJson } from "../proxy/audit/canonical.ts";
+import { sealCallContent } from "../proxy/audit/call-content.ts";
 import { canonicalNumber, JsonNumber, NonFiniteNumber, parseExactJson } from "./exact-json.ts";
 
 const digestKey = { id: "dk_TEST", key: new Uint8Array(32).fill(7) };

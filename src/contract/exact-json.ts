@@ -1,14 +1,21 @@
 // JSON numbers as the caller wrote them. JSON.parse turns every number into a double, so an
 // integer above 2^53 or a decimal with more digits than a double holds would be digested and
 // encrypted as a value the tool never got. parseExactJson keeps such a number as a JsonNumber
-// (its exact decimal value); canonical JSON (canonical.ts) writes it in the same form
+// (its exact decimal value); canonical JSON (proxy/audit/canonical.ts) writes it in the same form
 // ECMAScript uses for doubles, so a number a double holds exactly keeps the digest it always
 // had, and one it does not gets a digest of its own exact value.
+// JSON.stringify writes a JsonNumber as the number itself (toJSON → JSON.rawJSON), so the
+// arguments an MCP tool is sent are the ones the caller wrote. Conditions read them exactly
+// too (condition-args.ts). Shared by the proxy (local API, MCP gateway, audit) and the CLI.
 // Pure. Numbers a double cannot hold at all (1e999) are refused: no record may carry them.
 
 /** A JSON number whose exact value no double holds; `text` is its canonical form. */
 export class JsonNumber {
   constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(this.text);
+  }
 }
 
 export class NonFiniteNumber extends Error {
