@@ -2,7 +2,7 @@
 // system component, credential, address, user agent), what they did to which target, the
 // result, and the change field by field. Pure.
 import type { AuditRecordView } from "../contract/admin-api.ts";
-import type { AdminEventDetail } from "../contract/admin-event.ts";
+import { type AdminEventDetail, fieldChanges } from "../contract/admin-event.ts";
 import { type Column, shortTime } from "./output.ts";
 
 /** The columns of an admin-event listing. */
@@ -37,11 +37,9 @@ const show = (v: unknown) => (v === undefined ? "(none)" : typeof v === "string"
  * deletion what was removed.
  */
 export function changeLines(before: unknown, after: unknown): string[] {
-  const obj = (v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : v === undefined ? {} : { value: v });
-  const b = obj(before);
-  const a = obj(after);
-  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])];
-  return keys.filter((k) => JSON.stringify(b[k]) !== JSON.stringify(a[k])).map((k) => `  ${k}: ${show(b[k])} → ${show(a[k])}`);
+  return fieldChanges(before, after)
+    .filter((c) => c.changed)
+    .map((c) => `  ${c.field}: ${show(c.before)} → ${show(c.after)}`);
 }
 
 /** The "key: value" fields `svc audit show` prints for an admin event, and its change. */

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ADMIN_ACTIONS, actionFilterProblem } from "./admin-event.ts";
+import { ADMIN_ACTIONS, actionFilterProblem, fieldChanges } from "./admin-event.ts";
 
 const DOC = readFileSync(join(import.meta.dir, "../../docs/audit.md"), "utf8");
 
@@ -40,5 +40,16 @@ describe("the catalogue of admin events", () => {
     expect(actionFilterProblem("policy.explode")).toContain("is not an admin action");
     expect(actionFilterProblem("nothing.*")).toContain('no admin action starts with "nothing."');
     expect(actionFilterProblem("po*cy.*")).toContain("only one *");
+  });
+
+  test("before and after, field by field, the changed ones marked (a creation, a change, a deletion, a bare value)", () => {
+    expect(fieldChanges(undefined, { a: 1 })).toEqual([{ field: "a", before: undefined, after: 1, changed: true }]);
+    expect(fieldChanges({ a: 1, b: [1, 2] }, { a: 2, b: [1, 2] })).toEqual([
+      { field: "a", before: 1, after: 2, changed: true },
+      { field: "b", before: [1, 2], after: [1, 2], changed: false },
+    ]);
+    expect(fieldChanges({ a: 1 }, undefined)).toEqual([{ field: "a", before: 1, after: undefined, changed: true }]);
+    expect(fieldChanges("x", "y")).toEqual([{ field: "value", before: "x", after: "y", changed: true }]);
+    expect(fieldChanges(undefined, undefined)).toEqual([]);
   });
 });

@@ -178,3 +178,18 @@ export function actionFilterProblem(filter: string): string | null {
   }
   return isAdminAction(filter) ? null : `"${filter}" is not an admin action (docs/audit.md lists them; a prefix ends with *, as in policy.*)`;
 }
+
+/** One field of an event's before and after (`undefined`: the field was not there). */
+export type FieldChange = { field: string; before: unknown; after: unknown; changed: boolean };
+
+/**
+ * An event's before and after, field by field (top-level fields; a value that is not an object
+ * is the field `value`), each marked when it differs: what `svc audit show` and the console
+ * show. Pure.
+ */
+export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
+  const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : v === undefined ? {} : { value: v });
+  const b = obj(before);
+  const a = obj(after);
+  return [...new Set([...Object.keys(b), ...Object.keys(a)])].map((field) => ({ field, before: b[field], after: a[field], changed: JSON.stringify(b[field]) !== JSON.stringify(a[field]) }));
+}

@@ -4,7 +4,7 @@
 // result and time. Each row names the actor (and the address they came from), the action, the
 // target and the result; its id opens the record's page (audit-record.ts), which shows the
 // event's before and after field by field (`adminEventSection`).
-import { ADMIN_ACTIONS, type AdminEventDetail, type AdminSeverity } from "../../../contract/admin-event.ts";
+import { ADMIN_ACTIONS, type AdminEventDetail, type AdminSeverity, fieldChanges } from "../../../contract/admin-event.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path, query } from "../html.ts";
@@ -58,15 +58,12 @@ const value = (v: unknown): SafeHtml => (v === undefined ? html`<span class="mut
 
 /** Before and after, field by field; a changed field is marked. Pure. */
 export function changeTable(before: unknown, after: unknown): SafeHtml {
-  const obj = (v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : v === undefined ? {} : { value: v });
-  const b = obj(before);
-  const a = obj(after);
-  const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])];
-  if (keys.length === 0) return html`<p class="muted">Nothing before or after: the event tells of an attempt or an action, not of a stored change.</p>`;
-  const rows = keys.map((k) => {
-    const changed = JSON.stringify(b[k]) !== JSON.stringify(a[k]);
-    return html`<tr ${changed ? html`class="changed"` : ""} data-field="${k}"><th scope="row">${k}${changed ? html` <span class="visually-hidden">(changed)</span>` : ""}</th><td>${value(b[k])}</td><td>${value(a[k])}</td></tr>`;
-  });
+  const fields = fieldChanges(before, after);
+  if (fields.length === 0) return html`<p class="muted">Nothing before or after: the event tells of an attempt or an action, not of a stored change.</p>`;
+  const rows = fields.map(
+    (c) =>
+      html`<tr ${c.changed ? html`class="changed"` : ""} data-field="${c.field}"><th scope="row">${c.field}${c.changed ? html` <span class="visually-hidden">(changed)</span>` : ""}</th><td>${value(c.before)}</td><td>${value(c.after)}</td></tr>`,
+  );
   return dataTable("Before and after", ["Field", "Before", "After"], rows, "");
 }
 
