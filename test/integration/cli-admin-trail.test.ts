@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_VERSION } from "../../src/version.ts";
+import { VERSION } from "../../src/version.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { api, createAgent, org, svc, tempHome } from "./cli-support.ts";
 
@@ -45,7 +45,9 @@ async function one(action: string, args: string[], opts: Parameters<typeof svc>[
   return { run, event: got[0]! };
 }
 
-const CLI = `svc-cli/${BUILD_VERSION}`;
+// The CLI's user agent: its release, and the commit a built binary embeds.
+const CLI_RE = new RegExp(`^svc-cli/${VERSION.replace(/\./g, "\\.")}\\+[0-9a-z]+$`);
+const CLI = expect.stringMatching(CLI_RE);
 
 test("bootstrap-admin and each admin command are one event each, naming the owner, the token, the address and the CLI", async () => {
   const [boot, ...more] = await fresh();
@@ -108,7 +110,7 @@ test("bootstrap-admin and each admin command are one event each, naming the owne
   expect(shown.stdout).toMatch(/^actor: +owner@example\.com \(owner\)$/m);
   expect(shown.stdout).toMatch(new RegExp(`^credential: +api_token ${tokenId}$`, "m"));
   expect(shown.stdout).toMatch(/^address: +127\.0\.0\.1$/m);
-  expect(shown.stdout).toMatch(new RegExp(`^user agent: +${CLI.replace(/\./g, "\\.")}$`, "m"));
+  expect(shown.stdout).toMatch(new RegExp(`^user agent: +${CLI_RE.source.slice(1, -1)}$`, "m"));
   expect(shown.stdout).toMatch(new RegExp(`^target: +policy staff chat \\(${pol}\\)$`, "m"));
   expect(shown.stdout).toContain("change:\n  effect: permit → deny");
 
