@@ -27,6 +27,8 @@ const filterFlags = {
   action: { type: "string", description: "admin events of this action (policy.update) or prefix (policy.*); docs/audit.md lists them", valueHint: "action" },
   result: { type: "string", description: "admin events carried out (ok) or refused", valueHint: "ok|refused" },
   background: { type: "string", description: "Open WebUI's background tasks (titles, tags, follow-ups): hide or only", valueHint: "hide|only" },
+  "args-digest": { type: "string", description: "calls with the same arguments: this hmac-sha256:… digest (a record's args_digest)", valueHint: "digest" },
+  "digest-key": { type: "string", description: "records digested with this digest key (dk_…); a digest groups calls only within its key", valueHint: "id" },
   since: { type: "string", description: "from: 7d, 24h, 30m ago or an ISO 8601 time (inclusive)", valueHint: "when" },
   until: { type: "string", description: "to: 7d, 24h, 30m ago or an ISO 8601 time (exclusive)", valueHint: "when" },
 } as const;
@@ -41,6 +43,8 @@ export function filterQuery(args: FilterArgs): Record<string, string | undefined
   if (args.result !== undefined && !["ok", "refused"].includes(args.result)) throw new UsageError(`--result must be ok or refused, not "${args.result}"`);
   const actionProblem = args.action === undefined ? null : actionFilterProblem(args.action);
   if (actionProblem) throw new UsageError(`--action: ${actionProblem}`);
+  const digest = args["args-digest"];
+  if (digest !== undefined && !/^hmac-sha256:[0-9a-f]{64}$/.test(digest)) throw new UsageError(`--args-digest must be a record's args_digest (hmac-sha256: and 64 hex digits), not "${digest}"`);
   return {
     tool: args.tool,
     decision: args.decision,
@@ -53,6 +57,8 @@ export function filterQuery(args: FilterArgs): Record<string, string | undefined
     background: args.background,
     since: args.since,
     until: args.until,
+    args_digest: digest,
+    digest_key_id: args["digest-key"],
   };
 }
 
@@ -144,6 +150,7 @@ const show = command({
         ["outcome of", r.ref],
         ["outcome", r.outcome ? `${r.outcome}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}` : null],
         ["arguments", r.encryption.mode === "recipients" ? `encrypted to ${r.encryption.key_ids.join(", ")}` : `digest only (${r.args_digest ?? "none"})`],
+        ["digest key", r.digest_key_id],
         ...(typeof r.chain_seq === "number" ? ([["chain", `${r.chain_id} #${r.chain_seq}`]] as const) : []),
       ]),
     );

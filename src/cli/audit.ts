@@ -15,6 +15,7 @@ import {
   parseIdentityFile,
   writeNewPrivateFile,
 } from "./audit-identity.ts";
+import { digestKeyCommand } from "./audit-digest-key.ts";
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
 import { retentionCommand } from "./audit-retention.ts";
@@ -186,6 +187,7 @@ export const auditCommand = command({
       examples: ["svc audit keys create", "svc audit keys list", "svc audit keys disable key_01J..."],
       subCommands: { create: keysCreate, list: keysList, disable: keysDisable },
     }),
+    "digest-key": digestKeyCommand,
     ...recordCommands,
     ...verifyCommands,
     sinks: sinksCommand,

@@ -44,6 +44,24 @@ export const AuditKey = open({
 export type AuditKey = Static<typeof AuditKey>;
 export const AuditKeyList = open({ keys: Type.Array(AuditKey) });
 
+/**
+ * An audit digest key (…/audit-digest-keys): its id and times, never its material. The newest is
+ * `current` (new digest-only records are made with it); older ones are `retired` when the next
+ * was made, and kept so their records still name them and group among themselves.
+ */
+export const DigestKey = open({
+  id: Type.String(),
+  status: Type.Union([Type.Literal("current"), Type.Literal("retired")]),
+  created_at: Time,
+  retired_at: Nullable(Time),
+});
+export type DigestKey = Static<typeof DigestKey>;
+export const DigestKeyList = open({ keys: Type.Array(DigestKey) });
+export type DigestKeyList = Static<typeof DigestKeyList>;
+/** POST …/audit-digest-keys (rotate): the new current key and the one it retired. */
+export const DigestKeyRotation = open({ key: DigestKey, retired: DigestKey });
+export type DigestKeyRotation = Static<typeof DigestKeyRotation>;
+
 /** A runtime installation (…/installations). */
 export const Installation = open({
   id: Type.String(),

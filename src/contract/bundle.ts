@@ -126,5 +126,10 @@ export const PolicyBundle = Type.Object({
    * Absent from control planes before 0.2.0.
    */
   features: Type.Optional(Type.Array(Type.String())),
+  /**
+   * The organization's current digest key id (issue 27): a proxy holding another fetches the new
+   * key (GET digest-key) before it uses this bundle. Absent from control planes before rotation.
+   */
+  digest_key_id: Type.Optional(Type.String()),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;

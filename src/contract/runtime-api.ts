@@ -24,13 +24,19 @@ export const BootstrapRequest = Type.Object(
 );
 export type BootstrapRequest = Static<typeof BootstrapRequest>;
 
+/** The organization's current audit digest key (HMAC-SHA-256): its id and its material, base64. */
+export const DigestKeyMaterial = Type.Object({ id: Type.String(), key: Type.String() });
+export type DigestKeyMaterial = Static<typeof DigestKeyMaterial>;
+/** GET digest-key: the current key, fetched again when the bundle names another (docs/digest-key.md). */
+export const DIGEST_KEY_PATH = `${RUNTIME_API_PREFIX}/digest-key`;
+
 export const BootstrapResponse = Type.Object({
   installation: Type.Object({ id: Type.String(), name: Type.String(), platform: Type.Literal("chatui") }),
   organization_id: Type.String(),
   workspace_id: Type.String(),
   agent_id: Type.String(),
-  /** The organization's audit digest key (HMAC-SHA-256), base64. */
-  digest_key: Type.Object({ id: Type.String(), key: Type.String() }),
+  /** The organization's current audit digest key (HMAC-SHA-256), base64. */
+  digest_key: DigestKeyMaterial,
   poll_interval_seconds: Type.Integer(),
   heartbeat_interval_seconds: Type.Integer(),
 });

@@ -2,6 +2,7 @@
 // Configuration comes from the environment only (see docs/proxy.md).
 import { CommandFailure, command } from "../command/index.ts";
 import { createLogger } from "../log/index.ts";
+import { keepProcessPrivate, notPrivateWarning } from "../supervisor/private-process.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { startDaemon, StartError } from "./daemon.ts";
 
@@ -14,6 +15,9 @@ const serveCommand = command({
   ],
   async run() {
     const log = createLogger("proxy");
+    // The front end runs as the same UID: keep SVC_RUNTIME_TOKEN and the keys in memory from it.
+    const notPrivate = keepProcessPrivate();
+    if (notPrivate) log.warn(notPrivateWarning("svc proxy serve", notPrivate));
     let daemon;
     try {
       daemon = await startDaemon(loadConfig(process.env), log);

@@ -91,6 +91,10 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...base, SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/other.pem" }).caInDefaultStore).toBe(false);
     expect(loadConfig({ ...base, NODE_EXTRA_CA_CERTS: "/etc/ca.pem" }).caInDefaultStore).toBe(false);
     expect(() => loadConfig({ ...base, SVC_RUNTIME_TOKEN: "" })).toThrow(/SVC_RUNTIME_TOKEN/);
+    expect(c.frontendToken).toBeNull();
+    expect(loadConfig({ ...base, SVC_FRONTEND_TOKEN: `svc_fe_${"a".repeat(43)}` }).frontendToken).toBe(`svc_fe_${"a".repeat(43)}`);
+    expect(() => loadConfig({ ...base, SVC_FRONTEND_TOKEN: "short" })).toThrow(/SVC_FRONTEND_TOKEN is too short/);
+    expect(() => loadConfig({ ...base, SVC_RUNTIME_TOKEN: "x".repeat(40), SVC_FRONTEND_TOKEN: "x".repeat(40) })).toThrow(/must differ from SVC_RUNTIME_TOKEN/);
     expect(() => loadConfig({ ...base, SVC_RUNTIME_CONTROL_PLANE_URL: undefined })).toThrow(/SVC_RUNTIME_CONTROL_PLANE_URL/);
     expect(() => loadConfig({ ...base, SVC_PROXY_HEARTBEAT_INTERVAL: "soon" })).toThrow(/SVC_PROXY_HEARTBEAT_INTERVAL/);
     expect(() => loadConfig({ ...base, SVC_PROXY_BUNDLE_VERSION: "3" })).toThrow(/SVC_PROXY_BUNDLE_VERSION/);

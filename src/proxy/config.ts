@@ -9,6 +9,8 @@ import { DEFAULT_LOW_SPACE_BYTES } from "./audit/spool-space.ts";
 
 export const ENV = {
   token: "SVC_RUNTIME_TOKEN",
+  /** The front end's credential on the socket for this boot (`svc run` makes it), accepted besides the runtime token. */
+  frontendToken: "SVC_FRONTEND_TOKEN",
   controlPlaneUrl: "SVC_RUNTIME_CONTROL_PLANE_URL",
   socketPath: "SVC_RUNTIME_SOCKET_PATH",
   stateDir: "SVC_PROXY_STATE_DIR",
@@ -40,6 +42,11 @@ export const DEFAULT_LIMITS_INTERVAL_MS = 15_000;
 
 export type ProxyConfig = {
   token: string;
+  /**
+   * What the front end presents on the socket instead of the runtime token (`svc run` makes one
+   * per boot, docs/frontend-boundary.md); null: only the runtime token is accepted.
+   */
+  frontendToken: string | null;
   /** Base URL with no path suffix and no trailing slash; the runtime appends /api/v1/… */
   controlPlaneUrl: string;
   socketPath: string;
@@ -143,6 +150,9 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   };
   const token = get(ENV.token);
   if (!token) throw new ConfigError(`${ENV.token} is not set: the runtime credential from \`svc bot credential\` is required`);
+  const frontendToken = get(ENV.frontendToken) ?? null;
+  if (frontendToken !== null && frontendToken.length < 32) throw new ConfigError(`${ENV.frontendToken} is too short to be a credential (at least 32 characters; \`svc run\` makes one per boot)`);
+  if (frontendToken === token) throw new ConfigError(`${ENV.frontendToken} must differ from ${ENV.token}: the front end must not hold the runtime token`);
   const cpRaw = get(ENV.controlPlaneUrl);
   if (!cpRaw) throw new ConfigError(`${ENV.controlPlaneUrl} is not set: the control plane's base URL (no /api/v1 suffix) is required`);
   const controlPlaneUrl = parseControlPlaneUrl(cpRaw);
@@ -198,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
     metricsListen,
     limitsIntervalMs,
     token,
+    frontendToken,
     controlPlaneUrl,
     socketPath,
     stateDir,

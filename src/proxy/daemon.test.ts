@@ -11,6 +11,7 @@ import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
 import { argsDigest, digestOfCanonical } from "./audit/canonical.ts";
 import { loadConfig } from "./config.ts";
+import { readSealed } from "./state-dir.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { TOOL_BODY_LIMIT } from "./api/json-body.ts";
 import { fetchPolicyStatus, formatPolicyStatus } from "./policy-show.ts";
@@ -599,7 +600,7 @@ describe("restart", () => {
       expect(s).toMatchObject({ state: "stale", policy_revision: t.cp.bundle.revision, tool_count: 2 });
       expect(s.reason).toContain("decisions continue on the last good bundle");
       // last_success: when the reloaded bundle was last sent or confirmed, not "never"
-      const persisted = JSON.parse(readFileSync(join(t.dir, "state", "last-good-bundle.json"), "utf8"));
+      const persisted = readSealed(join(t.dir, "state"), "last-good-bundle.json", TOKEN) as { confirmed_at: string };
       expect(s.last_success).toBe(persisted.confirmed_at);
       expect(Date.parse(s.last_success)).toBeLessThanOrEqual(Date.parse(t.daemon.status.report(0).last_success!));
       const shown = formatPolicyStatus(await fetchPolicyStatus({ SVC_RUNTIME_TOKEN: TOKEN, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p2.sock") }));

@@ -223,6 +223,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
   const api = createLocalApi({
     token: config.token,
+    frontendToken: config.frontendToken,
     status,
     recorder,
     claims: client,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { FORCED_OFF, FORCED_ON, frontendConfig, frontendEnv } from "./frontend.ts";
+import { FORCED_OFF, FORCED_ON, frontendConfig, frontendEnv, newFrontendToken, withoutSecrets } from "./frontend.ts";
 
-const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", staticDir: "/var/lib/svc/chatui-static", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", token: "svc_rt_1" };
+const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", staticDir: "/var/lib/svc/chatui-static", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", frontendToken: "svc_fe_1" };
 
 describe("the front end's environment", () => {
   test("the provider and tool switches are forced off; overrides are reported", () => {
@@ -13,12 +13,21 @@ describe("the front end's environment", () => {
     expect(ignored).toEqual(["ENABLE_OPENAI_API=true", "ENABLE_TOOL_SERVERS=false"]);
   });
 
-  test("the secret key is CHATUI_SECRET_KEY; the control-plane settings are withheld", () => {
-    const { env } = frontendEnv({ CHATUI_SECRET_KEY: "chat-secret", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp", SVC_PROXY_EGRESS_PROXY: "http://p:3128", PYTHONPATH: "/app/backend" }, opts);
+  test("the secret key is CHATUI_SECRET_KEY; the runtime token and the control-plane settings are withheld", () => {
+    const { env } = frontendEnv({ CHATUI_SECRET_KEY: "chat-secret", SVC_RUNTIME_TOKEN: "svc_rt_1", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp", SVC_PROXY_EGRESS_PROXY: "http://p:3128", PYTHONPATH: "/app/backend" }, opts);
     expect(env.WEBUI_SECRET_KEY).toBe("chat-secret");
-    for (const k of ["CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY"]) expect(env[k]).toBeUndefined();
+    for (const k of ["SVC_RUNTIME_TOKEN", "CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY"]) expect(env[k]).toBeUndefined();
+    expect(Object.values(env)).not.toContain("svc_rt_1");
     expect(env.PYTHONPATH).toBe("/var/lib/svc/python:/app/backend");
-    expect(env).toMatchObject({ DATA_DIR: opts.dataDir, SVC_RUNTIME_SOCKET_PATH: opts.socketPath, SVC_RUNTIME_TOKEN: "svc_rt_1", RAG_EMBEDDING_ENGINE: "openai" });
+    // the socket's credential for this boot, not the runtime token
+    expect(env).toMatchObject({ DATA_DIR: opts.dataDir, SVC_RUNTIME_SOCKET_PATH: opts.socketPath, SVC_FRONTEND_TOKEN: "svc_fe_1", RAG_EMBEDDING_ENGINE: "openai" });
+  });
+
+  test("a front-end credential is new at every boot; the packs' export runs without the secrets", () => {
+    const a = newFrontendToken();
+    expect(a).toMatch(/^svc_fe_[A-Za-z0-9_-]{43}$/);
+    expect(newFrontendToken()).not.toBe(a);
+    expect(withoutSecrets({ SVC_RUNTIME_TOKEN: "t", CHATUI_SECRET_KEY: "s", SVC_FRONTEND_TOKEN: "f", PATH: "/bin" })).toEqual({ PATH: "/bin" });
   });
 
   test("the base image's empty WEBUI_SECRET_KEY is replaced without a warning; another value is reported", () => {

@@ -1,6 +1,7 @@
 // The chat front end (Open WebUI) as the supervisor starts it: its command, its environment
 // (secret, switches forced off, offline defaults, svc_chatui on PYTHONPATH), waiting for the
 // first admin, and seeding the service's functions through the front end's own Python.
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { prependPythonPath } from "../guard-bridge/index.ts";
@@ -49,8 +50,26 @@ export const GOVERNANCE_DEFAULTS: Record<string, string> = {
   BYPASS_MODEL_ACCESS_CONTROL: "true",
 };
 
-/** Variables the front end must not see (the control-plane settings are the proxy's business). */
-const WITHHELD = ["CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY", "SVC_PROXY_NO_PROXY"];
+/**
+ * Variables the front end must not see: the runtime token (code in the front end could take it
+ * off the box and act as the installation at the control plane: fetch the digest key, register a
+ * replica to receive the model API key, send audit records; docs/frontend-boundary.md), and the
+ * control-plane settings, the proxy's business. CHATUI_SECRET_KEY reaches it as WEBUI_SECRET_KEY.
+ */
+const WITHHELD = ["SVC_RUNTIME_TOKEN", "CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY", "SVC_PROXY_NO_PROXY", "SVC_FRONTEND_TOKEN"];
+
+/** What the front end presents on the proxy's socket; the proxy accepts it besides the runtime token. */
+export const FRONTEND_TOKEN_ENV = "SVC_FRONTEND_TOKEN";
+
+/** A fresh credential for one boot: it means nothing off this box, nor after a restart. */
+export function newFrontendToken(): string {
+  return `svc_fe_${randomBytes(32).toString("base64url")}`;
+}
+
+/** The environment without the container's secrets, for Python run from the packs (the manifest export). Pure. */
+export function withoutSecrets(base: Env): Env {
+  return Object.fromEntries(Object.entries(base).filter(([k]) => !WITHHELD.includes(k)));
+}
 
 export const DEFAULT_COMMAND = "open-webui serve --host {host} --port {port}";
 
@@ -108,7 +127,7 @@ export function pythonBeside(program: string, path: string | undefined): string 
 export type FrontendEnv = { env: Record<string, string>; ignored: string[] };
 
 /** The front end's environment (pure). `ignored` lists overrides that were refused. */
-export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; staticDir: string; pythonRoot: string; socketPath: string; token: string; mcpUrl?: string }): FrontendEnv {
+export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: string; staticDir: string; pythonRoot: string; socketPath: string; frontendToken: string; mcpUrl?: string }): FrontendEnv {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !WITHHELD.includes(k)) env[k] = v;
   const ignored: string[] = [];
@@ -130,7 +149,7 @@ export function frontendEnv(base: Env, opts: { secretKey: string; dataDir: strin
   env.STATIC_DIR = opts.staticDir;
   env.PYTHONPATH = prependPythonPath([opts.pythonRoot], base.PYTHONPATH);
   env.SVC_RUNTIME_SOCKET_PATH = opts.socketPath;
-  env.SVC_RUNTIME_TOKEN = opts.token;
+  env[FRONTEND_TOKEN_ENV] = opts.frontendToken;
   // The seed writes it as the one MCP connection; the guard lets `server:mcp:svc` through.
   if (opts.mcpUrl) env.SVC_MCP_GATEWAY_URL = opts.mcpUrl;
   env.PYTHONUNBUFFERED = "1";

@@ -11,9 +11,10 @@ import type { ToolManifest } from "../contract/manifest.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
-import { frontendConfig, frontendEnv, onboardingState } from "./frontend.ts";
+import { FRONTEND_TOKEN_ENV, frontendConfig, frontendEnv, newFrontendToken, onboardingState, withoutSecrets } from "./frontend.ts";
 import { mcpBootTools, reportBooted } from "./mcp-sync.ts";
 import { preflight } from "./preflight.ts";
+import { keepProcessPrivate, notPrivateWarning } from "./private-process.ts";
 import { startReaper } from "./reaper.ts";
 import { svcSelfCommand } from "./self-command.ts";
 import { type SignalSource, Stopped, Supervision } from "./supervision.ts";
@@ -61,7 +62,12 @@ export function proxyEnv(env: Env, set: Record<string, string>): Env {
 
 export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps): Promise<number> {
   const log = deps.log;
+  // First: the front end (same UID) must never read the runtime token from /proc/1/environ.
+  const notPrivate = keepProcessPrivate();
+  if (notPrivate) log.warn(notPrivateWarning("svc run", notPrivate));
   const cfg = preflight(env, uid);
+  // The front end's credential on the proxy's socket, instead of the runtime token (this boot only).
+  const frontendToken = newFrontendToken();
   const fe = frontendConfig(env, cfg.stateDir);
   const pythonRoot = writePythonPackage(join(cfg.stateDir, "python"));
 
@@ -69,7 +75,8 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
   let manifest: ToolManifest | null = null;
   if (cfg.packs.length > 0) {
     try {
-      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log, env);
+      // The packs' code runs without the container's secrets: it needs none to declare tools.
+      manifest = await packManifest({ packs: cfg.packs, python: fe.python }, pythonRoot, log, withoutSecrets(env));
     } catch (e) {
       if (e instanceof PackError) throw new StartFailure(e.message);
       throw e;
@@ -86,7 +93,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     staticDir: fe.staticDir,
     pythonRoot,
     socketPath: cfg.socketPath,
-    token: cfg.token,
+    frontendToken,
   });
   for (const i of ignored) log.warn(`ignored ${i}: svc run forces this setting (the Pipe is the only model provider; every tool is governed; see docs/deploy.md)`);
   mkdirSync(fe.dataDir, { recursive: true, mode: 0o750 });
@@ -109,7 +116,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
     const proxy = sup.start("proxy", proxyArgv, {
-      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort }),
+      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort, [FRONTEND_TOKEN_ENV]: frontendToken }),
       drains: true,
     });
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));

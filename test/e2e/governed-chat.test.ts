@@ -5,9 +5,10 @@
 //   bun test test/e2e -t "scenario 4"
 // Scenario 9 stops the shared container (credential rotation), so it runs last.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { api, org } from "../integration/cli-support.ts";
-import { events, plainLines } from "../integration/supervisor-helpers.ts";
+import { api, filesHolding, org } from "../integration/cli-support.ts";
+import { AS_CONTAINER_USER, events, plainLines } from "../integration/supervisor-helpers.ts";
 import { waitFor } from "../support/controlplane-process.ts";
 import { parseSse } from "../support/model-server.ts";
 import { startNotesServer } from "../support/mcp/servers.ts";
@@ -25,6 +26,7 @@ import {
   bundleApplied,
   containerEnv,
   freshStateDir,
+  frontendPid,
   linked,
   proxyMetrics,
   proxyPid,
@@ -672,6 +674,34 @@ describe("scenario 16: a budget (issue 16)", () => {
       await aliceSocket.stop();
       await bobSocket.stop();
     }
+  });
+});
+
+describe("scenario 17: what the front end holds (issue 27, docs/frontend-boundary.md)", () => {
+  test("Open WebUI's environment has no runtime token; a process of its UID cannot read the supervisor's or the proxy's; the state directory gives away neither the token nor the digest key", async () => {
+    const w = await linked();
+    const c = w.container!;
+    const front = frontendPid(c);
+    const environ = readFileSync(`/proc/${front}/environ`, "utf8").split("\0");
+    expect(environ.some((e) => e.startsWith("SVC_RUNTIME_TOKEN="))).toBe(false);
+    expect(environ.join("\n")).not.toContain(w.runtimeToken);
+    const credential = environ.find((e) => e.startsWith("SVC_FRONTEND_TOKEN="))?.slice("SVC_FRONTEND_TOKEN=".length) ?? "";
+    expect(credential).toMatch(/^svc_fe_/);
+    // the Pipe lists the models with it (spec §5.4's call, made with the boot's credential)
+    expect(await modelIds(c.url, w.alice)).toEqual([MODEL]);
+    // code of the front end's UID: Open WebUI's own environment is readable, the others' are not
+    const asFrontEnd = (path: string) => Bun.spawnSync([...AS_CONTAINER_USER, "cat", path], { stdout: "pipe", stderr: "pipe" });
+    expect(asFrontEnd(`/proc/${front}/environ`).exitCode).toBe(0);
+    for (const pid of [c.proc.pid, proxyPid(c)]) {
+      const r = asFrontEnd(`/proc/${pid}/environ`);
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stderr.toString()).toContain("Permission denied");
+      expect(readFileSync(`/proc/${pid}/environ`, "utf8")).toContain(w.runtimeToken); // there, for root alone
+    }
+    // its credential is worth nothing at the control plane
+    expect((await api(w.cp, "GET", "/runtime/digest-key", undefined, credential)).status).toBe(401);
+    const material = (await api(w.cp, "GET", "/runtime/digest-key", undefined, w.runtimeToken)).json.key as string;
+    for (const secret of [w.runtimeToken, material]) expect(filesHolding(join(c.stateDir, "proxy"), secret)).toEqual([]);
   });
 });
 

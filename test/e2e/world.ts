@@ -292,8 +292,8 @@ export async function auditRecord(query: Record<string, string>, match: (r: any)
   return found;
 }
 
-/** The pid of the container's `svc proxy serve` child. */
-export function proxyPid(c: Container): number {
+/** The pid of the container's process (at any depth under `svc run`) whose argv `match` accepts. */
+export function childPid(c: Container, match: (argv: string[]) => boolean, what: string): number {
   const children = (pid: number): number[] => {
     try {
       return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
@@ -305,12 +305,21 @@ export function proxyPid(c: Container): number {
   while (todo.length) {
     const p = todo.shift()!;
     for (const k of children(p)) {
-      const cmd = readFileSync(`/proc/${k}/cmdline`, "utf8").split("\0");
-      if (cmd.includes("proxy") && cmd.includes("serve")) return k;
+      if (match(readFileSync(`/proc/${k}/cmdline`, "utf8").split("\0"))) return k;
       todo.push(k);
     }
   }
-  throw new Error("no svc proxy serve child found");
+  throw new Error(`no ${what} child found`);
+}
+
+/** The pid of the container's `svc proxy serve` child. */
+export function proxyPid(c: Container): number {
+  return childPid(c, (cmd) => cmd.includes("proxy") && cmd.includes("serve"), "svc proxy serve");
+}
+
+/** The pid of the container's Open WebUI (`open-webui serve`). */
+export function frontendPid(c: Container): number {
+  return childPid(c, (cmd) => cmd.some((a) => a.endsWith("/open-webui") || a === "open-webui") && cmd.includes("serve"), "open-webui serve");
 }
 
 export async function teardown(): Promise<void> {

@@ -156,7 +156,20 @@ describe("svc run", () => {
       expect(existsSync(join(f("state"), "python/svc_chatui/pipe.py"))).toBe(true);
       expect(fenv.RAG_EMBEDDING_ENGINE).toBe("openai");
       expect(fenv.SVC_RUNTIME_SOCKET_PATH).toBe(join(f("state"), "proxy.sock"));
-      expect(fenv.SVC_RUNTIME_TOKEN).toBe("svc_rt_test");
+      // the runtime token stays out of the front end: it gets a credential of this boot instead
+      expect(fenv.SVC_RUNTIME_TOKEN).toBeUndefined();
+      expect(fenv.SVC_FRONTEND_TOKEN).toMatch(/^svc_fe_[A-Za-z0-9_-]{43}$/);
+      expect(Object.values(fenv).join("\n")).not.toContain("svc_rt_test");
+      // the live process agrees (not only what it chose to write), and a same-UID process
+      // cannot read the supervisor's environment, where the token is (PR_SET_DUMPABLE 0)
+      const frontPid0 = pidOf(f("frontend.pid"));
+      expect(readFileSync(`/proc/${frontPid0}/environ`, "utf8")).not.toContain("svc_rt_test");
+      const asContainerUser = (path: string) => Bun.spawnSync([...AS_CONTAINER_USER, "cat", path], { stdout: "pipe", stderr: "pipe" });
+      expect(asContainerUser(`/proc/${frontPid0}/environ`).exitCode).toBe(0); // the same read works on a process that is not private
+      const supervisorEnv = asContainerUser(`/proc/${r.proc.pid}/environ`);
+      expect(supervisorEnv.exitCode).not.toBe(0);
+      expect(supervisorEnv.stderr.toString()).toContain("Permission denied");
+      expect(readFileSync(`/proc/${r.proc.pid}/environ`, "utf8")).toContain("SVC_RUNTIME_TOKEN=svc_rt_test"); // it is there, for root only
       expect(r.stderr()).toContain("ignored ENABLE_OPENAI_API=true");
       expect(r.stderr()).toContain("ignored USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS=true");
       expect(r.stderr()).toContain("ignored WEBUI_SECRET_KEY");

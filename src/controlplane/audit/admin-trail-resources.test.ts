@@ -93,6 +93,8 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   const retention = await step("settings.update", async () => api("PATCH", "/settings", { audit_retention_days: 30 }));
   expect(retention.event.admin).toMatchObject({ before: { audit_retention_days: null }, after: { audit_retention_days: 30 }, severity: "notice" });
   await step("audit_key.disable", async () => api("POST", `/audit-encryption-keys/${key.id}:disable`));
+  const digest = await step("digest_key.rotate", async () => api("POST", "/audit-digest-keys"));
+  expect(digest.event.admin).toMatchObject({ after: { current: digest.out.json.key.id }, severity: "high" });
   const run = await step("audit_retention.run", async () => api("POST", "/audit-retention/run"));
   expect(run.event.admin.after).toMatchObject({ retention_days: 30, deleted: 0 });
 

@@ -99,6 +99,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
         policy_id: n % 10 < 7 ? `pol_${n % 5}` : null,
         ...(n % 50 === 0 ? { shadow: { decision: "deny" as const, policy_id: "pol_S", reason: "shadow" } } : {}),
         subject: { user_id: `usr_${n % 9}`, remote_user_id: "fe", via_installation: false },
+        args_digest: `hmac-sha256:${(n % 700).toString(16).padStart(64, "0")}`,
         chain_id: `chn_${n % 3}`,
         chain_seq: 1000 + n,
         chain_prev: null,
@@ -115,6 +116,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("search by user", async () => searchRecords(db, cp.orgId, { user: "usr_NOBODY" }, now));
   const byPolicy = await run("search by policy", async () => searchRecords(db, cp.orgId, { policy: "pol_B" }, now));
   expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
+  const sameArgs = await run("search by args digest", async () => searchRecords(db, cp.orgId, { args_digest: recent.args_digest!, digest_key_id: recent.digest_key_id! }, now));
+  expect(sameArgs.records.length).toBeGreaterThan(0);
   await run("one record", async () => getRecord(db, cp.orgId, decision.id));
   // the admin trail's searches (issue 27): the organization's bootstrap is one of its events
   expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
@@ -145,6 +148,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // Each query a partial index is for names it in its plan.
   const uses = (name: string, index: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes(index))).length;
   expect(uses("usage", "audit_org_model_outcome_ts")).toBe(plans.get("usage")!.length);
+  // calls with the same arguments: the digest's own index, not a walk of every record
+  expect(uses("search by args digest", "audit_org_digest_id")).toBe(1);
   // (a few users' spend: PostgreSQL may as well read those users' records)
   expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id")).toBe(1);
   // (a policy's records, enforced or shadow, are read newest first along the organization's ids

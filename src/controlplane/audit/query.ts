@@ -1,11 +1,11 @@
 // The admin audit view: search newest first with an opaque id cursor, one record, and the
 // stored ciphertext as bytes for `svc audit decrypt`. Records show whether they are encrypted
 // (to which key ids) or digest-only; the search never returns ciphertext.
-// A tool+decision search rides the (org, tool, decision, id) index; user and installation
-// searches their own (org, …, id) indexes; the rest the (org, id) index, newest first. The
-// admin trail's filters (issue 27): kind admin, action and result ride the partial (org, id)
-// index of admin events (`kind = 'admin'` written as a literal, so the index serves it), the
-// actor the (org, actor, id) index.
+// A tool+decision search rides the (org, tool, decision, id) index; user, installation and
+// args-digest searches their own (org, …, id) indexes; the rest the (org, id) index, newest
+// first. The admin trail's filters (issue 27): kind admin, action and result ride the partial
+// (org, id) index of admin events (`kind = 'admin'` written as a literal, so the index serves
+// it), the actor the (org, actor, id) index.
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { type AdminEventDetail, SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -28,6 +28,12 @@ export type AuditFilters = {
   policy?: string;
   /** "changed": only records whose shadow decision differs from the enforced one */
   shadow?: "changed";
+  /**
+   * Calls with the same arguments (`hmac-sha256:…`): a digest groups calls only within the key
+   * that made it, so `digest_key_id` narrows it to one key (docs/digest-key.md).
+   */
+  args_digest?: string;
+  digest_key_id?: string;
   /** "runtime": every kind but admin (what the runtimes recorded) */
   kind?: "tool" | "model" | "outcome" | "admin" | "runtime";
   /** admin events of this actor: an account id (acc_…), an email, `system:<component>` or `anonymous` */
@@ -189,6 +195,8 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.background === "only") conds.push(isNotNull(a.task));
   if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
   if (f.shadow === "changed") conds.push(isNotNull(a.shadowDecision), ne(a.shadowDecision, a.decision));
+  if (f.args_digest) conds.push(eq(a.argsDigest, f.args_digest));
+  if (f.digest_key_id) conds.push(eq(a.digestKeyId, f.digest_key_id));
   if (f.user) {
     const userId = f.user.startsWith("usr_") ? f.user : (await findUserByEmail(db, orgId, f.user))?.id;
     if (!userId) return null;

@@ -36,6 +36,8 @@ const Filters = {
   background: t.Optional(t.Union([t.Literal("hide"), t.Literal("only")], { description: "Open WebUI's background tasks (titles, tags, follow-ups): hide them, or show only them" })),
   policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
   shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
+  args_digest: t.Optional(t.String({ maxLength: 100, pattern: "^hmac-sha256:[0-9a-f]{64}$", description: "calls with the same arguments: this digest (hmac-sha256:…)" })),
+  digest_key_id: t.Optional(t.String({ maxLength: 64, description: "records whose digest was made with this digest key (dk_…)" })),
   from: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   to: t.Optional(t.String({ maxLength: 40, description: "ISO 8601, inclusive" })),
   since: t.Optional(t.String({ maxLength: 40, description: "7d, 24h, 30m or ISO 8601, inclusive" })),

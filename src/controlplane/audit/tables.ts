@@ -70,6 +70,8 @@ export const auditRecords = table(
     c.index("audit_org_id").on(t.orgId, t.id),
     c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
+    // calls with the same arguments: one digest within its key (svc audit list --args-digest; issue 27)
+    c.index("audit_org_digest_id").on(t.orgId, t.argsDigest, t.id).where(isNotNull(t.argsDigest)),
     // a policy's recent decisions, enforced or shadow (console, issue 17)
     c.index("audit_org_policy_id").on(t.orgId, t.policyId, t.id).where(isNotNull(t.policyId)),
     c.index("audit_org_shadow_policy_id").on(t.orgId, t.shadowPolicyId, t.id).where(isNotNull(t.shadowPolicyId)),

@@ -19,6 +19,8 @@ export type BundleInputs = {
   recipients: BundleRecipient[];
   /** MCP tool servers assigned to the agent (issue 13); absent = none. */
   toolServers?: BundleToolServer[];
+  /** The organization's current digest key id (a proxy holding another fetches it); null: none. */
+  digestKeyId?: string | null;
   /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
   conditions: boolean;
   /** With `conditions`: the policy features every live replica can express (default: all of this release's). */
@@ -106,5 +108,6 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
       .map((s) => ({ ...s, args: [...s.args], allowed_tools: s.allowed_tools ? [...s.allowed_tools] : null, access_overrides: { ...s.access_overrides } }))
       .sort(byName),
     ...(input.conditions ? { features: [BUNDLE_FEATURES.conditions] } : {}),
+    ...(input.digestKeyId ? { digest_key_id: input.digestKeyId } : {}),
   };
 }

@@ -8,6 +8,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { identityMap } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { profileForAgent } from "../model-profiles/service.ts";
+import { currentDigestKeyId } from "../organizations/digest-keys.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
@@ -37,6 +38,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
       toolServers: await serversForAgent(tx, caller.agentId),
+      digestKeyId: await currentDigestKeyId(tx, caller.orgId),
       conditions,
       expressible,
     });

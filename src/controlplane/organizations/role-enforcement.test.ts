@@ -35,6 +35,7 @@ type World = {
   userId: string;
   groupId: string;
   keyId: string;
+  digestKeyId: string;
   recordId: string;
   apiTokenId: string;
   recoveryRequestId: string;
@@ -61,6 +62,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const user = await must(call("POST", "/users", { email: `person@${w.orgId.toLowerCase()}.test` }));
   const group = await must(call("POST", "/groups", { name: "staff" }));
   const key = await must(call("POST", "/audit-encryption-keys", { name: "k", public_key: (await newRecipient()).recipient }));
+  const digestKeyId = (await must(call("GET", "/audit-digest-keys"))).keys[0].id as string;
   const wsId = (await must(call("GET", "/workspaces"))).workspaces[0].id as string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
@@ -72,7 +74,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   // A notice of another account's step, which the owner sees until they dismiss it.
   const actor = await createAccount(cp.deps.db, { email: `actor@${w.orgId.toLowerCase()}.test` });
   const noticeId = await postNotice(cp.deps.db, { orgId: w.orgId, action: "audit:recovery.request", result: "ok", actorAccountId: actor.id, text: "requested", ref: recoveryRequestId }, cp.deps.now());
-  return { ...w, recoveryRequestId, noticeId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, recordId: rec.id, apiTokenId: apiToken.id };
+  return { ...w, recoveryRequestId, noticeId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, digestKeyId, recordId: rec.id, apiTokenId: apiToken.id };
 }
 
 type Call = { path: string; body?: unknown };
@@ -146,6 +148,9 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /audit-encryption-keys": () => ({ path: "/audit-encryption-keys", body: { name: "other", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-encryption-keys/:id": (w) => ({ path: `/audit-encryption-keys/${w.keyId}` }),
   "POST /audit-encryption-keys/:keyAction": (w) => ({ path: `/audit-encryption-keys/${w.keyId}:disable` }),
+  "GET /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
+  "POST /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
+  "GET /audit-digest-keys/:id": (w) => ({ path: `/audit-digest-keys/${w.digestKeyId}` }),
   "GET /audit-records": () => ({ path: "/audit-records" }),
   "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
   "GET /usage": () => ({ path: "/usage?by=user" }),
@@ -242,7 +247,7 @@ function appRoutes(cp: TestControlPlane): string[] {
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
   // (the runtimes' records: the refusals of the calls under test are admin events, told below)
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-digest-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
@@ -398,7 +403,7 @@ describe("organizations are isolated", () => {
       const res = await cp.app.handle(new Request(`http://localhost${c.path}`, init));
       const text = await res.text();
       if (res.status !== 404) failures.push(`${route} → ${res.status}`);
-      for (const id of [b.installationId, b.policyId, b.userId, b.keyId, b.apiTokenId]) if (c.path.includes(id) && text.includes("Globex")) failures.push(`${route} shows B's name`);
+      for (const id of [b.installationId, b.policyId, b.userId, b.keyId, b.digestKeyId, b.apiTokenId]) if (c.path.includes(id) && text.includes("Globex")) failures.push(`${route} shows B's name`);
     }
     expect(failures).toEqual([]);
     expect(await snapshot(cp, b)).toBe(before);

@@ -1,11 +1,11 @@
-// Organizations and workspaces, the organization's bundle revision, and its digest key.
-import { randomBytes } from "node:crypto";
-import { type AnyColumn, type SQL, and, desc, eq, getTableName, inArray, sql } from "drizzle-orm";
+// Organizations and workspaces, and the organization's bundle revision. Its digest keys: digest-keys.ts.
+import { type AnyColumn, type SQL, and, eq, getTableName, inArray, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type Acting, recordChange } from "../audit/admin-events.ts";
+import { newDigestKey, storeDigestKey } from "./digest-keys.ts";
 
 export const DEFAULT_WORKSPACE = "default";
 
@@ -13,13 +13,12 @@ export const DEFAULT_WORKSPACE = "default";
 export async function createOrganization(deps: ControlPlaneDeps, name: string) {
   const orgId = newId("organization");
   const workspaceId = newId("workspace");
-  const digestKeyId = newId("digestKey");
-  const wrapped = deps.kms.wrap(randomBytes(32), digestKeyContext(orgId, digestKeyId));
+  const digestKey = newDigestKey(deps, orgId);
   await deps.db.transaction(async (tx) => {
     const t = tables(tx);
     await tx.insert(t.organizations).values({ id: orgId, name });
     await tx.insert(t.workspaces).values({ id: workspaceId, orgId, name: DEFAULT_WORKSPACE });
-    await tx.insert(t.digestKeys).values({ id: digestKeyId, orgId, wrapped });
+    await storeDigestKey(tx, digestKey);
   });
   return { orgId, workspaceId };
 }
@@ -114,16 +113,4 @@ export async function resolveWorkspace(db: Db, orgId: string, idOrName: string) 
     .where(and(eq(w.orgId, orgId), idOrName.startsWith("ws_") ? eq(w.id, idOrName) : eq(w.name, idOrName)));
   if (!row) throw new SvcError("workspace_not_found", `workspace "${idOrName}" not found in this organization`);
   return row;
-}
-
-export function digestKeyContext(orgId: string, keyId: string): string {
-  return `digest-key:${orgId}:${keyId}`;
-}
-
-/** The organization's current digest key, unwrapped: handed to its runtimes at bootstrap. */
-export async function currentDigestKey(deps: ControlPlaneDeps, orgId: string): Promise<{ id: string; key: Uint8Array }> {
-  const d = tables(deps.db).digestKeys;
-  const [row] = await deps.db.select().from(d).where(eq(d.orgId, orgId)).orderBy(desc(d.id)).limit(1);
-  if (!row) throw new SvcError("internal", `organization ${orgId} has no digest key`);
-  return { id: row.id, key: deps.kms.unwrap(row.wrapped, digestKeyContext(orgId, row.id)) };
 }

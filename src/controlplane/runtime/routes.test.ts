@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { newId } from "../../contract/ids.ts";
 import { hashSecret, newSecret } from "../auth/tokens.ts";
 import { tables } from "../db/index.ts";
-import { currentDigestKey } from "../organizations/service.ts";
+import { currentDigestKey } from "../organizations/digest-keys.ts";
 import { testControlPlane } from "../testing.ts";
 import { addInstallation, bootstrapBody, newRecipient } from "./fixtures.ts";
 import { replicasOf } from "./replicas.ts";

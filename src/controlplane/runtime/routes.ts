@@ -2,7 +2,7 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
+import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, DigestKeyMaterial, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -16,7 +16,8 @@ import { expressibleFeatures } from "../replicas/service.ts";
 import { loadBundle } from "../bundle/load.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
-import { currentDigestKey, orgRevision } from "../organizations/service.ts";
+import { currentDigestKey } from "../organizations/digest-keys.ts";
+import { orgRevision } from "../organizations/service.ts";
 import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
@@ -31,17 +32,22 @@ async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: Bo
     hostname: body.hostname ?? null,
     now: deps.now(),
   });
-  const digest = await currentDigestKey(deps, caller.orgId);
+  const digest = await digestKeyMaterial(deps, caller.orgId);
   deps.log.info("runtime bootstrapped", { installation: caller.installationId, replica: body.replica_id, version: body.version });
   return {
     installation: { id: caller.installationId, name: caller.name, platform: "chatui" },
     organization_id: caller.orgId,
     workspace_id: caller.workspaceId,
     agent_id: caller.agentId,
-    digest_key: { id: digest.id, key: Buffer.from(digest.key).toString("base64") },
+    digest_key: digest,
     poll_interval_seconds: deps.config.pollIntervalSeconds,
     heartbeat_interval_seconds: deps.config.heartbeatIntervalSeconds,
   };
+}
+
+async function digestKeyMaterial(deps: ControlPlaneDeps, orgId: string): Promise<DigestKeyMaterial> {
+  const digest = await currentDigestKey(deps, orgId);
+  return { id: digest.id, key: Buffer.from(digest.key).toString("base64") };
 }
 
 /** GET policy-bundle: 304 after one revision lookup when If-None-Match still names it. */
@@ -87,6 +93,11 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
         tags: ["runtime"],
         responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } }, 304: { description: "unchanged" } },
       },
+    })
+    .get("/digest-key", async ({ runtime }) => digestKeyMaterial(deps, runtime.orgId), {
+      runtime: true,
+      response: DigestKeyMaterial,
+      detail: { summary: "The organization's current digest key: fetched again when the bundle's digest_key_id names another (a rotation)", tags: ["runtime"] },
     })
     .put(
       "/tools",

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { USER_HEADERS } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
-import { createLocalApi, type LocalApiDeps } from "./local-api.ts";
+import { createLocalApi, type LocalApiDeps, routeRequests } from "./local-api.ts";
 import { bearerMatches, userFromHeaders } from "./request-user.ts";
 import { ProxyStatus } from "../policy/status.ts";
 
@@ -71,6 +71,28 @@ describe("routing", () => {
     const r = await api(new Request("http://localhost/v1/models", { headers: { authorization: "Bearer svc_rt_abc", "x-svc-user-id": "u".repeat(201) } }));
     expect(r.status).toBe(400);
     expect((await r.json()).error).toEqual({ message: "x-svc-user-id is longer than 200 characters", type: "invalid_request_error", code: "invalid_user" });
+  });
+
+  test("the front end's credential of this boot is accepted like the runtime token; nothing else is", async () => {
+    const both = createLocalApi({ token: "svc_rt_abc", frontendToken: "svc_fe_boot", status: new ProxyStatus(), spoolDepth: () => 0, log: quiet, modelCa: null } as unknown as LocalApiDeps);
+    const get = async (token: string | null) => (await both(new Request("http://localhost/v1/policy", { headers: token ? { authorization: `Bearer ${token}` } : {} }))).status;
+    expect(await get("svc_rt_abc")).toBe(200);
+    expect(await get("svc_fe_boot")).toBe(200);
+    expect(await get("svc_fe_other")).toBe(401);
+    expect(await get(null)).toBe(401);
+    // without one configured, only the runtime token
+    expect((await ask("GET", "/v1/policy", "svc_fe_boot")).status).toBe(401);
+  });
+
+  test("a route of the supervisor's refuses the front end's credential with 403", async () => {
+    const route = { method: "PUT" as const, path: "/v1/mcp/booted", runtimeTokenOnly: true, handler: async () => Response.json({ ok: true }) };
+    const api2 = routeRequests({ runtime: "svc_rt_abc", frontend: "svc_fe_boot" }, [route], quiet);
+    const put = async (token: string) => api2(new Request("http://localhost/v1/mcp/booted", { method: "PUT", headers: { authorization: `Bearer ${token}` } }));
+    expect((await put("svc_rt_abc")).status).toBe(200);
+    const refused = await put("svc_fe_boot");
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe("forbidden");
+    expect((await put("svc_fe_other")).status).toBe(401);
   });
 
   test("an unknown path is 404", async () => {

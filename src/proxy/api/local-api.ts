@@ -1,6 +1,6 @@
 // The local API on the unix socket (ARCHITECTURE.md "Proxy daemon, local API"): a router over
-// the route modules of this folder. Every route but /readyz needs the runtime token as a
-// bearer. Errors are in OpenAI format {error:{message,type,code}} on every route, since the
+// the route modules of this folder. Every route but /readyz needs the runtime token, or the
+// front end's credential of this boot (SVC_FRONTEND_TOKEN), as a bearer. Errors are in OpenAI format {error:{message,type,code}} on every route, since the
 // Pipe relays them. Bodies are read within a per-route limit (json-body.ts): a client's
 // mistake is a 4xx with a stable code, never a 500.
 // A decision is answered only after its audit record is durable in the spool.
@@ -30,6 +30,8 @@ export { READYZ_PATH } from "./status-routes.ts";
 
 export type LocalApiDeps = {
   token: string;
+  /** The front end's credential of this boot, accepted like the runtime token; null: none. */
+  frontendToken?: string | null;
   status: ProxyStatus;
   recorder: AuditRecorder;
   claims: Pick<ControlPlaneClient, "createClaim">;
@@ -74,7 +76,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     ...(d.budgets ? { budgets: d.budgets } : {}),
     ...(d.rateLimits ? { rateLimits: d.rateLimits } : {}),
   };
-  return routeRequests(d.token, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
+  return routeRequests({ runtime: d.token, frontend: d.frontendToken ?? null }, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }
 
 /**
@@ -82,22 +84,29 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
  * a known path asked with another method (HEAD answered like GET), 400 for a bad user header,
  * and a 500 that fails closed when a route throws (the audit record could not be written).
  */
-export function routeRequests(token: string, list: Route[], log: Logger): (req: Request) => Promise<Response> {
+export function routeRequests(tokens: { runtime: string; frontend: string | null }, list: Route[], log: Logger): (req: Request) => Promise<Response> {
   const routes = new Map<string, Map<string, RouteHandler>>();
   const publicPaths = new Set<string>();
+  const supervisorPaths = new Set<string>();
   for (const r of list) {
     const methods = routes.get(r.path) ?? new Map<string, RouteHandler>();
     if (methods.has(r.method)) throw new Error(`local API: ${r.method} ${r.path} is defined twice`);
     methods.set(r.method, r.handler);
     routes.set(r.path, methods);
     if (r.public) publicPaths.add(r.path);
+    if (r.runtimeTokenOnly) supervisorPaths.add(r.path);
   }
 
-  const tokenMatches = bearerMatcher(token);
+  const isRuntime = bearerMatcher(tokens.runtime);
+  const isFrontend = tokens.frontend ? bearerMatcher(tokens.frontend) : () => false;
   return async (req) => {
     const { path } = requestTarget(req.url);
-    if (!publicPaths.has(path) && !tokenMatches(req.headers.get("authorization"))) {
-      return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN>", "authentication_error", "unauthorized");
+    if (!publicPaths.has(path)) {
+      const auth = req.headers.get("authorization");
+      if (!isRuntime(auth)) {
+        if (!isFrontend(auth)) return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN> (the front end: its SVC_FRONTEND_TOKEN)", "authentication_error", "unauthorized");
+        if (supervisorPaths.has(path)) return openAIError(403, `${path} is the supervisor's: the runtime token is required, the front end's credential is not enough`, "permission_error", "forbidden");
+      }
     }
     const methods = routes.get(path);
     if (!methods) return openAIError(404, `no route ${req.method} ${path}`, "invalid_request_error", "not_found");

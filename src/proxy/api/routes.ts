@@ -24,6 +24,8 @@ export type Route = {
   handler: RouteHandler;
   /** Answered without the runtime token (only /readyz). */
   public?: boolean;
+  /** The supervisor's alone: the front end's credential of the boot (SVC_FRONTEND_TOKEN) gets 403. */
+  runtimeTokenOnly?: boolean;
 };
 
 /** What the route modules use; built once by createLocalApi from LocalApiDeps. */

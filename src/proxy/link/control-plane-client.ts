@@ -8,6 +8,7 @@ import {
   BootstrapResponse,
   type ClaimRequest,
   ClaimResponse,
+  DigestKeyMaterial,
   type HeartbeatRequest,
   REPLICA_HEADER,
   RUNTIME_API_PREFIX,
@@ -22,7 +23,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "heartbeat" | "audit-records" | "claims" | "limits";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -168,6 +169,11 @@ export class ControlPlaneClient {
     if (res.status === 304) return { status: 304 };
     const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
     return { status: 200, bundle, etag: res.headers.get("etag"), serverVersion: res.headers.get(SERVER_VERSION_HEADER) };
+  }
+
+  /** The organization's current digest key: fetched when the bundle names another (a rotation). */
+  async digestKey(): Promise<DigestKeyMaterial> {
+    return this.json(await this.call("digest-key", "GET", "/digest-key"), DigestKeyMaterial, "digest key", "digest-key");
   }
 
   async heartbeat(req: HeartbeatRequest): Promise<void> {

@@ -1,4 +1,5 @@
-// The MCP routes of the unix-socket local API (runtime token, as every route there):
+// The MCP routes of the unix-socket local API, the supervisor's alone (the runtime token; the
+// front end's credential of the boot gets 403: it must not rewrite what the boot registered):
 //   GET /v1/mcp/tools   the MCP tools as the tool sync registers them, once the boot listing
 //                       is done, and the servers' status: the supervisor merges them into
 //                       the boot tool sync
@@ -23,6 +24,7 @@ export function mcpLocalRoutes(d: { servers: McpServers; registration: McpRegist
     {
       method: "GET",
       path: MCP_TOOLS_PATH,
+      runtimeTokenOnly: true,
       handler: async () => {
         await d.servers.settled();
         return Response.json({ tools: d.registration.bootTools(), servers: d.servers.status() });
@@ -31,6 +33,7 @@ export function mcpLocalRoutes(d: { servers: McpServers; registration: McpRegist
     {
       method: "PUT",
       path: MCP_BOOTED_PATH,
+      runtimeTokenOnly: true,
       handler: async (req) => {
         const read = await readJsonBody(req, TOOL_BODY_LIMIT);
         if (!read.ok) return badBody(read);

@@ -1,7 +1,7 @@
 // The bundle loop against a scripted control-plane client and a clock the test moves: what it
 // persists as the last good bundle, and what a restart reports from it.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BootstrapResponse } from "../../contract/runtime-api.ts";
@@ -11,6 +11,7 @@ import { type BundleAnswer, type ControlPlaneClient, ControlPlaneError } from ".
 import { BUNDLE_FILE } from "./last-good.ts";
 import { bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { ProxyStatus } from "./status.ts";
+import { readSealed } from "../state-dir.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -47,7 +48,7 @@ function loop(stateDir: string, client: ControlPlaneClient, clock: { now: Date }
   return { l, status };
 }
 
-const stored = (dir: string) => JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8")) as { fetched_at: string; confirmed_at: string };
+const stored = (dir: string) => readSealed(dir, BUNDLE_FILE, "tok") as { fetched_at: string; confirmed_at: string };
 
 describe("last_success across a restart", () => {
   test("a restart with the control plane down reports when the reloaded bundle was last confirmed, and says stale", async () => {
@@ -127,7 +128,7 @@ describe("a new bundle on a state disk that cannot take it", () => {
     answer = { status: 304 };
     await l.pollNow();
     l.stop();
-    expect(JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8"))).toMatchObject({ etag: '"r8"', bundle: { revision: 8 } });
+    expect(readSealed(dir, BUNDLE_FILE, "tok")).toMatchObject({ etag: '"r8"', bundle: { revision: 8 } });
   });
 });
 

@@ -139,6 +139,7 @@ export class BundleLoop {
       if (answer.status === 200) {
         const problem = bundleFeatureProblem(answer.bundle, answer.etag, answer.serverVersion);
         if (problem) throw new Error(problem);
+        await this.followDigestKey(answer.bundle, at);
         const compiled = indexBundle(answer.bundle);
         const previous = status.compiled?.revision ?? null;
         // In memory first: a revocation takes effect even when the state disk is full.
@@ -163,6 +164,29 @@ export class BundleLoop {
       else status.refused(message);
       if (wasState !== status.state || this.failures === 0) log.warn("control plane call failed", { state: status.state, error: message, status: e instanceof ControlPlaneError ? e.status : null });
       return false;
+    }
+  }
+
+  /**
+   * The bundle names the organization's current digest key: when this proxy holds another (an
+   * admin rotated it), fetch the new one before the bundle is used. The retired key is dropped
+   * first, so no record is digested with it once the control plane said it is retired: should
+   * the fetch fail, decisions stop (unavailable, with the reason) until a retry gets the key.
+   */
+  private async followDigestKey(bundle: PolicyBundle, at: Date): Promise<void> {
+    const { status, log } = this.o;
+    const current = bundle.digest_key_id;
+    if (!current || status.digestKey?.id === current) return;
+    const retired = status.digestKey?.id ?? null;
+    status.digestKey = null;
+    const key = await this.o.client.digestKey();
+    status.setDigestKey(key);
+    log.info("digest key rotated", { digest_key_id: key.id, retired_digest_key_id: retired });
+    try {
+      if (status.bootstrap) saveBootstrap(this.o.stateDir, this.o.token, status.bootstrap, at);
+    } catch (e) {
+      // In use already; a restart with the control plane down would go back to the old key.
+      log.warn("the new digest key could not be saved in the state directory", { error: (e as Error).message });
     }
   }
 

@@ -5,13 +5,11 @@
 // last sent or confirmed it unchanged (`confirmed_at`, a 304 counts): after a restart that
 // is what `last_success` reports until the control plane answers again. Files written before
 // `confirmed_at` existed have `fetched_at` only, which stands in for it; a file whose times
-// are missing or unreadable still gives its bundle, with no time.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+// are missing or unreadable still gives its bundle, with no time. The file is sealed under the
+// runtime token (state-dir.ts writeSealed): the front end, same UID, cannot plant a bundle.
 import { matches } from "../schema-check.ts";
 import { type BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
-import { writeFileDurably } from "../durable-file.ts";
-import { tokenFingerprint } from "../state-dir.ts";
+import { readSealed, writeSealed } from "../state-dir.ts";
 
 export const BUNDLE_FILE = "last-good-bundle.json";
 
@@ -24,17 +22,16 @@ export type LastGood = {
   confirmedAt: Date | null;
 };
 
-type Stored = { token_fingerprint: string; etag: string | null; fetched_at: string | null; confirmed_at?: string | null; bundle: PolicyBundle };
+type Stored = { etag: string | null; fetched_at: string | null; confirmed_at?: string | null; bundle: PolicyBundle };
 
 export function saveLastGood(dir: string, token: string, lg: LastGood): void {
   const stored: Stored = {
-    token_fingerprint: tokenFingerprint(token),
     etag: lg.etag,
     fetched_at: lg.fetchedAt?.toISOString() ?? null,
     confirmed_at: lg.confirmedAt?.toISOString() ?? null,
     bundle: lg.bundle,
   };
-  writeFileDurably(join(dir, BUNDLE_FILE), JSON.stringify(stored), 0o600);
+  writeSealed(dir, BUNDLE_FILE, token, stored);
 }
 
 /** A stored time, or null when absent or not a time. */
@@ -44,15 +41,10 @@ function storedTime(v: unknown): Date | null {
   return Number.isNaN(t) ? null : new Date(t);
 }
 
-/** The stored bundle, or null when absent, unreadable, of another token, or of another bundle version. */
+/** The stored bundle, or null when absent, unreadable, not sealed under this token, or of another bundle version. */
 export function loadLastGood(dir: string, token: string, version: BundleVersion): LastGood | null {
-  let stored: Stored;
-  try {
-    stored = JSON.parse(readFileSync(join(dir, BUNDLE_FILE), "utf8")) as Stored;
-  } catch {
-    return null;
-  }
-  if (stored === null || typeof stored !== "object" || stored.token_fingerprint !== tokenFingerprint(token)) return null;
+  const stored = readSealed(dir, BUNDLE_FILE, token) as Stored | null;
+  if (stored === null || typeof stored !== "object") return null;
   if (!matches(PolicyBundle, stored.bundle) || stored.bundle.version !== version) return null;
   const fetchedAt = storedTime(stored.fetched_at);
   return { bundle: stored.bundle, etag: typeof stored.etag === "string" ? stored.etag : null, fetchedAt, confirmedAt: storedTime(stored.confirmed_at) ?? fetchedAt };

@@ -9,8 +9,9 @@
 //                (network error, 5xx, 408, 429)
 //   unavailable  no decisions: no usable bundle yet, the control plane refused the last call
 //                (another 4xx), or it refused the runtime credential (401/403, 404 on bootstrap
-//                or bundle) — then the bundle and digest key are forgotten as well
-import type { BootstrapResponse, ProxyState } from "../../contract/runtime-api.ts";
+//                or bundle) — then the bundle and digest key are forgotten as well — or a
+//                bundle named a new digest key (a rotation) that could not be fetched yet
+import type { BootstrapResponse, DigestKeyMaterial, ProxyState } from "../../contract/runtime-api.ts";
 import type { PolicyStatus, ToolServerStatus } from "../../contract/local-api.ts";
 import type { DigestKey } from "../audit/call-content.ts";
 import { type SpoolHealth, spoolFullReason } from "../audit/spool-space.ts";
@@ -37,7 +38,13 @@ export class ProxyStatus {
 
   setBootstrap(b: BootstrapResponse): void {
     this.bootstrap = b;
-    this.digestKey = { id: b.digest_key.id, key: new Uint8Array(Buffer.from(b.digest_key.key, "base64")) };
+    this.setDigestKey(b.digest_key);
+  }
+
+  /** The key new records are digested with; the bootstrap answer kept in memory names it too. */
+  setDigestKey(k: DigestKeyMaterial): void {
+    this.digestKey = { id: k.id, key: new Uint8Array(Buffer.from(k.key, "base64")) };
+    if (this.bootstrap) this.bootstrap = { ...this.bootstrap, digest_key: k };
   }
 
   succeeded(at: Date): void {
@@ -95,6 +102,7 @@ export class ProxyStatus {
     let reason: string;
     if (!this.firstAttemptDone) reason = "bootstrap and first bundle fetch in progress";
     else if (this.credentialError) reason = `runtime bootstrap failed: ${this.credentialError}`;
+    else if (!this.digestKey && this.bootstrap) reason = `the organization's digest key was rotated and the new one is not fetched yet: ${this.lastError ?? "unknown"}`;
     else if (!this.digestKey) reason = `runtime bootstrap failed: ${this.lastError ?? "unknown"}`;
     else if (!this.compiled) reason = `no policy bundle yet: ${this.lastError ?? "unknown"}`;
     else reason = `the control plane refused the last call: ${this.lastError ?? "unknown"}`;

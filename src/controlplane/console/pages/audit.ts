@@ -15,7 +15,7 @@ import { byId, joinErrors, list, named } from "./shared.ts";
 export type { AuditRecordView } from "../../../contract/admin-api.ts";
 
 const DECISION_TONES: Record<string, Tone> = { permit: "ok", deny: "bad", ask: "warn" };
-const FILTERS = ["tool", "decision", "kind", "background", "user", "installation", "from", "to", "policy", "shadow"] as const;
+const FILTERS = ["tool", "decision", "kind", "background", "user", "installation", "from", "to", "policy", "shadow", "args_digest", "digest_key_id"] as const;
 export type AuditFilterValues = Record<(typeof FILTERS)[number], string>;
 
 /** The page's filters from its query string. */
@@ -37,7 +37,15 @@ export function apiFilters(f: AuditFilterValues): Record<string, string | null> 
     to: utcFromLocalInput(f.to),
     policy: f.policy,
     shadow: f.shadow === "changed" ? "changed" : "",
+    args_digest: f.args_digest,
+    digest_key_id: f.digest_key_id,
   };
+}
+
+/** Calls with the same arguments: a digest groups within its key only (docs/digest-key.md). */
+function sameArgumentsLink(r: Pick<AuditRecordView, "args_digest" | "digest_key_id">): SafeHtml | "" {
+  if (!r.args_digest || !r.digest_key_id) return "";
+  return html`<br><a class="small" href="/audit${query({ args_digest: r.args_digest, digest_key_id: r.digest_key_id, background: "all" })}">same arguments</a>`;
 }
 
 /** The policy that decided, by name, linked to it; the reason alone when none did. */
@@ -73,11 +81,11 @@ export function utcFromLocalInput(value: string | null): string | null {
 export function encryptionCell(r: Pick<AuditRecordView, "encryption" | "args_digest" | "digest_key_id">): SafeHtml {
   if (r.encryption.mode === "recipients") {
     const ids = r.encryption.key_ids;
-    return html`${badge(ids.length === 1 ? "encrypted to 1 key" : `encrypted to ${ids.length} keys`, "info")}<ul class="key-ids">${ids.map((k) => html`<li class="mono">${k}</li>`)}</ul>`;
+    return html`${badge(ids.length === 1 ? "encrypted to 1 key" : `encrypted to ${ids.length} keys`, "info")}<ul class="key-ids">${ids.map((k) => html`<li class="mono">${k}</li>`)}</ul>${sameArgumentsLink(r)}`;
   }
   return html`${badge("digest-only", "muted")}${r.args_digest ? html`<br><span class="mono muted" title="${r.args_digest}">${r.args_digest.slice(0, 24)}…</span>` : ""}${
     r.digest_key_id ? html`<br><span class="muted">digest key <span class="mono">${r.digest_key_id}</span></span>` : ""
-  }`;
+  }${sameArgumentsLink(r)}`;
 }
 
 function subjectCell(s: AuditRecordView["subject"]): SafeHtml {
@@ -125,6 +133,7 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   ${field({ label: "Policy", name: "policy", value: f.policy, placeholder: "pol_…", quiet: true })}
   ${selectField({ label: "Shadow", name: "shadow", value: f.shadow, quiet: true, options: [{ value: "", label: "any" }, { value: "changed", label: "shadow would change" }] })}
+  ${f.args_digest ? html`<input type="hidden" name="args_digest" value="${f.args_digest}"><input type="hidden" name="digest_key_id" value="${f.digest_key_id}"><p class="muted small">Calls with the same arguments: digest <span class="mono">${f.args_digest.slice(0, 24)}…</span> under key <span class="mono">${f.digest_key_id || "any"}</span></p>` : ""}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a><a href="/audit/export.csv${query(f)}" class="btn btn-secondary" download>Export CSV</a></div>
 </form></section>`;
   const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>` : "";

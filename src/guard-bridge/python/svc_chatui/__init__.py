@@ -1,7 +1,7 @@
 """svc_chatui: the parts of svc that live inside the chat front end (Open WebUI).
 
 Standard library only; talks to the svc proxy daemon over its unix socket
-($SVC_RUNTIME_SOCKET_PATH, bearer $SVC_RUNTIME_TOKEN).
+($SVC_RUNTIME_SOCKET_PATH, bearer $SVC_FRONTEND_TOKEN: the credential `svc run` makes per boot).
 
 - ``svc_chatui.pipe``      the Pipe, the front end's only model provider (function id ``svc``)
 - ``svc_chatui.guard``     the ``svc_guard`` filter (active, global)

@@ -2,7 +2,9 @@
 local API"), written on asyncio streams so it never blocks Open WebUI's event loop.
 
 Standard library only. Every route but /readyz carries `Authorization: Bearer
-$SVC_RUNTIME_TOKEN`; the socket is `$SVC_RUNTIME_SOCKET_PATH`. Read both per call, so a test (or
+$SVC_FRONTEND_TOKEN`, the credential `svc run` makes for this boot (the front end never gets
+the runtime token; docs/frontend-boundary.md), or `$SVC_RUNTIME_TOKEN` when the front end was
+started some other way; the socket is `$SVC_RUNTIME_SOCKET_PATH`. Read per call, so a test (or
 an operator fixing the environment) never has to re-import the module.
 
 Connections are kept alive: each event loop keeps a few idle connections per socket path and a
@@ -24,7 +26,8 @@ from typing import AsyncIterator
 from urllib.parse import quote
 
 SOCKET_ENV = "SVC_RUNTIME_SOCKET_PATH"
-TOKEN_ENV = "SVC_RUNTIME_TOKEN"
+TOKEN_ENV = "SVC_FRONTEND_TOKEN"
+RUNTIME_TOKEN_ENV = "SVC_RUNTIME_TOKEN"
 # Headers naming the front-end user (src/contract/local-api.ts USER_HEADERS).
 USER_HEADERS = {"id": "x-svc-user-id", "email": "x-svc-user-email", "name": "x-svc-user-name"}
 CONNECT_TIMEOUT = 5.0
@@ -98,6 +101,10 @@ def close_idle_connections() -> None:
 
 class ProxyUnavailable(Exception):
     """The proxy's socket is missing, refused the connection, or answered garbage."""
+
+
+def _token() -> str:
+    return os.environ.get(TOKEN_ENV, "").strip() or os.environ.get(RUNTIME_TOKEN_ENV, "")
 
 
 def socket_path() -> str:
@@ -283,7 +290,7 @@ async def request(
     payload = b"" if body is None else json.dumps(body, separators=(",", ":")).encode("utf-8")
     head = {"host": "svc-proxy", "accept": "application/json, text/event-stream"}
     if auth:
-        head["authorization"] = f"Bearer {os.environ.get(TOKEN_ENV, '')}"
+        head["authorization"] = f"Bearer {_token()}"
     if body is not None:
         head["content-type"] = "application/json"
     head["content-length"] = str(len(payload))

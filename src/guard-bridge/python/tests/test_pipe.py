@@ -20,6 +20,16 @@ def test_models_from_the_proxy(proxy):
     assert proxy.of("GET /v1/models")[0]["headers"]["authorization"] == "Bearer svc_rt_test"
 
 
+def test_the_front_ends_credential_of_this_boot_is_sent_not_the_runtime_token(proxy, monkeypatch):
+    # under svc run the front end holds SVC_FRONTEND_TOKEN only (docs/frontend-boundary.md)
+    proxy.routes["GET /v1/models"] = lambda h, b: (200, {"object": "list", "data": []})
+    monkeypatch.setenv("SVC_FRONTEND_TOKEN", "svc_fe_boot")
+    asyncio.run(Pipe().pipes())
+    monkeypatch.delenv("SVC_RUNTIME_TOKEN")
+    asyncio.run(Pipe().pipes())
+    assert [r["headers"]["authorization"] for r in proxy.of("GET /v1/models")] == ["Bearer svc_fe_boot", "Bearer svc_fe_boot"]
+
+
 def test_model_list_is_empty_while_the_proxy_is_not_ready(proxy, no_proxy):
     assert asyncio.run(Pipe().pipes()) == []
 

@@ -1,0 +1,1 @@
+CREATE INDEX "audit_org_digest_id" ON "audit_records" USING btree ("org_id","args_digest","id") WHERE "audit_records"."args_digest" is not null;
