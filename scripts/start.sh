@@ -42,6 +42,14 @@ OWNER_EMAIL="${SVC_OWNER_EMAIL:-owner@example.com}"
 SVC="$PWD/dist/svc"
 mkdir -p "$CP_DIR" "$LOGS"
 chmod 700 "$ROOT" "$CP_DIR"
+# The KMS master key lives apart from the database (docs/controlplane.md "Master key"): a copy of
+# controlplane/ (a backup) must not carry the key that unwraps its secrets. A state dir made
+# before keeps its key where it is (the control plane warns and says how to move it).
+if [ ! -f "$CP_DIR/master.key" ]; then
+  mkdir -p "$ROOT/keys" && chmod 700 "$ROOT/keys"
+  export SVC_CP_MASTER_KEY_FILE="$ROOT/keys/master.key"
+  [ -f "$SVC_CP_MASTER_KEY_FILE" ] || (umask 077 && head -c 32 /dev/urandom | base64 >"$SVC_CP_MASTER_KEY_FILE")
+fi
 
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 
@@ -129,6 +137,11 @@ if [ -n "$DEMO" ]; then
 fi
 
 say "" "svc control plane: $CP_URL  (console: sign in as $OWNER_EMAIL, password in $CP_DIR/initial-owner-password)"
+# The audit's signing key, as bootstrap printed it: pin it where the audit is verified.
+if [ "$first_run" = 1 ]; then
+  say "Audit checkpoint-signing key (svc audit verify trusts only a pinned key; keep this line):"
+  grep -A2 '^  ed25519:' "$CP_DIR/bootstrap.txt" | sed 's/^/  /' || true
+fi
 say "CLI: $SVC  (signed in here through SVC_CONTROL_PLANE_URL/SVC_TOKEN; elsewhere: $SVC login --url $CP_URL --with-token < $CP_DIR/owner-api-token)"
 
 if [ -n "${SVC_START_NO_RUNTIME:-}" ] || [ "$(id -u)" != 0 ]; then

@@ -182,17 +182,20 @@ const exportCmd = command({
   args: {
     ...filterFlags,
     format: { type: "string", description: "jsonl (default) or csv", valueHint: "jsonl|csv" },
+    order: { type: "string", description: "id: oldest first (default); chain: chain by chain, what `svc audit verify --file` reads in constant memory", valueHint: "id|chain" },
     out: { type: "string", description: "write to this new file instead of stdout", valueHint: "file" },
   },
   examples: [
     "svc audit export --since 2026-05-01T00:00:00Z --until 2026-06-01T00:00:00Z --out may.jsonl",
     "svc audit export --since 7d --format csv --out week.csv",
     "svc audit export --decision deny | jq -c 'select(.tool_name != null)'",
+    "svc audit export --order chain --out all.jsonl",
   ],
   async run({ args }) {
     const format = args.format ?? "jsonl";
     if (format !== "jsonl" && format !== "csv") throw new UsageError(`--format must be jsonl or csv, not "${format}"`);
-    const query = filterQuery(args);
+    if (args.order !== undefined && args.order !== "id" && args.order !== "chain") throw new UsageError(`--order must be id or chain, not "${args.order}"`);
+    const query = { ...filterQuery(args), order: args.order };
     const client = await connect("svc audit export");
     const outFile = args.out === undefined ? undefined : expandHome(args.out, readCliEnv().home);
     let fd = 1;

@@ -19,6 +19,7 @@ import { digestKeyCommand } from "./audit-digest-key.ts";
 import { recordCommands } from "./audit-records.ts";
 import { recoverCommand } from "./audit-recover.ts";
 import { retentionCommand } from "./audit-retention.ts";
+import { checkpointsCommand, signingKeyCommand } from "./audit-checkpoints.ts";
 import { verifyCommands } from "./audit-verify.ts";
 import { sinksCommand } from "./audit-sinks.ts";
 import { ApiError, connect, seg } from "./client.ts";
@@ -190,6 +191,8 @@ export const auditCommand = command({
     "digest-key": digestKeyCommand,
     ...recordCommands,
     ...verifyCommands,
+    checkpoints: checkpointsCommand,
+    "signing-key": signingKeyCommand,
     sinks: sinksCommand,
     decrypt,
     recover: recoverCommand,

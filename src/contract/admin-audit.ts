@@ -51,6 +51,8 @@ export const AuditRecordView = open({
   actor_id: Type.Optional(Str),
   target: Type.Optional(Str),
   admin: Type.Optional(AdminEventDetail),
+  /** The record's link in its organization's store chain (contract/store-chain.ts); absent on a row not yet linked. */
+  store: Type.Optional(open({ chain: Str, seq: Nullable(Type.Integer()), prev: Nullable(Str) })),
   encryption: Type.Union([open({ mode: Type.Literal("recipients"), key_ids: Type.Array(Str) }), open({ mode: Type.Literal("digest-only") })]),
 });
 export type AuditRecordView = Static<typeof AuditRecordView>;
@@ -141,9 +143,33 @@ export type RetentionReport = Static<typeof RetentionReport>;
 /** A signed checkpoint of the organization's chain heads (`svc audit verify` checks records against them). */
 export const Checkpoint = open({ id: Str, number: Type.Integer(), at: Time, body: Str, signature: Str });
 export type Checkpoint = Static<typeof Checkpoint>;
-/** Every checkpoint, oldest first, with the organization's Ed25519 public key (null before the first). */
-export const CheckpointList = open({ public_key: Nullable(Str), checkpoints: Type.Array(Checkpoint) });
+/**
+ * Every checkpoint, oldest first, with the organization's Ed25519 public key as the control plane
+ * derives it from the private key it signs with (null before there is one) and its fingerprint;
+ * `next_at`: when the periodic checkpoint is next due (null when this replica runs none).
+ */
+export const CheckpointList = open({
+  public_key: Nullable(Str),
+  fingerprint: Type.Optional(Nullable(Str)),
+  next_at: Type.Optional(Nullable(Time)),
+  checkpoints: Type.Array(Checkpoint),
+});
 export type CheckpointList = Static<typeof CheckpointList>;
+/** The organization's checkpoint-signing key (…/audit-signing-key), and after a rotation the checkpoint that handed it over. */
+export const SigningKey = open({ public_key: Str, fingerprint: Str, created_at: Time, handover_checkpoint: Type.Optional(Type.Integer()) });
+export type SigningKey = Static<typeof SigningKey>;
+/** The control plane's own verification of its store (…/audit-verifications). */
+export const StoreVerification = open({
+  id: Str,
+  state: Type.Union([Type.Literal("running"), Type.Literal("verified"), Type.Literal("unsigned"), Type.Literal("tampered"), Type.Literal("failed")]),
+  started_at: Time,
+  finished_at: Nullable(Time),
+  records: Type.Integer(),
+  checkpoint: Nullable(Type.Integer()),
+  problems: Type.Integer(),
+  detail: Nullable(Str),
+});
+export type StoreVerification = Static<typeof StoreVerification>;
 /** A gap, fork or late record seen at ingest. */
 export const ChainFlag = open({ id: Str, chain_id: Str, installation_id: Str, kind: Str, record_id: Str, seq: Type.Integer(), detail: Str, at: Time });
 export type ChainFlag = Static<typeof ChainFlag>;

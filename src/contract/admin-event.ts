@@ -152,6 +152,7 @@ export const ADMIN_ACTIONS = {
   "audit:recovery.approve": { target: "recovery_request", severity: "high", status: 200, when: "a second person approved an escrow recovery" },
   "audit:recovery.decrypt": { target: "recovery_request", severity: "high", status: 200, when: "the plaintext of an approved recovery was handed out (once)" },
   "audit:recovery.policy": { target: "recovery_policy", severity: "high", status: 200, when: "an owner changed the minimum age of an approver's membership (the two-person rule)" },
+  "signing_key.rotate": { target: "audit_signing_key", severity: "high", status: 200, when: "an owner rotated the checkpoint-signing key (`svc audit signing-key rotate`), in the hand-over checkpoint signed by the old key; a refused attempt too" },
   "digest_key.rotate": { target: "digest_key", severity: "high", status: 201, when: "`svc audit digest-key rotate` made a new current digest key (the retired one is kept for grouping)" },
   "audit_retention.run": { target: "organization", severity: "notice", status: 200, when: "records older than the retention period were deleted (by an admin, or hourly: system:retention)" },
   "siem_sink.create": { target: "siem_sink", severity: "notice", status: 201, when: "a SIEM sink was created" },

@@ -56,7 +56,8 @@ const SinkHealth = open({
   /** True when the backlog is larger than the count stops at. */
   lag_records_capped: Type.Boolean(),
   lag_seconds: Type.Integer(),
-  cursor: open({ received_at: Nullable(Time), id: Nullable(Str) }),
+  /** Where delivery stands: the store and admin chains' numbers (null while rows stored before the chains are still being sent, by receipt time). */
+  cursor: open({ received_at: Nullable(Time), id: Nullable(Str), store_seq: Type.Optional(Nullable(Type.Integer())), admin_seq: Type.Optional(Nullable(Type.Integer())) }),
 });
 
 /** A SIEM sink (…/siem-sinks): no secret, only whether one is set; its health and lag. */

@@ -122,12 +122,33 @@ export function chainLink(r: ChainInput): ChainLink | null {
 
 // Checkpoints (signed by the control plane, checked by `svc audit verify`): the body is the
 // exact JSON text signed; `prev` is the SHA-256 of the previous checkpoint's body.
-export const CHECKPOINT_VERSION = 1;
+export const CHECKPOINT_VERSION = 2;
 export type CheckpointHead = { chain_id: string; installation_id: string; replica_id: string | null; seq: number; hash: string };
 /** Where retention cut a chain: records below `seq` were deleted; `prev` is the hash of the last one deleted. */
 export type CheckpointFloor = { chain_id: string; seq: number; prev: string };
-/** `floors` is present only once retention deleted records (older checkpoints never have it). */
-export type CheckpointBody = { v: number; organization_id: string; number: number; at: string; prev: string | null; public_key: string; heads: CheckpointHead[]; floors?: CheckpointFloor[] };
+/** Where retention deleted rows of a store chain (contract/store-chain.ts): `from`–`to`, the first named `prev`, the last hashed to `hash`. */
+export type CheckpointGap = { chain_id: string; from: number; to: number; prev: string | null; hash: string };
+/**
+ * `floors` is present only once retention deleted records (older checkpoints never have it).
+ * Since the store chains (version 2): `gaps` once retention deleted store-chain rows;
+ * `adoption`, whether rows stored before the store chains may still be awaiting their link
+ * ("pending") or every row must have one ("complete"); `next_key` on the checkpoint that hands
+ * the signing over to a new key (key rotation): it is signed by the old key, the ones after by
+ * the new one.
+ */
+export type CheckpointBody = {
+  v: number;
+  organization_id: string;
+  number: number;
+  at: string;
+  prev: string | null;
+  public_key: string;
+  heads: CheckpointHead[];
+  floors?: CheckpointFloor[];
+  gaps?: CheckpointGap[];
+  adoption?: "pending" | "complete";
+  next_key?: string;
+};
 /** A checkpoint as the admin API answers it (admin-audit.ts). */
 export type { Checkpoint as CheckpointView } from "./admin-audit.ts";
 
@@ -142,6 +163,12 @@ export function publicKeyText(key: KeyObject): string {
 export function publicKeyOf(text: string): KeyObject {
   if (!/^ed25519:[A-Za-z0-9+/]{43}=$/.test(text)) throw new Error(`not an ed25519 public key (ed25519:<base64>): ${text.slice(0, 60)}`);
   return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(text.slice(8), "base64").toString("base64url") }, format: "jwk" });
+}
+
+/** `SHA256:<base64, no padding>` of the raw key, as ssh prints key fingerprints: what people compare. */
+export function keyFingerprint(publicKey: string): string {
+  const raw = Buffer.from(publicKey.replace(/^ed25519:/, ""), "base64");
+  return `SHA256:${createHash("sha256").update(raw).digest("base64").replace(/=+$/, "")}`;
 }
 
 /** Whether `signature` (base64) is the key's Ed25519 signature of `body`. */

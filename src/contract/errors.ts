@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   rate_limited: 429,
   internal: 500,
   store_unavailable: 503,
+  /** The database had too much at once (a lock, a conflict that kept coming back): send again after Retry-After. */
+  store_busy: 503,
   // resources
   invalid_platform: 422,
   endpoint_not_https: 422,

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   auditChain: "chn",
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
+  auditVerification: "ver",
   recoveryRequest: "rrq",
   membershipGrant: "mgr",
   notice: "ntc",

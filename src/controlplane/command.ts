@@ -13,7 +13,10 @@ import { selfReplica, startReplicaHeartbeat } from "./replicas/service.ts";
 import { StoreFromNewerRelease } from "./db/schema-history.ts";
 import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
+import { keyFingerprint } from "../contract/audit-chain.ts";
+import { startAdoption } from "./audit/adoption.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
+import { ensureSigningKey } from "./audit-chain/signing-key.ts";
 import { startRetentionScheduler } from "./audit/retention.ts";
 import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
@@ -28,8 +31,9 @@ async function openDeps(flags: { dataDir?: string; listen?: string; publicUrl?: 
   const settings = serveSettings(flags);
   ensureDataDir(settings.dataDir);
   const log = createLogger("controlplane");
-  const { kms, created } = loadKms(settings.dataDir);
-  if (created) log.warn("generated a master key; back it up or set SVC_CP_MASTER_KEY", { file: created });
+  const { kms, created, warnings } = loadKms(settings.dataDir, process.env, settings.database);
+  if (created) log.warn("generated a master key; back it up apart from the database, or set SVC_CP_MASTER_KEY", { file: created });
+  for (const w of warnings) log.warn(w);
   const store = await openMigratedStore(settings, log);
   const deps: ControlPlaneDeps = { db: store.db, kms, config: settings.config, now: Date.now, log };
   return { settings, deps, store };
@@ -90,10 +94,11 @@ const serve = command({
     const stopSinks = startSinkDelivery(deps);
     const stopRetention = startRetentionScheduler(deps);
     const stopRefusals = startRefusalFlush(deps);
+    const stopAdoption = startAdoption(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), replica.stop()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), replica.stop()])
           .then(async () => store.close())
           .finally(done);
       };
@@ -148,6 +153,8 @@ const bootstrapAdmin = command({
     const password = args["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : generatePassword();
     try {
       const r = await bootstrapOwner(deps, { email: args.email, orgName: args["org-name"], password, withToken: !!args["token-out"] });
+      // The audit's checkpoint-signing key, made now so it can be pinned before anything is signed.
+      const key = await ensureSigningKey(deps, r.orgId);
       const lines = [`Created organization ${r.orgId} with workspace "default" and owner ${args.email}.`];
       if (!args["password-stdin"]) {
         const file = passwordFile;
@@ -161,6 +168,11 @@ const bootstrapAdmin = command({
         lines.push(`An API token for the CLI is in ${args["token-out"]} (mode 0600).`);
       }
       lines.push(
+        "",
+        "Audit checkpoint-signing key (pin it outside this machine; `svc audit verify` trusts only a pinned key):",
+        `  ${key.publicKey}`,
+        `  fingerprint ${keyFingerprint(key.publicKey)}`,
+        `  svc audit signing-key pin ${key.publicKey}   (after svc login; or compare the fingerprint when verify asks)`,
         "",
         "Next steps:",
         `  1. Sign in to the console at ${settings.config.publicUrl}/ and create the chat agent.`,

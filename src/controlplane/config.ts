@@ -1,6 +1,6 @@
 // The one place `svc controlplane …` reads its environment. Flags win over variables.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { CommandFailure } from "../command/index.ts";
 import { type ControlPlaneConfig, defaultConfig } from "./deps.ts";
 import { EmbeddedKms } from "./kms/index.ts";
@@ -102,10 +102,26 @@ function extraCa(env: NodeJS.ProcessEnv): { extraCaPem?: string } {
 }
 
 /**
- * The KMS master key: SVC_CP_MASTER_KEY (base64 of 32 bytes), else the file named by
- * SVC_CP_MASTER_KEY_FILE, else `<data dir>/master.key`, created (mode 0600) on first start.
+ * The KMS master key's file when no SVC_CP_MASTER_KEY_FILE names one: a folder of its own under
+ * the user's configuration (XDG), never the data directory beside the database, so that a copy
+ * of the data directory or of the database (a backup, a volume snapshot, someone with write
+ * access to the store) does not carry the key that unwraps its secrets and signs its audit.
  */
-export function loadKms(dataDir: string, env = process.env): { kms: EmbeddedKms; created: string | null } {
+export function defaultMasterKeyFile(env: NodeJS.ProcessEnv = process.env): string {
+  const config = env.XDG_CONFIG_HOME?.trim() || join(env.HOME ?? ".", ".config");
+  return join(config, "svc-controlplane", "master.key");
+}
+
+export type LoadedKms = { kms: EmbeddedKms; created: string | null; file: string | null; warnings: string[] };
+
+/**
+ * The KMS master key: SVC_CP_MASTER_KEY (base64 of 32 bytes), else the file named by
+ * SVC_CP_MASTER_KEY_FILE, else `master.key` in the data directory when an installation made
+ * before keeps it there (it keeps working, with a warning and the move to make), else
+ * defaultMasterKeyFile(), created (mode 0600, its folder 0700) on first start. A key file in the
+ * same folder as the SQLite database is warned about at every start.
+ */
+export function loadKms(dataDir: string, env: NodeJS.ProcessEnv = process.env, database: string = env.SVC_CP_DATABASE || join(dataDir, "controlplane.db")): LoadedKms {
   const parse = (b64: string, from: string) => {
     try {
       return EmbeddedKms.fromBase64(b64);
@@ -113,11 +129,27 @@ export function loadKms(dataDir: string, env = process.env): { kms: EmbeddedKms;
       throw new CommandFailure(`${from} is not a base64 32-byte key (${(e as Error).message}); generate one with: openssl rand -base64 32`, 2);
     }
   };
-  if (env.SVC_CP_MASTER_KEY) return { kms: parse(env.SVC_CP_MASTER_KEY, "SVC_CP_MASTER_KEY"), created: null };
-  const file = env.SVC_CP_MASTER_KEY_FILE ?? join(dataDir, "master.key");
-  if (existsSync(file)) return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: null };
+  if (env.SVC_CP_MASTER_KEY) return { kms: parse(env.SVC_CP_MASTER_KEY, "SVC_CP_MASTER_KEY"), created: null, file: null, warnings: [] };
+  const warnings: string[] = [];
+  const legacy = join(dataDir, "master.key");
+  let file = env.SVC_CP_MASTER_KEY_FILE ? resolve(env.SVC_CP_MASTER_KEY_FILE) : existsSync(legacy) ? legacy : defaultMasterKeyFile(env);
+  const sqlite = !/^postgres(ql)?:\/\//.test(database) && database !== ":memory:";
+  if (sqlite && dirname(resolve(file)) === dirname(resolve(database))) {
+    const target = defaultMasterKeyFile(env);
+    const move = env.SVC_CP_MASTER_KEY_FILE ? `move it elsewhere and set SVC_CP_MASTER_KEY_FILE to it` : `mkdir -p -m 700 ${dirname(target)} && mv ${file} ${target} (or set SVC_CP_MASTER_KEY_FILE to where you keep it)`;
+    warnings.push(`the master key ${file} is in the same folder as the database ${database}: whoever copies that folder (a backup, a snapshot) has both; keep the key apart (docs/controlplane.md "Master key"): ${move}`);
+  }
+  if (existsSync(file)) return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: null, file, warnings };
   if (env.SVC_CP_MASTER_KEY_FILE) throw new CommandFailure(`SVC_CP_MASTER_KEY_FILE ${file} does not exist`, 2);
-  writeFileSync(file, `${EmbeddedKms.generateKey()}\n`, { mode: 0o600, flag: "wx" });
-  chmodSync(file, 0o600);
-  return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: file };
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(file, `${EmbeddedKms.generateKey()}\n`, { mode: 0o600, flag: "wx" });
+    chmodSync(file, 0o600);
+  } catch (e) {
+    // Another process made it first (two control planes starting at once): use theirs.
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    file = resolve(file);
+    return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: null, file, warnings };
+  }
+  return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: file, file, warnings };
 }

@@ -58,6 +58,8 @@ export type ControlPlaneDeps = {
   log: Logger;
   /** Prometheus counters (made by createApp when absent). */
   metrics?: ControlPlaneMetrics;
+  /** When this replica's periodic checkpoint is next due (set by audit-chain/scheduler.ts). */
+  checkpointDueAt?: () => number | null;
   /**
    * This process as a control-plane replica (replicas/service.ts): its id, release and the
    * policy features it can express. Absent in tests that build no serving process: this

@@ -11,7 +11,7 @@ test("a second bootstrap-admin refuses to overwrite the first owner's password, 
   const dataDir = mkdtempSync(join(tmpdir(), "svc-boot-"));
   try {
     const database = TEST_POSTGRES_URL ? { SVC_CP_DATABASE: await freshPostgresDatabase() } : {};
-    const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, ...database } as Record<string, string>;
+    const env = { ...process.env, XDG_CONFIG_HOME: join(dataDir, "config"), SVC_CP_DATA_DIR: dataDir, ...database } as Record<string, string>;
     const run = (...args: string[]) => Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", ...args], { env, stdout: "pipe", stderr: "pipe" });
     const first = run("--email", "owner@example.com");
     expect(first.exitCode).toBe(0);

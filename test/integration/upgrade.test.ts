@@ -134,6 +134,9 @@ async function verify(url: string, token: string): Promise<{ code: number; text:
   const env = { ...process.env, HOME: home, SVC_CONTROL_PLANE_URL: url, SVC_TOKEN: token };
   await fetch(`${url}/api/v1/organizations/${orgId}/audit-checkpoints`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
   // Not spawnSync: the balancer in front of the replicas runs in this process.
+  // verify trusts only a pinned key: pin the one the control plane names (the store was made by an older release, whose bootstrap printed none).
+  const pin = Bun.spawn([...NEW, "audit", "signing-key", "pin"], { env, stdout: "pipe", stderr: "pipe" });
+  await pin.exited;
   const proc = Bun.spawn([...NEW, "audit", "verify"], { env, stdout: "pipe", stderr: "pipe" });
   const out = collectOutput(proc);
   const code = await proc.exited;

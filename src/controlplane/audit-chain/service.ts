@@ -1,31 +1,27 @@
 // Tamper evidence on the control plane (issue 15): continuity of each proxy chain checked at
-// ingest (continuity.ts), and signed checkpoints. A checkpoint is the list of every chain's
-// head (sequence number and hash of its last record, as received) for one organization,
-// numbered, naming the hash of the checkpoint before it, signed with the organization's
-// Ed25519 key. The private key is stored only wrapped by the KMS, so whoever can write the
-// database cannot sign: rows changed, removed or inserted after a checkpoint no longer hash up
-// to a head it signed, which `svc audit verify` shows.
-import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+// ingest (continuity.ts), the control plane's own proxy-form chain of admin events, and where
+// retention cut a proxy chain. Checkpoints are checkpoints.ts, the signing key signing-key.ts,
+// the store chains store-heads.ts.
+import { and, desc, eq, inArray } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
-import { CHECKPOINT_VERSION, type CheckpointBody, type CheckpointFloor, type CheckpointHead, type CheckpointView, bodyHash, ciphertextDigest, publicKeyText, recordHash } from "../../contract/audit-chain.ts";
+import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { newId } from "../../contract/ids.ts";
 import type { ChainFlag } from "../../contract/admin-api.ts";
 import { type Db, tables } from "../db/index.ts";
-import type { ControlPlaneDeps } from "../deps.ts";
 import { type Flag, type Head, type Link, advance } from "./continuity.ts";
 
 /**
  * Checks the newly stored records of one installation's batch against their chains' heads and
  * moves the heads; flags what does not continue. Runs in the ingest transaction (`tx`): one
- * read and one write per chain in the batch.
+ * read and one write per chain in the batch. `hashes`: the records' chain hashes, when the
+ * caller computed them already (ingest does, for the store chain).
  */
-export async function checkContinuity(tx: Db, caller: { orgId: string; installationId: string }, records: readonly AuditRecord[], now: number): Promise<Flag[]> {
+export async function checkContinuity(tx: Db, caller: { orgId: string; installationId: string }, records: readonly AuditRecord[], now: number, hashes?: ReadonlyMap<string, string>): Promise<Flag[]> {
   const byChain = new Map<string, { replicaId: string | null; links: Link[] }>();
   for (const r of records) {
     if (r.chain_id === undefined || r.chain_seq === undefined) continue;
     const entry = byChain.get(r.chain_id) ?? { replicaId: r.replica_id ?? null, links: [] };
-    entry.links.push({ recordId: r.id, seq: r.chain_seq, prev: r.chain_prev ?? null, hash: recordHash(r, ciphertextDigest(r.ciphertext)) });
+    entry.links.push({ recordId: r.id, seq: r.chain_seq, prev: r.chain_prev ?? null, hash: hashes?.get(r.id) ?? recordHash(r, ciphertextDigest(r.ciphertext)) });
     byChain.set(r.chain_id, entry);
   }
   if (byChain.size === 0) return [];
@@ -63,71 +59,6 @@ export async function listFlags(db: Db, orgId: string, limit = 200): Promise<Cha
   const f = tables(db).auditChainFlags;
   const rows = await db.select().from(f).where(eq(f.orgId, orgId)).orderBy(desc(f.id)).limit(limit);
   return rows.map((r) => ({ id: r.id, chain_id: r.chainId, installation_id: r.installationId, kind: r.kind, record_id: r.recordId, seq: r.seq, detail: r.detail, at: new Date(r.at).toISOString() }));
-}
-
-const keyContext = (orgId: string) => `audit-checkpoint-key:${orgId}`;
-
-/** The organization's signing key, made (and stored wrapped) the first time. */
-async function signingKey(deps: ControlPlaneDeps, orgId: string): Promise<{ publicKey: string; privateKey: KeyObject }> {
-  const k = tables(deps.db).auditSigningKeys;
-  let [row] = await deps.db.select().from(k).where(eq(k.orgId, orgId));
-  if (!row) {
-    const pair = generateKeyPairSync("ed25519");
-    const der = pair.privateKey.export({ format: "der", type: "pkcs8" });
-    await deps.db
-      .insert(k)
-      .values({ orgId, publicKey: publicKeyText(pair.publicKey), wrappedPrivateKey: deps.kms.wrap(new Uint8Array(der), keyContext(orgId)) })
-      .onConflictDoNothing({ target: k.orgId });
-    // Another replica may have made one first: use whichever was stored.
-    [row] = await deps.db.select().from(k).where(eq(k.orgId, orgId));
-  }
-  const der = deps.kms.unwrap(row!.wrappedPrivateKey, keyContext(orgId));
-  return { publicKey: row!.publicKey, privateKey: createPrivateKey({ key: Buffer.from(der), format: "der", type: "pkcs8" }) };
-}
-
-
-/**
- * Signs the organization's chain heads as its next checkpoint. Without `force`, nothing is
- * made when no head moved since the last one (the last one is returned). Two replicas making
- * one at once: the number is unique per organization, and the transaction that loses runs again.
- */
-export async function makeCheckpoint(deps: ControlPlaneDeps, orgId: string, opts: { force?: boolean } = {}): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
-  const key = await signingKey(deps, orgId);
-  const now = deps.now();
-  return deps.db.transaction(async (tx) => {
-    const { auditChainHeads: h, auditCheckpoints: c, auditChainFloors: fl } = tables(tx);
-    const [last] = await tx.select().from(c).where(eq(c.orgId, orgId)).orderBy(desc(c.number)).limit(1);
-    const heads: CheckpointHead[] = (await tx.select().from(h).where(eq(h.orgId, orgId)).orderBy(asc(h.chainId))).map((r) => ({ chain_id: r.chainId, installation_id: r.installationId, replica_id: r.replicaId, seq: r.seq, hash: r.hash }));
-    const floors: CheckpointFloor[] = (await tx.select().from(fl).where(eq(fl.orgId, orgId)).orderBy(asc(fl.chainId))).map((r) => ({ chain_id: r.chainId, seq: r.seq, prev: r.prev }));
-    const lastBody = last ? (JSON.parse(last.body) as CheckpointBody) : null;
-    const same = lastBody && JSON.stringify(lastBody.heads) === JSON.stringify(heads) && JSON.stringify(lastBody.floors ?? []) === JSON.stringify(floors);
-    if (last && !opts.force && same) return { checkpoint: checkpointView(last), created: false };
-    if (!last && heads.length === 0 && !opts.force) return { checkpoint: null, created: false };
-    const number = (last?.number ?? 0) + 1;
-    const body: CheckpointBody = { v: CHECKPOINT_VERSION, organization_id: orgId, number, at: new Date(now).toISOString(), prev: last ? bodyHash(last.body) : null, public_key: key.publicKey, heads, ...(floors.length > 0 ? { floors } : {}) };
-    const text = JSON.stringify(body);
-    const signature = sign(null, Buffer.from(text), key.privateKey).toString("base64");
-    const [row] = await tx.insert(c).values({ id: newId("auditCheckpoint", now), orgId, number, at: now, body: text, signature }).returning();
-    return { checkpoint: checkpointView(row!), created: true };
-  });
-}
-
-function checkpointView(r: { id: string; number: number; at: number; body: string; signature: string }): CheckpointView {
-  return { id: r.id, number: r.number, at: new Date(r.at).toISOString(), body: r.body, signature: r.signature };
-}
-
-/** Every checkpoint, oldest first, and the organization's public key (null before the first). */
-export async function listCheckpoints(db: Db, orgId: string): Promise<{ public_key: string | null; checkpoints: CheckpointView[] }> {
-  const { auditCheckpoints: c, auditSigningKeys: k } = tables(db);
-  const [key] = await db.select({ publicKey: k.publicKey }).from(k).where(eq(k.orgId, orgId));
-  const rows = await db.select().from(c).where(eq(c.orgId, orgId)).orderBy(asc(c.number));
-  return { public_key: key?.publicKey ?? null, checkpoints: rows.map(checkpointView) };
-}
-
-/** Organizations with a chain head: the ones a periodic checkpoint may be due for. */
-export async function chainedOrganizations(db: Db): Promise<string[]> {
-  const h = tables(db).auditChainHeads;
-  return (await db.selectDistinct({ orgId: h.orgId }).from(h)).map((r) => r.orgId);
 }
 
 /**

@@ -78,3 +78,45 @@ export const auditChainFloors = table("audit_chain_floors", (c) => ({
   prev: c.text("prev").notNull(),
   updatedAt: c.millis("updated_at").notNull(),
 }));
+
+/**
+ * Where retention deleted rows of a store chain (audit/retention.ts): seqs `from`–`to` are gone;
+ * `prev` is what the first of them named (the hash of row `from - 1`, null when `from` is 1) and
+ * `hash` the last one's link hash, which the row after the gap names. Checkpoints sign these
+ * gaps with the heads, so `svc audit verify` steps over them. Adjacent gaps are merged.
+ */
+export const auditStoreGaps = table(
+  "audit_store_gaps",
+  (c) => ({
+    /** `<org id>:<chain>:<from>` */
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    chain: c.text("chain").notNull(),
+    fromSeq: c.integer("from_seq").notNull(),
+    toSeq: c.integer("to_seq").notNull(),
+    prev: c.text("prev"),
+    hash: c.text("hash").notNull(),
+    updatedAt: c.millis("updated_at").notNull(),
+  }),
+  (t, c) => [c.index("audit_store_gaps_org_chain").on(t.orgId, t.chain, t.fromSeq)],
+);
+
+/** The control plane's own verification runs of an organization's store (verify-store.ts), newest last. */
+export const auditVerifications = table(
+  "audit_verifications",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull(),
+    startedAt: c.millis("started_at").notNull(),
+    finishedAt: c.millis("finished_at"),
+    /** running, verified, unsigned (chained, not yet signed), tampered, failed (could not run) */
+    state: c.text("state", { enum: ["running", "verified", "unsigned", "tampered", "failed"] }).notNull(),
+    records: c.integer("records").notNull().default(0),
+    /** the checkpoint the run verified against */
+    checkpoint: c.integer("checkpoint"),
+    problems: c.integer("problems").notNull().default(0),
+    /** what the first problem (or the failure) said */
+    detail: c.text("detail"),
+  }),
+  (t, c) => [c.index("audit_verifications_org").on(t.orgId, t.startedAt)],
+);

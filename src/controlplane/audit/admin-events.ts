@@ -2,8 +2,9 @@
 // change to the admin plane and every refusal of one, from the API, the CLI, the console,
 // directory sync or bootstrap. They sit beside the runtimes' records, so `svc audit list --kind
 // admin`, export and the SIEM sinks see them, and they form the organization's own hash chain
-// ("controlplane"), signed by the checkpoints like a proxy's: deleting or editing one is caught
-// by `svc audit verify`. An event names who acted (actor), on what (target), the resource
+// ("controlplane"), signed by the checkpoints like a proxy's, and the "admin" store chain, whose
+// form covers every column (actor, target, detail too): deleting or editing one is caught by
+// `svc audit verify`. An event names who acted (actor), on what (target), the resource
 // before and after (secrets only as digests, contract/admin-event.ts), and the result.
 //
 // A change and its event are written in ONE transaction (`recordAdminEvent(tx, …)` inside the
@@ -11,12 +12,16 @@
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { ADMIN_ACTIONS, ANONYMOUS_ACTOR, type AdminAction, type AdminActor, type AdminEventDetail, type AdminResult, type AdminSeverity, type AdminTarget, SYSTEM_ACTOR_PREFIX } from "../../contract/admin-event.ts";
+import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";
 import type { Principal } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { RequestOrigin } from "../http/request-gate.ts";
+import { extendChain, storeDigest } from "../../contract/store-chain.ts";
+import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { recordRow } from "./ingest.ts";
+import { storedFromRow } from "./stored.ts";
 
 export type { RequestOrigin } from "../http/request-gate.ts";
 
@@ -57,6 +62,18 @@ export type AdminEvent = {
 export function secretDigest(secret: string | Uint8Array): string {
   return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
 }
+
+/**
+ * A refusal whose service wrote its admin event itself (the two-person rule's, a refused key
+ * rotation): the problem names the event (`admin_event`), and the HTTP hook does not record
+ * the refusal again (refusals.ts). One refusal, one event.
+ */
+export function recordedRefusal(error: SvcError, eventId: string): SvcError {
+  return new SvcError(error.code, error.message, { ...error.extra, [ADMIN_EVENT_MEMBER]: eventId });
+}
+
+/** The problem member naming the admin event a service wrote for its own refusal. */
+export const ADMIN_EVENT_MEMBER = "admin_event";
 
 /** The actor of a request made by a signed-in person (auth/plugin.ts fills in address and agent). */
 export function actorOf(p: Principal): AdminActor {
@@ -166,6 +183,11 @@ export async function recordAdminEvent(tx: Db, e: AdminEvent, now: number): Prom
   } as unknown as AuditRecord;
   const link = await appendOwnChain(tx, e.orgId, CONTROL_PLANE_SOURCE, CONTROL_PLANE_SOURCE, now, (l) => recordHash({ ...base, ...l }, ciphertextDigest(null)));
   const target = `${e.target.type}:${e.target.id ?? ""}`;
-  await tx.insert(tables(tx).auditRecords).values({ ...recordRow({ ...base, ...link } as AuditRecord, now), actorId: e.actor.id, target, detail: JSON.stringify(detail) });
+  const row = { ...recordRow({ ...base, ...link } as AuditRecord, now), actorId: e.actor.id, target, detail: JSON.stringify(detail) };
+  // The admin store chain covers every column, actor, target and detail included (store-chain.ts).
+  const head = await lockStoreHead(tx, e.orgId, "admin", now);
+  const { links, head: next } = extendChain("admin", head, [storeDigest(storedFromRow(row))]);
+  await tx.insert(tables(tx).auditRecords).values({ ...row, storeChain: "admin", storeSeq: links[0]!.seq, storePrev: links[0]!.prev });
+  await moveStoreHead(tx, e.orgId, "admin", next, now);
   return id;
 }

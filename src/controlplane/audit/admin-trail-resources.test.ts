@@ -16,8 +16,7 @@ import { syslogPri, otlpSeverity } from "../sinks/format.ts";
 import { newRecipient } from "../runtime/fixtures.ts";
 import { testTls } from "../../../test/support/tls.ts";
 import { actingAsSystem, secretDigest } from "./admin-events.ts";
-import { recordsAfter } from "./ingest-order.ts";
-import { scanForSecrets, trailWorld } from "./trail-fixtures.ts";
+import { everyStreamed, scanForSecrets, trailWorld } from "./trail-fixtures.ts";
 
 const tls = testTls();
 const received: string[] = [];
@@ -95,6 +94,8 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   await step("audit_key.disable", async () => api("POST", `/audit-encryption-keys/${key.id}:disable`));
   const digest = await step("digest_key.rotate", async () => api("POST", "/audit-digest-keys"));
   expect(digest.event.admin).toMatchObject({ after: { current: digest.out.json.key.id }, severity: "high" });
+  const signing = await step("signing_key.rotate", async () => api("POST", "/audit-signing-key/rotate"));
+  expect(signing.event.admin).toMatchObject({ after: { public_key: signing.out.json.public_key }, severity: "high" });
   const run = await step("audit_retention.run", async () => api("POST", "/audit-retention/run"));
   expect(run.event.admin.after).toMatchObject({ retention_days: 30, deleted: 0 });
 
@@ -137,7 +138,7 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   expect(Object.keys(ADMIN_ACTIONS).filter((a) => !elsewhere.has(a) && !w.covered.has(a as never))).toEqual([]);
 
   // The SIEM got the admin events with their account; severity is mapped in every format.
-  const { records } = await recordsAfter(cp.deps.db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: Number.MAX_SAFE_INTEGER, limit: 1000, withCiphertext: false });
+  const records = await everyStreamed(cp, false);
   expect(await deliverDue(cp.deps, { owner: "trail", settleMs: 0 })).toBe(records.length);
   const events = received.flatMap((b) => b.split("\n").map((l) => JSON.parse(l)));
   expect(events.filter((e) => e.event.kind === "admin").length).toBe(records.length);

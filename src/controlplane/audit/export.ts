@@ -4,19 +4,23 @@
 // records are never held in memory and a slow reader slows the reads down instead of
 // buffering. A failure mid-way errors the stream: the chunked body never ends cleanly, so
 // the client sees a transfer error, never a short file that looks whole.
-// Each line carries `ciphertext_sha256` (the stored ciphertext's digest, never the ciphertext)
-// and the hash-chain fields, which is what `svc audit verify` recomputes record hashes from.
-import { createHash } from "node:crypto";
-import { and, asc, gt } from "drizzle-orm";
+// Each line carries `ciphertext_sha256` (the stored ciphertext's digest, never the ciphertext),
+// the proxy's hash-chain fields and the store-chain link, and, for a row the view cannot show
+// exactly, its columns as stored (stored.ts): what `svc audit verify` recomputes hashes from.
+import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
-import { type AuditFilters, type AuditRecordView, filterConditions, recordView, viewColumns } from "./query.ts";
+import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
+import { type AuditExportLine, exportLine } from "./stored.ts";
 
 export const EXPORT_PAGE = 1000;
 export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-export type ExportLine = AuditRecordView & { ciphertext_sha256: string | null };
+export type ExportLine = AuditExportLine;
+/** `id`: oldest first (the default); `chain`: chain by chain, in number order (for verification). */
+export const EXPORT_ORDERS = ["id", "chain"] as const;
+export type ExportOrder = (typeof EXPORT_ORDERS)[number];
 
 /** The CSV columns, in order; nested and list fields flattened. */
 export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean | null | undefined][] = [
@@ -80,16 +84,75 @@ export function csvLine(r: ExportLine): string {
   return `${CSV_COLUMNS.map(([, value]) => csvCell(value(r))).join(",")}\r\n`;
 }
 
+/** Where an export in chain order stands: in the chained rows (by chain, then number), then in the rest (by id). */
+type ChainCursor = { chained: true; chain: string; seq: number } | { chained: false; id: string };
+
+/**
+ * The next page of an export in chain order (`order=chain`, what `svc audit verify` reads):
+ * every store chain's rows by number (the (org, store_chain, store_seq) index, by row values
+ * after the cursor, so a chain named by no code is read too), then the rows in no chain, by id.
+ * A verifier then holds one record per chain, whatever the export's size.
+ */
+async function chainPage(db: Db, base: SQL[], cursor: ChainCursor | null) {
+  const a = tables(db).auditRecords;
+  const columns = { ...viewColumns(a), ciphertext: a.ciphertext };
+  if (!cursor || cursor.chained) {
+    const after = cursor ? [sql`(${a.storeChain}, ${a.storeSeq}) > (${cursor.chain}, ${cursor.seq})`] : [];
+    const rows = await db.select(columns).from(a).where(and(...base, isNotNull(a.storeChain), ...after)).orderBy(asc(a.storeChain), asc(a.storeSeq)).limit(EXPORT_PAGE);
+    if (rows.length > 0) {
+      const last = rows[rows.length - 1]!;
+      return { rows, next: { chained: true, chain: last.storeChain!, seq: last.storeSeq ?? 0 } as ChainCursor };
+    }
+  }
+  const after = cursor && !cursor.chained ? [gt(a.id, cursor.id)] : [];
+  const rows = await db.select(columns).from(a).where(and(...base, isNull(a.storeChain), ...after)).orderBy(asc(a.id)).limit(EXPORT_PAGE);
+  return { rows, next: rows.length > 0 ? ({ chained: false, id: rows[rows.length - 1]!.id } as ChainCursor) : null };
+}
+
+/** The rows of an export, a page at a time (each page one read: other requests get in between). */
+async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
+  const a = tables(db).auditRecords;
+  if (order === "chain") {
+    let cursor: ChainCursor | null = null;
+    do {
+      const page = await chainPage(db, base, cursor);
+      if (page.rows.length > 0) yield page.rows;
+      cursor = page.next;
+    } while (cursor);
+    return;
+  }
+  let after: string | null = null;
+  for (;;) {
+    const rows = await db
+      .select({ ...viewColumns(a), ciphertext: a.ciphertext })
+      .from(a)
+      .where(and(...base, ...(after ? [gt(a.id, after)] : [])))
+      .orderBy(asc(a.id))
+      .limit(EXPORT_PAGE);
+    if (rows.length > 0) yield rows;
+    if (rows.length < EXPORT_PAGE) return;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+/** Every line of an organization's export, a page at a time (the control plane's own verification, verify-store.ts). */
+export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
+  const base = (await filterConditions(db, orgId, {}, 0))!;
+  for await (const rows of exportPages(db, base, order)) {
+    const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
+    yield rows.map((row) => exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null));
+  }
+}
+
 /**
  * The export as a byte stream, one page read per pull. The filters are checked first: a bad one
  * is a 4xx before any byte is sent (inside the stream it cut the connection after a 200).
  */
-export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, "cursor" | "limit">, format: ExportFormat, now: number): Promise<ReadableStream<Uint8Array>> {
-  const a = tables(db).auditRecords;
+export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, "cursor" | "limit">, format: ExportFormat, now: number, order: ExportOrder = "id"): Promise<ReadableStream<Uint8Array>> {
   const encoder = new TextEncoder();
-  let after: string | null = null;
-  let started = false;
   const base = await filterConditions(db, orgId, filters, now);
+  const pages = base === null ? null : exportPages(db, base, order);
+  let started = false;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -98,28 +161,17 @@ export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFil
           started = true;
           if (format === "csv") text += csvHeader();
         }
-        if (base === null) {
-          if (text) controller.enqueue(encoder.encode(text));
-          controller.close();
-          return;
-        }
-        const rows = await db
-          .select({ ...viewColumns(a), ciphertext: a.ciphertext })
-          .from(a)
-          .where(and(...base, ...(after ? [gt(a.id, after)] : [])))
-          .orderBy(asc(a.id))
-          .limit(EXPORT_PAGE);
-        const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
-        for (const { ciphertext, ...row } of rows) {
-          const line: ExportLine = {
-            ...recordView(row, row.userId ? (emails.get(row.userId) ?? null) : null),
-            ciphertext_sha256: ciphertext && ciphertext.length > 0 ? createHash("sha256").update(ciphertext).digest("hex") : null,
-          };
-          text += format === "csv" ? csvLine(line) : `${JSON.stringify(line)}\n`;
+        const next = pages ? await pages.next() : { done: true as const, value: undefined };
+        if (!next.done) {
+          const rows = next.value;
+          const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
+          for (const row of rows) {
+            const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
+            text += format === "csv" ? csvLine(line) : `${JSON.stringify(line)}\n`;
+          }
         }
         if (text) controller.enqueue(encoder.encode(text));
-        if (rows.length < EXPORT_PAGE) controller.close();
-        else after = rows[rows.length - 1]!.id;
+        if (next.done) controller.close();
       },
     },
     { highWaterMark: 0 },

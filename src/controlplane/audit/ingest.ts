@@ -14,7 +14,10 @@ import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
 import { type Db, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
+import { extendChain, storeDigestOf } from "../../contract/store-chain.ts";
 import { checkContinuity } from "../audit-chain/service.ts";
+import { type StoreHead, lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { checkRecord } from "./record-check.ts";
 
 /**
@@ -26,7 +29,7 @@ export const AuditBatchEnvelope = t.Object(
   { additionalProperties: false },
 );
 
-/** Rows per INSERT: 31 parameters each stays under SQLite's and PostgreSQL's parameter limits. */
+/** Rows per INSERT: 42 parameters each stays under SQLite's (32,766) and PostgreSQL's (65,535) parameter limits. */
 const CHUNK = 500;
 
 /** One record as a row of audit_records. */
@@ -71,6 +74,10 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     chainSeq: r.chain_seq ?? null,
     chainPrev: r.chain_prev ?? null,
     receivedAt,
+    // Set by the writer inside its transaction (a store chain's link, contract/store-chain.ts).
+    storeChain: null as string | null,
+    storeSeq: null as number | null,
+    storePrev: null as string | null,
   };
 }
 
@@ -103,6 +110,56 @@ async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
   return (await raw.rows(text, params)).map((r) => r[0] as string);
 }
 
+/** Ids among `ids` already stored, with their owner. */
+async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: string; installationId: string }>> {
+  const a = tables(tx).auditRecords;
+  const held = new Map<string, { orgId: string; installationId: string }>();
+  for (let k = 0; k < ids.length; k += CHUNK) {
+    const rows = await tx.select({ id: a.id, orgId: a.orgId, installationId: a.installationId }).from(a).where(inArray(a.id, ids.slice(k, k + CHUNK)));
+    for (const row of rows) held.set(row.id, row);
+  }
+  return held;
+}
+
+type Prepared = { record: AuditRecord; row: ReturnType<typeof recordRow>; digest: string };
+
+/**
+ * Numbers `rows` after the store head and inserts them; returns how many were stored. All of
+ * them must be new: one already held would leave a number unused (the caller then knows).
+ */
+async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<{ stored: number; head: StoreHead }> {
+  const { links, head: next } = extendChain("store", head, rows.map((p) => p.digest));
+  let stored = 0;
+  for (let k = 0; k < rows.length; k += CHUNK) {
+    const chunk = rows.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev }));
+    stored += (await insertNewRows(tx, chunk)).length;
+  }
+  return { stored, head: next };
+}
+
+/**
+ * A batch's records stored, linked into the store chain: the new ones only. Usually every
+ * record is new, and they are numbered and inserted at once (`knownHeld` false). When the
+ * insert finds an id already held (a batch resent after a lost answer), numbers would be left
+ * unused: the caller rolls the transaction back and runs it again with `knownHeld`, which reads
+ * the held ids first. Returns the new ids, the ids held, and the new head.
+ */
+async function storeNew(tx: Db, head: StoreHead, prepared: Prepared[], knownHeld: boolean): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
+  const seen = new Set<string>();
+  const unique = prepared.filter((p) => !seen.has(p.record.id) && seen.add(p.record.id));
+  const held = knownHeld ? await heldIds(tx, [...seen]) : new Map<string, { orgId: string; installationId: string }>();
+  const fresh = held.size > 0 ? unique.filter((p) => !held.has(p.record.id)) : unique;
+  const r = await insertLinked(tx, head, fresh);
+  if (r.stored !== fresh.length) throw new HeldIds();
+  return { fresh: new Set(fresh.map((p) => p.record.id)), held, head: r.head };
+}
+
+/**
+ * The insert found ids already held: with the held ids unknown (a resent batch), or read just
+ * before (another organization's ingest took one meanwhile, on PostgreSQL). Run it all again.
+ */
+class HeldIds extends Error {}
+
 export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller, records: readonly unknown[]): Promise<AuditBatchResponse> {
   const receivedAt = deps.now();
   const window = { now: receivedAt, maxAgeMs: deps.config.auditMaxAgeSeconds * 1000, maxFutureMs: deps.config.auditMaxFutureSeconds * 1000 };
@@ -114,49 +171,62 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     else rejected.push({ id: verdict.id, reason: verdict.reason, code: verdict.code });
   });
   if (rejected.length > 0) deps.log.warn("audit records rejected", { installation: caller.installationId, count: rejected.length, first: rejected[0]!.reason.slice(0, 300) });
-  let fresh: AuditRecord[] = [];
-  const answer = await deps.db.transaction(async (tx) => {
-    // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
-    const refused = [...rejected];
-    fresh = [];
-    const a = tables(tx).auditRecords;
-    const stored = new Set<string>();
-    for (let k = 0; k < own.length; k += CHUNK) {
-      const rows = own.slice(k, k + CHUNK).map((r) => recordRow(r, receivedAt));
-      for (const id of await insertNewRows(tx, rows)) stored.add(id);
-    }
-    // Ids not stored now were already held: acknowledged only when the stored record is the caller's own.
-    const held = new Map<string, { orgId: string; installationId: string }>();
-    const already = [...new Set(own.filter((r) => !stored.has(r.id)).map((r) => r.id))];
-    for (let k = 0; k < already.length; k += CHUNK) {
-      const rows = await tx.select({ id: a.id, orgId: a.orgId, installationId: a.installationId }).from(a).where(inArray(a.id, already.slice(k, k + CHUNK)));
-      for (const row of rows) held.set(row.id, row);
-    }
-    const acknowledged: string[] = [];
-    let inserted = 0;
-    for (const r of own) {
-      if (stored.delete(r.id)) {
-        // New: counted once, even when the batch carries the id twice.
-        inserted++;
-        acknowledged.push(r.id);
-        fresh.push(r);
-        // An outcome completes its decision record, once: when the outcome is new.
-        if (r.kind === "outcome" && r.ref) {
-          await tx.update(a).set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null }).where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
-        }
-        continue;
-      }
-      const h = held.get(r.id);
-      if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
-        refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
-        continue;
-      }
-      acknowledged.push(r.id);
-    }
-    // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
-    await checkContinuity(tx, caller, fresh, receivedAt);
-    return { acknowledged, inserted, duplicates: acknowledged.length - inserted, rejected: refused };
+  // Rows and their store-chain digests before the transaction: under the head's lock only the
+  // numbering is left. The proxy-form hash is the chain continuity's too (computed once).
+  const hashes = new Map<string, string>();
+  const prepared: Prepared[] = own.map((r) => {
+    const row = recordRow(r, receivedAt);
+    const proxyHash = recordHash(r, ciphertextDigest(r.ciphertext));
+    hashes.set(r.id, proxyHash);
+    return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
   });
+  let fresh: AuditRecord[] = [];
+  const run = async (knownHeld: boolean) =>
+    deps.db.transaction(
+      async (tx) => {
+        // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
+        const refused = [...rejected];
+        fresh = [];
+        const a = tables(tx).auditRecords;
+        // First the head of the organization's store chain: ingests of one organization take turns from here on.
+        const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
+        const stored = await storeNew(tx, head, prepared, knownHeld);
+        const acknowledged: string[] = [];
+        for (const r of own) {
+          if (stored.fresh.delete(r.id)) {
+            acknowledged.push(r.id);
+            fresh.push(r);
+            // An outcome completes its decision record, once: when the outcome is new.
+            if (r.kind === "outcome" && r.ref) {
+              await tx.update(a).set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null }).where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
+            }
+            continue;
+          }
+          // Held already: acknowledged only when the stored record is the caller's own.
+          const h = stored.held.get(r.id);
+          if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
+            refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
+            continue;
+          }
+          acknowledged.push(r.id);
+        }
+        // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
+        await checkContinuity(tx, caller, fresh, receivedAt, hashes);
+        if (stored.head.seq !== head.seq) await moveStoreHead(tx, caller.orgId, "store", stored.head, receivedAt);
+        return { acknowledged, inserted: fresh.length, duplicates: acknowledged.length - fresh.length, rejected: refused };
+      },
+      // The store head is taken FOR UPDATE first (store-heads.ts): READ COMMITTED then waits for it instead of failing.
+      { isolationLevel: "read committed" },
+    );
+  let answer: Awaited<ReturnType<typeof run>>;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      answer = await run(attempt > 1);
+      break;
+    } catch (e) {
+      if (!(e instanceof HeldIds) || attempt >= 3) throw e;
+    }
+  }
   deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });
   return answer;
 }

@@ -11,7 +11,9 @@ import { tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { auditActivity } from "./activity.ts";
-import { backlogAfter, recordsAfter } from "./ingest-order.ts";
+import { adoptSlice } from "./adoption.ts";
+import { exportLines } from "./export.ts";
+import { chainRecordsAfter, legacyBacklog, legacyRecordsAfter, oldestAfter } from "./ingest-order.ts";
 import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
 import { runRetention } from "./retention.ts";
@@ -129,8 +131,15 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("usage", async () => spendOf(db, cp.orgId, { agentId: inst.agentId }, since));
   await run("usage of users", async () => spendOf(db, cp.orgId, { userIds: ["usr_A", "usr_B"] }, since));
   await run("activity", async () => auditActivity(db, cp.orgId, now - DAY, now, cp.deps.config.auditMaxFutureSeconds * 1000));
-  await run("ingest order", async () => recordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
-  await run("ingest order", async () => backlogAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, cap: 10 }));
+  await run("ingest order", async () => legacyRecordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
+  await run("ingest order", async () => legacyBacklog(db, cp.orgId, { receivedAt: 0, id: "" }, { cap: 10 }));
+  await run("commit order", async () => chainRecordsAfter(db, cp.orgId, { store: 0, admin: 0 }, { limit: 10, withCiphertext: false }));
+  await run("commit order", async () => oldestAfter(db, cp.orgId, { store: 0, admin: 0 }));
+  await run("export in chain order", async () => {
+    for await (const page of exportLines(db, cp.orgId, "chain")) if (page.length > 2) break;
+  });
+  await cp.deps.db.insert(tables(db).auditAdoption).values({ orgId: cp.orgId, startedAt: now });
+  await run("adoption", async () => adoptSlice(cp.deps, cp.orgId, 10));
   expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } })).status).toBe(200);
   const report = await run("retention", async () => runRetention(cp.deps, cp.orgId, actingAsSystem(cp.deps, "retention")));
   expect(report.chains_cut).toBe(4);
@@ -162,4 +171,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(uses("admin events by actor", "audit_org_actor_id")).toBe(plans.get("admin events by actor")!.length);
   // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
   expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
+  // SIEM delivery in commit order reads the store chains' index
+  expect(uses("commit order", "audit_org_store_chain_seq")).toBe(plans.get("commit order")!.length);
+  // the verifier's export walks the store chains by their index; adoption finds the unlinked rows by it
+  expect(uses("export in chain order", "audit_org_store_chain_seq")).toBeGreaterThan(0);
+  expect(uses("adoption", "audit_org_store_chain_seq")).toBeGreaterThan(0);
 }, 60_000);

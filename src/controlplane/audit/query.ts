@@ -99,6 +99,9 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   actorId: a.actorId,
   target: a.target,
   detail: a.detail,
+  storeChain: a.storeChain,
+  storeSeq: a.storeSeq,
+  storePrev: a.storePrev,
 });
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
@@ -139,12 +142,22 @@ export function recordView(r: Row, email: string | null) {
     ...(r.chainId !== null ? { chain_id: r.chainId, chain_seq: r.chainSeq, chain_prev: r.chainPrev } : {}),
     ...(r.actorId !== null ? { actor_id: r.actorId } : {}),
     ...(r.target !== null ? { target: r.target } : {}),
-    ...(r.detail !== null ? { admin: JSON.parse(r.detail) as AdminEventDetail } : {}),
+    ...(r.detail !== null ? adminDetail(r.detail) : {}),
+    ...(r.storeChain !== null ? { store: { chain: r.storeChain, seq: r.storeSeq, prev: r.storePrev } } : {}),
     encryption:
       r.recipientKeyIds.length > 0
         ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)
         : ({ mode: "digest-only" } as const),
   };
+}
+
+/** An admin event's detail as the view shows it; text that is not JSON (a row changed in the store) is left out, never a failed page. */
+function adminDetail(text: string): { admin?: AdminEventDetail } {
+  try {
+    return { admin: JSON.parse(text) as AdminEventDetail };
+  } catch {
+    return {};
+  }
 }
 
 export function encodeCursor(id: string): string {

@@ -5,29 +5,26 @@
 // session write without its CSRF token), from which address and user agent, the route, the
 // status and the problem code. How many are written is bounded (refusal-bound.ts); what goes
 // past the bound is told once per organization and window (`access.refusals_suppressed`).
-// Writing one never changes the answer: a failure is logged. The two-person rule's refusals
-// are recorded by the approval itself (escrow/approval.ts: `audit:recovery.approve`, refused,
-// with the rule's code): the hook leaves those, so one refusal is one event.
+// Writing one never changes the answer: a failure is logged. A service that records its own
+// refusal (the two-person rule's `audit:recovery.approve`, a refused key rotation) names that
+// event in the problem (`admin_event`, admin-events.ts recordedRefusal): the hook leaves
+// those, so one refusal is one event.
 import { loggableError } from "../db/errors.ts";
 import type { Db } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { identifiedPrincipal } from "../auth/plugin.ts";
 import type { Principal } from "../auth/service.ts";
 import { loggablePath } from "../http/log-path.ts";
-import { RULE_SUMMARY } from "../escrow/approval-rules.ts";
 import { organizationNames } from "../organizations/service.ts";
 import { requestOrigin } from "../http/rate-limit.ts";
 import { credentialOf, receivedRequest } from "../http/request-gate.ts";
-import { actorOf, anonymousActor, recordAdminEvent, systemActor } from "./admin-events.ts";
+import { ADMIN_EVENT_MEMBER, actorOf, anonymousActor, recordAdminEvent, systemActor } from "./admin-events.ts";
 import { REFUSAL_BOUND, type RefusalBound, RefusalCounter, type Suppression } from "./refusal-bound.ts";
 
 /** Longest route text an event keeps. */
 const ROUTE_MAX = 300;
 /** How often a refusal also writes the suppressions of ended windows (the scheduler does it too). */
 const FLUSH_EVERY_MS = 1000;
-
-/** Refusal codes whose service writes the refusal's event itself (the escrow approval rules). */
-const RECORDED_BY_THEIR_SERVICE = new Set(Object.keys(RULE_SUMMARY));
 
 /** Which organization a refused request is recorded in: the path's, or the one its credential proved. */
 export type RefusalScope = { orgId: string } | "principal" | null;
@@ -63,12 +60,16 @@ export function refusalTrail(deps: ControlPlaneDeps, bound: RefusalBound = REFUS
   return t;
 }
 
-async function problemCode(response: Response): Promise<string> {
+/** The refusal's problem code, and whether its service recorded it already (`admin_event`). */
+async function problemOf(response: Response): Promise<{ code: string; recorded: boolean }> {
+  const fallback = response.status === 401 ? "unauthorized" : "forbidden";
   try {
-    const body = (await response.clone().json()) as { code?: unknown };
-    if (typeof body?.code === "string" && body.code.length <= 64) return body.code;
-  } catch {}
-  return response.status === 401 ? "unauthorized" : "forbidden";
+    const body = (await response.clone().json()) as Record<string, unknown>;
+    const code = typeof body?.code === "string" && body.code.length <= 64 ? body.code : fallback;
+    return { code, recorded: typeof body?.[ADMIN_EVENT_MEMBER] === "string" };
+  } catch {
+    return { code: fallback, recorded: false };
+  }
 }
 
 function makeTrail(deps: ControlPlaneDeps, bound: RefusalBound): RefusalTrail {
@@ -104,8 +105,8 @@ function makeTrail(deps: ControlPlaneDeps, bound: RefusalBound): RefusalTrail {
     const orgId = scope === "principal" ? principal?.orgId : scope.orgId;
     if (!orgId || !(await exists(orgId))) return;
     const origin = requestOrigin(deps, request);
-    const code = await problemCode(response);
-    if (RECORDED_BY_THEIR_SERVICE.has(code)) return;
+    const { code, recorded } = await problemOf(response);
+    if (recorded) return;
     const now = deps.now();
     if (now - lastFlush >= FLUSH_EVERY_MS) await flush();
     if (!counter.admit(orgId, origin.ip, code, now)) return;

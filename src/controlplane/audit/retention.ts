@@ -8,13 +8,17 @@
 // hash of the last record deleted, which the first record kept names. The checkpoint signed
 // right after the run carries the floors, and `svc audit verify` walks each chain down to its
 // floor instead of #1: a remaining record changed, removed or inserted is still caught.
-// Unchained records (written before chaining) are deleted by time alone.
+// Unchained records (written before chaining) are deleted by time alone. Every row deleted
+// leaves a gap in its store chain, recorded in the same transaction (audit-chain/store-gaps.ts)
+// and signed by the checkpoint after the run.
 // A run is one admin event (audit_retention.run, its counts in `after`), written once the
 // deletions are done and before the checkpoint, which signs it: by the admin who asked, or by
 // `system:retention` for the hourly run (only when it deleted something).
 import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, max, min } from "drizzle-orm";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
-import { makeCheckpoint, raiseFloor } from "../audit-chain/service.ts";
+import { makeCheckpoint } from "../audit-chain/checkpoints.ts";
+import { raiseFloor } from "../audit-chain/service.ts";
+import { recordStoreGaps } from "../audit-chain/store-gaps.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
@@ -40,19 +44,20 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
     const n = await deps.db.transaction(async (tx) => {
       const a = tables(tx).auditRecords;
       const rows = await tx
-        .select({ id: a.id, seq: a.chainSeq })
+        .select()
         .from(a)
         .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), lt(a.chainSeq, cut)))
         .orderBy(asc(a.chainSeq), asc(a.id))
         .limit(batch);
       if (rows.length === 0) return 0;
-      const top = rows[rows.length - 1]!.seq!;
+      const top = rows[rows.length - 1]!.chainSeq!;
       // The last record deleted: the one the next record names (several at one number: a fork).
       const lastRows = await tx.select({ ...viewColumns(a), ciphertext: a.ciphertext }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top)));
       const [next] = await tx.select({ prev: a.chainPrev }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top + 1))).limit(1);
       const hashes = lastRows.map(rowHash);
       const prev = hashes.find((h) => h === next?.prev) ?? hashes[0]!;
       const ids = rows.map((r) => r.id);
+      await recordStoreGaps(tx, orgId, rows, deps.now());
       await tx.delete(a).where(and(eq(a.orgId, orgId), inArray(a.id, ids)));
       await raiseFloor(tx, orgId, chainId, { seq: top + 1, prev }, deps.now());
       return ids.length;
@@ -96,15 +101,18 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
   for (;;) {
     const n = await deps.db.transaction(async (tx) => {
       const t = tables(tx).auditRecords;
-      const ids = (await tx.select({ id: t.id }).from(t).where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff))).limit(batch)).map((r) => r.id);
-      if (ids.length > 0) await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, ids)));
-      return ids.length;
+      const rows = await tx.select().from(t).where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff))).limit(batch);
+      if (rows.length === 0) return 0;
+      await recordStoreGaps(tx, orgId, rows, deps.now());
+      await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, rows.map((r) => r.id))));
+      return rows.length;
     });
     deleted += n;
     if (n < batch) break;
   }
   await record({ organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut });
-  const { checkpoint } = chainsCut > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
+  // The new floors and store-chain gaps (and the run's event), signed at once.
+  const { checkpoint } = deleted > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
   if (deleted > 0) deps.log.info("audit retention ran", { org_id: orgId, deleted, chains_cut: chainsCut, retention_days: days });
   return { organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut, checkpoint: checkpoint?.number ?? null };
 }

@@ -48,7 +48,11 @@ const SearchQuery = t.Object({
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });
-const ExportQuery = t.Object({ ...Filters, format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])) });
+const ExportQuery = t.Object({
+  ...Filters,
+  format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])),
+  order: t.Optional(t.Union([t.Literal("id"), t.Literal("chain")], { description: "id: oldest first (default); chain: chain by chain in number order, what `svc audit verify` reads" })),
+});
 
 const MAX_ACTIVITY_MS = 7 * 86_400_000;
 
@@ -99,8 +103,8 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       "/audit-records/export",
       async ({ principal, query }) => {
         const format = query.format ?? "jsonl";
-        const { format: _, ...filters } = query;
-        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now()), {
+        const { format: _, order, ...filters } = query;
+        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now(), order ?? "id"), {
           headers: {
             "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "content-disposition": `attachment; filename="audit-records.${format}"`,

@@ -60,6 +60,14 @@ export const auditRecords = table(
     actorId: c.text("actor_id"),
     target: c.text("target"),
     detail: c.text("detail"),
+    /**
+     * The row's link in its organization's store chain (contract/store-chain.ts): "store"
+     * (runtime records), "admin" (admin events) or "adopted" (rows stored before the store
+     * chains, linked by audit-chain/adoption.ts); set in the writing transaction, never after.
+     */
+    storeChain: c.text("store_chain"),
+    storeSeq: c.integer("store_seq"),
+    storePrev: c.text("store_prev"),
   }),
   // Partial indexes (WHERE …) hold only the rows their queries can find: many records have no
   // policy, most no shadow policy, and most are no model call's outcome; an index entry not
@@ -84,5 +92,25 @@ export const auditRecords = table(
     // the admin trail (svc audit list --kind admin [--actor …]; issue 27): few rows among many
     c.index("audit_org_admin_id").on(t.orgId, t.id).where(sql`${t.kind} = 'admin'`),
     c.index("audit_org_actor_id").on(t.orgId, t.actorId, t.id).where(isNotNull(t.actorId)),
+    // the store chains in order: SIEM sinks read after their cursor, verify exports chain by
+    // chain, adoption finds the rows not yet linked (store_chain IS NULL). Not unique: on
+    // PostgreSQL a unique index would be built inside the migration's transaction, holding
+    // writes to a large table (postgres-migrate.ts); numbers are given under the head's lock
+    // (audit-chain/store-heads.ts), and verify names a number held twice.
+    c.index("audit_org_store_chain_seq").on(t.orgId, t.storeChain, t.storeSeq),
   ],
 );
+
+/**
+ * Organizations whose audit_records held rows before the store chains existed (one row each,
+ * written by the migration that added them): the adoption backfill (adoption.ts) links those
+ * rows into the "adopted" chain and marks the organization complete. An organization with no
+ * row here never had unlinked rows. Checkpoints sign the state, and it never goes back.
+ */
+export const auditAdoption = table("audit_adoption", (c) => ({
+  orgId: c.text("org_id").primaryKey(),
+  startedAt: c.millis("started_at").notNull(),
+  /** rows adopted so far */
+  adopted: c.integer("adopted").notNull().default(0),
+  completedAt: c.millis("completed_at"),
+}));

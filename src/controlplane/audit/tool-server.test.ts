@@ -4,7 +4,8 @@
 // check, while the chained records themselves still verify after export.
 import { describe, expect, test } from "bun:test";
 import type { AuditRecord } from "../../contract/audit.ts";
-import { ChainVerifier, type ExportedRecord } from "../../cli/chain-verify.ts";
+import type { ExportLine } from "../../contract/stored-line.ts";
+import { verifyLines } from "../../contract/verify/index.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
@@ -36,23 +37,21 @@ describe("tool_server on audit records", () => {
     const lines = (await cp.call("GET", cp.org("/audit-records/export?format=jsonl"))).text
       .split("\n")
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as ExportedRecord);
+      .map((l) => JSON.parse(l) as ExportLine);
     expect(lines.find((l) => l.id === decision.id)!.tool_server).toBe("kb");
     expect((await cp.call("POST", cp.org("/audit-checkpoints"))).status).toBe(201);
     const checkpoints = (await cp.call("GET", cp.org("/audit-checkpoints"))).json;
-    const verify = (records: ExportedRecord[]) => {
-      const v = new ChainVerifier();
-      for (const r of records) v.add(r);
-      return v.finish(checkpoints);
-    };
+    const verify = (records: ExportLine[]) => verifyLines(records, checkpoints);
     const clean = verify(lines);
     expect(clean.problems).toEqual([]);
-    // the runtime's three, and the organization's bootstrap event in the control plane's chain
-    expect(clean.covered).toBe(4);
-    // tool_server is outside the chain form, but bound to the chained tool_name
+    expect(clean.covered).toBe(3 + 1); // + the bootstrap event
+    // tool_server is outside the proxy's chain form but bound to the chained tool_name, and inside the store chain's form
     const forged = verify(lines.map((l) => (l.id === decision.id ? { ...l, tool_server: "github" } : l)));
     expect(forged.ok).toBe(false);
-    expect(forged.problems).toEqual([expect.objectContaining({ kind: "changed", record_id: decision.id, detail: expect.stringContaining('tool_server "github" is not the server of its tool_name "kb.lookup"') })]);
+    expect(forged.problems).toEqual([
+      expect.objectContaining({ kind: "changed", record_id: decision.id, detail: expect.stringContaining('tool_server "github" is not the server of its tool_name "kb.lookup"') }),
+      expect.objectContaining({ kind: "changed", record_id: decision.id, chain_id: "store", detail: expect.stringContaining(`its hash is not the one record ${outcome.id} names`) }),
+    ]);
   });
 
   test("a record whose tool_server is not the server of its tool_name is rejected alone, naming the field", async () => {

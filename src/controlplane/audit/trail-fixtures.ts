@@ -9,7 +9,7 @@ import type { AdminAction, AdminActor } from "../../contract/admin-event.ts";
 import { tables } from "../db/index.ts";
 import { hecBody, otlpLogsRequest, syslogFrames } from "../sinks/format.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
-import { recordsAfter } from "./ingest-order.ts";
+import { chainRecordsAfter, legacyRecordsAfter, type StreamedRecord } from "./ingest-order.ts";
 
 export const IP = "198.51.100.7";
 export const UA = "admin-trail-test/1.0 (+svc)";
@@ -17,6 +17,14 @@ export const UA = "admin-trail-test/1.0 (+svc)";
 export const FROM = { "x-forwarded-for": IP, "user-agent": UA };
 
 export type Event = AuditRecordView & { admin: NonNullable<AuditRecordView["admin"]> };
+
+/** Every record of the organization as a backfilling SIEM sink streams them: legacy rows, then the store and admin chains. */
+export async function everyStreamed(cp: TestControlPlane, withCiphertext: boolean): Promise<StreamedRecord[]> {
+  const o = { limit: 100_000, withCiphertext };
+  const legacy = await legacyRecordsAfter(cp.deps.db, cp.orgId, { receivedAt: 0, id: "" }, { ...o, settledBefore: Number.MAX_SAFE_INTEGER });
+  const chained = await chainRecordsAfter(cp.deps.db, cp.orgId, { store: 0, admin: 0 }, o);
+  return [...legacy.records, ...chained.records];
+}
 
 export async function trailWorld() {
   let clock = Date.now();
@@ -78,7 +86,7 @@ export async function scanForSecrets(cp: TestControlPlane, secrets: Map<string, 
     expect(res.text).toContain(format === "csv" ? ",admin," : '"kind":"admin"');
     found.push(...leaks(`the ${format} export`, res.text, secrets));
   }
-  const { records } = await recordsAfter(cp.deps.db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: Number.MAX_SAFE_INTEGER, limit: 100_000, withCiphertext: true });
+  const records = await everyStreamed(cp, true);
   found.push(...leaks("the HEC body", hecBody(records, "cp"), secrets));
   found.push(...leaks("the syslog frames", syslogFrames(records, "cp").toString("utf8"), secrets));
   found.push(...leaks("the OTLP request", JSON.stringify(otlpLogsRequest(records, "cp")), secrets));

@@ -20,6 +20,7 @@ import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
 import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
+import { postCheckpointNow, postVerifyNow } from "./pages/tamper-evidence.ts";
 import { getAudit } from "./pages/audit.ts";
 import { getAdminActivity } from "./pages/admin-activity.ts";
 import { postDismissNotice } from "./pages/notices.ts";
@@ -195,6 +196,8 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
+      .post("/audit-keys/verify", run(async (c) => postVerifyNow(c, getAuditKeys), "session"))
+      .post("/audit-keys/checkpoint", run(async (c) => postCheckpointNow(c, getAuditKeys), "session"))
       .post("/audit-recovery", run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"))
       .post("/audit-recovery/:id/approve", run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"))
       .post("/audit-recovery/:id/fetch", run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"))

@@ -1,12 +1,15 @@
 // The scale-out store: PostgreSQL through Bun's SQL client, shared by several stateless
 // control-plane replicas. Transactions run SERIALIZABLE, so they behave as on SQLite (as if
 // one ran at a time), and are run again when PostgreSQL reports a serialization failure or a
-// deadlock. Migrations run under an advisory lock, so replicas starting together apply each once, each
-// in a short transaction with its indexes built concurrently after it (postgres-migrate.ts).
+// deadlock; one that runs out of attempts is answered 503 with Retry-After (http/problem.ts).
+// A caller that locks the rows it needs itself may ask for READ COMMITTED instead. Migrations
+// run under an advisory lock, so replicas starting together apply each once, each in a short
+// transaction with its indexes built concurrently after it (postgres-migrate.ts).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { embeddedMigrations } from "./embedded-migrations.ts";
+import { sqlState } from "./errors.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
 import { migratePostgres } from "./postgres-migrate.ts";
 import * as pgSchema from "./schema.ts";
@@ -29,19 +32,12 @@ export type PostgresOptions = { url: string; maxConnections?: number; idleTimeou
 export type SessionTimeouts = { statementMs: number; lockMs: number; idleInTransactionMs: number; connectSeconds: number };
 export const DEFAULT_TIMEOUTS: SessionTimeouts = { statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000, connectSeconds: 10 };
 
-/** The SQLSTATE of a PostgreSQL error, looked for through drizzle's wrapping. */
-export function sqlState(e: unknown): string | undefined {
-  for (let c: unknown = e, depth = 0; c && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
-    const errno = (c as { errno?: unknown }).errno;
-    if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
-  }
-  return undefined;
-}
-
 /** Query parameters of a connection URL that carry secrets (Bun's client reads `password` there too). */
 const SECRET_PARAMS = /^(password|sslpassword)$/i;
 
 /** The URL for logs and messages: passwords, in the user part or the query, replaced by ***. */
+export { sqlState };
+
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
@@ -89,11 +85,14 @@ export function openPostgres(options: PostgresOptions): Store {
 
   const transaction = orm.transaction.bind(orm);
   Object.assign(orm, {
-    transaction: async (body: Parameters<typeof transaction>[0]) => {
+    transaction: async (body: Parameters<typeof transaction>[0], config?: { isolationLevel?: "read committed" | "serializable" }) => {
       if (inTransaction.getStore()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
+      // SERIALIZABLE unless the caller takes its own row locks in a fixed order (audit ingest:
+      // audit-chain/store-heads.ts), where READ COMMITTED waits for a lock instead of failing.
+      const isolationLevel = config?.isolationLevel ?? "serializable";
       for (let attempt = 1; ; attempt++) {
         try {
-          return await inTransaction.run(true, async () => transaction(body, { isolationLevel: "serializable" }));
+          return await inTransaction.run(true, async () => transaction(body, { isolationLevel }));
         } catch (e) {
           if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
           await Bun.sleep(Math.random() * 5 * 2 ** Math.min(attempt, 6));

@@ -2,18 +2,33 @@
 import { Elysia } from "elysia";
 import { PROBLEM_CONTENT_TYPE, type Problem, SvcError, problemType } from "../../contract/errors.ts";
 import { requestTarget } from "../../contract/request-target.ts";
+import { isStoreBusy } from "../db/errors.ts";
+
+/** Seconds a client is told to wait after a 503 store_busy. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 type ValidationLike = { all?: Array<{ path?: string; message?: string; summary?: string }> };
 
 export function problemResponse(problem: Problem): Response {
-  return new Response(JSON.stringify(problem), {
-    status: problem.status,
-    headers: { "content-type": PROBLEM_CONTENT_TYPE },
-  });
+  const headers: Record<string, string> = { "content-type": PROBLEM_CONTENT_TYPE };
+  const retryAfter = (problem as { retry_after_seconds?: unknown }).retry_after_seconds;
+  if (problem.status === 503 && typeof retryAfter === "number") headers["retry-after"] = String(Math.ceil(retryAfter));
+  return new Response(JSON.stringify(problem), { status: problem.status, headers });
 }
 
 export function toProblem(code: string, error: unknown, path: string): Problem {
   if (error instanceof SvcError) return error.toProblem(path);
+  if (isStoreBusy(error)) {
+    return {
+      type: problemType("store_busy"),
+      title: "store busy",
+      status: 503,
+      code: "store_busy",
+      detail: `the control plane's database is busy; send the request again after ${BUSY_RETRY_AFTER_SECONDS} s`,
+      instance: path,
+      retry_after_seconds: BUSY_RETRY_AFTER_SECONDS,
+    } as Problem;
+  }
   // An answer that breaks its route's declared response schema is the server's fault (the
   // contract, src/contract/admin-api.ts, is wrong or the presenter is): 500, logged, never a 422.
   if (code === "VALIDATION" && (error as { type?: string }).type !== "response") {

@@ -4,7 +4,8 @@ import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
-import { backlogAfter } from "../audit/ingest-order.ts";
+import { legacyBacklog, oldestAfter } from "../audit/ingest-order.ts";
+import { storeHead } from "../audit-chain/store-heads.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { type SinkInput, checkSinkInput } from "./config.ts";
@@ -39,9 +40,12 @@ export async function createSink(deps: ControlPlaneDeps, orgId: string, input: S
         options: s.options,
         wrappedSecret,
         includeCiphertext: s.includeCiphertext,
-        // Backfill starts before every record; otherwise with the records received from now on.
+        // Backfill starts before every record (the legacy rows first); otherwise after the last
+        // record committed now: the admin chain's head is read before this sink's own event.
         cursorReceivedAt: s.backfill ? 0 : now,
         cursorId: "",
+        cursorStoreSeq: s.backfill ? null : (await storeHead(tx, orgId, "store")).seq,
+        cursorAdminSeq: s.backfill ? null : (await storeHead(tx, orgId, "admin")).seq,
       })
       .onConflictDoNothing()
       .returning();
@@ -74,12 +78,28 @@ export function unwrapSecret(deps: ControlPlaneDeps, row: SinkRow): string | nul
   return row.wrappedSecret === null ? null : new TextDecoder().decode(deps.kms.unwrap(row.wrappedSecret, secretContext(row.orgId, row.id)));
 }
 
+/**
+ * Records not delivered yet: on the chains, the heads' numbers past the cursor (rows retention
+ * deleted count too: an upper bound); before that, the legacy rows after the receipt cursor
+ * (counted up to LAG_COUNT_CAP) and every chained row besides.
+ */
+async function lag(db: Db, row: SinkRow): Promise<{ records: number; capped: boolean; oldestReceivedAt: number | null }> {
+  const store = (await storeHead(db, row.orgId, "store")).seq;
+  const admin = (await storeHead(db, row.orgId, "admin")).seq;
+  if (row.cursorStoreSeq !== null && row.cursorAdminSeq !== null) {
+    const n = Math.max(0, store - row.cursorStoreSeq) + Math.max(0, admin - row.cursorAdminSeq);
+    return { records: Math.min(n, LAG_COUNT_CAP), capped: n > LAG_COUNT_CAP, oldestReceivedAt: n > 0 ? await oldestAfter(db, row.orgId, { store: row.cursorStoreSeq, admin: row.cursorAdminSeq }) : null };
+  }
+  const legacy = await legacyBacklog(db, row.orgId, { receivedAt: row.cursorReceivedAt, id: row.cursorId }, { cap: LAG_COUNT_CAP });
+  const n = legacy.records + store + admin;
+  return { records: Math.min(n, LAG_COUNT_CAP), capped: legacy.capped || n > LAG_COUNT_CAP, oldestReceivedAt: legacy.oldestReceivedAt ?? (store + admin > 0 ? await oldestAfter(db, row.orgId, { store: 0, admin: 0 }) : null) };
+}
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A sink as the API, CLI and console show it: no secret, only whether one is set; health and lag. */
 export async function sinkView(db: Db, row: SinkRow, now: number) {
-  // Lag counts every record received after the cursor, settled or not.
-  const backlog = await backlogAfter(db, row.orgId, { receivedAt: row.cursorReceivedAt, id: row.cursorId }, { settledBefore: Number.MAX_SAFE_INTEGER, cap: LAG_COUNT_CAP });
+  const backlog = await lag(db, row);
   return {
     id: row.id,
     name: row.name,
@@ -102,7 +122,7 @@ export async function sinkView(db: Db, row: SinkRow, now: number) {
       lag_records: backlog.records,
       lag_records_capped: backlog.capped,
       lag_seconds: backlog.oldestReceivedAt === null ? 0 : Math.max(0, Math.round((now - backlog.oldestReceivedAt) / 1000)),
-      cursor: { received_at: row.cursorReceivedAt === 0 ? null : iso(row.cursorReceivedAt), id: row.cursorId || null },
+      cursor: { received_at: row.cursorReceivedAt === 0 ? null : iso(row.cursorReceivedAt), id: row.cursorId || null, store_seq: row.cursorStoreSeq, admin_seq: row.cursorAdminSeq },
     },
   };
 }

@@ -33,6 +33,13 @@ export const siemSinks = table(
     /** Delivered up to and including (cursor_received_at, cursor_id), in (received_at, id) order. */
     cursorReceivedAt: c.millis("cursor_received_at").notNull(),
     cursorId: c.text("cursor_id").notNull().default(""),
+    /**
+     * Delivered up to and including these numbers of the organization's "store" and "admin"
+     * chains (commit order, contract/store-chain.ts). Null while the sink still delivers the
+     * rows stored before the store chains, by (received_at, id) above (deliver.ts).
+     */
+    cursorStoreSeq: c.integer("cursor_store_seq"),
+    cursorAdminSeq: c.integer("cursor_admin_seq"),
     delivered: c.integer("delivered").notNull().default(0),
     lastSuccessAt: c.millis("last_success_at"),
     lastErrorAt: c.millis("last_error_at"),

@@ -10,6 +10,7 @@ import { badge, code, csrfInput, dataTable, field, section, shell, time } from "
 import { RECOVERY_NOTICES, recoverySection } from "./audit-recovery.ts";
 import { noticesArea } from "./notices.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
+import { TAMPER_NOTICES, tamperSection } from "./tamper-evidence.ts";
 
 export type { AuditKey } from "../../../contract/admin-api.ts";
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
@@ -21,6 +22,7 @@ const NOTICES: Record<string, string> = {
   registered: "Key registered. New audit records are encrypted to it.",
   disabled: "Key disabled. It receives no new records; records already encrypted to it keep its id.",
   ...RECOVERY_NOTICES,
+  ...TAMPER_NOTICES,
 };
 
 export async function getAuditKeys(pc: PageContext, state: FormState = {}): Promise<PageResult> {
@@ -55,6 +57,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
   <div class="actions"><button type="submit" class="btn">Register key</button></div>
 </form>`;
   const recovery = await recoverySection(ctx, errors, state.values ?? {});
+  const tamper = await tamperSection(ctx, errors);
   const notices = await noticesArea(ctx, "/audit-keys#recovery");
   const done = ctx.url.searchParams.get("done");
   const statusLine =
@@ -68,7 +71,7 @@ export async function getAuditKeys(pc: PageContext, state: FormState = {}): Prom
       lead: "Customer-held age keys that audit arguments are encrypted to. The service holds only the public keys and never decrypts.",
       notice: done ? (NOTICES[done] ?? null) : null,
       error: state.error ?? joinErrors(errors),
-      body: html`${notices}${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}${recovery}`,
+      body: html`${notices}${statusLine}${section("Keys", dataTable("Audit keys", ["Key", "Public key", "Status", "Created", ""], rows, "No keys registered."))}${section("Register a key", form)}${recovery}${tamper}`,
     }),
     state.status ?? 200,
   );

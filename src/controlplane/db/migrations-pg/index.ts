@@ -24,6 +24,7 @@ import m0018 from "./0018_admin_trail.sql" with { type: "text" };
 import m0019 from "./0019_two_person_rule.sql" with { type: "text" };
 import m0020 from "./0020_version_skew.sql" with { type: "text" };
 import m0021 from "./0021_audit_digest_index.sql" with { type: "text" };
+import m0022 from "./0022_store_chains.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -48,4 +49,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0019_two_person_rule": m0019,
   "0020_version_skew": m0020,
   "0021_audit_digest_index": m0021,
+  "0022_store_chains": m0022,
 });

@@ -1,0 +1,78 @@
+// The control plane verifying its own store (the console's "Verify now", POST
+// …/audit-verifications): the same check as `svc audit verify` (contract/verify/), with the
+// control plane's own key as the anchor, over the export in chain order, one page of 1,000 rows
+// per read with a turn of the event loop between pages, so a large store never holds other
+// requests (issue 30). It runs in the background; the console shows the latest run. It is a
+// convenience: it trusts this process, while `svc audit verify` on another machine with a
+// pinned key trusts nothing the control plane says. One run per organization per process.
+import { and, desc, eq } from "drizzle-orm";
+import { SvcError } from "../../contract/errors.ts";
+import { newId } from "../../contract/ids.ts";
+import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
+import type { ExportLine } from "../../contract/stored-line.ts";
+import { AuditVerifier } from "../../contract/verify/verifier.ts";
+import { exportLines } from "../audit/export.ts";
+import { type Db, tables } from "../db/index.ts";
+import type { ControlPlaneDeps } from "../deps.ts";
+import { listCheckpoints } from "./checkpoints.ts";
+import { currentSigningKey } from "./signing-key.ts";
+
+type Row = Awaited<ReturnType<typeof rowsOf>>[number];
+async function rowsOf(db: Db, orgId: string) {
+  const v = tables(db).auditVerifications;
+  return db.select().from(v).where(eq(v.orgId, orgId)).orderBy(desc(v.startedAt)).limit(1);
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+function view(r: Row) {
+  return { id: r.id, state: r.state, started_at: iso(r.startedAt)!, finished_at: iso(r.finishedAt), records: r.records, checkpoint: r.checkpoint, problems: r.problems, detail: r.detail };
+}
+
+export async function latestVerification(db: Db, orgId: string) {
+  const [row] = await rowsOf(db, orgId);
+  if (!row) throw new SvcError("not_found", "the control plane has not verified this organization's store yet; start a run with POST …/audit-verifications or the console's Verify now");
+  return view(row);
+}
+
+const running = new Map<string, Promise<void>>();
+
+/** Starts a run (or returns the one running); resolves with the run as started. */
+export async function startVerification(deps: ControlPlaneDeps, orgId: string) {
+  const v = tables(deps.db).auditVerifications;
+  if (running.has(orgId)) return latestVerification(deps.db, orgId);
+  const id = newId("auditVerification", deps.now());
+  const [row] = await deps.db.insert(v).values({ id, orgId, startedAt: deps.now(), state: "running" }).returning();
+  const done = runVerification(deps, orgId)
+    .then(async (r) => {
+      await deps.db.update(v).set({ ...r, finishedAt: deps.now() }).where(and(eq(v.id, id), eq(v.orgId, orgId)));
+    })
+    .catch(async (e: unknown) => {
+      deps.log.error("audit store verification failed", { org_id: orgId, error: (e as Error).message });
+      await deps.db.update(v).set({ state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) }).where(eq(v.id, id)).catch(() => undefined);
+    })
+    .finally(() => running.delete(orgId));
+  running.set(orgId, done);
+  return view(row!);
+}
+
+/** Waits for a run of this process to end (tests, shutdown). */
+export async function verificationSettled(orgId: string): Promise<void> {
+  await running.get(orgId);
+}
+
+async function runVerification(deps: ControlPlaneDeps, orgId: string) {
+  const key = await currentSigningKey(deps.db, deps.kms, orgId, deps.log);
+  const list = await listCheckpoints(deps, orgId);
+  const trust = key ? trustCheckpoints(list.checkpoints, { pinned: key.publicKey, named: key.publicKey, orgId, saved: null }) : null;
+  if (trust?.keyChange) return { state: "tampered" as const, records: 0, problems: 1, checkpoint: null, detail: `the checkpoints are signed by ${trust.keyChange.latest}, not by the key the control plane holds (${key!.publicKey}), and no checkpoint hands over to it` };
+  const verifier = new AuditVerifier(trust?.trusted ?? null);
+  for await (const page of exportLines(deps.db, orgId, "chain")) {
+    for (const line of page) verifier.add(line as unknown as ExportLine);
+    await new Promise((r) => setImmediate(r));
+  }
+  const report = verifier.finish();
+  const problems = [...(trust?.problems ?? []), ...report.problems];
+  const state = problems.length > 0 ? ("tampered" as const) : report.state;
+  const first = problems[0]?.detail ?? (state === "unsigned" ? `${report.uncovered + report.awaiting_adoption} records are chained and not yet signed` : null);
+  return { state, records: report.records, problems: (trust?.problems.length ?? 0) + report.problems_total, checkpoint: report.checkpoint?.number ?? null, detail: first };
+}

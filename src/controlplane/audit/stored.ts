@@ -1,0 +1,77 @@
+// A stored audit row as its store-chain form covers it (contract/store-chain.ts), and as the
+// export writes it: the record view, the ciphertext's digest and, for a row whose values the
+// view cannot show exactly, those columns as stored (contract/stored-line.ts). Pure.
+import { type StoredRecord, STORED_FIELDS } from "../../contract/store-chain.ts";
+import { type ExportLine, storedFromLine } from "../../contract/stored-line.ts";
+import type { Tables } from "../db/index.ts";
+import { type AuditRecordView, recordView } from "./query.ts";
+
+/** A row's columns as written (the store link excluded: the link is what covers the rest). */
+export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev"> & { storeChain?: string | null; storeSeq?: number | null; storePrev?: string | null };
+
+/** SHA-256 hex of stored ciphertext bytes; null when there are none. */
+export function bytesDigest(bytes: Uint8Array | null | undefined): string | null {
+  return bytes && bytes.length > 0 ? Bun.SHA256.hash(bytes, "hex") : null;
+}
+
+export function storedFromRow(r: RowColumns): StoredRecord {
+  return {
+    id: r.id,
+    organization_id: r.orgId,
+    workspace_id: r.workspaceId,
+    installation_id: r.installationId,
+    agent_id: r.agentId,
+    replica_id: r.replicaId,
+    ts: r.ts,
+    received_at: r.receivedAt,
+    kind: r.kind,
+    harness: r.harness,
+    action: r.action,
+    tool_name: r.toolName,
+    tool_server: r.toolServer,
+    model: r.model,
+    task: r.task,
+    decision: r.decision,
+    reason: r.reason,
+    policy_id: r.policyId,
+    policy_revision: r.policyRevision,
+    shadow_decision: r.shadowDecision,
+    shadow_policy_id: r.shadowPolicyId,
+    shadow_reason: r.shadowReason,
+    user_id: r.userId,
+    remote_user_id: r.remoteUserId,
+    via_installation: r.viaInstallation,
+    ref: r.ref,
+    outcome: r.outcome,
+    exit_code: r.exitCode,
+    args_digest: r.argsDigest,
+    digest_key_id: r.digestKeyId,
+    recipient_key_ids: r.recipientKeyIds,
+    ciphertext_sha256: bytesDigest(r.ciphertext),
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.completionTokens,
+    cost: r.cost,
+    duration_ms: r.durationMs,
+    chain_id: r.chainId,
+    chain_seq: r.chainSeq,
+    chain_prev: r.chainPrev,
+    actor_id: r.actorId,
+    target: r.target,
+    detail: r.detail,
+  };
+}
+
+export type AuditExportLine = AuditRecordView & { ciphertext_sha256: string | null; columns?: Partial<StoredRecord> };
+
+/** The export line of a row (`email`: the user's, shown in the view, not stored in the row). */
+export function exportLine(row: RowColumns & { storeChain: string | null; storeSeq: number | null; storePrev: string | null }, email: string | null): AuditExportLine {
+  const { ciphertext, ...columns } = row;
+  const line: AuditExportLine = { ...recordView(columns, email), ciphertext_sha256: bytesDigest(ciphertext) };
+  const stored = storedFromRow(row);
+  const shown = storedFromLine(line as unknown as ExportLine);
+  let lost: Partial<StoredRecord> | null = null;
+  for (const f of STORED_FIELDS) {
+    if (JSON.stringify(stored[f] ?? null) !== JSON.stringify(shown[f] ?? null)) (lost ??= {} as Record<string, unknown>)[f] = stored[f];
+  }
+  return lost ? { ...line, columns: lost } : line;
+}
