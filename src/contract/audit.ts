@@ -69,7 +69,10 @@ export const AuditRecord = Type.Object({
   tool_name: Type.Union([Type.String({ maxLength: L.text }), Type.Null()]),
   model: Type.Optional(Type.Union([Type.String({ maxLength: L.model }), Type.Null()])),
   decision: Decision,
-  /** Why: a refusal code (svc.denied, identity.unlinked, tool_not_registered) or "policy". */
+  /**
+   * Why: a refusal code (svc.denied, identity.unlinked, tool_not_registered) or "policy"; a
+   * refusal by a rate limit or a budget names it after the code (`reasonCode` reads the code).
+   */
   reason: Type.String({ maxLength: L.text }),
   policy_id: Type.Optional(Type.Union([Id(), Type.Null()])),
   policy_revision: Int32(0),
@@ -116,3 +119,13 @@ export const AuditRecord = Type.Object({
   ciphertext: Type.Union([Type.String({ maxLength: L.maxCiphertextBase64, pattern: "^[A-Za-z0-9+/]*={0,2}$" }), Type.Null()]),
 });
 export type AuditRecord = Static<typeof AuditRecord>;
+
+/**
+ * The refusal code of a record's `reason`: the reason up to `: `. A refusal by a rate limit or
+ * a budget names the limit after its code (`svc.rate_limited: rate limit tool:crm.read=10/min`);
+ * metrics count by the code alone. Pure.
+ */
+export function reasonCode(reason: string): string {
+  const at = reason.indexOf(": ");
+  return at < 0 ? reason : reason.slice(0, at);
+}

@@ -51,6 +51,18 @@ export const BundleIdentity = Type.Object({
 });
 export type BundleIdentity = Static<typeof BundleIdentity>;
 
+/**
+ * A front-end user linked to a service user who is disabled (issue 27): the proxy refuses them
+ * with `identity.disabled` and records their refusals under that service user. Kept apart from
+ * `identities` on purpose: a proxy that does not know this field reads such a user as unlinked
+ * (refused), never as linked.
+ */
+export const BundleDisabledIdentity = Type.Object({
+  remote_user_id: Type.String(),
+  user_id: Type.String(),
+});
+export type BundleDisabledIdentity = Static<typeof BundleDisabledIdentity>;
+
 /** A model's price, per 1 million tokens, in the organization's currency (issue 16). */
 export const ModelPrice = Type.Object({
   prompt: Type.Number({ minimum: 0, maximum: 1e9 }),
@@ -115,6 +127,8 @@ export const PolicyBundle = Type.Object({
   tools: Type.Array(BundleTool),
   policies: Type.Array(BundlePolicy),
   identities: Type.Array(BundleIdentity),
+  /** Front-end users of disabled service users (absent from control planes before issue 27; never in `identities`). */
+  disabled_identities: Type.Optional(Type.Array(BundleDisabledIdentity)),
   model_profile: Type.Union([BundleModelProfile, Type.Null()]),
   recipients: Type.Array(BundleRecipient),
   /** MCP tool servers assigned to the agent (absent from control planes before issue 13). */

@@ -69,6 +69,8 @@ export const REFUSAL_CODES = {
   toolNotRegistered: "tool_not_registered",
   denied: "svc.denied",
   unlinked: "identity.unlinked",
+  /** The front-end user is linked to a service user who is disabled (issue 27). */
+  disabled: "identity.disabled",
   /** A model call over a budget of the user, one of their groups or the agent (issue 16). */
   budgetExceeded: "svc.budget_exceeded",
   /** A call over a requests-per-minute limit (issue 16). */

@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   replica: "rep",
   syncRun: "dsr",
   budget: "bud",
+  budgetLease: "bls",
   auditChain: "chn",
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",

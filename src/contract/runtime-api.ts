@@ -232,3 +232,62 @@ export const LimitsResponse = Type.Object({
   as_of: Type.String({ format: "date-time" }),
 });
 export type LimitsResponse = Static<typeof LimitsResponse>;
+
+/** POST: what a proxy reserves of its callers' budgets before forwarding (budget leases). */
+export const BUDGET_LEASES_PATH = `${RUNTIME_API_PREFIX}/budget-leases`;
+
+/**
+ * POST /api/v1/runtime/budget-leases: a proxy replica settles the leases it is done with
+ * (what their calls consumed) and asks for a lease on each budget it needs, in one call. A
+ * lease reserves a share of what remains of a budget in its period for this replica alone:
+ * the replica spends it on its calls and settles it after them (docs/proxy.md "Budgets").
+ */
+export const BudgetLeaseRequest = Type.Object(
+  {
+    settle: Type.Array(
+      Type.Object(
+        {
+          lease_id: Type.String({ pattern: "^bls_[0-9A-Z]{26}$" }),
+          /** Tokens or money the calls charged to this lease consumed, in the budget's unit. */
+          consumed: Type.Number({ minimum: 0, maximum: 1e15 }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 200 },
+    ),
+    /** What the calls of leases still held (calls in flight on them) consumed so far: counted at once, the lease stays open. */
+    report: Type.Optional(
+      Type.Array(
+        Type.Object({ lease_id: Type.String({ pattern: "^bls_[0-9A-Z]{26}$" }), consumed: Type.Number({ minimum: 0, maximum: 1e15 }) }, { additionalProperties: false }),
+        { maxItems: 400 },
+      ),
+    ),
+    want: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 200 }),
+    /** Per wanted budget: what the calls waiting for the lease are expected to consume (a lease is at least that, when that much remains). */
+    need: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Number({ minimum: 0, maximum: 1e15 }))),
+  },
+  { additionalProperties: false },
+);
+export type BudgetLeaseRequest = Static<typeof BudgetLeaseRequest>;
+
+export const BudgetLease = Type.Object({
+  budget_id: Type.String(),
+  /** null when nothing remains (granted 0): the budget is used up, the call refused. */
+  lease_id: Type.Union([Type.String(), Type.Null()]),
+  granted: Type.Number({ minimum: 0 }),
+  expires_at: Type.String({ format: "date-time" }),
+  /** What the control plane counts as spent in the period before this grant (leases held included), and the limit. */
+  spent: Type.Number({ minimum: 0 }),
+  limit: Type.Number({ minimum: 0 }),
+  period_start: Type.String({ format: "date-time" }),
+  resets_at: Type.String({ format: "date-time" }),
+});
+export type BudgetLease = Static<typeof BudgetLease>;
+
+export const BudgetLeaseResponse = Type.Object({
+  /** One per wanted budget that exists; a budget deleted meanwhile is left out (nothing to enforce). */
+  leases: Type.Array(BudgetLease),
+  /** The control plane's clock when it answered: the proxy reads `expires_at` against it, not its own clock. */
+  as_of: Type.String({ format: "date-time" }),
+});
+export type BudgetLeaseResponse = Static<typeof BudgetLeaseResponse>;

@@ -2,8 +2,11 @@
 // Configuration comes from the environment only (see docs/proxy.md).
 import { CommandFailure, command } from "../command/index.ts";
 import { createLogger } from "../log/index.ts";
+import { SPOOL_REPLAY_PATH } from "./audit/replay-route.ts";
+import type { ReplayResult } from "./audit/spool-replay.ts";
 import { keepProcessPrivate, notPrivateWarning } from "../supervisor/private-process.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { callProxy } from "./local-call.ts";
 import { startDaemon, StartError } from "./daemon.ts";
 
 const serveCommand = command({
@@ -47,7 +50,18 @@ const serveCommand = command({
   },
 });
 
+const replayCommand = command({
+  meta: { name: "replay", description: "Send the audit records set aside in the spool's rejected.jsonl again, once their cause is fixed (the running proxy appends them to its spool and ships them)" },
+  args: { json: { type: "boolean", description: "print the result as JSON" } },
+  examples: ["svc proxy spool replay", "svc proxy spool replay --json", "$SVC_PROXY_PATH proxy spool replay"],
+  async run({ args }) {
+    // Appending many records takes a while: a generous timeout.
+    const r = (await (await callProxy(process.env, "svc proxy spool replay", "POST", SPOOL_REPLAY_PATH, 120_000)).json()) as ReplayResult;
+    process.stdout.write(args.json ? `${JSON.stringify(r)}\n` : `replayed: ${r.replayed} record(s) back into the spool; the proxy ships them now${r.kept ? `\nkept:     ${r.kept} line(s) of rejected.jsonl that are no whole record` : ""}\n`);
+  },
+});
+
 export const proxyCommand = command({
   meta: { name: "proxy", description: "The local proxy daemon" },
-  subCommands: { serve: serveCommand },
+  subCommands: { serve: serveCommand, spool: command({ meta: { name: "spool", description: "The proxy's audit spool" }, subCommands: { replay: replayCommand } }) },
 });

@@ -20,14 +20,15 @@ import { ControlPlaneClient } from "./link/control-plane-client.ts";
 import { credentialSync, loadOrCreateIdentity } from "./link/credential-sync.ts";
 import { Heartbeat } from "./link/heartbeat.ts";
 import { createLocalApi } from "./api/local-api.ts";
-import { DecisionSummary } from "./api/decision-summary.ts";
+import { DecisionSummary } from "./pipeline/decision-summary.ts";
+import { daemonPipeline } from "./pipeline/wiring.ts";
 import { metricsRoute, ProxyMetrics, serveMetrics } from "./metrics.ts";
 import { LimitsPoll } from "./link/limits-poll.ts";
 import { BudgetBook } from "./policy/budgets.ts";
-import { RateLimiter } from "./policy/rate-limits.ts";
 import { AuditRecorder } from "./audit/recorder.ts";
 import { StanzaPool } from "./audit/stanza-pool.ts";
 import { AuditShipper } from "./audit/shipper.ts";
+import { replayRoute } from "./audit/replay-route.ts";
 import { AuditSpool } from "./audit/spool.ts";
 import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFullReason } from "./audit/spool-space.ts";
@@ -37,7 +38,6 @@ import { mcpLocalRoutes } from "./mcp/local-routes.ts";
 import { McpRegistration } from "./mcp/registration.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
-import { ClaimLinks } from "./api/claim-links.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
 const MAX_SOCKET_PATH = 107;
@@ -206,7 +206,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const ship = shipper;
   const stanzas = new StanzaPool();
   const budgets = new BudgetBook();
-  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, budgets });
+  const metrics = new ProxyMetrics({ spool, status, shipped: () => ship.shipped, shipping: ship, budgets });
   const recorder = new AuditRecorder({
     spool,
     status,
@@ -221,22 +221,18 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   reportNow = async () => heartbeat.beat();
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
+  // One pipeline for every governed call: the local API's chat and tool routes and the MCP gateway.
+  const { pipeline, leases } = daemonPipeline({ status, recorder, client, decisions, book: budgets, rateRules: config.rateLimits, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e) });
   const api = createLocalApi({
     token: config.token,
     frontendToken: config.frontendToken,
     status,
-    recorder,
-    claims: client,
+    pipeline,
     credentials,
     modelCa: ca,
     spoolDepth: () => spool.depth,
     log,
-    onRuntimeError: credentialCheck,
-    decisions,
-    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics)],
-    onModelCallEnd: (e) => metrics.modelCallEnded(e),
-    budgets,
-    ...(config.rateLimits.length > 0 ? { rateLimits: new RateLimiter(config.rateLimits) } : {}),
+    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],
   });
 
   loop.reloadPersisted();
@@ -261,7 +257,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   let gatewayServer: Server<undefined> | null = null;
   let mcpUrl: string | null = null;
   if (config.chatuiSecretKey) {
-    gateway = createMcpGateway({ status, recorder, servers: mcp, claims: new ClaimLinks({ createClaim: async (r) => client.createClaim(r), log, onError: credentialCheck }), secretKey: config.chatuiSecretKey, log });
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, log });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {
@@ -299,6 +295,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   void loop.start().then(() => {
     void heartbeat.beat();
     limits.start();
+    leases.start();
   });
 
   let shuttingDown: Promise<number> | null = null;
@@ -327,6 +324,8 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
         await Promise.race([server.stop(), Bun.sleep(deadlineMs)]);
         decisions.stop();
         stanzas.close();
+        // What this replica still holds of the budgets goes back (calls still streaming keep theirs until cut).
+        await Promise.race([leases.close(), Bun.sleep(Math.max(0, end - Date.now()))]);
         const left = await ship.drain(Math.max(0, end - Date.now()));
         await server.stop(true);
         await gatewayServer?.stop(true);

@@ -4,9 +4,9 @@
 // decision, on series looked up in nested maps (no allocation once a series exists). The
 // rest is read when scraped: spool depth and the age of its oldest unshipped record, the
 // bundle's age and revision, records shipped.
-import type { AuditRecord } from "../contract/audit.ts";
+import { type AuditRecord, reasonCode } from "../contract/audit.ts";
 import { Counter, FAST_SECONDS, Gauge, Histogram, Registry, SLOW_SECONDS } from "../metrics/index.ts";
-import type { ModelCallEnd } from "./api/metered-call.ts";
+import type { ModelCallEnd } from "./pipeline/pipeline.ts";
 import type { Route } from "./api/routes.ts";
 import { sealCounters } from "./audit/age-seal.ts";
 import type { AuditSpool } from "./audit/spool.ts";
@@ -29,6 +29,9 @@ export function recordIdTime(id: string): number | null {
   return t.length === 10 ? ms : null;
 }
 
+/** What the shipper reports (shipper.ts): failed calls by status, whether the last one failed, records set aside. */
+export type ShippingHealth = { readonly failures: ReadonlyMap<string, number>; readonly failing: boolean; readonly rejected: number };
+
 export class ProxyMetrics {
   readonly registry = new Registry();
   private readonly decisions = this.registry.add(new Counter("svc_proxy_decisions_total", "Decisions by kind (tool, model) and result (permit, or the refusal code).", ["kind", "result"]));
@@ -43,10 +46,16 @@ export class ProxyMetrics {
   private readonly byKind = new Map<string, { seconds: Observe; results: Map<string, Inc> }>();
   private readonly writtenAll = this.written.labels();
 
-  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; budgets?: BudgetBook; now?: () => number }) {
+  constructor(o: { spool: AuditSpool; status: ProxyStatus; shipped: () => number; shipping?: ShippingHealth; budgets?: BudgetBook; now?: () => number }) {
     const now = o.now ?? Date.now;
     const r = this.registry;
     r.add(new Gauge("svc_proxy_audit_records_shipped_total", "Audit records the control plane acknowledged since start.", () => o.shipped(), [], "counter"));
+    const shipping = o.shipping;
+    if (shipping) {
+      r.add(new Gauge("svc_proxy_audit_ship_failures_total", "Shipping calls refused or failed as a whole, by status (413, 502, …) or network: the records stay spooled and are sent again.", () => [...shipping.failures].map(([k, n]) => [[k], n] as [string[], number]), ["status"], "counter"));
+      r.add(new Gauge("svc_proxy_audit_shipping_failing", "1 while the last shipping call failed (records wait in the spool), else 0.", () => (shipping.failing ? 1 : 0)));
+      r.add(new Gauge("svc_proxy_audit_records_set_aside_total", "Audit records the control plane rejected for good (rejected.jsonl) since start.", () => shipping.rejected, [], "counter"));
+    }
     r.add(new Gauge("svc_proxy_spool_depth", "Audit records not yet acknowledged by the control plane.", () => o.spool.depth));
     r.add(
       new Gauge("svc_proxy_spool_oldest_unshipped_age_seconds", "Age of the oldest audit record not yet acknowledged (0 when none).", async () => {
@@ -75,9 +84,10 @@ export class ProxyMetrics {
     let k = this.byKind.get(record.kind);
     if (!k) this.byKind.set(record.kind, (k = { seconds: this.decisionSeconds.labels(record.kind), results: new Map() }));
     k.seconds.observe(seconds);
+    // Keyed by the reason as recorded; labelled by its code (a limit's refusal names the limit after the code).
     const result = record.decision === "permit" ? "permit" : record.reason;
     let c = k.results.get(result);
-    if (!c) k.results.set(result, (c = this.decisions.labels(record.kind, result)));
+    if (!c) k.results.set(result, (c = this.decisions.labels(record.kind, reasonCode(result))));
     c.inc();
   }
 

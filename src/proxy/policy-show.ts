@@ -1,24 +1,13 @@
 // `svc policy show`: what the running proxy decides on — GET /v1/policy over its unix socket
 // (SVC_RUNTIME_SOCKET_PATH, bearer SVC_RUNTIME_TOKEN). Exit 1 with one clear sentence when
 // the proxy is not running or refuses.
-import { CommandFailure, command } from "../command/index.ts";
+import { command } from "../command/index.ts";
 import type { PolicyStatus } from "../contract/local-api.ts";
-import { ENV, socketPathFrom } from "./config.ts";
+import { callProxy } from "./local-call.ts";
 import { formatBytes } from "./audit/spool-space.ts";
 
 export async function fetchPolicyStatus(env: Record<string, string | undefined>): Promise<PolicyStatus> {
-  const token = env[ENV.token]?.trim();
-  if (!token) throw new CommandFailure(`svc policy show: ${ENV.token} is not set; the proxy's local API needs the runtime token`);
-  const socket = socketPathFrom(env);
-  let res: Response;
-  try {
-    res = await fetch("http://localhost/v1/policy", { unix: socket, headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) } as RequestInit);
-  } catch {
-    throw new CommandFailure(`svc policy show: the proxy is not running (nothing answers on ${socket}); start it with "svc proxy serve" or check ${ENV.socketPath}`);
-  }
-  if (res.status === 401) throw new CommandFailure(`svc policy show: the proxy refused the token in ${ENV.token} (401)`);
-  if (!res.ok) throw new CommandFailure(`svc policy show: the proxy answered ${res.status}`);
-  return (await res.json()) as PolicyStatus;
+  return (await (await callProxy(env, "svc policy show", "GET", "/v1/policy")).json()) as PolicyStatus;
 }
 
 export function formatPolicyStatus(s: PolicyStatus): string {

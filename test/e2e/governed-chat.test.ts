@@ -666,8 +666,8 @@ describe("scenario 16: a budget (issue 16)", () => {
         expect(stored).not.toContain("% of the budget");
       }
       expect(JSON.stringify(w.model.requests)).not.toContain("alice-e2e");
-      const refused = await auditRecord({ kind: "model", decision: "deny", user: w.aliceUserId }, (r) => r.reason === "svc.budget_exceeded");
-      expect(refused).toMatchObject({ action: "model:invoke", decision: "deny", reason: "svc.budget_exceeded", installation_id: w.installationId });
+      const refused = await auditRecord({ kind: "model", decision: "deny", user: w.aliceUserId }, (r) => r.reason.startsWith("svc.budget_exceeded: "));
+      expect(refused).toMatchObject({ action: "model:invoke", decision: "deny", reason: expect.stringMatching(/^svc\.budget_exceeded: budget "alice-e2e" \(bud_[0-9A-Z]{26}\)$/), policy_id: null, installation_id: w.installationId });
     } finally {
       await w.cli(["budgets", "delete", "e2e-probe"]);
       await w.cli(["budgets", "delete", "alice-e2e"]);

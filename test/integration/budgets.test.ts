@@ -80,7 +80,7 @@ describe("budgets across two replicas", () => {
       expect(e.message).toStartWith('Refused (svc.budget_exceeded): the budget "alice-daily" is used up (120 tokens of 100 tokens this day); it resets at ');
       let rec: any = null;
       await waitFor(async () => (rec = await api("GET", `/audit-records/${e.record_id}`)).status === 200, "the refusal's audit record");
-      expect(rec.json).toMatchObject({ kind: "model", decision: "deny", reason: "svc.budget_exceeded" });
+      expect(rec.json).toMatchObject({ kind: "model", decision: "deny", reason: expect.stringMatching(/^svc\.budget_exceeded: budget "alice-daily" \(bud_[0-9A-Z]{26}\)$/), policy_id: null });
     }
     expect(model.requests.length).toBe(calls);
     // another user is not affected
@@ -110,7 +110,7 @@ describe("rate limits", () => {
     expect(third.message).toMatch(/^Refused \(svc\.rate_limited\): tool crm\.read may make 2 requests a minute; try again in \d+ s$/);
     let rec: any = null;
     await waitFor(async () => (rec = await api("GET", `/audit-records/${third.record_id}`)).status === 200, "the refusal's audit record");
-    expect(rec.json).toMatchObject({ tool_name: "crm.read", decision: "deny", reason: "svc.rate_limited" });
+    expect(rec.json).toMatchObject({ tool_name: "crm.read", decision: "deny", reason: "svc.rate_limited: rate limit tool:crm.read=2/min", policy_id: null });
     // per replica: the other replica has its own bucket
     expect((await replicas[1]!.decide("crm.read", bob)).decision).toBe("permit");
   });

@@ -54,7 +54,7 @@ describe("rate limits on the real proxy", () => {
     const toolRefusal = await px.decide("crm.read", bob);
     expect(toolRefusal).toMatchObject({ decision: "deny", code: "svc.rate_limited" });
     expect(toolRefusal.message).toMatch(/^Refused \(svc\.rate_limited\): tool crm\.read may make 3 requests a minute; try again in \d+ s$/);
-    expect(await auditOf(toolRefusal.record_id)).toMatchObject({ tool_name: "crm.read", decision: "deny", reason: "svc.rate_limited" });
+    expect(await auditOf(toolRefusal.record_id)).toMatchObject({ tool_name: "crm.read", decision: "deny", reason: "svc.rate_limited: rate limit tool:crm.read=3/min", policy_id: null });
     expect((await px.decide("crm.read", alice)).code).toBe("svc.rate_limited"); // the same bucket for alice
     const wait = Number(/try again in (\d+) s/.exec(toolRefusal.message)![1]);
     expect(wait).toBeGreaterThanOrEqual(1);
@@ -74,7 +74,7 @@ describe("rate limits on the real proxy", () => {
     expect(err).toMatchObject({ type: "refusal", code: "svc.rate_limited" });
     expect(err.message).toMatch(/^Refused \(svc\.rate_limited\): each model may make 2 requests a minute; try again in \d+ s$/);
     expect(model.requests.length).toBe(calls);
-    expect(await auditOf(err.record_id)).toMatchObject({ kind: "model", decision: "deny", reason: "svc.rate_limited" });
+    expect(await auditOf(err.record_id)).toMatchObject({ kind: "model", decision: "deny", reason: "svc.rate_limited: rate limit model=2/min", policy_id: null });
     const other = await chat(alice, "m-large"); // another model has its own bucket
     expect(other.status).toBe(200);
     await other.text();
@@ -84,7 +84,7 @@ describe("rate limits on the real proxy", () => {
     const userRefusal = await px.decide("crm.update", bob);
     expect(userRefusal).toMatchObject({ decision: "deny", code: "svc.rate_limited" });
     expect(userRefusal.message).toMatch(/^Refused \(svc\.rate_limited\): each user may make 6 requests a minute; try again in \d+ s$/);
-    expect(await auditOf(userRefusal.record_id)).toMatchObject({ tool_name: "crm.update", decision: "deny", reason: "svc.rate_limited" });
+    expect(await auditOf(userRefusal.record_id)).toMatchObject({ tool_name: "crm.update", decision: "deny", reason: "svc.rate_limited: rate limit user=6/min", policy_id: null });
     expect((await px.decide("crm.update", alice)).decision).toBe("permit"); // alice: 4 of 6
 
     // refill: after the wait the tool refusal named, crm.read takes a call again

@@ -102,6 +102,22 @@ export async function spendOf(db: Db, orgId: string, who: { userIds: string[] } 
   return row ? asTotals(row) : ZERO;
 }
 
+/** spendOf, by the replica that wrote the outcome records (null: records without a replica id). */
+export async function spendByReplica(db: Db, orgId: string, who: { userIds: string[] } | { agentId: string }, since: number): Promise<Map<string | null, UsageTotals>> {
+  const a = tables(db).auditRecords;
+  const out = new Map<string | null, UsageTotals>();
+  if ("userIds" in who && who.userIds.length === 0) return out;
+  const conds = window(a, orgId, since, null);
+  conds.push("agentId" in who ? eq(a.agentId, who.agentId) : inArray(a.userId, who.userIds));
+  const rows = await db
+    .select({ replica: a.replicaId, ...totals(a) })
+    .from(a)
+    .where(and(...conds))
+    .groupBy(a.replicaId);
+  for (const r of rows) out.set(r.replica, asTotals(r));
+  return out;
+}
+
 /** `7d`, `24h`, `30m` before now, or an ISO 8601 time. */
 export function parseSince(value: string, now: number): number {
   const m = /^(\d+)([mhd])$/.exec(value.trim());

@@ -1,11 +1,13 @@
 // Budget routes: the admin API under /organizations/{org}/budgets (`svc budgets
-// create|list|delete`, the console's usage page) and the runtime's GET /runtime/limits.
+// create|list|delete`, the console's usage page), the runtime's GET /runtime/limits and
+// POST /runtime/budget-leases (leases.ts).
 import { Budget, BudgetDeleted, BudgetList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
-import { LimitsResponse } from "../../contract/runtime-api.ts";
+import { BudgetLeaseRequest, BudgetLeaseResponse, LimitsResponse } from "../../contract/runtime-api.ts";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { grantLeases } from "./leases.ts";
 import { budgetsForRuntime, budgetsWithStatus, createBudget, deleteBudget } from "./service.ts";
 
 const tags = ["budgets"];
@@ -48,5 +50,14 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
       "/runtime/limits",
       async ({ runtime }) => ({ budgets: await budgetsForRuntime(deps.db, runtime, deps.now()), as_of: new Date(deps.now()).toISOString() }),
       { runtime: true, response: LimitsResponse, detail: { tags: ["runtime"], summary: "The budgets this runtime enforces, with their spend in the current period" } },
-    );
+    )
+    .post("/runtime/budget-leases", async ({ runtime, body }) => {
+      const now = deps.now();
+      return { leases: await grantLeases(deps.db, runtime, body, now), as_of: new Date(now).toISOString() };
+    }, {
+      runtime: true,
+      body: BudgetLeaseRequest,
+      response: BudgetLeaseResponse,
+      detail: { tags: ["runtime"], summary: "Settle this replica's finished budget leases and reserve a share of what remains of each wanted budget" },
+    });
 }

@@ -72,21 +72,26 @@ export async function listBudgets(db: Db, orgId: string): Promise<BudgetRow[]> {
 
 export async function deleteBudget(db: Db, orgId: string, idOrName: string, by: Acting): Promise<BudgetRow> {
   return db.transaction(async (tx) => {
-    const b = tables(tx).budgets;
+    const { budgets: b, budgetLeases: l } = tables(tx);
     const [row] = await tx
       .delete(b)
       .where(and(eq(b.orgId, orgId), hasPrefix(idOrName, "budget") ? eq(b.id, idOrName) : eq(b.name, idOrName)))
       .returning();
     if (!row) throw new SvcError("not_found", `budget "${idOrName}" not found`);
+    await tx.delete(l).where(eq(l.budgetId, row.id));
     await recordChange(tx, by, { orgId, action: "budget.delete", target: { type: "budget", id: row.id, name: row.name }, before: eventView(row) });
     return row;
   });
 }
 
+/** Whose model calls a budget counts: an agent's, or users' (one, or a group's members). */
+export async function scopeOf(db: Db, b: BudgetRow): Promise<{ agentId: string } | { userIds: string[] }> {
+  return b.scope === "agent" ? { agentId: b.scopeId } : { userIds: b.scope === "user" ? [b.scopeId] : await groupMemberIds(db, b.scopeId) };
+}
+
 /** What the budget's scope has spent in the current period, in its unit. */
 async function spentOn(db: Db, b: BudgetRow, since: number): Promise<number> {
-  const who = b.scope === "agent" ? { agentId: b.scopeId } : { userIds: b.scope === "user" ? [b.scopeId] : await groupMemberIds(db, b.scopeId) };
-  const t = await spendOf(db, b.orgId, who, since);
+  const t = await spendOf(db, b.orgId, await scopeOf(db, b), since);
   return b.unit === "tokens" ? t.total_tokens : t.cost;
 }
 
@@ -125,20 +130,27 @@ export async function budgetsWithStatus(db: Db, orgId: string, now: number) {
  * The budgets a runtime enforces: its agent's, and those of the users linked through its
  * installation and of their groups (a group's by the name the bundle's identities carry).
  */
-export async function budgetsForRuntime(db: Db, caller: { orgId: string; installationId: string; agentId: string }, now: number): Promise<BudgetState[]> {
+export async function runtimeBudgets(db: Db, caller: { orgId: string; installationId: string; agentId: string }): Promise<{ row: BudgetRow; groupName: string | null }[]> {
   const rows = await listBudgets(db, caller.orgId);
   if (rows.length === 0) return [];
   const identities = await identityMap(db, caller.orgId, caller.installationId);
   const users = new Set(identities.map((i) => i.user_id));
   const groupNames = new Set(identities.flatMap((i) => i.groups));
-  const out: BudgetState[] = [];
+  const out: { row: BudgetRow; groupName: string | null }[] = [];
   for (const r of rows) {
-    if (r.scope === "agent" && r.scopeId === caller.agentId) out.push(await budgetState(db, r, now));
-    else if (r.scope === "user" && users.has(r.scopeId)) out.push(await budgetState(db, r, now));
+    if (r.scope === "agent" && r.scopeId === caller.agentId) out.push({ row: r, groupName: null });
+    else if (r.scope === "user" && users.has(r.scopeId)) out.push({ row: r, groupName: null });
     else if (r.scope === "group") {
       const g = await resolveGroup(db, caller.orgId, r.scopeId).catch(() => null);
-      if (g && groupNames.has(g.name)) out.push(await budgetState(db, r, now, g.name));
+      if (g && groupNames.has(g.name)) out.push({ row: r, groupName: g.name });
     }
   }
+  return out;
+}
+
+/** runtimeBudgets, each with its spend in the current period (GET /runtime/limits). */
+export async function budgetsForRuntime(db: Db, caller: { orgId: string; installationId: string; agentId: string }, now: number): Promise<BudgetState[]> {
+  const out: BudgetState[] = [];
+  for (const { row, groupName } of await runtimeBudgets(db, caller)) out.push(await budgetState(db, row, now, groupName));
   return out;
 }

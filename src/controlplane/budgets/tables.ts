@@ -20,3 +20,28 @@ export const budgets = table(
   }),
   (t, c) => [c.uniqueIndex("budgets_org_name").on(t.orgId, t.name)],
 );
+
+/**
+ * Budget leases (docs/proxy.md "Budgets"): what one proxy replica reserved of a budget in its
+ * period. Open until `expires_at` (or settled): it counts as `granted` (or `consumed`, when
+ * more) in what the budget has spent; settled, or expired past the grace, as `consumed`.
+ */
+export const budgetLeases = table(
+  "budget_leases",
+  (c) => ({
+    id: c.text("id").primaryKey(),
+    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    budgetId: c.text("budget_id").notNull(),
+    installationId: c.text("installation_id").notNull(),
+    /** The replica holding it (x-svc-replica); its ingested spend is compared with its leases. */
+    replicaId: c.text("replica_id"),
+    /** The budget period it belongs to (epoch ms of its start). */
+    periodStart: c.millis("period_start").notNull(),
+    granted: c.double("granted").notNull(),
+    consumed: c.double("consumed").notNull().default(0),
+    settled: c.bool("settled").notNull().default(false),
+    expiresAt: c.millis("expires_at").notNull(),
+    createdAt: c.createdAt(),
+  }),
+  (t, c) => [c.index("budget_leases_budget_period").on(t.budgetId, t.periodStart)],
+);

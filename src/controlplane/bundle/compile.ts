@@ -1,6 +1,6 @@
 // Policy-bundle compilation, the pure core: plain inputs in, the PolicyBundle the proxy polls
 // out. No clock, database or network here; the loader (load.ts) gathers the inputs.
-import type { BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
+import type { BundleDisabledIdentity, BundleIdentity, BundleModelProfile, BundlePolicy, BundleRecipient, BundleTool, BundleToolServer, BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import { BUNDLE_FEATURES, BUNDLE_VERSIONS } from "../../contract/bundle.ts";
 import { POLICY_FEATURES, policyNeeds } from "../replicas/features.ts";
 
@@ -15,6 +15,8 @@ export type BundleInputs = {
   tools: BundleTool[];
   policies: (BundlePolicy & { requires?: readonly string[] })[];
   identities: BundleIdentity[];
+  /** Front-end users of disabled service users: served apart from `identities`, never in it. */
+  disabledIdentities?: BundleDisabledIdentity[];
   modelProfile: BundleModelProfile | null;
   recipients: BundleRecipient[];
   /** MCP tool servers assigned to the agent (issue 13); absent = none. */
@@ -78,6 +80,19 @@ export function etagMatches(ifNoneMatch: string | undefined | null, etag: string
   return ifNoneMatch.split(",").some((t) => t.trim() === "*" || opaque(t) === want);
 }
 
+/**
+ * The disabled users' front-end identities, sorted. One that `identities` also lists (a race
+ * that cannot happen in one read, guarded anyway) is left out here: listed as linked, it is
+ * decided as the linked user it is for every proxy alike.
+ */
+function disabledApart(enabled: readonly BundleIdentity[], disabled: readonly BundleDisabledIdentity[]): BundleDisabledIdentity[] {
+  const linked = new Set(enabled.map((i) => i.remote_user_id));
+  return disabled
+    .filter((d) => !linked.has(d.remote_user_id))
+    .map((d) => ({ remote_user_id: d.remote_user_id, user_id: d.user_id }))
+    .sort(byKey((d) => d.remote_user_id));
+}
+
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
@@ -102,6 +117,7 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     identities: input.identities
       .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort(), ...(i.attributes ? { attributes: { ...i.attributes } } : {}) }))
       .sort(byKey((i) => i.remote_user_id)),
+    disabled_identities: disabledApart(input.identities, input.disabledIdentities ?? []),
     model_profile: input.modelProfile ? { ...input.modelProfile, models: [...input.modelProfile.models] } : null,
     recipients: input.recipients.map((r) => ({ key_id: r.key_id, recipient: r.recipient, kind: r.kind })),
     tool_servers: (input.toolServers ?? [])

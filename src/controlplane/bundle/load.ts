@@ -5,7 +5,7 @@
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { identityMap } from "../directory/service.ts";
+import { disabledIdentities, identityMap } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { profileForAgent } from "../model-profiles/service.ts";
 import { currentDigestKeyId } from "../organizations/digest-keys.ts";
@@ -35,6 +35,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       tools: await toolsOfInstallation(tx, caller.installationId),
       policies: await policiesForAgent(tx, caller.workspaceId, caller.agentId),
       identities: await identityMap(tx, caller.orgId, caller.installationId),
+      disabledIdentities: await disabledIdentities(tx, caller.orgId, caller.installationId),
       modelProfile: await profileForAgent(tx, caller.agentId),
       recipients: await recipientsFor(tx, caller.orgId),
       toolServers: await serversForAgent(tx, caller.agentId),

@@ -91,8 +91,8 @@ export async function unlinkByHand(db: Db, orgId: string, idOrEmail: string, rem
 
 /**
  * An admin disables or enables a service user. A disabled user leaves every bundle's identity
- * map (so the proxy treats their front-end identities as unlinked and refuses them), but their
- * links stay: a claim link cannot re-link those identities to anyone (409
+ * map for its `disabled_identities` (so the proxy refuses their front-end identities as
+ * disabled, recorded under the user; an older proxy as unlinked), but their links stay: a claim link cannot re-link those identities to anyone (409
  * identity_already_linked), and enabling restores them. A directory-synced user follows the
  * directory again on the next sync run. Setting the state it already has changes nothing (and
  * writes no event).

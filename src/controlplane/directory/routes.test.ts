@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { PolicyBundle } from "../../contract/bundle.ts";
 import { evaluate, indexBundle, resolveSubject } from "../../proxy/policy/policy-index.ts";
 import { accountWithRole, agentAndInstallation, revisionOf, secondOrganization } from "../auth/test-fixtures.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
-import { identityMap, noteRemoteIdentity } from "./service.ts";
+import { disabledIdentities, identityMap, noteRemoteIdentity } from "./service.ts";
 
 describe("users", () => {
   test("create, resolve by email, show by id or email", async () => {
@@ -156,7 +159,7 @@ describe("remote identities", () => {
 });
 
 describe("disabling and enabling users", () => {
-  test("a disabled user leaves the bundle's identity map: its identity is decided as unlinked, even under a * permit", async () => {
+  test("a disabled user leaves the bundle's identity map for disabled_identities: an older proxy decides the identity as unlinked, even under a * permit", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
     const alice = (await cp.call("POST", cp.org("/users"), { body: { email: "alice@example.com" } })).json;
@@ -181,7 +184,13 @@ describe("disabling and enabling users", () => {
     const after = await decide();
     expect(after.bundle.revision).toBeGreaterThan(before.bundle.revision);
     expect(after.bundle.identities).toEqual([]);
+    // Read as an older proxy reads it (the identity map alone): unlinked, refused, never linked.
     expect(after.decision).toMatchObject({ decision: "deny", code: "identity.unlinked", subject: { kind: "unlinked" } });
+    // The proxy that knows it finds the user apart, to refuse them as disabled under their service user;
+    // a proxy of 156695b's schema (no such field) still takes the bundle.
+    expect(after.bundle.disabled_identities).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id }]);
+    expect(Value.Check(Type.Omit(PolicyBundle, ["disabled_identities"]), after.bundle)).toBe(true);
+    expect(await disabledIdentities(cp.deps.db, cp.orgId, inst.installationId)).toEqual([{ remote_user_id: "fe-alice", user_id: alice.id }]);
     // The link stays, so the proxy's claim link for that identity is refused: nobody can take it over.
     const claim = await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-alice", email: "mallory@example.com" } });
     expect(claim.status).toBe(409);
@@ -195,7 +204,9 @@ describe("disabling and enabling users", () => {
     expect(enabled.status).toBe(200);
     expect(enabled.json.disabled).toBe(false);
     expect(await revisionOf(cp)).toBe(rev + 2);
-    expect((await decide()).decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
+    const again = await decide();
+    expect(again.decision).toMatchObject({ decision: "permit", subject: { kind: "user", userId: alice.id } });
+    expect(again.bundle.disabled_identities).toEqual([]);
   });
 
   test("refusals: a member 403, an unknown user 404, another organization's user 404", async () => {

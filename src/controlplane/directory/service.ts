@@ -2,7 +2,7 @@
 // (`chatui`, front-end user id) linked to users. Used by the admin API, claim links,
 // directory sync and the policy bundle's identity map.
 import { and, count, eq, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
-import type { BundleIdentity } from "../../contract/bundle.ts";
+import type { BundleDisabledIdentity, BundleIdentity } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
@@ -185,15 +185,35 @@ export async function linkRemoteIdentity(db: Db, orgId: string, input: { remoteU
  * installation and those an admin linked without one — a front-end user id means something
  * only in the front end it came from, so no installation can act as another one's users.
  */
+/** Links of the organization (of one installation, plus those made without one) to users disabled or not. */
+function linkConditions(db: Db, orgId: string, disabled: boolean, installationId?: string) {
+  const { remoteIdentities: r, users: u } = tables(db);
+  const conds = [eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, disabled)];
+  if (installationId !== undefined) conds.push(or(isNull(r.installationId), eq(r.installationId, installationId))!);
+  return and(...conds);
+}
+
+/**
+ * The front-end users linked to disabled service users, as the bundle carries them apart from
+ * the identity map (`disabled_identities`): the proxy refuses them as disabled, under their
+ * service user, and a proxy that does not know the field reads them as unlinked.
+ */
+export async function disabledIdentities(db: Db, orgId: string, installationId?: string): Promise<BundleDisabledIdentity[]> {
+  const { remoteIdentities: r, users: u } = tables(db);
+  return db
+    .select({ remote_user_id: r.remoteUserId, user_id: u.id })
+    .from(r)
+    .innerJoin(u, eq(u.id, r.userId))
+    .where(linkConditions(db, orgId, true, installationId));
+}
+
 export async function identityMap(db: Db, orgId: string, installationId?: string): Promise<BundleIdentity[]> {
   const { remoteIdentities: r, users: u, groupMembers: gm, groups: g } = tables(db);
-  const conds = [eq(r.orgId, orgId), isNotNull(r.userId), eq(u.disabled, false)];
-  if (installationId !== undefined) conds.push(or(isNull(r.installationId), eq(r.installationId, installationId))!);
   const links = await db
     .select({ remote_user_id: r.remoteUserId, user_id: u.id, email: u.email, displayName: u.displayName, source: u.source, externalId: u.externalId })
     .from(r)
     .innerJoin(u, eq(u.id, r.userId))
-    .where(and(...conds));
+    .where(linkConditions(db, orgId, false, installationId));
   if (links.length === 0) return [];
   const memberships = await db
     .select({ userId: gm.userId, name: g.name })

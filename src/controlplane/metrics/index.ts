@@ -6,7 +6,7 @@
 // installation), tokens and cost, batches; HTTP requests by route and status with a latency
 // histogram.
 import { Elysia } from "elysia";
-import type { AuditRecord } from "../../contract/audit.ts";
+import { type AuditRecord, reasonCode } from "../../contract/audit.ts";
 import { bearer, safeEqual } from "../../contract/bearer.ts";
 import { Counter, FAST_SECONDS, Histogram, Registry } from "../../metrics/index.ts";
 
@@ -29,7 +29,7 @@ export class ControlPlaneMetrics {
     if (answer.duplicates) this.records.inc(answer.duplicates, "duplicate");
     if (answer.rejected) this.records.inc(answer.rejected, "rejected");
     for (const r of fresh) {
-      if (r.kind !== "outcome") this.decisions.inc(1, r.kind, r.decision === "permit" ? "permit" : r.reason);
+      if (r.kind !== "outcome") this.decisions.inc(1, r.kind, r.decision === "permit" ? "permit" : reasonCode(r.reason));
       else if (r.prompt_tokens !== undefined) {
         this.tokens.inc(r.prompt_tokens, "prompt");
         this.tokens.inc(r.completion_tokens ?? 0, "completion");

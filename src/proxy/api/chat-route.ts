@@ -1,13 +1,15 @@
-// Model calls: the policy decides first (a caller who may not call models learns nothing about
-// the profile's models), the decision is audited, and a permitted call is forwarded to the
-// model profile's endpoint with its sealed API key.
-import { REFUSAL_CODES } from "../../contract/errors.ts";
-import { type Decision, decideModel, MODEL_ACTION, refusalMessage } from "../policy/policy-index.ts";
+// Model calls, an adapter over the governed-call pipeline (../pipeline/pipeline.ts): the body
+// is scanned for the model it names, the pipeline decides (policy first: a caller who may not
+// call models learns nothing about the profile's models) and records the decision, and a
+// permitted call is forwarded to the model profile's endpoint with its sealed API key and
+// metered (metered-call.ts) until its answer ends.
 import { scanChatBody } from "./chat-body.ts";
 import { CHAT_BODY_LIMIT, readBodyBytes } from "./json-body.ts";
-import { forwardMetered, type ModelCallEnd } from "./metered-call.ts";
+import { forwardMetered } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
-import { badBody, type Route, type RouteContext, rateKey, unavailable } from "./routes.ts";
+import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
+import type { Permit, Refused } from "../pipeline/pipeline.ts";
+import { REFUSALS } from "../pipeline/refusals.ts";
 
 /** Open WebUI's background task a call is made for, as the Pipe reports it (issue 15). */
 export const TASK_HEADER = "x-svc-task";
@@ -22,66 +24,51 @@ export function taskOf(h: Headers): string | null {
 /** A notice for the caller alone (percent-encoded UTF-8): the Pipe shows it as a notification. */
 export const NOTICE_HEADER = "x-svc-notice";
 
+/** A refused model call in OpenAI format, as the refusal table says (403, 429 with Retry-After, 404). */
+function refusedAnswer(a: Refused): Response {
+  const row = REFUSALS[a.refusal.code];
+  const r = openAIError(row.status, a.refusal.message, row.type, a.refusal.code, { record_id: a.record.id, ...(a.claim ? { claim_url: a.claim } : {}) });
+  if (a.refusal.retryAfterSeconds !== undefined) r.headers.set("retry-after", String(a.refusal.retryAfterSeconds));
+  return r;
+}
+
 export function chatRoutes(c: RouteContext): Route[] {
+  /** The profile's API key, unsealed for this call; a Response when it cannot be. */
+  async function apiKeyFor(p: Permit): Promise<string | null | Response> {
+    const profile = p.compiled.bundle.model_profile!;
+    if (profile.auth_type !== "api_key") return null;
+    if (!profile.api_key_sealed) return openAIError(502, `model profile "${profile.display_name}" needs an API key but none is sealed to this runtime`, "upstream_error", "api_key_missing");
+    try {
+      return await c.credentials.unseal(profile.api_key_sealed);
+    } catch {
+      return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
+    }
+  }
+
   async function chat(req: Request, user: Parameters<Route["handler"]>[1]): Promise<Response> {
-    const compiled = c.status.compiled;
-    if (!c.status.serving() || !compiled) return unavailable(c.status);
+    const compiled = c.pipeline.bundle();
+    if (!compiled) return unavailable(c.status);
     // The conversation is scanned, not parsed (chat-body.ts): only the fields the proxy reads.
     const read = await readBodyBytes(req, CHAT_BODY_LIMIT);
     if (!read.ok) return badBody(read);
     const scanned = scanChatBody(read.bytes);
     if (!scanned.ok) return openAIError(scanned.status, scanned.message, "invalid_request_error", scanned.code);
     const chat = scanned.body;
-    const profile = compiled.bundle.model_profile;
     const asked = chat.field("model");
-    const model = typeof asked === "string" && asked ? asked : (profile?.default_model ?? null);
-    const task = taskOf(req.headers);
-    let decision = decideModel(compiled, user, c.now());
-    if (decision.decision === "permit" && profile && model !== null) {
-      const offered = profile.models.length > 0 ? profile.models : [profile.default_model];
-      if (!offered.includes(model)) {
-        // A refusal like any other: audited as a deny before answering.
-        const refusal: Decision = { ...decision, decision: "deny", code: null, reason: "model_not_found", policyId: null, message: null };
-        const record = await c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, task, decision: refusal, args: { model } });
-        c.decisions.note("model", "deny", "model_not_found");
-        return openAIError(404, `model "${model}" is not offered by the model profile "${profile.display_name}" (offered: ${offered.join(", ")})`, "invalid_request_error", "model_not_found", { record_id: record.id });
-      }
+    const model = typeof asked === "string" && asked ? asked : (compiled.bundle.model_profile?.default_model ?? null);
+    const a = await c.pipeline.admit(compiled, { kind: "model", model, task: taskOf(req.headers), user });
+    if (!a.permit) return refusedAnswer(a);
+    const apiKey = await apiKeyFor(a);
+    if (apiKey instanceof Response) {
+      c.pipeline.modelOutcome(a, { usage: null, cost: undefined, ok: false, durationMs: 0 });
+      return apiKey;
     }
-    // A permitted caller over a rate limit or a budget is refused like a policy refusal,
-    // audited with that code.
-    const rate = decision.decision === "permit" && c.rateLimits ? c.rateLimits.take({ user: rateKey(decision.subject), model }, c.now().getTime()) : null;
-    if (rate && !rate.ok) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.rateLimited, reason: REFUSAL_CODES.rateLimited, message: rate.message };
-    const budget = decision.decision === "permit" && c.budgets ? c.budgets.check(decision.subject, c.now().getTime()) : null;
-    if (budget?.refusal) decision = { ...decision, decision: "deny", code: REFUSAL_CODES.budgetExceeded, reason: REFUSAL_CODES.budgetExceeded, message: budget.refusal };
-    const [record, claim] = await Promise.all([
-      c.recorder.decision({ compiled, kind: "model", action: MODEL_ACTION, toolName: null, model, task, decision, args: { model } }),
-      decision.code === REFUSAL_CODES.unlinked && user ? c.claims.forRefusal(user) : undefined,
-    ]);
-    c.decisions.note("model", decision.decision, decision.code);
-    if (decision.decision !== "permit" || !profile) {
-      const refused = openAIError(rate && !rate.ok ? 429 : 403, decision.message ?? refusalMessage(REFUSAL_CODES.denied), "refusal", decision.code ?? REFUSAL_CODES.denied, { record_id: record.id, ...(claim ? { claim_url: claim } : {}) });
-      if (rate && !rate.ok) refused.headers.set("retry-after", String(rate.retryAfterSeconds));
-      return refused;
-    }
-    let apiKey: string | null = null;
-    if (profile.auth_type === "api_key") {
-      if (!profile.api_key_sealed) return openAIError(502, `model profile "${profile.display_name}" needs an API key but none is sealed to this runtime`, "upstream_error", "api_key_missing");
-      try {
-        apiKey = await c.credentials.unseal(profile.api_key_sealed);
-      } catch {
-        return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
-      }
-    }
-    const subject = decision.subject;
-    const onEnd = (e: ModelCallEnd) => {
-      c.budgets?.add(subject, e.usage, e.cost);
-      c.onModelCallEnd?.(e);
-    };
-    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), compiled, decision: record, recorder: c.recorder, log: c.log, onEnd });
+    const profile = a.compiled.bundle.model_profile!;
+    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), recordId: a.record.id, onEnd: (end) => c.pipeline.modelOutcome(a, end) });
     // The 80 % warning, for the Pipe to show that user alone (a front-end notification).
-    if (budget?.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(budget.warning));
+    if (a.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(a.warning));
     return answer;
   }
 
-  return [{ method: "POST", path: "/v1/chat/completions", handler: chat }];
+  return [{ method: "POST", path: "/v1/chat/completions", handler: chat, bodyLimit: CHAT_BODY_LIMIT }];
 }

@@ -78,3 +78,37 @@ export async function readBodyBytes(req: Request, limit: number): Promise<{ ok: 
   const bytes = declared !== null ? new Uint8Array(await req.arrayBuffer()) : req.body ? await readBounded(req.body, limit) : new Uint8Array(0);
   return bytes === null ? tooLarge(limit) : { ok: true, bytes };
 }
+
+/** How long an answer waits for the rest of a body the route did not read. */
+export const DISCARD_WAIT_MS = 5_000;
+
+/**
+ * Read before answering: the body a route answered without reading (a refusal before routing,
+ * 503 while the proxy cannot decide) is read and dropped, within `limit` bytes and `waitMs`, so
+ * that a client that sends its body after its headers, on a connection it asked to close, gets
+ * the answer rather than a broken pipe. A body declared larger than `limit` is not waited for
+ * (its 413 is the answer; the connection is closed after it), nor is one still missing after
+ * `waitMs`. Never throws. Costs nothing when the route read its body (the usual decision).
+ */
+export async function discardUnread(req: Request, limit: number, waitMs = DISCARD_WAIT_MS): Promise<void> {
+  if (req.bodyUsed || !req.body) return;
+  const declared = req.headers.get("content-length");
+  if (declared === "0" || (declared !== null && !(Number(declared) <= limit))) return;
+  const reader = req.body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), waitMs);
+  });
+  try {
+    for (let size = 0; size <= limit; ) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === "late" || next.done) break;
+      size += next.value.byteLength;
+    }
+  } catch {
+    // the client went away: nothing left to answer it
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => {});
+  }
+}

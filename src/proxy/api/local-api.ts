@@ -9,17 +9,13 @@
 import type { FrontendUser } from "../../contract/local-api.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import type { Logger } from "../../log/index.ts";
-import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
+import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
-import type { ControlPlaneClient } from "../link/control-plane-client.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
-import type { BudgetBook } from "../policy/budgets.ts";
-import type { RateLimiter } from "../policy/rate-limits.ts";
+import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import { chatRoutes } from "./chat-route.ts";
-import { ClaimLinks } from "./claim-links.ts";
-import { DecisionSummary } from "./decision-summary.ts";
-import type { ModelCallEnd } from "./metered-call.ts";
+import { discardUnread, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { openAIError } from "./model-forward.ts";
 import { BadUserHeader, bearerMatcher, userFromHeaders } from "./request-user.ts";
 import type { Route, RouteContext, RouteHandler } from "./routes.ts";
@@ -33,28 +29,18 @@ export type LocalApiDeps = {
   /** The front end's credential of this boot, accepted like the runtime token; null: none. */
   frontendToken?: string | null;
   status: ProxyStatus;
-  recorder: AuditRecorder;
-  claims: Pick<ControlPlaneClient, "createClaim">;
+  /** The governed-call pipeline, shared with the MCP gateway (../pipeline/). */
+  pipeline: Pipeline;
   credentials: Pick<CredentialSync, "unseal">;
   /** CA certificates for the model endpoint (system roots + SVC_PROXY_CA_FILE), or null for the defaults. */
   modelCa: string[] | null;
   spoolDepth: () => number;
   log: Logger;
   fetchImpl?: typeof fetch;
-  /** A claims call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
-  onRuntimeError?: (e: unknown) => void;
-  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
-  onModelCallEnd?: (end: ModelCallEnd) => void;
-  /** The periodic decision summary; the daemon stops it at shutdown. */
-  decisions?: DecisionSummary;
   /** The clock policy conditions see as `now` (tests set it). */
   now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
-  /** Budgets to enforce on model calls (issue 16). */
-  budgets?: BudgetBook;
-  /** Requests-per-minute limits (issue 16). */
-  rateLimits?: RateLimiter;
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -63,18 +49,13 @@ const ROUTE_MODULES: ((c: RouteContext) => Route[])[] = [statusRoutes, chatRoute
 export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Response> {
   const ctx: RouteContext = {
     status: d.status,
-    recorder: d.recorder,
-    claims: new ClaimLinks({ createClaim: async (r) => d.claims.createClaim(r), log: d.log, ...(d.onRuntimeError ? { onError: d.onRuntimeError } : {}) }),
+    pipeline: d.pipeline,
     credentials: d.credentials,
     modelCa: d.modelCa,
     spoolDepth: d.spoolDepth,
-    decisions: d.decisions ?? new DecisionSummary({ log: d.log }),
     log: d.log,
     now: d.now ?? (() => new Date()),
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
-    ...(d.onModelCallEnd ? { onModelCallEnd: d.onModelCallEnd } : {}),
-    ...(d.budgets ? { budgets: d.budgets } : {}),
-    ...(d.rateLimits ? { rateLimits: d.rateLimits } : {}),
   };
   return routeRequests({ runtime: d.token, frontend: d.frontendToken ?? null }, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);
 }
@@ -83,6 +64,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
  * The router: token check (except public routes), 404 for an unknown path, 405 with Allow for
  * a known path asked with another method (HEAD answered like GET), 400 for a bad user header,
  * and a 500 that fails closed when a route throws (the audit record could not be written).
+ * Every answer waits for the request's body to be read (or discarded within a bound).
  */
 export function routeRequests(tokens: { runtime: string; frontend: string | null }, list: Route[], log: Logger): (req: Request) => Promise<Response> {
   const routes = new Map<string, Map<string, RouteHandler>>();
@@ -99,7 +81,17 @@ export function routeRequests(tokens: { runtime: string; frontend: string | null
 
   const isRuntime = bearerMatcher(tokens.runtime);
   const isFrontend = tokens.frontend ? bearerMatcher(tokens.frontend) : () => false;
+  const limits = new Map(list.map((r) => [r.path, r.bodyLimit ?? TOOL_BODY_LIMIT]));
+  // Read before answering (json-body.ts discardUnread): whatever the answer, the body the
+  // route left unread is read first, within the route's limit.
   return async (req) => {
+    const res = await answer(req);
+    // (A decision read its body: nothing to wait for, and no await on its way back.)
+    if (!req.bodyUsed) await discardUnread(req, limits.get(requestTarget(req.url).path) ?? TOOL_BODY_LIMIT);
+    return res;
+  };
+
+  async function answer(req: Request): Promise<Response> {
     const { path } = requestTarget(req.url);
     if (!publicPaths.has(path)) {
       const auth = req.headers.get("authorization");
@@ -136,5 +128,5 @@ export function routeRequests(tokens: { runtime: string; frontend: string | null
       // The audit record could not be written (or another fault): fail closed.
       return openAIError(500, "the proxy could not decide this call; it was not run", "internal_error", "internal");
     }
-  };
+  }
 }

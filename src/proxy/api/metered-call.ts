@@ -1,21 +1,18 @@
-// A permitted model call, forwarded and metered (issue 16). The decision record is written
-// before the call; this writes the call's outcome record once the answer has ended (a
-// streamed answer: when its last chunk was relayed, or the stream failed or was abandoned),
-// carrying the provider's token counts, the cost at the profile's price and the duration.
-// Writing it never delays or breaks the answer: a failure to write is logged. The answer
-// names its decision record in RECORD_HEADER (the outcome record's `ref`).
-import type { AuditRecord } from "../../contract/audit.ts";
-import type { Logger } from "../../log/index.ts";
-import type { AuditRecorder } from "../audit/recorder.ts";
-import type { CompiledBundle } from "../policy/policy-index.ts";
+// A permitted model call, forwarded and metered (issue 16): step 7 of the governed-call
+// pipeline (../pipeline/pipeline.ts). The decision record was written before the call; once
+// the answer has ended (a streamed answer: when its last chunk was relayed, or the stream
+// failed or was abandoned) `onEnd` reports the provider's token counts, the cost at the
+// profile's price and the duration, and the pipeline writes the outcome record (step 8).
+// Reporting never delays or breaks the answer. The answer names its decision record in
+// RECORD_HEADER (the outcome record's `ref`).
 import type { ChatBody } from "./chat-body.ts";
 import { forwardChat } from "./model-forward.ts";
 import { askForUsage, costOf, meterStream, type Usage, usageOf } from "./usage-meter.ts";
 
 export const RECORD_HEADER = "x-svc-record-id";
 
-/** What a finished model call reports (metrics, budgets). */
-export type ModelCallEnd = { record: AuditRecord; usage: Usage | null; cost: number | undefined; ok: boolean; durationMs: number };
+/** How a forwarded call ended: the usage the provider reported, its cost, whether it went well, how long it took. */
+export type CallEnd = { usage: Usage | null; cost: number | undefined; ok: boolean; durationMs: number };
 
 /**
  * The body sent upstream: the caller's bytes with the model the call goes to and, for a
@@ -36,11 +33,9 @@ export async function forwardMetered(
     /** The caller's body as scanned, and the model it is sent to (spliced in when it differs). */
     chat: ChatBody;
     model: string | null;
-    compiled: CompiledBundle;
-    decision: AuditRecord;
-    recorder: Pick<AuditRecorder, "modelOutcome">;
-    log: Logger;
-    onEnd?: (end: ModelCallEnd) => void;
+    /** The decision record's id (RECORD_HEADER). */
+    recordId: string;
+    onEnd: (end: CallEnd) => void;
   },
 ): Promise<Response> {
   const { bytes, stream, callerAsked } = upstreamRequest(input.chat, input.model);
@@ -51,14 +46,9 @@ export async function forwardMetered(
   const finish = (usage: Usage | null, ok: boolean) => {
     if (done) return;
     done = true;
-    const durationMs = performance.now() - started;
-    const cost = usage ? costOf(usage, price) : undefined;
-    input
-      .recorder.modelOutcome({ compiled: input.compiled, decision: input.decision, outcome: ok ? "ok" : "error", usage, cost, durationMs })
-      .then((record) => input.onEnd?.({ record, usage, cost, ok, durationMs }))
-      .catch((e) => input.log.error("model outcome not recorded", { ref: input.decision.id, error: (e as Error).message }));
+    input.onEnd({ usage, cost: usage ? costOf(usage, price) : undefined, ok, durationMs: performance.now() - started });
   };
-  upstream.headers.set(RECORD_HEADER, input.decision.id);
+  upstream.headers.set(RECORD_HEADER, input.recordId);
   if (!upstream.ok || !upstream.body) {
     finish(null, false);
     return upstream;

@@ -3,16 +3,10 @@
 // module exporting `xRoutes(ctx): Route[]` and one line in local-api.ts.
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
-import type { AuditRecorder } from "../audit/recorder.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
-import type { BudgetBook } from "../policy/budgets.ts";
-import type { Subject } from "../policy/policy-index.ts";
-import type { RateLimiter } from "../policy/rate-limits.ts";
+import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { ProxyStatus } from "../policy/status.ts";
-import type { ClaimLinks } from "./claim-links.ts";
-import type { DecisionSummary } from "./decision-summary.ts";
 import type { BodyResult } from "./json-body.ts";
-import type { ModelCallEnd } from "./metered-call.ts";
 import { openAIError } from "./model-forward.ts";
 
 /** A route gets the request and the front-end user of its x-svc-user-* headers, read once. */
@@ -24,6 +18,8 @@ export type Route = {
   handler: RouteHandler;
   /** Answered without the runtime token (only /readyz). */
   public?: boolean;
+  /** The most the route reads of a body (json-body.ts); an answer given without reading it discards that much first. 1 MiB when absent. */
+  bodyLimit?: number;
   /** The supervisor's alone: the front end's credential of the boot (SVC_FRONTEND_TOKEN) gets 403. */
   runtimeTokenOnly?: boolean;
 };
@@ -31,20 +27,13 @@ export type Route = {
 /** What the route modules use; built once by createLocalApi from LocalApiDeps. */
 export type RouteContext = {
   status: ProxyStatus;
-  recorder: AuditRecorder;
-  claims: ClaimLinks;
+  /** The governed-call pipeline (../pipeline/): the decide routes and the chat route are adapters over it. */
+  pipeline: Pipeline;
   credentials: Pick<CredentialSync, "unseal">;
   modelCa: string[] | null;
   spoolDepth: () => number;
-  decisions: DecisionSummary;
   log: Logger;
   fetchImpl?: typeof fetch;
-  /** A permitted model call's answer ended and its outcome record (usage, cost) is written. */
-  onModelCallEnd?: (end: ModelCallEnd) => void;
-  /** Budgets to enforce on model calls (issue 16); absent: none. */
-  budgets?: BudgetBook;
-  /** Requests-per-minute limits on model and tool calls (issue 16); absent: none. */
-  rateLimits?: RateLimiter;
   /** The clock policy conditions see as `now`. */
   now: () => Date;
 };
@@ -57,9 +46,4 @@ export function unavailable(status: ProxyStatus): Response {
 /** A body the client got wrong (malformed JSON, too large, too deep): 400/413 in OpenAI format. */
 export function badBody(r: Extract<BodyResult, { ok: false }>): Response {
   return openAIError(r.status, r.message, "invalid_request_error", r.code);
-}
-
-/** Who a rate limit counts a call against: the service user, or the installation. */
-export function rateKey(s: Subject): string {
-  return s.kind === "user" ? s.userId : s.kind === "installation" ? `installation:${s.installationId}` : `unlinked:${s.remoteUserId}`;
 }

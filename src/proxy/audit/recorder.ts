@@ -7,7 +7,8 @@ import { newId } from "../../contract/ids.ts";
 import type { StanzaKeySource } from "./age-seal.ts";
 import { AuditChain, chainedLine } from "./chain.ts";
 import { sealCallContent } from "./call-content.ts";
-import { auditSubject, type CompiledBundle, type Decision } from "../policy/policy-index.ts";
+import type { AuditSubject } from "../../contract/audit.ts";
+import type { CompiledBundle, ShadowDecision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 
@@ -19,6 +20,9 @@ export class UnrecordableCall extends Error {
     super(`this call cannot be audited, so it is refused: the audit record would be rejected (${problem})`);
   }
 }
+
+/** What a decision record says was decided, and for whom (the governed-call pipeline builds it, ../pipeline/). */
+export type Verdict = { decision: "permit" | "deny"; reason: string; policyId: string | null; subject: AuditSubject; shadow?: ShadowDecision };
 
 /** Remembered per permitted tool decision, so its outcome record can name the same call. */
 type Permitted = Pick<AuditRecord, "action" | "tool_name" | "tool_server" | "subject" | "policy_id" | "policy_revision" | "args_digest" | "digest_key_id">;
@@ -58,7 +62,7 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Decision; args: unknown; payload?: string | null; toolServer?: string; task?: string | null }): Promise<AuditRecord> {
+  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Verdict; args: unknown; payload?: string | null; toolServer?: string; task?: string | null }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
@@ -77,7 +81,7 @@ export class AuditRecorder {
       reason: decision.reason,
       policy_id: decision.policyId,
       policy_revision: compiled.revision,
-      subject: auditSubject(decision.subject),
+      subject: decision.subject,
       ...(decision.shadow ? { shadow: { decision: decision.shadow.decision, policy_id: decision.shadow.policyId, reason: decision.shadow.reason.slice(0, AUDIT_RECORD_LIMITS.text) } } : {}),
       ...sealed,
     };

@@ -1,7 +1,8 @@
 // The shipper against a scripted control plane: records the control plane rejects are set
-// aside (rejected.jsonl, a warning naming them) and shipping goes on; a refused batch is halved
-// down to its culprit; records of another installation are never sent; a refused credential
-// keeps every record in the spool.
+// aside (rejected.jsonl, a warning naming them) and shipping goes on; a status for the whole
+// request (any 4xx or 5xx, from the control plane or an ingress) sets nothing aside: retried
+// with backoff, counted, logged once (a 413 also halves the batch); records of another
+// installation are never sent; a refused credential keeps every record in the spool.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,26 +137,82 @@ describe("AuditShipper", () => {
     await until(() => got.size === backlog.length && spool.depth === 0, "the backlog to ship");
   });
 
+  test("a field the control plane does not know (a newer proxy's): kept and sent again, never set aside, and the log says to upgrade it", async () => {
+    const newer = fakeRecord();
+    let upgraded = false;
+    const t = await setup((records) => {
+      const refused = upgraded ? [] : records.filter((r) => r.id === newer.id);
+      return {
+        acknowledged: records.filter((r) => !refused.includes(r)).map((r) => r.id),
+        inserted: records.length - refused.length,
+        duplicates: 0,
+        rejected: refused.map((r) => ({ id: r.id, code: "unsupported_field" as const, reason: `record ${r.id} carries field(s) this control plane (svc 0.1.99) does not know: chain_v` })),
+      };
+    });
+    await t.spool.append(newer);
+    await t.spool.append(fakeRecord());
+    t.shipper.start();
+    await until(() => t.sent.length >= 3, "the record to be sent again");
+    expect(t.spool.depth).toBe(1);
+    expect(t.shipper.rejected).toBe(0);
+    expect(t.logs.filter((l) => l.event.includes("upgrade the control plane")).length).toBe(1);
+    upgraded = true;
+    await until(() => t.spool.depth === 0, "the record to ship once the control plane is upgraded");
+  });
+
   test("clock skew told by an older control plane only in the reason is retried too", () => {
     expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 has timestamp x, more than 15 minutes ahead of the control plane's clock; check the runtime's clock" })).toBe(true);
     expect(isRetryableRejection({ id: "rec_1", reason: "record rec_1 is malformed: /ts" })).toBe(false);
     expect(isRetryableRejection({ id: "rec_1", code: "malformed", reason: "ahead of the control plane's clock" })).toBe(false);
   });
 
-  test("a batch refused with a 4xx is halved until the culprit is alone; only it is set aside", async () => {
-    const bad = fakeRecord({ reason: "poison" });
+  test("a 413 from an ingress sets nothing aside: 300 of 300 stay spooled, retried in smaller batches and with backoff, counted and logged once; all ship once it takes them", async () => {
+    let limitBytes = 0; // the ingress refuses every request until its limit is raised
     const t = await setup((records) => {
-      if (records.some((r) => r.reason === "poison")) throw new ControlPlaneError("POST /api/v1/runtime/audit-records answered 422 validation_failed: bad record", 422, "validation_failed", "audit-records");
+      const bytes = JSON.stringify(records).length;
+      if (bytes > limitBytes) throw new ControlPlaneError(`POST /api/v1/runtime/audit-records answered 413: <html>413 Request Entity Too Large</html>`, 413, null, "audit-records");
       return ok(records);
     });
-    const good = Array.from({ length: 7 }, () => fakeRecord());
-    for (const r of [...good.slice(0, 3), bad, ...good.slice(3)]) await t.spool.append(r);
+    const records = Array.from({ length: 300 }, () => fakeRecord());
+    for (const r of records) await t.spool.append(r);
+    t.shipper.start();
+    await until(() => t.sent.some((b) => b.length === 1) && t.sent.length >= 15, "halving down to one record, then retries");
+    expect(t.spool.depth).toBe(300);
+    expect(() => readFileSync(join(t.dir, REJECTED_FILE))).toThrow(); // nothing set aside
+    expect(t.shipper.rejected).toBe(0);
+    expect(t.shipper.failing).toBe(true);
+    expect(t.shipper.failures.get("413")).toBeGreaterThanOrEqual(15);
+    expect(t.sent.slice(0, 10).map((b) => b.length)).toEqual([300, 150, 75, 38, 19, 10, 5, 3, 2, 1]);
+    const warned = t.logs.filter((l) => l.event.startsWith("audit shipping failed for the whole batch"));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.fields).toMatchObject({ status: "413", spool_depth: 300 });
+    limitBytes = Number.MAX_SAFE_INTEGER; // the ingress's limit raised
+    await until(() => t.spool.depth === 0, "the spool to empty");
+    expect(new Set(t.sent.flat())).toEqual(new Set(records.map((r) => r.id)));
+    expect(t.shipper.shipped).toBe(300);
+    expect(t.shipper.failing).toBe(false);
+  });
+
+  test.each([
+    [400, "validation_failed"],
+    [404, "not_found"],
+    [422, "validation_failed"],
+    [500, "internal"],
+    [502, null],
+  ] as const)("a whole-request %i sets nothing aside: retried with backoff until it is taken", async (status, code) => {
+    let refuse = 3;
+    const t = await setup((records) => {
+      if (refuse-- > 0) throw new ControlPlaneError(`POST /api/v1/runtime/audit-records answered ${status}`, status, code, "audit-records");
+      return ok(records);
+    });
+    const records = [fakeRecord(), fakeRecord(), fakeRecord()];
+    for (const r of records) await t.spool.append(r);
     t.shipper.start();
     await until(() => t.spool.depth === 0, "the spool to empty");
-    const lines = rejectedLines(t.dir);
-    expect(lines.map((l) => l.record.id)).toEqual([bad.id]);
-    expect(lines[0]!.reason).toContain("422");
-    expect(t.shipper.shipped).toBe(7);
+    expect(t.sent.map((b) => b.length)).toEqual([3, 3, 3, 3]);
+    expect(t.shipper.failures.get(String(status))).toBe(3);
+    expect(() => readFileSync(join(t.dir, REJECTED_FILE))).toThrow();
+    expect(t.shipper.shipped).toBe(3);
   });
 
   test("records of another installation are never sent: set aside, the rest ships", async () => {

@@ -6,16 +6,20 @@
 // batch gather for a short linger instead of sending each record as it lands: one round trip,
 // one control-plane commit and one ack fsync per batch rather than per decision.
 //
-// Records are never dropped silently. A record the control plane rejects as dated ahead of its
-// clock (code `clock_skew`: the runtime's clock is fast) is kept and sent again with backoff,
-// until that clock catches up: never set aside. Three kinds are set aside for good into the
-// spool's rejected.jsonl (with a warning naming their ids) and acknowledged so shipping continues:
-//   - records the control plane names in `rejected` for good (malformed, not the caller's, id
-//     taken, too old);
-//   - a record the control plane refuses alone with a definitive 4xx (not 401/403 — the
-//     credential —, 404, 408, 429): a refused batch is halved until the culprit is alone;
-//   - records of another installation or organization than the one this token bootstrapped
-//     as (a spool volume reused by another installation): never sent at all.
+// Shipping by explicit verdicts: only the control plane's verdict on a record sets it aside.
+// Records it names in `rejected` for good (malformed, not the caller's, id taken, too old) go
+// to the spool's rejected.jsonl, with a warning naming their ids, and shipping continues; one
+// it rejects as dated ahead of its clock (`clock_skew`: the runtime's clock is fast) is kept
+// and sent again until that clock catches up. A status for the whole request, from the control
+// plane or from anything in between (an ingress's 413, a proxy's 502, a 400 or 404 of a
+// misrouted URL), says nothing about any one record: the batch is kept and sent again with
+// backoff, the failure counted in metrics (`failures`, by status) and logged once per streak.
+// A 413 also halves the batch, down to one record, in case something in between takes smaller
+// requests. `svc proxy spool replay` sends set-aside records again once their cause is fixed
+// (spool-replay.ts).
+// One exception, never sent at all: records of another installation or organization than the
+// one this token bootstrapped as (a spool volume reused by another installation) are set aside
+// here, since sending them would hand them to the wrong control plane or organization.
 // A refused credential (401/403) keeps every record in the spool: they ship if the token works
 // again. Until the proxy knows its installation (bootstrap), nothing is shipped.
 import type { AuditRecord } from "../../contract/audit.ts";
@@ -55,11 +59,9 @@ export function isRetryableRejection(x: Rejection): boolean {
   return x.code ? RETRYABLE_REJECTIONS.includes(x.code) : /ahead of the control plane's clock/.test(x.reason);
 }
 
-/** The control plane refused the batch for what it holds, not for who sent it or when. */
-export function isDefinitiveRejection(e: unknown): boolean {
-  if (!(e instanceof ControlPlaneError) || e.status === null) return false;
-  const s = e.status;
-  return s >= 400 && s < 500 && ![401, 403, 404, 408, 429].includes(s);
+/** How a failed call is counted: its HTTP status, or `network` when nothing answered. */
+export function failureKind(e: unknown): string {
+  return e instanceof ControlPlaneError && e.status !== null ? String(e.status) : "network";
 }
 
 export class AuditShipper {
@@ -69,7 +71,7 @@ export class AuditShipper {
   private loop: Promise<void> | null = null;
   private backoffMs = 0;
   private sleepTimer: ReturnType<typeof setTimeout> | null = null;
-  /** A smaller batch size while a refused batch is being halved down to its culprit. */
+  /** A smaller batch size after a 413 (something in between takes smaller requests); doubles back on success. */
   private limit: number | null = null;
   private waitingLogged = false;
   private skewLogged = false;
@@ -77,6 +79,11 @@ export class AuditShipper {
   /** Records the control plane refused for now (clock skew) and that were kept to be sent again. */
   retried = 0;
   rejected = 0;
+  /** Failed shipping calls since start, by status (`413`, `502`, …) or `network`: the metrics' svc_proxy_audit_ship_failures_total. */
+  readonly failures = new Map<string, number>();
+  /** The last shipping call failed (cleared by the next success): svc_proxy_audit_shipping_failing. */
+  failing = false;
+  private failureLogged: string | null = null;
 
   constructor(private readonly o: ShipperOptions) {}
 
@@ -223,13 +230,23 @@ export class AuditShipper {
       const refused = notTaken.filter((x) => !isRetryableRejection(x));
       await this.o.spool.ack(acked);
       this.shipped += acked.length;
+      if (this.failing && this.failureLogged !== null) this.o.log.info("audit shipping works again", { spool_depth: this.o.spool.depth });
+      this.failing = false;
+      this.failureLogged = null;
       this.o.log.info("audit records shipped", { count: acked.length, inserted: res.inserted, duplicates: res.duplicates, spool_depth: this.o.spool.depth });
       await this.setAside(refused.map((x) => ({ ...byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
       if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
       if (later.length > 0) {
-        // Kept in the spool and sent again after a backoff: the control plane takes them once its clock catches up.
+        // Kept in the spool and sent again after a backoff: the control plane takes them once its
+        // clock catches up (clock_skew), or once it is upgraded to know their fields (unsupported_field).
         this.retried += later.length;
-        if (!this.skewLogged) this.o.log.warn("audit records dated ahead of the control plane's clock; kept and sent again later: check the runtime's clock (the console shows its skew)", { count: later.length, first: later[0]!.reason.slice(0, 300), spool_depth: this.o.spool.depth });
+        if (!this.skewLogged) {
+          const newer = later.some((x) => x.code === "unsupported_field");
+          const event = newer
+            ? "audit records carry fields the control plane does not know; kept and sent again later: upgrade the control plane (docs/upgrade.md)"
+            : "audit records dated ahead of the control plane's clock; kept and sent again later: check the runtime's clock (the console shows its skew)";
+          this.o.log.warn(event, { count: later.length, first: later[0]!.reason.slice(0, 300), spool_depth: this.o.spool.depth });
+        }
         this.skewLogged = true;
         return false;
       }
@@ -241,22 +258,30 @@ export class AuditShipper {
       }
       return true;
     } catch (e) {
-      if (this.o.onError?.(e)) {
-        if (this.backoffMs === 0) this.o.log.warn("audit shipping paused: the runtime credential was refused; records stay in the spool", { spool_depth: this.o.spool.depth });
-        return false;
-      }
-      if (isDefinitiveRejection(e)) {
-        if (batch.length > 1) {
-          // Which record? Halve the batch until the one the control plane refuses is alone.
-          this.limit = Math.ceil(batch.length / 2);
-          this.o.log.warn("the control plane refused an audit batch; retrying in halves to find the record", { sent: batch.length, error: (e as Error).message });
-          return true;
-        }
-        await this.setAside([{ ...batch[0]!, reason: (e as Error).message }], "the control plane refused them");
-        return true;
-      }
-      if (this.backoffMs === 0) this.o.log.warn("audit shipping failed; retrying with backoff", { error: (e as Error).message, spool_depth: this.o.spool.depth });
+      return this.failed(e, batch.length);
+    }
+  }
+
+  /** A failed call, whatever its status: nothing is set aside; the batch is sent again (with backoff, or halved after a 413). */
+  private failed(e: unknown, sent: number): boolean {
+    const kind = failureKind(e);
+    this.failures.set(kind, (this.failures.get(kind) ?? 0) + 1);
+    this.failing = true;
+    if (this.o.onError?.(e)) {
+      if (this.backoffMs === 0) this.o.log.warn("audit shipping paused: the runtime credential was refused; records stay in the spool", { spool_depth: this.o.spool.depth });
       return false;
     }
+    if (kind === "413" && sent > 1) {
+      // Smaller requests may pass what refused this one; the records stay spooled either way.
+      this.limit = Math.ceil(sent / 2);
+      this.o.log.warn("audit batch refused as too large (413); sending smaller batches, nothing set aside", { sent, next: this.limit, error: (e as Error).message.slice(0, 300) });
+      return true;
+    }
+    if (this.failureLogged !== kind) {
+      // Once per streak and kind: the whole request was refused, so no record is blamed.
+      this.o.log.warn("audit shipping failed for the whole batch; records stay in the spool and are sent again with backoff", { status: kind, error: (e as Error).message.slice(0, 300), spool_depth: this.o.spool.depth });
+      this.failureLogged = kind;
+    }
+    return false;
   }
 }

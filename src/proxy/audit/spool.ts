@@ -46,11 +46,12 @@
 // running process, a batch whose write or sync failed (disk full, I/O error) is refused to its
 // callers, with every batch written after it, and cut off the active segment before the next
 // batch (or the next batch goes to a new segment), for the same reason.
-// rejected.jsonl holds records set aside for good ({rejected_at, reason, record} per line):
-// refused for good by the control plane (malformed, not this installation's, too old, id
-// taken; never for clock skew, which is retried), or of another installation. They are never
-// shipped again and never deleted by the proxy; an operator reads them. Writing it needs space:
-// on a full disk such a record stays spooled until it can be set aside.
+// rejected.jsonl holds records set aside ({rejected_at, reason, record} per line): refused by
+// the control plane's verdict on the record (malformed, not this installation's, too old, id
+// taken; never for clock skew, which is retried), or of another installation. The shipper
+// never sends them again by itself; an operator reads them, and `svc proxy spool replay`
+// appends them to the spool again once the cause is fixed (spool-replay.ts). Writing it needs
+// space: on a full disk such a record stays spooled until it can be set aside.
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { fdatasyncSync, writeSync } from "node:fs";
 import { join } from "node:path";

@@ -6,6 +6,8 @@ import {
   AuditBatchResponse,
   type BootstrapRequest,
   BootstrapResponse,
+  type BudgetLeaseRequest,
+  BudgetLeaseResponse,
   type ClaimRequest,
   ClaimResponse,
   DigestKeyMaterial,
@@ -23,7 +25,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -195,6 +197,11 @@ export class ControlPlaneClient {
   /** The budgets this runtime enforces, with their spend (issue 16). */
   async limits(): Promise<LimitsResponse> {
     return this.json(await this.call("limits", "GET", "/limits"), LimitsResponse, "limits", "limits");
+  }
+
+  /** Settle finished budget leases and take new ones (docs/proxy.md "Budgets"). */
+  async budgetLeases(req: BudgetLeaseRequest): Promise<BudgetLeaseResponse> {
+    return this.json(await this.call("budget-leases", "POST", "/budget-leases", req), BudgetLeaseResponse, "budget leases", "budget-leases");
   }
 
   async createClaim(req: ClaimRequest): Promise<ClaimResponse> {

@@ -5,11 +5,15 @@
 // verified with the front end's secret (session-jwt.ts); none is refused with 401. A session
 // (Mcp-Session-Id) belongs to the user who opened it: another user's token on it is a 403.
 //
-// tools/list offers the registered tools of the reachable servers that policy permits to the
-// user. tools/call is decided again on every call, the audit record durable before anything
-// else happens:
+// The gateway serves and decides MCP tools only (`<server>.<tool>` of a server assigned to the
+// agent): another name, a pack tool's included, is an unknown tool here, neither decided nor
+// audited. tools/list offers the registered tools of the reachable servers that policy permits
+// to the user. tools/call is an adapter over the governed-call pipeline
+// (../pipeline/pipeline.ts), decided again on every call with the same steps as a pack tool
+// (rate limits included), the audit record durable before anything else happens:
 //   permit   → the decision record, then the upstream call, then an outcome record (ok/error)
-//   deny     → an MCP error result `Refused (svc.denied): …`; the upstream is never contacted
+//   deny     → an MCP error result `Refused (svc.denied): …` (or the limit's refusal); the
+//              upstream is never contacted
 //   unlinked → `Refused (identity.unlinked)`; the claim link goes to that user alone as a URL
 //              elicitation, which Open WebUI routes to the user's own browser session
 //              (MCPClient.elicit → __event_call__ → `request:elicitation`), never into the
@@ -25,12 +29,12 @@ import { type CallToolResult, CallToolRequestSchema, ElicitResultSchema, ListToo
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
-import type { ClaimLinks } from "../api/claim-links.ts";
-import { readJsonBody, TOOL_BODY_LIMIT } from "../api/json-body.ts";
-import type { AuditRecord } from "../../contract/audit.ts";
-import { type AuditRecorder, UnrecordableCall } from "../audit/recorder.ts";
+import { discardUnread, readJsonBody, TOOL_BODY_LIMIT } from "../api/json-body.ts";
+import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
-import { decideTool } from "../policy/policy-index.ts";
+import { wouldPermit } from "../pipeline/decision.ts";
+import type { Admission, Pipeline } from "../pipeline/pipeline.ts";
+import type { CompiledBundle } from "../policy/policy-index.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
 import { verifySession } from "./session-jwt.ts";
@@ -46,9 +50,9 @@ export const CLAIM_LINK_WAIT_MS = 10_000;
 
 export type GatewayDeps = {
   status: ProxyStatus;
-  recorder: AuditRecorder;
+  /** The governed-call pipeline, shared with the local API's routes. */
+  pipeline: Pipeline;
   servers: Pick<McpServers, "entries" | "find">;
-  claims: Pick<ClaimLinks, "forRefusal">;
   /** CHATUI_SECRET_KEY: Open WebUI signs its session JWTs with it. */
   secretKey: string;
   log: Logger;
@@ -63,6 +67,17 @@ function rpcError(status: number, message: string, headers: Record<string, strin
 }
 
 const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+
+/**
+ * Whether a name is an MCP tool: `<server>.<tool>` of a server assigned to the agent (served
+ * now or not). Only these are decided here; a pack tool's name is not, whatever it permits.
+ */
+export function isMcpTool(c: CompiledBundle, name: string): boolean {
+  const dot = name.indexOf(".");
+  if (dot <= 0) return false;
+  const server = name.slice(0, dot);
+  return (c.bundle.tool_servers ?? []).some((s) => s.name === server);
+}
 
 /**
  * The decision's audit record could not be written, so the call is refused and not run (fail
@@ -80,12 +95,12 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   const now = d.now ?? Date.now;
 
   function offered(userId: string): Tool[] {
-    const compiled = d.status.serving() ? d.status.compiled : null;
+    const compiled = d.pipeline.bundle();
     if (!compiled) return [];
     return d.servers
       .entries()
       // Listing has no arguments: a permit whose condition needs them shows once it permits without.
-      .filter((e) => decideTool(compiled, { id: userId }, e.name, { args: {}, now: new Date(now()) }).decision === "permit")
+      .filter((e) => isMcpTool(compiled, e.name) && wouldPermit(compiled, { id: userId }, e.name, new Date(now())))
       .map((e) => ({ ...e.tool, name: e.name }));
   }
 
@@ -112,35 +127,34 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   }
 
   async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendRequest: (r: never, s: never, o?: never) => Promise<unknown> }): Promise<CallToolResult> {
-    const compiled = d.status.compiled;
-    if (!d.status.serving() || !compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
-    const decision = decideTool(compiled, { id: userId }, name, { args, now: new Date(now()) });
+    const compiled = d.pipeline.bundle();
+    if (!compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
+    if (!isMcpTool(compiled, name)) {
+      d.log.warn("mcp call refused: not an MCP tool of this agent", { tool: name.slice(0, 200) });
+      return refusal(`unknown tool "${name}": the svc MCP gateway serves only the tools of the MCP servers assigned to this agent; the tool was not run`);
+    }
     const served = d.servers.find(name);
-    const serverName = served?.entry.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : undefined);
-    let record: AuditRecord;
-    let claim: string | null | undefined;
+    const serverName = name.slice(0, name.indexOf("."));
+    let a: Admission;
     try {
-      [record, claim] = await Promise.all([
-        d.recorder.decision({ compiled, kind: "tool", action: `tool:${name}`, toolName: name, decision, args, payload: null, ...(serverName ? { toolServer: serverName } : {}) }),
-        // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
-        decision.code === REFUSAL_CODES.unlinked ? d.claims.forRefusal({ id: userId }, CLAIM_LINK_WAIT_MS) : undefined,
-      ]);
+      // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
+      a = await d.pipeline.admit(compiled, { kind: "tool", tool: name, args, payload: null, server: serverName, user: { id: userId }, claimWaitMs: CLAIM_LINK_WAIT_MS });
     } catch (e) {
       return unrecorded(e, name);
     }
-    d.log.info("decision", { kind: "tool", via: "mcp", action: `tool:${name}`, decision: decision.decision, code: decision.code, record_id: record.id, user_id: record.subject.user_id, policy_revision: compiled.revision });
-    if (decision.decision !== "permit") {
-      if (decision.code === REFUSAL_CODES.unlinked && !claim) d.log.warn("claim link not delivered: none was created in time", { remote_user_id: userId });
-      if (claim) {
+    if (!a.permit) {
+      if (a.refusal.code === REFUSAL_CODES.unlinked && !a.claim) d.log.warn("claim link not delivered: none was created in time", { remote_user_id: userId });
+      if (a.claim) {
         const send = async (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
           (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
-        await deliverClaim(server, claim, send, userId);
+        await deliverClaim(server, a.claim, send, userId);
       }
-      return refusal(decision.message!);
+      return refusal(a.refusal.message);
     }
+    const record = a.record;
     const finish = async (outcome: "ok" | "error", why?: string) => {
       try {
-        const o = await d.recorder.outcome({ compiled, ref: record.id, outcome, exitCode: null });
+        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null);
         d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
       } catch (e) {
         // The decision record is durable and the call has run (or failed): its answer stands, as
@@ -150,7 +164,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     };
     if (!served) {
       await finish("error", "unreachable");
-      return refusal(`MCP server "${serverName ?? "?"}" serves no tool "${name}" now (unreachable); the tool was not run`);
+      return refusal(`MCP server "${serverName}" serves no tool "${name}" now (unreachable); the tool was not run`);
     }
     try {
       const result = await served.upstream.call(served.entry.upstream, args, extra.signal);
@@ -186,41 +200,48 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   return {
     sessions: () => sessions.size,
     async fetch(req) {
-      if (new URL(req.url).pathname !== MCP_GATEWAY_PATH) return rpcError(404, `no MCP endpoint here; it is ${MCP_GATEWAY_PATH}`);
-      const who = verifySession(req.headers.get("authorization"), d.secretKey, Math.floor(now() / 1000));
-      if (!who.ok) {
-        d.log.warn("mcp request refused", { reason: who.reason });
-        const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
-        return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
-      }
-      // The body parsed here, exactly (contract/exact-json.ts), not by the SDK's JSON.parse: a
-      // number a double does not hold reaches the condition, the audit and the upstream tool
-      // as the caller wrote it.
-      const body = req.method === "POST" ? await readJsonBody(req, TOOL_BODY_LIMIT, { exact: true }) : null;
-      if (body && !body.ok) return rpcError(body.status, body.message);
-      const opts = body ? { parsedBody: body.value } : undefined;
-      const sid = req.headers.get("mcp-session-id");
-      if (sid) {
-        const s = sessions.get(sid);
-        if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
-        if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
-        s.lastSeen = now();
-        return s.transport.handleRequest(req, opts);
-      }
-      sweep();
-      const server = newServer(who.userId);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server, userId: who.userId, lastSeen: now() }),
-        onsessionclosed: (id) => void sessions.delete(id),
-      });
-      await server.connect(transport);
-      const res = await transport.handleRequest(req, opts);
-      if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
+      const res = await answer(req);
+      // Read before answering: a 401 or 404 given without reading the body waits for it (bounded).
+      await discardUnread(req, TOOL_BODY_LIMIT);
       return res;
     },
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
     },
   };
+
+  async function answer(req: Request): Promise<Response> {
+    if (new URL(req.url).pathname !== MCP_GATEWAY_PATH) return rpcError(404, `no MCP endpoint here; it is ${MCP_GATEWAY_PATH}`);
+    const who = verifySession(req.headers.get("authorization"), d.secretKey, Math.floor(now() / 1000));
+    if (!who.ok) {
+      d.log.warn("mcp request refused", { reason: who.reason });
+      const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
+      return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
+    }
+    // The body parsed here, exactly (contract/exact-json.ts), not by the SDK's JSON.parse: a
+    // number a double does not hold reaches the condition, the audit and the upstream tool
+    // as the caller wrote it.
+    const body = req.method === "POST" ? await readJsonBody(req, TOOL_BODY_LIMIT, { exact: true }) : null;
+    if (body && !body.ok) return rpcError(body.status, body.message);
+    const opts = body ? { parsedBody: body.value } : undefined;
+    const sid = req.headers.get("mcp-session-id");
+    if (sid) {
+      const s = sessions.get(sid);
+      if (!s) return rpcError(404, "unknown or expired MCP session; initialize again");
+      if (s.userId !== who.userId) return rpcError(403, "this MCP session belongs to another user");
+      s.lastSeen = now();
+      return s.transport.handleRequest(req, opts);
+    }
+    sweep();
+    const server = newServer(who.userId);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server, userId: who.userId, lastSeen: now() }),
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    await server.connect(transport);
+    const res = await transport.handleRequest(req, opts);
+    if (!transport.sessionId) await server.close().catch(() => {}); // not an initialize: nothing to keep
+    return res;
+  }
 }

@@ -11,14 +11,21 @@ import type { Subject } from "./policy-index.ts";
 
 export const WARN_AT = 0.8;
 
-export type BudgetVerdict = { refusal: string | null; warning: string | null };
+/** A refusal names the budget that refused (`exceeded`), for the audit record. */
+export type BudgetVerdict = { refusal: string | null; warning: string | null; exceeded?: { id: string; name: string } };
 const NONE: BudgetVerdict = { refusal: null, warning: null };
 
 function amount(unit: BudgetState["unit"], v: number): string {
   return unit === "tokens" ? `${Math.round(v)} tokens` : (Math.round(v * 10_000) / 10_000).toString();
 }
 
-function applies(b: BudgetState, s: Subject): boolean {
+/** The refusal of a used-up budget, in spec §7's form. Pure. */
+export function exceededMessage(b: Pick<BudgetState, "name" | "unit" | "limit" | "period">, spent: number, resets: string): string {
+  return `Refused (${REFUSAL_CODES.budgetExceeded}): the budget "${b.name}" is used up (${amount(b.unit, spent)} of ${amount(b.unit, b.limit)} this ${b.period}); it resets ${resets}`;
+}
+
+/** Whether a budget counts this subject's model calls: the agent's always; a user's or a group's for that user. Pure. */
+export function applies(b: BudgetState, s: Subject): boolean {
   if (b.scope === "agent") return true;
   if (s.kind !== "user") return false;
   return b.scope === "user" ? b.scope_id === s.userId : b.group_name !== null && s.groups.includes(b.group_name);
@@ -51,6 +58,11 @@ export class BudgetBook {
     return this.budgets.length;
   }
 
+  /** The budgets that count this subject's model calls (as last polled). */
+  applicable(s: Subject): BudgetState[] {
+    return this.budgets.filter((b) => applies(b, s));
+  }
+
   /** Every budget with what it has spent as far as this replica knows (metrics). */
   views(now: number): { name: string; spent: number; limit: number }[] {
     return this.budgets.map((b) => ({ name: b.name, spent: this.spent(b, now), limit: b.limit }));
@@ -71,7 +83,7 @@ export class BudgetBook {
       const spent = this.spent(b, now);
       const resets = now >= Date.parse(b.resets_at) ? "at the next update" : `at ${b.resets_at}`;
       if (spent >= b.limit) {
-        return { refusal: `Refused (${REFUSAL_CODES.budgetExceeded}): the budget "${b.name}" is used up (${amount(b.unit, spent)} of ${amount(b.unit, b.limit)} this ${b.period}); it resets ${resets}`, warning: null };
+        return { refusal: exceededMessage(b, spent, resets), warning: null, exceeded: { id: b.id, name: b.name } };
       }
       if (warning === null && spent >= WARN_AT * b.limit) {
         const key = `${b.id}\u0000${s.kind === "user" ? s.userId : "-"}\u0000${b.period_start}`;

@@ -20,7 +20,7 @@ describe("rate limits", () => {
     expect(rl.take({ user: "usr_a", tool: "crm.read" }, t0).ok).toBe(true);
     expect(rl.take({ user: "usr_a", tool: "crm.read" }, t0).ok).toBe(true);
     const refused = rl.take({ user: "usr_a", tool: "crm.read" }, t0);
-    expect(refused).toEqual({ ok: false, retryAfterSeconds: 30, message: "Refused (svc.rate_limited): each user may make 2 requests a minute; try again in 30 s" });
+    expect(refused).toEqual({ ok: false, retryAfterSeconds: 30, limit: "user=2/min", message: "Refused (svc.rate_limited): each user may make 2 requests a minute; try again in 30 s" });
     expect(rl.take({ user: "usr_b", tool: "crm.read" }, t0).ok).toBe(true); // another user's bucket
     expect(rl.take({ user: "usr_a", tool: "crm.read" }, t0 + 30_000).ok).toBe(true); // refilled one
     // the tool rule: usr_b's update takes the tool's only token; usr_c is refused by it and
@@ -28,6 +28,7 @@ describe("rate limits", () => {
     expect(rl.take({ user: "usr_b", tool: "crm.update" }, t0).ok).toBe(true);
     const tool = rl.take({ user: "usr_c", tool: "crm.update" }, t0);
     expect(tool.ok ? null : tool.message).toBe("Refused (svc.rate_limited): tool crm.update may make 1 requests a minute; try again in 60 s");
+    expect(tool.ok ? null : tool.limit).toBe("tool:crm.update=1/min");
     expect(rl.take({ user: "usr_c", tool: "crm.read" }, t0).ok).toBe(true);
     expect(rl.take({ user: "usr_c", tool: "crm.read" }, t0).ok).toBe(true);
   });

@@ -19,10 +19,16 @@ export function parseRateRules(text: string): RateRule[] {
   return rules;
 }
 
+/** A rule as SVC_PROXY_RATE_LIMITS writes it: `user=60/min`, `tool:crm.update=10/min`. */
+export function ruleText(r: RateRule): string {
+  return `${r.per}${r.name !== null ? `:${r.name}` : ""}=${r.perMinute}/min`;
+}
+
 type Bucket = { tokens: number; at: number };
 
 export type RateCall = { user: string; model?: string | null; tool?: string | null };
-export type RateVerdict = { ok: true } | { ok: false; message: string; retryAfterSeconds: number };
+/** A refusal names the rule that refused (`tool:crm.read=10/min`), for the audit record. */
+export type RateVerdict = { ok: true } | { ok: false; message: string; retryAfterSeconds: number; limit: string };
 const OK: RateVerdict = { ok: true };
 
 /** Buckets idle this long are full again and dropped, so the map does not grow forever. */
@@ -51,7 +57,7 @@ export class RateLimiter {
       if (b.tokens < 1) {
         const wait = Math.max(1, Math.ceil(((1 - b.tokens) * 60) / r.perMinute));
         const what = r.per === "user" ? "each user" : r.name ? `${r.per} ${r.name}` : `each ${r.per}`;
-        return { ok: false, retryAfterSeconds: wait, message: `Refused (${REFUSAL_CODES.rateLimited}): ${what} may make ${r.perMinute} requests a minute; try again in ${wait} s` };
+        return { ok: false, retryAfterSeconds: wait, limit: ruleText(r), message: `Refused (${REFUSAL_CODES.rateLimited}): ${what} may make ${r.perMinute} requests a minute; try again in ${wait} s` };
       }
       hit.push(b);
     }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { PolicyBundle } from "../../contract/bundle.ts";
 import type { ToolManifest } from "../../contract/manifest.ts";
-import type { BootstrapRequest, HeartbeatRequest } from "../../contract/runtime-api.ts";
+import type { BootstrapRequest, BudgetState, HeartbeatRequest } from "../../contract/runtime-api.ts";
 
 export type FakeControlPlane = {
   url: string;
@@ -23,6 +23,8 @@ export type FakeControlPlane = {
   audit: Map<string, AuditRecord>;
   auditBatches: number;
   claims: { remote_user_id: string }[];
+  /** What GET limits answers (budgets with their spend); 404 while null, as a control plane before budgets. */
+  budgets: BudgetState[] | null;
   /** Manifests received by PUT tools; each replaces the bundle's tools (revision + 1), as the real one does. */
   toolPuts: ToolManifest[];
   digestKey: Uint8Array;
@@ -63,6 +65,7 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
     audit: new Map(),
     auditBatches: 0,
     claims: [],
+    budgets: null,
     toolPuts: [],
     digestKey,
     setBundle(change) {
@@ -130,6 +133,9 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
           const added = m.tools.filter((t) => !before.has(t.name)).length;
           return Response.json({ added, removed: before.size - (m.tools.length - added), unchanged: m.tools.length - added, updated: 0, tool_count: m.tools.length });
         }
+        case "GET /api/v1/runtime/limits":
+          if (cp.budgets === null) break;
+          return Response.json({ budgets: cp.budgets, as_of: new Date().toISOString() });
         case "POST /api/v1/runtime/claims": {
           const body = (await req.json()) as { remote_user_id: string };
           cp.claims.push(body);

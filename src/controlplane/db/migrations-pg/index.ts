@@ -25,6 +25,7 @@ import m0019 from "./0019_two_person_rule.sql" with { type: "text" };
 import m0020 from "./0020_version_skew.sql" with { type: "text" };
 import m0021 from "./0021_audit_digest_index.sql" with { type: "text" };
 import m0022 from "./0022_store_chains.sql" with { type: "text" };
+import m0023 from "./0023_budget_leases.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -50,4 +51,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0020_version_skew": m0020,
   "0021_audit_digest_index": m0021,
   "0022_store_chains": m0022,
+  "0023_budget_leases": m0023,
 });

@@ -23,7 +23,8 @@ audited and, only on permit, run.
   ``error`` with the exit code of a raised ToolError, else 1) and returns what ``fn`` returned;
   a ToolError becomes the text ``Error: <message>``, any other exception is re-raised;
 - on refusal returns ``{"error": <the refusal text>}`` (spec §7: ``tool_not_registered: …``,
-  ``Refused (svc.denied): …``, or ``Refused (identity.unlinked)``, the text unchanged); ``fn``
+  ``Refused (svc.denied): …``, or ``Refused (identity.unlinked)``, the text unchanged; svc's own
+  ``Refused (identity.disabled): …`` tells a user of a disabled service user so); ``fn``
   never runs. Open WebUI marks a tool result whose ``error`` field is set as a failed call
   (a red cross, status ``failed``), not a green check, and hands the model the same text;
 - for an unlinked user, sends the one-time claim link to that user alone through
@@ -54,11 +55,16 @@ log = logging.getLogger("svc_chatui.governor")
 TOOL_NOT_REGISTERED = "tool_not_registered"
 DENIED = "svc.denied"
 UNLINKED = "identity.unlinked"
+# svc's own code (beside the spec's): the chat account is linked to a service user who is disabled.
+DISABLED = "identity.disabled"
 UNAVAILABLE = "governance.unavailable"
 # The refusal seen by the model or user for an unlinked front-end user, as spec §7 writes it.
 UNLINKED_TEXT = "Refused (identity.unlinked)"
 # ... and what follows it when the claim link reached the user (the link itself never does).
 LINK_SENT = ": a one-time link to link your chat account was sent to you (open it from the dialog in the chat window), then ask again"
+# What a user of a disabled service user reads when the proxy gave no text of its own: they are
+# told they are disabled, not unlinked (a claim link would not help them).
+DISABLED_TEXT = "Refused (identity.disabled): the service user this chat account is linked to is disabled; ask an administrator of svc to enable it"
 _URL_RE = re.compile(r"https?://\S+")
 
 
@@ -98,6 +104,8 @@ def refusal_text(code: str, name: str, message: str | None = None) -> str:
     if code == UNLINKED:
         # The spec's text (§7); run() adds that a link was sent when it was.
         return UNLINKED_TEXT
+    if code == DISABLED:
+        return detail if detail.startswith("Refused (identity.disabled)") else DISABLED_TEXT
     if code == TOOL_NOT_REGISTERED:
         if detail.startswith(TOOL_NOT_REGISTERED):
             return detail

@@ -245,6 +245,9 @@ class Pipe:
                 # chat shows the spec's refusal text, saying that a link was sent when it was.
                 sent = await governor._notify_claim_link(__event_emitter__, _local.claim_url(raw))
                 raise Exception(governor.unlinked_text(sent))
+            if _local.error_code(raw) == governor.DISABLED:
+                # Told they are disabled (never unlinked: no claim link goes out, it would not help).
+                raise Exception(governor.refusal_text(governor.DISABLED, "", _local.error_text(resp.status, raw)))
             if _local.error_code(raw) in QUOTA_CODES:
                 return _local.error_text(resp.status, raw)
             raise Exception(governor_safe(_local.error_text(resp.status, raw)))

@@ -9,6 +9,9 @@ import pytest
 
 from svc_chatui import governor
 
+# What a user of a disabled service user reads (the proxy's text, docs/proxy.md "The governed call").
+DISABLED_TEXT = "Refused (identity.disabled): the service user this chat account is linked to is disabled; ask an administrator of svc to enable it"
+
 USER = {"id": "5b0c-user", "email": "ada@example.com", "name": "Ada", "role": "user", "valves": None}
 CLAIM = "https://svc.example.com/claim/clm_SECRET123"
 
@@ -88,6 +91,7 @@ def test_exception_is_reported_and_reraised(proxy):
         ("svc.denied", "Refused (svc.denied): no permit for user:usr_1 on tool:crm.update", "Refused (svc.denied): no permit"),
         ("svc.denied", "", "Refused (svc.denied): no policy permits tool:crm.update"),
         ("identity.unlinked", "Refused (identity.unlinked): this chat user is not linked to a service user", "Refused (identity.unlinked)"),
+        ("identity.disabled", DISABLED_TEXT, DISABLED_TEXT),
     ],
 )
 def test_refusals_never_run_the_body(proxy, code, message, prefix):
@@ -229,3 +233,20 @@ def test_refusals_have_the_shape_open_webui_shows_as_a_failed_call(proxy):
     assert ok == "3 customers"
     if failed is not None:
         assert _open_webui_failed(ok) is False
+
+
+@pytest.mark.parametrize("message", [DISABLED_TEXT, "", "no text of the expected form"])
+def test_a_disabled_user_is_told_they_are_disabled_not_unlinked(proxy, message):
+    """A user of a disabled service user: the refusal says disabled, whatever text the proxy
+    sent; no claim link is sent to them (it could not help) and the tool never runs."""
+    deny(proxy, "identity.disabled", message, claim_url=CLAIM)
+    events = []
+
+    async def emitter(e):
+        events.append(e)
+
+    body = Body()
+    out = run("crm.update", {"id": 1}, body, __user__=USER, __event_emitter__=emitter)
+    assert out == {"error": DISABLED_TEXT}
+    assert "unlinked" not in out["error"] and "link" not in out["error"].replace("linked to", "")
+    assert events == [] and body.calls == 0

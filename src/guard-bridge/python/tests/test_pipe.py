@@ -11,6 +11,9 @@ import pytest
 from svc_chatui import governor
 from svc_chatui.pipe import GovernanceUnavailable, Pipe
 
+# What a user of a disabled service user reads (the proxy's text, docs/proxy.md "The governed call").
+DISABLED_TEXT = "Refused (identity.disabled): the service user this chat account is linked to is disabled; ask an administrator of svc to enable it"
+
 USER = {"id": "u-1", "email": "ada@example.com", "name": "Ada Lövelace", "role": "user"}
 
 
@@ -242,6 +245,21 @@ def test_unlinked_model_call_without_a_link_says_exactly_the_spec_text(proxy):
     with pytest.raises(Exception) as err:
         asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __event_emitter__=emitter))
     assert str(err.value) == "Refused (identity.unlinked)"
+
+
+@pytest.mark.parametrize("message", [DISABLED_TEXT, ""])
+def test_a_disabled_users_model_call_says_disabled_and_sends_no_link(proxy, message):
+    link = "https://svc.example.com/claim/clm_NEVER"
+    proxy.routes["POST /v1/chat/completions"] = lambda h, b: (403, {"error": {"message": message, "type": "refusal", "code": "identity.disabled", "claim_url": link}})
+    events = []
+
+    async def emitter(e):
+        events.append(e)
+
+    with pytest.raises(Exception) as err:
+        asyncio.run(Pipe().pipe({"model": "svc.m", "messages": []}, __user__=USER, __event_emitter__=emitter))
+    assert str(err.value) == DISABLED_TEXT
+    assert events == []
 
 
 def test_plain_ascii_user_headers_are_sent_as_is(proxy):
