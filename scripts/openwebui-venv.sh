@@ -2,6 +2,7 @@
 # Creates (once) and caches the Open WebUI virtualenv the end-to-end suite and local runs use:
 # open-webui==0.12.4 on python3.11 at ${SVC_OPENWEBUI_VENV:-/var/cache/svc/openwebui-venv}.
 # Idempotent and quick when the venv already has that version. Prints the venv's bin path.
+# `--installed` answers only whether it is there already (exit 0), installing nothing.
 set -euo pipefail
 
 OPENWEBUI_VERSION=0.12.4
@@ -15,6 +16,9 @@ installed() {
   [ -x "$VENV/bin/python" ] && [ -x "$VENV/bin/open-webui" ] &&
     [ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("open-webui"))' 2>/dev/null)" = "$OPENWEBUI_VERSION" ]
 }
+
+# --installed: only say (exit 0 or 1) whether the venv already holds that version; install nothing.
+if [ "${1:-}" = "--installed" ]; then installed; exit; fi
 
 if installed; then
   echo "$VENV/bin"

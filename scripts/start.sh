@@ -6,11 +6,12 @@
 #                                   automatically, a model profile and policies: a governed chat
 #                                   with no provider account
 #   first run: creates the first owner, an agent, an installation and its runtime credential
-#   later runs: start everything again with the same state
+#   later runs: start everything again with the same state (nothing is installed or created again)
 # State and logs live in .svc-data/ (or $SVC_LOCAL_DIR). SVC_START_NO_RUNTIME=1 starts the
 # control plane only. The runtime runs as UID 10001 like the container, so it needs root.
 # The terminal shows progress and, once everything is ready, where to go; each server's own
-# output goes to a log file in the state directory. Ctrl-C stops everything once, cleanly.
+# output goes to a log file in the state directory. Ctrl-C stops everything once, cleanly, and
+# the last line says so: "start: stopped (unshipped N)", N the audit records left in the spool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,19 +19,34 @@ DEMO=${SVC_DEMO:-}
 for arg in "$@"; do
   case "$arg" in
     --demo) DEMO=1 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "start: unknown argument $arg (try --demo or --help)" >&2; exit 2 ;;
   esac
 done
 
 say() { printf '%s\n' "$@"; }
+# The words of a stop, never fatal. After a Ctrl-C with the output piped (`| tee log`), the
+# reader got the same Ctrl-C: straight to the terminal, once. Otherwise to stdout, or to the
+# terminal when stdout's reader is gone.
+interrupted=""
+tell() {
+  if [ -n "$interrupted" ] && [ ! -t 1 ] && { : >/dev/tty; } 2>/dev/null; then
+    printf '%s\n' "$@" >/dev/tty 2>/dev/null || true
+  else
+    { printf '%s\n' "$@" || printf '%s\n' "$@" >/dev/tty; } 2>/dev/null || true
+  fi
+}
 started=$SECONDS
-say "start: installing what svc needs (first run: Bun, Debian packages; a minute or two)…"
-bash scripts/setup.sh --run
-mkdir -p "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs"
-bun run build >"${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" 2>&1 || { cat "${SVC_LOCAL_DIR:-$PWD/.svc-data}/logs/build.log" >&2; exit 1; }
-
 ROOT="${SVC_LOCAL_DIR:-$PWD/.svc-data}"
+if [ -x dist/svc ] && command -v bun >/dev/null 2>&1; then
+  say "start: checking what svc needs and building dist/svc…"
+else
+  say "start: installing what svc needs (first run: Bun, Debian packages; a minute or two)…"
+fi
+bash scripts/setup.sh --run
+mkdir -p "$ROOT/logs"
+bun run build >"$ROOT/logs/build.log" 2>&1 || { cat "$ROOT/logs/build.log" >&2; exit 1; }
+
 CP_DIR="$ROOT/controlplane"
 RT_DIR="$ROOT/runtime"
 LOGS="$ROOT/logs"
@@ -63,24 +79,45 @@ fi
 # front end at once.)
 # The runtime stops first and alone (it ships its last audit records to the control plane
 # while it drains), then the rest.
+# Ctrl-C with the output piped (`… | tee log`) kills the reader too: a message written before
+# the servers are signalled would kill this script of SIGPIPE and leave them all running. So a
+# stop signals first and prints after, with SIGPIPE ignored and `set -e` off, and its last line
+# goes to the terminal itself when the pipe is gone (tell).
 pids=()
 RT_PID=""
 stopping=0
 stop() {
-  trap - INT TERM EXIT
+  trap '' PIPE INT TERM
+  trap - EXIT
+  set +e
   [ "$stopping" = 1 ] && return
   stopping=1
-  [ ${#pids[@]} -gt 0 ] && say "" "start: stopping…"
+  [ ${#pids[@]} -gt 0 ] || return
   if [ -n "$RT_PID" ]; then
-    kill -TERM "$RT_PID" 2>/dev/null || true
+    kill -TERM "$RT_PID" 2>/dev/null
+    tell "" "start: stopping (the runtime ships its last audit records first)…"
     while kill -0 "$RT_PID" 2>/dev/null; do sleep 0.2; done
   fi
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  [ -n "$RT_PID" ] || tell "" "start: stopping…"
+  wait 2>/dev/null
+  if [ -n "$RT_PID" ]; then
+    unshipped=$(grep -oE '"event":"stopped","unshipped":[0-9]+' "$RT_LOG" 2>/dev/null | tail -1 | grep -oE '[0-9]+$')
+    tell "start: stopped (unshipped ${unshipped:-unknown: see $RT_LOG})"
+  else
+    tell "start: stopped"
+  fi
 }
-trap stop INT TERM EXIT
+trap 'interrupted=1; stop; exit 130' INT
+trap 'stop; exit 143' TERM
+# A dead reader without a Ctrl-C (the pager closed): stop too, rather than die and orphan the servers.
+trap 'stop; exit 141' PIPE
+trap stop EXIT
 
-SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
+# The demo lets a SIEM sink reach a receiver on this machine (loopback only; docs/siem.md).
+cp_env=(SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT")
+[ -n "$DEMO" ] && cp_env+=(SVC_CP_ALLOW_LOOPBACK_SINKS=1)
+env "${cp_env[@]}" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -fsS "$CP_URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$CP_URL/healthz" >/dev/null || { tail -n 20 "$LOGS/controlplane.log" >&2; echo "start: the control plane did not come up at $CP_URL (log: $LOGS/controlplane.log)" >&2; exit 1; }
@@ -146,12 +183,17 @@ say "CLI: $SVC  (signed in here through SVC_CONTROL_PLANE_URL/SVC_TOKEN; elsewhe
 
 if [ -n "${SVC_START_NO_RUNTIME:-}" ] || [ "$(id -u)" != 0 ]; then
   [ "$(id -u)" != 0 ] && say "The runtime runs as UID 10001 like the container: start this script as root, or deploy the image (docs/deploy.md)."
+  [ "$first_run" = 1 ] || say "A later run on the same state: nothing was created again."
   say "Ctrl-C stops it. Log: $LOGS/controlplane.log"
   wait "${pids[0]}"
   exit 0
 fi
 
-say "start: Open WebUI (first run: installed once into a cached venv, several minutes)…"
+if bash scripts/openwebui-venv.sh --installed; then
+  say "start: Open WebUI (from its cached venv)…"
+else
+  say "start: Open WebUI (first run: installed once into a cached venv, several minutes)…"
+fi
 VENV_BIN="$(bash scripts/openwebui-venv.sh)"
 # The container user must read what the runtime runs: copy the binary and the example pack.
 mkdir -p "$RT_DIR/state" "$RT_DIR/packs"
@@ -165,6 +207,9 @@ CHAT_ADMIN_PASSWORD_FILE="$CP_DIR/chat-admin-password"
 
 RT_LOG="$LOGS/runtime.log"
 : >"$RT_LOG"
+# Open WebUI migrates a new database at its first start (a minute or more); later starts are quicker.
+first_chat_start=""
+[ -d "$RT_DIR/state/chatui" ] || first_chat_start=1
 rt_env=(
   SVC_RUNTIME_TOKEN="$(cat "$ROOT/runtime-token")"
   SVC_RUNTIME_CONTROL_PLANE_URL="$CP_URL"
@@ -198,7 +243,7 @@ until grep -q "svc functions seeded" "$RT_LOG"; do
   waited=$((waited + 1))
   if [ $((waited % 15)) = 0 ]; then
     step=$(grep -oE '"event":"(tool sync: registered[^"]*|starting the front end)' "$RT_LOG" | tail -1 | cut -d'"' -f4 || true)
-    say "start: waiting for Open WebUI to start and be seeded (${waited} s; the first start migrates its database)${step:+ — $step}"
+    say "start: waiting for Open WebUI to start and be seeded (${waited} s${first_chat_start:+; its first start migrates a new database})${step:+ — $step}"
   fi
 done
 
@@ -228,18 +273,12 @@ say "  admin: $OWNER_EMAIL, password in $CHAT_ADMIN_PASSWORD_FILE"
 say "Logs: $LOGS/ (runtime.log: svc run and Open WebUI; controlplane.log${DEMO:+; demo-provider.log})"
 
 if [ "$first_run" = 1 ] && [ -n "$DEMO" ]; then
-  cat <<EOF
-
-Try it (demo mode: model "svc demo", policies demo-chat, demo-lookup, demo-tickets; your chat
-account is linked to your svc user $OWNER_EMAIL):
-  1. Sign in to the chat front end above, pick the model "svc demo", enable the Acme CRM and
-     Acme tickets tools (the + menu in the message box), and ask: look up customer c-1
-  2. Ask: change the email of customer c-1 to ada@new.example — refused (svc.denied): no policy
-     permits crm.update. Both calls are in the console's audit view, under your identity.
-  3. Add a second chat user (Open WebUI admin panel): their first governed call is refused with
-     Refused (identity.unlinked) and svc sends them alone a sign-in link (README "Linking chat users").
-  Policies: $SVC policies list --workspace default
-EOF
+  # The README's steps, one text for both (the end-to-end test follows them there), printed with
+  # this run's addresses, state directory and svc path.
+  say "" "Try it (demo mode):"
+  awk '/^### Try it \(demo mode\)$/ { f = 1; next } f && /^### / { exit } f && /^1\. / { p = 1 } p' README.md |
+    sed -e "s#http://127.0.0.1:8080#http://127.0.0.1:$CHAT_PORT#g" -e "s#http://127.0.0.1:8420#$CP_URL#g" \
+      -e "s#\`\.svc-data/#\`$ROOT/#g" -e "s#\`svc #\`$SVC #g" -e 's/^./  &/'
 elif [ "$first_run" = 1 ]; then
   cat <<EOF
 
@@ -254,5 +293,7 @@ Next steps (the agent is $AGENT; the example pack registers crm.* and tickets.* 
   3. Chat users: on their first governed call svc sends each one a sign-in link (README "Linking chat users").
 EOF
 fi
+[ "$first_run" = 1 ] || say "" "A later run on the same state: nothing was created again.${DEMO:+ What to try: README, \"Try it (demo mode)\".}"
 say "" "Ctrl-C stops everything."
 wait -n "${pids[@]}"
+say "" "start: a server stopped by itself (its log is in $LOGS/); stopping the rest"

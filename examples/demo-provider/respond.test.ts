@@ -15,6 +15,12 @@ describe("the demo model", () => {
     expect(respond(user("change the email of customer c-1 to ada@new.example"))).toEqual({ toolCall: { name: "update_customer", arguments: '{"customer_id":"c-1","email":"ada@new.example"}' } });
   });
 
+  test("a time zone for a time server's tool (docs/mcp.md, Try it in the demo)", () => {
+    const time: ToolSpec[] = [{ type: "function", function: { name: "svc_time.get_current_time", description: "Get current time in a specific timezones", parameters: { properties: { timezone: { type: "string" } }, required: ["timezone"] } } }];
+    expect(respond({ messages: [{ role: "user", content: "what is the current time in Europe/Berlin" }], tools: time })).toEqual({ toolCall: { name: "svc_time.get_current_time", arguments: '{"timezone":"Europe/Berlin"}' } });
+    expect(respond({ messages: [{ role: "user", content: "current time in UTC please" }], tools: time })).toEqual({ toolCall: { name: "svc_time.get_current_time", arguments: '{"timezone":"UTC"}' } });
+  });
+
   test("asks for a missing argument instead of inventing one", () => {
     const a = respond(user("look up a customer"));
     expect(a).toEqual({ text: expect.stringContaining("customer id") });

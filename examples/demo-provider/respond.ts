@@ -46,6 +46,8 @@ function failureText(out: string): string {
 /** A value for a required parameter, from the message, or null. */
 function argument(name: string, message: string): string | null {
   if (/mail/i.test(name)) return /[^\s@]+@[^\s@]+\.[a-z]{2,}/i.exec(message)?.[0] ?? null;
+  // an IANA time zone (Europe/Berlin, America/New_York) or UTC, for a server such as mcp-server-time
+  if (/zone/i.test(name)) return /\b[A-Z][A-Za-z]+\/[A-Za-z_]+(?:\/[A-Za-z_]+)?\b|\bUTC\b/.exec(message)?.[0] ?? null;
   const id = /\b[a-z]{1,3}-\d+\b/i.exec(message)?.[0] ?? /\b\w*\d\w*\b/.exec(message)?.[0];
   if (/(^|_)id$|_id|number|key/i.test(name)) return id ?? null;
   return id ?? null;

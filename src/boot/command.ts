@@ -75,6 +75,8 @@ const sync = command({
       const noProxy = proxy.answered ? null : proxy.why;
       const registeredMcpTools = async () => {
         const kept = await readRegisteredMcpTools({ ...cfg, log });
+        // Nothing to keep (no MCP server assigned, or none registered yet): nothing to warn about.
+        if (kept.length === 0) return kept;
         log.warn(`tool sync: no proxy answers on ${socketPathFrom(process.env)} (${noProxy}), so the MCP tools it serves are unknown; the ${kept.length} MCP tool(s) registered now are kept as they are`);
         return kept;
       };

@@ -23,7 +23,7 @@ export function registeredMcpTools(bundle: Pick<PolicyBundle, "tools" | "tool_se
 function bundleFailure(e: unknown, base: string, url: URL, egress: SyncOptions["egress"]): AttemptFailure {
   if (!(e instanceof ControlPlaneError)) return explainNetworkError(e, url, egress);
   if (e.status === null) return explainNetworkError(e.cause ?? e, url, egress);
-  if (e.status >= 400) return explainStatus(e.status, { detail: e.detail ?? undefined }, base, POLICY_BUNDLE_PATH);
+  if (e.status >= 400) return explainStatus(e.status, { detail: e.detail ?? undefined, code: e.code ?? undefined }, base, POLICY_BUNDLE_PATH);
   if (e.status >= 300) return { retry: false, explanation: e.message }; // a redirect, not followed (the client names it)
   // A 2xx that is no bundle (not JSON, or not the schema): the same answer again would not be one either.
   return { retry: false, explanation: `the installation's policy bundle (${POLICY_BUNDLE_PATH}) is not one: ${e.message}` };

@@ -44,7 +44,7 @@ export function toolsUrl(base: string): URL {
   return new URL(`${base.replace(/\/+$/, "")}${TOOLS_PATH}`);
 }
 
-type ProblemLike = { detail?: unknown; title?: unknown };
+type ProblemLike = { detail?: unknown; title?: unknown; code?: unknown };
 
 /** Who holds a conflicting tool name, as the 409 tool_conflict body (contract ToolConflictProblem) says. */
 export function conflictHolder(holder: ToolConflictHolder): string {
@@ -55,6 +55,10 @@ export function conflictHolder(holder: ToolConflictHolder): string {
 /** What a failed response means and whether trying again can help (pure). */
 export function explainStatus(status: number, problem: ProblemLike | null, base: string, path: string = TOOLS_PATH): AttemptFailure {
   const detail = typeof problem?.detail === "string" ? problem.detail : typeof problem?.title === "string" ? problem.title : "";
+  if (status === 401 && problem?.code === "installation_deleted") {
+    // A rotation cannot help: the control plane names the deleted installation and the way on.
+    return { status, retry: false, explanation: `HTTP 401: ${detail || "the runtime token's installation was deleted"}` };
+  }
   if (status === 401) {
     return {
       status,

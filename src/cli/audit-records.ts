@@ -9,7 +9,7 @@ import { actionFilterProblem } from "../contract/admin-event.ts";
 import { ADMIN_COLUMNS, adminFields } from "./audit-admin.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
-import { jsonFlag, note, out, printJson, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
+import { jsonFlag, limitFlags, note, out, printJson, readLimit, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 
 export type { AuditRecordView } from "../contract/admin-api.ts";
 
@@ -70,31 +70,36 @@ function adminOnly(q: Record<string, string | undefined>): boolean {
 const who = (r: AuditRecordView) => r.subject.email ?? r.subject.user_id ?? (r.subject.via_installation ? "(installation)" : r.subject.remote_user_id);
 const what = (r: AuditRecordView) => r.tool_name ?? r.model ?? r.action;
 
+/** Records per request: the API's largest page. */
+const PAGE_SIZE = 500;
+const DEFAULT_LIMIT = 50;
+
 const list = command({
   meta: { name: "list", description: "Search audit records, newest first" },
   args: {
     ...filterFlags,
-    limit: { type: "string", description: "records per page, 1-500 (default 50)", valueHint: "n" },
-    cursor: { type: "string", description: "continue after the page that printed this cursor", valueHint: "cursor" },
+    ...limitFlags(DEFAULT_LIMIT),
+    cursor: { type: "string", description: "continue where a list that printed this cursor stopped", valueHint: "cursor" },
     ...jsonFlag,
   },
   examples: [
     "svc audit list --decision deny --since 24h",
-    "svc audit list --tool 'crm.*' --user ada@example.com --limit 100",
-    "svc audit list --kind tool --json | jq -r '.records[].id'",
+    "svc audit list --tool 'crm.*' --user ada@example.com --limit 1000",
+    "svc audit list --kind tool --since 7d --all --json | jq -r '.records[].id'",
     "svc audit list --kind admin --actor ada@example.com --action 'policy.*' --since 7d",
     "svc audit list --kind admin --result refused",
   ],
   async run({ args }) {
-    const query = { ...filterQuery(args), limit: args.limit, cursor: args.cursor };
-    if (args.limit !== undefined && !/^\d+$/.test(args.limit)) throw new UsageError(`--limit must be a whole number from 1 to 500, not "${args.limit}"`);
+    const limit = readLimit(args, DEFAULT_LIMIT);
+    const query = filterQuery(args);
     const client = await connect("svc audit list");
-    const page = await client.json<AuditRecordPage>("GET", client.org("/audit-records"), { query });
+    const { items, next_cursor } = await client.collect<AuditRecordView>(client.org("/audit-records"), "records", { query, limit, pageSize: PAGE_SIZE, cursor: args.cursor ?? null });
+    const page: AuditRecordPage = { records: items, next_cursor };
     if (args.json) return printJson(page);
     if (page.records.length === 0) return note("No audit records match.");
     if (adminOnly(query)) {
       out(renderTable(page.records, ADMIN_COLUMNS));
-      if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}`);
+      if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}, or with a larger --limit (--all for every one)`);
       return;
     }
     out(
@@ -109,7 +114,7 @@ const list = command({
         { header: "INSTALLATION", value: (r) => r.installation_id },
       ]),
     );
-    if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}`);
+    if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}, or with a larger --limit (--all for every one)`);
   },
 });
 

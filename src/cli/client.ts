@@ -14,10 +14,10 @@ export class ApiError extends CommandFailure {
   override name = "ApiError";
   constructor(
     message: string,
-    readonly code: string,
-    readonly status: number,
+    override readonly code: string,
+    override readonly status: number,
   ) {
-    super(message, EXIT_FAILURE);
+    super(message, EXIT_FAILURE, code, status);
   }
 }
 
@@ -167,7 +167,7 @@ export class AdminClient {
 
   /** A failure of this command that is not from the control plane: one sentence, with a code when one applies. */
   fail(message: string, code?: string, exitCode = EXIT_FAILURE): CommandFailure {
-    return new CommandFailure(`${this.label}: ${message}${code ? ` (${code})` : ""}`, exitCode);
+    return new CommandFailure(`${this.label}: ${message}${code ? ` (${code})` : ""}`, exitCode, code);
   }
 
   private async send(method: string, path: string, opts: RequestOptions, accept: string, timeoutMs: number | null = REQUEST_TIMEOUT_MS): Promise<Response> {
@@ -223,6 +223,26 @@ export class AdminClient {
     const res = await this.send("GET", path, opts, accept, null);
     if (!res.body) throw this.fail(`the control plane sent no body for GET ${API_PREFIX}${path}`);
     return res.body;
+  }
+
+  /**
+   * Pages through a cursor-paged list (`{<key>: T[], next_cursor}`) the way gh's `--limit`
+   * does: as many requests of at most `pageSize` as it takes to hold `limit` items (0: all of
+   * them), each continuing at the last one's cursor. `next_cursor` is where a later call would
+   * go on (null when the list ended).
+   */
+  async collect<T>(path: string, key: string, opts: { limit: number; pageSize: number; query?: Query; cursor?: string | null }): Promise<{ items: T[]; next_cursor: string | null }> {
+    const items: T[] = [];
+    let cursor = opts.cursor ?? null;
+    for (;;) {
+      const want = opts.limit === 0 ? opts.pageSize : Math.min(opts.pageSize, opts.limit - items.length);
+      const page = await this.json<Record<string, unknown>>("GET", path, { query: { ...opts.query, limit: want, ...(cursor ? { cursor } : {}) } });
+      const got = page?.[key];
+      if (!Array.isArray(got)) throw this.fail(`the control plane's answer to GET ${API_PREFIX}${path} has no "${key}" list; check that the URL points at the svc control plane`);
+      items.push(...(got as T[]));
+      cursor = typeof page?.next_cursor === "string" && page.next_cursor ? page.next_cursor : null;
+      if (cursor === null || (opts.limit !== 0 && items.length >= opts.limit)) return { items, next_cursor: cursor };
+    }
   }
 
   /** A binary answer (e.g. an audit record's age ciphertext; POST for an escrow recovery's one fetch). */

@@ -1,5 +1,5 @@
-import { expect, test } from "bun:test";
-import { renderFields, renderTable, shortTime } from "./output.ts";
+import { describe, expect, test } from "bun:test";
+import { readLimit, renderFields, renderTable, shortTime } from "./output.ts";
 
 test("tables align columns to the widest cell and show - for empty cells", () => {
   const rows = [
@@ -31,4 +31,17 @@ test("out() delivers large output completely to a slow pipe reader before exit",
   const script = `import { out } from ${JSON.stringify(`${import.meta.dir}/output.ts`)}; out("x".repeat(3_000_000)); process.exit(0);`;
   const r = Bun.spawnSync(["sh", "-c", `bun -e '${script.replace(/'/g, `'\\''`)}' | (sleep 0.5; wc -c)`]);
   expect(r.stdout.toString().trim()).toBe("3000001");
+});
+
+describe("readLimit (--limit, --all)", () => {
+  test("default, a number, 0 and --all mean all; nonsense and contradictions are usage errors", () => {
+    expect(readLimit({}, 50)).toBe(50);
+    expect(readLimit({ limit: "1000" }, 50)).toBe(1000);
+    expect(readLimit({ limit: "0" }, 50)).toBe(0);
+    expect(readLimit({ all: true }, 50)).toBe(0);
+    expect(readLimit({ all: true, limit: "0" }, 50)).toBe(0);
+    expect(() => readLimit({ limit: "-3" }, 50)).toThrow('--limit must be a whole number (0 for all), not "-3"');
+    expect(() => readLimit({ limit: "1e3" }, 50)).toThrow("--limit must be a whole number");
+    expect(() => readLimit({ all: true, limit: "10" }, 50)).toThrow("--all and --limit 10 contradict each other");
+  });
 });

@@ -2,9 +2,29 @@
 // goes to stdout; progress, notices and errors go to stderr. Writes are synchronous: the entry
 // point calls process.exit, which would cut off output still queued for a slow pipe reader.
 import { writeSync } from "node:fs";
+import { UsageError } from "../command/index.ts";
 
 /** The `--json` flag every command that lists or shows something takes. */
 export const jsonFlag = { json: { type: "boolean", description: "print JSON instead of a table" } } as const;
+
+/**
+ * The flags of a command that lists a paged collection, as gh has them: `--limit n` items
+ * (paged for you, however large), `--limit 0` or `--all` for every one.
+ */
+export const limitFlags = (defaultLimit: number) =>
+  ({
+    limit: { type: "string", description: `how many to print (default ${defaultLimit}); fetched page by page, 0 for all`, valueHint: "n" },
+    all: { type: "boolean", description: "print all of them (--limit 0)" },
+  }) as const;
+
+/** The number of items `--limit`/`--all` ask for; 0 means all. A usage error names a bad value. Pure. */
+export function readLimit(args: { limit?: string | undefined; all?: boolean | undefined }, defaultLimit: number): number {
+  if (args.all && args.limit !== undefined && args.limit !== "0") throw new UsageError(`--all and --limit ${args.limit} contradict each other; pass one of them`);
+  if (args.all) return 0;
+  if (args.limit === undefined) return defaultLimit;
+  if (!/^\d{1,9}$/.test(args.limit)) throw new UsageError(`--limit must be a whole number (0 for all), not "${args.limit}"`);
+  return Number(args.limit);
+}
 
 export type Cell = string | number | boolean | null | undefined;
 export type Column<T> = { header: string; value: (row: T) => Cell };

@@ -19,6 +19,7 @@ import { connect, seg } from "./client.ts";
 import { policyFieldsUsed } from "./policy-fields.ts";
 import { bodyEchoProblem, requireFields, unsupportedMessage } from "./server-support.ts";
 import { jsonFlag, note, out, printJson } from "./output.ts";
+import { requirePolicyInWorkspace } from "./scope.ts";
 
 export const EFFECTS = ["permit", "deny"] as const;
 export const MODES = ["enforce", "shadow"] as const;
@@ -129,9 +130,10 @@ const update = command({
     effect: { type: "string", description: "permit or deny", valueHint: "permit|deny" },
     condition: { type: "string", description: "a CEL condition; an empty string removes it", valueHint: "cel" },
     mode: { type: "string", description: "enforce or shadow", valueHint: "enforce|shadow" },
+    workspace: { type: "string", description: "only if the policy is in this workspace (id or name); otherwise nothing changes", valueHint: "workspace" },
     ...jsonFlag,
   },
-  examples: ["svc policies update pol_01J... --mode enforce", "svc policies update pol_01J... --condition 'args.amount <= 1000'", "svc policies update pol_01J... --condition ''"],
+  examples: ["svc policies update pol_01J... --mode enforce", "svc policies update pol_01J... --effect deny --workspace default", "svc policies update pol_01J... --condition 'args.amount <= 1000'", "svc policies update pol_01J... --condition ''"],
   async run({ args }) {
     if (args.effect !== undefined && !(EFFECTS as readonly string[]).includes(args.effect)) throw new UsageError(`--effect must be "permit" or "deny", not "${args.effect}"`);
     if (args.mode !== undefined && !(MODES as readonly string[]).includes(args.mode)) throw new UsageError(`--mode must be "enforce" or "shadow", not "${args.mode}"`);
@@ -145,6 +147,7 @@ const update = command({
     };
     if (Object.keys(body).length === 0) throw new UsageError("nothing to change: pass at least one of --name, --src-pattern, --dst-pattern, --effect, --condition, --mode");
     const client = await connect("svc policies update");
+    if (args.workspace !== undefined) await requirePolicyInWorkspace(client, args.id, args.workspace);
     const used = policyFieldsUsed(body);
     await requireFields(client, "PATCH", "/api/v1/organizations/{org}/policies/{id}", used);
     const p = await client.json<PolicyWritten>("PATCH", client.org(`/policies/${seg(args.id)}`), { body });
@@ -158,11 +161,17 @@ const update = command({
 
 const del = command({
   meta: { name: "delete", description: "Delete a policy" },
-  args: { id: { type: "positional", required: true, description: "the policy id (pol_…)", valueHint: "policy_id" } },
-  examples: ["svc policies delete pol_01J..."],
+  args: {
+    id: { type: "positional", required: true, description: "the policy id (pol_…)", valueHint: "policy_id" },
+    workspace: { type: "string", description: "only if the policy is in this workspace (id or name); otherwise nothing is deleted", valueHint: "workspace" },
+    ...jsonFlag,
+  },
+  examples: ["svc policies delete pol_01J...", "svc policies delete pol_01J... --workspace default --json"],
   async run({ args }) {
     const client = await connect("svc policies delete");
+    if (args.workspace !== undefined) await requirePolicyInWorkspace(client, args.id, args.workspace);
     await client.json("DELETE", client.org(`/policies/${seg(args.id)}`));
+    if (args.json) return printJson({ deleted: args.id });
     out(`Deleted policy ${args.id}.`);
   },
 });

@@ -11,6 +11,7 @@ import { CommandFailure, UsageError, command } from "../command/index.ts";
 import { decryptAgeFile, parseIdentityFile } from "./audit-identity.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
+import { findWorkspace } from "./scope.ts";
 import { jsonFlag, note, out, printJson, renderTable } from "./output.ts";
 import { type PolicyFile, parsePolicyFile } from "./policies-code.ts";
 import { fetchBundle, whatIf } from "./policies-whatif.ts";
@@ -24,6 +25,7 @@ export type RecordedDecision = {
   decision: string;
   policy_id?: string | null;
   installation_id: string;
+  workspace_id?: string;
   subject: { user_id: string | null; email?: string | null; remote_user_id: string | null; via_installation: boolean };
   encryption: { mode: string };
 };
@@ -77,14 +79,8 @@ export function simulate(records: readonly RecordedDecision[], bundles: Readonly
 }
 
 async function recordsSince(client: OrgClient, since: string): Promise<{ records: RecordedDecision[]; cut: boolean }> {
-  const records: RecordedDecision[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { records: RecordedDecision[]; next_cursor: string | null } = await client.json("GET", client.org("/audit-records"), { query: { kind: "tool", since, limit: "500", ...(cursor ? { cursor } : {}) } });
-    records.push(...page.records);
-    cursor = page.next_cursor;
-  } while (cursor && records.length < MAX_RECORDS);
-  return { records, cut: cursor !== null };
+  const { items, next_cursor } = await client.collect<RecordedDecision>(client.org("/audit-records"), "records", { query: { kind: "tool", since }, limit: MAX_RECORDS, pageSize: 500 });
+  return { records: items, cut: next_cursor !== null };
 }
 
 function readIdentities(path: string): string[] {
@@ -106,20 +102,31 @@ export const simulateCommand = command({
     since: { type: "string", required: true, description: "how far back: 7d, 24h, 30m or an ISO 8601 time", valueHint: "7d" },
     file: { type: "string", alias: "f", description: "a proposed policy file (the format of `svc policies export`); default: the current policies", valueHint: "proposed.yaml" },
     identity: { type: "string", description: "an age identity file: records encrypted to it are replayed with their arguments", valueHint: "path" },
+    workspace: { type: "string", description: "replay only the decisions of this workspace's installations (id or name)", valueHint: "workspace" },
     ...jsonFlag,
   },
-  examples: ["svc policies simulate --since 7d", "svc policies simulate --since 7d -f proposed.yaml --identity ~/.config/svc/audit-identity.txt"],
+  examples: [
+    "svc policies simulate --since 7d",
+    "svc policies simulate --since 7d --workspace default",
+    "svc policies simulate --since 7d -f proposed.yaml --identity ~/.config/svc/audit-identity.txt",
+  ],
   async run({ args }) {
     const proposed = args.file ? parsePolicyFile(readFileSync(args.file, "utf8"), args.file) : null;
     const identities = args.identity ? readIdentities(args.identity) : null;
     const client = await connect("svc policies simulate");
-    const { records, cut } = await recordsSince(client, args.since);
     let workspaceId: string | null = null;
-    if (proposed) {
-      const { workspaces } = await client.json<{ workspaces: { id: string; name: string }[] }>("GET", client.org("/workspaces"));
-      workspaceId = workspaces.find((w) => w.id === proposed.workspace || w.name === proposed.workspace)?.id ?? null;
-      if (!workspaceId) throw new UsageError(`${args.file}: workspace "${proposed.workspace}" does not exist in this organization`);
+    const named = args.workspace ?? proposed?.workspace;
+    if (named !== undefined) {
+      const ws = await findWorkspace(client, named);
+      if (proposed && args.workspace !== undefined && ws.id !== (await findWorkspace(client, proposed.workspace)).id) {
+        throw new UsageError(`${args.file} is for workspace "${proposed.workspace}", but --workspace is "${args.workspace}"; pass the file's workspace or leave out --workspace`);
+      }
+      workspaceId = ws.id;
     }
+    const all = await recordsSince(client, args.since);
+    // --workspace: the other workspaces' decisions are left out, not counted
+    const records = args.workspace === undefined ? all.records : all.records.filter((r) => r.workspace_id === workspaceId);
+    const cut = all.cut;
     const bundles = new Map<string, PolicyBundle>();
     for (const id of new Set(records.map((r) => r.installation_id))) {
       try {

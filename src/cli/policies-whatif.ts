@@ -10,6 +10,7 @@ import { parseExactJson } from "../contract/exact-json.ts";
 import { UsageError, command } from "../command/index.ts";
 import { type CallContext, type Decision, decideTool, decideToolFor, indexBundle } from "../proxy/policy/policy-index.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
+import { installationsOf } from "./scope.ts";
 import { jsonFlag, out, printJson, renderFields } from "./output.ts";
 
 /** Whom a what-if decides for. */
@@ -82,15 +83,20 @@ export function parseArgsFlag(raw: string | undefined): Record<string, unknown> 
   return v as Record<string, unknown>;
 }
 
-/** The installation to decide in: the one named, or the organization's only one. */
-export async function pickInstallation(client: OrgClient, named: string | undefined): Promise<string> {
-  if (named) return named;
-  const { installations } = await client.json<{ installations: { id: string; name: string }[] }>("GET", client.org("/installations"));
+/** The installation to decide in: the one named, or the only one (of the workspace, with --workspace; else of the organization). */
+export async function pickInstallation(client: OrgClient, named: string | undefined, workspace?: string): Promise<string> {
+  const scoped = workspace === undefined ? null : await installationsOf(client, workspace);
+  const installations = scoped ? scoped.installations : (await client.json<{ installations: { id: string; name: string }[] }>("GET", client.org("/installations"))).installations;
+  const where = scoped ? `workspace ${scoped.workspace.name}` : "the organization";
+  if (named) {
+    if (scoped && !installations.some((i) => i.id === named)) throw client.fail(`installation ${named} is not in ${where}; pass one of its installations (\`svc bot list --workspace ${scoped.workspace.name}\`) or leave out --workspace`, "not_found");
+    return named;
+  }
   if (installations.length === 1) return installations[0]!.id;
   throw new UsageError(
     installations.length === 0
-      ? "the organization has no installation yet: create one with `svc bot init` first"
-      : `the organization has ${installations.length} installations; pass --installation with one of: ${installations.map((i) => `${i.id} (${i.name})`).join(", ")}`,
+      ? `${where} has no installation yet: create one with \`svc bot init\` first`
+      : `${where} has ${installations.length} installations; pass --installation with one of: ${installations.map((i) => `${i.id} (${i.name})`).join(", ")}`,
   );
 }
 
@@ -105,15 +111,20 @@ export const testCommand = command({
     user: { type: "string", required: true, description: "the service user: email or usr_… id", valueHint: "email|usr_id" },
     tool: { type: "string", required: true, description: "the tool's declared name", valueHint: "name" },
     args: { type: "string", description: "the call's arguments as a JSON object (conditions see them as args)", valueHint: "json" },
-    installation: { type: "string", description: "the installation whose bundle decides (default: the only one)", valueHint: "installation_id" },
+    installation: { type: "string", description: "the installation whose bundle decides (default: the only one, of the workspace with --workspace)", valueHint: "installation_id" },
+    workspace: { type: "string", description: "decide in this workspace's installation (id or name)", valueHint: "workspace" },
     ...jsonFlag,
   },
-  examples: ["svc policies test --user alice@example.com --tool crm.credit_note --args '{\"amount\": 200}'", "svc policies test --user usr_01J... --tool crm.update --installation inst_01J... --json"],
+  examples: [
+    "svc policies test --user alice@example.com --tool crm.credit_note --args '{\"amount\": 200}'",
+    "svc policies test --user alice@example.com --tool crm.lookup_customer --workspace default",
+    "svc policies test --user usr_01J... --tool crm.update --installation inst_01J... --json",
+  ],
   async run({ args }) {
     const callArgs = parseArgsFlag(args.args);
     const client = await connect("svc policies test");
     const user = await client.json<User>("GET", client.org(`/users/${seg(args.user)}`));
-    const bundle = await fetchBundle(client, await pickInstallation(client, args.installation));
+    const bundle = await fetchBundle(client, await pickInstallation(client, args.installation, args.workspace));
     const caller = callerFor(bundle, user);
     const r = report(bundle, caller, whatIf(bundle, caller, args.tool, { args: callArgs, now: new Date() }));
     if (args.json) return printJson(r);

@@ -33,3 +33,21 @@ export async function findModelProfile(client: OrgClient, ref: string, workspace
   }
   return { profile: matches[0]!, workspace: ws };
 }
+
+/**
+ * `--workspace` on a command that names a policy by id (`svc policies update|delete`): the
+ * policy must be one of that workspace's, or the command changes nothing and says where it is.
+ */
+export async function requirePolicyInWorkspace(client: OrgClient, policyId: string, workspace: string): Promise<void> {
+  const ws = await findWorkspace(client, workspace);
+  const { policies } = await client.json<{ policies: Array<{ id: string }> }>("GET", client.org("/policies"), { query: { workspace: ws.id } });
+  if ((policies ?? []).some((p) => p.id === policyId)) return;
+  throw client.fail(`policy ${policyId} is not in workspace ${ws.name}; nothing was changed (list that workspace's policies with \`svc policies list --workspace ${ws.name}\`)`, "not_found");
+}
+
+/** The installations of a workspace (id and name), for commands that pick one within it. */
+export async function installationsOf(client: OrgClient, workspace: string): Promise<{ workspace: Workspace; installations: Array<{ id: string; name: string }> }> {
+  const ws = await findWorkspace(client, workspace);
+  const { installations } = await client.json<{ installations: Array<{ id: string; name: string }> }>("GET", client.org("/installations"), { query: { workspace: ws.id } });
+  return { workspace: ws, installations: installations ?? [] };
+}

@@ -17,9 +17,26 @@ export class CommandFailure extends Error {
   constructor(
     message: string,
     readonly exitCode: number = EXIT_FAILURE,
+    /** The stable code (the control plane's for its refusals); else read from the sentence's "(code)" ending. */
+    readonly code?: string,
+    /** The HTTP status when the control plane refused. */
+    readonly status?: number,
   ) {
     super(message);
   }
+}
+
+/** The "(code)" a failure sentence ends with, if any. Pure. */
+export function trailingCode(message: string): string | null {
+  return /\(([a-z][a-z0-9_.]*)\)$/.exec(message.trim())?.[1] ?? null;
+}
+
+/**
+ * How a failure reads under `--json`: one JSON object on stderr (stdout stays for data), with
+ * the same code the API gives, so a script reads `.error.code` instead of parsing a sentence.
+ */
+export function jsonError(e: { message: string; code: string; exitCode: number; status?: number | undefined; usage?: string | undefined }): string {
+  return JSON.stringify({ error: { code: e.code, message: e.message, exit_code: e.exitCode, ...(e.status ? { status: e.status } : {}), ...(e.usage ? { usage: e.usage } : {}) } });
 }
 
 export type SvcCommandDef<T extends ArgsDef = ArgsDef> = CommandDef<T> & {
@@ -100,6 +117,8 @@ function unexpectedMessage(e: unknown): string {
 export async function runCommandTree(root: AnyCommand, rawArgs: string[], rootName = "svc"): Promise<number> {
   const at = { cmd: root, path: [rootName] };
   const path = at.path;
+  // Errors as JSON when the command was asked for JSON (and knows the flag).
+  const json = async () => rawArgs.includes("--json") && "json" in (((await resolve(at.cmd.args)) ?? {}) as ArgsDef);
   try {
     const found = await findLeaf(root, rawArgs, at);
     const leaf = found.cmd;
@@ -113,16 +132,20 @@ export async function runCommandTree(root: AnyCommand, rawArgs: string[], rootNa
     await leaf.run?.({ rawArgs: found.rest, args: args as never, cmd: leaf });
     return EXIT_OK;
   } catch (e) {
+    const asJson = await json().catch(() => false);
     if (e instanceof UsageError) {
       const line = await synopsis(at.cmd, path).catch(() => path.join(" "));
-      process.stderr.write(`${path.join(" ")}: ${e.message}${e.code ? ` (${e.code})` : ""}\nUsage: ${line}\n`);
+      const message = `${path.join(" ")}: ${e.message}${e.code ? ` (${e.code})` : ""}`;
+      process.stderr.write(asJson ? `${jsonError({ message, code: e.code ?? "usage", exitCode: EXIT_USAGE, usage: line })}\n` : `${message}\nUsage: ${line}\n`);
       return EXIT_USAGE;
     }
     if (e instanceof CommandFailure) {
-      process.stderr.write(`${e.message}\n`);
+      const code = e.code ?? trailingCode(e.message) ?? "failed";
+      process.stderr.write(asJson ? `${jsonError({ message: e.message, code, exitCode: e.exitCode, status: e.status })}\n` : `${e.message}\n`);
       return e.exitCode;
     }
-    process.stderr.write(`${path.join(" ")}: ${unexpectedMessage(e)}\n`);
+    const message = `${path.join(" ")}: ${unexpectedMessage(e)}`;
+    process.stderr.write(asJson ? `${jsonError({ message, code: "unexpected", exitCode: EXIT_FAILURE })}\n` : `${message}\n`);
     return EXIT_FAILURE;
   }
 }

@@ -35,9 +35,11 @@ export const AuditKey = open({
   id: Type.String(),
   name: Type.String(),
   public_key: Type.String(),
-  status: Type.Union([Type.Literal("active"), Type.Literal("disabled"), Type.Literal("inactive")]),
+  /** The spec's two statuses. The escrow key is active while records are encrypted to it, disabled (with the reason) while not. */
+  status: Type.Union([Type.Literal("active"), Type.Literal("disabled")]),
   created_at: Type.String(),
   disabled_at: Nullable(Type.String()),
+  /** Why the service disabled a customer key itself, or why the escrow key receives no records now (and what brings it back). */
   disabled_reason: Nullable(Type.String()),
   kind: Type.Union([Type.Literal("customer"), Type.Literal("escrow")]),
 });

@@ -54,6 +54,22 @@ export const AuditRecordView = open({
   /** The record's link in its organization's store chain (contract/store-chain.ts); absent on a row not yet linked. */
   store: Type.Optional(open({ chain: Str, seq: Nullable(Type.Integer()), prev: Nullable(Str) })),
   encryption: Type.Union([open({ mode: Type.Literal("recipients"), key_ids: Type.Array(Str) }), open({ mode: Type.Literal("digest-only") })]),
+  /**
+   * A decision's outcome record, summarized (issue 33): on one record (GET …/{id}) and in a
+   * search with view=calls; null while no outcome arrived; absent otherwise.
+   */
+  call_outcome: OptionalNullable(
+    open({
+      id: Str,
+      ts: Time,
+      outcome: Nullable(Str),
+      exit_code: Nullable(Type.Integer()),
+      duration_ms: Type.Optional(Type.Integer()),
+      prompt_tokens: Type.Optional(Type.Integer()),
+      completion_tokens: OptionalNullable(Type.Integer()),
+      cost: Type.Optional(Type.Number()),
+    }),
+  ),
 });
 export type AuditRecordView = Static<typeof AuditRecordView>;
 /** A page of a search, newest first; `next_cursor` fetches the next. */

@@ -29,6 +29,8 @@ export const ERROR_CODES = {
   invalid_recipient: 422,
   key_disabled: 409,
   escrow_requires_key: 409,
+  /** The escrow key is switched with escrow in the organization settings, never disabled as a key. */
+  escrow_key_not_disableable: 409,
   // escrow recovery (break-glass)
   recovery_self_approval: 403,
   // the two-person rule between people (issue 27; docs/audit.md "Escrow recovery")
@@ -42,6 +44,8 @@ export const ERROR_CODES = {
   record_not_escrowed: 409,
   tool_conflict: 409,
   credential_already_issued: 409,
+  /** A runtime token of a deleted installation: no rotation brings it back (a new installation does). */
+  installation_deleted: 401,
   no_runtime_recipient: 409,
   workspace_not_found: 404,
   agent_not_found: 404,

@@ -191,6 +191,7 @@ const bootstrapAdmin = command({
 
 export const controlplaneCommand = command({
   meta: { name: "controlplane", description: "The self-hosted control plane" },
+  examples: ["svc controlplane serve", "svc controlplane bootstrap-admin --email owner@example.com", "SVC_CP_DATABASE=postgres://svc@db/svc svc controlplane migrate"],
   subCommands: { serve, migrate: migrateCmd, "bootstrap-admin": bootstrapAdmin },
 });
 

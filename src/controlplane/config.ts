@@ -55,6 +55,7 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
       ...extraCa(env),
       trustForwardedFor: flag(env, "SVC_CP_TRUST_FORWARDED_FOR"),
       allowPrivateOutbound: flag(env, "SVC_CP_ALLOW_PRIVATE_OUTBOUND"),
+      allowLoopbackSinks: flag(env, "SVC_CP_ALLOW_LOOPBACK_SINKS"),
       ...(env.SVC_CP_METRICS_TOKEN?.trim() ? { metricsToken: env.SVC_CP_METRICS_TOKEN.trim() } : {}),
       ...checkpointInterval(env),
     },

@@ -30,6 +30,12 @@ export type ControlPlaneConfig = {
    * link-local and other non-public addresses (SVC_CP_ALLOW_PRIVATE_OUTBOUND=1; local test doubles).
    */
   allowPrivateOutbound: boolean;
+  /**
+   * Let SIEM sinks reach a receiver on loopback (127.0.0.0/8, ::1) and nothing else non-public:
+   * the demo's opt-in (SVC_CP_ALLOW_LOOPBACK_SINKS=1, set by `scripts/start.sh --demo`) so a
+   * newcomer can try a sink on the same machine. Off by default; the other outbound rules stay.
+   */
+  allowLoopbackSinks: boolean;
   /** Unused, unexpired claim links kept per (installation, front-end user); older ones are deleted. */
   maxLiveClaimLinks: number;
   /**
@@ -82,6 +88,7 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     rateLimits: { ...DEFAULT_RATE_LIMITS },
     trustForwardedFor: false,
     allowPrivateOutbound: false,
+    allowLoopbackSinks: false,
     maxLiveClaimLinks: 3,
     replicaStaleAfterSeconds: 15 * 60,
     replicaGoneAfterSeconds: 24 * 3600,

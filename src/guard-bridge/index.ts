@@ -6,6 +6,7 @@ import { join } from "node:path";
 import initPy from "./python/svc_chatui/__init__.py" with { type: "text" };
 import localPy from "./python/svc_chatui/_local.py" with { type: "text" };
 import bootPy from "./python/svc_chatui/boot.py" with { type: "text" };
+import claimDialogPy from "./python/svc_chatui/claim_dialog.py" with { type: "text" };
 import governorPy from "./python/svc_chatui/governor.py" with { type: "text" };
 import guardPy from "./python/svc_chatui/guard.py" with { type: "text" };
 import manifestPy from "./python/svc_chatui/manifest.py" with { type: "text" };
@@ -20,6 +21,7 @@ export const PACKAGE_FILES: Readonly<Record<string, string>> = {
   "__init__.py": initPy,
   "_local.py": localPy,
   "boot.py": bootPy,
+  "claim_dialog.py": claimDialogPy,
   "governor.py": governorPy,
   "guard.py": guardPy,
   "manifest.py": manifestPy,

@@ -63,5 +63,10 @@ const replayCommand = command({
 
 export const proxyCommand = command({
   meta: { name: "proxy", description: "The local proxy daemon" },
-  subCommands: { serve: serveCommand, spool: command({ meta: { name: "spool", description: "The proxy's audit spool" }, subCommands: { replay: replayCommand } }) },
+  examples: [
+    "SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve",
+    "svc proxy serve --help",
+    "svc proxy spool replay",
+  ],
+  subCommands: { serve: serveCommand, spool: command({ meta: { name: "spool", description: "The proxy's audit spool" }, examples: ["svc proxy spool replay"], subCommands: { replay: replayCommand } }) },
 });

@@ -40,5 +40,6 @@ const showCommand = command({
 
 export const policyCommand = command({
   meta: { name: "policy", description: "The proxy's policy state" },
+  examples: ["$SVC_PROXY_PATH policy show", "svc policy show --json | jq .policy_revision"],
   subCommands: { show: showCommand },
 });

@@ -50,8 +50,9 @@ export async function sendInNewChat(page: Page, base: string, o: { model: string
 }
 
 /** The tool call Open WebUI draws for `name` in the last answer, once it is done ("View Result from …"). */
-export async function doneToolCall(page: Page, name: string): Promise<Locator> {
-  const call = page.locator('div[role="button"]', { hasText: name }).filter({ hasText: `View Result from ${name}` }).last();
+export async function doneToolCall(page: Page, name: string | RegExp): Promise<Locator> {
+  const done = typeof name === "string" ? `View Result from ${name}` : new RegExp(`View Result from \\S*${name.source}`);
+  const call = page.locator('div[role="button"]', { hasText: name }).filter({ hasText: done }).last();
   await call.waitFor({ state: "visible", timeout: 90_000 });
   return call;
 }
@@ -76,4 +77,30 @@ export async function callOutput(call: Locator): Promise<string> {
 export async function answerShows(page: Page, expected: string | RegExp): Promise<void> {
   const matches = (t: string) => (typeof expected === "string" ? t.includes(expected) : expected.test(t));
   await waitFor(async () => matches(await page.locator("#messages-container").innerText().catch(() => "")), `the chat to show ${String(expected)}`, 90_000);
+}
+
+/** Open WebUI's chat page, fresh: a new chat with the model Open WebUI picks itself (what a person sees after signing in). */
+export async function newChat(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.locator("#chat-input").waitFor({ state: "visible", timeout: 60_000 });
+  await dismissChangelog(page);
+}
+
+/** Switches a toolkit on as the README says: the message box's `button`, then `item`, then the toolkit's switch. */
+export async function switchOnToolkit(page: Page, o: { button: string; item: string; toolkit: string }): Promise<void> {
+  await page.getByRole("button", { name: o.button, exact: true }).click();
+  await page.getByRole("menuitem", { name: new RegExp(`^${o.item}\\b`) }).click();
+  const toolkit = page.getByRole("menuitemcheckbox", { name: o.toolkit, exact: true });
+  if ((await toolkit.getAttribute("aria-checked")) !== "true") await toolkit.click();
+  await waitFor(async () => (await toolkit.getAttribute("aria-checked")) === "true", `"${o.toolkit}" to be switched on`, 10_000);
+  await page.keyboard.press("Escape");
+}
+
+/** Types a message into the message box of the chat open now and sends it with Enter. */
+export async function send(page: Page, text: string): Promise<void> {
+  const input = page.locator("#chat-input");
+  await input.click();
+  await page.keyboard.type(text);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/\/c\//, { timeout: 60_000 });
 }

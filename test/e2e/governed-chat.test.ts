@@ -306,12 +306,13 @@ describe("scenario 5: an unlinked front-end user", () => {
       // what Bob reads in the chat: the spec's refusal (§7), then that a link was sent (never the link)
       expect(errorText(turn.message)).toStartWith("Refused (identity.unlinked): a one-time link to link your chat account was sent to you");
       expect(errorText(turn.message)).not.toContain("/claim/");
-      // the claim link reached Bob's socket as one dialog (stays until dismissed; Markdown, so a clickable link)
+      // the claim link reached Bob's socket as one dialog (stays until dismissed; its primary action opens the link in a new tab)
       await waitFor(() => bobSocket.dialogs().length > 0, "the claim-link dialog");
       expect(bobSocket.dialogs()).toHaveLength(1);
       const note = bobSocket.dialogs()[0]!;
-      expect(note.data).toMatchObject({ type: "confirmation", data: { title: "Link your chat account" } });
-      const link = /\]\((https?:\/\/\S+\/claim\/[^\s)]+)\)/.exec(String(note.data.data.message))?.[1];
+      expect(note.data).toMatchObject({ type: "execute", data: { title: "Link your chat account" } });
+      const link = String(note.data.data.url);
+      expect(String(note.data.data.code)).toContain(JSON.stringify(link));
       expect(link).toStartWith(`${w.cp.url}/claim/`);
       const token = link!.split("/claim/")[1]!;
       // ...to Bob alone: Carol's open socket got nothing

@@ -82,6 +82,8 @@ describe("svc boot sync against a real control plane", () => {
     const b = await bootstrapRuntime(cp, second.id);
     const ok = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: a.token });
     expect(ok.code).toBe(0);
+    // no MCP server is assigned: no word about keeping "0 MCP tool(s)"
+    expect(ok.events.filter((e) => e.includes("MCP tool"))).toEqual([]);
     const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: b.token });
     expect(r.code).toBe(1);
     expect(r.attempts).toHaveLength(1);
@@ -116,6 +118,24 @@ describe("svc boot sync against a real control plane", () => {
     expect(r.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 1, unchanged 3, updated 0)");
     const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token);
     expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["kb.add_note:write", "kb.lookup:read", "notes.search:read"]);
+  }, 30_000);
+
+  test("a deleted installation's token: boot sync and the proxy say the installation was deleted, not to rotate", async () => {
+    const agent = await createAgent(cp);
+    const inst = await createInstallation(cp, agent, "gone-bot");
+    const rt = await bootstrapRuntime(cp, inst.id);
+    expect((await api(cp, "DELETE", org(cp, `/installations/${inst.id}`))).status).toBe(204);
+
+    const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: rt.token });
+    expect(r.code).toBe(1);
+    expect(r.attempts).toHaveLength(1);
+    expect(r.lines.at(-1)).toStartWith(`registering the packs' tools failed; refusing to start: HTTP 401: the runtime token belongs to installation ${inst.id} (gone-bot), which was deleted at `);
+    expect(r.lines.at(-1)).not.toContain("--rotate");
+
+    const state = mkdtempSync(join(tmpdir(), "svc-deleted-proxy-"));
+    const proxy = spawnCollect([...svcCommand(), "proxy", "serve"], { ...BASE_ENV, SVC_RUNTIME_TOKEN: rt.token, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_SOCKET_PATH: join(state, "proxy.sock"), SVC_PROXY_STATE_DIR: state });
+    expect(await proxy.exit).not.toBe(0);
+    expect(plainLines(proxy.stderr()).at(-1)).toStartWith(`svc proxy serve: the control plane refused the runtime token (401 on bootstrap): the runtime token belongs to installation ${inst.id} (gone-bot), which was deleted at `);
   }, 30_000);
 
   test("a URL ending in /api/v1 gets the 404 hint", async () => {

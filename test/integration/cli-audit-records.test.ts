@@ -91,7 +91,7 @@ test("list pages with --limit and the cursor it prints; the table says how to go
   expect(table.code).toBe(0);
   expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+TIME\s+KIND\s+TOOL\/MODEL\s+DECISION\s+REASON\s+USER\s+INSTALLATION$/);
   expect(table.stdout).toContain(id(5));
-  expect(table.stderr).toMatch(/^More records: run it again with --cursor \S+\n$/);
+  expect(table.stderr).toMatch(/^More records: run it again with --cursor \S+, or with a larger --limit \(--all for every one\)\n$/);
 });
 
 test("a bad filter is a usage error (exit 2) or the control plane's refusal (exit 1), in one sentence", async () => {

@@ -254,6 +254,12 @@ test("keys list shows the escrow key once escrow is enabled, marked as escrow (i
   expect(row).toMatch(/^key_\S+\s+escrow \(service-held, break-glass\)\s+escrow\s+active\s+age1/);
   const j = JSON.parse((await svc(cp, ["audit", "keys", "list", "--json"], { home: h })).stdout);
   expect(j.keys.filter((k: { kind: string }) => k.kind === "escrow")).toHaveLength(1);
+  // it is switched in the settings, never disabled as a key: the CLI says so with the API's code
+  const escrowId = j.keys.find((k: { kind: string }) => k.kind === "escrow").id;
+  const d = await svc(cp, ["audit", "keys", "disable", escrowId], { home: h });
+  expect(d.code).toBe(1);
+  expect(d.stderr).toContain(`svc audit keys disable: ${escrowId} is the escrow key: it is switched with escrow in the organization settings`);
+  expect(d.stderr.trim()).toEndWith("(escrow_key_not_disableable)");
 });
 
 test("a low-order key stored before registration refused them is disabled at control-plane start; keys list and the log say why (issue 14)", async () => {

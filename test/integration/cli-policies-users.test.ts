@@ -7,7 +7,7 @@ import { newId } from "../../src/contract/ids.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { api, bootstrapRuntime, createAgent, createInstallation, org, svc } from "./cli-support.ts";
+import { api, bootstrapRuntime, createAgent, createInstallation, org, runtimeRecord, svc } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
 let agent: string;
@@ -247,4 +247,47 @@ test("policies simulate replays recorded decisions against a proposed file; encr
   expect(blind.stdout).toContain(`${big.id}`);
   expect(blind.stdout).toContain("encrypted: pass --identity to replay it with its arguments");
   expect(blind.stdout).toMatch(/Replayed \d+ of \d+ tool decisions since 1d against .*proposed\.yaml: \d+ would change, \d+ could not be judged\./);
+}, 60_000);
+
+test("--workspace means the same across the group: delete, update, test and simulate take it and keep to that workspace", async () => {
+  await api(cp, "POST", org(cp, "/workspaces"), { name: "elsewhere" });
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  await api(cp, "PUT", "/runtime/tools", { tools: [{ name: "crm.scoped", access: "read" }] }, rt.token);
+  const user = (await api(cp, "POST", org(cp, "/users"), { email: "scoped@example.com" })).json;
+  const p = JSON.parse((await create("scoped", `user:${user.id}`, "tool:crm.scoped", ["--agent-id", agent, "--json"])).stdout);
+
+  // a policy of "default" named with another workspace: refused, nothing changed
+  for (const args of [["policies", "delete", p.id, "--workspace", "elsewhere"], ["policies", "update", p.id, "--effect", "deny", "--workspace", "elsewhere"]]) {
+    const r = await svc(cp, args);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`policy ${p.id} is not in workspace elsewhere; nothing was changed`);
+    expect(r.stderr.trim()).toEndWith("(not_found)");
+  }
+  expect((await api(cp, "GET", org(cp, "/policies?workspace=default"))).json.policies.find((x: { id: string }) => x.id === p.id)).toMatchObject({ effect: "permit" });
+
+  // test: --workspace decides in that workspace's installation; another workspace has none
+  const tested = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.scoped", "--workspace", "default", "--installation", inst.id, "--json"]);
+  expect(tested.stderr).toBe("");
+  expect(JSON.parse(tested.stdout)).toMatchObject({ decision: "permit", installation_id: inst.id });
+  const none = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.scoped", "--workspace", "elsewhere"]);
+  expect(none.code).toBe(2);
+  expect(none.stderr).toContain("workspace elsewhere has no installation yet");
+  const wrong = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.scoped", "--workspace", "elsewhere", "--installation", inst.id]);
+  expect(wrong.code).toBe(1);
+  expect(wrong.stderr).toContain(`installation ${inst.id} is not in workspace elsewhere`);
+
+  // simulate: --workspace replays only that workspace's decisions
+  const rec = runtimeRecord(rt, { action: "tool:crm.scoped", tool_name: "crm.scoped", subject: { user_id: user.id, remote_user_id: "fe-scoped", via_installation: false } });
+  expect((await api(cp, "POST", "/runtime/audit-records", { records: [rec] }, rt.token)).json.inserted).toBe(1);
+  const here = JSON.parse((await svc(cp, ["policies", "simulate", "--since", "1d", "--workspace", "default", "--json"])).stdout);
+  const there = JSON.parse((await svc(cp, ["policies", "simulate", "--since", "1d", "--workspace", "elsewhere", "--json"])).stdout);
+  expect(here.records).toBeGreaterThanOrEqual(1);
+  expect(there).toMatchObject({ records: 0, replayed: 0 });
+
+  // and delete with the right workspace works, with --json like the rest of the group
+  const del = await svc(cp, ["policies", "delete", p.id, "--workspace", "default", "--json"]);
+  expect(del.code).toBe(0);
+  expect(JSON.parse(del.stdout)).toEqual({ deleted: p.id });
 }, 60_000);

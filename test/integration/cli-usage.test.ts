@@ -67,11 +67,25 @@ const COMMANDS: Case[] = [
   },
 ];
 
-/** A usage error: exit 2, nothing on stdout, one sentence naming the command, then its usage line. */
-function expectUsageError(r: Run, path: string[], says: string) {
+/**
+ * A usage error: exit 2, nothing on stdout, one sentence naming the command, then its usage line.
+ * Under --json (given as a flag) the same two parts come as one JSON object on stderr.
+ */
+function expectUsageError(r: Run, path: string[], says: string, args: string[] = []) {
   const name = `svc ${path.join(" ")}`;
   expect(r.code, r.stderr).toBe(2);
   expect(r.stdout).toBe("");
+  if (args.includes("--json")) {
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines.length).toBe(1);
+    const { error } = JSON.parse(lines[0] ?? "") as { error: { code: string; message: string; exit_code: number; usage: string } };
+    expect(error.code).toBe("usage");
+    expect(error.exit_code).toBe(2);
+    expect(error.message).toStartWith(`${name}: `);
+    expect(error.message).toContain(says);
+    expect(error.usage).toStartWith(name);
+    return;
+  }
   const lines = r.stderr.trimEnd().split("\n");
   expect(lines.length).toBe(2);
   expect(lines[0]).toStartWith(`${name}: `);
@@ -132,18 +146,18 @@ describe.each(COMMANDS.map((c) => [c.path.join(" "), c] as const))("svc %s", (_n
   });
 
   test("an unknown flag: exit 2 with a usage line", async () => {
-    expectUsageError(await svc(null, [...c.path, ...c.ok, "--bogus"]), c.path, 'unknown flag "--bogus"');
+    expectUsageError(await svc(null, [...c.path, ...c.ok, "--bogus"]), c.path, 'unknown flag "--bogus"', [...c.ok, "--bogus"]);
   });
 
   const missing = c.missing;
   if (missing) {
     test("a missing required flag or argument: exit 2 naming it", async () => {
-      expectUsageError(await svc(null, [...c.path, ...missing.args]), c.path, `missing required ${missing.names.startsWith("argument") ? "" : "flag "}${missing.names}`);
+      expectUsageError(await svc(null, [...c.path, ...missing.args]), c.path, `missing required ${missing.names.startsWith("argument") ? "" : "flag "}${missing.names}`, missing.args);
     });
   }
 
   test("a wrong value: exit 2 naming it", async () => {
-    expectUsageError(await svc(null, [...c.path, ...c.bad.args]), c.path, c.bad.says);
+    expectUsageError(await svc(null, [...c.path, ...c.bad.args]), c.path, c.bad.says, c.bad.args);
   });
 });
 

@@ -1,11 +1,13 @@
 // The README's run command (scripts/start.sh), control-plane mode: a fresh state dir gets a
 // first owner, an agent, an installation and a runtime credential (file mode 0600); a second
-// start reuses them. The runtime half is exercised by the end-to-end suite.
+// start reuses them and says it is a later run; Ctrl-C on a terminal whose output is piped
+// through tee stops every server. The runtime half is exercised by the end-to-end suite.
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, freePort, waitFor } from "../support/controlplane-process.ts";
+import { listening, onTerminal, processesWithEnv } from "../support/terminal.ts";
 
 setDefaultTimeout(180_000);
 const dir = mkdtempSync(join(tmpdir(), "svc-start-"));
@@ -22,7 +24,7 @@ async function start(port: number) {
   return proc;
 }
 
-/** What start.sh printed up to its "where to go" lines. */
+/** What start.sh printed up to its last line before the servers run ("Ctrl-C stops it."). */
 async function output(proc: Awaited<ReturnType<typeof start>>): Promise<string> {
   let text = "";
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
@@ -30,7 +32,7 @@ async function output(proc: Awaited<ReturnType<typeof start>>): Promise<string> 
     const { done, value } = await reader.read();
     if (done) break;
     text += new TextDecoder().decode(value);
-    if (text.includes("with-token")) break;
+    if (text.includes("Ctrl-C stops it.")) break;
   }
   reader.releaseLock();
   return text;
@@ -69,9 +71,33 @@ test("start.sh sets up a working control plane once and reuses it", async () => 
   const out = await output(again);
   expect(out).toContain(`http://127.0.0.1:${port}`);
   expect(out).not.toContain("Audit checkpoint-signing key");
+  // a later run says what a later run does: nothing installed or created again
+  expect(out).toStartWith("start: checking what svc needs and building dist/svc…\n");
+  expect(out).toContain("A later run on the same state: nothing was created again.");
+  expect(out).not.toContain("first run");
   const after = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { installations: unknown[] };
   expect(after.installations.length).toBe(1);
   expect(readFileSync(join(dir, "runtime-token"), "utf8").trim()).toBe(token);
   again.kill("SIGTERM");
   await again.exited;
+});
+
+test("Ctrl-C on a terminal with the output piped through tee (the reader dies too): every server stops, and the stop is still shown", async () => {
+  const own = mkdtempSync(join(tmpdir(), "svc-start-tty-"));
+  const port = freePort();
+  try {
+    const term = onTerminal(`bash scripts/start.sh 2>&1 | tee ${own}/start.log`, { env: { ...process.env, SVC_LOCAL_DIR: own, SVC_CP_PORT: String(port), SVC_START_NO_RUNTIME: "1" } });
+    await term.shows("Ctrl-C stops it.", 120_000);
+    expect(await listening(port)).toBe(true);
+    term.ctrlC();
+    expect(await term.exited).toBe(130);
+    // tee died of the same Ctrl-C: the last words reached the terminal itself
+    expect(term.screen()).toContain("start: stopping…");
+    expect(term.screen().trimEnd()).toEndWith("start: stopped");
+    expect(term.screen().match(/start: stopp/g)).toHaveLength(2); // "stopping…" and "stopped", once each
+    await waitFor(async () => processesWithEnv(`SVC_LOCAL_DIR=${own}`).length === 0 && !(await listening(port)), "every process of the run to be gone", 15_000);
+  } finally {
+    for (const pid of processesWithEnv(`SVC_LOCAL_DIR=${own}`)) process.kill(pid, "SIGKILL");
+    rmSync(own, { recursive: true, force: true });
+  }
 });

@@ -138,7 +138,7 @@ export type SocketListener = {
   events: () => { event: string; data: any }[];
   /** The `events` payloads of type notification. */
   notifications: () => any[];
-  /** The `events` payloads of type confirmation (a dialog that stays until dismissed). */
+  /** The claim dialogs: `events` payloads of type execute that draw one (svc_chatui/claim_dialog.py: title and link as data beside the script). */
   dialogs: () => any[];
   stop(): Promise<void>;
 };
@@ -187,7 +187,7 @@ export async function listenSocket(base: string, user: OwuiUser): Promise<Socket
     sid: () => String(seen.find((e) => e.event === "connected")?.data?.sid ?? ""),
     events: () => [...seen],
     notifications: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "notification").map((e) => e.data),
-    dialogs: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "confirmation").map((e) => e.data),
+    dialogs: () => seen.filter((e) => e.event === "events" && e.data?.data?.type === "execute" && typeof e.data?.data?.data?.title === "string").map((e) => e.data),
     async stop() {
       void proc.stdin.end();
       const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);

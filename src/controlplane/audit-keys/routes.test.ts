@@ -195,6 +195,31 @@ describe("the escrow key in the list (issue 15)", () => {
     expect(bundle.recipients.find((r: { kind: string }) => r.kind === "escrow").key_id).toBe(escrow.id);
     await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: false } });
     keys = (await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys;
-    expect(keys.find((k) => k.kind === "escrow")).toMatchObject({ id: escrow.id, status: "inactive" });
+    // the spec's two statuses: disabled while no records go to it, with why and what brings it back
+    expect(keys.find((k) => k.kind === "escrow")).toMatchObject({ id: escrow.id, status: "disabled", disabled_reason: expect.stringContaining("escrow is switched off in the organization settings") });
+  });
+
+  test("GET answers the escrow key by its id, its status follows escrow and the customer keys; :disable is 409 escrow_key_not_disableable and changes nothing", async () => {
+    const cp = await testControlPlane();
+    const customer = (await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "security", public_key: (await newRecipient()).recipient } })).json;
+    await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } });
+    const escrowId = ((await cp.call("GET", cp.org("/audit-encryption-keys"))).json.keys as { id: string; kind: string }[]).find((k) => k.kind === "escrow")!.id;
+    const one = await cp.call("GET", cp.org(`/audit-encryption-keys/${escrowId}`));
+    expect(one.status).toBe(200);
+    expect(one.json).toMatchObject({ id: escrowId, kind: "escrow", status: "active", disabled_reason: null });
+
+    const refused = await cp.call("POST", cp.org(`/audit-encryption-keys/${escrowId}:disable`));
+    expect(refused.status).toBe(409);
+    expect(refused.json.code).toBe("escrow_key_not_disableable");
+    expect(refused.json.detail).toContain("escrow_enabled");
+    expect((await cp.call("GET", cp.org("/settings"))).json).toMatchObject({ escrow_enabled: true, escrow_active: true });
+
+    // the last customer key disabled: escrow is on but receives nothing, and says why
+    await cp.call("POST", cp.org(`/audit-encryption-keys/${customer.id}:disable`));
+    expect((await cp.call("GET", cp.org(`/audit-encryption-keys/${escrowId}`))).json).toMatchObject({ status: "disabled", disabled_reason: expect.stringContaining("no customer key is active") });
+    // another organization does not see it
+    const other = await addOrganization(cp);
+    expect((await cp.call("GET", other.org(`/audit-encryption-keys/${escrowId}`), { token: other.adminToken })).status).toBe(404);
+    expect((await cp.call("POST", other.org(`/audit-encryption-keys/${escrowId}:disable`), { token: other.adminToken })).status).toBe(404);
   });
 });

@@ -57,23 +57,38 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
         detail: { summary: "Register a customer audit-encryption key (an age X25519 recipient)", tags: ["audit keys"] },
       },
     )
-    .get("/audit-encryption-keys/:id", async ({ principal, params }) => keyView(await getKey(deps.db, principal.orgId, params.id)), {
-      admin: true,
-      response: AuditKey,
-      detail: { summary: "One audit-encryption key", tags: ["audit keys"] },
-    })
+    .get(
+      "/audit-encryption-keys/:id",
+      async ({ principal, params }) => {
+        const escrow = await escrowKeySummary(deps.db, principal.orgId);
+        if (escrow && escrow.id === params.id) return escrowKeyView(escrow);
+        return keyView(await getKey(deps.db, principal.orgId, params.id));
+      },
+      {
+        admin: true,
+        response: AuditKey,
+        detail: { summary: "One audit-encryption key (the escrow key too, kind escrow)", tags: ["audit keys"] },
+      },
+    )
     .post(
       "/audit-encryption-keys/:keyAction",
       async ({ principal, params }) => {
         // Typed as a string, but null when the segment's escapes are malformed (see parseKeyAction).
         const { id, action } = parseKeyAction(params.keyAction);
         if (action !== "disable") throw new SvcError("not_found", `unknown key action "${action}"; the only action is :disable`);
+        const escrow = await escrowKeySummary(deps.db, principal.orgId);
+        if (escrow && escrow.id === id) {
+          throw new SvcError(
+            "escrow_key_not_disableable",
+            `${id} is the escrow key: it is switched with escrow in the organization settings (PATCH …/settings with {"escrow_enabled": false}, or the console's Settings page), never disabled as a key`,
+          );
+        }
         return keyView(await disableKey(deps, principal.orgId, id, acting(deps, principal)));
       },
       {
         admin: true,
         response: AuditKey,
-        detail: { summary: "Disable a key for good (POST …/{id}:disable)", tags: ["audit keys"] },
+        detail: { summary: "Disable a customer key for good (POST …/{id}:disable); the escrow key answers 409 escrow_key_not_disableable (switch escrow off in the settings)", tags: ["audit keys"] },
       },
     );
 }

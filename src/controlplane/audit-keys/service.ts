@@ -16,8 +16,8 @@ export type AuditKeyView = {
   id: string;
   name: string;
   public_key: string;
-  /** "inactive" only for the escrow key: escrow switched off, or no active customer key. */
-  status: "active" | "disabled" | "inactive";
+  /** The spec's statuses. For the escrow key, "disabled" means no records go to it now; disabled_reason says why and what brings it back. */
+  status: "active" | "disabled";
   created_at: string;
   disabled_at: string | null;
   /** Why the service disabled the key itself (an unusable recipient); null when an admin did, or active. */
@@ -39,9 +39,19 @@ export function keyView(row: AuditKeyRow): AuditKeyView {
   };
 }
 
-/** The escrow key as a list entry; it is switched on and off in the settings, never disabled here. */
-export function escrowKeyView(e: { id: string; recipient: string; createdAt: number; active: boolean }): AuditKeyView {
-  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "inactive", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, disabled_reason: null, kind: "escrow" };
+/**
+ * The escrow key as a key: "active" while records are encrypted to it, otherwise "disabled"
+ * with the reason and what brings it back. Unlike a customer key's, its status follows the
+ * escrow switch in the settings (spec §3: escrow only while a customer key is active); it is
+ * never disabled as a key. Pure.
+ */
+export function escrowKeyView(e: { id: string; recipient: string; createdAt: number; active: boolean; enabled: boolean }): AuditKeyView {
+  const reason = e.active
+    ? null
+    : e.enabled
+      ? "escrow is switched on but no customer key is active (escrow needs one): records go to it again once a customer key is registered"
+      : "escrow is switched off in the organization settings: records go to it again once escrow is switched on";
+  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "disabled", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, disabled_reason: reason, kind: "escrow" };
 }
 
 export async function listKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {

@@ -120,7 +120,11 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(byPolicy.records.map((r) => r.id)).toEqual([decision.id]);
   const sameArgs = await run("search by args digest", async () => searchRecords(db, cp.orgId, { args_digest: recent.args_digest!, digest_key_id: recent.digest_key_id! }, now));
   expect(sameArgs.records.length).toBeGreaterThan(0);
-  await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  const one = await run("one record", async () => getRecord(db, cp.orgId, decision.id));
+  expect(one.call_outcome?.id).toBe(outcome.id);
+  const calls = await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls", policy: "pol_B" }, now));
+  expect(calls.records.map((r) => [r.id, r.call_outcome?.id])).toEqual([[decision.id, outcome.id]]);
+  await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls" }, now));
   // the admin trail's searches (issue 27): the organization's bootstrap is one of its events
   expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
   await run("admin events", async () => searchRecords(db, cp.orgId, { action: "policy.*", result: "ok" }, now));
@@ -169,6 +173,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // the admin trail: its own partial index of admin events, and the (org, actor) one
   expect(uses("admin events", "audit_org_admin_id")).toBe(plans.get("admin events")!.length);
   expect(uses("admin events by actor", "audit_org_actor_id")).toBe(plans.get("admin events by actor")!.length);
+  // a call's outcome is found by its decision's id (the console's one row per call)
+  const outcomeLookups = (name: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes("audit_org_ref"))).length;
+  expect(outcomeLookups("one record")).toBe(1);
+  expect(outcomeLookups("search calls")).toBe(2);
   // retention: the chains with old records, each chain's first kept, last, the batch to delete, and the unchained records
   expect(uses("retention", "audit_org_chain_seq")).toBeGreaterThanOrEqual(5);
   // SIEM delivery in commit order reads the store chains' index

@@ -52,9 +52,18 @@ export type AuditFilters = {
   since?: string;
   /** 7d, 24h, 30m ago or an ISO 8601 time, exclusive */
   until?: string;
+  /**
+   * "calls": one entry per call: the decision records only (never an outcome), each with its
+   * outcome record's summary in `call_outcome` (null while none arrived), as the console's audit
+   * page shows them. Default: every record, outcomes as records of their own.
+   */
+  view?: "calls" | "records";
   cursor?: string;
   limit?: number;
 };
+
+/** What the console shows of a call's outcome beside its decision (issue 33): enough to read, and the record's id to open it. */
+export type CallOutcome = { id: string; ts: string; outcome: string | null; exit_code: number | null; duration_ms?: number; prompt_tokens?: number; completion_tokens?: number | null; cost?: number };
 
 /** Every column but the ciphertext. */
 export const viewColumns = (a: Tables["auditRecords"]) => ({
@@ -242,12 +251,42 @@ async function actorIds(db: Db, orgId: string, actor: string): Promise<string[]>
   return [account?.id, user?.id].filter((id): id is string => !!id);
 }
 
-export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now = Date.now()): Promise<{ records: AuditRecordView[]; next_cursor: string | null }> {
+/**
+ * The outcome records of these decisions, by decision id (the (org, ref) partial index). A
+ * decision has at most one outcome; should a runtime have sent two, the later one is shown.
+ */
+export async function outcomesOf(db: Db, orgId: string, decisionIds: readonly string[]): Promise<Map<string, CallOutcome>> {
+  const out = new Map<string, CallOutcome>();
+  if (decisionIds.length === 0) return out;
+  const a = tables(db).auditRecords;
+  const rows = await db
+    .select({ id: a.id, ts: a.ts, ref: a.ref, outcome: a.outcome, exitCode: a.exitCode, durationMs: a.durationMs, promptTokens: a.promptTokens, completionTokens: a.completionTokens, cost: a.cost })
+    .from(a)
+    .where(and(eq(a.orgId, orgId), isNotNull(a.ref), inArray(a.ref, [...decisionIds])));
+  // Ordered here, not in SQL: an ORDER BY id makes SQLite walk the organization's id index instead.
+  rows.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  for (const r of rows) {
+    out.set(r.ref!, {
+      id: r.id,
+      ts: new Date(r.ts).toISOString(),
+      outcome: r.outcome,
+      exit_code: r.exitCode,
+      ...(r.durationMs !== null ? { duration_ms: r.durationMs } : {}),
+      ...(r.promptTokens !== null ? { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens } : {}),
+      ...(r.cost !== null ? { cost: r.cost } : {}),
+    });
+  }
+  return out;
+}
+
+export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now = Date.now()): Promise<{ records: Array<AuditRecordView & { call_outcome?: CallOutcome | null }>; next_cursor: string | null }> {
   const a = tables(db).auditRecords;
   const limit = f.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
+  if (f.view === "calls" && f.kind === "outcome") throw new SvcError("validation_failed", "view=calls shows each call's outcome beside its decision; ask for kind=outcome without it", { errors: [{ path: "/view", message: "cannot be combined with kind=outcome" }] });
   const conds = await filterConditions(db, orgId, f, now);
   if (!conds) return { records: [], next_cursor: null };
+  if (f.view === "calls" && !f.kind) conds.push(inArray(a.kind, ["tool", "model", "admin"]));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
   const rows: Row[] = await db
@@ -258,13 +297,17 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
+  const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
   return {
-    records: page.map((r) => recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null)),
+    records: page.map((r) => {
+      const view = recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null);
+      return outcomes && r.kind !== "admin" ? { ...view, call_outcome: outcomes.get(r.id) ?? null } : view;
+    }),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
 }
 
-export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView> {
+export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView & { call_outcome?: CallOutcome | null }> {
   const a = tables(db).auditRecords;
   const [row] = await db
     .select(viewColumns(a))
@@ -272,7 +315,10 @@ export async function getRecord(db: Db, orgId: string, id: string): Promise<Audi
     .where(and(eq(a.orgId, orgId), eq(a.id, id)));
   if (!row) throw new SvcError("not_found", `audit record ${id} not found`);
   const email = row.userId ? ((await emailsOfUsers(db, orgId, [row.userId])).get(row.userId) ?? null) : null;
-  return recordView(row, email);
+  const view = recordView(row, email);
+  // A decision names its outcome record (an outcome names its decision in `ref`): each one click from the other.
+  if (row.kind === "tool" || row.kind === "model") return { ...view, call_outcome: (await outcomesOf(db, orgId, [row.id])).get(row.id) ?? null };
+  return view;
 }
 
 /** The record's age ciphertext; 404 not_found when the record is digest-only. */

@@ -45,6 +45,7 @@ const Filters = {
 };
 const SearchQuery = t.Object({
   ...Filters,
+  view: t.Optional(t.Union([t.Literal("calls"), t.Literal("records")], { description: "calls: one entry per call, the decision with its outcome (call_outcome); records (default): every record, outcomes too" })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });

@@ -89,6 +89,8 @@ export const auditRecords = table(
     c.index("audit_org_received_id").on(t.orgId, t.receivedAt, t.id),
     // retention walks each chain up from its oldest record (audit/retention.ts)
     c.index("audit_org_chain_seq").on(t.orgId, t.chainId, t.chainSeq),
+    // a call's outcome by its decision (the console's one row per call, issue 33): outcomes only
+    c.index("audit_org_ref").on(t.orgId, t.ref).where(isNotNull(t.ref)),
     // the admin trail (svc audit list --kind admin [--actor …]; issue 27): few rows among many
     c.index("audit_org_admin_id").on(t.orgId, t.id).where(sql`${t.kind} = 'admin'`),
     c.index("audit_org_actor_id").on(t.orgId, t.actorId, t.id).where(isNotNull(t.actorId)),

@@ -10,7 +10,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { cookieName } from "../http/cookie-names.ts";
 import { requestOrigin } from "../http/rate-limit.ts";
 import { credentialOf, receivedRequest } from "../http/request-gate.ts";
-import { findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
+import { deletedInstallationOf, findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
 import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
 import { bearer, safeEqual } from "./tokens.ts";
 
@@ -75,8 +75,15 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
 export async function runtimeCaller(deps: ControlPlaneDeps, headers: Record<string, string | undefined>): Promise<RuntimeCaller> {
   const token = bearer(headers.authorization);
   const caller: RuntimeCaller | null = token ? await findInstallationByToken(deps, token, headers) : null;
-  if (!caller) throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
-  return caller;
+  if (caller) return caller;
+  const deleted = token ? await deletedInstallationOf(deps, token) : null;
+  if (deleted) {
+    throw new SvcError(
+      "installation_deleted",
+      `the runtime token belongs to installation ${deleted.id} (${deleted.name}), which was deleted at ${new Date(deleted.deletedAt).toISOString()}; a deleted installation's credential cannot be rotated: create an installation with \`svc bot init\`, get its credential with \`svc bot credential\` and deploy with that`,
+    );
+  }
+  throw new SvcError("unauthorized", "runtime token is wrong or was rotated; get a new one with `svc bot credential --rotate`");
 }
 
 /** Headers of a request as Elysia's context holds them (lower-case name → value). */

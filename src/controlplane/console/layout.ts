@@ -198,13 +198,15 @@ export type FieldOptions = {
   attrs?: SafeHtml;
   /** Search forms leave out the "(optional)" mark: every filter is optional. */
   quiet?: boolean;
+  /** Instead of "(optional)": when the field is required only sometimes, say when ("(required for a webhook)"). */
+  mark?: string;
 };
 
 export function field(o: FieldOptions): SafeHtml {
   const id = o.id ?? `f-${o.name}`;
   const hintId = `${id}-hint`;
   return html`<div class="field">
-  <label for="${id}">${o.label}${o.required || o.quiet ? "" : html` <span class="optional">(optional)</span>`}</label>
+  <label for="${id}">${o.label}${o.required || o.quiet ? "" : html` <span class="optional">${o.mark ?? "(optional)"}</span>`}</label>
   <input id="${id}" name="${o.name}" type="${o.type ?? "text"}" value="${o.value ?? ""}" ${o.required ? html`required` : ""} ${
     o.pattern ? html`pattern="${o.pattern}"` : ""
   } ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ""} ${o.placeholder ? html`placeholder="${o.placeholder}"` : ""} ${

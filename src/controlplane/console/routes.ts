@@ -18,7 +18,7 @@ import { html } from "./html.ts";
 import { ASSETS, publicShell } from "./layout.ts";
 import { getAgents, postAgent } from "./pages/agents.ts";
 import { getAuditKeys, getDisableKey, postAuditKey, postDisableKey } from "./pages/audit-keys.ts";
-import { getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
+import { getDeleteSiemSink, getSiemSinks, postDeleteSiemSink, postSiemSink } from "./pages/siem-sinks.ts";
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { postCheckpointNow, postVerifyNow } from "./pages/tamper-evidence.ts";
 import { getAudit } from "./pages/audit.ts";
@@ -29,14 +29,14 @@ import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
 import { getInvite, postInvite } from "./pages/invite.ts";
-import { getGroups, getIdentities, getMembers, getRemoveMember, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
+import { getGroups, getIdentities, getMembers, getRemoveMember, getRevokeToken, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
 import { getLoginApprove, postLoginApprove } from "./pages/login-approve.ts";
 import { getModelProfiles } from "./pages/model-profiles.ts";
 import { getOverview } from "./pages/overview.ts";
 import { getToolServer, getToolServers } from "./pages/tool-servers.ts";
-import { getPolicies, postPolicy, postPolicyDelete } from "./pages/policies.ts";
-import { getSettings, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
+import { getPolicies, getPolicyDelete, postPolicy, postPolicyDelete } from "./pages/policies.ts";
+import { getSettings, getSsoDelete, postEscrow, postSso, postSsoDelete } from "./pages/settings.ts";
 import { getSignIn, getSsoCallback, getSsoStart, postSignIn, postSignOut, postSwitchOrg } from "./pages/sign-in.ts";
 import { loadSession } from "./session.ts";
 
@@ -171,6 +171,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/tool-servers/:id", run(getToolServer))
       .get("/policies", run(async (c) => getPolicies(c)))
       .post("/policies", run(postPolicy, "session"))
+      .get("/policies/:id/delete", run(getPolicyDelete))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))
       .get("/policies/:id/edit", run(async (c) => getPolicyEdit(c)))
       .post("/policies/:id", run(postPolicyEdit, "session"))
@@ -183,6 +184,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/members", run(postMember, "session"))
       .get("/members/:id/remove", run(getRemoveMember))
       .post("/members/:id/remove", run(postRemoveMember, "session"))
+      .get("/api-tokens/:id/revoke", run(getRevokeToken))
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
       .get("/audit/export.csv", run(getAuditExport))
@@ -192,6 +194,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))
       .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
       .post("/siem-sinks", run(postSiemSink, "session"))
+      .get("/siem-sinks/:id/delete", run(getDeleteSiemSink))
       .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
@@ -205,6 +208,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/settings", run(async (c) => getSettings(c)))
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))
+      .get("/settings/sso/delete", run(getSsoDelete))
       .post("/settings/sso/delete", run(postSsoDelete, "session"))
   );
 }

@@ -54,6 +54,18 @@ describe("checkOutboundUrl", () => {
     expect(await codeOf(checkOutboundUrl("https://nowhere.invalid", { ...o, stage: "save", lookup: failing }))).toBeNull();
     expect(await codeOf(checkOutboundUrl("https://nowhere.invalid", { ...o, lookup: failing }))).toContain("could not be resolved");
   });
+  test("allowLoopback (the demo's SIEM sinks) lets loopback through and nothing else non-public", async () => {
+    const lo = { ...o, allowLoopback: true };
+    expect(await codeOf(checkOutboundUrl("http://127.0.0.1:9000/hec", lo))).toBeNull();
+    expect(await codeOf(checkOutboundUrl("http://[::1]:9000/hec", lo))).toBeNull();
+    expect(await codeOf(checkOutboundUrl("http://localhost:9000/hec", lo))).toBeNull();
+    expect(await codeOf(checkOutboundUrl("https://169.254.169.254/latest/meta-data", lo))).toContain("link-local");
+    expect(await codeOf(checkOutboundUrl("https://10.0.0.1/", lo))).toContain("private");
+    expect(await codeOf(checkOutboundUrl("https://[::ffff:10.0.0.1]/", lo))).toStartWith("outbound_url_refused");
+    expect(await codeOf(checkOutboundUrl("https://[fd00::1]/", lo))).toContain("unique-local");
+    // a name that resolves to loopback and a private address is still refused
+    expect(await codeOf(checkOutboundUrl("https://mixed.example", { ...lo, lookup: resolvesTo("127.0.0.1", "10.0.0.5") }))).toContain("10.0.0.5, a private address");
+  });
   test("the operator setting allows everything", async () => {
     expect(await codeOf(checkOutboundUrl("http://127.0.0.1:9000", { ...o, allowPrivate: true }))).toBeNull();
   });

@@ -93,6 +93,11 @@ export type OutboundOptions = {
   what: string;
   allowPrivate: boolean;
   /**
+   * Loopback addresses only (127.0.0.0/8, ::1), nothing else non-public: a receiver on the
+   * control plane's own host, which the demo lets a newcomer try (SVC_CP_ALLOW_LOOPBACK_SINKS).
+   */
+  allowLoopback?: boolean;
+  /**
    * "save": a name that does not resolve now is accepted (it is checked again before each call);
    * "fetch": it is refused.
    */
@@ -114,8 +119,12 @@ export async function checkOutboundUrl(url: string | URL, o: OutboundOptions): P
   }
   const host = u.hostname.replace(/^\[|\]$/g, "");
   const hint = "; the control plane calls only public addresses (an operator can allow private ones with SVC_CP_ALLOW_PRIVATE_OUTBOUND=1)";
+  const refused = (address: string) => {
+    const why = nonPublicReason(address);
+    return why === "loopback" && o.allowLoopback ? null : why;
+  };
   if (isIP(host)) {
-    const why = nonPublicReason(host);
+    const why = refused(host);
     if (why) throw new SvcError("outbound_url_refused", `${o.what} ${u.origin} is a ${why} address${hint}`);
     return;
   }
@@ -131,7 +140,7 @@ export async function checkOutboundUrl(url: string | URL, o: OutboundOptions): P
   }
   if (addresses.length === 0 && o.stage === "fetch") throw new SvcError("outbound_url_refused", `${o.what} host ${host} has no address`);
   for (const a of addresses) {
-    const why = nonPublicReason(a.address);
+    const why = refused(a.address);
     if (why) throw new SvcError("outbound_url_refused", `${o.what} host ${host} resolves to ${a.address}, a ${why} address${hint}`);
   }
 }

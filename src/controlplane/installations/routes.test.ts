@@ -129,4 +129,24 @@ describe("runtime credential", () => {
     expect((await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } })).status).toBe(404);
     expect((await cp.call("DELETE", cp.org(`/installations/${installationId}`))).status).toBe(404);
   });
+
+  test("the deleted installation's runtime token is told so (installation_deleted, naming it), not to rotate a token that cannot come back", async () => {
+    const cp = await testControlPlane();
+    const { installationId } = await agentAndInstallation(cp, "default", "helpdesk");
+    const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
+    expect((await cp.call("DELETE", cp.org(`/installations/${installationId}`))).status).toBe(204);
+    for (const [method, path] of [["POST", "/api/v1/runtime/bootstrap"], ["GET", "/api/v1/runtime/policy-bundle?version=1"], ["PUT", "/api/v1/runtime/tools"]] as const) {
+      const res = await cp.call(method, path, { token, body: method === "GET" ? undefined : {} });
+      expect(res.status).toBe(401);
+      expect(res.json.code).toBe("installation_deleted");
+      expect(res.json.detail).toContain(`installation ${installationId} (helpdesk-bot), which was deleted at `);
+      expect(res.json.detail).toContain("svc bot init");
+      expect(res.json.detail).not.toContain("--rotate");
+    }
+    // a token that never was one still hears the old message
+    const wrong = await cp.call("POST", "/api/v1/runtime/bootstrap", { token: "svc_rt_" + "x".repeat(43), body: {} });
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.code).toBe("unauthorized");
+    expect(wrong.json.detail).toContain("wrong or was rotated");
+  });
 });

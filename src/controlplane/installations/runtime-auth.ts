@@ -1,7 +1,8 @@
 // Resolves a runtime bearer token to its installation. Only the current token's hash matches,
-// so a rotated token fails at once; a deleted installation's token matches nothing.
+// so a rotated token fails at once; a deleted installation's token matches no live one, and
+// `deletedInstallationOf` says which deleted installation it was (for an accurate refusal).
 import { REPLICA_HEADER } from "../../contract/runtime-api.ts";
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import { hashSecret, isKind } from "../auth/tokens.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -54,4 +55,15 @@ export async function findInstallationByToken(
     replicaId: headers[REPLICA_HEADER] ?? null,
     orgRevision: row.revision,
   };
+}
+
+/** The deleted installation a runtime token belonged to, if any (the refusal names it; nothing else is trusted from it). */
+export async function deletedInstallationOf(deps: ControlPlaneDeps, token: string): Promise<{ id: string; name: string; deletedAt: number } | null> {
+  if (!isKind(token, "runtime")) return null;
+  const i = tables(deps.db).installations;
+  const [row] = await deps.db
+    .select({ id: i.id, name: i.name, deletedAt: i.deletedAt })
+    .from(i)
+    .where(and(eq(i.tokenHash, hashSecret(token)), isNotNull(i.deletedAt)));
+  return row && row.deletedAt !== null ? { id: row.id, name: row.name, deletedAt: row.deletedAt } : null;
 }

@@ -161,13 +161,18 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
   });
 }
 
-/** Soft delete: the token stops working (the revision bump ends it for bundle polls too), the replicas' bundles go away, the tool names are freed. */
+/**
+ * Soft delete: the token stops working (runtime-auth.ts reads live installations only, and the
+ * revision bump ends it for bundle polls too), the replicas' bundles go away, the tool names are
+ * freed. The token's hash stays on the deleted row so a runtime still using it is told the
+ * installation was deleted, not that its token is wrong (which a rotation cannot fix).
+ */
 export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string, by: Acting): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);
     const i = tables(tx).installations;
     const tools = await toolCountOf(tx, row.id);
-    await tx.update(i).set({ deletedAt: deps.now(), tokenHash: null }).where(eq(i.id, row.id));
+    await tx.update(i).set({ deletedAt: deps.now() }).where(eq(i.id, row.id));
     await releaseTools(tx, row.id);
     await bumpRevision(tx, orgId);
     await recordChange(tx, by, { orgId, workspaceId: row.workspaceId, action: "installation.delete", target: target(row), before: presentInstallation(row, tools) });

@@ -210,6 +210,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /usage": () => ({ path: "/usage" }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", form: { name: "c", src: "*", dst: "tool:y", effect: "permit", workspace: "default" } }),
+  "GET /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),
   "POST /policies/:id/delete": (w) => ({ path: `/policies/${w.policyId}/delete` }),
   "GET /policies/:id/edit": (w) => ({ path: `/policies/${w.policyId}/edit` }),
   "POST /policies/:id": (w) => ({ path: `/policies/${w.policyId}`, form: { name: "renamed", effect: "deny", mode: "shadow" } }),
@@ -222,6 +223,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "POST /members": () => ({ path: "/members", form: { email: "console-added@example.com", role: "admin" } }),
   "GET /members/:id/remove": (w) => ({ path: `/members/${w.ownerAccountId}/remove` }),
   "POST /members/:id/remove": (w) => ({ path: `/members/${w.ownerAccountId}/remove` }),
+  "GET /api-tokens/:id/revoke": (w) => ({ path: `/api-tokens/${w.apiTokenId}/revoke` }),
   "POST /api-tokens/:id/revoke": (w) => ({ path: `/api-tokens/${w.apiTokenId}/revoke` }),
   "GET /audit": () => ({ path: "/audit" }),
   "GET /audit/export.csv": () => ({ path: "/audit/export.csv" }),
@@ -230,6 +232,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
   "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
   "POST /siem-sinks": () => ({ path: "/siem-sinks", form: { name: "console", kind: "syslog", endpoint: "siem.example.com:6514" } }),
+  "GET /siem-sinks/:id/delete": (w) => ({ path: `/siem-sinks/${w.sinkId}/delete` }),
   "POST /siem-sinks/:id/delete": (w) => ({ path: `/siem-sinks/${w.sinkId}/delete` }),
   "POST /audit-keys": () => ({ path: "/audit-keys", form: { name: "c", public_key: "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p" } }),
   "GET /audit-keys/:id/disable": (w) => ({ path: `/audit-keys/${w.keyId}/disable` }),
@@ -243,6 +246,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /settings": () => ({ path: "/settings" }),
   "POST /settings/escrow": () => ({ path: "/settings/escrow", form: { escrow_enabled: "true" } }),
   "POST /settings/sso": () => ({ path: "/settings/sso", form: { issuer: "https://idp.example.com", client_id: "c", client_secret: "s" } }),
+  "GET /settings/sso/delete": () => ({ path: "/settings/sso/delete" }),
   "POST /settings/sso/delete": () => ({ path: "/settings/sso/delete" }),
 };
 

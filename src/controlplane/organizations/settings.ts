@@ -57,12 +57,15 @@ export async function enabledEscrowRecipient(db: Db, orgId: string): Promise<{ i
  * recipient_key_ids), recipient and whether new records are encrypted to it now; null before
  * escrow was first enabled.
  */
-export async function escrowKeySummary(db: Db, orgId: string): Promise<{ id: string; recipient: string; createdAt: number; active: boolean } | null> {
+export async function escrowKeySummary(db: Db, orgId: string): Promise<EscrowKeySummary | null> {
   const row = await escrowKeyRow(db, orgId);
   if (!row) return null;
-  const { escrow_active } = await getSettings(db, orgId);
-  return { id: row.id, recipient: row.recipient, createdAt: row.createdAt, active: escrow_active };
+  const { escrow_active, escrow_enabled } = await getSettings(db, orgId);
+  return { id: row.id, recipient: row.recipient, createdAt: row.createdAt, active: escrow_active, enabled: escrow_enabled };
 }
+
+/** The escrow key as the keys list shows it: active only while records are encrypted to it (escrow on and a customer key active). */
+export type EscrowKeySummary = { id: string; recipient: string; createdAt: number; active: boolean; enabled: boolean };
 
 export async function getSettings(db: Db, orgId: string): Promise<OrganizationSettings> {
   const org = await getOrganization(db, orgId);

@@ -62,7 +62,10 @@ export function endpointUrl(kind: SinkKind, endpoint: string): string {
 
 export type CheckedSink = { name: string; kind: SinkKind; endpoint: string; secret: string | null; includeCiphertext: boolean; backfill: boolean; options: SinkOptions };
 
-export async function checkSinkInput(input: SinkInput, allowPrivate: boolean): Promise<CheckedSink> {
+/** What outbound addresses a sink may reach besides public ones (deps.config). */
+export type SinkReach = { allowPrivate: boolean; allowLoopback: boolean };
+
+export async function checkSinkInput(input: SinkInput, reach: SinkReach): Promise<CheckedSink> {
   const name = input.name.trim();
   if (!name) throw invalid("/name", "must not be empty");
   if (!/^[\w.@ -]{1,100}$/.test(name)) throw invalid("/name", "may hold letters, digits, space and . _ - @ (up to 100)");
@@ -86,6 +89,6 @@ export async function checkSinkInput(input: SinkInput, allowPrivate: boolean): P
     if (!/^[A-Za-z0-9.-]{1,253}$/.test(input.server_name)) throw invalid("/server_name", "is not a host name");
     options.server_name = input.server_name;
   }
-  await checkOutboundUrl(endpointUrl(input.kind, endpoint), { what: "endpoint", allowPrivate, stage: "save" });
+  await checkOutboundUrl(endpointUrl(input.kind, endpoint), { what: "endpoint", allowPrivate: reach.allowPrivate, allowLoopback: reach.allowLoopback, stage: "save" });
   return { name, kind: input.kind, endpoint, secret, includeCiphertext: input.include_ciphertext ?? false, backfill: input.backfill ?? false, options };
 }

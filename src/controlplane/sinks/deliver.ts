@@ -82,7 +82,7 @@ export async function deliverSink(deps: ControlPlaneDeps, sinkId: string, o: Del
     const { records, move } = batch;
     if (records.length > 0) {
       try {
-        if (!o.sendFor) await checkOutboundUrl(endpointUrl(row.kind, row.endpoint), { what: "endpoint", allowPrivate: deps.config.allowPrivateOutbound, stage: "fetch" });
+        if (!o.sendFor) await checkOutboundUrl(endpointUrl(row.kind, row.endpoint), { what: "endpoint", allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks, stage: "fetch" });
         send ??= o.sendFor ? o.sendFor(row) : sendFor({ kind: row.kind, endpoint: row.endpoint, secret: unwrapSecret(deps, row), options: row.options, host: hostname() });
         await send(records);
       } catch (e) {

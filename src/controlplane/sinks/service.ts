@@ -23,7 +23,7 @@ function eventView(row: SinkRow, secret: string | null) {
 }
 
 export async function createSink(deps: ControlPlaneDeps, orgId: string, input: SinkInput, by: Acting): Promise<SinkRow> {
-  const s = await checkSinkInput(input, deps.config.allowPrivateOutbound);
+  const s = await checkSinkInput(input, { allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks });
   const id = newId("siemSink");
   // From its own creation event on (that event included), unless it backfills.
   const now = by.at;

@@ -84,6 +84,11 @@ describe("webhook sinks: admin routes", () => {
     const refused = await strict.call("POST", strict.org("/siem-sinks"), { body: ok });
     expect(refused.status).toBe(422);
     expect(refused.json.code).toBe("outbound_url_refused");
+    // The demo's opt-in lets a receiver on loopback through, and nothing else private.
+    const demo = await testControlPlane({ config: { allowPrivateOutbound: false, allowLoopbackSinks: true } });
+    expect((await demo.call("POST", demo.org("/siem-sinks"), { body: ok })).status).toBe(201);
+    const privateRx = await demo.call("POST", demo.org("/siem-sinks"), { body: { ...ok, name: "lan", endpoint: "https://10.1.2.3:8088/services/collector/event" } });
+    expect([privateRx.status, privateRx.json.code]).toEqual([422, "outbound_url_refused"]);
     const list = await cp.call("GET", cp.org("/siem-sinks"));
     expect(list.json.sinks.map((s: { name: string }) => s.name)).toEqual(["splunk"]);
     expect(list.text).not.toContain(SECRET);

@@ -63,6 +63,7 @@ export function isTransient(e: unknown): boolean {
 export function credentialRefusal(e: unknown): string | null {
   if (!(e instanceof ControlPlaneError) || e.status === null) return null;
   const where = e.call ?? "a runtime call";
+  if (e.status === 401 && e.code === "installation_deleted") return `the control plane refused the runtime token (401 on ${where}): ${e.detail ?? "its installation was deleted"}`;
   if (e.status === 401) return `the control plane refused the runtime token (401 on ${where}): SVC_RUNTIME_TOKEN is wrong or was rotated`;
   if (e.status === 403) return `the control plane refused the runtime token (403 on ${where}): the token is not allowed to act for this installation`;
   if (e.status === 404 && (e.call === "bootstrap" || e.call === "policy-bundle")) {

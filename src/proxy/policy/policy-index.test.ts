@@ -130,6 +130,16 @@ describe("model decisions", () => {
     expect(decideModel(c, stranger, NOW)).toMatchObject({ code: "identity.unlinked", message: "Refused (identity.unlinked)" });
   });
 
+  test("an unlinked front-end user sees no models, in v2 as in v1 (spec §7: model list empty); the Pipe's listing without a user still does in v2", () => {
+    for (const version of [1, 2] as const) {
+      const c = indexBundle(bundle([pol("*", "model:invoke")], { version }));
+      expect(visibleModels(c, stranger, NOW)).toBeNull();
+      expect(decideModel(c, stranger, NOW).code).toBe("identity.unlinked");
+      expect(visibleModels(c, alice, NOW)?.models).toEqual(["gpt-x", "gpt-y"]);
+    }
+    expect(visibleModels(indexBundle(bundle([], { version: 2 })), null, NOW)?.models).toEqual(["gpt-x", "gpt-y"]);
+  });
+
   test("no profile: no models and model calls refused, in v1 too", () => {
     const c = indexBundle(bundle([pol("*", "model:invoke")], { model_profile: null }));
     expect(visibleModels(c, alice, NOW)).toBeNull();

@@ -240,10 +240,16 @@ export function decideModel(c: CompiledBundle, user: Pick<FrontendUser, "id"> | 
   return { decision: "permit", code: null, reason: "assignment", policyId: null, message: null, subject, considered: 0 };
 }
 
-/** The models the caller may see: the profile's, or none (no profile, or in v1 no permit). */
+/**
+ * The models the caller may see: the profile's, or none (spec §7 "model list empty": no
+ * profile, in v1 no permit, and in both versions a front-end user who is not linked, whose
+ * model calls are refused). Without a user (the Pipe's listing, which Open WebUI makes for
+ * everyone at once) v2 lists the assigned profile's models: the assignment decides.
+ */
 export function visibleModels(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, now: Date): { profile: BundleModelProfile; models: string[] } | null {
   const profile = c.bundle.model_profile;
   if (!profile) return null;
+  if (user && resolveSubject(c, user).kind === "unlinked") return null;
   if (c.bundle.version === 1 && decideModel(c, user, now).decision !== "permit") return null;
   const models = profile.models.length > 0 ? profile.models : [profile.default_model];
   return { profile, models };

@@ -7,8 +7,8 @@ import { code, dataTable } from "../layout.ts";
 
 export type { Activity } from "../../../contract/admin-api.ts";
 
-const PERMIT = "#16a34a";
-const DENY = "#dc2626";
+// Colours come from the stylesheet by class (.bar-permit, .swatch-permit, …): the console's CSP
+// (style-src 'self') blocks inline style attributes, which left the legend without its colours.
 
 /** Decisions per hour, permits under denies. Pure. */
 export function hourlyChart(hours: Activity["hours"]): SafeHtml {
@@ -23,8 +23,8 @@ export function hourlyChart(hours: Activity["hours"]): SafeHtml {
     const ph = (h.permit / max) * (H - 8);
     const dh = (h.deny / max) * (H - 8);
     return html`<g><title>${label(h.hour)}: ${h.permit} permitted, ${h.deny} denied</title>${
-      h.permit ? html`<rect class="bar-permit" x="${x}" y="${(H - ph).toFixed(1)}" width="${w}" height="${ph.toFixed(1)}" fill="${PERMIT}"></rect>` : ""
-    }${h.deny ? html`<rect class="bar-deny" x="${x}" y="${(H - ph - dh).toFixed(1)}" width="${w}" height="${dh.toFixed(1)}" fill="${DENY}"></rect>` : ""}</g>`;
+      h.permit ? html`<rect class="bar-permit" x="${x}" y="${(H - ph).toFixed(1)}" width="${w}" height="${ph.toFixed(1)}"></rect>` : ""
+    }${h.deny ? html`<rect class="bar-deny" x="${x}" y="${(H - ph - dh).toFixed(1)}" width="${w}" height="${dh.toFixed(1)}"></rect>` : ""}</g>`;
   });
   const permits = hours.reduce((n, h) => n + h.permit, 0);
   const denies = hours.reduce((n, h) => n + h.deny, 0);
@@ -35,7 +35,7 @@ ${bars}
 <text x="0" y="${H + 13}" font-size="10" fill="currentColor">${hours[0] ? label(hours[0].hour) : ""}</text>
 <text x="${W}" y="${H + 13}" font-size="10" text-anchor="end" fill="currentColor">${hours.at(-1) ? label(hours.at(-1)!.hour) : ""}</text>
 </svg>
-<ul class="legend"><li><span class="swatch" style="background:${PERMIT}"></span> permitted (<span data-figure="permits">${permits}</span>)</li><li><span class="swatch" style="background:${DENY}"></span> denied (<span data-figure="denies">${denies}</span>)</li></ul>
+<ul class="legend"><li><span class="swatch swatch-permit" aria-hidden="true"></span> permitted (<span data-figure="permits">${permits}</span>)</li><li><span class="swatch swatch-deny" aria-hidden="true"></span> denied (<span data-figure="denies">${denies}</span>)</li></ul>
 </figure>`;
 }
 

@@ -1,8 +1,9 @@
 // One audit record's detail page, and the audit view's CSV export (issue 15). The detail shows
 // every stored field but the ciphertext (the console never fetches or decrypts it: the page
 // says how to decrypt with your own identity), the deciding policy linked, the decision record
-// an outcome belongs to, and the hash-chain position. The export streams the admin API's CSV
-// for the same filters as the page, so what the page shows is what the file holds.
+// an outcome belongs to and a decision's outcome record, and the hash-chain position. The
+// export streams the admin API's CSV for the same filters as the page: every record they
+// match, outcomes as rows of their own.
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, query, type SafeHtml } from "../html.ts";
@@ -55,6 +56,7 @@ export function recordFields(r: Detail, policies: ReadonlyMap<string, { name: st
     ["Agent", code(r.agent_id)],
     ["Replica", opt(r.replica_id)],
     ["Decision record", r.ref ? html`<a href="${path`/audit/${r.ref}`}">${r.ref}</a>` : dash],
+    ...(r.call_outcome !== undefined ? ([["Outcome record", r.call_outcome ? html`<a href="${path`/audit/${r.call_outcome.id}`}">${r.call_outcome.id}</a>` : html`<span class="muted">none recorded</span>`]] as [string, SafeHtml][]) : []),
     ["Outcome", r.outcome ? html`${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` exit ${r.exit_code}` : ""}` : dash],
     ["Tokens", r.prompt_tokens !== undefined ? html`${r.prompt_tokens} prompt, ${r.completion_tokens ?? 0} completion` : dash],
     ["Cost", opt(r.cost)],
@@ -112,7 +114,9 @@ export async function getAuditRecord(pc: PageContext): Promise<PageResult> {
 export async function getAuditExport(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const f = auditFilters(ctx.url.searchParams);
-  const res = await ctx.api.raw(ctx.api.org(`/audit-records/export${query({ ...apiFilters(f), format: "csv" })}`));
+  // Every record of the search, outcomes too: the file is the audit, not the page's one row per call.
+  const { view: _view, ...filters } = apiFilters(f);
+  const res = await ctx.api.raw(ctx.api.org(`/audit-records/export${query({ ...filters, format: "csv" })}`));
   if (res.ok) return { kind: "download", response: res };
   const problem = (await res.json().catch(() => ({}))) as { detail?: string };
   return page(shell(ctx.session, { title: "Audit export", active: "audit", error: problem.detail ?? `the export failed (${res.status})`, body: html`<p><a href="/audit">All audit records</a></p>` }), res.status);

@@ -1,9 +1,11 @@
 // The audit view: search by tool name (prefix or glob) and decision, plus kind, user,
 // installation, policy and time; Open WebUI's background tasks (titles, tags, follow-ups) are
-// marked and hidden unless asked for. Each record shows the policy that decided it (linked),
-// and whether its arguments are encrypted (to which key ids) or digest-only; its id opens its
-// detail page (audit-record.ts), which also serves the CSV export. The console never fetches
-// ciphertext and never decrypts (spec §2, Audit record).
+// marked and hidden unless asked for. One row per call (issue 33): the decision and, beside it,
+// the call's outcome (the API's view=calls), each record's id opening its detail page
+// (audit-record.ts), which also serves the CSV export; asking for outcomes lists those records
+// alone. Each row shows the policy that decided (linked), and whether the arguments are
+// encrypted (to which key ids) or digest-only. The console never fetches ciphertext and never
+// decrypts (spec §2, Audit record).
 import type { AuditRecordView } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
@@ -26,6 +28,8 @@ export function auditFilters(sp: URLSearchParams): AuditFilterValues {
 /** The admin API's query for the page's filters: background tasks hidden unless "all" or "only". Pure. */
 export function apiFilters(f: AuditFilterValues): Record<string, string | null> {
   return {
+    // one row per call, except when the outcome records themselves are asked for
+    view: f.kind === "outcome" ? "records" : "calls",
     tool: f.tool,
     decision: f.decision,
     // The runtimes' records only: the admin trail has its own page (admin-activity.ts).
@@ -88,6 +92,20 @@ export function encryptionCell(r: Pick<AuditRecordView, "encryption" | "args_dig
   }${sameArgumentsLink(r)}`;
 }
 
+/** A call's outcome beside its decision: what happened, and its own record one click away. Pure. */
+export function outcomeCell(r: Pick<AuditRecordView, "decision" | "kind" | "call_outcome" | "outcome" | "exit_code" | "ref">): SafeHtml {
+  if (r.kind === "outcome") {
+    // the outcome records themselves (kind=outcome): what they belong to
+    return html`${badge(r.outcome ?? "?", r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}${
+      r.ref ? html`<br><span class="muted small">of</span> <a class="mono small" href="${path`/audit/${r.ref}`}">${r.ref}</a>` : ""
+    }`;
+  }
+  const o = r.call_outcome;
+  if (!o) return html`<span class="muted">${r.decision === "permit" ? "none recorded yet" : "not run"}</span>`;
+  const extra = o.prompt_tokens !== undefined ? html` <span class="muted">${o.prompt_tokens + (o.completion_tokens ?? 0)} tokens</span>` : o.duration_ms !== undefined ? html` <span class="muted">${o.duration_ms} ms</span>` : "";
+  return html`${badge(o.outcome ?? "?", o.outcome === "ok" ? "ok" : "bad")}${o.exit_code !== null ? html` <span class="muted">exit ${o.exit_code}</span>` : ""}${extra}<br><a class="mono small" href="${path`/audit/${o.id}`}" aria-label="outcome record ${o.id}">${o.id}</a>`;
+}
+
 function subjectCell(s: AuditRecordView["subject"]): SafeHtml {
   if (s.user_id) return html`${s.email ?? code(s.user_id)}${s.remote_user_id ? html`<br><span class="muted">chat user ${s.remote_user_id}</span>` : ""}`;
   return html`${badge("via installation", "warn")}${s.remote_user_id ? html`<br><span class="muted">unlinked chat user ${s.remote_user_id}</span>` : ""}`;
@@ -113,9 +131,8 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
     (r) => html`<tr>
   <td>${time(r.ts)}<br><a class="mono small" href="${path`/audit/${r.id}`}">${r.id}</a></td>
   <td>${r.tool_name ? html`${code(r.tool_name)}${r.tool_server ? html`<br><span class="muted">MCP server ${r.tool_server}</span>` : ""}` : html`${code(r.action)}${r.model ? html`<br><span class="muted">${r.model}</span>` : ""}`}<br><span class="muted">${r.kind}</span>${taskBadge(r.task)}</td>
-  <td>${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span><br>${policyCell(r.policy_id, policyMap)}${shadowCell(r)}${
-    r.outcome ? html`<br>${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` <span class="muted">exit ${r.exit_code}</span>` : ""}` : ""
-  }</td>
+  <td class="wrap">${r.kind === "outcome" ? html`<span class="muted">outcome</span>` : html`${badge(r.decision, DECISION_TONES[r.decision] ?? "muted")}<br><span class="muted">${r.reason}</span><br>${policyCell(r.policy_id, policyMap)}${shadowCell(r)}`}</td>
+  <td data-outcome>${outcomeCell(r)}</td>
   <td>${subjectCell(r.subject)}</td>
   <td>${named(instMap, r.installation_id)}</td>
   <td>${encryptionCell(r)}</td>
@@ -125,7 +142,7 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
 <form method="get" action="/audit" class="inline" role="search" aria-label="Search audit records">
   ${field({ label: "Tool name (prefix or glob)", name: "tool", value: f.tool, placeholder: "crm. or crm.*", quiet: true })}
   ${selectField({ label: "Decision", name: "decision", value: f.decision, quiet: true, options: [{ value: "", label: "any" }, { value: "permit", label: "permit" }, { value: "deny", label: "deny" }, { value: "ask", label: "ask" }] })}
-  ${selectField({ label: "Kind", name: "kind", value: f.kind, quiet: true, options: [{ value: "", label: "any" }, { value: "tool", label: "tool calls" }, { value: "model", label: "model calls" }, { value: "outcome", label: "outcomes" }] })}
+  ${selectField({ label: "Kind", name: "kind", value: f.kind, quiet: true, options: [{ value: "", label: "any call" }, { value: "tool", label: "tool calls" }, { value: "model", label: "model calls" }, { value: "outcome", label: "outcome records alone" }] })}
   ${selectField({ label: "Background tasks", name: "background", value: f.background, quiet: true, options: [{ value: "", label: "hidden" }, { value: "all", label: "shown" }, { value: "only", label: "only these" }] })}
   ${field({ label: "User", name: "user", value: f.user, placeholder: "email or usr_…", quiet: true })}
   ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
@@ -141,9 +158,9 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
     shell(ctx.session, {
       title: "Audit records",
       active: "audit",
-      lead: "Every decision on a model call or governed tool call, newest first; times in UTC. Open WebUI's background tasks (chat titles, tags, follow-up suggestions) are hidden unless you ask for them. Arguments are never shown here: a record is either encrypted to customer keys (decrypt with svc audit decrypt and your own identity) or keeps only a digest.",
+      lead: "Every model call and governed tool call, newest first, one row each: svc's decision and, beside it, what the call did (its outcome record); times in UTC. Open WebUI's background tasks (chat titles, tags, follow-up suggestions) are hidden unless you ask for them. Arguments are never shown here: a record is either encrypted to customer keys (decrypt with svc audit decrypt and your own identity) or keeps only a digest.",
       error: joinErrors(errors),
-      body: html`${filters}${dataTable("Audit records", ["Time", "Tool or action", "Decision and outcome", "User", "Installation", "Arguments"], rows, "No records match.")}${next}`,
+      body: html`${filters}${dataTable("Audit records", ["Time and record", "Tool or action", "Decision", "Outcome", "User", "Installation", "Arguments"], rows, "No records match.")}${next}`,
     }),
     got.ok ? 200 : got.problem.status,
   );

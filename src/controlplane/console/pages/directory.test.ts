@@ -121,7 +121,13 @@ describe("Members page: remove and API tokens", () => {
     expect(page.text).toContain("deploy-bot");
     expect(page.text).not.toContain(ci.token.slice(7));
     expect(page.text).not.toContain(cp.adminToken.slice(7));
-    expect(page.text).toMatch(new RegExp(`<form method="post" action="/api-tokens/${ci.id}/revoke">[^]*?name="_csrf" value="${c.csrf}"[^]*?Revoke</button>`));
+    // the list links to a confirmation, which holds the only form that revokes
+    expect(page.text).toContain(`href="/api-tokens/${ci.id}/revoke"`);
+    expect(page.text).not.toContain(`action="/api-tokens/${ci.id}/revoke"`);
+    const confirm = await c.get(`/api-tokens/${ci.id}/revoke`);
+    expect(confirm.text).toContain("Revoke API token &quot;deploy-bot&quot;?");
+    expect(confirm.text).toMatch(new RegExp(`<form method="post" action="/api-tokens/${ci.id}/revoke" class="actions">[^]*?name="_csrf" value="${c.csrf}"[^]*?Revoke token</button>`));
+    expect((await cp.call("GET", cp.org("/workspaces"), { token: ci.token })).status).toBe(200); // asking revoked nothing
 
     expect((await c.post(`/api-tokens/${ci.id}/revoke`)).status).toBe(403); // no CSRF token
     expect((await cp.call("GET", cp.org("/workspaces"), { token: ci.token })).status).toBe(200);

@@ -6,6 +6,7 @@ import { type PageContext, type PageResult, page, redirect } from "../context.ts
 import { requireAdmin } from "../guard.ts";
 import { html, path, query } from "../html.ts";
 import { badge, code, csrfInput, dataTable, field, section, selectField, shell, time } from "../layout.ts";
+import { confirmationPage } from "./confirm.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
@@ -117,7 +118,7 @@ export async function getMembers(pc: PageContext, state: FormState = {}): Promis
   <td>${time(t.created_at)}</td>
   <td>${time(t.last_used_at)}</td>
   <td>${t.revoked_at ? html`${badge("revoked", "bad")}<br><span class="muted">${time(t.revoked_at)}</span>` : t.expires_at ? html`${badge("active", "ok")}<br><span class="muted">expires ${time(t.expires_at)}</span>` : badge("active", "ok")}</td>
-  <td>${t.revoked_at ? "" : html`<form method="post" action="${path`/api-tokens/${t.id}/revoke`}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="Revoke API token ${t.name} of ${t.account_email}">Revoke</button></form>`}</td>
+  <td>${t.revoked_at ? "" : html`<a class="btn btn-small btn-secondary" href="${path`/api-tokens/${t.id}/revoke`}" aria-label="Revoke API token ${t.name} of ${t.account_email}…">Revoke…</a>`}</td>
 </tr>`,
   );
   const form = html`<form method="post" action="/members" class="stack">
@@ -201,6 +202,28 @@ export async function postRemoveMember(pc: PageContext): Promise<PageResult> {
   if (!res.ok) return getMembers(pc, { error: problemText(res.problem), status: res.problem.status });
   // Removing yourself ends this session: the next page is the sign-in page.
   return redirect(ctx.params.id === ctx.session.principal.accountId ? "/sign-in" : "/members?done=removed");
+}
+
+/** The confirmation before an API token is revoked. */
+export async function getRevokeToken(pc: PageContext): Promise<PageResult> {
+  const ctx = requireAdmin(pc);
+  const errors: string[] = [];
+  const t = (await list<ApiToken>(ctx, "/api-tokens", "api_tokens", errors)).find((x) => x.id === ctx.params.id && !x.revoked_at);
+  if (!t) return page(shell(ctx.session, { title: "Revoke API token", active: "members", error: joinErrors(errors) ?? `No active API token ${ctx.params.id ?? ""} in this organization.`, body: html`<p><a href="/members">Console members</a></p>` }), 404);
+  return confirmationPage(ctx, {
+    title: `Revoke API token "${t.name}"?`,
+    active: "members",
+    heading: "A revoked token is refused at once, for good",
+    warning: html`<strong>Every CLI or script using it stops working now.</strong> It cannot be enabled again; its owner makes a new one with <code>svc login</code>.`,
+    facts: [
+      ["Token", html`${t.name} ${code(t.id)}`],
+      ["Account", t.account_email],
+      ["Last used", time(t.last_used_at)],
+    ],
+    action: path`/api-tokens/${t.id}/revoke`,
+    button: "Revoke token",
+    back: "/members",
+  });
 }
 
 export async function postRevokeToken(pc: PageContext): Promise<PageResult> {

@@ -1,5 +1,6 @@
 // What the console says about a proxy's clock and audit spool, from its last heartbeat.
 import { describe, expect, test } from "bun:test";
+import { hourlyChart } from "./activity.ts";
 import { skewCell, spoolBadge, spoolDepthCell } from "./overview.ts";
 
 describe("replica health cells", () => {
@@ -23,5 +24,16 @@ describe("replica health cells", () => {
     expect(String(spoolDepthCell({ spool_depth: 1200, spool_indexing: true }))).toBe('at least 1200 <span class="badge badge-info">indexing backlog</span>');
     expect(String(spoolDepthCell({ spool_depth: 1200, spool_indexing: false }))).toBe("1200");
     expect(String(spoolDepthCell({ spool_depth: null }))).toBe("—");
+  });
+});
+
+describe("activity chart", () => {
+  test("bars and legend coloured by class (the console's CSP blocks inline styles)", () => {
+    const svg = String(hourlyChart([{ hour: "2026-05-14T10:00:00.000Z", permit: 3, deny: 1 }]));
+    expect(svg).not.toContain("style=");
+    expect(svg).toContain('<span class="swatch swatch-permit" aria-hidden="true"></span> permitted');
+    expect(svg).toContain('<span class="swatch swatch-deny" aria-hidden="true"></span> denied');
+    expect(svg).toMatch(/<rect class="bar-permit" /);
+    expect(svg).toMatch(/<rect class="bar-deny" /);
   });
 });

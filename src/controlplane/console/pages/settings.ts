@@ -15,6 +15,7 @@ import { CALLBACK_PATH, SsoError, deleteOidcSettings, getOidcSettings, saveOidcS
 import type { AuditKey } from "./audit-keys.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 import { postNotice } from "../../notices/service.ts";
+import { confirmationPage } from "./confirm.ts";
 import { SSO_NOTICE_ACTION } from "./notices.ts";
 
 type FormState = { error?: string | null; status?: number; sso?: { issuer?: string; client_id?: string } };
@@ -80,7 +81,7 @@ ${s?.escrow_recipient ? html`<p>Escrow recipient: ${code(s.escrow_recipient)}</p
 </form>
 ${
   oidc
-    ? html`<form method="post" action="/settings/sso/delete" class="actions">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-secondary">Remove single sign-on</button></form>`
+    ? html`<div class="actions"><a class="btn btn-secondary" href="/settings/sso/delete">Remove single sign-on…</a></div>`
     : ""
 }`;
   const done = ctx.url.searchParams.get("done");
@@ -124,6 +125,21 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
   ctx.deps.log.info("console sso configured", { org: ctx.session.principal.orgId });
   await announceSso(ctx, `${ctx.session.principal.email} pointed single sign-on at ${f.issuer?.trim()} (client ${f.client_id?.trim()}): whoever runs that provider can sign in as any member it names`);
   return redirect("/settings?done=sso-saved");
+}
+
+/** The confirmation before single sign-on is removed (owners only, as the removal). */
+export function getSsoDelete(pc: PageContext): PageResult {
+  const ctx = requireOwner(pc, "remove single sign-on");
+  return confirmationPage(ctx, {
+    title: "Remove single sign-on?",
+    active: "settings",
+    heading: "Sign-ins through the identity provider stop at once",
+    warning: html`<strong>Members who sign in only with single sign-on cannot sign in to the console, and chat users cannot link through it,</strong> until it is set up again (with the client secret: it is not kept). Password sign-in is not affected. The other owners and admins are told.`,
+    facts: [["Organization", ctx.session.orgName]],
+    action: "/settings/sso/delete",
+    button: "Remove single sign-on",
+    back: "/settings",
+  });
 }
 
 export async function postSsoDelete(pc: PageContext): Promise<PageResult> {

@@ -49,7 +49,7 @@ export async function tamperSection(ctx: AdminContext, errors: string[]) {
   <dt>Last verification</dt><dd>${verLine}</dd>
 </dl>
 <p class="muted">Compare the fingerprint with the one <code>svc controlplane bootstrap-admin</code> printed and <code>svc audit verify</code> pins. The verification here runs on this control plane with its own key; <code>svc audit verify</code> elsewhere, with the pinned key, trusts nothing this server says.</p>
-<div class="actions">${form("/audit-keys/verify", "Verify now", "Verify the audit store now")}${form("/audit-keys/checkpoint", "Sign a checkpoint now", "Sign a checkpoint now")}</div>`,
+<div class="actions">${form("/audit-keys/verify", "Verify now", "Verify now: check the audit store")}${form("/audit-keys/checkpoint", "Sign a checkpoint now", "Sign a checkpoint now")}</div>`,
     { id: "tamper-evidence" },
   );
 }

@@ -20,6 +20,11 @@ describe("usage page", () => {
     expect(svg).toContain("other (2)"); // 8 keys: six coloured, two as other
     expect(svg).toContain("2026-05-01"); // 14 days ending today
     expect(svg).toContain("peak 106"); // 100 + six 1s on the 14th
+    // colours by class, never inline styles (the console's CSP blocks them): bars and legend agree
+    expect(svg).not.toContain("style=");
+    expect(svg).toContain('<span class="swatch series-0" aria-hidden="true"></span> model a (100)');
+    expect(svg).toContain('<span class="swatch series-6" aria-hidden="true"></span> other (2)');
+    expect(svg).toMatch(/<rect class="series-0" [^>]*><title>2026-05-14 model a: 100 tokens<\/title>/);
   });
 
   test("the page shows budgets with their status and usage per user and model", async () => {

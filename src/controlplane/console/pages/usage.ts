@@ -13,7 +13,8 @@ type Row = UsageRow;
 
 const DAYS = 14;
 const SERIES = 6; // the largest keys get a colour each; the rest is "other"
-const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#6b7280"];
+/** Series j is drawn in class series-j (assets/console.css: .series-0 … .series-6, "other" last); no inline styles under the console's CSP. */
+const seriesClass = (j: number) => `series-${Math.min(j, SERIES)}`;
 
 /** A stacked bar chart of tokens per UTC day, one colour per key. */
 export function usageChart(title: string, points: Point[], labelOf: (key: string | null) => string, now: number): SafeHtml {
@@ -42,7 +43,7 @@ export function usageChart(title: string, points: Point[], labelOf: (key: string
       if (v === 0) return html``;
       const h = (v / max) * (H - 10);
       y -= h;
-      return html`<rect x="${(i * bar + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(bar - 4).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[j % COLORS.length]!}"><title>${d} ${name(s)}: ${v} tokens</title></rect>`;
+      return html`<rect class="${seriesClass(j)}" x="${(i * bar + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(bar - 4).toFixed(1)}" height="${h.toFixed(1)}"><title>${d} ${name(s)}: ${v} tokens</title></rect>`;
     });
   });
   return html`<figure class="chart">
@@ -52,7 +53,7 @@ ${bars}
 <text x="0" y="${H + 13}" font-size="10" fill="currentColor">${days[0]!}</text>
 <text x="${W}" y="${H + 13}" font-size="10" text-anchor="end" fill="currentColor">${days.at(-1)!}</text>
 </svg>
-<ul class="legend">${series.map((s, j) => html`<li><span class="swatch" style="background:${COLORS[j % COLORS.length]!}"></span> ${name(s)} (${totals.get(s) ?? [...totals.entries()].filter(([k]) => !top.includes(k)).reduce((n, [, v]) => n + v, 0)})</li>`)}</ul>
+<ul class="legend">${series.map((s, j) => html`<li><span class="swatch ${seriesClass(j)}" aria-hidden="true"></span> ${name(s)} (${totals.get(s) ?? [...totals.entries()].filter(([k]) => !top.includes(k)).reduce((n, [, v]) => n + v, 0)})</li>`)}</ul>
 </figure>`;
 }
 

@@ -26,6 +26,7 @@ import m0020 from "./0020_version_skew.sql" with { type: "text" };
 import m0021 from "./0021_audit_digest_index.sql" with { type: "text" };
 import m0022 from "./0022_store_chains.sql" with { type: "text" };
 import m0023 from "./0023_budget_leases.sql" with { type: "text" };
+import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -52,4 +53,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0021_audit_digest_index": m0021,
   "0022_store_chains": m0022,
   "0023_budget_leases": m0023,
+  "0024_audit_call_outcome": m0024,
 });

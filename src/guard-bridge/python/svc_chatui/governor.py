@@ -28,8 +28,9 @@ audited and, only on permit, run.
   never runs. Open WebUI marks a tool result whose ``error`` field is set as a failed call
   (a red cross, status ``failed``), not a green check, and hands the model the same text;
 - for an unlinked user, sends the one-time claim link to that user alone through
-  ``__event_emitter__`` as a dialog with a clickable link that stays until dismissed (Open
-  WebUI emits it to that user's sessions only and saves it nowhere); the link never goes into
+  ``__event_emitter__`` as a dialog whose primary action opens it in a new tab and that stays
+  until dismissed (Open WebUI emits it to that user's sessions only and saves it nowhere,
+  claim_dialog.py); the link never goes into
   the return value (the model's context), the chat, or a log; the refusal then says a link
   was sent: ``Refused (identity.unlinked): a one-time link to link your chat account was sent
   to you …``;
@@ -48,7 +49,7 @@ import logging
 import re
 from typing import Any, Awaitable, Callable
 
-from . import _local
+from . import _local, claim_dialog
 
 log = logging.getLogger("svc_chatui.governor")
 
@@ -119,27 +120,16 @@ def refusal_text(code: str, name: str, message: str | None = None) -> str:
     return f"Refused ({code}): {detail or 'the call was not permitted'}; the tool {name} did not run"
 
 
-CLAIM_TITLE = "Link your chat account"
+CLAIM_TITLE = claim_dialog.TITLE
 
 
 def claim_notification(claim_url: str) -> dict:
-    """The front-end event carrying the claim link: a ``confirmation`` event, which Open WebUI's
-    chat shows as a dialog (title, and a message rendered as Markdown, so the link is
-    clickable) that stays until the user dismisses it; a ``notification`` is a toast of plain
-    text gone after seconds. Open WebUI sends it to the room ``user:<id>`` of the user whose
-    request it is (that user's open sessions) and stores it nowhere: not in the chat, not in
-    the model's context."""
-    return {
-        "type": "confirmation",
-        "data": {
-            "title": CLAIM_TITLE,
-            "message": (
-                "Your chat account is not linked to a service user yet, so governed calls are refused.\n\n"
-                f"[Open this one-time link]({claim_url}) and sign in to link it, then ask again.\n\n"
-                f"{claim_url}"
-            ),
-        },
-    }
+    """The front-end event carrying the claim link: a dialog whose primary action opens the link
+    in a new tab (claim_dialog.py: why it is drawn with an ``execute`` event, not Open WebUI's
+    ``confirmation``). Open WebUI sends it to the room ``user:<id>`` of the user whose request
+    it is (that user's open sessions) and stores it nowhere: not in the chat, not in the
+    model's context."""
+    return claim_dialog.claim_dialog_event(claim_url)
 
 
 async def _notify_claim_link(emitter, claim_url: str) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import pytest
 
-from svc_chatui import governor
+from svc_chatui import claim_dialog, governor
 
 # What a user of a disabled service user reads (the proxy's text, docs/proxy.md "The governed call").
 DISABLED_TEXT = "Refused (identity.disabled): the service user this chat account is linked to is disabled; ask an administrator of svc to enable it"
@@ -122,10 +123,26 @@ def test_unlinked_user_gets_the_claim_link_only_as_a_notification(proxy, caplog)
     assert out["error"].startswith("Refused (identity.unlinked): a one-time link")
     assert "clm_SECRET123" not in str(out)
     assert events == [governor.claim_notification(CLAIM)]
-    # a dialog that stays until dismissed, its Markdown message a clickable link
-    assert events[0]["type"] == "confirmation" and events[0]["data"]["title"] == "Link your chat account"
-    assert f"]({CLAIM})" in events[0]["data"]["message"]
+    # a dialog drawn by Open WebUI's execute event: the link its primary action opens in a new tab
+    assert events[0]["type"] == "execute" and events[0]["data"]["title"] == "Link your chat account"
+    assert events[0]["data"]["url"] == CLAIM
+    assert json.dumps(CLAIM) in events[0]["data"]["code"]
+    assert 'open.target = "_blank"' in events[0]["data"]["code"]
     assert "clm_SECRET123" not in caplog.text
+
+
+def test_the_claim_dialog_takes_its_text_as_data_never_as_markup_or_script():
+    """The link and texts reach the page JSON-encoded and are set with textContent/href only: a
+    link holding quotes, markup or a script end cannot break out; a link that is not http(s)
+    (javascript:, data:) is no claim link and is refused."""
+    odd = 'https://svc.example.com/claim/a"b</script><img src=x onerror=alert(1)>'
+    code = claim_dialog.claim_dialog_event(odd)["data"]["code"]
+    assert "</" not in code  # no script end, even were the code ever put in a page
+    assert "innerHTML" not in code and "insertAdjacentHTML" not in code
+    assert json.loads(code.split("const d = ", 1)[1].split(";\n", 1)[0].replace("<\\/", "</"))["url"] == odd
+    for bad in ("javascript:alert(1)", "data:text/html,x", "/claim/relative", ""):
+        with pytest.raises(ValueError):
+            claim_dialog.claim_dialog_event(bad)
 
 
 def test_the_claim_link_goes_to_the_unlinked_user_alone(proxy):

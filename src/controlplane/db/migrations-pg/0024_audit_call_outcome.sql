@@ -1,0 +1,1 @@
+CREATE INDEX "audit_org_ref" ON "audit_records" USING btree ("org_id","ref") WHERE "audit_records"."ref" is not null;

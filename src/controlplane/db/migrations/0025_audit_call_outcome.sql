@@ -1,0 +1,1 @@
+CREATE INDEX `audit_org_ref` ON `audit_records` (`org_id`,`ref`) WHERE "audit_records"."ref" is not null;
