@@ -5,6 +5,8 @@
 import type { AuditRecordPage, AuditRecordView } from "../contract/admin-api.ts";
 import { closeSync, openSync } from "node:fs";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
+import { actionFilterProblem } from "../contract/admin-event.ts";
+import { ADMIN_COLUMNS, adminFields } from "./audit-admin.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { expandHome, readCliEnv } from "./config.ts";
 import { jsonFlag, limitFlags, note, out, printJson, readLimit, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
@@ -12,7 +14,7 @@ import { jsonFlag, limitFlags, note, out, printJson, readLimit, renderFields, re
 export type { AuditRecordView } from "../contract/admin-api.ts";
 
 const DECISIONS = ["permit", "deny", "ask"];
-const KINDS = ["tool", "model", "outcome", "admin"];
+const KINDS = ["tool", "model", "outcome", "admin", "runtime"];
 
 /** The filters list and export share, as flags. */
 const filterFlags = {
@@ -20,7 +22,10 @@ const filterFlags = {
   decision: { type: "string", description: "permit, deny or ask", valueHint: "decision" },
   user: { type: "string", description: "user email or id (usr_…)", valueHint: "user" },
   installation: { type: "string", description: "installation id (inst_…)", valueHint: "id" },
-  kind: { type: "string", description: "tool, model, outcome or admin (the control plane's own events: escrow recovery)", valueHint: "kind" },
+  kind: { type: "string", description: "tool, model, outcome, admin (the admin trail: every change to the admin plane, and refusals) or runtime (all but admin)", valueHint: "kind" },
+  actor: { type: "string", description: "admin events of this actor: email, account id (acc_…), system:<component> or anonymous", valueHint: "who" },
+  action: { type: "string", description: "admin events of this action (policy.update) or prefix (policy.*); docs/audit.md lists them", valueHint: "action" },
+  result: { type: "string", description: "admin events carried out (ok) or refused", valueHint: "ok|refused" },
   background: { type: "string", description: "Open WebUI's background tasks (titles, tags, follow-ups): hide or only", valueHint: "hide|only" },
   "args-digest": { type: "string", description: "calls with the same arguments: this hmac-sha256:… digest (a record's args_digest)", valueHint: "digest" },
   "digest-key": { type: "string", description: "records digested with this digest key (dk_…); a digest groups calls only within its key", valueHint: "id" },
@@ -35,9 +40,31 @@ export function filterQuery(args: FilterArgs): Record<string, string | undefined
   if (args.decision !== undefined && !DECISIONS.includes(args.decision)) throw new UsageError(`--decision must be one of ${DECISIONS.join(", ")}, not "${args.decision}"`);
   if (args.kind !== undefined && !KINDS.includes(args.kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not "${args.kind}"`);
   if (args.background !== undefined && !["hide", "only"].includes(args.background)) throw new UsageError(`--background must be hide or only, not "${args.background}"`);
+  if (args.result !== undefined && !["ok", "refused"].includes(args.result)) throw new UsageError(`--result must be ok or refused, not "${args.result}"`);
+  const actionProblem = args.action === undefined ? null : actionFilterProblem(args.action);
+  if (actionProblem) throw new UsageError(`--action: ${actionProblem}`);
   const digest = args["args-digest"];
   if (digest !== undefined && !/^hmac-sha256:[0-9a-f]{64}$/.test(digest)) throw new UsageError(`--args-digest must be a record's args_digest (hmac-sha256: and 64 hex digits), not "${digest}"`);
-  return { tool: args.tool, decision: args.decision, user: args.user, installation: args.installation, kind: args.kind, background: args.background, since: args.since, until: args.until, args_digest: digest, digest_key_id: args["digest-key"] };
+  return {
+    tool: args.tool,
+    decision: args.decision,
+    user: args.user,
+    installation: args.installation,
+    kind: args.kind,
+    actor: args.actor,
+    action: args.action,
+    result: args.result,
+    background: args.background,
+    since: args.since,
+    until: args.until,
+    args_digest: digest,
+    digest_key_id: args["digest-key"],
+  };
+}
+
+/** Whether the query asks for admin events only: they are listed with their own columns. */
+function adminOnly(q: Record<string, string | undefined>): boolean {
+  return q.kind === "admin" || q.actor !== undefined || q.action !== undefined || q.result !== undefined;
 }
 
 const who = (r: AuditRecordView) => r.subject.email ?? r.subject.user_id ?? (r.subject.via_installation ? "(installation)" : r.subject.remote_user_id);
@@ -59,6 +86,8 @@ const list = command({
     "svc audit list --decision deny --since 24h",
     "svc audit list --tool 'crm.*' --user ada@example.com --limit 1000",
     "svc audit list --kind tool --since 7d --all --json | jq -r '.records[].id'",
+    "svc audit list --kind admin --actor ada@example.com --action 'policy.*' --since 7d",
+    "svc audit list --kind admin --result refused",
   ],
   async run({ args }) {
     const limit = readLimit(args, DEFAULT_LIMIT);
@@ -68,6 +97,11 @@ const list = command({
     const page: AuditRecordPage = { records: items, next_cursor };
     if (args.json) return printJson(page);
     if (page.records.length === 0) return note("No audit records match.");
+    if (adminOnly(query)) {
+      out(renderTable(page.records, ADMIN_COLUMNS));
+      if (page.next_cursor) note(`More records: run it again with --cursor ${page.next_cursor}, or with a larger --limit (--all for every one)`);
+      return;
+    }
     out(
       renderTable(page.records, [
         { header: "ID", value: (r) => r.id },
@@ -92,6 +126,12 @@ const show = command({
     const client = await connect("svc audit show");
     const r = await client.json<AuditRecordView>("GET", client.org(`/audit-records/${seg(args.id)}`));
     if (args.json) return printJson(r);
+    if (r.admin) {
+      const { fields, change } = adminFields(r);
+      out(renderFields(fields));
+      if (change.length > 0) out(`change:\n${change.join("\n")}`);
+      return;
+    }
     out(
       renderFields([
         ["id", r.id],

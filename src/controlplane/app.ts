@@ -41,6 +41,7 @@ import { escrowRoutes } from "./escrow/routes.ts";
 import { replicaRoutes } from "./replicas/routes.ts";
 import { runtimeRoutes } from "./runtime/routes.ts";
 import { bundlePollShortcut } from "./runtime/bundle-poll.ts";
+import { type RefusalScope, pageRefused, refusalTrail } from "./audit/refusals.ts";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 
@@ -73,6 +74,19 @@ export const BODY_LIMITS = {
 
 const ORG_PATH = /^\/api\/v1\/organizations\/([^/]+)(?:\/|$)/;
 const APPROVE_PATH = /^\/api\/v1\/auth\/login-requests\/[^/]+\/approve$/;
+
+/**
+ * Where a refusal (401/403) of this request is an admin event (audit/refusals.ts): the admin
+ * API under an organization (that organization), the login approval and the console's pages
+ * it refused itself (the organization the credential proved). The runtime API and sign-in are
+ * not admin routes.
+ */
+export function refusalScope(request: Request, path: string): RefusalScope {
+  const org = ORG_PATH.exec(path);
+  if (org) return { orgId: segment(org[1]!) };
+  if (APPROVE_PATH.test(path)) return "principal";
+  return !path.startsWith("/api/") && pageRefused(request) ? "principal" : null;
+}
 
 /** A path segment as the router gives it to `params` (a malformed escape stays as sent). */
 function segment(raw: string): string {
@@ -177,12 +191,15 @@ export function createApp(deps: ControlPlaneDeps) {
   const piped = requestGate(gateRoute(deps), async (request) => completedDocument(request, await inner(request)), logFailure);
   // An unchanged bundle poll (most runtime traffic) is answered 304 before the pipeline.
   const unchangedPoll = bundlePollShortcut(deps);
+  // One hook for every route: a refused admin request is an event of the admin trail.
+  const refusals = refusalTrail(deps);
   const gate: Gate = async (request, server) => {
     const polled = unchangedPoll(request);
     const res = (polled && (await polled)) ?? (await piped(request, server));
     // Every answer names the release that gave it (issue 29): clients see version skew, and
     // check that an older control plane did not silently drop what they sent.
     res.headers.set(SERVER_VERSION_HEADER, BUILD_VERSION);
+    if (res.status === 401 || res.status === 403) await refusals.observe(request, res, refusalScope(request, requestTarget(request.url).path));
     return res;
   };
   root.handle = async (request: Request) => gate(request);

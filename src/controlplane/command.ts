@@ -18,6 +18,7 @@ import { startAdoption } from "./audit/adoption.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { ensureSigningKey } from "./audit-chain/signing-key.ts";
 import { startRetentionScheduler } from "./audit/retention.ts";
+import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
 
@@ -92,11 +93,12 @@ const serve = command({
     const stopCheckpoints = startCheckpointScheduler(deps);
     const stopSinks = startSinkDelivery(deps);
     const stopRetention = startRetentionScheduler(deps);
+    const stopRefusals = startRefusalFlush(deps);
     const stopAdoption = startAdoption(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopAdoption(), replica.stop()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), replica.stop()])
           .then(async () => store.close())
           .finally(done);
       };

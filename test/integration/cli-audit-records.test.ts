@@ -63,7 +63,9 @@ const list = async (...args: string[]) => {
 const idsOf = async (...args: string[]) => (await list(...args)).records.map((r) => r.id);
 
 test("list filters: tool prefix and glob (a _ is literal), decision, user by email or id, installation, kind, since/until", async () => {
-  expect(await idsOf()).toEqual([5, 4, 3, 2, 1, 0].map(id));
+  // (--kind runtime: the runtimes' records; the setup's admin events are the admin trail's)
+  expect(await idsOf("--kind", "runtime")).toEqual([5, 4, 3, 2, 1, 0].map(id));
+  expect((await list("--kind", "admin")).records.map((r) => r.action)).toContain("organization.bootstrap");
   expect(await idsOf("--tool", "crm.")).toEqual([id(2), id(1), id(0)]);
   expect(await idsOf("--tool", "crm.*.read")).toEqual([id(2)]);
   expect(await idsOf("--tool", "crm?update")).toEqual([id(5), id(1), id(0)]);
@@ -79,13 +81,13 @@ test("list filters: tool prefix and glob (a _ is literal), decision, user by ema
 });
 
 test("list pages with --limit and the cursor it prints; the table says how to go on", async () => {
-  const first = await list("--limit", "4");
+  const first = await list("--kind", "runtime", "--limit", "4");
   expect(first.records.map((r) => r.id)).toEqual([5, 4, 3, 2].map(id));
   expect(first.next_cursor).toBeString();
-  const second = await list("--limit", "4", "--cursor", first.next_cursor!);
+  const second = await list("--kind", "runtime", "--limit", "4", "--cursor", first.next_cursor!);
   expect(second.records.map((r) => r.id)).toEqual([id(1), id(0)]);
   expect(second.next_cursor).toBeNull();
-  const table = await svc(cp, ["audit", "list", "--limit", "2"], { home });
+  const table = await svc(cp, ["audit", "list", "--kind", "runtime", "--limit", "2"], { home });
   expect(table.code).toBe(0);
   expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+TIME\s+KIND\s+TOOL\/MODEL\s+DECISION\s+REASON\s+USER\s+INSTALLATION$/);
   expect(table.stdout).toContain(id(5));
@@ -136,7 +138,7 @@ test("export: JSON lines oldest first with filters, to stdout or a new 0600 file
 });
 
 test("export --format csv: RFC 4180 quoting, formula cells defused, one header", async () => {
-  const r = await svc(cp, ["audit", "export", "--format", "csv"], { home });
+  const r = await svc(cp, ["audit", "export", "--format", "csv", "--kind", "runtime"], { home });
   expect(r.code).toBe(0);
   const rows = r.stdout.split("\r\n");
   expect(rows[0]!.startsWith("id,ts,received_at,kind,action,tool_name,model,decision,reason,")).toBe(true);

@@ -142,8 +142,8 @@ test("self-approval, the sockpuppet and a stale sign-in are refused with their c
   expect(again.stderr).toContain("recovery_consumed");
   expect(existsSync(join(home, "again.json"))).toBe(false);
 
-  // Every step, the refusals included, is in the audit trail under kind admin.
-  const events = await svc(cp, ["audit", "list", "--kind", "admin", "--json"], { home, auth: false });
+  // Every step, the refusals included, is in the audit trail under kind admin (with the trail's other events).
+  const events = await svc(cp, ["audit", "list", "--kind", "admin", "--action", "audit:recovery.*", "--json"], { home, auth: false });
   expect(events.code).toBe(0);
   const records = JSON.parse(events.stdout).records as Array<{ action: string; ref: string; kind: string; reason: string; admin: { result: string; code?: string; severity: string } }>;
   expect(records.map((r) => [r.action, r.admin.result, r.admin.code ?? null])).toEqual([
@@ -157,6 +157,8 @@ test("self-approval, the sockpuppet and a stale sign-in are refused with their c
   for (const r of records) expect(r).toMatchObject({ kind: "admin", ref: escrowed.id, admin: { severity: "high" } });
   expect(records[1]!.reason).toContain("owner@example.com approved");
   expect(events.stdout).not.toContain(SECRET);
+  const all = await svc(cp, ["audit", "list", "--kind", "admin", "--limit", "500", "--json"], { home, auth: false });
+  expect(all.stdout).not.toContain(SECRET);
   const listedRequests = await svc(cp, ["audit", "recover", "list"], { home, auth: false });
   expect(listedRequests.stdout).toMatch(new RegExp(`${id}\\s+${escrowed.id}\\s+consumed\\s+${SECOND.email}\\s+owner@example.com`));
 

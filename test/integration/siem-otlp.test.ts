@@ -48,17 +48,25 @@ test("OTLP/HTTP logs: bodies parse as ExportLogsServiceRequest, one LogRecord pe
   await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [...permits, deny] } });
   state.status = 503;
   expect(await deliverDue(cp.deps, { owner: "t", settleMs: 0, batchSize: 2 })).toBe(0);
-  expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "failing", last_error: expect.stringContaining("HTTP 503"), lag_records: 4 });
+  expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "failing", last_error: expect.stringContaining("HTTP 503"), lag_records: 1 + 4 });
   state.status = 200;
   clock += backoffMs(1) + 1;
-  expect(await deliverDue(cp.deps, { owner: "t", settleMs: 0, batchSize: 2 })).toBe(4);
-  expect(got.length).toBe(2);
+  expect(await deliverDue(cp.deps, { owner: "t", settleMs: 0, batchSize: 2 })).toBe(1 + 4);
+  expect(got.length).toBe(3);
   for (const g of got) {
     expect(g.path).toBe("/v1/logs");
     expect(g.type).toBe("application/json");
     expect(g.auth).toBe(`Bearer ${TOKEN}`);
   }
-  const logs = validate(got.map((g) => g.body));
+  // the admin event of the sink's own creation comes with them (after the runtime records: chains are read store first)
+  const parsed = validate(got.map((g) => g.body));
+  const created = parsed.find((l) => l.attributes["svc.kind"] === "admin")!;
+  const logs = parsed.filter((l) => l !== created);
+  // The admin event, with its severity mapped (notice: INFO2) and who made it, from where.
+  expect(created.severity_number).toBe(10);
+  expect(created.attributes).toMatchObject({ "svc.kind": "admin", "svc.action": "siem_sink.create", "svc.actor.id": cp.accountId, "svc.actor.email": "owner@example.com", "svc.result": "ok", "svc.severity": "notice", "svc.target": `siem_sink:${made.json.id}` });
+  expect(JSON.parse(created.body).admin.after).toMatchObject({ name: "otel", kind: "otlp", secret: expect.stringMatching(/^sha256:/) });
+  expect(created.body).not.toContain(TOKEN);
   const all = [...permits, deny];
   expect(logs.map((l) => l.attributes["svc.record.id"])).toEqual(all.map((r) => r.id));
   for (const [i, l] of logs.entries()) {

@@ -38,9 +38,17 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     const made = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "rsyslog", kind: "syslog", endpoint: `127.0.0.1:${rsyslog.port}`, ca_pem: testTls().ca } });
     expect(made.status).toBe(201);
     const first = [...(await ship(cp, inst, 2)), ...(await ship(cp, inst, 2, { decision: "deny", reason: "policy \"no-crm\" denies it ]" }))];
-    expect(await deliverDue(cp.deps, opts)).toBe(4);
-    await waitFor(() => rsyslog.lines().length >= 4, "4 messages in rsyslog's output");
-    const lines = rsyslog.lines();
+    expect(await deliverDue(cp.deps, opts)).toBe(1 + 4);
+    await waitFor(() => rsyslog.lines().length >= 5, "5 messages in rsyslog's output");
+    // the admin event of the sink's own creation comes with them (after the runtime records: chains are read store first)
+    const lines = rsyslog.lines().filter((l) => l.msgid !== "admin");
+    const created = rsyslog.lines().find((l) => l.msgid === "admin");
+    // The admin event: its own severity (notice, 5), and who made it in the structured data.
+    expect(created!.pri).toBe(13 * 8 + 5);
+    expect(created!.msgid).toBe("admin");
+    expect(created!.sd).toContain(`kind="admin" decision="permit" action="siem_sink.create"`);
+    expect(created!.sd).toContain(`actor="owner@example.com" target="siem_sink:${made.json.id}" result="ok" severity="notice"`);
+    expect(bodyOf(created!.msg).admin.actor.id).toBe(cp.accountId);
     expect(lines.map((l) => bodyOf(l.msg).id)).toEqual(first);
     for (const [i, l] of lines.entries()) {
       const rec = bodyOf(l.msg);
@@ -56,13 +64,13 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     const during = [...(await ship(cp, inst, 4)), ...(await ship(cp, inst, 1))];
     expect(await deliverDue(cp.deps, opts)).toBe(0);
     const failing = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0];
-    expect(failing.health).toMatchObject({ status: "failing", lag_records: 5, delivered: 4 });
+    expect(failing.health).toMatchObject({ status: "failing", lag_records: 5, delivered: 5 });
     await rsyslog.start();
     clock += backoffMs(1) + 1;
     expect(await deliverDue(cp.deps, opts)).toBe(5);
-    await waitFor(() => rsyslog.lines().length >= 9, "9 messages in rsyslog's output");
-    expect(rsyslog.lines().map((l) => bodyOf(l.msg).id)).toEqual([...first, ...during]);
-    expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "ok", lag_records: 0, delivered: 9 });
+    await waitFor(() => rsyslog.lines().length >= 10, "10 messages in rsyslog's output");
+    expect(rsyslog.lines().filter((l) => l.msgid !== "admin").map((l) => bodyOf(l.msg).id)).toEqual([...first, ...during]);
+    expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "ok", lag_records: 0, delivered: 10 });
   });
 
   test("a receiver whose certificate the sink does not trust gets nothing; the error says why", async () => {

@@ -2,6 +2,7 @@
 // command) and show. The agent is what an installation, policies and a model profile bind to.
 import { Elysia } from "elysia";
 import { Agent, AgentList } from "../../contract/admin-policies.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
@@ -25,7 +26,7 @@ export function agentRoutes(deps: ControlPlaneDeps) {
       "/agents",
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(deps.db, principal.orgId, body.workspace);
-        const agent = await createAgent(deps.db, principal.orgId, { name: body.name, workspaceId: ws.id, description: body.description ?? null });
+        const agent = await createAgent(deps.db, principal.orgId, { name: body.name, workspaceId: ws.id, description: body.description ?? null }, acting(deps, principal));
         set.status = 201;
         return presentAgent(agent);
       },

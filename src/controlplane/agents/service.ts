@@ -3,6 +3,7 @@
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 
 export type AgentRow = Tables["agents"]["$inferSelect"];
@@ -43,7 +44,7 @@ export async function listAgents(db: Db, orgId: string, workspaceId?: string): P
  * the insert run in one transaction (serializable on PostgreSQL: a concurrent twin is retried
  * and then sees the clash).
  */
-export async function createAgent(db: Db, orgId: string, input: { name: string; workspaceId: string; description?: string | null }): Promise<AgentRow> {
+export async function createAgent(db: Db, orgId: string, input: { name: string; workspaceId: string; description?: string | null }, by: Acting): Promise<AgentRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the agent name is empty", { errors: [{ path: "/name", message: "empty" }] });
   const id = newId("agent");
@@ -56,6 +57,7 @@ export async function createAgent(db: Db, orgId: string, input: { name: string; 
       .limit(1);
     if (clash) throw new SvcError("conflict", `an agent named "${name}" already exists in this workspace (${clash.id})`);
     const [created] = await tx.insert(a).values({ id, orgId, workspaceId: input.workspaceId, name, description: input.description ?? null }).returning();
+    await recordChange(tx, by, { orgId, workspaceId: input.workspaceId, action: "agent.create", target: { type: "agent", id, name }, after: presentAgent(created!) });
     return created!;
   });
 }

@@ -5,7 +5,7 @@
 // because the old key signed it, and pins the new key (contract/verify/checkpoint-trust.ts);
 // a key replaced in the store without one is refused. A refused attempt is an admin event too.
 import { SvcError } from "../../contract/errors.ts";
-import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
+import { actorOf, recordAdminEvent, recordedRefusal } from "../audit/admin-events.ts";
 import type { Principal } from "../auth/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { rememberCheckpoint, signCheckpoint } from "./checkpoints.ts";
@@ -23,10 +23,10 @@ export async function rotateSigningKey(deps: ControlPlaneDeps, by: Principal) {
   const orgId = by.orgId;
   const target = { type: "audit_signing_key", id: orgId, name: null };
   if (by.role !== "owner") {
-    await deps.db.transaction(async (tx) =>
+    const eventId = await deps.db.transaction(async (tx) =>
       recordAdminEvent(tx, { orgId, action: "signing_key.rotate", actor: actorOf(by), target, result: "refused", status: 403, code: "forbidden", reason: `${by.email ?? by.accountId} may not rotate the audit signing key: only an owner may` }, deps.now()),
     );
-    throw new SvcError("forbidden", `only an owner can rotate the audit signing key; role "${by.role}" cannot`);
+    throw recordedRefusal(new SvcError("forbidden", `only an owner can rotate the audit signing key; role "${by.role}" cannot`), eventId);
   }
   await ensureSigningKey(deps, orgId);
   // KMS work outside the transaction; a transaction run again hands over to the same new key.

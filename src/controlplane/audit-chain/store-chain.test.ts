@@ -50,7 +50,8 @@ const a = (cp: TestControlPlane) => tables(cp.deps.db).auditRecords;
 describe("store chains", () => {
   test("each row is linked at ingest in commit order (a resent record is not linked twice); a checkpoint signs the heads; the export verifies", async () => {
     const { cp, records } = await setup();
-    const lines = await exported(cp);
+    // the organization's bootstrap event is the admin chain's first; the runtime records make the store chain
+    const lines = (await exported(cp)).filter((l) => l.store?.chain === "store");
     expect(lines.map((l) => [l.id, l.store?.chain, l.store?.seq])).toEqual(records.map((r, i) => [r.id, "store", i + 1]));
     expect(lines[0]!.store!.prev).toBeNull();
     expect((await verify(cp)).state).toBe("unsigned");
@@ -58,7 +59,7 @@ describe("store chains", () => {
     const body = JSON.parse((await cp.call("GET", cp.org("/audit-checkpoints"))).json.checkpoints[0].body);
     expect(body.heads.find((h: { chain_id: string }) => h.chain_id === "store")).toMatchObject({ seq: 6 });
     expect(body.adoption).toBe("complete");
-    expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 6, uncovered: 0 });
+    expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 7, uncovered: 0 });
   });
 
   test("an old and a new proxy replica of one installation mix: the old one's unchained records are reported as such, never as tampered (issue 29)", async () => {
@@ -67,7 +68,7 @@ describe("store chains", () => {
     const chain = new AuditChain();
     for (let i = 0; i < 4; i++) await ship(cp, inst.token, [chain.stamp(auditRecord(inst)), auditRecord(inst, { replica_id: "rep_OLD" })]);
     await cp.call("POST", cp.org("/audit-checkpoints"));
-    expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 8, unchained: 4, chains: 1 });
+    expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 9, unchained: 4, chains: 2 }); // + the bootstrap event, in the admin chain
   });
 
   test("an edit of a column outside the proxy's chain (task, harness, received_at), a back-dated unchained insert and a decision's outcome are each named", async () => {
@@ -110,8 +111,8 @@ describe("store chains", () => {
   test("an admin event is linked in the admin chain; an edit of its detail or actor is named", async () => {
     const cp = await testControlPlane();
     expect((await cp.call("POST", cp.org("/audit-signing-key/rotate"))).status).toBe(200);
-    const [event] = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).kind, "admin"));
-    expect(event).toMatchObject({ action: "signing_key.rotate", storeChain: "admin", storeSeq: 1, actorId: cp.accountId });
+    const [event] = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).action, "signing_key.rotate"));
+    expect(event).toMatchObject({ kind: "admin", storeChain: "admin", storeSeq: 2, actorId: cp.accountId }); // 1: the bootstrap event
     await cp.call("POST", cp.org("/audit-checkpoints"));
     expect((await verify(cp)).state).toBe("verified");
     for (const change of [{ detail: event!.detail!.replace('"result":"ok"', '"result":"refused"') }, { actorId: "acc_SOMEONE_ELSE" }, { target: "policy:pol_X" }]) {
@@ -184,7 +185,7 @@ describe("store chains", () => {
     expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).status).toBe(404);
     expect((await cp.call("POST", cp.org("/audit-verifications"))).status).toBe(202);
     await verificationSettled(cp.orgId);
-    expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).json).toMatchObject({ state: "verified", records: 6, problems: 0 });
+    expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).json).toMatchObject({ state: "verified", records: 7, problems: 0 }); // + the bootstrap event
     await cp.deps.db.update(a(cp)).set({ decision: "permit" }).where(eq(a(cp).id, records[2]!.id));
     await cp.call("POST", cp.org("/audit-verifications"));
     await verificationSettled(cp.orgId);

@@ -4,6 +4,7 @@
 import { Elysia, t } from "elysia";
 import { AuditKey, AuditKeyList } from "../../contract/admin-api.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { escrowKeySummary } from "../organizations/settings.ts";
@@ -45,7 +46,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
     .post(
       "/audit-encryption-keys",
       async ({ principal, body, set }) => {
-        const row = await createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key });
+        const row = await createKey(deps, principal.orgId, { name: body.name, publicKey: body.public_key }, acting(deps, principal));
         set.status = 201;
         return keyView(row);
       },
@@ -82,7 +83,7 @@ export function auditKeyRoutes(deps: ControlPlaneDeps) {
             `${id} is the escrow key: it is switched with escrow in the organization settings (PATCH …/settings with {"escrow_enabled": false}, or the console's Settings page), never disabled as a key`,
           );
         }
-        return keyView(await disableKey(deps, principal.orgId, id));
+        return keyView(await disableKey(deps, principal.orgId, id, acting(deps, principal)));
       },
       {
         admin: true,

@@ -5,6 +5,7 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { type Acting, actingAsSystem, recordChange } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision } from "../organizations/service.ts";
@@ -93,7 +94,9 @@ export async function activeKeyCount(db: Db, orgId: string): Promise<number> {
  * disabled key, and disabling is permanent. No index makes the public key unique, so the
  * check, the insert and the revision bump are one transaction.
  */
-export async function createKey(deps: ControlPlaneDeps, orgId: string, input: { name: string; publicKey: string }): Promise<AuditKeyRow> {
+const keyTarget = (row: AuditKeyRow) => ({ type: "audit_key", id: row.id, name: row.name });
+
+export async function createKey(deps: ControlPlaneDeps, orgId: string, input: { name: string; publicKey: string }, by: Acting): Promise<AuditKeyRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "the key needs a name");
   const publicKey = input.publicKey.trim();
@@ -118,6 +121,8 @@ export async function createKey(deps: ControlPlaneDeps, orgId: string, input: { 
     }
     const [created] = await tx.insert(k).values({ id, orgId, name, publicKey, status: "active", createdAt }).returning();
     await bumpRevision(tx, orgId);
+    // A public key is no secret: the event names it whole.
+    await recordChange(tx, by, { orgId, action: "audit_key.create", target: keyTarget(created!), after: keyView(created!) });
     return created!;
   });
 }
@@ -129,7 +134,7 @@ export async function createKey(deps: ControlPlaneDeps, orgId: string, input: { 
  * (recipients.ts); the revision bump in the same transaction also makes it conflict with a
  * concurrent escrow enable (organizations/settings.ts), which counts active keys in its own.
  */
-export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: string): Promise<AuditKeyRow> {
+export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: string, by: Acting): Promise<AuditKeyRow> {
   const disabledAt = deps.now();
   return deps.db.transaction(async (tx) => {
     const k = tables(tx).auditKeys;
@@ -143,6 +148,7 @@ export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: stri
       throw new SvcError("key_disabled", `audit-encryption key ${id} was already disabled at ${new Date(row.disabledAt ?? 0).toISOString()}; disabling is permanent`);
     }
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, { orgId, action: "audit_key.disable", target: keyTarget(changed), before: { status: "active" }, after: { status: changed.status, disabled_at: keyView(changed).disabled_at } });
     return changed;
   });
 }
@@ -170,7 +176,10 @@ export async function disableUnusableKeys(deps: ControlPlaneDeps): Promise<Audit
         .set({ status: "disabled", disabledAt, disabledReason: reason })
         .where(and(eq(kt.id, key.id), eq(kt.status, "active")))
         .returning();
-      if (row) await bumpRevision(tx, key.orgId);
+      if (row) {
+        await bumpRevision(tx, key.orgId);
+        await recordChange(tx, actingAsSystem(deps, "controlplane"), { orgId: key.orgId, action: "audit_key.disable", target: keyTarget(row), before: { status: "active" }, after: { status: row.status, disabled_at: keyView(row).disabled_at, disabled_reason: reason } });
+      }
       return row;
     });
     if (!changed) continue;

@@ -1,9 +1,10 @@
 // Audit activity for the console's overview (issue 15): decisions per hour (permits and
 // denies), and the most called tools and the most active users, over a recent window. Only
-// decision records count (tool and model calls, never outcomes), and Open WebUI's background
-// tasks are left out: the figures are about what people and their models asked to do.
+// decision records count (tool and model calls, never outcomes or the admin trail's events),
+// and Open WebUI's background tasks are left out: the figures are about what people and their
+// models asked to do.
 import type { Activity } from "../../contract/admin-audit.ts";
-import { and, desc, eq, gte, isNull, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 
@@ -34,7 +35,7 @@ export function fillHours(rows: { h: number; decision: string; n: number }[], si
  */
 export async function auditActivity(db: Db, orgId: string, since: number, now: number, maxFutureMs: number): Promise<Activity> {
   const a = tables(db).auditRecords;
-  const where = and(eq(a.orgId, orgId), gte(a.receivedAt, since - maxFutureMs), ne(a.kind, "outcome"), isNull(a.task), gte(a.ts, since));
+  const where = and(eq(a.orgId, orgId), gte(a.receivedAt, since - maxFutureMs), inArray(a.kind, ["tool", "model"]), isNull(a.task), gte(a.ts, since));
   // Integer division of epoch milliseconds: the same SQL on SQLite and PostgreSQL (usage.ts).
   const h = sql<number>`(${a.ts} / ${sql.raw(String(HOUR))})`.mapWith(Number);
   const n = sql<number>`count(*)`.mapWith(Number);

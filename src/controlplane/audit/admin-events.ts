@@ -11,23 +11,22 @@
 // service's own `db.transaction`): no change without its event, no event without its change.
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
-import { ANONYMOUS_ACTOR, type AdminActor, type AdminEventDetail, type AdminResult, type AdminSeverity, type AdminTarget, SYSTEM_ACTOR_PREFIX } from "../../contract/admin-event.ts";
+import { ADMIN_ACTIONS, ANONYMOUS_ACTOR, type AdminAction, type AdminActor, type AdminEventDetail, type AdminResult, type AdminSeverity, type AdminTarget, SYSTEM_ACTOR_PREFIX } from "../../contract/admin-event.ts";
+import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";
 import type { Principal } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
+import type { RequestOrigin } from "../http/request-gate.ts";
 import { extendChain, storeDigest } from "../../contract/store-chain.ts";
 import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { recordRow } from "./ingest.ts";
 import { storedFromRow } from "./stored.ts";
 
+export type { RequestOrigin } from "../http/request-gate.ts";
+
 /** The chain, installation and agent ids admin events carry: no runtime ever has them. */
 export const CONTROL_PLANE_SOURCE = "controlplane";
-
-/** How a secret appears in an admin event: the first 16 hex digits of its SHA-256. */
-export function secretDigest(secret: string | Uint8Array): string {
-  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
-}
 
 /** Components that change the admin plane with no person behind the request. */
 export type SystemComponent = "bootstrap" | "directory-sync" | "retention" | "checkpoint" | "controlplane";
@@ -36,25 +35,45 @@ export type AdminEvent = {
   orgId: string;
   /** The workspace the change concerns; org-wide changes leave it out (stored as "controlplane"). */
   workspaceId?: string | null;
-  /** `<resource>.<verb>`, e.g. `policy.create`, `member.role_change` (docs/audit.md lists them) */
-  action: string;
+  /** `<resource>.<verb>`, e.g. `policy.create`, `member.role_change` (ADMIN_ACTIONS, docs/audit.md) */
+  action: AdminAction;
   actor: AdminActor;
   target: AdminTarget;
   before?: unknown;
   after?: unknown;
   /** "ok" (the default) or "refused" (401/403 and the two-person rule's refusals) */
   result?: AdminResult;
-  /** HTTP status answered (default 200 for ok, 403 for refused); 0 for scheduled work */
+  /** HTTP status answered (default: the action's in ADMIN_ACTIONS for ok, 403 for refused; 0 for the control plane's own work) */
   status?: number;
   /** a refusal's problem code */
   code?: string;
-  /** default "info" for ok, "high" for refused */
+  /** default: the action's in ADMIN_ACTIONS for ok, "high" for refused */
   severity?: AdminSeverity;
-  /** What happened, in words (who, what); never secret material. */
-  reason: string;
+  /** What happened, in words (who, what); never secret material. Default: actor, action and target. */
+  reason?: string;
   /** The audit record the event is about (an escrow recovery's record). */
   ref?: string | null;
 };
+
+/**
+ * How a secret appears in an admin event: `sha256:` and the first 16 hex digits of its SHA-256
+ * (a runtime token's are the first digits of its stored hash).
+ */
+export function secretDigest(secret: string | Uint8Array): string {
+  return `sha256:${Bun.SHA256.hash(secret, "hex").slice(0, 16)}`;
+}
+
+/**
+ * A refusal whose service wrote its admin event itself (the two-person rule's, a refused key
+ * rotation): the problem names the event (`admin_event`), and the HTTP hook does not record
+ * the refusal again (refusals.ts). One refusal, one event.
+ */
+export function recordedRefusal(error: SvcError, eventId: string): SvcError {
+  return new SvcError(error.code, error.message, { ...error.extra, [ADMIN_EVENT_MEMBER]: eventId });
+}
+
+/** The problem member naming the admin event a service wrote for its own refusal. */
+export const ADMIN_EVENT_MEMBER = "admin_event";
 
 /** The actor of a request made by a signed-in person (auth/plugin.ts fills in address and agent). */
 export function actorOf(p: Principal): AdminActor {
@@ -78,9 +97,50 @@ export function anonymousActor(request: { ip: string | null; userAgent: string |
   return { id: ANONYMOUS_ACTOR, email: request.email ?? null, role: null, credential: { kind: "none", id: null }, ip: request.ip, user_agent: request.userAgent };
 }
 
+/**
+ * Who makes a change, and when: what a service takes to write the change's event in its own
+ * transaction (`recordChange`). Routes build it from the principal (`acting`).
+ */
+export type Acting = { actor: AdminActor; at: number };
+
+export function acting(deps: { now: () => number }, p: Principal): Acting {
+  return { actor: actorOf(p), at: deps.now() };
+}
+
+/** The control plane's own work (a scheduler, directory sync, bootstrap), now. */
+export function actingAsSystem(deps: { now: () => number }, component: SystemComponent): Acting {
+  return { actor: systemActor(component), at: deps.now() };
+}
+
+/** Writes the event of a change `by` made, in the change's transaction `tx`. */
+export async function recordChange(tx: Db, by: Acting, e: Omit<AdminEvent, "actor">): Promise<string> {
+  return recordAdminEvent(tx, { ...e, actor: by.actor }, by.at);
+}
+
+function actorLabel(a: AdminActor): string {
+  return a.email ?? a.id;
+}
+
+/** The event's default `reason`: who did what to which target. */
+export function defaultReason(e: AdminEvent): string {
+  const what = e.target.name ? `${e.target.type} ${e.target.name}${e.target.id && e.target.id !== e.target.name ? ` (${e.target.id})` : ""}` : `${e.target.type} ${e.target.id ?? ""}`.trim();
+  const refused = (e.result ?? "ok") === "refused" ? ` refused${e.code ? ` (${e.code})` : ""}` : "";
+  return `${actorLabel(e.actor)}: ${e.action} ${what}${refused}`;
+}
+
+/**
+ * The actor of a change made by holding a one-time link (an invite: its id) or an approved
+ * `svc login` request (redeemed with its poll secret), never the secret itself.
+ */
+export function holderActor(kind: "link" | "login_request", who: { id: string; email: string | null; role?: string | null; credentialId: string }, origin: RequestOrigin): AdminActor {
+  return { id: who.id, email: who.email, role: who.role ?? null, credential: { kind, id: who.credentialId }, ip: origin.ip, user_agent: origin.userAgent };
+}
+
 /** The event's `detail` (pure). */
 export function eventDetail(e: AdminEvent): AdminEventDetail {
   const result = e.result ?? "ok";
+  const spec = ADMIN_ACTIONS[e.action];
+  const own = e.actor.credential.kind === "system";
   return {
     v: 1,
     actor: e.actor,
@@ -88,9 +148,9 @@ export function eventDetail(e: AdminEvent): AdminEventDetail {
     ...(e.before !== undefined ? { before: e.before } : {}),
     ...(e.after !== undefined ? { after: e.after } : {}),
     result,
-    status: e.status ?? (result === "ok" ? 200 : 403),
+    status: e.status ?? (result === "refused" ? 403 : own ? 0 : spec.status),
     ...(e.code ? { code: e.code } : {}),
-    severity: e.severity ?? (result === "ok" ? "info" : "high"),
+    severity: e.severity ?? (result === "ok" ? spec.severity : "high"),
   };
 }
 
@@ -110,7 +170,7 @@ export async function recordAdminEvent(tx: Db, e: AdminEvent, now: number): Prom
     action: e.action,
     tool_name: null,
     decision: detail.result === "ok" ? "permit" : "deny",
-    reason: e.reason,
+    reason: e.reason ?? defaultReason(e),
     policy_id: null,
     policy_revision: 0,
     // The person, as the admin trail names them; records of runtimes name the chat user here.

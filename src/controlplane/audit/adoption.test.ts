@@ -4,7 +4,7 @@
 // though no proxy chained anything; the background pass links them in bounded slices; once it
 // is complete, a row with no link is an insertion. SQLite, and PostgreSQL with SVC_TEST_POSTGRES_URL.
 import { describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, ne } from "drizzle-orm";
 import type { ExportLine } from "../../contract/stored-line.ts";
 import { verifyLines } from "../../contract/verify/index.ts";
 import { checkpointOrganizations, makeCheckpoint } from "../audit-chain/checkpoints.ts";
@@ -13,7 +13,7 @@ import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { adoptSlice, adoptionPass, adoptionState } from "./adoption.ts";
 
-/** An organization as the migration leaves one that had rows: none linked, adoption pending. */
+/** An organization as the migration leaves one that had rows (5 records and its bootstrap event): none linked, adoption pending. */
 async function upgraded() {
   const cp = await testControlPlane();
   const inst = await addInstallation(cp);
@@ -42,7 +42,8 @@ test("records of proxies that never chain still get a periodic checkpoint, and v
   await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records } });
   expect(await checkpointOrganizations(cp.deps.db)).toContain(cp.orgId);
   expect((await makeCheckpoint(cp.deps, cp.orgId)).created).toBe(true);
-  expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 3, unchained: 3 });
+  // + the bootstrap event, in the admin chain
+  expect(await verify(cp)).toMatchObject({ state: "verified", problems: [], covered: 4, unchained: 3 });
 });
 
 describe("adoption of rows stored before the store chains", () => {
@@ -51,20 +52,20 @@ describe("adoption of rows stored before the store chains", () => {
     expect(await adoptionState(cp.deps.db, cp.orgId)).toBe("pending");
     expect(await checkpointOrganizations(cp.deps.db)).toContain(cp.orgId);
     await makeCheckpoint(cp.deps, cp.orgId, { force: true });
-    expect(await verify(cp)).toMatchObject({ state: "unsigned", problems: [], awaiting_adoption: 5, unchained: 5 });
+    expect(await verify(cp)).toMatchObject({ state: "unsigned", problems: [], awaiting_adoption: 5, unchained: 5 }); // the bootstrap event is in the control plane's own chain
   });
 
   test("bounded slices link every row; complete after the quiet period; then a row without a link is an insertion", async () => {
     const { cp, inst } = await upgraded();
     expect(await adoptSlice(cp.deps, cp.orgId, 2)).toBe(2);
     // the pass goes on slice by slice, but the quiet period is not over: still pending
-    expect(await adoptionPass(cp.deps, cp.orgId, { slice: 2, quietMs: 3_600_000 })).toBe(3);
+    expect(await adoptionPass(cp.deps, cp.orgId, { slice: 2, quietMs: 3_600_000 })).toBe(4);
     expect(await adoptionState(cp.deps.db, cp.orgId)).toBe("pending");
     const chains = (await cp.deps.db.select().from(tables(cp.deps.db).auditRecords)).map((r) => [r.storeChain, r.storeSeq]);
-    expect(chains.sort((x, y) => (x[1] as number) - (y[1] as number))).toEqual([1, 2, 3, 4, 5].map((s) => ["adopted", s]));
+    expect(chains.sort((x, y) => (x[1] as number) - (y[1] as number))).toEqual([1, 2, 3, 4, 5, 6].map((s) => ["adopted", s]));
     // a checkpoint now covers them
     expect((await makeCheckpoint(cp.deps, cp.orgId)).created).toBe(true);
-    expect(await verify(cp)).toMatchObject({ state: "verified", covered: 5, awaiting_adoption: 0 });
+    expect(await verify(cp)).toMatchObject({ state: "verified", covered: 6, awaiting_adoption: 0 });
 
     expect(await adoptionPass(cp.deps, cp.orgId, { quietMs: 0 })).toBe(0);
     expect(await adoptionState(cp.deps.db, cp.orgId)).toBe("complete");
@@ -73,7 +74,7 @@ describe("adoption of rows stored before the store chains", () => {
     expect(body.adoption).toBe("complete");
     // a record of an installation that never chained, written straight into the store
     const a = tables(cp.deps.db).auditRecords;
-    const [row] = await cp.deps.db.select().from(a).limit(1);
+    const [row] = await cp.deps.db.select().from(a).where(ne(a.kind, "admin")).limit(1);
     await cp.deps.db.insert(a).values({ ...row!, id: auditRecord(inst).id, storeChain: null, storeSeq: null, storePrev: null });
     const r = await verify(cp);
     expect(r.state).toBe("tampered");

@@ -58,6 +58,10 @@ export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean 
   // Columns added later go last, so a consumer reading columns by position keeps working.
   ["tool_server", (r) => r.tool_server],
   ["task", (r) => r.task],
+  // Admin events (issue 27): who acted, on what, and the whole event (actor, before/after, result) as JSON.
+  ["actor_id", (r) => r.actor_id],
+  ["target", (r) => r.target],
+  ["admin", (r) => (r.admin ? JSON.stringify(r.admin) : null)],
 ];
 
 /**

@@ -18,6 +18,7 @@ import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
 import { runRetention } from "./retention.ts";
 import { spendOf, usageBy, usageSeries } from "./usage.ts";
+import { actingAsSystem } from "./admin-events.ts";
 
 const DAY = 86_400_000;
 
@@ -124,6 +125,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const calls = await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls", policy: "pol_B" }, now));
   expect(calls.records.map((r) => [r.id, r.call_outcome?.id])).toEqual([[decision.id, outcome.id]]);
   await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls" }, now));
+  // the admin trail's searches (issue 27): the organization's bootstrap is one of its events
+  expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
+  await run("admin events", async () => searchRecords(db, cp.orgId, { action: "policy.*", result: "ok" }, now));
+  expect((await run("admin events by actor", async () => searchRecords(db, cp.orgId, { actor: "system:bootstrap" }, now))).records).toHaveLength(1);
   const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
   expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
   await run("usage", async () => usageSeries(db, cp.orgId, "user", "day", { since }));
@@ -140,7 +145,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await cp.deps.db.insert(tables(db).auditAdoption).values({ orgId: cp.orgId, startedAt: now });
   await run("adoption", async () => adoptSlice(cp.deps, cp.orgId, 10));
   expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } })).status).toBe(200);
-  const report = await run("retention", async () => runRetention(cp.deps, cp.orgId));
+  const report = await run("retention", async () => runRetention(cp.deps, cp.orgId, actingAsSystem(cp.deps, "retention")));
   expect(report.chains_cut).toBe(4);
 
   const plans = new Map<string, string[][]>();
@@ -165,6 +170,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // PostgreSQL's custom plans for a rare policy take both partial indexes, BitmapOr)
   // the console's activity reads from where records dated in its window can start (received_at)
   expect(uses("activity", "audit_org_received_id")).toBe(plans.get("activity")!.length);
+  // the admin trail: its own partial index of admin events, and the (org, actor) one
+  expect(uses("admin events", "audit_org_admin_id")).toBe(plans.get("admin events")!.length);
+  expect(uses("admin events by actor", "audit_org_actor_id")).toBe(plans.get("admin events by actor")!.length);
   // a call's outcome is found by its decision's id (the console's one row per call)
   const outcomeLookups = (name: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes("audit_org_ref"))).length;
   expect(outcomeLookups("one record")).toBe(1);

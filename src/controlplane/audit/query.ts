@@ -2,11 +2,15 @@
 // stored ciphertext as bytes for `svc audit decrypt`. Records show whether they are encrypted
 // (to which key ids) or digest-only; the search never returns ciphertext.
 // A tool+decision search rides the (org, tool, decision, id) index; user, installation and
-// args-digest searches their own (org, …, id) indexes; the rest the (org, id) index, newest first.
+// args-digest searches their own (org, …, id) indexes; the rest the (org, id) index, newest
+// first. The admin trail's filters (issue 27): kind admin, action and result ride the partial
+// (org, id) index of admin events (`kind = 'admin'` written as a literal, so the index serves
+// it), the actor the (org, actor, id) index.
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
-import type { AdminEventDetail } from "../../contract/admin-event.ts";
+import { type AdminEventDetail, SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
+import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
 import { parseSince } from "./usage.ts";
 
@@ -30,7 +34,14 @@ export type AuditFilters = {
    */
   args_digest?: string;
   digest_key_id?: string;
-  kind?: "tool" | "model" | "outcome" | "admin";
+  /** "runtime": every kind but admin (what the runtimes recorded) */
+  kind?: "tool" | "model" | "outcome" | "admin" | "runtime";
+  /** admin events of this actor: an account id (acc_…), an email, `system:<component>` or `anonymous` */
+  actor?: string;
+  /** admin events of this action (`policy.update`), or of a prefix ending in * (`policy.*`) */
+  action?: string;
+  /** admin events that were carried out ("ok") or refused */
+  result?: "ok" | "refused";
   /** Open WebUI's background tasks (titles, tags, follow-ups): "hide" leaves them out, "only" shows nothing else */
   background?: "hide" | "only";
   /** ISO 8601, inclusive */
@@ -190,7 +201,18 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.tool) conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
   if (f.decision) conds.push(eq(a.decision, f.decision));
   if (f.installation) conds.push(eq(a.installationId, f.installation));
-  if (f.kind) conds.push(eq(a.kind, f.kind));
+  // Admin events' filters imply kind admin, as a literal: the partial index of admin events serves it.
+  const admin = f.kind === "admin" || f.action !== undefined || f.result !== undefined;
+  if (admin) conds.push(sql`${a.kind} = 'admin'`);
+  else if (f.kind === "runtime") conds.push(ne(a.kind, "admin"));
+  else if (f.kind) conds.push(eq(a.kind, f.kind));
+  if (f.action !== undefined) conds.push(actionCondition(a, f.action));
+  if (f.result) conds.push(eq(a.decision, f.result === "ok" ? "permit" : "deny"));
+  if (f.actor !== undefined) {
+    const ids = await actorIds(db, orgId, f.actor);
+    if (ids.length === 0) return null;
+    conds.push(inArray(a.actorId, ids));
+  }
   if (f.background === "hide") conds.push(isNull(a.task));
   if (f.background === "only") conds.push(isNotNull(a.task));
   if (f.policy) conds.push(or(eq(a.policyId, f.policy), eq(a.shadowPolicyId, f.policy))!);
@@ -207,6 +229,26 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   if (f.since) conds.push(gte(a.ts, parseSince(f.since, now)));
   if (f.until) conds.push(lt(a.ts, parseSince(f.until, now)));
   return conds;
+}
+
+/** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */
+function actionCondition(a: Tables["auditRecords"], filter: string): SQL {
+  const problem = actionFilterProblem(filter);
+  if (problem) throw new SvcError("validation_failed", `action: ${problem}`, { errors: [{ path: "/action", message: problem }] });
+  if (!filter.endsWith("*")) return eq(a.action, filter);
+  // A known prefix (checked above) holds no * or ?: the tool filter's pattern makes it a prefix.
+  return sql`${a.action} LIKE ${toolPattern(filter.slice(0, -1))} ESCAPE '\\'`;
+}
+
+/**
+ * The actor ids an actor filter stands for: an id as given (`acc_…`, `system:…`, `anonymous`);
+ * an email, the account with it and the organization's service user with it (an invitee).
+ */
+async function actorIds(db: Db, orgId: string, actor: string): Promise<string[]> {
+  const value = actor.trim();
+  if (!value.includes("@") || value.startsWith(SYSTEM_ACTOR_PREFIX)) return [value];
+  const [account, user] = await Promise.all([findAccountByEmail(db, value), findUserByEmail(db, orgId, value)]);
+  return [account?.id, user?.id].filter((id): id is string => !!id);
 }
 
 /**

@@ -11,6 +11,9 @@
 // Unchained records (written before chaining) are deleted by time alone. Every row deleted
 // leaves a gap in its store chain, recorded in the same transaction (audit-chain/store-gaps.ts)
 // and signed by the checkpoint after the run.
+// A run is one admin event (audit_retention.run, its counts in `after`), written once the
+// deletions are done and before the checkpoint, which signs it: by the admin who asked, or by
+// `system:retention` for the hourly run (only when it deleted something).
 import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, max, min } from "drizzle-orm";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { makeCheckpoint } from "../audit-chain/checkpoints.ts";
@@ -19,6 +22,7 @@ import { recordStoreGaps } from "../audit-chain/store-gaps.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
+import { type Acting, actingAsSystem, recordChange } from "./admin-events.ts";
 import { retentionOrganizations } from "../organizations/settings.ts";
 import { recordView, viewColumns } from "./query.ts";
 
@@ -67,10 +71,20 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
  * Runs retention for one organization now: deletes what is older than its period (nothing
  * when it has none), then signs a checkpoint carrying the new floors.
  */
-export async function runRetention(deps: ControlPlaneDeps, orgId: string, opts: { batch?: number } = {}): Promise<RetentionReport> {
+export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Acting, opts: { batch?: number } = {}): Promise<RetentionReport> {
   const batch = opts.batch ?? RETENTION_BATCH;
-  const days = (await getOrganization(deps.db, orgId)).auditRetentionDays;
-  if (days === null) return { organization_id: orgId, retention_days: null, cutoff: null, deleted: 0, chains_cut: 0, checkpoint: null };
+  const org = await getOrganization(deps.db, orgId);
+  const days = org.auditRetentionDays;
+  const scheduled = by.actor.credential.kind === "system";
+  const record = async (report: Omit<RetentionReport, "checkpoint">) => {
+    if (scheduled && report.deleted === 0) return;
+    await deps.db.transaction(async (tx) => recordChange(tx, { ...by, at: deps.now() }, { orgId, action: "audit_retention.run", target: { type: "organization", id: orgId, name: org.name }, after: report }));
+  };
+  if (days === null) {
+    const report = { organization_id: orgId, retention_days: null, cutoff: null, deleted: 0, chains_cut: 0 };
+    await record(report);
+    return { ...report, checkpoint: null };
+  }
   const cutoff = deps.now() - days * DAY_MS;
   const a = tables(deps.db).auditRecords;
   let deleted = 0;
@@ -96,7 +110,8 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, opts: 
     deleted += n;
     if (n < batch) break;
   }
-  // The new floors and store-chain gaps, signed at once.
+  await record({ organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut });
+  // The new floors and store-chain gaps (and the run's event), signed at once.
   const { checkpoint } = deleted > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
   if (deleted > 0) deps.log.info("audit retention ran", { org_id: orgId, deleted, chains_cut: chainsCut, retention_days: days });
   return { organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut, checkpoint: checkpoint?.number ?? null };
@@ -111,7 +126,7 @@ export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<v
       for (const orgId of await retentionOrganizations(deps.db)) {
         if (stopped) return;
         try {
-          await runRetention(deps, orgId);
+          await runRetention(deps, orgId, actingAsSystem(deps, "retention"));
         } catch (e) {
           deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });
         }

@@ -2,6 +2,7 @@
 // ciphertext as a binary age file, export, and the activity figures of the console's overview. The runtime's ingest route lives in runtime/routes.ts.
 import { Activity, AuditRecordPage, AuditRecordView, RetentionReport, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
+import { acting } from "./admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -28,7 +29,10 @@ const Filters = {
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
-  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin")], { description: "admin: the control plane's own events (escrow recovery)" })),
+  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin"), t.Literal("runtime")], { description: "admin: the control plane's own events (the admin trail: every change to the admin plane and every refusal); runtime: every kind but admin" })),
+  actor: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "admin events of this actor: account id (acc_…), email, system:<component> or anonymous" })),
+  action: t.Optional(t.String({ minLength: 1, maxLength: 100, description: "admin events of this action (policy.update), or of a prefix ending in * (policy.*)" })),
+  result: t.Optional(t.Union([t.Literal("ok"), t.Literal("refused")], { description: "admin events carried out (ok) or refused" })),
   background: t.Optional(t.Union([t.Literal("hide"), t.Literal("only")], { description: "Open WebUI's background tasks (titles, tags, follow-ups): hide them, or show only them" })),
   policy: t.Optional(t.String({ maxLength: 64, description: "records this policy decided or, as a shadow policy, would have decided" })),
   shadow: t.Optional(t.Literal("changed", { description: "only records a shadow policy would have decided differently" })),
@@ -58,7 +62,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .post(
       "/audit-retention/run",
-      async ({ principal }) => runRetention(deps, principal.orgId),
+      async ({ principal }) => runRetention(deps, principal.orgId, acting(deps, principal)),
       { admin: true, response: RetentionReport, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
     )
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {

@@ -44,7 +44,7 @@ describe("tool_server on audit records", () => {
     const verify = (records: ExportLine[]) => verifyLines(records, checkpoints);
     const clean = verify(lines);
     expect(clean.problems).toEqual([]);
-    expect(clean.covered).toBe(3);
+    expect(clean.covered).toBe(3 + 1); // + the bootstrap event
     // tool_server is outside the proxy's chain form but bound to the chained tool_name, and inside the store chain's form
     const forged = verify(lines.map((l) => (l.id === decision.id ? { ...l, tool_server: "github" } : l)));
     expect(forged.ok).toBe(false);

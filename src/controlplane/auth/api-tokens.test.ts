@@ -2,14 +2,15 @@
 import { describe, expect, test } from "bun:test";
 import { testControlPlane } from "../testing.ts";
 import { accountWithRole, secondOrganization } from "./test-fixtures.ts";
-import { issueApiToken } from "./service.ts";
+import { issueApiToken } from "./api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 describe("GET /organizations/{org}/api-tokens", () => {
   test("lists every token of the organization with its account, never the token or its hash", async () => {
     let now = 1_750_000_000_000;
     const cp = await testControlPlane({ now: () => now });
     const admin = await accountWithRole(cp, "admin", "ada@example.com");
-    const expiring = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: cp.orgId, name: "ci", ttlSeconds: 3600, signIn: { at: cp.deps.now() } });
+    const expiring = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: cp.orgId, name: "ci", ttlSeconds: 3600, signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     now += 120_000;
     expect((await cp.call("GET", "/api/v1/me", { token: admin.token })).status).toBe(200);
     const res = await cp.call("GET", cp.org("/api-tokens"));
@@ -43,7 +44,7 @@ describe("DELETE /organizations/{org}/api-tokens/{id}", () => {
   test("an admin revokes another account's token: it fails with 401 at once, on every route", async () => {
     const cp = await testControlPlane();
     const admin = await accountWithRole(cp, "admin");
-    const ownerCi = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "ci", signIn: { at: cp.deps.now() } });
+    const ownerCi = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "ci", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     expect((await cp.call("GET", cp.org("/workspaces"), { token: ownerCi.token })).status).toBe(200);
 
     const del = await cp.call("DELETE", cp.org(`/api-tokens/${ownerCi.id}`), { token: admin.token });
@@ -74,7 +75,7 @@ describe("DELETE /organizations/{org}/api-tokens/{id}", () => {
   test("refusals: a member 403, an unknown id 404, another organization's token 404 (and it keeps working)", async () => {
     const cp = await testControlPlane();
     const member = await accountWithRole(cp, "member");
-    const ownerCi = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "ci", signIn: { at: cp.deps.now() } });
+    const ownerCi = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "ci", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     const byMember = await cp.call("DELETE", cp.org(`/api-tokens/${ownerCi.id}`), { token: member.token });
     expect(byMember.status).toBe(403);
     expect(byMember.json.code).toBe("forbidden");

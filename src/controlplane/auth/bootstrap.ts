@@ -1,10 +1,13 @@
 // The first owner: creates an organization (with its default workspace and digest key), an
 // owner account with a password, and optionally an API token for automation.
 import { randomBytes } from "node:crypto";
+import { PASSWORD_SET } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { recordAdminEvent, systemActor } from "../audit/admin-events.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { createOrganization } from "../organizations/service.ts";
-import { addMembership, createAccount, findAccountByEmail, hashPassword, issueApiToken } from "./service.ts";
+import { insertApiToken } from "./api-tokens.ts";
+import { addMembership, createAccount, findAccountByEmail, hashPassword } from "./service.ts";
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -22,12 +25,19 @@ export async function bootstrapOwner(
     throw new SvcError("conflict", `an account for ${input.email} already exists; sign in to the console instead`);
   }
   const passwordHash = await hashPassword(input.password);
-  const { orgId, workspaceId } = await createOrganization(deps, input.orgName);
-  const accountId = await deps.db.transaction(async (tx) => {
+  // The organization, its owner, the token and the one event that tells of them: all or nothing.
+  return deps.db.transaction(async (tx) => {
+    const { orgId, workspaceId } = await createOrganization({ ...deps, db: tx }, input.orgName);
     const account = await createAccount(tx, { email: input.email, passwordHash });
     await addMembership(tx, account.id, orgId, "owner", { by: null, join: "bootstrap", at: deps.now() });
-    return account.id;
+    const issued = input.withToken ? await insertApiToken({ ...deps, db: tx }, { accountId: account.id, orgId, name: "bootstrap", signIn: { at: deps.now() } }) : null;
+    const after = {
+      organization: { id: orgId, name: input.orgName },
+      workspace_id: workspaceId,
+      owner: { account_id: account.id, email: account.email, role: "owner", password: PASSWORD_SET },
+      api_token: issued ? { id: issued.id, name: "bootstrap", expires_at: new Date(issued.expiresAt).toISOString() } : null,
+    };
+    await recordAdminEvent(tx, { orgId, action: "organization.bootstrap", actor: systemActor("bootstrap"), target: { type: "organization", id: orgId, name: input.orgName }, after }, deps.now());
+    return { accountId: account.id, orgId, workspaceId, token: issued?.token ?? null };
   });
-  const token = input.withToken ? (await issueApiToken(deps, { accountId, orgId, name: "bootstrap", signIn: { at: deps.now() } })).token : null;
-  return { accountId, orgId, workspaceId, token };
 }

@@ -12,7 +12,9 @@ import { newId } from "../../contract/ids.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { limiters, rateLimited } from "../http/rate-limit.ts";
-import { type Principal, issueApiToken, membership } from "./service.ts";
+import { type RequestOrigin, actorOf, holderActor, recordAdminEvent } from "../audit/admin-events.ts";
+import { issueApiToken } from "./api-tokens.ts";
+import { type Principal, membership } from "./service.ts";
 import { hashSecret, newSecret, safeEqual } from "./tokens.ts";
 
 /** How often the CLI should poll for the token. */
@@ -80,19 +82,25 @@ export async function approveLoginRequest(deps: ControlPlaneDeps, id: string, by
   if (by.via !== "session") throw new SvcError("forbidden", "approve login requests in the console, signed in with your password or SSO");
   const row = await findRequest(deps, id);
   if (expired(deps, row)) throw new SvcError("login_expired", "this login request has expired or was already used; run `svc login` again");
-  const lr = tables(deps.db).loginRequests;
-  // Approved once: a second approver (or the same one in another organization) never takes it over.
-  const [approved] = await deps.db
-    .update(lr)
-    .set({ approvedByAccountId: by.accountId, orgId: by.orgId, approverAuthenticatedAt: by.authenticatedAt ?? null, approverIdp: by.idp ?? null })
-    .where(and(eq(lr.id, id), isNull(lr.completedAt), or(isNull(lr.approvedByAccountId), and(eq(lr.approvedByAccountId, by.accountId), eq(lr.orgId, by.orgId)))))
-    .returning({ id: lr.id });
-  if (!approved) throw new SvcError("conflict", "this login request was already approved by another account");
+  await deps.db.transaction(async (tx) => {
+    const lr = tables(tx).loginRequests;
+    // Approved once: a second approver (or the same one in another organization) never takes it over.
+    const [approved] = await tx
+      .update(lr)
+      .set({ approvedByAccountId: by.accountId, orgId: by.orgId, approverAuthenticatedAt: by.authenticatedAt ?? null, approverIdp: by.idp ?? null })
+      .where(and(eq(lr.id, id), isNull(lr.completedAt), or(isNull(lr.approvedByAccountId), and(eq(lr.approvedByAccountId, by.accountId), eq(lr.orgId, by.orgId)))))
+      .returning({ id: lr.id });
+    if (!approved) throw new SvcError("conflict", "this login request was already approved by another account");
+    // Approving it again (the same approver) changes nothing.
+    if (row.approvedByAccountId === null) {
+      await recordAdminEvent(tx, { orgId: by.orgId, action: "login_request.approve", actor: actorOf(by), target: { type: "login_request", id, name: row.userCode }, after: { user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString() } }, deps.now());
+    }
+  });
   return { approved: true as const };
 }
 
 /** The CLI's poll: 428 until approved, the token once, then 410. */
-export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string) {
+export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pollSecret: string, origin: RequestOrigin) {
   const lr = tables(deps.db).loginRequests;
   const [row] = await deps.db.select().from(lr).where(eq(lr.id, id));
   // An unknown id and a wrong secret look the same: nothing to learn by guessing.
@@ -129,7 +137,9 @@ export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pol
     const role = (await membership(tx, accountId, orgId))?.role;
     if (role !== "owner" && role !== "admin") throw new SvcError("forbidden", "the approving account is no longer an owner or admin of the organization");
     const [account] = await tx.select().from(a).where(eq(a.id, accountId));
-    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}`, signIn: { at: row.approverAuthenticatedAt, idp: row.approverIdp } });
+    // The token acts for the approver; the CLI that redeems it proves only the poll secret.
+    const by = { actor: holderActor("login_request", { id: accountId, email: account!.email, role, credentialId: id }, origin), at: deps.now() };
+    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}`, signIn: { at: row.approverAuthenticatedAt, idp: row.approverIdp } }, by);
     await tx.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id));
     return { token: issued.token, organization_id: orgId, email: account!.email, expires_at: new Date(issued.expiresAt).toISOString() };
   });

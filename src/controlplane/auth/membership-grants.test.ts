@@ -3,7 +3,8 @@
 // member starts a new membership; grantPath follows grants up through other accounts and other
 // organizations, never through a lowering. On SQLite (and PostgreSQL with SVC_TEST_POSTGRES_URL).
 import { expect, test } from "bun:test";
-import { issueApiToken } from "./service.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
+import { issueApiToken } from "./api-tokens.ts";
 import { secondOrganization } from "./test-fixtures.ts";
 import { grantPath, grantsOf, memberSince, roleChangeKind } from "./membership-grants.ts";
 import { testControlPlane } from "../testing.ts";
@@ -50,7 +51,7 @@ test("grantPath: through accounts the ancestor granted, across organizations; a 
   // Globex's owner invites x; Acme's owner adds x to Acme; x, an admin there, invites y.
   const x = await add(globex.org, globex.token, "x@example.com", "admin");
   await add(cp.org, cp.adminToken, "x@example.com", "admin");
-  const xToken = (await issueApiToken(cp.deps, { accountId: x, orgId: cp.orgId, name: "x", signIn: { at: null } })).token;
+  const xToken = (await issueApiToken(cp.deps, { accountId: x, orgId: cp.orgId, name: "x", signIn: { at: null } }, actingAsSystem(cp.deps, "controlplane"))).token;
   const y = await add(cp.org, xToken, "y@example.com", "admin");
   expect((await grantPath(cp.deps.db, y, globexOwner))!.map((g) => [g.accountId, g.orgId, g.kind, g.byAccountId])).toEqual([
     [y, cp.orgId, "invited", x],

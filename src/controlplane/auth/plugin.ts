@@ -8,8 +8,8 @@ import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { cookieName } from "../http/cookie-names.ts";
-import { clientIp } from "../http/rate-limit.ts";
-import { credentialOf } from "../http/request-gate.ts";
+import { requestOrigin } from "../http/rate-limit.ts";
+import { credentialOf, receivedRequest } from "../http/request-gate.ts";
 import { deletedInstallationOf, findInstallationByToken, type RuntimeCaller } from "../installations/runtime-auth.ts";
 import { type Principal, principalFromSession, principalFromToken, requireAdmin } from "./service.ts";
 import { bearer, safeEqual } from "./tokens.ts";
@@ -23,6 +23,21 @@ export function sessionCookieName(config: Pick<ControlPlaneDeps["config"], "secu
 }
 
 type Ctx = { headers: Record<string, string | undefined>; params: unknown; request: Request; cookie: Record<string, { value?: unknown }> };
+
+const identified = new WeakMap<Request, Principal>();
+
+/**
+ * Who a request proved to be, even when it was then refused (a member on an admin route, a
+ * session write without its CSRF token): the admin trail's refusal hook names them
+ * (audit/refusals.ts). The console marks its signed-in pages' requests the same way.
+ */
+export function identifiedPrincipal(request: Request): Principal | undefined {
+  return identified.get(request);
+}
+
+export function markIdentified(request: Request, principal: Principal): void {
+  identified.set(receivedRequest(request), principal);
+}
 
 export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promise<Principal> {
   // The request gate checked this request's credential before reading its body.
@@ -40,7 +55,11 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
       p = await principalFromSession(deps, raw);
       if (p && ctx.request.method !== "GET" && ctx.request.method !== "HEAD") {
         const sent = ctx.headers[CSRF_HEADER] ?? "";
-        if (!p.csrfToken || !safeEqual(sent, p.csrfToken)) throw new SvcError("forbidden", "missing or wrong CSRF token; reload the page and try again");
+        if (!p.csrfToken || !safeEqual(sent, p.csrfToken)) {
+          // The cookie proved who it is; the write came without its token (maybe another site's).
+          markIdentified(ctx.request, { ...p, ...requestOrigin(deps, ctx.request) });
+          throw new SvcError("forbidden", "missing or wrong CSRF token; reload the page and try again");
+        }
       }
     }
   }
@@ -48,7 +67,9 @@ export async function resolvePrincipal(deps: ControlPlaneDeps, ctx: Ctx): Promis
   const org = (ctx.params as { org?: string } | undefined)?.org;
   if (org !== undefined && org !== p.orgId) throw new SvcError("not_found", `organization ${org} not found`);
   // Who asked, from where: the admin trail names it with every change (audit/admin-events.ts).
-  return { ...p, ip: clientIp(deps, ctx.request), userAgent: ctx.headers["user-agent"]?.slice(0, 300) ?? null };
+  const principal = { ...p, ...requestOrigin(deps, ctx.request) };
+  markIdentified(ctx.request, principal);
+  return principal;
 }
 
 export async function runtimeCaller(deps: ControlPlaneDeps, headers: Record<string, string | undefined>): Promise<RuntimeCaller> {

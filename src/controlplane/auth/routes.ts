@@ -4,13 +4,14 @@ import { ApiTokenList, IssuedApiToken, LoginApproved, LoginRequest, LoginRequest
 import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { clientIp, clientIpPlugin, withRetryAfter } from "../http/rate-limit.ts";
+import { clientIp, clientIpPlugin, requestOrigin, withRetryAfter } from "../http/rate-limit.ts";
+import { acting } from "../audit/admin-events.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { approveLoginRequest, createLoginRequest, describeLoginRequest, redeemLoginRequest } from "./login-requests.ts";
 import { ApiTokenCreate, ApiTokenParams, LoginRequestApprove, LoginRequestCreate, LoginRequestParams, LoginRequestToken, SessionCreate } from "./model.ts";
 import { authPlugin, sessionCookieName } from "./plugin.ts";
-import { deleteSession, issueApiToken, listApiTokens, revokeOrgApiToken } from "./service.ts";
-import { signIn } from "./sessions.ts";
+import { issueApiToken, listApiTokens, revokeOrgApiToken } from "./api-tokens.ts";
+import { signIn, signOutSession } from "./sessions.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["auth"];
@@ -54,7 +55,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
           email: body.email,
           password: body.password,
           ...(body.organization_id ? { organizationId: body.organization_id } : {}),
-          clientIp: clientIp(deps, request),
+          origin: requestOrigin(deps, request),
         }));
         cookie[cookieName]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
         return out;
@@ -69,9 +70,9 @@ export function authRoutes(deps: ControlPlaneDeps) {
     )
     .delete(
       "/auth/sessions",
-      async ({ cookie, set }) => {
+      async ({ cookie, set, request }) => {
         const raw = cookie[cookieName]?.value;
-        if (typeof raw === "string" && raw) await deleteSession(deps.db, raw);
+        if (typeof raw === "string" && raw) await signOutSession(deps, raw, requestOrigin(deps, request));
         cookie[cookieName]!.set(sessionCookie("", 0));
         set.status = 204;
       },
@@ -114,7 +115,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
       response: LoginApproved,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
-    .post("/auth/login-requests/:id/token", async ({ params, body, set }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret)), {
+    .post("/auth/login-requests/:id/token", async ({ params, body, set, request }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret, requestOrigin(deps, request))), {
       params: LoginRequestParams,
       body: LoginRequestToken,
       response: LoginToken,
@@ -123,7 +124,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/api-tokens",
       async ({ principal, body, set }) => {
-        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } });
+        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } }, acting(deps, principal));
         set.status = 201;
         return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },
@@ -137,7 +138,7 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/organizations/:org/api-tokens/:id",
       async ({ principal, params, set }) => {
-        await revokeOrgApiToken(deps, principal.orgId, params.id);
+        await revokeOrgApiToken(deps, principal.orgId, params.id, acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: ApiTokenParams, detail: { tags, summary: "Revoke an API token of the organization (fails with 401 at once)", responses: NO_CONTENT } },

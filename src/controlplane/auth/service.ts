@@ -8,7 +8,7 @@ import { organizationNames } from "../organizations/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { IdpSubject } from "./idp-subjects.ts";
 import { type Grant, recordGrant, roleChangeKind } from "./membership-grants.ts";
-import { hashSecret, isKind, newSecret } from "./tokens.ts";
+import { hashSecret, isKind } from "./tokens.ts";
 
 export type Role = "owner" | "admin" | "member";
 /**
@@ -177,99 +177,18 @@ export async function sessionAuthenticatedFor(db: Db, p: Principal, orgId: strin
 }
 
 /**
- * Issues an API token for the CLI; the raw value is returned once and stored only hashed.
- * `signIn` is the sign-in it comes from (the issuing session's or token's; `at` null when
- * unknown): a token carries it on and never renews it.
- */
-export async function issueApiToken(deps: Pick<ControlPlaneDeps, "db" | "now" | "config">, input: { accountId: string; orgId: string; name: string; signIn: SignIn; ttlSeconds?: number }) {
-  const token = newSecret("admin");
-  const id = newId("apiToken");
-  // Every token expires (issue 20); a token that lives forever is one leak away from lasting access.
-  const expiresAt = deps.now() + (input.ttlSeconds ?? deps.config.apiTokenTtlSeconds) * 1000;
-  await deps.db
-    .insert(tables(deps.db).apiTokens)
-    .values({
-      id,
-      accountId: input.accountId,
-      orgId: input.orgId,
-      name: input.name,
-      tokenHash: hashSecret(token),
-      expiresAt,
-      authenticatedAt: input.signIn.at,
-      idp: input.signIn.idp ?? null,
-    });
-  return { id, token, expiresAt };
-}
-
-/** Revokes a token; one already revoked keeps its first revocation time. */
-export async function revokeApiToken(db: Db, tokenId: string, now: number) {
-  const t = tables(db).apiTokens;
-  await db.update(t).set({ revokedAt: now }).where(and(eq(t.id, tokenId), isNull(t.revokedAt)));
-}
-
-const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** The organization's API tokens (revoked ones included), oldest first: never the token or its hash. */
-export async function listApiTokens(db: Db, orgId: string) {
-  const { apiTokens: t, accounts: a } = tables(db);
-  const rows = await db
-    .select({ id: t.id, name: t.name, email: a.email, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt, expiresAt: t.expiresAt, revokedAt: t.revokedAt })
-    .from(t)
-    .innerJoin(a, eq(a.id, t.accountId))
-    .where(eq(t.orgId, orgId))
-    .orderBy(t.id);
-  return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      account_email: r.email,
-      created_at: isoOrNull(r.createdAt),
-      last_used_at: isoOrNull(r.lastUsedAt),
-      expires_at: isoOrNull(r.expiresAt),
-      revoked_at: isoOrNull(r.revokedAt),
-    }));
-}
-
-/**
- * An admin revokes any API token of the organization; it fails (401) from the next request on.
- * A token of another organization is "not found". Revoking a revoked token changes nothing
- * (the first revocation time stays).
- */
-export async function revokeOrgApiToken(deps: ControlPlaneDeps, orgId: string, tokenId: string): Promise<void> {
-  const t = tables(deps.db).apiTokens;
-  const [row] = await deps.db.select({ id: t.id }).from(t).where(and(eq(t.orgId, orgId), eq(t.id, tokenId)));
-  if (!row) throw new SvcError("not_found", `API token ${tokenId} not found`);
-  await revokeApiToken(deps.db, row.id, deps.now());
-}
-
-/**
  * Ends an account's access to one organization: its console sessions there are deleted and its
  * API tokens there revoked. Its sessions and tokens of other organizations are untouched.
  */
-export async function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): Promise<void> {
+export async function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): Promise<{ sessionsEnded: number; apiTokensRevoked: number }> {
   const { sessions: s, apiTokens: t } = tables(db);
-  await db.delete(s).where(and(eq(s.accountId, accountId), eq(s.orgId, orgId)));
-  await db
+  const ended = await db.delete(s).where(and(eq(s.accountId, accountId), eq(s.orgId, orgId))).returning({ idHash: s.idHash });
+  const revoked = await db
     .update(t)
     .set({ revokedAt: now })
-    .where(and(eq(t.accountId, accountId), eq(t.orgId, orgId), isNull(t.revokedAt)));
-}
-
-/**
- * Opens a session of the account in `orgId`, recording how and when the person proved who they
- * are (`signIn`: now for a sign-in, the replaced session's for a switch of organization).
- */
-export async function createSession(deps: Pick<ControlPlaneDeps, "db" | "now" | "config">, accountId: string, orgId: string, authMethod: AuthMethod, signIn: SignIn) {
-  const raw = newSecret("session");
-  const csrfToken = newSecret("session").slice(7, 39);
-  await deps.db
-    .insert(tables(deps.db).sessions)
-    .values({ idHash: hashSecret(raw), accountId, orgId, csrfToken, authMethod, authenticatedAt: signIn.at, idp: signIn.idp ?? null, expiresAt: deps.now() + deps.config.sessionTtlSeconds * 1000 });
-  return { raw, csrfToken };
-}
-
-export async function deleteSession(db: Db, raw: string) {
-  const s = tables(db).sessions;
-  await db.delete(s).where(eq(s.idHash, hashSecret(raw)));
+    .where(and(eq(t.accountId, accountId), eq(t.orgId, orgId), isNull(t.revokedAt)))
+    .returning({ id: t.id });
+  return { sessionsEnded: ended.length, apiTokensRevoked: revoked.length };
 }
 
 /**

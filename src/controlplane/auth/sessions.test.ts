@@ -11,8 +11,9 @@ import { embeddedMigrations } from "../db/embedded-migrations.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
 import { testControlPlane } from "../testing.ts";
 import { PASSWORD, secondOrganization } from "./test-fixtures.ts";
-import { addMembership, createSession, defaultOrganization, principalFromSession, sessionAuthenticatedFor } from "./service.ts";
-import { signIn } from "./sessions.ts";
+import { addMembership, defaultOrganization, principalFromSession, sessionAuthenticatedFor } from "./service.ts";
+import { NO_ORIGIN } from "../http/request-gate.ts";
+import { createSession, signIn } from "./sessions.ts";
 
 describe("defaultOrganization", () => {
   test("the lowest organization id, whatever the order given", () => {
@@ -39,7 +40,7 @@ describe("signIn and session binding", () => {
     const cp = await testControlPlane();
     const b = await secondOrganization(cp);
     await addMembership(cp.deps.db, cp.accountId, b.orgId, "member", { by: null, join: "added", at: cp.deps.now() });
-    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", { at: cp.deps.now() });
+    const { raw } = await createSession(cp.deps, cp.accountId, b.orgId, "sso", { at: cp.deps.now() }, NO_ORIGIN);
     const p = (await principalFromSession(cp.deps, raw))!;
     expect(p).toMatchObject({ orgId: b.orgId, authMethod: "sso", via: "session" });
     expect(await sessionAuthenticatedFor(cp.deps.db, p, b.orgId)).toBe(true);

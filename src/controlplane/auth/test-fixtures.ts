@@ -6,7 +6,9 @@ import { newId } from "../../contract/ids.ts";
 import { tables } from "../db/index.ts";
 import type { TestControlPlane } from "../testing.ts";
 import { bootstrapOwner } from "./bootstrap.ts";
-import { type Role, addMembership, createAccount, issueApiToken } from "./service.ts";
+import { type Role, addMembership, createAccount } from "./service.ts";
+import { issueApiToken } from "./api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 export const PASSWORD = "correct horse battery staple";
 
@@ -17,7 +19,7 @@ export const PASSWORD = "correct horse battery staple";
 export async function accountWithRole(cp: TestControlPlane, role: Role, email = `${role}-${Math.random().toString(36).slice(2)}@example.com`, by: string | null = null) {
   const account = await createAccount(cp.deps.db, { email, password: PASSWORD });
   await addMembership(cp.deps.db, account.id, cp.orgId, role, { by, join: by ? "created" : "bootstrap", at: cp.deps.now() });
-  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test", signIn: { at: cp.deps.now() } });
+  const { token } = await issueApiToken(cp.deps, { accountId: account.id, orgId: cp.orgId, name: "test", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
   return { accountId: account.id, email, token };
 }
 

@@ -4,7 +4,8 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
-import { issueApiToken } from "./service.ts";
+import { issueApiToken } from "./api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 const DAY = 24 * 3600 * 1000;
 
@@ -29,7 +30,7 @@ describe("API token expiry", () => {
   test("a token stored without an expiry lasts the default TTL from its creation", async () => {
     let now = Date.now();
     const cp = await testControlPlane({ now: () => now });
-    const { id, token } = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "old", signIn: { at: cp.deps.now() } });
+    const { id, token } = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "old", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     const t = tables(cp.deps.db).apiTokens;
     const [row] = await cp.deps.db.update(t).set({ expiresAt: null }).where(eq(t.id, id)).returning();
     expect((await cp.call("GET", "/api/v1/me", { token })).status).toBe(200);

@@ -4,6 +4,7 @@
 import { Budget, BudgetDeleted, BudgetList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { BudgetLeaseRequest, BudgetLeaseResponse, LimitsResponse } from "../../contract/runtime-api.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { grantLeases } from "./leases.ts";
@@ -31,7 +32,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/budgets",
       async ({ principal, body, set }) => {
-        const row = await createBudget(deps.db, principal.orgId, body);
+        const row = await createBudget(deps.db, principal.orgId, body, acting(deps, principal));
         set.status = 201;
         return (await budgetsWithStatus(deps.db, principal.orgId, deps.now())).find((b) => b.id === row.id)!;
       },
@@ -40,7 +41,7 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/organizations/:org/budgets/:id",
       async ({ principal, params }) => {
-        const row = await deleteBudget(deps.db, principal.orgId, params.id);
+        const row = await deleteBudget(deps.db, principal.orgId, params.id, acting(deps, principal));
         return { deleted: row.id, name: row.name };
       },
       { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), response: BudgetDeleted, detail: { tags, summary: "Delete a budget by id or name" } },

@@ -9,6 +9,7 @@ import type { BudgetState } from "../../contract/runtime-api.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { getAgent } from "../agents/service.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { spendOf } from "../audit/usage.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { emailsOfUsers, getUser, groupMemberIds, identityMap, resolveGroup } from "../directory/service.ts";
@@ -40,20 +41,28 @@ async function scopeIdOf(db: Db, orgId: string, scope: BudgetInput["scope"], tar
   return { id: a.id, label: a.name };
 }
 
-export async function createBudget(db: Db, orgId: string, input: BudgetInput): Promise<BudgetRow> {
+/** A budget as its admin events show it. */
+function eventView(b: BudgetRow, target?: string) {
+  return { id: b.id, name: b.name, scope: b.scope, scope_id: b.scopeId, ...(target ? { target } : {}), period: b.period, unit: b.unit, limit: b.limit };
+}
+
+export async function createBudget(db: Db, orgId: string, input: BudgetInput, by: Acting): Promise<BudgetRow> {
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "name is empty", { errors: [{ path: "/name", message: "must not be empty" }] });
   if (!(input.limit > 0) || !Number.isFinite(input.limit)) throw new SvcError("validation_failed", "limit must be a number above 0", { errors: [{ path: "/limit", message: "must be > 0" }] });
   if (input.unit === "tokens" && !Number.isInteger(input.limit)) throw new SvcError("validation_failed", "a token limit is a whole number", { errors: [{ path: "/limit", message: "must be an integer" }] });
-  const { id: scopeId } = await scopeIdOf(db, orgId, input.scope, input.target);
-  const b = tables(db).budgets;
-  const [row] = await db
-    .insert(b)
-    .values({ id: newId("budget"), orgId, name, scope: input.scope, scopeId, period: input.period, unit: input.unit, limit: input.limit })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) throw new SvcError("conflict", `a budget named "${name}" already exists`);
-  return row;
+  return db.transaction(async (tx) => {
+    const scope = await scopeIdOf(tx, orgId, input.scope, input.target);
+    const b = tables(tx).budgets;
+    const [row] = await tx
+      .insert(b)
+      .values({ id: newId("budget"), orgId, name, scope: input.scope, scopeId: scope.id, period: input.period, unit: input.unit, limit: input.limit })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) throw new SvcError("conflict", `a budget named "${name}" already exists`);
+    await recordChange(tx, by, { orgId, action: "budget.create", target: { type: "budget", id: row.id, name }, after: eventView(row, scope.label) });
+    return row;
+  });
 }
 
 export async function listBudgets(db: Db, orgId: string): Promise<BudgetRow[]> {
@@ -61,7 +70,7 @@ export async function listBudgets(db: Db, orgId: string): Promise<BudgetRow[]> {
   return db.select().from(b).where(eq(b.orgId, orgId)).orderBy(b.name);
 }
 
-export async function deleteBudget(db: Db, orgId: string, idOrName: string): Promise<BudgetRow> {
+export async function deleteBudget(db: Db, orgId: string, idOrName: string, by: Acting): Promise<BudgetRow> {
   return db.transaction(async (tx) => {
     const { budgets: b, budgetLeases: l } = tables(tx);
     const [row] = await tx
@@ -70,6 +79,7 @@ export async function deleteBudget(db: Db, orgId: string, idOrName: string): Pro
       .returning();
     if (!row) throw new SvcError("not_found", `budget "${idOrName}" not found`);
     await tx.delete(l).where(eq(l.budgetId, row.id));
+    await recordChange(tx, by, { orgId, action: "budget.delete", target: { type: "budget", id: row.id, name: row.name }, before: eventView(row) });
     return row;
   });
 }

@@ -3,7 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../contract/errors.ts";
 import { eq } from "drizzle-orm";
 import { tables } from "../db/index.ts";
-import { findRemoteIdentity, findUserByEmail, identityMap, linkByHand, upsertUserByEmail } from "../directory/service.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
+import { linkByHand } from "../directory/by-hand.ts";
+import { findRemoteIdentity, findUserByEmail, identityMap, upsertUserByEmail } from "../directory/service.ts";
 import { addInstallation, addOrganization } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { inspectClaim, redeemClaim } from "./service.ts";
@@ -128,7 +130,7 @@ describe("claim links", () => {
     }
     // linked by an admin without an installation: no link either
     await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "bo@example.com", source: "manual" });
-    await linkByHand(cp.deps.db, cp.orgId, "bo@example.com", { platform: "chatui", remoteUserId: "fe-bo" }, cp.deps.now());
+    await linkByHand(cp.deps.db, cp.orgId, "bo@example.com", { platform: "chatui", remoteUserId: "fe-bo" }, actingAsSystem(cp.deps, "controlplane"));
     expect((await claim(b.token, "fe-bo")).json.code).toBe("identity_already_linked");
     // unlinked, but first seen through a: b cannot issue a link for it; a still can
     expect((await claim(a.token, "fe-new")).status).toBe(200);
@@ -172,7 +174,7 @@ describe("claim links", () => {
     const url = (await cp.call("POST", "/api/v1/runtime/claims", { token: a.token, body: { remote_user_id: "fe-a" } })).json.url;
     await redeemClaim(cp.deps, tokenOf(url), { email: "a@example.com" });
     await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "admin-linked@example.com", source: "manual" });
-    await linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, cp.deps.now());
+    await linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, actingAsSystem(cp.deps, "controlplane"));
     const ids = async (inst: typeof a) => ((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.identities as { remote_user_id: string }[]).map((i) => i.remote_user_id).sort();
     expect(await ids(a)).toEqual(["fe-a", "fe-everywhere"]);
     expect(await ids(b)).toEqual(["fe-everywhere"]);

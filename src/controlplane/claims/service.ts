@@ -36,6 +36,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { findRemoteIdentity, findUserByEmail, linkRemoteIdentity, noteRemoteIdentity, upsertUserByEmail } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { verifyChatPassword } from "../invites/service.ts";
+import { type RequestOrigin, holderActor, recordAdminEvent } from "../audit/admin-events.ts";
+import { NO_ORIGIN } from "../http/request-gate.ts";
 
 export const CLAIM_PATH = "/claim/";
 /** Expired or used links are deleted this long after they expired or were used. */
@@ -178,7 +180,7 @@ export async function inspectClaim(deps: ControlPlaneDeps, token: string): Promi
  * concurrent redemptions exactly one gets it; any refusal after that rolls the use back.
  * With `createUser: false` the service user must exist already (404 otherwise).
  */
-export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null }, opts: { createUser?: boolean } = {}) {
+export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { email: string; displayName?: string | null; origin?: RequestOrigin }, opts: { createUser?: boolean } = {}) {
   const now = deps.now();
   const hash = isKind(token, "claim") ? hashSecret(token) : null;
   return deps.db.transaction(async (tx) => {
@@ -206,6 +208,12 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
       current?.userId === user.id
         ? current // already linked to this very user: nothing changes
         : await linkRemoteIdentity(tx, row.orgId, { remoteUserId: row.remoteUserId, userId: user.id, installationId: row.installationId, now });
+    if (identity !== current) {
+      // The person who held the link, as the service user it linked (never the link's token).
+      const actor = holderActor("link", { id: user.id, email: user.email, credentialId: row.id }, who.origin ?? NO_ORIGIN);
+      const target = { type: "remote_identity", id: `chatui:${row.remoteUserId}`, name: row.remoteUserId };
+      await recordAdminEvent(tx, { orgId: row.orgId, action: "remote_identity.claim", actor, target, before: { user_id: current?.userId ?? null }, after: { user_id: user.id, email: user.email, installation_id: row.installationId, user_created: created } }, now);
+    }
     return { orgId: row.orgId, userId: user.id, email: user.email, userCreated: created, remoteIdentityId: identity.id, remoteUserId: row.remoteUserId };
   });
 }
@@ -216,7 +224,7 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
  * (owners link with their password); a member's email links like a member's sign-in; any other
  * email links only to an existing, enabled service user (a directory user, for example).
  */
-export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: string, verified: { orgId: string; email: string }) {
+export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: string, verified: { orgId: string; email: string; origin?: RequestOrigin }) {
   const info = await inspectClaim(deps, token);
   if (info.orgId !== verified.orgId) {
     throw new SvcError("forbidden", "this link belongs to another organization than the single sign-on that was used; open the link again and use its own sign-in");
@@ -227,7 +235,7 @@ export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: 
   if (member && !ssoMayOpen(member.role)) {
     throw new SvcError("forbidden", `${email} is an owner of this organization: owners link their chat account by signing in with their password`);
   }
-  return redeemClaim(deps, token, { email, displayName: account?.displayName ?? null }, { createUser: !!member });
+  return redeemClaim(deps, token, { email, displayName: account?.displayName ?? null, ...(verified.origin ? { origin: verified.origin } : {}) }, { createUser: !!member });
 }
 
 /**
@@ -235,8 +243,8 @@ export async function redeemClaimByVerifiedEmail(deps: ControlPlaneDeps, token: 
  * no console session, no account, no membership; it links only to the service user whose chat
  * password it is, in the link's organization.
  */
-export async function redeemClaimWithChatPassword(deps: ControlPlaneDeps, token: string, input: { email: string; password: string; clientIp: string | null }) {
+export async function redeemClaimWithChatPassword(deps: ControlPlaneDeps, token: string, input: { email: string; password: string; origin: RequestOrigin }) {
   const info = await inspectClaim(deps, token);
-  const user = await verifyChatPassword(deps, info.orgId, input.email, input.password, input.clientIp);
-  return redeemClaim(deps, token, { email: user.email, displayName: user.displayName }, { createUser: false });
+  const user = await verifyChatPassword(deps, info.orgId, input.email, input.password, input.origin.ip);
+  return redeemClaim(deps, token, { email: user.email, displayName: user.displayName, origin: input.origin }, { createUser: false });
 }

@@ -2,6 +2,7 @@
 // with the signed-in user's session cookie (and CSRF header for writes). Pages render what it
 // answers, or its problem+json `detail` as an error banner; roles are enforced by the API too.
 import { CSRF_HEADER } from "../auth/plugin.ts";
+import { type RequestOrigin, carryOrigin } from "../http/request-gate.ts";
 
 export type ApiHandle = (request: Request) => Promise<Response>;
 
@@ -9,7 +10,15 @@ export type ApiProblem = { status: number; code: string; detail: string; errors?
 export type ApiResult<T> = { ok: true; status: number; data: T } | { ok: false; status: number; problem: ApiProblem };
 
 /** What the console needs to call the API as the signed-in user. */
-export type ApiCaller = { sessionRaw: string; csrfToken: string; orgId: string; /** The session cookie's name in this mode (sessionCookieName). */ cookieName: string };
+export type ApiCaller = {
+  sessionRaw: string;
+  csrfToken: string;
+  orgId: string;
+  /** The session cookie's name in this mode (sessionCookieName). */
+  cookieName: string;
+  /** The browser's address and user agent, carried into every call (request-gate.ts carryOrigin). */
+  origin?: RequestOrigin;
+};
 
 export const API_ORIGIN = "http://localhost";
 
@@ -28,9 +37,15 @@ export class ConsoleApi {
     return this.send<T>("GET", path);
   }
 
+  /** An in-process request to the API, carrying the browser's origin. */
+  private request(path: string, init: RequestInit): Request {
+    const request = new Request(API_ORIGIN + path, init);
+    return this.caller.origin ? carryOrigin(request, this.caller.origin) : request;
+  }
+
   /** A GET whose answer is passed on as it is (a file streamed to the browser). */
   async raw(path: string): Promise<Response> {
-    return this.handle(new Request(API_ORIGIN + path, { headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}` } }));
+    return this.handle(this.request(path, { headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}` } }));
   }
 
   async send<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
@@ -39,7 +54,7 @@ export class ConsoleApi {
     if (body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
-      res = await this.handle(new Request(API_ORIGIN + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+      res = await this.handle(this.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
     } catch (e) {
       return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
     }
@@ -50,7 +65,7 @@ export class ConsoleApi {
   async postForText(path: string): Promise<ApiResult<string>> {
     let res: Response;
     try {
-      res = await this.handle(new Request(API_ORIGIN + path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }));
+      res = await this.handle(this.request(path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }));
     } catch (e) {
       return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
     }

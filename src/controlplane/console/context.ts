@@ -4,7 +4,9 @@
 // answers 403 for members, before any API call is made (the API enforces roles again).
 import { sessionCookieName } from "../auth/plugin.ts";
 import type { Principal } from "../auth/service.ts";
+import { type Acting, actorOf } from "../audit/admin-events.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { requestOrigin } from "../http/rate-limit.ts";
 import { type ApiHandle, ConsoleApi } from "./api-client.ts";
 import type { SafeHtml } from "./html.ts";
 
@@ -86,5 +88,18 @@ export function isAdmin(session: ConsoleSession | null): boolean {
 }
 
 export function apiFor(ctx: PageContext & { session: ConsoleSession }): ConsoleApi {
-  return new ConsoleApi(ctx.handle, { sessionRaw: ctx.session.raw, csrfToken: ctx.session.csrfToken, orgId: ctx.session.principal.orgId, cookieName: sessionCookieName(ctx.deps.config) });
+  return new ConsoleApi(ctx.handle, {
+    sessionRaw: ctx.session.raw,
+    csrfToken: ctx.session.csrfToken,
+    orgId: ctx.session.principal.orgId,
+    cookieName: sessionCookieName(ctx.deps.config),
+    // The person's address and browser, so the admin trail names them, not this process.
+    origin: requestOrigin(ctx.deps, ctx.request),
+  });
+}
+
+/** Who makes a change the console writes itself (not through the API): the signed-in person, from the browser's address. */
+export function consoleActing(ctx: PageContext & { session: ConsoleSession }): Acting {
+  const { ip, userAgent } = requestOrigin(ctx.deps, ctx.request);
+  return { actor: { ...actorOf(ctx.session.principal), ip, user_agent: userAgent }, at: ctx.deps.now() };
 }

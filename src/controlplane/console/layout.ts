@@ -26,6 +26,7 @@ export type NavKey =
   | "identities"
   | "members"
   | "audit"
+  | "admin-activity"
   | "audit-keys"
   | "siem-sinks"
   | "usage"
@@ -57,6 +58,7 @@ const NAV: Array<{ heading: string; items: Array<{ key: NavKey; href: string; la
     heading: "Audit",
     items: [
       { key: "audit", href: "/audit", label: "Audit records" },
+      { key: "admin-activity", href: "/audit/admin", label: "Admin activity" },
       { key: "audit-keys", href: "/audit-keys", label: "Audit keys" },
       { key: "siem-sinks", href: "/siem-sinks", label: "SIEM sinks" },
       { key: "usage", href: "/usage", label: "Usage and budgets" },

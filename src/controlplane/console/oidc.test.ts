@@ -10,6 +10,7 @@ import { tables } from "../db/index.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { type ScriptedIdp, startScriptedIdp } from "./scripted-idp.ts";
 import { SsoError, finishSso, saveOidcSettings, startSso, validateIssuer } from "./oidc.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 let idp: ScriptedIdp;
 beforeAll(async () => {
@@ -18,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => idp.stop());
 
 async function begin(cp: TestControlPlane) {
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" }, actingAsSystem(cp.deps, "controlplane"));
   const { location, flow } = await startSso(cp.deps, cp.orgId, "/audit");
   const q = new URL(location).searchParams;
   return { flow, state: q.get("state")!, nonce: q.get("nonce")!, challenge: q.get("code_challenge")!, q };
@@ -120,14 +121,14 @@ describe("finishSso", () => {
 
   test("the client secret is stored wrapped under the organization's context", async () => {
     const cp = await testControlPlane();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s3cret" }, actingAsSystem(cp.deps, "controlplane"));
     const o = tables(cp.deps.db).oidcConfigs;
     const row = (await cp.deps.db.select({ w: o.wrappedClientSecret }).from(o))[0]!;
     expect(row.w).not.toContain("s3cret");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.w, `oidc:${cp.orgId}`))).toBe("s3cret");
     expect(() => cp.deps.kms.unwrap(row.w, "oidc:org_other")).toThrow();
     // a blank secret on update keeps the stored one
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console2", clientSecret: "" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console2", clientSecret: "" }, actingAsSystem(cp.deps, "controlplane"));
     const [again] = await cp.deps.db.select({ w: o.wrappedClientSecret, c: o.clientId }).from(o);
     expect(again).toEqual({ w: row.w, c: "console2" });
   });
@@ -137,10 +138,10 @@ describe("outbound URL policy for issuers", () => {
   test("a non-public issuer is refused at save time, and a stored one before discovery", async () => {
     const cp = await testControlPlane({ config: { allowPrivateOutbound: false } });
     for (const issuer of ["http://127.0.0.1:9000", "https://169.254.169.254/", "https://192.168.0.10/realms/acme", "https://[fd00::1]/"]) {
-      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" })).rejects.toThrow(/address/);
+      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"))).rejects.toThrow(/address/);
     }
     cp.deps.config.allowPrivateOutbound = true;
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: "http://127.0.0.1:9", clientId: "console", clientSecret: "s" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: "http://127.0.0.1:9", clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
     cp.deps.config.allowPrivateOutbound = false;
     await expect(startSso(cp.deps, cp.orgId, "/")).rejects.toThrow(/loopback address/);
   });

@@ -23,6 +23,7 @@ import { type JWTPayload, createRemoteJWKSet, jwtVerify } from "jose";
 import { SvcError } from "../../contract/errors.ts";
 import type { IdpSubject } from "../auth/idp-subjects.ts";
 import { findAccountByEmail, membership, ssoMayOpen } from "../auth/service.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
@@ -82,29 +83,43 @@ async function checkEndpoint(allowPrivate: boolean, what: string, url: string, s
  * way (an upsert with the new secret, else an update of the stored row), so a secret saved
  * meanwhile is not overwritten with the one read before.
  */
-export async function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }): Promise<void> {
+export async function saveOidcSettings(deps: ControlPlaneDeps, orgId: string, input: { issuer: string; clientId: string; clientSecret: string }, by: Acting): Promise<void> {
   const issuer = validateIssuer(input.issuer);
   await checkEndpoint(deps.config.allowPrivateOutbound, "the issuer", issuer, "save");
   const clientId = input.clientId.trim();
   if (!clientId) throw new SsoError("enter the client id the provider gave this application");
-  const o = tables(deps.db).oidcConfigs;
   const secret = input.clientSecret;
-  if (secret) {
-    const wrapped = deps.kms.wrap(new TextEncoder().encode(secret), secretContext(orgId));
-    await deps.db
-      .insert(o)
-      .values({ orgId, issuer, clientId, wrappedClientSecret: wrapped })
-      .onConflictDoUpdate({ target: o.orgId, set: { issuer, clientId, wrappedClientSecret: wrapped } });
-  } else {
-    const updated = await deps.db.update(o).set({ issuer, clientId }).where(eq(o.orgId, orgId)).returning({ orgId: o.orgId });
-    if (updated.length === 0) throw new SsoError("enter the client secret the provider gave this application");
-  }
+  const wrapped = secret ? deps.kms.wrap(new TextEncoder().encode(secret), secretContext(orgId)) : null;
+  await deps.db.transaction(async (tx) => {
+    const o = tables(tx).oidcConfigs;
+    const [before] = await tx.select({ issuer: o.issuer, clientId: o.clientId }).from(o).where(eq(o.orgId, orgId));
+    if (wrapped) {
+      await tx
+        .insert(o)
+        .values({ orgId, issuer, clientId, wrappedClientSecret: wrapped })
+        .onConflictDoUpdate({ target: o.orgId, set: { issuer, clientId, wrappedClientSecret: wrapped } });
+    } else {
+      const updated = await tx.update(o).set({ issuer, clientId }).where(eq(o.orgId, orgId)).returning({ orgId: o.orgId });
+      if (updated.length === 0) throw new SsoError("enter the client secret the provider gave this application");
+    }
+    await recordChange(tx, by, {
+      orgId,
+      action: "sso.configure",
+      target: { type: "sso", id: orgId, name: issuer },
+      ...(before ? { before: { issuer: before.issuer, client_id: before.clientId } } : {}),
+      // The client secret only as a digest, and only when a new one was given.
+      after: { issuer, client_id: clientId, ...(secret ? { client_secret: secretDigest(secret) } : {}) },
+    });
+  });
   discoveryCache.delete(issuer);
 }
 
-export async function deleteOidcSettings(deps: ControlPlaneDeps, orgId: string): Promise<void> {
-  const o = tables(deps.db).oidcConfigs;
-  await deps.db.delete(o).where(eq(o.orgId, orgId));
+export async function deleteOidcSettings(deps: ControlPlaneDeps, orgId: string, by: Acting): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const o = tables(tx).oidcConfigs;
+    const [gone] = await tx.delete(o).where(eq(o.orgId, orgId)).returning({ issuer: o.issuer, clientId: o.clientId });
+    if (gone) await recordChange(tx, by, { orgId, action: "sso.remove", target: { type: "sso", id: orgId, name: gone.issuer }, before: { issuer: gone.issuer, client_id: gone.clientId } });
+  });
 }
 
 // ── discovery ──────────────────────────────────────────────────────────────────────────

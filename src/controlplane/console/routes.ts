@@ -5,7 +5,10 @@
 // double-submit cookie for sign-in forms. Pages work without JavaScript.
 import { loggableError } from "../db/errors.ts";
 import { Elysia } from "elysia";
+import { markIdentified } from "../auth/plugin.ts";
+import { markPageRefused } from "../audit/refusals.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { requestOrigin } from "../http/rate-limit.ts";
 import type { ApiHandle } from "./api-client.ts";
 import { type PageContext, PageExit, type PageResult, page } from "./context.ts";
 import { parseCookies, serializeCookie } from "./cookies.ts";
@@ -19,6 +22,7 @@ import { getDeleteSiemSink, getSiemSinks, postDeleteSiemSink, postSiemSink } fro
 import { postRecoveryApprove, postRecoveryFetch, postRecoveryRequest } from "./pages/audit-recovery.ts";
 import { postCheckpointNow, postVerifyNow } from "./pages/tamper-evidence.ts";
 import { getAudit } from "./pages/audit.ts";
+import { getAdminActivity } from "./pages/admin-activity.ts";
 import { postDismissNotice } from "./pages/notices.ts";
 import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
@@ -113,9 +117,12 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
         presession,
         cookies: setCookies,
       };
+      // A page refused to this person (403) is an admin-trail refusal in their organization (app.ts).
+      if (ctx.session) markIdentified(request, { ...ctx.session.principal, ...requestOrigin(deps, request) });
       let result: PageResult;
       try {
         if (csrf === "session" && !(ctx.session && csrfMatches(ctx.session.csrfToken, ctx.form._csrf))) {
+          if (ctx.session) markPageRefused(request);
           result = ctx.session ? csrfRefused() : { kind: "redirect", location: "/sign-in" };
         } else if (csrf === "presession" && !csrfMatches(cookies[presessionCookie], ctx.form._csrf)) {
           result = csrfRefused();
@@ -181,6 +188,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/api-tokens/:id/revoke", run(postRevokeToken, "session"))
       .get("/audit", run(getAudit))
       .get("/audit/export.csv", run(getAuditExport))
+      .get("/audit/admin", run(getAdminActivity))
       .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
       .get("/audit-keys", run(async (c) => getAuditKeys(c)))

@@ -18,6 +18,8 @@ import { PRESESSION_COOKIE } from "./csrf.ts";
 import { saveOidcSettings } from "./oidc.ts";
 import { type Browser, browser } from "./test-browser.ts";
 import { openSession } from "./session.ts";
+import { NO_ORIGIN } from "../http/request-gate.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 let idp: ScriptedIdp;
 beforeAll(async () => {
@@ -56,7 +58,7 @@ async function attackSetup() {
   const b = await secondOrganization(cp);
   const added = await cp.call("POST", b.org("/members"), { body: { email: VICTIM, role: "member" }, token: b.token });
   expect(added.status).toBeLessThan(300);
-  await saveOidcSettings(cp.deps, b.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" });
+  await saveOidcSettings(cp.deps, b.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" }, actingAsSystem(cp.deps, "controlplane"));
   return { cp, b };
 }
 
@@ -108,7 +110,7 @@ describe("single sign-on sessions are bound to their organization", () => {
 
   test("the organization's own SSO session redeems its claim link; the SSO session stays in that organization", async () => {
     const { cp } = await attackSetup();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme" }, actingAsSystem(cp.deps, "controlplane"));
     const staff = await accountWithRole(cp, "member", "staff@example.com");
     const inst = await addInstallation(cp);
     const path = new URL((await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "own-chat" } })).json.url).pathname;
@@ -161,7 +163,7 @@ describe("single sign-on never speaks for an owner, and only owners change it", 
   test("a provider asserting an owner's email opens no session; an admin's email does", async () => {
     const { cp } = await ssoSettingsSetup();
     // As if an admin had pointed the organization at their own provider (before owners alone could).
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "attacker" }, actingAsSystem(cp.deps, "controlplane"));
     const attacker = browser(cp);
     const start = await attacker.get(`/sso/start?org=${cp.orgId}`);
     const q = new URL(start.headers.get("location")!).searchParams;
@@ -179,7 +181,7 @@ describe("single sign-on never speaks for an owner, and only owners change it", 
 
   test("an SSO session ends when its account becomes owner, and so do the account's API tokens", async () => {
     const { cp, admin } = await ssoSettingsSetup();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
     const me = browser(cp);
     await ssoSignIn(me, cp.orgId, admin.email);
     // A token minted from the SSO session must not become an owner token later.
@@ -202,14 +204,14 @@ describe("single sign-on never speaks for an owner, and only owners change it", 
 
   test("an SSO session does not carry the owner role however the membership changed", async () => {
     const { cp, admin } = await ssoSettingsSetup();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
     const me = browser(cp);
     await ssoSignIn(me, cp.orgId, admin.email);
     await addMembership(cp.deps.db, admin.accountId, cp.orgId, "owner", { by: null, join: "added", at: cp.deps.now() }); // bypassing the members route
     expect((await me.api("GET", "/api/v1/me")).status).toBe(401);
     expect((await me.get("/members")).status).toBe(303); // back to sign-in
-    expect(await openSession(cp.deps, admin.accountId, cp.orgId, "sso", { authenticatedAt: cp.deps.now() })).toBeNull();
-    expect((await openSession(cp.deps, admin.accountId, cp.orgId, "password", { authenticatedAt: cp.deps.now() }))?.orgId).toBe(cp.orgId);
+    expect(await openSession(cp.deps, admin.accountId, cp.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect((await openSession(cp.deps, admin.accountId, cp.orgId, "password", NO_ORIGIN, { authenticatedAt: cp.deps.now() }))?.orgId).toBe(cp.orgId);
   });
 });
 
@@ -254,9 +256,9 @@ describe("openSession", () => {
   test("opens exactly the organization asked for, never a fallback", async () => {
     const { cp, b } = await attackSetup();
     const outsider = await cp.call("POST", b.org("/members"), { body: { email: "only-b@example.org", role: "member" }, token: b.token });
-    expect(await openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso", { authenticatedAt: cp.deps.now() })).toBeNull();
-    expect(await openSession(cp.deps, outsider.json.account_id, "", "sso", { authenticatedAt: cp.deps.now() })).toBeNull();
-    expect((await openSession(cp.deps, cp.accountId, b.orgId, "sso", { authenticatedAt: cp.deps.now() }))?.orgId).toBe(b.orgId);
+    expect(await openSession(cp.deps, outsider.json.account_id, cp.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect(await openSession(cp.deps, outsider.json.account_id, "", "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() })).toBeNull();
+    expect((await openSession(cp.deps, cp.accountId, b.orgId, "sso", NO_ORIGIN, { authenticatedAt: cp.deps.now() }))?.orgId).toBe(b.orgId);
   });
 });
 

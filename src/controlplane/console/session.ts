@@ -3,7 +3,9 @@
 // to one of its organizations.
 import { sessionCookieName } from "../auth/plugin.ts";
 import { type IdpSubject, recordIdpSubject } from "../auth/idp-subjects.ts";
-import { type AuthMethod, createSession, deleteSession, membership, membershipsOf, principalFromSession, ssoMayOpen } from "../auth/service.ts";
+import { type AuthMethod, membership, membershipsOf, principalFromSession, ssoMayOpen } from "../auth/service.ts";
+import { createSession, deleteSession, signOutSession } from "../auth/sessions.ts";
+import type { RequestOrigin } from "../http/request-gate.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
 import type { ConsoleSession } from "./context.ts";
@@ -38,13 +40,15 @@ export async function openSession(
   accountId: string,
   orgId: string,
   authMethod: AuthMethod,
-  options: { replaces?: string | undefined; authenticatedAt: number | null; idp?: IdpSubject | null },
+  origin: RequestOrigin,
+  options: { replaces?: string | undefined; authenticatedAt: number | null; idp?: IdpSubject | null; switchedFrom?: string },
 ): Promise<{ cookie: string; orgId: string } | null> {
   if (!orgId) return null;
   const raw = await deps.db.transaction(async (tx) => {
     const m = await membership(tx, accountId, orgId);
     if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
-    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, { at: options.authenticatedAt, idp: options.idp ?? null });
+    const signIn = { at: options.authenticatedAt, idp: options.idp ?? null };
+    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, signIn, origin, options.switchedFrom ? { switchedFrom: options.switchedFrom } : {});
     if (options.idp) await recordIdpSubject(tx, { ...options.idp, accountId, orgId, at: deps.now() });
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;
@@ -56,7 +60,7 @@ export function sessionCookie(deps: ControlPlaneDeps, raw: string): string {
   return serializeCookie(sessionCookieName(deps.config), raw, { secure: deps.config.secureCookies, maxAgeSeconds: deps.config.sessionTtlSeconds });
 }
 
-export async function signOut(deps: ControlPlaneDeps, raw: string | undefined): Promise<string> {
-  if (raw) await deleteSession(deps.db, raw);
+export async function signOut(deps: ControlPlaneDeps, raw: string | undefined, origin: RequestOrigin): Promise<string> {
+  if (raw) await signOutSession(deps, raw, origin);
   return clearCookie(sessionCookieName(deps.config), { secure: deps.config.secureCookies });
 }

@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
 import { settingsBody } from "./fixtures.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 import { runSync, startIfDue, stopRuns } from "./service.ts";
 
 describe("directory sync run claim", () => {
@@ -19,7 +20,7 @@ describe("directory sync run claim", () => {
       });
       expect(saved.status).toBe(200);
       const replicas = Array.from({ length: 4 }, () => ({ ...cp.deps }));
-      const pending = replicas.map(async (deps) => runSync(deps, cp.orgId));
+      const pending = replicas.map(async (deps) => runSync(deps, cp.orgId, actingAsSystem(deps, "directory-sync")));
       const runsTable = tables(cp.deps.db).directorySyncRuns;
       let runs = await cp.deps.db.select().from(runsTable);
       for (let i = 0; i < 100 && runs.length === 0; i++) {
@@ -34,7 +35,7 @@ describe("directory sync run claim", () => {
       const c = tables(cp.deps.db).directorySyncConfigs;
       await cp.deps.db.update(c).set({ enabled: true });
       const [config] = await cp.deps.db.select().from(c);
-      expect(await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!)))).toEqual([false, false, false, false]);
+      expect(await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!, actingAsSystem(deps, "directory-sync"))))).toEqual([false, false, false, false]);
 
       for (const deps of replicas) await stopRuns(deps);
       const reports = await Promise.all(pending);
@@ -59,17 +60,17 @@ describe("directory sync run claim", () => {
     const settle = async () => {
       for (const deps of replicas) await stopRuns(deps);
     };
-    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!)))).filter(Boolean)).toHaveLength(1);
+    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!, actingAsSystem(deps, "directory-sync"))))).filter(Boolean)).toHaveLength(1);
     await settle();
     now += 599_000;
-    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!)))).filter(Boolean)).toHaveLength(0);
+    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!, actingAsSystem(deps, "directory-sync"))))).filter(Boolean)).toHaveLength(0);
     now += 1_000;
-    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!)))).filter(Boolean)).toHaveLength(1);
+    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!, actingAsSystem(deps, "directory-sync"))))).filter(Boolean)).toHaveLength(1);
     await settle();
     expect(await cp.deps.db.select().from(runsTable)).toHaveLength(2);
     // Disabled: no claim, whatever the interval.
     await cp.deps.db.update(c).set({ enabled: false });
     now += 3_600_000;
-    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!)))).filter(Boolean)).toHaveLength(0);
+    expect((await Promise.all(replicas.map(async (deps) => startIfDue(deps, config!, actingAsSystem(deps, "directory-sync"))))).filter(Boolean)).toHaveLength(0);
   });
 });

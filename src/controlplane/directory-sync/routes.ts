@@ -10,7 +10,9 @@ import { loggableError } from "../db/errors.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS, lastReport, readConfig, runSync, setConfig, setEnabled, startSync } from "./service.ts";
+import { acting } from "../audit/admin-events.ts";
+import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS, readConfig, setConfig, setEnabled } from "./config.ts";
+import { lastReport, runSync, startSync } from "./service.ts";
 
 const ConfigBody = t.Object({
   tenant_id: t.String({ minLength: 1, maxLength: 256 }),
@@ -27,20 +29,21 @@ const ConfigBody = t.Object({
 export function directorySyncRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "directory-sync-routes", prefix: "/organizations/:org/directory-sync" })
     .use(authPlugin(deps))
-    .put("", async ({ params, body }) => setConfig(deps, params.org, body), { admin: true, body: ConfigBody, response: DirectorySyncConfig })
+    .put("", async ({ principal, body }) => setConfig(deps, principal.orgId, body, acting(deps, principal)), { admin: true, body: ConfigBody, response: DirectorySyncConfig })
     .get("", async ({ params }) => readConfig(deps.db, params.org), { admin: true, response: DirectorySyncConfig })
     .post(
       "/enable",
-      async ({ params }) => {
-        const config = await setEnabled(deps, params.org, true);
+      async ({ principal }) => {
+        const by = acting(deps, principal);
+        const config = await setEnabled(deps, principal.orgId, true, by);
         // Its "running" record is written before the answer; the outcome is read with GET …/report.
-        await startSync(deps, params.org).catch((e) => deps.log.error("directory sync run failed to start", { org_id: params.org, error: loggableError(e) }));
+        await startSync(deps, principal.orgId, by).catch((e) => deps.log.error("directory sync run failed to start", { org_id: principal.orgId, error: loggableError(e) }));
         return config;
       },
       { admin: true, response: DirectorySyncConfig },
     )
-    .post("/disable", async ({ params }) => setEnabled(deps, params.org, false), { admin: true, response: DirectorySyncConfig })
-    .post("/run", async ({ params, body }) => runSync(deps, params.org, body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
+    .post("/disable", async ({ principal }) => setEnabled(deps, principal.orgId, false, acting(deps, principal)), { admin: true, response: DirectorySyncConfig })
+    .post("/run", async ({ principal, body }) => runSync(deps, principal.orgId, acting(deps, principal), body?.dry_run === undefined ? {} : { dryRun: body.dry_run }), {
       admin: true,
       body: t.Optional(t.Object({ dry_run: t.Optional(t.Boolean()) })),
       response: DirectorySyncReport,

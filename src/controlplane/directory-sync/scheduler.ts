@@ -5,7 +5,9 @@
 // stop() ends the loop, aborts running syncs and waits for their records.
 import { loggableError } from "../db/errors.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { enabledConfigs, startIfDue, stopRuns } from "./service.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
+import { enabledConfigs } from "./config.ts";
+import { startIfDue, stopRuns } from "./service.ts";
 
 export { ABANDONED_RUN_MS } from "./service.ts";
 export const DEFAULT_TICK_MS = 30_000;
@@ -26,7 +28,7 @@ export function startDirectorySyncScheduler(deps: ControlPlaneDeps, options: Sch
     for (const config of configs) {
       if (stopped) return;
       try {
-        await startIfDue(deps, config);
+        await startIfDue(deps, config, actingAsSystem(deps, "directory-sync"));
       } catch (e) {
         deps.log.error("directory sync run failed to start", { org_id: config.orgId, error: loggableError(e) });
       }

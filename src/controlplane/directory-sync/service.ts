@@ -1,68 +1,36 @@
-// Directory sync for one organization: its configuration (the client secret KMS-wrapped,
-// never returned), running a sync (fetch from Graph, then plan + apply + record the run in
-// one transaction), and the report of the last run. One run per organization at a time, across
-// every replica sharing the database: a run is claimed by one conditional insert of its
-// "running" record (claimRun). A second request in the same process joins the running run; on
-// another replica it waits for that run's record and answers with its report.
+// Running directory sync for one organization (fetch from Graph, then plan + apply + record the
+// run and its admin event in one transaction) and the report of the last run; the
+// configuration is config.ts. One run per organization at a time, across every replica
+// sharing the database: a run is claimed by one conditional insert of its "running" record
+// (claimRun). A second request in the same process joins the running run; on another replica
+// it waits for that run's record and answers with its report.
+// A run is one admin event, directory_sync.run, naming who started it (an admin, or
+// `system:directory-sync` for the scheduler's runs, written only when they changed something
+// or failed: an hourly run that finds nothing to do is no news).
 import { loggableError } from "../db/errors.ts";
 import { and, desc, eq, gt, lt, notExists, notInArray, or, sql } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
 import { applyChanges, readDirectoryState } from "./apply.ts";
-import { DEFAULT_AUTHORITY_URL, DEFAULT_GRAPH_URL, GraphClient } from "./graph.ts";
+import { type ConfigRow, requireConfig, secretContext } from "./config.ts";
+import { GraphClient } from "./graph.ts";
 import { type Change, countChanges, plan } from "./plan.ts";
 
-export const DEFAULT_INTERVAL_SECONDS = 3600;
-export const MIN_INTERVAL_SECONDS = 60;
-export const MAX_INTERVAL_SECONDS = 7 * 24 * 3600;
+type RunRow = Tables["directorySyncRuns"]["$inferSelect"];
+
+/** Changes an event lists at most (the run's report keeps them all). */
+const EVENT_CHANGES_MAX = 100;
+
 /** Runs kept per organization; older ones are pruned. */
 export const KEPT_RUNS = 50;
 /** A "running" record older than this is taken as abandoned (its process died). */
 export const ABANDONED_RUN_MS = 30 * 60_000;
 /** How often a request waiting for another replica's run looks at its record. */
 const JOIN_POLL_MS = 250;
-
-const GUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TENANT_DOMAIN_RE = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
-
-export function secretContext(orgId: string): string {
-  return `directory-sync:${orgId}`;
-}
-
-export type DirectorySyncInput = {
-  tenant_id: string;
-  client_id: string;
-  app_id: string;
-  client_secret?: string | undefined;
-  dry_run: boolean;
-  create_users: boolean;
-  authority_url?: string | undefined;
-  graph_url?: string | undefined;
-  interval_seconds?: number | undefined;
-};
-
-type ConfigRow = Tables["directorySyncConfigs"]["$inferSelect"];
-type RunRow = Tables["directorySyncRuns"]["$inferSelect"];
-
-export function configView(row: ConfigRow) {
-  return {
-    tenant_id: row.tenantId,
-    client_id: row.clientId,
-    app_id: row.appId,
-    dry_run: row.dryRun,
-    create_users: row.createUsers,
-    authority_url: row.authorityUrl,
-    graph_url: row.graphUrl,
-    interval_seconds: row.intervalSeconds,
-    enabled: row.enabled,
-    has_client_secret: true,
-    updated_at: new Date(row.updatedAt).toISOString(),
-  };
-}
-export type DirectorySyncConfigView = ReturnType<typeof configView>;
 
 export function reportView(row: RunRow) {
   return {
@@ -77,94 +45,6 @@ export function reportView(row: RunRow) {
   };
 }
 export type DirectorySyncReport = ReturnType<typeof reportView>;
-
-function baseUrl(field: string, value: string): string {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw new SvcError("validation_failed", `${field} "${value}" is not a URL`);
-  }
-  if (u.protocol !== "https:") throw new SvcError("validation_failed", `${field} must use https`);
-  if (u.username || u.password || u.search || u.hash) throw new SvcError("validation_failed", `${field} must not carry credentials, a query or a fragment`);
-  return value.replace(/\/+$/, "");
-}
-
-export async function getConfig(db: Db, orgId: string): Promise<ConfigRow | undefined> {
-  const c = tables(db).directorySyncConfigs;
-  const [row] = await db.select().from(c).where(eq(c.orgId, orgId));
-  return row;
-}
-
-function notConfigured(): SvcError {
-  return new SvcError("directory_sync_not_configured", "directory sync is not configured; run `svc directory-sync set` first");
-}
-
-async function requireConfig(db: Db, orgId: string): Promise<ConfigRow> {
-  const row = await getConfig(db, orgId);
-  if (!row) throw notConfigured();
-  return row;
-}
-
-/**
- * Creates or replaces the configuration; keeps the stored secret when none is given, and keeps
- * `enabled`. The authority and Graph URLs must be https and (unless the operator allows private
- * outbound calls) reach only public addresses: 422 outbound_url_refused. One statement either
- * way: an upsert with a new secret, else an update that leaves the stored secret as it is.
- */
-export async function setConfig(deps: ControlPlaneDeps, orgId: string, input: DirectorySyncInput): Promise<DirectorySyncConfigView> {
-  const tenant = input.tenant_id.trim();
-  if (!GUID_RE.test(tenant) && !TENANT_DOMAIN_RE.test(tenant)) throw new SvcError("validation_failed", `tenant_id "${tenant}" is not a tenant GUID or domain`);
-  for (const [field, v] of [["client_id", input.client_id], ["app_id", input.app_id]] as const) {
-    if (!GUID_RE.test(v.trim())) throw new SvcError("validation_failed", `${field} "${v}" is not a GUID (the application's client id, for example 00000000-0000-0000-0000-000000000000)`);
-  }
-  const interval = input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS;
-  if (!Number.isInteger(interval) || interval < MIN_INTERVAL_SECONDS || interval > MAX_INTERVAL_SECONDS) {
-    throw new SvcError("validation_failed", `interval_seconds must be a whole number from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`);
-  }
-  const authorityUrl = baseUrl("authority_url", input.authority_url ?? DEFAULT_AUTHORITY_URL);
-  const graphUrl = baseUrl("graph_url", input.graph_url ?? DEFAULT_GRAPH_URL);
-  for (const [what, url] of [["authority_url", authorityUrl], ["graph_url", graphUrl]] as const) {
-    await checkOutboundUrl(url, { what, allowPrivate: deps.config.allowPrivateOutbound, stage: "save" });
-  }
-  if (input.client_secret !== undefined && !input.client_secret.trim()) throw new SvcError("validation_failed", "client_secret is empty");
-  const values = {
-    tenantId: tenant,
-    clientId: input.client_id.trim().toLowerCase(),
-    appId: input.app_id.trim().toLowerCase(),
-    dryRun: input.dry_run,
-    createUsers: input.create_users,
-    authorityUrl,
-    graphUrl,
-    intervalSeconds: interval,
-    updatedAt: deps.now(),
-  };
-  const c = tables(deps.db).directorySyncConfigs;
-  let row: ConfigRow | undefined;
-  if (input.client_secret !== undefined) {
-    const withSecret = { ...values, wrappedClientSecret: deps.kms.wrap(new TextEncoder().encode(input.client_secret), secretContext(orgId)) };
-    [row] = await deps.db
-      .insert(c)
-      .values({ orgId, ...withSecret })
-      .onConflictDoUpdate({ target: c.orgId, set: withSecret })
-      .returning();
-  } else {
-    [row] = await deps.db.update(c).set(values).where(eq(c.orgId, orgId)).returning();
-  }
-  if (!row) throw new SvcError("validation_failed", "client_secret is required when directory sync is first set");
-  return configView(row);
-}
-
-export async function readConfig(db: Db, orgId: string): Promise<DirectorySyncConfigView> {
-  return configView(await requireConfig(db, orgId));
-}
-
-export async function setEnabled(deps: ControlPlaneDeps, orgId: string, enabled: boolean): Promise<DirectorySyncConfigView> {
-  const c = tables(deps.db).directorySyncConfigs;
-  const [row] = await deps.db.update(c).set({ enabled, updatedAt: deps.now() }).where(eq(c.orgId, orgId)).returning();
-  if (!row) throw notConfigured();
-  return configView(row);
-}
 
 export async function latestRun(db: Db, orgId: string): Promise<RunRow | undefined> {
   const r = tables(db).directorySyncRuns;
@@ -256,10 +136,10 @@ async function claimRun(deps: ControlPlaneDeps, orgId: string, claim: Claim): Pr
 }
 
 /** Runs a claimed run in this process; joiners in this process get the same promise. */
-async function start(deps: ControlPlaneDeps, config: ConfigRow, runId: string, dryRun: boolean, extraCa: string | undefined): Promise<DirectorySyncReport> {
+async function start(deps: ControlPlaneDeps, config: ConfigRow, run: { id: string; dryRun: boolean; by: Acting }, extraCa: string | undefined): Promise<DirectorySyncReport> {
   const runs = runsOf(deps);
   const abort = new AbortController();
-  const promise = execute(deps, config, runId, dryRun, abort.signal, extraCa).finally(() => runs.delete(config.orgId));
+  const promise = execute(deps, config, run, abort.signal, extraCa).finally(() => runs.delete(config.orgId));
   runs.set(config.orgId, { promise, abort });
   return promise;
 }
@@ -283,7 +163,7 @@ async function awaitOtherRun(deps: ControlPlaneDeps, runId: string): Promise<Dir
  * resolves with its report. The run record is written as "running" before any network call,
  * so the report shows a sync in progress.
  */
-export async function runSync(deps: ControlPlaneDeps, orgId: string, options: RunOptions = {}): Promise<DirectorySyncReport> {
+export async function runSync(deps: ControlPlaneDeps, orgId: string, by: Acting, options: RunOptions = {}): Promise<DirectorySyncReport> {
   const runs = runsOf(deps);
   for (;;) {
     const running = runs.get(orgId);
@@ -291,7 +171,7 @@ export async function runSync(deps: ControlPlaneDeps, orgId: string, options: Ru
     const config = await requireConfig(deps.db, orgId);
     const dryRun = options.dryRun ?? config.dryRun;
     const runId = await claimRun(deps, orgId, { dryRun });
-    if (runId) return start(deps, config, runId, dryRun, options.extraCa ?? deps.config.extraCaPem);
+    if (runId) return start(deps, config, { id: runId, dryRun, by }, options.extraCa ?? deps.config.extraCaPem);
     // A run was in progress: join it here, or wait for its record if another replica runs it
     // (it may have ended meanwhile: its report is the answer).
     const joined = runs.get(orgId);
@@ -309,9 +189,9 @@ export async function runSync(deps: ControlPlaneDeps, orgId: string, options: Ru
  * resolves once its "running" record is written (true), or with false when a run was in
  * progress. The run records its own outcome (GET …/report).
  */
-export async function startSync(deps: ControlPlaneDeps, orgId: string): Promise<boolean> {
+export async function startSync(deps: ControlPlaneDeps, orgId: string, by: Acting): Promise<boolean> {
   if (isRunning(deps, orgId)) return false;
-  return startInBackground(deps, await requireConfig(deps.db, orgId));
+  return startInBackground(deps, await requireConfig(deps.db, orgId), by);
 }
 
 /**
@@ -319,22 +199,36 @@ export async function startSync(deps: ControlPlaneDeps, orgId: string): Promise<
  * started at least its interval ago, and no run is in progress on any replica, all decided by
  * the one conditional insert of claimRun. Resolves with whether it was started.
  */
-export async function startIfDue(deps: ControlPlaneDeps, config: ConfigRow): Promise<boolean> {
+export async function startIfDue(deps: ControlPlaneDeps, config: ConfigRow, by: Acting): Promise<boolean> {
   if (isRunning(deps, config.orgId)) return false;
-  return startInBackground(deps, config, { intervalSeconds: config.intervalSeconds, enabledOnly: true });
+  return startInBackground(deps, config, by, { intervalSeconds: config.intervalSeconds, enabledOnly: true });
 }
 
-async function startInBackground(deps: ControlPlaneDeps, config: ConfigRow, when: { intervalSeconds?: number; enabledOnly?: boolean } = {}): Promise<boolean> {
+async function startInBackground(deps: ControlPlaneDeps, config: ConfigRow, by: Acting, when: { intervalSeconds?: number; enabledOnly?: boolean } = {}): Promise<boolean> {
   const runId = await claimRun(deps, config.orgId, { dryRun: config.dryRun, ...when });
   if (!runId) return false;
-  start(deps, config, runId, config.dryRun, deps.config.extraCaPem).catch((e) =>
+  start(deps, config, { id: runId, dryRun: config.dryRun, by }, deps.config.extraCaPem).catch((e) =>
     deps.log.error("directory sync run failed", { org_id: config.orgId, run_id: runId, error: loggableError(e) }),
   );
   return true;
 }
 
-async function execute(deps: ControlPlaneDeps, config: ConfigRow, runId: string, dryRun: boolean, signal: AbortSignal, extraCa: string | undefined): Promise<DirectorySyncReport> {
+/** The run's event, in the transaction that records its end; the scheduler's quiet runs write none. */
+async function recordRun(tx: Db, run: { id: string; dryRun: boolean; by: Acting }, orgId: string, end: { status: "succeeded" | "failed"; counts: Record<string, number>; changes: Change[]; errors: string[] }, now: number): Promise<void> {
+  const changed = end.changes.length > 0 && !run.dryRun;
+  if (run.by.actor.credential.kind === "system" && end.status === "succeeded" && !changed) return;
+  await recordChange(tx, { ...run.by, at: now }, {
+    orgId,
+    action: "directory_sync.run",
+    target: { type: "directory_sync", id: orgId, name: null },
+    after: { run_id: run.id, status: end.status, dry_run: run.dryRun, counts: end.counts, changes: end.changes.slice(0, EVENT_CHANGES_MAX), changes_total: end.changes.length, errors: end.errors },
+    ...(end.status === "failed" ? { severity: "notice" as const } : {}),
+  });
+}
+
+async function execute(deps: ControlPlaneDeps, config: ConfigRow, run: { id: string; dryRun: boolean; by: Acting }, signal: AbortSignal, extraCa: string | undefined): Promise<DirectorySyncReport> {
   const orgId = config.orgId;
+  const { id: runId, dryRun } = run;
   const runs = tables(deps.db).directorySyncRuns;
   let client: GraphClient | null = null;
   try {
@@ -375,14 +269,17 @@ async function execute(deps: ControlPlaneDeps, config: ConfigRow, runId: string,
       };
       const r = tables(tx).directorySyncRuns;
       await tx.update(r).set({ status: "succeeded", finishedAt: deps.now(), counts, changes }).where(eq(r.id, runId));
+      await recordRun(tx, run, orgId, { status: "succeeded", counts, changes, errors: [] }, deps.now());
     });
     deps.log.info("directory sync finished", { org_id: orgId, run_id: runId, dry_run: dryRun, graph_requests: graphRequests });
   } catch (e) {
     const message = (e as Error)?.message ?? String(e);
-    await deps.db
-      .update(runs)
-      .set({ status: "failed", finishedAt: deps.now(), counts: { graph_requests: client?.requests ?? 0 }, errors: [message] })
-      .where(eq(runs.id, runId));
+    const counts = { graph_requests: client?.requests ?? 0 };
+    await deps.db.transaction(async (tx) => {
+      const r = tables(tx).directorySyncRuns;
+      await tx.update(r).set({ status: "failed", finishedAt: deps.now(), counts, errors: [message] }).where(eq(r.id, runId));
+      await recordRun(tx, run, orgId, { status: "failed", counts, changes: [], errors: [message] }, deps.now());
+    });
     deps.log.warn("directory sync failed", { org_id: orgId, run_id: runId, error: message });
   }
   await pruneRuns(deps.db, orgId);
@@ -406,8 +303,3 @@ async function pruneRuns(db: Db, orgId: string): Promise<void> {
   });
 }
 
-/** Enabled configurations, for the scheduler. */
-export async function enabledConfigs(db: Db): Promise<ConfigRow[]> {
-  const c = tables(db).directorySyncConfigs;
-  return db.select().from(c).where(eq(c.enabled, true));
-}

@@ -5,20 +5,9 @@ import { Group, GroupList, RemoteIdentity, RemoteIdentityList, User, UserList } 
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { GroupCreate, GroupMemberAdd, IdParams, MemberParams, RemoteIdentityLink, RemoteIdentityParams, RemoteIdentityQuery, UserCreate, UserQuery } from "./model.ts";
-import {
-  addGroupMemberByHand,
-  createGroup,
-  createUser,
-  linkByHand,
-  listGroups,
-  listRemoteIdentities,
-  listUsers,
-  remoteIdentitiesOfUser,
-  removeGroupMemberByHand,
-  setUserDisabledByHand,
-  showUser,
-  unlinkByHand,
-} from "./service.ts";
+import { acting } from "../audit/admin-events.ts";
+import { addGroupMemberByHand, createGroup, createUser, linkByHand, removeGroupMemberByHand, setUserDisabledByHand, unlinkByHand } from "./by-hand.ts";
+import { listGroups, listRemoteIdentities, listUsers, remoteIdentitiesOfUser, showUser } from "./service.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["directory"];
@@ -36,7 +25,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .post(
       "/users",
       async ({ principal, body, set }) => {
-        const user = await createUser(db, principal.orgId, { email: body.email, displayName: body.display_name ?? null });
+        const user = await createUser(db, principal.orgId, { email: body.email, displayName: body.display_name ?? null }, acting(deps, principal));
         set.status = 201;
         return user;
       },
@@ -48,13 +37,13 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
       response: User,
       detail: { tags, summary: "Show a user by id or email" },
     })
-    .post("/users/:id/disable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true), {
+    .post("/users/:id/disable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, true, acting(deps, principal)), {
       admin: true,
       params: IdParams,
       response: User,
       detail: { tags, summary: "Disable a user: its front-end identities leave the identity map (decided as unlinked)" },
     })
-    .post("/users/:id/enable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false), {
+    .post("/users/:id/enable", async ({ principal, params }) => setUserDisabledByHand(db, principal.orgId, params.id, false, acting(deps, principal)), {
       admin: true,
       params: IdParams,
       response: User,
@@ -69,13 +58,13 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .post(
       "/users/:id/remote-identities",
       async ({ principal, params, body, set }) => {
-        const link = await linkByHand(db, principal.orgId, params.id, { platform: body.platform, remoteUserId: body.remote_user_id, relink: body.relink ?? false }, deps.now());
+        const link = await linkByHand(db, principal.orgId, params.id, { platform: body.platform, remoteUserId: body.remote_user_id, relink: body.relink ?? false }, acting(deps, principal));
         set.status = 201;
         return link;
       },
       { admin: true, params: IdParams, body: RemoteIdentityLink, response: { 201: RemoteIdentity }, detail: { tags, summary: "Link a front-end user to this user by hand" } },
     )
-    .delete("/users/:id/remote-identities/:remote_user_id", async ({ principal, params }) => unlinkByHand(db, principal.orgId, params.id, params.remote_user_id), {
+    .delete("/users/:id/remote-identities/:remote_user_id", async ({ principal, params }) => unlinkByHand(db, principal.orgId, params.id, params.remote_user_id, acting(deps, principal)), {
       admin: true,
       params: RemoteIdentityParams,
       response: RemoteIdentity,
@@ -95,7 +84,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .post(
       "/groups",
       async ({ principal, body, set }) => {
-        const group = await createGroup(db, principal.orgId, body.name);
+        const group = await createGroup(db, principal.orgId, body.name, acting(deps, principal));
         set.status = 201;
         return group;
       },
@@ -104,7 +93,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .post(
       "/groups/:id/members",
       async ({ principal, params, body, set }) => {
-        await addGroupMemberByHand(db, principal.orgId, params.id, body.user_id);
+        await addGroupMemberByHand(db, principal.orgId, params.id, body.user_id, acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: IdParams, body: GroupMemberAdd, detail: { tags, summary: "Add a user to a group", responses: NO_CONTENT } },
@@ -112,7 +101,7 @@ export function directoryRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/groups/:id/members/:user_id",
       async ({ principal, params, set }) => {
-        await removeGroupMemberByHand(db, principal.orgId, params.id, params.user_id);
+        await removeGroupMemberByHand(db, principal.orgId, params.id, params.user_id, acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: MemberParams, detail: { tags, summary: "Remove a user from a group", responses: NO_CONTENT } },

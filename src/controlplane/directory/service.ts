@@ -5,8 +5,6 @@ import { and, count, eq, inArray, isNotNull, isNull, or, sql } from "drizzle-orm
 import type { BundleDisabledIdentity, BundleIdentity } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { parseSource } from "../../contract/patterns.ts";
-import { EMAIL_RE } from "../auth/bootstrap.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 
@@ -276,15 +274,6 @@ export async function showUser(db: Db, orgId: string, idOrEmail: string) {
   return presentUser(user, (await groupNamesOf(db, [user.id])).get(user.id) ?? []);
 }
 
-export async function createUser(db: Db, orgId: string, input: { email: string; displayName?: string | null }) {
-  const email = normalizeEmail(input.email);
-  if (!EMAIL_RE.test(email)) throw new SvcError("validation_failed", `"${input.email}" is not an email address`, { errors: [{ path: "/email", message: "not an email address" }] });
-  // The (org, email) unique index decides: of two concurrent creations one gets the conflict.
-  const { user, created } = await upsertUserByEmail(db, orgId, { email, displayName: input.displayName ?? null, source: "manual" });
-  if (!created) throw new SvcError("conflict", `a user with email ${email} already exists (${user.id})`);
-  return presentUser(user, []);
-}
-
 export function presentRemoteIdentity(r: RemoteIdentityRow) {
   return {
     id: r.id,
@@ -324,67 +313,6 @@ export async function listRemoteIdentities(db: Db, orgId: string, linked?: boole
   return rows.map(presentRemoteIdentity);
 }
 
-/**
- * An admin links (`chatui`, remote user id) to a user by hand. An identity already linked to
- * another user is moved only with `relink`, so a typo cannot silently take over someone's link.
- * The check and the link are one transaction: a link made meanwhile is not overwritten.
- */
-export async function linkByHand(db: Db, orgId: string, idOrEmail: string, input: { platform: string; remoteUserId: string; relink?: boolean }, now: number) {
-  if (input.platform !== "chatui") {
-    const message = `platform must be exactly "chatui"; got "${input.platform}"`;
-    throw new SvcError("invalid_platform", message, { errors: [{ path: "/platform", message }] });
-  }
-  const remoteUserId = input.remoteUserId.trim();
-  if (!remoteUserId) throw new SvcError("validation_failed", "remote_user_id is empty", { errors: [{ path: "/remote_user_id", message: "empty" }] });
-  const linked = await db.transaction(async (tx) => {
-    const user = await getUser(tx, orgId, idOrEmail);
-    const existing = await findRemoteIdentity(tx, orgId, remoteUserId);
-    if (existing?.userId && existing.userId !== user.id && !input.relink) {
-      throw new SvcError("conflict", `front-end user ${remoteUserId} is already linked to ${existing.userId}; send "relink": true to move the link`);
-    }
-    return linkRemoteIdentity(tx, orgId, { remoteUserId, userId: user.id, now });
-  });
-  return presentRemoteIdentity(linked);
-}
-
-/**
- * An admin unlinks a front-end user from a service user: the identity stays (seen, unlinked), so
- * the proxy decides it as unlinked from the next bundle on and may offer that user a claim link
- * again. 404 when the identity is not linked to this user (nothing changes).
- */
-export async function unlinkByHand(db: Db, orgId: string, idOrEmail: string, remoteUserId: string) {
-  const unlinked = await db.transaction(async (tx) => {
-    const user = await getUser(tx, orgId, idOrEmail);
-    const r = tables(tx).remoteIdentities;
-    const [row] = await tx
-      .update(r)
-      .set({ userId: null, linkedAt: null })
-      .where(and(eq(r.orgId, orgId), eq(r.platform, "chatui"), eq(r.remoteUserId, remoteUserId), eq(r.userId, user.id)))
-      .returning();
-    if (!row) throw new SvcError("not_found", `front-end user ${remoteUserId} is not linked to ${user.email}`);
-    await bumpRevision(tx, orgId);
-    return row;
-  });
-  return presentRemoteIdentity(unlinked);
-}
-
-/**
- * An admin disables or enables a service user. A disabled user leaves every bundle's identity
- * map for its `disabled_identities` (so the proxy refuses their front-end identities as
- * disabled, recorded under the user; an older proxy as unlinked), but their
- * links stay: a claim link cannot re-link those identities to anyone (409
- * identity_already_linked), and enabling restores them. A directory-synced user follows the
- * directory again on the next sync run. Setting the state it already has changes nothing.
- */
-export async function setUserDisabledByHand(db: Db, orgId: string, idOrEmail: string, disabled: boolean) {
-  const userId = await db.transaction(async (tx) => {
-    const user = await getUser(tx, orgId, idOrEmail);
-    if (user.disabled !== disabled) await setUserDisabled(tx, orgId, user.id, disabled);
-    return user.id;
-  });
-  return showUser(db, orgId, userId);
-}
-
 async function memberCounts(db: Db, groupIds: string[]): Promise<Map<string, number>> {
   if (groupIds.length === 0) return new Map();
   const gm = tables(db).groupMembers;
@@ -407,43 +335,12 @@ export async function listGroups(db: Db, orgId: string) {
   return rows.map((row) => presentGroup(row, counts.get(row.id) ?? 0));
 }
 
-export async function createGroup(db: Db, orgId: string, rawName: string) {
-  const name = rawName.trim();
-  // The name must be usable as a policy subject `group:<name>`.
-  const parsed = parseSource(`group:${name}`);
-  if (!parsed.ok) throw new SvcError("validation_failed", parsed.error, { errors: [{ path: "/name", message: parsed.error }] });
-  // The (org, name) unique index decides between concurrent creations; the loser gets the conflict.
-  const group = await db.transaction(async (tx) => {
-    const { group, created } = await ensureGroup(tx, orgId, name, "manual");
-    if (!created) throw new SvcError("conflict", `group "${name}" already exists (${group.id})`);
-    await bumpRevision(tx, orgId);
-    return group;
-  });
-  return presentGroup(group, 0);
-}
-
 /** A group by id (`grp_…`) or name; 404 otherwise. */
 export async function resolveGroup(db: Db, orgId: string, idOrName: string): Promise<GroupRow> {
   const g = tables(db).groups;
   const row = idOrName.startsWith("grp_") ? (await db.select().from(g).where(and(eq(g.orgId, orgId), eq(g.id, idOrName))))[0] : await findGroupByName(db, orgId, idOrName);
   if (!row) throw new SvcError("not_found", `group "${idOrName}" not found`);
   return row;
-}
-
-export async function addGroupMemberByHand(db: Db, orgId: string, groupIdOrName: string, userIdOrEmail: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    const group = await resolveGroup(tx, orgId, groupIdOrName);
-    const user = await getUser(tx, orgId, userIdOrEmail);
-    await addGroupMember(tx, orgId, group.id, user.id, "manual");
-  });
-}
-
-export async function removeGroupMemberByHand(db: Db, orgId: string, groupIdOrName: string, userIdOrEmail: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    const group = await resolveGroup(tx, orgId, groupIdOrName);
-    const user = await getUser(tx, orgId, userIdOrEmail);
-    await removeGroupMember(tx, orgId, group.id, user.id);
-  });
 }
 
 /** Every (group, member) pair of the organization: what usage by group and group budgets add up. */

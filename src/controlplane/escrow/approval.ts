@@ -4,7 +4,7 @@
 // "refused", the rule's code and severity high (delivered by the SIEM sinks), and a notice to
 // the other owners and admins, committed before the 403 is answered.
 import { SvcError } from "../../contract/errors.ts";
-import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
+import { actorOf, recordAdminEvent, recordedRefusal } from "../audit/admin-events.ts";
 import { getRecord } from "../audit/query.ts";
 import { idpSubjectSince, sharedIdpSubject } from "../auth/idp-subjects.ts";
 import { grantPath, grantsOf, memberSince } from "../auth/membership-grants.ts";
@@ -49,7 +49,7 @@ export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: 
       const text = `${by.email} was refused approving escrow recovery ${id} of record ${row.recordId}: ${RULE_SUMMARY[refused.code]} (${refused.code})`;
       const eventId = await recordAdminEvent(tx, { ...base, result: "refused", status: refused.status, code: refused.code, reason: `${text}. Told: ${refused.message}` }, now);
       await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.approve, result: "refused", actorAccountId: by.accountId, text, ref: id, eventId }, now);
-      return refused;
+      return recordedRefusal(refused, eventId);
     }
     const q = tables(tx).auditRecoveryRequests;
     await tx.update(q).set({ status: "approved", approvedBy: by.accountId, approvedAt: now }).where(and(eq(q.id, id), eq(q.status, "pending")));

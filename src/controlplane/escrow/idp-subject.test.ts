@@ -14,6 +14,7 @@ import { type ScriptedIdp, startScriptedIdp } from "../console/scripted-idp.ts";
 import { type Browser, browser } from "../console/test-browser.ts";
 import type { TestControlPlane } from "../testing.ts";
 import { HOUR, addMemberAs, freshToken, world } from "./test-fixtures.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 let idp: ScriptedIdp;
 let evil: ScriptedIdp;
@@ -42,7 +43,7 @@ async function ssoSignIn(cp: TestControlPlane, email: string, sub: string, authT
 test("an approver the identity provider knows as the requester is refused; another person at the provider approves once the provider's sign-in is fresh", async () => {
   const w = await world();
   const { cp } = w;
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" }, actingAsSystem(cp.deps, "controlplane"));
   // The requester signed in through SSO as an admin (subject person-1), then became an owner.
   const requesterId = await addMemberAs(cp, cp.adminToken, "rita@example.com", "admin", null);
   await ssoSignIn(cp, "rita@example.com", "person-1");
@@ -75,7 +76,7 @@ test("an approver the identity provider knows as the requester is refused; anoth
 test("an owner who points the organization at a provider of their own cannot approve as an admin it vouches for", async () => {
   const w = await world();
   const { cp } = w;
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" }, actingAsSystem(cp.deps, "controlplane"));
   await addMemberAs(cp, cp.adminToken, "ada@example.com", "admin", null);
   await ssoSignIn(cp, "ada@example.com", "ada-1");
   w.clock.advance(25 * HOUR);
@@ -104,7 +105,7 @@ test("an owner who points the organization at a provider of their own cannot app
   expect((await cp.call("GET", cp.org(`/audit-recovery-requests/${id}`))).json.status).toBe("pending");
 
   // The real provider back (by the other owner), ada signs in through it and approves.
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "acme-secret" }, actingAsSystem(cp.deps, "controlplane"));
   const ada = await ssoSignIn(cp, "ada@example.com", "ada-1");
   expect((await ada.post(`/audit-recovery/${id}/approve`, { _csrf: await ada.csrf() })).status).toBe(303);
 });

@@ -45,7 +45,7 @@ describe("escrow recovery", () => {
     expect(again.json.code).toBe("recovery_consumed");
     expect((await cp.call("GET", cp.org(`/audit-recovery-requests/${id}`))).json.status).toBe("consumed");
 
-    const events = (await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records as Array<Record<string, any>>;
+    const events = (await cp.call("GET", cp.org("/audit-records?action=audit:recovery.*"))).json.records as Array<Record<string, any>>;
     expect(events.map((e) => [e.action, e.admin.result])).toEqual([
       ["audit:recovery.decrypt", "ok"],
       ["audit:recovery.approve", "ok"],
@@ -53,10 +53,16 @@ describe("escrow recovery", () => {
       ["audit:recovery.request", "ok"],
     ]);
     for (const e of events) expect(e).toMatchObject({ kind: "admin", ref: escrowed.id, installation_id: "controlplane", chain_id: "controlplane", admin: { severity: "high" } });
-    expect(events.map((e) => e.chain_seq)).toEqual([4, 3, 2, 1]);
+    // in the organization's control-plane chain, in order (the admin trail's other events between them)
+    const seqs = events.map((e) => e.chain_seq as number);
+    expect(seqs).toEqual([...seqs].sort((x, y) => y - x));
     expect(events[3]!.reason).toContain("incident 4711");
     expect(events[2]).toMatchObject({ decision: "deny", admin: { code: "recovery_self_approval", status: 403, actor: { email: second.email } } });
     expect(events[1]!.reason).toContain("owner@example.com");
+    // The two-person rule records its refusal itself: the HTTP hook does not record it again;
+    // the approver's refused fetch is an ordinary refusal of the trail, naming who tried.
+    const refused = (await cp.call("GET", cp.org("/audit-records?action=access.refused"))).json.records as Array<Record<string, any>>;
+    expect(refused.map((e) => [e.admin.code, e.admin.actor.email, e.admin.status])).toEqual([["forbidden", "owner@example.com", 403]]);
     // The plaintext is in no stored event.
     expect(JSON.stringify(events)).not.toContain("ACME-4711");
     // Only admin events under --kind admin.
@@ -78,7 +84,7 @@ describe("escrow recovery", () => {
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.json.detail).toContain("only an owner");
     expect((await cp.call("POST", cp.org("/audit-recovery-requests"), { body: { record_id: before.id, reason: "   " } })).status).toBe(422);
-    expect((await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records).toEqual([]);
+    expect((await cp.call("GET", cp.org("/audit-records?action=audit:recovery.*"))).json.records).toEqual([]);
     expect((await cp.call("POST", cp.org("/audit-recovery-requests/rrq_NOPE/approve"), { token: admin.token })).status).toBe(404);
   });
 

@@ -7,7 +7,8 @@
 import { expect } from "bun:test";
 import { Encrypter } from "age-encryption";
 import { PASSWORD, signInSession } from "../auth/test-fixtures.ts";
-import { issueApiToken } from "../auth/service.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
+import { issueApiToken } from "../auth/api-tokens.ts";
 import { addInstallation, auditRecord, newRecipient } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 
@@ -25,7 +26,7 @@ export function testClock(start = Date.now()) {
 
 /** An API token issued from a sign-in made now (as `svc login` right after signing in). */
 export async function freshToken(cp: TestControlPlane, accountId: string): Promise<string> {
-  return (await issueApiToken(cp.deps, { accountId, orgId: cp.orgId, name: "fresh", signIn: { at: cp.deps.now() } })).token;
+  return (await issueApiToken(cp.deps, { accountId, orgId: cp.orgId, name: "fresh", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"))).token;
 }
 
 /** Adds a member through the API as `token`'s account; returns its account id. */

@@ -8,6 +8,7 @@ import { serializeCookie } from "../console/cookies.ts";
 import { type ScriptedIdp, startScriptedIdp } from "../console/scripted-idp.ts";
 import { saveOidcSettings } from "../console/oidc.ts";
 import { cookieName } from "./cookie-names.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 
 const PASSWORD = "correct horse battery staple";
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
@@ -92,7 +93,7 @@ describe("https public URL", () => {
 
   test("the single sign-on flow cookie is __Host-svc_oidc with Path=/ and is read back at the callback", async () => {
     const cp = await httpsControlPlane();
-    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+    await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
     const start = await cp.app.handle(new Request(`https://cp.example.com/sso/start?org=${cp.orgId}`));
     expect(start.status).toBe(303);
     const flow = attributes(start.headers.getSetCookie().find((c) => c.includes("svc_oidc="))!);

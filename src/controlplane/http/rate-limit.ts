@@ -9,7 +9,7 @@
 // proxy sits in front (SVC_CP_TRUST_FORWARDED_FOR=1), and then only its last entry: the
 // address that proxy saw.
 import { loggableError } from "../db/errors.ts";
-import { peerOf } from "./request-gate.ts";
+import { type RequestOrigin, carriedOrigin, peerOf } from "./request-gate.ts";
 import { createHash } from "node:crypto";
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
@@ -63,6 +63,14 @@ export class FixedWindowLimiter {
    * counts before acting gets check and count in one atomic step.
    */
   async hit(key: string): Promise<number> {
+    return (await this.count(key)).wait;
+  }
+
+  /**
+   * `hit`, also telling how many events the window holds with this one: the first event past
+   * the limit (`count === limit + 1`) is the moment a key becomes locked out.
+   */
+  async count(key: string): Promise<{ wait: number; count: number }> {
     const { db, now: clock } = this.deps;
     const w = tables(db).rateLimitWindows;
     const now = clock();
@@ -79,7 +87,7 @@ export class FixedWindowLimiter {
       })
       .returning({ windowStart: w.windowStart, count: w.count });
     if (++this.#hits % this.#sweepEvery === 0) await this.sweep();
-    return this.#waitFor(row, now);
+    return { wait: this.#waitFor(row, now), count: row?.count ?? 1 };
   }
 
   /** Takes one event back (one update; never below 0): an attempt counted first that turned out fine. */
@@ -188,10 +196,23 @@ export function clientIpPlugin() {
  * proxy in front. Null when unknown (in-process requests in tests): IP limits then do not apply.
  */
 export function clientIp(deps: ControlPlaneDeps, request: Request): string | null {
+  // The console's in-process calls carry the browser's address (request-gate.ts carryOrigin).
+  const carried = carriedOrigin(request);
+  if (carried) return carried.ip;
   if (deps.config.trustForwardedFor) {
     const xff = request.headers.get("x-forwarded-for");
     const last = xff?.split(",").map((s) => s.trim()).filter(Boolean).pop();
     if (last) return last.toLowerCase();
   }
   return socketIps.get(request) ?? peerOf(request) ?? null;
+}
+
+/** Longest user agent the admin trail keeps. */
+const USER_AGENT_MAX = 300;
+
+/** The client's address and user agent (the console's in-process calls: the browser's). */
+export function requestOrigin(deps: ControlPlaneDeps, request: Request): RequestOrigin {
+  const carried = carriedOrigin(request);
+  if (carried) return carried;
+  return { ip: clientIp(deps, request), userAgent: request.headers.get("user-agent")?.slice(0, USER_AGENT_MAX) ?? null };
 }

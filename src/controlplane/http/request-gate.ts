@@ -42,6 +42,34 @@ export type Gate = (request: Request, server?: { requestIP(r: Request): { addres
 
 const credentials = new WeakMap<Request, unknown>();
 const peers = new WeakMap<Request, string>();
+const origins = new WeakMap<Request, RequestOrigin>();
+const received = new WeakMap<Request, Request>();
+
+/** The request the gate received, for the copy it forwarded with the body read (itself otherwise). */
+export function receivedRequest(request: Request): Request {
+  return received.get(request) ?? request;
+}
+
+/** Where a request came from, as the admin trail names it: the client's address and user agent. */
+export type RequestOrigin = { ip: string | null; userAgent: string | null };
+
+/** The origin of work no request carried (tests, the CLI's own bootstrap). */
+export const NO_ORIGIN: RequestOrigin = { ip: null, userAgent: null };
+
+/**
+ * An in-process caller (the console calling the admin API for a browser) hands the browser's
+ * address and user agent to the request it makes. A WeakMap keyed by the Request object: only
+ * code in this process can write it, never a header a client sends.
+ */
+export function carryOrigin(request: Request, origin: RequestOrigin): Request {
+  origins.set(request, origin);
+  return request;
+}
+
+/** The origin an in-process caller carried into this request, if any (carryOrigin). */
+export function carriedOrigin(request: Request): RequestOrigin | undefined {
+  return origins.get(request);
+}
 
 /** What the gate's authenticate resolved for this request (undefined: the gate did not check it). */
 export function credentialOf(request: Request): unknown {
@@ -109,14 +137,15 @@ function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (req
       return res;
     }
     const route = routeOf(request.method, path);
+    // Known before authentication: a refusal is recorded with the address it came from.
+    if (peer) peers.set(request, peer);
     try {
       let credential: unknown;
-      if (route.authenticate) credential = await route.authenticate(request);
-      if (request.body === null || request.method === "GET" || request.method === "HEAD") {
-        if (route.authenticate) credentials.set(request, credential);
-        if (peer) peers.set(request, peer);
-        return await next(request);
+      if (route.authenticate) {
+        credential = await route.authenticate(request);
+        credentials.set(request, credential);
       }
+      if (request.body === null || request.method === "GET" || request.method === "HEAD") return await next(request);
       const declared = Number(request.headers.get("content-length") ?? Number.NaN);
       if (declared > route.limit) throw tooLarge(route.limit);
       const bytes = await readBounded(request.body, route.limit);
@@ -132,6 +161,9 @@ function gateOf(routeOf: (method: string, path: string) => GateRoute, next: (req
       const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal });
       if (route.authenticate) credentials.set(forwarded, credential);
       if (peer) peers.set(forwarded, peer);
+      const origin = origins.get(request);
+      if (origin) origins.set(forwarded, origin);
+      received.set(forwarded, request);
       return await next(forwarded);
     } catch (e) {
       // Answered as the app answers errors (a refusal's problem; anything else, such as a store

@@ -6,6 +6,7 @@ import { InstalledToolList } from "../../contract/admin-api.ts";
 import { AgentList } from "../../contract/admin-policies.ts";
 import { IdParams, WorkspaceQuery } from "../agents/model.ts";
 import { getAgent, presentAgent } from "../agents/service.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
@@ -31,7 +32,7 @@ export function installationRoutes(deps: ControlPlaneDeps) {
     .post(
       "/installations",
       async ({ principal, body, set }) => {
-        const inst = await createInstallation(deps.db, principal.orgId, { platform: body.platform, name: body.name, agentId: body.agent_id, workspace: body.workspace });
+        const inst = await createInstallation(deps.db, principal.orgId, { platform: body.platform, name: body.name, agentId: body.agent_id, workspace: body.workspace }, acting(deps, principal));
         set.status = 201;
         return inst;
       },
@@ -61,14 +62,14 @@ export function installationRoutes(deps: ControlPlaneDeps) {
       "/installations/:id/credential",
       async ({ principal, params, body, set }) => {
         set.headers["cache-control"] = "no-store";
-        return issueCredential(deps, principal.orgId, params.id, body?.rotate ?? false);
+        return issueCredential(deps, principal.orgId, params.id, body?.rotate ?? false, acting(deps, principal));
       },
       { admin: true, params: IdParams, body: CredentialRequest, response: RuntimeCredential, detail: { tags, summary: "Issue or rotate the runtime token (shown once)" } },
     )
     .delete(
       "/installations/:id",
       async ({ principal, params, set }) => {
-        await deleteInstallation(deps, principal.orgId, params.id);
+        await deleteInstallation(deps, principal.orgId, params.id, acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: IdParams, detail: { tags, summary: "Delete an installation; its token stops working", responses: NO_CONTENT } },

@@ -5,6 +5,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { hashSecret, newSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -100,7 +101,9 @@ export async function listInstallations(db: Db, orgId: string, workspaceId?: str
   return rows.map((r) => presentInstallation(r, counts.get(r.id) ?? 0));
 }
 
-export async function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }) {
+const target = (row: InstallationRow) => ({ type: "installation", id: row.id, name: row.name });
+
+export async function createInstallation(db: Db, orgId: string, input: { platform: string; name: string; agentId: string; workspace: string }, by: Acting) {
   const problem = platformProblem(input.platform);
   if (problem) throw new SvcError("invalid_platform", problem, { errors: [{ path: "/platform", message: problem }] });
   const name = input.name.trim();
@@ -112,6 +115,7 @@ export async function createInstallation(db: Db, orgId: string, input: { platfor
     const [clash] = await tx.select({ id: i.id }).from(i).where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt)));
     if (clash) throw new SvcError("conflict", `an installation named "${name}" already exists in workspace "${ws.name}" (${clash.id})`);
     const [created] = await tx.insert(i).values({ id: newId("installation"), orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM }).returning();
+    await recordChange(tx, by, { orgId, workspaceId: ws.id, action: "installation.create", target: target(created!), after: presentInstallation(created!, 0) });
     return created!;
   });
   return presentInstallation(row, 0);
@@ -128,7 +132,7 @@ export async function installationStatus(db: Db, orgId: string, id: string, cloc
  * Issues the runtime token (`svc_rt_…`), returned once and stored only as SHA-256. With a
  * token already issued, only `rotate` replaces it; the old token then matches nothing.
  */
-export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id: string, rotate: boolean): Promise<{ token: string }> {
+export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id: string, rotate: boolean, by: Acting): Promise<{ token: string }> {
   return deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);
     if (row.tokenHash !== null && !rotate) {
@@ -139,6 +143,15 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
     await tx.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id));
     // Ends the old token: a bundle poll trusts a token it checked while the revision stays (runtime/bundle-poll.ts).
     if (row.tokenHash !== null) await bumpRevision(tx, orgId);
+    // The token only as a digest (the stored hash names the old one the same way).
+    await recordChange(tx, by, {
+      orgId,
+      workspaceId: row.workspaceId,
+      action: row.tokenHash === null ? "runtime_credential.issue" : "runtime_credential.rotate",
+      target: target(row),
+      before: { token: row.tokenHash === null ? null : `sha256:${row.tokenHash.slice(0, 16)}`, issued_at: iso(row.tokenIssuedAt) },
+      after: { token: secretDigest(token), issued_at: iso(deps.now()) },
+    });
     return { token };
   });
 }
@@ -149,12 +162,14 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
  * freed. The token's hash stays on the deleted row so a runtime still using it is told the
  * installation was deleted, not that its token is wrong (which a rotation cannot fix).
  */
-export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
+export async function deleteInstallation(deps: ControlPlaneDeps, orgId: string, id: string, by: Acting): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const row = await getInstallation(tx, orgId, id);
     const i = tables(tx).installations;
+    const tools = await toolCountOf(tx, row.id);
     await tx.update(i).set({ deletedAt: deps.now() }).where(eq(i.id, row.id));
     await releaseTools(tx, row.id);
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, { orgId, workspaceId: row.workspaceId, action: "installation.delete", target: target(row), before: presentInstallation(row, tools) });
   });
 }

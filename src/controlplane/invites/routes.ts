@@ -2,6 +2,7 @@
 // to set a chat password (`svc users invite <email>`); the console's /invite/<token> page uses it.
 import { Elysia, t } from "elysia";
 import { Invite } from "../../contract/admin-directory.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { createInvite } from "./service.ts";
@@ -14,7 +15,7 @@ export function inviteRoutes(deps: ControlPlaneDeps) {
     .post(
       "/invites",
       async ({ principal, body, set }) => {
-        const out = await createInvite(deps, principal.orgId, body.email);
+        const out = await createInvite(deps, principal.orgId, body.email, acting(deps, principal));
         set.status = 201;
         return out;
       },

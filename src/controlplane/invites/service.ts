@@ -8,6 +8,8 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { PASSWORD_SET } from "../../contract/admin-event.ts";
+import { type Acting, type RequestOrigin, holderActor, recordAdminEvent, recordChange } from "../audit/admin-events.ts";
 import { hashPassword } from "../auth/service.ts";
 import { hashSecret, isKind, newSecret } from "../auth/tokens.ts";
 import { tables } from "../db/index.ts";
@@ -26,7 +28,7 @@ const DUMMY_HASH = await Bun.password.hash(crypto.randomUUID(), { algorithm: "ar
 export type InviteInfo = { id: string; orgId: string; userId: string; email: string; expiresAt: number };
 
 /** Creates the service user when absent and a one-time link to set their chat password. */
-export async function createInvite(deps: ControlPlaneDeps, orgId: string, rawEmail: string) {
+export async function createInvite(deps: ControlPlaneDeps, orgId: string, rawEmail: string, by: Acting) {
   const email = rawEmail.trim().toLowerCase();
   if (!EMAIL_RE.test(email)) throw new SvcError("validation_failed", `"${rawEmail}" is not an email address`, { errors: [{ path: "/email", message: "not an email address" }] });
   const now = deps.now();
@@ -36,8 +38,11 @@ export async function createInvite(deps: ControlPlaneDeps, orgId: string, rawEma
     const { user, created } = await upsertUserByEmail(tx, orgId, { email, source: "manual" });
     if (user.disabled) throw new SvcError("conflict", `the service user ${email} is disabled; enable it first (svc users enable)`);
     if (created) await bumpRevision(tx, orgId);
-    await tx.insert(tables(tx).chatInvites).values({ id: newId("invite", now), orgId, userId: user.id, tokenHash: hashSecret(token), expiresAt, createdAt: now });
-    return { user_id: user.id, email: user.email, user_created: created };
+    const id = newId("invite", now);
+    await tx.insert(tables(tx).chatInvites).values({ id, orgId, userId: user.id, tokenHash: hashSecret(token), expiresAt, createdAt: now });
+    const view = { user_id: user.id, email: user.email, user_created: created };
+    await recordChange(tx, by, { orgId, action: "invite.create", target: { type: "invite", id, name: user.email }, after: { ...view, expires_at: new Date(expiresAt).toISOString() } });
+    return view;
   });
   return { ...out, url: `${deps.config.publicUrl}${INVITE_PATH}${token}`, expires_at: new Date(expiresAt).toISOString() };
 }
@@ -54,7 +59,7 @@ export async function inspectInvite(deps: ControlPlaneDeps, token: string): Prom
 }
 
 /** Sets the chat password of the invite's service user and uses the link up, once. */
-export async function acceptInvite(deps: ControlPlaneDeps, token: string, password: string, confirm: string) {
+export async function acceptInvite(deps: ControlPlaneDeps, token: string, password: string, confirm: string, origin: RequestOrigin) {
   const info = await inspectInvite(deps, token);
   if (password.length < MIN_CHAT_PASSWORD) throw new SvcError("validation_failed", `the password must have at least ${MIN_CHAT_PASSWORD} characters`);
   if (password !== confirm) throw new SvcError("validation_failed", "the two passwords differ; type the same password twice");
@@ -73,6 +78,8 @@ export async function acceptInvite(deps: ControlPlaneDeps, token: string, passwo
       .insert(p)
       .values({ userId: info.userId, passwordHash, updatedAt: now })
       .onConflictDoUpdate({ target: p.userId, set: { passwordHash, updatedAt: now } });
+    const actor = holderActor("link", { id: info.userId, email: info.email, credentialId: info.id }, origin);
+    await recordAdminEvent(tx, { orgId: info.orgId, action: "invite.accept", actor, target: { type: "invite", id: info.id, name: info.email }, after: { chat_password: PASSWORD_SET } }, now);
   });
   return info;
 }

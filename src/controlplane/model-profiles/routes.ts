@@ -3,6 +3,7 @@
 import { ModelProfile, ModelProfileAssigned, ModelProfileAssignment, ModelProfileList, Readiness, RuntimeRecipientList } from "../../contract/admin-api.ts";
 import { Elysia } from "elysia";
 import { getAgentInWorkspace } from "../agents/service.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkRuntimeUrl } from "../http/outbound.ts";
@@ -43,7 +44,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
         await checkRuntimeUrl(body.endpoint, "endpoint", deps.config.allowPrivateOutbound);
-        const profile = await createProfile(db, principal.orgId, ws, body, live());
+        const profile = await createProfile(db, principal.orgId, ws, body, live(), acting(deps, principal));
         set.status = 201;
         return presentProfile(profile);
       },
@@ -58,12 +59,12 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .put(
       "/model-profiles/:id/api-key",
-      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live())),
+      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, response: ModelProfile, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
     )
     .put(
       "/model-profiles/:id/prices",
-      async ({ principal, params, query, body }) => presentProfile(await setProfilePrices(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body)),
+      async ({ principal, params, query, body }) => presentProfile(await setProfilePrices(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, acting(deps, principal))),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfilePrices, response: ModelProfile, detail: { tags, summary: "Replace the per-model prices (per 1M tokens) the usage cost is computed with" } },
     )
     .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace), { now: deps.now(), limits: livenessLimits(deps.config) }), {
@@ -75,7 +76,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .post(
       "/model-profiles/:id/assign",
-      async ({ principal, params, query, body }) => assignProfile(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
+      async ({ principal, params, query, body }) => assignProfile(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body.agent_id, acting(deps, principal)),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileAssign, response: ModelProfileAssigned, detail: { tags, summary: "Assign the profile to an agent of its workspace" } },
     )
     .get("/model-profile-assignments", async ({ principal, query }) => assignmentOf(db, principal.orgId, query.agent_id, await wsOf(principal.orgId, query.workspace)), {

@@ -6,6 +6,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
@@ -53,6 +54,26 @@ export function presentProfile(p: ProfileRow) {
     prices: p.prices ?? {},
     created_at: new Date(p.createdAt).toISOString(),
   };
+}
+
+/** A profile as its admin events show it: the sealed key only as a digest. */
+function eventView(p: ProfileRow) {
+  const { has_api_key: _, ...view } = presentProfile(p);
+  return { ...view, api_key_sealed: p.apiKeySealed === null ? null : secretDigest(p.apiKeySealed) };
+}
+
+type ProfileAction = "model_profile.create" | "model_profile.api_key_set" | "model_profile.prices_set" | "model_profile.assign";
+
+async function recordProfileChange(tx: Db, by: Acting, action: ProfileAction, p: ProfileRow, change: { before?: unknown; after?: unknown }): Promise<void> {
+  await recordChange(tx, by, { orgId: p.orgId, workspaceId: p.workspaceId, action, target: { type: "model_profile", id: p.id, name: p.displayName }, ...change });
+}
+
+/** The profile as stored now, read in the changing transaction (the event's before). */
+async function storedProfile(tx: Db, orgId: string, id: string): Promise<ProfileRow> {
+  const mp = tables(tx).modelProfiles;
+  const [row] = await tx.select().from(mp).where(and(eq(mp.id, id), eq(mp.orgId, orgId)));
+  if (!row) throw new SvcError("not_found", `model profile "${id}" not found`);
+  return row;
 }
 
 export async function listProfiles(db: Db, orgId: string, workspaceId?: string): Promise<ProfileRow[]> {
@@ -143,7 +164,7 @@ function pricesOrThrow(prices: ModelPrices | undefined, models: string[]): Model
  * revision bumped in one transaction; the (workspace, display name) unique index decides
  * between two concurrent creations of one name.
  */
-export async function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput, liveSince: number): Promise<ProfileRow> {
+export async function createProfile(db: Db, orgId: string, ws: Ws, input: ProfileInput, liveSince: number, by: Acting): Promise<ProfileRow> {
   refusePlaintextKey(input);
   const displayName = input.display_name.trim();
   if (!displayName) refuse("/display_name", "display_name is empty");
@@ -173,6 +194,7 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
       throw new SvcError("conflict", `a model profile named "${displayName}" already exists in workspace "${ws.name}"${clash ? ` (${clash.id})` : ""}`);
     }
     await bumpRevision(tx, orgId);
+    await recordProfileChange(tx, by, "model_profile.create", created, { after: eventView(created) });
     return created;
   });
 }
@@ -181,7 +203,7 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
  * Replaces the sealed key (for example re-sealed to include new replicas). The key and the
  * replicas it is sealed to are checked and written together, in the transaction that bumps the revision.
  */
-export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }, liveSince: number): Promise<ProfileRow> {
+export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }, liveSince: number, by: Acting): Promise<ProfileRow> {
   refusePlaintextKey(input);
   if (profile.authType !== "api_key") refuse("/api_key_sealed", `model profile "${profile.displayName}" uses auth_type "none" and takes no API key`);
   const sealed = sealedKeyText(input);
@@ -189,30 +211,32 @@ export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRo
     const mp = tables(tx).modelProfiles;
     const ws = await resolveWorkspace(tx, orgId, profile.workspaceId);
     const key = await sealedKeyOrThrow(tx, ws, sealed, input.sealed_to, liveSince);
+    const before = await storedProfile(tx, orgId, profile.id);
     const [updated] = await tx
       .update(mp)
       .set(key)
       .where(and(eq(mp.id, profile.id), eq(mp.orgId, orgId)))
       .returning();
-    if (!updated) throw new SvcError("not_found", `model profile "${profile.id}" not found`);
     await bumpRevision(tx, orgId);
-    return updated;
+    await recordProfileChange(tx, by, "model_profile.api_key_set", updated!, { before: eventView(before), after: eventView(updated!) });
+    return updated!;
   });
 }
 
 /** Replaces the profile's prices (per 1M tokens; `{}` removes them); the proxies get them with the next bundle. */
-export async function setProfilePrices(db: Db, orgId: string, profile: ProfileRow, input: { prices: ModelPrices }): Promise<ProfileRow> {
+export async function setProfilePrices(db: Db, orgId: string, profile: ProfileRow, input: { prices: ModelPrices }, by: Acting): Promise<ProfileRow> {
   const prices = pricesOrThrow(input.prices, profile.models);
   return db.transaction(async (tx) => {
     const mp = tables(tx).modelProfiles;
+    const before = await storedProfile(tx, orgId, profile.id);
     const [updated] = await tx
       .update(mp)
       .set({ prices })
       .where(and(eq(mp.id, profile.id), eq(mp.orgId, orgId)))
       .returning();
-    if (!updated) throw new SvcError("not_found", `model profile "${profile.id}" not found`);
     await bumpRevision(tx, orgId);
-    return updated;
+    await recordProfileChange(tx, by, "model_profile.prices_set", updated!, { before: { prices: before.prices ?? {} }, after: { prices: updated!.prices ?? {} } });
+    return updated!;
   });
 }
 
@@ -220,16 +244,20 @@ export async function setProfilePrices(db: Db, orgId: string, profile: ProfileRo
  * Assigns the profile to an agent of the same workspace, replacing the agent's previous profile
  * (one row per agent, upserted); the agent check, the upsert and the revision bump are one transaction.
  */
-export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, agentId: string, now: number) {
+export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, agentId: string, by: Acting) {
   await db.transaction(async (tx) => {
     const a = tables(tx).modelProfileAssignments;
     const ws = await resolveWorkspace(tx, orgId, profile.workspaceId);
     await getAgentInWorkspace(tx, orgId, agentId, ws);
+    const [previous] = await tx.select({ profileId: a.profileId }).from(a).where(eq(a.agentId, agentId));
     await tx
       .insert(a)
-      .values({ agentId, profileId: profile.id, assignedAt: now })
-      .onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: now } });
+      .values({ agentId, profileId: profile.id, assignedAt: by.at })
+      .onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: by.at } });
     await bumpRevision(tx, orgId);
+    if (previous?.profileId !== profile.id) {
+      await recordProfileChange(tx, by, "model_profile.assign", profile, { before: { agent_id: agentId, profile_id: previous?.profileId ?? null }, after: { agent_id: agentId, profile_id: profile.id } });
+    }
   });
   return { agent_id: agentId, profile_id: profile.id };
 }

@@ -11,9 +11,11 @@
 // Making a member owner ends its sessions and API tokens here too: they may have been opened
 // through single sign-on (which never speaks for an owner, auth/service.ts `ssoMayOpen`), and
 // must not carry the owner role; the new owner signs in again with their password.
+import { PASSWORD_SET } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
-import { type Principal, type Role, addMembership, createAccount, endAccountAccess, findAccountByEmail, hashPassword, membersOf, membership, ownerCount, removeMembership } from "../auth/service.ts";
+import { type Principal, type Role, addMembership, createAccount, emailsOfAccounts, endAccountAccess, findAccountByEmail, hashPassword, membersOf, membership, ownerCount, removeMembership } from "../auth/service.ts";
 import type { Db } from "../db/index.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -49,7 +51,17 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
     // Who did it is kept for good (auth/membership-grants.ts): escrow's approval rule reads it.
     const join = account ? "added" : passwordHash !== undefined ? "created" : "invited";
     await addMembership(tx, member.id, by.orgId, input.role, { by: by.accountId, join, at: now });
-    if (current && current.role !== "owner" && input.role === "owner") await endAccountAccess(tx, member.id, by.orgId, now);
+    const ended = current && current.role !== "owner" && input.role === "owner" ? await endAccountAccess(tx, member.id, by.orgId, now) : null;
+    const target = { type: "member", id: member.id, name: member.email };
+    if (!current) {
+      const after = { account_id: member.id, email: member.email, role: input.role, account_created: !account, ...(passwordHash !== undefined ? { password: PASSWORD_SET } : {}) };
+      await recordAdminEvent(tx, { orgId: by.orgId, action: "member.add", actor: actorOf(by), target, after, ...(input.role === "owner" ? { severity: "high" } : {}) }, now);
+    } else if (current.role !== input.role) {
+      const after = { role: input.role, ...(ended ? { sessions_ended: ended.sessionsEnded, api_tokens_revoked: ended.apiTokensRevoked } : {}) };
+      // Giving or taking the owner role is what the two-person rule watches: high.
+      const severity = input.role === "owner" || current.role === "owner" ? "high" : "notice";
+      await recordAdminEvent(tx, { orgId: by.orgId, action: "member.role_change", actor: actorOf(by), target, before: { role: current.role }, after, severity }, now);
+    }
     return { account_id: member.id, email: member.email, role: input.role };
   });
 }
@@ -68,6 +80,20 @@ export async function removeMember(db: Db, by: Principal, accountId: string, now
       throw new SvcError("conflict", "this is the organization's last owner; make another member owner first");
     }
     await removeMembership(tx, accountId, by.orgId);
-    await endAccountAccess(tx, accountId, by.orgId, now);
+    const ended = await endAccountAccess(tx, accountId, by.orgId, now);
+    const email = (await emailsOfAccounts(tx, [accountId])).get(accountId) ?? null;
+    await recordAdminEvent(
+      tx,
+      {
+        orgId: by.orgId,
+        action: "member.remove",
+        actor: actorOf(by),
+        target: { type: "member", id: accountId, name: email },
+        before: { account_id: accountId, email, role: current.role },
+        after: { sessions_ended: ended.sessionsEnded, api_tokens_revoked: ended.apiTokensRevoked },
+        ...(current.role === "owner" ? { severity: "high" } : {}),
+      },
+      now,
+    );
   });
 }

@@ -4,7 +4,9 @@
 // objects named from A's own paths; nothing of B changes). A route added to the app without a
 // row here fails the coverage test, so the table cannot fall behind.
 import { describe, expect, test } from "bun:test";
-import { createAccount, issueApiToken } from "../auth/service.ts";
+import { createAccount } from "../auth/service.ts";
+import { issueApiToken } from "../auth/api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 import { postNotice } from "../notices/service.ts";
 import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
@@ -13,6 +15,7 @@ import { tables } from "../db/index.ts";
 import { PRESESSION_COOKIE } from "../console/csrf.ts";
 import { auditRecord, newRecipient } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { REFUSAL_BOUND } from "../audit/refusal-bound.ts";
 
 const ORG = "/api/v1/organizations/:org";
 const PASSWORD = "correct horse battery staple";
@@ -64,7 +67,7 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const rec = auditRecord({ orgId: w.orgId, workspaceId: wsId, agentId: agent.id, installationId: inst.id, name: "bot-chat", token: runtimeToken });
   const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: runtimeToken, body: { records: [rec] } });
   expect(shipped.json.inserted).toBe(1);
-  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } });
+  const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
   await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
@@ -225,6 +228,7 @@ const CONSOLE_ADMIN_ROUTES: Record<string, (w: World) => ConsoleCall> = {
   "GET /audit": () => ({ path: "/audit" }),
   "GET /audit/export.csv": () => ({ path: "/audit/export.csv" }),
   "GET /audit/:id": (w) => ({ path: `/audit/${w.recordId}` }),
+  "GET /audit/admin": () => ({ path: "/audit/admin" }),
   "GET /audit-keys": () => ({ path: "/audit-keys" }),
   "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
   "POST /siem-sinks": () => ({ path: "/siem-sinks", form: { name: "console", kind: "syslog", endpoint: "siem.example.com:6514" } }),
@@ -252,13 +256,15 @@ function appRoutes(cp: TestControlPlane): string[] {
 
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-digest-keys", "/audit-records", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
+  // (the runtimes' records: the refusals of the calls under test are admin events, told below)
+  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-digest-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
   out.push(sync.status);
-  // last_used_at of API tokens moves with use, a sink's lag_seconds with the clock: not changes made by the calls under test.
-  return JSON.stringify(out, (k, v) => (k === "last_used_at" || k === "lag_seconds" ? undefined : v));
+  // last_used_at of API tokens moves with use, a sink's lag_seconds with the clock, its lag_records with
+  // every new record (the refusals' admin events included): not changes made by the calls under test.
+  return JSON.stringify(out, (k, v) => (k === "last_used_at" || k === "lag_seconds" || k === "lag_records" ? undefined : v));
 }
 
 async function setup() {
@@ -307,6 +313,11 @@ describe("a member can do no admin work", () => {
     check("approve login request", await cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/approve`, { token: null, headers: { cookie: session.cookie, "x-csrf-token": session.csrf }, body: {} }));
     expect(failures).toEqual([]);
     expect(await snapshot(cp, a)).toBe(before);
+    // The admin trail has the refusals, naming the member, as many as the bound lets through
+    // (all these come from one address with one code: the rest are counted, not written).
+    const refused = (await cp.call("GET", `/api/v1/organizations/${a.orgId}/audit-records?action=access.refused&limit=500`, { token: a.token })).json.records as Array<{ actor_id: string }>;
+    expect(refused.length).toBe(REFUSAL_BOUND.perKey);
+    expect(new Set(refused.map((r) => r.actor_id))).toEqual(new Set([member.accountId]));
   });
 
   test("every console admin page and form answers 403 to a member, with a valid form token, and changes nothing", async () => {

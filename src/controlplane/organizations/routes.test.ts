@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { PASSWORD, accountWithRole, secondOrganization, signInSession } from "../auth/test-fixtures.ts";
-import { addMembership, issueApiToken } from "../auth/service.ts";
+import { addMembership } from "../auth/service.ts";
+import { issueApiToken } from "../auth/api-tokens.ts";
+import { actingAsSystem } from "../audit/admin-events.ts";
 import { testControlPlane } from "../testing.ts";
 
 describe("workspaces", () => {
@@ -82,7 +84,7 @@ describe("removing members", () => {
     // The same account in another organization keeps its access there.
     const other = await secondOrganization(cp);
     await addMembership(cp.deps.db, admin.accountId, other.orgId, "admin", { by: null, join: "added", at: cp.deps.now() });
-    const elsewhere = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: other.orgId, name: "other", signIn: { at: cp.deps.now() } });
+    const elsewhere = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: other.orgId, name: "other", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
 
     const removed = await cp.call("DELETE", cp.org(`/members/${admin.accountId}`));
     expect(removed.status).toBe(204);

@@ -1,6 +1,7 @@
 // Organization-scoped admin routes for the organization itself: workspaces and members.
 import { Elysia, t } from "elysia";
 import { Member, MemberList, Workspace, WorkspaceList } from "../../contract/admin-api.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { addMember, listMembers, removeMember } from "./members.ts";
@@ -27,7 +28,7 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
     .post(
       "/workspaces",
       async ({ principal, body, set }) => {
-        const created = await createWorkspace(deps.db, principal.orgId, body.name);
+        const created = await createWorkspace(deps.db, principal.orgId, body.name, acting(deps, principal));
         set.status = 201;
         return presentWorkspace(created);
       },

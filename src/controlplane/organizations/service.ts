@@ -4,6 +4,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { newDigestKey, storeDigestKey } from "./digest-keys.ts";
 
 export const DEFAULT_WORKSPACE = "default";
@@ -60,16 +61,18 @@ export async function bumpRevision(db: Db, orgId: string): Promise<void> {
     .where(eq(o.id, orgId));
 }
 
-export async function createWorkspace(db: Db, orgId: string, name: string) {
+export async function createWorkspace(db: Db, orgId: string, name: string, by: Acting) {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(name)) {
     throw new SvcError("validation_failed", `workspace name "${name}" must be 1–63 letters, digits, "_", "." or "-"`);
   }
-  const w = tables(db).workspaces;
   const id = newId("workspace");
-  // The (org, name) unique index decides between two concurrent creations of one name.
-  const [created] = await db.insert(w).values({ id, orgId, name }).onConflictDoNothing().returning();
-  if (!created) throw new SvcError("conflict", `workspace "${name}" already exists`);
-  return created;
+  return db.transaction(async (tx) => {
+    // The (org, name) unique index decides between two concurrent creations of one name.
+    const [created] = await tx.insert(tables(tx).workspaces).values({ id, orgId, name }).onConflictDoNothing().returning();
+    if (!created) throw new SvcError("conflict", `workspace "${name}" already exists`);
+    await recordChange(tx, by, { orgId, workspaceId: id, action: "workspace.create", target: { type: "workspace", id, name }, after: { id, name } });
+    return created;
+  });
 }
 
 export async function listWorkspaces(db: Db, orgId: string) {

@@ -10,6 +10,7 @@ import { Elysia, t } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { activeKeyCount } from "../audit-keys/service.ts";
+import { type Acting, acting, recordChange } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -88,15 +89,12 @@ export async function escrowIdentity(deps: ControlPlaneDeps, orgId: string): Pro
  * and creates the escrow identity the first time. The identity is generated before the
  * transaction; if another request stored one first, that one is kept.
  */
-export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean; audit_retention_days?: number | null }): Promise<OrganizationSettings> {
+export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patch: { escrow_enabled?: boolean; audit_retention_days?: number | null }, by: Acting): Promise<OrganizationSettings> {
   await getOrganization(deps.db, orgId);
-  if (patch.audit_retention_days !== undefined) {
-    const days = patch.audit_retention_days;
-    if (days !== null && (!Number.isInteger(days) || days < 1 || days > RETENTION_MAX_DAYS)) throw new SvcError("validation_failed", `audit_retention_days must be a whole number of days from 1 to ${RETENTION_MAX_DAYS}, or null`);
-    const o = tables(deps.db).organizations;
-    await deps.db.update(o).set({ auditRetentionDays: days }).where(eq(o.id, orgId));
+  const days = patch.audit_retention_days;
+  if (days !== undefined && days !== null && (!Number.isInteger(days) || days < 1 || days > RETENTION_MAX_DAYS)) {
+    throw new SvcError("validation_failed", `audit_retention_days must be a whole number of days from 1 to ${RETENTION_MAX_DAYS}, or null`);
   }
-  if (patch.escrow_enabled === undefined) return getSettings(deps.db, orgId);
   const enable = patch.escrow_enabled;
   let fresh: { identity: string; recipient: string } | null = null;
   if (enable && !(await escrowKeyRow(deps.db, orgId))) {
@@ -107,25 +105,42 @@ export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patc
   await deps.db.transaction(async (tx) => {
     const t = tables(tx);
     const org = await getOrganization(tx, orgId);
-    if (org.escrowEnabled === enable) return;
-    if (enable) {
-      if ((await activeKeyCount(tx, orgId)) === 0) {
-        throw new SvcError(
-          "escrow_requires_key",
-          "escrow can be enabled only while at least one customer audit-encryption key is active; register one first (`svc audit keys create`)",
-        );
-      }
-      if (fresh && wrappedIdentity) {
-        await tx
-          .insert(t.escrowKeys)
-          .values({ id: newId("auditKey", deps.now()), orgId, recipient: fresh.recipient, wrappedIdentity, createdAt: deps.now() })
-          .onConflictDoNothing();
-      }
-    }
-    await tx.update(t.organizations).set({ escrowEnabled: enable }).where(eq(t.organizations.id, orgId));
-    await bumpRevision(tx, orgId);
+    const before = { escrow_enabled: org.escrowEnabled, audit_retention_days: org.auditRetentionDays ?? null };
+    const after = { escrow_enabled: enable ?? org.escrowEnabled, audit_retention_days: days === undefined ? before.audit_retention_days : days };
+    if (after.audit_retention_days !== before.audit_retention_days) await tx.update(t.organizations).set({ auditRetentionDays: after.audit_retention_days }).where(eq(t.organizations.id, orgId));
+    if (after.escrow_enabled !== before.escrow_enabled) await switchEscrow(tx, deps, orgId, after.escrow_enabled, fresh && wrappedIdentity ? { recipient: fresh.recipient, wrappedIdentity } : null);
+    // Only what changed is told; a patch that changes nothing writes no event.
+    const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k]);
+    if (changed.length === 0) return;
+    await recordChange(tx, by, {
+      orgId,
+      action: "settings.update",
+      target: { type: "organization", id: orgId, name: org.name },
+      before: Object.fromEntries(changed.map((k) => [k, before[k]])),
+      after: Object.fromEntries(changed.map((k) => [k, after[k]])),
+      // The escrow switch decides whether the service can read arguments: high.
+      severity: changed.includes("escrow_enabled") ? "high" : "notice",
+    });
   });
   return getSettings(deps.db, orgId);
+}
+
+/** Turns escrow on (needs an active customer key; stores the fresh identity the first time) or off. */
+async function switchEscrow(tx: Db, deps: ControlPlaneDeps, orgId: string, enable: boolean, fresh: { recipient: string; wrappedIdentity: string } | null): Promise<void> {
+  const t = tables(tx);
+  if (enable) {
+    if ((await activeKeyCount(tx, orgId)) === 0) {
+      throw new SvcError("escrow_requires_key", "escrow can be enabled only while at least one customer audit-encryption key is active; register one first (`svc audit keys create`)");
+    }
+    if (fresh) {
+      await tx
+        .insert(t.escrowKeys)
+        .values({ id: newId("auditKey", deps.now()), orgId, recipient: fresh.recipient, wrappedIdentity: fresh.wrappedIdentity, createdAt: deps.now() })
+        .onConflictDoNothing();
+    }
+  }
+  await tx.update(t.organizations).set({ escrowEnabled: enable }).where(eq(t.organizations.id, orgId));
+  await bumpRevision(tx, orgId);
 }
 
 /** Organizations with an audit retention period (audit/retention.ts runs for these). */
@@ -142,7 +157,7 @@ export function settingsRoutes(deps: ControlPlaneDeps) {
       response: OrganizationSettings,
       detail: { summary: "Organization settings (the escrow switch)", tags: ["settings"] },
     })
-    .patch("/settings", async ({ principal, body }) => updateSettings(deps, principal.orgId, body), {
+    .patch("/settings", async ({ principal, body }) => updateSettings(deps, principal.orgId, body, acting(deps, principal)), {
       admin: true,
       body: SettingsPatch,
       response: OrganizationSettings,

@@ -7,11 +7,12 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { PolicyApplyResult, PolicyPlan } from "../../contract/admin-policies.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 import { unregisteredTools } from "../runtime/tools.ts";
 import { listedToolNames } from "../tool-servers/catalogue.ts";
-import { type PolicyInput, type PolicyRow, type PolicySpec, policySpec, requireReferences, specColumns } from "./service.ts";
+import { type PolicyInput, type PolicyRow, type PolicySpec, policySpec, presentPolicy, requireReferences, specColumns } from "./service.ts";
 
 type Stored = Pick<PolicyRow, "id" | "name" | "src" | "dst" | "effect" | "agentId" | "condition" | "mode">;
 const FIELDS = ["src", "dst", "effect", "agentId", "condition", "mode"] as const;
@@ -58,7 +59,12 @@ export async function checkTools(db: Db, workspaceId: string, specs: readonly Pi
 
 export type ApplyResult = PolicyApplyResult;
 
-export async function applyPolicies(db: Db, orgId: string, workspace: { id: string; name: string }, inputs: readonly PolicyInput[], opts: { dryRun: boolean; strict: boolean }): Promise<ApplyResult> {
+/**
+ * Applies the set (a dry run changes nothing). A change is one admin event `policy.apply` whose
+ * before holds the policies it updated or deleted as they were, and after those it created or
+ * updated as they are.
+ */
+export async function applyPolicies(db: Db, orgId: string, workspace: { id: string; name: string }, inputs: readonly PolicyInput[], opts: { dryRun: boolean; strict: boolean }, by: Acting): Promise<ApplyResult> {
   const specs = inputs.map((p, i) => policySpec(p, `/policies/${i}`));
   const seen = new Map<string, number>();
   specs.forEach((s, i) => {
@@ -77,15 +83,31 @@ export async function applyPolicies(db: Db, orgId: string, workspace: { id: stri
     if (opts.dryRun || !changed) return { plan, applied: false, warnings };
     const byName = new Map(current.map((c) => [c.name, c]));
     const touched = new Set([...plan.create.map((c) => c.name), ...plan.update.map((u) => u.name)]);
+    const before: PolicyRow[] = [];
+    const after: PolicyRow[] = [];
     for (const [i, spec] of specs.entries()) {
       if (!touched.has(spec.name)) continue;
       await requireReferences(tx, orgId, workspace, spec, `/policies/${i}`);
       const have = byName.get(spec.name);
-      if (have) await tx.update(p).set(specColumns(spec, have)).where(eq(p.id, have.id));
-      else await tx.insert(p).values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) });
+      if (have) before.push(have);
+      const [written] = have
+        ? await tx.update(p).set(specColumns(spec, have)).where(eq(p.id, have.id)).returning()
+        : await tx.insert(p).values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) }).returning();
+      after.push(written!);
     }
-    if (plan.delete.length > 0) await tx.delete(p).where(inArray(p.id, plan.delete.map((d) => d.id)));
+    if (plan.delete.length > 0) {
+      before.push(...plan.delete.map((d) => byName.get(d.name)!));
+      await tx.delete(p).where(inArray(p.id, plan.delete.map((d) => d.id)));
+    }
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, {
+      orgId,
+      workspaceId: workspace.id,
+      action: "policy.apply",
+      target: { type: "workspace", id: workspace.id, name: workspace.name },
+      before: { policies: before.map(presentPolicy) },
+      after: { policies: after.map(presentPolicy), plan },
+    });
     return { plan, applied: true, warnings };
   });
 }

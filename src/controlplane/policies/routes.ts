@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import { PolicyApplyResult, PolicyList, PolicyWritten } from "../../contract/admin-policies.ts";
 import { getAgent } from "../agents/service.ts";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
@@ -48,7 +49,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
         const input = inputOf(body) as PolicyInput;
         const warnings = await checkTools(db, workspace.id, [policySpec(input)], body.strict ?? false);
-        const policy = await createPolicy(db, principal.orgId, { ...input, workspace });
+        const policy = await createPolicy(db, principal.orgId, { ...input, workspace }, acting(deps, principal));
         set.status = 201;
         return { ...presentPolicy(policy), warnings };
       },
@@ -58,7 +59,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
       "/policies/apply",
       async ({ principal, body }) => {
         const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
-        return applyPolicies(db, principal.orgId, workspace, body.policies.map((p) => inputOf(p) as PolicyInput), { dryRun: body.dry_run ?? false, strict: body.strict ?? false });
+        return applyPolicies(db, principal.orgId, workspace, body.policies.map((p) => inputOf(p) as PolicyInput), { dryRun: body.dry_run ?? false, strict: body.strict ?? false }, acting(deps, principal));
       },
       { admin: true, body: PolicyApply, response: PolicyApplyResult, detail: { tags, summary: "Make the workspace's policies exactly these (matched by name): plan, then apply all or nothing" } },
     )
@@ -66,7 +67,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
       "/policies/:id",
       async ({ principal, params, body }) => {
         const change = inputOf(body);
-        const policy = await updatePolicy(db, principal.orgId, params.id, change);
+        const policy = await updatePolicy(db, principal.orgId, params.id, change, acting(deps, principal));
         const warnings = change.dst ? await checkTools(db, policy.workspaceId, [policy], false) : [];
         return { ...presentPolicy(policy), warnings };
       },
@@ -75,7 +76,7 @@ export function policyRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/policies/:id",
       async ({ principal, params, set }) => {
-        await deletePolicy(db, principal.orgId, params.id);
+        await deletePolicy(db, principal.orgId, params.id, acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: PolicyParams, detail: { tags, summary: "Delete a policy", responses: NO_CONTENT } },

@@ -7,6 +7,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
 import { formatDestination, formatSource, parseDestination, parseSource, userIdProblem } from "../../contract/patterns.ts";
 import { getAgentInWorkspace } from "../agents/service.ts";
+import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findUserById } from "../directory/service.ts";
 import { findInstallation } from "../installations/service.ts";
@@ -136,8 +137,13 @@ export function specColumns(spec: PolicySpec, before?: { requires: readonly stri
   return { agentId: spec.agentId, name: spec.name, src: spec.src, dst: spec.dst, effect: spec.effect, condition: spec.condition, mode: spec.mode, requires: policyNeeds({ ...spec, requires: foreign }) };
 }
 
-/** Creates a policy; the agent check, the insert and the revision bump are one transaction. */
-export async function createPolicy(db: Db, orgId: string, input: PolicyInput & { workspace: { id: string; name: string } }): Promise<PolicyRow> {
+/** The target of a policy's admin events. */
+export function policyTarget(p: Pick<PolicyRow, "id" | "name">) {
+  return { type: "policy", id: p.id, name: p.name };
+}
+
+/** Creates a policy; the agent check, the insert, the revision bump and the event are one transaction. */
+export async function createPolicy(db: Db, orgId: string, input: PolicyInput & { workspace: { id: string; name: string } }, by: Acting): Promise<PolicyRow> {
   const spec = policySpec(input);
   const id = newId("policy");
   return db.transaction(async (tx) => {
@@ -147,12 +153,13 @@ export async function createPolicy(db: Db, orgId: string, input: PolicyInput & {
       .values({ id, orgId, workspaceId: input.workspace.id, ...specColumns(spec) })
       .returning();
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, { orgId, workspaceId: input.workspace.id, action: "policy.create", target: policyTarget(created!), after: presentPolicy(created!) });
     return created!;
   });
 }
 
 /** Changes the fields given; the rest stay. Same checks as creation; one transaction with the revision bump. */
-export async function updatePolicy(db: Db, orgId: string, id: string, change: Partial<PolicyInput>): Promise<PolicyRow> {
+export async function updatePolicy(db: Db, orgId: string, id: string, change: Partial<PolicyInput>, by: Acting): Promise<PolicyRow> {
   return db.transaction(async (tx) => {
     const p = tables(tx).policies;
     const [row] = await tx.select().from(p).where(and(eq(p.orgId, orgId), eq(p.id, id)));
@@ -170,15 +177,17 @@ export async function updatePolicy(db: Db, orgId: string, id: string, change: Pa
     await requireReferences(tx, orgId, workspace, spec);
     const [updated] = await tx.update(p).set(specColumns(spec, row)).where(eq(p.id, id)).returning();
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, { orgId, workspaceId: row.workspaceId, action: "policy.update", target: policyTarget(updated!), before: presentPolicy(row), after: presentPolicy(updated!) });
     return updated!;
   });
 }
 
-export async function deletePolicy(db: Db, orgId: string, id: string): Promise<void> {
+export async function deletePolicy(db: Db, orgId: string, id: string, by: Acting): Promise<void> {
   await db.transaction(async (tx) => {
     const p = tables(tx).policies;
-    const gone = await tx.delete(p).where(and(eq(p.orgId, orgId), eq(p.id, id))).returning({ id: p.id });
-    if (gone.length === 0) throw new SvcError("not_found", `policy ${id} not found in this organization`);
+    const [gone] = await tx.delete(p).where(and(eq(p.orgId, orgId), eq(p.id, id))).returning();
+    if (!gone) throw new SvcError("not_found", `policy ${id} not found in this organization`);
     await bumpRevision(tx, orgId);
+    await recordChange(tx, by, { orgId, workspaceId: gone.workspaceId, action: "policy.delete", target: policyTarget(gone), before: presentPolicy(gone) });
   });
 }

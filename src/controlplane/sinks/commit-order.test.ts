@@ -26,11 +26,13 @@ const replica = (cp: TestControlPlane, clock: () => number): ControlPlaneDeps =>
 async function withSink(cp: TestControlPlane) {
   const made = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "siem", kind: "webhook", endpoint: "https://siem.example.com/hec", secret: SECRET } });
   expect(made.status).toBe(201);
+  // the sink's own creation event (siem_sink.create, in the admin chain) is delivered too: kept apart
   const got: string[] = [];
-  const sendFor = (_row: SinkRow) => async (records: readonly { id: string }[]) => {
-    for (const r of records) got.push(r.id);
+  const events: string[] = [];
+  const sendFor = (_row: SinkRow) => async (records: readonly { id: string; kind: string; action: string | null }[]) => {
+    for (const r of records) (r.kind === "admin" ? events.push(r.action ?? "") : got.push(r.id));
   };
-  return { got, deliver: async (deps: ControlPlaneDeps) => deliverDue(deps, { owner: "replica", sendFor, batchSize: 3 }) };
+  return { got, events, deliver: async (deps: ControlPlaneDeps) => deliverDue(deps, { owner: "replica", sendFor, batchSize: 3 }) };
 }
 
 async function store(deps: ControlPlaneDeps, inst: Installation, records: AuditRecord[]) {
@@ -42,7 +44,7 @@ test("a record whose commit lands more than 2 s after its receipt stamp is deliv
   const t0 = Date.now();
   const cp = await testControlPlane();
   const inst = await addInstallation(cp);
-  const { got, deliver } = await withSink(cp);
+  const { got, events, deliver } = await withSink(cp);
   const early = auditRecord(inst);
   const late = auditRecord(inst);
   // `late` is stamped at t0 but its transaction commits only after `early`, stamped at t0 + 3 s,
@@ -52,6 +54,7 @@ test("a record whose commit lands more than 2 s after its receipt stamp is deliv
   await store(replica(cp, () => t0), inst, [late]);
   for (const at of [10_000, 20_000, 30_000]) await deliver(replica(cp, () => t0 + at));
   expect(got).toEqual([early.id, late.id]);
+  expect(events).toEqual(["siem_sink.create"]);
 });
 
 test("two replicas whose clocks differ by 10 s: every record stored is delivered, once", async () => {

@@ -2,7 +2,11 @@
 // (audit/ingest-order.ts: the record's fields, the digest of its ciphertext, the ciphertext
 // itself only for sinks configured to take it). Every event carries the record id as its
 // stable event id: a batch delivered twice (at-least-once) gives the same ids. Pure.
+// Admin events (kind "admin", issue 27) carry their whole account (`admin`: actor, target,
+// before/after, result) in the body like any field, and their severity is mapped to each
+// format's own: a HEC indexed field, the syslog severity, the OTLP severityNumber.
 import { createHmac } from "node:crypto";
+import type { AdminSeverity } from "../../contract/admin-event.ts";
 import type { StreamedRecord } from "../audit/ingest-order.ts";
 
 export const SOURCETYPE = "svc:audit";
@@ -10,9 +14,17 @@ export const SIGNATURE_HEADER = "x-svc-signature";
 
 // ---------------------------------------------------------------- webhook (Splunk HEC)
 
-/** One HEC event per line: `{"time":<epoch s>,"host":…,"source":"svc","sourcetype":"svc:audit","event":{…}}`. */
+/**
+ * One HEC event per line: `{"time":<epoch s>,"host":…,"source":"svc","sourcetype":"svc:audit","event":{…}}`;
+ * an admin event also has indexed `fields`: its severity, action, actor and result.
+ */
 export function hecBody(records: readonly StreamedRecord[], host: string): string {
-  return records.map((r) => JSON.stringify({ time: Date.parse(r.ts) / 1000, host, source: "svc", sourcetype: SOURCETYPE, event: r })).join("\n");
+  return records
+    .map((r) => {
+      const fields = r.admin ? { fields: { severity: r.admin.severity, action: r.action, actor_id: r.actor_id ?? r.admin.actor.id, result: r.admin.result } } : {};
+      return JSON.stringify({ time: Date.parse(r.ts) / 1000, host, source: "svc", sourcetype: SOURCETYPE, event: r, ...fields });
+    })
+    .join("\n");
 }
 
 /** `sha256=<hex HMAC-SHA256 of the exact body bytes under the sink's secret>`. */
@@ -22,9 +34,15 @@ export function signature(secret: string, body: string | Uint8Array): string {
 
 // ---------------------------------------------------------------- syslog (RFC 5424 + RFC 5425 framing)
 
-/** Facility 13 (log audit); a deny is a warning (4), an ask a notice (5), the rest informational (6). */
+/** An admin event's severity in syslog's terms: high is critical (2), what SIEM rules page on. */
+export const SYSLOG_ADMIN_SEVERITY: Record<AdminSeverity, number> = { info: 6, notice: 5, high: 2 };
+
+/**
+ * Facility 13 (log audit). An admin event: its own severity (SYSLOG_ADMIN_SEVERITY). A
+ * decision: a deny is a warning (4), an ask a notice (5), the rest informational (6).
+ */
 export function syslogPri(r: StreamedRecord): number {
-  const severity = r.decision === "deny" ? 4 : r.decision === "ask" ? 5 : 6;
+  const severity = r.admin ? SYSLOG_ADMIN_SEVERITY[r.admin.severity] : r.decision === "deny" ? 4 : r.decision === "ask" ? 5 : 6;
   return 13 * 8 + severity;
 }
 
@@ -45,6 +63,14 @@ export function syslogMessage(r: StreamedRecord, host: string): string {
     ["action", r.action],
     ["tool", r.tool_name],
     ["user", r.subject.email ?? r.subject.user_id],
+    ...(r.admin
+      ? ([
+          ["actor", r.admin.actor.email ?? r.admin.actor.id],
+          ["target", r.target],
+          ["result", r.admin.result],
+          ["severity", r.admin.severity],
+        ] satisfies [string, string | undefined][])
+      : []),
   ];
   const params = sd.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => `${k}="${sdEscape(v!)}"`);
   return `<${syslogPri(r)}>1 ${r.ts} ${token(host, 255)} svc - ${token(r.kind, 32)} [${SD_ID} ${params.join(" ")}] \uFEFF${JSON.stringify(r)}`;
@@ -72,8 +98,12 @@ function attr(key: string, v: string | number | boolean | null | undefined): Key
   return [{ key, value: { stringValue: v } }];
 }
 
-/** OTLP severity: WARN (13) for a deny, INFO2 (10) for an ask, INFO (9) otherwise. */
+/** An admin event's severity in OTLP's terms: high is ERROR (17), what SIEM rules page on. */
+export const OTLP_ADMIN_SEVERITY: Record<AdminSeverity, { number: number; text: string }> = { info: { number: 9, text: "INFO" }, notice: { number: 10, text: "INFO2" }, high: { number: 17, text: "ERROR" } };
+
+/** OTLP severity: an admin event's own (OTLP_ADMIN_SEVERITY); WARN (13) for a deny, INFO2 (10) for an ask, INFO (9) otherwise. */
 export function otlpSeverity(r: StreamedRecord): { number: number; text: string } {
+  if (r.admin) return OTLP_ADMIN_SEVERITY[r.admin.severity];
   return r.decision === "deny" ? { number: 13, text: "WARN" } : r.decision === "ask" ? { number: 10, text: "INFO2" } : { number: 9, text: "INFO" };
 }
 
@@ -113,6 +143,16 @@ export function otlpLogsRequest(records: readonly StreamedRecord[], host: string
                   ...attr("svc.policy.id", r.policy_id),
                   ...attr("enduser.id", r.subject.user_id),
                   ...attr("svc.user.email", r.subject.email),
+                  ...(r.admin
+                    ? [
+                        ...attr("svc.actor.id", r.admin.actor.id),
+                        ...attr("svc.actor.email", r.admin.actor.email),
+                        ...attr("client.address", r.admin.actor.ip),
+                        ...attr("svc.target", r.target),
+                        ...attr("svc.result", r.admin.result),
+                        ...attr("svc.severity", r.admin.severity),
+                      ]
+                    : []),
                 ],
               };
             }),

@@ -3,6 +3,7 @@
 // on create and never returned (only `secret_set`).
 import { Deleted, Sink, SinkList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { createSink, deleteSink, sinkView, sinkViews } from "./service.ts";
@@ -34,7 +35,7 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
     .post(
       "/organizations/:org/siem-sinks",
       async ({ principal, body, set }) => {
-        const row = await createSink(deps, principal.orgId, body);
+        const row = await createSink(deps, principal.orgId, body, acting(deps, principal));
         deps.log.info("siem sink created", { org_id: principal.orgId, sink_id: row.id, kind: row.kind });
         set.status = 201;
         return sinkView(deps.db, row, deps.now());
@@ -44,7 +45,7 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/organizations/:org/siem-sinks/:id",
       async ({ principal, params }) => {
-        const row = await deleteSink(deps.db, principal.orgId, params.id);
+        const row = await deleteSink(deps, principal.orgId, params.id, acting(deps, principal));
         deps.log.info("siem sink deleted", { org_id: principal.orgId, sink_id: row.id });
         return { deleted: row.id, name: row.name };
       },

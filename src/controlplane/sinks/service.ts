@@ -3,6 +3,7 @@
 import { and, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { legacyBacklog, oldestAfter } from "../audit/ingest-order.ts";
 import { storeHead } from "../audit-chain/store-heads.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
@@ -16,31 +17,42 @@ export const LAG_COUNT_CAP = 100_000;
 
 export const secretContext = (orgId: string, sinkId: string) => `svc:siem-sink-secret:${orgId}:${sinkId}`;
 
-export async function createSink(deps: ControlPlaneDeps, orgId: string, input: SinkInput): Promise<SinkRow> {
+/** A sink as its admin events show it: the secret only as a digest. */
+function eventView(row: SinkRow, secret: string | null) {
+  return { id: row.id, name: row.name, kind: row.kind, endpoint: row.endpoint, options: row.options, include_ciphertext: row.includeCiphertext, secret: secret === null ? null : secretDigest(secret) };
+}
+
+export async function createSink(deps: ControlPlaneDeps, orgId: string, input: SinkInput, by: Acting): Promise<SinkRow> {
   const s = await checkSinkInput(input, { allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks });
   const id = newId("siemSink");
-  const now = deps.now();
-  const [row] = await deps.db
-    .insert(tables(deps.db).siemSinks)
-    .values({
-      id,
-      orgId,
-      name: s.name,
-      kind: s.kind,
-      endpoint: s.endpoint,
-      options: s.options,
-      wrappedSecret: s.secret === null ? null : deps.kms.wrap(new TextEncoder().encode(s.secret), secretContext(orgId, id)),
-      includeCiphertext: s.includeCiphertext,
-      // Backfill starts before every record (the legacy rows first); otherwise after the last record committed now.
-      cursorReceivedAt: s.backfill ? 0 : now,
-      cursorId: "",
-      cursorStoreSeq: s.backfill ? null : (await storeHead(deps.db, orgId, "store")).seq,
-      cursorAdminSeq: s.backfill ? null : (await storeHead(deps.db, orgId, "admin")).seq,
-    })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) throw new SvcError("conflict", `a sink named "${s.name}" already exists`);
-  return row;
+  // From its own creation event on (that event included), unless it backfills.
+  const now = by.at;
+  const wrappedSecret = s.secret === null ? null : deps.kms.wrap(new TextEncoder().encode(s.secret), secretContext(orgId, id));
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(tables(tx).siemSinks)
+      .values({
+        id,
+        orgId,
+        name: s.name,
+        kind: s.kind,
+        endpoint: s.endpoint,
+        options: s.options,
+        wrappedSecret,
+        includeCiphertext: s.includeCiphertext,
+        // Backfill starts before every record (the legacy rows first); otherwise after the last
+        // record committed now: the admin chain's head is read before this sink's own event.
+        cursorReceivedAt: s.backfill ? 0 : now,
+        cursorId: "",
+        cursorStoreSeq: s.backfill ? null : (await storeHead(tx, orgId, "store")).seq,
+        cursorAdminSeq: s.backfill ? null : (await storeHead(tx, orgId, "admin")).seq,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) throw new SvcError("conflict", `a sink named "${s.name}" already exists`);
+    await recordChange(tx, by, { orgId, action: "siem_sink.create", target: { type: "siem_sink", id, name: row.name }, after: { ...eventView(row, s.secret), backfill: s.backfill } });
+    return row;
+  });
 }
 
 export async function listSinks(db: Db, orgId: string): Promise<SinkRow[]> {
@@ -48,14 +60,18 @@ export async function listSinks(db: Db, orgId: string): Promise<SinkRow[]> {
   return db.select().from(k).where(eq(k.orgId, orgId)).orderBy(k.name);
 }
 
-export async function deleteSink(db: Db, orgId: string, idOrName: string): Promise<SinkRow> {
-  const k = tables(db).siemSinks;
-  const [row] = await db
-    .delete(k)
-    .where(and(eq(k.orgId, orgId), hasPrefix(idOrName, "siemSink") ? eq(k.id, idOrName) : eq(k.name, idOrName)))
-    .returning();
-  if (!row) throw new SvcError("not_found", `sink "${idOrName}" not found`);
-  return row;
+export async function deleteSink(deps: ControlPlaneDeps, orgId: string, idOrName: string, by: Acting): Promise<SinkRow> {
+  return deps.db.transaction(async (tx) => {
+    const k = tables(tx).siemSinks;
+    const [row] = await tx
+      .delete(k)
+      .where(and(eq(k.orgId, orgId), hasPrefix(idOrName, "siemSink") ? eq(k.id, idOrName) : eq(k.name, idOrName)))
+      .returning();
+    if (!row) throw new SvcError("not_found", `sink "${idOrName}" not found`);
+    const secret = unwrapSecret(deps, row);
+    await recordChange(tx, by, { orgId, action: "siem_sink.delete", target: { type: "siem_sink", id: row.id, name: row.name }, before: eventView(row, secret) });
+    return row;
+  });
 }
 
 export function unwrapSecret(deps: ControlPlaneDeps, row: SinkRow): string | null {

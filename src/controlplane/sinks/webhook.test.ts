@@ -30,7 +30,7 @@ function receiver(port = 0) {
       return Response.json({ text: "Success", code: 0 });
     },
   });
-  return { server, got, state, url: `https://127.0.0.1:${server.port}/services/collector/event`, port: server.port!, ca: tls.ca, ids: () => got.flatMap((g) => g.events.map((e) => e.event.id as string)) };
+  return { server, got, state, url: `https://127.0.0.1:${server.port}/services/collector/event`, port: server.port!, ca: tls.ca, ids: () => got.flatMap((g) => g.events.filter((e) => e.event.kind !== "admin").map((e) => e.event.id as string)), actions: () => got.flatMap((g) => g.events.filter((e) => e.event.kind === "admin").map((e) => e.event.action as string)) };
 }
 
 const servers: Server<undefined>[] = [];
@@ -75,7 +75,8 @@ describe("webhook sinks: admin routes", () => {
     expect((await create({ ...ok, extra: 1 })).status).toBe(422);
     const made = await create(ok);
     expect(made.status).toBe(201);
-    expect(made.json).toMatchObject({ name: "splunk", kind: "webhook", endpoint: rx.url, secret_set: true, ca_pem_set: true, include_ciphertext: false, health: { status: "pending", lag_records: 0 } });
+    // (its lag: the admin event of its own creation, the first record it will deliver)
+    expect(made.json).toMatchObject({ name: "splunk", kind: "webhook", endpoint: rx.url, secret_set: true, ca_pem_set: true, include_ciphertext: false, health: { status: "pending", lag_records: 1 } });
     expect(made.text).not.toContain(SECRET);
     expect((await create(ok)).status).toBe(409);
     // Private addresses are refused unless the operator allows them.
@@ -108,24 +109,30 @@ describe("webhook sinks: delivery", () => {
     expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { ...base, name: "new-only" } })).status).toBe(201);
     expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { ...base, name: "all-with-ct", backfill: true, include_ciphertext: true } })).status).toBe(201);
     const after = await ship(cp, inst, 5, { ciphertext: Buffer.from("age-ciphertext-bytes").toString("base64"), recipient_key_ids: ["key_X"] });
-    expect(await deliverDue(cp.deps, opts)).toBe(5 + 7);
+    // Admin events go to sinks too: the backfill gets every one, new-only the two sinks' creations.
+    const admin = ((await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records as { id: string }[]).length;
+    expect(await deliverDue(cp.deps, opts)).toBe(5 + 7 + admin + 2);
     for (const g of rx.got) expect(g.signature).toBe(`sha256=${createHmac("sha256", SECRET).update(g.body).digest("hex")}`);
     const events = rx.got.flatMap((g) => g.events);
     for (const e of events) {
       expect(e.sourcetype).toBe("svc:audit");
       expect(e.time).toBe(Date.parse(e.event.ts) / 1000);
-      expect(e.event.ciphertext_sha256).toMatch(/^[0-9a-f]{64}$/);
+      // admin events have no ciphertext; their severity is an indexed field
+      if (e.event.kind === "admin") expect(e.fields.severity).toMatch(/^(info|notice|high)$/);
+      else expect(e.event.ciphertext_sha256).toMatch(/^[0-9a-f]{64}$/);
     }
-    const withCt = events.filter((e) => "ciphertext" in e.event);
+    const decisions = events.filter((e) => e.event.kind !== "admin");
+    const withCt = decisions.filter((e) => "ciphertext" in e.event);
     expect(withCt.map((e) => e.event.id)).toEqual([...before, ...after]);
     expect(Buffer.from(withCt[0].event.ciphertext, "base64").toString()).toBe("age-ciphertext-bytes");
-    expect(events.filter((e) => !("ciphertext" in e.event)).map((e) => e.event.id)).toEqual(after);
+    expect(decisions.filter((e) => !("ciphertext" in e.event)).map((e) => e.event.id)).toEqual(after);
+    expect(events.filter((e) => e.event.kind === "admin").map((e) => e.event.action)).toContain("siem_sink.create");
     // Nothing new: nothing sent; the list shows both healthy with no lag.
     expect(await deliverDue(cp.deps, opts)).toBe(0);
     const sinks = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks;
     expect(sinks.map((s: any) => [s.name, s.health.status, s.health.delivered, s.health.lag_records])).toEqual([
-      ["all-with-ct", "ok", 7, 0],
-      ["new-only", "ok", 5, 0],
+      ["all-with-ct", "ok", 7 + admin, 0],
+      ["new-only", "ok", 5 + 2, 0],
     ]);
   });
 
@@ -139,14 +146,14 @@ describe("webhook sinks: delivery", () => {
     const made = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "siem", kind: "webhook", endpoint: first.url, secret: SECRET, ca_pem: first.ca } });
     expect(made.status).toBe(201);
     const early = await ship(cp, inst, 3);
-    expect(await deliverDue(cp.deps, opts)).toBe(3);
+    expect(await deliverDue(cp.deps, opts)).toBe(1 + 3);
     // The receiver goes away; records keep coming.
     await first.server.stop(true);
     servers.splice(servers.indexOf(first.server), 1);
     const during = [...(await ship(cp, inst, 6)), ...(await ship(cp, inst, 3))];
     expect(await deliverDue(cp.deps, opts)).toBe(0);
     let view = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0];
-    expect(view.health).toMatchObject({ status: "failing", failures: 1, lag_records: 9, delivered: 3 });
+    expect(view.health).toMatchObject({ status: "failing", failures: 1, lag_records: 9, delivered: 4 });
     expect(view.health.last_error).toBeTruthy();
     expect(view.health.last_error).not.toContain(SECRET);
     // Backing off: not retried before its time, then retried (and failing again: the wait doubles).
@@ -167,10 +174,11 @@ describe("webhook sinks: delivery", () => {
     back.state.failing = false;
     clock += backoffMs(3) + 1;
     expect(await deliverDue(cp.deps, { ...opts, owner: "restarted-replica" })).toBe(9);
+    expect(first.actions()).toEqual(["siem_sink.create"]); // the sink's own creation, delivered with the first batch
     expect(first.ids()).toEqual(early);
     expect(back.ids()).toEqual(during);
     view = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0];
-    expect(view.health).toMatchObject({ status: "ok", failures: 0, lag_records: 0, lag_seconds: 0, delivered: 12, last_error: expect.any(String) });
+    expect(view.health).toMatchObject({ status: "ok", failures: 0, lag_records: 0, lag_seconds: 0, delivered: 13, last_error: expect.any(String) });
     expect(Date.parse(view.health.last_success_at)).toBe(clock);
   });
 
@@ -182,11 +190,12 @@ describe("webhook sinks: delivery", () => {
     const inst = await addInstallation(cp);
     await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "siem", kind: "webhook", endpoint: rx.url, secret: SECRET, ca_pem: rx.ca } });
     const ids = await ship(cp, inst, 2);
-    expect(await deliverDue(cp.deps, { ...opts, owner: "a", leaseMs: 60_000 })).toBe(2);
+    expect(await deliverDue(cp.deps, { ...opts, owner: "a", leaseMs: 60_000 })).toBe(1 + 2);
     const more = await ship(cp, inst, 2);
     expect(await deliverDue(cp.deps, { ...opts, owner: "b", leaseMs: 60_000 })).toBe(0);
     clock += 60_001;
     expect(await deliverDue(cp.deps, { ...opts, owner: "b", leaseMs: 60_000 })).toBe(2);
     expect(rx.ids()).toEqual([...ids, ...more]);
+    expect(rx.actions()).toEqual(["siem_sink.create"]);
   });
 });

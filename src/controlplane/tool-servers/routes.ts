@@ -3,6 +3,7 @@
 // server or replaces its secrets.
 import { AgentToolServers, ToolServerAssignment, ToolServerDetail, ToolServerList, ToolServerReadiness } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
+import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkRuntimeUrl } from "../http/outbound.ts";
@@ -51,7 +52,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
         if (body.url !== undefined) await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
-        const server = await createServer(db, principal.orgId, ws, body, live());
+        const server = await createServer(db, principal.orgId, ws, body, live(), acting(deps, principal));
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },
@@ -69,7 +70,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       async ({ principal, params, query, body }) => {
         const server = await serverOf(principal.orgId, params.id, query.workspace);
         if (body.url !== undefined && server.transport === "http") await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
-        return withAgents(await changeServer(db, principal.orgId, server, body, live()));
+        return withAgents(await changeServer(db, principal.orgId, server, body, live(), acting(deps, principal)));
       },
       {
         admin: true,
@@ -83,19 +84,19 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     .delete(
       "/tool-servers/:id",
       async ({ principal, params, query, set }) => {
-        await deleteServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace));
+        await deleteServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), acting(deps, principal));
         set.status = 204;
       },
       { admin: true, params: ServerParams, query: ServerQuery, detail: { tags, summary: "Delete a tool server no agent is assigned (409 while assigned)", responses: NO_CONTENT } },
     )
     .put(
       "/tool-servers/:id/secrets",
-      async ({ principal, params, query, body }) => withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live())),
+      async ({ principal, params, query, body }) => withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
       { admin: true, params: ServerParams, query: ServerQuery, body: ServerSecrets, response: ToolServerDetail, detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" } },
     )
     .put(
       "/tool-servers/:id/tools",
-      async ({ principal, params, query, body }) => withAgents(await setServerTools(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body)),
+      async ({ principal, params, query, body }) => withAgents(await setServerTools(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, acting(deps, principal))),
       { admin: true, params: ServerParams, query: ServerQuery, body: ServerTools, response: ToolServerDetail, detail: { tags, summary: "Replace the allow-list and the per-tool access overrides" } },
     )
     .get("/tool-servers/:id/readiness", async ({ principal, params, query }) => serverReadiness(db, await serverOf(principal.orgId, params.id, query.workspace), live()), {
@@ -107,12 +108,12 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     })
     .post(
       "/tool-servers/:id/assign",
-      async ({ principal, params, query, body }) => assignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body.agent_id, deps.now()),
+      async ({ principal, params, query, body }) => assignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body.agent_id, acting(deps, principal)),
       { admin: true, params: ServerParams, query: ServerQuery, body: ServerAssign, response: ToolServerAssignment, detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" } },
     )
     .delete(
       "/tool-servers/:id/assignments/:agent",
-      async ({ principal, params, query }) => unassignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), params.agent),
+      async ({ principal, params, query }) => unassignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), params.agent, acting(deps, principal)),
       { admin: true, params: AssignParams, query: ServerQuery, response: ToolServerAssignment, detail: { tags, summary: "Take the server away from an agent" } },
     )
     .get("/tool-server-assignments", async ({ principal, query }) => ({ agent_id: query.agent_id, tool_servers: await serversOfAgent(db, principal.orgId, query.agent_id) }), {

@@ -7,31 +7,20 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { hasPrefix, newId } from "../../contract/ids.ts";
-import { type RuleCheck, type Transport, checkArgs, checkCommand, checkSecretNames, checkServerName, checkServerUrl, checkToolName } from "../../contract/tool-server.ts";
+import { checkArgs, checkCommand, checkServerName } from "../../contract/tool-server.ts";
 import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
+import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
-import { checkSealedKey, checkSealedTo } from "../model-profiles/sealed-key.ts";
+import { checkSealedTo } from "../model-profiles/sealed-key.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
 import { forgetServerTools } from "./catalogue.ts";
+import { type SealedInput, type ServerInput, type ToolRules, endpointOrThrow, must, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
+
+export { PLAINTEXT_SECRETS_MESSAGE, type ServerInput } from "./input.ts";
 
 export type ServerRow = Tables["toolServers"]["$inferSelect"];
 type Ws = { id: string; name: string };
-type Access = "read" | "write";
-
-export const PLAINTEXT_SECRETS_MESSAGE =
-  "the service never receives plaintext secrets: seal them to the runtimes' credential-sync keys (GET runtime-recipients) and send secrets_sealed with secret_names and sealed_to; `svc tool-servers create --bearer` or `--secrets` does this";
-
-function refuse(path: string, message: string): never {
-  throw new SvcError("validation_failed", message, { errors: [{ path, message }] });
-}
-function must(check: RuleCheck): void {
-  if (!check.ok) refuse(check.path, check.message);
-}
-function refusePlaintext(body: { secrets?: unknown; headers?: unknown; env?: unknown }): void {
-  for (const k of ["secrets", "headers", "env"] as const) if (body[k] !== undefined) refuse(`/${k}`, PLAINTEXT_SECRETS_MESSAGE);
-}
-
 /** A server as the admin API shows it: the names of its secrets and to whom they are sealed, never the ciphertext. */
 export function presentServer(s: ServerRow) {
   return {
@@ -49,6 +38,18 @@ export function presentServer(s: ServerRow) {
     access_overrides: s.accessOverrides,
     created_at: new Date(s.createdAt).toISOString(),
   };
+}
+
+/** A server as its admin events show it: the sealed secrets only as a digest. */
+function eventView(s: ServerRow) {
+  const { has_secrets: _, ...view } = presentServer(s);
+  return { ...view, secrets_sealed: s.secretsSealed === null ? null : secretDigest(s.secretsSealed) };
+}
+
+type ServerAction = "tool_server.create" | "tool_server.update" | "tool_server.secrets_set" | "tool_server.tools_set" | "tool_server.delete" | "tool_server.assign" | "tool_server.unassign";
+
+async function recordServerChange(tx: Db, by: Acting, action: ServerAction, s: ServerRow, change: { before?: unknown; after?: unknown }): Promise<void> {
+  await recordChange(tx, by, { orgId: s.orgId, workspaceId: s.workspaceId, action, target: { type: "tool_server", id: s.id, name: s.name }, ...change });
 }
 
 /** The servers assigned to an agent, as the bundle carries them (sorted by name). */
@@ -88,33 +89,6 @@ export async function resolveServer(db: Db, orgId: string, idOrName: string, wor
   return rows[0]!;
 }
 
-type ToolRules = { allowed_tools?: string[] | null; access_overrides?: Record<string, Access> };
-
-function toolRulesOrThrow(input: ToolRules): { allowedTools: string[] | null; accessOverrides: Record<string, Access> } {
-  const allowed = input.allowed_tools ? [...new Set(input.allowed_tools)] : null;
-  allowed?.forEach((t, i) => must(checkToolName(t, `/allowed_tools/${i}`)));
-  const overrides = input.access_overrides ?? {};
-  for (const t of Object.keys(overrides)) must(checkToolName(t, `/access_overrides/${t}`));
-  if (allowed) {
-    const outside = Object.keys(overrides).filter((t) => !allowed.includes(t));
-    if (outside.length) refuse("/access_overrides", `access_overrides names tools outside allowed_tools: ${outside.join(", ")} (they would never be served)`);
-  }
-  return { allowedTools: allowed ? allowed.sort() : null, accessOverrides: Object.fromEntries(Object.entries(overrides).sort(([a], [b]) => (a < b ? -1 : 1))) };
-}
-
-type SealedInput = { secrets_sealed?: string; secret_names?: string[]; sealed_to?: string[] };
-
-/** The form of the sealed secrets, before any query. */
-function sealedFormOrThrow(transport: Transport, input: SealedInput): { sealed: string; names: string[] } | null {
-  if (input.secrets_sealed === undefined) {
-    if (input.secret_names?.length || input.sealed_to?.length) refuse("/secrets_sealed", "secret_names and sealed_to come with secrets_sealed");
-    return null;
-  }
-  checkSealedKey(input.secrets_sealed, "secrets_sealed");
-  must(checkSecretNames(transport, input.secret_names ?? []));
-  return { sealed: input.secrets_sealed, names: input.secret_names! };
-}
-
 /** The replicas the secrets are sealed to, each a live runtime of the workspace now, and their recipients now. */
 async function sealedToOrThrow(db: Db, ws: Ws, sealedTo: string[] | undefined, liveSince: number) {
   const known = new Map((await recipientsInScope(db, ws.id, null, { liveSince })).map((r) => [r.replica_id, r.recipient]));
@@ -124,32 +98,12 @@ async function sealedToOrThrow(db: Db, ws: Ws, sealedTo: string[] | undefined, l
   return checkSealedTo(sealedTo ?? [], known);
 }
 
-export type ServerInput = ToolRules &
-  SealedInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
-
-/** The transport's endpoint: an https URL (http) or a command with args (stdio), never both. */
-function endpointOrThrow(input: ServerInput): { url: string | null; command: string | null; args: string[] } {
-  if (input.transport === "http") {
-    if (input.command !== undefined || input.args?.length) refuse("/command", 'transport "http" takes a url, not a command or args');
-    if (input.url === undefined) refuse("/url", 'transport "http" needs url: the server\'s Streamable HTTP endpoint (https)');
-    const check = checkServerUrl(input.url);
-    if (!check.ok) throw new SvcError(check.code, check.message, { errors: [{ path: "/url", message: check.message }] });
-    return { url: check.endpoint, command: null, args: [] };
-  }
-  if (input.url !== undefined) refuse("/url", 'transport "stdio" takes a command (installed in the image) and args, not a url');
-  if (input.command === undefined) refuse("/command", 'transport "stdio" needs command: the program installed in the image layer');
-  must(checkCommand(input.command));
-  const args = input.args ?? [];
-  must(checkArgs(args));
-  return { url: null, command: input.command, args };
-}
-
 /**
  * Creates a server. The replicas its secrets name are checked, the row inserted and the revision
  * bumped in one transaction; the (workspace, name) unique index decides between two
  * concurrent creations of one name.
  */
-export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerInput, liveSince: number): Promise<ServerRow> {
+export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerInput, liveSince: number, by: Acting): Promise<ServerRow> {
   refusePlaintext(input);
   must(checkServerName(input.name));
   const endpoint = endpointOrThrow(input);
@@ -169,33 +123,36 @@ export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerI
       throw new SvcError("conflict", `a tool server named "${input.name}" already exists in workspace "${ws.name}"${clash ? ` (${clash.id})` : ""}; pick another name or delete it first`);
     }
     await bumpRevision(tx, orgId);
+    await recordServerChange(tx, by, "tool_server.create", created, { after: eventView(created) });
     return created;
   });
 }
 
-async function updateServer(tx: Db, orgId: string, server: ServerRow, set: Partial<ServerRow>): Promise<ServerRow> {
+async function updateServer(tx: Db, orgId: string, server: ServerRow, set: Partial<ServerRow>, event: { by: Acting; action: ServerAction }): Promise<ServerRow> {
   const s = tables(tx).toolServers;
+  const [before] = await tx.select().from(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId)));
   const [updated] = await tx.update(s).set(set).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
-  if (!updated) throw new SvcError("not_found", `tool server "${server.id}" not found`);
+  if (!before || !updated) throw new SvcError("not_found", `tool server "${server.id}" not found`);
   await bumpRevision(tx, orgId);
+  await recordServerChange(tx, event.by, event.action, updated, { before: eventView(before), after: eventView(updated) });
   return updated;
 }
 
 /** Replaces the sealed secrets (re-sealed to new runtimes, or new values), checked and written with the revision bump. */
-export async function setServerSecrets(db: Db, orgId: string, server: ServerRow, input: SealedInput & { secrets?: unknown; headers?: unknown; env?: unknown }, liveSince: number): Promise<ServerRow> {
+export async function setServerSecrets(db: Db, orgId: string, server: ServerRow, input: SealedInput & { secrets?: unknown; headers?: unknown; env?: unknown }, liveSince: number, by: Acting): Promise<ServerRow> {
   refusePlaintext(input);
   const form = sealedFormOrThrow(server.transport, input)!;
   return db.transaction(async (tx) => {
     const ws = await resolveWorkspace(tx, orgId, server.workspaceId);
     const to = await sealedToOrThrow(tx, ws, input.sealed_to, liveSince);
-    return updateServer(tx, orgId, server, { secretsSealed: form.sealed, secretNames: form.names, ...to });
+    return updateServer(tx, orgId, server, { secretsSealed: form.sealed, secretNames: form.names, ...to }, { by, action: "tool_server.secrets_set" });
   });
 }
 
 /** Replaces the allow-list and the access overrides. */
-export async function setServerTools(db: Db, orgId: string, server: ServerRow, input: ToolRules): Promise<ServerRow> {
+export async function setServerTools(db: Db, orgId: string, server: ServerRow, input: ToolRules, by: Acting): Promise<ServerRow> {
   const rules = toolRulesOrThrow(input);
-  return db.transaction(async (tx) => updateServer(tx, orgId, server, rules));
+  return db.transaction(async (tx) => updateServer(tx, orgId, server, rules, { by, action: "tool_server.tools_set" }));
 }
 
 export type ServerChange = ToolRules &
@@ -207,7 +164,7 @@ export type ServerChange = ToolRules &
  * Each is checked as at creation, the allow-list and overrides together as they will be
  * stored; the name and the transport never change (tool names and policies hang on them).
  */
-export async function changeServer(db: Db, orgId: string, server: ServerRow, input: ServerChange, liveSince: number): Promise<ServerRow> {
+export async function changeServer(db: Db, orgId: string, server: ServerRow, input: ServerChange, liveSince: number, by: Acting): Promise<ServerRow> {
   refusePlaintext(input);
   if (input.name !== undefined) refuse("/name", `a tool server's name cannot change: its tools are governed as tool:${server.name}.<tool>; create a server with the new name instead`);
   if (input.transport !== undefined) refuse("/transport", "a tool server's transport cannot change; create another server for the other transport");
@@ -227,35 +184,38 @@ export async function changeServer(db: Db, orgId: string, server: ServerRow, inp
   if (!form && Object.keys(set).length === 0) refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools or access_overrides");
   return db.transaction(async (tx) => {
     const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, await resolveWorkspace(tx, orgId, server.workspaceId), input.sealed_to, liveSince)) } : {};
-    return updateServer(tx, orgId, server, { ...set, ...sealed });
+    return updateServer(tx, orgId, server, { ...set, ...sealed }, { by, action: "tool_server.update" });
   });
 }
 
 /** Assigns the server to an agent of its workspace (idempotent); the agent check, the insert and the bump are one transaction. */
-export async function assignServer(db: Db, orgId: string, server: ServerRow, agentId: string, now: number) {
+export async function assignServer(db: Db, orgId: string, server: ServerRow, agentId: string, by: Acting) {
   await db.transaction(async (tx) => {
     const a = tables(tx).toolServerAssignments;
     await getAgentInWorkspace(tx, orgId, agentId, await resolveWorkspace(tx, orgId, server.workspaceId));
-    await tx.insert(a).values({ agentId, serverId: server.id, assignedAt: now }).onConflictDoNothing();
+    const added = await tx.insert(a).values({ agentId, serverId: server.id, assignedAt: by.at }).onConflictDoNothing().returning({ agentId: a.agentId });
     await bumpRevision(tx, orgId);
+    // Assigned already: nothing changed, nothing told.
+    if (added.length > 0) await recordServerChange(tx, by, "tool_server.assign", server, { before: { agent_id: agentId, assigned: false }, after: { agent_id: agentId, assigned: true } });
   });
   return { agent_id: agentId, server_id: server.id, assigned: true };
 }
 
 /** Takes the server away from an agent; 404 when it was not assigned. */
-export async function unassignServer(db: Db, orgId: string, server: ServerRow, agentId: string) {
+export async function unassignServer(db: Db, orgId: string, server: ServerRow, agentId: string, by: Acting) {
   await db.transaction(async (tx) => {
     const a = tables(tx).toolServerAssignments;
     await getAgent(tx, orgId, agentId);
     const gone = await tx.delete(a).where(and(eq(a.agentId, agentId), eq(a.serverId, server.id))).returning({ agentId: a.agentId });
     if (gone.length === 0) throw new SvcError("not_found", `tool server "${server.name}" is not assigned to agent ${agentId}`);
     await bumpRevision(tx, orgId);
+    await recordServerChange(tx, by, "tool_server.unassign", server, { before: { agent_id: agentId, assigned: true }, after: { agent_id: agentId, assigned: false } });
   });
   return { agent_id: agentId, server_id: server.id, assigned: false };
 }
 
 /** Deletes a server no agent uses; while assigned it is a 409 naming the agents, so no runtime loses tools by surprise. */
-export async function deleteServer(db: Db, orgId: string, server: ServerRow): Promise<void> {
+export async function deleteServer(db: Db, orgId: string, server: ServerRow, by: Acting): Promise<void> {
   await db.transaction(async (tx) => {
     const { toolServers: s, toolServerAssignments: a } = tables(tx);
     const agents = (await tx.select({ agentId: a.agentId }).from(a).where(eq(a.serverId, server.id)).orderBy(a.agentId)).map((r) => r.agentId);
@@ -263,9 +223,10 @@ export async function deleteServer(db: Db, orgId: string, server: ServerRow): Pr
       throw new SvcError("conflict", `tool server "${server.name}" is assigned to ${agents.join(", ")}; unassign it first (svc tool-servers unassign ${server.name} --agent <agent_id>)`, { agents });
     }
     await forgetServerTools(tx, server.id);
-    const gone = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning({ id: s.id });
-    if (gone.length === 0) throw new SvcError("not_found", `tool server "${server.id}" not found`);
+    const [gone] = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
+    if (!gone) throw new SvcError("not_found", `tool server "${server.id}" not found`);
     await bumpRevision(tx, orgId);
+    await recordServerChange(tx, by, "tool_server.delete", gone, { before: eventView(gone) });
   });
 }
 

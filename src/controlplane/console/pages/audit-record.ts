@@ -8,6 +8,7 @@ import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, query, type SafeHtml } from "../html.ts";
 import { badge, code, section, shell, time } from "../layout.ts";
+import { adminEventSection } from "./admin-activity.ts";
 import { apiFilters, auditFilters, type AuditRecordView, encryptionCell, policyCell, shadowCell } from "./audit.ts";
 import { joinErrors, list } from "./shared.ts";
 
@@ -66,6 +67,18 @@ export function recordFields(r: Detail, policies: ReadonlyMap<string, { name: st
   return html`<dl class="props">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
 }
 
+/** Where an admin event sits: its times and its place in the control plane's hash chain. Pure. */
+export function adminRecordFields(r: Detail): SafeHtml {
+  const rows: [string, SafeHtml][] = [
+    ["Time", time(r.ts)],
+    ["Received", time(r.received_at)],
+    ["Workspace", r.workspace_id && r.workspace_id !== "controlplane" ? code(r.workspace_id) : dash],
+    ["About record", r.ref ? html`<a href="${path`/audit/${r.ref}`}">${r.ref}</a>` : dash],
+    ["Hash chain", r.chain_id ? html`${code(r.chain_id)} #${r.chain_seq ?? "?"}${r.chain_prev ? html`<br><span class="mono muted small">prev ${r.chain_prev}</span>` : ""}` : dash],
+  ];
+  return html`<dl class="props">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+}
+
 export async function getAuditRecord(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const id = ctx.params.id ?? "";
@@ -81,6 +94,7 @@ export async function getAuditRecord(pc: PageContext): Promise<PageResult> {
     return page(shell(ctx.session, { title, active: "audit", error: detail, body: html`<p><a href="/audit">All audit records</a></p>` }), status);
   }
   const r = got.data;
+  if (r.admin) return page(shell(ctx.session, { title: `Admin event ${id}`, active: "admin-activity", lead: html`<a href="/audit/admin">← Admin activity</a>`, body: html`${adminEventSection(r)}${section("Record", adminRecordFields(r))}` }));
   const decrypt =
     r.encryption.mode === "recipients"
       ? html`<p>Decrypt its arguments on your own machine with an identity it is encrypted to: <code>svc audit decrypt ${r.id} --identity ~/.config/svc/audit-key.txt</code></p>`

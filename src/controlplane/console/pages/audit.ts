@@ -32,7 +32,8 @@ export function apiFilters(f: AuditFilterValues): Record<string, string | null> 
     view: f.kind === "outcome" ? "records" : "calls",
     tool: f.tool,
     decision: f.decision,
-    kind: ["tool", "model", "outcome"].includes(f.kind) ? f.kind : "",
+    // The runtimes' records only: the admin trail has its own page (admin-activity.ts).
+    kind: ["tool", "model", "outcome"].includes(f.kind) ? f.kind : "runtime",
     background: f.background === "all" ? "" : f.background === "only" ? "only" : "hide",
     user: f.user,
     installation: f.installation,

@@ -16,6 +16,7 @@ import { PRESESSION_COOKIE } from "../csrf.ts";
 import { saveOidcSettings } from "../oidc.ts";
 import { type ScriptedIdp, startScriptedIdp } from "../scripted-idp.ts";
 import { type Browser, browser } from "../test-browser.ts";
+import { actingAsSystem } from "../../audit/admin-events.ts";
 
 let idp: ScriptedIdp;
 beforeAll(async () => {
@@ -27,7 +28,7 @@ const DIRECTORY_USER = "dora@example.com";
 
 async function setup() {
   const cp = await testControlPlane();
-  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" });
+  await saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));
   // A service user as directory sync makes them: no console account, no membership.
   const { user } = await upsertUserByEmail(cp.deps.db, cp.orgId, { email: DIRECTORY_USER, displayName: "Dora", source: "directory", externalId: "entra-dora" });
   const inst = await addInstallation(cp);

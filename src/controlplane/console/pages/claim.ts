@@ -22,17 +22,17 @@
 // password an admin's invitation let them set (`svc users invite`, pages/invite.ts): the
 // "Link with your chat password" form redeems the link for that service user alone, again
 // without a console session. The page says what to do when none of these applies.
-import { clientIp } from "../../http/rate-limit.ts";
+import { requestOrigin } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { findAccountByEmail, sessionAuthenticatedFor } from "../../auth/service.ts";
-import { signIn } from "../../auth/sessions.ts";
+import { deleteSession, signIn } from "../../auth/sessions.ts";
 import { type ClaimInfo, inspectClaim, redeemClaim, redeemClaimByVerifiedEmail, redeemClaimWithChatPassword } from "../../claims/service.ts";
 import { SsoError, type SsoIdentity, getOidcSettings } from "../oidc.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { csrfMatches } from "../csrf.ts";
 import { type SafeHtml, html, path } from "../html.ts";
 import { code, csrfInput, field, publicShell, time } from "../layout.ts";
-import { sessionCookie, signOut } from "../session.ts";
+import { sessionCookie } from "../session.ts";
 import { passwordForm } from "./sign-in-forms.ts";
 import { startSsoRedirect } from "./sso-flow.ts";
 import { type LinkRefusal, inspectLink, isPage, orgName, refusedLink } from "./one-time-link.ts";
@@ -141,7 +141,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
     const typed = (ctx.form.email ?? "").trim();
     try {
-      const result = await redeemClaimWithChatPassword(ctx.deps, token, { email: typed, password: ctx.form.password ?? "", clientIp: clientIp(ctx.deps, ctx.request) });
+      const result = await redeemClaimWithChatPassword(ctx.deps, token, { email: typed, password: ctx.form.password ?? "", origin: requestOrigin(ctx.deps, ctx.request) });
       ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId, via: "chat_password" });
       return await linked(ctx, result);
     } catch (e) {
@@ -165,8 +165,8 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
     if (!csrfMatches(ctx.presession, ctx.form._csrf)) return claimPage(ctx, token, info, { error: "this form expired; sign in again", status: 403 });
     const typed = (ctx.form.email ?? "").trim();
     try {
-      const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId, clientIp: clientIp(ctx.deps, ctx.request) });
-      if (ctx.session) await signOut(ctx.deps, ctx.session.raw);
+      const { raw } = await signIn(ctx.deps, { email: typed, password: ctx.form.password ?? "", organizationId: info.orgId, origin: requestOrigin(ctx.deps, ctx.request) });
+      if (ctx.session) await deleteSession(ctx.deps.db, ctx.session.raw);
       ctx.cookies.push(sessionCookie(ctx.deps, raw));
     } catch (e) {
       if (e instanceof SvcError) return claimPage(ctx, token, info, { error: e.message, email: typed, status: e.status });
@@ -176,7 +176,7 @@ export async function postClaim(ctx: PageContext): Promise<PageResult> {
   }
   try {
     const account = await findAccountByEmail(ctx.deps.db, email);
-    const result = await redeemClaim(ctx.deps, token, { email, displayName: account?.displayName ?? null });
+    const result = await redeemClaim(ctx.deps, token, { email, displayName: account?.displayName ?? null, origin: requestOrigin(ctx.deps, ctx.request) });
     ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId });
     return linked(ctx, result);
   } catch (e) {
@@ -196,7 +196,7 @@ export async function finishClaimSso(ctx: PageContext, identity: SsoIdentity): P
   const info = await inspect(ctx, token);
   if (isPage(info)) return info;
   try {
-    const result = await redeemClaimByVerifiedEmail(ctx.deps, token, { orgId: identity.orgId, email: identity.email });
+    const result = await redeemClaimByVerifiedEmail(ctx.deps, token, { orgId: identity.orgId, email: identity.email, origin: requestOrigin(ctx.deps, ctx.request) });
     ctx.deps.log.info("claim link redeemed", { org: result.orgId, user: result.userId, via: "sso" });
     return linked(ctx, result);
   } catch (e) {

@@ -3,7 +3,8 @@
 // Every form carries the session's CSRF token; a refusal shows the API's problem detail.
 import { describe, expect, test } from "bun:test";
 import { PASSWORD, accountWithRole } from "../../auth/test-fixtures.ts";
-import { issueApiToken } from "../../auth/service.ts";
+import { issueApiToken } from "../../auth/api-tokens.ts";
+import { actingAsSystem } from "../../audit/admin-events.ts";
 import { type TestControlPlane, testControlPlane } from "../../testing.ts";
 import { parseCookies } from "../cookies.ts";
 import { PRESESSION_COOKIE } from "../csrf.ts";
@@ -113,7 +114,7 @@ describe("Members page: remove and API tokens", () => {
 
   test("the API tokens section lists tokens (never the token) with Revoke buttons; Revoke refuses the token at once", async () => {
     const cp = await testControlPlane();
-    const ci = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "deploy-bot", signIn: { at: cp.deps.now() } });
+    const ci = await issueApiToken(cp.deps, { accountId: cp.accountId, orgId: cp.orgId, name: "deploy-bot", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
     const c = await consoleAs(cp);
     const page = await c.get("/members");
     expect(page.text).toContain("API tokens");

@@ -2,7 +2,7 @@
 // (`svc users invite <email>`), opens the one-time link and sets a chat password. The password
 // opens no console session: it only redeems the claim links the assistant sends this person
 // (claim page, "Link with your chat password"). Used, expired and unknown links are explained.
-import { clientIp } from "../../http/rate-limit.ts";
+import { clientIp, requestOrigin } from "../../http/rate-limit.ts";
 import { SvcError } from "../../../contract/errors.ts";
 import { type InviteInfo, MIN_CHAT_PASSWORD, acceptInvite, inspectInvite } from "../../invites/service.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
@@ -50,7 +50,7 @@ export async function postInvite(ctx: PageContext): Promise<PageResult> {
   if (isPage(info)) return info;
   if (!csrfMatches(ctx.presession, ctx.form._csrf)) return form(ctx, token, info, { error: "this form expired; type the password again", status: 403 });
   try {
-    await acceptInvite(ctx.deps, token, ctx.form.password ?? "", ctx.form.confirm ?? "");
+    await acceptInvite(ctx.deps, token, ctx.form.password ?? "", ctx.form.confirm ?? "", requestOrigin(ctx.deps, ctx.request));
   } catch (e) {
     if (!(e instanceof SvcError)) throw e;
     if (e.code === "invite_used" || e.code === "invite_expired") return refusedLink(REFUSAL, e);

@@ -7,7 +7,7 @@
 // provider of their own could act as any admin, and escrow recovery trusts only provider
 // identities older than its minimum age (escrow/approval-rules.ts).
 import type { Settings } from "../../../contract/admin-api.ts";
-import { type PageContext, type PageResult, page, redirect } from "../context.ts";
+import { type PageContext, type PageResult, consoleActing, page, redirect } from "../context.ts";
 import { requireAdmin, requireOwner } from "../guard.ts";
 import { html } from "../html.ts";
 import { badge, code, csrfInput, field, section, shell } from "../layout.ts";
@@ -117,7 +117,7 @@ export async function postSso(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "change single sign-on");
   const f = ctx.form;
   try {
-    await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" });
+    await saveOidcSettings(ctx.deps, ctx.session.principal.orgId, { issuer: f.issuer ?? "", clientId: f.client_id ?? "", clientSecret: f.client_secret ?? "" }, consoleActing(ctx));
   } catch (e) {
     if (e instanceof SsoError) return getSettings(pc, { error: e.message, status: 422, sso: { issuer: f.issuer ?? "", client_id: f.client_id ?? "" } });
     throw e;
@@ -144,7 +144,7 @@ export function getSsoDelete(pc: PageContext): PageResult {
 
 export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
   const ctx = requireOwner(pc, "remove single sign-on");
-  await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId);
+  await deleteOidcSettings(ctx.deps, ctx.session.principal.orgId, consoleActing(ctx));
   ctx.deps.log.info("console sso removed", { org: ctx.session.principal.orgId });
   await announceSso(ctx, `${ctx.session.principal.email} removed single sign-on`);
   return redirect("/settings?done=sso-removed");

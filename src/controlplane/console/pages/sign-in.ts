@@ -6,8 +6,8 @@
 // the link (claim.ts `finishClaimSso`) and open no session.
 import { SvcError } from "../../../contract/errors.ts";
 import { membership, sessionAuthenticatedFor } from "../../auth/service.ts";
-import { signIn } from "../../auth/sessions.ts";
-import { clientIp } from "../../http/rate-limit.ts";
+import { deleteSession, signIn } from "../../auth/sessions.ts";
+import { requestOrigin } from "../../http/rate-limit.ts";
 import { type PageContext, type PageResult, page, redirect, requireSignedIn, safeNext } from "../context.ts";
 import { clearCookie } from "../cookies.ts";
 import { html, query } from "../html.ts";
@@ -51,8 +51,8 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
   const email = (ctx.form.email ?? "").trim();
   const orgId = ctx.form.organization_id || undefined;
   try {
-    const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}), clientIp: clientIp(ctx.deps, ctx.request) });
-    if (ctx.session) await signOut(ctx.deps, ctx.session.raw);
+    const { raw } = await signIn(ctx.deps, { email, password: ctx.form.password ?? "", ...(orgId ? { organizationId: orgId } : {}), origin: requestOrigin(ctx.deps, ctx.request) });
+    if (ctx.session) await deleteSession(ctx.deps.db, ctx.session.raw);
     ctx.cookies.push(sessionCookie(ctx.deps, raw));
     return redirect(safeNext(ctx.form.next));
   } catch (e) {
@@ -62,7 +62,7 @@ export async function postSignIn(ctx: PageContext): Promise<PageResult> {
 }
 
 export async function postSignOut(ctx: PageContext): Promise<PageResult> {
-  ctx.cookies.push(await signOut(ctx.deps, ctx.session?.raw));
+  ctx.cookies.push(await signOut(ctx.deps, ctx.session?.raw, requestOrigin(ctx.deps, ctx.request)));
   return redirect("/sign-in?done=signed-out");
 }
 
@@ -77,7 +77,7 @@ export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
     return redirect(`/sign-in${query({ org: target, done: "reauth" })}`);
   }
   // The new session replaces the old one in the same transaction.
-  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", { replaces: s.raw, authenticatedAt: s.principal.authenticatedAt ?? null, idp: s.principal.idp ?? null });
+  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", requestOrigin(ctx.deps, ctx.request), { replaces: s.raw, switchedFrom: s.principal.orgId, authenticatedAt: s.principal.authenticatedAt ?? null, idp: s.principal.idp ?? null });
   if (!opened) return redirect("/");
   ctx.cookies.push(opened.cookie);
   return redirect("/");
@@ -114,7 +114,7 @@ export async function getSsoCallback(ctx: PageContext, cookies: Record<string, s
     if (identity.claim) return await finishClaimSso(ctx, identity);
     const result = await ssoMember(ctx.deps, identity);
     // Bound to the organization whose provider vouched for the email, and to no other.
-    const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", { replaces: ctx.session?.raw, authenticatedAt: result.authenticatedAt, idp: result.idp });
+    const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", requestOrigin(ctx.deps, ctx.request), { replaces: ctx.session?.raw, authenticatedAt: result.authenticatedAt, idp: result.idp });
     if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization, or is an owner (owners sign in with their password)`, 403);
     ctx.cookies.push(opened.cookie);
     ctx.deps.log.info("console sso sign-in", { org: result.orgId, account: result.accountId });

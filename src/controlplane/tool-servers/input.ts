@@ -1,0 +1,67 @@
+// What a tool-server request may hold, checked before any query: the transport's endpoint,
+// the allow-list and overrides, and the sealed secrets' form (never a plaintext secret).
+import { SvcError } from "../../contract/errors.ts";
+import { type RuleCheck, type Transport, checkArgs, checkCommand, checkSecretNames, checkServerUrl, checkToolName } from "../../contract/tool-server.ts";
+import { checkSealedKey } from "../model-profiles/sealed-key.ts";
+
+type Access = "read" | "write";
+
+export const PLAINTEXT_SECRETS_MESSAGE =
+  "the service never receives plaintext secrets: seal them to the runtimes' credential-sync keys (GET runtime-recipients) and send secrets_sealed with secret_names and sealed_to; `svc tool-servers create --bearer` or `--secrets` does this";
+
+export function refuse(path: string, message: string): never {
+  throw new SvcError("validation_failed", message, { errors: [{ path, message }] });
+}
+export function must(check: RuleCheck): void {
+  if (!check.ok) refuse(check.path, check.message);
+}
+export function refusePlaintext(body: { secrets?: unknown; headers?: unknown; env?: unknown }): void {
+  for (const k of ["secrets", "headers", "env"] as const) if (body[k] !== undefined) refuse(`/${k}`, PLAINTEXT_SECRETS_MESSAGE);
+}
+
+export type ToolRules = { allowed_tools?: string[] | null; access_overrides?: Record<string, Access> };
+
+export function toolRulesOrThrow(input: ToolRules): { allowedTools: string[] | null; accessOverrides: Record<string, Access> } {
+  const allowed = input.allowed_tools ? [...new Set(input.allowed_tools)] : null;
+  allowed?.forEach((t, i) => must(checkToolName(t, `/allowed_tools/${i}`)));
+  const overrides = input.access_overrides ?? {};
+  for (const t of Object.keys(overrides)) must(checkToolName(t, `/access_overrides/${t}`));
+  if (allowed) {
+    const outside = Object.keys(overrides).filter((t) => !allowed.includes(t));
+    if (outside.length) refuse("/access_overrides", `access_overrides names tools outside allowed_tools: ${outside.join(", ")} (they would never be served)`);
+  }
+  return { allowedTools: allowed ? allowed.sort() : null, accessOverrides: Object.fromEntries(Object.entries(overrides).sort(([a], [b]) => (a < b ? -1 : 1))) };
+}
+
+export type SealedInput = { secrets_sealed?: string; secret_names?: string[]; sealed_to?: string[] };
+
+/** The form of the sealed secrets, before any query. */
+export function sealedFormOrThrow(transport: Transport, input: SealedInput): { sealed: string; names: string[] } | null {
+  if (input.secrets_sealed === undefined) {
+    if (input.secret_names?.length || input.sealed_to?.length) refuse("/secrets_sealed", "secret_names and sealed_to come with secrets_sealed");
+    return null;
+  }
+  checkSealedKey(input.secrets_sealed, "secrets_sealed");
+  must(checkSecretNames(transport, input.secret_names ?? []));
+  return { sealed: input.secrets_sealed, names: input.secret_names! };
+}
+
+export type ServerInput = ToolRules &
+  SealedInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+
+/** The transport's endpoint: an https URL (http) or a command with args (stdio), never both. */
+export function endpointOrThrow(input: ServerInput): { url: string | null; command: string | null; args: string[] } {
+  if (input.transport === "http") {
+    if (input.command !== undefined || input.args?.length) refuse("/command", 'transport "http" takes a url, not a command or args');
+    if (input.url === undefined) refuse("/url", 'transport "http" needs url: the server\'s Streamable HTTP endpoint (https)');
+    const check = checkServerUrl(input.url);
+    if (!check.ok) throw new SvcError(check.code, check.message, { errors: [{ path: "/url", message: check.message }] });
+    return { url: check.endpoint, command: null, args: [] };
+  }
+  if (input.url !== undefined) refuse("/url", 'transport "stdio" takes a command (installed in the image) and args, not a url');
+  if (input.command === undefined) refuse("/command", 'transport "stdio" needs command: the program installed in the image layer');
+  must(checkCommand(input.command));
+  const args = input.args ?? [];
+  must(checkArgs(args));
+  return { url: null, command: input.command, args };
+}
