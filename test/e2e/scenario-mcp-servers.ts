@@ -17,7 +17,7 @@ import { EVERYTHING_JS, startEverythingHttp } from "../support/mcp/servers.ts";
 import { addUser, chatTurn, owui, signIn } from "../support/openwebui.ts";
 import { ids, modelCallsTool, offered, toolOutputs, toolServerServed } from "./chat-helpers.ts";
 import { gatewayClient, gatewayInitialize, gatewayUrl, resultText } from "./mcp-gateway.ts";
-import { ADMIN, ALICE, MODEL, type Container, auditRecord, auditRecords, childPid, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
+import { ADMIN, ALICE, MODEL, type Container, auditRecord, auditRecords, bundleApplied, childPid, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
 
 const DAVE = { email: "dave@example.com", password: "dave-pass-1", name: "Dave" };
 
@@ -138,8 +138,13 @@ export function mcpServersScenario(): void {
         for (const inst of [w.installationId, instB]) expect(await toolNames(w, inst)).toEqual(expect.arrayContaining(["local.echo", "local.get-sum"]));
 
         // the second still serves it, to Alice's session of its own Open WebUI
+        await bundleApplied({ stateDir: b.stateDir, token: tokenB });
         const gwB = await gatewayClient(await gatewayUrl(b.url, adminB), aliceB.token);
-        expect((await gwB.listTools()).tools.map((t) => t.name)).toContain("local.echo");
+        const listedB = (await gwB.listTools()).tools.map((t) => t.name);
+        if (!listedB.includes("local.echo")) {
+          const policy = await fetch("http://svc-proxy/v1/policy", { unix: join(b.stateDir, "proxy.sock"), headers: { authorization: `Bearer ${tokenB}` } } as RequestInit);
+          throw new Error(`the second runtime lists ${JSON.stringify(listedB)} to Alice; its policy: ${(await policy.text()).slice(0, 3000)}`);
+        }
         expect(resultText(await gwB.callTool({ name: "local.echo", arguments: { message: "from the second" } }))).toContain("from the second");
         await gwB.close();
         const servedB = await auditRecord({ kind: "tool", tool: "local.echo", decision: "permit", installation: instB }, (r) => !seen.has(r.id));

@@ -203,13 +203,13 @@ export async function booted(): Promise<World> {
   }).then(() => w as unknown as World);
 }
 
-/** The bundle revision the control plane serves now, then wait until the proxy runs it. */
-export async function bundleApplied(): Promise<number> {
-  const token = w.runtimeToken!;
+/** The bundle revision the control plane serves now, then wait until the proxy (the shared container's, or another runtime's) runs it. */
+export async function bundleApplied(runtime?: { stateDir: string; token: string }): Promise<number> {
+  const token = runtime?.token ?? w.runtimeToken!;
   const b = await api(w.cp!, "GET", "/runtime/policy-bundle?version=1", undefined, token);
   if (b.status !== 200) throw new Error(`bundle: ${b.status} ${JSON.stringify(b.json)}`);
   const rev = b.json.revision as number;
-  const sock = join(w.container!.stateDir, "proxy.sock");
+  const sock = join(runtime?.stateDir ?? w.container!.stateDir, "proxy.sock");
   await waitFor(
     async () => {
       const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${token}` } } as RequestInit);
