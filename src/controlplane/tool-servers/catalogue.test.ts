@@ -89,6 +89,12 @@ describe("the agent's MCP tool catalogue", () => {
     await cp.call("PUT", "/api/v1/runtime/tools", { token: a.token, body: { tools: [{ name: "odd.constructor", access: "write", required_capabilities: [] }] } });
     expect((await bundle(cp, a.token)).tools).toEqual([{ name: "odd.constructor", access: "write", required_capabilities: [] }]);
     expect((await cp.call("GET", cp.org(`/installations/${a.installationId}/tools`))).json.tools).toEqual([{ name: "odd.constructor", access: "write", required_capabilities: [] }]);
+    // the collision is named, not silent: show and readiness say the pack's tool is served instead
+    const after = (await cp.call("GET", cp.org("/tool-servers/odd?workspace=default"))).json.tools as Array<{ name: string; served: boolean; why: string | null }>;
+    expect(after.find((x) => x.name === "odd.constructor")).toMatchObject({ served: false, why: `a pack's tool of the same name, registered by installation ${a.installationId}, is served there instead; give the server another name or rename the pack's tool` });
+    const ready = (await cp.call("GET", cp.org("/tool-servers/odd/readiness?workspace=default"))).json;
+    expect(ready.skipped_tools).toContainEqual({ tool: "constructor", why: expect.stringContaining("a pack's tool of the same name"), installation_id: a.installationId });
+    expect(ready.checks.find((c: { name: string }) => c.name === "tools_servable").ok).toBe(false);
   });
 
   test("a tool:<server>.* policy reaches the proxy as one policy per registered tool of that server, under its id; a deny too", async () => {

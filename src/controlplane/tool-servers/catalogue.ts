@@ -14,6 +14,7 @@ import { type Db, tables } from "../db/index.ts";
 import { installationNames, liveInstallationIds } from "../installations/lookup.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { bumpRevision } from "../organizations/service.ts";
+import { packToolHolders } from "../runtime/tools.ts";
 
 type Listed = { name: string; upstream: string; access: "read" | "write" };
 type Rules = Pick<BundleToolServer, "allowed_tools" | "access_overrides">;
@@ -113,7 +114,7 @@ export async function mcpToolsForAgent(db: Db, agent: { workspaceId: string; age
 /** What `svc tool-servers show` lists: each tool the runtimes listed, served or not, with the installations that listed it. */
 export type CatalogueEntry = { name: string; upstream: string; access: "read" | "write"; served: boolean; why: string | null; installations: string[] };
 
-export async function serverCatalogue(db: Db, server: { id: string; name: string } & Rules): Promise<CatalogueEntry[]> {
+export async function serverCatalogue(db: Db, server: { id: string; name: string; workspaceId: string } & Rules): Promise<CatalogueEntry[]> {
   const out = new Map<string, CatalogueEntry>();
   const seen = (key: string, fresh: () => CatalogueEntry, installationId: string) => {
     const e = out.get(key) ?? fresh();
@@ -127,12 +128,29 @@ export async function serverCatalogue(db: Db, server: { id: string; name: string
     }
     for (const k of row.skipped) seen(`s:${k.tool}`, () => ({ name: "", upstream: k.tool, access: "write", served: false, why: k.why, installations: [] }), row.installationId);
   }
-  return [...out.values()].sort((a, b) => (a.upstream < b.upstream ? -1 : a.upstream > b.upstream ? 1 : 0));
+  const entries = [...out.values()];
+  for (const [name, installationId] of await packToolHolders(db, server.workspaceId, entries.filter((e) => e.served).map((e) => e.name))) {
+    const e = entries.find((x) => x.served && x.name === name)!;
+    Object.assign(e, { served: false, why: packWins(installationId) });
+  }
+  return entries.sort((a, b) => (a.upstream < b.upstream ? -1 : a.upstream > b.upstream ? 1 : 0));
 }
 
-/** The tools the runtimes skipped, per installation (readiness names them with why). */
-export async function skippedTools(db: Db, serverId: string): Promise<Array<McpSkippedTool & { installation_id: string }>> {
-  return (await rowsOf(db, [serverId], null)).flatMap((r) => r.skipped.map((k) => ({ ...k, installation_id: r.installationId })));
+/** Why an MCP tool is not served where a pack registered its governed name (the pack's tool wins in that installation's bundle). */
+const packWins = (installationId: string) => `a pack's tool of the same name, registered by installation ${installationId}, is served there instead; give the server another name or rename the pack's tool`;
+
+/**
+ * What readiness names as not served, per installation: the tools the runtimes skipped, and the
+ * listed tools whose governed name a pack holds (a collision).
+ */
+export async function skippedTools(db: Db, server: { id: string; workspaceId: string }): Promise<Array<McpSkippedTool & { installation_id: string }>> {
+  const rows = await rowsOf(db, [server.id], null);
+  const skipped = rows.flatMap((r) => r.skipped.map((k) => ({ ...k, installation_id: r.installationId })));
+  const byName = new Map(rows.flatMap((r) => r.tools.map((t) => [t.name, t.upstream] as const)));
+  for (const [name, installationId] of await packToolHolders(db, server.workspaceId, [...byName.keys()])) {
+    skipped.push({ tool: byName.get(name)!, why: packWins(installationId), installation_id: installationId });
+  }
+  return skipped;
 }
 
 /** Forgets what was listed from a server (it is being deleted). */

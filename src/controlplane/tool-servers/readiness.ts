@@ -124,6 +124,6 @@ export async function serverReadiness(db: Db, server: ServerRow, liveSince: numb
     sealedRecipients: server.sealedRecipients,
     assignedAgents,
     replicas: [...replicas.values()].sort((a, b) => a.id.localeCompare(b.id)),
-    skipped: await skippedTools(db, server.id),
+    skipped: await skippedTools(db, server),
   });
 }

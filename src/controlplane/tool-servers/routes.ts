@@ -37,7 +37,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
   const live = () => liveSince(deps.now(), livenessLimits(deps.config));
   const withAgents = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...presentServer(s), assigned_agents: await assignedAgentIds(db, s.id) });
   // show: and the tools the runtimes listed (issue 31)
-  const withTools = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...(await withAgents(s)), tools: await serverCatalogue(db, { id: s.id, name: s.name, allowed_tools: s.allowedTools, access_overrides: s.accessOverrides }) });
+  const withTools = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...(await withAgents(s)), tools: await serverCatalogue(db, { id: s.id, name: s.name, workspaceId: s.workspaceId, allowed_tools: s.allowedTools, access_overrides: s.accessOverrides }) });
 
   return new Elysia({ name: "tool-server-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
