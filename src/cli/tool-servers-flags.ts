@@ -71,7 +71,8 @@ export function parseAccessFlag(value: string): Record<string, "read" | "write">
     const m = /^([^=]+)=(read|write)$/.exec(item);
     if (!m) throw new UsageError(`--access item "${item}" is not tool=read or tool=write, e.g. --access create_issue=write`);
     refuseRule(checkToolName(m[1]!.trim(), "/access_overrides"), "--access");
-    outMap[m[1]!.trim()] = m[2] as "read" | "write";
+    // An own property even for "__proto__": a tool's name is a name, not the object's prototype.
+    Object.defineProperty(outMap, m[1]!.trim(), { value: m[2] as "read" | "write", enumerable: true, writable: true, configurable: true });
   }
   return outMap;
 }
