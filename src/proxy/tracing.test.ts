@@ -133,6 +133,32 @@ describe("a chat call in a real daemon", () => {
     expect(JSON.stringify(requests)).not.toContain(SECRET_TEXT);
   });
 
+  test("a pack tool decision: a span under the request's traceparent with the decision and the record's write, never the arguments", async () => {
+    const before = exported.length;
+    const dir = mkdtempSync(join(tmpdir(), "svc-tracing-"));
+    dirs.push(dir);
+    const daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: model.caFile })), silentLogger, { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.port}/v1/traces` } });
+    daemons.push(daemon);
+    for (let i = 0; i < 400 && daemon.status.state !== "ready"; i++) await Bun.sleep(25);
+    const r = await fetch("http://localhost/v1/tools/decide", {
+      unix: join(dir, "p.sock"),
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", traceparent: `00-${TRACE_ID}-${OPENWEBUI_SPAN}-01` },
+      body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: { q: SECRET_TEXT } }),
+    } as RequestInit);
+    const answer = (await r.json()) as { decision: string; record_id: string };
+    await daemon.shutdown(2000);
+    const spans: OtlpSpan[] = exported.slice(before).flatMap((e) => JSON.parse(e.body).resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+    const byName = Object.fromEntries(spans.map((s) => [s.name, s]));
+    expect(Object.keys(byName).sort()).toEqual(["svc.audit.spool_write", "svc.decision", "svc.tool_decision"]);
+    const top = byName["svc.tool_decision"]!;
+    expect([top.traceId, top.parentSpanId, top.kind]).toEqual([TRACE_ID, OPENWEBUI_SPAN, 2]);
+    expect(attrs(top)).toMatchObject({ "gen_ai.tool.name": "crm.read", "svc.record.id": answer.record_id, "svc.decision": answer.decision });
+    expect(attrs(byName["svc.decision"]!)).toMatchObject({ "svc.call.kind": "tool", "svc.action": "tool:crm.read", "svc.decision": answer.decision });
+    expect(byName["svc.audit.spool_write"]!.parentSpanId).toBe(top.spanId);
+    expect(exported.slice(before).map((e) => e.body).join("")).not.toContain(SECRET_TEXT);
+  });
+
   test("off by default: nothing exported; the request's traceparent still reaches the provider unchanged", async () => {
     const before = exported.length;
     const { daemon, chat } = await daemonWith({});
