@@ -12,7 +12,7 @@ import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
 import type { ExportLine } from "../../contract/stored-line.ts";
 import { AuditVerifier } from "../../contract/verify/verifier.ts";
 import { exportLines } from "../audit/export.ts";
-import { type Db, tables } from "../db/index.ts";
+import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { listCheckpoints } from "./checkpoints.ts";
 import { currentSigningKey } from "./signing-key.ts";
@@ -68,7 +68,7 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
   const verifier = new AuditVerifier(trust?.trusted ?? null);
   for await (const page of exportLines(deps.db, orgId, "chain")) {
     for (const line of page) verifier.add(line as unknown as ExportLine);
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
   }
   const report = verifier.finish();
   const problems = [...(trust?.problems ?? []), ...report.problems];
