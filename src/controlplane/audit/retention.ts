@@ -22,8 +22,7 @@ import { recordStoreGaps } from "../audit-chain/store-gaps.ts";
 import { nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
-import { type Acting, actingAsSystem, recordChange } from "./admin-events.ts";
-import { retentionOrganizations } from "../organizations/settings.ts";
+import { type Acting, recordChange } from "./admin-events.ts";
 import { recordView, viewColumns } from "./query.ts";
 
 export const RETENTION_BATCH = 1000;
@@ -146,35 +145,4 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
   const { checkpoint } = deleted > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
   if (deleted > 0) deps.log.info("audit retention ran", { org_id: orgId, deleted, chains_cut: chainsCut, retention_days: days });
   return { organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut, checkpoint: checkpoint?.number ?? null };
-}
-
-/** Every SVC_CP_AUDIT_CHECKPOINT_SECONDS (hourly by default), retention for each organization that has a period. */
-export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<void> {
-  let stopped = false;
-  let ticking: Promise<void> | null = null;
-  const tickOnce = async () => {
-    try {
-      for (const orgId of await retentionOrganizations(deps.db)) {
-        if (stopped) return;
-        try {
-          await runRetention(deps, orgId, actingAsSystem(deps, "retention"));
-        } catch (e) {
-          deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });
-        }
-      }
-    } catch (e) {
-      deps.log.error("audit retention scheduler failed", { error: (e as Error).message });
-    }
-  };
-  const timer = setInterval(() => {
-    if (stopped || ticking) return;
-    ticking = tickOnce().finally(() => {
-      ticking = null;
-    });
-  }, deps.config.auditCheckpointSeconds * 1000);
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await ticking;
-  };
 }
