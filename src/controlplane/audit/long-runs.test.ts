@@ -17,8 +17,12 @@ import { type TestControlPlane, testControlPlane } from "../testing.ts";
 
 const RECORDS = TEST_POSTGRES_URL ? 30_000 : 100_000;
 const DAY = 86_400_000;
-/** The longest wait of a request during a run, as a part of the run's duration. */
-const MAX_SHARE = 1 / 5;
+/**
+ * The longest wait of a request during a run, as a part of the run's duration. PostgreSQL never
+ * held requests (its runs slowed polls to milliseconds, issue 30); on its shorter runs here, what
+ * a wait shows is the shared machine's load, so it gets more room.
+ */
+const MAX_SHARE = TEST_POSTGRES_URL ? 1 / 3 : 1 / 5;
 
 async function loadStore(cp: TestControlPlane, inst: Installation): Promise<void> {
   const chain = new AuditChain();
