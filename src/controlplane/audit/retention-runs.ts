@@ -82,32 +82,30 @@ async function update(deps: ControlPlaneDeps, orgId: string, id: string, set: Pa
 
 /**
  * Runs retention for the organization with its progress in the run row `id`: claimed already
- * by an admin's run, or claimed at the first deletion by the hourly one. Resolves with the
- * report, or null when it failed or another run held the organization.
+ * by an admin's run, or claimed at the first deletion by the hourly one (which, finding another
+ * replica's run live, goes on without showing itself: what it deletes is recorded all the same).
+ * Resolves with the report, or null when it failed.
  */
 async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: string, claimed: boolean): Promise<RetentionReport | null> {
+  let shown = claimed;
   try {
     const report = await runRetention(deps, orgId, by, {
       progress: async (deleted) => {
         if (!claimed && deleted > 0) {
-          if (await claim(deps, orgId, by, id)) throw new HeldElsewhere();
           claimed = true;
+          shown = (await claim(deps, orgId, by, id)) === null;
         }
-        if (claimed) await update(deps, orgId, id, { deleted });
+        if (shown) await update(deps, orgId, id, { deleted });
       },
     });
-    if (claimed) await update(deps, orgId, id, { state: "done", finishedAt: deps.now(), retentionDays: report.retention_days, cutoff: report.cutoff ? Date.parse(report.cutoff) : null, deleted: report.deleted, chainsCut: report.chains_cut, checkpoint: report.checkpoint });
+    if (shown) await update(deps, orgId, id, { state: "done", finishedAt: deps.now(), retentionDays: report.retention_days, cutoff: report.cutoff ? Date.parse(report.cutoff) : null, deleted: report.deleted, chainsCut: report.chains_cut, checkpoint: report.checkpoint });
     return report;
   } catch (e) {
-    if (e instanceof HeldElsewhere) return null;
     deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });
-    if (claimed) await update(deps, orgId, id, { state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) }).catch(() => undefined);
+    if (shown) await update(deps, orgId, id, { state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) }).catch(() => undefined);
     return null;
   }
 }
-
-/** Another run holds the organization: the hourly one steps aside. */
-class HeldElsewhere extends Error {}
 
 /** Runs `run` as this process's run of the organization. */
 async function own(orgId: string, run: Promise<RetentionReport | null>): Promise<RetentionReport | null> {
@@ -118,12 +116,17 @@ async function own(orgId: string, run: Promise<RetentionReport | null>): Promise
 
 /** Starts an admin's run in the background (or returns the one running); resolves with it as it stands. */
 export async function startRetentionRun(deps: ControlPlaneDeps, orgId: string, by: Acting): Promise<RetentionRun> {
-  if (!running.has(orgId)) {
-    const id = newId("retentionRun", deps.now());
-    const held = await claim(deps, orgId, by, id);
-    if (held) return view(held, deps.now());
-    void own(orgId, tracked(deps, orgId, by, id, true));
+  // This process's hourly run of the organization: shown once it deletes something (its first
+  // batch, milliseconds away), or over having found nothing; then an admin's run starts.
+  for (let mine = running.get(orgId); mine; mine = running.get(orgId)) {
+    const row = await latestRow(deps.db, orgId);
+    if (row?.state === "running" && row.updatedAt >= deps.now() - STALE_MS) return view(row, deps.now());
+    await Promise.race([mine, new Promise((r) => setTimeout(r, 50))]);
   }
+  const id = newId("retentionRun", deps.now());
+  const held = await claim(deps, orgId, by, id);
+  if (held) return view(held, deps.now());
+  void own(orgId, tracked(deps, orgId, by, id, true));
   return latestRetentionRun(deps, orgId);
 }
 
