@@ -1,6 +1,6 @@
 // The control plane verifying its own store (the console's "Verify now", POST
 // …/audit-verifications): the same check as `svc audit verify` (contract/verify/), with the
-// control plane's own key as the anchor, over the export in chain order, one page of 1,000 rows
+// control plane's own key as the anchor, over the export in chain order, one page of 250 rows (EXPORT_PAGE)
 // per read with a turn of the event loop between pages, so a large store never holds other
 // requests (issue 30). It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a

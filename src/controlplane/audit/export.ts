@@ -13,7 +13,13 @@ import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
 import { type AuditExportLine, exportLine } from "./stored.ts";
 
-export const EXPORT_PAGE = 1000;
+/**
+ * Rows per read. On SQLite a page is read and formatted with no other request in between: with
+ * 250 instead of 1,000 the longest poll wait while the control plane verified 100k records fell
+ * from 218–428 ms to 77 ms (long-runs.test.ts, load average 8 on 2 cores), the export's time
+ * unchanged.
+ */
+export const EXPORT_PAGE = 250;
 export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
