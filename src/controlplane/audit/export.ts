@@ -11,6 +11,8 @@ import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
 import { type Db, nextTurn, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
+import { ecsDocument } from "./ecs.ts";
+import { ocsfEvent } from "./ocsf.ts";
 import { type AuditExportLine, exportLine } from "./stored.ts";
 
 /**
@@ -20,7 +22,8 @@ import { type AuditExportLine, exportLine } from "./stored.ts";
  * unchanged.
  */
 export const EXPORT_PAGE = 250;
-export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
+/** jsonl: the records as stored; csv; ocsf and ecs: one OCSF event or ECS document per line (ocsf.ts, ecs.ts). */
+export const EXPORT_FORMATS = ["jsonl", "csv", "ocsf", "ecs"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export type ExportLine = AuditExportLine;
@@ -183,7 +186,7 @@ export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFil
           const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
           for (const row of rows) {
             const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
-            text += format === "csv" ? csvLine(line) : `${JSON.stringify(line)}\n`;
+            text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
           }
         }
         if (text) controller.enqueue(encoder.encode(text));
