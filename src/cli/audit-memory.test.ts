@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AuditMemory } from "./audit-memory.ts";
+import { AuditMemory, MAX_SKIP } from "./audit-memory.ts";
 import { trustFileName } from "./audit-pins.ts";
 
 const home = mkdtempSync(join(tmpdir(), "svc-memory-"));
@@ -50,5 +50,21 @@ describe("AuditMemory", () => {
     expect(again.recall("store", 19_999, hash(19_999, "x"))).not.toBeNull();
     expect(AuditMemory.at(home, "https://other.example.com", "org_2").recall("store", 1, hash(1, "x"))).toBeNull();
     again.discard();
+
+    // a later run appends what it saw to the file, a block at a time
+    const later = AuditMemory.at(home, url, "org_2");
+    for (let s = 1; s <= 40_000; s++) expect(later.recall("store", s, hash(s))).toBeNull();
+    later.commit("2026-01-04T00:00:00.000Z");
+    expect(statSync(file).size).toBe(40_000 * 8);
+    expect(AuditMemory.at(home, url, "org_2").recall("store", 30_000, hash(30_000, "x"))).not.toBeNull();
+  });
+
+  test("a number far beyond the chain (written into the store) is not remembered: no file of petabytes of unknowns", () => {
+    const m = AuditMemory.at(home, url, "org_3");
+    for (let s = 1; s <= 10; s++) m.recall("store", s, hash(s));
+    expect(m.recall("store", 2 ** 52, hash(0))).toBeNull();
+    expect(m.recall("store", 11 + MAX_SKIP + 1, hash(0))).toBeNull();
+    m.commit("2026-01-05T00:00:00.000Z");
+    expect(statSync(join(home, ".config", "svc", "audit-seen", trustFileName(url, "org_3"), "store.bin")).size).toBe(10 * 8);
   });
 });

@@ -7,17 +7,37 @@
 // a run saw it is named itself, whatever was re-linked. Reads go in number order, as the export
 // in chain order comes (constant memory); new records are appended only after a run that found
 // nothing wrong. 8 bytes of SHA-256: matching one by chance takes ~2^64 tries.
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { trustFileName } from "./audit-pins.ts";
 import { CONFIG_FILE_MODE, configDir, ensurePrivateDir } from "./config.ts";
 
 const WIDTH = 8;
 const BLOCK = 64 * 1024;
+/**
+ * The most numbers one record may skip past the last one remembered (a retention gap before
+ * this verifier first ran): a number far beyond the chain's length, written into the store,
+ * would otherwise fill the disk with unknown entries. Such a record is not remembered; the
+ * check itself names it (a number no checkpoint signed).
+ */
+export const MAX_SKIP = 50_000_000;
 const ZERO = Buffer.alloc(WIDTH);
 
 /** One chain's file being read, and what this run saw beyond it (flushed to `<file>.new` a block at a time). */
 type Chain = { fd: number | null; count: number; block: Buffer; blockStart: number; blockLen: number; fresh: Buffer; freshLen: number; next: number; pending: number };
+
+/** Appends `from` to `to` a block at a time: memory stays one block whatever the run saw. */
+function appendInBlocks(from: string, to: string): void {
+  const src = openSync(from, "r");
+  const dst = openSync(to, "a", CONFIG_FILE_MODE);
+  try {
+    const block = Buffer.alloc(BLOCK);
+    for (let n = readSync(src, block, 0, BLOCK, null); n > 0; n = readSync(src, block, 0, BLOCK, null)) writeSync(dst, block, 0, n);
+  } finally {
+    closeSync(src);
+    closeSync(dst);
+  }
+}
 
 export class AuditMemory {
   private readonly chains = new Map<string, Chain>();
@@ -68,7 +88,7 @@ export class AuditMemory {
       return was.equals(ZERO) || was.equals(mine) ? null : { seenAt: this.seenAt };
     }
     // New: kept in order; numbers skipped (a retention gap, an out-of-order file) are left unknown.
-    if (seq < c.next) return null;
+    if (seq < c.next || seq - c.next > MAX_SKIP) return null;
     for (; c.next <= seq; c.next++) this.push(chainName, c, c.next === seq ? mine : ZERO);
     return null;
   }
@@ -96,7 +116,7 @@ export class AuditMemory {
       const file = this.file(name);
       if (c.count === 0) renameSync(`${file}.new`, file);
       else {
-        appendFileSync(file, readFileSync(`${file}.new`), { mode: CONFIG_FILE_MODE });
+        appendInBlocks(`${file}.new`, file);
         rmSync(`${file}.new`);
       }
     }

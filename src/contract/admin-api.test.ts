@@ -28,7 +28,7 @@ function sources(dir: string): string[] {
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest", "Activity", "RetentionReport", "RuntimeRecipient", "InstalledTool"]));
+    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest", "Activity", "RetentionReport", "RetentionRun", "RuntimeRecipient", "InstalledTool"]));
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -115,7 +115,8 @@ describe("admin answers, one contract", () => {
       ["RecoveryPolicy", (await cp.call("PUT", cp.org("/audit-recovery-policy"), { body: { approver_min_age_hours: 12 } })).json],
       ["NoticeList", (await cp.call("GET", cp.org("/notices"))).json],
       ["Activity", (await cp.call("GET", cp.org("/audit-activity"))).json],
-      ["RetentionReport", (await cp.call("POST", cp.org("/audit-retention/run"))).json],
+      ["RetentionRun", (await cp.call("POST", cp.org("/audit-retention/run"))).json],
+      ["RetentionRun", (await cp.call("GET", cp.org("/audit-retention/run"))).json],
       ["RuntimeRecipientList", (await cp.call("GET", cp.org("/runtime-recipients?workspace=default"))).json],
       ["InstalledToolList", (await cp.call("GET", cp.org(`/installations/${inst.installationId}/tools`))).json],
       ["Session", (await signInSession(cp)).body],

@@ -156,6 +156,25 @@ export const RetentionReport = open({
 });
 export type RetentionReport = Static<typeof RetentionReport>;
 
+/**
+ * A retention run in the background (POST …/audit-retention/run answers 202 with it; GET
+ * …/audit-retention/run shows the latest): the report's figures so far, and its state.
+ * `interrupted`: its control plane stopped during the run (no batch for a while); start another.
+ */
+export const RetentionRun = open({
+  ...RetentionReport.properties,
+  id: Str,
+  state: Type.Union([Type.Literal("running"), Type.Literal("done"), Type.Literal("failed"), Type.Literal("interrupted")]),
+  /** account id of the admin who asked, or system:retention */
+  actor: Str,
+  started_at: Time,
+  /** the last batch */
+  updated_at: Time,
+  finished_at: Nullable(Time),
+  detail: Nullable(Str),
+});
+export type RetentionRun = Static<typeof RetentionRun>;
+
 /** A signed checkpoint of the organization's chain heads (`svc audit verify` checks records against them). */
 export const Checkpoint = open({ id: Str, number: Type.Integer(), at: Time, body: Str, signature: Str });
 export type Checkpoint = Static<typeof Checkpoint>;

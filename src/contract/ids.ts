@@ -31,6 +31,7 @@ export const ID_PREFIXES = {
   auditCheckpoint: "ckp",
   auditChainFlag: "flg",
   auditVerification: "ver",
+  retentionRun: "ret",
   recoveryRequest: "rrq",
   membershipGrant: "mgr",
   notice: "ntc",

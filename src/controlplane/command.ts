@@ -17,7 +17,7 @@ import { keyFingerprint } from "../contract/audit-chain.ts";
 import { startAdoption } from "./audit/adoption.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { ensureSigningKey } from "./audit-chain/signing-key.ts";
-import { startRetentionScheduler } from "./audit/retention.ts";
+import { startRetentionScheduler } from "./audit/retention-runs.ts";
 import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";

@@ -46,6 +46,11 @@ export class ChainWalk {
     this.skipGaps();
   }
 
+  /** Records held for later (arrived before their number's turn). */
+  get held(): number {
+    return this.earlyCount;
+  }
+
   add(l: Link): void {
     if (l.seq < this.next || this.inGap(l.seq)) {
       const why = this.inGap(l.seq) || this.passedGap(l.seq) ? "which retention deleted" : "a number an earlier record holds";

@@ -85,6 +85,14 @@ export class AuditVerifier {
     this.adoptionComplete = checkpoint?.adoption === "complete";
   }
 
+  /** Records held in memory right now: early arrivals of every chain, and decisions and outcomes waiting for each other. */
+  held(): number {
+    let n = this.awaitingOutcome.size + this.recentOutcomes.size;
+    for (const w of this.store.values()) n += w.held;
+    for (const w of this.proxy.values()) n += w.held;
+    return n;
+  }
+
   add(l: ExportLine): void {
     this.records++;
     try {

@@ -1,6 +1,6 @@
 // The control plane verifying its own store (the console's "Verify now", POST
 // …/audit-verifications): the same check as `svc audit verify` (contract/verify/), with the
-// control plane's own key as the anchor, over the export in chain order, one page of 1,000 rows
+// control plane's own key as the anchor, over the export in chain order, one page of 250 rows (EXPORT_PAGE)
 // per read with a turn of the event loop between pages, so a large store never holds other
 // requests (issue 30). It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a
@@ -12,7 +12,7 @@ import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
 import type { ExportLine } from "../../contract/stored-line.ts";
 import { AuditVerifier } from "../../contract/verify/verifier.ts";
 import { exportLines } from "../audit/export.ts";
-import { type Db, tables } from "../db/index.ts";
+import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { listCheckpoints } from "./checkpoints.ts";
 import { currentSigningKey } from "./signing-key.ts";
@@ -68,7 +68,7 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
   const verifier = new AuditVerifier(trust?.trusted ?? null);
   for await (const page of exportLines(deps.db, orgId, "chain")) {
     for (const line of page) verifier.add(line as unknown as ExportLine);
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
   }
   const report = verifier.finish();
   const problems = [...(trust?.problems ?? []), ...report.problems];

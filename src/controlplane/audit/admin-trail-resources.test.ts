@@ -7,6 +7,7 @@
 // digests, and none of the raw ones anywhere the audit reaches, the SIEM's delivery included.
 // Runs on SQLite, and on PostgreSQL with SVC_TEST_POSTGRES_URL.
 import { afterAll, expect, test } from "bun:test";
+import { retentionSettled } from "./retention-runs.ts";
 import { ADMIN_ACTIONS } from "../../contract/admin-event.ts";
 import { fakeReplica, sealKey } from "../auth/test-fixtures.ts";
 import { getConfig } from "../directory-sync/config.ts";
@@ -96,7 +97,12 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   expect(digest.event.admin).toMatchObject({ after: { current: digest.out.json.key.id }, severity: "high" });
   const signing = await step("signing_key.rotate", async () => api("POST", "/audit-signing-key/rotate"));
   expect(signing.event.admin).toMatchObject({ after: { public_key: signing.out.json.public_key }, severity: "high" });
-  const run = await step("audit_retention.run", async () => api("POST", "/audit-retention/run"));
+  // the run goes on in the background: its event is written once it is done
+  const run = await step("audit_retention.run", async () => {
+    const started = await api("POST", "/audit-retention/run");
+    await retentionSettled(cp.orgId);
+    return started;
+  });
   expect(run.event.admin.after).toMatchObject({ retention_days: 30, deleted: 0 });
 
   // SIEM sinks: the secret only as a digest. This one backfills, and receives everything below.

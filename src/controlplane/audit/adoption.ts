@@ -14,7 +14,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { extendChain, storeDigest } from "../../contract/store-chain.ts";
 import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
-import { type Db, tables } from "../db/index.ts";
+import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { storedFromRow } from "./stored.ts";
 
@@ -61,7 +61,7 @@ export async function adoptionPass(deps: ControlPlaneDeps, orgId: string, o: { s
     const n = await adoptSlice(deps, orgId, o.slice ?? ADOPTION_SLICE);
     total += n;
     if (n < (o.slice ?? ADOPTION_SLICE)) break;
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
   }
   const t = tables(deps.db).auditAdoption;
   const [state] = await deps.db.select().from(t).where(eq(t.orgId, orgId));

@@ -14,16 +14,15 @@
 // A run is one admin event (audit_retention.run, its counts in `after`), written once the
 // deletions are done and before the checkpoint, which signs it: by the admin who asked, or by
 // `system:retention` for the hourly run (only when it deleted something).
-import { and, asc, eq, gte, inArray, isNotNull, isNull, lt, max, min } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt } from "drizzle-orm";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { makeCheckpoint } from "../audit-chain/checkpoints.ts";
 import { raiseFloor } from "../audit-chain/service.ts";
 import { recordStoreGaps } from "../audit-chain/store-gaps.ts";
-import { tables } from "../db/index.ts";
+import { nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { getOrganization } from "../organizations/service.ts";
-import { type Acting, actingAsSystem, recordChange } from "./admin-events.ts";
-import { retentionOrganizations } from "../organizations/settings.ts";
+import { type Acting, recordChange } from "./admin-events.ts";
 import { recordView, viewColumns } from "./query.ts";
 
 export const RETENTION_BATCH = 1000;
@@ -37,19 +36,29 @@ function rowHash(row: Parameters<typeof recordView>[0] & { ciphertext: Buffer | 
   return recordHash({ ...v, recipient_key_ids: v.encryption.mode === "recipients" ? v.encryption.key_ids : [] }, ciphertextDigest(row.ciphertext ? Buffer.from(row.ciphertext).toString("base64") : null));
 }
 
-/** Deletes one chain's records below `cut`, `batch` at a time; returns how many. */
-async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, cut: number, batch: number): Promise<number> {
+/**
+ * Deletes one chain's records from its bottom up to its first record still inside the period
+ * (the first, in number order, not older than `cutoff`), `batch` at a time, each batch one
+ * transaction with a turn of the event loop after it. Each batch reads the chain's next
+ * `batch` rows from its bottom (the (org, chain, seq) index): the cut is found as the batches
+ * reach it, never by a scan of the whole chain in one statement. Returns how many were deleted.
+ */
+async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, cutoff: number, batch: number, progress: (n: number) => Promise<void>): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const n = await deps.db.transaction(async (tx) => {
+    const { n, last } = await deps.db.transaction(async (tx) => {
       const a = tables(tx).auditRecords;
-      const rows = await tx
+      const bottom = await tx
         .select()
         .from(a)
-        .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), lt(a.chainSeq, cut)))
+        .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId)))
         .orderBy(asc(a.chainSeq), asc(a.id))
         .limit(batch);
-      if (rows.length === 0) return 0;
+      // Everything below the first number that holds a record inside the period (a fork's
+      // twins at that number stay with it).
+      const keep = bottom.find((r) => r.ts >= cutoff);
+      const rows = keep ? bottom.filter((r) => r.chainSeq! < keep.chainSeq!) : bottom;
+      if (rows.length === 0) return { n: 0, last: true };
       const top = rows[rows.length - 1]!.chainSeq!;
       // The last record deleted: the one the next record names (several at one number: a fork).
       const lastRows = await tx.select({ ...viewColumns(a), ciphertext: a.ciphertext }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top)));
@@ -60,10 +69,33 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
       await recordStoreGaps(tx, orgId, rows, deps.now());
       await tx.delete(a).where(and(eq(a.orgId, orgId), inArray(a.id, ids)));
       await raiseFloor(tx, orgId, chainId, { seq: top + 1, prev }, deps.now());
-      return ids.length;
+      // a batch that reached the first record kept, or the chain's top, is the chain's last
+      return { n: ids.length, last: keep !== undefined || bottom.length < batch };
     });
     deleted += n;
-    if (n < batch) return deleted;
+    await progress(n);
+    await nextTurn();
+    if (last) return deleted;
+  }
+}
+
+/**
+ * The organization's proxy chains, one index seek each along (org, chain, seq): never a scan
+ * of its records (a million rows in one statement held every other request on SQLite).
+ */
+async function* chainsOf(deps: ControlPlaneDeps, orgId: string): AsyncGenerator<string> {
+  const a = tables(deps.db).auditRecords;
+  let after: string | null = null;
+  for (;;) {
+    const [row] = await deps.db
+      .select({ chainId: a.chainId })
+      .from(a)
+      .where(and(eq(a.orgId, orgId), after === null ? isNotNull(a.chainId) : gt(a.chainId, after)))
+      .orderBy(asc(a.chainId))
+      .limit(1);
+    if (!row?.chainId) return;
+    yield row.chainId;
+    after = row.chainId;
   }
 }
 
@@ -71,7 +103,7 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
  * Runs retention for one organization now: deletes what is older than its period (nothing
  * when it has none), then signs a checkpoint carrying the new floors.
  */
-export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Acting, opts: { batch?: number } = {}): Promise<RetentionReport> {
+export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Acting, opts: { batch?: number; progress?: (deleted: number) => Promise<void> } = {}): Promise<RetentionReport> {
   const batch = opts.batch ?? RETENTION_BATCH;
   const org = await getOrganization(deps.db, orgId);
   const days = org.auditRetentionDays;
@@ -86,17 +118,14 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
     return { ...report, checkpoint: null };
   }
   const cutoff = deps.now() - days * DAY_MS;
-  const a = tables(deps.db).auditRecords;
   let deleted = 0;
   let chainsCut = 0;
-  const chains = await deps.db.selectDistinct({ chainId: a.chainId }).from(a).where(and(eq(a.orgId, orgId), isNotNull(a.chainId), lt(a.ts, cutoff)));
-  for (const { chainId } of chains) {
-    const [kept] = await deps.db.select({ seq: min(a.chainSeq) }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId!), gte(a.ts, cutoff)));
-    const [all] = await deps.db.select({ seq: max(a.chainSeq) }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId!)));
-    const cut = kept?.seq ?? (all?.seq ?? 0) + 1;
-    const n = await cutChain(deps, orgId, chainId!, cut, batch);
+  const progress = async (n: number) => {
     deleted += n;
-    if (n > 0) chainsCut++;
+    await opts.progress?.(deleted);
+  };
+  for await (const chainId of chainsOf(deps, orgId)) {
+    if ((await cutChain(deps, orgId, chainId, cutoff, batch, progress)) > 0) chainsCut++;
   }
   for (;;) {
     const n = await deps.db.transaction(async (tx) => {
@@ -107,7 +136,8 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
       await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, rows.map((r) => r.id))));
       return rows.length;
     });
-    deleted += n;
+    await progress(n);
+    await nextTurn();
     if (n < batch) break;
   }
   await record({ organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut });
@@ -115,35 +145,4 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
   const { checkpoint } = deleted > 0 ? await makeCheckpoint(deps, orgId) : { checkpoint: null };
   if (deleted > 0) deps.log.info("audit retention ran", { org_id: orgId, deleted, chains_cut: chainsCut, retention_days: days });
   return { organization_id: orgId, retention_days: days, cutoff: new Date(cutoff).toISOString(), deleted, chains_cut: chainsCut, checkpoint: checkpoint?.number ?? null };
-}
-
-/** Every SVC_CP_AUDIT_CHECKPOINT_SECONDS (hourly by default), retention for each organization that has a period. */
-export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<void> {
-  let stopped = false;
-  let ticking: Promise<void> | null = null;
-  const tickOnce = async () => {
-    try {
-      for (const orgId of await retentionOrganizations(deps.db)) {
-        if (stopped) return;
-        try {
-          await runRetention(deps, orgId, actingAsSystem(deps, "retention"));
-        } catch (e) {
-          deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });
-        }
-      }
-    } catch (e) {
-      deps.log.error("audit retention scheduler failed", { error: (e as Error).message });
-    }
-  };
-  const timer = setInterval(() => {
-    if (stopped || ticking) return;
-    ticking = tickOnce().finally(() => {
-      ticking = null;
-    });
-  }, deps.config.auditCheckpointSeconds * 1000);
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await ticking;
-  };
 }

@@ -1,6 +1,6 @@
 // Admin audit view under /organizations/{org}/audit-records: search, one record, the
 // ciphertext as a binary age file, export, and the activity figures of the console's overview. The runtime's ingest route lives in runtime/routes.ts.
-import { Activity, AuditRecordPage, AuditRecordView, RetentionReport, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
+import { Activity, AuditRecordPage, AuditRecordView, RetentionRun, UsageReport, UsageSeries } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { acting } from "./admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
@@ -8,7 +8,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { auditActivity } from "./activity.ts";
 import { exportStream } from "./export.ts";
-import { runRetention } from "./retention.ts";
+import { latestRetentionRun, startRetentionRun } from "./retention-runs.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
 import { CIPHERTEXT_RESPONSES, EXPORT_RESPONSES } from "../http/openapi-complete.ts";
@@ -62,9 +62,21 @@ export function auditRoutes(deps: ControlPlaneDeps) {
     .use(authPlugin(deps))
     .post(
       "/audit-retention/run",
-      async ({ principal }) => runRetention(deps, principal.orgId, acting(deps, principal)),
-      { admin: true, response: RetentionReport, detail: { summary: "Delete the records older than the retention period now (besides the hourly run), in batches; signs a checkpoint with the new chain floors", tags: ["audit"] } },
+      async ({ principal, set }) => {
+        set.status = 202;
+        return startRetentionRun(deps, principal.orgId, acting(deps, principal));
+      },
+      {
+        admin: true,
+        response: { 202: RetentionRun },
+        detail: { summary: "Start deleting the records older than the retention period now (besides the hourly run), in the background in batches; answers at once with the run (or the one already running); signs a checkpoint with the new chain floors when done", tags: ["audit"] },
+      },
     )
+    .get("/audit-retention/run", async ({ principal }) => latestRetentionRun(deps, principal.orgId), {
+      admin: true,
+      response: RetentionRun,
+      detail: { summary: "The latest retention run: running (with the records deleted so far), done, failed or interrupted", tags: ["audit"] },
+    })
     .get("/audit-records", async ({ principal, query }) => searchRecords(deps.db, principal.orgId, query, deps.now()), {
       admin: true,
       query: SearchQuery,

@@ -116,3 +116,27 @@ export const auditAdoption = table("audit_adoption", (c) => ({
   adopted: c.integer("adopted").notNull().default(0),
   completedAt: c.millis("completed_at"),
 }));
+
+/**
+ * Each organization's latest retention run (retention-runs.ts): an admin's, or an hourly one
+ * that deleted something. `svc audit retention run` starts one in the background and `status`
+ * reads it here, on any replica; `updated_at` moves with every batch, so a run whose process
+ * died is seen as interrupted instead of running forever.
+ */
+export const auditRetentionRuns = table("audit_retention_runs", (c) => ({
+  orgId: c.text("org_id").primaryKey(),
+  id: c.text("id").notNull(),
+  state: c.text("state", { enum: ["running", "done", "failed"] }).notNull(),
+  /** who asked: an account id, or system:retention for the hourly run */
+  actor: c.text("actor").notNull(),
+  startedAt: c.millis("started_at").notNull(),
+  updatedAt: c.millis("updated_at").notNull(),
+  finishedAt: c.millis("finished_at"),
+  retentionDays: c.integer("retention_days"),
+  cutoff: c.millis("cutoff"),
+  deleted: c.integer("deleted").notNull().default(0),
+  chainsCut: c.integer("chains_cut").notNull().default(0),
+  checkpoint: c.integer("checkpoint"),
+  /** why a run failed */
+  detail: c.text("detail"),
+}));

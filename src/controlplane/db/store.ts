@@ -58,3 +58,14 @@ export function rawStatements(db: Db): RawStatements {
   const sqlite = client as unknown as (text: string, params: unknown[], method: "all") => Promise<{ rows: unknown[][] }>;
   return { dialect: "sqlite", rows: async (text, params) => (await sqlite(text, params, "all")).rows };
 }
+
+/**
+ * Lets other requests in between the slices of a long operation (export, verification,
+ * retention, adoption): a turn of the event loop, not a microtask. bun:sqlite is synchronous
+ * and its statements are awaited as settled promises, so a loop of them never reaches the
+ * event loop's timers and sockets: a 1M-record export held every poll for its whole run
+ * (issue 30). One turn lets the waiting requests' statements run before the next slice.
+ */
+export async function nextTurn(): Promise<void> {
+  return new Promise((resume) => setImmediate(resume));
+}

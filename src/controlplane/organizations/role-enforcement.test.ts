@@ -166,6 +166,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-verifications/latest": () => ({ path: "/audit-verifications/latest" }),
   "GET /versions": () => ({ path: "/versions" }),
   "POST /audit-retention/run": () => ({ path: "/audit-retention/run" }),
+  "GET /audit-retention/run": () => ({ path: "/audit-retention/run" }),
   "GET /audit-activity": () => ({ path: "/audit-activity" }),
   "GET /audit-recovery-requests": () => ({ path: "/audit-recovery-requests" }),
   "POST /audit-recovery-requests": (w) => ({ path: "/audit-recovery-requests", body: { record_id: w.recordId, reason: "incident" } }),

@@ -27,7 +27,8 @@ import m0021 from "./0021_audit_digest_index.sql" with { type: "text" };
 import m0022 from "./0022_store_chains.sql" with { type: "text" };
 import m0023 from "./0023_budget_leases.sql" with { type: "text" };
 import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
-import m0025 from "./0025_mcp_tool_catalogue.sql" with { type: "text" };
+import m0025 from "./0025_audit_retention_runs.sql" with { type: "text" };
+import m0026 from "./0026_mcp_tool_catalogue.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -55,5 +56,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0022_store_chains": m0022,
   "0023_budget_leases": m0023,
   "0024_audit_call_outcome": m0024,
-  "0025_mcp_tool_catalogue": m0025,
+  "0025_audit_retention_runs": m0025,
+  "0026_mcp_tool_catalogue": m0026,
 });
