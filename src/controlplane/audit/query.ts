@@ -12,6 +12,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
+import { idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
 import { parseSince } from "./usage.ts";
 
 export const DEFAULT_LIMIT = 50;
@@ -196,18 +197,28 @@ export function toolPattern(filter: string): string {
 export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilters, "cursor" | "limit">, now: number): Promise<SQL[] | null> {
   const a = tables(db).auditRecords;
   const conds: SQL[] = [eq(a.orgId, orgId)];
-  // Standard LIKE with an explicit escape character: the same on SQLite and PostgreSQL
-  // (SQLite compares ASCII letters case-insensitively; tool names are lower case).
-  if (f.tool) conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
-  if (f.decision) conds.push(eq(a.decision, f.decision));
+  if (f.tool) {
+    // The range reads the tool index (bounds.ts); the standard LIKE with an explicit escape
+    // character (the same on both stores) keeps a glob's exact matches.
+    const prefix = literalPrefix(f.tool);
+    const above = prefixSuccessor(prefix);
+    if (prefix !== "") conds.push(gte(a.toolName, prefix));
+    if (above !== null) conds.push(lt(a.toolName, above));
+    conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
+  }
+  // kind and decision as literals (closed sets, never input text): PostgreSQL's plan then sees
+  // how rare the value is and reads (org, decision, id) or (org, kind, id) for a rare one.
+  if (f.decision) conds.push(sql`${a.decision} = ${literalOf(DECISIONS, f.decision, "decision")}`);
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   // Admin events' filters imply kind admin, as a literal: the partial index of admin events serves it.
   const admin = f.kind === "admin" || f.action !== undefined || f.result !== undefined;
   if (admin) conds.push(sql`${a.kind} = 'admin'`);
   else if (f.kind === "runtime") conds.push(ne(a.kind, "admin"));
-  else if (f.kind) conds.push(eq(a.kind, f.kind));
+  else if (f.kind) conds.push(sql`${a.kind} = ${literalOf(KINDS, f.kind, "kind")}`);
   if (f.action !== undefined) conds.push(actionCondition(a, f.action));
-  if (f.result) conds.push(eq(a.decision, f.result === "ok" ? "permit" : "deny"));
+  // An expression, not the column: the (org, decision, id) index would walk every runtime
+  // decision of the organization; the admin events' few rows are read from their own index.
+  if (f.result) conds.push(sql`(${a.decision} || '') = ${f.result === "ok" ? "permit" : "deny"}`);
   if (f.actor !== undefined) {
     const ids = await actorIds(db, orgId, f.actor);
     if (ids.length === 0) return null;
@@ -224,11 +235,26 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     if (!userId) return null;
     conds.push(eq(a.userId, userId));
   }
-  if (f.from) conds.push(gte(a.ts, parseTime("from", f.from)));
-  if (f.to) conds.push(lte(a.ts, parseTime("to", f.to)));
-  if (f.since) conds.push(gte(a.ts, parseSince(f.since, now)));
-  if (f.until) conds.push(lt(a.ts, parseSince(f.until, now)));
+  // Time filters bound the time-ordered ids too (bounds.ts), so every index ordered by id reads only the span.
+  const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
+  const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
+  const from = lows.length > 0 ? Math.max(...lows) : null;
+  const to = highs.length > 0 ? Math.min(...highs) : null;
+  if (from !== null) conds.push(gte(a.ts, from));
+  if (to !== null) conds.push(lte(a.ts, to));
+  const ids = idBounds(from, to);
+  if (ids.min !== null) conds.push(gte(a.id, ids.min));
+  if (ids.below !== null) conds.push(lt(a.id, ids.below));
   return conds;
+}
+
+const DECISIONS = ["permit", "deny", "ask"] as const;
+const KINDS = ["tool", "model", "outcome"] as const;
+
+/** A value of a closed set as an SQL literal; anything else is a 422 naming the filter. */
+function literalOf(allowed: readonly string[], value: string, name: string): SQL {
+  if (!allowed.includes(value)) throw new SvcError("validation_failed", `${name} must be one of ${allowed.join(", ")}`, { errors: [{ path: `/${name}`, message: `must be one of ${allowed.join(", ")}` }] });
+  return sql.raw(`'${value}'`);
 }
 
 /** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */

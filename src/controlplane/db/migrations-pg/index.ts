@@ -27,6 +27,7 @@ import m0021 from "./0021_audit_digest_index.sql" with { type: "text" };
 import m0022 from "./0022_store_chains.sql" with { type: "text" };
 import m0023 from "./0023_budget_leases.sql" with { type: "text" };
 import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
+import m0025 from "./0025_audit_filter_indexes.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -54,4 +55,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0022_store_chains": m0022,
   "0023_budget_leases": m0023,
   "0024_audit_call_outcome": m0024,
+  "0025_audit_filter_indexes": m0025,
 });
