@@ -3,10 +3,11 @@
 // holds every record dated inside it; and ingest refuses the record whose id would put it outside.
 import { expect, test } from "bun:test";
 import { idFloor, newId } from "../../contract/ids.ts";
-import { rawStatements } from "../db/index.ts";
+import { rawStatements, tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { ID_TIME_SLACK_MS, idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
+import { recordRow } from "./ingest.ts";
 import { searchRecords } from "./query.ts";
 
 test("a prefix's successor is the least text above every text that starts with it", () => {
@@ -67,4 +68,29 @@ test("a time filter's id range keeps every record dated inside it; ingest refuse
   expect(await ids({ until: "1h" })).toEqual([late.id]);
   expect(await ids({ from: new Date(since).toISOString(), to: new Date(since).toISOString() })).toEqual([early.id]);
   expect(await ids({ to: new Date(since - 1).toISOString() })).toEqual([late.id]);
+});
+
+test("a tool prefix or a policy pages newest first through windows of time without losing or repeating a record", async () => {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const now = cp.deps.now();
+  // records from a minute to about three years old (stored before, as a long-kept store holds them), and a few ahead of the clock
+  const ages = [...Array.from({ length: 40 }, (_, i) => (i * i * i + 1) * 60_000 * 7), -5 * 60_000, -14 * 60_000];
+  const rows = ages.map((age, i) => recordRow(auditRecord(inst, { ts: new Date(now - age).toISOString(), tool_name: i % 3 === 0 ? "crm.read" : "mail.send", action: "tool", policy_id: i % 2 === 0 ? "pol_X" : null }), now));
+  await cp.deps.db.insert(tables(cp.deps.db).auditRecords).values(rows);
+  const expected = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).map((r) => r.id).sort().reverse();
+  for (const [filter, keep] of [
+    [{ tool: "mail." }, (r: (typeof rows)[number]) => r.toolName === "mail.send"],
+    [{ policy: "pol_X" }, (r: (typeof rows)[number]) => r.policyId === "pol_X"],
+    [{ tool: "crm.", since: "400d" }, (r: (typeof rows)[number]) => r.toolName === "crm.read" && r.ts >= now - 400 * 86_400_000],
+  ] as const) {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await searchRecords(cp.deps.db, cp.orgId, { ...filter, limit: 3, ...(cursor ? { cursor } : {}) }, now);
+      seen.push(...page.records.map((r) => r.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect({ filter, seen }).toEqual({ filter, seen: expected(keep) });
+  }
 });

@@ -9,14 +9,18 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { type AdminEventDetail, SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
+import { idTime } from "../../contract/ids.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
-import { idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
+import { ID_TIME_SLACK_MS, idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
+import { newestInWindows } from "./windows.ts";
 import { parseSince } from "./usage.ts";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
+/** Ingest takes records at most minutes ahead of its clock (record-check.ts): a day is beyond any. */
+const DAY_MS = 86_400_000;
 
 export type AuditFilters = {
   /** a tool name prefix (`crm.`), or a glob with * and ? (`crm.*.read`) */
@@ -236,10 +240,7 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     conds.push(eq(a.userId, userId));
   }
   // Time filters bound the time-ordered ids too (bounds.ts), so every index ordered by id reads only the span.
-  const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
-  const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
-  const from = lows.length > 0 ? Math.max(...lows) : null;
-  const to = highs.length > 0 ? Math.min(...highs) : null;
+  const { from, to } = timeSpan(f, now);
   if (from !== null) conds.push(gte(a.ts, from));
   if (to !== null) conds.push(lte(a.ts, to));
   const ids = idBounds(from, to);
@@ -255,6 +256,13 @@ const KINDS = ["tool", "model", "outcome"] as const;
 function literalOf(allowed: readonly string[], value: string, name: string): SQL {
   if (!allowed.includes(value)) throw new SvcError("validation_failed", `${name} must be one of ${allowed.join(", ")}`, { errors: [{ path: `/${name}`, message: `must be one of ${allowed.join(", ")}` }] });
   return sql.raw(`'${value}'`);
+}
+
+/** The records' dates a search's time filters allow, both ends inclusive (null: open). */
+export function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now: number): { from: number | null; to: number | null } {
+  const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
+  const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
+  return { from: lows.length > 0 ? Math.max(...lows) : null, to: highs.length > 0 ? Math.min(...highs) : null };
 }
 
 /** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */
@@ -315,12 +323,16 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   if (f.view === "calls" && !f.kind) conds.push(inArray(a.kind, ["tool", "model", "admin"]));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
-  const rows: Row[] = await db
-    .select(viewColumns(a))
-    .from(a)
-    .where(and(...conds))
-    .orderBy(desc(a.id))
-    .limit(limit + 1);
+  // A tool prefix and a policy read indexes not in id order: newest first through windows of time (windows.ts).
+  const rows: Row[] =
+    f.tool !== undefined || f.policy !== undefined
+      ? await newestInWindows(db, orgId, conds, limit + 1, windowSpan(f, now))
+      : await db
+          .select(viewColumns(a))
+          .from(a)
+          .where(and(...conds))
+          .orderBy(desc(a.id))
+          .limit(limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
@@ -331,6 +343,13 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
     }),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
+}
+
+/** Where a windowed search starts (its cursor's time, its `to`, or the furthest ids ingest takes) and how far back it may go. */
+function windowSpan(f: AuditFilters, now: number): { before: number; from: number | null; now: number } {
+  const { from, to } = timeSpan(f, now);
+  const ceilings = [now + DAY_MS, ...(to !== null ? [to + ID_TIME_SLACK_MS + 1] : []), ...(f.cursor ? [(idTime(decodeCursor(f.cursor)) ?? now) + 1] : [])];
+  return { before: Math.min(...ceilings), from, now };
 }
 
 export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView & { call_outcome?: CallOutcome | null }> {

@@ -80,7 +80,7 @@ function makeRecords(inst: Awaited<ReturnType<typeof addInstallation>>, chain: A
     const kinds = [
       { kind: "tool" as const, action: "tool:mail.send", tool_name: ["mail.send", "mail.read", "crm.lookup"][i % 3]! },
       { kind: "model" as const, action: "model:invoke", tool_name: null, model: "gpt" },
-      { kind: "outcome" as const, action: "model:invoke", tool_name: null, model: ["gpt", "claude"][i % 2]!, outcome: "ok", prompt_tokens: 10 + i, completion_tokens: i % 4, cost: 0.001 * i },
+      { kind: "outcome" as const, action: "model:invoke", tool_name: null, model: ["gpt", "claude"][i % 2]!, outcome: "ok" as const, prompt_tokens: 10 + i, completion_tokens: i % 4, cost: 0.001 * i },
       { kind: "model" as const, action: "model:invoke", tool_name: null, model: "gpt", task: "title_generation" },
     ];
     return chain.stamp(auditRecord(inst, { ts, subject, decision, ...kinds[i % 4]! }));

@@ -106,6 +106,7 @@ export const auditRecords = table(
     c.index("audit_org_kind_id").on(t.orgId, t.kind, t.id),
     c.index("audit_org_decision_id").on(t.orgId, t.decision, t.id),
     c.index("audit_org_task_id").on(t.orgId, t.id).where(isNotNull(t.task)),
+    c.index("audit_org_task_decision_id").on(t.orgId, t.decision, t.id).where(isNotNull(t.task)),
     c.index("audit_org_shadow_id").on(t.orgId, t.id).where(isNotNull(t.shadowDecision)),
   ],
 );

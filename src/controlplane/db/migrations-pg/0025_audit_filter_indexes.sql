@@ -28,6 +28,7 @@ CREATE UNIQUE INDEX "audit_hourly_usage_key" ON "audit_hourly_usage" USING btree
 CREATE INDEX "audit_org_kind_id" ON "audit_records" USING btree ("org_id","kind","id");--> statement-breakpoint
 CREATE INDEX "audit_org_decision_id" ON "audit_records" USING btree ("org_id","decision","id");--> statement-breakpoint
 CREATE INDEX "audit_org_task_id" ON "audit_records" USING btree ("org_id","id") WHERE "audit_records"."task" is not null;--> statement-breakpoint
+CREATE INDEX "audit_org_task_decision_id" ON "audit_records" USING btree ("org_id","decision","id") WHERE "audit_records"."task" is not null;--> statement-breakpoint
 CREATE INDEX "audit_org_shadow_id" ON "audit_records" USING btree ("org_id","id") WHERE "audit_records"."shadow_decision" is not null;--> statement-breakpoint
 -- The roll-ups of the records already stored (audit/rollups.ts); from here on ingest and retention keep them. Written by hand.
 INSERT INTO "audit_hourly_calls" ("org_id", "hour", "kind", "decision", "tool_name", "user_id", "calls")

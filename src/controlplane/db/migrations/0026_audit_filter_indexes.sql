@@ -26,6 +26,7 @@ CREATE UNIQUE INDEX `audit_hourly_usage_key` ON `audit_hourly_usage` (`org_id`,`
 CREATE INDEX `audit_org_kind_id` ON `audit_records` (`org_id`,`kind`,`id`);--> statement-breakpoint
 CREATE INDEX `audit_org_decision_id` ON `audit_records` (`org_id`,`decision`,`id`);--> statement-breakpoint
 CREATE INDEX `audit_org_task_id` ON `audit_records` (`org_id`,`id`) WHERE "audit_records"."task" is not null;--> statement-breakpoint
+CREATE INDEX `audit_org_task_decision_id` ON `audit_records` (`org_id`,`decision`,`id`) WHERE "audit_records"."task" is not null;--> statement-breakpoint
 CREATE INDEX `audit_org_shadow_id` ON `audit_records` (`org_id`,`id`) WHERE "audit_records"."shadow_decision" is not null;--> statement-breakpoint
 -- The roll-ups of the records already stored (audit/rollups.ts); from here on ingest and retention keep them. Written by hand.
 INSERT INTO "audit_hourly_calls" ("org_id", "hour", "kind", "decision", "tool_name", "user_id", "calls")
