@@ -129,7 +129,7 @@ async function main() {
   ];
   const rows: string[] = [];
   for (const [label, f] of filters) {
-    const first = await p50(7, () => searchRecords(db, ORG, { ...f, limit: 50 }, now));
+    const first = await p50(7, async () => searchRecords(db, ORG, { ...f, limit: 50 }, now));
     let cursor: string | null = null;
     let pages = 0;
     for (; pages < 49; pages++) {
@@ -137,7 +137,7 @@ async function main() {
       if (!page.next_cursor) break;
       cursor = page.next_cursor;
     }
-    const fiftieth = pages === 49 ? await p50(7, () => searchRecords(db, ORG, { ...f, limit: 50, cursor: cursor! }, now)) : null;
+    const fiftieth = pages === 49 ? await p50(7, async () => searchRecords(db, ORG, { ...f, limit: 50, cursor: cursor! }, now)) : null;
     rows.push(`| ${label} | ${first.toFixed(1)} ms | ${fiftieth === null ? `(${pages + 1} pages)` : `${fiftieth.toFixed(1)} ms`} | ≤ 50 ms |`);
   }
   const exportFirst = await p50(5, async () => {
@@ -146,11 +146,11 @@ async function main() {
     await reader.cancel();
   });
   rows.push(`| export --since 30d, first page | ${exportFirst.toFixed(1)} ms | | |`);
-  const home = await p50(7, () => auditActivity(db, ORG, now - DAY, now));
+  const home = await p50(7, async () => auditActivity(db, ORG, now - DAY, now));
   rows.push(`| console home (activity, 24h) | ${home.toFixed(1)} ms | | ≤ 200 ms |`);
-  const week = await p50(7, () => auditActivity(db, ORG, now - 7 * DAY, now));
+  const week = await p50(7, async () => auditActivity(db, ORG, now - 7 * DAY, now));
   rows.push(`| console activity, 7d | ${week.toFixed(1)} ms | | ≤ 200 ms |`);
-  const usage = await p50(7, () => usageBy(db, ORG, "user", { since: now - 90 * DAY - 1234 }));
+  const usage = await p50(7, async () => usageBy(db, ORG, "user", { since: now - 90 * DAY - 1234 }));
   rows.push(`| svc usage --since 90d --by user | ${usage.toFixed(1)} ms | | |`);
   console.log(`\n${store.dialect}, ${total} records\n\n| query | first page | 50th page | target |\n|---|---|---|---|\n${rows.join("\n")}`);
   await store.close();

@@ -2,13 +2,15 @@
 // name that starts with it, whatever its characters, on both stores; a time filter's id range
 // holds every record dated inside it; and ingest refuses the record whose id would put it outside.
 import { expect, test } from "bun:test";
+import { eq, lt } from "drizzle-orm";
 import { idFloor, newId } from "../../contract/ids.ts";
 import { rawStatements, tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { ID_TIME_SLACK_MS, idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
 import { recordRow } from "./ingest.ts";
-import { searchRecords } from "./query.ts";
+import { newestInTwoSteps } from "./newest.ts";
+import { filterConditions, searchRecords } from "./query.ts";
 
 test("a prefix's successor is the least text above every text that starts with it", () => {
   expect(prefixSuccessor("mail.")).toBe("mail/");
@@ -70,7 +72,7 @@ test("a time filter's id range keeps every record dated inside it; ingest refuse
   expect(await ids({ to: new Date(since - 1).toISOString() })).toEqual([late.id]);
 });
 
-test("a tool prefix or a policy pages newest first through windows of time without losing or repeating a record", async () => {
+test("a tool prefix or a policy pages newest first, past the newest records and below them, without losing or repeating a record", async () => {
   const cp = await testControlPlane();
   const inst = await addInstallation(cp);
   const now = cp.deps.now();
@@ -92,5 +94,18 @@ test("a tool prefix or a policy pages newest first through windows of time witho
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
     expect({ filter, seen }).toEqual({ filter, seen: expected(keep) });
+    // the two steps, with the probe of the newest records smaller than a page: every page crosses from one to the other
+    const stepped: string[] = [];
+    let below: string | null = null;
+    for (;;) {
+      const conds = (await filterConditions(cp.deps.db, cp.orgId, filter, now))!;
+      const a = tables(cp.deps.db).auditRecords;
+      const cursor = below ? [lt(a.id, below)] : [];
+      const page = await newestInTwoSteps(cp.deps.db, [...conds, ...cursor], 4, [eq(a.orgId, cp.orgId), ...cursor], 5);
+      stepped.push(...page.map((r) => r.id));
+      if (page.length < 4) break;
+      below = page.at(-1)!.id;
+    }
+    expect({ filter, stepped }).toEqual({ filter, stepped: expected(keep) });
   }
 });

@@ -205,7 +205,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(uses("search background", "audit_org_task_decision_id")).toBe(1);
   expect(uses("search background", "audit_org_task_id")).toBe(1);
   expect(uses("search shadow changed", "audit_org_shadow_id")).toBe(1);
-  expect(uses("search by tool prefix", "audit_org_tool_decision_id")).toBeGreaterThanOrEqual(2);
+  // (a tool prefix reads the newest records first, then, when the page is not full, its range of the tool index: newest.ts)
+  expect(uses("search by tool prefix", "audit_org_tool_decision_id")).toBeGreaterThanOrEqual(1);
   // a time filter bounds the ids: the index is read from the first id of the span, not from the oldest record
   const idRange = (p: string[]) => p.some((line) => (cp.store.dialect === "sqlite" ? /USING (COVERING )?INDEX audit_org_\w+ \(.*\bid>\?/.test(line) : /Index Cond: .*\(id >= /.test(line)));
   for (const name of ["search in time", "export in time"]) expect({ name, unbounded: plans.get(name)!.filter((p) => !idRange(p) && !p.some((line) => line.includes("audit_org_ref"))).length }).toEqual({ name, unbounded: 0 });

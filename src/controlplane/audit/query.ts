@@ -9,18 +9,15 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { type AdminEventDetail, SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
-import { idTime } from "../../contract/ids.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
-import { ID_TIME_SLACK_MS, idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
-import { newestInWindows } from "./windows.ts";
+import { idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
+import { newestInTwoSteps } from "./newest.ts";
 import { parseSince } from "./usage.ts";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
-/** Ingest takes records at most minutes ahead of its clock (record-check.ts): a day is beyond any. */
-const DAY_MS = 86_400_000;
 
 export type AuditFilters = {
   /** a tool name prefix (`crm.`), or a glob with * and ? (`crm.*.read`) */
@@ -243,9 +240,7 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
   const { from, to } = timeSpan(f, now);
   if (from !== null) conds.push(gte(a.ts, from));
   if (to !== null) conds.push(lte(a.ts, to));
-  const ids = idBounds(from, to);
-  if (ids.min !== null) conds.push(gte(a.id, ids.min));
-  if (ids.below !== null) conds.push(lt(a.id, ids.below));
+  conds.push(...idConditions(a, from, to));
   return conds;
 }
 
@@ -259,7 +254,13 @@ function literalOf(allowed: readonly string[], value: string, name: string): SQL
 }
 
 /** The records' dates a search's time filters allow, both ends inclusive (null: open). */
-export function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now: number): { from: number | null; to: number | null } {
+/** The id range of records dated from `from` to `to` (bounds.ts). */
+function idConditions(a: Tables["auditRecords"], from: number | null, to: number | null): SQL[] {
+  const ids = idBounds(from, to);
+  return [...(ids.min !== null ? [gte(a.id, ids.min)] : []), ...(ids.below !== null ? [lt(a.id, ids.below)] : [])];
+}
+
+function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now: number): { from: number | null; to: number | null } {
   const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
   const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
   return { from: lows.length > 0 ? Math.max(...lows) : null, to: highs.length > 0 ? Math.min(...highs) : null };
@@ -323,10 +324,11 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   if (f.view === "calls" && !f.kind) conds.push(inArray(a.kind, ["tool", "model", "admin"]));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
-  // A tool prefix and a policy read indexes not in id order: newest first through windows of time (windows.ts).
+  // A tool prefix and a policy read indexes not in id order: newest first in two steps (newest.ts).
+  const span = timeSpan(f, now);
   const rows: Row[] =
     f.tool !== undefined || f.policy !== undefined
-      ? await newestInWindows(db, orgId, conds, limit + 1, windowSpan(f, now))
+      ? await newestInTwoSteps(db, conds, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)])
       : await db
           .select(viewColumns(a))
           .from(a)
@@ -343,13 +345,6 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
     }),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
-}
-
-/** Where a windowed search starts (its cursor's time, its `to`, or the furthest ids ingest takes) and how far back it may go. */
-function windowSpan(f: AuditFilters, now: number): { before: number; from: number | null; now: number } {
-  const { from, to } = timeSpan(f, now);
-  const ceilings = [now + DAY_MS, ...(to !== null ? [to + ID_TIME_SLACK_MS + 1] : []), ...(f.cursor ? [(idTime(decodeCursor(f.cursor)) ?? now) + 1] : [])];
-  return { before: Math.min(...ceilings), from, now };
 }
 
 export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView & { call_outcome?: CallOutcome | null }> {
