@@ -7,7 +7,8 @@
 #   2. the project's Dockerfile, unchanged, with buildah (--isolation chroot);
 #   3. test/image/: podman runs it under the restricted securityContext against a control plane
 #      on the host (start failures, tool sync, seeding, a decision, a clean stop, a pack layer);
-#   4. reproducibility: two --no-cache builds of scripts/release.sh give the same digest.
+#   4. reproducibility: two --no-cache builds of scripts/release.sh give the same digest, each
+#      building dist/svc again (SVC_RELEASE_REBUILD=1).
 # Needs root (rootful podman). Set SVC_TEST_SKIP_IMAGE=1 to skip it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -82,7 +83,7 @@ same_digest_twice() (
   free=$(df --output=avail -B1G "$out" | tail -1 | tr -d ' ')
   [ "$free" -ge 6 ] || { echo "image-test: only ${free} GB free in $out; two release builds need about 6 GB"; return 1; }
   for i in 1 2; do
-    SVC_IMAGE_REPO=registry.example.com/svc/runtime OPENWEBUI_IMAGE=$base SVC_RELEASE_ALLOW_LOCAL_BASE=1 SVC_RELEASE_NO_CACHE=1 \
+    SVC_IMAGE_REPO=registry.example.com/svc/runtime OPENWEBUI_IMAGE=$base SVC_RELEASE_ALLOW_LOCAL_BASE=1 SVC_RELEASE_NO_CACHE=1 SVC_RELEASE_REBUILD=1 \
       SVC_IMAGE_DEST="oci:$out/oci$i:release" SVC_RELEASE_OUT="$out/digest$i.txt" bash scripts/release.sh || return 1
     rm -rf "$out/oci$i"
   done

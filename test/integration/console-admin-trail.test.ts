@@ -102,7 +102,9 @@ describe("the admin trail in the console", () => {
     expect(sink.admin.after.secret).toMatch(/^sha256:[0-9a-f]{16}$/);
     await one("siem_sink.delete", async () => {
       await page.goto(cp.url + "/siem-sinks");
-      await page.getByRole("button", { name: "Delete" }).first().click();
+      // deleting asks first: the list links to a confirmation page that holds the form
+      await page.getByRole("link", { name: /^Delete sink/ }).first().click();
+      await page.getByRole("button", { name: "Delete sink" }).click();
       await page.waitForLoadState();
     });
     const everything = (await api(cp, "GET", org(cp, "/audit-records/export?kind=admin"))).json;

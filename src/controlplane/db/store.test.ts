@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { eq, sql } from "drizzle-orm";
+import { eq, getTableName, sql } from "drizzle-orm";
 import { embeddedMigrations } from "./embedded-migrations.ts";
-import { openStore, rowCount, tables } from "./index.ts";
+import { openStore, rawStatements, rowCount, tables } from "./index.ts";
 import { openPostgres, sqlState } from "./postgres.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { applyMigrations } from "./sqlite.ts";
@@ -124,6 +124,30 @@ describe(`transactions (${dialect})`, () => {
     // The one SQL expression the services use beyond plain columns: arithmetic on a column.
     await db.update(o).set({ revision: sql`${o.revision} + 1` }).where(eq(o.id, "org_1"));
     expect((await db.select({ r: o.revision }).from(o))[0]!.r).toBe(2);
+    await store.close();
+  });
+});
+
+// store.ts reaches two of drizzle-orm's non-public fields: `db._.fullSchema` (tables()) and
+// `db.session.client` (rawStatements()). drizzle-orm is pinned to an exact version in
+// package.json; this test fails when an upgrade moves either, on the database and inside a
+// transaction, before anything else breaks silently.
+describe(`drizzle-orm internals store.ts relies on (${dialect})`, () => {
+  test("tables() is the schema's own table objects; rawStatements() runs on the store's client, and on the transaction's own connection", async () => {
+    const { store, db, o } = await withOrg();
+    const pinned = (JSON.parse(await Bun.file(join(import.meta.dir, "../../../package.json")).text()) as { dependencies: Record<string, string> }).dependencies["drizzle-orm"];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(getTableName(o)).toBe("organizations");
+    expect(getTableName(tables(db).auditRecords)).toBe("audit_records");
+    const placeholder = rawStatements(db).dialect === "postgres" ? "$1" : "?";
+    expect(rawStatements(db).dialect).toBe(dialect);
+    expect(await rawStatements(db).rows(`SELECT "name" FROM "organizations" WHERE "id" = ${placeholder}`, ["org_1"])).toEqual([["Acme"]]);
+    await db.transaction(async (tx) => {
+      expect(tables(tx).organizations).toBe(o);
+      await tx.update(tables(tx).organizations).set({ name: "Inside" }).where(eq(tables(tx).organizations.id, "org_1"));
+      // the transaction's own write is seen: the raw statement ran on its connection
+      expect(await rawStatements(tx).rows(`SELECT "name" FROM "organizations" WHERE "id" = ${placeholder}`, ["org_1"])).toEqual([["Inside"]]);
+    });
     await store.close();
   });
 });

@@ -7,6 +7,9 @@
 // cipher and WebCrypto has none; composing them directly skips noble's wrapper (~3x faster
 // for the 16-byte file key). The output is the binary age v1 file as `age` and age-encryption
 // write it. Decryption and key generation stay with the age-encryption package.
+// `_poly1305.js` is an export noble lists but names as internal: @noble/ciphers is pinned to an
+// exact version, and age-seal.test.ts compares this seal with noble's public chacha20poly1305 on
+// random inputs, so an upgrade that changes it fails there first.
 import { x25519RecipientKey } from "../../contract/age-recipient.ts";
 import { poly1305 } from "@noble/ciphers/_poly1305.js";
 import { chacha20 } from "@noble/ciphers/chacha.js";
