@@ -5,7 +5,7 @@
 // services' own (no HTTP), timed as p50 of repeated runs: the first page and the 50th page
 // (reached by following the cursor) of each filter.
 //
-//   bun bench/audit-filters.ts [--records 1000000] [--store <sqlite file>|postgres://…]
+//   bun bench/audit-filters.ts [--records 1000000] [--store <sqlite file>|postgres://…|pg]
 //
 // Without --store, a SQLite file in a temporary directory (removed at the end). The figures
 // belong in docs/performance.md beside the targets: ≤ 50 ms p50 per filter, console home ≤ 200 ms.
@@ -21,6 +21,7 @@ import { type AuditFilters, searchRecords } from "../src/controlplane/audit/quer
 import { applyToRollups } from "../src/controlplane/audit/rollups.ts";
 import { usageBy } from "../src/controlplane/audit/usage.ts";
 import { type Db, openMigrated, tables } from "../src/controlplane/db/index.ts";
+import { startBenchPostgres } from "./lib/postgres.ts";
 
 const DAY = 86_400_000;
 const arg = (name: string) => {
@@ -28,8 +29,11 @@ const arg = (name: string) => {
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const total = Number(arg("records") ?? 1_000_000);
+// --store pg: a PostgreSQL server of the bench's own (bench/lib/postgres.ts), durable as in production
+const pg = arg("store") === "pg" ? await startBenchPostgres() : null;
+if (pg && "skipped" in pg) throw new Error(pg.skipped);
 const tmp = arg("store") ? null : mkdtempSync(join(tmpdir(), "svc-bench-audit-"));
-const location = arg("store") ?? join(tmp!, "controlplane.db");
+const location = pg ? pg.url : (arg("store") ?? join(tmp!, "controlplane.db"));
 const ORG = "org_BENCH";
 const USERS = 200;
 const TOOLS = ["mail.send", "mail.read", "mail.search", ...Array.from({ length: 17 }, (_, i) => `crm.tool${i}`)];
@@ -155,6 +159,7 @@ async function main() {
   console.log(`\n${store.dialect}, ${total} records\n\n| query | first page | 50th page | target |\n|---|---|---|---|\n${rows.join("\n")}`);
   await store.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
+  if (pg && !("skipped" in pg)) await pg.stop();
 }
 
 await main();

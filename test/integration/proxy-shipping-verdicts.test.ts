@@ -81,7 +81,7 @@ describe("shipping by explicit verdicts", () => {
       // smaller batches down to one record, then retries with backoff, logged once
       await waitFor(() => px.logs().includes("audit shipping failed for the whole batch"), "shipping to meet the 413 down to single records", 30_000);
       // 300 → 150 → … → 1, then again (waited for, not slept on: a loaded machine is slower)
-      await waitFor(async () => (await metric(px, 'svc_proxy_audit_ship_failures_total{status="413"}')) >= 9, "nine 413s, down to a single record", 30_000);
+      await waitFor(async () => ((await metric(px, 'svc_proxy_audit_ship_failures_total{status="413"}')) ?? 0) >= 9, "nine 413s, down to a single record", 30_000);
       expect((await px.policy()).spool_depth).toBe(300);
       expect(existsSync(join(dirs.spool, "rejected.jsonl"))).toBe(false);
       expect(await metric(px, "svc_proxy_audit_shipping_failing")).toBe(1);
