@@ -42,6 +42,12 @@ test("a tool prefix finds every tool that starts with it and no other, on either
   expect(await found("mail.%")).toEqual([]);
   // (tool names compare exactly on both stores, as PostgreSQL's LIKE always did)
   expect(await found("MAIL")).toEqual(["MAIL.upper"]);
+  expect(await found("nope.")).toEqual([]);
+  // more names than the search lists one by one (32): the range of the tool index, the same answer
+  const many = Array.from({ length: 40 }, (_, i) => `x.t${String(i).padStart(2, "0")}`);
+  expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: many.map((tool_name) => auditRecord(inst, { tool_name, action: `tool:${tool_name}` })) } })).json.inserted).toBe(40);
+  expect(await found("x.")).toEqual(many);
+  expect(await found("x.t1")).toEqual(many.slice(10, 20));
   // PostgreSQL: the range is one of code points only in the C collation, whatever the database's
   // (this test server's is C.UTF-8, where the answers above would come out the same without it)
   if (cp.store.dialect === "postgres") {

@@ -203,8 +203,15 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     // character (the same on both stores) keeps a glob's exact matches.
     const prefix = literalPrefix(f.tool);
     const above = prefixSuccessor(prefix);
-    if (prefix !== "") conds.push(gte(a.toolName, prefix));
-    if (above !== null) conds.push(lt(a.toolName, above));
+    // The names the prefix stands for, when they are few: equality on the tool index then also
+    // serves a decision (after a range on the tool, it could not) and a page sorts less.
+    const names = prefix === "" ? null : await toolNames(db, orgId, prefix, above);
+    if (names?.length === 0) return null;
+    if (names) conds.push(inArray(a.toolName, names));
+    else {
+      if (prefix !== "") conds.push(gte(a.toolName, prefix));
+      if (above !== null) conds.push(lt(a.toolName, above));
+    }
     conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
   }
   // kind and decision as literals (closed sets, never input text): PostgreSQL's plan then sees
@@ -264,6 +271,29 @@ function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now:
   const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
   const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
   return { from: lows.length > 0 ? Math.max(...lows) : null, to: highs.length > 0 ? Math.min(...highs) : null };
+}
+
+const MAX_TOOL_NAMES = 32;
+
+/**
+ * The organization's tool names in [prefix, above), one seek of the tool index each, or null when
+ * there are more than MAX_TOOL_NAMES (the range is read instead).
+ */
+async function toolNames(db: Db, orgId: string, prefix: string, above: string | null): Promise<string[] | null> {
+  const a = tables(db).auditRecords;
+  const names: string[] = [];
+  for (let next: SQL = gte(a.toolName, prefix); names.length <= MAX_TOOL_NAMES; ) {
+    const [row] = await db
+      .select({ name: a.toolName })
+      .from(a)
+      .where(and(eq(a.orgId, orgId), next, ...(above !== null ? [lt(a.toolName, above)] : [])))
+      .orderBy(a.toolName)
+      .limit(1);
+    if (!row?.name) return names;
+    names.push(row.name);
+    next = sql`${a.toolName} > ${row.name}`;
+  }
+  return null;
 }
 
 /** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */
