@@ -2,10 +2,10 @@
 // and log. Passed down explicitly; nothing below reads the environment.
 import type { Logger } from "../log/index.ts";
 import type { Db } from "./db/index.ts";
-import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit.ts";
+import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit-config.ts";
 import type { Kms } from "./kms/index.ts";
 import type { ControlPlaneMetrics } from "./metrics/index.ts";
-import type { SelfReplica } from "./replicas/service.ts";
+import type { SelfReplica } from "./replicas/self.ts";
 
 export type ControlPlaneConfig = {
   /** The URL users and runtimes reach the control plane at (claim links, login approval). */

@@ -7,7 +7,7 @@ import type { ToolServerStatus } from "../contract/local-api.ts";
 import type { ManifestTool, ToolManifest } from "../contract/manifest.ts";
 import type { Logger } from "../log/index.ts";
 import { MCP_BOOTED_PATH, MCP_TOOLS_PATH } from "../proxy/mcp/local-routes.ts";
-import { StartFailure } from "./run.ts";
+import { StartFailure } from "./start-failure.ts";
 
 const LIST_TIMEOUT_MS = 60_000;
 

@@ -13,6 +13,7 @@ import type { Logger } from "../log/index.ts";
 import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
 import { FRONTEND_TOKEN_ENV, frontendConfig, frontendEnv, newFrontendToken, onboardingState, withoutSecrets } from "./frontend.ts";
 import { mcpBootTools, reportBooted } from "./mcp-sync.ts";
+import { StartFailure } from "./start-failure.ts";
 import { preflight } from "./preflight.ts";
 import { keepProcessPrivate, notPrivateWarning } from "./private-process.ts";
 import { startReaper } from "./reaper.ts";
@@ -26,9 +27,7 @@ const POLL_MS = 250;
 const ADMIN_POLL_MS = 2000;
 
 /** A start failure: the message is the one line the operator sees. */
-export class StartFailure extends Error {
-  override name = "StartFailure";
-}
+export { StartFailure } from "./start-failure.ts";
 
 export type SupervisorDeps = {
   log: Logger;

@@ -112,6 +112,8 @@ describe("models", () => {
     const mp = await must(api("POST", "/model-profiles", { display_name: "Test LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace }), "create model profile");
     await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
     await waitRevisionAbove(rev);
+    // create and assign each move the revision: a poll between them loads a bundle without the profile
+    await waitFor(async () => ((await (await px.call("/v1/models", { user: s.users.alice!.remote })).json()).data?.length ?? 0) > 0, "the proxy to load the assigned profile");
     const alice = await (await px.call("/v1/models", { user: s.users.alice!.remote })).json();
     expect(alice.data.map((m: any) => m.id)).toEqual(["m-small", "m-large"]);
     const bob = await (await px.call("/v1/models", { user: s.users.bob!.remote })).json();

@@ -15,7 +15,7 @@ import { ADMIN_ACTIONS, ANONYMOUS_ACTOR, type AdminAction, type AdminActor, type
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";
-import type { Principal } from "../auth/service.ts";
+import type { Principal } from "../auth/principal.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { RequestOrigin } from "../http/request-gate.ts";
 import { extendChain, storeDigest } from "../../contract/store-chain.ts";

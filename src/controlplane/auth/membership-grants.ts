@@ -9,7 +9,7 @@
 import { and, eq, inArray, isNotNull, ne } from "drizzle-orm";
 import { newId } from "../../contract/ids.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
-import type { Role } from "./service.ts";
+import type { Role } from "./principal.ts";
 
 /** How an account joined: bootstrap (no person), created with a password the granter chose, invited (no password: it signs in through SSO), or an existing account added. */
 export type JoinKind = "bootstrap" | "created" | "invited" | "added";

@@ -16,6 +16,9 @@ import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import type { RateLimitConfig } from "./rate-limit-config.ts";
+
+export { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./rate-limit-config.ts";
 
 /** Hashed before storage: the table never holds an email or an address. */
 const KEY_PREFIX = "svc rate-limit key\0";
@@ -120,24 +123,6 @@ export class FixedWindowLimiter {
   }
 }
 
-export type RateLimitConfig = {
-  /** Failed password sign-ins per email within the window. */
-  signInFailuresPerEmail: number;
-  /** Failed password sign-ins per client IP within the window. */
-  signInFailuresPerIp: number;
-  signInWindowSeconds: number;
-  /** Unauthenticated `svc login` requests created per client IP within the window. */
-  loginRequestsPerIp: number;
-  loginRequestWindowSeconds: number;
-};
-
-export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
-  signInFailuresPerEmail: 10,
-  signInFailuresPerIp: 50,
-  signInWindowSeconds: 15 * 60,
-  loginRequestsPerIp: 30,
-  loginRequestWindowSeconds: 15 * 60,
-};
 
 type Limiters = {
   signInEmail: FixedWindowLimiter;

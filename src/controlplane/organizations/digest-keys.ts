@@ -12,7 +12,7 @@ import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import type { Principal } from "../auth/service.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { bumpRevision } from "./service.ts";
+import { bumpRevision } from "./revision.ts";
 
 export const ROTATE_ACTION = "digest_key.rotate";
 

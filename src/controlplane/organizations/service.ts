@@ -7,6 +7,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { newDigestKey, storeDigestKey } from "./digest-keys.ts";
 
+export { bumpRevision } from "./revision.ts";
+
 export const DEFAULT_WORKSPACE = "default";
 
 /** Creates an organization with a default workspace and a fresh KMS-wrapped digest key. */
@@ -46,19 +48,6 @@ export async function getOrganization(db: Db, orgId: string) {
   const [org] = await db.select().from(o).where(eq(o.id, orgId));
   if (!org) throw new SvcError("not_found", `organization ${orgId} not found`);
   return org;
-}
-
-/**
- * Marks every policy bundle of the organization as changed. Call it in the same transaction as
- * any write that can change a bundle (policies, tools, identities, groups, profiles,
- * assignments, audit keys, escrow): the revision is the bundle's ETag.
- */
-export async function bumpRevision(db: Db, orgId: string): Promise<void> {
-  const o = tables(db).organizations;
-  await db
-    .update(o)
-    .set({ revision: sql`${o.revision} + 1` })
-    .where(eq(o.id, orgId));
 }
 
 export async function createWorkspace(db: Db, orgId: string, name: string, by: Acting) {

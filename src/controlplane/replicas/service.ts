@@ -17,7 +17,9 @@ const KEEP_MS = 24 * 3600_000;
 export type ReplicaView = { id: string; version: string; schema: string; policy_features: string[]; hostname: string; started_at: string; last_seen_at: string; self: boolean };
 
 /** This process's replica: what it registered as. */
-export type SelfReplica = { id: string; version: string; schema: string; policyFeatures: string[] };
+import type { SelfReplica } from "./self.ts";
+
+export type { SelfReplica } from "./self.ts";
 
 export function selfReplica(schema: string, over: Partial<SelfReplica> = {}): SelfReplica {
   return { id: newId("controlplaneReplica"), version: BUILD_VERSION, schema, policyFeatures: [...POLICY_FEATURES], ...over };
