@@ -2,7 +2,7 @@
 // name that starts with it, whatever its characters, on both stores; a time filter's id range
 // holds every record dated inside it; and ingest refuses the record whose id would put it outside.
 import { expect, test } from "bun:test";
-import { eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { idFloor, newId } from "../../contract/ids.ts";
 import { rawStatements, tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
@@ -106,8 +106,9 @@ test("a tool prefix or a policy pages newest first, past the newest records and 
     for (;;) {
       const conds = (await filterConditions(cp.deps.db, cp.orgId, filter, now))!;
       const a = tables(cp.deps.db).auditRecords;
-      const cursor = below ? [lt(a.id, below)] : [];
-      const page = await newestInTwoSteps(cp.deps.db, [...conds, ...cursor], 4, [eq(a.orgId, cp.orgId), ...cursor], 5);
+      const after: SQL[] = below ? [lt(a.id, below)] : [];
+      const read = async (extra: SQL[], n: number): Promise<{ id: string }[]> => cp.deps.db.select({ id: a.id }).from(a).where(and(...conds, ...after, ...extra)).orderBy(desc(a.id)).limit(n);
+      const page: { id: string }[] = await newestInTwoSteps(cp.deps.db, 4, [eq(a.orgId, cp.orgId), ...after], read, 5);
       stepped.push(...page.map((r) => r.id));
       if (page.length < 4) break;
       below = page.at(-1)!.id;

@@ -7,23 +7,16 @@
 // index below them, where what is left to sort is what a rare filter matches.
 import { and, desc, gte, lt, type SQL } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
-import { type Row, viewColumns } from "./query.ts";
 
 const PROBE = 2000;
 
 /**
- * Up to `want` rows matching `conds`, newest first. `span`: the organization, the cursor and the
- * time filters' id bounds alone (conds hold them too), where the newest records are counted.
+ * Up to `want` rows, newest first. `read(extra, limit)`: the search's rows with more conditions,
+ * newest first; `span`: the organization, the cursor and the time filters' id bounds alone, where
+ * the newest records are counted.
  */
-export async function newestInTwoSteps(db: Db, conds: SQL[], want: number, span: SQL[], probe = PROBE): Promise<Row[]> {
+export async function newestInTwoSteps<R>(db: Db, want: number, span: SQL[], read: (extra: SQL[], limit: number) => Promise<R[]>, probe = PROBE): Promise<R[]> {
   const a = tables(db).auditRecords;
-  const read = (extra: SQL[], limit: number) =>
-    db
-      .select(viewColumns(a))
-      .from(a)
-      .where(and(...conds, ...extra))
-      .orderBy(desc(a.id))
-      .limit(limit);
   // the id `probe` records below the cursor: one walk of the (org, id) index
   const [edge] = await db
     .select({ id: a.id })

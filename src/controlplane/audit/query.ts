@@ -354,17 +354,19 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   if (f.view === "calls" && !f.kind) conds.push(inArray(a.kind, ["tool", "model", "admin"]));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
+  const read = async (extra: SQL[], n: number): Promise<Row[]> =>
+    db
+      .select(viewColumns(a))
+      .from(a)
+      .where(and(...conds, ...extra))
+      .orderBy(desc(a.id))
+      .limit(n);
   // A tool prefix and a policy read indexes not in id order: newest first in two steps (newest.ts).
   const span = timeSpan(f, now);
-  const rows: Row[] =
+  const rows =
     f.tool !== undefined || f.policy !== undefined
-      ? await newestInTwoSteps(db, conds, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)])
-      : await db
-          .select(viewColumns(a))
-          .from(a)
-          .where(and(...conds))
-          .orderBy(desc(a.id))
-          .limit(limit + 1);
+      ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
+      : await read([], limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
