@@ -361,12 +361,15 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
       .where(and(...conds, ...extra))
       .orderBy(desc(a.id))
       .limit(n);
-  // A tool prefix and a policy read indexes not in id order: newest first in two steps (newest.ts).
+  // A tool prefix reads an index not in id order: newest first in two steps (newest.ts). A
+  // policy's records, enforced or shadow, are two reads in id order (its two partial indexes), merged.
   const span = timeSpan(f, now);
   const rows =
-    f.tool !== undefined || f.policy !== undefined
+    f.tool !== undefined
       ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
-      : await read([], limit + 1);
+      : f.policy !== undefined
+        ? newestOf([...(await read([eq(a.policyId, f.policy)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy)], limit + 1))], limit + 1)
+        : await read([], limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
@@ -377,6 +380,12 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
     }),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
+}
+
+/** The `n` newest of rows (a row in both lists once). Pure. */
+function newestOf(rows: Row[], n: number): Row[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return [...byId.values()].sort((x, y) => (x.id < y.id ? 1 : x.id > y.id ? -1 : 0)).slice(0, n);
 }
 
 export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView & { call_outcome?: CallOutcome | null }> {
