@@ -205,12 +205,16 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     const above = prefixSuccessor(prefix);
     // The names the prefix stands for, when they are few: equality on the tool index then also
     // serves a decision (after a range on the tool, it could not) and a page sorts less.
-    const names = prefix === "" ? null : await toolNames(db, orgId, prefix, above);
+    const names = prefix === "" || readsOwnIndex(f) ? null : await toolNames(db, orgId, prefix, above);
     if (names?.length === 0) return null;
-    if (names) conds.push(inArray(a.toolName, names));
-    else {
-      if (prefix !== "") conds.push(gte(a.toolName, prefix));
-      if (above !== null) conds.push(lt(a.toolName, above));
+    // With a user, an installation or a digest, their (org, …, id) index is the narrower one: the
+    // tool is then only checked (a term on the tool index would draw the planner to it).
+    if (!readsOwnIndex(f)) {
+      if (names) conds.push(inArray(a.toolName, names));
+      else {
+        if (prefix !== "") conds.push(gte(a.toolName, prefix));
+        if (above !== null) conds.push(lt(a.toolName, above));
+      }
     }
     conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
   }
@@ -274,6 +278,11 @@ function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now:
 }
 
 const MAX_TOOL_NAMES = 32;
+
+/** Whether a search has a filter with an (org, …, id) index of its own, narrower than a tool's. */
+function readsOwnIndex(f: Pick<AuditFilters, "user" | "installation" | "args_digest">): boolean {
+  return f.user !== undefined || f.installation !== undefined || f.args_digest !== undefined;
+}
 
 /**
  * The organization's tool names in [prefix, above), one seek of the tool index each, or null when
@@ -365,7 +374,7 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   // policy's records, enforced or shadow, are two reads in id order (its two partial indexes), merged.
   const span = timeSpan(f, now);
   const rows =
-    f.tool !== undefined
+    f.tool !== undefined && !readsOwnIndex(f)
       ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
       : f.policy !== undefined
         ? newestOf([...(await read([eq(a.policyId, f.policy)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy)], limit + 1))], limit + 1)
