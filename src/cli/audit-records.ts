@@ -177,16 +177,21 @@ export async function pipeTo(body: ReadableStream<Uint8Array>, fd: number): Prom
   return { bytes, lines };
 }
 
+/** The export's formats (the API's `format`): the records as JSON lines, CSV, OCSF events, ECS documents. */
+const EXPORT_FORMATS = ["jsonl", "csv", "ocsf", "ecs"] as const;
+type ExportFormat = (typeof EXPORT_FORMATS)[number];
+const isExportFormat = (f: string): f is ExportFormat => (EXPORT_FORMATS as readonly string[]).includes(f);
+
 /** Opens the export's stream; shared with `svc audit verify`, which reads the live API the same way. */
-export async function openExport(client: OrgClient, query: Record<string, string | undefined>, format: "jsonl" | "csv"): Promise<ReadableStream<Uint8Array>> {
+export async function openExport(client: OrgClient, query: Record<string, string | undefined>, format: ExportFormat): Promise<ReadableStream<Uint8Array>> {
   return client.stream(client.org("/audit-records/export"), { query: { ...query, format } }, format === "csv" ? "text/csv" : "application/x-ndjson");
 }
 
 const exportCmd = command({
-  meta: { name: "export", description: "Stream every matching audit record, oldest first, as JSON lines or CSV" },
+  meta: { name: "export", description: "Stream every matching audit record, oldest first, as JSON lines, CSV, OCSF or ECS" },
   args: {
     ...filterFlags,
-    format: { type: "string", description: "jsonl (default) or csv", valueHint: "jsonl|csv" },
+    format: { type: "string", description: "jsonl (default), csv, ocsf (OCSF 1.8.0 events) or ecs (ECS 9.4.0 documents), one per line", valueHint: "jsonl|csv|ocsf|ecs" },
     order: { type: "string", description: "id: oldest first (default); chain: chain by chain, what `svc audit verify --file` reads in constant memory", valueHint: "id|chain" },
     out: { type: "string", description: "write to this new file instead of stdout", valueHint: "file" },
   },
@@ -195,10 +200,11 @@ const exportCmd = command({
     "svc audit export --since 7d --format csv --out week.csv",
     "svc audit export --decision deny | jq -c 'select(.tool_name != null)'",
     "svc audit export --order chain --out all.jsonl",
+    "svc audit export --since 1d --format ocsf --out day.ocsf.jsonl",
   ],
   async run({ args }) {
     const format = args.format ?? "jsonl";
-    if (format !== "jsonl" && format !== "csv") throw new UsageError(`--format must be jsonl or csv, not "${format}"`);
+    if (!isExportFormat(format)) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(", ")}, not "${format}"`);
     if (args.order !== undefined && args.order !== "id" && args.order !== "chain") throw new UsageError(`--order must be id or chain, not "${args.order}"`);
     const query = { ...filterQuery(args), order: args.order };
     const client = await connect("svc audit export");

@@ -10,6 +10,7 @@ import { jsonFlag, out, printJson, printList, shortTime } from "./output.ts";
 import { type StdinSecret, readStdinSecret } from "./stdin-secret.ts";
 
 const KINDS = ["webhook", "syslog", "otlp"] as const;
+const FORMATS = ["svc", "ocsf", "ecs"] as const;
 
 const SECRET_ON_STDIN: StdinSecret = {
   reader: "--secret-stdin",
@@ -26,6 +27,7 @@ const create = command({
     "secret-stdin": { type: "boolean", description: "read the webhook's HMAC key (required for webhook) or the OTLP bearer token from stdin" },
     "ca-file": { type: "string", description: "PEM file of the CA that signed the receiver's certificate", valueHint: "file" },
     "server-name": { type: "string", description: "syslog: the name checked in the receiver's certificate (default: the host)", valueHint: "name" },
+    format: { type: "string", description: "what each event is: svc's record (default), an OCSF 1.8.0 event or an ECS 9.4.0 document", valueHint: "svc|ocsf|ecs" },
     "include-ciphertext": { type: "boolean", description: "also send each record's age ciphertext (default: digest-only fields)" },
     backfill: { type: "boolean", description: "also deliver the records already stored (default: only those received from now on)" },
     ...jsonFlag,
@@ -34,9 +36,11 @@ const create = command({
     'printf %s "$HMAC_KEY" | svc audit sinks create --name splunk --kind webhook --endpoint https://siem.example.com:8088/services/collector/event --secret-stdin',
     "svc audit sinks create --name rsyslog --kind syslog --endpoint siem.example.com:6514 --ca-file siem-ca.pem",
     "svc audit sinks create --name otel --kind otlp --endpoint https://otel.example.com:4318/v1/logs",
+    "svc audit sinks create --name lake --kind otlp --format ocsf --endpoint https://otel.example.com:4318/v1/logs",
   ],
   async run({ args }) {
     if (!(KINDS as readonly string[]).includes(args.kind)) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not "${args.kind}"`);
+    if (args.format !== undefined && !(FORMATS as readonly string[]).includes(args.format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${args.format}"`);
     if (args.kind === "webhook" && !args["secret-stdin"]) throw new UsageError("a webhook sink signs its bodies with an HMAC key: pass --secret-stdin and pipe the key in");
     if (args.kind === "syslog" && args["secret-stdin"]) throw new UsageError("a syslog sink takes no secret (TLS authenticates the receiver); drop --secret-stdin");
     let caPem: string | undefined;
@@ -57,12 +61,13 @@ const create = command({
       ...(secret !== undefined ? { secret } : {}),
       ...(caPem !== undefined ? { ca_pem: caPem } : {}),
       ...(args["server-name"] ? { server_name: args["server-name"] } : {}),
+      ...(args.format ? { format: args.format } : {}),
       include_ciphertext: !!args["include-ciphertext"],
       backfill: !!args.backfill,
     };
     const s = await client.json<Sink>("POST", client.org("/siem-sinks"), { body });
     if (args.json) return printJson(s);
-    out(`Created ${s.kind} sink ${s.id} (${s.name}) to ${s.endpoint}; ${args.backfill ? "every stored record and each new one" : "each record received from now on"} is delivered${s.include_ciphertext ? ", with its ciphertext" : " (digest-only fields)"}. Check it with \`svc audit sinks list\`.`);
+    out(`Created ${s.kind} sink ${s.id} (${s.name}) to ${s.endpoint}${s.format === "svc" ? "" : `, ${s.format.toUpperCase()} events`}; ${args.backfill ? "every stored record and each new one" : "each record received from now on"} is delivered${s.include_ciphertext ? ", with its ciphertext" : " (digest-only fields)"}. Check it with \`svc audit sinks list\`.`);
   },
 });
 
@@ -80,6 +85,7 @@ const list = command({
       [
         { header: "NAME", value: (s) => s.name },
         { header: "KIND", value: (s) => s.kind },
+        { header: "FORMAT", value: (s) => s.format },
         { header: "ENDPOINT", value: (s) => s.endpoint },
         { header: "STATUS", value: (s) => s.health.status },
         { header: "DELIVERED", value: (s) => s.health.delivered },

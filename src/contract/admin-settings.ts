@@ -67,6 +67,8 @@ export const Sink = open({
   kind: Type.Union([Type.Literal("webhook"), Type.Literal("syslog"), Type.Literal("otlp")]),
   endpoint: Str,
   include_ciphertext: Type.Boolean(),
+  /** What each event is (issue 35): svc's record as stored, an OCSF event or an ECS document. */
+  format: Type.Union([Type.Literal("svc"), Type.Literal("ocsf"), Type.Literal("ecs")]),
   enabled: Type.Boolean(),
   secret_set: Type.Boolean(),
   ca_pem_set: Type.Boolean(),

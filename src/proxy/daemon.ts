@@ -5,6 +5,7 @@
 // At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
 // what the spool holds within one short deadline, cut what still streams, close the spool
 // (what is left ships after the next start), release the spool's lock, exit 0.
+import { NO_TRACING, startTracing, type Tracing, tracingConfigUrl } from "./tracing.ts";
 import { EndpointProbe } from "./api/endpoint-probe.ts";
 import { endpointAttempts } from "./api/endpoint-attempts.ts";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
@@ -93,7 +94,11 @@ async function claimSocket(path: string): Promise<void> {
 }
 
 /** For tests: the MCP upstreams' timings (the defaults are upstream.ts's constants). */
-export type DaemonOptions = { mcpUpstream?: McpServersOptions["upstream"] };
+export type DaemonOptions = {
+  mcpUpstream?: McpServersOptions["upstream"];
+  /** The OTEL_* variables tracing is read from (tracing.ts); process.env by default. */
+  otelEnv?: Record<string, string | undefined>;
+};
 
 export async function startDaemon(config: ProxyConfig, log: Logger, opts: DaemonOptions = {}): Promise<Daemon> {
   try {
@@ -222,7 +227,14 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const decisions = new DecisionSummary({ log });
   const limits = new LimitsPoll({ client, book: budgets, log, intervalMs: config.limitsIntervalMs, ready: () => status.bootstrap !== null, onError: credentialCheck });
   // One pipeline for every governed call: the local API's chat and tool routes and the MCP gateway.
-  const { pipeline, leases } = daemonPipeline({ status, recorder, client, decisions, book: budgets, rateRules: config.rateLimits, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e) });
+  let tracing: Tracing;
+  try {
+    tracing = startTracing(opts.otelEnv ?? process.env);
+  } catch (e) {
+    throw new StartError(`OpenTelemetry tracing cannot start: ${(e as Error).message}`);
+  }
+  if (tracing !== NO_TRACING) log.info("tracing on", { endpoint: redactUrlCredentials(tracingConfigUrl(opts.otelEnv ?? process.env)) });
+  const { pipeline, leases } = daemonPipeline({ status, recorder, client, decisions, book: budgets, rateRules: config.rateLimits, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e), tracing });
   const api = createLocalApi({
     token: config.token,
     frontendToken: config.frontendToken,
@@ -232,6 +244,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     modelCa: ca,
     spoolDepth: () => spool.depth,
     log,
+    tracing,
     extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],
   });
 
@@ -332,6 +345,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
         await gateway?.close();
         await metricsServer?.stop(true);
         await mcp.close();
+        await Promise.race([tracing.shutdown().catch(() => undefined), Bun.sleep(Math.max(0, end - Date.now()))]);
         await spool.close();
         lock.release();
         rmSync(config.socketPath, { force: true });

@@ -1,10 +1,11 @@
 // svc audit list|show|export against a real control plane (SQLite, or PostgreSQL with
 // SVC_TEST_POSTGRES_URL): records stored through the runtime API as a proxy's shipper would,
-// then read back with every filter, the cursor, and the streamed export in both formats.
+// then read back with every filter, the cursor, and the streamed export in each format.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
+import { ecsProblems, ocsfProblems } from "../support/siem-schemas/validate.ts";
 import { api, bootstrapRuntime, createAgent, createInstallation, org, runtimeRecord, svc, tempHome } from "./cli-support.ts";
 
 let cp: ControlPlaneProcess;
@@ -148,6 +149,20 @@ test("export --format csv: RFC 4180 quoting, formula cells defused, one header",
   expect(rows[6]).toContain(`,"quote "" and, comma",`);
   const bad = await svc(cp, ["audit", "export", "--format", "xml"], { home });
   expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("--format must be one of jsonl, csv, ocsf, ecs");
+});
+
+test("export --format ocsf|ecs: one valid event per record, the filters applied, counted like JSON lines", async () => {
+  const ocsf = await svc(cp, ["audit", "export", "--format", "ocsf", "--tool", "crm"], { home });
+  expect(ocsf.code).toBe(0);
+  const events = ocsf.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+  expect(events.map((e) => [e.metadata.uid, e.class_uid, ocsfProblems(e)])).toEqual([id(0), id(1), id(2), id(5)].map((i) => [i, 6003, []]));
+  const file = join(home, "all.ecs.jsonl");
+  const w = await svc(cp, ["audit", "export", "--format", "ecs", "--out", file], { home });
+  expect(w.stderr).toMatch(/^Exported \d+ records \(\d+ bytes\) to .*all\.ecs\.jsonl\.\n$/);
+  const docs = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  expect(docs.length).toBeGreaterThan(4);
+  for (const d of docs) expect(ecsProblems(d, ["svc"])).toEqual([]);
 });
 
 test("export streams 12,000 records in order, each once, through pages of the server and chunks of the client", async () => {

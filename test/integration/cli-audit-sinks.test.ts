@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import type { Server } from "bun";
 import { type ControlPlaneProcess, cleanup, startControlPlane, waitFor } from "../support/controlplane-process.ts";
+import { ocsfProblems } from "../support/siem-schemas/validate.ts";
 import { testTls } from "../support/tls.ts";
 import { api, bootstrapRuntime, createAgent, createInstallation, org, runtimeRecord, svc } from "./cli-support.ts";
 
@@ -91,11 +92,25 @@ test("create, deliver, survive a receiver outage across a restart, list health, 
   await waitFor(async () => (await api(cp, "GET", org(cp, "/siem-sinks"))).json.sinks[0].health.status === "ok", "the sink to be healthy again", 30_000);
   const list = await svc(cp, ["audit", "sinks", "list"]);
   expect(list.code).toBe(0);
-  expect(list.stdout).toMatch(/splunk\s+webhook\s+https:\/\/127\.0\.0\.1:\d+\/services\/collector\/event\s+ok\s+10\s+0 \/ 0s/);
+  expect(list.stdout).toMatch(/splunk\s+webhook\s+svc\s+https:\/\/127\.0\.0\.1:\d+\/services\/collector\/event\s+ok\s+10\s+0 \/ 0s/);
   const json = await svc(cp, ["audit", "sinks", "list", "--json"]);
   expect(JSON.parse(json.stdout).sinks[0]).toMatchObject({ name: "splunk", secret_set: true, health: { delivered: 10, lag_records: 0, failures: 0 } });
   for (const text of [list.stdout, json.stdout, made.stdout, cp.logs()]) expect(text).not.toContain(SECRET);
   expect(cp.logs()).toContain("siem sink delivery failed");
+
+  // An OCSF sink: its events validate against the vendored schema; a format svc does not speak is a usage error.
+  const badFormat = await svc(cp, ["audit", "sinks", "create", "--name", "x", "--kind", "otlp", "--endpoint", url, "--format", "cef"]);
+  expect([badFormat.code, badFormat.stderr]).toEqual([2, expect.stringContaining('--format must be one of svc, ocsf, ecs, not "cef"')]);
+  const lake = await svc(cp, ["audit", "sinks", "create", "--name", "lake", "--kind", "webhook", "--endpoint", url, "--ca-file", ca, "--format", "ocsf", "--secret-stdin"], { stdin: SECRET });
+  expect([lake.code, lake.stdout]).toEqual([0, expect.stringContaining(", OCSF events;")]);
+  const before = got.length;
+  const ocsfIds = await ship(2);
+  await waitFor(() => got.slice(before).some((g) => g.body.includes('"sourcetype":"svc:audit:ocsf"') && g.body.includes(ocsfIds[1]!)), "the OCSF events at the receiver", 30_000);
+  const ocsf = got.slice(before).flatMap((g) => g.body.split("\n").map((l) => JSON.parse(l))).filter((l) => l.sourcetype === "svc:audit:ocsf");
+  for (const l of ocsf) expect(ocsfProblems(l.event)).toEqual([]);
+  expect(ocsf.filter((l) => l.event.class_uid === 6003).map((l) => l.event.metadata.uid)).toEqual(ocsfIds);
+  expect((await svc(cp, ["audit", "sinks", "list"])).stdout).toMatch(/lake\s+webhook\s+ocsf\s+https/);
+  expect((await svc(cp, ["audit", "sinks", "delete", "lake"])).code).toBe(0);
 
   const del = await svc(cp, ["audit", "sinks", "delete", "splunk"]);
   expect(del.code).toBe(0);

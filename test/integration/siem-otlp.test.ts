@@ -6,6 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Server } from "bun";
+import { ocsfProblems } from "../support/siem-schemas/validate.ts";
 import { testTls } from "../support/tls.ts";
 import { addInstallation, auditRecord } from "../../src/controlplane/runtime/fixtures.ts";
 import { testControlPlane } from "../../src/controlplane/testing.ts";
@@ -81,4 +82,26 @@ test("OTLP/HTTP logs: bodies parse as ExportLogsServiceRequest, one LogRecord pe
   }
   // A malformed body is caught by the validator (the check is not vacuous).
   expect(() => validate([JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ severityNumber: "LOUD" }] }] }] })])).toThrow(/not an ExportLogsServiceRequest/);
+});
+
+test("OTLP with format ocsf: the same log records, each body an OCSF event of the vendored schema", async () => {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const url = `https://127.0.0.1:${server.port}/v1/logs`;
+  const made = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "lake", kind: "otlp", endpoint: url, ca_pem: tls.ca, format: "ocsf" } });
+  expect([made.status, made.json.format]).toEqual([201, "ocsf"]);
+  const deny = auditRecord(inst, { decision: "deny", reason: "policy", tool_name: "crm.delete", action: "tool:crm.delete" });
+  await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [deny] } });
+  const before = got.length;
+  expect(await deliverDue(cp.deps, { owner: "t", settleMs: 0, batchSize: 10 })).toBe(1 + 1);
+  const parsed = validate(got.slice(before).map((g) => g.body));
+  expect(parsed.map((l) => l.event_name)).toEqual(["svc:audit:ocsf", "svc:audit:ocsf"]);
+  const events = parsed.map((l) => JSON.parse(l.body));
+  for (const e of events) expect(ocsfProblems(e)).toEqual([]);
+  expect(events.map((e) => [e.class_uid, e.metadata.uid])).toEqual([
+    [6003, deny.id],
+    [3004, expect.any(String)],
+  ]);
+  // The envelope is unchanged: the deny's severity and the attributes a SIEM indexes on.
+  expect([parsed[0].severity_number, parsed[0].attributes["svc.record.id"]]).toEqual([13, deny.id]);
 });

@@ -1,9 +1,10 @@
 // SIEM sinks (issue 15), the syslog kind, against a real rsyslog from Debian (imtcp over TLS
 // with the gtls driver, test/support/rsyslog.ts): RFC 5424 messages in RFC 5425 octet-counting
 // frames that rsyslog parses into the right PRI, timestamp, app, msgid and structured data,
-// the record as the message; a receiver outage loses nothing; an untrusted certificate is refused.
+// the record (or its ECS document) as the message; a receiver outage loses nothing; an untrusted certificate is refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeRsyslog, type Rsyslog } from "../support/rsyslog.ts";
+import { ecsProblems } from "../support/siem-schemas/validate.ts";
 import { waitFor } from "../support/controlplane-process.ts";
 import { testTls } from "../support/tls.ts";
 import { addInstallation, auditRecord, type Installation } from "../../src/controlplane/runtime/fixtures.ts";
@@ -71,6 +72,22 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     await waitFor(() => rsyslog.lines().length >= 10, "10 messages in rsyslog's output");
     expect(rsyslog.lines().filter((l) => l.msgid !== "admin").map((l) => bodyOf(l.msg).id)).toEqual([...first, ...during]);
     expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "ok", lag_records: 0, delivered: 10 });
+  });
+
+  test("format ecs: rsyslog parses the same header and structured data, the message an ECS document of the field reference", async () => {
+    const cp = await testControlPlane();
+    const inst = await addInstallation(cp);
+    const before = rsyslog.lines().length;
+    expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "elastic", kind: "syslog", endpoint: `127.0.0.1:${rsyslog.port}`, ca_pem: testTls().ca, format: "ecs" } })).json.format).toBe("ecs");
+    const [id] = await ship(cp, inst, 1, { decision: "deny", reason: "no" });
+    expect(await deliverDue(cp.deps, opts)).toBe(1 + 1);
+    await waitFor(() => rsyslog.lines().length >= before + 2, "2 more messages in rsyslog's output");
+    const [deny, created] = rsyslog.lines().slice(before);
+    expect([deny!.pri, deny!.msgid, created!.msgid]).toEqual([13 * 8 + 4, "tool", "admin"]);
+    expect(deny!.sd).toStartWith(`[svc@32473 id="${id}" org="${cp.orgId}" kind="tool" decision="deny"`);
+    for (const l of [deny!, created!]) expect(ecsProblems(bodyOf(l.msg), ["svc"])).toEqual([]);
+    expect(bodyOf(deny!.msg)).toMatchObject({ event: { id, outcome: "failure", category: ["api"], type: ["access", "denied"] } });
+    expect(bodyOf(created!.msg)).toMatchObject({ event: { action: "siem_sink.create", category: ["configuration"], type: ["creation"] }, user: { id: cp.accountId } });
   });
 
   test("a receiver whose certificate the sink does not trust gets nothing; the error says why", async () => {

@@ -1,5 +1,7 @@
-// The export and the search: CSV cells, the tool filter's LIKE pattern, bad filters refused before streaming.
+// The export and the search: CSV cells, the tool filter's LIKE pattern, bad filters refused before streaming, the OCSF and ECS formats.
 import { expect, test } from "bun:test";
+import { ecsProblems, ocsfProblems } from "../../../test/support/siem-schemas/validate.ts";
+import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { CSV_COLUMNS, csvCell } from "./export.ts";
 import { toolPattern } from "./query.ts";
@@ -39,4 +41,31 @@ test("a bad export filter is a 4xx problem before any byte is streamed (it cut t
   }
   const ok = await cp.call("GET", cp.org("/audit-records/export?format=csv"));
   expect(ok.status).toBe(200);
+});
+
+test("format=ocsf and format=ecs: one event of the schema per record (validated), the filters applied, never the ciphertext", async () => {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const records = [auditRecord(inst, { decision: "deny", ciphertext: Buffer.from("age-ciphertext-bytes").toString("base64"), recipient_key_ids: ["key_X"] }), auditRecord(inst, { kind: "model", action: "model:gpt-4o", tool_name: null, model: "gpt-4o" })];
+  expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records } })).json.inserted).toBe(2);
+  const lines = async (query: string) => {
+    const res = await cp.call("GET", cp.org(`/audit-records/export?${query}`));
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "application/x-ndjson"]);
+    expect(res.text).not.toContain(Buffer.from("age-ciphertext-bytes").toString("base64"));
+    return res.text.trim().split("\n").map((l) => JSON.parse(l));
+  };
+  const ocsf = await lines("format=ocsf");
+  for (const e of ocsf) expect(ocsfProblems(e)).toEqual([]);
+  expect(ocsf.filter((e) => e.class_uid === 6003).map((e) => [e.metadata.uid, e.activity_name, ocsfProblems(e)])).toEqual([
+    [records[0]!.id, "Tool Call", []],
+    [records[1]!.id, "Model Call", []],
+  ]);
+  const admin = await lines("format=ocsf&kind=admin");
+  expect(admin.length).toBeGreaterThan(0);
+  for (const e of admin) expect(ocsfProblems(e)).toEqual([]);
+  const ecs = await lines("format=ecs&decision=deny");
+  expect(ecs.map((d) => [d.event.id, d.event.outcome, ecsProblems(d, ["svc"])])).toEqual([[records[0]!.id, "failure", []]]);
+  const bad = await cp.call("GET", cp.org("/audit-records/export?format=cef"));
+  expect([bad.status, bad.headers.get("content-type")]).toEqual([422, "application/problem+json"]);
+  expect(bad.text).toContain("format");
 });

@@ -11,10 +11,13 @@ import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
+import { ecsDocument } from "./ecs.ts";
+import { ocsfEvent } from "./ocsf.ts";
 import { type AuditExportLine, exportLine } from "./stored.ts";
 
 export const EXPORT_PAGE = 1000;
-export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
+/** jsonl: the records as stored; csv; ocsf and ecs: one OCSF event or ECS document per line (ocsf.ts, ecs.ts). */
+export const EXPORT_FORMATS = ["jsonl", "csv", "ocsf", "ecs"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export type ExportLine = AuditExportLine;
@@ -167,7 +170,7 @@ export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFil
           const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
           for (const row of rows) {
             const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
-            text += format === "csv" ? csvLine(line) : `${JSON.stringify(line)}\n`;
+            text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
           }
         }
         if (text) controller.enqueue(encoder.encode(text));

@@ -51,7 +51,7 @@ const SearchQuery = t.Object({
 });
 const ExportQuery = t.Object({
   ...Filters,
-  format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv")])),
+  format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv"), t.Literal("ocsf"), t.Literal("ecs")], { description: "jsonl: the records as stored (default); csv; ocsf: OCSF 1.8.0 events, ecs: ECS 9.4.0 documents, one per line (docs/siem.md)" })),
   order: t.Optional(t.Union([t.Literal("id"), t.Literal("chain")], { description: "id: oldest first (default); chain: chain by chain in number order, what `svc audit verify` reads" })),
 });
 
@@ -108,12 +108,12 @@ export function auditRoutes(deps: ControlPlaneDeps) {
         return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now(), order ?? "id"), {
           headers: {
             "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
-            "content-disposition": `attachment; filename="audit-records.${format}"`,
+            "content-disposition": `attachment; filename="audit-records.${format === "ocsf" || format === "ecs" ? `${format}.jsonl` : format}"`,
             "cache-control": "no-store",
           },
         });
       },
-      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines or CSV (never ciphertext)", tags: ["audit"], responses: EXPORT_RESPONSES } },
+      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines, CSV, OCSF or ECS (never ciphertext)", tags: ["audit"], responses: EXPORT_RESPONSES } },
     )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,

@@ -2,14 +2,18 @@
 // address and user agent, `step` (run one admin action, then find exactly the events it wrote,
 // naming the expected actor), a registry of the raw secrets a test used, and `scanForSecrets`,
 // which looks for each of them in every stored column of every audit record, in the export
-// (JSON lines and CSV) and in what every SIEM format would send. Used by *.test.ts files only.
+// (JSON lines, CSV, OCSF, ECS) and in what every SIEM sink kind and format would send; every
+// record it streams is also checked against the vendored OCSF and ECS schemas. Used by *.test.ts files only.
 import { expect } from "bun:test";
 import type { AuditRecordView } from "../../contract/admin-api.ts";
 import type { AdminAction, AdminActor } from "../../contract/admin-event.ts";
+import { ecsProblems, ocsfProblems } from "../../../test/support/siem-schemas/validate.ts";
 import { tables } from "../db/index.ts";
 import { hecBody, otlpLogsRequest, syslogFrames } from "../sinks/format.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { ecsDocument } from "./ecs.ts";
 import { chainRecordsAfter, legacyRecordsAfter, type StreamedRecord } from "./ingest-order.ts";
+import { ocsfEvent } from "./ocsf.ts";
 
 export const IP = "198.51.100.7";
 export const UA = "admin-trail-test/1.0 (+svc)";
@@ -80,15 +84,20 @@ export async function scanForSecrets(cp: TestControlPlane, secrets: Map<string, 
   const rows = await cp.deps.db.select().from(a);
   expect(rows.filter((r) => r.kind === "admin").length).toBeGreaterThan(0);
   const found = [...leaks("stored records", JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v)), secrets)];
-  for (const format of ["jsonl", "csv"]) {
+  for (const format of ["jsonl", "csv", "ocsf", "ecs"]) {
     const res = await cp.call("GET", cp.org(`/audit-records/export?format=${format}`), { token });
     expect(res.status).toBe(200);
-    expect(res.text).toContain(format === "csv" ? ",admin," : '"kind":"admin"');
+    expect(res.text).toContain(format === "csv" ? ",admin," : format === "ocsf" ? '"class_uid":3004' : format === "ecs" ? '"svc":{"kind":"admin"' : '"kind":"admin"');
     found.push(...leaks(`the ${format} export`, res.text, secrets));
   }
   const records = await everyStreamed(cp, true);
-  found.push(...leaks("the HEC body", hecBody(records, "cp"), secrets));
-  found.push(...leaks("the syslog frames", syslogFrames(records, "cp").toString("utf8"), secrets));
-  found.push(...leaks("the OTLP request", JSON.stringify(otlpLogsRequest(records, "cp")), secrets));
+  for (const format of ["svc", "ocsf", "ecs"] as const) {
+    found.push(...leaks(`the HEC body (${format})`, hecBody(records, "cp", format), secrets));
+    found.push(...leaks(`the syslog frames (${format})`, syslogFrames(records, "cp", format).toString("utf8"), secrets));
+    found.push(...leaks(`the OTLP request (${format})`, JSON.stringify(otlpLogsRequest(records, "cp", format)), secrets));
+  }
   expect(found).toEqual([]);
+  // Each real event, of every action the test ran, is valid OCSF and ECS.
+  const invalid = records.flatMap((r) => [...ocsfProblems(ocsfEvent(r)).map((p) => `${r.action} OCSF ${p}`), ...ecsProblems(ecsDocument(r), ["svc"]).map((p) => `${r.action} ECS ${p}`)]);
+  expect(invalid).toEqual([]);
 }

@@ -6,6 +6,7 @@ import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { SvcError } from "../../contract/errors.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
+import { SIEM_FORMATS, type SiemFormat } from "../audit/siem-record.ts";
 import type { SinkKind, SinkOptions } from "./tables.ts";
 
 export type SinkInput = {
@@ -19,6 +20,8 @@ export type SinkInput = {
   backfill?: boolean;
   ca_pem?: string;
   server_name?: string;
+  /** svc (default: the record as stored), ocsf or ecs. */
+  format?: SiemFormat;
 };
 
 export const MIN_SECRET_LENGTH = 16;
@@ -89,6 +92,8 @@ export async function checkSinkInput(input: SinkInput, reach: SinkReach): Promis
     if (!/^[A-Za-z0-9.-]{1,253}$/.test(input.server_name)) throw invalid("/server_name", "is not a host name");
     options.server_name = input.server_name;
   }
+  if (input.format !== undefined && !SIEM_FORMATS.includes(input.format)) throw invalid("/format", `must be one of ${SIEM_FORMATS.join(", ")}`);
+  if (input.format === "ocsf" || input.format === "ecs") options.format = input.format;
   await checkOutboundUrl(endpointUrl(input.kind, endpoint), { what: "endpoint", allowPrivate: reach.allowPrivate, allowLoopback: reach.allowLoopback, stage: "save" });
   return { name, kind: input.kind, endpoint, secret, includeCiphertext: input.include_ciphertext ?? false, backfill: input.backfill ?? false, options };
 }

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import type { StreamedRecord } from "../audit/ingest-order.ts";
 import { backoffMs } from "./deliver.ts";
+import { ecsProblems, ocsfProblems } from "../../../test/support/siem-schemas/validate.ts";
 import { hecBody, otlpLogsRequest, signature, syslogFrames, syslogMessage } from "./format.ts";
 
 const rec = (over: Partial<StreamedRecord> = {}): StreamedRecord =>
@@ -52,6 +53,19 @@ describe("sink bodies", () => {
     expect([a!.severityNumber, a!.severityText, b!.severityNumber]).toEqual([13, "WARN", 9]);
     expect(a!.timeUnixNano).toBe("1795626000123000000");
     expect(JSON.parse(a!.body.stringValue).id).toBe("rec_01TEST");
+  });
+
+  test("OCSF and ECS formats: the same envelope (PRI, structured data, severity), the event of the schema inside", () => {
+    const deny = rec({ decision: "deny", harness: "chatui", workspace_id: "ws_1", agent_id: "agt_1", replica_id: null, reason: "no", policy_revision: 1, encryption: { mode: "digest-only" } } as Partial<StreamedRecord>);
+    const msg = syslogMessage(deny, "h", "ocsf");
+    expect(msg).toStartWith('<108>1 2026-11-25T17:00:00.123Z h svc - tool [svc@32473 id="rec_01TEST" ');
+    const ocsf = JSON.parse(msg.slice(msg.indexOf("\uFEFF") + 1));
+    expect([ocsf.class_uid, ocsf.action_id, ocsf.metadata.uid, ocsfProblems(ocsf)]).toEqual([6003, 2, "rec_01TEST", []]);
+    const [log] = otlpLogsRequest([deny], "h", "ecs").resourceLogs[0]!.scopeLogs[0]!.logRecords;
+    expect([log!.severityNumber, log!.eventName]).toEqual([13, "svc:audit:ecs"]);
+    const ecs = JSON.parse(log!.body.stringValue);
+    expect([ecs.event.id, ecs.event.outcome, ecsProblems(ecs, ["svc"])]).toEqual(["rec_01TEST", "failure", []]);
+    expect(JSON.parse(hecBody([deny], "h", "ocsf")).sourcetype).toBe("svc:audit:ocsf");
   });
 
   test("backoff doubles from 1 s and stops at 5 minutes", () => {

@@ -5,12 +5,26 @@
 // Admin events (kind "admin", issue 27) carry their whole account (`admin`: actor, target,
 // before/after, result) in the body like any field, and their severity is mapped to each
 // format's own: a HEC indexed field, the syslog severity, the OTLP severityNumber.
+// A sink's `format` (issue 35) chooses what each event is: the record as stored (`svc`, the
+// default), an OCSF event or an ECS document (audit/ocsf.ts, audit/ecs.ts); the envelope of the
+// kind (HEC line, syslog header and structured data, OTLP log record) stays the same.
 import { createHmac } from "node:crypto";
 import type { AdminSeverity } from "../../contract/admin-event.ts";
+import { ecsDocument } from "../audit/ecs.ts";
 import type { StreamedRecord } from "../audit/ingest-order.ts";
+import { ocsfEvent } from "../audit/ocsf.ts";
+import type { SiemFormat } from "../audit/siem-record.ts";
 
 export const SOURCETYPE = "svc:audit";
 export const SIGNATURE_HEADER = "x-svc-signature";
+
+/** The event a record is in a format: itself, its OCSF event, its ECS document. */
+export function eventOf(r: StreamedRecord, format: SiemFormat): object {
+  return format === "ocsf" ? ocsfEvent(r) : format === "ecs" ? ecsDocument(r) : r;
+}
+
+/** The HEC sourcetype (and OTLP eventName) of a format: svc:audit, svc:audit:ocsf, svc:audit:ecs. */
+export const sourcetypeOf = (format: SiemFormat) => (format === "svc" ? SOURCETYPE : `${SOURCETYPE}:${format}`);
 
 // ---------------------------------------------------------------- webhook (Splunk HEC)
 
@@ -18,11 +32,11 @@ export const SIGNATURE_HEADER = "x-svc-signature";
  * One HEC event per line: `{"time":<epoch s>,"host":…,"source":"svc","sourcetype":"svc:audit","event":{…}}`;
  * an admin event also has indexed `fields`: its severity, action, actor and result.
  */
-export function hecBody(records: readonly StreamedRecord[], host: string): string {
+export function hecBody(records: readonly StreamedRecord[], host: string, format: SiemFormat = "svc"): string {
   return records
     .map((r) => {
       const fields = r.admin ? { fields: { severity: r.admin.severity, action: r.action, actor_id: r.actor_id ?? r.admin.actor.id, result: r.admin.result } } : {};
-      return JSON.stringify({ time: Date.parse(r.ts) / 1000, host, source: "svc", sourcetype: SOURCETYPE, event: r, ...fields });
+      return JSON.stringify({ time: Date.parse(r.ts) / 1000, host, source: "svc", sourcetype: sourcetypeOf(format), event: eventOf(r, format), ...fields });
     })
     .join("\n");
 }
@@ -53,8 +67,8 @@ const sdEscape = (v: string) => v.replace(/[\\"\]]/g, (c) => `\\${c}`);
 /** PRINTUSASCII without space, at most `max` characters (RFC 5424 HOSTNAME, APP-NAME, MSGID). */
 const token = (v: string, max: number) => v.replace(/[^\x21-\x7e]/g, "_").slice(0, max) || "-";
 
-/** One RFC 5424 message: header, structured data naming the record, the record as JSON (UTF-8, BOM). */
-export function syslogMessage(r: StreamedRecord, host: string): string {
+/** One RFC 5424 message: header, structured data naming the record, the event as JSON (UTF-8, BOM). */
+export function syslogMessage(r: StreamedRecord, host: string, format: SiemFormat = "svc"): string {
   const sd: [string, string | null | undefined][] = [
     ["id", r.id],
     ["org", r.organization_id],
@@ -73,14 +87,14 @@ export function syslogMessage(r: StreamedRecord, host: string): string {
       : []),
   ];
   const params = sd.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => `${k}="${sdEscape(v!)}"`);
-  return `<${syslogPri(r)}>1 ${r.ts} ${token(host, 255)} svc - ${token(r.kind, 32)} [${SD_ID} ${params.join(" ")}] \uFEFF${JSON.stringify(r)}`;
+  return `<${syslogPri(r)}>1 ${r.ts} ${token(host, 255)} svc - ${token(r.kind, 32)} [${SD_ID} ${params.join(" ")}] \uFEFF${JSON.stringify(eventOf(r, format))}`;
 }
 
 /** RFC 5425 octet-counting: `<byte length> <message>` per record, concatenated. */
-export function syslogFrames(records: readonly StreamedRecord[], host: string): Buffer {
+export function syslogFrames(records: readonly StreamedRecord[], host: string, format: SiemFormat = "svc"): Buffer {
   return Buffer.concat(
     records.map((r) => {
-      const msg = Buffer.from(syslogMessage(r, host), "utf8");
+      const msg = Buffer.from(syslogMessage(r, host, format), "utf8");
       return Buffer.concat([Buffer.from(`${msg.length} `, "ascii"), msg]);
     }),
   );
@@ -115,7 +129,7 @@ const nanos = (iso: string) => `${BigInt(Date.parse(iso)) * 1_000_000n}`;
  * JSON and whose attributes carry the fields a SIEM indexes on. 64-bit integers are strings,
  * enums are numbers, field names lowerCamelCase, as the OTLP/HTTP JSON rules require.
  */
-export function otlpLogsRequest(records: readonly StreamedRecord[], host: string) {
+export function otlpLogsRequest(records: readonly StreamedRecord[], host: string, format: SiemFormat = "svc") {
   return {
     resourceLogs: [
       {
@@ -130,8 +144,8 @@ export function otlpLogsRequest(records: readonly StreamedRecord[], host: string
                 observedTimeUnixNano: nanos(r.received_at),
                 severityNumber: sev.number,
                 severityText: sev.text,
-                eventName: SOURCETYPE,
-                body: { stringValue: JSON.stringify(r) },
+                eventName: sourcetypeOf(format),
+                body: { stringValue: JSON.stringify(eventOf(r, format)) },
                 attributes: [
                   ...attr("svc.record.id", r.id),
                   ...attr("svc.organization.id", r.organization_id),

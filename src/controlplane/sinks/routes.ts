@@ -16,6 +16,7 @@ export const SinkCreate = t.Object(
     kind: t.Union([t.Literal("webhook"), t.Literal("syslog"), t.Literal("otlp")]),
     endpoint: t.String({ minLength: 1, maxLength: 2000, description: "webhook/otlp: https URL (http only to loopback); syslog: host:port of a TLS listener" }),
     secret: t.Optional(t.String({ minLength: 1, maxLength: 4096, description: "webhook: HMAC-SHA256 key (required); otlp: bearer token; write-only" })),
+    format: t.Optional(t.Union([t.Literal("svc"), t.Literal("ocsf"), t.Literal("ecs")], { description: "what each event is: svc's record as stored (default), an OCSF 1.8.0 event or an ECS 9.4.0 document (docs/siem.md)" })),
     include_ciphertext: t.Optional(t.Boolean({ description: "send each record's age ciphertext (base64); default digest-only fields" })),
     backfill: t.Optional(t.Boolean({ description: "deliver the records already stored too; default only those received from now on" })),
     ca_pem: t.Optional(t.String({ minLength: 1, maxLength: 20_000, description: "PEM of the CA that signed the receiver's certificate" })),

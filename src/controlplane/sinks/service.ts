@@ -106,6 +106,7 @@ export async function sinkView(db: Db, row: SinkRow, now: number) {
     kind: row.kind,
     endpoint: row.endpoint,
     include_ciphertext: row.includeCiphertext,
+    format: row.options.format ?? ("svc" as const),
     enabled: row.enabled,
     secret_set: row.wrappedSecret !== null,
     ca_pem_set: row.options.ca_pem !== undefined,

@@ -13,6 +13,8 @@ export type SinkOptions = {
   ca_pem?: string;
   /** syslog: the name checked in the receiver's certificate (default: the host). */
   server_name?: string;
+  /** What each event is (issue 35): absent for svc's own record; "ocsf" or "ecs" (audit/siem-record.ts). */
+  format?: "ocsf" | "ecs";
 };
 
 export const siemSinks = table(

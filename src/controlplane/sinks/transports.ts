@@ -30,9 +30,11 @@ async function post(t: SinkTarget, body: string, headers: Record<string, string>
   throw new Error(`HTTP ${res.status}${text ? `: ${text}` : ""}`);
 }
 
+const formatOf = (t: SinkTarget) => t.options.format ?? "svc";
+
 function webhook(t: SinkTarget): Send {
   return async (records) => {
-    const body = hecBody(records, t.host);
+    const body = hecBody(records, t.host, formatOf(t));
     await post(t, body, { "content-type": "application/json", [SIGNATURE_HEADER]: signature(t.secret ?? "", body), "x-svc-event-count": String(records.length) });
   };
 }
@@ -41,7 +43,7 @@ function otlp(t: SinkTarget): Send {
   return async (records) => {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (t.secret) headers.authorization = `Bearer ${t.secret}`;
-    await post(t, JSON.stringify(otlpLogsRequest(records, t.host)), headers);
+    await post(t, JSON.stringify(otlpLogsRequest(records, t.host, formatOf(t))), headers);
   };
 }
 
@@ -54,7 +56,7 @@ function otlp(t: SinkTarget): Send {
 function syslog(t: SinkTarget): Send {
   const { host, port } = syslogTarget(t.endpoint);
   return async (records) => {
-    const frames = syslogFrames(records, t.host);
+    const frames = syslogFrames(records, t.host, formatOf(t));
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const done = (e?: Error) => {

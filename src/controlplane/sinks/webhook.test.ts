@@ -8,6 +8,7 @@ import type { Server } from "bun";
 import { testTls } from "../../../test/support/tls.ts";
 import { addInstallation, auditRecord, type Installation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { ecsProblems, ocsfProblems } from "../../../test/support/siem-schemas/validate.ts";
 import { backoffMs, deliverDue, releaseLeases } from "./deliver.ts";
 
 const SECRET = "a-webhook-hmac-secret-of-some-length";
@@ -65,6 +66,7 @@ describe("webhook sinks: admin routes", () => {
       [{ ...ok, kind: "syslog", endpoint: "siem.example.com", secret: undefined }, "/endpoint"],
       [{ ...ok, kind: "syslog", endpoint: "siem.example.com:6514" }, "/secret"],
       [{ ...ok, server_name: "x.example.com" }, "/server_name"],
+      [{ ...ok, format: "cef" }, "/format"],
     ];
     for (const [body, path] of bad) {
       const r = await create(body);
@@ -134,6 +136,34 @@ describe("webhook sinks: delivery", () => {
       ["all-with-ct", "ok", 7 + admin, 0],
       ["new-only", "ok", 5 + 2, 0],
     ]);
+  });
+
+  test("OCSF and ECS sinks: each record as an event of the schema (validated), the record whole inside, ciphertext only when configured", async () => {
+    const cp = await testControlPlane();
+    const rx = receiver();
+    servers.push(rx.server);
+    const inst = await addInstallation(cp);
+    const base = { kind: "webhook", endpoint: rx.url, secret: SECRET, ca_pem: rx.ca, backfill: true };
+    const ocsf = await cp.call("POST", cp.org("/siem-sinks"), { body: { ...base, name: "lake", format: "ocsf" } });
+    expect([ocsf.status, ocsf.json.format]).toEqual([201, "ocsf"]);
+    expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { ...base, name: "elastic", format: "ecs", include_ciphertext: true } })).json.format).toBe("ecs");
+    const ids = await ship(cp, inst, 3, { decision: "deny", ciphertext: Buffer.from("age-ciphertext-bytes").toString("base64"), recipient_key_ids: ["key_X"] });
+    const admin = ((await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records as unknown[]).length;
+    expect(await deliverDue(cp.deps, opts)).toBe(2 * (3 + admin));
+    const events = rx.got.flatMap((g) => g.events);
+    const lake = events.filter((e) => e.sourcetype === "svc:audit:ocsf");
+    const elastic = events.filter((e) => e.sourcetype === "svc:audit:ecs");
+    expect([lake.length, elastic.length]).toEqual([3 + admin, 3 + admin]);
+    for (const e of lake) expect(ocsfProblems(e.event)).toEqual([]);
+    for (const e of elastic) expect(ecsProblems(e.event, ["svc"])).toEqual([]);
+    const denies = lake.filter((e) => e.event.class_uid === 6003);
+    expect(denies.map((e) => [e.event.metadata.uid, e.event.action_id, e.event.disposition_id])).toEqual(ids.map((id) => [id, 2, 2]));
+    expect(lake.filter((e) => e.event.class_uid !== 6003).map((e) => e.fields.action)).toContain("siem_sink.create");
+    // The ciphertext: in the raw record of the sink that asked for it only, never in a normalized field.
+    expect(JSON.stringify(lake)).not.toContain(Buffer.from("age-ciphertext-bytes").toString("base64"));
+    const withCt = elastic.filter((e) => e.event.event.action === "tool:crm.lookup");
+    expect(withCt.map((e) => JSON.parse(e.event.event.original).ciphertext)).toEqual(ids.map(() => Buffer.from("age-ciphertext-bytes").toString("base64")));
+    expect(withCt.map((e) => [e.event.event.id, e.event.event.outcome, e.event.svc.ciphertext_sha256.length])).toEqual(ids.map((id) => [id, "failure", 64]));
   });
 
   test("a receiver outage loses nothing: records ingested while it is down arrive once it is back, with the same ids", async () => {

@@ -2,7 +2,10 @@
 // is scanned for the model it names, the pipeline decides (policy first: a caller who may not
 // call models learns nothing about the profile's models) and records the decision, and a
 // permitted call is forwarded to the model profile's endpoint with its sealed API key and
-// metered (metered-call.ts) until its answer ends.
+// metered (metered-call.ts) until its answer ends. With tracing on (../tracing.ts), the call is
+// a span (a child of the request's `traceparent`) holding the decision, the record's durable
+// write and the model forward, whose `traceparent` goes to the provider.
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { scanChatBody } from "./chat-body.ts";
 import { CHAT_BODY_LIMIT, readBodyBytes } from "./json-body.ts";
 import { forwardMetered } from "./metered-call.ts";
@@ -56,17 +59,41 @@ export function chatRoutes(c: RouteContext): Route[] {
     const chat = scanned.body;
     const asked = chat.field("model");
     const model = typeof asked === "string" && asked ? asked : (compiled.bundle.model_profile?.default_model ?? null);
-    const a = await c.pipeline.admit(compiled, { kind: "model", model, task: taskOf(req.headers), user });
-    if (!a.permit) return refusedAnswer(a);
-    const apiKey = await apiKeyFor(a);
+    const call = c.tracing.start("svc.model_call", c.tracing.incoming(req.headers), { kind: SpanKind.SERVER, attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) } });
+    let a: Permit | Refused;
+    try {
+      a = await c.pipeline.admit(compiled, { kind: "model", model, task: taskOf(req.headers), user }, call.ctx);
+    } catch (e) {
+      call.span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
+      call.span.end();
+      throw e;
+    }
+    call.span.setAttributes({ "svc.record.id": a.record.id, "svc.decision": a.record.decision });
+    if (!a.permit) {
+      call.span.end();
+      return refusedAnswer(a);
+    }
+    const permit = a;
+    const apiKey = await apiKeyFor(permit);
     if (apiKey instanceof Response) {
-      c.pipeline.modelOutcome(a, { usage: null, cost: undefined, ok: false, durationMs: 0 });
+      c.pipeline.modelOutcome(permit, { usage: null, cost: undefined, ok: false, durationMs: 0 });
+      call.span.setStatus({ code: SpanStatusCode.ERROR, message: "no usable API key" });
+      call.span.end();
       return apiKey;
     }
-    const profile = a.compiled.bundle.model_profile!;
-    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), recordId: a.record.id, onEnd: (end) => c.pipeline.modelOutcome(a, end) });
+    const profile = permit.compiled.bundle.model_profile!;
+    // The model forward's span (GenAI conventions: operation, model, token counts), ended with the answer.
+    const fwd = c.tracing.start(`chat ${model ?? ""}`.trim(), call.ctx, { kind: SpanKind.CLIENT, attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) } });
+    const onEnd = (end: Parameters<Parameters<typeof forwardMetered>[0]["onEnd"]>[0]) => {
+      if (end.usage) fwd.span.setAttributes({ "gen_ai.usage.input_tokens": end.usage.prompt_tokens, "gen_ai.usage.output_tokens": end.usage.completion_tokens });
+      if (!end.ok) fwd.span.setStatus({ code: SpanStatusCode.ERROR });
+      fwd.span.end();
+      call.span.end();
+      c.pipeline.modelOutcome(permit, end);
+    };
+    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), recordId: permit.record.id, traceHeaders: c.tracing.outgoing(fwd.ctx), onEnd });
     // The 80 % warning, for the Pipe to show that user alone (a front-end notification).
-    if (a.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(a.warning));
+    if (permit.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(permit.warning));
     return answer;
   }
 

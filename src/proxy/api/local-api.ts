@@ -6,6 +6,7 @@
 // A decision is answered only after its audit record is durable in the spool.
 // Adding routes: write `xRoutes(ctx: RouteContext): Route[]` in its own module and list it in
 // ROUTE_MODULES below.
+import { NO_TRACING, type Tracing } from "../tracing.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import type { Logger } from "../../log/index.ts";
@@ -41,6 +42,8 @@ export type LocalApiDeps = {
   now?: () => Date;
   /** Routes of another subsystem served here too (the MCP ones, ../mcp/local-routes.ts). */
   extraRoutes?: Route[];
+  /** OpenTelemetry traces (../tracing.ts); off when absent. */
+  tracing?: Tracing;
 };
 
 /** Every route module of the local API, in no particular order. */
@@ -55,6 +58,7 @@ export function createLocalApi(d: LocalApiDeps): (req: Request) => Promise<Respo
     spoolDepth: d.spoolDepth,
     log: d.log,
     now: d.now ?? (() => new Date()),
+    tracing: d.tracing ?? NO_TRACING,
     ...(d.fetchImpl ? { fetchImpl: d.fetchImpl } : {}),
   };
   return routeRequests({ runtime: d.token, frontend: d.frontendToken ?? null }, [...ROUTE_MODULES.flatMap((m) => m(ctx)), ...(d.extraRoutes ?? [])], d.log);

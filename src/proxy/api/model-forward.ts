@@ -31,9 +31,11 @@ export async function forwardChat(input: {
   fetchImpl?: typeof fetch;
   /** Where the attempt is noted (heartbeat, readiness); the process-wide table by default. */
   attempts?: EndpointAttempts;
+  /** The W3C trace context passed on to the provider (`traceparent`, `tracestate`; ../tracing.ts). */
+  traceHeaders?: Record<string, string>;
 }): Promise<Response> {
   const url = chatCompletionsUrl(input.profile.endpoint);
-  const headers: Record<string, string> = { "content-type": "application/json", accept: input.stream ? "text/event-stream" : "application/json" };
+  const headers: Record<string, string> = { ...input.traceHeaders, "content-type": "application/json", accept: input.stream ? "text/event-stream" : "application/json" };
   if (input.apiKey) headers.authorization = `Bearer ${input.apiKey}`;
   const init: RequestInit & { tls?: { ca?: string[] } } = { method: "POST", headers, body: input.body, redirect: "error" };
   if (input.signal) init.signal = input.signal;

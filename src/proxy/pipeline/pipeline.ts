@@ -13,6 +13,7 @@
 // The entry points (../api/chat-route.ts, ../api/tool-routes.ts, ../mcp/gateway.ts) are thin
 // adapters: they read their request, call `admit`, answer a refusal in their own form
 // (refusals.ts holds the one table), run the call on a permit and report its end.
+import { type Context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { AuditRecord, AuditSubject } from "../../contract/audit.ts";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
@@ -26,6 +27,7 @@ import type { ProxyStatus } from "../policy/status.ts";
 import { actionOf, disabledCaller, modelRefusal, policyDecision } from "./decision.ts";
 import { type BudgetGate, rateRefusal, type Reservation } from "./limits.ts";
 import { disabledRefusal, type Refusal } from "./refusals.ts";
+import { NO_TRACING, type Tracing } from "../tracing.ts";
 
 export type ToolCall = {
   kind: "tool";
@@ -59,6 +61,8 @@ export type PipelineDeps = {
   budgets?: BudgetGate;
   /** A permitted model call's outcome record (usage, cost) is written (metrics). */
   onModelCallEnd?: (end: ModelCallEnd) => void;
+  /** Spans for the decision and the record's durable write (../tracing.ts); off when absent. */
+  tracing?: Tracing;
 };
 
 function refusalOf(d: Decision): Refusal {
@@ -87,16 +91,28 @@ export class Pipeline {
    * cannot be written (SpoolFullError, UnrecordableCall): the call is then refused by its
    * adapter and never runs.
    */
-  async admit(compiled: CompiledBundle, call: GovernedCall): Promise<Admission> {
-    const disabled = disabledCaller(compiled, call.user);
-    const decided = disabled ? refusedAsDisabled(disabled) : this.decide(compiled, call);
-    // Step 4, model calls only (a tool decision never waits here): a reservation on the caller's budgets.
-    if (decided.permittedFor && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permittedFor, decided.at);
+  async admit(compiled: CompiledBundle, call: GovernedCall, trace: Context = ROOT_CONTEXT): Promise<Admission> {
+    const tracing = this.d.tracing ?? NO_TRACING;
+    // The decision's span: steps 1–4, its policy and effect (never the arguments).
+    const deciding = tracing.start("svc.decision", trace, { attributes: { "svc.call.kind": call.kind, "svc.action": actionOf(call) } });
+    let decided: Decided;
+    try {
+      const disabled = disabledCaller(compiled, call.user);
+      decided = disabled ? refusedAsDisabled(disabled) : this.decide(compiled, call);
+      // Step 4, model calls only (a tool decision never waits here): a reservation on the caller's budgets.
+      if (decided.permittedFor && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permittedFor, decided.at);
+      const { verdict: v, refusal: r } = decided;
+      deciding.span.setAttributes({ "svc.decision": v.decision, ...(v.policyId ? { "svc.policy.id": v.policyId } : {}), ...(r ? { "svc.refusal.code": r.code } : {}) });
+    } finally {
+      deciding.span.end();
+    }
     const { verdict, refusal, reservation } = decided;
-    const recording =
-      call.kind === "tool"
-        ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(call), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
-        : this.d.recorder.decision({ compiled, kind: "model", action: actionOf(call), toolName: null, model: call.model, task: call.task, decision: verdict, args: { model: call.model } });
+    // Step 6's span: the decision record written and fsynced in the spool.
+    const recording = tracing.span("svc.audit.spool_write", trace, {}, async (span) => {
+      const record = await this.record(compiled, call, verdict);
+      span.setAttribute("svc.record.id", record.id);
+      return record;
+    });
     const claiming = refusal?.code === REFUSAL_CODES.unlinked && call.user ? this.d.claims.forRefusal(call.user, call.kind === "tool" ? call.claimWaitMs : undefined) : undefined;
     let record: AuditRecord;
     let claim: string | undefined;
@@ -110,6 +126,13 @@ export class Pipeline {
     this.d.decisions.note(call.kind, refusal ? "deny" : "permit", refusal?.code ?? null);
     if (refusal) return { permit: false, record, refusal, ...(claim ? { claim } : {}) };
     return { permit: true, compiled, record, warning: reservation?.warning ?? null, reservation };
+  }
+
+  /** Step 6: the decision record, durable in the spool when this resolves. */
+  private async record(compiled: CompiledBundle, call: GovernedCall, verdict: Verdict): Promise<AuditRecord> {
+    return call.kind === "tool"
+      ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(call), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
+      : this.d.recorder.decision({ compiled, kind: "model", action: actionOf(call), toolName: null, model: call.model, task: call.task, decision: verdict, args: { model: call.model } });
   }
 
   /** Steps 2–3 for a caller who is not disabled: policy, then the rate limits of a permitted call. */

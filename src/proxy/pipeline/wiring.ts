@@ -1,6 +1,7 @@
 // The daemon's one pipeline (pipeline.ts), put together from its parts: claim links and budget
 // leases through the runtime API client, the rate limits of SVC_PROXY_RATE_LIMITS, the budget
 // book the limits poll fills. Shared by the local API's routes and the MCP gateway.
+import type { Tracing } from "../tracing.ts";
 import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";
@@ -24,6 +25,7 @@ export function daemonPipeline(o: {
   /** A runtime call failed: a refused credential is noticed here too (BundleLoop.credentialCheck). */
   onRuntimeError: (e: unknown) => void;
   onModelCallEnd: (end: ModelCallEnd) => void;
+  tracing: Tracing;
 }): { pipeline: Pipeline; leases: BudgetLeases } {
   // Budgets by reservation: leases from the control plane before each model call (../policy/budget-leases.ts).
   const leases = new BudgetLeases({ lease: async (req) => o.client.budgetLeases(req), log: o.log, onError: o.onRuntimeError });
@@ -37,6 +39,7 @@ export function daemonPipeline(o: {
     budgets: leaseGate(o.book, leases),
     ...(o.rateRules.length > 0 ? { rateLimits: new RateLimiter(o.rateRules) } : {}),
     onModelCallEnd: o.onModelCallEnd,
+    tracing: o.tracing,
   });
   return { pipeline, leases };
 }

@@ -52,12 +52,14 @@ test("the form creates a sink (a refused one comes back filled, never with the s
   expect(badPage).toContain("endpoint must be an https:// URL");
   expect(badPage).toContain('value="http://siem.example.com/hec"');
   expect(badPage).not.toContain(secret);
-  const ok = await b.post("/siem-sinks", { name: "splunk", kind: "webhook", endpoint: "https://siem.example.com/hec", secret, include_ciphertext: "on", _csrf: await b.csrf() });
+  const ok = await b.post("/siem-sinks", { name: "splunk", kind: "webhook", endpoint: "https://siem.example.com/hec", secret, format: "ocsf", include_ciphertext: "on", _csrf: await b.csrf() });
   expect(ok.status).toBe(303);
   const [sink] = (await cp.call("GET", cp.org("/siem-sinks"))).json.sinks;
-  expect(sink).toMatchObject({ name: "splunk", kind: "webhook", secret_set: true, include_ciphertext: true });
+  expect(sink).toMatchObject({ name: "splunk", kind: "webhook", format: "ocsf", secret_set: true, include_ciphertext: true });
   const listed = await (await b.get("/siem-sinks?done=created")).text();
   expect(listed).toContain('data-sink="splunk"');
+  expect(listed).toContain("OCSF 1.8.0 events");
+  expect(listed).toContain('<option value="ecs"');
   expect(listed).not.toContain(secret);
   // the list links to a confirmation, which holds the only form that deletes
   expect(listed).toContain(`href="/siem-sinks/${sink.id}/delete"`);

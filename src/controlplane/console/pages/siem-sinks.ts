@@ -13,6 +13,7 @@ import { joinErrors, list, problemText } from "./shared.ts";
 import type { Sink as SinkView } from "../../../contract/admin-api.ts";
 
 const KIND_LABEL: Record<string, string> = { webhook: "HTTPS webhook (Splunk HEC)", syslog: "syslog over TLS", otlp: "OTLP/HTTP logs" };
+const FORMAT_LABEL: Record<string, string> = { svc: "svc's record as stored", ocsf: "OCSF 1.8.0", ecs: "Elastic Common Schema 9.4.0" };
 
 function status(s: SinkView) {
   if (s.health.status === "ok") return badge("ok", "ok");
@@ -43,7 +44,7 @@ export async function getSiemSinks(pc: PageContext, state: FormState = {}): Prom
   const rows = sinks.map(
     (s) => html`<tr data-sink="${s.name}">
   <td><strong>${s.name}</strong><br><span class="muted mono">${s.id}</span></td>
-  <td class="wrap">${KIND_LABEL[s.kind] ?? s.kind}<br>${code(s.endpoint)}${s.include_ciphertext ? html`<br><span class="muted">with ciphertext</span>` : ""}</td>
+  <td class="wrap">${KIND_LABEL[s.kind] ?? s.kind}<br>${code(s.endpoint)}${s.format !== "svc" ? html`<br><span class="muted">${FORMAT_LABEL[s.format] ?? s.format} events</span>` : ""}${s.include_ciphertext ? html`<br><span class="muted">with ciphertext</span>` : ""}</td>
   <td data-status>${status(s)}</td>
   <td data-delivered>${s.health.delivered}</td>
   <td data-lag>${s.health.lag_records}${s.health.lag_records_capped ? "+" : ""} records<br><span class="muted">${s.health.lag_seconds} s behind</span></td>
@@ -83,6 +84,7 @@ function form(csrf: string, v: Record<string, string>) {
   ${csrfInput(csrf)}
   ${field({ label: "Name", name: "name", value: v.name, required: true, placeholder: "splunk" })}
   ${selectField({ label: "Kind", name: "kind", value: v.kind ?? "webhook", required: true, options: Object.entries(KIND_LABEL).map(([value, label]) => ({ value, label })) })}
+  ${selectField({ label: "Event format", name: "format", value: v.format ?? "svc", required: true, options: Object.entries(FORMAT_LABEL).map(([value, label]) => ({ value, label })) })}
   ${field({ label: "Endpoint", name: "endpoint", value: v.endpoint, required: true, placeholder: "https://siem.example.com:8088/services/collector/event", hint: html`webhook and OTLP: an <code>https://</code> URL; syslog: <code>host:port</code> of the TLS listener.` })}
   ${field({ label: "Secret", name: "secret", type: "password", autocomplete: "new-password", mark: "(required for a webhook)", hint: "webhook: the HMAC-SHA256 key, 16+ characters (required); OTLP: a bearer token (optional); syslog: none (leave empty). Never shown again." })}
   <div class="field"><label for="f-ca_pem">CA certificate (PEM) <span class="optional">(optional)</span></label>
@@ -102,6 +104,7 @@ export async function postSiemSink(pc: PageContext): Promise<PageResult> {
     endpoint: (f.endpoint ?? "").trim(),
     ...(f.secret ? { secret: f.secret } : {}),
     ...(f.ca_pem?.trim() ? { ca_pem: f.ca_pem.trim() } : {}),
+    ...(f.format ? { format: f.format } : {}),
     include_ciphertext: f.include_ciphertext === "on",
     backfill: f.backfill === "on",
   };
