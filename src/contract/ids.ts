@@ -84,6 +84,28 @@ export function newId(kind: IdKind, now = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${encodeTime(now)}${nextTail(now)}`;
 }
 
+/**
+ * The smallest id of this kind made at `ms` or later: ids compare as text in creation order, so
+ * `id >= idFloor(kind, t)` holds for every id made from t on, and `id < idFloor(kind, t)` for every
+ * one made before. Pure.
+ */
+export function idFloor(kind: IdKind, ms: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(Math.max(0, Math.floor(ms)))}`;
+}
+
+/** The millisecond an id was made at (its first 10 characters after the prefix), or null when they are not a time. Pure. */
+export function idTime(id: string): number | null {
+  const t = id.slice(id.indexOf("_") + 1).slice(0, 10);
+  if (t.length !== 10) return null;
+  let ms = 0;
+  for (const ch of t) {
+    const v = ALPHABET.indexOf(ch);
+    if (v < 0) return null;
+    ms = ms * 32 + v;
+  }
+  return ms;
+}
+
 export function hasPrefix(id: string, kind: IdKind): boolean {
   return id.startsWith(`${ID_PREFIXES[kind]}_`);
 }

@@ -5,6 +5,7 @@
 // rest is read when scraped: spool depth and the age of its oldest unshipped record, the
 // bundle's age and revision, records shipped.
 import { type AuditRecord, reasonCode } from "../contract/audit.ts";
+import { idTime } from "../contract/ids.ts";
 import { Counter, FAST_SECONDS, Gauge, Histogram, Registry, SLOW_SECONDS } from "../metrics/index.ts";
 import type { ModelCallEnd } from "./pipeline/pipeline.ts";
 import type { Route } from "./api/routes.ts";
@@ -17,17 +18,7 @@ type Inc = { inc(n?: number): void };
 type Observe = { observe(v: number): void };
 
 /** Ids are time-ordered: the first 10 characters after `rec_` are the ULID's milliseconds. */
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-export function recordIdTime(id: string): number | null {
-  const t = id.slice(4, 14);
-  let ms = 0;
-  for (const ch of t) {
-    const v = CROCKFORD.indexOf(ch);
-    if (v < 0) return null;
-    ms = ms * 32 + v;
-  }
-  return t.length === 10 ? ms : null;
-}
+export const recordIdTime = (id: string): number | null => (id.startsWith("rec_") ? idTime(id) : null);
 
 /** What the shipper reports (shipper.ts): failed calls by status, whether the last one failed, records set aside. */
 export type ShippingHealth = { readonly failures: ReadonlyMap<string, number>; readonly failing: boolean; readonly rejected: number };

@@ -108,12 +108,13 @@ export async function bootstrapRuntime(cp: ControlPlaneProcess, installationId: 
   return { token: cred.json.token as string, identity, recipient, replica, bootstrap: boot.json };
 }
 
-/** A tool decision record of the runtime's installation, as its proxy would ship it; `o` overrides fields. */
+/** A tool decision record of the runtime's installation, as its proxy would ship it; `o` overrides fields. Its id is made at its `ts`, as the proxy's is. */
 export function runtimeRecord(rt: Awaited<ReturnType<typeof bootstrapRuntime>>, o: Record<string, unknown> = {}) {
   const b = rt.bootstrap;
+  const ts = typeof o.ts === "string" ? o.ts : new Date().toISOString();
   return {
-    id: newId("auditRecord"),
-    ts: new Date().toISOString(),
+    id: newId("auditRecord", Date.parse(ts)),
+    ts,
     kind: "tool",
     harness: "chatui",
     organization_id: b.organization_id as string,

@@ -86,9 +86,11 @@ export async function seedRuntime(cp: ControlPlaneProcess, name = "helpdesk"): P
 
 export function auditRecord(rt: SeededRuntime, cp: ControlPlaneProcess, o: { tool: string; decision: "permit" | "deny" | "ask"; keyIds?: string[]; userId?: string | null; remoteUserId?: string | null; ts?: string }) {
   const encrypted = (o.keyIds ?? []).length > 0;
+  // the id made at the record's time, as the proxy makes it (the control plane refuses one made far from it)
+  const ts = o.ts ?? new Date().toISOString();
   return {
-    id: newId("auditRecord"),
-    ts: o.ts ?? new Date().toISOString(),
+    id: newId("auditRecord", Date.parse(ts)),
+    ts,
     kind: "tool",
     harness: "chatui",
     organization_id: cp.orgId,

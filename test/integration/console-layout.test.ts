@@ -69,7 +69,7 @@ async function seed(): Promise<void> {
   for (let i = 0; i < 24; i++) {
     const ts = new Date(now - i * 5 * 3_600_000).toISOString();
     const decision = { ...auditRecord(rt, cp, { tool: "x", decision: "permit", userId: users[i % users.length]!, ts }), kind: "model", action: "model:invoke", tool_name: null, model: ["gpt-4o-mini", "claude-sonnet", "mistral-large-latest"][i % 3] };
-    records.push(decision, { ...decision, id: newId("auditRecord"), kind: "outcome", reason: "outcome", ref: decision.id, outcome: "ok", exit_code: 0, prompt_tokens: 200 + i * 13, completion_tokens: 80 + i, cost: 0.001 * i });
+    records.push(decision, { ...decision, id: newId("auditRecord", Date.parse(ts)), kind: "outcome", reason: "outcome", ref: decision.id, outcome: "ok", exit_code: 0, prompt_tokens: 200 + i * 13, completion_tokens: 80 + i, cost: 0.001 * i });
   }
   await shipRecords(cp, rt, records);
   await api(cp, "POST", org(cp, "/budgets"), { name: "ada-monthly-token-budget", scope: "user", target: users[0], period: "month", unit: "tokens", limit: 5000 });

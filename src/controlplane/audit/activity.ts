@@ -4,11 +4,11 @@
 // and Open WebUI's background tasks are left out: the figures are about what people and their
 // models asked to do.
 import type { Activity } from "../../contract/admin-audit.ts";
-import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, gte, ne, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
+import { HOUR, hourOf } from "./rollups.ts";
 
-const HOUR = 3_600_000;
 export const TOP = 10;
 
 export type { Activity } from "../../contract/admin-audit.ts";
@@ -29,39 +29,37 @@ export function fillHours(rows: { h: number; decision: string; n: number }[], si
 }
 
 /**
- * `maxFutureMs`: how far ahead of its receipt a record may be dated (ingest refuses later ones),
- * so a record dated after `since` was received after `since - maxFutureMs`: that bound lets the
- * queries read the (org, received_at) index from there instead of every record of the organization.
+ * Read from the per-hour roll-ups (rollups.ts), never from the records: the window starts at the
+ * top of the hour `since` falls in, so every bar, the first one too, counts its whole hour.
  */
-export async function auditActivity(db: Db, orgId: string, since: number, now: number, maxFutureMs: number): Promise<Activity> {
-  const a = tables(db).auditRecords;
-  const where = and(eq(a.orgId, orgId), gte(a.receivedAt, since - maxFutureMs), inArray(a.kind, ["tool", "model"]), isNull(a.task), gte(a.ts, since));
-  // Integer division of epoch milliseconds: the same SQL on SQLite and PostgreSQL (usage.ts).
-  const h = sql<number>`(${a.ts} / ${sql.raw(String(HOUR))})`.mapWith(Number);
-  const n = sql<number>`count(*)`.mapWith(Number);
-  const denied = sql<number>`sum(case when ${a.decision} = 'permit' then 0 else 1 end)`.mapWith(Number);
+export async function auditActivity(db: Db, orgId: string, since: number, now: number): Promise<Activity> {
+  const hc = tables(db).auditHourlyCalls;
+  const from = hourOf(since);
+  const where = and(eq(hc.orgId, orgId), gte(hc.hour, from));
+  const n = sql<number>`sum(${hc.calls})`.mapWith(Number);
+  const denied = sql<number>`sum(case when ${hc.decision} = 'permit' then 0 else ${hc.calls} end)`.mapWith(Number);
   const [hours, tools, users] = await Promise.all([
-    db.select({ h, decision: a.decision, n }).from(a).where(where).groupBy(h, a.decision),
+    db.select({ h: hc.hour, decision: hc.decision, n }).from(hc).where(where).groupBy(hc.hour, hc.decision),
     db
-      .select({ tool: a.toolName, calls: n, denied })
-      .from(a)
-      .where(and(where, eq(a.kind, "tool")))
-      .groupBy(a.toolName)
-      .orderBy(desc(n), a.toolName)
+      .select({ tool: hc.toolName, calls: n, denied })
+      .from(hc)
+      .where(and(where, eq(hc.kind, "tool"), ne(hc.toolName, "")))
+      .groupBy(hc.toolName)
+      .orderBy(desc(n), hc.toolName)
       .limit(TOP),
     db
-      .select({ user: a.userId, calls: n, denied })
-      .from(a)
-      .where(and(where, sql`${a.userId} is not null`))
-      .groupBy(a.userId)
-      .orderBy(desc(n), a.userId)
+      .select({ user: hc.userId, calls: n, denied })
+      .from(hc)
+      .where(and(where, ne(hc.userId, "")))
+      .groupBy(hc.userId)
+      .orderBy(desc(n), hc.userId)
       .limit(TOP),
   ]);
-  const emails = await emailsOfUsers(db, orgId, users.flatMap((u) => (u.user ? [u.user] : [])));
+  const emails = await emailsOfUsers(db, orgId, users.map((u) => u.user));
   return {
-    since: new Date(since).toISOString(),
-    hours: fillHours(hours, since, now),
-    top_tools: tools.flatMap((t) => (t.tool ? [{ tool: t.tool, calls: t.calls, denied: t.denied }] : [])),
-    top_users: users.flatMap((u) => (u.user ? [{ user_id: u.user, email: emails.get(u.user) ?? null, calls: u.calls, denied: u.denied }] : [])),
+    since: new Date(from).toISOString(),
+    hours: fillHours(hours.map((r) => ({ ...r, h: r.h / HOUR })), from, now),
+    top_tools: tools.map((t) => ({ tool: t.tool, calls: t.calls, denied: t.denied })),
+    top_users: users.map((u) => ({ user_id: u.user, email: emails.get(u.user) ?? null, calls: u.calls, denied: u.denied })),
   };
 }

@@ -19,6 +19,7 @@ import { extendChain, storeDigestOf } from "../../contract/store-chain.ts";
 import { checkContinuity } from "../audit-chain/service.ts";
 import { type StoreHead, lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { checkRecord } from "./record-check.ts";
+import { applyToRollups } from "./rollups.ts";
 
 /**
  * The batch envelope the route validates: up to 5000 entries, each checked by checkRecord, so a
@@ -191,6 +192,8 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         // First the head of the organization's store chain: ingests of one organization take turns from here on.
         const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
         const stored = await storeNew(tx, head, prepared, knownHeld);
+        // The roll-ups count the records stored now, never a duplicate (rollups.ts).
+        await applyToRollups(tx, prepared.filter((p) => stored.fresh.has(p.record.id)).map((p) => p.row));
         const acknowledged: string[] = [];
         for (const r of own) {
           if (stored.fresh.delete(r.id)) {

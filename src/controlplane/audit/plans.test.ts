@@ -12,7 +12,7 @@ import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { auditActivity } from "./activity.ts";
 import { adoptSlice } from "./adoption.ts";
-import { exportLines } from "./export.ts";
+import { exportLines, exportStream } from "./export.ts";
 import { chainRecordsAfter, legacyBacklog, legacyRecordsAfter, oldestAfter } from "./ingest-order.ts";
 import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
@@ -59,7 +59,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const logged: Statement[] = [];
   const cp = await testControlPlane({
     logQuery: (text, params) => {
-      if (label && text.includes('"audit_records"')) logged.push({ label, text, params });
+      if (label && /"audit_(records|hourly_calls|hourly_usage)"/.test(text)) logged.push({ label, text, params });
     },
   });
   const run = async <T,>(name: string, body: () => Promise<T>): Promise<T> => {
@@ -99,6 +99,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
         action: model ? "model:invoke" : "tool:crm.lookup",
         tool_name: model ? null : "crm.lookup",
         policy_id: n % 10 < 7 ? `pol_${n % 5}` : null,
+        ...(n % 40 === 3 ? { decision: "deny" as const } : {}),
+        ...(n % 40 === 5 && model ? { task: "title_generation" } : {}),
         ...(n % 50 === 0 ? { shadow: { decision: "deny" as const, policy_id: "pol_S", reason: "shadow" } } : {}),
         subject: { user_id: `usr_${n % 9}`, remote_user_id: "fe", via_installation: false },
         args_digest: `hmac-sha256:${(n % 700).toString(16).padStart(64, "0")}`,
@@ -129,12 +131,31 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
   await run("admin events", async () => searchRecords(db, cp.orgId, { action: "policy.*", result: "ok" }, now));
   expect((await run("admin events by actor", async () => searchRecords(db, cp.orgId, { actor: "system:bootstrap" }, now))).records).toHaveLength(1);
+  // every filter of `svc audit list` and the console's audit page (issue 30), alone and as the issue measured them
+  for (const kind of ["tool", "model", "outcome"] as const) await run(`search kind ${kind}`, async () => searchRecords(db, cp.orgId, { kind }, now));
+  await run("search by decision", async () => searchRecords(db, cp.orgId, { decision: "deny" }, now));
+  await run("search background", async () => searchRecords(db, cp.orgId, { background: "only", decision: "deny" }, now));
+  await run("search background", async () => searchRecords(db, cp.orgId, { background: "only" }, now));
+  await run("search shadow changed", async () => searchRecords(db, cp.orgId, { shadow: "changed" }, now));
+  const byPrefix = await run("search by tool prefix", async () => searchRecords(db, cp.orgId, { tool: "crm." }, now));
+  expect(byPrefix.records.length).toBeGreaterThan(0);
+  await run("search by tool prefix", async () => searchRecords(db, cp.orgId, { tool: "crm.*", view: "calls" }, now));
+  const bounded = await run("search in time", async () => searchRecords(db, cp.orgId, { tool: "crm.*", user: "usr_1", since: "24h" }, now));
+  expect(bounded.records.every((r) => r.subject.user_id === "usr_1" && Date.parse(r.ts) >= now - DAY)).toBe(true);
+  await run("search in time", async () => searchRecords(db, cp.orgId, { since: "30d", until: "1d" }, now));
+  await run("search in time", async () => searchRecords(db, cp.orgId, { from: new Date(now - 5 * DAY).toISOString(), to: new Date(now - 4 * DAY).toISOString(), kind: "runtime" }, now));
+  await run("search in time", async () => searchRecords(db, cp.orgId, { since: "7d", background: "hide", view: "calls" }, now));
+  await run("export in time", async () => {
+    const reader = (await exportStream(db, cp.orgId, { since: "30d" }, "jsonl", now)).getReader();
+    expect((await reader.read()).done).toBe(false);
+    await reader.cancel();
+  });
   const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
   expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
   await run("usage", async () => usageSeries(db, cp.orgId, "user", "day", { since }));
   await run("usage", async () => spendOf(db, cp.orgId, { agentId: inst.agentId }, since));
   await run("usage of users", async () => spendOf(db, cp.orgId, { userIds: ["usr_A", "usr_B"] }, since));
-  await run("activity", async () => auditActivity(db, cp.orgId, now - DAY, now, cp.deps.config.auditMaxFutureSeconds * 1000));
+  await run("activity", async () => auditActivity(db, cp.orgId, now - DAY, now));
   await run("ingest order", async () => legacyRecordsAfter(db, cp.orgId, { receivedAt: 0, id: "" }, { settledBefore: now + 1, limit: 10, withCiphertext: false }));
   await run("ingest order", async () => legacyBacklog(db, cp.orgId, { receivedAt: 0, id: "" }, { cap: 10 }));
   await run("commit order", async () => chainRecordsAfter(db, cp.orgId, { store: 0, admin: 0 }, { limit: 10, withCiphertext: false }));
@@ -148,15 +169,23 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const report = await run("retention", async () => runRetention(cp.deps, cp.orgId, actingAsSystem(cp.deps, "retention")));
   expect(report.chains_cut).toBe(4);
 
+  // plans of the statements on audit_records, and on the roll-ups (rollups.ts)
   const plans = new Map<string, string[][]>();
+  const rollupPlans = new Map<string, string[][]>();
   for (const s of logged) {
     const plan = await planOf(cp, s);
     // No step reads the whole table, or the whole of one of its indexes.
-    const scans = plan.filter((line) => (cp.store.dialect === "sqlite" ? /^SCAN audit_records\b/.test(line) : /Seq Scan on audit_records/.test(line)));
+    const scans = plan.filter((line) => (cp.store.dialect === "sqlite" ? /^SCAN audit_(records|hourly_\w+)\b/.test(line) : /Seq Scan on audit_(records|hourly_\w+)/.test(line)));
     expect({ label: s.label, sql: s.text, scans }).toEqual({ label: s.label, sql: s.text, scans: [] });
-    plans.set(s.label, [...(plans.get(s.label) ?? []), plan]);
+    const into = s.text.includes('"audit_records"') ? plans : rollupPlans;
+    into.set(s.label, [...(into.get(s.label) ?? []), plan]);
   }
-  for (const name of ["ingest", "search", "search by policy", "usage", "activity", "ingest order", "retention"]) expect(plans.get(name)?.length ?? 0).toBeGreaterThan(0);
+  for (const name of ["ingest", "search", "search by policy", "usage", "ingest order", "retention"]) expect(plans.get(name)?.length ?? 0).toBeGreaterThan(0);
+  // the console's activity reads only the roll-ups; usage, budgets and retention keep them too
+  expect(plans.get("activity")).toBeUndefined();
+  for (const name of ["ingest", "usage", "activity", "retention"]) expect(rollupPlans.get(name)?.length ?? 0).toBeGreaterThan(0);
+  const rollupIndex = (name: string) => rollupPlans.get(name)!.filter((p) => !p.some((line) => /audit_hourly_(calls|usage)_key/.test(line))).length;
+  for (const name of ["usage", "activity"]) expect({ name, unindexed: rollupIndex(name) }).toEqual({ name, unindexed: 0 });
 
   // Each query a partial index is for names it in its plan.
   const uses = (name: string, index: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes(index))).length;
@@ -165,13 +194,31 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(uses("search by args digest", "audit_org_digest_id")).toBe(1);
   // (a few users' spend: PostgreSQL may as well read those users' records)
   expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id")).toBe(1);
-  // (a policy's records, enforced or shadow, are read newest first along the organization's ids
-  // on both stores, stopping at the page's limit, as before the policy indexes were partial;
-  // PostgreSQL's custom plans for a rare policy take both partial indexes, BitmapOr)
-  // the console's activity reads from where records dated in its window can start (received_at)
-  expect(uses("activity", "audit_org_received_id")).toBe(plans.get("activity")!.length);
+  // a policy's records, enforced or shadow: each of its two partial indexes, in id order (merged in query.ts)
+  // (PostgreSQL may read a policy that decides a seventh of the records along the ids instead)
+  if (cp.store.dialect === "sqlite") expect(uses("search by policy", "audit_org_policy_id")).toBe(1);
+  expect(uses("search by policy", "audit_org_shadow_policy_id")).toBe(1);
+  // the list's filters (issue 30): each reads an index that holds what it asks for
+  // (on PostgreSQL a kind that is a quarter of the records may as well be read along the ids)
+  if (cp.store.dialect === "sqlite") for (const kind of ["tool", "model", "outcome"]) expect(uses(`search kind ${kind}`, "audit_org_kind_id")).toBe(1);
+  expect(uses("search by decision", "audit_org_decision_id")).toBe(1);
+  // background tasks of one decision: the partial (org, decision, id) index of background tasks; all of them: the partial (org, id) one
+  expect(uses("search background", "audit_org_task_decision_id")).toBe(1);
+  expect(uses("search background", "audit_org_task_id")).toBe(1);
+  expect(uses("search shadow changed", "audit_org_shadow_id")).toBe(1);
+  // (a tool prefix reads the newest records first, then, when the page is not full, its range of the tool index: newest.ts)
+  expect(uses("search by tool prefix", "audit_org_tool_decision_id")).toBeGreaterThanOrEqual(1);
+  // a time filter bounds the ids: the index is read from the first id of the span, not from the oldest record
+  const idRange = (p: string[]) => p.some((line) => (cp.store.dialect === "sqlite" ? /USING (COVERING )?INDEX audit_org_\w+ \(.*\bid>\?/.test(line) : /Index Cond: .*\(id >= /.test(line)));
+  // a tool with a user: the user's (org, user, id) index in the time's id range, the tool only checked
+  // (PostgreSQL, whose generic plan cannot tell how rare the user is, may read the id range alone)
+  if (cp.store.dialect === "sqlite") expect(uses("search in time", "audit_org_user_id")).toBe(1);
+  // (beside a call's outcome by its ref, a tool prefix's names: one entry of the tool index each, query.ts toolNames)
+  const nameSeek = (line: string) => /(COVERING INDEX|Index Only Scan using) audit_org_tool_decision_id/.test(line);
+  for (const name of ["search in time", "export in time"]) expect({ name, unbounded: plans.get(name)!.filter((p) => !idRange(p) && !p.some((line) => line.includes("audit_org_ref") || nameSeek(line))).length }).toEqual({ name, unbounded: 0 });
   // the admin trail: its own partial index of admin events, and the (org, actor) one
-  expect(uses("admin events", "audit_org_admin_id")).toBe(plans.get("admin events")!.length);
+  // (or the (org, kind, id) index, which holds them as well)
+  expect(uses("admin events", "audit_org_admin_id") + uses("admin events", "audit_org_kind_id")).toBe(plans.get("admin events")!.length);
   expect(uses("admin events by actor", "audit_org_actor_id")).toBe(plans.get("admin events by actor")!.length);
   // a call's outcome is found by its decision's id (the console's one row per call)
   const outcomeLookups = (name: string) => plans.get(name)!.filter((p) => p.some((line) => line.includes("audit_org_ref"))).length;

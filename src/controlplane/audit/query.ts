@@ -12,6 +12,8 @@ import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
+import { idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
+import { newestInTwoSteps } from "./newest.ts";
 import { parseSince } from "./usage.ts";
 
 export const DEFAULT_LIMIT = 50;
@@ -196,18 +198,39 @@ export function toolPattern(filter: string): string {
 export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilters, "cursor" | "limit">, now: number): Promise<SQL[] | null> {
   const a = tables(db).auditRecords;
   const conds: SQL[] = [eq(a.orgId, orgId)];
-  // Standard LIKE with an explicit escape character: the same on SQLite and PostgreSQL
-  // (SQLite compares ASCII letters case-insensitively; tool names are lower case).
-  if (f.tool) conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
-  if (f.decision) conds.push(eq(a.decision, f.decision));
+  if (f.tool) {
+    // The range reads the tool index (bounds.ts); the standard LIKE with an explicit escape
+    // character (the same on both stores) keeps a glob's exact matches.
+    const prefix = literalPrefix(f.tool);
+    const above = prefixSuccessor(prefix);
+    // The names the prefix stands for, when they are few: equality on the tool index then also
+    // serves a decision (after a range on the tool, it could not) and a page sorts less.
+    const names = prefix === "" || readsOwnIndex(f) ? null : await toolNames(db, orgId, prefix, above);
+    if (names?.length === 0) return null;
+    // With a user, an installation or a digest, their (org, …, id) index is the narrower one: the
+    // tool is then only checked (a term on the tool index would draw the planner to it).
+    if (!readsOwnIndex(f)) {
+      if (names) conds.push(inArray(a.toolName, names));
+      else {
+        if (prefix !== "") conds.push(gte(a.toolName, prefix));
+        if (above !== null) conds.push(lt(a.toolName, above));
+      }
+    }
+    conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
+  }
+  // kind and decision as literals (closed sets, never input text): PostgreSQL's plan then sees
+  // how rare the value is and reads (org, decision, id) or (org, kind, id) for a rare one.
+  if (f.decision) conds.push(sql`${a.decision} = ${literalOf(DECISIONS, f.decision, "decision")}`);
   if (f.installation) conds.push(eq(a.installationId, f.installation));
   // Admin events' filters imply kind admin, as a literal: the partial index of admin events serves it.
   const admin = f.kind === "admin" || f.action !== undefined || f.result !== undefined;
   if (admin) conds.push(sql`${a.kind} = 'admin'`);
   else if (f.kind === "runtime") conds.push(ne(a.kind, "admin"));
-  else if (f.kind) conds.push(eq(a.kind, f.kind));
+  else if (f.kind) conds.push(sql`${a.kind} = ${literalOf(KINDS, f.kind, "kind")}`);
   if (f.action !== undefined) conds.push(actionCondition(a, f.action));
-  if (f.result) conds.push(eq(a.decision, f.result === "ok" ? "permit" : "deny"));
+  // An expression, not the column: the (org, decision, id) index would walk every runtime
+  // decision of the organization; the admin events' few rows are read from their own index.
+  if (f.result) conds.push(sql`(${a.decision} || '') = ${f.result === "ok" ? "permit" : "deny"}`);
   if (f.actor !== undefined) {
     const ids = await actorIds(db, orgId, f.actor);
     if (ids.length === 0) return null;
@@ -224,11 +247,62 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     if (!userId) return null;
     conds.push(eq(a.userId, userId));
   }
-  if (f.from) conds.push(gte(a.ts, parseTime("from", f.from)));
-  if (f.to) conds.push(lte(a.ts, parseTime("to", f.to)));
-  if (f.since) conds.push(gte(a.ts, parseSince(f.since, now)));
-  if (f.until) conds.push(lt(a.ts, parseSince(f.until, now)));
+  // Time filters bound the time-ordered ids too (bounds.ts), so every index ordered by id reads only the span.
+  const { from, to } = timeSpan(f, now);
+  if (from !== null) conds.push(gte(a.ts, from));
+  if (to !== null) conds.push(lte(a.ts, to));
+  conds.push(...idConditions(a, from, to));
   return conds;
+}
+
+const DECISIONS = ["permit", "deny", "ask"] as const;
+const KINDS = ["tool", "model", "outcome"] as const;
+
+/** A value of a closed set as an SQL literal; anything else is a 422 naming the filter. */
+function literalOf(allowed: readonly string[], value: string, name: string): SQL {
+  if (!allowed.includes(value)) throw new SvcError("validation_failed", `${name} must be one of ${allowed.join(", ")}`, { errors: [{ path: `/${name}`, message: `must be one of ${allowed.join(", ")}` }] });
+  return sql.raw(`'${value}'`);
+}
+
+/** The records' dates a search's time filters allow, both ends inclusive (null: open). */
+/** The id range of records dated from `from` to `to` (bounds.ts). */
+function idConditions(a: Tables["auditRecords"], from: number | null, to: number | null): SQL[] {
+  const ids = idBounds(from, to);
+  return [...(ids.min !== null ? [gte(a.id, ids.min)] : []), ...(ids.below !== null ? [lt(a.id, ids.below)] : [])];
+}
+
+function timeSpan(f: Pick<AuditFilters, "from" | "to" | "since" | "until">, now: number): { from: number | null; to: number | null } {
+  const lows = [f.from && parseTime("from", f.from), f.since && parseSince(f.since, now)].filter((t): t is number => typeof t === "number");
+  const highs = [f.to && parseTime("to", f.to), f.until && parseSince(f.until, now) - 1].filter((t): t is number => typeof t === "number");
+  return { from: lows.length > 0 ? Math.max(...lows) : null, to: highs.length > 0 ? Math.min(...highs) : null };
+}
+
+const MAX_TOOL_NAMES = 32;
+
+/** Whether a search has a filter with an (org, …, id) index of its own, narrower than a tool's. */
+function readsOwnIndex(f: Pick<AuditFilters, "user" | "installation" | "args_digest">): boolean {
+  return f.user !== undefined || f.installation !== undefined || f.args_digest !== undefined;
+}
+
+/**
+ * The organization's tool names in [prefix, above), one seek of the tool index each, or null when
+ * there are more than MAX_TOOL_NAMES (the range is read instead).
+ */
+async function toolNames(db: Db, orgId: string, prefix: string, above: string | null): Promise<string[] | null> {
+  const a = tables(db).auditRecords;
+  const names: string[] = [];
+  for (let next: SQL = gte(a.toolName, prefix); names.length <= MAX_TOOL_NAMES; ) {
+    const [row] = await db
+      .select({ name: a.toolName })
+      .from(a)
+      .where(and(eq(a.orgId, orgId), next, ...(above !== null ? [lt(a.toolName, above)] : [])))
+      .orderBy(a.toolName)
+      .limit(1);
+    if (!row?.name) return names;
+    names.push(row.name);
+    next = sql`${a.toolName} > ${row.name}`;
+  }
+  return null;
 }
 
 /** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */
@@ -289,12 +363,22 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   if (f.view === "calls" && !f.kind) conds.push(inArray(a.kind, ["tool", "model", "admin"]));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
-  const rows: Row[] = await db
-    .select(viewColumns(a))
-    .from(a)
-    .where(and(...conds))
-    .orderBy(desc(a.id))
-    .limit(limit + 1);
+  const read = async (extra: SQL[], n: number): Promise<Row[]> =>
+    db
+      .select(viewColumns(a))
+      .from(a)
+      .where(and(...conds, ...extra))
+      .orderBy(desc(a.id))
+      .limit(n);
+  // A tool prefix reads an index not in id order: newest first in two steps (newest.ts). A
+  // policy's records, enforced or shadow, are two reads in id order (its two partial indexes), merged.
+  const span = timeSpan(f, now);
+  const rows =
+    f.tool !== undefined && !readsOwnIndex(f)
+      ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
+      : f.policy !== undefined
+        ? newestOf([...(await read([eq(a.policyId, f.policy)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy)], limit + 1))], limit + 1)
+        : await read([], limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
   const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
@@ -305,6 +389,12 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
     }),
     next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null,
   };
+}
+
+/** The `n` newest of rows (a row in both lists once). Pure. */
+function newestOf(rows: Row[], n: number): Row[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return [...byId.values()].sort((x, y) => (x.id < y.id ? 1 : x.id > y.id ? -1 : 0)).slice(0, n);
 }
 
 export async function getRecord(db: Db, orgId: string, id: string): Promise<AuditRecordView & { call_outcome?: CallOutcome | null }> {

@@ -7,6 +7,8 @@
 //     workspace and agent never change);
 //   - have a timestamp within the window: not older than `maxAgeMs`, not more than
 //     `maxFutureMs` ahead of the control plane's clock.
+//   - have an id made within ID_TIME_SLACK_MS of its timestamp: searches by time read the id
+//     range (bounds.ts), so a record whose id says another time would hide from them;
 //   - carry no field this release does not know (a newer proxy's: retryable, never dropped).
 // A record that fails is rejected alone, with the reason and a code (contract
 // AuditRejectionCode; `clock_skew` and `unsupported_field` are retryable); the rest of the batch is stored.
@@ -15,6 +17,8 @@ import { BUILD_VERSION } from "../../version.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import type { AuditRejectionCode } from "../../contract/runtime-api.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
+import { idTime } from "../../contract/ids.ts";
+import { ID_TIME_SLACK_MS } from "./bounds.ts";
 
 export type TimeWindow = { now: number; maxAgeMs: number; maxFutureMs: number };
 export type RecordVerdict = { ok: true; record: AuditRecord } | { ok: false; id: string; reason: string; code: AuditRejectionCode };
@@ -53,6 +57,11 @@ export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCal
     return { ok: false, id, code: "not_this_installation", reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}` };
   }
   const ts = Date.parse(r.ts);
+  const made = idTime(r.id);
+  if (made === null) return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: its id does not start with a time (10 Crockford base-32 characters after rec_)` };
+  if (Math.abs(made - ts) > ID_TIME_SLACK_MS) {
+    return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: its id was made at ${new Date(made).toISOString()}, more than ${ID_TIME_SLACK_MS / 60_000} minutes from its timestamp ${r.ts} (a record's id and timestamp are taken together)` };
+  }
   if (ts < window.now - window.maxAgeMs) {
     return { ok: false, id, code: "too_old", reason: `record ${id} has timestamp ${r.ts}, older than the ${Math.round(window.maxAgeMs / 86_400_000)} days the control plane accepts` };
   }

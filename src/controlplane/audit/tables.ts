@@ -100,6 +100,14 @@ export const auditRecords = table(
     // writes to a large table (postgres-migrate.ts); numbers are given under the head's lock
     // (audit-chain/store-heads.ts), and verify names a number held twice.
     c.index("audit_org_store_chain_seq").on(t.orgId, t.storeChain, t.storeSeq),
+    // the list's remaining filters (issue 30): a page of a rare kind or decision, of background
+    // tasks or of changed shadow decisions reads its own rows newest first, never the walk of
+    // every record of the organization (plans.test.ts shows each)
+    c.index("audit_org_kind_id").on(t.orgId, t.kind, t.id),
+    c.index("audit_org_decision_id").on(t.orgId, t.decision, t.id),
+    c.index("audit_org_task_id").on(t.orgId, t.id).where(isNotNull(t.task)),
+    c.index("audit_org_task_decision_id").on(t.orgId, t.decision, t.id).where(isNotNull(t.task)),
+    c.index("audit_org_shadow_id").on(t.orgId, t.id).where(isNotNull(t.shadowDecision)),
   ],
 );
 
@@ -140,3 +148,49 @@ export const auditRetentionRuns = table("audit_retention_runs", (c) => ({
   /** why a run failed */
   detail: c.text("detail"),
 }));
+
+/**
+ * Per-hour roll-ups of the audit (issue 30, rollups.ts): kept by ingest in the transaction that
+ * stores the records (a resent record is not new, so never counted twice) and by retention in the
+ * one that deletes them, so they always equal the sums of the rows in audit_records. Keys that
+ * may be null in a record are '' here (a unique key treats nulls as distinct). `hour` is the
+ * epoch milliseconds at the top of the record's hour (its `ts`).
+ *
+ * Decisions: tool and model calls made for a person (no background task), as the console's
+ * activity counts them.
+ */
+export const auditHourlyCalls = table(
+  "audit_hourly_calls",
+  (c) => ({
+    orgId: c.text("org_id").notNull(),
+    hour: c.millis("hour").notNull(),
+    kind: c.text("kind", { enum: ["tool", "model"] }).notNull(),
+    decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
+    toolName: c.text("tool_name").notNull(),
+    userId: c.text("user_id").notNull(),
+    calls: c.integer("calls").notNull(),
+  }),
+  (t, c) => [c.uniqueIndex("audit_hourly_calls_key").on(t.orgId, t.hour, t.kind, t.decision, t.toolName, t.userId)],
+);
+
+/**
+ * Model usage: the outcome records of model calls (kind outcome, action model:invoke), as
+ * usage.ts sums them. Token sums are doubles: exact integers to 2^53, where a 32-bit integer
+ * could overflow in one busy hour.
+ */
+export const auditHourlyUsage = table(
+  "audit_hourly_usage",
+  (c) => ({
+    orgId: c.text("org_id").notNull(),
+    hour: c.millis("hour").notNull(),
+    userId: c.text("user_id").notNull(),
+    model: c.text("model").notNull(),
+    agentId: c.text("agent_id").notNull(),
+    replicaId: c.text("replica_id").notNull(),
+    calls: c.integer("calls").notNull(),
+    promptTokens: c.double("prompt_tokens").notNull(),
+    completionTokens: c.double("completion_tokens").notNull(),
+    cost: c.double("cost").notNull(),
+  }),
+  (t, c) => [c.uniqueIndex("audit_hourly_usage_key").on(t.orgId, t.hour, t.userId, t.model, t.agentId, t.replicaId)],
+);

@@ -49,9 +49,11 @@ export class AuditRecorder {
 
   private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
     const b = c.bundle;
+    // the id from the same instant as the timestamp: the control plane refuses an id made far from it (its time searches read the ids)
+    const at = (this.o.now ?? (() => new Date()))();
     return {
-      id: newId("auditRecord"),
-      ts: (this.o.now ?? (() => new Date()))().toISOString(),
+      id: newId("auditRecord", at.getTime()),
+      ts: at.toISOString(),
       kind,
       harness: "chatui",
       organization_id: b.organization_id,

@@ -3,9 +3,11 @@ import type { AuditRecord } from "../../contract/audit.ts";
 import { newId } from "../../contract/ids.ts";
 
 export function fakeRecord(over: Partial<AuditRecord> = {}): AuditRecord {
+  // the id made at the record's time, as the recorder makes it
+  const ts = over.ts ?? new Date().toISOString();
   return {
-    id: newId("auditRecord"),
-    ts: new Date().toISOString(),
+    id: newId("auditRecord", Date.parse(ts)),
+    ts,
     kind: "tool",
     harness: "chatui",
     organization_id: "org_1",
