@@ -114,9 +114,10 @@ trap 'stop; exit 143' TERM
 trap 'stop; exit 141' PIPE
 trap stop EXIT
 
-# The demo lets a SIEM sink reach a receiver on this machine (loopback only; docs/siem.md).
+# The demo lets a SIEM sink reach a receiver on this machine (loopback only; docs/siem.md), and
+# its model's endpoint is on loopback, which the control plane accepts only when told (docs/mcp.md).
 cp_env=(SVC_CP_DATA_DIR="$CP_DIR" SVC_CP_LISTEN="127.0.0.1:$CP_PORT")
-[ -n "$DEMO" ] && cp_env+=(SVC_CP_ALLOW_LOOPBACK_SINKS=1)
+[ -n "$DEMO" ] && cp_env+=(SVC_CP_ALLOW_LOOPBACK_SINKS=1 SVC_CP_ALLOW_PRIVATE_OUTBOUND=1)
 env "${cp_env[@]}" setsid "$SVC" controlplane serve >>"$LOGS/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do curl -fsS "$CP_URL/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -227,6 +228,8 @@ rt_env=(
   WEBUI_ADMIN_EMAIL="$OWNER_EMAIL" WEBUI_ADMIN_PASSWORD="$(cat "$CHAT_ADMIN_PASSWORD_FILE")"
 )
 [ -n "$DEMO_CA" ] && rt_env+=(SVC_PROXY_CA_FILE="$DEMO_CA")
+# The demo model listens on loopback, which the runtime calls only when told (docs/mcp.md "Outbound URLs").
+[ -n "$DEMO_CA" ] && rt_env+=(SVC_PROXY_ALLOW_PRIVATE_OUTBOUND=127.0.0.1)
 setsid env "${rt_env[@]}" setpriv --reuid=10001 --regid=10001 --clear-groups "$RT_DIR/svc" run >>"$RT_LOG" 2>&1 &
 RT_PID=$!
 pids+=($RT_PID)

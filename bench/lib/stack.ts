@@ -89,6 +89,7 @@ export async function startBenchProxy(opts: { token: string; cpUrl: string; caFi
     NODE_EXTRA_CA_CERTS: opts.caFile,
     SVC_PROXY_POLL_INTERVAL: "500ms",
     SVC_PROXY_HEARTBEAT_INTERVAL: "10s",
+    SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: "127.0.0.1,::1,localhost",
     ...(opts.env ?? {}),
   } as Record<string, string>;
   const t0 = performance.now();

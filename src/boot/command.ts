@@ -6,12 +6,8 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import { createLogger } from "../log/index.ts";
-import type { ManifestTool } from "../contract/manifest.ts";
-import { socketPathFrom } from "../proxy/config.ts";
-import { MCP_TOOLS_PATH } from "../proxy/mcp/local-routes.ts";
 import { egressFromEnv } from "./egress.ts";
 import { PackError } from "./exporter.ts";
-import { readRegisteredMcpTools } from "./registered-mcp.ts";
 import { ToolSyncError } from "./sync.ts";
 import { packManifest, packsFromEnv, runToolSync } from "./tool-sync.ts";
 
@@ -27,25 +23,6 @@ function required(name: string): string {
   return v;
 }
 
-type ProxyMcp = { answered: true; tools: ManifestTool[] } | { answered: false; why: string };
-
-/** The MCP tools of the proxy on SVC_RUNTIME_SOCKET_PATH, or why none answered there. */
-async function runningProxyMcpTools(env: Record<string, string | undefined>, log: ReturnType<typeof createLogger>): Promise<ProxyMcp> {
-  const token = env.SVC_RUNTIME_TOKEN?.trim();
-  if (!token) return { answered: false, why: "SVC_RUNTIME_TOKEN is not set" };
-  try {
-    const res = await fetch(`http://svc-proxy${MCP_TOOLS_PATH}`, { unix: socketPathFrom(env), headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) } as RequestInit);
-    if (!res.ok) return { answered: false, why: `${MCP_TOOLS_PATH} answered HTTP ${res.status}` };
-    const tools = ((await res.json()) as { tools?: ManifestTool[] }).tools ?? [];
-    if (tools.length) log.info(`tool sync: ${tools.length} MCP tool(s) of the running proxy go along`);
-    return { answered: true, tools };
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    const why = code === "ENOENT" ? "no socket there" : code === "ECONNREFUSED" ? "connection refused" : (e as Error).name === "TimeoutError" ? "no answer within 60 s" : (e as Error).message.split("\n")[0]!.slice(0, 200);
-    return { answered: false, why };
-  }
-}
-
 const python = () => process.env.SVC_CHATUI_PYTHON?.trim() || "python3";
 
 const sync = command({
@@ -58,12 +35,9 @@ const sync = command({
   async run() {
     const packs = packsFromEnv(process.env.SVC_CHATUI_TOOL_PACKS);
     const log = createLogger("boot");
-    // A running proxy's MCP tools go along (PUT tools replaces the installation's set).
-    const proxy = await runningProxyMcpTools(process.env, log);
-    const mcpTools = proxy.answered ? proxy.tools : [];
-    const needed = packs.length > 0 || mcpTools.length > 0;
+    // Only the packs' tools: an MCP server's tools are the agent's, reported by its runtimes' proxies (docs/mcp.md).
+    const needed = packs.length > 0;
     const cfg = {
-      mcpTools,
       controlPlaneUrl: needed ? required("SVC_RUNTIME_CONTROL_PLANE_URL") : "",
       token: needed ? required("SVC_RUNTIME_TOKEN") : "",
       packs,
@@ -71,16 +45,7 @@ const sync = command({
       egress: egressFromEnv(process.env),
     };
     try {
-      // No proxy to ask: the packs' tools alone would remove the MCP tools, so those registered now stay.
-      const noProxy = proxy.answered ? null : proxy.why;
-      const registeredMcpTools = async () => {
-        const kept = await readRegisteredMcpTools({ ...cfg, log });
-        // Nothing to keep (no MCP server assigned, or none registered yet): nothing to warn about.
-        if (kept.length === 0) return kept;
-        log.warn(`tool sync: no proxy answers on ${socketPathFrom(process.env)} (${noProxy}), so the MCP tools it serves are unknown; the ${kept.length} MCP tool(s) registered now are kept as they are`);
-        return kept;
-      };
-      await withPythonPackage(async (root) => runToolSync({ ...cfg, ...(noProxy === null ? {} : { registeredMcpTools }) }, root, log));
+      await withPythonPackage(async (root) => runToolSync(cfg, root, log));
     } catch (e) {
       if (e instanceof PackError || e instanceof ToolSyncError) throw new CommandFailure(e.message);
       throw e;

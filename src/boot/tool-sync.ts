@@ -1,6 +1,6 @@
 // One tool sync as the container runs it: export the packs' manifest in the front end's
 // Python, refuse what must not start, PUT it. Shared by `svc boot sync` and `svc run`.
-import type { ManifestTool, ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
+import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { prependPythonPath } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
@@ -17,13 +17,6 @@ export type ToolSyncConfig = {
   packs: string[];
   python: string;
   egress: Egress;
-  /** The running proxy's MCP tools (issue 13): PUT tools replaces the set, so they go along. */
-  mcpTools?: ManifestTool[];
-  /**
-   * With no proxy to ask: reads the MCP tools registered now, which are sent again as they are
-   * (a pack's tool of the same name wins). Called once the packs' manifest is good.
-   */
-  registeredMcpTools?: () => Promise<ManifestTool[]>;
 };
 
 export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: ToolManifest; result: ToolSyncResult };
@@ -50,16 +43,12 @@ export async function packManifest(
 }
 
 export async function runToolSync(cfg: ToolSyncConfig, pythonRoot: string, log: Logger): Promise<ToolSyncOutcome> {
-  const mcp = cfg.mcpTools ?? [];
-  if (cfg.packs.length === 0 && mcp.length === 0) {
+  if (cfg.packs.length === 0) {
     log.info(NO_PACKS);
     return { skipped: true };
   }
-  const packs = cfg.packs.length ? await packManifest(cfg, pythonRoot, log) : { tools: [] };
-  if (cfg.packs.length && packs.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
-  const packNames = new Set(packs.tools.map((t) => t.name));
-  const kept = ((await cfg.registeredMcpTools?.()) ?? []).filter((t) => !packNames.has(t.name));
-  const manifest: ToolManifest = { ...packs, tools: [...packs.tools, ...mcp, ...kept] };
+  const manifest = await packManifest(cfg, pythonRoot, log);
+  if (manifest.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
   const result = await syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log });
   return { skipped: false, manifest, result };
 }

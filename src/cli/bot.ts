@@ -3,7 +3,7 @@
 import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
 import { CommandFailure, UsageError, command } from "../command/index.ts";
-import type { Agent, Installation, InstallationStatus } from "../contract/admin-api.ts";
+import type { Agent, InstalledTool, Installation, InstallationStatus } from "../contract/admin-api.ts";
 import { type OrgClient, connect, seg } from "./client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable, shortTime, writeAll } from "./output.ts";
 import { findWorkspace, inWorkspace } from "./scope.ts";
@@ -64,45 +64,68 @@ const list = command({
 });
 
 const status = command({
-  meta: { name: "status", description: "Show an installation and the state of its runtime replicas" },
-  args: { installation: installationArg, ...jsonFlag },
-  examples: ["svc bot status --installation inst_01J..."],
+  meta: { name: "status", description: "Show an installation and the state of its runtime replicas (--tools: and the tools it serves)" },
+  args: {
+    installation: installationArg,
+    tools: { type: "boolean", description: "also list the tools the installation serves: its packs' and its agent's MCP servers' (governed name, access, server, upstream name)" },
+    ...jsonFlag,
+  },
+  examples: ["svc bot status --installation inst_01J...", "svc bot status --installation inst_01J... --tools"],
   async run({ args }) {
     const client = await connect("svc bot status");
     const inst = await getInstallation(client, args.installation);
-    if (args.json) return printJson(inst);
-    const replicas = inst.replicas ?? [];
-    out(
-      renderFields([
-        ["installation", inst.id],
-        ["name", inst.name],
-        ["platform", inst.platform],
-        ["agent", inst.agent_id],
-        ["workspace", inst.workspace_id],
-        ["registered tools", inst.tool_count],
-        ["replicas", replicas.length],
-      ]),
-    );
-    if (replicas.length === 0) {
-      note("No runtime has connected yet: deploy the image with SVC_RUNTIME_TOKEN from `svc bot credential`.");
-      return;
+    const tools = args.tools ? (await client.json<{ tools: InstalledTool[] }>("GET", client.org(`/installations/${seg(inst.id)}/tools`))).tools : null;
+    if (args.json) return printJson(tools ? { ...inst, tools } : inst);
+    printStatus(inst);
+    if (tools) {
+      out("");
+      out(tools.length ? toolsTable(tools) : "No tools: no pack registered any, and no MCP server of the agent listed any.");
     }
-    out("");
-    out(
-      renderTable(replicas, [
-        { header: "REPLICA", value: (r) => r.id },
-        { header: "STATE", value: (r) => r.state },
-        { header: "REVISION", value: (r) => r.policy_revision },
-        { header: "TOOLS", value: (r) => r.tool_count },
-        // While the replica still indexes its backlog after a start, the depth so far: at least that many.
-        { header: "SPOOL", value: (r) => (r.spool_indexing && r.spool_depth !== null ? `>=${r.spool_depth} (indexing)` : r.spool_depth) },
-        { header: "VERSION", value: (r) => r.version },
-        { header: "LAST HEARTBEAT", value: (r) => shortTime(r.last_heartbeat_at) },
-        { header: "LAST SUCCESS", value: (r) => shortTime(r.last_success) },
-      ]),
-    );
   },
 });
+
+/** The installation's tools (`svc bot status --tools`, issue 31): a pack's tool, or an MCP tool with its server and its name there. */
+function toolsTable(tools: readonly InstalledTool[]): string {
+  return renderTable(tools, [
+    { header: "TOOL", value: (t) => t.name },
+    { header: "ACCESS", value: (t) => t.access },
+    { header: "FROM", value: (t) => (t.server ? `mcp ${t.server}` : "pack") },
+    { header: "UPSTREAM", value: (t) => t.upstream },
+  ]);
+}
+
+function printStatus(inst: InstallationStatus): void {
+  const replicas = inst.replicas ?? [];
+  out(
+    renderFields([
+      ["installation", inst.id],
+      ["name", inst.name],
+      ["platform", inst.platform],
+      ["agent", inst.agent_id],
+      ["workspace", inst.workspace_id],
+      ["registered tools", inst.tool_count],
+      ["replicas", replicas.length],
+    ]),
+  );
+  if (replicas.length === 0) {
+    note("No runtime has connected yet: deploy the image with SVC_RUNTIME_TOKEN from `svc bot credential`.");
+    return;
+  }
+  out("");
+  out(
+    renderTable(replicas, [
+      { header: "REPLICA", value: (r) => r.id },
+      { header: "STATE", value: (r) => r.state },
+      { header: "REVISION", value: (r) => r.policy_revision },
+      { header: "TOOLS", value: (r) => r.tool_count },
+      // While the replica still indexes its backlog after a start, the depth so far: at least that many.
+      { header: "SPOOL", value: (r) => (r.spool_indexing && r.spool_depth !== null ? `>=${r.spool_depth} (indexing)` : r.spool_depth) },
+      { header: "VERSION", value: (r) => r.version },
+      { header: "LAST HEARTBEAT", value: (r) => shortTime(r.last_heartbeat_at) },
+      { header: "LAST SUCCESS", value: (r) => shortTime(r.last_success) },
+    ]),
+  );
+}
 
 const agentsList = command({
   meta: { name: "list", description: "List the agent an installation is bound to" },

@@ -11,10 +11,13 @@ describe("svc tool-servers flag values", () => {
     expect(() => parseArgsFlag("[not json")).toThrow("is not a JSON array");
     expect(() => parseArgsFlag("[1,2]")).toThrow("array of strings");
   });
-  test("--access: tool=read|write items, tool names under the governable rule", () => {
+  test("--access: tool=read|write items, tool names as the MCP server lists them (issue 31)", () => {
     expect(parseAccessFlag("list_issues=read,create_issue=write")).toEqual({ list_issues: "read", create_issue: "write" });
     expect(() => parseAccessFlag("create_issue=admin")).toThrow("is not tool=read or tool=write");
-    expect(() => parseAccessFlag("create-issue=write")).toThrow('tool name "create-issue"');
+    expect(parseAccessFlag("get-sum=read,files.read=write")).toEqual({ "get-sum": "read", "files.read": "write" });
+    // a name of Object.prototype's is an own key, sent as such
+    expect(JSON.stringify(parseAccessFlag("__proto__=write,toString=read"))).toBe('{"__proto__":"write","toString":"read"}');
+    expect(() => parseAccessFlag(`${"x".repeat(129)}=write`)).toThrow("1 to 128 characters");
     expect(() => parseAccessFlag("a=read,,b=write")).toThrow(UsageError);
   });
 });

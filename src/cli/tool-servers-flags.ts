@@ -71,7 +71,8 @@ export function parseAccessFlag(value: string): Record<string, "read" | "write">
     const m = /^([^=]+)=(read|write)$/.exec(item);
     if (!m) throw new UsageError(`--access item "${item}" is not tool=read or tool=write, e.g. --access create_issue=write`);
     refuseRule(checkToolName(m[1]!.trim(), "/access_overrides"), "--access");
-    outMap[m[1]!.trim()] = m[2] as "read" | "write";
+    // An own property even for "__proto__": a tool's name is a name, not the object's prototype.
+    Object.defineProperty(outMap, m[1]!.trim(), { value: m[2] as "read" | "write", enumerable: true, writable: true, configurable: true });
   }
   return outMap;
 }
@@ -180,5 +181,15 @@ export function runtimeTable(r: Readiness): string {
     { header: "STATE", value: (x) => (x.state === "not_reported" ? "not reported" : x.state) },
     { header: "TOOLS", value: (x) => x.tool_count },
     { header: "ERROR", value: (x) => x.error },
+  ]);
+}
+
+/** The tools the runtimes listed from a server (`svc tool-servers show`, issue 31): governed name, name at the server, access, served or why not. */
+export function toolTable(tools: NonNullable<Server["tools"]>): string {
+  return renderTable(tools, [
+    { header: "TOOL", value: (t) => t.name },
+    { header: "UPSTREAM", value: (t) => t.upstream },
+    { header: "ACCESS", value: (t) => t.access },
+    { header: "SERVED", value: (t) => (t.served ? "yes" : `no: ${t.why ?? "not served"}`) },
   ]);
 }

@@ -28,6 +28,7 @@ import {
   serverArg,
   serverFields,
   toolFlags,
+  toolTable,
   workspaceArg,
 } from "./tool-servers-flags.ts";
 
@@ -100,7 +101,7 @@ const list = command({
 });
 
 const show = command({
-  meta: { name: "show", description: "Show a tool server, the agents it is assigned to and what each runtime reports" },
+  meta: { name: "show", description: "Show a tool server, the agents it is assigned to, what each runtime reports and the tools they listed (governed and upstream names, served or why not)" },
   args: { server: serverArg, workspace: workspaceArg, ...jsonFlag },
   examples: ["svc tool-servers show github --workspace default"],
   async run({ args }) {
@@ -111,6 +112,10 @@ const show = command({
     out(serverFields(server));
     out("");
     out(r.runtimes.length ? runtimeTable(r) : "No live runtime replica in scope.");
+    out("");
+    const tools = server.tools ?? [];
+    out(tools.length ? toolTable(tools) : "No tools listed yet: the agent's runtimes list them once the server is assigned and they reach it.");
+    if (tools.some((t) => !t.served)) note(`Policies name the tools in the TOOL column (tool:<name>); a tool marked "no" is served to nobody.`);
   },
 });
 

@@ -140,8 +140,21 @@ export const ToolServer = open({
 });
 export type ToolServer = Static<typeof ToolServer>;
 export const ToolServerList = listOf("tool_servers", ToolServer);
-/** A tool server with the agents it is assigned to (show, create and every change). */
-export const ToolServerDetail = Type.Composite([ToolServer, open({ assigned_agents: Type.Array(Str) })], { additionalProperties: true });
+/**
+ * A tool the runtimes listed from the server (issue 31): its governed name (policies say
+ * `tool:<name>`), its name at the server, the access it is served with, and whether it is
+ * served (else why: outside allowed_tools, or a name svc cannot serve), with the installations that listed it.
+ */
+export const ToolServerTool = open({
+  name: Str,
+  upstream: Str,
+  access: Type.Union([Type.Literal("read"), Type.Literal("write")]),
+  served: Type.Boolean(),
+  why: Nullable(Str),
+  installations: Type.Array(Str),
+});
+/** A tool server with the agents it is assigned to (show, create and every change); show adds the tools its runtimes listed. */
+export const ToolServerDetail = Type.Composite([ToolServer, open({ assigned_agents: Type.Array(Str), tools: Type.Optional(Type.Array(ToolServerTool)) })], { additionalProperties: true });
 export type ToolServerDetail = Static<typeof ToolServerDetail>;
 export const ToolServerAssignment = open({ agent_id: Str, server_id: Str, assigned: Type.Boolean() });
 export const AgentToolServers = open({ agent_id: Str, tool_servers: Type.Array(ToolServer) });
@@ -155,7 +168,9 @@ export const ToolServerRuntime = open({
   tool_count: Nullable(Type.Integer()),
   last_heartbeat_at: Nullable(Time),
 });
-export const ToolServerReadiness = Type.Composite([Readiness, open({ runtimes: Type.Array(ToolServerRuntime) })], { additionalProperties: true });
+/** A tool a runtime listed and does not serve, with why (issue 31). */
+export const ToolServerSkippedTool = open({ tool: Str, why: Str, installation_id: Str });
+export const ToolServerReadiness = Type.Composite([Readiness, open({ runtimes: Type.Array(ToolServerRuntime), skipped_tools: Type.Optional(Type.Array(ToolServerSkippedTool)) })], { additionalProperties: true });
 export type ToolServerReadiness = Static<typeof ToolServerReadiness>;
 
 export const Deleted = open({ deleted: Str, name: Str });
@@ -165,7 +180,13 @@ export const RuntimeRecipient = open({ replica_id: Str, installation_id: Str, re
 export type RuntimeRecipient = Static<typeof RuntimeRecipient>;
 export const RuntimeRecipientList = listOf("recipients", RuntimeRecipient);
 
-/** A tool an installation registered (…/installations/{id}/tools). */
-export const InstalledTool = open({ name: Str, access: Type.Union([Type.Literal("read"), Type.Literal("write")]), required_capabilities: Type.Array(Str) });
+/** A tool an installation serves (…/installations/{id}/tools): a pack's, or an MCP tool with its server and its name there (issue 31). */
+export const InstalledTool = open({
+  name: Str,
+  access: Type.Union([Type.Literal("read"), Type.Literal("write")]),
+  required_capabilities: Type.Array(Str),
+  server: Type.Optional(Str),
+  upstream: Type.Optional(Str),
+});
 export type InstalledTool = Static<typeof InstalledTool>;
 export const InstalledToolList = listOf("tools", InstalledTool);

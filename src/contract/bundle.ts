@@ -37,6 +37,9 @@ export const BundleTool = Type.Object({
   name: Type.String(),
   access: ToolAccess,
   required_capabilities: Type.Array(Type.String()),
+  /** An MCP tool (issue 31): the server assigned to the agent that lists it, and its name there. Absent for a pack's tool. */
+  server: Type.Optional(Type.String()),
+  upstream: Type.Optional(Type.String()),
 });
 export type BundleTool = Static<typeof BundleTool>;
 

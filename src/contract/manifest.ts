@@ -7,7 +7,7 @@ export type ToolAccess = Static<typeof ToolAccess>;
 
 export const ManifestTool = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$" }),
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)?$" }),
     access: ToolAccess,
     required_capabilities: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { default: [], maxItems: 64 }),
     toolkit_id: Type.Optional(Type.String({ maxLength: 200 })),

@@ -3,13 +3,19 @@
 // both name the same bad part in the same words.
 import { ID_PREFIXES } from "./ids.ts";
 
-/** `<method>` or `<prefix>.<method>`. */
-export const TOOL_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+/**
+ * `<method>` or `<prefix>.<method>`. A pack's method is a Python name; an MCP tool's is its
+ * upstream name mapped by mcp-names.ts (letters, digits, `_` and `-`), hence the wider rule after the dot.
+ */
+export const TOOL_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)?$/;
+/** `tool:<prefix>.*`: every tool of one MCP server (or one pack prefix). */
+export const TOOL_PREFIX_RE = /^[A-Za-z][A-Za-z0-9_-]*\.\*$/;
 const USER_ID_RE = /^[A-Za-z0-9_.@+-]+$/;
 const GROUP_NAME_RE = /^[^\s:][^:]*$/;
 
 export type PolicySource = { kind: "any" } | { kind: "user"; id: string } | { kind: "group"; name: string };
-export type PolicyDestination = { kind: "model" } | { kind: "tool"; name: string };
+/** A tool destination names one tool, or (`tool:<prefix>.*`) every tool whose name starts with `<prefix>.`. */
+export type PolicyDestination = { kind: "model" } | { kind: "tool"; name: string } | { kind: "tools"; prefix: string };
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export function parseSource(src: string): Parsed<PolicySource> {
@@ -40,7 +46,8 @@ export function parseDestination(dst: string): Parsed<PolicyDestination> {
   if (kind === "model") return { ok: false, error: `dst-pattern "${dst}": the only model action is "model:invoke"` };
   if (kind !== "tool") return { ok: false, error: `dst-pattern "${dst}": unknown kind "${kind}" (use "model:invoke" or "tool:<name>")` };
   if (!rest) return { ok: false, error: `dst-pattern "${dst}": the tool name after "tool:" is empty` };
-  if (!TOOL_NAME_RE.test(rest)) return { ok: false, error: `dst-pattern "${dst}": tool name "${rest}" must be "<method>" or "<prefix>.<method>"` };
+  if (TOOL_PREFIX_RE.test(rest)) return { ok: true, value: { kind: "tools", prefix: rest.slice(0, -2) } };
+  if (!TOOL_NAME_RE.test(rest)) return { ok: false, error: `dst-pattern "${dst}": tool name "${rest}" must be "<method>", "<prefix>.<method>" or "<prefix>.*" (every tool of an MCP server)` };
   return { ok: true, value: { kind: "tool", name: rest } };
 }
 
@@ -48,7 +55,7 @@ export function formatSource(s: PolicySource): string {
   return s.kind === "any" ? "*" : s.kind === "user" ? `user:${s.id}` : `group:${s.name}`;
 }
 export function formatDestination(d: PolicyDestination): string {
-  return d.kind === "model" ? "model:invoke" : `tool:${d.name}`;
+  return d.kind === "model" ? "model:invoke" : d.kind === "tools" ? `tool:${d.prefix}.*` : `tool:${d.name}`;
 }
 
 /** A service user id as the control plane makes them: "usr_" and 26 Crockford base32 characters (contract/ids.ts). */

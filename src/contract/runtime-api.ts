@@ -291,3 +291,52 @@ export const BudgetLeaseResponse = Type.Object({
   as_of: Type.String({ format: "date-time" }),
 });
 export type BudgetLeaseResponse = Static<typeof BudgetLeaseResponse>;
+
+/** PUT: the tools an installation's replica listed from the MCP servers assigned to its agent (issue 31). */
+export const MCP_TOOLS_PATH = `${RUNTIME_API_PREFIX}/mcp-tools`;
+
+/** One tool a server listed, as svc governs it (contract/mcp-names.ts maps the name). */
+export const McpListedTool = Type.Object(
+  {
+    /** The governed name, `<server>.<method>`. */
+    name: Type.String({ minLength: 3, maxLength: 200, pattern: "^[A-Za-z][A-Za-z0-9_-]*\\.[A-Za-z0-9_-]+$" }),
+    /** The name at the server, as it lists it. */
+    upstream: Type.String({ minLength: 1, maxLength: 512 }),
+    access: Type.Union([Type.Literal("read"), Type.Literal("write")]),
+  },
+  { additionalProperties: false },
+);
+export type McpListedTool = Static<typeof McpListedTool>;
+
+/** A tool a server listed that svc does not serve, and why (shown by readiness and the console). */
+export const McpSkippedTool = Type.Object({ tool: Type.String({ maxLength: 512 }), why: Type.String({ maxLength: 500 }) }, { additionalProperties: false });
+export type McpSkippedTool = Static<typeof McpSkippedTool>;
+
+/**
+ * PUT /api/v1/runtime/mcp-tools: what one listing of each server found, for the servers this
+ * replica listed successfully since its last report (an unreachable server is not reported:
+ * its tools stay registered, and calls to them end as "unreachable", never as unregistered).
+ * MCP tools belong to the agent: the bundle of every installation of the agent carries the
+ * union of what its installations listed, so no installation conflicts with another.
+ */
+export const McpToolsReport = Type.Object(
+  {
+    servers: Type.Array(
+      Type.Object(
+        {
+          server: Type.String({ minLength: 1, maxLength: 64 }),
+          tools: Type.Array(McpListedTool, { maxItems: 5000 }),
+          skipped: Type.Array(McpSkippedTool, { maxItems: 5000 }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 200 },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type McpToolsReport = Static<typeof McpToolsReport>;
+
+/** Whether the report changed what the agent's bundles carry (the revision was bumped: poll now). */
+export const McpToolsResult = Type.Object({ changed: Type.Boolean(), unknown_servers: Type.Array(Type.String()) });
+export type McpToolsResult = Static<typeof McpToolsResult>;

@@ -2,7 +2,8 @@
 // (on write, in readiness) and `svc tool-servers create` (before a secret is read), so both say
 // the same. The server name is the prefix of governed tool names: `<server>.<tool>` must fit
 // the manifest's tool-name pattern (patterns.ts TOOL_NAME_RE), so the server part takes letters,
-// digits, `_` and `-`, and the tool part letters, digits and `_`. An http server's URL follows
+// digits, `_` and `-`; the tool part is the upstream name mapped by mcp-names.ts, so the tool
+// names an admin writes (allow-list, overrides) are MCP names as the server lists them. An http server's URL follows
 // the model endpoint rule (model-endpoint.ts) except that it names the MCP endpoint itself.
 import { checkEndpoint, type EndpointCheck } from "./model-endpoint.ts";
 
@@ -10,7 +11,8 @@ export const TRANSPORTS = ["http", "stdio"] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 export const SERVER_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-export const UPSTREAM_TOOL_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** An upstream MCP tool name as an admin writes it: any name a server may list (1–128 characters, no control characters). */
+export const UPSTREAM_TOOL_MAX = 128;
 /** An HTTP header field name (RFC 9110 token). */
 export const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 export const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
@@ -27,10 +29,13 @@ export function checkServerName(name: string): RuleCheck {
   return bad("/name", `server name "${name}" must start with a letter and hold only letters, digits, _ and - (at most 64): it prefixes the governed tool names, as in github.create_issue`);
 }
 
-/** An upstream tool name the admin names (allow-list, access override): `<server>.<tool>` must be governable. */
+/**
+ * An upstream tool name the admin names (allow-list, access override), exactly as the server
+ * lists it (`get-sum`, `files.read`): svc maps it to the governed name itself (mcp-names.ts).
+ */
 export function checkToolName(tool: string, path: string): RuleCheck {
-  if (UPSTREAM_TOOL_RE.test(tool)) return ok;
-  return bad(path, `tool name "${tool}" must hold only letters, digits and _ (not starting with a digit; at most 128): svc governs it as <server>.${tool}, and a name outside that rule is never served`);
+  if (tool.length >= 1 && tool.length <= UPSTREAM_TOOL_MAX && !/[\u0000-\u001f\u007f]/.test(tool)) return ok;
+  return bad(path, `tool name "${tool.slice(0, 140)}" must be the name the MCP server lists: 1 to ${UPSTREAM_TOOL_MAX} characters, no control characters`);
 }
 
 /** The http endpoint, normalized, by the model endpoint rule (https, no credentials, query or fragment). */

@@ -28,6 +28,12 @@ export const ENV = {
   chatuiSecretKey: "CHATUI_SECRET_KEY",
   /** Loopback TCP port of the MCP gateway (0: any free port; the default when unset). */
   mcpPort: "SVC_PROXY_MCP_PORT",
+  /** Open WebUI's own URL on loopback: the gateway asks it whether a session is still valid (issue 31). */
+  chatuiUrl: "SVC_PROXY_CHATUI_URL",
+  /** How long Open WebUI's answer on a session holds before it is asked again. */
+  sessionRecheck: "SVC_PROXY_SESSION_RECHECK",
+  /** Non-public addresses MCP servers and the model endpoint may have (issue 31): hosts, addresses, CIDR blocks, or `*`. */
+  allowPrivateOutbound: "SVC_PROXY_ALLOW_PRIVATE_OUTBOUND",
   metricsListen: "SVC_PROXY_METRICS_LISTEN",
   limitsInterval: "SVC_PROXY_LIMITS_INTERVAL",
   rateLimits: "SVC_PROXY_RATE_LIMITS",
@@ -37,6 +43,8 @@ export const ENV = {
 
 export const DEFAULT_CONTAINER_STATE_DIR = "/var/lib/svc";
 export const DEFAULT_HEARTBEAT_MS = 60_000;
+/** N of issue 31: a session Open WebUI revoked is refused by the gateway within this long. */
+export const DEFAULT_SESSION_RECHECK_MS = 15_000;
 /** Budgets and their spend are fetched this often by default (docs/proxy.md "Budgets"). */
 export const DEFAULT_LIMITS_INTERVAL_MS = 15_000;
 
@@ -72,6 +80,12 @@ export type ProxyConfig = {
   chatuiSecretKey: string | null;
   /** The MCP gateway's loopback port (0: any free one). */
   mcpPort: number;
+  /** SVC_PROXY_CHATUI_URL (no trailing slash); null: sessions are checked by signature and claims alone. */
+  chatuiUrl: string | null;
+  /** SVC_PROXY_SESSION_RECHECK in ms (default 15 s). */
+  sessionRecheckMs: number;
+  /** SVC_PROXY_ALLOW_PRIVATE_OUTBOUND, split; empty: only public addresses. */
+  allowPrivateOutbound: string[];
   /** Where GET /metrics is also served over TCP (no token), e.g. 127.0.0.1:9464; null = the unix socket only. */
   metricsListen: { hostname: string; port: number } | null;
   /** How often budgets and their spend are fetched (GET /runtime/limits). */
@@ -203,7 +217,27 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const mcpPort = Number(mcpRaw);
   if (!/^\d+$/.test(mcpRaw) || mcpPort > 65535) throw new ConfigError(`${ENV.mcpPort} must be a port number (0 for any free port), got "${mcpRaw}"`);
 
+  const chatuiRaw = get(ENV.chatuiUrl);
+  let chatuiUrl: string | null = null;
+  if (chatuiRaw !== undefined) {
+    let u: URL;
+    try {
+      u = new URL(chatuiRaw);
+    } catch {
+      throw new ConfigError(`${ENV.chatuiUrl} must be Open WebUI's URL (http://127.0.0.1:<port>), got "${chatuiRaw}"`);
+    }
+    if (!/^https?:$/.test(u.protocol) || u.search || u.hash || u.username) throw new ConfigError(`${ENV.chatuiUrl} must be an http(s) URL with no credentials, query or fragment, got "${chatuiRaw}"`);
+    chatuiUrl = `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+  }
+  const recheckRaw = get(ENV.sessionRecheck);
+  const sessionRecheckMs = recheckRaw === undefined ? DEFAULT_SESSION_RECHECK_MS : parseDuration(recheckRaw);
+  if (sessionRecheckMs === null || sessionRecheckMs > 300_000) throw new ConfigError(`${ENV.sessionRecheck} must be a duration of at most 5m (e.g. 15s), got "${recheckRaw}"`);
+  const allowPrivateOutbound = (get(ENV.allowPrivateOutbound) ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+
   return {
+    chatuiUrl,
+    sessionRecheckMs,
+    allowPrivateOutbound,
     rateLimits,
     metricsListen,
     limitsIntervalMs,

@@ -35,8 +35,9 @@ import { SpoolLock, SpoolLockedError } from "./audit/spool-lock.ts";
 import { formatBytes, MIN_SPOOL_VOLUME_BYTES, type SpoolHealth, spaceOf, spoolFullReason } from "./audit/spool-space.ts";
 import { loadOrCreateReplicaId, prepareStateDir } from "./state-dir.ts";
 import { ProxyStatus } from "./policy/status.ts";
-import { mcpLocalRoutes } from "./mcp/local-routes.ts";
-import { McpRegistration } from "./mcp/registration.ts";
+import { McpCatalogueReport } from "./mcp/catalogue-report.ts";
+import { SessionChecks } from "./mcp/session-check.ts";
+import { guardedFetch, outboundGuard } from "./outbound.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
@@ -173,13 +174,15 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const client = new ControlPlaneClient({ baseUrl: config.controlPlaneUrl, token: config.token, version: BUILD_VERSION, egressProxy: config.egressProxy, noProxy: config.noProxy, ca });
   const fatal = Promise.withResolvers<string>();
   let shipper: AuditShipper | null = null;
-  // MCP servers (issue 13): listed again on every poll; a changed tool set is registered again.
-  let registration: McpRegistration | null = null;
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void registration?.resync(), ...(opts.mcpUpstream ? { upstream: opts.mcpUpstream } : {}) });
-  registration = new McpRegistration({ servers: mcp, controlPlaneUrl: config.controlPlaneUrl, token: config.token, egress: { proxy: config.egressProxy ?? undefined, noProxy: config.noProxy }, log });
-  const mcpRegistration = registration;
+  // MCP servers (issues 13, 31): listed again on every poll; what a listing found is reported to
+  // the control plane when it changed, and the bundle fetched at once when that changed the agent's tools.
+  let catalogue: McpCatalogueReport | null = null;
+  // Admin-set URLs reach only public addresses unless SVC_PROXY_ALLOW_PRIVATE_OUTBOUND names them (issue 31).
+  const mcpGuard = outboundGuard({ allow: config.allowPrivateOutbound, what: "MCP server" });
+  const modelFetch = guardedFetch(outboundGuard({ allow: config.allowPrivateOutbound, what: "the model endpoint" }));
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream } });
   status.toolServers = () => mcp.status();
-  const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log });
+  const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log, fetchImpl: modelFetch });
   const loop = new BundleLoop({
     client,
     status,
@@ -194,13 +197,14 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
     onPolled: () => {
-      void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => mcpRegistration.resync());
+      void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => catalogue?.report());
       // A model endpoint not tried yet is reached now (no model call), and the heartbeat tells readiness at once.
       void probe.sync(status.compiled?.bundle.model_profile).then(async () => reportNow?.());
     },
   });
   // Every runtime call's failure goes through the loop's credential check (401/403 → forget, refuse).
   const credentialCheck = (e: unknown) => loop.credentialCheck(e);
+  catalogue = new McpCatalogueReport({ servers: mcp, send: async (r) => client.reportMcpTools(r), onChanged: () => void loop.pollNow(), onError: credentialCheck, log });
   shipper = new AuditShipper({
     spool,
     client,
@@ -242,10 +246,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     pipeline,
     credentials,
     modelCa: ca,
+    fetchImpl: modelFetch,
     spoolDepth: () => spool.depth,
     log,
     tracing,
-    extraRoutes: [...mcpLocalRoutes({ servers: mcp, registration: mcpRegistration }), metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],
+    extraRoutes: [metricsRoute(metrics), replayRoute({ spool, wake: () => ship.wake(), log })],
   });
 
   loop.reloadPersisted();
@@ -270,7 +275,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   let gatewayServer: Server<undefined> | null = null;
   let mcpUrl: string | null = null;
   if (config.chatuiSecretKey) {
-    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, log });
+    const sessions = config.chatuiUrl ? new SessionChecks({ chatuiUrl: config.chatuiUrl, recheckMs: config.sessionRecheckMs, log }) : null;
+    if (!sessions) log.warn("mcp sessions are checked by signature and expiry alone: SVC_PROXY_CHATUI_URL is not set, so a session Open WebUI revoked stays valid here until it expires");
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {

@@ -12,7 +12,6 @@ import { writePythonPackage } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { type Child, TIMEOUT, causeFromTail, startChild, withTimeout } from "./children.ts";
 import { FRONTEND_TOKEN_ENV, frontendConfig, frontendEnv, newFrontendToken, onboardingState, withoutSecrets } from "./frontend.ts";
-import { mcpBootTools, reportBooted } from "./mcp-sync.ts";
 import { StartFailure } from "./start-failure.ts";
 import { preflight } from "./preflight.ts";
 import { keepProcessPrivate, notPrivateWarning } from "./private-process.ts";
@@ -115,21 +114,19 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 1. the proxy daemon
     const proxyArgv = deps.proxyCommand ?? [...svcSelfCommand(), "proxy", "serve"];
     const proxy = sup.start("proxy", proxyArgv, {
-      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort, [FRONTEND_TOKEN_ENV]: frontendToken }),
+      env: proxyEnv(env, { SVC_STATE_DIR: cfg.stateDir, SVC_RUNTIME_SOCKET_PATH: cfg.socketPath, SVC_PROXY_MCP_PORT: mcpPort, SVC_PROXY_CHATUI_URL: fe.localUrl, [FRONTEND_TOKEN_ENV]: frontendToken }),
       drains: true,
     });
     await sup.guard(waitReady(proxy, cfg.socketPath, cfg.readyTimeoutMs));
     sup.watch(proxy);
 
-    // 2. the tool sync: the packs' tools and the MCP servers' tools, PUT together
-    const mcpTools = await sup.guard(mcpBootTools(cfg.socketPath, cfg.token, log));
-    const packs: ToolManifest = manifest ?? { tools: [] };
-    if (manifest || mcpTools.length > 0) {
-      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest: { ...packs, tools: [...packs.tools, ...mcpTools] }, egress: cfg.egress, log, sleep: deps.syncSleep }));
+    // 2. the tool sync: the packs' tools (the MCP servers' tools the proxy reports itself, for
+    // the agent: docs/mcp.md "Whose tools")
+    if (manifest) {
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
-    await sup.guard(reportBooted(cfg.socketPath, cfg.token, packs, mcpTools, log));
 
     // 3. the front end
     log.info(`starting the front end: ${fe.command.join(" ")}`, { data_dir: fe.dataDir, url: fe.localUrl });

@@ -35,45 +35,11 @@ import {
   teardown,
   world,
 } from "./world.ts";
+import { errorText, failedText, ids, modelCallsTool, offered, toolOutputs, toolServerServed, toolStatuses } from "./chat-helpers.ts";
+import { mcpServersScenario } from "./scenario-mcp-servers.ts";
 
 setDefaultTimeout(300_000);
 afterAll(teardown);
-
-/** The model answers with a call of `tool` first, then (seeing the tool's result) with text. */
-function modelCallsTool(tool: string, args: Record<string, unknown>): void {
-  world().model.respond = (body) => {
-    const last = body?.messages?.at(-1);
-    if (last?.role === "tool") return { text: `The tool said: ${last.content}` };
-    return { toolCall: { id: `call_${tool}`, name: tool, arguments: JSON.stringify(args) } };
-  };
-}
-
-/** The text of the tool result(s) Open WebUI stored in an assistant message. */
-function toolOutputs(message: any): string[] {
-  return (message?.output ?? [])
-    .filter((o: any) => o.type === "function_call_output")
-    .map((o: any) => (Array.isArray(o.output) ? o.output.map((p: any) => p.text ?? "").join("") : String(o.output ?? "")));
-}
-
-/** The status Open WebUI gave each tool call's output (completed, or failed: a red cross, not a green check). */
-function toolStatuses(message: any): string[] {
-  return (message?.output ?? []).filter((o: any) => o.type === "function_call_output").map((o: any) => String(o.status));
-}
-
-/** The refusal text of a failed call's output: svc's guard returns {"error": <text>}. */
-const failedText = (output: string | undefined): string => String((JSON.parse(output ?? "null") as { error?: unknown } | null)?.error);
-
-const ids = (records: any[]) => new Set(records.map((r) => r.id));
-
-/** The error text Open WebUI stored on an assistant message (a Pipe or filter exception). */
-function errorText(message: any): string {
-  const e = message?.error;
-  const c = e?.content ?? e;
-  return String(typeof c === "string" ? c : (c?.detail ?? c?.message ?? JSON.stringify(c ?? null)));
-}
-
-/** The names of the tools a model request offered. */
-const offered = (request: any) => (request?.body?.tools ?? []).map((t: any) => t.function?.name).sort();
 
 describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
   test("login, bot init, credential (piped), profile (api_key once the runtime registered), assign, policies, link", async () => {
@@ -465,19 +431,6 @@ describe("scenario 8: audit-argument encryption", () => {
   });
 });
 
-/** Waits until the proxy reached MCP server `name`, registered `<name>.lookup` and applies that bundle. */
-async function toolServerServed(name: string): Promise<void> {
-  const w = world();
-  const sock = join(w.container!.stateDir, "proxy.sock");
-  await waitFor(async () => {
-    const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
-    const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
-    return (j.tool_servers ?? []).some((t) => t.name === name && t.state === "ok");
-  }, `the proxy to reach the ${name} server`, 60_000);
-  await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === `${name}.lookup`), `${name}.lookup registered`, 60_000);
-  await bundleApplied();
-}
-
 describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () => {
   test("permit runs it at the upstream; a deny never reaches it; audited under the user with encrypted arguments; a hand-added MCP connection is not served", async () => {
     const w = await linked();
@@ -705,6 +658,9 @@ describe("scenario 17: what the front end holds (issue 27, docs/frontend-boundar
     for (const secret of [w.runtimeToken, material]) expect(filesHolding(join(c.stateDir, "proxy"), secret)).toEqual([]);
   });
 });
+
+// Scenario 18 (issue 31), in its own module; before scenario 9, which stops the shared container.
+mcpServersScenario();
 
 describe("scenario 9: container start failures", () => {
   test("a malformed pack stops the container naming the pack and entry", async () => {

@@ -141,6 +141,8 @@ export function containerEnv(o: { token: string; stateDir: string; port: number;
     SVC_PROXY_CA_FILE: join(w.shared!, "ca.pem"),
     SVC_PROXY_POLL_INTERVAL: "1s",
     SVC_PROXY_LIMITS_INTERVAL: "1s",
+    // the model double and the MCP servers listen on loopback: the suite opts in to it
+    SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: "127.0.0.1,::1,localhost",
     SVC_PROXY_HEARTBEAT_INTERVAL: "5s",
     SVC_PROXY_PATH: w.bin!,
     SVC_CHATUI_HOST: "127.0.0.1",
@@ -201,13 +203,13 @@ export async function booted(): Promise<World> {
   }).then(() => w as unknown as World);
 }
 
-/** The bundle revision the control plane serves now, then wait until the proxy runs it. */
-export async function bundleApplied(): Promise<number> {
-  const token = w.runtimeToken!;
+/** The bundle revision the control plane serves now, then wait until the proxy (the shared container's, or another runtime's) runs it. */
+export async function bundleApplied(runtime?: { stateDir: string; token: string }): Promise<number> {
+  const token = runtime?.token ?? w.runtimeToken!;
   const b = await api(w.cp!, "GET", "/runtime/policy-bundle?version=1", undefined, token);
   if (b.status !== 200) throw new Error(`bundle: ${b.status} ${JSON.stringify(b.json)}`);
   const rev = b.json.revision as number;
-  const sock = join(w.container!.stateDir, "proxy.sock");
+  const sock = join(runtime?.stateDir ?? w.container!.stateDir, "proxy.sock");
   await waitFor(
     async () => {
       const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${token}` } } as RequestInit);

@@ -92,32 +92,28 @@ describe("svc boot sync against a real control plane", () => {
     ]);
   }, 30_000);
 
-  test("no proxy answers: the MCP tools registered now are kept (said on stderr), the rest replaced by the packs' tools", async () => {
+  test("boot sync sends the packs' tools only; the agent's MCP tools, reported by its proxies, are untouched by it (issue 31)", async () => {
     const agent = await createAgent(cp);
     const inst = await createInstallation(cp, agent, "mcp-kept");
     const rt = await bootstrapRuntime(cp, inst.id);
     const server = await api(cp, "POST", org(cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: "https://kb.example.com/mcp" });
     expect(server.status).toBe(201);
     expect((await api(cp, "POST", org(cp, `/tool-servers/${server.json.id}/assign`), { agent_id: agent })).status).toBe(200);
-    // what a running proxy registered: the pack's tool, its MCP server's tools, and a tool the pack no longer declares
+    // what a running proxy reported of its MCP server, and a pack tool registered before that the pack no longer declares
     // (a pack of its own: acme_tools' names are held by another installation in this workspace)
-    const before = [
-      { name: "notes.search", access: "read", required_capabilities: [], toolkit_id: "misnamed" },
-      { name: "kb.lookup", access: "read", required_capabilities: [], pack: "mcp:kb" },
-      { name: "kb.add_note", access: "write", required_capabilities: [], pack: "mcp:kb" },
-      { name: "old.gone", access: "read", required_capabilities: [] },
+    const listed = [
+      { name: "kb.lookup", upstream: "lookup", access: "read" },
+      { name: "kb.add-note", upstream: "add-note", access: "write" },
     ];
-    expect((await api(cp, "PUT", "/runtime/tools", { tools: before }, rt.token)).status).toBe(200);
+    expect((await api(cp, "PUT", "/runtime/mcp-tools", { servers: [{ server: "kb", tools: listed, skipped: [] }] }, rt.token)).status).toBe(200);
+    expect((await api(cp, "PUT", "/runtime/tools", { tools: [{ name: "old.gone", access: "read", required_capabilities: [] }] }, rt.token)).status).toBe(200);
 
     const r = await bootSync({ SVC_CHATUI_TOOL_PACKS: "misnamed_pack", SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_TOKEN: rt.token });
     expect(r.code).toBe(0);
-    const said = r.events.filter((e) => e.startsWith("tool sync: no proxy answers"));
-    expect(said).toHaveLength(1);
-    expect(said[0]).toStartWith(`tool sync: no proxy answers on ${NO_PROXY_SOCKET} (`);
-    expect(said[0]).toEndWith("so the MCP tools it serves are unknown; the 2 MCP tool(s) registered now are kept as they are");
-    expect(r.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 1, unchanged 3, updated 0)");
+    expect(r.events.filter((e) => e.includes("MCP tool"))).toEqual([]); // nothing to say of them: not its business
+    expect(r.events).toContain("tool sync: registered 1 tool(s) at /api/v1/runtime/tools (added 1, removed 1, unchanged 0, updated 0)");
     const bundle = await api(cp, "GET", "/runtime/policy-bundle?version=2", undefined, rt.token);
-    expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["kb.add_note:write", "kb.lookup:read", "notes.search:read"]);
+    expect(bundle.json.tools.map((t: { name: string; access: string }) => `${t.name}:${t.access}`)).toEqual(["kb.add-note:write", "kb.lookup:read", "notes.search:read"]);
   }, 30_000);
 
   test("a deleted installation's token: boot sync and the proxy say the installation was deleted, not to rotate", async () => {
@@ -165,8 +161,8 @@ describe("svc boot sync, other paths", () => {
     try {
       const via = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: "http://cp.svc.test:8420", SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}` });
       expect(via.code).toBe(0);
-      // with no proxy to ask, the registered MCP tools are read first (none here), through the same egress proxy, as the proxy reads its bundle
-      expect(seen).toEqual(["GET http://cp.svc.test:8420/api/v1/runtime/policy-bundle?version=2&conditions=1", "PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
+      // the packs' tools only (the MCP tools are the proxy's to report), through the egress proxy
+      expect(seen).toEqual(["PUT http://cp.svc.test:8420/api/v1/runtime/tools"]);
       expect(via.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 3, removed 0, unchanged 0, updated 0)");
       const around = await bootSync({
         SVC_CHATUI_TOOL_PACKS: "acme_tools",
@@ -175,7 +171,7 @@ describe("svc boot sync, other paths", () => {
         SVC_PROXY_NO_PROXY: "127.0.0.1",
       });
       expect(around.code).toBe(0);
-      expect(seen).toHaveLength(2);
+      expect(seen).toHaveLength(1);
       expect(around.events).toContain("tool sync: registered 3 tool(s) at /api/v1/runtime/tools (added 0, removed 0, unchanged 3, updated 0)");
     } finally {
       void proxy.stop(true);

@@ -48,7 +48,7 @@ test.each([
   [["--url", "https://mcp.example.com/mcp?k=1"], "url must not have a query string", "endpoint_has_query"],
   [["--url", "https://a.example.com/mcp", "--command", "x"], "pass --url (an http server) or --command", null],
   [["--command", "uvx mcp-server-time"], "holds whitespace", null],
-  [["--url", "https://a.example.com/mcp", "--allow", "create-issue"], 'tool name "create-issue" must hold only letters', null],
+  [["--url", "https://a.example.com/mcp", "--allow", "x".repeat(129)], "must be the name the MCP server lists: 1 to 128 characters", null],
   [["--url", "https://a.example.com/mcp", "--access", "create_issue=admin"], 'is not tool=read or tool=write', null],
   [["--command", "mcp-server-time", "--bearer"], "--bearer is for http servers", null],
 ])("create %p is a usage error before any call: %s", async (flags, words, code) => {
@@ -61,6 +61,45 @@ test.each([
   expect(r.stderr).toContain("\nUsage: svc tool-servers create <name> --workspace <workspace>");
   expect(r.stderr).not.toContain("u:p@");
   expect(await names()).not.toContain("bad");
+});
+
+test("show lists the tools the runtimes listed, governed and upstream names, served or why not; bot status --tools lists the installation's", async () => {
+  const agent = await createAgent(cp);
+  const inst = await createInstallation(cp, agent);
+  const rt = await bootstrapRuntime(cp, inst.id);
+  // Upstream names with "-" (kept) and "." (escaped); the allow-list names them as the server does.
+  expect((await svc(cp, ["tool-servers", "create", "everything", "--command", "mcp-server-everything", "--allow", "echo,get-sum,files.read", "--agent", agent, "--workspace", "default"])).code).toBe(0);
+  const listed = [
+    { name: "everything.echo", upstream: "echo", access: "read" },
+    { name: "everything.get-sum", upstream: "get-sum", access: "read" },
+    { name: "everything.files--2eread", upstream: "files.read", access: "read" },
+    { name: "everything.trigger-long-running-operation", upstream: "trigger-long-running-operation", access: "write" },
+  ];
+  // A name the server chose with a terminal escape in it: shown escaped, never sent to the terminal.
+  const skipped = [{ tool: "twice\x1b[2J", why: "the server lists 2 tools named so; svc serves neither" }];
+  expect((await api(cp, "PUT", "/runtime/mcp-tools", { servers: [{ server: "everything", tools: listed, skipped }] }, rt.token)).status).toBe(200);
+
+  const shown = await svc(cp, ["tool-servers", "show", "everything", "--workspace", "default"]);
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toMatch(/^TOOL\s+UPSTREAM\s+ACCESS\s+SERVED$/m);
+  expect(shown.stdout).toMatch(/^everything\.get-sum\s+get-sum\s+read\s+yes$/m);
+  expect(shown.stdout).toMatch(/^everything\.files--2eread\s+files\.read\s+read\s+yes$/m);
+  expect(shown.stdout).toMatch(/^everything\.trigger-long-running-operation\s+trigger-long-running-operation\s+write\s+no: not in allowed_tools$/m);
+  expect(shown.stdout).toMatch(/^-\s+twice\\x1b\[2J\s+write\s+no: the server lists 2 tools named so; svc serves neither$/m);
+  expect(shown.stdout).not.toContain("\x1b");
+  const json = JSON.parse((await svc(cp, ["tool-servers", "show", "everything", "--workspace", "default", "--json"])).stdout);
+  expect(json.tools.find((t: { upstream: string }) => t.upstream === "get-sum")).toEqual({ name: "everything.get-sum", upstream: "get-sum", access: "read", served: true, why: null, installations: [inst.id] });
+
+  const status = await svc(cp, ["bot", "status", "--installation", inst.id, "--tools"]);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toMatch(/^TOOL\s+ACCESS\s+FROM\s+UPSTREAM$/m);
+  expect(status.stdout).toMatch(/^everything\.echo\s+read\s+mcp everything\s+echo$/m);
+  expect(status.stdout).toMatch(/^everything\.files--2eread\s+read\s+mcp everything\s+files\.read$/m);
+  expect(status.stdout).not.toContain("trigger-long-running-operation"); // outside the allow-list: not served, not listed
+  expect((await svc(cp, ["bot", "status", "--installation", inst.id])).stdout).not.toContain("everything.echo");
+  const sj = JSON.parse((await svc(cp, ["bot", "status", "--installation", inst.id, "--tools", "--json"])).stdout);
+  expect(sj.tools.map((t: { name: string }) => t.name)).toEqual(["everything.echo", "everything.files--2eread", "everything.get-sum"]);
+  expect(sj.tools[2]).toEqual({ name: "everything.get-sum", access: "read", required_capabilities: [], server: "everything", upstream: "get-sum" });
 });
 
 test("a server name that cannot prefix <server>.<tool> is refused", async () => {
@@ -235,7 +274,7 @@ test("PATCH /tool-servers/:id refuses a bad field with 4xx naming it, and change
     [{ command: "mcp-server-time" }, 422, "/command", "is an http server"],
     [{ headers: { Authorization: "Bearer plain" } }, 422, "/headers", "never receives plaintext secrets"],
     [{ allowed_tools: ["a"], access_overrides: { b: "write" } }, 422, "/access_overrides", "outside allowed_tools"],
-    [{ allowed_tools: ["bad-name"] }, 422, "/allowed_tools/0", "bad-name"],
+    [{ allowed_tools: ["bad\u0007name"] }, 422, "/allowed_tools/0", "no control characters"],
     [{ secret_names: ["X"] }, 422, "/secrets_sealed", "come with secrets_sealed"],
     [{}, 422, "/", "nothing to change"],
   ];

@@ -13,6 +13,8 @@ export type BundleInputs = {
   installationId: string;
   agentId: string;
   tools: BundleTool[];
+  /** The MCP tools of the agent's servers (issue 31, tool-servers/catalogue.ts); a pack's tool of the same name wins. */
+  mcpTools?: BundleTool[];
   policies: (BundlePolicy & { requires?: readonly string[] })[];
   identities: BundleIdentity[];
   /** Front-end users of disabled service users: served apart from `identities`, never in it. */
@@ -71,6 +73,33 @@ export function policiesFor(policies: readonly (BundlePolicy & { requires?: read
   return out.sort(byKey((p) => p.id));
 }
 
+/**
+ * The tools of a bundle: the installation's pack tools, then the agent's MCP tools whose names
+ * no pack tool holds (a pack's tool of the same name wins: keep pack prefixes apart from server names).
+ */
+export function bundleTools(packs: readonly BundleTool[], mcp: readonly BundleTool[]): BundleTool[] {
+  const names = new Set(packs.map((t) => t.name));
+  const out: BundleTool[] = packs.map((t) => ({ name: t.name, access: t.access, required_capabilities: [...t.required_capabilities] }));
+  for (const t of mcp) if (!names.has(t.name)) out.push({ name: t.name, access: t.access, required_capabilities: [], server: t.server!, upstream: t.upstream! });
+  return out.sort(byName);
+}
+
+/**
+ * `tool:<prefix>.*` policies (every tool of an MCP server) as the proxy reads them: one policy
+ * per registered tool of that prefix, under the same id and name. Every proxy, whatever its
+ * release, then reads exact names only, and a deny on a prefix is never skipped by a proxy that
+ * would not parse it. A prefix with no registered tool expands to nothing (it decides nothing yet).
+ */
+export function expandPrefixes(policies: readonly BundlePolicy[], tools: readonly BundleTool[]): BundlePolicy[] {
+  const out: BundlePolicy[] = [];
+  for (const p of policies) {
+    const prefix = /^tool:([A-Za-z][A-Za-z0-9_-]*)\.\*$/.exec(p.dst)?.[1];
+    if (prefix === undefined) out.push(p);
+    else for (const t of tools) if (t.name.startsWith(`${prefix}.`)) out.push({ ...p, dst: `tool:${t.name}` });
+  }
+  return out;
+}
+
 /** True when an If-None-Match header names this ETag (weak comparison, lists and `*` allowed). */
 export function etagMatches(ifNoneMatch: string | undefined | null, etag: string): boolean {
   if (!ifNoneMatch) return false;
@@ -102,6 +131,7 @@ const byKey = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -
  * `model:invoke` permits, v2 proxies by the model-profile assignment, which both carry.
  */
 export function compileBundle(input: BundleInputs): PolicyBundle {
+  const tools = bundleTools(input.tools, input.mcpTools ?? []);
   return {
     version: input.version,
     revision: input.revision,
@@ -110,10 +140,8 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
     workspace_id: input.workspaceId,
     installation_id: input.installationId,
     agent_id: input.agentId,
-    tools: input.tools
-      .map((t) => ({ name: t.name, access: t.access, required_capabilities: [...t.required_capabilities] }))
-      .sort(byName),
-    policies: policiesFor(input.policies, input.conditions ? (input.expressible ?? new Set(POLICY_FEATURES)) : new Set()),
+    tools,
+    policies: expandPrefixes(policiesFor(input.policies, input.conditions ? (input.expressible ?? new Set(POLICY_FEATURES)) : new Set()), tools),
     identities: input.identities
       .map((i) => ({ remote_user_id: i.remote_user_id, user_id: i.user_id, email: i.email, groups: [...i.groups].sort(), ...(i.attributes ? { attributes: { ...i.attributes } } : {}) }))
       .sort(byKey((i) => i.remote_user_id)),

@@ -12,7 +12,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { CredentialRequest, InstallationCreate } from "./model.ts";
 import { livenessLimits } from "../runtime/replicas.ts";
-import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations, toolsOf } from "./service.ts";
+import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations } from "./service.ts";
+import { installationTools } from "../bundle/load.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 const tags = ["installations"];
@@ -51,11 +52,11 @@ export function installationRoutes(deps: ControlPlaneDeps) {
       },
       { admin: true, params: IdParams, response: AgentList, detail: { tags, summary: "The agent bound to the installation" } },
     )
-    .get("/installations/:id/tools", async ({ principal, params }) => ({ tools: await toolsOf(deps.db, principal.orgId, params.id) }), {
+    .get("/installations/:id/tools", async ({ principal, params }) => ({ tools: await installationTools(deps.db, await getInstallation(deps.db, principal.orgId, params.id)) }), {
       admin: true,
       params: IdParams,
       response: InstalledToolList,
-      detail: { tags, summary: "Tools registered by the installation's tool sync" },
+      detail: { tags, summary: "The installation's tools as its bundle carries them: its packs' tools and its agent's MCP tools (with server and upstream name)" },
     })
     .post(
       "/installations/:id/credential",

@@ -11,7 +11,7 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { type LivenessLimits, lastSeen, replicaLiveness, replicasOf } from "../runtime/replicas.ts";
-import { releaseTools, toolCounts, toolsOfInstallation } from "../runtime/tools.ts";
+import { releaseTools, toolCounts } from "../runtime/tools.ts";
 
 /** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
 export const PLATFORM = "chatui";
@@ -126,11 +126,6 @@ export async function installationStatus(db: Db, orgId: string, id: string, cloc
   const row = await getInstallation(db, orgId, id);
   const replicas = await replicasOf(db, row.id);
   return { ...presentInstallation(row, await toolCountOf(db, row.id)), replicas: replicas.map((r) => presentReplica(r, clock.now, clock.limits)) };
-}
-
-export async function toolsOf(db: Db, orgId: string, id: string) {
-  const row = await getInstallation(db, orgId, id);
-  return toolsOfInstallation(db, row.id);
 }
 
 /**

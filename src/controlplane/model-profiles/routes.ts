@@ -6,6 +6,7 @@ import { getAgentInWorkspace } from "../agents/service.ts";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { checkRuntimeUrl } from "../http/outbound.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { liveSince, livenessLimits, recipientsInScope } from "../runtime/replicas.ts";
 import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfilePrices, ProfileQuery, ScopeQuery } from "./model.ts";
@@ -42,6 +43,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
       "/model-profiles",
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
+        await checkRuntimeUrl(body.endpoint, "endpoint", deps.config.allowPrivateOutbound);
         const profile = await createProfile(db, principal.orgId, ws, body, live(), acting(deps, principal));
         set.status = 201;
         return presentProfile(profile);

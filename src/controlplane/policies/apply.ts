@@ -11,6 +11,7 @@ import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
 import { unregisteredTools } from "../runtime/tools.ts";
+import { listedToolNames } from "../tool-servers/catalogue.ts";
 import { type PolicyInput, type PolicyRow, type PolicySpec, policySpec, presentPolicy, requireReferences, specColumns } from "./service.ts";
 
 type Stored = Pick<PolicyRow, "id" | "name" | "src" | "dst" | "effect" | "agentId" | "condition" | "mode">;
@@ -39,7 +40,7 @@ export function planPolicies(current: readonly Stored[], wanted: readonly Policy
 
 /** The tool names the policies govern (`tool:<name>`). */
 export function toolNames(specs: readonly Pick<PolicySpec, "dst">[]): string[] {
-  return specs.flatMap((s) => (s.dst.startsWith("tool:") ? [s.dst.slice(5)] : []));
+  return specs.flatMap((s) => (s.dst.startsWith("tool:") && !s.dst.endsWith(".*") ? [s.dst.slice(5)] : []));
 }
 
 /** One sentence per unregistered tool the policies name. */
@@ -49,7 +50,9 @@ export function toolWarnings(unregistered: readonly string[]): string[] {
 
 /** Refuses (422 unregistered_tool) under strict, else returns the warnings. */
 export async function checkTools(db: Db, workspaceId: string, specs: readonly Pick<PolicySpec, "dst">[], strict: boolean): Promise<string[]> {
-  const warnings = toolWarnings(await unregisteredTools(db, workspaceId, toolNames(specs)));
+  const unregistered = await unregisteredTools(db, workspaceId, toolNames(specs));
+  const listed = await listedToolNames(db, workspaceId, unregistered); // MCP tools the agents' runtimes listed
+  const warnings = toolWarnings(unregistered.filter((n) => !listed.has(n)));
   if (strict && warnings.length > 0) throw new SvcError("unregistered_tool", `${warnings[0]}; without --strict this is only a warning`, { errors: warnings.map((message) => ({ path: "/dst", message })) });
   return warnings;
 }

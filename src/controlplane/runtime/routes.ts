@@ -2,7 +2,7 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, DigestKeyMaterial, HeartbeatRequest, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
+import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, DigestKeyMaterial, HeartbeatRequest, McpToolsReport, McpToolsResult, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -20,6 +20,7 @@ import { currentDigestKey } from "../organizations/digest-keys.ts";
 import { orgRevision } from "../organizations/service.ts";
 import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
 import { syncTools } from "./tools.ts";
+import { reportListedTools } from "../tool-servers/catalogue.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 
 async function bootstrap(deps: ControlPlaneDeps, caller: RuntimeCaller, body: BootstrapRequest): Promise<BootstrapResponse> {
@@ -118,6 +119,20 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
         // 409: the contract's tool_conflict problem, which the boot tool sync reads.
         response: { 200: ToolSyncResult, 409: ToolConflictProblem },
         detail: { summary: "Replace the installation's registered tools with the manifest", tags: ["runtime"] },
+      },
+    )
+    .put(
+      "/mcp-tools",
+      async ({ runtime, body }) => {
+        const result = await reportListedTools(deps.db, runtime, body, deps.now());
+        if (result.changed) deps.log.info("mcp tools listed", { installation: runtime.installationId, servers: body.servers.map((s) => `${s.server}:${s.tools.length}`).join(",") });
+        return result;
+      },
+      {
+        runtime: true,
+        body: McpToolsReport,
+        response: McpToolsResult,
+        detail: { summary: "What this replica listed from the agent's MCP servers; the agent's bundles carry the union over its installations", tags: ["runtime"] },
       },
     )
     .get("/audit-encryption-recipients", async ({ runtime }) => ({ recipients: await recipientsFor(deps.db, runtime.orgId) }), {

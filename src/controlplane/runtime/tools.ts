@@ -54,6 +54,22 @@ export async function toolsOfInstallation(db: Db, installationId: string): Promi
     .orderBy(t.name);
 }
 
+/**
+ * The installations whose packs registered any of these names in the workspace (issue 31: an
+ * MCP tool of the same governed name is not served there, the pack's tool wins). Pure read.
+ */
+export async function packToolHolders(db: Db, workspaceId: string, names: readonly string[]): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map();
+  const t = tables(db).tools;
+  const rows = await db
+    .select({ name: t.name, installationId: t.installationId })
+    .from(t)
+    .where(and(eq(t.workspaceId, workspaceId), inArray(t.name, [...names])));
+  const held = rows.filter((r): r is { name: string; installationId: string } => r.installationId !== null);
+  const live = await installationNames(db, held.map((r) => r.installationId));
+  return new Map(held.filter((r) => live.get(r.installationId)?.deleted === false).map((r) => [r.name, r.installationId]));
+}
+
 /** How many tools each installation has registered (installations without any are absent). */
 export async function toolCounts(db: Db, installationIds: readonly string[]): Promise<Map<string, number>> {
   if (installationIds.length === 0) return new Map();

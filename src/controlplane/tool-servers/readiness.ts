@@ -10,12 +10,14 @@ import { checkCommand, checkServerUrl } from "../../contract/tool-server.ts";
 import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import type { Db } from "../db/index.ts";
 import { toolServerReportsInScope } from "../runtime/replicas.ts";
+import { skippedTools } from "./catalogue.ts";
 import { type ServerRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };
 /** One live replica's view of the server. */
 export type RuntimeStatus = { replica_id: string; installation_id: string; state: "ok" | "unreachable" | "not_reported"; error: string | null; tool_count: number | null; last_heartbeat_at: string | null };
-export type Readiness = { ready: boolean; checks: ReadinessCheck[]; runtimes: RuntimeStatus[] };
+export type SkippedTool = { tool: string; why: string; installation_id: string };
+export type Readiness = { ready: boolean; checks: ReadinessCheck[]; runtimes: RuntimeStatus[]; skipped_tools: SkippedTool[] };
 
 export type ReadinessFacts = {
   name: string;
@@ -27,6 +29,8 @@ export type ReadinessFacts = {
   assignedAgents: string[];
   /** Live replicas in scope, their credential-sync recipient, and the server's entry in their latest heartbeat. */
   replicas: Array<{ id: string; installationId: string; recipient: string; reported: HeartbeatToolServer[] | null; lastHeartbeatAt: number | null }>;
+  /** Tools the runtimes listed and cannot serve (a name listed twice, one too long), with why (issue 31). */
+  skipped?: SkippedTool[];
 };
 
 function runtimeStatus(name: string, r: ReadinessFacts["replicas"][number]): RuntimeStatus {
@@ -39,6 +43,13 @@ function runtimeStatus(name: string, r: ReadinessFacts["replicas"][number]): Run
     tool_count: entry ? entry.tool_count : null,
     last_heartbeat_at: r.lastHeartbeatAt === null ? null : new Date(r.lastHeartbeatAt).toISOString(),
   };
+}
+
+/** Every tool the server lists can be served; else each one that cannot, with why (issue 31: they used to vanish while readiness said ready). */
+function toolsServable(skipped: readonly SkippedTool[]): ReadinessCheck {
+  if (skipped.length === 0) return { name: "tools_servable", ok: true, detail: "every tool the runtimes listed can be served" };
+  const names = [...new Map(skipped.map((s) => [s.tool, s.why])).entries()];
+  return { name: "tools_servable", ok: false, detail: `${names.length} tool(s) the server lists are not served: ${names.map(([t, why]) => `"${t.slice(0, 100)}" (${why})`).join("; ")}` };
 }
 
 export function judgeReadiness(f: ReadinessFacts): Readiness {
@@ -91,8 +102,9 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
               .filter(Boolean)
               .join("; "),
     },
+    toolsServable(f.skipped ?? []),
   ];
-  return { ready: checks.every((c) => c.ok), checks, runtimes };
+  return { ready: checks.every((c) => c.ok), checks, runtimes, skipped_tools: f.skipped ?? [] };
 }
 
 export async function serverReadiness(db: Db, server: ServerRow, liveSince: number): Promise<Readiness> {
@@ -112,5 +124,6 @@ export async function serverReadiness(db: Db, server: ServerRow, liveSince: numb
     sealedRecipients: server.sealedRecipients,
     assignedAgents,
     replicas: [...replicas.values()].sort((a, b) => a.id.localeCompare(b.id)),
+    skipped: await skippedTools(db, server),
   });
 }

@@ -93,8 +93,8 @@ describe("POST /tool-servers", () => {
     ["name with a dot (it would break <server>.<tool>)", { ...http, name: "git.hub" }, "/name"],
     ["name starting with a digit", { ...http, name: "1password" }, "/name"],
     ["name with a space", { ...http, name: "my server" }, "/name"],
-    ["allowed tool with a dash", { ...http, allowed_tools: ["create-issue"] }, "/allowed_tools/0"],
-    ["override of a tool with a dot", { ...http, access_overrides: { "a.b": "read" } }, "/access_overrides/a.b"],
+    ["allowed tool with a control character", { ...http, allowed_tools: ["create\u0007issue"] }, "/allowed_tools/0"],
+    ["override of a tool named longer than MCP names go", { ...http, access_overrides: { ["a".repeat(129)]: "read" } }, `/access_overrides/${"a".repeat(129)}`],
     ["override outside the allow-list", { ...http, allowed_tools: ["a"], access_overrides: { b: "read" } }, "/access_overrides"],
     ["http without url", { name: "x", transport: "http", workspace: "default" }, "/url"],
     ["http with a command", { ...http, command: "x" }, "/command"],
@@ -214,7 +214,7 @@ describe("assignment, tools, deletion", () => {
     const tools = await cp.call("PUT", cp.org(`/tool-servers/${server.id}/tools`), { body: { allowed_tools: ["get_current_time"], access_overrides: { get_current_time: "write" } } });
     expect(tools.json).toMatchObject({ allowed_tools: ["get_current_time"], access_overrides: { get_current_time: "write" } });
     expect(await moved()).toBe(true);
-    expect((await cp.call("PUT", cp.org(`/tool-servers/${server.id}/tools`), { body: { allowed_tools: null, access_overrides: { "bad-name": "read" } } })).status).toBe(422);
+    expect((await cp.call("PUT", cp.org(`/tool-servers/${server.id}/tools`), { body: { allowed_tools: null, access_overrides: { "bad\nname": "read" } } })).status).toBe(422);
 
     const blocked = await cp.call("DELETE", cp.org(`/tool-servers/${server.id}`));
     expect(blocked.status).toBe(409);
@@ -244,7 +244,7 @@ describe("runtime status and readiness", () => {
     const server = (await cp.call("POST", cp.org("/tool-servers"), { body: http })).json;
     const readiness = async () => (await cp.call("GET", cp.org(`/tool-servers/${server.id}/readiness`))).json;
     let r = await readiness();
-    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "secrets_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "runtimes_reach_server"]);
+    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "secrets_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "runtimes_reach_server", "tools_servable"]);
     expect(r.ready).toBe(false);
     expect(r.runtimes).toEqual([]);
 

@@ -6,9 +6,11 @@ import { Elysia, t } from "elysia";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { checkRuntimeUrl } from "../http/outbound.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { liveSince, livenessLimits } from "../runtime/replicas.ts";
 import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools, ServerUpdate } from "./model.ts";
+import { serverCatalogue } from "./catalogue.ts";
 import { serverReadiness } from "./readiness.ts";
 import {
   assignServer,
@@ -34,6 +36,8 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
   const serverOf = async (orgId: string, id: string, workspace?: string) => resolveServer(db, orgId, id, (await wsOf(orgId, workspace))?.id);
   const live = () => liveSince(deps.now(), livenessLimits(deps.config));
   const withAgents = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...presentServer(s), assigned_agents: await assignedAgentIds(db, s.id) });
+  // show: and the tools the runtimes listed (issue 31)
+  const withTools = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...(await withAgents(s)), tools: await serverCatalogue(db, { id: s.id, name: s.name, workspaceId: s.workspaceId, allowed_tools: s.allowedTools, access_overrides: s.accessOverrides }) });
 
   return new Elysia({ name: "tool-server-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
@@ -47,22 +51,27 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       "/tool-servers",
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
+        if (body.url !== undefined) await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
         const server = await createServer(db, principal.orgId, ws, body, live(), acting(deps, principal));
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },
       { admin: true, body: ServerCreate, response: { 201: ToolServerDetail }, detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" } },
     )
-    .get("/tool-servers/:id", async ({ principal, params, query }) => withAgents(await serverOf(principal.orgId, params.id, query.workspace)), {
+    .get("/tool-servers/:id", async ({ principal, params, query }) => withTools(await serverOf(principal.orgId, params.id, query.workspace)), {
       admin: true,
       params: ServerParams,
       query: ServerQuery,
       response: ToolServerDetail,
-      detail: { tags, summary: "Show a tool server by id or name, with the agents it is assigned to" },
+      detail: { tags, summary: "Show a tool server by id or name, with the agents it is assigned to and the tools its runtimes listed (governed and upstream names, served or why not)" },
     })
     .patch(
       "/tool-servers/:id",
-      async ({ principal, params, query, body }) => withAgents(await changeServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
+      async ({ principal, params, query, body }) => {
+        const server = await serverOf(principal.orgId, params.id, query.workspace);
+        if (body.url !== undefined && server.transport === "http") await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
+        return withAgents(await changeServer(db, principal.orgId, server, body, live(), acting(deps, principal)));
+      },
       {
         admin: true,
         params: ServerParams,

@@ -14,6 +14,7 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import { checkSealedTo } from "../model-profiles/sealed-key.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
+import { forgetServerTools } from "./catalogue.ts";
 import { type SealedInput, type ServerInput, type ToolRules, endpointOrThrow, must, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
 
 export { PLAINTEXT_SECRETS_MESSAGE, type ServerInput } from "./input.ts";
@@ -221,6 +222,7 @@ export async function deleteServer(db: Db, orgId: string, server: ServerRow, by:
     if (agents.length) {
       throw new SvcError("conflict", `tool server "${server.name}" is assigned to ${agents.join(", ")}; unassign it first (svc tool-servers unassign ${server.name} --agent <agent_id>)`, { agents });
     }
+    await forgetServerTools(tx, server.id);
     const [gone] = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
     if (!gone) throw new SvcError("not_found", `tool server "${server.id}" not found`);
     await bumpRevision(tx, orgId);

@@ -1,6 +1,7 @@
 // The tables of MCP tool servers and their assignment to agents (issue 13). Declared once for both stores (db/table.ts, db/README.md).
 import { table } from "../db/table.ts";
 import { agents } from "../agents/tables.ts";
+import { installations } from "../installations/tables.ts";
 import { organizations, workspaces } from "../organizations/tables.ts";
 
 export const toolServers = table(
@@ -40,4 +41,22 @@ export const toolServerAssignments = table(
     assignedAt: c.millis("assigned_at").notNull(),
   }),
   (t, c) => [c.primaryKey({ columns: [t.agentId, t.serverId] }), c.index("tool_server_assignments_server").on(t.serverId)],
+);
+
+/**
+ * What each installation's runtimes last listed from a server (issue 31): the governed tools
+ * and the ones not served, with why. MCP tools belong to the agent: a bundle carries the union
+ * over the agent's installations, so installations never conflict, and a listing that fails
+ * (a crash, an outage) changes nothing here.
+ */
+export const toolServerTools = table(
+  "tool_server_tools",
+  (c) => ({
+    serverId: c.text("server_id").notNull().references(() => toolServers.id),
+    installationId: c.text("installation_id").notNull().references(() => installations.id),
+    tools: c.json<Array<{ name: string; upstream: string; access: "read" | "write" }>>("tools").notNull().default([]),
+    skipped: c.json<Array<{ tool: string; why: string }>>("skipped").notNull().default([]),
+    listedAt: c.millis("listed_at").notNull(),
+  }),
+  (t, c) => [c.primaryKey({ columns: [t.serverId, t.installationId] }), c.index("tool_server_tools_installation").on(t.installationId)],
 );

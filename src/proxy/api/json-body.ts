@@ -51,7 +51,11 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 export async function readJsonBody(req: Request, limit: number, o: { exact?: boolean } = {}): Promise<BodyResult> {
   const read = await readBodyBytes(req, limit);
   if (!read.ok) return read;
-  const bytes = read.bytes;
+  return parseJsonBytes(read.bytes, o);
+}
+
+/** Bytes read within a limit, parsed as readJsonBody does. */
+export function parseJsonBytes(bytes: Uint8Array, o: { exact?: boolean } = {}): BodyResult {
   let value: unknown;
   try {
     const text = UTF8.decode(bytes);

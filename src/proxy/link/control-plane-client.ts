@@ -15,6 +15,8 @@ import {
   REPLICA_HEADER,
   RUNTIME_API_PREFIX,
   LimitsResponse,
+  type McpToolsReport,
+  McpToolsResult,
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
@@ -25,7 +27,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases" | "mcp-tools";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -203,6 +205,11 @@ export class ControlPlaneClient {
   /** Settle finished budget leases and take new ones (docs/proxy.md "Budgets"). */
   async budgetLeases(req: BudgetLeaseRequest): Promise<BudgetLeaseResponse> {
     return this.json(await this.call("budget-leases", "POST", "/budget-leases", req), BudgetLeaseResponse, "budget leases", "budget-leases");
+  }
+
+  /** What this replica's MCP servers listed (issue 31). */
+  async reportMcpTools(req: McpToolsReport): Promise<McpToolsResult> {
+    return this.json(await this.call("mcp-tools", "PUT", "/mcp-tools", req), McpToolsResult, "mcp tools", "mcp-tools");
   }
 
   async createClaim(req: ClaimRequest): Promise<ClaimResponse> {

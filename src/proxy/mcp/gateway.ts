@@ -7,8 +7,9 @@
 //
 // The gateway serves and decides MCP tools only (`<server>.<tool>` of a server assigned to the
 // agent): another name, a pack tool's included, is an unknown tool here, neither decided nor
-// audited. tools/list offers the registered tools of the reachable servers that policy permits
-// to the user. tools/call is an adapter over the governed-call pipeline
+// audited. tools/list offers the agent's MCP tools this replica reaches now that some policy
+// could permit to the user (a conditional permit lists a tool, a conditional deny does not
+// hide it: the call is decided with its arguments, issue 31). tools/call is an adapter over the governed-call pipeline
 // (../pipeline/pipeline.ts), decided again on every call with the same steps as a pack tool
 // (rate limits included), the audit record durable before anything else happens:
 //   permit   → the decision record, then the upstream call, then an outcome record (ok/error)
@@ -19,24 +20,29 @@
 //              (MCPClient.elicit → __event_call__ → `request:elicitation`), never into the
 //              tool result or the model's context
 // Upstream faults (unreachable, timeout, crash, oversized result, cancellation) end as an
-// error result and an outcome record "error": none loses the audit record. A decision whose
+// error result and an outcome record "error": none loses the audit record. A server this
+// replica cannot reach is tried again at once when a call needs it. During a call, the
+// server's progress notifications reach the caller, the caller's cancellation reaches the
+// server, and an elicitation of the server reaches the calling user's own session alone. A decision whose
 // record cannot be written (the spool's disk is full: `spool_full`) is refused as an MCP error
 // result naming the code, and nothing runs.
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { type CallToolResult, CallToolRequestSchema, ElicitResultSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolRequestSchema, type ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, type ServerNotification, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
-import { discardUnread, readJsonBody, TOOL_BODY_LIMIT } from "../api/json-body.ts";
+import { discardUnread } from "../api/json-body.ts";
 import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
-import { wouldPermit } from "../pipeline/decision.ts";
 import type { Admission, Pipeline } from "../pipeline/pipeline.ts";
-import type { CompiledBundle } from "../policy/policy-index.ts";
+import { type CompiledBundle, couldPermitTool } from "../policy/policy-index.ts";
+import { MCP_REQUEST_LIMIT_BYTES, readMcpRequest } from "./request-body.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
+import type { SessionChecks } from "./session-check.ts";
 import { verifySession } from "./session-jwt.ts";
 
 export const MCP_GATEWAY_PATH = "/mcp";
@@ -47,36 +53,42 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 export const CLAIM_ELICIT_WAIT_MS = 60_000;
 /** How long a refused call waits for the control plane to create the claim link (a chat turn waits 1 s). */
 export const CLAIM_LINK_WAIT_MS = 10_000;
+/** How long a call waits for a server this replica could not reach to answer again. */
+export const REACH_WAIT_MS = 5_000;
 
 export type GatewayDeps = {
   status: ProxyStatus;
   /** The governed-call pipeline, shared with the local API's routes. */
   pipeline: Pipeline;
-  servers: Pick<McpServers, "entries" | "find">;
+  servers: Pick<McpServers, "entries" | "find" | "reach">;
   /** CHATUI_SECRET_KEY: Open WebUI signs its session JWTs with it. */
   secretKey: string;
+  /** Asks Open WebUI whether a session is still valid (SVC_PROXY_CHATUI_URL); null: signature and claims alone. */
+  sessions?: Pick<SessionChecks, "check"> | null;
   log: Logger;
   elicitWaitMs?: number;
   now?: () => number;
 };
 
 type Session = { transport: WebStandardStreamableHTTPServerTransport; server: Server; userId: string; lastSeen: number };
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-function rpcError(status: number, message: string, headers: Record<string, string> = {}): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status, headers });
+function rpcError(status: number, message: string, headers: Record<string, string> = {}, id: string | number | null = null, code = -32001): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id }, { status, headers });
 }
 
 const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
 
 /**
- * Whether a name is an MCP tool: `<server>.<tool>` of a server assigned to the agent (served
- * now or not). Only these are decided here; a pack tool's name is not, whatever it permits.
+ * The server a name belongs to when it is an MCP tool's: `<server>.<tool>` of a server assigned
+ * to the agent (registered or not, served now or not); null otherwise. Only these are decided
+ * here; a pack tool's name is not, whatever it permits.
  */
-export function isMcpTool(c: CompiledBundle, name: string): boolean {
+export function mcpServerOf(c: CompiledBundle, name: string): string | null {
   const dot = name.indexOf(".");
-  if (dot <= 0) return false;
+  if (dot <= 0) return null;
   const server = name.slice(0, dot);
-  return (c.bundle.tool_servers ?? []).some((s) => s.name === server);
+  return (c.bundle.tool_servers ?? []).some((s) => s.name === server) ? server : null;
 }
 
 /**
@@ -99,8 +111,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     if (!compiled) return [];
     return d.servers
       .entries()
-      // Listing has no arguments: a permit whose condition needs them shows once it permits without.
-      .filter((e) => isMcpTool(compiled, e.name) && wouldPermit(compiled, { id: userId }, e.name, new Date(now())))
+      .filter((e) => compiled.tools.get(e.name)?.server === e.server && couldPermitTool(compiled, { id: userId }, e.name))
       .map((e) => ({ ...e.tool, name: e.name }));
   }
 
@@ -126,15 +137,42 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     return unrecordedResult("internal", `Refused (governance.unavailable): the audit record could not be written; the tool ${name} was not run`);
   }
 
-  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendRequest: (r: never, s: never, o?: never) => Promise<unknown> }): Promise<CallToolResult> {
+  /**
+   * What a call's upstream may send back during it: progress, and elicitations for this user
+   * alone. `flushed` resolves once the progress notifications are sent, so the last one never
+   * arrives after the result.
+   */
+  function callContext(server: Server, userId: string, progressToken: string | number | undefined, extra: Extra) {
+    const takesElicitation = Boolean(server.getClientCapabilities()?.elicitation);
+    let sent: Promise<void> = Promise.resolve();
+    return {
+      userId,
+      signal: extra.signal,
+      flushed: async () => sent,
+      ...(progressToken === undefined
+        ? {}
+        : {
+            onProgress: (p: { progress: number; total?: number; message?: string }) => {
+              sent = sent.then(async () => extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } })).catch(() => {});
+            },
+          }),
+      ...(takesElicitation
+        ? {
+            elicit: async (params: ElicitRequest["params"], signal: AbortSignal) =>
+              extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal, timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS }),
+          }
+        : {}),
+    };
+  }
+
+  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, progressToken: string | number | undefined, extra: Extra): Promise<CallToolResult> {
     const compiled = d.pipeline.bundle();
     if (!compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
-    if (!isMcpTool(compiled, name)) {
+    const serverName = mcpServerOf(compiled, name);
+    if (serverName === null) {
       d.log.warn("mcp call refused: not an MCP tool of this agent", { tool: name.slice(0, 200) });
-      return refusal(`unknown tool "${name}": the svc MCP gateway serves only the tools of the MCP servers assigned to this agent; the tool was not run`);
+      return refusal(`unknown tool "${name.slice(0, 200)}": the svc MCP gateway serves only the tools of the MCP servers assigned to this agent; the tool was not run`);
     }
-    const served = d.servers.find(name);
-    const serverName = name.slice(0, name.indexOf("."));
     let a: Admission;
     try {
       // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
@@ -149,6 +187,8 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
           (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
         await deliverClaim(server, a.claim, send, userId);
       }
+      // The spec's bare code, and for an MCP client which tool and server it was about.
+      if (a.refusal.code === REFUSAL_CODES.toolNotRegistered) return refusal(`${a.refusal.message}: the MCP server "${serverName}" has no tool "${name.slice(serverName.length + 1, 200)}" registered for this agent (svc tool-servers show ${serverName} lists them); the tool was not run`);
       return refusal(a.refusal.message);
     }
     const record = a.record;
@@ -162,13 +202,16 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
         d.log.error("outcome record not written", { via: "mcp", ref: record.id, outcome, code: (e as { code?: string }).code ?? "internal", error: (e as Error).message.slice(0, 300) });
       }
     };
-    if (!served) {
+    // Registered for the agent, but this replica does not reach its server now: try it again at once.
+    const served = d.servers.find(name) ?? (await d.servers.reach(serverName, name, REACH_WAIT_MS));
+    if ("error" in served) {
       await finish("error", "unreachable");
-      return refusal(`MCP server "${serverName}" serves no tool "${name}" now (unreachable); the tool was not run`);
+      return refusal(`MCP server "${serverName}" is unreachable from this runtime (${served.error}); the tool ${name} was not run`);
     }
+    const ctx = callContext(server, userId, progressToken, extra);
     try {
-      const result = await served.upstream.call(served.entry.upstream, args, extra.signal);
-      await finish(result.isError ? "error" : "ok");
+      const result = await served.upstream.call(served.entry.upstream, args, ctx);
+      await Promise.all([finish(result.isError ? "error" : "ok"), ctx.flushed()]);
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";
@@ -180,7 +223,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   function newServer(userId: string): Server {
     const server = new Server({ name: "svc", version: VERSION }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: offered(userId) }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => call(server, userId, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra as never));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => call(server, userId, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, req.params._meta?.progressToken, extra));
     return server;
   }
 
@@ -202,7 +245,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     async fetch(req) {
       const res = await answer(req);
       // Read before answering: a 401 or 404 given without reading the body waits for it (bounded).
-      await discardUnread(req, TOOL_BODY_LIMIT);
+      await discardUnread(req, MCP_REQUEST_LIMIT_BYTES);
       return res;
     },
     async close() {
@@ -218,11 +261,20 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       const why = who.reason === "api_key" ? "Open WebUI API keys are not accepted by the svc MCP gateway; use a signed-in session" : `a valid Open WebUI session is required (${who.reason})`;
       return rpcError(401, why, { "www-authenticate": 'Bearer realm="svc-mcp"' });
     }
+    const valid = d.sessions ? await d.sessions.check(who.token) : { ok: true as const };
+    if (!valid.ok) {
+      d.log.warn("mcp request refused", { reason: valid.status === 401 ? "session_revoked" : "session_unchecked", remote_user_id: who.userId });
+      return rpcError(valid.status, `a valid Open WebUI session is required: ${valid.why}`, valid.status === 401 ? { "www-authenticate": 'Bearer realm="svc-mcp"' } : {});
+    }
     // The body parsed here, exactly (contract/exact-json.ts), not by the SDK's JSON.parse: a
     // number a double does not hold reaches the condition, the audit and the upstream tool
     // as the caller wrote it.
-    const body = req.method === "POST" ? await readJsonBody(req, TOOL_BODY_LIMIT, { exact: true }) : null;
-    if (body && !body.ok) return rpcError(body.status, body.message);
+    const body = req.method === "POST" ? await readMcpRequest(req) : null;
+    if (body && !body.ok) {
+      d.log.warn("mcp request refused", { reason: body.code });
+      // An oversized request is that request's error (-32600 Invalid Request), with HTTP 200: the session goes on.
+      return body.code === "request_too_large" ? rpcError(200, body.message, {}, body.id, -32600) : rpcError(body.status, body.message);
+    }
     const opts = body ? { parsedBody: body.value } : undefined;
     const sid = req.headers.get("mcp-session-id");
     if (sid) {

@@ -36,9 +36,40 @@ describe("serverTools", () => {
     expect(r.entries.map((e) => e.name)).toEqual(["notes.lookup"]);
   });
 
-  test("a tool name that cannot be governed is skipped and named", () => {
-    const r = serverTools(server(), [tool("bad-name"), tool("ok")]);
+  test("any name is served: kebab-case as it is, others escaped; none collide", () => {
+    const r = serverTools(server(), [tool("get-sum"), tool("files.read"), tool("ok")]);
+    expect(r.entries.map((e) => [e.name, e.upstream])).toEqual([
+      ["notes.get-sum", "get-sum"],
+      ["notes.files--2eread", "files.read"],
+      ["notes.ok", "ok"],
+    ]);
+    expect(r.skipped).toEqual([]);
+  });
+
+  test("a name listed twice is refused, both times, naming why; an ungovernable name is skipped with why", () => {
+    const r = serverTools(server(), [tool("twice"), tool("ok"), tool("twice", true), tool(""), tool("é".repeat(90))]);
     expect(r.entries.map((e) => e.name)).toEqual(["notes.ok"]);
-    expect(r.skipped[0]!.tool).toBe("bad-name");
+    expect(r.skipped.map((s) => s.tool)).toEqual(["twice", "", "é".repeat(90)]);
+    expect(r.skipped[0]!.why).toContain("lists 2 tools named");
+    expect(r.skipped[2]!.why).toContain("over the limit");
+  });
+
+  test.each(["toString", "constructor", "valueOf", "__proto__", "hasOwnProperty"])("a tool named %p is a name like any other: its access is its own, not Object.prototype's", (name) => {
+    const r = serverTools(server(), [tool(name, true), tool("x")]);
+    expect(r.entries.map((e) => [e.name, e.access])).toEqual([
+      [`notes.${name}`, "read"],
+      ["notes.x", "write"],
+    ]);
+    const overridden = serverTools(server({ access_overrides: JSON.parse(`{"${name}": "write"}`) }), [tool(name, true)]);
+    expect(overridden.entries[0]!.access).toBe("write");
+  });
+
+  test("the report lists every governable tool with its annotated access, the allow-list applied by the control plane", () => {
+    const r = serverTools(server({ allowed_tools: ["a"], access_overrides: { a: "write" } }), [tool("a", true), tool("b", true)]);
+    expect(r.entries.map((e) => e.name)).toEqual(["notes.a"]);
+    expect(r.listed).toEqual([
+      { name: "notes.a", upstream: "a", access: "read" },
+      { name: "notes.b", upstream: "b", access: "read" },
+    ]);
   });
 });

@@ -1,13 +1,17 @@
 // The MCP servers assigned to the agent, kept in step with the bundle: a server whose
 // connection settings changed is reconnected, a removed one closed, and every one is listed
-// again (tools/list) on each sync. What is reachable now is what the gateway serves and the
-// tool sync registers; what is not is reported (state unreachable + error) and serves nothing.
+// again (tools/list) on each sync. What is reachable on this replica now is what its gateway
+// serves; what is not is reported (state unreachable + error) and its calls end "unreachable".
+// What each listing found is reported to the control plane (catalogue.ts there) only when it
+// changed, and a listing that failed reports nothing: the agent's tools stay registered while a
+// server is down, on this replica or another (issue 31). Tools a server lists that cannot be
+// served are logged once per change, not once per poll.
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { ToolServerStatus } from "../../contract/local-api.ts";
-import type { ManifestTool } from "../../contract/manifest.ts";
+import type { McpToolsReport } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
-import { type McpToolEntry, serverTools } from "./registry.ts";
+import { type McpToolEntry, type ServerTools, serverTools } from "./registry.ts";
 import { Upstream, type UpstreamOptions } from "./upstream.ts";
 
 export type McpServersOptions = {
@@ -16,7 +20,7 @@ export type McpServersOptions = {
   log: Logger;
   /** The served tool set changed between syncs (a stdio server died or came back). */
   onChange?: () => void;
-  upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes" | "pingIntervalMs" | "pingTimeoutMs">;
+  upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes" | "pingIntervalMs" | "pingTimeoutMs" | "connectGuard">;
 };
 
 /** What decides whether a connection must be made again. */
@@ -24,7 +28,17 @@ function connectionKey(s: BundleToolServer): string {
   return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed]);
 }
 
-type Held = { server: BundleToolServer; key: string; upstream: Upstream | null; error: string | null };
+type Held = {
+  server: BundleToolServer;
+  key: string;
+  upstream: Upstream | null;
+  error: string | null;
+  /** The last successful listing, mapped; null until one succeeded. */
+  listing: ServerTools | null;
+  /** What the control plane last took for this server (the report's JSON), and the skipped tools last logged. */
+  reported: string | null;
+  loggedSkips: string | null;
+};
 
 export class McpServers {
   private held = new Map<string, Held>();
@@ -39,7 +53,7 @@ export class McpServers {
     return this.syncing;
   }
 
-  /** Resolves when the syncs asked so far are done (the boot listing, for the tool sync). */
+  /** Resolves when the syncs asked so far are done (the boot listing). */
   async settled(): Promise<void> {
     return this.syncing;
   }
@@ -65,7 +79,7 @@ export class McpServers {
   }
 
   private async open(server: BundleToolServer): Promise<Held> {
-    const held: Held = { server, key: connectionKey(server), upstream: null, error: null };
+    const held: Held = { server, key: connectionKey(server), upstream: null, error: null, listing: null, reported: null, loggedSkips: null };
     let secrets: Record<string, string> = {};
     if (server.secrets_sealed) {
       try {
@@ -100,31 +114,60 @@ export class McpServers {
     const tools = new Map<string, { entry: McpToolEntry; upstream: Upstream }>();
     for (const h of this.held.values()) {
       if (!h.upstream || h.upstream.state !== "ok") continue;
-      const r = serverTools(h.server, h.upstream.tools);
-      for (const s of r.skipped) this.o.log.warn("mcp tool not served", { server: h.server.name, tool: s.tool, why: s.why });
-      for (const entry of r.entries) tools.set(entry.name, { entry, upstream: h.upstream });
+      h.listing = serverTools(h.server, h.upstream.tools);
+      const skips = JSON.stringify(h.listing.skipped);
+      if (skips !== h.loggedSkips) {
+        h.loggedSkips = skips;
+        for (const s of h.listing.skipped) this.o.log.warn("mcp tool not served", { server: h.server.name, tool: s.tool.slice(0, 200), why: s.why });
+      }
+      for (const entry of h.listing.entries) tools.set(entry.name, { entry, upstream: h.upstream });
     }
     this.tools = tools;
   }
 
-  /** The governed tools served now, in a stable order. */
+  /** The governed tools this replica serves now, in a stable order. */
   entries(): McpToolEntry[] {
-    return [...this.tools.values()].map((t) => t.entry).sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  /** The entries as the tool sync registers them. */
-  manifestTools(): ManifestTool[] {
-    return this.entries().map((e) => ({ name: e.name, access: e.access, required_capabilities: [], pack: `mcp:${e.server}` }));
+    return [...this.tools.values()].map((t) => t.entry).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   find(name: string): { entry: McpToolEntry; upstream: Upstream } | undefined {
     return this.tools.get(name);
   }
 
+  /**
+   * A server this replica cannot reach now, asked for by a call: try it again at once (a
+   * crashed stdio server restarted, an HTTP server back) rather than at the next poll, and
+   * wait at most `waitMs` for it. Resolves to what serves the tool now, if anything.
+   */
+  async reach(serverName: string, tool: string, waitMs: number): Promise<{ entry: McpToolEntry; upstream: Upstream } | { error: string }> {
+    const h = this.held.get(serverName);
+    if (!h?.upstream) return { error: h?.error ?? "not connected" };
+    const tried = await Promise.race([h.upstream.retryNow().then(() => true), Bun.sleep(waitMs).then(() => false)]);
+    if (tried && h.upstream.state === "ok") this.rebuild();
+    return this.tools.get(tool) ?? { error: h.upstream.error ?? (h.upstream.state === "ok" ? `it lists no tool "${tool}" now` : "connecting") };
+  }
+
+  /** What changed since the last report the control plane took: the servers whose last successful listing differs. */
+  pendingReport(): { report: McpToolsReport; taken(): void } | null {
+    const changed: Array<{ h: Held; json: string }> = [];
+    for (const h of this.held.values()) {
+      if (!h.listing || h.upstream?.state !== "ok") continue;
+      const json = JSON.stringify([h.listing.listed, h.listing.skipped]);
+      if (json !== h.reported) changed.push({ h, json });
+    }
+    if (changed.length === 0) return null;
+    return {
+      report: { servers: changed.map(({ h }) => ({ server: h.server.name, tools: h.listing!.listed, skipped: h.listing!.skipped })) },
+      taken: () => {
+        for (const { h, json } of changed) h.reported = json;
+      },
+    };
+  }
+
   status(): ToolServerStatus[] {
     return [...this.held.values()].map((h) => {
       const ok = h.upstream?.state === "ok";
-      const count = ok ? this.entries().filter((e) => e.server === h.server.name).length : 0;
+      const count = ok ? (h.listing?.entries.length ?? 0) : 0;
       return { name: h.server.name, state: ok ? "ok" : "unreachable", error: ok ? null : (h.error ?? h.upstream?.error ?? "connecting"), tool_count: count };
     });
   }

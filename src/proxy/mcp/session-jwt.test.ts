@@ -7,7 +7,8 @@ const bearer = (t: string) => `Bearer ${t}`;
 
 describe("verifySession", () => {
   test("a token Open WebUI signed with the shared secret names its user", () => {
-    expect(verifySession(bearer(signSession({ id: "u-1", jti: "x", iat: now }, SECRET)), SECRET, now)).toEqual({ ok: true, userId: "u-1" });
+    const token = signSession({ id: "u-1", jti: "x", iat: now }, SECRET);
+    expect(verifySession(bearer(token), SECRET, now)).toEqual({ ok: true, userId: "u-1", token });
   });
 
   test("a token made with another secret, a changed payload or an expired one is refused", () => {
@@ -25,5 +26,10 @@ describe("verifySession", () => {
     const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${Buffer.from(JSON.stringify({ id: "u-1" })).toString("base64url")}.`;
     expect(verifySession(bearer(none), SECRET, now)).toEqual({ ok: false, reason: "malformed" });
     expect(verifySession(bearer(signSession({ sub: "u-1" }, SECRET)), SECRET, now)).toEqual({ ok: false, reason: "no_user" });
+  });
+
+  test("only the token types Open WebUI takes as sessions: a password-reset token is refused, however well signed", () => {
+    for (const typ of ["session", "automation", "subagent"]) expect(verifySession(bearer(signSession({ id: "u-1", typ }, SECRET)), SECRET, now).ok).toBe(true);
+    for (const typ of ["password-reset", "refresh", "", 1]) expect(verifySession(bearer(signSession({ id: "u-1", typ }, SECRET)), SECRET, now)).toEqual({ ok: false, reason: "not_a_session" });
   });
 });

@@ -5,14 +5,19 @@
 // (timing-safe) and the expiry itself; no header that code in the front end could set is
 // trusted. Open WebUI API keys (`sk-…`, forwarded instead of a JWT when a call came with one)
 // cannot be verified here (only Open WebUI holds their hashes): they are refused, so API-key
-// clients get no MCP tools (docs/mcp.md).
+// clients get no MCP tools (docs/mcp.md). A token whose `typ` Open WebUI does not take as a
+// session (`password-reset`, …) is refused here; whether Open WebUI still takes the session
+// (its session stamp, MFA, revocation) is asked of Open WebUI itself (session-check.ts).
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** Seconds of clock skew tolerated on `exp`. */
 export const EXPIRY_LEEWAY_S = 30;
 const MAX_TOKEN_LENGTH = 8192;
 
-export type SessionIdentity = { ok: true; userId: string } | { ok: false; reason: "missing" | "api_key" | "malformed" | "bad_signature" | "expired" | "no_user" };
+/** The token types Open WebUI 0.12.4's is_valid_token takes (utils/auth.py); absent means `session`. */
+export const SESSION_TOKEN_TYPES = ["session", "automation", "subagent"] as const;
+
+export type SessionIdentity = { ok: true; userId: string; token: string } | { ok: false; reason: "missing" | "api_key" | "malformed" | "bad_signature" | "expired" | "no_user" | "not_a_session" };
 
 function b64urlJson(part: string): Record<string, unknown> | null {
   try {
@@ -42,7 +47,9 @@ export function verifySession(authorization: string | null, secret: string, nowS
   if (!payload) return { ok: false, reason: "malformed" };
   if (payload.exp !== undefined && (typeof payload.exp !== "number" || payload.exp + EXPIRY_LEEWAY_S < nowS)) return { ok: false, reason: "expired" };
   if (typeof payload.id !== "string" || !payload.id) return { ok: false, reason: "no_user" };
-  return { ok: true, userId: payload.id };
+  const typ = payload.typ ?? "session";
+  if (typeof typ !== "string" || !(SESSION_TOKEN_TYPES as readonly string[]).includes(typ)) return { ok: false, reason: "not_a_session" };
+  return { ok: true, userId: payload.id, token };
 }
 
 /** A token as Open WebUI makes one (tests, bench). */

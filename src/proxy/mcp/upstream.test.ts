@@ -26,7 +26,7 @@ describe("Upstream over Streamable HTTP (https)", () => {
     await u.refresh();
     expect(u.error).toBeNull();
     expect(u.state).toBe("ok");
-    expect(u.tools.map((t) => t.name).sort()).toEqual(["add_note", "bad-name", "big", "count", "lookup", "slow"]);
+    expect(u.tools.map((t) => t.name).sort()).toEqual(["__proto__", "add_note", "bad-name", "big", "constructor", "count", "files.read", "lookup", "slow", "toString", "valueOf"]);
     expect(u.tools.find((t) => t.name === "lookup")!.annotations?.readOnlyHint).toBe(true);
     const r = await u.call("lookup", { term: "svc" });
     expect(JSON.stringify(r.content)).toContain("note about svc");

@@ -2,17 +2,24 @@
 // Streamable HTTP (https; the server's secrets sent as request headers) or stdio (the command
 // installed in the image; its secrets in the child's environment). A stdio server that dies
 // is started again with a doubling backoff (STDIO_RESTART_MS up to STDIO_RESTART_MAX_MS); an
-// HTTP one is tried again on the next bundle poll. A stdio server that hangs without exiting
-// is found by the MCP `ping` request, sent every STDIO_PING_INTERVAL_MS while no call is in
-// flight: no answer within STDIO_PING_TIMEOUT_MS and the process is killed and handled as one
-// that died (unreachable at once, restarted with the same backoff). Calls carry a timeout, pass cancellation
-// on (the SDK sends notifications/cancelled), and a result larger than MCP_RESULT_LIMIT_BYTES
-// is refused by that name. Secrets and arguments never reach the log.
+// HTTP one is tried again on the next bundle poll; either is tried again at once when a call
+// asks for it (`retryNow`, at most once a second). A stdio server that hangs without exiting
+// is found by the MCP `ping` request, sent every STDIO_PING_INTERVAL_MS whether calls are in
+// flight or not (the spec has receivers answer a ping promptly, whatever else they do): no
+// answer within STDIO_PING_TIMEOUT_MS and the process is killed and handled as one that died
+// (unreachable at once, restarted with the same backoff). Calls carry a timeout, pass
+// cancellation on (the SDK sends notifications/cancelled), pass the server's progress
+// notifications back to the caller, hand the server's elicitation requests to the calling user
+// (never to another user: with calls of several users in flight on the server, which one it
+// belongs to is unknown over MCP, so it is declined), and a result larger than
+// MCP_RESULT_LIMIT_BYTES is refused by that name. svc declares no sampling capability, so a
+// server never asks it for a model call (docs/mcp.md "What MCP svc serves"). Secrets and
+// arguments never reach the log.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, ErrorCode, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotificationSchema, type ElicitResult, ErrorCode, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
@@ -28,6 +35,26 @@ export const STDIO_PING_INTERVAL_MS = 30_000;
 export const STDIO_PING_TIMEOUT_MS = 10_000;
 
 export type UpstreamState = "connecting" | "ok" | "unreachable";
+/** How soon after an attempt a call may make the upstream try again (`retryNow`). */
+export const RETRY_NOW_MIN_MS = 1_000;
+
+/** One call in flight, as the upstream's requests and notifications during it reach its caller. */
+export type CallContext = {
+  /** The front-end user the call is for: an elicitation goes to this user alone. */
+  userId: string;
+  signal?: AbortSignal;
+  /** The server's progress on this call (its progress notifications). */
+  onProgress?: (p: Progress) => void;
+  /** Hands an elicitation of the server to the calling user's own MCP session; absent: the user's client takes none. */
+  elicit?: (params: ElicitRequest["params"], signal: AbortSignal) => Promise<ElicitResult>;
+};
+
+/**
+ * Where an HTTP server's requests may go (issue 31): resolves the URL's host, refuses a
+ * non-public address unless allowed, and gives the address to connect to. Asked for every
+ * request, so a name that resolves elsewhere later (DNS rebinding) is checked again.
+ */
+export type OutboundGuard = (url: URL) => Promise<{ url: URL; headers: Record<string, string>; serverName: string | null }>;
 
 /** A call that did not produce an upstream result: the code goes to the log and the outcome. */
 export class UpstreamError extends Error {
@@ -54,6 +81,8 @@ export type UpstreamOptions = {
   pingTimeoutMs?: number;
   /** The tool list changed outside a refresh (a restarted stdio server). */
   onChange?: () => void;
+  /** Checks and pins each HTTP request's address (absent: none, as in tests of the transport alone). */
+  connectGuard?: OutboundGuard;
 };
 
 export class Upstream {
@@ -67,7 +96,11 @@ export class Upstream {
   private connecting: Promise<void> | null = null;
   private pingTimer: ReturnType<typeof setInterval> | null = null;
   private pinging = false;
-  private inFlight = 0;
+  private readonly calls = new Set<CallContext>();
+  /** Progress tokens of the calls in flight (our own: the SDK's own handler drops a notification that arrives just before its result). */
+  private readonly progress = new Map<string, CallContext>();
+  private nextToken = 0;
+  private lastAttempt = 0;
 
   constructor(readonly o: UpstreamOptions) {}
 
@@ -80,8 +113,18 @@ export class Upstream {
     if (s.transport === "http") {
       if (!s.url) throw new Error("no url");
       const ca = this.o.ca;
-      // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own.
-      const tlsFetch = (async (url: string | URL, init?: RequestInit) => fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit)) as typeof fetch;
+      const guard = this.o.connectGuard;
+      // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own. With a
+      // guard, each request goes to the address it checked, the certificate still checked
+      // against the URL's host name.
+      const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
+        if (!guard) return fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
+        const to = await guard(new URL(url));
+        const headers = new Headers(init?.headers);
+        for (const [k, v] of Object.entries(to.headers)) headers.set(k, v);
+        const tls = { ...(ca ? { ca } : {}), ...(to.serverName ? { serverName: to.serverName } : {}) };
+        return fetch(to.url, { ...init, headers, redirect: "manual", tls } as RequestInit);
+      }) as typeof fetch;
       return new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { ...this.o.secrets } }, fetch: tlsFetch });
     }
     if (!s.command) throw new Error("no command");
@@ -101,7 +144,19 @@ export class Upstream {
     const timeout = this.o.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     try {
       if (!this.client) {
-        const client = new Client({ name: "svc-proxy", version: VERSION });
+        // Elicitation is declared so that a server may ask the calling user (the gateway hands
+        // it to that user's own session); sampling and roots are not: svc gives servers no
+        // model calls and no files.
+        const client = new Client({ name: "svc-proxy", version: VERSION }, { capabilities: { elicitation: { form: {}, url: {} } } });
+        client.setRequestHandler(ElicitRequestSchema, async (req, extra) => this.elicit(req.params, extra.signal));
+        // A server that adds or drops tools while connected (server-everything does after
+        // initialize) is listed again at once, not at the next poll.
+        client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.relist());
+        client.setNotificationHandler(ProgressNotificationSchema, async (n) => {
+          const { progressToken, ...p } = n.params;
+          this.progress.get(String(progressToken))?.onProgress?.(p);
+        });
+        this.lastAttempt = Date.now();
         const transport = this.transport();
         await client.connect(transport, { timeout });
         // Set after connect: a failed connect must not trigger the restart path. The client's
@@ -154,13 +209,12 @@ export class Upstream {
   }
 
   /**
-   * One liveness check. Skipped while a call is in flight (its own timeout covers it, and a
-   * server that runs requests one at a time may rightly not answer until it is done). Only
-   * silence counts: an error answer is an answer.
+   * One liveness check, calls in flight or not (issue 31: a hung server under steady traffic
+   * was found only by the next listing's timeout). Only silence counts: an error answer is an answer.
    */
   private async probe(): Promise<void> {
     const client = this.client;
-    if (!client || this.state !== "ok" || this.inFlight > 0 || this.pinging || this.connecting) return;
+    if (!client || this.state !== "ok" || this.pinging || this.connecting) return;
     this.pinging = true;
     const timeout = this.o.pingTimeoutMs ?? STDIO_PING_TIMEOUT_MS;
     try {
@@ -185,6 +239,57 @@ export class Upstream {
     this.o.onChange?.();
   }
 
+  private relisting: Promise<void> | null = null;
+
+  /** The server said its tools changed: list them again (one listing at a time, coalesced). */
+  private async relist(): Promise<void> {
+    if (this.relisting || this.closed) return;
+    this.relisting = (async () => {
+      await Bun.sleep(50); // a burst of notifications (one per tool added) makes one listing
+      await this.refresh();
+      if (this.state === "ok") this.o.onChange?.();
+    })().finally(() => {
+      this.relisting = null;
+    });
+  }
+
+  /**
+   * A call wants this server and it is not reachable: try again now instead of at the next
+   * poll or the end of a restart's backoff, at most once every RETRY_NOW_MIN_MS (a server that
+   * keeps crashing is not started once per call).
+   */
+  async retryNow(): Promise<void> {
+    if (this.closed || this.state === "ok") return;
+    if (this.connecting) return this.connecting;
+    if (Date.now() - this.lastAttempt < RETRY_NOW_MIN_MS) return;
+    if (this.restartTimer) {
+      clearTimeout(this.restartTimer);
+      this.restartTimer = null;
+    }
+    await this.refresh();
+    if ((this.state as UpstreamState) === "ok") {
+      this.o.log.info("mcp server reached again", { server: this.name, tools: this.tools.length });
+      this.o.onChange?.();
+    }
+  }
+
+  /**
+   * An elicitation from the server during a call: to the calling user alone. MCP links such a
+   * request to a call only over HTTP streams, so the call is the one in flight on this server;
+   * with calls of more than one user in flight, whose it is cannot be told and it is declined.
+   */
+  private async elicit(params: ElicitRequest["params"], signal: AbortSignal): Promise<ElicitResult> {
+    const users = new Set([...this.calls].map((c) => c.userId));
+    if (users.size !== 1) {
+      this.o.log.warn("mcp elicitation declined", { server: this.name, why: users.size === 0 ? "no call in flight" : "calls of several users in flight" });
+      if (users.size === 0) throw new McpError(ErrorCode.InvalidRequest, "svc takes elicitations only during a tool call");
+      return { action: "decline" };
+    }
+    const call = [...this.calls].reverse().find((c) => c.elicit);
+    if (!call?.elicit) return { action: "decline" };
+    return call.elicit(params, signal);
+  }
+
   private scheduleRestart(): void {
     if (this.closed || this.restartTimer) return;
     const delay = this.restartDelay;
@@ -201,21 +306,27 @@ export class Upstream {
   }
 
   /** Call one upstream tool. Throws UpstreamError when no result came back. */
-  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, ctx: CallContext | AbortSignal = { userId: "" }): Promise<CallToolResult> {
+    const call: CallContext = ctx instanceof AbortSignal ? { userId: "", signal: ctx } : ctx;
+    const signal = call.signal;
     const client = this.client;
     if (!client || this.state !== "ok") throw new UpstreamError("unreachable", `MCP server "${this.name}" is unreachable: ${this.error ?? "not connected"}`);
     const timeout = this.o.callTimeoutMs ?? CALL_TIMEOUT_MS;
     let result: CallToolResult;
-    this.inFlight++;
+    const token = call.onProgress ? `svc-${++this.nextToken}` : null;
+    this.calls.add(call);
+    if (token) this.progress.set(token, call);
     try {
-      result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
+      const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
+      result = (await client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };
       if (err.code === ErrorCode.RequestTimeout) throw new UpstreamError("timeout", `MCP server "${this.name}" did not answer ${tool} within ${timeout / 1000} s`);
       throw new UpstreamError("upstream_error", `MCP server "${this.name}" failed on ${tool}: ${err.message ?? String(e)}`);
     } finally {
-      this.inFlight--;
+      this.calls.delete(call);
+      if (token) this.progress.delete(token);
     }
     const limit = this.o.resultLimitBytes ?? MCP_RESULT_LIMIT_BYTES;
     const size = Buffer.byteLength(JSON.stringify(result));

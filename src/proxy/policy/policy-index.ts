@@ -24,6 +24,8 @@ export type CompiledBundle = {
   tools: ReadonlyMap<string, BundleTool>;
   identities: ReadonlyMap<string, BundleIdentity>;
   rules: ReadonlyMap<string, DestinationRules>;
+  /** `tool:<prefix>.*` policies by prefix (an MCP server's every tool): asked besides the exact action. */
+  prefixRules: ReadonlyMap<string, DestinationRules>;
   /** Policies skipped because their src or dst does not parse (counted for the log). */
   skipped: number;
 };
@@ -66,6 +68,7 @@ function push(m: Map<string, Rule[]>, key: string, r: Rule): void {
 
 export function indexBundle(bundle: PolicyBundle): CompiledBundle {
   const rules = new Map<string, DestinationRules>();
+  const prefixRules = new Map<string, DestinationRules>();
   // One compilation per distinct condition text: many policies often share one.
   const compiled = new Map<string, CompiledCondition>();
   let skipped = 0;
@@ -76,9 +79,10 @@ export function indexBundle(bundle: PolicyBundle): CompiledBundle {
       skipped++;
       continue;
     }
-    const key = dst.value.kind === "model" ? MODEL_ACTION : `tool:${dst.value.name}`;
-    let d = rules.get(key);
-    if (!d) rules.set(key, (d = { permit: emptyRules(), deny: emptyRules(), hasShadow: false }));
+    const into = dst.value.kind === "tools" ? prefixRules : rules;
+    const key = dst.value.kind === "model" ? MODEL_ACTION : dst.value.kind === "tools" ? dst.value.prefix : `tool:${dst.value.name}`;
+    let d = into.get(key);
+    if (!d) into.set(key, (d = { permit: emptyRules(), deny: emptyRules(), hasShadow: false }));
     let condition: CompiledCondition | null = null;
     if (p.condition) {
       condition = compiled.get(p.condition) ?? compileCondition(p.condition);
@@ -97,6 +101,7 @@ export function indexBundle(bundle: PolicyBundle): CompiledBundle {
     tools: new Map(bundle.tools.map((t) => [t.name, t])),
     identities: new Map(bundle.identities.map((i) => [i.remote_user_id, i])),
     rules,
+    prefixRules,
     skipped,
   };
 }
@@ -188,12 +193,27 @@ function conditionFailed(v: Extract<Verdict, { kind: "error" }>, subject: Subjec
   return { ...refuse(REFUSAL_CODES.denied, why, subject, considered, v.rule.policy.id), reason: v.limit ? "condition_limit" : "condition_error" };
 }
 
-function decideWith(d: DestinationRules | undefined, action: string, subject: Subject, withShadow: boolean, vars: () => ConditionActivation, count: { n: number }): Decision {
-  const denies = candidates(d?.deny, subject, count);
+/** The destination rules that apply to an action: its own, and for `tool:<prefix>.<method>` those of `tool:<prefix>.*`. */
+type Destinations = readonly DestinationRules[];
+
+function destinations(c: CompiledBundle, action: string): Destinations {
+  const exact = c.rules.get(action);
+  const dot = action.startsWith("tool:") ? action.indexOf(".") : -1;
+  const prefix = dot > 0 && c.prefixRules.size > 0 ? c.prefixRules.get(action.slice(5, dot)) : undefined;
+  return exact && prefix ? [exact, prefix] : exact ? [exact] : prefix ? [prefix] : [];
+}
+
+function allCandidates(ds: Destinations, effect: "permit" | "deny", s: Subject, count: { n: number }): Rule[] {
+  if (ds.length === 1) return candidates(ds[0]![effect], s, count);
+  return ds.flatMap((d) => candidates(d[effect], s, count));
+}
+
+function decideWith(ds: Destinations, action: string, subject: Subject, withShadow: boolean, vars: () => ConditionActivation, count: { n: number }): Decision {
+  const denies = allCandidates(ds, "deny", subject, count);
   const deny = firstApplying(denies, withShadow, vars);
   if (deny?.kind === "error") return conditionFailed(deny, subject, count.n);
   if (deny) return refuse(REFUSAL_CODES.denied, `policy "${deny.rule.policy.name}" denies ${action}`, subject, count.n, deny.rule.policy.id);
-  const permits = candidates(d?.permit, subject, count);
+  const permits = allCandidates(ds, "permit", subject, count);
   const permit = firstApplying(permits, withShadow, vars);
   if (permit?.kind === "error") return conditionFailed(permit, subject, count.n);
   if (permit) return { decision: "permit", code: null, reason: "policy", policyId: permit.rule.policy.id, message: null, subject, considered: count.n };
@@ -208,13 +228,13 @@ function decideWith(d: DestinationRules | undefined, action: string, subject: Su
 export function evaluate(c: CompiledBundle, action: string, subject: Subject, call: CallContext): Decision {
   if (subject.kind === "unlinked") return refuse(REFUSAL_CODES.unlinked, undefined, subject, 0);
   const count = { n: 0 };
-  const d = c.rules.get(action);
+  const ds = destinations(c, action);
   // The activation (arguments converted for CEL) is built at most once, and only when a condition runs.
   let activationOnce: ConditionActivation | null = null;
   const vars = () => (activationOnce ??= activation({ args: call.args, user: conditionUser(subject), now: call.now }));
-  const enforced = decideWith(d, action, subject, false, vars, count);
-  if (!d?.hasShadow) return enforced;
-  const would = decideWith(d, action, subject, true, vars, { n: 0 });
+  const enforced = decideWith(ds, action, subject, false, vars, count);
+  if (!ds.some((d) => d.hasShadow)) return enforced;
+  const would = decideWith(ds, action, subject, true, vars, { n: 0 });
   return { ...enforced, shadow: { decision: would.decision, policyId: would.policyId, reason: would.message ?? would.reason } };
 }
 
@@ -228,6 +248,24 @@ export function decideToolFor(c: CompiledBundle, subject: Subject, tool: string,
     return refuse(REFUSAL_CODES.toolNotRegistered, undefined, subject, 0);
   }
   return evaluate(c, `tool:${tool}`, subject, call);
+}
+
+/**
+ * Whether some policy could permit the tool for this caller (issue 31): what `tools/list`
+ * offers, since a listing has no arguments. A permit that names the caller lists the tool
+ * whatever its condition; a deny hides it only when it has no condition (a conditional deny
+ * refuses some calls, not the tool). Shadow policies never count. Every call is still decided
+ * with its arguments (`decideTool`). Pure.
+ */
+export function couldPermitTool(c: CompiledBundle, user: Pick<FrontendUser, "id"> | null, tool: string): boolean {
+  if (!c.tools.has(tool)) return false;
+  const subject = resolveSubject(c, user);
+  if (subject.kind === "unlinked") return false;
+  const ds = destinations(c, `tool:${tool}`);
+  const count = { n: 0 };
+  const enforced = (r: Rule) => !r.shadow;
+  if (allCandidates(ds, "deny", subject, count).some((r) => enforced(r) && !r.condition)) return false;
+  return allCandidates(ds, "permit", subject, count).some(enforced);
 }
 
 /** v1: `model:invoke` policies decide. v2: the agent's model-profile assignment decides (linked users). */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { PolicyBundle } from "../../contract/bundle.ts";
 import type { ToolManifest } from "../../contract/manifest.ts";
-import type { BootstrapRequest, BudgetState, HeartbeatRequest } from "../../contract/runtime-api.ts";
+import type { BootstrapRequest, BudgetState, HeartbeatRequest, McpToolsReport } from "../../contract/runtime-api.ts";
 
 export type FakeControlPlane = {
   url: string;
@@ -27,6 +27,8 @@ export type FakeControlPlane = {
   budgets: BudgetState[] | null;
   /** Manifests received by PUT tools; each replaces the bundle's tools (revision + 1), as the real one does. */
   toolPuts: ToolManifest[];
+  /** Reports received by PUT mcp-tools; each puts the reported servers' tools in the bundle (allow-list and overrides applied), as the real one does. */
+  mcpReports: McpToolsReport[];
   digestKey: Uint8Array;
   setBundle(change: Partial<PolicyBundle>): void;
   stop(): Promise<void>;
@@ -46,6 +48,8 @@ export function daemonEnv(cp: FakeControlPlane, dir: string, over: Record<string
     SVC_PROXY_AUDIT: join(dir, "spool"),
     SVC_PROXY_POLL_INTERVAL: "1h",
     SVC_PROXY_HEARTBEAT_INTERVAL: "1h",
+    // the test doubles (model provider, MCP servers) listen on loopback: tests opt in to it
+    SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: "127.0.0.1,::1,localhost",
     ...over,
   };
 }
@@ -67,6 +71,7 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
     claims: [],
     budgets: null,
     toolPuts: [],
+    mcpReports: [],
     digestKey,
     setBundle(change) {
       cp.bundle = { ...cp.bundle, ...change, revision: cp.bundle.revision + 1 };
@@ -132,6 +137,24 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
           cp.setBundle({ tools: m.tools.map((t) => ({ name: t.name, access: t.access, required_capabilities: t.required_capabilities })) });
           const added = m.tools.filter((t) => !before.has(t.name)).length;
           return Response.json({ added, removed: before.size - (m.tools.length - added), unchanged: m.tools.length - added, updated: 0, tool_count: m.tools.length });
+        }
+        case "PUT /api/v1/runtime/mcp-tools": {
+          const r = (await req.json()) as McpToolsReport;
+          cp.mcpReports.push(r);
+          const servers = new Map((cp.bundle.tool_servers ?? []).map((s) => [s.name, s]));
+          const reported = new Set(r.servers.map((s) => s.server).filter((n) => servers.has(n)));
+          const kept = cp.bundle.tools.filter((t) => !reported.has(t.name.slice(0, t.name.indexOf("."))));
+          const added = r.servers.flatMap((s) => {
+            const def = servers.get(s.server);
+            if (!def) return [];
+            return s.tools
+              .filter((t) => def.allowed_tools === null || def.allowed_tools.includes(t.upstream))
+              .map((t) => ({ name: t.name, access: Object.hasOwn(def.access_overrides, t.upstream) ? def.access_overrides[t.upstream]! : t.access, required_capabilities: [], server: s.server, upstream: t.upstream }));
+          });
+          const tools = [...kept, ...added].sort((a, b) => (a.name < b.name ? -1 : 1));
+          const changed = JSON.stringify(tools) !== JSON.stringify(cp.bundle.tools);
+          if (changed) cp.setBundle({ tools });
+          return Response.json({ changed, unknown_servers: r.servers.map((s) => s.server).filter((n) => !servers.has(n)) });
         }
         case "GET /api/v1/runtime/limits":
           if (cp.budgets === null) break;

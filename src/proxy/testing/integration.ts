@@ -84,9 +84,12 @@ export function proxyDirs(): { stateDir: string; socket: string; spool: string }
   return { stateDir: join(dir, "state"), socket: join(dir, "p.sock"), spool: join(dir, "spool") };
 }
 
+/** The test doubles (model provider, MCP servers) listen on loopback: tests opt in to it (docs/mcp.md "Outbound URLs"). */
+export const LOOPBACK_OUTBOUND = "127.0.0.1,::1,localhost";
+
 /** `command`: the svc to run (default this build; the upgrade tests pass an earlier release's binary). */
 export function startProxy(env: Record<string, string>, command: string[] = svcCommand()): ProxyProcess {
-  const full = { ...process.env, SVC_PROXY_HEARTBEAT_INTERVAL: "1s", ...env } as Record<string, string>;
+  const full = { ...process.env, SVC_PROXY_HEARTBEAT_INTERVAL: "1s", SVC_PROXY_ALLOW_PRIVATE_OUTBOUND: LOOPBACK_OUTBOUND, ...env } as Record<string, string>;
   const proc = Bun.spawn([...command, "proxy", "serve"], { env: full, stdout: "pipe", stderr: "pipe" });
   const output = collectOutput(proc);
   const socket = full.SVC_RUNTIME_SOCKET_PATH!;

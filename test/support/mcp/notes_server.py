@@ -72,8 +72,29 @@ def count(n: int) -> str:
 
 @server.tool(name="bad-name")
 def bad_name() -> str:
-    """A tool whose name svc cannot govern (dash in the tool part)."""
-    return "never"
+    """A kebab-case name (svc governs it as it is: notes.bad-name)."""
+    seen("bad-name", {})
+    return "dashes are fine"
+
+
+@server.tool(name="files.read")
+def files_read(path: str) -> str:
+    """A dotted name (svc governs it escaped: notes.files--2eread)."""
+    seen("files.read", {"path": path})
+    return f"read {path}"
+
+
+# Names that are Object.prototype's in JavaScript: each is a tool like any other.
+def _proto_tool(name: str):
+    def tool() -> str:
+        seen(name, {})
+        return f"I am {name}"
+
+    return tool
+
+
+for _name in ("toString", "constructor", "valueOf", "__proto__"):
+    server.add_tool(_proto_tool(_name), name=_name, description=f"A tool named {_name}", annotations=ToolAnnotations(readOnlyHint=True))
 
 
 app = server.streamable_http_app()

@@ -79,3 +79,62 @@ export const toolServer = {
   git: (repo: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_git", name: "git", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-git"), args: ["--repository", repo], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
 };
 
+
+/**
+ * The npm servers customers run (issue 31), from the project's devDependencies: nothing is
+ * downloaded at test time. They run under the test's own Bun, as a stdio command would in the image.
+ */
+const npmServer = (pkg: string) => join(import.meta.dir, "../../../node_modules/@modelcontextprotocol", pkg, "dist/index.js");
+export const EVERYTHING_JS = npmServer("server-everything");
+export const FILESYSTEM_JS = npmServer("server-filesystem");
+
+export const npmToolServer = {
+  everything: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_everything", name: "everything", transport: "stdio", url: null, command: process.execPath, args: [EVERYTHING_JS, "stdio"], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  files: (dir: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_files", name: "files", transport: "stdio", url: null, command: process.execPath, args: [FILESYSTEM_JS, dir], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+};
+
+export type EverythingHttp = { url: string; stop(): Promise<void> };
+
+/**
+ * server-everything over Streamable HTTP (`streamableHttp`, plain http on a loopback port),
+ * behind a TLS front of the test CA: svc reaches MCP servers over https only, as a customer's
+ * would be behind its ingress. The front streams both ways (SSE answers relayed as they come).
+ */
+export async function startEverythingHttp(): Promise<EverythingHttp> {
+  const inner = freePort();
+  const proc = Bun.spawn([process.execPath, EVERYTHING_JS, "streamableHttp"], { env: { ...process.env, PORT: String(inner) }, stdout: "ignore", stderr: "ignore" });
+  const tls = testTls();
+  const front = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: readFileSync(tls.certFile, "utf8"), key: readFileSync(tls.keyFile, "utf8") },
+    idleTimeout: 0,
+    async fetch(req) {
+      const u = new URL(req.url);
+      const headers = new Headers(req.headers);
+      headers.delete("host");
+      const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+      const res = await fetch(`http://127.0.0.1:${inner}${u.pathname}${u.search}`, { method: req.method, headers, body, redirect: "manual" });
+      return new Response(res.body, { status: res.status, headers: res.headers });
+    },
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server-everything exited with ${proc.exitCode}`);
+    const up = await fetch(`http://127.0.0.1:${inner}/mcp`, { method: "GET", signal: AbortSignal.timeout(1000) }).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error("server-everything did not answer within 30 s");
+    await Bun.sleep(100);
+  }
+  return {
+    url: `https://127.0.0.1:${front.port}/mcp`,
+    async stop() {
+      await front.stop(true);
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}

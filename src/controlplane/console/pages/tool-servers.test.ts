@@ -25,6 +25,14 @@ describe("Tool servers pages", () => {
       cp.call("POST", "/api/v1/runtime/heartbeat", { token, body: { replica_id: replica, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, tool_servers: [entry] } });
     expect((await beat(up.id, { name: "github", state: "ok", error: null, tool_count: 7 })).status).toBe(204);
     expect((await beat(down.id, { name: "github", state: "unreachable", error: "<script>alert(1)</script> TLS handshake failed", tool_count: 0 })).status).toBe(204);
+    // What the runtimes listed (issue 31): one tool served, one outside the allow-list, one a runtime could not serve (its name is the server's, escaped on the page).
+    expect((await cp.call("PUT", cp.org(`/tool-servers/${gh.id}/tools`), { body: { allowed_tools: ["list-issues", "create_issue"], access_overrides: { create_issue: "write" } } })).status).toBe(200);
+    const listed = [
+      { name: "github.list-issues", upstream: "list-issues", access: "read" },
+      { name: "github.delete_repo", upstream: "delete_repo", access: "write" },
+    ];
+    const skipped = [{ tool: "<b>twice</b>", why: 'the server lists 2 tools named "<b>twice</b>"; svc serves neither' }];
+    expect((await cp.call("PUT", "/api/v1/runtime/mcp-tools", { token, body: { servers: [{ server: "github", tools: listed, skipped }] } })).status).toBe(200);
 
     const { cookie } = await signInSession(cp);
     const get = async (path: string) => {
@@ -57,6 +65,11 @@ describe("Tool servers pages", () => {
     expect(detail.text).toContain("&lt;script&gt;");
     expect(detail.text).not.toContain(sealed);
     expect(detail.text).not.toContain("ghp_console");
+    // The tools, served or why not.
+    expect(detail.text).toMatch(/<code>github\.list-issues<\/code>[^]*?<code>list-issues<\/code>[^]*?>served</);
+    expect(detail.text).toMatch(/<code>github\.delete_repo<\/code>[^]*?>not served<[^]*?not in allowed_tools/);
+    expect(detail.text).toMatch(/<code>&lt;b&gt;twice&lt;\/b&gt;<\/code>[^]*?>not served<[^]*?svc serves neither/);
+    expect(detail.text).not.toContain("<b>twice</b>");
 
     // The installation's page shows each replica's report too.
     const inst = await get(`/installations/${installationId}`);

@@ -1,6 +1,6 @@
 // MCP tool servers (issue 13): the list with each server's readiness, and one server with its
-// assignment, its tool rules and what each live runtime replica last reported about it (an
-// unreachable server serves no tools). Created and assigned with `svc tool-servers`.
+// assignment, its tool rules, what each live runtime replica last reported about it (an
+// unreachable server serves no tools) and the tools they listed, served or why not (issue 31). Created and assigned with `svc tool-servers`.
 // The response types are the admin API's contract (src/contract/admin-settings.ts).
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
@@ -27,6 +27,16 @@ export function runtimeStateBadge(r: Pick<RuntimeStatus, "state" | "tool_count">
   if (r.state === "ok") return badge(`reachable, ${r.tool_count ?? 0} tool(s)`, "ok");
   if (r.state === "unreachable") return badge("unreachable: serves no tools", "bad");
   return badge("not reported yet", "warn");
+}
+
+/** A tool the runtimes listed (issue 31): governed and upstream names, access, served or why not (a skipped tool has no governed name). */
+function toolRow(t: NonNullable<Server["tools"]>[number]): SafeHtml {
+  return html`<tr>
+  <td>${t.name ? code(t.name) : html`<span class="muted">none</span>`}</td>
+  <td>${code(t.upstream)}</td>
+  <td>${badge(t.access, t.access === "write" ? "warn" : "muted")}</td>
+  <td>${t.served ? badge("served", "ok") : html`${badge("not served", "bad")} <span class="muted">${t.why ?? ""}</span>`}</td>
+</tr>`;
 }
 
 export async function getToolServers(pc: PageContext): Promise<PageResult> {
@@ -98,7 +108,8 @@ export async function getToolServer(pc: PageContext): Promise<PageResult> {
   <dt>Assigned to</dt><dd>${(s.assigned_agents ?? []).length ? (s.assigned_agents ?? []).map((a) => html`${named(agentMap, a)} `) : html`<span class="muted">no agent: run <code>svc tool-servers assign ${s.name} --agent &lt;agent_id&gt;</code></span>`}</dd>
   <dt>Readiness</dt><dd>${readiness.ok ? readinessCell(readiness.data) : badge("unknown", "muted")}</dd>
 </dl></section>
-${section("Runtime status", dataTable("Runtime status", ["Replica", "Installation", "Server", "Last heartbeat"], runtimeRows, "No live runtime replica in scope."))}`,
+${section("Runtime status", dataTable("Runtime status", ["Replica", "Installation", "Server", "Last heartbeat"], runtimeRows, "No live runtime replica in scope."))}
+${section("Tools", dataTable("Tools", ["Tool (policies: tool:<name>)", "Name at the server", "Access", "Served"], (s.tools ?? []).map(toolRow), "No tools listed yet: the agent's runtimes list them once the server is assigned and they reach it."))}`,
     }),
   );
 }

@@ -29,6 +29,7 @@ import m0023 from "./0023_budget_leases.sql" with { type: "text" };
 import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
 import m0025 from "./0025_audit_retention_runs.sql" with { type: "text" };
 import m0026 from "./0026_audit_filter_indexes.sql" with { type: "text" };
+import m0027 from "./0027_mcp_tool_catalogue.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -58,4 +59,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0024_audit_call_outcome": m0024,
   "0025_audit_retention_runs": m0025,
   "0026_audit_filter_indexes": m0026,
+  "0027_mcp_tool_catalogue": m0027,
 });

@@ -72,13 +72,15 @@ def _spec_name(spec: object) -> str | None:
 
 
 # A tool of svc's MCP gateway as Open WebUI names it for the model: "svc_" (the connection id
-# and "_") + the governed `<server>.<tool>`. Open WebUI's own tools never have a dot; the
-# gateway offered only what svc policy permits, and decides every call again.
-_MCP_SPEC_NAME = re.compile(r"^svc_[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z_][A-Za-z0-9_]*$")
+# and "_") + the governed `<server>.<method>`, the method being the MCP tool's name as svc maps
+# it (letters, digits, `_` and `-`: `everything.get-sum`, `fs.files--2eread`; contract/mcp-names.ts).
+# Open WebUI's own tools never have a dot; the gateway offered only what svc policy permits, and
+# decides every call again.
+_MCP_SPEC_NAME = re.compile(r"svc_[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z0-9_-]+")
 
 
 def _mcp_gateway_tool(name: str | None) -> bool:
-    return bool(name and _MCP_SPEC_NAME.match(name) and os.environ.get("SVC_MCP_GATEWAY_URL", "").strip())
+    return bool(name and _MCP_SPEC_NAME.fullmatch(name) and os.environ.get("SVC_MCP_GATEWAY_URL", "").strip())
 
 
 def governed_tools(tools: object, names: frozenset[str]) -> list:

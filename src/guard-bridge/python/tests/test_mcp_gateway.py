@@ -34,6 +34,15 @@ def test_the_pipe_offers_the_gateways_tools_and_no_other_unknown_name(monkeypatc
     assert governed_tools(tools, frozenset()) == []
 
 
+def test_the_pipe_offers_mcp_tools_of_any_mapped_name(monkeypatch):
+    """Issue 31: MCP tool names keep `-` (server-everything's get-sum) or are escaped with `--`."""
+    spec = lambda n: {"type": "function", "function": {"name": n}}  # noqa: E731
+    names = ["svc_everything.get-sum", "svc_everything.trigger-long-running-operation", "svc_fs.files--2eread", "svc_odd.__proto__", "svc_x.1st"]
+    bad = ["svc_everything.get sum", "svc_everything.get-sum\n", "svc_everything.", "svc_-x.y", "svc_a.b.c"]
+    monkeypatch.setenv("SVC_MCP_GATEWAY_URL", URL)
+    assert [t["function"]["name"] for t in governed_tools([spec(n) for n in names + bad], frozenset())] == names
+
+
 def test_the_seed_writes_svcs_connection_and_leaves_an_admins_own_for_drift():
     admins = {"type": "mcp", "url": "https://mcp.example.com", "auth_type": "bearer", "config": {"enable": True}, "info": {"id": "github"}}
     stale = {**mcp_connection("http://127.0.0.1:1/mcp")}
