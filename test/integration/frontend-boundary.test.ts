@@ -80,9 +80,9 @@ test("on the socket the front end's credential works as the runtime token does; 
     const d = await (await onSocket("/v1/tools/decide", token, { tool: "crm.read", user: { id: s.users.alice!.remote }, args: {} })).json();
     expect(d.decision).toBe("permit");
   }
-  // the supervisor's routes are not the front end's: it cannot rewrite what the boot registered
-  expect((await onSocket("/v1/mcp/tools", FRONTEND_TOKEN)).status).toBe(403);
-  expect((await onSocket("/v1/mcp/tools", s.runtimeToken)).status).toBe(200);
+  // the operator's routes are not the front end's: it cannot replay records set aside
+  expect((await onSocket("/v1/spool/replay", FRONTEND_TOKEN, {})).status).toBe(403);
+  expect((await onSocket("/v1/spool/replay", s.runtimeToken, {})).status).toBe(200);
   expect((await onSocket("/v1/models", `svc_fe_${"c".repeat(43)}`)).status).toBe(401);
   expect((await onSocket("/v1/models", null)).status).toBe(401);
   for (const path of ["/api/v1/runtime/digest-key", "/api/v1/runtime/policy-bundle?version=1"]) {
