@@ -127,6 +127,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const calls = await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls", policy: "pol_B" }, now));
   expect(calls.records.map((r) => [r.id, r.call_outcome?.id])).toEqual([[decision.id, outcome.id]]);
   await run("search calls", async () => searchRecords(db, cp.orgId, { view: "calls" }, now));
+  // what the console's audit page asks: the runtimes' records, one row per call, never an outcome row
+  const consoleCalls = await run("console calls", async () => searchRecords(db, cp.orgId, { view: "calls", kind: "runtime", policy: "pol_B" }, now));
+  expect(consoleCalls.records.map((r) => [r.id, r.kind, r.call_outcome?.id])).toEqual([[decision.id, decision.kind, outcome.id]]);
+  expect((await searchRecords(db, cp.orgId, { view: "calls", kind: "runtime", limit: 500 }, now)).records.filter((r) => r.kind === "outcome" || r.kind === "admin")).toEqual([]);
   // the admin trail's searches (issue 27): the organization's bootstrap is one of its events
   expect((await run("admin events", async () => searchRecords(db, cp.orgId, { kind: "admin" }, now))).records.map((r) => r.action)).toContain("organization.bootstrap");
   await run("admin events", async () => searchRecords(db, cp.orgId, { action: "policy.*", result: "ok" }, now));
