@@ -20,7 +20,7 @@ import { type Db, tables } from "../db/index.ts";
 import type { RequestOrigin } from "../http/request-gate.ts";
 import { extendChain, storeDigest } from "../../contract/store-chain.ts";
 import { lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
-import { recordRow } from "./ingest.ts";
+import { recordRow } from "./row.ts";
 import { storedFromRow } from "./stored.ts";
 
 export type { RequestOrigin } from "../http/request-gate.ts";

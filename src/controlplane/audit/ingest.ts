@@ -20,6 +20,7 @@ import { checkContinuity } from "../audit-chain/service.ts";
 import { type StoreHead, lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
 import { checkRecord } from "./record-check.ts";
 import { applyToRollups } from "./rollups.ts";
+import { recordRow } from "./row.ts";
 
 /**
  * The batch envelope the route validates: up to 5000 entries, each checked by checkRecord, so a
@@ -33,54 +34,7 @@ export const AuditBatchEnvelope = t.Object(
 /** Rows per INSERT: 42 parameters each stays under SQLite's (32,766) and PostgreSQL's (65,535) parameter limits. */
 const CHUNK = 500;
 
-/** One record as a row of audit_records. */
-export function recordRow(r: AuditRecord, receivedAt: number) {
-  return {
-    id: r.id,
-    orgId: r.organization_id,
-    workspaceId: r.workspace_id,
-    installationId: r.installation_id,
-    agentId: r.agent_id,
-    replicaId: r.replica_id ?? null,
-    ts: Date.parse(r.ts),
-    kind: r.kind,
-    harness: r.harness,
-    action: r.action,
-    toolName: r.tool_name,
-    toolServer: r.tool_server ?? null,
-    model: r.model ?? null,
-    task: r.task ?? null,
-    decision: r.decision,
-    reason: r.reason,
-    policyId: r.policy_id ?? null,
-    policyRevision: r.policy_revision,
-    shadowDecision: r.shadow?.decision ?? null,
-    shadowPolicyId: r.shadow?.policy_id ?? null,
-    shadowReason: r.shadow?.reason ?? null,
-    userId: r.subject.user_id,
-    remoteUserId: r.subject.remote_user_id,
-    viaInstallation: r.subject.via_installation,
-    ref: r.ref ?? null,
-    outcome: r.outcome ?? null,
-    exitCode: r.exit_code ?? null,
-    argsDigest: r.args_digest,
-    digestKeyId: r.digest_key_id,
-    recipientKeyIds: r.recipient_key_ids,
-    ciphertext: r.ciphertext === null ? null : Buffer.from(r.ciphertext, "base64"),
-    promptTokens: r.prompt_tokens ?? null,
-    completionTokens: r.completion_tokens ?? null,
-    cost: r.cost ?? null,
-    durationMs: r.duration_ms ?? null,
-    chainId: r.chain_id ?? null,
-    chainSeq: r.chain_seq ?? null,
-    chainPrev: r.chain_prev ?? null,
-    receivedAt,
-    // Set by the writer inside its transaction (a store chain's link, contract/store-chain.ts).
-    storeChain: null as string | null,
-    storeSeq: null as number | null,
-    storePrev: null as string | null,
-  };
-}
+export { recordRow } from "./row.ts";
 
 type Row = ReturnType<typeof recordRow>;
 const ROW_KEYS = Object.keys(recordRow({ subject: {}, ts: "", ciphertext: null } as unknown as AuditRecord, 0)) as (keyof Row)[];

@@ -4,7 +4,7 @@
 import { type StoredRecord, STORED_FIELDS } from "../../contract/store-chain.ts";
 import { type ExportLine, storedFromLine } from "../../contract/stored-line.ts";
 import type { Tables } from "../db/index.ts";
-import { type AuditRecordView, recordView } from "./query.ts";
+import { type AuditRecordView, recordView } from "./view.ts";
 
 /** A row's columns as written (the store link excluded: the link is what covers the rest). */
 export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev"> & { storeChain?: string | null; storeSeq?: number | null; storePrev?: string | null };

@@ -9,7 +9,7 @@ import type { DigestKey } from "../../contract/admin-api.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
-import type { Principal } from "../auth/service.ts";
+import type { Principal } from "../auth/principal.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision } from "./revision.ts";
