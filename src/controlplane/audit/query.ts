@@ -307,9 +307,8 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
   if (f.view === "calls" && f.kind === "outcome") throw new SvcError("validation_failed", "view=calls shows each call's outcome beside its decision; ask for kind=outcome without it", { errors: [{ path: "/view", message: "cannot be combined with kind=outcome" }] });
   const conds = await filterConditions(db, orgId, f, now);
   if (!conds) return { records: [], next_cursor: null };
-  // One entry per call: never an outcome record, whatever else the kind lets in (the console asks
-  // for the runtimes' records, kind=runtime, one row per call).
-  if (f.view === "calls" && (!f.kind || f.kind === "runtime")) conds.push(inArray(a.kind, f.kind === "runtime" ? ["tool", "model"] : ["tool", "model", "admin"]));
+  // One entry per call: never an outcome record, whatever kind is asked for (kind=outcome is refused above).
+  if (f.view === "calls") conds.push(ne(a.kind, "outcome"));
   if (f.cursor) conds.push(lt(a.id, decodeCursor(f.cursor)));
 
   const read = async (extra: SQL[], n: number): Promise<Row[]> =>
