@@ -119,6 +119,15 @@ export const NO_TRACING: Tracing = {
   shutdown: async () => undefined,
 };
 
+/**
+ * Whether a call under `parent` has anything to trace: spans to record, or a caller's trace
+ * context to pass on. When not, the hot path skips span work altogether (no option objects, no
+ * wrapping closures, no extra awaits).
+ */
+export function traces(t: Tracing, parent: Context): boolean {
+  return t !== NO_TRACING || parent !== ROOT_CONTEXT;
+}
+
 /** Tracing as the environment says (NO_TRACING when off); a problem with a variable is thrown as an Error naming it. */
 export function startTracing(env: Record<string, string | undefined>): Tracing {
   const c = tracingConfig(env);

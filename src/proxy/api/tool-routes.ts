@@ -5,6 +5,7 @@
 import { SpanKind } from "@opentelemetry/api";
 import { DecideRequest, type DecideResponse, OutcomeRequest } from "../../contract/local-api.ts";
 import { firstProblem } from "../schema-check.ts";
+import { traces } from "../tracing.ts";
 import { readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { openAIError } from "./model-forward.ts";
 import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";
@@ -18,12 +19,16 @@ export function toolRoutes(c: RouteContext): Route[] {
     const problem = firstProblem(DecideRequest, read.value);
     if (problem) return openAIError(422, `invalid decide request: ${problem}`, "invalid_request_error", "validation_failed");
     const r = read.value as DecideRequest;
+    const call = { kind: "tool", tool: r.tool, args: r.args, payload: r.payload ?? null, user: r.user } as const;
+    const parent = c.tracing.incoming(req.headers);
     // The tool's name is the span's; its arguments never are.
-    const a = await c.tracing.span("svc.tool_decision", c.tracing.incoming(req.headers), { kind: SpanKind.SERVER, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": r.tool } }, async (span, ctx) => {
-      const admitted = await c.pipeline.admit(compiled, { kind: "tool", tool: r.tool, args: r.args, payload: r.payload ?? null, user: r.user }, ctx);
-      span.setAttributes({ "svc.record.id": admitted.record.id, "svc.decision": admitted.record.decision });
-      return admitted;
-    });
+    const a = !traces(c.tracing, parent)
+      ? await c.pipeline.admit(compiled, call)
+      : await c.tracing.span("svc.tool_decision", parent, { kind: SpanKind.SERVER, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": r.tool } }, async (span, ctx) => {
+          const admitted = await c.pipeline.admit(compiled, call, ctx);
+          span.setAttributes({ "svc.record.id": admitted.record.id, "svc.decision": admitted.record.decision });
+          return admitted;
+        });
     const answer: DecideResponse = a.permit
       ? { decision: "permit", record_id: a.record.id }
       : { decision: "deny", record_id: a.record.id, code: a.refusal.code, message: a.refusal.message, ...(a.claim ? { claim_url: a.claim } : {}) };

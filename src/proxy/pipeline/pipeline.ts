@@ -27,7 +27,7 @@ import type { ProxyStatus } from "../policy/status.ts";
 import { actionOf, disabledCaller, modelRefusal, policyDecision } from "./decision.ts";
 import { type BudgetGate, rateRefusal, type Reservation } from "./limits.ts";
 import { disabledRefusal, type Refusal } from "./refusals.ts";
-import { NO_TRACING, type Tracing } from "../tracing.ts";
+import { NO_TRACING, type Tracing, traces } from "../tracing.ts";
 
 export type ToolCall = {
   kind: "tool";
@@ -93,8 +93,9 @@ export class Pipeline {
    */
   async admit(compiled: CompiledBundle, call: GovernedCall, trace: Context = ROOT_CONTEXT): Promise<Admission> {
     const tracing = this.d.tracing ?? NO_TRACING;
+    const traced = traces(tracing, trace);
     // The decision's span: steps 1–4, its policy and effect (never the arguments).
-    const deciding = tracing.start("svc.decision", trace, { attributes: { "svc.call.kind": call.kind, "svc.action": actionOf(call) } });
+    const deciding = traced ? tracing.start("svc.decision", trace, { attributes: { "svc.call.kind": call.kind, "svc.action": actionOf(call) } }) : null;
     let decided: Decided;
     try {
       const disabled = disabledCaller(compiled, call.user);
@@ -102,17 +103,19 @@ export class Pipeline {
       // Step 4, model calls only (a tool decision never waits here): a reservation on the caller's budgets.
       if (decided.permittedFor && call.kind === "model" && this.d.budgets) await this.reserve(decided, decided.permittedFor, decided.at);
       const { verdict: v, refusal: r } = decided;
-      deciding.span.setAttributes({ "svc.decision": v.decision, ...(v.policyId ? { "svc.policy.id": v.policyId } : {}), ...(r ? { "svc.refusal.code": r.code } : {}) });
+      deciding?.span.setAttributes({ "svc.decision": v.decision, ...(v.policyId ? { "svc.policy.id": v.policyId } : {}), ...(r ? { "svc.refusal.code": r.code } : {}) });
     } finally {
-      deciding.span.end();
+      deciding?.span.end();
     }
     const { verdict, refusal, reservation } = decided;
     // Step 6's span: the decision record written and fsynced in the spool.
-    const recording = tracing.span("svc.audit.spool_write", trace, {}, async (span) => {
-      const record = await this.record(compiled, call, verdict);
-      span.setAttribute("svc.record.id", record.id);
-      return record;
-    });
+    const recording = traced
+      ? tracing.span("svc.audit.spool_write", trace, {}, async (span) => {
+          const record = await this.record(compiled, call, verdict);
+          span.setAttribute("svc.record.id", record.id);
+          return record;
+        })
+      : this.record(compiled, call, verdict);
     const claiming = refusal?.code === REFUSAL_CODES.unlinked && call.user ? this.d.claims.forRefusal(call.user, call.kind === "tool" ? call.claimWaitMs : undefined) : undefined;
     let record: AuditRecord;
     let claim: string | undefined;
