@@ -28,3 +28,9 @@ export function createLogger(component: string, sink: (line: string) => void = (
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+/** A logger that appends each entry to `lines` as one JSON line (tests read what was logged). */
+export function linesLogger(lines: string[]): Logger {
+  const f = (level: string) => (event: string, fields = {}) => void lines.push(JSON.stringify({ level, event, ...fields }));
+  return { info: f("info"), warn: f("warn"), error: f("error") };
+}

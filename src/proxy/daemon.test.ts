@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUDIT_RECORD_LIMITS } from "../contract/audit.ts";
 import type { PolicyBundle } from "../contract/bundle.ts";
-import type { Logger } from "../log/index.ts";
+import { type Logger, linesLogger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
 import { argsDigest, digestOfCanonical } from "./audit/canonical.ts";
@@ -38,14 +38,9 @@ function baseBundle(endpoint: string): PolicyBundle {
 
 type Env = { dir: string; cp: FakeControlPlane; model: ReturnType<typeof startModelServer>; daemon: Daemon; socket: string; logs: string[]; env: Record<string, string> };
 
-function logger(lines: string[]): Logger {
-  const f = (level: string) => (event: string, fields = {}) => void lines.push(JSON.stringify({ level, event, ...fields }));
-  return { info: f("info"), warn: f("warn"), error: f("error") };
-}
-
 async function start(cp: FakeControlPlane, dir: string, logs: string[], extra: Record<string, string> = {}) {
   const env = daemonEnv(cp, dir, extra);
-  const daemon = await startDaemon(loadConfig(env), logger(logs));
+  const daemon = await startDaemon(loadConfig(env), linesLogger(logs));
   return { daemon, env };
 }
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { PolicyBundle } from "../../contract/bundle.ts";
-import type { Logger } from "../../log/index.ts";
+import { linesLogger } from "../../log/index.ts";
 import { type NotesServer, startNotesServer, toolServer } from "../../../test/support/mcp/servers.ts";
 import { OPENWEBUI_PYTHON } from "../../../test/support/openwebui.ts";
 import { testTls } from "../../../test/support/tls.ts";
@@ -24,8 +24,7 @@ const TOKEN = "svc_rt_mcp_gateway";
 const SECRET = "chatui-secret-for-tests";
 const SECRET_ARG = "s3cr3t-term-value";
 const lines: string[] = [];
-const push = (level: string) => (e: string, f = {}) => void lines.push(JSON.stringify({ level, e, ...f }));
-const log: Logger = { info: push("info"), warn: push("warn"), error: push("error") };
+const log = linesLogger(lines);
 
 let cp: FakeControlPlane;
 let daemon: Daemon;

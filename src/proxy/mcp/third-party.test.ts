@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AuditRecord } from "../../contract/audit.ts";
-import type { Logger } from "../../log/index.ts";
+import { linesLogger } from "../../log/index.ts";
 import { EVERYTHING_JS, type EverythingHttp, npmToolServer, startEverythingHttp } from "../../../test/support/mcp/servers.ts";
 import { testTls } from "../../../test/support/tls.ts";
 import { loadConfig } from "../config.ts";
@@ -26,8 +26,7 @@ import { signSession } from "./session-jwt.ts";
 const TOKEN = "svc_rt_mcp_third_party";
 const SECRET = "chatui-secret-third-party";
 const lines: string[] = [];
-const push = (level: string) => (e: string, f = {}) => void lines.push(JSON.stringify({ level, e, ...f }));
-const log: Logger = { info: push("info"), warn: push("warn"), error: push("error") };
+const log = linesLogger(lines);
 
 let cp: FakeControlPlane;
 let daemon: Daemon;
