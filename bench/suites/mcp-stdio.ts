@@ -150,7 +150,7 @@ export function mcpStdioMetrics(runs: McpStdioResult[]): Metric[] {
   const out: Metric[] = [
     metric("mcp stdio", "tools/call p50, directly (stdio)", "ms", of((r) => r.seq.direct!.p50)),
     metric("mcp stdio", "tools/call p99, directly (stdio)", "ms", of((r) => r.seq.direct!.p99)),
-    metric("mcp stdio", "added by svc, p50 (sequential)", "ms", of((r) => added(r, "svc", "p50")), { op: "<=", value: 1.5 }, "decided, sealed, 2 records fsynced"),
+    metric("mcp stdio", "added by svc, p50 (sequential)", "ms", of((r) => added(r, "svc", "p50")), { op: "<=", value: 1.5 }, "decided, sealed, the decision record fsynced before the upstream"),
     metric("mcp stdio", "added by svc, p99 (sequential)", "ms", of((r) => added(r, "svc", "p99")), { op: "<=", value: 5 }),
   ];
   if (!hasPeer) return [...out, metric("mcp stdio", "mcp-proxy 0.13 (bare bridge)", "", [Number.NaN], undefined, runs[0]?.note.join("; "))];
@@ -163,7 +163,7 @@ export function mcpStdioMetrics(runs: McpStdioResult[]): Metric[] {
     metric("mcp stdio", "c=8 p50, directly", "ms", of((r) => r.c8.direct!.p50)),
     metric("mcp stdio", "c=8 p50, mcp-proxy 0.13", "ms", of((r) => r.c8["mcp-proxy"]!.p50), undefined, "peer"),
     metric("mcp stdio", "c=8 p50, svc", "ms", of((r) => r.c8.svc!.p50)),
-    metric("mcp stdio", "c=8 p50, svc / mcp-proxy", "x", of((r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50), { op: "<=", value: 1 }, "same run; ContextForge not installed (see docs)"),
+    metric("mcp stdio", "c=8 p50, svc / mcp-proxy", "x", of((r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50), { op: "<=", value: 1 }, "same run; ContextForge not a peer here (docs/performance.md)"),
   ];
 }
 
