@@ -13,13 +13,14 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ExecaStdioTransport } from "../src/proxy/mcp/stdio-transport.ts";
+import { EVERYTHING_JS } from "../test/support/mcp/servers.ts";
 import { summarize } from "./lib/stats.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, dflt: number) => Number(argv[argv.indexOf(name) + 1] ?? 0) || dflt;
 const CALLS = flag("--calls", 1000);
 const STARTS = flag("--starts", 10);
-const SERVER = [process.execPath, join(import.meta.dir, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"];
+const SERVER = [process.execPath, EVERYTHING_JS, "stdio"];
 const env = getDefaultEnvironment();
 
 /** The same transport over Bun.spawn: the candidate that keeps Bun's own API. */

@@ -4,9 +4,10 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { EVERYTHING_JS } from "../../../test/support/mcp/servers.ts";
 import { ExecaStdioTransport } from "./stdio-transport.ts";
 
-const SERVER = join(import.meta.dir, "../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const SERVER = EVERYTHING_JS;
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
