@@ -16,6 +16,7 @@ import { testTls } from "../support/tls.ts";
 import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
 import { launchBrowser } from "./console-browser.ts";
+import { svc } from "./cli-support.ts";
 
 setDefaultTimeout(120_000);
 const SECRET = "chatui-secret-for-oauth-tests";
@@ -193,12 +194,40 @@ describe("per-user OAuth to an MCP server", () => {
       ].sort(),
     );
     const aliceGrant = list.find((g: any) => g.user_id === s.users.alice!.id);
-    expect((await api("DELETE", `/tool-servers/${serverId}/tokens/${aliceGrant.id}`)).status).toBe(204);
+    const table = await svc(cp, ["tool-servers", "tokens", "list", "notes", "--workspace", s.workspace]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain("alice-at-idp");
+    expect(table.stdout).toContain("(listing)");
+    expect(table.stdout).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+    const revoked = await svc(cp, ["tool-servers", "tokens", "revoke", "notes", aliceGrant.id, "--workspace", s.workspace]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`Revoked grant ${aliceGrant.id}`);
     // The runtime keeps a handed-out token until its expiry (at most 5 minutes): that hold bounds how soon a revocation bites.
     await waitFor(async () => text(await whoami(alice)).startsWith("Refused (identity.consent_required)"), "alice's next call refused", (TTL_SECONDS + 2) * 1000);
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");
     const trail = await must(api("GET", "/audit-records?kind=admin&action=tool_server.token_revoke"), "admin trail");
     expect(JSON.stringify(trail)).toContain(aliceGrant.id);
+  });
+
+  test("user B cannot get user A's token: not by a forged session, nor through the runtime API for an unlinked user", async () => {
+    // A session JWT for alice not signed with Open WebUI's secret: the gateway refuses it.
+    const forged = signSession({ id: s.users.alice!.remote, jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000) }, "not-the-secret");
+    const c = new Client({ name: "forger", version: "1" });
+    await expect(c.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${forged}` } } }))).rejects.toThrow();
+    // The runtime API hands tokens only for linked users of the asking installation, sealed to the asking replica.
+    const unlinked = await fetch(`${cp.url}/api/v1/runtime/tool-server-token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.runtimeToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ server: "notes", remote_user_id: "fe-nobody" }),
+    });
+    expect(unlinked.status).toBe(403);
+    const noReplica = await fetch(`${cp.url}/api/v1/runtime/tool-server-token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.runtimeToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ server: "notes", remote_user_id: s.users.bob!.remote }),
+    });
+    expect(noReplica.status).toBe(422); // sealed to a replica of this installation, named by x-svc-replica
+    expect(await noReplica.text()).not.toMatch(/eyJ/);
   });
 
   test("no token in the logs, the admin API, the audit records or the database", async () => {
