@@ -61,6 +61,12 @@ export const UpstreamIdentity = Type.Union([
 ]);
 export type UpstreamIdentity = Static<typeof UpstreamIdentity>;
 
+/** The stored form of an upstream identity: JSON with its keys in one order, whatever order it came in (what the store digest covers). */
+export function upstreamIdentityText(u: UpstreamIdentity | null | undefined): string | null {
+  if (!u) return null;
+  return JSON.stringify(u.kind === "assertion" ? { kind: u.kind, jti: u.jti, subject: u.subject } : { kind: u.kind, subject: u.subject });
+}
+
 export const AuditRecord = Type.Object({
   id: Type.String({ pattern: "^rec_[0-9A-Z]{26}$" }),
   ts: Type.String({ format: "date-time", maxLength: 40 }),

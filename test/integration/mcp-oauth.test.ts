@@ -234,7 +234,15 @@ describe("per-user OAuth to an MCP server", () => {
     const jwt = /eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}/;
     expect(px.logs()).not.toMatch(jwt);
     expect(cp.logs()).not.toMatch(jwt);
-    const records = await must(api("GET", "/audit-records?limit=500"), "audit records");
+    let records: any;
+    // The outcome records of the users' calls name who the call was made as at the server (issue 32 item 4).
+    await waitFor(async () => {
+      records = await must(api("GET", "/audit-records?limit=500"), "audit records");
+      const subjects = new Set(records.records.filter((r: any) => r.upstream_identity).map((r: any) => `${r.upstream_identity.kind}:${r.upstream_identity.subject}`));
+      return subjects.has("oauth:alice-at-idp") && subjects.has("oauth:bob-at-idp");
+    }, "outcome records naming the OAuth subjects");
+    const bobs = records.records.filter((r: any) => r.upstream_identity?.subject === "bob-at-idp");
+    expect(bobs.every((r: any) => r.kind === "outcome" && r.subject.remote_user_id === s.users.bob!.remote)).toBe(true);
     expect(JSON.stringify(records)).not.toMatch(jwt);
     // SQLite: the database and its write-ahead log (PostgreSQL runs keep the check above).
     if (!cp.database.startsWith("postgres")) for (const f of [cp.database, `${cp.database}-wal`]) if (existsSync(f)) expect(readFileSync(f).toString("latin1")).not.toMatch(jwt);

@@ -41,6 +41,7 @@ CREATE TABLE "tool_server_oauth" (
 	"redirect_uri" text
 );
 --> statement-breakpoint
+ALTER TABLE "audit_records" ADD COLUMN "upstream_identity" text;--> statement-breakpoint
 ALTER TABLE "tool_servers" ADD COLUMN "auth" text DEFAULT 'secrets' NOT NULL;--> statement-breakpoint
 ALTER TABLE "tool_server_consents" ADD CONSTRAINT "tool_server_consents_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "tool_server_consents" ADD CONSTRAINT "tool_server_consents_server_id_tool_servers_id_fk" FOREIGN KEY ("server_id") REFERENCES "public"."tool_servers"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint

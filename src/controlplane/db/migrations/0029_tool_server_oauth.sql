@@ -53,4 +53,5 @@ CREATE TABLE `tool_server_oauth` (
 	FOREIGN KEY (`org_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
+ALTER TABLE `audit_records` ADD `upstream_identity` text;--> statement-breakpoint
 ALTER TABLE `tool_servers` ADD `auth` text DEFAULT 'secrets' NOT NULL;
