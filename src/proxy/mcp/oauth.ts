@@ -73,7 +73,7 @@ export class OauthTokens {
 export function bearerOf(tokens: OauthTokens, server: string, user: string | null): () => Promise<Record<string, string>> {
   return async () => {
     const g = await tokens.get(server, user);
-    if (!g.ok) throw new Error(user === null ? `no listing grant: an admin connects it with \`svc tools-servers tokens connect ${server}\`` : "the user's consent is required");
+    if (!g.ok) throw new Error(user === null ? `no listing grant: an admin connects it with \`svc tool-servers tokens connect ${server}\`` : "the user's consent is required");
     return { authorization: `Bearer ${g.token.token}` };
   };
 }
