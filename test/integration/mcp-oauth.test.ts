@@ -121,6 +121,10 @@ describe("per-user OAuth to an MCP server", () => {
     expect(await consent(link.url, "svc-lister")).toContain("Tool connected");
     await waitFor(async () => (await must(api("GET", `/tool-servers/${serverId}`), "show")).tools?.some((t: { name: string }) => t.name === "notes.whoami"), "the runtime to list notes.whoami", 30_000);
     await addPolicy(api, s, "*", "tool:notes.whoami");
+    const connected = await must(api("GET", "/audit-records?kind=admin&action=tool_server.listing_connect"), "admin trail");
+    expect(connected.records).toHaveLength(1);
+    expect(JSON.stringify(connected.records[0])).toContain(serverId);
+    expect(JSON.stringify(connected)).not.toContain(link.url.split("/consent/")[1]);
     const listing = (await grants()).filter((g) => g.user_id === null);
     expect(listing).toEqual([expect.objectContaining({ server: "notes", subject: "svc-lister", refreshable: true })]);
   });
