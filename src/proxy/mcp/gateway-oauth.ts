@@ -17,8 +17,9 @@ export function consentMessage(server: string): string {
 }
 
 export async function userUpstream(oauth: Pick<OauthUpstreams, "forUser" | "drop"> | null | undefined, shared: Upstream, userId: string): Promise<CallRoute> {
-  const server = shared.o.server;
-  if (server.auth !== "oauth") return { ok: true, upstream: shared };
+  // (Optional chaining: test doubles of an upstream carry no options.)
+  const server = shared.o?.server;
+  if (server?.auth !== "oauth") return { ok: true, upstream: shared };
   const name = server.name;
   if (!oauth) return { ok: false, code: "unreachable", text: `MCP server "${name}" uses OAuth and this runtime cannot ask the control plane for tokens; the tool was not run`, consent: null };
   let got;
