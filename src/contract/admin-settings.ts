@@ -136,9 +136,29 @@ export const ToolServer = open({
   /** null: every tool the server lists. */
   allowed_tools: Nullable(Type.Array(Str)),
   access_overrides: Type.Record(Str, Type.Union([Type.Literal("read"), Type.Literal("write")])),
+  /** `secrets`: sealed headers or environment (or none); `oauth`: each user's own OAuth token (issue 32). Absent before issue 32. */
+  auth: Type.Optional(Type.Union([Type.Literal("secrets"), Type.Literal("oauth")])),
+  /** oauth: the client svc uses at the server's authorization server (admin-registered or dynamic), never its secret. */
+  oauth: Type.Optional(Nullable(open({ registration: Nullable(Type.Union([Type.Literal("admin"), Type.Literal("dynamic")])), client_id: Nullable(Str), issuer: Nullable(Str), resource: Nullable(Str) }))),
   created_at: Time,
 });
 export type ToolServer = Static<typeof ToolServer>;
+/** A user's OAuth grant for a tool server (issue 32): who, where, until when; never a token. user_id null: the listing grant. */
+export const ToolServerGrant = open({
+  id: Str,
+  server_id: Str,
+  server: Str,
+  user_id: Nullable(Str),
+  subject: Nullable(Str),
+  expires_at: Nullable(Time),
+  refreshable: Type.Boolean(),
+  granted_at: Time,
+  refreshed_at: Nullable(Time),
+});
+export const ToolServerGrantList = listOf("grants", ToolServerGrant);
+export type ToolServerGrantList = Static<typeof ToolServerGrantList>;
+/** A consent link an admin asked for (the listing grant). */
+export const ToolServerConsentLink = open({ url: Str, expires_at: Time });
 export const ToolServerList = listOf("tool_servers", ToolServer);
 /**
  * A tool the runtimes listed from the server (issue 31): its governed name (policies say

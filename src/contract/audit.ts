@@ -54,6 +54,19 @@ export const AuditShadow = Type.Object({
 });
 export type AuditShadow = Static<typeof AuditShadow>;
 
+/** The identity a call presented upstream (issue 32): never a token. */
+export const UpstreamIdentity = Type.Union([
+  Type.Object({ kind: Type.Literal("oauth"), subject: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]) }, { additionalProperties: false }),
+  Type.Object({ kind: Type.Literal("assertion"), jti: Type.String({ maxLength: 256 }), subject: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]) }, { additionalProperties: false }),
+]);
+export type UpstreamIdentity = Static<typeof UpstreamIdentity>;
+
+/** The stored form of an upstream identity: JSON with its keys in one order, whatever order it came in (what the store digest covers). */
+export function upstreamIdentityText(u: UpstreamIdentity | null | undefined): string | null {
+  if (!u) return null;
+  return JSON.stringify(u.kind === "assertion" ? { kind: u.kind, jti: u.jti, subject: u.subject } : { kind: u.kind, subject: u.subject });
+}
+
 export const AuditRecord = Type.Object({
   id: Type.String({ pattern: "^rec_[0-9A-Z]{26}$" }),
   ts: Type.String({ format: "date-time", maxLength: 40 }),
@@ -91,6 +104,12 @@ export const AuditRecord = Type.Object({
   task: Type.Optional(Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" })),
   /** For a tool of an MCP server (issue 13): the server's name (the tool-name prefix). */
   tool_server: Type.Optional(Type.Union([Type.String({ maxLength: L.text }), Type.Null()])),
+  /**
+   * Who the call was made as at the upstream (issue 32), on the outcome record of an MCP call:
+   * `oauth` with the OAuth subject of the user's token, or `assertion` with the signed
+   * assertion's `jti` and subject. Never a token.
+   */
+  upstream_identity: Type.Optional(UpstreamIdentity),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
   digest_key_id: Type.Union([Id(), Type.Null()]),
   recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),

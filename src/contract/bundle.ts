@@ -116,6 +116,8 @@ export const BundleToolServer = Type.Object({
   allowed_tools: Type.Union([Type.Array(Type.String()), Type.Null()]),
   /** Admin overrides of the access derived from MCP annotations (readOnlyHint true → read). */
   access_overrides: Type.Record(Type.String(), ToolAccess),
+  /** `oauth`: calls carry each user's own token, asked of the control plane per user (issue 32); absent: sealed secrets. */
+  auth: Type.Optional(Type.Literal("oauth")),
 });
 export type BundleToolServer = Static<typeof BundleToolServer>;
 

@@ -79,6 +79,8 @@ export const REFUSAL_CODES = {
   budgetExceeded: "svc.budget_exceeded",
   /** A call over a requests-per-minute limit (issue 16). */
   rateLimited: "svc.rate_limited",
+  /** A call to an OAuth tool server by a user who has not consented there yet, or whose consent was revoked (issue 32). */
+  consentRequired: "identity.consent_required",
 } as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[keyof typeof REFUSAL_CODES];
 

@@ -37,6 +37,8 @@ export const ID_PREFIXES = {
   notice: "ntc",
   siemSink: "snk",
   controlplaneReplica: "cpr",
+  toolServerConsent: "ocs",
+  toolServerGrant: "ogr",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -204,6 +204,36 @@ export const ClaimResponse = Type.Object({
 export type ClaimResponse = Static<typeof ClaimResponse>;
 
 /**
+ * POST /api/v1/runtime/tool-server-token (issue 32): an access token for an OAuth tool server,
+ * for one front-end user (or, without one, the server's listing grant, for tools/list only),
+ * sealed to the asking replica's credential-sync key. `stale`: the server refused the token
+ * the runtime held, so refresh it. No grant: the consent link for that user instead.
+ */
+export const ToolServerTokenRequest = Type.Object(
+  {
+    server: Type.String({ minLength: 1, maxLength: 64 }),
+    remote_user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    stale: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ToolServerTokenRequest = Static<typeof ToolServerTokenRequest>;
+
+export const ToolServerTokenResponse = Type.Union([
+  Type.Object({
+    access_token_sealed: Type.String({ description: "base64 age ciphertext of the access token, to this replica's credential-sync key" }),
+    expires_at: Type.String({ format: "date-time", description: "keep it no longer (at most 5 minutes from now)" }),
+    subject: Type.Union([Type.String(), Type.Null()], { description: "who the token speaks for at the server (audited)" }),
+  }),
+  Type.Object({
+    consent_required: Type.Literal(true),
+    consent_url: Type.Union([Type.String(), Type.Null()], { description: "the one-time link for that user alone; null for the listing grant (an admin connects it)" }),
+    expires_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  }),
+]);
+export type ToolServerTokenResponse = Static<typeof ToolServerTokenResponse>;
+
+/**
  * GET /api/v1/runtime/limits (issue 16): the budgets that apply to this installation's agent
  * and to its linked users (theirs and their groups'), each with what has been spent in the
  * current period across every installation, as ingested so far. The proxy polls it.

@@ -36,6 +36,8 @@ export type StoredRecord = {
   action: string;
   tool_name: string | null;
   tool_server: string | null;
+  /** Canonical JSON of the upstream identity (issue 32), or null. */
+  upstream_identity: string | null;
   model: string | null;
   task: string | null;
   decision: string;
@@ -82,6 +84,7 @@ export const STORED_FIELDS = [
   "action",
   "tool_name",
   "tool_server",
+  "upstream_identity",
   "model",
   "task",
   "decision",
@@ -159,9 +162,11 @@ export function chainInputOf(r: StoredRecord): ChainInput {
 }
 
 /** The row's digest from its proxy-form hash and its extra columns (what ingest calls, having the first already). */
-export function storeDigestOf(proxyFormHash: string, extras: Pick<StoredRecord, (typeof STORE_EXTRA_FIELDS)[number]>): string {
+export function storeDigestOf(proxyFormHash: string, extras: Pick<StoredRecord, (typeof STORE_EXTRA_FIELDS)[number]> & { upstream_identity?: string | null }): string {
   const form: unknown[] = [STORE_CHAIN_VERSION, proxyFormHash];
   for (const f of STORE_EXTRA_FIELDS) form.push(extras[f] ?? null);
+  // Issue 32's column, covered only where set: the digests of rows stored before it stay as they were.
+  if (extras.upstream_identity) form.push(extras.upstream_identity);
   return Bun.SHA256.hash(JSON.stringify(form), "hex");
 }
 

@@ -6,6 +6,7 @@
 // in the store), the export adds `columns` with those columns exactly, so the form computed
 // here is always the form of the stored row: a change is never hidden by the view. Pure.
 import type { StoredRecord } from "./store-chain.ts";
+import { type UpstreamIdentity, upstreamIdentityText } from "./audit.ts";
 
 /** An export line as `svc audit verify` reads it: the record view plus what export adds. */
 export type ExportLine = {
@@ -22,6 +23,7 @@ export type ExportLine = {
   action: string;
   tool_name: string | null;
   tool_server?: string | null;
+  upstream_identity?: UpstreamIdentity | null;
   model?: string | null;
   task?: string | null;
   decision: string;
@@ -70,6 +72,7 @@ export function storedFromLine(l: ExportLine): StoredRecord {
     action: l.action,
     tool_name: l.tool_name,
     tool_server: n(l.tool_server),
+    upstream_identity: upstreamIdentityText(l.upstream_identity),
     model: n(l.model),
     task: n(l.task),
     decision: l.decision,

@@ -32,6 +32,7 @@ import { installationRoutes } from "./installations/routes.ts";
 import { ControlPlaneMetrics, metricsPlugin } from "./metrics/index.ts";
 import { modelProfileRoutes } from "./model-profiles/routes.ts";
 import { toolServerRoutes } from "./tool-servers/routes.ts";
+import { toolOauthRoutes } from "./tool-oauth/routes.ts";
 import { organizationRoutes } from "./organizations/routes.ts";
 import { bundleAdminRoutes } from "./bundle/routes.ts";
 import { policyRoutes } from "./policies/routes.ts";
@@ -137,6 +138,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(installationRoutes(deps))
     .use(modelProfileRoutes(deps))
     .use(toolServerRoutes(deps))
+    .use(toolOauthRoutes(deps))
     .use(policyRoutes(deps))
     .use(bundleAdminRoutes(deps))
     .use(directoryRoutes(deps))

@@ -39,6 +39,7 @@ import { McpCatalogueReport } from "./mcp/catalogue-report.ts";
 import { SessionChecks } from "./mcp/session-check.ts";
 import { guardedFetch, outboundGuard } from "./outbound.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
+import { OauthTokens, OauthUpstreams } from "./mcp/oauth.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
@@ -180,7 +181,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   // Admin-set URLs reach only public addresses unless SVC_PROXY_ALLOW_PRIVATE_OUTBOUND names them (issue 31).
   const mcpGuard = outboundGuard({ allow: config.allowPrivateOutbound, what: "MCP server" });
   const modelFetch = guardedFetch(outboundGuard({ allow: config.allowPrivateOutbound, what: "the model endpoint" }));
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream } });
+  // Per-user OAuth (issue 32): tokens asked of the control plane per (server, user), sealed to this replica.
+  const oauthTokens = new OauthTokens({ ask: async (r) => client.toolServerToken(r), open: async (sealed) => credentials.open(sealed) });
+  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream }, oauth: oauthTokens });
+  const oauthUpstreams = new OauthUpstreams(oauthTokens, { ca, log, connectGuard: mcpGuard, ...opts.mcpUpstream }, log);
   status.toolServers = () => mcp.status();
   const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log, fetchImpl: modelFetch });
   const loop = new BundleLoop({
@@ -277,7 +281,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   if (config.chatuiSecretKey) {
     const sessions = config.chatuiUrl ? new SessionChecks({ chatuiUrl: config.chatuiUrl, recheckMs: config.sessionRecheckMs, log }) : null;
     if (!sessions) log.warn("mcp sessions are checked by signature and expiry alone: SVC_PROXY_CHATUI_URL is not set, so a session Open WebUI revoked stays valid here until it expires");
-    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log });
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log, oauth: oauthUpstreams });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {
@@ -352,6 +356,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
         await gateway?.close();
         await metricsServer?.stop(true);
         await mcp.close();
+        await oauthUpstreams.close();
         await Promise.race([tracing.shutdown().catch(() => undefined), Bun.sleep(Math.max(0, end - Date.now()))]);
         await spool.close();
         lock.release();

@@ -36,6 +36,7 @@ import {
 } from "./world.ts";
 import { errorText, failedText, ids, modelCallsTool, offered, toolOutputs, toolServerServed, toolStatuses } from "./chat-helpers.ts";
 import { mcpServersScenario } from "./scenario-mcp-servers.ts";
+import { mcpOauthScenario } from "./scenario-mcp-oauth.ts";
 
 setDefaultTimeout(300_000);
 afterAll(teardown);
@@ -660,6 +661,7 @@ describe("scenario 17: what the front end holds (issue 27, docs/frontend-boundar
 
 // Scenario 18 (issue 31), in its own module; before scenario 9, which stops the shared container.
 mcpServersScenario();
+mcpOauthScenario();
 
 describe("scenario 9: container start failures", () => {
   test("a malformed pack stops the container naming the pack and entry", async () => {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type Run, api, org, svc as runSvc, tempHome } from "../integration/cli-support.ts";
 import { AS_CONTAINER_USER, type Running, spawnCollect, stateDir } from "../integration/supervisor-helpers.ts";
 import { type ControlPlaneProcess, REPO, freePort, startControlPlane, waitFor } from "../support/controlplane-process.ts";
+import { testTls } from "../support/tls.ts";
 import { type ModelServer, startModelServer } from "../support/model-server.ts";
 import { OPENWEBUI_BIN, OPENWEBUI_PYTHON, type OwuiUser, addUser, modelIds, signIn } from "../support/openwebui.ts";
 
@@ -88,7 +89,8 @@ export async function base(): Promise<World> {
   return stage("base", async () => {
     if (process.getuid?.() !== 0) throw new Error("the end-to-end suite runs `svc run` as UID 10001 through setpriv and owns its state dirs by chown: run it as root (CI does)");
     const bin = svcBinary();
-    w.cp = await startControlPlane();
+    // The control plane trusts the suite's test CA for its own outbound calls (scenario 19's authorization server).
+    w.cp = await startControlPlane({ env: { SVC_CP_EXTRA_CA_FILE: testTls().caFile } });
     cleanups.push(async () => w.cp!.stop());
     w.model = startModelServer({ apiKey: MODEL_API_KEY });
     cleanups.push(async () => w.model!.stop());

@@ -168,6 +168,7 @@ export function serverFields(s: Server): string {
     s.transport === "http" ? ["url", s.url] : ["command", [s.command ?? "", ...s.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" ")],
     ["workspace", s.workspace_id],
     ["secrets", s.has_secrets ? `${s.secret_names.join(", ")} (sealed to ${s.sealed_to.join(", ") || "-"})` : "none"],
+    ...(s.auth === "oauth" ? [["auth", "oauth (each user's own token: svc tool-servers tokens list)"] as const] : []),
     ["tools served", s.allowed_tools ? s.allowed_tools.join(", ") : "all it lists"],
     ["access overrides", overrides.length ? overrides.map(([t, a]) => `${t}=${a}`).join(", ") : "none (read when readOnlyHint, else write)"],
     ...(s.assigned_agents ? [["assigned to", s.assigned_agents.join(", ") || "no agent"] as const] : []),

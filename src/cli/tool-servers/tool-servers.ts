@@ -1,4 +1,4 @@
-// `svc tool-servers create|list|show|update|assign|unassign|tools|secrets|readiness|delete` (issue 13):
+// `svc tool-servers create|list|show|update|assign|unassign|tools|secrets|readiness|delete|tokens` (issues 13, 32):
 // MCP servers whose tools an agent's users get as `<server>.<tool>`, governed by policies on
 // `tool:<server>.<tool>`. The definition is checked here with the control plane's own rules
 // (contract/tool-server.ts) before a secret is read. Secrets come from stdin only (`--bearer`:
@@ -31,6 +31,7 @@ import {
   toolTable,
   workspaceArg,
 } from "./flags.ts";
+import { oauthBody, oauthFlags, tokensCommand } from "./tokens.ts";
 
 const serverPath = (client: OrgClient, ref: string, rest = "") => client.org(`/tool-servers/${seg(ref)}${rest}`);
 
@@ -40,6 +41,7 @@ const create = command({
     name: { type: "positional", required: true, description: "server name: the tool-name prefix (github → tool:github.<tool>)", valueHint: "name" },
     workspace: workspaceArg,
     ...definitionFlags,
+    ...oauthFlags,
     agent: { type: "string", description: "also assign the server to this agent (agt_…)", valueHint: "agent_id" },
     ...jsonFlag,
   },
@@ -47,6 +49,7 @@ const create = command({
     'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://api.githubcopilot.com/mcp --bearer --agent agt_01J... --workspace default',
     "svc tool-servers create time --command mcp-server-time --args=--local-timezone,UTC --allow get_current_time --workspace default",
     "printf 'JIRA_TOKEN=%s\\n' \"$JIRA_TOKEN\" | svc tool-servers create jira --command /opt/mcp/jira-server --secrets --access create_issue=write --workspace default",
+    "svc tool-servers create notes --url https://notes.example.com/mcp --auth oauth --agent agt_01J... --workspace default",
   ],
   async run({ args }) {
     refuseRule(checkServerName(args.name), "the server name");
@@ -55,12 +58,13 @@ const create = command({
     if (transport === "http" && args.args !== undefined) throw new UsageError("--args is for stdio servers (--command); an http server takes --url only");
     const definition = checkDefinition(args);
     const mode = secretMode(args, transport);
-    refuseTerminalFor(args);
+    const oauth = await oauthBody(args);
+    if (!oauth.oauth_client_secret) refuseTerminalFor(args);
     const client = await connect("svc tool-servers create");
     // An unknown --agent is refused before the server exists (and before secrets are sealed for it).
     if (args.agent) await client.json("GET", client.org("/tool-server-assignments"), { query: { agent_id: args.agent } });
     const sealed = mode ? await sealFromStdin(client, mode, transport, args.workspace, args.agent) : {};
-    const server = await client.json<Server>("POST", client.org("/tool-servers"), { body: { name: args.name, transport, workspace: args.workspace, ...definitionBody(definition), ...sealed } });
+    const server = await client.json<Server>("POST", client.org("/tool-servers"), { body: { name: args.name, transport, workspace: args.workspace, ...definitionBody(definition), ...sealed, ...oauth } });
     if (args.agent) {
       try {
         await client.json("POST", serverPath(client, server.id, "/assign"), { body: { agent_id: args.agent } });
@@ -74,6 +78,7 @@ const create = command({
     out(`Created tool server ${server.id} (${server.name}).`);
     out(serverFields(server));
     if (!args.agent) note(`Next: svc tool-servers assign ${server.name} --workspace ${args.workspace} --agent <agent_id>`);
+    if (server.auth === "oauth") note(`Then connect its listing grant (so runtimes can list its tools): svc tool-servers tokens connect ${server.name} --workspace ${args.workspace}`);
     note(`Its tools are governed as tool:${server.name}.<tool>; permit them with svc policies create --dst-pattern 'tool:${server.name}.<tool>'.`);
   },
 });
@@ -252,5 +257,5 @@ export const toolServersCommand = command({
     'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://api.githubcopilot.com/mcp --bearer --agent agt_01J... --workspace default',
     "svc tool-servers readiness github --workspace default",
   ],
-  subCommands: { create, list, show, update, assign, unassign, tools, secrets, readiness, delete: del },
+  subCommands: { create, list, show, update, assign, unassign, tools, secrets, readiness, delete: del, tokens: tokensCommand },
 });

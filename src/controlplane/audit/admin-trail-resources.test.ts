@@ -139,8 +139,9 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
 
   // Every admin action of the catalogue is driven here or in admin-trail-people.test.ts, but
   // those with tests of their own: escrow recovery and its policy (escrow/routes.test.ts,
-  // recovery-policy.test.ts) and refusals (admin-refusals.test.ts).
-  const elsewhere = new Set(["organization.bootstrap", "workspace.create", "member.add", "member.role_change", "member.remove", "api_token.create", "api_token.revoke", "session.sign_in", "session.sign_out", "session.sign_in_failed", "session.locked_out", "login_request.approve", "user.create", "user.disable", "user.enable", "remote_identity.link", "remote_identity.unlink", "remote_identity.claim", "group.create", "group.member_add", "group.member_remove", "invite.create", "invite.accept", "sso.configure", "sso.remove", "audit:recovery.request", "audit:recovery.approve", "audit:recovery.decrypt", "audit:recovery.policy", "access.refused", "access.refusals_suppressed"]);
+  // recovery-policy.test.ts), refusals (admin-refusals.test.ts) and tool servers' OAuth grants
+  // (test/integration/mcp-oauth.test.ts: they need a real authorization server).
+  const elsewhere = new Set(["organization.bootstrap", "workspace.create", "member.add", "member.role_change", "member.remove", "api_token.create", "api_token.revoke", "session.sign_in", "session.sign_out", "session.sign_in_failed", "session.locked_out", "login_request.approve", "user.create", "user.disable", "user.enable", "remote_identity.link", "remote_identity.unlink", "remote_identity.claim", "group.create", "group.member_add", "group.member_remove", "invite.create", "invite.accept", "sso.configure", "sso.remove", "audit:recovery.request", "audit:recovery.approve", "audit:recovery.decrypt", "audit:recovery.policy", "access.refused", "access.refusals_suppressed", "tool_server.token_revoke", "tool_server.listing_connect"]);
   expect(Object.keys(ADMIN_ACTIONS).filter((a) => !elsewhere.has(a) && !w.covered.has(a as never))).toEqual([]);
 
   // The SIEM got the admin events with their account; severity is mapped in every format.

@@ -133,7 +133,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     const row = recordRow(r, receivedAt);
     const proxyHash = recordHash(r, ciphertextDigest(r.ciphertext));
     hashes.set(r.id, proxyHash);
-    return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
+    return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, upstream_identity: row.upstreamIdentity, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
   });
   let fresh: AuditRecord[] = [];
   const run = async (knownHeld: boolean) =>

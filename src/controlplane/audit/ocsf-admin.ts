@@ -61,6 +61,8 @@ export const ADMIN_OCSF: Record<AdminAction, OcsfActivity> = {
   "tool_server.delete": DELETE,
   "tool_server.assign": UPDATE,
   "tool_server.unassign": UPDATE,
+  "tool_server.token_revoke": DELETE,
+  "tool_server.listing_connect": CREATE,
   "policy.create": CREATE,
   "policy.update": UPDATE,
   "policy.delete": DELETE,

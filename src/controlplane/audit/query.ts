@@ -83,6 +83,7 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   action: a.action,
   toolName: a.toolName,
   toolServer: a.toolServer,
+  upstreamIdentity: a.upstreamIdentity,
   model: a.model,
   task: a.task,
   decision: a.decision,

@@ -1,6 +1,6 @@
 // A runtime's audit record as a row of audit_records: pure, shared by ingest and the admin
 // trail (which writes its events as rows of the same table).
-import type { AuditRecord } from "../../contract/audit.ts";
+import { type AuditRecord, upstreamIdentityText } from "../../contract/audit.ts";
 
 /** One record as a row of audit_records. */
 export function recordRow(r: AuditRecord, receivedAt: number) {
@@ -17,6 +17,7 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     action: r.action,
     toolName: r.tool_name,
     toolServer: r.tool_server ?? null,
+    upstreamIdentity: upstreamIdentityText(r.upstream_identity),
     model: r.model ?? null,
     task: r.task ?? null,
     decision: r.decision,

@@ -27,6 +27,7 @@ function row(over: Partial<RowColumns> = {}) {
     action: "model:invoke",
     toolName: null,
     toolServer: null,
+    upstreamIdentity: JSON.stringify({ kind: "oauth", subject: "alice@idp" }),
     model: "gpt",
     task: "title_generation",
     decision: "permit" as const,

@@ -29,6 +29,7 @@ export function storedFromRow(r: RowColumns): StoredRecord {
     action: r.action,
     tool_name: r.toolName,
     tool_server: r.toolServer,
+    upstream_identity: r.upstreamIdentity,
     model: r.model,
     task: r.task,
     decision: r.decision,

@@ -19,6 +19,8 @@ export const auditRecords = table(
     toolName: c.text("tool_name"),
     /** For a tool of an MCP server (issue 13): the server's name, the prefix of tool_name (record-check.ts). */
     toolServer: c.text("tool_server"),
+    /** Who a call was made as at an MCP server (issue 32): canonical JSON of `upstream_identity` (contract/audit.ts `upstreamIdentityText`), never a token. */
+    upstreamIdentity: c.text("upstream_identity"),
     model: c.text("model"),
     /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
     task: c.text("task"),

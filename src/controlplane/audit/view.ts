@@ -2,6 +2,7 @@
 // export and the admin trail without their queries.
 import type { AdminEventDetail } from "../../contract/admin-event.ts";
 import type { Tables } from "../db/index.ts";
+import type { UpstreamIdentity } from "../../contract/audit.ts";
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
 
@@ -22,6 +23,7 @@ export function recordView(r: Row, email: string | null) {
     action: r.action,
     tool_name: r.toolName,
     ...(r.toolServer !== null ? { tool_server: r.toolServer } : {}),
+    ...(r.upstreamIdentity ? { upstream_identity: JSON.parse(r.upstreamIdentity) as UpstreamIdentity } : {}),
     model: r.model,
     ...(r.task !== null ? { task: r.task } : {}),
     decision: r.decision,

@@ -23,4 +23,5 @@ export * from "../policies/tables.ts";
 export * from "../replicas/tables.ts";
 export * from "../runtime/tables.ts";
 export * from "../sinks/tables.ts";
+export * from "../tool-oauth/tables.ts";
 export * from "../tool-servers/tables.ts";

@@ -8,7 +8,7 @@ import { TOKEN_PREFIX } from "../auth/tokens.ts";
 export const REDACTED = "[redacted]";
 
 /** Path prefixes whose next segment is a secret. */
-const SECRET_AFTER = ["/claim/", "/invite/"];
+const SECRET_AFTER = ["/claim/", "/invite/", "/oauth/tool-servers/consent/"];
 
 const SECRET_SEGMENT = new RegExp(`^(?:${Object.values(TOKEN_PREFIX).join("|")})`);
 

@@ -46,8 +46,27 @@ export function sealedFormOrThrow(transport: Transport, input: SealedInput): { s
   return { sealed: input.secrets_sealed, names: input.secret_names! };
 }
 
+export type OauthInput = { auth?: "secrets" | "oauth"; oauth_client_id?: string; oauth_client_secret?: string };
+
 export type ServerInput = ToolRules &
-  SealedInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+  SealedInput &
+  OauthInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+
+/**
+ * `auth: oauth` (issue 32): an http server whose calls carry each user's own token, so it takes
+ * no sealed secrets (they would be one identity for every user); its client is an admin's
+ * (id, and secret for a confidential client) or, absent, registered dynamically at the first consent.
+ */
+export function oauthInputOrThrow(input: ServerInput): { clientId: string | null; clientSecret: string | null } | null {
+  if (input.auth !== "oauth") {
+    if (input.oauth_client_id !== undefined || input.oauth_client_secret !== undefined) refuse(input.oauth_client_id !== undefined ? "/oauth_client_id" : "/oauth_client_secret", 'oauth_client_id and oauth_client_secret come with auth "oauth"');
+    return null;
+  }
+  if (input.transport !== "http") refuse("/auth", 'auth "oauth" is for http servers: a stdio server runs in the image and has no authorization server');
+  if (input.secrets_sealed !== undefined) refuse("/secrets_sealed", 'a server with auth "oauth" takes no sealed secrets: each user\'s calls carry that user\'s own token');
+  if (input.oauth_client_secret !== undefined && input.oauth_client_id === undefined) refuse("/oauth_client_secret", "oauth_client_secret comes with oauth_client_id");
+  return { clientId: input.oauth_client_id ?? null, clientSecret: input.oauth_client_secret ?? null };
+}
 
 /** The transport's endpoint: an https URL (http) or a command with args (stdio), never both. */
 export function endpointOrThrow(input: ServerInput): { url: string | null; command: string | null; args: string[] } {

@@ -26,6 +26,9 @@ export const ServerCreate = t.Object({
   sealed_to: t.Optional(SealedTo),
   allowed_tools: t.Optional(AllowedTools),
   access_overrides: t.Optional(AccessOverrides),
+  auth: t.Optional(t.Union([t.Literal("secrets"), t.Literal("oauth")], { description: "oauth: each user's own OAuth token (http only; issue 32); default secrets" })),
+  oauth_client_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "oauth: a client an admin registered at the server's authorization server; absent: dynamic registration (RFC 7591)" })),
+  oauth_client_secret: t.Optional(t.String({ minLength: 1, maxLength: 1024, description: "oauth: that client's secret; the control plane itself uses it, so it keeps it wrapped by its KMS, never shown again" })),
   secrets: Plaintext,
   headers: Plaintext,
   env: Plaintext,
@@ -36,7 +39,7 @@ export const ServerCreate = t.Object({
  * transport are declared only to refuse them by name.
  */
 export const ServerUpdate = t.Object({
-  ...t.Partial(t.Omit(ServerCreate, ["name", "workspace", "transport"])).properties,
+  ...t.Partial(t.Omit(ServerCreate, ["name", "workspace", "transport", "auth", "oauth_client_id", "oauth_client_secret"])).properties,
   name: t.Optional(t.Unknown({ description: "refused: a server's name cannot change" })),
   transport: t.Optional(t.Unknown({ description: "refused: a server's transport cannot change" })),
 });

@@ -24,6 +24,36 @@ async function heartbeat(cp: TestControlPlane, token: string, replicaId: string,
   return cp.call("POST", "/api/v1/runtime/heartbeat", { token, body });
 }
 
+describe("POST /tool-servers with auth oauth (issue 32)", () => {
+  test("an http server only, without sealed secrets; an admin's client secret is kept KMS-wrapped and never shown; the bundle says oauth", async () => {
+    const cp = await testControlPlane();
+    const refused = async (body: Record<string, unknown>, path: string) => {
+      const r = await cp.call("POST", cp.org("/tool-servers"), { body });
+      expect(r.status).toBe(422);
+      expect(r.json.errors[0].path).toBe(path);
+    };
+    await refused({ ...stdio, auth: "oauth" }, "/auth");
+    await refused({ ...http, auth: "oauth", secrets_sealed: "YWdl", secret_names: ["Authorization"], sealed_to: ["rep_1"] }, "/secrets_sealed");
+    await refused({ ...http, oauth_client_id: "c1" }, "/oauth_client_id");
+    await refused({ ...http, auth: "oauth", oauth_client_secret: "s" }, "/oauth_client_secret");
+    const SECRET = "admin-registered-client-secret-value";
+    const res = await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, auth: "oauth", oauth_client_id: "svc-client", oauth_client_secret: SECRET } });
+    expect(res.status).toBe(201);
+    expect(res.json.auth).toBe("oauth");
+    expect(res.text).not.toContain(SECRET);
+    const [row] = await cp.deps.db.select().from(tables(cp.deps.db).toolServerOauth);
+    expect(row).toMatchObject({ registration: "admin", clientId: "svc-client" });
+    expect(row!.clientSecretWrapped).toStartWith("kms1:");
+    expect(row!.clientSecretWrapped).not.toContain(SECRET);
+    const trail = await cp.call("GET", cp.org("/audit-records?kind=admin&action=tool_server.create"));
+    expect(trail.text).not.toContain(SECRET);
+    const grants = await cp.call("GET", cp.org(`/tool-servers/${res.json.id}/tokens`));
+    expect(grants.json).toEqual({ grants: [] });
+    const plain = await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, name: "plain" } });
+    expect((await cp.call("GET", cp.org(`/tool-servers/${plain.json.id}/tokens`))).status).toBe(409);
+  });
+});
+
 describe("POST /tool-servers", () => {
   test("creates an http and a stdio server; the URL is normalized; the revision moves; list, show by id and by name", async () => {
     const cp = await testControlPlane();
@@ -43,6 +73,7 @@ describe("POST /tool-servers", () => {
       sealed_to: [],
       allowed_tools: null,
       access_overrides: {},
+      auth: "secrets",
       created_at: expect.any(String),
       assigned_agents: [],
     });

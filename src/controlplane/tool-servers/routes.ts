@@ -52,7 +52,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       async ({ principal, body, set }) => {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
         if (body.url !== undefined) await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
-        const server = await createServer(db, principal.orgId, ws, body, live(), acting(deps, principal));
+        const server = await createServer(db, principal.orgId, ws, body, live(), acting(deps, principal), deps.kms);
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },

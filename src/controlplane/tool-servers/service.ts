@@ -15,7 +15,9 @@ import { checkSealedTo } from "../model-profiles/sealed-key.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
 import { recipientsInScope } from "../runtime/replicas.ts";
 import { forgetServerTools } from "./catalogue.ts";
-import { type SealedInput, type ServerInput, type ToolRules, endpointOrThrow, must, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
+import type { Kms } from "../kms/index.ts";
+import { createOauthSettings, forgetOauth } from "../tool-oauth/service.ts";
+import { type SealedInput, type ServerInput, type ToolRules, endpointOrThrow, must, oauthInputOrThrow, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
 
 export { PLAINTEXT_SECRETS_MESSAGE, type ServerInput } from "./input.ts";
 
@@ -36,6 +38,7 @@ export function presentServer(s: ServerRow) {
     sealed_to: s.sealedTo,
     allowed_tools: s.allowedTools,
     access_overrides: s.accessOverrides,
+    auth: s.auth,
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
@@ -66,6 +69,7 @@ export async function serversForAgent(db: Db, agentId: string): Promise<BundleTo
     secrets_sealed: r.secretsSealed,
     allowed_tools: r.allowedTools ? [...r.allowedTools] : null,
     access_overrides: { ...r.accessOverrides },
+    ...(r.auth === "oauth" ? { auth: "oauth" as const } : {}),
   }));
 }
 
@@ -103,9 +107,10 @@ async function sealedToOrThrow(db: Db, ws: Ws, sealedTo: string[] | undefined, l
  * bumped in one transaction; the (workspace, name) unique index decides between two
  * concurrent creations of one name.
  */
-export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerInput, liveSince: number, by: Acting): Promise<ServerRow> {
+export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerInput, liveSince: number, by: Acting, kms?: Kms): Promise<ServerRow> {
   refusePlaintext(input);
   must(checkServerName(input.name));
+  const oauth = oauthInputOrThrow(input);
   const endpoint = endpointOrThrow(input);
   const rules = toolRulesOrThrow(input);
   const form = sealedFormOrThrow(input.transport, input);
@@ -115,12 +120,16 @@ export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerI
     const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, ws, input.sealed_to, liveSince)) } : {};
     const [created] = await tx
       .insert(s)
-      .values({ id, orgId, workspaceId: ws.id, name: input.name, transport: input.transport, ...endpoint, ...rules, ...sealed })
+      .values({ id, orgId, workspaceId: ws.id, name: input.name, transport: input.transport, ...endpoint, ...rules, ...sealed, auth: oauth ? "oauth" : "secrets" })
       .onConflictDoNothing()
       .returning();
     if (!created) {
       const [clash] = await tx.select({ id: s.id }).from(s).where(and(eq(s.workspaceId, ws.id), eq(s.name, input.name))).limit(1);
       throw new SvcError("conflict", `a tool server named "${input.name}" already exists in workspace "${ws.name}"${clash ? ` (${clash.id})` : ""}; pick another name or delete it first`);
+    }
+    if (oauth) {
+      if (!kms) throw new SvcError("internal", "an OAuth tool server needs the KMS");
+      await createOauthSettings(tx, { kms }, created, oauth);
     }
     await bumpRevision(tx, orgId);
     await recordServerChange(tx, by, "tool_server.create", created, { after: eventView(created) });
@@ -223,6 +232,7 @@ export async function deleteServer(db: Db, orgId: string, server: ServerRow, by:
       throw new SvcError("conflict", `tool server "${server.name}" is assigned to ${agents.join(", ")}; unassign it first (svc tool-servers unassign ${server.name} --agent <agent_id>)`, { agents });
     }
     await forgetServerTools(tx, server.id);
+    await forgetOauth(tx, server.id);
     const [gone] = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
     if (!gone) throw new SvcError("not_found", `tool server "${server.id}" not found`);
     await bumpRevision(tx, orgId);

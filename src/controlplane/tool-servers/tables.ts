@@ -27,6 +27,8 @@ export const toolServers = table(
     allowedTools: c.json<string[]>("allowed_tools"),
     /** Upstream tool name → access, overriding the MCP annotations (readOnlyHint). */
     accessOverrides: c.json<Record<string, "read" | "write">>("access_overrides").notNull().default({}),
+    /** How the runtime authenticates to the server: `secrets` (sealed headers/env, or none) or `oauth` (each user's own token, issue 32). */
+    auth: c.text("auth", { enum: ["secrets", "oauth"] }).notNull().default("secrets"),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.uniqueIndex("tool_servers_ws_name").on(t.workspaceId, t.name)],

@@ -7,7 +7,7 @@ import { newId } from "../../contract/ids.ts";
 import type { StanzaKeySource } from "./age-seal.ts";
 import { AuditChain, chainedLine } from "./chain.ts";
 import { sealCallContent } from "./call-content.ts";
-import type { AuditSubject } from "../../contract/audit.ts";
+import type { AuditSubject, UpstreamIdentity } from "../../contract/audit.ts";
 import type { CompiledBundle, ShadowDecision } from "../policy/policy-index.ts";
 import type { AuditSpool } from "./spool.ts";
 import type { ProxyStatus } from "../policy/status.ts";
@@ -96,7 +96,7 @@ export class AuditRecorder {
   }
 
   /** The outcome of a permitted tool call; null when the decision record is unknown here. */
-  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null }): Promise<AuditRecord | null> {
+  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null; upstreamIdentity?: UpstreamIdentity }): Promise<AuditRecord | null> {
     const p = this.permits.get(input.ref);
     if (!p) return null;
     this.permits.delete(input.ref);
@@ -108,6 +108,7 @@ export class AuditRecorder {
       ref: input.ref,
       outcome: input.outcome,
       exit_code: input.exitCode,
+      ...(input.upstreamIdentity ? { upstream_identity: input.upstreamIdentity } : {}),
       recipient_key_ids: [],
       ciphertext: null,
     };

@@ -17,6 +17,8 @@ import {
   LimitsResponse,
   type McpToolsReport,
   McpToolsResult,
+  type ToolServerTokenRequest,
+  ToolServerTokenResponse,
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
 import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
@@ -27,7 +29,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases" | "mcp-tools";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases" | "mcp-tools" | "tool-server-token";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -214,5 +216,10 @@ export class ControlPlaneClient {
 
   async createClaim(req: ClaimRequest): Promise<ClaimResponse> {
     return this.json(await this.call("claims", "POST", "/claims", req), ClaimResponse, "claim", "claims");
+  }
+
+  /** A user's access token for an OAuth tool server, sealed to this replica, or that user's consent link (issue 32). */
+  async toolServerToken(req: ToolServerTokenRequest): Promise<ToolServerTokenResponse> {
+    return this.json(await this.call("tool-server-token", "POST", "/tool-server-token", req), ToolServerTokenResponse, "tool server token", "tool-server-token");
   }
 }

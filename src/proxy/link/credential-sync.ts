@@ -12,6 +12,8 @@ export type CredentialSync = {
   recipient: string;
   /** Decrypts a sealed API key (base64 of a binary age file). */
   unseal(sealedBase64: string): Promise<string>;
+  /** Decrypts a short-lived sealed value (a user's OAuth access token), kept by no cache here. */
+  open(sealedBase64: string): Promise<string>;
 };
 
 export async function loadOrCreateIdentity(stateDir: string): Promise<string> {
@@ -31,6 +33,11 @@ export async function credentialSync(identity: string): Promise<CredentialSync> 
   const cache = new Map<string, string>();
   return {
     recipient,
+    async open(sealed) {
+      const d = new Decrypter();
+      d.addIdentity(identity);
+      return (await d.decrypt(Buffer.from(sealed, "base64"), "text")).trim();
+    },
     async unseal(sealed) {
       const hit = cache.get(sealed);
       if (hit !== undefined) return hit;

@@ -44,6 +44,9 @@ import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
 import type { SessionChecks } from "./session-check.ts";
 import { verifySession } from "./session-jwt.ts";
+import { consentMessage, userUpstream } from "./gateway-oauth.ts";
+import type { OauthUpstreams } from "./oauth.ts";
+import type { UpstreamIdentity } from "../../contract/audit.ts";
 
 export const MCP_GATEWAY_PATH = "/mcp";
 /** Sessions kept at most (the oldest is closed first); Open WebUI opens one per chat turn. */
@@ -63,6 +66,8 @@ export type GatewayDeps = {
   servers: Pick<McpServers, "entries" | "find" | "reach">;
   /** CHATUI_SECRET_KEY: Open WebUI signs its session JWTs with it. */
   secretKey: string;
+  /** The users' own connections to OAuth servers (issue 32); absent: such a server's calls are refused. */
+  oauth?: Pick<OauthUpstreams, "forUser" | "drop"> | null;
   /** Asks Open WebUI whether a session is still valid (SVC_PROXY_CHATUI_URL); null: signature and claims alone. */
   sessions?: Pick<SessionChecks, "check"> | null;
   log: Logger;
@@ -78,6 +83,7 @@ function rpcError(status: number, message: string, headers: Record<string, strin
 }
 
 const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+const CLAIM_MESSAGE = "Your chat account is not linked to a service account yet, so svc refused this tool. Open the link to link it; then ask again.";
 
 /**
  * The server a name belongs to when it is an MCP tool's: `<server>.<tool>` of a server assigned
@@ -115,15 +121,15 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       .map((e) => ({ ...e.tool, name: e.name }));
   }
 
-  async function deliverClaim(server: Server, url: string, send: (r: { method: "elicitation/create"; params: Record<string, unknown> }) => Promise<unknown>, userId: string): Promise<void> {
+  async function deliverClaim(server: Server, url: string, send: (r: { method: "elicitation/create"; params: Record<string, unknown> }) => Promise<unknown>, userId: string, what = "claim link", message = CLAIM_MESSAGE): Promise<void> {
     if (!server.getClientCapabilities()?.elicitation) {
-      d.log.warn("claim link not delivered: the MCP client takes no elicitations", { remote_user_id: userId });
+      d.log.warn(`${what} not delivered: the MCP client takes no elicitations`, { remote_user_id: userId });
       return;
     }
     try {
-      await send({ method: "elicitation/create", params: { mode: "url", elicitationId: randomUUID(), url, message: "Your chat account is not linked to a service account yet, so svc refused this tool. Open the link to link it; then ask again." } });
+      await send({ method: "elicitation/create", params: { mode: "url", elicitationId: randomUUID(), url, message } });
     } catch (e) {
-      d.log.info("claim link elicitation ended without an answer", { remote_user_id: userId, error: (e as Error).message.slice(0, 200) });
+      d.log.info(`${what} elicitation ended without an answer`, { remote_user_id: userId, error: (e as Error).message.slice(0, 200) });
     }
   }
 
@@ -192,9 +198,9 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       return refusal(a.refusal.message);
     }
     const record = a.record;
-    const finish = async (outcome: "ok" | "error", why?: string) => {
+    const finish = async (outcome: "ok" | "error", why?: string, identity?: UpstreamIdentity) => {
       try {
-        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null);
+        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null, identity);
         d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
       } catch (e) {
         // The decision record is durable and the call has run (or failed): its answer stands, as
@@ -208,19 +214,31 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", "unreachable");
       return refusal(`MCP server "${serverName}" is unreachable from this runtime (${served.error}); the tool ${name} was not run`);
     }
+    // An OAuth server (issue 32): the call goes over this user's own connection, with their token.
+    const own = await userUpstream(d.oauth, served.upstream, userId);
+    if (!own.ok) {
+      if (own.consent) {
+        const send = async (r: { method: "elicitation/create"; params: Record<string, unknown> }) =>
+          (extra.sendRequest as unknown as (r: unknown, s: unknown, o: unknown) => Promise<unknown>)(r, ElicitResultSchema, { timeout: d.elicitWaitMs ?? CLAIM_ELICIT_WAIT_MS });
+        await deliverClaim(server, own.consent, send, userId, "consent link", consentMessage(serverName));
+      }
+      await finish("error", own.code);
+      return refusal(own.text);
+    }
     const ctx = callContext(server, userId, progressToken, extra);
     try {
-      const result = await served.upstream.call(served.entry.upstream, args, ctx);
+      const result = await own.upstream.call(served.entry.upstream, args, ctx);
       // The outcome record is handed to the spool now (its place in the chain taken) and made
       // durable by the spool's next group commit; the answer does not wait for its fdatasync,
       // as a model call's answer does not wait for its outcome. The decision record, the
       // guarantee, was durable before the upstream saw the call.
-      void finish(result.isError ? "error" : "ok");
+      void finish(result.isError ? "error" : "ok", undefined, own.identity);
       await ctx.flushed();
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";
-      await finish("error", code);
+      await own.failed?.(e);
+      await finish("error", code, own.identity);
       return refusal((e as Error).message);
     }
   }

@@ -13,6 +13,7 @@ import type { Logger } from "../../log/index.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import { type McpToolEntry, type ServerTools, serverTools } from "./registry.ts";
 import { Upstream, type UpstreamOptions } from "./upstream.ts";
+import { bearerOf, type OauthTokens } from "./oauth.ts";
 
 export type McpServersOptions = {
   credentials: Pick<CredentialSync, "unseal">;
@@ -21,11 +22,13 @@ export type McpServersOptions = {
   /** The served tool set changed between syncs (a stdio server died or came back). */
   onChange?: () => void;
   upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes" | "pingIntervalMs" | "pingTimeoutMs" | "connectGuard">;
+  /** The users' tokens for OAuth servers (issue 32): their listing connection carries the listing grant's. */
+  oauth?: OauthTokens;
 };
 
 /** What decides whether a connection must be made again. */
 function connectionKey(s: BundleToolServer): string {
-  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed]);
+  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null]);
 }
 
 type Held = {
@@ -96,12 +99,17 @@ export class McpServers {
       held.error = server.transport === "http" ? "no url" : "no command";
       return held;
     }
+    if (server.auth === "oauth" && !this.o.oauth) {
+      held.error = "it uses OAuth and this runtime has no control plane to ask for tokens";
+      return held;
+    }
     held.upstream = new Upstream({
       server,
       secrets,
       ca: this.o.ca,
       log: this.o.log,
       ...this.o.upstream,
+      ...(server.auth === "oauth" ? { authorize: bearerOf(this.o.oauth!, server.name, null) } : {}),
       onChange: () => {
         this.rebuild();
         this.o.onChange?.();

@@ -84,6 +84,8 @@ export type UpstreamOptions = {
   onChange?: () => void;
   /** Checks and pins each HTTP request's address (absent: none, as in tests of the transport alone). */
   connectGuard?: OutboundGuard;
+  /** Headers asked for on every HTTP request (an OAuth server: the user's bearer token, fresh; oauth.ts). */
+  authorize?: () => Promise<Record<string, string>>;
 };
 
 export class Upstream {
@@ -118,7 +120,9 @@ export class Upstream {
       // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own. With a
       // guard, each request goes to the address it checked, the certificate still checked
       // against the URL's host name.
-      const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
+      const authorize = this.o.authorize;
+      const tlsFetch = (async (url: string | URL, given?: RequestInit) => {
+        const init = authorize ? withHeaders(given, await authorize()) : given;
         if (!guard) return fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
         const to = await guard(new URL(url));
         const headers = new Headers(init?.headers);
@@ -343,6 +347,12 @@ export class Upstream {
     this.client = null;
     await c?.close().catch(() => {});
   }
+}
+
+function withHeaders(init: RequestInit | undefined, extra: Record<string, string>): RequestInit {
+  const headers = new Headers(init?.headers);
+  for (const [k, v] of Object.entries(extra)) headers.set(k, v);
+  return { ...init, headers };
 }
 
 /** A connect or list failure in one line; never the secrets (they are headers or env, not in the URL). */

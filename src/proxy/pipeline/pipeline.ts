@@ -14,7 +14,7 @@
 // adapters: they read their request, call `admit`, answer a refusal in their own form
 // (refusals.ts holds the one table), run the call on a permit and report its end.
 import { type Context, ROOT_CONTEXT } from "@opentelemetry/api";
-import type { AuditRecord, AuditSubject } from "../../contract/audit.ts";
+import type { AuditRecord, AuditSubject, UpstreamIdentity } from "../../contract/audit.ts";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
@@ -162,8 +162,8 @@ export class Pipeline {
   }
 
   /** Step 8 of a tool call: its outcome record; null when the decision is unknown here (not permitted, or forgotten). */
-  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null): Promise<AuditRecord | null> {
-    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode });
+  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null, upstreamIdentity?: UpstreamIdentity): Promise<AuditRecord | null> {
+    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode, ...(upstreamIdentity ? { upstreamIdentity } : {}) });
     if (record) this.d.decisions.note("outcome", outcome, null);
     return record;
   }

@@ -21,6 +21,8 @@ export const REFUSALS: Readonly<Record<PipelineRefusalCode, Row>> = {
   [REFUSAL_CODES.disabled]: { status: 403, type: "refusal" },
   [REFUSAL_CODES.rateLimited]: { status: 429, type: "refusal" },
   [REFUSAL_CODES.budgetExceeded]: { status: 403, type: "refusal" },
+  // Given by the MCP gateway after a permit (gateway-oauth.ts), never by the pipeline's decision.
+  [REFUSAL_CODES.consentRequired]: { status: 403, type: "refusal" },
   [MODEL_NOT_FOUND]: { status: 404, type: "invalid_request_error" },
 };
 
