@@ -136,6 +136,8 @@ export const ToolServer = open({
   /** null: every tool the server lists. */
   allowed_tools: Nullable(Type.Array(Str)),
   access_overrides: Type.Record(Str, Type.Union([Type.Literal("read"), Type.Literal("write")])),
+  /** http: the header each request carries a signed identity assertion in (issue 32), and the audience it is for; absent or null: none. */
+  assertion: Type.Optional(Nullable(open({ header: Str, audience: Str }))),
   created_at: Time,
 });
 export type ToolServer = Static<typeof ToolServer>;

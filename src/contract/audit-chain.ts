@@ -39,6 +39,8 @@ export type ChainInput = {
   completion_tokens?: number | null | undefined;
   cost?: number | null | undefined;
   duration_ms?: number | null | undefined;
+  /** The identity presented upstream (issue 32); in the form only when present, so older records hash as before. */
+  upstream_identity?: { kind: string; jti?: string | null | undefined; subject: string } | null | undefined;
   /** The shadow policy's decision (issue 17). */
   shadow?: { decision: string; policy_id: string | null; reason: string } | null | undefined;
   chain_id?: string | null | undefined;
@@ -105,6 +107,8 @@ export function chainText(r: ChainInput, ciphertextSha256: string | null): strin
     n(r.chain_id),
     n(r.chain_seq),
     n(r.chain_prev),
+    // Appended only when present: a record without it keeps the hash it always had.
+    ...(r.upstream_identity ? [[r.upstream_identity.kind, r.upstream_identity.jti ?? null, r.upstream_identity.subject]] : []),
   ]);
 }
 

@@ -3,6 +3,7 @@
 // payload) exists only as age ciphertext to the active recipients, or not at all
 // (digest-only: args_digest + digest_key_id).
 import { type Static, Type } from "@sinclair/typebox";
+import { UpstreamIdentity } from "./identity-assertion.ts";
 
 export const Decision = Type.Union([Type.Literal("permit"), Type.Literal("deny"), Type.Literal("ask")]);
 export type Decision = Static<typeof Decision>;
@@ -91,6 +92,13 @@ export const AuditRecord = Type.Object({
   task: Type.Optional(Type.String({ pattern: "^[a-z][a-z0-9_]{0,63}$" })),
   /** For a tool of an MCP server (issue 13): the server's name (the tool-name prefix). */
   tool_server: Type.Optional(Type.Union([Type.String({ maxLength: L.text }), Type.Null()])),
+  /**
+   * The identity the call presented upstream (issue 32), on the outcome record of an MCP tool
+   * call: the assertion's jti and subject, or the OAuth subject; never the token itself. Absent
+   * when the server takes no per-user identity (and on records before issue 32). Not part of the
+   * hash chain's form, like `task`.
+   */
+  upstream_identity: Type.Optional(UpstreamIdentity),
   args_digest: Type.Union([Type.String({ pattern: "^hmac-sha256:[0-9a-f]{64}$" }), Type.Null()]),
   digest_key_id: Type.Union([Id(), Type.Null()]),
   recipient_key_ids: Type.Array(Id(), { maxItems: L.recipientKeyIds }),

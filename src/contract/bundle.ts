@@ -116,6 +116,11 @@ export const BundleToolServer = Type.Object({
   allowed_tools: Type.Union([Type.Array(Type.String()), Type.Null()]),
   /** Admin overrides of the access derived from MCP annotations (readOnlyHint true → read). */
   access_overrides: Type.Record(Type.String(), ToolAccess),
+  /**
+   * `http` servers that asked for signed identity assertions (issue 32): the header each request
+   * carries one in and the audience (`aud`) it is for. Absent or null: none.
+   */
+  assertion: Type.Optional(Type.Union([Type.Object({ header: Type.String(), audience: Type.String() }), Type.Null()])),
 });
 export type BundleToolServer = Static<typeof BundleToolServer>;
 
@@ -148,5 +153,10 @@ export const PolicyBundle = Type.Object({
    * key (GET digest-key) before it uses this bundle. Absent from control planes before rotation.
    */
   digest_key_id: Type.Optional(Type.String()),
+  /**
+   * The organization's current identity-assertion key id (issue 32), present when a server of
+   * this bundle asks for assertions: a proxy holding another fetches it (GET assertion-key).
+   */
+  assertion_key_id: Type.Optional(Type.String()),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;

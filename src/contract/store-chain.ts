@@ -62,6 +62,8 @@ export type StoredRecord = {
   chain_id: string | null;
   chain_seq: number | null;
   chain_prev: string | null;
+  /** The identity a call presented upstream (issue 32), as stored (a JSON object) or null. */
+  upstream_identity: { kind: string; jti?: string | null; subject: string } | null;
   actor_id: string | null;
   target: string | null;
   detail: string | null;
@@ -108,6 +110,7 @@ export const STORED_FIELDS = [
   "chain_id",
   "chain_seq",
   "chain_prev",
+  "upstream_identity",
   "actor_id",
   "target",
   "detail",
@@ -155,6 +158,7 @@ export function chainInputOf(r: StoredRecord): ChainInput {
     chain_id: r.chain_id,
     chain_seq: r.chain_seq,
     chain_prev: r.chain_prev,
+    upstream_identity: r.upstream_identity,
   };
 }
 

@@ -42,6 +42,7 @@ export type ExportLine = {
   chain_id?: string | null;
   chain_seq?: number | null;
   chain_prev?: string | null;
+  upstream_identity?: { kind: string; jti?: string | null; subject: string } | null;
   actor_id?: string | null;
   target?: string | null;
   admin?: unknown;
@@ -96,6 +97,7 @@ export function storedFromLine(l: ExportLine): StoredRecord {
     chain_id: n(l.chain_id),
     chain_seq: n(l.chain_seq),
     chain_prev: n(l.chain_prev),
+    upstream_identity: n(l.upstream_identity),
     actor_id: n(l.actor_id),
     target: n(l.target),
     detail: l.admin === undefined ? null : JSON.stringify(l.admin),

@@ -85,6 +85,7 @@ export const viewColumns = (a: Tables["auditRecords"]) => ({
   toolServer: a.toolServer,
   model: a.model,
   task: a.task,
+  upstreamIdentity: a.upstreamIdentity,
   decision: a.decision,
   reason: a.reason,
   policyId: a.policyId,

@@ -43,6 +43,7 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     chainId: r.chain_id ?? null,
     chainSeq: r.chain_seq ?? null,
     chainPrev: r.chain_prev ?? null,
+    upstreamIdentity: r.upstream_identity ?? null,
     receivedAt,
     // Set by the writer inside its transaction (a store chain's link, contract/store-chain.ts).
     storeChain: null as string | null,

@@ -53,6 +53,7 @@ function row(over: Partial<RowColumns> = {}) {
     chainId: "chn_1",
     chainSeq: 4,
     chainPrev: "b".repeat(64),
+    upstreamIdentity: { kind: "assertion" as const, jti: "jti-1", subject: "usr_1" } as { kind: "assertion" | "oauth"; jti?: string; subject: string } | null,
     actorId: "acc_1",
     target: "policy:pol_1",
     detail: JSON.stringify({ v: 1, result: "ok" }),

@@ -55,6 +55,7 @@ export function storedFromRow(r: RowColumns): StoredRecord {
     chain_id: r.chainId,
     chain_seq: r.chainSeq,
     chain_prev: r.chainPrev,
+    upstream_identity: r.upstreamIdentity,
     actor_id: r.actorId,
     target: r.target,
     detail: r.detail,

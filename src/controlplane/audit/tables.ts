@@ -22,6 +22,8 @@ export const auditRecords = table(
     model: c.text("model"),
     /** Open WebUI's background task a model call was made for (title_generation, …); null for a user's turn. */
     task: c.text("task"),
+    /** The identity an MCP call presented upstream (issue 32): {kind, jti?, subject}, never a token; null otherwise. */
+    upstreamIdentity: c.json<{ kind: "assertion" | "oauth"; jti?: string; subject: string }>("upstream_identity"),
     decision: c.text("decision", { enum: ["permit", "deny", "ask"] }).notNull(),
     reason: c.text("reason").notNull(),
     policyId: c.text("policy_id"),

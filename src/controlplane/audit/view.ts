@@ -38,6 +38,7 @@ export function recordView(r: Row, email: string | null) {
     ...(r.promptTokens !== null ? { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens } : {}),
     ...(r.cost !== null ? { cost: r.cost } : {}),
     ...(r.durationMs !== null ? { duration_ms: r.durationMs } : {}),
+    ...(r.upstreamIdentity !== null ? { upstream_identity: r.upstreamIdentity } : {}),
     ...(r.chainId !== null ? { chain_id: r.chainId, chain_seq: r.chainSeq, chain_prev: r.chainPrev } : {}),
     ...(r.actorId !== null ? { actor_id: r.actorId } : {}),
     ...(r.target !== null ? { target: r.target } : {}),

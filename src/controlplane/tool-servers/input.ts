@@ -1,6 +1,7 @@
 // What a tool-server request may hold, checked before any query: the transport's endpoint,
 // the allow-list and overrides, and the sealed secrets' form (never a plaintext secret).
 import { SvcError } from "../../contract/errors.ts";
+import { checkAssertionAudience, checkAssertionHeader } from "../../contract/identity-assertion.ts";
 import { type RuleCheck, type Transport, checkArgs, checkCommand, checkSecretNames, checkServerUrl, checkToolName } from "../../contract/tool-server.ts";
 import { checkSealedKey } from "../model-profiles/sealed-key.ts";
 
@@ -46,8 +47,27 @@ export function sealedFormOrThrow(transport: Transport, input: SealedInput): { s
   return { sealed: input.secrets_sealed, names: input.secret_names! };
 }
 
+export type AssertionInput = { assertion_header?: string | null; assertion_audience?: string | null };
+
+/**
+ * The identity-assertion settings as they will be stored (issue 32): http only, a header name
+ * that is not reserved and not one of the server's secret headers (`secretNames`: as they will
+ * be after the change), an audience only with a header.
+ */
+export function assertionOrThrow(transport: Transport, input: { header: string | null; audience: string | null }, secretNames: readonly string[]): { assertionHeader: string | null; assertionAudience: string | null } {
+  if (input.header === null) {
+    if (input.audience !== null) refuse("/assertion_audience", "assertion_audience comes with assertion_header: the header the assertion is sent in");
+    return { assertionHeader: null, assertionAudience: null };
+  }
+  if (transport !== "http") refuse("/assertion_header", 'identity assertions are sent as an HTTP header: only a transport "http" server takes assertion_header');
+  must(checkAssertionHeader(input.header, secretNames));
+  if (input.audience !== null) must(checkAssertionAudience(input.audience));
+  return { assertionHeader: input.header, assertionAudience: input.audience };
+}
+
 export type ServerInput = ToolRules &
-  SealedInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+  SealedInput &
+  AssertionInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
 
 /** The transport's endpoint: an https URL (http) or a command with args (stdio), never both. */
 export function endpointOrThrow(input: ServerInput): { url: string | null; command: string | null; args: string[] } {

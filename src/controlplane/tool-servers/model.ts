@@ -26,6 +26,8 @@ export const ServerCreate = t.Object({
   sealed_to: t.Optional(SealedTo),
   allowed_tools: t.Optional(AllowedTools),
   access_overrides: t.Optional(AccessOverrides),
+  assertion_header: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 100 }), t.Null()], { description: "http: the header each request carries a signed identity assertion in (null: none); not a secret header's name" })),
+  assertion_audience: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 512 }), t.Null()], { description: "the assertion's aud (null or absent: the server's url)" })),
   secrets: Plaintext,
   headers: Plaintext,
   env: Plaintext,

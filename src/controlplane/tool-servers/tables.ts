@@ -27,6 +27,10 @@ export const toolServers = table(
     allowedTools: c.json<string[]>("allowed_tools"),
     /** Upstream tool name → access, overriding the MCP annotations (readOnlyHint). */
     accessOverrides: c.json<Record<string, "read" | "write">>("access_overrides").notNull().default({}),
+    /** http: the header each request to the server carries a signed identity assertion in (issue 32); null: none. */
+    assertionHeader: c.text("assertion_header"),
+    /** The assertion's `aud`; null: the server's URL. */
+    assertionAudience: c.text("assertion_audience"),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.uniqueIndex("tool_servers_ws_name").on(t.workspaceId, t.name)],

@@ -30,6 +30,7 @@ import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
 import m0025 from "./0025_audit_retention_runs.sql" with { type: "text" };
 import m0026 from "./0026_audit_filter_indexes.sql" with { type: "text" };
 import m0027 from "./0027_mcp_tool_catalogue.sql" with { type: "text" };
+import m0028 from "./0028_identity_assertions.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -60,4 +61,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0025_audit_retention_runs": m0025,
   "0026_audit_filter_indexes": m0026,
   "0027_mcp_tool_catalogue": m0027,
+  "0028_identity_assertions": m0028,
 });
