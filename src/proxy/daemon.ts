@@ -39,6 +39,7 @@ import { McpCatalogueReport } from "./mcp/catalogue-report.ts";
 import { SessionChecks } from "./mcp/session-check.ts";
 import { guardedFetch, outboundGuard } from "./outbound.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
+import { AssertionKeys } from "./mcp/assertion.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
@@ -180,7 +181,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   // Admin-set URLs reach only public addresses unless SVC_PROXY_ALLOW_PRIVATE_OUTBOUND names them (issue 31).
   const mcpGuard = outboundGuard({ allow: config.allowPrivateOutbound, what: "MCP server" });
   const modelFetch = guardedFetch(outboundGuard({ allow: config.allowPrivateOutbound, what: "the model endpoint" }));
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream } });
+  // Identity assertions (issue 32): the key follows the bundle's assertion_key_id, fetched sealed to this replica.
+  const assertionKeys = new AssertionKeys({ fetch: async () => client.assertionKey(), open: async (s) => credentials.open(s), installationId: () => status.bootstrap?.installation.id ?? null, log });
+  const mcp = new McpServers({ credentials, ca, log, assertionKeys, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream } });
   status.toolServers = () => mcp.status();
   const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log, fetchImpl: modelFetch });
   const loop = new BundleLoop({
@@ -197,7 +200,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
     onPolled: () => {
-      void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => catalogue?.report());
+      void assertionKeys
+        .follow(status.compiled?.bundle.assertion_key_id)
+        .then(async () => mcp.sync(status.compiled?.bundle.tool_servers ?? []))
+        .then(async () => catalogue?.report());
       // A model endpoint not tried yet is reached now (no model call), and the heartbeat tells readiness at once.
       void probe.sync(status.compiled?.bundle.model_profile).then(async () => reportNow?.());
     },

@@ -1,6 +1,7 @@
 // Turns decisions and outcomes into audit records and writes them to the spool. append()
 // resolves only once the record is durable, so callers answer the decision after it.
 // Arguments and payload pass through sealCallContent and are never kept in plain text.
+import type { UpstreamIdentity } from "../../contract/identity-assertion.ts";
 import { AUDIT_RECORD_LIMITS, type AuditKind, type AuditRecord } from "../../contract/audit.ts";
 import { auditRecordProblem } from "../../contract/audit-check.ts";
 import { newId } from "../../contract/ids.ts";
@@ -96,7 +97,7 @@ export class AuditRecorder {
   }
 
   /** The outcome of a permitted tool call; null when the decision record is unknown here. */
-  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null }): Promise<AuditRecord | null> {
+  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null; upstreamIdentity?: UpstreamIdentity | null }): Promise<AuditRecord | null> {
     const p = this.permits.get(input.ref);
     if (!p) return null;
     this.permits.delete(input.ref);
@@ -108,6 +109,7 @@ export class AuditRecorder {
       ref: input.ref,
       outcome: input.outcome,
       exit_code: input.exitCode,
+      ...(input.upstreamIdentity ? { upstream_identity: input.upstreamIdentity } : {}),
       recipient_key_ids: [],
       ciphertext: null,
     };

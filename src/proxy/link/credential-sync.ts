@@ -12,6 +12,8 @@ export type CredentialSync = {
   recipient: string;
   /** Decrypts a sealed API key (base64 of a binary age file). */
   unseal(sealedBase64: string): Promise<string>;
+  /** Decrypts once, caching nothing: for a key that is imported at once and kept only in that form (the identity-assertion key). */
+  open(sealedBase64: string): Promise<Uint8Array>;
 };
 
 export async function loadOrCreateIdentity(stateDir: string): Promise<string> {
@@ -40,6 +42,11 @@ export async function credentialSync(identity: string): Promise<CredentialSync> 
       cache.clear(); // one profile at a time: keep only the current key
       cache.set(sealed, key);
       return key;
+    },
+    async open(sealed) {
+      const d = new Decrypter();
+      d.addIdentity(identity);
+      return d.decrypt(Buffer.from(sealed, "base64"));
     },
   };
 }

@@ -42,6 +42,8 @@ import { type CompiledBundle, couldPermitTool } from "../policy/policy-index.ts"
 import { MCP_REQUEST_LIMIT_BYTES, readMcpRequest } from "./request-body.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
+import { type IdentifiedCall, callIdentity } from "./upstream-identity.ts";
+import type { UpstreamIdentity } from "../../contract/identity-assertion.ts";
 import type { SessionChecks } from "./session-check.ts";
 import { verifySession } from "./session-jwt.ts";
 
@@ -192,9 +194,9 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       return refusal(a.refusal.message);
     }
     const record = a.record;
-    const finish = async (outcome: "ok" | "error", why?: string) => {
+    const finish = async (outcome: "ok" | "error", why?: string, presented: UpstreamIdentity | null = null) => {
       try {
-        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null);
+        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null, presented);
         d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
       } catch (e) {
         // The decision record is durable and the call has run (or failed): its answer stands, as
@@ -208,14 +210,14 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", "unreachable");
       return refusal(`MCP server "${serverName}" is unreachable from this runtime (${served.error}); the tool ${name} was not run`);
     }
-    const ctx = callContext(server, userId, progressToken, extra);
+    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: callIdentity(compiled, record, served.entry.upstream) });
     try {
       const result = await served.upstream.call(served.entry.upstream, args, ctx);
-      await Promise.all([finish(result.isError ? "error" : "ok"), ctx.flushed()]);
+      await Promise.all([finish(result.isError ? "error" : "ok", undefined, ctx.presented), ctx.flushed()]);
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";
-      await finish("error", code);
+      await finish("error", code, ctx.presented);
       return refusal((e as Error).message);
     }
   }

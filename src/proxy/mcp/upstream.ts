@@ -23,6 +23,7 @@ import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressN
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
+import { type AssertionSource, type IdentifiedCall, callScope, presentIdentity } from "./upstream-identity.ts";
 
 /** Largest tool result passed back to the front end (the JSON of the MCP result). */
 export const MCP_RESULT_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -39,7 +40,7 @@ export type UpstreamState = "connecting" | "ok" | "unreachable";
 export const RETRY_NOW_MIN_MS = 1_000;
 
 /** One call in flight, as the upstream's requests and notifications during it reach its caller. */
-export type CallContext = {
+export type CallContext = IdentifiedCall & {
   /** The front-end user the call is for: an elicitation goes to this user alone. */
   userId: string;
   signal?: AbortSignal;
@@ -83,6 +84,8 @@ export type UpstreamOptions = {
   onChange?: () => void;
   /** Checks and pins each HTTP request's address (absent: none, as in tests of the transport alone). */
   connectGuard?: OutboundGuard;
+  /** The server asks for a signed identity assertion on every request (issue 32, upstream-identity.ts). */
+  assertion?: AssertionSource;
 };
 
 export class Upstream {
@@ -117,10 +120,12 @@ export class Upstream {
       // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own. With a
       // guard, each request goes to the address it checked, the certificate still checked
       // against the URL's host name.
+      const assertion = this.o.assertion;
       const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
-        if (!guard) return fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
-        const to = await guard(new URL(url));
         const headers = new Headers(init?.headers);
+        await presentIdentity(headers, assertion);
+        if (!guard) return fetch(url, { ...init, headers, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
+        const to = await guard(new URL(url));
         for (const [k, v] of Object.entries(to.headers)) headers.set(k, v);
         const tls = { ...(ca ? { ca } : {}), ...(to.serverName ? { serverName: to.serverName } : {}) };
         return fetch(to.url, { ...init, headers, redirect: "manual", tls } as RequestInit);
@@ -318,7 +323,8 @@ export class Upstream {
     if (token) this.progress.set(token, call);
     try {
       const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
-      result = (await client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
+      // In the call's scope: the fetch that sends it presents this call's identity (upstream-identity.ts).
+      result = (await callScope.run(call, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) }))) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };

@@ -13,6 +13,7 @@
 // The entry points (../api/chat-route.ts, ../api/tool-routes.ts, ../mcp/gateway.ts) are thin
 // adapters: they read their request, call `admit`, answer a refusal in their own form
 // (refusals.ts holds the one table), run the call on a permit and report its end.
+import type { UpstreamIdentity } from "../../contract/identity-assertion.ts";
 import { type Context, ROOT_CONTEXT } from "@opentelemetry/api";
 import type { AuditRecord, AuditSubject } from "../../contract/audit.ts";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
@@ -162,8 +163,8 @@ export class Pipeline {
   }
 
   /** Step 8 of a tool call: its outcome record; null when the decision is unknown here (not permitted, or forgotten). */
-  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null): Promise<AuditRecord | null> {
-    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode });
+  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null, upstreamIdentity: UpstreamIdentity | null = null): Promise<AuditRecord | null> {
+    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode, upstreamIdentity });
     if (record) this.d.decisions.note("outcome", outcome, null);
     return record;
   }
