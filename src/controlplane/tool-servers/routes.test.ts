@@ -43,6 +43,7 @@ describe("POST /tool-servers", () => {
       sealed_to: [],
       allowed_tools: null,
       access_overrides: {},
+      assertion: null,
       created_at: expect.any(String),
       assigned_agents: [],
     });
