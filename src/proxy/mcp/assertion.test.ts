@@ -9,7 +9,7 @@ import { assertionClaims, assertionHeaderValue, checkAssertionHeader } from "../
 import { linesLogger } from "../../log/index.ts";
 import { credentialSync } from "../link/credential-sync.ts";
 import { AssertionKeys, signAssertion } from "./assertion.ts";
-import { callScope, presentIdentity } from "./upstream-identity.ts";
+import { type IdentifiedCall, callScope, presentIdentity } from "./upstream-identity.ts";
 
 const alice = { sub: "usr_alice", email: "alice@example.com", groups: ["sales"], tool: "lookup", audit_record_id: "rec_01JTEST000000000000000000A" };
 
@@ -99,7 +99,7 @@ describe("the key on the runtime", () => {
     const outside = new Headers();
     await presentIdentity(outside, source);
     expect(JSON.parse(Buffer.from(outside.get("x-svc-identity")!.split(".")[1]!, "base64url").toString()).sub).toBe("inst_1");
-    const call: { identity: typeof alice; presented?: unknown } = { identity: alice };
+    const call: IdentifiedCall = { identity: alice };
     const inside = new Headers();
     await callScope.run(call, async () => {
       await Bun.sleep(1); // across an await, as the SDK's send is
