@@ -184,7 +184,7 @@ export function serverFields(s: Server): string {
     ["workspace", s.workspace_id],
     ["secrets", s.has_secrets ? `${s.secret_names.join(", ")} (sealed to ${s.sealed_to.join(", ") || "-"})` : "none"],
     ["tools served", s.allowed_tools ? s.allowed_tools.join(", ") : "all it lists"],
-    ...(s.transport === "http" ? [["identity assertion", s.assertion ? `${s.assertion.header} (aud ${s.assertion.audience})` : "none"] as const] : []),
+    ...(s.transport === "http" ? [["assertion", s.assertion ? `signed identity in ${s.assertion.header} (aud ${s.assertion.audience})` : "none"] as const] : []),
     ["access overrides", overrides.length ? overrides.map(([t, a]) => `${t}=${a}`).join(", ") : "none (read when readOnlyHint, else write)"],
     ...(s.assigned_agents ? [["assigned to", s.assigned_agents.join(", ") || "no agent"] as const] : []),
   ]);
