@@ -210,3 +210,15 @@ test("red team: the private key is in clear nowhere but the runtime's memory (bu
   const { token } = await whoami(s.users.alice!.remote);
   expect(px.logs()).not.toContain(token.split(".")[2]!);
 });
+
+test("the records naming an upstream identity verify (svc audit verify over the export), beside the records without one", async () => {
+  const pin = /^ {2}(ed25519:\S+)$/m.exec(cp.bootstrapOutput)![1]!;
+  await whoami(s.users.bob!.remote);
+  await waitFor(async () => {
+    const r = await api("GET", `/audit-records?installation=${s.installationId}&kind=outcome&limit=500`);
+    return (r.json.records as any[]).filter((x) => x.upstream_identity).length >= 5;
+  }, "the outcome records at the control plane");
+  const verified = await svc(cp, ["audit", "verify", "--public-key", pin, "--json"]);
+  expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, problems_total: 0 });
+  expect(verified.code).toBe(0);
+});
