@@ -144,6 +144,8 @@ test("each user's call reaches the server as that user: sub, email, groups, tool
   }, "the outcome record of alice's call at the control plane");
   expect(outcome.upstream_identity).toEqual({ kind: "assertion", jti: alice.seen.jti, subject: s.users.alice!.id });
   expect(JSON.stringify(outcome)).not.toContain(alice.token.split(".")[2]!);
+  const shown = (await cli(["audit", "show", outcome.id])).stdout;
+  expect(shown).toContain(`upstream identity: assertion ${s.users.alice!.id} (jti ${alice.seen.jti})`);
   const exported = (await cli(["audit", "export", "--format", "jsonl"])).stdout;
   expect(exported).toContain(`"jti":"${alice.seen.jti}"`);
 });
