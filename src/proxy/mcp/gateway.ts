@@ -213,7 +213,12 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: callIdentity(compiled, record, served.entry.upstream) });
     try {
       const result = await served.upstream.call(served.entry.upstream, args, ctx);
-      await Promise.all([finish(result.isError ? "error" : "ok", undefined, ctx.presented), ctx.flushed()]);
+      // The outcome record is handed to the spool now (its place in the chain taken) and made
+      // durable by the spool's next group commit; the answer does not wait for its fdatasync,
+      // as a model call's answer does not wait for its outcome. The decision record, the
+      // guarantee, was durable before the upstream saw the call.
+      void finish(result.isError ? "error" : "ok", undefined, ctx.presented);
+      await ctx.flushed();
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";
