@@ -210,7 +210,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", "unreachable");
       return refusal(`MCP server "${serverName}" is unreachable from this runtime (${served.error}); the tool ${name} was not run`);
     }
-    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: callIdentity(compiled, record, served.entry.upstream) });
+    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: served.upstream.asksIdentity ? callIdentity(compiled, record, served.entry.upstream) : undefined });
     try {
       const result = await served.upstream.call(served.entry.upstream, args, ctx);
       // The outcome record is handed to the spool now (its place in the chain taken) and made

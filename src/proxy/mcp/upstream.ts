@@ -111,6 +111,11 @@ export class Upstream {
     return this.o.server.name;
   }
 
+  /** Whether each request presents a signed identity assertion (issue 32): only then does a call carry its identity. */
+  get asksIdentity(): boolean {
+    return this.o.assertion !== undefined;
+  }
+
   private transport(): Transport {
     const s = this.o.server;
     if (s.transport === "http") {
