@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { BenchContext, Suite } from "./lib/context.ts";
-import { markdown, type Metric, metric, table, verdict } from "./lib/report.ts";
+import { markdown, type Metric, table, verdict } from "./lib/report.ts";
 import { ensureBinary, startStack } from "./lib/stack.ts";
 import { controlplane } from "./suites/controlplane.ts";
 import { conditions } from "./suites/conditions.ts";
