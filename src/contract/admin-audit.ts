@@ -44,6 +44,8 @@ export const AuditRecordView = open({
   completion_tokens: OptionalNullable(Type.Integer()),
   cost: Type.Optional(Type.Number()),
   duration_ms: Type.Optional(Type.Integer()),
+  /** The identity an MCP call presented upstream (issue 32): the assertion's jti and subject, or the OAuth subject; never a token. */
+  upstream_identity: Type.Optional(open({ kind: Type.Union([Type.Literal("assertion"), Type.Literal("oauth")]), jti: Type.Optional(Str), subject: Type.Union([Str, Type.Null()]) })),
   chain_id: Type.Optional(Str),
   chain_seq: OptionalNullable(Type.Integer()),
   chain_prev: OptionalNullable(Str),

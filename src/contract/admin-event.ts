@@ -156,6 +156,7 @@ export const ADMIN_ACTIONS = {
   "audit:recovery.policy": { target: "recovery_policy", severity: "high", status: 200, when: "an owner changed the minimum age of an approver's membership (the two-person rule)" },
   "signing_key.rotate": { target: "audit_signing_key", severity: "high", status: 200, when: "an owner rotated the checkpoint-signing key (`svc audit signing-key rotate`), in the hand-over checkpoint signed by the old key; a refused attempt too" },
   "digest_key.rotate": { target: "digest_key", severity: "high", status: 201, when: "`svc audit digest-key rotate` made a new current digest key (the retired one is kept for grouping)" },
+  "assertion_key.rotate": { target: "assertion_key", severity: "high", status: 201, when: "`svc tool-servers assertion-keys rotate` made a new identity-assertion signing key (the previous one stays in the JWKS until what it signed has expired, or is withdrawn at once)" },
   "audit_retention.run": { target: "organization", severity: "notice", status: 200, when: "records older than the retention period were deleted (by an admin, or hourly: system:retention)" },
   "siem_sink.create": { target: "siem_sink", severity: "notice", status: 201, when: "a SIEM sink was created" },
   "siem_sink.delete": { target: "siem_sink", severity: "notice", status: 200, when: "a SIEM sink was deleted" },

@@ -140,6 +140,8 @@ export const ToolServer = open({
   auth: Type.Optional(Type.Union([Type.Literal("secrets"), Type.Literal("oauth")])),
   /** oauth: the client svc uses at the server's authorization server (admin-registered or dynamic), never its secret. */
   oauth: Type.Optional(Nullable(open({ registration: Nullable(Type.Union([Type.Literal("admin"), Type.Literal("dynamic")])), client_id: Nullable(Str), issuer: Nullable(Str), resource: Nullable(Str) }))),
+  /** http: the header each request carries a signed identity assertion in (issue 32), and the audience it is for; absent or null: none. */
+  assertion: Type.Optional(Nullable(open({ header: Str, audience: Str }))),
   created_at: Time,
 });
 export type ToolServer = Static<typeof ToolServer>;

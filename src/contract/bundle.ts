@@ -118,6 +118,11 @@ export const BundleToolServer = Type.Object({
   access_overrides: Type.Record(Type.String(), ToolAccess),
   /** `oauth`: calls carry each user's own token, asked of the control plane per user (issue 32); absent: sealed secrets. */
   auth: Type.Optional(Type.Literal("oauth")),
+  /**
+   * `http` servers that asked for signed identity assertions (issue 32): the header each request
+   * carries one in and the audience (`aud`) it is for. Absent or null: none.
+   */
+  assertion: Type.Optional(Type.Union([Type.Object({ header: Type.String(), audience: Type.String() }), Type.Null()])),
 });
 export type BundleToolServer = Static<typeof BundleToolServer>;
 
@@ -150,5 +155,10 @@ export const PolicyBundle = Type.Object({
    * key (GET digest-key) before it uses this bundle. Absent from control planes before rotation.
    */
   digest_key_id: Type.Optional(Type.String()),
+  /**
+   * The organization's current identity-assertion key id (issue 32), present when a server of
+   * this bundle asks for assertions: a proxy holding another fetches it (GET assertion-key).
+   */
+  assertion_key_id: Type.Optional(Type.String()),
 });
 export type PolicyBundle = Static<typeof PolicyBundle>;

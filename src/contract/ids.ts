@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   invite: "inv",
   loginRequest: "lrq",
   digestKey: "dk",
+  assertionKey: "ak",
   replica: "rep",
   syncRun: "dsr",
   budget: "bud",

@@ -29,6 +29,8 @@ export const DigestKeyMaterial = Type.Object({ id: Type.String(), key: Type.Stri
 export type DigestKeyMaterial = Static<typeof DigestKeyMaterial>;
 /** GET digest-key: the current key, fetched again when the bundle names another (docs/digest-key.md). */
 export const DIGEST_KEY_PATH = `${RUNTIME_API_PREFIX}/digest-key`;
+/** GET assertion-key: the organization's identity-assertion signing key, sealed to the calling replica (identity-assertion.ts). */
+export const ASSERTION_KEY_PATH = `${RUNTIME_API_PREFIX}/assertion-key`;
 
 export const BootstrapResponse = Type.Object({
   installation: Type.Object({ id: Type.String(), name: Type.String(), platform: Type.Literal("chatui") }),

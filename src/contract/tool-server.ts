@@ -20,6 +20,11 @@ export const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 const RESERVED_HEADERS = new Set(["host", "content-type", "content-length", "accept", "mcp-session-id", "mcp-protocol-version", "connection", "transfer-encoding"]);
 export const MAX_ARGS = 64;
 
+/** A header the MCP transport sets itself (case-insensitive). */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADERS.has(name.toLowerCase());
+}
+
 export type RuleCheck = { ok: true } | { ok: false; path: string; message: string };
 const ok: RuleCheck = { ok: true };
 const bad = (path: string, message: string): RuleCheck => ({ ok: false, path, message });

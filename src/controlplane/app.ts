@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import { agentRoutes } from "./agents/routes.ts";
 import { auditChainRoutes } from "./audit-chain/routes.ts";
 import { auditKeyRoutes } from "./audit-keys/routes.ts";
+import { assertionKeyRoutes } from "./assertion-keys/routes.ts";
 import { digestKeyRoutes } from "./organizations/digest-key-routes.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { authRoutes } from "./auth/routes.ts";
@@ -145,6 +146,7 @@ export function createApp(deps: ControlPlaneDeps) {
     .use(inviteRoutes(deps))
     .use(auditKeyRoutes(deps))
     .use(digestKeyRoutes(deps))
+    .use(assertionKeyRoutes(deps))
     .use(auditRoutes(deps))
     .use(auditChainRoutes(deps))
     .use(budgetRoutes(deps))

@@ -40,6 +40,7 @@ import { SessionChecks } from "./mcp/session-check.ts";
 import { guardedFetch, outboundGuard } from "./outbound.ts";
 import { McpServers, type McpServersOptions } from "./mcp/servers.ts";
 import { OauthTokens, OauthUpstreams } from "./mcp/oauth.ts";
+import { AssertionKeys } from "./mcp/assertion.ts";
 import { createMcpGateway, type Gateway, MCP_GATEWAY_PATH } from "./mcp/gateway.ts";
 
 export const DRAIN_DEADLINE_MS = 5_000;
@@ -183,7 +184,9 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const modelFetch = guardedFetch(outboundGuard({ allow: config.allowPrivateOutbound, what: "the model endpoint" }));
   // Per-user OAuth (issue 32): tokens asked of the control plane per (server, user), sealed to this replica.
   const oauthTokens = new OauthTokens({ ask: async (r) => client.toolServerToken(r), open: async (sealed) => credentials.open(sealed) });
-  const mcp = new McpServers({ credentials, ca, log, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream }, oauth: oauthTokens });
+  // Identity assertions (issue 32): the key follows the bundle's assertion_key_id, fetched sealed to this replica.
+  const assertionKeys = new AssertionKeys({ fetch: async () => client.assertionKey(), open: async (s) => credentials.openBytes(s), installationId: () => status.bootstrap?.installation.id ?? null, log });
+  const mcp = new McpServers({ credentials, ca, log, assertionKeys, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream }, oauth: oauthTokens });
   const oauthUpstreams = new OauthUpstreams(oauthTokens, { ca, log, connectGuard: mcpGuard, ...opts.mcpUpstream }, log);
   status.toolServers = () => mcp.status();
   const probe = new EndpointProbe({ attempts: endpointAttempts, ca, log, fetchImpl: modelFetch });
@@ -201,7 +204,10 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     onFatal: (cause) => fatal.resolve(cause),
     onBootstrapped: () => shipper?.resume(),
     onPolled: () => {
-      void mcp.sync(status.compiled?.bundle.tool_servers ?? []).then(async () => catalogue?.report());
+      void assertionKeys
+        .follow(status.compiled?.bundle.assertion_key_id)
+        .then(async () => mcp.sync(status.compiled?.bundle.tool_servers ?? []))
+        .then(async () => catalogue?.report());
       // A model endpoint not tried yet is reached now (no model call), and the heartbeat tells readiness at once.
       void probe.sync(status.compiled?.bundle.model_profile).then(async () => reportNow?.());
     },

@@ -154,6 +154,8 @@ const show = command({
         ["replica", r.replica_id],
         ["outcome of", r.ref],
         ["outcome", r.outcome ? `${r.outcome}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}` : null],
+        // Issue 32: who the upstream was told the caller is (never the token).
+        ...(r.upstream_identity ? ([["upstream identity", `${r.upstream_identity.kind} ${r.upstream_identity.subject}${r.upstream_identity.jti ? ` (jti ${r.upstream_identity.jti})` : ""}`]] as const) : []),
         ["arguments", r.encryption.mode === "recipients" ? `encrypted to ${r.encryption.key_ids.join(", ")}` : `digest only (${r.args_digest ?? "none"})`],
         ["digest key", r.digest_key_id],
         ...(typeof r.chain_seq === "number" ? ([["chain", `${r.chain_id} #${r.chain_seq}`]] as const) : []),

@@ -3,6 +3,7 @@
 // and, each one optional, by `update`; their checks with the control plane's own rules
 // (contract/tool-server.ts), made before a secret is read; the sealing of stdin's secrets to
 // the scope's runtimes; and how a server is printed.
+import { checkAssertionAudience, checkAssertionHeader } from "../../contract/identity-assertion.ts";
 import { UsageError, listFlag } from "../../command/index.ts";
 import { type Transport, checkArgs, checkCommand, checkSecretNames, checkServerUrl, checkToolName, parseSecretLines } from "../../contract/tool-server.ts";
 import type { ToolServerDetail, ToolServerReadiness as Readiness } from "../../contract/admin-api.ts";
@@ -33,11 +34,13 @@ export const definitionFlags = {
   args: { type: "string", description: "stdio: its arguments, comma-separated or a JSON array", valueHint: "args" },
   ...secretFlags,
   ...toolFlags,
+  "assertion-header": { type: "string", description: 'http: send a signed identity assertion (a 60 s JWT naming the user) in this header on every request; "-" stops it (docs/mcp.md)', valueHint: "header" },
+  "assertion-audience": { type: "string", description: "the assertion's aud (default: the server's url)", valueHint: "audience" },
 } as const;
 
-type DefinitionArgs = { url?: string; command?: string; args?: string; bearer?: boolean; secrets?: boolean; allow?: string; access?: string };
-/** The definition flags, checked; each is undefined when not given. `allowed` null: every tool. */
-export type Definition = { url?: string; command?: string; args?: string[]; allowed?: string[] | null; access?: Record<string, "read" | "write">; stdin: boolean };
+type DefinitionArgs = { url?: string; command?: string; args?: string; bearer?: boolean; secrets?: boolean; allow?: string; access?: string; "assertion-header"?: string; "assertion-audience"?: string };
+/** The definition flags, checked; each is undefined when not given. `allowed` null: every tool; `assertionHeader` null: none. */
+export type Definition = { url?: string; command?: string; args?: string[]; allowed?: string[] | null; access?: Record<string, "read" | "write">; assertionHeader?: string | null; assertionAudience?: string; stdin: boolean };
 
 const BEARER_ON_STDIN: StdinSecret = { reader: "--bearer", what: "the bearer token", example: 'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://… --bearer --workspace default' };
 const SECRETS_ON_STDIN: StdinSecret = { reader: "--secrets", what: "NAME=value lines", example: 'printf "GITHUB_TOKEN=%s\\n" "$GITHUB_TOKEN" | svc tool-servers create … --secrets --workspace default' };
@@ -101,6 +104,16 @@ export function checkDefinition(a: DefinitionArgs): Definition {
     const outside = Object.keys(d.access).filter((t) => !d.allowed!.includes(t));
     if (outside.length) throw new UsageError(`--access names tools outside --allow: ${outside.join(", ")}; add them to --allow or drop them`);
   }
+  const header = a["assertion-header"];
+  if (header !== undefined) {
+    // Secret headers are checked by the control plane: their names are known only once stdin is read.
+    if (header !== "-") refuseRule(checkAssertionHeader(header, []), "--assertion-header");
+    d.assertionHeader = header === "-" ? null : header;
+  }
+  if (a["assertion-audience"] !== undefined) {
+    if (d.assertionHeader === null) throw new UsageError('--assertion-audience comes with an assertion header; drop it when passing --assertion-header -');
+    refuseRule(checkAssertionAudience((d.assertionAudience = a["assertion-audience"])), "--assertion-audience");
+  }
   if (a.bearer && a.secrets) throw new UsageError("--bearer and --secrets both read stdin; pass one (a bearer token is also Authorization=Bearer <token> under --secrets)");
   return d;
 }
@@ -113,6 +126,8 @@ export function definitionBody(d: Definition): Record<string, unknown> {
     ...(d.args !== undefined ? { args: d.args } : {}),
     ...(d.allowed !== undefined ? { allowed_tools: d.allowed } : {}),
     ...(d.access !== undefined ? { access_overrides: d.access } : {}),
+    ...(d.assertionHeader !== undefined ? { assertion_header: d.assertionHeader } : {}),
+    ...(d.assertionAudience !== undefined ? { assertion_audience: d.assertionAudience } : {}),
   };
 }
 
@@ -170,6 +185,7 @@ export function serverFields(s: Server): string {
     ["secrets", s.has_secrets ? `${s.secret_names.join(", ")} (sealed to ${s.sealed_to.join(", ") || "-"})` : "none"],
     ...(s.auth === "oauth" ? [["auth", "oauth (each user's own token: svc tool-servers tokens list)"] as const] : []),
     ["tools served", s.allowed_tools ? s.allowed_tools.join(", ") : "all it lists"],
+    ...(s.transport === "http" ? [["assertion", s.assertion ? `signed identity in ${s.assertion.header} (aud ${s.assertion.audience})` : "none"] as const] : []),
     ["access overrides", overrides.length ? overrides.map(([t, a]) => `${t}=${a}`).join(", ") : "none (read when readOnlyHint, else write)"],
     ...(s.assigned_agents ? [["assigned to", s.assigned_agents.join(", ") || "no agent"] as const] : []),
   ]);

@@ -33,6 +33,8 @@ import {
 } from "./flags.ts";
 import { oauthBody, oauthFlags, tokensCommand } from "./tokens.ts";
 
+import { assertionKeysCommand } from "./assertion-keys.ts";
+
 const serverPath = (client: OrgClient, ref: string, rest = "") => client.org(`/tool-servers/${seg(ref)}${rest}`);
 
 const create = command({
@@ -47,6 +49,7 @@ const create = command({
   },
   examples: [
     'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://api.githubcopilot.com/mcp --bearer --agent agt_01J... --workspace default',
+    "svc tool-servers create kb --url https://kb.internal.example/mcp --assertion-header X-Svc-Identity --workspace default",
     "svc tool-servers create time --command mcp-server-time --args=--local-timezone,UTC --allow get_current_time --workspace default",
     "printf 'JIRA_TOKEN=%s\\n' \"$JIRA_TOKEN\" | svc tool-servers create jira --command /opt/mcp/jira-server --secrets --access create_issue=write --workspace default",
     "svc tool-servers create notes --url https://notes.example.com/mcp --auth oauth --agent agt_01J... --workspace default",
@@ -195,7 +198,7 @@ const update = command({
     const definition = checkDefinition(args);
     const body = definitionBody(definition);
     if (Object.keys(body).length === 0 && !definition.stdin) {
-      throw new UsageError('nothing to change: pass --url (http), --command or --args (stdio), --bearer or --secrets (stdin), --allow ("*" serves all) or --access ("-" removes them)');
+      throw new UsageError('nothing to change: pass --url (http), --command or --args (stdio), --bearer or --secrets (stdin), --allow ("*" serves all), --access ("-" removes them) or --assertion-header ("-" stops it)');
     }
     refuseTerminalFor(args);
     const client = await connect("svc tool-servers update");
@@ -257,5 +260,5 @@ export const toolServersCommand = command({
     'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://api.githubcopilot.com/mcp --bearer --agent agt_01J... --workspace default',
     "svc tool-servers readiness github --workspace default",
   ],
-  subCommands: { create, list, show, update, assign, unassign, tools, secrets, readiness, delete: del, tokens: tokensCommand },
+  subCommands: { create, list, show, update, assign, unassign, tools, secrets, readiness, delete: del, tokens: tokensCommand, "assertion-keys": assertionKeysCommand },
 });

@@ -95,6 +95,8 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   await step("audit_key.disable", async () => api("POST", `/audit-encryption-keys/${key.id}:disable`));
   const digest = await step("digest_key.rotate", async () => api("POST", "/audit-digest-keys"));
   expect(digest.event.admin).toMatchObject({ after: { current: digest.out.json.key.id }, severity: "high" });
+  const assertion = await step("assertion_key.rotate", async () => api("POST", "/assertion-keys", {}));
+  expect(assertion.event.admin).toMatchObject({ after: { current: assertion.out.json.key.id }, severity: "high" });
   const signing = await step("signing_key.rotate", async () => api("POST", "/audit-signing-key/rotate"));
   expect(signing.event.admin).toMatchObject({ after: { public_key: signing.out.json.public_key }, severity: "high" });
   // the run goes on in the background: its event is written once it is done

@@ -17,10 +17,10 @@ test("csvCell quotes commas, quotes and line breaks; defuses formulas; leaves nu
   expect(csvCell(null)).toBe("");
 });
 
-test("CSV columns keep their positions: the first ones as first released, later ones (tool_server, task, the admin trail's) appended", () => {
+test("CSV columns keep their positions: the first ones as first released, later ones (tool_server, task, the admin trail's, upstream_identity) appended", () => {
   const names = CSV_COLUMNS.map(([n]) => n);
   expect(names.slice(0, 9)).toEqual(["id", "ts", "received_at", "kind", "action", "tool_name", "model", "decision", "reason"]);
-  expect(names.slice(-6)).toEqual(["ciphertext_sha256", "tool_server", "task", "actor_id", "target", "admin"]);
+  expect(names.slice(-7)).toEqual(["ciphertext_sha256", "tool_server", "task", "actor_id", "target", "admin", "upstream_identity"]);
 });
 
 test("toolPattern: a prefix without wildcards, a glob with them; LIKE's own characters are literal", () => {

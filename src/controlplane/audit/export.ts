@@ -71,6 +71,8 @@ export const CSV_COLUMNS: [string, (r: ExportLine) => string | number | boolean 
   ["actor_id", (r) => r.actor_id],
   ["target", (r) => r.target],
   ["admin", (r) => (r.admin ? JSON.stringify(r.admin) : null)],
+  // Issue 32: the identity presented upstream (kind, jti, subject), never a token.
+  ["upstream_identity", (r) => (r.upstream_identity ? JSON.stringify(r.upstream_identity) : null)],
 ];
 
 /**

@@ -77,6 +77,7 @@ export const ADMIN_OCSF: Record<AdminAction, OcsfActivity> = {
   "audit:recovery.policy": UPDATE,
   "signing_key.rotate": UPDATE,
   "digest_key.rotate": UPDATE,
+  "assertion_key.rotate": UPDATE,
   "audit_retention.run": OTHER("Retention Run"),
   "siem_sink.create": CREATE,
   "siem_sink.delete": DELETE,

@@ -43,7 +43,7 @@ const call = (over: Partial<SiemRecord> = {}): SiemRecord =>
   }) as SiemRecord;
 
 const model = call({ id: "rec_02MODEL", kind: "model", action: "model:gpt-4o", tool_name: null, tool_server: undefined, model: "gpt-4o", decision: "permit", policy_id: null, prompt_tokens: 120, completion_tokens: 40, cost: 0.002 });
-const outcome = call({ id: "rec_03OUT", kind: "outcome", ref: "rec_01CALL", decision: "permit", outcome: "error", exit_code: 2, duration_ms: 840 });
+const outcome = call({ id: "rec_03OUT", kind: "outcome", ref: "rec_01CALL", decision: "permit", outcome: "error", exit_code: 2, duration_ms: 840, upstream_identity: { kind: "assertion", jti: "j-1", subject: "usr_1" } });
 const ask = call({ id: "rec_04ASK", decision: "ask", subject: { user_id: null, email: null, remote_user_id: "fe_9", via_installation: true } });
 
 function admin(action: AdminAction, over: Partial<AdminEventDetail> = {}): SiemRecord {
@@ -148,6 +148,12 @@ describe("ECS", () => {
 
   test("every record kind and every admin action is ECS field by field (svc's own fields under svc.*)", () => {
     for (const r of [...calls, ...everyAdminEvent]) expect({ id: r.id, problems: ecsProblems(ecsDocument(r), ["svc"]) }).toEqual({ id: r.id, problems: [] });
+  });
+
+  test("an MCP call's outcome names the identity presented upstream under svc.* (and OCSF's unmapped), never a token", () => {
+    const leaves = Object.fromEntries(ecsLeaves(ecsDocument(outcome)));
+    expect(leaves).toMatchObject({ "svc.upstream_identity_kind": "assertion", "svc.upstream_identity_subject": "usr_1", "svc.upstream_identity_jti": "j-1" });
+    expect((ocsfEvent(outcome) as unknown as { unmapped: Record<string, unknown> }).unmapped).toMatchObject({ upstream_identity_kind: "assertion", upstream_identity_subject: "usr_1", upstream_identity_jti: "j-1" });
   });
 
   test("a deny, field by field", () => {

@@ -70,5 +70,9 @@ export function svcFields(r: SiemRecord) {
     shadow_policy_id: r.shadow?.policy_id,
     cost: r.cost,
     exit_code: r.exit_code,
+    // Issue 32: the identity an MCP call presented upstream (never the token).
+    upstream_identity_kind: r.upstream_identity?.kind,
+    upstream_identity_subject: r.upstream_identity?.subject,
+    upstream_identity_jti: r.upstream_identity?.kind === "assertion" ? r.upstream_identity.jti : undefined,
   });
 }

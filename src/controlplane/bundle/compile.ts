@@ -25,6 +25,8 @@ export type BundleInputs = {
   toolServers?: BundleToolServer[];
   /** The organization's current digest key id (a proxy holding another fetches it); null: none. */
   digestKeyId?: string | null;
+  /** The organization's current identity-assertion key id, when a server asks for assertions (issue 32). */
+  assertionKeyId?: string | null;
   /** The proxy asked with `conditions=1`: it evaluates conditions and shadow policies. */
   conditions: boolean;
   /** With `conditions`: the policy features every live replica can express (default: all of this release's). */
@@ -153,5 +155,6 @@ export function compileBundle(input: BundleInputs): PolicyBundle {
       .sort(byName),
     ...(input.conditions ? { features: [BUNDLE_FEATURES.conditions] } : {}),
     ...(input.digestKeyId ? { digest_key_id: input.digestKeyId } : {}),
+    ...(input.assertionKeyId ? { assertion_key_id: input.assertionKeyId } : {}),
   };
 }

@@ -14,6 +14,7 @@ import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
 import { toolsOfInstallation } from "../runtime/tools.ts";
 import { mcpToolsForAgent } from "../tool-servers/catalogue.ts";
+import { currentAssertionKeyId } from "../assertion-keys/service.ts";
 import { serversForAgent } from "../tool-servers/service.ts";
 import { expressibleFeatures } from "../replicas/service.ts";
 import { bundleTools, compileBundle } from "./compile.ts";
@@ -44,6 +45,7 @@ export async function loadBundle(deps: ControlPlaneDeps, caller: RuntimeCaller, 
       recipients: await recipientsFor(tx, caller.orgId),
       toolServers,
       digestKeyId: await currentDigestKeyId(tx, caller.orgId),
+      assertionKeyId: toolServers.some((s) => s.assertion) ? await currentAssertionKeyId(tx, caller.orgId) : null,
       conditions,
       expressible,
     });

@@ -3,6 +3,7 @@
 // (`sqliteSchemaOf`). Times are epoch milliseconds; JSON columns hold small lists. A folder owns
 // its tables and is the only code that queries them; others call its service functions.
 export * from "../agents/tables.ts";
+export * from "../assertion-keys/tables.ts";
 export * from "../audit/tables.ts";
 export * from "../audit-chain/tables.ts";
 export * from "../audit-keys/tables.ts";

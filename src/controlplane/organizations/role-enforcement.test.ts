@@ -151,6 +151,8 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
   "POST /audit-digest-keys": () => ({ path: "/audit-digest-keys" }),
   "GET /audit-digest-keys/:id": (w) => ({ path: `/audit-digest-keys/${w.digestKeyId}` }),
+  "GET /assertion-keys": () => ({ path: "/assertion-keys" }),
+  "POST /assertion-keys": () => ({ path: "/assertion-keys", body: {} }),
   "GET /audit-records": () => ({ path: "/audit-records" }),
   "GET /audit-records/export": () => ({ path: "/audit-records/export" }),
   "GET /usage": () => ({ path: "/usage?by=user" }),

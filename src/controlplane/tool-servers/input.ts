@@ -1,6 +1,7 @@
 // What a tool-server request may hold, checked before any query: the transport's endpoint,
 // the allow-list and overrides, and the sealed secrets' form (never a plaintext secret).
 import { SvcError } from "../../contract/errors.ts";
+import { checkAssertionAudience, checkAssertionHeader } from "../../contract/identity-assertion.ts";
 import { type RuleCheck, type Transport, checkArgs, checkCommand, checkSecretNames, checkServerUrl, checkToolName } from "../../contract/tool-server.ts";
 import { checkSealedKey } from "../model-profiles/sealed-key.ts";
 
@@ -48,10 +49,6 @@ export function sealedFormOrThrow(transport: Transport, input: SealedInput): { s
 
 export type OauthInput = { auth?: "secrets" | "oauth"; oauth_client_id?: string; oauth_client_secret?: string };
 
-export type ServerInput = ToolRules &
-  SealedInput &
-  OauthInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
-
 /**
  * `auth: oauth` (issue 32): an http server whose calls carry each user's own token, so it takes
  * no sealed secrets (they would be one identity for every user); its client is an admin's
@@ -64,9 +61,32 @@ export function oauthInputOrThrow(input: ServerInput): { clientId: string | null
   }
   if (input.transport !== "http") refuse("/auth", 'auth "oauth" is for http servers: a stdio server runs in the image and has no authorization server');
   if (input.secrets_sealed !== undefined) refuse("/secrets_sealed", 'a server with auth "oauth" takes no sealed secrets: each user\'s calls carry that user\'s own token');
+  if (input.assertion_header !== undefined && input.assertion_header !== null) refuse("/assertion_header", 'a server with auth "oauth" takes no identity assertion: each user\'s calls carry that user\'s own token');
   if (input.oauth_client_secret !== undefined && input.oauth_client_id === undefined) refuse("/oauth_client_secret", "oauth_client_secret comes with oauth_client_id");
   return { clientId: input.oauth_client_id ?? null, clientSecret: input.oauth_client_secret ?? null };
 }
+export type AssertionInput = { assertion_header?: string | null; assertion_audience?: string | null };
+
+/**
+ * The identity-assertion settings as they will be stored (issue 32): http only, a header name
+ * that is not reserved and not one of the server's secret headers (`secretNames`: as they will
+ * be after the change), an audience only with a header.
+ */
+export function assertionOrThrow(transport: Transport, input: { header: string | null; audience: string | null }, secretNames: readonly string[]): { assertionHeader: string | null; assertionAudience: string | null } {
+  if (input.header === null) {
+    if (input.audience !== null) refuse("/assertion_audience", "assertion_audience comes with assertion_header: the header the assertion is sent in");
+    return { assertionHeader: null, assertionAudience: null };
+  }
+  if (transport !== "http") refuse("/assertion_header", 'identity assertions are sent as an HTTP header: only a transport "http" server takes assertion_header');
+  must(checkAssertionHeader(input.header, secretNames));
+  if (input.audience !== null) must(checkAssertionAudience(input.audience));
+  return { assertionHeader: input.header, assertionAudience: input.audience };
+}
+
+export type ServerInput = ToolRules &
+  SealedInput &
+  OauthInput &
+  AssertionInput & { name: string; transport: Transport; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
 
 /** The transport's endpoint: an https URL (http) or a command with args (stdio), never both. */
 export function endpointOrThrow(input: ServerInput): { url: string | null; command: string | null; args: string[] } {

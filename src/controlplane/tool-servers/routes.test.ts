@@ -74,6 +74,7 @@ describe("POST /tool-servers", () => {
       allowed_tools: null,
       access_overrides: {},
       auth: "secrets",
+      assertion: null,
       created_at: expect.any(String),
       assigned_agents: [],
     });

@@ -3,6 +3,7 @@
 // server or replaces its secrets.
 import { AgentToolServers, ToolServerAssignment, ToolServerDetail, ToolServerList, ToolServerReadiness } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
+import { ensureAssertionKey } from "../assertion-keys/service.ts";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
@@ -53,6 +54,7 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
         const ws = await resolveWorkspace(db, principal.orgId, body.workspace);
         if (body.url !== undefined) await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
         const server = await createServer(db, principal.orgId, ws, body, live(), acting(deps, principal), deps.kms);
+        if (server.assertionHeader !== null) await ensureAssertionKey(deps, principal.orgId);
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },
@@ -70,7 +72,9 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
       async ({ principal, params, query, body }) => {
         const server = await serverOf(principal.orgId, params.id, query.workspace);
         if (body.url !== undefined && server.transport === "http") await checkRuntimeUrl(body.url, "url", deps.config.allowPrivateOutbound);
-        return withAgents(await changeServer(db, principal.orgId, server, body, live(), acting(deps, principal)));
+        const changed = await changeServer(db, principal.orgId, server, body, live(), acting(deps, principal));
+        if (changed.assertionHeader !== null) await ensureAssertionKey(deps, principal.orgId);
+        return withAgents(changed);
       },
       {
         admin: true,

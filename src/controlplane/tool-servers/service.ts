@@ -17,7 +17,7 @@ import { recipientsInScope } from "../runtime/replicas.ts";
 import { forgetServerTools } from "./catalogue.ts";
 import type { Kms } from "../kms/index.ts";
 import { createOauthSettings, forgetOauth } from "../tool-oauth/service.ts";
-import { type SealedInput, type ServerInput, type ToolRules, endpointOrThrow, must, oauthInputOrThrow, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
+import { type AssertionInput, type SealedInput, type ServerInput, type ToolRules, assertionOrThrow, endpointOrThrow, must, oauthInputOrThrow, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
 
 export { PLAINTEXT_SECRETS_MESSAGE, type ServerInput } from "./input.ts";
 
@@ -39,6 +39,7 @@ export function presentServer(s: ServerRow) {
     allowed_tools: s.allowedTools,
     access_overrides: s.accessOverrides,
     auth: s.auth,
+    assertion: s.assertionHeader === null ? null : { header: s.assertionHeader, audience: s.assertionAudience ?? s.url ?? "" },
     created_at: new Date(s.createdAt).toISOString(),
   };
 }
@@ -70,6 +71,8 @@ export async function serversForAgent(db: Db, agentId: string): Promise<BundleTo
     allowed_tools: r.allowedTools ? [...r.allowedTools] : null,
     access_overrides: { ...r.accessOverrides },
     ...(r.auth === "oauth" ? { auth: "oauth" as const } : {}),
+    // Absent, not null, when off: bundles of servers without assertions stay as they were.
+    ...(r.assertionHeader !== null && r.url !== null ? { assertion: { header: r.assertionHeader, audience: r.assertionAudience ?? r.url } } : {}),
   }));
 }
 
@@ -114,13 +117,14 @@ export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerI
   const endpoint = endpointOrThrow(input);
   const rules = toolRulesOrThrow(input);
   const form = sealedFormOrThrow(input.transport, input);
+  const assertion = assertionOrThrow(input.transport, { header: input.assertion_header ?? null, audience: input.assertion_audience ?? null }, form?.names ?? []);
   const id = newId("toolServer");
   return db.transaction(async (tx) => {
     const s = tables(tx).toolServers;
     const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, ws, input.sealed_to, liveSince)) } : {};
     const [created] = await tx
       .insert(s)
-      .values({ id, orgId, workspaceId: ws.id, name: input.name, transport: input.transport, ...endpoint, ...rules, ...sealed, auth: oauth ? "oauth" : "secrets" })
+      .values({ id, orgId, workspaceId: ws.id, name: input.name, transport: input.transport, ...endpoint, ...rules, ...sealed, ...assertion, auth: oauth ? "oauth" : "secrets" })
       .onConflictDoNothing()
       .returning();
     if (!created) {
@@ -150,7 +154,10 @@ async function updateServer(tx: Db, orgId: string, server: ServerRow, set: Parti
 /** Replaces the sealed secrets (re-sealed to new runtimes, or new values), checked and written with the revision bump. */
 export async function setServerSecrets(db: Db, orgId: string, server: ServerRow, input: SealedInput & { secrets?: unknown; headers?: unknown; env?: unknown }, liveSince: number, by: Acting): Promise<ServerRow> {
   refusePlaintext(input);
+  if (server.auth === "oauth") refuse("/secrets_sealed", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, so it takes no sealed secrets`);
   const form = sealedFormOrThrow(server.transport, input)!;
+  // A new secret header may not take the assertion's header.
+  assertionOrThrow(server.transport, { header: server.assertionHeader, audience: server.assertionAudience }, form.names);
   return db.transaction(async (tx) => {
     const ws = await resolveWorkspace(tx, orgId, server.workspaceId);
     const to = await sealedToOrThrow(tx, ws, input.sealed_to, liveSince);
@@ -165,7 +172,8 @@ export async function setServerTools(db: Db, orgId: string, server: ServerRow, i
 }
 
 export type ServerChange = ToolRules &
-  SealedInput & { name?: unknown; transport?: unknown; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
+  SealedInput &
+  AssertionInput & { name?: unknown; transport?: unknown; url?: string; command?: string; args?: string[]; secrets?: unknown; headers?: unknown; env?: unknown };
 
 /**
  * Changes the fields given (PATCH), the others stay: the endpoint of the server's transport
@@ -189,8 +197,17 @@ export async function changeServer(db: Db, orgId: string, server: ServerRow, inp
   if (input.allowed_tools !== undefined || input.access_overrides !== undefined) {
     Object.assign(set, toolRulesOrThrow({ allowed_tools: input.allowed_tools === undefined ? server.allowedTools : input.allowed_tools, access_overrides: input.access_overrides ?? server.accessOverrides }));
   }
+  if (server.auth === "oauth" && input.secrets_sealed !== undefined) refuse("/secrets_sealed", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, so it takes no sealed secrets`);
+  if (server.auth === "oauth" && input.assertion_header !== undefined && input.assertion_header !== null) refuse("/assertion_header", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, not an identity assertion`);
   const form = sealedFormOrThrow(server.transport, input);
-  if (!form && Object.keys(set).length === 0) refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools or access_overrides");
+  if (input.assertion_header !== undefined || input.assertion_audience !== undefined || form) {
+    const header = input.assertion_header === undefined ? server.assertionHeader : input.assertion_header;
+    // Turning assertions off drops the audience with them; otherwise an audience not given stays.
+    const audience = header === null ? null : input.assertion_audience === undefined ? server.assertionAudience : input.assertion_audience;
+    const next = assertionOrThrow(server.transport, { header, audience }, form?.names ?? server.secretNames);
+    if (input.assertion_header !== undefined || input.assertion_audience !== undefined) Object.assign(set, next);
+  }
+  if (!form && Object.keys(set).length === 0) refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools, access_overrides, assertion_header or assertion_audience");
   return db.transaction(async (tx) => {
     const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, await resolveWorkspace(tx, orgId, server.workspaceId), input.sealed_to, liveSince)) } : {};
     return updateServer(tx, orgId, server, { ...set, ...sealed }, { by, action: "tool_server.update" });

@@ -29,6 +29,10 @@ export const toolServers = table(
     accessOverrides: c.json<Record<string, "read" | "write">>("access_overrides").notNull().default({}),
     /** How the runtime authenticates to the server: `secrets` (sealed headers/env, or none) or `oauth` (each user's own token, issue 32). */
     auth: c.text("auth", { enum: ["secrets", "oauth"] }).notNull().default("secrets"),
+    /** http: the header each request to the server carries a signed identity assertion in (issue 32); null: none. */
+    assertionHeader: c.text("assertion_header"),
+    /** The assertion's `aud`; null: the server's URL. */
+    assertionAudience: c.text("assertion_audience"),
     createdAt: c.createdAt(),
   }),
   (t, c) => [c.uniqueIndex("tool_servers_ws_name").on(t.workspaceId, t.name)],

@@ -96,7 +96,7 @@ export class AuditRecorder {
   }
 
   /** The outcome of a permitted tool call; null when the decision record is unknown here. */
-  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null; upstreamIdentity?: UpstreamIdentity }): Promise<AuditRecord | null> {
+  async outcome(input: { compiled: CompiledBundle; ref: string; outcome: "ok" | "error"; exitCode: number | null; upstreamIdentity?: UpstreamIdentity | null }): Promise<AuditRecord | null> {
     const p = this.permits.get(input.ref);
     if (!p) return null;
     this.permits.delete(input.ref);

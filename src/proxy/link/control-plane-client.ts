@@ -1,6 +1,7 @@
 // The runtime API client (ARCHITECTURE.md "Runtime ↔ control plane"): bearer runtime token,
 // x-svc-replica after bootstrap, the egress proxy for control-plane calls only (unless the
 // host is in SVC_PROXY_NO_PROXY), a custom CA trusted alongside the system roots.
+import { AssertionKeyMaterial } from "../../contract/identity-assertion.ts";
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import {
   AuditBatchResponse,
@@ -29,7 +30,7 @@ import { firstProblem } from "../schema-check.ts";
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The runtime API calls, as named in errors and in the credential check below. */
-export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases" | "mcp-tools" | "tool-server-token";
+export type RuntimeCall = "bootstrap" | "policy-bundle" | "digest-key" | "assertion-key" | "heartbeat" | "audit-records" | "claims" | "limits" | "budget-leases" | "mcp-tools" | "tool-server-token";
 
 /** A failed control-plane call: status null for a network error (unreachable, timeout, TLS). */
 export class ControlPlaneError extends Error {
@@ -176,6 +177,11 @@ export class ControlPlaneClient {
     if (res.status === 304) return { status: 304 };
     const bundle = await this.json<PolicyBundle>(res, PolicyBundleSchema, "policy bundle", "policy-bundle");
     return { status: 200, bundle, etag: res.headers.get("etag"), serverVersion: res.headers.get(SERVER_VERSION_HEADER) };
+  }
+
+  /** The organization's identity-assertion key, sealed to this replica: fetched when the bundle names another (issue 32). */
+  async assertionKey(): Promise<AssertionKeyMaterial> {
+    return this.json(await this.call("assertion-key", "GET", "/assertion-key"), AssertionKeyMaterial, "assertion key", "assertion-key");
   }
 
   /** The organization's current digest key: fetched when the bundle names another (a rotation). */

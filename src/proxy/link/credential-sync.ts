@@ -14,6 +14,8 @@ export type CredentialSync = {
   unseal(sealedBase64: string): Promise<string>;
   /** Decrypts a short-lived sealed value (a user's OAuth access token), kept by no cache here. */
   open(sealedBase64: string): Promise<string>;
+  /** Decrypts once, caching nothing: for a key that is imported at once and kept only in that form (the identity-assertion key). */
+  openBytes(sealedBase64: string): Promise<Uint8Array>;
 };
 
 export async function loadOrCreateIdentity(stateDir: string): Promise<string> {
@@ -47,6 +49,11 @@ export async function credentialSync(identity: string): Promise<CredentialSync> 
       cache.clear(); // one profile at a time: keep only the current key
       cache.set(sealed, key);
       return key;
+    },
+    async openBytes(sealed) {
+      const d = new Decrypter();
+      d.addIdentity(identity);
+      return d.decrypt(Buffer.from(sealed, "base64"));
     },
   };
 }

@@ -42,6 +42,7 @@ import { type CompiledBundle, couldPermitTool } from "../policy/policy-index.ts"
 import { MCP_REQUEST_LIMIT_BYTES, readMcpRequest } from "./request-body.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
+import { type IdentifiedCall, callIdentity } from "./upstream-identity.ts";
 import type { SessionChecks } from "./session-check.ts";
 import { verifySession } from "./session-jwt.ts";
 import { consentMessage, userUpstream } from "./gateway-oauth.ts";
@@ -198,9 +199,9 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       return refusal(a.refusal.message);
     }
     const record = a.record;
-    const finish = async (outcome: "ok" | "error", why?: string, identity?: UpstreamIdentity) => {
+    const finish = async (outcome: "ok" | "error", why?: string, presented: UpstreamIdentity | null = null) => {
       try {
-        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null, identity);
+        const o = await d.pipeline.toolOutcome(compiled, record.id, outcome, null, presented);
         d.log.info("outcome", { via: "mcp", record_id: o?.id ?? null, ref: record.id, outcome, ...(why ? { error: why } : {}) });
       } catch (e) {
         // The decision record is durable and the call has run (or failed): its answer stands, as
@@ -225,20 +226,20 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", own.code);
       return refusal(own.text);
     }
-    const ctx = callContext(server, userId, progressToken, extra);
+    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: served.upstream.asksIdentity ? callIdentity(compiled, record, served.entry.upstream) : undefined });
     try {
       const result = await own.upstream.call(served.entry.upstream, args, ctx);
       // The outcome record is handed to the spool now (its place in the chain taken) and made
       // durable by the spool's next group commit; the answer does not wait for its fdatasync,
       // as a model call's answer does not wait for its outcome. The decision record, the
       // guarantee, was durable before the upstream saw the call.
-      void finish(result.isError ? "error" : "ok", undefined, own.identity);
+      void finish(result.isError ? "error" : "ok", undefined, own.identity ?? ctx.presented ?? null);
       await ctx.flushed();
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";
       await own.failed?.(e);
-      await finish("error", code, own.identity);
+      await finish("error", code, own.identity ?? ctx.presented ?? null);
       return refusal((e as Error).message);
     }
   }

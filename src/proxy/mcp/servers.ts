@@ -12,6 +12,7 @@ import type { McpToolsReport } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import { type McpToolEntry, type ServerTools, serverTools } from "./registry.ts";
+import type { AssertionKeys } from "./assertion.ts";
 import { Upstream, type UpstreamOptions } from "./upstream.ts";
 import { bearerOf, type OauthTokens } from "./oauth.ts";
 
@@ -19,6 +20,8 @@ export type McpServersOptions = {
   credentials: Pick<CredentialSync, "unseal">;
   ca: string[] | null;
   log: Logger;
+  /** The organization's identity-assertion key, for servers that ask for assertions (issue 32). */
+  assertionKeys?: Pick<AssertionKeys, "mint">;
   /** The served tool set changed between syncs (a stdio server died or came back). */
   onChange?: () => void;
   upstream?: Pick<UpstreamOptions, "connectTimeoutMs" | "callTimeoutMs" | "resultLimitBytes" | "pingIntervalMs" | "pingTimeoutMs" | "connectGuard">;
@@ -28,7 +31,7 @@ export type McpServersOptions = {
 
 /** What decides whether a connection must be made again. */
 function connectionKey(s: BundleToolServer): string {
-  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null]);
+  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null, s.assertion ?? null]);
 }
 
 type Held = {
@@ -103,9 +106,16 @@ export class McpServers {
       held.error = "it uses OAuth and this runtime has no control plane to ask for tokens";
       return held;
     }
+    const keys = this.o.assertionKeys;
+    const asks = server.assertion;
+    if (asks && !keys) {
+      held.error = "it asks for identity assertions and this runtime signs none";
+      return held;
+    }
     held.upstream = new Upstream({
       server,
       secrets,
+      ...(asks && keys ? { assertion: { header: asks.header, mint: async (subject) => keys.mint(asks.header, asks.audience, subject) } } : {}),
       ca: this.o.ca,
       log: this.o.log,
       ...this.o.upstream,

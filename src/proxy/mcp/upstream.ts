@@ -24,6 +24,7 @@ import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
 import { ExecaStdioTransport } from "./stdio-transport.ts";
+import { type AssertionSource, type IdentifiedCall, callScope, presentIdentity } from "./upstream-identity.ts";
 
 /** Largest tool result passed back to the front end (the JSON of the MCP result). */
 export const MCP_RESULT_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -40,7 +41,7 @@ export type UpstreamState = "connecting" | "ok" | "unreachable";
 export const RETRY_NOW_MIN_MS = 1_000;
 
 /** One call in flight, as the upstream's requests and notifications during it reach its caller. */
-export type CallContext = {
+export type CallContext = IdentifiedCall & {
   /** The front-end user the call is for: an elicitation goes to this user alone. */
   userId: string;
   signal?: AbortSignal;
@@ -86,6 +87,8 @@ export type UpstreamOptions = {
   connectGuard?: OutboundGuard;
   /** Headers asked for on every HTTP request (an OAuth server: the user's bearer token, fresh; oauth.ts). */
   authorize?: () => Promise<Record<string, string>>;
+  /** The server asks for a signed identity assertion on every request (issue 32, upstream-identity.ts). */
+  assertion?: AssertionSource;
 };
 
 export class Upstream {
@@ -111,6 +114,11 @@ export class Upstream {
     return this.o.server.name;
   }
 
+  /** Whether each request presents a signed identity assertion (issue 32): only then does a call carry its identity. */
+  get asksIdentity(): boolean {
+    return this.o.assertion !== undefined;
+  }
+
   private transport(): Transport {
     const s = this.o.server;
     if (s.transport === "http") {
@@ -121,11 +129,13 @@ export class Upstream {
       // guard, each request goes to the address it checked, the certificate still checked
       // against the URL's host name.
       const authorize = this.o.authorize;
-      const tlsFetch = (async (url: string | URL, given?: RequestInit) => {
-        const init = authorize ? withHeaders(given, await authorize()) : given;
-        if (!guard) return fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
-        const to = await guard(new URL(url));
+      const assertion = this.o.assertion;
+      const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
         const headers = new Headers(init?.headers);
+        if (authorize) for (const [k, v] of Object.entries(await authorize())) headers.set(k, v);
+        await presentIdentity(headers, assertion);
+        if (!guard) return fetch(url, { ...init, headers, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
+        const to = await guard(new URL(url));
         for (const [k, v] of Object.entries(to.headers)) headers.set(k, v);
         const tls = { ...(ca ? { ca } : {}), ...(to.serverName ? { serverName: to.serverName } : {}) };
         return fetch(to.url, { ...init, headers, redirect: "manual", tls } as RequestInit);
@@ -323,7 +333,8 @@ export class Upstream {
     if (token) this.progress.set(token, call);
     try {
       const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
-      result = (await client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
+      // In the call's scope: the fetch that sends it presents this call's identity (upstream-identity.ts).
+      result = (await callScope.run(call, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) }))) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };
@@ -347,12 +358,6 @@ export class Upstream {
     this.client = null;
     await c?.close().catch(() => {});
   }
-}
-
-function withHeaders(init: RequestInit | undefined, extra: Record<string, string>): RequestInit {
-  const headers = new Headers(init?.headers);
-  for (const [k, v] of Object.entries(extra)) headers.set(k, v);
-  return { ...init, headers };
 }
 
 /** A connect or list failure in one line; never the secrets (they are headers or env, not in the URL). */

@@ -162,8 +162,8 @@ export class Pipeline {
   }
 
   /** Step 8 of a tool call: its outcome record; null when the decision is unknown here (not permitted, or forgotten). */
-  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null, upstreamIdentity?: UpstreamIdentity): Promise<AuditRecord | null> {
-    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode, ...(upstreamIdentity ? { upstreamIdentity } : {}) });
+  async toolOutcome(compiled: CompiledBundle, ref: string, outcome: "ok" | "error", exitCode: number | null, upstreamIdentity: UpstreamIdentity | null = null): Promise<AuditRecord | null> {
+    const record = await this.d.recorder.outcome({ compiled, ref, outcome, exitCode, upstreamIdentity });
     if (record) this.d.decisions.note("outcome", outcome, null);
     return record;
   }

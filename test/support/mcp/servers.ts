@@ -138,3 +138,41 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
     },
   };
 }
+
+export type Verdict = { verdict: "accepted" | "refused"; why?: string; claims?: Record<string, unknown>; kid?: string; token: string | null };
+export type IdentityServer = { url: string; verdicts(): Verdict[]; stop(): Promise<void> };
+
+/**
+ * identity_server.py over https (issue 32): an in-house MCP server that verifies svc's identity
+ * assertions against the control plane's JWKS with PyJWT, refusing replayed jtis.
+ */
+export async function startIdentityServer(o: { jwks: string; issuer: string; audience: string; header?: string; jwksLifespanSeconds?: number }): Promise<IdentityServer> {
+  const tls = testTls();
+  const port = freePort();
+  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-identity-"));
+  const verdicts = join(dir, "verdicts.jsonl");
+  writeFileSync(verdicts, "");
+  const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "identity_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--log", verdicts];
+  argv.push("--jwks", o.jwks, "--issuer", o.issuer, "--audience", o.audience, "--header", o.header ?? "X-Svc-Identity", "--jwks-lifespan", String(o.jwksLifespanSeconds ?? 300));
+  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
+  const url = `https://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + 30_000;
+  // Up once it answers anything (a 401 for the request without an assertion).
+  while (!(await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(() => true, () => false))) {
+    if (proc.exitCode !== null) throw new Error(`identity_server.py exited with ${proc.exitCode}`);
+    if (Date.now() > deadline) throw new Error("identity_server.py did not answer within 30 s");
+    await Bun.sleep(200);
+  }
+  return {
+    url,
+    verdicts: () =>
+      readFileSync(verdicts, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Verdict),
+    async stop() {
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}

@@ -58,6 +58,11 @@ describe("Tool servers pages", () => {
     expect(detail.text).toContain("create_issue");
     expect(detail.text).toContain("Authorization");
     expect(detail.text).toContain("sealed to 2");
+    expect(detail.text).toMatch(/Identity assertion<\/dt><dd><span class="muted">none<\/span>/);
+    // issue 32: a server asking for assertions shows its header and audience
+    expect((await cp.call("PATCH", cp.org(`/tool-servers/${gh.id}`), { body: { assertion_header: "X-Svc-Identity", assertion_audience: "urn:gh" } })).status).toBe(200);
+    const asking = await get(`/tool-servers/${gh.id}`);
+    expect(asking.text).toContain("signed JWT in <code>X-Svc-Identity</code>, audience <code>urn:gh</code>");
     // One row per live replica, with its own report.
     expect(detail.text).toMatch(new RegExp(`${up.id}[^]*?reachable, 7 tool\\(s\\)`));
     expect(detail.text).toMatch(new RegExp(`${down.id}[^]*?unreachable: serves no tools[^]*?TLS handshake failed`));

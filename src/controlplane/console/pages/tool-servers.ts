@@ -103,6 +103,7 @@ export async function getToolServer(pc: PageContext): Promise<PageResult> {
   <dt>Governed as</dt><dd>${code(`tool:${s.name}.<tool>`)}</dd>
   <dt>Endpoint</dt><dd>${endpointCell(s)}</dd>
   <dt>Secrets</dt><dd>${secretsCell(s)}</dd>
+  ${s.transport === "http" ? html`<dt>Identity assertion</dt><dd>${s.assertion ? html`signed JWT in ${code(s.assertion.header)}, audience ${code(s.assertion.audience)}` : html`<span class="muted">none</span>`}</dd>` : ""}
   <dt>Tools served</dt><dd>${s.allowed_tools ? s.allowed_tools.map((t) => code(t)) : "every tool the server lists"}</dd>
   <dt>Access overrides</dt><dd>${overrides.length ? overrides.map(([t, a]) => html`${code(t)} ${badge(a, a === "write" ? "warn" : "muted")} `) : html`<span class="muted">none: read when the tool says readOnlyHint, else write</span>`}</dd>
   <dt>Assigned to</dt><dd>${(s.assigned_agents ?? []).length ? (s.assigned_agents ?? []).map((a) => html`${named(agentMap, a)} `) : html`<span class="muted">no agent: run <code>svc tool-servers assign ${s.name} --agent &lt;agent_id&gt;</code></span>`}</dd>
