@@ -13,6 +13,7 @@ import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { hashSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { type ToolServerRow, toolServerById, toolServerNames } from "../tool-servers/read.ts";
 import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
 
 export const CONSENT_PATH = "/oauth/tool-servers/consent/";
@@ -28,7 +29,7 @@ export const HANDOUT_MAX_MS = 5 * 60_000;
 /** How long one replica holds the right to refresh a grant. */
 const REFRESH_LEASE_MS = 30_000;
 
-type ServerRow = Tables["toolServers"]["$inferSelect"];
+type ServerRow = ToolServerRow;
 type GrantRow = Tables["toolServerGrants"]["$inferSelect"];
 type OauthRow = Tables["toolServerOauth"]["$inferSelect"];
 
@@ -155,8 +156,7 @@ export async function openConsent(deps: ControlPlaneDeps, token: string): Promis
 }
 
 async function serverRow(db: Db, serverId: string): Promise<ServerRow> {
-  const s = tables(db).toolServers;
-  const [row] = await db.select().from(s).where(eq(s.id, serverId));
+  const row = await toolServerById(db, serverId);
   if (!row) throw new SvcError("not_found", "the tool server of this consent was deleted");
   return row;
 }
@@ -303,16 +303,14 @@ export type GrantView = { id: string; server_id: string; server: string; user_id
 
 /** The grants of the organization (optionally one server's, one user's): who, where, until when; never a token. */
 export async function listGrants(db: Db, orgId: string, f: { serverId?: string; userId?: string } = {}): Promise<GrantView[]> {
-  const { toolServerGrants: g, toolServers: s } = tables(db);
+  const { toolServerGrants: g } = tables(db);
   const conds = [eq(g.orgId, orgId)];
   if (f.serverId) conds.push(eq(g.serverId, f.serverId));
   if (f.userId) conds.push(eq(g.userId, f.userId));
-  const rows = await db
-    .select({ g, name: s.name })
-    .from(g)
-    .innerJoin(s, eq(s.id, g.serverId))
-    .where(and(...conds))
-    .orderBy(s.name, g.createdAt);
+  const grants = await db.select().from(g).where(and(...conds)).orderBy(g.createdAt);
+  const names = await toolServerNames(db, grants.map((r) => r.serverId));
+  // By server name, then the order granted (a grant of a deleted server is gone with it).
+  const rows = grants.flatMap((r) => (names.has(r.serverId) ? [{ g: r, name: names.get(r.serverId)! }] : [])).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return rows.map(({ g: r, name }) => ({
     id: r.id,
     server_id: r.serverId,
