@@ -3,7 +3,7 @@
 import type { AdminEventDetail } from "../../contract/admin-event.ts";
 import type { Tables } from "../db/index.ts";
 
-export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
+export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext" | "rollupPending">;
 
 export type AuditRecordView = ReturnType<typeof recordView>;
 

@@ -30,6 +30,8 @@ import m0024 from "./0024_audit_call_outcome.sql" with { type: "text" };
 import m0025 from "./0025_audit_retention_runs.sql" with { type: "text" };
 import m0026 from "./0026_audit_filter_indexes.sql" with { type: "text" };
 import m0027 from "./0027_mcp_tool_catalogue.sql" with { type: "text" };
+import m0028 from "./0028_audit_rollup_pending.sql" with { type: "text" };
+import m0029 from "./0029_audit_rollups_fill.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -60,4 +62,6 @@ export const MIGRATIONS = fromJournal(journal, {
   "0025_audit_retention_runs": m0025,
   "0026_audit_filter_indexes": m0026,
   "0027_mcp_tool_catalogue": m0027,
+  "0028_audit_rollup_pending": m0028,
+  "0029_audit_rollups_fill": m0029,
 });

@@ -31,6 +31,7 @@ import m0025 from "./0025_audit_call_outcome.sql" with { type: "text" };
 import m0026 from "./0026_audit_retention_runs.sql" with { type: "text" };
 import m0027 from "./0027_audit_filter_indexes.sql" with { type: "text" };
 import m0028 from "./0028_mcp_tool_catalogue.sql" with { type: "text" };
+import m0029 from "./0029_audit_rollup_pending.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -62,4 +63,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0026_audit_retention_runs": m0026,
   "0027_audit_filter_indexes": m0027,
   "0028_mcp_tool_catalogue": m0028,
+  "0029_audit_rollup_pending": m0029,
 });
