@@ -83,7 +83,8 @@ export const auditRecords = table(
   // written is ingest time saved. A query uses one only when its WHERE implies the index's
   // (a literal, not a parameter, for `kind` and `action`): plans.test.ts checks each one.
   (t, c) => [
-    c.index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
+    // tool names in byte order (bounds.ts): a tool prefix is one range of it on both stores
+    c.index("audit_org_tool_decision_id").on(t.orgId, c.bytewise(t.toolName), t.decision, t.id),
     c.index("audit_org_id").on(t.orgId, t.id),
     c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),

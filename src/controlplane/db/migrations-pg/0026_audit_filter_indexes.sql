@@ -1,5 +1,3 @@
--- Tool names compare byte by byte, as on SQLite (BINARY): a tool prefix is then one range of the tool index under any database collation (audit/bounds.ts). Written by hand: drizzle-kit does not track collations.
-ALTER TABLE "audit_records" ALTER COLUMN "tool_name" SET DATA TYPE text COLLATE "C";--> statement-breakpoint
 -- The per-hour roll-ups (audit/rollups.ts), filled by a later migration (audit_rollups_fill) once rows stored by older replicas can be told apart.
 CREATE TABLE "audit_hourly_calls" (
 	"org_id" text NOT NULL,
