@@ -192,7 +192,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   for (const name of ["ingest", "search", "search by policy", "usage", "ingest order", "retention"]) expect(plans.get(name)?.length ?? 0).toBeGreaterThan(0);
   // the console's activity reads only the roll-ups; usage, budgets and retention keep them too
   expect(plans.get("activity")).toBeUndefined();
-  for (const name of ["ingest", "usage", "activity", "retention"]) expect(rollupPlans.get(name)?.length ?? 0).toBeGreaterThan(0);
+  // (their upserts are written by hand, rollups.ts, and not logged: an INSERT on the unique key)
+  for (const name of ["usage", "activity", "retention"]) expect(rollupPlans.get(name)?.length ?? 0).toBeGreaterThan(0);
   const rollupIndex = (name: string) => rollupPlans.get(name)!.filter((p) => !p.some((line) => /audit_hourly_(calls|usage)_key/.test(line))).length;
   for (const name of ["usage", "activity"]) expect({ name, unindexed: rollupIndex(name) }).toEqual({ name, unindexed: 0 });
 
