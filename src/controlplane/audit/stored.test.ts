@@ -7,7 +7,7 @@ import { getTableColumns } from "drizzle-orm";
 import { STORED_FIELDS, type StoredRecord, storeDigest } from "../../contract/store-chain.ts";
 import { type ExportLine, storedFromLine } from "../../contract/stored-line.ts";
 import { auditRecords } from "./tables.ts";
-import { type RowColumns, exportLine, storedFromRow } from "./stored.ts";
+import { type RowColumns, exportLine, sameJson, storedFromRow } from "./stored.ts";
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -109,4 +109,9 @@ describe("the store chain's form", () => {
     expect(exportLine(row(), null).columns).toBeUndefined();
     expect(exportLine(row({ shadowDecision: null }), null).columns).toEqual({ shadow_policy_id: "pol_2", shadow_reason: "would deny" });
   });
+});
+
+test("sameJson says what comparing the JSON texts says, without writing them for equal values or two strings", () => {
+  const values: unknown[] = [null, undefined, "", "a", "A", "\uD800", "\uDC00", 0, -0, 1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, false, [], ["a"], ["a", "b"], { a: 1 }];
+  for (const x of values) for (const y of values) expect({ x, y, same: sameJson(x, y) }).toEqual({ x, y, same: JSON.stringify(x ?? null) === JSON.stringify(y ?? null) });
 });
