@@ -20,7 +20,7 @@ import { migratePostgres, planMigration } from "../src/controlplane/db/postgres-
 import { metric, table } from "./lib/report.ts";
 import { summarize } from "./lib/stats.ts";
 
-const { values } = parseArgs({ options: { rows: { type: "string", default: "1000000" } } });
+const { values } = parseArgs({ options: { rows: { type: "string", default: "1000000" }, migration: { type: "string", default: "column" } } });
 const N = Number(values.rows);
 const server = process.env.SVC_TEST_POSTGRES_URL ?? Bun.spawnSync(["bash", "scripts/postgres-test-server.sh"]).stdout.toString().trim();
 const urlOf = (name: string) => Object.assign(new URL(server), { pathname: `/${name}` }).toString();
@@ -54,6 +54,21 @@ const MIGRATION = [
   'CREATE INDEX "audit_bench_x" ON "audit_records" USING btree ("org_id","bench_x","id");',
   'CREATE INDEX "audit_bench_kind" ON "audit_records" USING btree ("org_id","kind","id");',
 ];
+// `--migration collation` (issue 30): tool names in byte order for the tool index, as the first
+// build of the filter-index migration did it (the column's collation changed, its indexes
+// rebuilt under an exclusive lock) against audit_tool_bytewise (an index on
+// (tool_name COLLATE "C") built CONCURRENTLY), both through svc's migrator.
+const COLLATION_BEFORE = ['ALTER TABLE "audit_records" ALTER COLUMN "tool_name" SET DATA TYPE text COLLATE "C";'];
+const COLLATION_AFTER = MIGRATIONS.find((m) => m.tag.endsWith("_audit_tool_bytewise"))!.sql.split("--> statement-breakpoint");
+// Both from the store as 0.1.30 left it: the tool index on the column, under the database's collation.
+const TOOL_INDEX_AS_BEFORE = ['DROP INDEX "audit_org_tool_decision_id"', 'CREATE INDEX "audit_org_tool_decision_id" ON "audit_records" USING btree ("org_id","tool_name","decision","id")'];
+const COMPARED: Record<string, { statements: readonly string[]; svc: boolean; target: boolean; setup?: readonly string[] }> =
+  values.migration === "collation"
+    ? {
+        "column collation (first build)": { statements: COLLATION_BEFORE, svc: true, target: false, setup: TOOL_INDEX_AS_BEFORE },
+        "expression index (audit_tool_bytewise)": { statements: COLLATION_AFTER, svc: true, target: true, setup: TOOL_INDEX_AS_BEFORE },
+      }
+    : { "one transaction": { statements: MIGRATION, svc: false, target: false }, "svc 0.2.0": { statements: MIGRATION, svc: true, target: true } };
 
 /** Writes 100-record batches back to back until `stop`; returns each batch's milliseconds. */
 async function writer(url: string, stop: { done: boolean }): Promise<number[]> {
@@ -71,25 +86,31 @@ async function writer(url: string, stop: { done: boolean }): Promise<number[]> {
   return times;
 }
 
-async function run(kind: "one transaction" | "svc 0.2.0"): Promise<{ stallMs: number; p99Ms: number; migrationMs: number; batches: number }> {
+async function run(kind: string): Promise<{ stallMs: number; p99Ms: number; migrationMs: number; batches: number }> {
+  const { statements, svc, setup } = COMPARED[kind]!;
   const db = await template();
   const url = urlOf(db);
+  if (setup) {
+    const prep = new SQL({ url, max: 1 });
+    for (const s of setup) await prep.unsafe(s);
+    await prep.close();
+  }
   const stop = { done: false };
   const writing = writer(url, stop);
   await Bun.sleep(1000); // the writer's baseline
   const t0 = performance.now();
   const sql = new SQL({ url, max: 1 });
-  if (kind === "one transaction") {
+  if (!svc) {
     await sql.begin(async (tx) => {
-      for (const s of MIGRATION) await tx.unsafe(s);
+      for (const s of statements) await tx.unsafe(s);
     });
   } else {
     const conn = await sql.reserve();
     const when = Date.now() + 365 * 24 * 3600_000;
     // this release's migrations (all applied already) and the bench's, applied as svc applies a new one
-    const plan = planMigration(MIGRATION);
-    if (plan.filter((p) => p.kind === "index").length !== 2) throw new Error("the plan should build both indexes concurrently");
-    await migratePostgres(conn, [...embeddedMigrations(MIGRATIONS), { tag: "9999_bench", folderMillis: when, hash: "bench", sql: MIGRATION, bps: true }]);
+    const plan = planMigration(statements);
+    if (statements === MIGRATION && plan.filter((p) => p.kind === "index").length !== 2) throw new Error("the plan should build both indexes concurrently");
+    await migratePostgres(conn, [...embeddedMigrations(MIGRATIONS), { tag: "9999_bench", folderMillis: when, hash: "bench", sql: [...statements], bps: true }]);
     void conn.release();
   }
   const migrationMs = performance.now() - t0;
@@ -104,10 +125,11 @@ async function run(kind: "one transaction" | "svc 0.2.0"): Promise<{ stallMs: nu
   return { stallMs: s.max, p99Ms: s.p99, migrationMs, batches: s.n };
 }
 
-const results = { "one transaction": await run("one transaction"), "svc 0.2.0": await run("svc 0.2.0") };
+const results: Record<string, Awaited<ReturnType<typeof run>>> = {};
+for (const kind of Object.keys(COMPARED)) results[kind] = await run(kind);
 const perMillion = (ms: number) => (ms * 1_000_000) / N;
 const metrics = Object.entries(results).flatMap(([kind, r]) => [
-  metric("migration-stall", `${kind}: longest write batch`, "ms", [r.stallMs], kind === "svc 0.2.0" ? { op: "<=", value: 1000 * (N / 1_000_000) } : undefined, `${N.toLocaleString("en-US")} rows; ${fmtPer(perMillion(r.stallMs))} per 1M`),
+  metric("migration-stall", `${kind}: longest write batch`, "ms", [r.stallMs], COMPARED[kind]!.target ? { op: "<=", value: 1000 * (N / 1_000_000) } : undefined, `${N.toLocaleString("en-US")} rows; ${fmtPer(perMillion(r.stallMs))} per 1M`),
   metric("migration-stall", `${kind}: p99 write batch`, "ms", [r.p99Ms]),
   metric("migration-stall", `${kind}: migration time`, "ms", [r.migrationMs], undefined, `${r.batches} batches written meanwhile`),
 ]);
@@ -116,6 +138,6 @@ function fmtPer(ms: number): string {
 }
 console.log(table(metrics));
 mkdirSync(join(import.meta.dir, "results"), { recursive: true });
-const file = join(import.meta.dir, "results", `migration-stall-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+const file = join(import.meta.dir, "results", `migration-stall-${values.migration}-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
 writeFileSync(file, JSON.stringify({ rows: N, machine: { cores: navigator.hardwareConcurrency }, results, metrics }, null, 2));
 console.log(`wrote ${file}`);

@@ -15,6 +15,7 @@ import type { ControlPlaneDeps } from "./deps.ts";
 import { disableUnusableKeys } from "./audit-keys/service.ts";
 import { keyFingerprint } from "../contract/audit-chain.ts";
 import { startAdoption } from "./audit/adoption.ts";
+import { startRollupFold } from "./audit/rollup-fold.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
 import { ensureSigningKey } from "./audit-chain/signing-key.ts";
 import { startRetentionScheduler } from "./audit/retention-runs.ts";
@@ -95,10 +96,11 @@ const serve = command({
     const stopRetention = startRetentionScheduler(deps);
     const stopRefusals = startRefusalFlush(deps);
     const stopAdoption = startAdoption(deps);
+    const stopRollupFold = startRollupFold(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), replica.stop()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), stopRollupFold(), replica.stop()])
           .then(async () => store.close())
           .finally(done);
       };

@@ -298,6 +298,15 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     expect(ledger.widened).toEqual([]);
     expect(ledger.ids.length).toBeGreaterThan(40);
     await expectAllStoredOnce(call, s.installationId, ledger);
+    // The old replica stored its records outside the per-hour roll-ups (it does not know them):
+    // they were marked pending and the new replicas folded them in, so the console's activity
+    // counts every decision once (audit/rollup-fold.ts; budgets and usage count them at once).
+    let counted: unknown = null;
+    await waitFor(async () => {
+      counted = (await must(call("GET", "/audit-activity?since=24h"), "activity")).top_tools.find((t: { tool: string }) => t.tool === "crm.credit")?.calls;
+      return counted === ledger.ids.length;
+    }, "every decision in the roll-ups", 90_000).catch(() => expect({ counted }).toEqual({ counted: ledger.ids.length }));
+    expect(a.logs() + b.logs()).toContain("audit records of an older control-plane replica counted in the roll-ups");
     const clean = await verify(front.url, token);
     expect(clean.text).not.toContain("tampered");
     expect(clean.code).toBe(0);

@@ -48,11 +48,18 @@ test("a tool prefix finds every tool that starts with it and no other, on either
   expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: many.map((tool_name) => auditRecord(inst, { tool_name, action: `tool:${tool_name}` })) } })).json.inserted).toBe(40);
   expect(await found("x.")).toEqual(many);
   expect(await found("x.t1")).toEqual(many.slice(10, 20));
-  // PostgreSQL: the range is one of code points only in the C collation, whatever the database's
-  // (this test server's is C.UTF-8, where the answers above would come out the same without it)
+  // PostgreSQL: the range is one of code points only in the C collation, whatever the column's
+  // (this test server's databases are C.UTF-8, where the answers above come out the same without
+  // it): under an ICU collation, where "mail-x" sorts between "mail.…" names and case is ignored
+  // first, the tool index's (tool_name COLLATE "C") gives the same answers.
   if (cp.store.dialect === "postgres") {
-    const rows = await rawStatements(cp.deps.db).rows("SELECT collation_name FROM information_schema.columns WHERE table_name = 'audit_records' AND column_name = 'tool_name'", []);
-    expect(rows).toEqual([["C"]]);
+    await rawStatements(cp.deps.db).rows('ALTER TABLE "audit_records" ALTER COLUMN "tool_name" SET DATA TYPE text COLLATE "en-x-icu"', []);
+    expect(await found("mail.")).toEqual(["mail./", "mail.send", "mail.ü", "mail.\u{10FFFF}x"].sort());
+    expect(await found("mail*")).toEqual(["mail", "mail-x", "mail./", "mail.send", "mail.ü", "mail.\u{10FFFF}x", "mailbox"].sort());
+    expect(await found("MAIL")).toEqual(["MAIL.upper"]);
+    expect(await found("x.t1")).toEqual(many.slice(10, 20));
+    const definition = await rawStatements(cp.deps.db).rows("SELECT indexdef FROM pg_indexes WHERE indexname = 'audit_org_tool_decision_id'", []);
+    expect(String(definition[0]?.[0])).toContain('tool_name COLLATE "C"');
   }
 });
 

@@ -8,8 +8,8 @@
 //
 // Tool prefixes: the tool names that start with a prefix are exactly those in
 // [prefix, successor(prefix)) in code-point order, which is byte order of UTF-8: SQLite's BINARY
-// collation and, on PostgreSQL, tool_name's "C" collation (set by the migration that added these
-// bounds). LIKE, under either store's collation, cannot be read as a range from a prepared
+// collation and, on PostgreSQL, the tool index's `(tool_name COLLATE "C")`, which the queries
+// name as the index does (query.ts bytewiseTool). LIKE, under either store's collation, cannot be read as a range from a prepared
 // statement's parameter; the range can. The LIKE stays beside it for globs (`crm.*.read`).
 import { idFloor } from "../../contract/ids.ts";
 

@@ -9,7 +9,7 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
 import { SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
-import { type Db, type Tables, tables } from "../db/index.ts";
+import { type Db, type Tables, rawStatements, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";
 import { emailsOfUsers, findUserByEmail } from "../directory/service.ts";
 import { idBounds, literalPrefix, prefixSuccessor } from "./bounds.ts";
@@ -158,10 +158,11 @@ export async function filterConditions(db: Db, orgId: string, f: Omit<AuditFilte
     // With a user, an installation or a digest, their (org, …, id) index is the narrower one: the
     // tool is then only checked (a term on the tool index would draw the planner to it).
     if (!readsOwnIndex(f)) {
-      if (names) conds.push(inArray(a.toolName, names));
+      const tool = bytewiseTool(db);
+      if (names) conds.push(inArray(tool, names));
       else {
-        if (prefix !== "") conds.push(gte(a.toolName, prefix));
-        if (above !== null) conds.push(lt(a.toolName, above));
+        if (prefix !== "") conds.push(gte(tool, prefix));
+        if (above !== null) conds.push(lt(tool, above));
       }
     }
     conds.push(sql`${a.toolName} LIKE ${toolPattern(f.tool)} ESCAPE '\\'`);
@@ -238,19 +239,30 @@ function readsOwnIndex(f: Pick<AuditFilters, "user" | "installation" | "args_dig
  */
 async function toolNames(db: Db, orgId: string, prefix: string, above: string | null): Promise<string[] | null> {
   const a = tables(db).auditRecords;
+  const tool = bytewiseTool(db);
   const names: string[] = [];
-  for (let next: SQL = gte(a.toolName, prefix); names.length <= MAX_TOOL_NAMES; ) {
+  for (let next: SQL = gte(tool, prefix); names.length <= MAX_TOOL_NAMES; ) {
     const [row] = await db
-      .select({ name: a.toolName })
+      .select({ name: sql<string | null>`${tool}` })
       .from(a)
-      .where(and(eq(a.orgId, orgId), next, ...(above !== null ? [lt(a.toolName, above)] : [])))
-      .orderBy(a.toolName)
+      .where(and(eq(a.orgId, orgId), next, ...(above !== null ? [lt(tool, above)] : [])))
+      .orderBy(tool)
       .limit(1);
     if (!row?.name) return names;
     names.push(row.name);
-    next = sql`${a.toolName} > ${row.name}`;
+    next = sql`${tool} > ${row.name}`;
   }
   return null;
+}
+
+/**
+ * tool_name in byte order, as the tool index holds it (tables.ts, bounds.ts): on PostgreSQL the
+ * index's own expression, `(tool_name COLLATE "C")` (a range, an order or an equality on the bare
+ * column, under the database's collation, would not read it); on SQLite the column (BINARY).
+ */
+function bytewiseTool(db: Db): SQL {
+  const a = tables(db).auditRecords;
+  return rawStatements(db).dialect === "postgres" ? sql`(${a.toolName} COLLATE "C")` : sql`${a.toolName}`;
 }
 
 /** An action filter: the name, or a prefix ending in *; 422 naming what is wrong. */

@@ -27,6 +27,9 @@ import { recordView, viewColumns } from "./query.ts";
 import { applyToRollups } from "./rollups.ts";
 
 export const RETENTION_BATCH = 1000;
+
+/** The rows the roll-ups hold: a pending one (an older replica's, not folded yet) was never added (rollup-fold.ts). */
+const counted = <R extends { rollupPending: boolean | null }>(rows: R[]): R[] => rows.filter((r) => r.rollupPending !== true);
 const DAY_MS = 86_400_000;
 
 export type RetentionReport = { organization_id: string; retention_days: number | null; cutoff: string | null; deleted: number; chains_cut: number; checkpoint: number | null };
@@ -68,7 +71,7 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
       const prev = hashes.find((h) => h === next?.prev) ?? hashes[0]!;
       const ids = rows.map((r) => r.id);
       await recordStoreGaps(tx, orgId, rows, deps.now());
-      await applyToRollups(tx, rows, -1);
+      await applyToRollups(tx, counted(rows), -1);
       await tx.delete(a).where(and(eq(a.orgId, orgId), inArray(a.id, ids)));
       await raiseFloor(tx, orgId, chainId, { seq: top + 1, prev }, deps.now());
       // a batch that reached the first record kept, or the chain's top, is the chain's last
@@ -135,7 +138,7 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
       const rows = await tx.select().from(t).where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff))).limit(batch);
       if (rows.length === 0) return 0;
       await recordStoreGaps(tx, orgId, rows, deps.now());
-      await applyToRollups(tx, rows, -1);
+      await applyToRollups(tx, counted(rows), -1);
       await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, rows.map((r) => r.id))));
       return rows.length;
     });

@@ -4,9 +4,9 @@
 // that stores them (a duplicate is not new: never counted twice; a late record counts in its own
 // hour), and retention takes the deleted records' counts away in the transaction that deletes
 // them. The migration that made the tables filled them from the records already stored.
-import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
-import { tables } from "../db/index.ts";
+import { rawStatements, tables } from "../db/index.ts";
 
 export const HOUR = 3_600_000;
 
@@ -33,28 +33,39 @@ type UsageRow = { orgId: string; hour: number; userId: string; model: string; ag
 
 export const hourOf = (ts: number): number => Math.floor(ts / HOUR) * HOUR;
 
-/** What a set of records adds to the roll-ups (`sign` -1: what deleting them takes away). Pure. */
+/** What a set of records adds to the roll-ups (`sign` -1: what deleting them takes away), one row per key. Pure. */
 export function rollupDeltas(rows: readonly RollupSource[], sign: 1 | -1 = 1): { calls: CallsRow[]; usage: UsageRow[] } {
   const calls = new Map<string, CallsRow>();
   const usage = new Map<string, UsageRow>();
+  // Keys joined with a character no id, name or model holds (a JSON text per record cost more
+  // than the rest of the roll-ups' work, issue 30), and not built at all for a decision like the
+  // one before it (a shipper's batch is one proxy's run of calls: mostly the same user and tool).
+  let last = null as CallsRow | null;
   for (const r of rows) {
     const hour = hourOf(r.ts);
     if ((r.kind === "tool" || r.kind === "model") && r.task === null) {
-      const row: CallsRow = { orgId: r.orgId, hour, kind: r.kind, decision: r.decision, toolName: r.toolName ?? "", userId: r.userId ?? "", calls: 0 };
-      const key = JSON.stringify([row.orgId, hour, row.kind, row.decision, row.toolName, row.userId]);
-      const held = calls.get(key) ?? row;
+      const toolName = r.toolName ?? "";
+      const userId = r.userId ?? "";
+      let held: CallsRow | null | undefined = last;
+      if (!held || held.hour !== hour || held.kind !== r.kind || held.decision !== r.decision || held.toolName !== toolName || held.userId !== userId || held.orgId !== r.orgId) {
+        const key = `${r.orgId}\u0000${hour}\u0000${r.kind}\u0000${r.decision}\u0000${toolName}\u0000${userId}`;
+        held = calls.get(key);
+        if (!held) calls.set(key, (held = { orgId: r.orgId, hour, kind: r.kind, decision: r.decision, toolName, userId, calls: 0 }));
+        last = held;
+      }
       held.calls += sign;
-      calls.set(key, held);
     }
     if (r.kind === "outcome" && r.action === "model:invoke") {
-      const row: UsageRow = { orgId: r.orgId, hour, userId: r.userId ?? "", model: r.model ?? "", agentId: r.agentId, replicaId: r.replicaId ?? "", calls: 0, promptTokens: 0, completionTokens: 0, cost: 0 };
-      const key = JSON.stringify([row.orgId, hour, row.userId, row.model, row.agentId, row.replicaId]);
-      const held = usage.get(key) ?? row;
+      const userId = r.userId ?? "";
+      const model = r.model ?? "";
+      const replicaId = r.replicaId ?? "";
+      const key = `${r.orgId}\u0000${hour}\u0000${userId}\u0000${model}\u0000${r.agentId}\u0000${replicaId}`;
+      let held = usage.get(key);
+      if (!held) usage.set(key, (held = { orgId: r.orgId, hour, userId, model, agentId: r.agentId, replicaId, calls: 0, promptTokens: 0, completionTokens: 0, cost: 0 }));
       held.calls += sign;
       held.promptTokens += sign * (r.promptTokens ?? 0);
       held.completionTokens += sign * (r.completionTokens ?? 0);
       held.cost += sign * (r.cost ?? 0);
-      usage.set(key, held);
     }
   }
   return { calls: [...calls.values()], usage: [...usage.values()] };
@@ -62,6 +73,35 @@ export function rollupDeltas(rows: readonly RollupSource[], sign: 1 | -1 = 1): {
 
 /** Rows per statement: well under either store's limit of bound parameters. */
 const CHUNK = 500;
+
+/** A roll-up table as the hand-written upsert sees it: its key columns, then the sums added. */
+type UpsertShape<R> = { table: string; keys: readonly (keyof R & string)[]; sums: readonly (keyof R & string)[]; column: (field: string) => string };
+const snake = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const CALLS: UpsertShape<CallsRow> = { table: "audit_hourly_calls", keys: ["orgId", "hour", "kind", "decision", "toolName", "userId"], sums: ["calls"], column: snake };
+const USAGE: UpsertShape<UsageRow> = { table: "audit_hourly_usage", keys: ["orgId", "hour", "userId", "model", "agentId", "replicaId"], sums: ["calls", "promptTokens", "completionTokens", "cost"], column: snake };
+const upsertTexts = new Map<string, string>();
+
+/**
+ * `INSERT … VALUES … ON CONFLICT (key) DO UPDATE SET sum = sum + excluded.sum`, written by hand
+ * once per dialect, table and row count (prepared once by the driver, as ingest's own insert:
+ * ingest.ts): drizzle's builder cost more per batch than the upsert itself.
+ */
+async function upsert<R extends Record<string, unknown>>(tx: Db, shape: UpsertShape<R>, rows: readonly R[]): Promise<void> {
+  const raw = rawStatements(tx);
+  const fields = [...shape.keys, ...shape.sums];
+  const textKey = `${raw.dialect}:${shape.table}:${rows.length}`;
+  let text = upsertTexts.get(textKey);
+  if (!text) {
+    let n = 0;
+    const row = () => `(${fields.map(() => (raw.dialect === "postgres" ? `$${++n}` : "?")).join(",")})`;
+    const q = (f: string) => `"${shape.column(f)}"`;
+    text = `INSERT INTO "${shape.table}" (${fields.map(q).join(",")}) VALUES ${rows.map(row).join(",")} ON CONFLICT (${shape.keys.map(q).join(",")}) DO UPDATE SET ${shape.sums.map((f) => `${q(f)} = "${shape.table}".${q(f)} + excluded.${q(f)}`).join(", ")}`;
+    upsertTexts.set(textKey, text);
+  }
+  const params: unknown[] = [];
+  for (const r of rows) for (const f of fields) params.push(r[f]);
+  await raw.rows(text, params);
+}
 
 /**
  * Adds the records' counts (`sign` -1: takes them away) inside the caller's transaction, which
@@ -71,26 +111,8 @@ export async function applyToRollups(tx: Db, rows: readonly RollupSource[], sign
   if (rows.length === 0) return;
   const { auditHourlyCalls: hc, auditHourlyUsage: hu } = tables(tx);
   const deltas = rollupDeltas(rows, sign);
-  for (let k = 0; k < deltas.calls.length; k += CHUNK) {
-    await tx
-      .insert(hc)
-      .values(deltas.calls.slice(k, k + CHUNK))
-      .onConflictDoUpdate({ target: [hc.orgId, hc.hour, hc.kind, hc.decision, hc.toolName, hc.userId], set: { calls: sql`${hc.calls} + excluded.calls` } });
-  }
-  for (let k = 0; k < deltas.usage.length; k += CHUNK) {
-    await tx
-      .insert(hu)
-      .values(deltas.usage.slice(k, k + CHUNK))
-      .onConflictDoUpdate({
-        target: [hu.orgId, hu.hour, hu.userId, hu.model, hu.agentId, hu.replicaId],
-        set: {
-          calls: sql`${hu.calls} + excluded.calls`,
-          promptTokens: sql`${hu.promptTokens} + excluded.prompt_tokens`,
-          completionTokens: sql`${hu.completionTokens} + excluded.completion_tokens`,
-          cost: sql`${hu.cost} + excluded.cost`,
-        },
-      });
-  }
+  for (let k = 0; k < deltas.calls.length; k += CHUNK) await upsert(tx, CALLS, deltas.calls.slice(k, k + CHUNK));
+  for (let k = 0; k < deltas.usage.length; k += CHUNK) await upsert(tx, USAGE, deltas.usage.slice(k, k + CHUNK));
   if (sign > 0) return;
   const byOrg = new Map<string, Set<number>>();
   for (const r of [...deltas.calls, ...deltas.usage]) byOrg.set(r.orgId, (byOrg.get(r.orgId) ?? new Set()).add(r.hour));

@@ -49,5 +49,8 @@ export function recordRow(r: AuditRecord, receivedAt: number) {
     storeChain: null as string | null,
     storeSeq: null as number | null,
     storePrev: null as string | null,
+    // Counted in the roll-ups by the transaction that stores it (named, so PostgreSQL's
+    // default for older replicas' rows, true, never applies: tables.ts).
+    rollupPending: false,
   };
 }

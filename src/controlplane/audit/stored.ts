@@ -7,14 +7,15 @@ import type { Tables } from "../db/index.ts";
 import { type AuditRecordView, recordView } from "./view.ts";
 
 /** A row's columns as written (the store link excluded: the link is what covers the rest). */
-export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev"> & { storeChain?: string | null; storeSeq?: number | null; storePrev?: string | null };
+export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev" | "rollupPending"> & { storeChain?: string | null; storeSeq?: number | null; storePrev?: string | null };
 
 /** SHA-256 hex of stored ciphertext bytes; null when there are none. */
 export function bytesDigest(bytes: Uint8Array | null | undefined): string | null {
   return bytes && bytes.length > 0 ? Bun.SHA256.hash(bytes, "hex") : null;
 }
 
-export function storedFromRow(r: RowColumns): StoredRecord {
+/** `ciphertextSha256`: the ciphertext's digest when the caller has it already (one SHA-256 of the bytes per row). */
+export function storedFromRow(r: RowColumns, ciphertextSha256: string | null = bytesDigest(r.ciphertext)): StoredRecord {
   return {
     id: r.id,
     organization_id: r.orgId,
@@ -48,7 +49,7 @@ export function storedFromRow(r: RowColumns): StoredRecord {
     args_digest: r.argsDigest,
     digest_key_id: r.digestKeyId,
     recipient_key_ids: r.recipientKeyIds,
-    ciphertext_sha256: bytesDigest(r.ciphertext),
+    ciphertext_sha256: ciphertextSha256,
     prompt_tokens: r.promptTokens,
     completion_tokens: r.completionTokens,
     cost: r.cost,
@@ -68,11 +69,23 @@ export type AuditExportLine = AuditRecordView & { ciphertext_sha256: string | nu
 export function exportLine(row: RowColumns & { storeChain: string | null; storeSeq: number | null; storePrev: string | null }, email: string | null): AuditExportLine {
   const { ciphertext, ...columns } = row;
   const line: AuditExportLine = { ...recordView(columns, email), ciphertext_sha256: bytesDigest(ciphertext) };
-  const stored = storedFromRow(row);
+  const stored = storedFromRow(row, line.ciphertext_sha256);
   const shown = storedFromLine(line as unknown as ExportLine);
   let lost: Partial<StoredRecord> | null = null;
   for (const f of STORED_FIELDS) {
-    if (JSON.stringify(stored[f] ?? null) !== JSON.stringify(shown[f] ?? null)) (lost ??= {} as Record<string, unknown>)[f] = stored[f];
+    if (!sameJson(stored[f], shown[f])) (lost ??= {} as Record<string, unknown>)[f] = stored[f];
   }
   return lost ? { ...line, columns: lost } : line;
+}
+
+/**
+ * Whether two values have one JSON text (undefined as null), without writing it for the usual
+ * case: the same value, or two different strings (a JSON text per field of every row was most
+ * of an export's time, issue 30). Anything else (NaN beside null, -0 beside 0, lists) is
+ * compared as JSON text. Pure.
+ */
+export function sameJson(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (typeof x === "string" && typeof y === "string") return false;
+  return JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
 }

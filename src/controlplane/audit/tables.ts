@@ -70,13 +70,23 @@ export const auditRecords = table(
     storeChain: c.text("store_chain"),
     storeSeq: c.integer("store_seq"),
     storePrev: c.text("store_prev"),
+    /**
+     * Whether the row is still outside the per-hour roll-ups (rollup-fold.ts): false for a row
+     * this release stores (ingest counts it in the same transaction); true for one a replica of
+     * an older release stored during a rolling upgrade on PostgreSQL (the column's default there,
+     * set by hand in its migration, which an older release's INSERT does not name), until the
+     * fold counts it; null for rows stored before the column existed (the roll-ups' fill
+     * counted them). Budgets and usage add the pending rows to the roll-ups (usage.ts).
+     */
+    rollupPending: c.bool("rollup_pending"),
   }),
   // Partial indexes (WHERE …) hold only the rows their queries can find: many records have no
   // policy, most no shadow policy, and most are no model call's outcome; an index entry not
   // written is ingest time saved. A query uses one only when its WHERE implies the index's
   // (a literal, not a parameter, for `kind` and `action`): plans.test.ts checks each one.
   (t, c) => [
-    c.index("audit_org_tool_decision_id").on(t.orgId, t.toolName, t.decision, t.id),
+    // tool names in byte order (bounds.ts): a tool prefix is one range of it on both stores
+    c.index("audit_org_tool_decision_id").on(t.orgId, c.bytewise(t.toolName), t.decision, t.id),
     c.index("audit_org_id").on(t.orgId, t.id),
     c.index("audit_org_user_id").on(t.orgId, t.userId, t.id),
     c.index("audit_org_installation_id").on(t.orgId, t.installationId, t.id),
@@ -110,6 +120,8 @@ export const auditRecords = table(
     c.index("audit_org_task_id").on(t.orgId, t.id).where(isNotNull(t.task)),
     c.index("audit_org_task_decision_id").on(t.orgId, t.decision, t.id).where(isNotNull(t.task)),
     c.index("audit_org_shadow_id").on(t.orgId, t.id).where(isNotNull(t.shadowDecision)),
+    // rows outside the roll-ups (an older replica's, rollup-fold.ts): usually none
+    c.index("audit_org_rollup_pending_ts").on(t.orgId, t.ts).where(sql`${t.rollupPending}`),
   ],
 );
 

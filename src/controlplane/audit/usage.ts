@@ -47,6 +47,10 @@ async function sums(db: Db, orgId: string, g: Grouping, who: Who, since: number,
   if (last !== null && last <= first) parts.push(...(await recordSums(db, orgId, g, who, since, until)));
   else {
     if (since < first) parts.push(...(await recordSums(db, orgId, g, who, since, first)));
+    // The whole hours' records an older replica stored and the fold has not counted yet
+    // (rollup-fold.ts), read BEFORE the roll-ups: a fold committing in between then counts a
+    // row twice (a budget narrower for a moment), never not at all (wider).
+    parts.push(...(await recordSums(db, orgId, g, who, first, last, true)));
     parts.push(...(await rollupSums(db, orgId, g, who, first, last)));
     if (last !== null && last < until!) parts.push(...(await recordSums(db, orgId, g, who, last, until)));
   }
@@ -59,11 +63,14 @@ async function sums(db: Db, orgId: string, g: Grouping, who: Who, since: number,
   return [...merged.values()];
 }
 
-async function recordSums(db: Db, orgId: string, g: Grouping, who: Who, since: number, until: number | null): Promise<Sum[]> {
+/** Sums of the model calls' outcome records in [since, until); `pending`: only those outside the roll-ups. */
+async function recordSums(db: Db, orgId: string, g: Grouping, who: Who, since: number, until: number | null, pending = false): Promise<Sum[]> {
   const a = tables(db).auditRecords;
   // kind and action as literals, not parameters: only then may SQLite and PostgreSQL use the
-  // partial index audit_org_model_outcome_ts, whose WHERE these terms must imply (tables.ts).
+  // partial index audit_org_model_outcome_ts, whose WHERE these terms must imply (tables.ts);
+  // `rollup_pending` as the bare column likewise, for audit_org_rollup_pending_ts.
   const conds: SQL[] = [eq(a.orgId, orgId), sql`${a.kind} = 'outcome'`, sql`${a.action} = 'model:invoke'`, gte(a.ts, since)];
+  if (pending) conds.push(sql`${a.rollupPending}`);
   if (until !== null) conds.push(lt(a.ts, until));
   if (who) conds.push("agentId" in who ? eq(a.agentId, who.agentId) : inArray(a.userId, who.userIds));
   const key = g.key ? a[g.key] : sql<null>`null`;

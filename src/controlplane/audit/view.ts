@@ -4,7 +4,7 @@ import type { AdminEventDetail } from "../../contract/admin-event.ts";
 import type { Tables } from "../db/index.ts";
 import type { UpstreamIdentity } from "../../contract/audit.ts";
 
-export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext">;
+export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext" | "rollupPending">;
 
 export type AuditRecordView = ReturnType<typeof recordView>;
 

@@ -45,6 +45,12 @@ const pgKit = {
   index: pg.index,
   uniqueIndex: pg.uniqueIndex,
   primaryKey: pg.primaryKey,
+  /**
+   * A text column in byte order, for an index whose ranges are byte ranges (audit/bounds.ts):
+   * PostgreSQL's `("col" COLLATE "C")` (queries write the same expression: audit/query.ts
+   * bytewise); SQLite's column as it is (BINARY already).
+   */
+  bytewise: (column: pg.PgColumn): SQL => sql`(${sql.identifier(column.name)} COLLATE "C")`,
 };
 
 /** PostgreSQL table → its SQLite twin, for `references()` made in the SQLite run. */
@@ -79,6 +85,7 @@ const sqliteKit = {
   index: lite.index,
   uniqueIndex: lite.uniqueIndex,
   primaryKey: lite.primaryKey,
+  bytewise: (column: lite.SQLiteColumn) => column,
 } as unknown as Kit;
 
 let drizzleKitSqlite = false;

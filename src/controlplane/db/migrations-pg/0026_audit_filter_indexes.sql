@@ -1,5 +1,4 @@
--- Tool names compare byte by byte, as on SQLite (BINARY): a tool prefix is then one range of the tool index under any database collation (audit/bounds.ts). Written by hand: drizzle-kit does not track collations.
-ALTER TABLE "audit_records" ALTER COLUMN "tool_name" SET DATA TYPE text COLLATE "C";--> statement-breakpoint
+-- The per-hour roll-ups (audit/rollups.ts), filled by a later migration (audit_rollups_fill) once rows stored by older replicas can be told apart.
 CREATE TABLE "audit_hourly_calls" (
 	"org_id" text NOT NULL,
 	"hour" bigint NOT NULL,
@@ -29,13 +28,4 @@ CREATE INDEX "audit_org_kind_id" ON "audit_records" USING btree ("org_id","kind"
 CREATE INDEX "audit_org_decision_id" ON "audit_records" USING btree ("org_id","decision","id");--> statement-breakpoint
 CREATE INDEX "audit_org_task_id" ON "audit_records" USING btree ("org_id","id") WHERE "audit_records"."task" is not null;--> statement-breakpoint
 CREATE INDEX "audit_org_task_decision_id" ON "audit_records" USING btree ("org_id","decision","id") WHERE "audit_records"."task" is not null;--> statement-breakpoint
-CREATE INDEX "audit_org_shadow_id" ON "audit_records" USING btree ("org_id","id") WHERE "audit_records"."shadow_decision" is not null;--> statement-breakpoint
--- The roll-ups of the records already stored (audit/rollups.ts); from here on ingest and retention keep them. Written by hand.
-INSERT INTO "audit_hourly_calls" ("org_id", "hour", "kind", "decision", "tool_name", "user_id", "calls")
-SELECT "org_id", ("ts" / 3600000) * 3600000, "kind", "decision", coalesce("tool_name", ''), coalesce("user_id", ''), count(*)
-FROM "audit_records" WHERE "kind" IN ('tool', 'model') AND "task" IS NULL
-GROUP BY 1, 2, 3, 4, 5, 6;--> statement-breakpoint
-INSERT INTO "audit_hourly_usage" ("org_id", "hour", "user_id", "model", "agent_id", "replica_id", "calls", "prompt_tokens", "completion_tokens", "cost")
-SELECT "org_id", ("ts" / 3600000) * 3600000, coalesce("user_id", ''), coalesce("model", ''), "agent_id", coalesce("replica_id", ''), count(*), coalesce(sum("prompt_tokens"), 0), coalesce(sum("completion_tokens"), 0), coalesce(sum("cost"), 0)
-FROM "audit_records" WHERE "kind" = 'outcome' AND "action" = 'model:invoke'
-GROUP BY 1, 2, 3, 4, 5, 6;
+CREATE INDEX "audit_org_shadow_id" ON "audit_records" USING btree ("org_id","id") WHERE "audit_records"."shadow_decision" is not null;

@@ -32,6 +32,9 @@ import m0026 from "./0026_audit_filter_indexes.sql" with { type: "text" };
 import m0027 from "./0027_mcp_tool_catalogue.sql" with { type: "text" };
 import m0028 from "./0028_tool_server_oauth.sql" with { type: "text" };
 import m0029 from "./0029_identity_assertions.sql" with { type: "text" };
+import m0030 from "./0030_audit_rollup_pending.sql" with { type: "text" };
+import m0031 from "./0031_audit_rollups_fill.sql" with { type: "text" };
+import m0032 from "./0032_audit_tool_bytewise.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -64,4 +67,7 @@ export const MIGRATIONS = fromJournal(journal, {
   "0027_mcp_tool_catalogue": m0027,
   "0028_tool_server_oauth": m0028,
   "0029_identity_assertions": m0029,
+  "0030_audit_rollup_pending": m0030,
+  "0031_audit_rollups_fill": m0031,
+  "0032_audit_tool_bytewise": m0032,
 });

@@ -1,0 +1,4 @@
+-- Rows an older replica stores during a rolling upgrade (its INSERT does not name the column) are pending: outside the roll-ups until the fold counts them (audit/rollup-fold.ts). Rows already stored stay null (counted by the next migration's fill); this release names the column (false). The default is set by hand: drizzle-kit's ADD COLUMN … DEFAULT would mark every stored row pending.
+ALTER TABLE "audit_records" ADD COLUMN "rollup_pending" boolean;--> statement-breakpoint
+ALTER TABLE "audit_records" ALTER COLUMN "rollup_pending" SET DEFAULT true;--> statement-breakpoint
+CREATE INDEX "audit_org_rollup_pending_ts" ON "audit_records" USING btree ("org_id","ts") WHERE "audit_records"."rollup_pending";
