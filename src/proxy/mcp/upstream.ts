@@ -23,6 +23,7 @@ import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressN
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
+import { withOutgoingTrace, withTraceHeaders } from "./call-trace.ts";
 
 /** Largest tool result passed back to the front end (the JSON of the MCP result). */
 export const MCP_RESULT_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -47,6 +48,8 @@ export type CallContext = {
   onProgress?: (p: Progress) => void;
   /** Hands an elicitation of the server to the calling user's own MCP session; absent: the user's client takes none. */
   elicit?: (params: ElicitRequest["params"], signal: AbortSignal) => Promise<ElicitResult>;
+  /** W3C trace context (`traceparent`, `tracestate`) passed on in `_meta` and as HTTP headers (call-trace.ts). */
+  trace?: Record<string, string>;
 };
 
 /**
@@ -117,7 +120,8 @@ export class Upstream {
       // Bun's fetch takes the CA bundle as `tls.ca`; the SDK takes a fetch of our own. With a
       // guard, each request goes to the address it checked, the certificate still checked
       // against the URL's host name.
-      const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
+      const tlsFetch = (async (url: string | URL, given?: RequestInit) => {
+        const init = withTraceHeaders(given);
         if (!guard) return fetch(url, { ...init, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
         const to = await guard(new URL(url));
         const headers = new Headers(init?.headers);
@@ -317,8 +321,9 @@ export class Upstream {
     this.calls.add(call);
     if (token) this.progress.set(token, call);
     try {
-      const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
-      result = (await client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })) as CallToolResult;
+      const meta = { ...(token ? { progressToken: token } : {}), ...call.trace };
+      const params = { name: tool, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+      result = (await withOutgoingTrace(call.trace, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) }))) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };
