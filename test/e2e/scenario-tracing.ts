@@ -57,6 +57,7 @@ export function tracingScenario(): void {
           return { text: "Both tools answered." };
         };
         const turn = await chatTurn(traced.url, alice, { model: MODEL, content: "Who is c-1, and what do the notes say about invoices?", toolIds: ["acme_crm", "server:mcp:svc"] });
+        if (toolOutputs(turn.message).length !== 2) throw new Error(`the turn did not call both tools: ${JSON.stringify(turn.message).slice(0, 3000)}\n--- model requests: ${w.model.requests.length}, last: ${JSON.stringify(w.model.requests.at(-1)?.body ?? null).slice(0, 1500)}\n--- traced container (tail) ---\n${traced.stderr().slice(-6000)}`);
         expect(toolOutputs(turn.message)).toEqual(["Ada Lovelace <ada@example.com>", expect.stringContaining("note about invoices")]);
 
         // The MCP server's span names the trace; everything else must be in it.
@@ -103,6 +104,6 @@ export function tracingScenario(): void {
         await notes.stop();
         await collector.stop();
       }
-    });
+    }, 900_000);
   });
 }
