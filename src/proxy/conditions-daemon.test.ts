@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../log/index.ts";
-import { callerFor, parseArgsFlag, whatIf } from "../cli/policies-whatif.ts";
+import { callerFor, parseArgsFlag, whatIf } from "../cli/policies/whatif.ts";
 import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { bundleIdentity, bundleTool, fakeBundle } from "./testing/bundle.ts";

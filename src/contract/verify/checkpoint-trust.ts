@@ -1,5 +1,5 @@
 // Which signed checkpoints a verifier may trust (pure). The trust anchor is a key pinned
-// outside the control plane's store (the CLI's known keys, cli/audit-pins.ts; `--public-key`),
+// outside the control plane's store (the CLI's known keys, cli/audit/pins.ts; `--public-key`),
 // never the key the store names. The checkpoints must be numbered 1, 2, …, each naming the
 // hash of the one before, each carrying a valid signature by the key its body names; that key
 // may change only where the checkpoint before hands the signing over to it (`next_key`,

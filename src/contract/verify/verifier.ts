@@ -67,7 +67,7 @@ export class AuditVerifier {
 
   /**
    * `recall`, when given, is what this verifier saw of a store-chain record on an earlier run
-   * (cli/audit-memory.ts): it says whether the record at that place still hashes the same, so a
+   * (cli/audit/memory.ts): it says whether the record at that place still hashes the same, so a
    * record changed after it was seen is named even if the chain was re-linked above it.
    */
   constructor(
