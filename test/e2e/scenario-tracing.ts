@@ -15,7 +15,7 @@ import { startNotesServer } from "../support/mcp/servers.ts";
 import { type OtlpSpan, startCollector } from "../support/otel-collector.ts";
 import { addUser, chatTurn, signIn } from "../support/openwebui.ts";
 import { toolOutputs } from "./chat-helpers.ts";
-import { ADMIN, ALICE, MODEL, type Container, bundleApplied, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
+import { ADMIN, ALICE, MODEL, MODEL_API_KEY, type Container, bundleApplied, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
 
 async function serverState(stateDir: string, token: string, name: string): Promise<string | null> {
   const res = await fetch("http://svc-proxy/v1/policy", { unix: join(stateDir, "proxy.sock"), headers: { authorization: `Bearer ${token}` } } as RequestInit);
@@ -30,6 +30,7 @@ export function tracingScenario(): void {
       const collector = await startCollector();
       const notes = await startNotesServer({ otlp: `${collector.httpEndpoint}/v1/traces` });
       let c: Container | null = null;
+      let reassigned = false;
       try {
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "traced", workspace: "default", transport: "http", url: notes.url })).status).toBe(201);
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/traced/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
@@ -45,6 +46,12 @@ export function tracingScenario(): void {
         const admin = await signIn(traced.url, ADMIN.email, ADMIN.password);
         const alice = await addUser(traced.url, admin, ALICE);
         expect((await api(w.cp, "POST", org(w.cp, `/users/${w.aliceUserId}/remote-identities`), { platform: "chatui", remote_user_id: alice.id })).status).toBeLessThan(300);
+        // The profile's API key is sealed to the runtimes registered when it was made: one made now
+        // (same endpoint, model and key) is sealed to the new replica too.
+        const made = await w.cli(["model-profiles", "create", "--display-name", "E2E model (traced)", "--endpoint", w.model.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--workspace", "default", "--json"], `${MODEL_API_KEY}\n`);
+        expect(made.code).toBe(0);
+        expect((await w.cli(["model-profiles", "assign", JSON.parse(made.stdout).id, "--workspace", "default", "--agent", w.agentId])).code).toBe(0);
+        reassigned = true;
         await waitFor(async () => (await serverState(traced.stateDir, w.runtimeToken, "traced")) === "ok", "the traced runtime to reach the MCP server", 90_000);
         await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === "traced.lookup"), "traced.lookup registered", 60_000);
         await bundleApplied({ stateDir: traced.stateDir, token: w.runtimeToken });
@@ -100,6 +107,7 @@ export function tracingScenario(): void {
         expect(roots.map((s) => s.service)).toEqual(["open-webui"]);
         expect(JSON.stringify(trace.filter((s) => s.service !== "open-webui"))).not.toContain("c-1"); // no argument in svc's or the server's spans
       } finally {
+        if (reassigned) await w.cli(["model-profiles", "assign", w.profileId, "--workspace", "default", "--agent", w.agentId]);
         if (c) await stopContainer(c);
         await notes.stop();
         await collector.stop();
