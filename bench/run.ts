@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { BenchContext, Suite } from "./lib/context.ts";
-import { markdown, type Metric, metric, table, verdict } from "./lib/report.ts";
+import { markdown, type Metric, table, verdict } from "./lib/report.ts";
 import { ensureBinary, startStack } from "./lib/stack.ts";
 import { controlplane } from "./suites/controlplane.ts";
 import { conditions } from "./suites/conditions.ts";
@@ -16,21 +16,23 @@ import { decisions } from "./suites/decisions.ts";
 import { footprint } from "./suites/footprint.ts";
 import { limits } from "./suites/limits.ts";
 import { mcp } from "./suites/mcp.ts";
+import { mcpStdio } from "./suites/mcp-stdio.ts";
 import { model } from "./suites/model.ts";
 import { peers } from "./suites/peers.ts";
 import { policies } from "./suites/policies.ts";
 import { spool } from "./suites/spool.ts";
 
-const SUITES: Suite[] = [decisions, policies, limits, conditions, model, mcp, controlplane, controlplanePg, footprint, spool, peers];
-/** Issue 14's side-by-side suites: only with --peers (or named in --only). */
-const PEER_SUITES: Suite[] = [controlplanePg, peers];
+const SUITES: Suite[] = [decisions, policies, limits, conditions, model, mcp, controlplane, controlplanePg, footprint, spool, peers, mcpStdio];
+/** Issues 14 and 34's side-by-side suites: only with --peers (or named in --only). */
+const PEER_SUITES: Suite[] = [controlplanePg, peers, mcpStdio];
 const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [--runs N] [--peers] [--build]
 
   --quick      1 s load per run, 2 runs, 100k audit records (100k unshipped in the spool suite): about 2 minutes
   --only       suites: ${SUITES.map((s) => s.name).join(", ")}
   --runs N     repetitions per measurement (default 3; the table shows the median)
-  --peers      also run issue 14's side-by-side suites: peers (OPA, Cedar-wasm, LiteLLM, installed once by
-               bench/setup-peers.sh) and controlplane-pg (ingest and 304 polls on a durable PostgreSQL)
+  --peers      also run the side-by-side suites: peers (OPA, Cedar-wasm, LiteLLM, installed once by
+               bench/setup-peers.sh), controlplane-pg (ingest and 304 polls on a durable PostgreSQL)
+               and mcp-stdio (the MCP gateway beside the bare bridge mcp-proxy, issue 34)
   --build      rebuild dist/svc even when it is newer than src/
   --markdown   also print the table as Markdown (for docs/performance.md)
 

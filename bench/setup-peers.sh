@@ -4,6 +4,7 @@
 #            into ${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}/opa-$OPA_VERSION/bin
 #   LiteLLM  pip install 'litellm[proxy]==$LITELLM_VERSION' into its own venv there
 #   wrk      apt-get install wrk (Debian's package): the load client of the 304 bundle polls
+#   mcp-proxy pip install 'mcp-proxy==$MCP_PROXY_VERSION' into its own venv: the bare MCP stdio bridge (issue 34)
 # Cedar comes from npm as a devDependency (@cedar-policy/cedar-wasm, `bun install`).
 # Idempotent and quick when the cache holds these versions. Prints one line per peer:
 # `opa <path>`, `litellm <path>` and `wrk <path>`; a peer that cannot be installed is reported on stderr and
@@ -12,6 +13,7 @@ set -uo pipefail
 
 OPA_VERSION=v1.22.2
 LITELLM_VERSION=1.106.0
+MCP_PROXY_VERSION=0.13.0
 ROOT=${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}
 PY=${SVC_BENCH_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11 || command -v python3)}
 mkdir -p "$ROOT"
@@ -34,6 +36,14 @@ if [ ! -x "$venv/bin/litellm" ]; then
     "$venv/bin/python" -m pip install -q "litellm[proxy]==$LITELLM_VERSION" >&2 || echo "setup-peers: LiteLLM not installed" >&2
 fi
 [ -x "$venv/bin/litellm" ] && echo "litellm $venv/bin/litellm"
+
+mp="$ROOT/mcp-proxy-$MCP_PROXY_VERSION"
+if [ ! -x "$mp/bin/mcp-proxy" ]; then
+  echo "setup-peers: pip install 'mcp-proxy==$MCP_PROXY_VERSION' into $mp (once)" >&2
+  { [ -x "$mp/bin/python" ] || "$PY" -m venv "$mp"; } >&2 &&
+    "$mp/bin/python" -m pip install -q "mcp-proxy==$MCP_PROXY_VERSION" >&2 || echo "setup-peers: mcp-proxy not installed" >&2
+fi
+[ -x "$mp/bin/mcp-proxy" ] && echo "mcp-proxy $mp/bin/mcp-proxy"
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "setup-peers: apt-get install wrk (once)" >&2

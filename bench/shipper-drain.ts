@@ -1,6 +1,6 @@
 // The proxy's CPU for shipping a spooled backlog (issue 14: records shipped as their spooled
 // lines, never parsed and serialized again), builds side by side:
-//   bun bench/shipper-drain.ts [--records N] [--rounds R] [checkout …]
+//   bun bench/shipper-drain.ts [--records N] [--rounds R] [--no-digest|--no-sealed] [checkout …]
 // Each checkout (default: this one) is a source tree whose src/proxy/audit spool and shipper
 // and src/proxy/link client are loaded in a child process. The child fills a spool directory
 // with N records (digest-only, then sealed with 2 KB of ciphertext; segment files written
@@ -8,7 +8,9 @@
 // control plane served by this process (it parses each body and acknowledges every id; its CPU
 // is not counted). The child reports its own CPU (user + system) and wall time from the
 // shipper's start to an empty spool, so the acknowledgement fsyncs are in, the reload is not.
-// Rounds alternate the builds. Prints a table and writes bench/results/shipper-drain-<ts>.json.
+// Rounds alternate the builds. Also the drain process's peak RSS (issue 34: ≤ 150 MB at 1M
+// unshipped records; the spool is filled by this process first, so the drain's heap starts
+// clean). Prints a table and writes bench/results/shipper-drain-<ts>.json.
 // Run it under `flock /work/coord/heavy.lock`: the machine is shared and noisy.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,17 +21,19 @@ const argv = process.argv.slice(2);
 const opt = (name: string, dflt: number) => takeNumber(argv, name, dflt);
 const KINDS = ["digest", "sealed"] as const;
 type Kind = (typeof KINDS)[number];
-type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number };
+type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number; peakRssMb: number; openRssMb: number };
 
 if (argv[0] === "--child") {
-  const [, checkout, kind, records, url] = argv as [string, string, Kind, string, string];
-  console.log(JSON.stringify(await child(checkout, kind, Number(records), url)));
+  const [, checkout, dir, records, url] = argv as [string, string, string, string, string];
+  console.log(JSON.stringify(await child(checkout, dir, Number(records), url)));
   process.exit(0);
 }
 
 const records = opt("--records", 50_000);
 const rounds = opt("--rounds", 3);
-const checkouts = (argv.length > 0 ? argv : [resolve(import.meta.dir, "..")]).map((c) => resolve(c));
+const kinds = KINDS.filter((k) => !argv.includes(`--no-${k}`));
+const trees = argv.filter((a) => !a.startsWith("--no-"));
+const checkouts = (trees.length > 0 ? trees : [resolve(import.meta.dir, "..")]).map((c) => resolve(c));
 let bodyBytes = 0;
 let answered = 0;
 const server = Bun.serve({
@@ -44,16 +48,22 @@ const server = Bun.serve({
   },
 });
 const loadavg = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
-const results: { checkout: string; kind: Kind; round: number; cpuUsPerRecord: number; recordsPerS: number }[] = [];
+const results: { checkout: string; kind: Kind; round: number; cpuUsPerRecord: number; recordsPerS: number; peakRssMb: number; openRssMb: number }[] = [];
 console.error(`load average before: ${await loadavg()}`);
 for (let r = 0; r < rounds; r++) {
-  for (const kind of KINDS) {
+  for (const kind of kinds) {
     for (const checkout of checkouts) {
-      const p = Bun.spawn(["bun", import.meta.path, "--child", checkout, kind, String(records), `http://127.0.0.1:${server.port}`], { stdout: "pipe", stderr: "inherit" });
-      const out = await new Response(p.stdout).text();
-      if ((await p.exited) !== 0) throw new Error(`child failed for ${checkout}`);
-      const res = JSON.parse(out.trim().split("\n").at(-1)!) as Result;
-      results.push({ checkout, kind, round: r, cpuUsPerRecord: (res.cpuS * 1e6) / res.records, recordsPerS: res.records / res.wallS });
+      // Written here, so the drain's process starts with none of the filling's garbage in its heap.
+      const dir = await fill(checkout, kind, records);
+      try {
+        const p = Bun.spawn(["bun", import.meta.path, "--child", checkout, dir, String(records), `http://127.0.0.1:${server.port}`], { stdout: "pipe", stderr: "inherit" });
+        const out = await new Response(p.stdout).text();
+        if ((await p.exited) !== 0) throw new Error(`child failed for ${checkout}`);
+        const res = JSON.parse(out.trim().split("\n").at(-1)!) as Result;
+        results.push({ checkout, kind, round: r, cpuUsPerRecord: (res.cpuS * 1e6) / res.records, recordsPerS: res.records / res.wallS, peakRssMb: res.peakRssMb, openRssMb: res.openRssMb });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
   }
 }
@@ -61,13 +71,13 @@ const after = await loadavg();
 void server.stop(true);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`\n${records.toLocaleString("en-US")} records per drain, ${rounds} rounds, builds alternating; load average after: ${after}`);
-console.log("| checkout | records | proxy CPU per record (median, all rounds) | drain rate (median) |");
-console.log("|---|---|---|---|");
-for (const kind of KINDS) {
+console.log("| checkout | records | proxy CPU per record (median, all rounds) | drain rate (median) | peak RSS (median; target ≤ 150 MB at 1M) | RSS once opened |");
+console.log("|---|---|---|---|---|---|");
+for (const kind of kinds) {
   for (const checkout of checkouts) {
     const mine = results.filter((x) => x.kind === kind && x.checkout === checkout);
     const cpu = mine.map((x) => x.cpuUsPerRecord);
-    console.log(`| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s |`);
+    console.log(`| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s | ${median(mine.map((x) => x.peakRssMb)).toFixed(0)} MB (${mine.map((x) => x.peakRssMb.toFixed(0)).join(" / ")}) | ${median(mine.map((x) => x.openRssMb)).toFixed(0)} MB |`);
   }
 }
 mkdirSync(join(import.meta.dir, "results"), { recursive: true });
@@ -75,15 +85,13 @@ const file = join(import.meta.dir, "results", `shipper-drain-${new Date().toISOS
 writeFileSync(file, JSON.stringify({ records, rounds, loadAfter: after, answered, bodyBytes, results }, null, 2));
 console.log(`\nwrote ${file}`);
 
-/** One drain in this (child) process with the checkout's own spool, shipper and client. */
-async function child(checkout: string, kind: Kind, n: number, url: string): Promise<Result> {
-  const { AuditSpool, DEFAULT_SEGMENT_MAX_BYTES } = (await import(join(checkout, "src/proxy/audit/spool.ts"))) as typeof import("../src/proxy/audit/spool.ts");
+/** A spool directory of `n` records of one kind, segment files as the proxy writes them. */
+async function fill(checkout: string, kind: Kind, n: number): Promise<string> {
+  const { DEFAULT_SEGMENT_MAX_BYTES } = (await import(join(checkout, "src/proxy/audit/spool.ts"))) as typeof import("../src/proxy/audit/spool.ts");
   const { segName } = (await import(join(checkout, "src/proxy/audit/spool-files.ts"))) as typeof import("../src/proxy/audit/spool-files.ts");
-  const { AuditShipper } = (await import(join(checkout, "src/proxy/audit/shipper.ts"))) as typeof import("../src/proxy/audit/shipper.ts");
-  const { ControlPlaneClient } = (await import(join(checkout, "src/proxy/link/control-plane-client.ts"))) as typeof import("../src/proxy/link/control-plane-client.ts");
   const { newId } = (await import(join(checkout, "src/contract/ids.ts"))) as typeof import("../src/contract/ids.ts");
   const dir = mkdtempSync(join(tmpdir(), "svc-ship-bench-"));
-  try {
+  {
     const ciphertext = kind === "sealed" ? Buffer.alloc(1500, 7).toString("base64") : null;
     let seq = 1;
     let chunk: string[] = [];
@@ -125,7 +133,22 @@ async function child(checkout: string, kind: Kind, n: number, url: string): Prom
       if (bytes >= DEFAULT_SEGMENT_MAX_BYTES) flush();
     }
     if (chunk.length > 0) flush();
+  }
+  return dir;
+}
+
+/** One drain in this (child) process with the checkout's own spool, shipper and client; its peak RSS sampled every 20 ms. */
+async function child(checkout: string, dir: string, n: number, url: string): Promise<Result> {
+  const { AuditSpool } = (await import(join(checkout, "src/proxy/audit/spool.ts"))) as typeof import("../src/proxy/audit/spool.ts");
+  const { AuditShipper } = (await import(join(checkout, "src/proxy/audit/shipper.ts"))) as typeof import("../src/proxy/audit/shipper.ts");
+  const { ControlPlaneClient } = (await import(join(checkout, "src/proxy/link/control-plane-client.ts"))) as typeof import("../src/proxy/link/control-plane-client.ts");
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 20);
+  {
     const spool = await AuditSpool.open(dir);
+    const openRssMb = process.memoryUsage.rss() / 2 ** 20;
     const client = new ControlPlaneClient({ baseUrl: url, token: "svc_rt_bench", version: "bench", egressProxy: null, noProxy: [], ca: null });
     const log = { info() {}, warn() {}, error() {} } as unknown as ConstructorParameters<typeof AuditShipper>[0]["log"];
     const shipper = new AuditShipper({ spool, client, log, lingerMs: 0 });
@@ -137,8 +160,7 @@ async function child(checkout: string, kind: Kind, n: number, url: string): Prom
     const cpu = process.cpuUsage(cpu0);
     await shipper.stop();
     await spool.close();
-    return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, records: n, bodyBytes: 0 };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    clearInterval(sampler);
+    return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, records: n, bodyBytes: 0, peakRssMb: Math.max(peak, process.memoryUsage.rss()) / 2 ** 20, openRssMb };
   }
 }

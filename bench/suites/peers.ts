@@ -5,6 +5,8 @@
 //     audit record kept), all over a unix socket with the same Python client (keep-alive),
 //     alternating within each run: p50/p99 at c=8, decisions/s at c=64, and server CPU per
 //     decision (utime+stime of the server process over the c=8 run / decisions answered);
+//     each run also measures the machine's fdatasync (bench/lib/fdatasync.ts), and issue 34's
+//     limit is OPA's p50 plus that median: what a decision durable on this disk can at best cost;
 //   - the same streamed model call through a LiteLLM proxy and through svc, against the model
 //     double directly, alternating, with 5 ms pauses between calls: added time to first token.
 // A peer that is not installed is a note in the table.
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { waitFor } from "../../test/support/controlplane-process.ts";
 import type { BenchContext, Suite } from "../lib/context.ts";
+import { measureFdatasync } from "../lib/fdatasync.ts";
 import { cpuSeconds, type DecideLoad, decideLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
 import { median } from "../lib/stats.ts";
@@ -126,7 +129,10 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
     servers.push({ name: "null server", socket: nullSocket, pid: nul.pid, urlPath: "/v1/tools/decide", bodyStyle: "svc", token: "" });
 
     const samples = new Map<string, Sample[]>(servers.map((x) => [x.name, []]));
+    // Issue 34: the machine's fdatasync, measured in each run beside the decisions (the spool's own file system).
+    const syncs: number[] = [];
     for (let r = 0; r < ctx.runs; r++) {
+      syncs.push(measureFdatasync(ctx.stack.root).p50);
       for (const server of servers) samples.get(server.name)!.push(await sample(ctx, server));
       ctx.say(`  run ${r + 1}: ${servers.map((x) => { const v = samples.get(x.name)!.at(-1)!; return `${x.name} p50 ${v.p50.toFixed(2)} p99 ${v.p99.toFixed(2)} ms, ${Math.round(v.rps64)}/s at 64, ${v.cpuUs.toFixed(0)} µs CPU`; }).join("; ")}`);
     }
@@ -140,9 +146,13 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
         metric("peers", `${server.name} server CPU per decision`, "µs", of(server.name, "cpuUs"), server.name === "svc" ? { op: "<=", value: 60 } : undefined, "utime+stime of the server process at c=8"),
       );
     }
+    out.push(metric("peers", "fdatasync p50 (this machine, this run)", "ms", syncs, undefined, "1 KB written in place in a preallocated file, as the spool does"));
     if (installed.opa) {
       const ratio = (k: keyof Sample) => samples.get("svc")!.map((x, i) => x[k] / samples.get("OPA")![i]![k]);
+      const limit = samples.get("OPA")!.map((x, i) => x.p50 + syncs[i]!);
       out.push(
+        metric("peers", "limit: OPA decide p50 + fdatasync p50, c=8", "ms", limit, undefined, "issue 34: svc's p50 at c=8 is to be at most this"),
+        metric("peers", "svc decide p50 - limit, c=8", "ms", samples.get("svc")!.map((x, i) => x.p50 - limit[i]!), { op: "<=", value: 0 }, "within each run"),
         metric("peers", "svc / OPA decide p50, c=8", "x", ratio("p50"), { op: "<=", value: 1 }, "ratio within each run"),
         metric("peers", "svc / OPA decide p99, c=8", "x", ratio("p99"), { op: "<=", value: 1 }),
         metric("peers", "svc / OPA decisions/s, c=64", "x", ratio("rps64"), { op: ">=", value: 1.5 }),

@@ -3,7 +3,7 @@ import { SvcError } from "../contract/errors.ts";
 import type { ToolConflictHolder, ToolConflictMembers } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
 import { bypasses, egressFromEnv, proxyFor } from "./egress.ts";
-import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
+import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, type ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
 
 const manifest = { tools: [{ name: "crm.update", access: "write" as const, required_capabilities: [] }] };
 

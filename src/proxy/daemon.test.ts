@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AUDIT_RECORD_LIMITS } from "../contract/audit.ts";
 import type { PolicyBundle } from "../contract/bundle.ts";
-import { type Logger, linesLogger } from "../log/index.ts";
+import { linesLogger } from "../log/index.ts";
 import { parseSse, startModelServer } from "../../test/support/model-server.ts";
 import { testTls } from "../../test/support/tls.ts";
 import { argsDigest, digestOfCanonical } from "./audit/canonical.ts";

@@ -54,6 +54,23 @@ describe("children", () => {
     expect(child.output()).toBe('{"ok":true}\n');
   });
 
+  test("exited comes when the child is gone, though a grandchild still holds its stderr open", async () => {
+    const child = startChild("parent", ["sh", "-c", "sleep 30 & echo started >&2; exit 3"], { env: process.env, echoStderr: false });
+    try {
+      expect(await withTimeout(child.exited, 5000)).toBe(3);
+      expect(child.hasExited()).toBe(true);
+      expect(await withTimeout(child.outputClosed, 200)).toBe(TIMEOUT); // sleep holds the pipe
+      expect(child.tail()).toEqual(["started"]);
+    } finally {
+      process.kill(-child.pid, "SIGKILL"); // the grandchild, in the child's process group
+    }
+    await child.outputClosed;
+  });
+
+  test("a command that cannot be started throws at once, with nothing left to supervise", () => {
+    expect(() => startChild("missing", ["/nonexistent/svc-no-such-command"], { env: process.env })).toThrow("could not be started");
+  });
+
   test("withTimeout", async () => {
     expect(await withTimeout(Promise.resolve(1), 1000)).toBe(1);
     expect(await withTimeout(new Promise(() => {}), 1)).toBe(TIMEOUT);

@@ -6,6 +6,7 @@
 // (sharing the terminal's process group, the front end would get the SIGINT too and then svc
 // run's SIGTERM: two signals, and uvicorn quits without its graceful shutdown).
 import { constants } from "node:os";
+import { execa } from "execa";
 
 const TAIL_LINES = 40;
 
@@ -54,61 +55,66 @@ export async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | typ
   }
 }
 
-async function drain(stream: ReadableStream<Uint8Array>, onText: (text: string, raw: Uint8Array) => void): Promise<void> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    onText(decoder.decode(value, { stream: true }), value);
-  }
-}
-
+/**
+ * Start a child with execa: its exit (code, or the killing signal), stdout capture and the
+ * stderr tee are execa's; the tail and the stop policy (signal, grace, SIGKILL) are ours.
+ * execa's own clean-up on exit is off for detached children (they run in a session of their
+ * own), so the supervisor still stops each child itself.
+ */
 export function startChild(name: string, argv: string[], opts: ChildOptions): Child {
   const lines: string[] = [];
   const maxLines = opts.tailLines ?? TAIL_LINES;
-  let captured = "";
+  const capture = opts.stdout === "capture";
   let done = false;
-  const proc = Bun.spawn(argv, {
+  const [file, ...args] = argv;
+  const proc = execa(file ?? "", args, {
     env: opts.env,
+    extendEnv: false,
     cwd: opts.cwd,
     stdin: "ignore",
-    stdout: opts.stdout === "capture" ? "pipe" : "inherit",
-    stderr: "pipe",
+    stdout: capture ? "pipe" : "inherit",
+    stderr: opts.echoStderr === false ? "pipe" : ["pipe", "inherit"],
+    buffer: { stdout: capture, stderr: false },
+    stripFinalNewline: false,
     detached: true,
+    reject: false,
+    forceKillAfterDelay: false, // stop() decides the grace per call
   });
-  let partial = "";
-  const stderrDone = drain(proc.stderr as ReadableStream<Uint8Array>, (text, raw) => {
-    if (opts.echoStderr !== false) process.stderr.write(raw);
-    partial += text;
-    const parts = partial.split("\n");
-    partial = parts.pop() ?? "";
-    for (const l of parts) if (l.trim()) lines.push(l);
-    if (lines.length > maxLines) lines.splice(0, lines.length - maxLines);
-  }).then(() => {
-    if (partial.trim()) lines.push(partial);
+  // A command that cannot be started fails here, as Bun.spawn did (no pid to supervise).
+  if (proc.pid === undefined) {
+    void proc.catch(() => {});
+    throw new Error(`${name}: ${file ?? "(no command)"} could not be started`);
+  }
+  const pid = proc.pid;
+  const stderrDone = (async () => {
+    for await (const line of proc.iterable({ from: "stderr" })) {
+      if (line.trim()) lines.push(line);
+      if (lines.length > maxLines) lines.splice(0, lines.length - maxLines);
+    }
+  })();
+  // The process's own end, not execa's result: that waits for the output to close too, which a
+  // grandchild holding stderr may put off long after the child is gone.
+  const exited = new Promise<number>((resolve) => {
+    proc.nodeChildProcess.once("exit", (code, signal) => {
+      done = true;
+      resolve(signal ? signalExitCode(signal) : (code ?? 1));
+    });
   });
-  const stdoutDone =
-    opts.stdout === "capture"
-      ? drain(proc.stdout as ReadableStream<Uint8Array>, (text) => {
-          captured += text;
-        })
-      : Promise.resolve();
-  const exited = proc.exited.then((code) => {
-    done = true;
-    return proc.signalCode ? signalExitCode(proc.signalCode) : (code ?? 1);
+  let captured = "";
+  const result = proc.then((r) => {
+    if (capture && typeof r.stdout === "string") captured = r.stdout;
   });
-  const outputClosed = Promise.all([stderrDone.catch(() => {}), stdoutDone.catch(() => {})]).then(() => {});
+  const outputClosed = Promise.all([stderrDone.catch(() => {}), result.catch(() => {})]).then(() => {});
   return {
     name,
-    pid: proc.pid,
+    pid,
     exited,
     outputClosed,
     hasExited: () => done,
     tail: () => [...lines],
     output: () => captured,
     signal(sig) {
-      if (!done && proc.exitCode === null && proc.signalCode === null) proc.kill(sig);
+      if (!done) proc.kill(sig);
     },
     async stop(graceMs, sig = "SIGTERM") {
       if (done) return exited;

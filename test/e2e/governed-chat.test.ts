@@ -33,7 +33,6 @@ import {
   startContainer,
   stopContainer,
   teardown,
-  world,
 } from "./world.ts";
 import { errorText, failedText, ids, modelCallsTool, offered, toolOutputs, toolServerServed, toolStatuses } from "./chat-helpers.ts";
 import { mcpServersScenario } from "./scenario-mcp-servers.ts";

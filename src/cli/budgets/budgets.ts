@@ -8,7 +8,6 @@ import { jsonFlag, out, printJson, printList } from "../shared/output.ts";
 
 const SCOPES = ["user", "group", "agent"] as const;
 const PERIODS = ["day", "month"] as const;
-const UNITS = ["tokens", "money"] as const;
 
 const fmt = (unit: string, v: number) => (unit === "tokens" ? String(Math.round(v)) : (Math.round(v * 10_000) / 10_000).toString());
 

@@ -6,7 +6,7 @@ import { UsageError, command, listFlag } from "../../command/index.ts";
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import { ApiError, type OrgClient, connect, seg } from "../shared/client.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, renderTable } from "../shared/output.ts";
-import { type ModelProfile, findModelProfile, findWorkspace } from "../shared/scope.ts";
+import { type ModelProfile, findModelProfile } from "../shared/scope.ts";
 import { type RuntimeRecipient, apiKeyFromStdinText, sealApiKey, usableRecipients } from "../shared/sealing.ts";
 import { type StdinSecret, readStdinSecret, refuseTerminalStdin } from "../shared/stdin-secret.ts";
 

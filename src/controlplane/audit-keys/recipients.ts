@@ -3,7 +3,7 @@
 // With no active customer key the list is empty and records are digest-only.
 import type { BundleRecipient } from "../../contract/bundle.ts";
 import type { Db } from "../db/index.ts";
-import { enabledEscrowRecipient } from "../organizations/settings.ts";
+import { enabledEscrowRecipient } from "../escrow/identity.ts";
 import { activeKeys } from "./service.ts";
 
 /** The pure rule, on plain inputs. */

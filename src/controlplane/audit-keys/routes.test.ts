@@ -1,7 +1,7 @@
 // Audit-encryption keys, the runtime recipients list and the escrow transitions of spec §3.
 import { describe, expect, test } from "bun:test";
 import { bech32 } from "@scure/base";
-import { escrowIdentity } from "../organizations/settings.ts";
+import { escrowIdentity } from "../escrow/identity.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { addInstallation, addOrganization, newRecipient } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";

@@ -7,7 +7,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { escrowKeySummary } from "../organizations/settings.ts";
+import { escrowKeySummary } from "../escrow/identity.ts";
 import { createKey, disableKey, escrowKeyView, getKey, keyView, listKeys } from "./service.ts";
 
 

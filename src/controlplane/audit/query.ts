@@ -7,7 +7,7 @@
 // (org, id) index of admin events (`kind = 'admin'` written as a literal, so the index serves
 // it), the actor the (org, actor, id) index.
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from "drizzle-orm";
-import { type AdminEventDetail, SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
+import { SYSTEM_ACTOR_PREFIX, actionFilterProblem } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { findAccountByEmail } from "../auth/service.ts";

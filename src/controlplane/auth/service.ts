@@ -1,13 +1,13 @@
 // Admin identities: accounts, memberships, API tokens and console sessions. Resolving a
 // bearer token or session cookie to a principal (account, organization, role) happens here.
-import { and, desc, eq, gte, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
 import { organizationNames } from "../organizations/service.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { IdpSubject } from "./idp-subjects.ts";
-import type { AuthMethod, Principal, Role, SignIn } from "./principal.ts";
+import type { AuthMethod, Principal, Role } from "./principal.ts";
 import { type Grant, recordGrant, roleChangeKind } from "./membership-grants.ts";
 import { hashSecret, isKind } from "./tokens.ts";
 

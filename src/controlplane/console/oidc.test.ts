@@ -138,7 +138,7 @@ describe("outbound URL policy for issuers", () => {
   test("a non-public issuer is refused at save time, and a stored one before discovery", async () => {
     const cp = await testControlPlane({ config: { allowPrivateOutbound: false } });
     for (const issuer of ["http://127.0.0.1:9000", "https://169.254.169.254/", "https://192.168.0.10/realms/acme", "https://[fd00::1]/"]) {
-      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer: idp.issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"))).rejects.toThrow(/address/);
+      await expect(saveOidcSettings(cp.deps, cp.orgId, { issuer, clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"))).rejects.toThrow(/address/);
     }
     cp.deps.config.allowPrivateOutbound = true;
     await saveOidcSettings(cp.deps, cp.orgId, { issuer: "http://127.0.0.1:9", clientId: "console", clientSecret: "s" }, actingAsSystem(cp.deps, "controlplane"));

@@ -1,5 +1,5 @@
 // Escrow recovery (break-glass, issue 15). The service holds one escrow identity per
-// organization, wrapped by the KMS (organizations/settings.ts); records written while escrow
+// organization, wrapped by the KMS (identity.ts); records written while escrow
 // was on are encrypted to it as well as to the customer keys. Using it takes two people:
 //   1. an owner requests the decryption of ONE record, giving a reason (pending);
 //   2. another person approves (approved): an owner or admin whom the requester never granted
@@ -21,7 +21,7 @@ import { type Principal, emailsOfAccounts } from "../auth/service.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { postNotice } from "../notices/service.ts";
-import { escrowIdentity, escrowKeySummary } from "../organizations/settings.ts";
+import { escrowIdentity, escrowKeySummary } from "./identity.ts";
 
 export type RecoveryRequestRow = Tables["auditRecoveryRequests"]["$inferSelect"];
 

@@ -1,10 +1,20 @@
-// The tables of escrow recovery (break-glass, issue 15): an owner's request to decrypt one audit
-// record with the service's escrow identity, its approval by another owner or admin, and its
-// single use (never plaintext); and the organization's rule for approvers (issue 27). Declared
-// once for both stores (db/table.ts, db/README.md).
+// The tables of escrow: the service's escrow identity per organization (identity.ts), and
+// recovery (break-glass, issue 15): an owner's request to decrypt one audit record with that
+// identity, its approval by another owner or admin, and its single use (never plaintext); and
+// the organization's rule for approvers (issue 27). Declared once for both stores (db/table.ts,
+// db/README.md).
 import { accounts } from "../auth/tables.ts";
 import { table } from "../db/table.ts";
 import { organizations } from "../organizations/tables.ts";
+
+/** The service's escrow identity per organization: public recipient plus KMS-wrapped private key (identity.ts). */
+export const escrowKeys = table("escrow_keys", (c) => ({
+  id: c.text("id").primaryKey(),
+  orgId: c.text("org_id").notNull().unique().references(() => organizations.id),
+  recipient: c.text("recipient").notNull(),
+  wrappedIdentity: c.text("wrapped_identity").notNull(),
+  createdAt: c.createdAt(),
+}));
 
 export const auditRecoveryRequests = table(
   "audit_recovery_requests",

@@ -16,7 +16,6 @@ import { Elysia } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
 import { tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import type { RateLimitConfig } from "./rate-limit-config.ts";
 
 export { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./rate-limit-config.ts";
 

@@ -8,7 +8,7 @@ import { createAccount } from "../auth/service.ts";
 import { issueApiToken } from "../auth/api-tokens.ts";
 import { actingAsSystem } from "../audit/admin-events.ts";
 import { postNotice } from "../notices/service.ts";
-import { accountWithRole, agentAndInstallation, signInSession } from "../auth/test-fixtures.ts";
+import { accountWithRole, signInSession } from "../auth/test-fixtures.ts";
 import { bootstrapOwner } from "../auth/bootstrap.ts";
 import { newId } from "../../contract/ids.ts";
 import { tables } from "../db/index.ts";

@@ -4,7 +4,7 @@ import { tables } from "../db/index.ts";
 import { addOrganization, newRecipient } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { getOrganization } from "./service.ts";
-import { escrowContext } from "./settings.ts";
+import { escrowContext } from "../escrow/identity.ts";
 
 describe("GET/PATCH /organizations/{org}/settings", () => {
   test("defaults to escrow off with no recipient", async () => {

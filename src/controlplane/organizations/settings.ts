@@ -1,19 +1,16 @@
-// Organization settings (GET/PATCH /organizations/{org}/settings) and the escrow service.
-// Escrow adds the service's own age X25519 recipient next to the customer keys, so the
-// service could decrypt records if a customer loses its identities. It may be on only
-// while at least one customer key is active (spec §3, §8); its identity is generated on
-// first enable and kept wrapped by the KMS under the context `escrow:<orgId>`.
+// Organization settings (GET/PATCH /organizations/{org}/settings): the escrow switch and the
+// audit retention period. Escrow may be on only while at least one customer key is active
+// (spec §3, §8); its identity is escrow/'s (escrow/identity.ts), made on first enable.
 import { Settings } from "../../contract/admin-api.ts";
-import { generateX25519Identity, identityToRecipient } from "age-encryption";
 import { eq, isNotNull } from "drizzle-orm";
 import { Elysia, t } from "elysia";
 import { SvcError } from "../../contract/errors.ts";
-import { newId } from "../../contract/ids.ts";
 import { activeKeyCount } from "../audit-keys/service.ts";
 import { type Acting, acting, recordChange } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { escrowKeyRow, newEscrowIdentity, storeEscrowKey } from "../escrow/identity.ts";
 import { bumpRevision, getOrganization } from "./service.ts";
 
 export const RETENTION_MAX_DAYS = 36_500;
@@ -30,43 +27,6 @@ export const SettingsPatch = t.Object(
   { additionalProperties: false },
 );
 
-export function escrowContext(orgId: string): string {
-  return `escrow:${orgId}`;
-}
-
-async function escrowKeyRow(db: Db, orgId: string) {
-  const e = tables(db).escrowKeys;
-  const [row] = await db.select().from(e).where(eq(e.orgId, orgId));
-  return row;
-}
-
-/** The escrow recipient while escrow is switched on (whatever the customer keys); null otherwise. */
-export async function enabledEscrowRecipient(db: Db, orgId: string): Promise<{ id: string; recipient: string } | null> {
-  const { organizations: o, escrowKeys: e } = tables(db);
-  const [row] = await db
-    .select({ enabled: o.escrowEnabled, id: e.id, recipient: e.recipient })
-    .from(o)
-    .leftJoin(e, eq(e.orgId, o.id))
-    .where(eq(o.id, orgId));
-  if (!row?.enabled || !row.id || !row.recipient) return null;
-  return { id: row.id, recipient: row.recipient };
-}
-
-/**
- * The escrow key as `svc audit keys list` shows it (issue 15): its id (the one records name in
- * recipient_key_ids), recipient and whether new records are encrypted to it now; null before
- * escrow was first enabled.
- */
-export async function escrowKeySummary(db: Db, orgId: string): Promise<EscrowKeySummary | null> {
-  const row = await escrowKeyRow(db, orgId);
-  if (!row) return null;
-  const { escrow_active, escrow_enabled } = await getSettings(db, orgId);
-  return { id: row.id, recipient: row.recipient, createdAt: row.createdAt, active: escrow_active, enabled: escrow_enabled };
-}
-
-/** The escrow key as the keys list shows it: active only while records are encrypted to it (escrow on and a customer key active). */
-export type EscrowKeySummary = { id: string; recipient: string; createdAt: number; active: boolean; enabled: boolean };
-
 export async function getSettings(db: Db, orgId: string): Promise<OrganizationSettings> {
   const org = await getOrganization(db, orgId);
   const escrow = await escrowKeyRow(db, orgId);
@@ -76,12 +36,6 @@ export async function getSettings(db: Db, orgId: string): Promise<OrganizationSe
     escrow_recipient: escrow?.recipient ?? null,
     escrow_active: org.escrowEnabled && escrow !== undefined && (await activeKeyCount(db, orgId)) > 0,
   };
-}
-
-/** The escrow identity, unwrapped (for a recovery tool; never sent over the API). */
-export async function escrowIdentity(deps: ControlPlaneDeps, orgId: string): Promise<string | null> {
-  const row = await escrowKeyRow(deps.db, orgId);
-  return row ? new TextDecoder().decode(deps.kms.unwrap(row.wrappedIdentity, escrowContext(orgId))) : null;
 }
 
 /**
@@ -96,19 +50,14 @@ export async function updateSettings(deps: ControlPlaneDeps, orgId: string, patc
     throw new SvcError("validation_failed", `audit_retention_days must be a whole number of days from 1 to ${RETENTION_MAX_DAYS}, or null`);
   }
   const enable = patch.escrow_enabled;
-  let fresh: { identity: string; recipient: string } | null = null;
-  if (enable && !(await escrowKeyRow(deps.db, orgId))) {
-    const identity = await generateX25519Identity();
-    fresh = { identity, recipient: await identityToRecipient(identity) };
-  }
-  const wrappedIdentity = fresh ? deps.kms.wrap(new TextEncoder().encode(fresh.identity), escrowContext(orgId)) : null;
+  const fresh = enable && !(await escrowKeyRow(deps.db, orgId)) ? await newEscrowIdentity(deps, orgId) : null;
   await deps.db.transaction(async (tx) => {
     const t = tables(tx);
     const org = await getOrganization(tx, orgId);
     const before = { escrow_enabled: org.escrowEnabled, audit_retention_days: org.auditRetentionDays ?? null };
     const after = { escrow_enabled: enable ?? org.escrowEnabled, audit_retention_days: days === undefined ? before.audit_retention_days : days };
     if (after.audit_retention_days !== before.audit_retention_days) await tx.update(t.organizations).set({ auditRetentionDays: after.audit_retention_days }).where(eq(t.organizations.id, orgId));
-    if (after.escrow_enabled !== before.escrow_enabled) await switchEscrow(tx, deps, orgId, after.escrow_enabled, fresh && wrappedIdentity ? { recipient: fresh.recipient, wrappedIdentity } : null);
+    if (after.escrow_enabled !== before.escrow_enabled) await switchEscrow(tx, deps, orgId, after.escrow_enabled, fresh);
     // Only what changed is told; a patch that changes nothing writes no event.
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k]);
     if (changed.length === 0) return;
@@ -132,12 +81,7 @@ async function switchEscrow(tx: Db, deps: ControlPlaneDeps, orgId: string, enabl
     if ((await activeKeyCount(tx, orgId)) === 0) {
       throw new SvcError("escrow_requires_key", "escrow can be enabled only while at least one customer audit-encryption key is active; register one first (`svc audit keys create`)");
     }
-    if (fresh) {
-      await tx
-        .insert(t.escrowKeys)
-        .values({ id: newId("auditKey", deps.now()), orgId, recipient: fresh.recipient, wrappedIdentity: fresh.wrappedIdentity, createdAt: deps.now() })
-        .onConflictDoNothing();
-    }
+    if (fresh) await storeEscrowKey(tx, deps, orgId, fresh);
   }
   await tx.update(t.organizations).set({ escrowEnabled: enable }).where(eq(t.organizations.id, orgId));
   await bumpRevision(tx, orgId);

@@ -1,4 +1,4 @@
-// The tables of organizations: the organization, its keys, workspaces and memberships. Declared once for both stores (db/table.ts, db/README.md).
+// The tables of organizations: the organization, its digest keys, workspaces and memberships. Declared once for both stores (db/table.ts, db/README.md).
 import { table } from "../db/table.ts";
 
 export const organizations = table("organizations", (c) => ({
@@ -17,15 +17,6 @@ export const digestKeys = table("digest_keys", (c) => ({
   id: c.text("id").primaryKey(),
   orgId: c.text("org_id").notNull().references(() => organizations.id),
   wrapped: c.text("wrapped").notNull(),
-  createdAt: c.createdAt(),
-}));
-
-/** The service's escrow identity per organization: public recipient plus KMS-wrapped private key. */
-export const escrowKeys = table("escrow_keys", (c) => ({
-  id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().unique().references(() => organizations.id),
-  recipient: c.text("recipient").notNull(),
-  wrappedIdentity: c.text("wrapped_identity").notNull(),
   createdAt: c.createdAt(),
 }));
 

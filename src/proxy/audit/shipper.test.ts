@@ -258,4 +258,27 @@ describe("AuditShipper", () => {
     await until(() => t.spool.depth === 0, "the spool to empty once accepted");
     expect(t.shipper.rejected).toBe(0);
   });
+
+  test("draining a backlog collects garbage every collectEveryRecords shipped in full batches; a trickle never does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-ship-gc-"));
+    const backlog = Array.from({ length: 1200 }, () => fakeRecord());
+    writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const spool = await AuditSpool.open(dir);
+    const client = { shipAudit: async (lines: readonly string[]) => ok(lines.map((l) => JSON.parse(l) as AuditRecord)) };
+    const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
+    let collections = 0;
+    const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, batchSize: 100, collectEveryRecords: 250, collect: () => void collections++ });
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
+    shipper.start();
+    await until(() => shipper.shipped === 1200, "the backlog to ship");
+    // 12 full batches of 100: one collection per 300 records shipped (the first batch past 250)
+    expect(collections).toBe(4);
+    // 300 records more, three at a time (batches never full): no collection
+    for (let i = 1; i <= 100; i++) {
+      await Promise.all([spool.append(fakeRecord()), spool.append(fakeRecord()), spool.append(fakeRecord())]);
+      shipper.wake(); // as the daemon does after each append
+      await until(() => shipper.shipped === 1200 + 3 * i, "a few records to ship");
+    }
+    expect(collections).toBe(4);
+  });
 });

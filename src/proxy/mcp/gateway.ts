@@ -217,7 +217,12 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     const ctx = callContext(server, userId, progressToken, extra);
     try {
       const result = await traceUpstreamCall(tracing, trace, serverName, served.entry.upstream, async (t) => served.upstream.call(served.entry.upstream, args, t ? { ...ctx, trace: t } : ctx));
-      await Promise.all([finish(result.isError ? "error" : "ok"), ctx.flushed()]);
+      // The outcome record is handed to the spool now (its place in the chain taken) and made
+      // durable by the spool's next group commit; the answer does not wait for its fdatasync,
+      // as a model call's answer does not wait for its outcome. The decision record, the
+      // guarantee, was durable before the upstream saw the call.
+      void finish(result.isError ? "error" : "ok");
+      await ctx.flushed();
       return result;
     } catch (e) {
       const code = (e as { code?: string }).code ?? "upstream_error";

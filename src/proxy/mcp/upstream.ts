@@ -16,7 +16,7 @@
 // server never asks it for a model call (docs/mcp.md "What MCP svc serves"). Secrets and
 // arguments never reach the log.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotificationSchema, type ElicitResult, ErrorCode, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -24,6 +24,7 @@ import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
 import { withOutgoingTrace, withTraceHeaders } from "./call-trace.ts";
+import { ExecaStdioTransport } from "./stdio-transport.ts";
 
 /** Largest tool result passed back to the front end (the JSON of the MCP result). */
 export const MCP_RESULT_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -132,7 +133,7 @@ export class Upstream {
       return new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { ...this.o.secrets } }, fetch: tlsFetch });
     }
     if (!s.command) throw new Error("no command");
-    return new StdioClientTransport({ command: s.command, args: s.args, env: { ...getDefaultEnvironment(), ...this.o.secrets }, stderr: "ignore" });
+    return new ExecaStdioTransport({ command: s.command, args: s.args, env: { ...getDefaultEnvironment(), ...this.o.secrets } });
   }
 
   /** Connect (if not connected) and list the tools. Never throws: failures set state and error. */
@@ -232,7 +233,7 @@ export class Upstream {
 
   /** The process is alive but does not answer: kill it and go on as for one that died. */
   private hung(client: Client, timeoutMs: number): void {
-    const pid = (client.transport as StdioClientTransport | undefined)?.pid;
+    const pid = (client.transport as ExecaStdioTransport | undefined)?.pid;
     // SIGKILL at once: a stopped or wedged process would sit out the SDK's close (stdin end, SIGTERM) for 4 s.
     if (pid) {
       try {

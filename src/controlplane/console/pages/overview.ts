@@ -10,7 +10,6 @@ import { type Agent, byId, joinErrors, list, named } from "./shared.ts";
 import type { Installation as AdminInstallation, InstallationStatus, Replica } from "../../../contract/admin-api.ts";
 import { type Activity, activitySection } from "./activity.ts";
 import { noticesArea } from "./notices.ts";
-import type { HeartbeatToolServer } from "../../../contract/runtime-api.ts";
 import type { Versions } from "../../../contract/admin-api.ts";
 import { skewBanner, versionsSection } from "./versions.ts";
 
