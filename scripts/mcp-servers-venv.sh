@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Creates (once) and caches the virtualenv of the real MCP servers the MCP tests run against:
 # the official Python SDK `mcp` (its MCPServer, formerly FastMCP, served over Streamable HTTP by test/support/mcp/),
-# and two third-party stdio servers from PyPI, mcp-server-time and mcp-server-git, at
+# two third-party stdio servers from PyPI, mcp-server-time and mcp-server-git, and the
+# OpenTelemetry SDK with its OTLP/HTTP exporter (notes_server.py exports its spans with them), at
 # ${SVC_MCP_SERVERS_VENV:-/var/cache/svc/mcp-servers-venv}. Idempotent and quick when the venv
 # already holds these versions. Prints the venv's bin path.
 set -euo pipefail
 
-PACKAGES=("mcp==2.3.0" "mcp-server-time==2026.10.19" "mcp-server-git==2026.10.19")
+PACKAGES=("mcp==2.3.0" "mcp-server-time==2026.10.19" "mcp-server-git==2026.10.19" "opentelemetry-sdk==1.45.2" "opentelemetry-exporter-otlp-proto-http==1.45.2")
 VENV=${SVC_MCP_SERVERS_VENV:-/var/cache/svc/mcp-servers-venv}
 PY=${SVC_MCP_SERVERS_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11 || command -v python3)}
 STAMP="$VENV/.svc-packages"

@@ -20,7 +20,24 @@ installed() {
 # --installed: only say (exit 0 or 1) whether the venv already holds that version; install nothing.
 if [ "${1:-}" = "--installed" ]; then installed; exit; fi
 
+# What Open WebUI imports when ENABLE_OTEL is on (its Docker image has them, its pip package does
+# not): the tracing end-to-end test turns it on (docs/tracing.md). Three instrumentations have no
+# release of the SDK's 0.66b2 yet; their 0.66b1 is installed without its pins (it runs on 0.66b2).
+OTEL_PACKAGES=("opentelemetry-exporter-otlp-proto-http==1.45.2" "opentelemetry-instrumentation-fastapi==0.66b2" "opentelemetry-instrumentation-httpx==0.66b2" "opentelemetry-instrumentation-redis==0.66b2" "opentelemetry-instrumentation-requests==0.66b2" "opentelemetry-instrumentation-system-metrics==0.66b2")
+OTEL_NODEPS=("opentelemetry-instrumentation-aiohttp-client==0.66b1" "opentelemetry-instrumentation-logging==0.66b1" "opentelemetry-instrumentation-sqlalchemy==0.66b1")
+otel_installed() {
+  (cd /tmp && WEBUI_SECRET_KEY=check "$VENV/bin/python" -c 'import open_webui.utils.telemetry.setup' >/dev/null 2>&1)
+}
+install_otel() {
+  otel_installed && return 0
+  echo "openwebui-venv: installing Open WebUI's OpenTelemetry instrumentation (once)" >&2
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${OTEL_PACKAGES[@]}" >&2
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${OTEL_NODEPS[@]}" >&2
+  otel_installed || { echo "openwebui-venv: Open WebUI's telemetry setup does not import after the install" >&2; exit 1; }
+}
+
 if installed; then
+  install_otel
   echo "$VENV/bin"
   exit 0
 fi
@@ -47,4 +64,5 @@ else
 fi
 kill "$ticker" 2>/dev/null || true
 installed || { echo "openwebui-venv: open-webui $OPENWEBUI_VERSION is not importable after the install" >&2; exit 1; }
+install_otel
 echo "$VENV/bin"

@@ -84,6 +84,9 @@ if run_suite cycles bunx --bun depcruise src --output-type err; then passed=$((p
 BUN_TEST=(bun test --timeout 60000)
 # The real MCP servers the MCP tests run against (src/proxy/mcp, test/e2e), cached once.
 bash scripts/mcp-servers-venv.sh >test-artifacts/mcp-servers-venv.log 2>&1 || { tail -20 test-artifacts/mcp-servers-venv.log; failed=$((failed + 1)); }
+# The OpenTelemetry Collector the tracing tests run (src/proxy/mcp/call-trace.test.ts, e2e
+# scenario 19), built once from the Go module proxy: before the suites, not inside a test's set-up.
+bash scripts/otelcol.sh >test-artifacts/otelcol.log 2>&1 || { tail -20 test-artifacts/otelcol.log; failed=$((failed + 1)); }
 run_suite unit "${BUN_TEST[@]}" src test/support test/cel-spec examples; count_bun test-artifacts/unit.log unit
 if [ -d test/integration ]; then run_suite integration "${BUN_TEST[@]}" test/integration; count_bun test-artifacts/integration.log integration; fi
 # schemathesis against the control plane's OpenAPI document on a real server (issue 20): a

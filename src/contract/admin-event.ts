@@ -160,6 +160,7 @@ export const ADMIN_ACTIONS = {
   "audit_retention.run": { target: "organization", severity: "notice", status: 200, when: "records older than the retention period were deleted (by an admin, or hourly: system:retention)" },
   "siem_sink.create": { target: "siem_sink", severity: "notice", status: 201, when: "a SIEM sink was created" },
   "siem_sink.delete": { target: "siem_sink", severity: "notice", status: 200, when: "a SIEM sink was deleted" },
+  "siem_sink.update": { target: "siem_sink", severity: "notice", status: 200, when: "a SIEM sink's event format was changed" },
   // refusals (one hook at the HTTP layer, bounded: docs/audit.md)
   "access.refused": { target: "route", severity: "high", status: 403, when: "an admin route of the organization answered 401 or 403" },
   "access.refusals_suppressed": { target: "route", severity: "high", status: 0, when: "refusals past the bound were counted, not written: how many, per address and code" },

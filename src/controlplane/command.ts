@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { SvcError } from "../contract/errors.ts";
 import { type Logger, createLogger } from "../log/index.ts";
+import { redactUrlCredentials } from "../contract/egress.ts";
+import { NO_TRACING, startTracing, type Tracing, tracingConfigUrl } from "../tracing/index.ts";
 import { BODY_LIMITS, createApp, gateOf } from "./app.ts";
 import { bootstrapOwner, generatePassword } from "./auth/bootstrap.ts";
 import { type ServeSettings, dataDirFrom, ensureDataDir, loadKms, serveSettings } from "./config.ts";
@@ -60,6 +62,18 @@ async function openMigratedStore(settings: ServeSettings, log: Logger) {
 }
 
 
+/** Tracing from the OTEL_* variables (off unless an endpoint is set); a bad value stops the start, named. */
+function controlPlaneTracing(log: Logger): Tracing {
+  let tracing: Tracing;
+  try {
+    tracing = startTracing(process.env, "svc-controlplane");
+  } catch (e) {
+    throw new CommandFailure(`cannot start OpenTelemetry tracing: ${(e as Error).message}; fix the variable or unset OTEL_EXPORTER_OTLP_ENDPOINT`);
+  }
+  if (tracing !== NO_TRACING) log.info("tracing on", { endpoint: redactUrlCredentials(tracingConfigUrl(process.env)) });
+  return tracing;
+}
+
 const serve = command({
   meta: { name: "serve", description: "Run the control plane: admin API, runtime API and console" },
   args: {
@@ -78,6 +92,7 @@ const serve = command({
     // first bundle is served (a rolling upgrade narrows it, issue 29).
     const replica = startReplicaHeartbeat({ ...deps, replica: (deps.replica = selfReplica(lastMigrationTag(store.dialect))) });
     await replica.ready;
+    deps.tracing = controlPlaneTracing(deps.log);
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.
@@ -101,7 +116,7 @@ const serve = command({
       const stop = () => {
         deps.log.info("stopping");
         void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), stopRollupFold(), replica.stop()])
-          .then(async () => store.close())
+          .then(async () => Promise.all([store.close(), deps.tracing?.shutdown().catch(() => undefined)]))
           .finally(done);
       };
       process.once("SIGTERM", stop);

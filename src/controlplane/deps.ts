@@ -6,6 +6,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimitConfig } from "./http/rate-limit-con
 import type { Kms } from "./kms/index.ts";
 import type { ControlPlaneMetrics } from "./metrics/index.ts";
 import type { SelfReplica } from "./replicas/self.ts";
+import type { Tracing } from "../tracing/index.ts";
 
 export type ControlPlaneConfig = {
   /** The URL users and runtimes reach the control plane at (claim links, login approval). */
@@ -72,6 +73,8 @@ export type ControlPlaneDeps = {
    * release's own features then, with no other replica to narrow them.
    */
   replica?: SelfReplica;
+  /** OpenTelemetry spans of ingest and SIEM delivery (traces.ts), from the OTEL_* variables; off when absent. */
+  tracing?: Tracing;
 };
 
 export function defaultConfig(publicUrl: string): ControlPlaneConfig {

@@ -5,7 +5,7 @@
 // At SIGTERM: stop taking requests, stop the loops, let requests in flight finish and ship
 // what the spool holds within one short deadline, cut what still streams, close the spool
 // (what is left ships after the next start), release the spool's lock, exit 0.
-import { NO_TRACING, startTracing, type Tracing, tracingConfigUrl } from "./tracing.ts";
+import { NO_TRACING, startTracing, type Tracing, tracingConfigUrl } from "../tracing/index.ts";
 import { EndpointProbe } from "./api/endpoint-probe.ts";
 import { endpointAttempts } from "./api/endpoint-attempts.ts";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
@@ -287,7 +287,7 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   if (config.chatuiSecretKey) {
     const sessions = config.chatuiUrl ? new SessionChecks({ chatuiUrl: config.chatuiUrl, recheckMs: config.sessionRecheckMs, log }) : null;
     if (!sessions) log.warn("mcp sessions are checked by signature and expiry alone: SVC_PROXY_CHATUI_URL is not set, so a session Open WebUI revoked stays valid here until it expires");
-    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log, oauth: oauthUpstreams });
+    gateway = createMcpGateway({ status, pipeline, servers: mcp, secretKey: config.chatuiSecretKey, sessions, log, oauth: oauthUpstreams, tracing });
     try {
       gatewayServer = Bun.serve({ hostname: "127.0.0.1", port: config.mcpPort, fetch: gateway.fetch, idleTimeout: 0 }) as Server<undefined>;
     } catch (e) {

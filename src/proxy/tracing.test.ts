@@ -16,7 +16,7 @@ import { loadConfig } from "./config.ts";
 import { type Daemon, startDaemon } from "./daemon.ts";
 import { bundleIdentity, fakeBundle } from "./testing/bundle.ts";
 import { daemonEnv, type FakeControlPlane, startFakeControlPlane } from "./testing/fake-control-plane.ts";
-import { tracingConfig } from "./tracing.ts";
+import { tracingConfig } from "../tracing/index.ts";
 
 const TOKEN = "svc_rt_tracing_test";
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";

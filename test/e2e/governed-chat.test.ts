@@ -37,6 +37,7 @@ import {
 import { errorText, failedText, ids, modelCallsTool, offered, toolOutputs, toolServerServed, toolStatuses } from "./chat-helpers.ts";
 import { mcpServersScenario } from "./scenario-mcp-servers.ts";
 import { mcpOauthScenario } from "./scenario-mcp-oauth.ts";
+import { tracingScenario } from "./scenario-tracing.ts";
 
 setDefaultTimeout(300_000);
 afterAll(teardown);
@@ -662,6 +663,8 @@ describe("scenario 17: what the front end holds (issue 27, docs/frontend-boundar
 // Scenario 18 (issue 31), in its own module; before scenario 9, which stops the shared container.
 mcpServersScenario();
 mcpOauthScenario();
+// Scenario 20 (issue 35), in its own module: a traced replica beside the shared container.
+tracingScenario();
 
 describe("scenario 9: container start failures", () => {
   test("a malformed pack stops the container naming the pack and entry", async () => {

@@ -1,4 +1,4 @@
-// svc audit sinks create|list|delete against a real control plane process, whose delivery loop
+// svc audit sinks create|list|update|delete against a real control plane process, whose delivery loop
 // streams ingested records to a real HTTPS receiver: HEC lines with the HMAC signature, the
 // receiver down across a control-plane restart, and every record delivered once it is back,
 // with the same ids. The secret never shows in the list, the CLI's output or the process's logs.
@@ -110,6 +110,14 @@ test("create, deliver, survive a receiver outage across a restart, list health, 
   for (const l of ocsf) expect(ocsfProblems(l.event)).toEqual([]);
   expect(ocsf.filter((l) => l.event.class_uid === 6003).map((l) => l.event.metadata.uid)).toEqual(ocsfIds);
   expect((await svc(cp, ["audit", "sinks", "list"])).stdout).toMatch(/lake\s+webhook\s+ocsf\s+https/);
+  // Its format changed afterwards: the list says so, the change is in the admin trail; a bad one is a usage error.
+  const toEcs = await svc(cp, ["audit", "sinks", "update", "lake", "--format", "ecs"]);
+  expect([toEcs.code, toEcs.stdout]).toEqual([0, expect.stringContaining("sends ECS events from its next batch on")]);
+  expect((await svc(cp, ["audit", "sinks", "list"])).stdout).toMatch(/lake\s+webhook\s+ecs\s+https/);
+  expect((await api(cp, "GET", org(cp, "/audit-records?action=siem_sink.update"))).json.records).toHaveLength(1);
+  const badUpdate = await svc(cp, ["audit", "sinks", "update", "lake", "--format", "cef"]);
+  expect([badUpdate.code, badUpdate.stderr]).toEqual([2, expect.stringContaining('--format must be one of svc, ocsf, ecs, not "cef"')]);
+  expect((await svc(cp, ["audit", "sinks", "update", "nope", "--format", "ecs"])).code).toBe(1);
   expect((await svc(cp, ["audit", "sinks", "delete", "lake"])).code).toBe(0);
 
   const del = await svc(cp, ["audit", "sinks", "delete", "splunk"]);

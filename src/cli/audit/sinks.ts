@@ -98,6 +98,23 @@ const list = command({
   },
 });
 
+const update = command({
+  meta: { name: "update", description: "Change a SIEM sink's event format (from its next batch on)" },
+  args: {
+    sink: { type: "positional", required: true, description: "sink id (snk_…) or name", valueHint: "sink" },
+    format: { type: "string", required: true, description: "svc (the record as stored), ocsf (OCSF 1.8.0) or ecs (ECS 9.4.0)", valueHint: "svc|ocsf|ecs" },
+    ...jsonFlag,
+  },
+  examples: ["svc audit sinks update lake --format ocsf"],
+  async run({ args }) {
+    if (!(FORMATS as readonly string[]).includes(args.format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${args.format}"`);
+    const client = await connect("svc audit sinks update");
+    const s = await client.json<Sink>("PATCH", client.org(`/siem-sinks/${seg(args.sink)}`), { body: { format: args.format } });
+    if (args.json) return printJson(s);
+    out(`Sink ${s.id} (${s.name}) sends ${s.format === "svc" ? "svc records" : `${s.format.toUpperCase()} events`} from its next batch on; what it delivered already is unchanged.`);
+  },
+});
+
 const remove = command({
   meta: { name: "delete", description: "Delete a SIEM sink (its undelivered backlog is dropped with it)" },
   args: { sink: { type: "positional", required: true, description: "sink id (snk_…) or name", valueHint: "sink" }, ...jsonFlag },
@@ -113,5 +130,5 @@ const remove = command({
 export const sinksCommand = command({
   meta: { name: "sinks", description: "SIEM sinks: stream audit records to a webhook, syslog over TLS or OTLP" },
   examples: ["svc audit sinks list", "svc audit sinks create --name rsyslog --kind syslog --endpoint siem.example.com:6514 --ca-file siem-ca.pem"],
-  subCommands: { create, list, delete: remove },
+  subCommands: { create, list, update, delete: remove },
 });

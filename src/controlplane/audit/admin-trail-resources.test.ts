@@ -113,6 +113,10 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   expect(sink.event.admin.after).toMatchObject({ secret: secretDigest("siem-hmac-secret-value-123"), kind: "webhook" });
   await api("POST", "/siem-sinks", { name: "spare", kind: "webhook", endpoint: "https://siem.example.com/hec", secret: "another-siem-secret-4567" });
   await w.fresh();
+  const reformatted = await step("siem_sink.update", async () => api("PATCH", "/siem-sinks/spare", { format: "ecs" }));
+  expect(reformatted.event.admin.before).toMatchObject({ options: {} });
+  expect((reformatted.event.admin.before as { options: Record<string, unknown> }).options.format).toBeUndefined();
+  expect(reformatted.event.admin.after).toMatchObject({ options: { format: "ecs" }, secret: secretDigest("another-siem-secret-4567") });
   await step("siem_sink.delete", async () => api("DELETE", "/siem-sinks/spare"));
 
   // Directory sync: its configuration (the client secret as a digest), an admin's run, the

@@ -81,6 +81,7 @@ export const ADMIN_OCSF: Record<AdminAction, OcsfActivity> = {
   "audit_retention.run": OTHER("Retention Run"),
   "siem_sink.create": CREATE,
   "siem_sink.delete": DELETE,
+  "siem_sink.update": UPDATE,
   "access.refused": { class_uid: 6003, activity_id: 99, activity_name: "Refused Request" },
   "access.refusals_suppressed": { class_uid: 6003, activity_id: 99, activity_name: "Refusals Suppressed" },
 };

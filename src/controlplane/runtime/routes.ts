@@ -9,6 +9,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
 import { recipientsFor } from "../audit-keys/recipients.ts";
 import { AuditBatchEnvelope, ingestBatch } from "../audit/ingest.ts";
+import { traceIngest } from "../traces.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import { bundleDigest, bundleEtag, etagMatches, parseBundleVersion } from "../bundle/compile.ts";
 import { bundleForm, servedEtags } from "../bundle/served-etags.ts";
@@ -168,7 +169,7 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
       },
       { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] , responses: NO_CONTENT } },
     )
-    .post("/audit-records", async ({ runtime, body }) => ingestBatch(deps, runtime, body.records), {
+    .post("/audit-records", async ({ runtime, body, request }) => traceIngest(deps, request.headers, runtime.installationId, body.records.length, async () => ingestBatch(deps, runtime, body.records)), {
       runtime: true,
       body: AuditBatchEnvelope,
       response: AuditBatchResponse,

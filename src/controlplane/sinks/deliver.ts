@@ -16,6 +16,7 @@ import { endpointUrl } from "./config.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
 import { type SinkRow, unwrapSecret } from "./service.ts";
 import { type Send, sendFor } from "./transports.ts";
+import { traceDelivery } from "../traces.ts";
 
 export type DeliveryOptions = {
   /** This replica's lease owner id. */
@@ -84,7 +85,8 @@ export async function deliverSink(deps: ControlPlaneDeps, sinkId: string, o: Del
       try {
         if (!o.sendFor) await checkOutboundUrl(endpointUrl(row.kind, row.endpoint), { what: "endpoint", allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks, stage: "fetch" });
         send ??= o.sendFor ? o.sendFor(row) : sendFor({ kind: row.kind, endpoint: row.endpoint, secret: unwrapSecret(deps, row), options: row.options, host: hostname() });
-        await send(records);
+        const sending = send;
+        await traceDelivery(deps, { id: row.id, orgId: row.orgId, kind: row.kind, format: row.options.format ?? "svc" }, records.length, async () => sending(records));
       } catch (e) {
         const failures = row.failures + 1;
         const error = loggableError(e).slice(0, 500);

@@ -1,14 +1,16 @@
 // SIEM sink routes: the admin API under /organizations/{org}/siem-sinks (`svc audit sinks
-// create|list|delete`, the console's SIEM page). Owners and admins only. The secret is taken
+// create|list|update|delete`, the console's SIEM page). Owners and admins only. The secret is taken
 // on create and never returned (only `secret_set`).
 import { Deleted, Sink, SinkList } from "../../contract/admin-api.ts";
 import { Elysia, t } from "elysia";
 import { acting } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { createSink, deleteSink, sinkView, sinkViews } from "./service.ts";
+import { changeSinkFormat, createSink, deleteSink, sinkView, sinkViews } from "./service.ts";
 
 const tags = ["siem-sinks"];
+
+const Format = t.Union([t.Literal("svc"), t.Literal("ocsf"), t.Literal("ecs")], { description: "what each event is: svc's record as stored (default), an OCSF 1.8.0 event or an ECS 9.4.0 document (docs/siem.md)" });
 
 export const SinkCreate = t.Object(
   {
@@ -16,7 +18,7 @@ export const SinkCreate = t.Object(
     kind: t.Union([t.Literal("webhook"), t.Literal("syslog"), t.Literal("otlp")]),
     endpoint: t.String({ minLength: 1, maxLength: 2000, description: "webhook/otlp: https URL (http only to loopback); syslog: host:port of a TLS listener" }),
     secret: t.Optional(t.String({ minLength: 1, maxLength: 4096, description: "webhook: HMAC-SHA256 key (required); otlp: bearer token; write-only" })),
-    format: t.Optional(t.Union([t.Literal("svc"), t.Literal("ocsf"), t.Literal("ecs")], { description: "what each event is: svc's record as stored (default), an OCSF 1.8.0 event or an ECS 9.4.0 document (docs/siem.md)" })),
+    format: t.Optional(Format),
     include_ciphertext: t.Optional(t.Boolean({ description: "send each record's age ciphertext (base64); default digest-only fields" })),
     backfill: t.Optional(t.Boolean({ description: "deliver the records already stored too; default only those received from now on" })),
     ca_pem: t.Optional(t.String({ minLength: 1, maxLength: 20_000, description: "PEM of the CA that signed the receiver's certificate" })),
@@ -24,6 +26,9 @@ export const SinkCreate = t.Object(
   },
   { additionalProperties: false },
 );
+
+
+export const SinkUpdate = t.Object({ format: Format }, { additionalProperties: false });
 
 export function sinkRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "siem-sink-routes" })
@@ -42,6 +47,15 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
         return sinkView(deps.db, row, deps.now());
       },
       { admin: true, body: SinkCreate, response: { 201: Sink }, detail: { tags, summary: "Create a SIEM sink (webhook, syslog over TLS, OTLP/HTTP logs)" } },
+    )
+    .patch(
+      "/organizations/:org/siem-sinks/:id",
+      async ({ principal, params, body }) => {
+        const row = await changeSinkFormat(deps, principal.orgId, params.id, body.format, acting(deps, principal));
+        deps.log.info("siem sink format changed", { org_id: principal.orgId, sink_id: row.id, format: body.format });
+        return sinkView(deps.db, row, deps.now());
+      },
+      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), body: SinkUpdate, response: Sink, detail: { tags, summary: "Change a SIEM sink's event format (from its next batch on; admin-trailed)" } },
     )
     .delete(
       "/organizations/:org/siem-sinks/:id",

@@ -6,7 +6,7 @@
 // A decision is answered only after its audit record is durable in the spool.
 // Adding routes: write `xRoutes(ctx: RouteContext): Route[]` in its own module and list it in
 // ROUTE_MODULES below.
-import { NO_TRACING, type Tracing } from "../tracing.ts";
+import { NO_TRACING, type Tracing } from "../../tracing/index.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import { requestTarget } from "../../contract/request-target.ts";
 import type { Logger } from "../../log/index.ts";

@@ -1,7 +1,7 @@
 // What every local-API route module shares: the route shape, the dependencies the daemon hands
 // in, and the answers more than one route gives. A new feature (MCP gateway, budgets) adds a
 // module exporting `xRoutes(ctx): Route[]` and one line in local-api.ts.
-import type { Tracing } from "../tracing.ts";
+import type { Tracing } from "../../tracing/index.ts";
 import type { FrontendUser } from "../../contract/local-api.ts";
 import type { Logger } from "../../log/index.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";

@@ -5,7 +5,7 @@
 import { SpanKind } from "@opentelemetry/api";
 import { DecideRequest, type DecideResponse, OutcomeRequest } from "../../contract/local-api.ts";
 import { firstProblem } from "../schema-check.ts";
-import { traces } from "../tracing.ts";
+import { traces } from "../../tracing/index.ts";
 import { readJsonBody, TOOL_BODY_LIMIT } from "./json-body.ts";
 import { openAIError } from "./model-forward.ts";
 import { badBody, type Route, type RouteContext, unavailable } from "./routes.ts";

@@ -31,6 +31,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type CallToolResult, CallToolRequestSchema, type ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, type ServerNotification, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { Context } from "@opentelemetry/api";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
@@ -39,6 +40,8 @@ import { UnrecordableCall } from "../audit/recorder.ts";
 import { SpoolFullError } from "../audit/spool-space.ts";
 import type { Admission, Pipeline } from "../pipeline/pipeline.ts";
 import { type CompiledBundle, couldPermitTool } from "../policy/policy-index.ts";
+import { NO_TRACING, type Tracing } from "../../tracing/index.ts";
+import { mcpCallParent, traceMcpCall, traceUpstreamCall } from "./call-trace.ts";
 import { MCP_REQUEST_LIMIT_BYTES, readMcpRequest } from "./request-body.ts";
 import type { ProxyStatus } from "../policy/status.ts";
 import type { McpServers } from "./servers.ts";
@@ -72,6 +75,8 @@ export type GatewayDeps = {
   /** Asks Open WebUI whether a session is still valid (SVC_PROXY_CHATUI_URL); null: signature and claims alone. */
   sessions?: Pick<SessionChecks, "check"> | null;
   log: Logger;
+  /** Spans of each call and its upstream call (call-trace.ts); off when absent. */
+  tracing?: Tracing;
   elicitWaitMs?: number;
   now?: () => number;
 };
@@ -112,6 +117,7 @@ export type Gateway = { fetch(req: Request): Promise<Response>; sessions(): numb
 export function createMcpGateway(d: GatewayDeps): Gateway {
   const sessions = new Map<string, Session>();
   const now = d.now ?? Date.now;
+  const tracing = d.tracing ?? NO_TRACING;
 
   function offered(userId: string): Tool[] {
     const compiled = d.pipeline.bundle();
@@ -172,7 +178,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     };
   }
 
-  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, progressToken: string | number | undefined, extra: Extra): Promise<CallToolResult> {
+  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, progressToken: string | number | undefined, extra: Extra, trace: Context): Promise<CallToolResult> {
     const compiled = d.pipeline.bundle();
     if (!compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
     const serverName = mcpServerOf(compiled, name);
@@ -183,7 +189,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     let a: Admission;
     try {
       // The elicitation holds the call for the user anyway: wait longer for the link than a chat turn does.
-      a = await d.pipeline.admit(compiled, { kind: "tool", tool: name, args, payload: null, server: serverName, user: { id: userId }, claimWaitMs: CLAIM_LINK_WAIT_MS });
+      a = await d.pipeline.admit(compiled, { kind: "tool", tool: name, args, payload: null, server: serverName, user: { id: userId }, claimWaitMs: CLAIM_LINK_WAIT_MS }, trace);
     } catch (e) {
       return unrecorded(e, name);
     }
@@ -228,7 +234,7 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     }
     const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: served.upstream.asksIdentity ? callIdentity(compiled, record, served.entry.upstream) : undefined });
     try {
-      const result = await own.upstream.call(served.entry.upstream, args, ctx);
+      const result = await traceUpstreamCall(tracing, trace, serverName, served.entry.upstream, async (t) => own.upstream.call(served.entry.upstream, args, t ? Object.assign(ctx, { trace: t }) : ctx));
       // The outcome record is handed to the spool now (its place in the chain taken) and made
       // durable by the spool's next group commit; the answer does not wait for its fdatasync,
       // as a model call's answer does not wait for its outcome. The decision record, the
@@ -247,7 +253,13 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   function newServer(userId: string): Server {
     const server = new Server({ name: "svc", version: VERSION }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: offered(userId) }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => call(server, userId, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, req.params._meta?.progressToken, extra));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const { name, arguments: args, _meta: meta } = req.params;
+      const parent = mcpCallParent(tracing, meta, extra.requestInfo?.headers);
+      const compiled = d.pipeline.bundle();
+      const serverName = compiled ? mcpServerOf(compiled, name) : null;
+      return traceMcpCall(tracing, parent, name, serverName, async (trace) => call(server, userId, name, (args ?? {}) as Record<string, unknown>, meta?.progressToken, extra, trace));
+    });
     return server;
   }
 

@@ -23,6 +23,7 @@ import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressN
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
+import { withOutgoingTrace, withTraceHeaders } from "./call-trace.ts";
 import { ExecaStdioTransport } from "./stdio-transport.ts";
 import { type AssertionSource, type IdentifiedCall, callScope, presentIdentity } from "./upstream-identity.ts";
 
@@ -49,6 +50,8 @@ export type CallContext = IdentifiedCall & {
   onProgress?: (p: Progress) => void;
   /** Hands an elicitation of the server to the calling user's own MCP session; absent: the user's client takes none. */
   elicit?: (params: ElicitRequest["params"], signal: AbortSignal) => Promise<ElicitResult>;
+  /** W3C trace context (`traceparent`, `tracestate`) passed on in `_meta` and as HTTP headers (call-trace.ts). */
+  trace?: Record<string, string>;
 };
 
 /**
@@ -130,7 +133,8 @@ export class Upstream {
       // against the URL's host name.
       const authorize = this.o.authorize;
       const assertion = this.o.assertion;
-      const tlsFetch = (async (url: string | URL, init?: RequestInit) => {
+      const tlsFetch = (async (url: string | URL, given?: RequestInit) => {
+        const init = withTraceHeaders(given);
         const headers = new Headers(init?.headers);
         if (authorize) for (const [k, v] of Object.entries(await authorize())) headers.set(k, v);
         await presentIdentity(headers, assertion);
@@ -332,9 +336,10 @@ export class Upstream {
     this.calls.add(call);
     if (token) this.progress.set(token, call);
     try {
-      const params = { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) };
-      // In the call's scope: the fetch that sends it presents this call's identity (upstream-identity.ts).
-      result = (await callScope.run(call, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) }))) as CallToolResult;
+      const meta = { ...(token ? { progressToken: token } : {}), ...call.trace };
+      const params = { name: tool, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+      // In the call's scope: the fetch that sends it presents this call's identity (upstream-identity.ts) and its trace context (call-trace.ts).
+      result = (await callScope.run(call, async () => withOutgoingTrace(call.trace, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })))) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };

@@ -27,7 +27,7 @@ import type { ProxyStatus } from "../policy/status.ts";
 import { actionOf, disabledCaller, modelRefusal, policyDecision } from "./decision.ts";
 import { type BudgetGate, rateRefusal, type Reservation } from "./limits.ts";
 import { disabledRefusal, type Refusal } from "./refusals.ts";
-import { NO_TRACING, type Tracing, traces } from "../tracing.ts";
+import { NO_TRACING, type Tracing, traces } from "../../tracing/index.ts";
 
 export type ToolCall = {
   kind: "tool";

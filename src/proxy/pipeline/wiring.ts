@@ -1,7 +1,7 @@
 // The daemon's one pipeline (pipeline.ts), put together from its parts: claim links and budget
 // leases through the runtime API client, the rate limits of SVC_PROXY_RATE_LIMITS, the budget
 // book the limits poll fills. Shared by the local API's routes and the MCP gateway.
-import type { Tracing } from "../tracing.ts";
+import type { Tracing } from "../../tracing/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { AuditRecorder } from "../audit/recorder.ts";
 import type { ControlPlaneClient } from "../link/control-plane-client.ts";

@@ -4,6 +4,13 @@ $NOTES_CALL_LOG, so a test can prove the upstream saw a call, or never did.
 
 usage: python notes_server.py --port N --cert server.pem --key server.key --calls calls.jsonl
        [--require-header NAME=VALUE]   (requests without that header are answered 401)
+       [--otlp URL]   (the SDK's spans exported by OTLP/HTTP to URL, and each HTTP request's
+                       `traceparent` header appended to the call log as {"http_traceparent": …})
+       python notes_server.py --stdio --calls calls.jsonl [--otlp URL]   (over stdio instead)
+
+With --otlp the OpenTelemetry SDK is set up as an instrumented server sets it up; the MCP SDK's
+own server middleware then makes a span `tools/call <tool>` for each call, the child of the
+caller's trace context in `params._meta` (SEP-414).
 """
 
 import argparse
@@ -15,12 +22,25 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--port", type=int, required=True)
-parser.add_argument("--cert", required=True)
-parser.add_argument("--key", required=True)
+parser.add_argument("--port", type=int)
+parser.add_argument("--cert")
+parser.add_argument("--key")
+parser.add_argument("--stdio", action="store_true")
+parser.add_argument("--otlp", default=None)
 parser.add_argument("--calls", required=True)
 parser.add_argument("--require-header", default=None)
 opts = parser.parse_args()
+
+if opts.otlp:
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "notes-mcp"}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=opts.otlp), schedule_delay_millis=200))
+    trace.set_tracer_provider(provider)
 
 server = MCPServer("notes")
 
@@ -97,7 +117,22 @@ for _name in ("toString", "constructor", "valueOf", "__proto__"):
     server.add_tool(_proto_tool(_name), name=_name, description=f"A tool named {_name}", annotations=ToolAnnotations(readOnlyHint=True))
 
 
+if opts.stdio:
+    server.run("stdio")
+    raise SystemExit(0)
+
 app = server.streamable_http_app()
+
+if opts.otlp:
+    traced = app
+
+    async def app(scope, receive, send):  # type: ignore[no-redef]
+        if scope["type"] == "http":
+            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            if scope["method"] == "POST" and "traceparent" in headers:
+                with open(opts.calls, "a") as f:
+                    f.write(json.dumps({"http_traceparent": headers["traceparent"]}) + "\n")
+        await traced(scope, receive, send)
 
 if opts.require_header:
     name, _, value = opts.require_header.partition("=")

@@ -21,8 +21,8 @@ export function mcpServersBin(): string {
 
 export type NotesServer = { url: string; port: number; calls(): { tool: string; args: Record<string, unknown> }[]; stop(): Promise<void> };
 
-/** notes_server.py over https on a free port; resolves once it answers. */
-export async function startNotesServer(opts: { requireHeader?: string } = {}): Promise<NotesServer> {
+/** notes_server.py over https on a free port; resolves once it answers. `otlp`: its spans exported there (the traces endpoint). */
+export async function startNotesServer(opts: { requireHeader?: string; otlp?: string } = {}): Promise<NotesServer> {
   const tls = testTls();
   const port = freePort();
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-notes-"));
@@ -30,6 +30,7 @@ export async function startNotesServer(opts: { requireHeader?: string } = {}): P
   writeFileSync(callLog, "");
   const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "notes_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--calls", callLog];
   if (opts.requireHeader) argv.push("--require-header", opts.requireHeader);
+  if (opts.otlp) argv.push("--otlp", opts.otlp);
   const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
   const url = `https://127.0.0.1:${port}/mcp`;
   const deadline = Date.now() + 30_000;
@@ -76,6 +77,8 @@ export function tempGitRepo(): string {
 export const toolServer = {
   http: (url: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_notes", name: "notes", transport: "http", url, command: null, args: [], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
   time: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_time", name: "time", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-time"), args: ["--local-timezone", "UTC"], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  /** notes_server.py over stdio, its calls logged to `callLog` and, with `otlp`, its spans exported there. */
+  notesStdio: (callLog: string, otlp?: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_notes_stdio", name: "notes_stdio", transport: "stdio", url: null, command: join(mcpServersBin(), "python"), args: [join(import.meta.dir, "notes_server.py"), "--stdio", "--calls", callLog, ...(otlp ? ["--otlp", otlp] : [])], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
   git: (repo: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_git", name: "git", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-git"), args: ["--repository", repo], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
 };
 

@@ -14,6 +14,10 @@ close`; anything else (an abandoned stream, a timeout, an error) closes it. When
 connection turns out to be closed or broken before any byte of the answer arrived (the proxy
 restarted meanwhile), the request is sent once more on a fresh connection; every other failure
 raises ProxyUnavailable as before, which callers turn into a refusal.
+
+Trace context: when OpenTelemetry is importable and a span is current (Open WebUI with
+`ENABLE_OTEL`: its request's span, or the governor's tool span), each request carries that span's
+W3C `traceparent` (and `tracestate`), so the proxy's spans join Open WebUI's trace (docs/tracing.md).
 """
 
 from __future__ import annotations
@@ -109,6 +113,20 @@ def _token() -> str:
 
 def socket_path() -> str:
     return os.environ.get(SOCKET_ENV, "")
+
+
+def trace_headers() -> dict[str, str]:
+    """The current OpenTelemetry span's `traceparent`/`tracestate`; {} without OpenTelemetry or a span."""
+    try:
+        from opentelemetry.propagate import inject
+    except Exception:  # OpenTelemetry is Open WebUI's optional dependency
+        return {}
+    carrier: dict[str, str] = {}
+    try:
+        inject(carrier)
+    except Exception:
+        return {}
+    return carrier
 
 
 def header_value(value: object) -> str:
@@ -294,6 +312,7 @@ async def request(
     if body is not None:
         head["content-type"] = "application/json"
     head["content-length"] = str(len(payload))
+    head.update(trace_headers())
     for k, v in (headers or {}).items():
         head[k.lower()] = v
     lines = [f"{method} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in head.items()]

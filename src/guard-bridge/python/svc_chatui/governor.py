@@ -44,6 +44,7 @@ audit record should carry encrypted like the arguments.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import re
@@ -166,6 +167,18 @@ async def _report(record_id: str, outcome: str, exit_code: int) -> None:
         log.warning("svc governor: outcome for record %s not recorded (%s)", record_id, e)
 
 
+def _tool_span(name: str):
+    """The pack tool's call as an OpenTelemetry span (`execute_tool <name>`, GenAI conventions),
+    the child of Open WebUI's current span when OpenTelemetry is there; its name, never its
+    arguments. The decide and outcome requests then carry its trace context to the proxy."""
+    try:
+        from opentelemetry import trace
+    except Exception:
+        return contextlib.nullcontext()
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    return trace.get_tracer("svc_chatui").start_as_current_span(f"execute_tool {name}", attributes=attributes)
+
+
 async def run(
     name: str,
     args: dict | None,
@@ -177,6 +190,20 @@ async def run(
     payload: str | None = None,
 ) -> Any:
     """Decide, audit and (on permit only) run one governed tool call. See the module docstring."""
+    with _tool_span(name):
+        return await _run(name, args, fn, __user__=__user__, __event_emitter__=__event_emitter__, __metadata__=__metadata__, payload=payload)
+
+
+async def _run(
+    name: str,
+    args: dict | None,
+    fn: Callable[[], Any] | Callable[[], Awaitable[Any]],
+    *,
+    __user__: dict | None = None,
+    __event_emitter__: Callable[[dict], Awaitable[Any]] | None = None,
+    __metadata__: dict | None = None,
+    payload: str | None = None,
+) -> Any:
     request: dict[str, Any] = {"tool": name, "user": _frontend_user(__user__), "args": dict(args or {})}
     if payload is not None:
         request["payload"] = payload

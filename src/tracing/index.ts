@@ -1,5 +1,6 @@
-// OpenTelemetry traces of the proxy (issue 35), off by default: spans for the governed call,
-// its decision and the durable write of its record, and the model forward, exported by OTLP/HTTP
+// OpenTelemetry traces of the proxy and the control plane (issue 35), off by default: spans for
+// the governed call, its decision and the durable write of its record, the model forward and the
+// MCP calls (proxy), and audit ingest and SIEM delivery (control plane), exported by OTLP/HTTP
 // (JSON) with the OpenTelemetry JS SDK. Switched on by the standard variables (the SDK of this
 // version no longer reads them itself, so `tracingConfig` does, pure): OTEL_TRACES_EXPORTER
 // (`otlp`, or `none`), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT
@@ -32,7 +33,7 @@ function headerList(raw: string | undefined): Record<string, string> {
  * Tracing's settings from the environment, null when it is off: no endpoint, OTEL_SDK_DISABLED,
  * or OTEL_TRACES_EXPORTER other than `otlp`. Returns a problem (in words) for a value it cannot use. Pure.
  */
-export function tracingConfig(env: Record<string, string | undefined>): TracingConfig | null | { problem: string } {
+export function tracingConfig(env: Record<string, string | undefined>, defaultService = "svc-proxy"): TracingConfig | null | { problem: string } {
   if (env.OTEL_SDK_DISABLED?.toLowerCase() === "true") return null;
   const exporter = env.OTEL_TRACES_EXPORTER ?? "otlp";
   if (exporter === "none") return null;
@@ -45,7 +46,7 @@ export function tracingConfig(env: Record<string, string | undefined>): TracingC
   if (!SAMPLERS.includes(name)) return { problem: `OTEL_TRACES_SAMPLER=${name}: one of ${SAMPLERS.join(", ")}` };
   const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
   if (!(ratio >= 0 && ratio <= 1)) return { problem: `OTEL_TRACES_SAMPLER_ARG=${env.OTEL_TRACES_SAMPLER_ARG}: a ratio from 0 to 1` };
-  return { url, headers: { ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }, serviceName: env.OTEL_SERVICE_NAME ?? "svc-proxy", sampler: { name, ratio } };
+  return { url, headers: { ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }, serviceName: env.OTEL_SERVICE_NAME ?? defaultService, sampler: { name, ratio } };
 }
 
 /** The endpoint tracing exports to (for the start-up log line), or "". Pure. */
@@ -63,7 +64,7 @@ const propagator = new W3CTraceContextPropagator();
 const headerGetter = { keys: (h: Headers) => { const keys: string[] = []; h.forEach((_v, k) => keys.push(k)); return keys; }, get: (h: Headers, k: string) => h.get(k) ?? undefined };
 const recordSetter = { set: (carrier: Record<string, string>, k: string, v: string) => void (carrier[k] = v) };
 
-/** What the proxy's code asks of tracing; the same calls whether it is on or off (off: no-op spans). */
+/** What the code asks of tracing; the same calls whether it is on or off (off: no-op spans). */
 export type Tracing = {
   /** The context of an incoming request: its `traceparent`'s, or none. */
   incoming(headers: Headers): Context;
@@ -129,8 +130,8 @@ export function traces(t: Tracing, parent: Context): boolean {
 }
 
 /** Tracing as the environment says (NO_TRACING when off); a problem with a variable is thrown as an Error naming it. */
-export function startTracing(env: Record<string, string | undefined>): Tracing {
-  const c = tracingConfig(env);
+export function startTracing(env: Record<string, string | undefined>, defaultService = "svc-proxy"): Tracing {
+  const c = tracingConfig(env, defaultService);
   if (c === null) return NO_TRACING;
   if ("problem" in c) throw new Error(c.problem);
   const provider = new TracerProvider({
@@ -138,5 +139,5 @@ export function startTracing(env: Record<string, string | undefined>): Tracing {
     sampler: samplerOf(c.sampler),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: c.url, headers: c.headers }), scheduledDelayMillis: 1000 })],
   });
-  return tracingWith(provider.getTracer("svc-proxy", VERSION), async () => provider.shutdown());
+  return tracingWith(provider.getTracer(defaultService, VERSION), async () => provider.shutdown());
 }
