@@ -52,14 +52,20 @@ const policies = [
   { id: "pol_forced", name: "nested loops", src: "*", dst: "tool:crm.scan", effect: "permit" as const, condition: NESTED },
   { id: "pol_loop", name: "one loop", src: "*", dst: "tool:crm.list", effect: "permit" as const, condition: "args.l.all(x, x >= 0)" },
 ];
-const cp = startFakeControlPlane(fakeBundle({ tools: ["crm.read", "crm.scan", "crm.list"].map((n) => bundleTool(n)), policies, identities: [bundleIdentity("alice", ["sales"]), bundleIdentity("mallory")] }), TOKEN);
+const cp = startFakeControlPlane(
+  fakeBundle({ tools: ["crm.read", "crm.scan", "crm.list"].map((n) => bundleTool(n)), policies, identities: [bundleIdentity("alice", ["sales"]), bundleIdentity("mallory")] }),
+  TOKEN,
+);
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-adv-"));
 const config = loadConfig(daemonEnv(cp, dir));
 const daemon = await startDaemon(config, quiet);
 for (let i = 0; i < 400 && daemon.status.state !== "ready"; i++) await Bun.sleep(25);
 
 const load = async (tool: string, user: string, c: number, args?: unknown) =>
-  decideLoad(["--socket", config.socketPath, "--concurrency", String(c), "--duration", String(duration), "--tool", tool, "--user", user, "--keepalive", ...(args ? ["--args-json", JSON.stringify(args)] : [])], TOKEN);
+  decideLoad(
+    ["--socket", config.socketPath, "--concurrency", String(c), "--duration", String(duration), "--tool", tool, "--user", user, "--keepalive", ...(args ? ["--args-json", JSON.stringify(args)] : [])],
+    TOKEN,
+  );
 const list = (n: number) => Array.from({ length: n }, (_, i) => i);
 type Round = { alone: DecideLoad; forced: [DecideLoad, DecideLoad]; meter: [DecideLoad, DecideLoad] };
 const rounds: Round[] = [];
@@ -68,7 +74,9 @@ for (let r = 0; r < runs; r++) {
   const forced = (await Promise.all([load("crm.read", "fe-alice", concurrency), load("crm.scan", "fe-mallory", 1, { l: list(400) })])) as [DecideLoad, DecideLoad];
   const meter = (await Promise.all([load("crm.read", "fe-alice", concurrency), load("crm.list", "fe-mallory", 1, { l: list(990) })])) as [DecideLoad, DecideLoad];
   rounds.push({ alone, forced, meter });
-  console.error(`round ${r + 1}: alone p99 ${alone.p99_ms} ms; with forced ${forced[0].p99_ms} ms (attacker p50 ${forced[1].p50_ms}); with meter ${meter[0].p99_ms} ms (attacker p50 ${meter[1].p50_ms})`);
+  console.error(
+    `round ${r + 1}: alone p99 ${alone.p99_ms} ms; with forced ${forced[0].p99_ms} ms (attacker p50 ${forced[1].p50_ms}); with meter ${meter[0].p99_ms} ms (attacker p50 ${meter[1].p50_ms})`,
+  );
 }
 await daemon.shutdown(1000);
 await cp.stop();

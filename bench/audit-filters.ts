@@ -89,7 +89,13 @@ async function generate(db: Db, now: number): Promise<number> {
     });
   }
   // a few admin events among them (the admin trail's own index)
-  const admin = Array.from({ length: 50 }, (_, i) => ({ ...recordRow(record(i, now - i * DAY), now), id: newId("auditRecord", now - i * DAY), kind: "admin" as const, action: "policy.update", actorId: "acc_BENCH" }));
+  const admin = Array.from({ length: 50 }, (_, i) => ({
+    ...recordRow(record(i, now - i * DAY), now),
+    id: newId("auditRecord", now - i * DAY),
+    kind: "admin" as const,
+    action: "policy.update",
+    actorId: "acc_BENCH",
+  }));
   await db.insert(a).values(admin);
   return performance.now() - t0;
 }
@@ -108,7 +114,10 @@ async function main() {
   const store = await openMigrated(location);
   const db = store.db;
   const now = Date.now();
-  const held = await db.select({ id: tables(db).auditRecords.id }).from(tables(db).auditRecords).limit(1);
+  const held = await db
+    .select({ id: tables(db).auditRecords.id })
+    .from(tables(db).auditRecords)
+    .limit(1);
   if (held.length === 0) {
     const ms = await generate(db, now);
     console.log(`generated ${total} records with their roll-ups in ${(ms / 1000).toFixed(1)} s (${Math.round(total / (ms / 1000))} records/s)`);

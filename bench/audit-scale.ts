@@ -30,7 +30,8 @@ const DAY = 86_400_000;
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "svc-bench", `audit-scale-${N}`);
 
 type Cp = { url: string; token: string; orgId: string; dir: string; proc: ReturnType<typeof Bun.spawn> };
-const env = (dir: string, port: number) => ({ ...process.env, XDG_CONFIG_HOME: join(dir, "config"), SVC_CP_DATA_DIR: dir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: `http://127.0.0.1:${port}` }) as Record<string, string>;
+const env = (dir: string, port: number) =>
+  ({ ...process.env, XDG_CONFIG_HOME: join(dir, "config"), SVC_CP_DATA_DIR: dir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: `http://127.0.0.1:${port}` }) as Record<string, string>;
 const org = (cp: Cp, path: string) => `/api/v1/organizations/${cp.orgId}${path}`;
 const api = async (cp: Cp, method: string, path: string, body?: unknown, token = cp.token) => callApi(cp.url, method, path.startsWith("/api/") ? path : `/api/v1${path}`, body, token);
 
@@ -62,7 +63,11 @@ async function cachedStore(): Promise<void> {
   if (existsSync(join(CACHE, "complete"))) return;
   rmSync(CACHE, { recursive: true, force: true });
   mkdirSync(CACHE, { recursive: true });
-  const boot = Bun.spawnSync([BIN, "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Bench", "--token-out", join(CACHE, "token")], { env: env(CACHE, 0), stdout: "pipe", stderr: "pipe" });
+  const boot = Bun.spawnSync([BIN, "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Bench", "--token-out", join(CACHE, "token")], {
+    env: env(CACHE, 0),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
   writeFileSync(join(CACHE, "bench.json"), JSON.stringify({ token: readFileSync(join(CACHE, "token"), "utf8").trim(), orgId }));
@@ -136,25 +141,44 @@ const load = () => `load ${readFileSync("/proc/loadavg", "utf8").split(" ").slic
 const record = (name: string, r: Awaited<ReturnType<typeof during>>) => {
   metrics.push(metric("audit-scale", `${name}: time`, "ms", [r.ms], undefined, load()));
   metrics.push(metric("audit-scale", `${name}: poll p99`, "ms", [r.poll.p99], { op: "<=", value: 100 }, `p50 ${Math.round(r.poll.p50)}, longest ${Math.round(r.poll.max)}, ${r.poll.n} polls`));
-  metrics.push(metric("audit-scale", `${name}: ingest batch p99`, "ms", [r.ingest.p99], { op: "<=", value: 100 }, `p50 ${Math.round(r.ingest.p50)}, longest ${Math.round(r.ingest.max)}, ${r.ingest.n} batches of 500`));
+  metrics.push(
+    metric(
+      "audit-scale",
+      `${name}: ingest batch p99`,
+      "ms",
+      [r.ingest.p99],
+      { op: "<=", value: 100 },
+      `p50 ${Math.round(r.ingest.p50)}, longest ${Math.round(r.ingest.max)}, ${r.ingest.n} batches of 500`,
+    ),
+  );
 };
 try {
   // the same requests with nothing running: what this machine's load alone costs them
   record("baseline (nothing running)", await during(cp, async () => Bun.sleep(5000)));
-  record("export (chain order)", await during(cp, async () => {
-    const res = await fetch(`${cp.url}${org(cp, "/audit-records/export?order=chain")}`, { headers: { authorization: `Bearer ${cp.token}` } });
-    const reader = res.body!.getReader();
-    while (!(await reader.read()).done);
-  }));
-  record("verify now (control plane)", await during(cp, async () => {
-    await api(cp, "POST", org(cp, "/audit-verifications"));
-    await followed(cp, "/audit-verifications/latest", (j) => j.state !== "running");
-  }));
+  record(
+    "export (chain order)",
+    await during(cp, async () => {
+      const res = await fetch(`${cp.url}${org(cp, "/audit-records/export?order=chain")}`, { headers: { authorization: `Bearer ${cp.token}` } });
+      const reader = res.body!.getReader();
+      while (!(await reader.read()).done);
+    }),
+  );
+  record(
+    "verify now (control plane)",
+    await during(cp, async () => {
+      await api(cp, "POST", org(cp, "/audit-verifications"));
+      await followed(cp, "/audit-verifications/latest", (j) => j.state !== "running");
+    }),
+  );
   // svc audit verify on this machine, the key pinned: time and peak memory
   const key = (await api(cp, "GET", org(cp, "/audit-signing-key"))).json.public_key as string;
   const home = mkdtempSync(join(tmpdir(), "svc-bench-home-"));
   const t0 = performance.now();
-  const cli = Bun.spawn([BIN, "audit", "verify", "--public-key", key, "--json"], { env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: cp.token }, stdout: "pipe", stderr: "pipe" });
+  const cli = Bun.spawn([BIN, "audit", "verify", "--public-key", key, "--json"], {
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: cp.token },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = await new Response(cli.stdout).text();
   await cli.exited;
   const cliMs = performance.now() - t0;
@@ -162,17 +186,29 @@ try {
   const rss = (cli.resourceUsage()?.maxRSS ?? Number.NaN) / (1024 * 1024);
   const report = JSON.parse(out || "{}") as { records?: number; state?: string };
   rmSync(home, { recursive: true, force: true });
-  metrics.push(metric("audit-scale", "svc audit verify: time", "ms", [cliMs], { op: "<=", value: (120_000 * N) / 10_000_000 }, `${report.records ?? "?"} records, ${report.state ?? `exit ${cli.exitCode}`}; target scaled from 2 min per 10M`));
+  metrics.push(
+    metric(
+      "audit-scale",
+      "svc audit verify: time",
+      "ms",
+      [cliMs],
+      { op: "<=", value: (120_000 * N) / 10_000_000 },
+      `${report.records ?? "?"} records, ${report.state ?? `exit ${cli.exitCode}`}; target scaled from 2 min per 10M`,
+    ),
+  );
   metrics.push(metric("audit-scale", "svc audit verify: peak memory", "MB", [rss], { op: "<=", value: 300 }));
   await api(cp, "PATCH", org(cp, "/settings"), { audit_retention_days: 40 });
   let deleted = 0;
-  record("retention (a third)", await during(cp, async () => {
-    await api(cp, "POST", org(cp, "/audit-retention/run"));
-    await followed(cp, "/audit-retention/run", (j) => {
-      deleted = j.deleted;
-      return j.state !== "running";
-    });
-  }));
+  record(
+    "retention (a third)",
+    await during(cp, async () => {
+      await api(cp, "POST", org(cp, "/audit-retention/run"));
+      await followed(cp, "/audit-retention/run", (j) => {
+        deleted = j.deleted;
+        return j.state !== "running";
+      });
+    }),
+  );
   metrics.push(metric("audit-scale", "retention: records deleted", "records", [deleted]));
 } finally {
   await stop(cp);

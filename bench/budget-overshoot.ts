@@ -49,7 +49,11 @@ const cp1 = await startControlPlane({ env: { SVC_CP_DATABASE: pg.url } });
 // The second replica: same store and master key (the first one's data directory), its own port.
 const port2 = freePort();
 const cp2Url = `http://127.0.0.1:${port2}`;
-const cp2 = Bun.spawn([...(process.env.SVC_BIN ? [process.env.SVC_BIN] : ["bun", join(REPO, "src/main.ts")]), "controlplane", "serve"], { env: { ...cp1.env, SVC_CP_LISTEN: `127.0.0.1:${port2}`, SVC_CP_PUBLIC_URL: cp2Url }, stdout: "pipe", stderr: "pipe" });
+const cp2 = Bun.spawn([...(process.env.SVC_BIN ? [process.env.SVC_BIN] : ["bun", join(REPO, "src/main.ts")]), "controlplane", "serve"], {
+  env: { ...cp1.env, SVC_CP_LISTEN: `127.0.0.1:${port2}`, SVC_CP_PUBLIC_URL: cp2Url },
+  stdout: "pipe",
+  stderr: "pipe",
+});
 const cp2Out = collectOutput(cp2);
 await waitFor(async () => (await fetch(`${cp2Url}/healthz`)).ok, `the second control-plane replica\n${cp2Out.text()}`, 30_000);
 const api = adminApi(cp1);
@@ -66,7 +70,16 @@ const rows: Row[] = [];
 const proxies: BenchProxy[] = [];
 try {
   for (const [i, url] of [cp1.url, cp2Url].entries()) {
-    proxies.push(await startBenchProxy({ token: s.runtimeToken, cpUrl: url, caFile: model.caFile, root, command: o.proxy, env: { SVC_PROXY_LIMITS_INTERVAL: "15s", SVC_PROXY_POLL_INTERVAL: "1s", SVC_PROXY_HEARTBEAT_INTERVAL: `${10 + i}s` } }));
+    proxies.push(
+      await startBenchProxy({
+        token: s.runtimeToken,
+        cpUrl: url,
+        caFile: model.caFile,
+        root,
+        command: o.proxy,
+        env: { SVC_PROXY_LIMITS_INTERVAL: "15s", SVC_PROXY_POLL_INTERVAL: "1s", SVC_PROXY_HEARTBEAT_INTERVAL: `${10 + i}s` },
+      }),
+    );
   }
   const scenarios: { name: string; on: BenchProxy[]; workers: number; pauseMs: number }[] = [
     { name: "one proxy, paced", on: [proxies[0]!], workers: 1, pauseMs: 0 },
@@ -99,16 +112,22 @@ try {
       if (sc.workers === 1) await worker(null);
       else await Promise.all(sc.on.flatMap((px) => Array.from({ length: sc.workers }, async () => worker(px))));
       let recorded = 0;
-      await waitFor(async () => {
-        recorded = (await must(api("GET", "/budgets"), "list budgets")).budgets.find((b: { name: string }) => b.name === name).spent;
-        return recorded === permitted * PER_CALL;
-      }, "every call's spend at the control plane", 60_000);
+      await waitFor(
+        async () => {
+          recorded = (await must(api("GET", "/budgets"), "list budgets")).budgets.find((b: { name: string }) => b.name === name).spent;
+          return recorded === permitted * PER_CALL;
+        },
+        "every call's spend at the control plane",
+        60_000,
+      );
       const inFlight = sc.workers * sc.on.length;
       // Calls decided on the polled spend because no lease could be asked for (the log says so once a minute).
       const fallbacks = proxies.map((px) => (readFileSync(px.logFile, "utf8").match(/budget leases not renewed[^\n]*/g) ?? []).join(" | ")).filter(Boolean);
       if (fallbacks.length > 0) console.error(`  fallbacks: ${fallbacks.join(" || ").slice(0, 600)}`);
       rows.push({ scenario: sc.name, round, inFlight, permitted, recorded, overshootPct: ((recorded - LIMIT) / LIMIT) * 100, boundPct: ((inFlight * PER_CALL) / LIMIT) * 100 });
-      console.error(`${sc.name}: ${permitted} calls, ${recorded} tokens, overshoot ${(((recorded - LIMIT) / LIMIT) * 100).toFixed(1)} % (bound ${((inFlight * PER_CALL * 100) / LIMIT).toFixed(0)} %)  (load ${loadavg()})`);
+      console.error(
+        `${sc.name}: ${permitted} calls, ${recorded} tokens, overshoot ${(((recorded - LIMIT) / LIMIT) * 100).toFixed(1)} % (bound ${((inFlight * PER_CALL * 100) / LIMIT).toFixed(0)} %)  (load ${loadavg()})`,
+      );
     }
   }
 } finally {
@@ -124,7 +143,9 @@ try {
 console.log(`budget ${LIMIT} tokens, ${PER_CALL} tokens a call (${LIMIT / PER_CALL} fit); 2 control-plane replicas on PostgreSQL; proxy: ${o.proxy.join(" ")}`);
 console.log(`${"scenario".padEnd(20)} ${"in flight".padStart(9)} ${"calls".padStart(6)} ${"tokens".padStart(7)} ${"overshoot".padStart(10)} ${"bound".padStart(6)}  ok`);
 for (const r of rows) {
-  console.log(`${r.scenario.padEnd(20)} ${String(r.inFlight).padStart(9)} ${String(r.permitted).padStart(6)} ${String(r.recorded).padStart(7)} ${`${r.overshootPct.toFixed(1)} %`.padStart(10)} ${`${r.boundPct.toFixed(0)} %`.padStart(6)}  ${r.overshootPct <= r.boundPct ? "yes" : "NO"}`);
+  console.log(
+    `${r.scenario.padEnd(20)} ${String(r.inFlight).padStart(9)} ${String(r.permitted).padStart(6)} ${String(r.recorded).padStart(7)} ${`${r.overshootPct.toFixed(1)} %`.padStart(10)} ${`${r.boundPct.toFixed(0)} %`.padStart(6)}  ${r.overshootPct <= r.boundPct ? "yes" : "NO"}`,
+  );
 }
 console.log(`load average after: ${loadavg()}; ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`);
 mkdirSync(join(REPO, "bench/results"), { recursive: true });

@@ -73,7 +73,21 @@ try {
         f = p;
       }
       const cpu0 = cpuSeconds(t.cp.proc.pid);
-      const i = only === "polls" ? { itemsPerS: 0, errors: 0, firstError: null, clientCpuS: 0 } : await httpLoad({ url: `${t.cp.url}/api/v1/runtime/audit-records`, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, mode: "audit-batch", template: template({ cp: t.cp, scenario: t.scenario, store: usePg ? "PostgreSQL" : "SQLite" }), batch: 500, expectStatus: 200, concurrency: 4, durationS: seconds, warmupS: 0.5 });
+      const i =
+        only === "polls"
+          ? { itemsPerS: 0, errors: 0, firstError: null, clientCpuS: 0 }
+          : await httpLoad({
+              url: `${t.cp.url}/api/v1/runtime/audit-records`,
+              method: "POST",
+              headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+              mode: "audit-batch",
+              template: template({ cp: t.cp, scenario: t.scenario, store: usePg ? "PostgreSQL" : "SQLite" }),
+              batch: 500,
+              expectStatus: 200,
+              concurrency: 4,
+              durationS: seconds,
+              warmupS: 0.5,
+            });
       if (i.errors > 0) throw new Error(`ingest: ${i.errors} errors (${i.firstError})`);
       const iAll = i.itemsPerS * (seconds + 0.5);
       t.ingest.push([i.itemsPerS, ((cpuSeconds(t.cp.proc.pid) - cpu0) / iAll) * 1e6, (i.clientCpuS / iAll) * 1e6]);

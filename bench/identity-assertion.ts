@@ -30,12 +30,25 @@ const e = new Encrypter();
 e.addRecipient(await identityToRecipient(identity));
 const sealed = Buffer.from(await e.encrypt(JSON.stringify({ ...(await exportJWK(privateKey)), kid: "ak_bench", alg: "ES256" }))).toString("base64");
 const sync = await credentialSync(identity);
-const keys = new AssertionKeys({ fetch: async () => ({ id: "ak_bench", alg: "ES256", issuer: "https://cp.example.com", sealed_private_jwk: sealed }), open: async (s) => sync.openBytes(s), installationId: () => "inst_bench", log: silentLogger });
+const keys = new AssertionKeys({
+  fetch: async () => ({ id: "ak_bench", alg: "ES256", issuer: "https://cp.example.com", sealed_private_jwk: sealed }),
+  open: async (s) => sync.openBytes(s),
+  installationId: () => "inst_bench",
+  log: silentLogger,
+});
 await keys.follow("ak_bench");
 const source = { header: "X-Svc-Identity", mint: async (s: typeof subject | null) => keys.mint("X-Svc-Identity", "https://kb.example.com/mcp", s) };
 const ed = (await generateKeyPair("EdDSA")).privateKey;
 const raw = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
-const claims = () => assertionClaims({ issuer: "https://cp.example.com", audience: "https://kb.example.com/mcp", installationId: "inst_bench", subject, jti: crypto.randomUUID(), nowSeconds: Math.floor(Date.now() / 1000) });
+const claims = () =>
+  assertionClaims({
+    issuer: "https://cp.example.com",
+    audience: "https://kb.example.com/mcp",
+    installationId: "inst_bench",
+    subject,
+    jti: crypto.randomUUID(),
+    nowSeconds: Math.floor(Date.now() / 1000),
+  });
 
 const paths: Record<string, () => Promise<unknown>> = {
   "per request, as the runtime does it (presentIdentity in a call's scope)": async () => callScope.run({ identity: subject }, async () => presentIdentity(new Headers(), source)),

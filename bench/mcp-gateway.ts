@@ -19,7 +19,11 @@ let r: unknown;
 if (argv.includes("--stdio")) {
   const prof = opt("--prof");
   const s = await measureMcpStdio(CALLS, prof ? { prof } : {});
-  console.log(`MCP tools/call on server-everything's echo over stdio, ${CALLS} calls each (load ${loadavg().map((x: number) => x.toFixed(2)).join(" ")})`);
+  console.log(
+    `MCP tools/call on server-everything's echo over stdio, ${CALLS} calls each (load ${loadavg()
+      .map((x: number) => x.toFixed(2))
+      .join(" ")})`,
+  );
   console.log(`| path | sequential p50 | p99 | c=8 p50 | p99 |\n|---|---|---|---|---|`);
   for (const k of Object.keys(s.seq)) console.log(`| ${k} | ${f(s.seq[k]!.p50)} | ${f(s.seq[k]!.p99)} | ${f(s.c8[k]!.p50)} | ${f(s.c8[k]!.p99)} |`);
   const ms = mcpStdioMetrics([s]);

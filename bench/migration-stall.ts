@@ -129,7 +129,14 @@ const results: Record<string, Awaited<ReturnType<typeof run>>> = {};
 for (const kind of Object.keys(COMPARED)) results[kind] = await run(kind);
 const perMillion = (ms: number) => (ms * 1_000_000) / N;
 const metrics = Object.entries(results).flatMap(([kind, r]) => [
-  metric("migration-stall", `${kind}: longest write batch`, "ms", [r.stallMs], COMPARED[kind]!.target ? { op: "<=", value: 1000 * (N / 1_000_000) } : undefined, `${N.toLocaleString("en-US")} rows; ${fmtPer(perMillion(r.stallMs))} per 1M`),
+  metric(
+    "migration-stall",
+    `${kind}: longest write batch`,
+    "ms",
+    [r.stallMs],
+    COMPARED[kind]!.target ? { op: "<=", value: 1000 * (N / 1_000_000) } : undefined,
+    `${N.toLocaleString("en-US")} rows; ${fmtPer(perMillion(r.stallMs))} per 1M`,
+  ),
   metric("migration-stall", `${kind}: p99 write batch`, "ms", [r.p99Ms]),
   metric("migration-stall", `${kind}: migration time`, "ms", [r.migrationMs], undefined, `${r.batches} batches written meanwhile`),
 ]);

@@ -35,7 +35,13 @@ function parse(argv: string[]): Opts {
     const v = argv[++i] ?? "";
     if (a === "--proxy") {
       const eq = v.indexOf("=");
-      o.proxies.push([v.slice(0, eq), v.slice(eq + 1).split(" ").filter(Boolean)]);
+      o.proxies.push([
+        v.slice(0, eq),
+        v
+          .slice(eq + 1)
+          .split(" ")
+          .filter(Boolean),
+      ]);
     } else if (a === "--rounds") o.rounds = Number(v);
     else if (a === "--duration") o.duration = Number(v);
     else if (a === "--concurrency") o.concurrency = v.split(",").map(Number);
@@ -59,7 +65,10 @@ await addPolicy(api, scenario, `group:sales-bench`, "tool:crm.read");
 if (o.model > 0) {
   // As the bench stack sets it up (lib/stack.ts): alice may call the model profile's one model.
   await addPolicy(api, scenario, `user:${scenario.users.alice!.id}`, "model:invoke");
-  const mp = await must(api("POST", "/model-profiles", { display_name: "Bench LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small"], workspace: scenario.workspace }), "create model profile");
+  const mp = await must(
+    api("POST", "/model-profiles", { display_name: "Bench LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small"], workspace: scenario.workspace }),
+    "create model profile",
+  );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: scenario.agentId }), "assign model profile");
 }
 console.error(`load average before: ${loadavg()}`);
@@ -67,7 +76,15 @@ console.error(`load average before: ${loadavg()}`);
 /** Streamed calls direct and via the proxy, paired, 5 ms pauses: medians of time to first token. */
 async function modelCalls(px: BenchProxy, n: number): Promise<Row> {
   const direct = { url: `${model.endpoint}/chat/completions`, init: directInit(model.caFile) };
-  const via = { url: "http://localhost/v1/chat/completions", init: { ...directInit(model.caFile), tls: undefined, unix: px.socket, headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": scenario.users.alice!.remote } } as RequestInit };
+  const via = {
+    url: "http://localhost/v1/chat/completions",
+    init: {
+      ...directInit(model.caFile),
+      tls: undefined,
+      unix: px.socket,
+      headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": scenario.users.alice!.remote },
+    } as RequestInit,
+  };
   for (let i = 0; i < 20; i++) for (const x of [direct, via]) await timeStream(x.url, x.init);
   const d: Timing[] = [];
   const p: Timing[] = [];
@@ -85,13 +102,31 @@ type Row = Record<string, number>;
 /** Decisions at each concurrency with the Python keep-alive client: latency, rate, CPU, RSS. */
 async function decideRound(px: BenchProxy, name: string, r: number): Promise<Row> {
   const row: Row = {};
-  const common = ["--socket", px.socket, "--url-path", "/v1/tools/decide", "--body-style", "svc", "--keepalive", "--duration", String(o.duration), "--warmup", "0.5", "--tool", "crm.read", "--user", scenario.users.alice!.remote];
+  const common = [
+    "--socket",
+    px.socket,
+    "--url-path",
+    "/v1/tools/decide",
+    "--body-style",
+    "svc",
+    "--keepalive",
+    "--duration",
+    String(o.duration),
+    "--warmup",
+    "0.5",
+    "--tool",
+    "crm.read",
+    "--user",
+    scenario.users.alice!.remote,
+  ];
   // JIT warm-up (a long-running proxy is warm), not measured.
   await decideLoad([...common.map((x) => (x === String(o.duration) ? "1.5" : x)), "--concurrency", "16"], px.token);
   for (const c of o.concurrency) {
     const cpu0 = cpuOf(px.proc.pid);
     const rss = rssPeak(px.proc.pid);
-    const perf = o.perf ? Bun.spawn(["perf", "record", "-g", "-o", join(o.perf, `${name}-${r}-c${c}.data`), "-p", String(px.proc.pid), "--", "sleep", String(o.duration)], { stdout: "ignore", stderr: "ignore" }) : null;
+    const perf = o.perf
+      ? Bun.spawn(["perf", "record", "-g", "-o", join(o.perf, `${name}-${r}-c${c}.data`), "-p", String(px.proc.pid), "--", "sleep", String(o.duration)], { stdout: "ignore", stderr: "ignore" })
+      : null;
     const res = await decideLoad([...common, "--concurrency", String(c)], px.token);
     await perf?.exited;
     const cpu1 = cpuOf(px.proc.pid);
@@ -124,7 +159,11 @@ try {
         await px.stop();
       }
       rows.get(name)!.push(row);
-      console.error(`round ${r + 1} ${name}: ${Object.entries(row).map(([k, v]) => `${k} ${v.toFixed(/^(rps|cpu|sys)/.test(k) ? 0 : 3)}`).join("  ")}  (load ${loadavg()})`);
+      console.error(
+        `round ${r + 1} ${name}: ${Object.entries(row)
+          .map(([k, v]) => `${k} ${v.toFixed(/^(rps|cpu|sys)/.test(k) ? 0 : 3)}`)
+          .join("  ")}  (load ${loadavg()})`,
+      );
     }
   }
 } finally {

@@ -36,7 +36,11 @@ async function child(root: string, calls: number): Promise<void> {
   const { indexBundle } = await import(src("policy/policy-index.ts"));
   const { ProxyStatus } = await import(src("policy/status.ts"));
   const { createLocalApi } = await import(src("api/local-api.ts"));
-  const bundle = fakeBundle({ tools: [bundleTool("crm.read")], policies: [{ id: "pol_1", name: "p", src: "group:sales", dst: "tool:crm.read", effect: "permit" }], identities: [bundleIdentity("alice", ["sales"])] });
+  const bundle = fakeBundle({
+    tools: [bundleTool("crm.read")],
+    policies: [{ id: "pol_1", name: "p", src: "group:sales", dst: "tool:crm.read", effect: "permit" }],
+    identities: [bundleIdentity("alice", ["sales"])],
+  });
   const status = new ProxyStatus();
   Object.assign(status, { compiled: indexBundle(bundle), serving: () => true });
   let n = 0;

@@ -87,7 +87,15 @@ say(`svc bench: ${m.nproc} cores (${m.cpu_model}), ${m.memory_gb} GB, Bun ${m.bu
 ensureBinary(opts.build, say);
 const stack = await startStack(say);
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
-const ctx: BenchContext = { stack, runs: opts.runs, quick: opts.quick, durationS: opts.quick ? 1 : 3, peers: opts.peers, say, facts: { proxy_first_start_ms: stack.proxy.startMs, loadavg_before: loadavg() } };
+const ctx: BenchContext = {
+  stack,
+  runs: opts.runs,
+  quick: opts.quick,
+  durationS: opts.quick ? 1 : 3,
+  peers: opts.peers,
+  say,
+  facts: { proxy_first_start_ms: stack.proxy.startMs, loadavg_before: loadavg() },
+};
 const selected = SUITES.filter((s) => (opts.only ? opts.only.includes(s.name) : !PEER_SUITES.includes(s) || opts.peers));
 const metrics: Metric[] = [];
 const failures: Record<string, string> = {};
@@ -113,7 +121,10 @@ if (opts.markdown) console.log(`\n${markdown(metrics)}`);
 const dir = join(import.meta.dir, "results");
 mkdirSync(dir, { recursive: true });
 const file = join(dir, `${new Date(started).toISOString().replace(/[:.]/g, "-")}.json`);
-writeFileSync(file, `${JSON.stringify({ started_at: new Date(started).toISOString(), seconds: (Date.now() - started) / 1000, machine: m, options: opts, metrics: metrics.map((x) => ({ ...x, verdict: verdict(x) })), facts: ctx.facts, failures }, null, 2)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ started_at: new Date(started).toISOString(), seconds: (Date.now() - started) / 1000, machine: m, options: opts, metrics: metrics.map((x) => ({ ...x, verdict: verdict(x) })), facts: ctx.facts, failures }, null, 2)}\n`,
+);
 say(`load average before ${ctx.facts.loadavg_before}, after ${ctx.facts.loadavg_after} (other work on the machine skews the figures)`);
 say(`\nwrote ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 process.exit(Object.keys(failures).length > 0 ? 1 : 0);

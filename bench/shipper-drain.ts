@@ -77,7 +77,9 @@ for (const kind of kinds) {
   for (const checkout of checkouts) {
     const mine = results.filter((x) => x.kind === kind && x.checkout === checkout);
     const cpu = mine.map((x) => x.cpuUsPerRecord);
-    console.log(`| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s | ${median(mine.map((x) => x.peakRssMb)).toFixed(0)} MB (${mine.map((x) => x.peakRssMb.toFixed(0)).join(" / ")}) | ${median(mine.map((x) => x.openRssMb)).toFixed(0)} MB |`);
+    console.log(
+      `| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s | ${median(mine.map((x) => x.peakRssMb)).toFixed(0)} MB (${mine.map((x) => x.peakRssMb.toFixed(0)).join(" / ")}) | ${median(mine.map((x) => x.openRssMb)).toFixed(0)} MB |`,
+    );
   }
 }
 mkdirSync(join(import.meta.dir, "results"), { recursive: true });

@@ -29,7 +29,13 @@ const N = Number(values.records);
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-siem-"));
 const store = openStore(join(dir, "controlplane.db"));
 await store.migrate();
-const deps: ControlPlaneDeps = { db: store.db, kms: EmbeddedKms.fromBase64(EmbeddedKms.generateKey()), config: { ...defaultConfig("http://127.0.0.1:8420"), allowPrivateOutbound: true }, now: Date.now, log: silentLogger };
+const deps: ControlPlaneDeps = {
+  db: store.db,
+  kms: EmbeddedKms.fromBase64(EmbeddedKms.generateKey()),
+  config: { ...defaultConfig("http://127.0.0.1:8420"), allowPrivateOutbound: true },
+  now: Date.now,
+  log: silentLogger,
+};
 const owner = await bootstrapOwner(deps, { email: "bench@example.com", orgName: "Bench", password: "a long bench password here", withToken: false });
 
 // N records as ingest stores them: 20 tools, 1 in 10 a deny.
@@ -42,7 +48,28 @@ for (let done = 0; done < N; ) {
       const rows = [];
       for (let j = i; j < Math.min(i + 500, n); j++) {
         const k = done + j;
-        const r = { id: newId("auditRecord"), ts: new Date(now - 60_000 + k).toISOString(), kind: "tool", harness: "chatui", organization_id: owner.orgId, workspace_id: owner.workspaceId, installation_id: "inst_BENCH", agent_id: "agt_BENCH", replica_id: "rep_BENCH", action: `tool:crm.t${k % 20}`, tool_name: `crm.t${k % 20}`, decision: k % 10 === 0 ? "deny" : "permit", reason: "policy", policy_id: null, policy_revision: 1, subject: { user_id: null, remote_user_id: "fe-1", via_installation: false }, args_digest: `hmac-sha256:${"ab".repeat(32)}`, digest_key_id: "dk_BENCH", recipient_key_ids: [], ciphertext: null } as unknown as AuditRecord;
+        const r = {
+          id: newId("auditRecord"),
+          ts: new Date(now - 60_000 + k).toISOString(),
+          kind: "tool",
+          harness: "chatui",
+          organization_id: owner.orgId,
+          workspace_id: owner.workspaceId,
+          installation_id: "inst_BENCH",
+          agent_id: "agt_BENCH",
+          replica_id: "rep_BENCH",
+          action: `tool:crm.t${k % 20}`,
+          tool_name: `crm.t${k % 20}`,
+          decision: k % 10 === 0 ? "deny" : "permit",
+          reason: "policy",
+          policy_id: null,
+          policy_revision: 1,
+          subject: { user_id: null, remote_user_id: "fe-1", via_installation: false },
+          args_digest: `hmac-sha256:${"ab".repeat(32)}`,
+          digest_key_id: "dk_BENCH",
+          recipient_key_ids: [],
+          ciphertext: null,
+        } as unknown as AuditRecord;
         rows.push(recordRow(r, now - 30_000));
       }
       await tx.insert(a).values(rows);
@@ -80,7 +107,10 @@ for (const k of kinds) {
   const seconds = (performance.now() - t0) / 1000;
   if (delivered !== stored) throw new Error(`${k.kind}: delivered ${delivered} of ${stored}`);
   results.push({ kind: k.kind, records: delivered, seconds, per_second: delivered / seconds });
-  await deps.db.update(tables(deps.db).siemSinks).set({ enabled: false }).where(eq(tables(deps.db).siemSinks.id, sink.id));
+  await deps.db
+    .update(tables(deps.db).siemSinks)
+    .set({ enabled: false })
+    .where(eq(tables(deps.db).siemSinks.id, sink.id));
 }
 
 console.log(`SIEM sink delivery, ${N} stored records per sink, 500-record batches, receivers on loopback (SQLite store)`);

@@ -26,7 +26,11 @@ const TOKEN = "svc_rt_bench_tracing";
 
 const collector = await startCollector();
 const cp = startFakeControlPlane(
-  fakeBundle({ tools: [bundleTool("crm.read")], policies: [{ id: "pol_1", name: "readers", src: "group:sales", dst: "tool:crm.read", effect: "permit" }], identities: [bundleIdentity("alice", ["sales"])] }),
+  fakeBundle({
+    tools: [bundleTool("crm.read")],
+    policies: [{ id: "pol_1", name: "readers", src: "group:sales", dst: "tool:crm.read", effect: "permit" }],
+    identities: [bundleIdentity("alice", ["sales"])],
+  }),
   TOKEN,
 );
 

@@ -81,7 +81,9 @@ function chain(load: (name: string) => Json, def: Json): Json[] {
 
 const eventFile = (name: string) => {
   if (name === "base_event") return show("events/base_event.json");
-  const path = git(ocsfDir, "ls-tree", "-r", "--name-only", ocsfRev, "events/").split("\n").find((p) => p.endsWith(`/${name}.json`));
+  const path = git(ocsfDir, "ls-tree", "-r", "--name-only", ocsfRev, "events/")
+    .split("\n")
+    .find((p) => p.endsWith(`/${name}.json`));
   if (!path) throw new Error(`no event ${name}`);
   return show(path);
 };
@@ -103,7 +105,14 @@ for (const path of OCSF_CLASSES) {
   const activities = attrs.activity_id!.enum as Record<string, string>;
   attrs.type_uid = { ...attrs.type_uid!, enum: Object.fromEntries(Object.entries(activities).map(([a, caption]) => [uid * 100 + Number(a), `${leaf.caption}: ${caption}`])) };
   for (const a of Object.values(attrs)) if (a.object_type) objectsNeeded.add(a.object_type as string);
-  classes[String(uid)] = { name: leaf.name, caption: leaf.caption, category_uid: cat.uid, category_name: cat.caption, attributes: attrs, ...(leaf.constraints ? { constraints: leaf.constraints } : {}) };
+  classes[String(uid)] = {
+    name: leaf.name,
+    caption: leaf.caption,
+    category_uid: cat.uid,
+    category_name: cat.caption,
+    attributes: attrs,
+    ...(leaf.constraints ? { constraints: leaf.constraints } : {}),
+  };
 }
 
 const objects: Record<string, Json> = {};
@@ -125,7 +134,10 @@ while (queue.length > 0) {
 }
 
 const types = Object.fromEntries(
-  Object.entries(dictionary.types.attributes).map(([n, t]) => [n, { ...(t.type ? { type: t.type } : {}), ...(t.regex ? { regex: t.regex } : {}), ...(t.max_len ? { max_len: t.max_len } : {}), ...(t.range ? { range: t.range } : {}) }]),
+  Object.entries(dictionary.types.attributes).map(([n, t]) => [
+    n,
+    { ...(t.type ? { type: t.type } : {}), ...(t.regex ? { regex: t.regex } : {}), ...(t.max_len ? { max_len: t.max_len } : {}), ...(t.range ? { range: t.range } : {}) },
+  ]),
 );
 
 const out = join(import.meta.dir, "..", "test", "support", "siem-schemas");

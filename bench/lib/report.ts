@@ -38,7 +38,11 @@ export function table(metrics: Metric[]): string {
   const rows = metrics.map((m) => [m.suite, m.name, `${fmt(m.median)} ${m.unit}`, m.target ? `${m.target.op} ${fmt(m.target.value)} ${m.unit}` : "", verdict(m), m.note ?? ""]);
   const head = ["suite", "metric", "median", "target", "", "note"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 

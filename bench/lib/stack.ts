@@ -97,7 +97,10 @@ export async function startBenchProxy(opts: { token: string; cpUrl: string; caFi
   closeSync(fd);
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${readFileSync(logFile, "utf8").slice(-2000)}`);
-    const ok = await fetch("http://localhost/readyz", { unix: socket } as RequestInit).then((r) => r.status === 200, () => false);
+    const ok = await fetch("http://localhost/readyz", { unix: socket } as RequestInit).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (performance.now() - t0 > 30_000) throw new Error(`proxy not ready after 30 s: ${readFileSync(logFile, "utf8").slice(-2000)}`);
     await Bun.sleep(2);
@@ -107,7 +110,12 @@ export async function startBenchProxy(opts: { token: string; cpUrl: string; caFi
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}` };
     if (init.user) headers["x-svc-user-id"] = init.user;
     if (init.body !== undefined) headers["content-type"] = "application/json";
-    return fetch(`http://localhost${path}`, { unix: socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
+    return fetch(`http://localhost${path}`, {
+      unix: socket,
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    } as RequestInit);
   };
   return {
     proc,
@@ -152,7 +160,10 @@ export async function startStack(say: (s: string) => void): Promise<Stack> {
   await addPolicy(api, scenario, "*", "tool:crm.update");
   await addPolicy(api, scenario, `user:${scenario.users.bob!.id}`, "tool:crm.update", "deny");
   await addPolicy(api, scenario, `user:${scenario.users.alice!.id}`, "model:invoke");
-  const mp = await must(api("POST", "/model-profiles", { display_name: "Bench LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small"], workspace: scenario.workspace }), "create model profile");
+  const mp = await must(
+    api("POST", "/model-profiles", { display_name: "Bench LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small"], workspace: scenario.workspace }),
+    "create model profile",
+  );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: scenario.agentId }), "assign model profile");
   const proxy = await startBenchProxy({ token: scenario.runtimeToken, cpUrl: cp.url, caFile: model.caFile, root: work });
   const keys: string[] = [];

@@ -70,5 +70,15 @@ async function worker(): Promise<void> {
 await Promise.all(Array.from({ length: spec.concurrency }, worker));
 const s = summarize(lat);
 const cpu = process.cpuUsage();
-const result: LoadResult = { count, errors, firstError, rps: count / spec.durationS, items, itemsPerS: items / spec.durationS, p50_ms: s.p50, p99_ms: s.p99, clientCpuS: (cpu.user + cpu.system) / 1e6 };
+const result: LoadResult = {
+  count,
+  errors,
+  firstError,
+  rps: count / spec.durationS,
+  items,
+  itemsPerS: items / spec.durationS,
+  p50_ms: s.p50,
+  p99_ms: s.p99,
+  clientCpuS: (cpu.user + cpu.system) / 1e6,
+};
 console.log(JSON.stringify(result));

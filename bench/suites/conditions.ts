@@ -42,7 +42,9 @@ export const conditions: Suite = {
     await stack.waitProxyRevision(rev);
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     out.push(metric("policy count + conditions", "decide p50 ratio 10,000 / 10 policies", "x", [median(med[10_000]!.p50) / median(med[10]!.p50)], { op: "<=", value: 1.2 }, "flat = within 20 %"));
-    out.push(metric("policy count + conditions", "CPU per decision ratio 10,000 / 10 policies", "x", [median(med[10_000]!.cpu) / median(med[10]!.cpu)], { op: "<=", value: 1.2 }, "flat = within 20 %"));
+    out.push(
+      metric("policy count + conditions", "CPU per decision ratio 10,000 / 10 policies", "x", [median(med[10_000]!.cpu) / median(med[10]!.cpu)], { op: "<=", value: 1.2 }, "flat = within 20 %"),
+    );
     return out;
   },
 };

@@ -64,7 +64,16 @@ async function generateRecords(ctx: BenchContext, total: number): Promise<{ ms: 
           const k = done + j;
           const tool = `tool${k % TOOLS}.run`;
           const u = users[k % 2]!;
-          const r: AuditRecord = { ...base, id: newId("auditRecord"), ts: new Date(start + k).toISOString(), action: `tool:${tool}`, tool_name: tool, decision: k % 10 === 3 ? "deny" : "permit", reason: k % 10 === 3 ? "svc.denied" : "policy", subject: { user_id: u.id, remote_user_id: u.remote, via_installation: false } };
+          const r: AuditRecord = {
+            ...base,
+            id: newId("auditRecord"),
+            ts: new Date(start + k).toISOString(),
+            action: `tool:${tool}`,
+            tool_name: tool,
+            decision: k % 10 === 3 ? "deny" : "permit",
+            reason: k % 10 === 3 ? "svc.denied" : "policy",
+            subject: { user_id: u.id, remote_user_id: u.remote, via_installation: false },
+          };
           rows.push(recordRow(r, start + k));
         }
         await tx.insert(t).values(rows);
@@ -141,7 +150,16 @@ export const controlplane: Suite = {
     }
     ctx.say(`  export: ${exportRate.map((x) => x.toFixed(0)).join("/")} records/s, RSS growth ${exportRss.map((x) => x.toFixed(0)).join("/")} MB`);
     out.push(metric("control plane", `audit export JSONL, ${label} records`, "records/s", exportRate, undefined, "GET …/audit-records/export, read by one client as it streams"));
-    out.push(metric("control plane", `control-plane RSS growth during the ${label} export`, "MB", exportRss, undefined, "peak RSS during the export minus RSS before (includes garbage not yet collected; compare the 100k and 1M runs)"));
+    out.push(
+      metric(
+        "control plane",
+        `control-plane RSS growth during the ${label} export`,
+        "MB",
+        exportRss,
+        undefined,
+        "peak RSS during the export minus RSS before (includes garbage not yet collected; compare the 100k and 1M runs)",
+      ),
+    );
 
     out.push(...(await pollMetrics(ctx, target)));
     return out;
@@ -153,30 +171,39 @@ export async function ingestMetrics(ctx: BenchContext, t: Target): Promise<Metri
   const { cp } = t;
   const token = t.scenario.runtimeToken;
   const out: Metric[] = [];
-    const ingest: number[] = [];
-    const ingestCpu: number[] = [];
-    for (let i = 0; i < ctx.runs; i++) {
-      const cpu0 = cpuSeconds(cp.proc.pid);
-      const r = await httpLoad({
-        url: `${cp.url}/api/v1/runtime/audit-records`,
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        mode: "audit-batch",
-        template: template(t),
-        batch: 500,
-        expectStatus: 200,
-        concurrency: 4,
-        durationS: ctx.durationS,
-        warmupS: 0.5,
-      });
-      if (r.errors > 0) throw new Error(`ingest: ${r.errors} errors (${r.firstError})`);
-      ingest.push(r.itemsPerS);
-      // warm-up included on both sides: CPU of the whole run / records of the whole run
-      ingestCpu.push(((cpuSeconds(cp.proc.pid) - cpu0) / (r.itemsPerS * (ctx.durationS + 0.5))) * 1e6);
-    }
-    ctx.say(`  ingest (${t.store}): ${ingest.map((x) => x.toFixed(0)).join("/")} records/s`);
-    out.push(metric("control plane", `audit ingest, batches of 500, ${t.store}`, "records/s", ingest, { op: ">=", value: t.store === "SQLite" ? 50_000 : 25_000 }));
-    out.push(metric("control plane", `control-plane CPU per ingested record, ${t.store}`, "µs", ingestCpu, undefined, "utime+stime of the control plane; 1e6 / this = records/s one core could store when commits do not wait"));
+  const ingest: number[] = [];
+  const ingestCpu: number[] = [];
+  for (let i = 0; i < ctx.runs; i++) {
+    const cpu0 = cpuSeconds(cp.proc.pid);
+    const r = await httpLoad({
+      url: `${cp.url}/api/v1/runtime/audit-records`,
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      mode: "audit-batch",
+      template: template(t),
+      batch: 500,
+      expectStatus: 200,
+      concurrency: 4,
+      durationS: ctx.durationS,
+      warmupS: 0.5,
+    });
+    if (r.errors > 0) throw new Error(`ingest: ${r.errors} errors (${r.firstError})`);
+    ingest.push(r.itemsPerS);
+    // warm-up included on both sides: CPU of the whole run / records of the whole run
+    ingestCpu.push(((cpuSeconds(cp.proc.pid) - cpu0) / (r.itemsPerS * (ctx.durationS + 0.5))) * 1e6);
+  }
+  ctx.say(`  ingest (${t.store}): ${ingest.map((x) => x.toFixed(0)).join("/")} records/s`);
+  out.push(metric("control plane", `audit ingest, batches of 500, ${t.store}`, "records/s", ingest, { op: ">=", value: t.store === "SQLite" ? 50_000 : 25_000 }));
+  out.push(
+    metric(
+      "control plane",
+      `control-plane CPU per ingested record, ${t.store}`,
+      "µs",
+      ingestCpu,
+      undefined,
+      "utime+stime of the control plane; 1e6 / this = records/s one core could store when commits do not wait",
+    ),
+  );
 
   return out;
 }

@@ -23,7 +23,10 @@ export const footprint: Suite = {
           await Bun.sleep(2000);
           idle.push(rssMb(px.proc.pid));
           const peak = rssPeak(px.proc.pid);
-          await decideLoad(["--socket", px.socket, "--concurrency", "64", "--duration", String(Math.min(ctx.durationS, 3)), "--warmup", "0.3", "--tool", "crm.read", "--user", stack.scenario.users.alice!.remote], px.token);
+          await decideLoad(
+            ["--socket", px.socket, "--concurrency", "64", "--duration", String(Math.min(ctx.durationS, 3)), "--warmup", "0.3", "--tool", "crm.read", "--user", stack.scenario.users.alice!.remote],
+            px.token,
+          );
           loaded.push(peak.stop());
         }
       } finally {

@@ -32,7 +32,13 @@ export const limits: Suite = {
       await must(stack.api("POST", "/budgets", { name: `bench-alice-${Date.now()}`, scope: "user", target: alice.email, period: "day", unit: "tokens", limit: 1e12 }), "create user budget"),
       await must(stack.api("POST", "/budgets", { name: `bench-sales-${Date.now()}`, scope: "group", target: "sales-bench", period: "month", unit: "tokens", limit: 1e12 }), "create group budget"),
     ];
-    const limited = await startBenchProxy({ token: stack.scenario.runtimeToken, cpUrl: stack.cp.url, caFile: stack.model.caFile, root: stack.root, env: { SVC_PROXY_RATE_LIMITS: RATE_RULES, SVC_PROXY_LIMITS_INTERVAL: "1s" } });
+    const limited = await startBenchProxy({
+      token: stack.scenario.runtimeToken,
+      cpUrl: stack.cp.url,
+      caFile: stack.model.caFile,
+      root: stack.root,
+      env: { SVC_PROXY_RATE_LIMITS: RATE_RULES, SVC_PROXY_LIMITS_INTERVAL: "1s" },
+    });
     const out: Metric[] = [];
     try {
       // the limited proxy has fetched the budgets before it is measured
@@ -43,7 +49,10 @@ export const limits: Suite = {
       await measureDecide(ctx, limited, alice.remote); // a fresh process: warm it as the stack's proxy already is
       const runs = { base: { p50: [] as number[], p99: [] as number[], cpu: [] as number[] }, limited: { p50: [] as number[], p99: [] as number[], cpu: [] as number[] } };
       for (let i = 0; i < ctx.runs; i++) {
-        for (const [k, px] of [["base", stack.proxy], ["limited", limited]] as const) {
+        for (const [k, px] of [
+          ["base", stack.proxy],
+          ["limited", limited],
+        ] as const) {
           const m = await measureDecide(ctx, px, alice.remote);
           runs[k].p50.push(m.p50);
           runs[k].p99.push(m.p99);
@@ -52,7 +61,9 @@ export const limits: Suite = {
       }
       for (const k of ["base", "limited"] as const) {
         const tag = k === "base" ? "no budgets or rate limits" : "2 budgets + 4 rate-limit rules";
-        ctx.say(`  ${tag}: p50 ${runs[k].p50.map((x) => x.toFixed(3)).join("/")} ms, p99 ${runs[k].p99.map((x) => x.toFixed(3)).join("/")} ms, cpu ${runs[k].cpu.map((x) => x.toFixed(0)).join("/")} µs/decision`);
+        ctx.say(
+          `  ${tag}: p50 ${runs[k].p50.map((x) => x.toFixed(3)).join("/")} ms, p99 ${runs[k].p99.map((x) => x.toFixed(3)).join("/")} ms, cpu ${runs[k].cpu.map((x) => x.toFixed(0)).join("/")} µs/decision`,
+        );
         out.push(metric("budgets + rate limits", `decide p50, ${tag}`, "ms", runs[k].p50));
         out.push(metric("budgets + rate limits", `decide p99, ${tag}`, "ms", runs[k].p99));
         out.push(metric("budgets + rate limits", `proxy CPU per decision, ${tag}`, "µs", runs[k].cpu));

@@ -59,7 +59,10 @@ async function waitHttp(url: string, proc: Bun.Subprocess, what: string): Promis
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${what} exited with ${proc.exitCode}`);
-    const up = await fetch(url, { method: "GET", signal: AbortSignal.timeout(1000) }).then(() => true, () => false);
+    const up = await fetch(url, { method: "GET", signal: AbortSignal.timeout(1000) }).then(
+      () => true,
+      () => false,
+    );
     if (up) return;
     if (Date.now() > deadline) throw new Error(`${what} did not answer within 30 s`);
     await Bun.sleep(100);
@@ -81,7 +84,11 @@ export async function measureMcpStdio(calls: number, o: { prof?: string; warmup?
   const clients: Client[] = [];
   const paths: Path[] = [];
   try {
-    const host = Bun.spawn([process.execPath, ...(o.prof ? ["--cpu-prof", `--cpu-prof-dir=${o.prof}`] : []), join(import.meta.dir, "../load/mcp-gateway-host.ts"), "everything", ...SERVER], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+    const host = Bun.spawn([process.execPath, ...(o.prof ? ["--cpu-prof", `--cpu-prof-dir=${o.prof}`] : []), join(import.meta.dir, "../load/mcp-gateway-host.ts"), "everything", ...SERVER], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "inherit",
+    });
     procs.push(host);
     const { url, jwt } = JSON.parse(await firstLine(host)) as { url: string; jwt: string };
 
@@ -148,22 +155,97 @@ export function mcpStdioMetrics(runs: McpStdioResult[]): Metric[] {
   const added = (r: McpStdioResult, path: string, q: "p50" | "p99") => (r.seq[path]?.[q] ?? Number.NaN) - r.seq.direct![q];
   const hasPeer = runs.every((r) => r.seq["mcp-proxy"]);
   const out: Metric[] = [
-    metric("mcp stdio", "tools/call p50, directly (stdio)", "ms", of((r) => r.seq.direct!.p50)),
-    metric("mcp stdio", "tools/call p99, directly (stdio)", "ms", of((r) => r.seq.direct!.p99)),
-    metric("mcp stdio", "added by svc, p50 (sequential)", "ms", of((r) => added(r, "svc", "p50")), { op: "<=", value: 1.5 }, "decided, sealed, the decision record fsynced before the upstream"),
-    metric("mcp stdio", "added by svc, p99 (sequential)", "ms", of((r) => added(r, "svc", "p99")), { op: "<=", value: 5 }),
+    metric(
+      "mcp stdio",
+      "tools/call p50, directly (stdio)",
+      "ms",
+      of((r) => r.seq.direct!.p50),
+    ),
+    metric(
+      "mcp stdio",
+      "tools/call p99, directly (stdio)",
+      "ms",
+      of((r) => r.seq.direct!.p99),
+    ),
+    metric(
+      "mcp stdio",
+      "added by svc, p50 (sequential)",
+      "ms",
+      of((r) => added(r, "svc", "p50")),
+      { op: "<=", value: 1.5 },
+      "decided, sealed, the decision record fsynced before the upstream",
+    ),
+    metric(
+      "mcp stdio",
+      "added by svc, p99 (sequential)",
+      "ms",
+      of((r) => added(r, "svc", "p99")),
+      { op: "<=", value: 5 },
+    ),
   ];
   if (!hasPeer) return [...out, metric("mcp stdio", "mcp-proxy 0.13 (bare bridge)", "", [Number.NaN], undefined, runs[0]?.note.join("; "))];
   return [
     ...out,
-    metric("mcp stdio", "added by mcp-proxy 0.13, p50 (sequential)", "ms", of((r) => added(r, "mcp-proxy", "p50")), undefined, "peer: no decision, no audit"),
-    metric("mcp stdio", "added by mcp-proxy 0.13, p99 (sequential)", "ms", of((r) => added(r, "mcp-proxy", "p99")), undefined, "peer"),
-    metric("mcp stdio", "added p50, svc / mcp-proxy", "x", of((r) => added(r, "svc", "p50") / added(r, "mcp-proxy", "p50")), { op: "<=", value: 0.5 }, "same run"),
-    metric("mcp stdio", "added p99, svc / mcp-proxy", "x", of((r) => added(r, "svc", "p99") / added(r, "mcp-proxy", "p99")), { op: "<=", value: 0.5 }, "same run"),
-    metric("mcp stdio", "c=8 p50, directly", "ms", of((r) => r.c8.direct!.p50)),
-    metric("mcp stdio", "c=8 p50, mcp-proxy 0.13", "ms", of((r) => r.c8["mcp-proxy"]!.p50), undefined, "peer"),
-    metric("mcp stdio", "c=8 p50, svc", "ms", of((r) => r.c8.svc!.p50)),
-    metric("mcp stdio", "c=8 p50, svc / mcp-proxy", "x", of((r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50), { op: "<=", value: 1 }, "same run; ContextForge not a peer here (docs/performance.md)"),
+    metric(
+      "mcp stdio",
+      "added by mcp-proxy 0.13, p50 (sequential)",
+      "ms",
+      of((r) => added(r, "mcp-proxy", "p50")),
+      undefined,
+      "peer: no decision, no audit",
+    ),
+    metric(
+      "mcp stdio",
+      "added by mcp-proxy 0.13, p99 (sequential)",
+      "ms",
+      of((r) => added(r, "mcp-proxy", "p99")),
+      undefined,
+      "peer",
+    ),
+    metric(
+      "mcp stdio",
+      "added p50, svc / mcp-proxy",
+      "x",
+      of((r) => added(r, "svc", "p50") / added(r, "mcp-proxy", "p50")),
+      { op: "<=", value: 0.5 },
+      "same run",
+    ),
+    metric(
+      "mcp stdio",
+      "added p99, svc / mcp-proxy",
+      "x",
+      of((r) => added(r, "svc", "p99") / added(r, "mcp-proxy", "p99")),
+      { op: "<=", value: 0.5 },
+      "same run",
+    ),
+    metric(
+      "mcp stdio",
+      "c=8 p50, directly",
+      "ms",
+      of((r) => r.c8.direct!.p50),
+    ),
+    metric(
+      "mcp stdio",
+      "c=8 p50, mcp-proxy 0.13",
+      "ms",
+      of((r) => r.c8["mcp-proxy"]!.p50),
+      undefined,
+      "peer",
+    ),
+    metric(
+      "mcp stdio",
+      "c=8 p50, svc",
+      "ms",
+      of((r) => r.c8.svc!.p50),
+    ),
+    metric(
+      "mcp stdio",
+      "c=8 p50, svc / mcp-proxy",
+      "x",
+      of((r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50),
+      { op: "<=", value: 1 },
+      "same run; ContextForge not a peer here (docs/performance.md)",
+    ),
   ];
 }
 
@@ -174,7 +256,11 @@ export const mcpStdio: Suite = {
     const runs: McpStdioResult[] = [];
     for (let i = 0; i < ctx.runs; i++) {
       const r = await measureMcpStdio(calls);
-      ctx.say(`  MCP stdio echo (${calls} each): ${Object.entries(r.seq).map(([k, v]) => `${k} p50 ${v.p50.toFixed(2)} / p99 ${v.p99.toFixed(2)} ms`).join(", ")}`);
+      ctx.say(
+        `  MCP stdio echo (${calls} each): ${Object.entries(r.seq)
+          .map(([k, v]) => `${k} p50 ${v.p50.toFixed(2)} / p99 ${v.p99.toFixed(2)} ms`)
+          .join(", ")}`,
+      );
       runs.push(r);
     }
     ctx.facts.mcp_stdio = { calls, note: "server-everything echo over stdio: directly, through mcp-proxy, through svc (own process)" };

@@ -46,10 +46,7 @@ export async function measureMcpGateway(calls: number, warmup = 30): Promise<Mcp
     TOKEN,
   );
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-mcp-"));
-  const daemon = await startDaemon(
-    loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET })),
-    quiet,
-  );
+  const daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET })), quiet);
   const direct = new Client({ name: "bench", version: "1" });
   const viaSvc = new Client({ name: "bench", version: "1" });
   try {
@@ -101,12 +98,46 @@ export const mcp: Suite = {
     ctx.facts.mcp = { calls, note: "one notes.lookup over https, interleaved direct / through the gateway; audit on (encrypted, fsynced)" };
     const of = (f: (r: McpGatewayResult) => number) => runs.map(f);
     const out: Metric[] = [
-      metric("mcp gateway", "tools/call p50, upstream directly", "ms", of((r) => r.direct.p50)),
-      metric("mcp gateway", "tools/call p50, through the svc gateway", "ms", of((r) => r.svc.p50)),
-      metric("mcp gateway", "tools/call p99, upstream directly", "ms", of((r) => r.direct.p99)),
-      metric("mcp gateway", "tools/call p99, through the svc gateway", "ms", of((r) => r.svc.p99)),
-      metric("mcp gateway", "added by svc, p50", "ms", of((r) => r.added.p50), undefined, "same run, interleaved"),
-      metric("mcp gateway", "added by svc, p99", "ms", of((r) => r.added.p99), undefined, "same run, interleaved"),
+      metric(
+        "mcp gateway",
+        "tools/call p50, upstream directly",
+        "ms",
+        of((r) => r.direct.p50),
+      ),
+      metric(
+        "mcp gateway",
+        "tools/call p50, through the svc gateway",
+        "ms",
+        of((r) => r.svc.p50),
+      ),
+      metric(
+        "mcp gateway",
+        "tools/call p99, upstream directly",
+        "ms",
+        of((r) => r.direct.p99),
+      ),
+      metric(
+        "mcp gateway",
+        "tools/call p99, through the svc gateway",
+        "ms",
+        of((r) => r.svc.p99),
+      ),
+      metric(
+        "mcp gateway",
+        "added by svc, p50",
+        "ms",
+        of((r) => r.added.p50),
+        undefined,
+        "same run, interleaved",
+      ),
+      metric(
+        "mcp gateway",
+        "added by svc, p99",
+        "ms",
+        of((r) => r.added.p99),
+        undefined,
+        "same run, interleaved",
+      ),
     ];
     return out;
   },

@@ -40,7 +40,12 @@ export const model: Suite = {
     const n = ctx.quick ? 60 : 200;
     const direct = directInit(stack.model.caFile);
     const directUrl = `${stack.model.endpoint}/chat/completions`;
-    const viaInit = { method: "POST", unix: px.socket, headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": stack.scenario.users.alice!.remote }, body: JSON.stringify(CHAT) } as RequestInit;
+    const viaInit = {
+      method: "POST",
+      unix: px.socket,
+      headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": stack.scenario.users.alice!.remote },
+      body: JSON.stringify(CHAT),
+    } as RequestInit;
     const runs = { dTtft: [] as number[], pTtft: [] as number[], dTotal: [] as number[], pTotal: [] as number[], addTtft: [] as number[], addTotal: [] as number[] };
     for (let i = 0; i < 20; i++) {
       await timeStream(directUrl, direct);

@@ -56,7 +56,14 @@ const LITELLM_KEY = "sk-svc-bench";
 function installedPeers(say: (s: string) => void): Record<string, string> {
   say("  peers: bench/setup-peers.sh (cached after the first run)");
   const r = Bun.spawnSync(["bash", join(import.meta.dir, "../setup-peers.sh")], { stdout: "pipe", stderr: "inherit" });
-  return Object.fromEntries(r.stdout.toString().trim().split("\n").filter(Boolean).map((l) => l.split(" ", 2) as [string, string]));
+  return Object.fromEntries(
+    r.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split(" ", 2) as [string, string]),
+  );
 }
 
 async function stop(p: Subprocess | null) {
@@ -82,7 +89,23 @@ type Sample = { p50: number; p99: number; rps8: number; rps64: number; cpuUs: nu
 
 async function sample(ctx: BenchContext, s: Server): Promise<Sample> {
   const scenario = ctx.stack.scenario;
-  const common = ["--socket", s.socket, "--url-path", s.urlPath, "--body-style", s.bodyStyle, "--keepalive", "--duration", String(ctx.durationS), "--warmup", "0.5", "--tool", "crm.read", "--user", scenario.users.alice!.remote];
+  const common = [
+    "--socket",
+    s.socket,
+    "--url-path",
+    s.urlPath,
+    "--body-style",
+    s.bodyStyle,
+    "--keepalive",
+    "--duration",
+    String(ctx.durationS),
+    "--warmup",
+    "0.5",
+    "--tool",
+    "crm.read",
+    "--user",
+    scenario.users.alice!.remote,
+  ];
   const check = (r: DecideLoad) => {
     if (r.errors > 0 || r.answers.permit !== Object.values(r.answers).reduce((a, b) => a + b, 0)) throw new Error(`${s.name}: ${r.errors} errors, answers ${JSON.stringify(r.answers)}`);
     return r;
@@ -120,7 +143,11 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
     } else out.push(metric("peers", "OPA REST decision", "", [Number.NaN], undefined, "skipped: bench/setup-peers.sh could not install OPA"));
     const toList = (t: Record<string, Record<string, boolean>>) => Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Object.keys(v)]));
     const cedarSocket = join(dir, "cedar.sock");
-    const cedar = await spawnOnSocket(["bun", join(import.meta.dir, "../load/cedar-decide-server.ts"), cedarSocket, JSON.stringify({ ...data, permits: toList(data.permits), denies: toList(data.denies) })], cedarSocket, "/");
+    const cedar = await spawnOnSocket(
+      ["bun", join(import.meta.dir, "../load/cedar-decide-server.ts"), cedarSocket, JSON.stringify({ ...data, permits: toList(data.permits), denies: toList(data.denies) })],
+      cedarSocket,
+      "/",
+    );
     procs.push(cedar);
     servers.push({ name: "Cedar-wasm", socket: cedarSocket, pid: cedar.pid, urlPath: "/", bodyStyle: "svc", token: "" });
     const nullSocket = join(dir, "null.sock");
@@ -134,7 +161,14 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
     for (let r = 0; r < ctx.runs; r++) {
       syncs.push(measureFdatasync(ctx.stack.root).p50);
       for (const server of servers) samples.get(server.name)!.push(await sample(ctx, server));
-      ctx.say(`  run ${r + 1}: ${servers.map((x) => { const v = samples.get(x.name)!.at(-1)!; return `${x.name} p50 ${v.p50.toFixed(2)} p99 ${v.p99.toFixed(2)} ms, ${Math.round(v.rps64)}/s at 64, ${v.cpuUs.toFixed(0)} µs CPU`; }).join("; ")}`);
+      ctx.say(
+        `  run ${r + 1}: ${servers
+          .map((x) => {
+            const v = samples.get(x.name)!.at(-1)!;
+            return `${x.name} p50 ${v.p50.toFixed(2)} p99 ${v.p99.toFixed(2)} ms, ${Math.round(v.rps64)}/s at 64, ${v.cpuUs.toFixed(0)} µs CPU`;
+          })
+          .join("; ")}`,
+      );
     }
     const of = (name: string, k: keyof Sample) => samples.get(name)!.map((x) => x[k]);
     for (const server of servers) {
@@ -143,7 +177,14 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
         metric("peers", `${server.name} decide p50, c=8`, "ms", of(server.name, "p50"), undefined, note),
         metric("peers", `${server.name} decide p99, c=8`, "ms", of(server.name, "p99")),
         metric("peers", `${server.name} decisions/s, c=64`, "/s", of(server.name, "rps64")),
-        metric("peers", `${server.name} server CPU per decision`, "µs", of(server.name, "cpuUs"), server.name === "svc" ? { op: "<=", value: 60 } : undefined, "utime+stime of the server process at c=8"),
+        metric(
+          "peers",
+          `${server.name} server CPU per decision`,
+          "µs",
+          of(server.name, "cpuUs"),
+          server.name === "svc" ? { op: "<=", value: 60 } : undefined,
+          "utime+stime of the server process at c=8",
+        ),
       );
     }
     out.push(metric("peers", "fdatasync p50 (this machine, this run)", "ms", syncs, undefined, "1 KB written in place in a preallocated file, as the spool does"));
@@ -152,7 +193,14 @@ async function decisionPeers(ctx: BenchContext, installed: Record<string, string
       const limit = samples.get("OPA")!.map((x, i) => x.p50 + syncs[i]!);
       out.push(
         metric("peers", "limit: OPA decide p50 + fdatasync p50, c=8", "ms", limit, undefined, "issue 34: svc's p50 at c=8 is to be at most this"),
-        metric("peers", "svc decide p50 - limit, c=8", "ms", samples.get("svc")!.map((x, i) => x.p50 - limit[i]!), { op: "<=", value: 0 }, "within each run"),
+        metric(
+          "peers",
+          "svc decide p50 - limit, c=8",
+          "ms",
+          samples.get("svc")!.map((x, i) => x.p50 - limit[i]!),
+          { op: "<=", value: 0 },
+          "within each run",
+        ),
         metric("peers", "svc / OPA decide p50, c=8", "x", ratio("p50"), { op: "<=", value: 1 }, "ratio within each run"),
         metric("peers", "svc / OPA decide p99, c=8", "x", ratio("p99"), { op: "<=", value: 1 }),
         metric("peers", "svc / OPA decisions/s, c=64", "x", ratio("rps64"), { op: ">=", value: 1.5 }),
@@ -179,8 +227,19 @@ async function litellmPeer(ctx: BenchContext, installed: Record<string, string>)
     });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/liveliness`)).ok, "litellm", 180_000);
     const px = ctx.stack.proxy;
-    const litellm = { url: `http://127.0.0.1:${port}/v1/chat/completions`, init: { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(CHAT) } as RequestInit };
-    const svc = { url: "http://localhost/v1/chat/completions", init: { method: "POST", unix: px.socket, headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": ctx.stack.scenario.users.alice!.remote }, body: JSON.stringify(CHAT) } as RequestInit };
+    const litellm = {
+      url: `http://127.0.0.1:${port}/v1/chat/completions`,
+      init: { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(CHAT) } as RequestInit,
+    };
+    const svc = {
+      url: "http://localhost/v1/chat/completions",
+      init: {
+        method: "POST",
+        unix: px.socket,
+        headers: { authorization: `Bearer ${px.token}`, "content-type": "application/json", "x-svc-user-id": ctx.stack.scenario.users.alice!.remote },
+        body: JSON.stringify(CHAT),
+      } as RequestInit,
+    };
     const direct = { url: `${ctx.stack.model.endpoint}/chat/completions`, init: directInit(ctx.stack.model.caFile) };
     for (let i = 0; i < 10; i++) for (const x of [direct, litellm, svc]) await timeStream(x.url, x.init);
     const added = { litellm: [] as number[], svc: [] as number[] };
@@ -201,7 +260,14 @@ async function litellmPeer(ctx: BenchContext, installed: Record<string, string>)
     return [
       metric("peers", "LiteLLM added time to first token", "ms", added.litellm, undefined, "5 ms pauses between calls"),
       metric("peers", "svc added time to first token", "ms", added.svc, { op: "<=", value: 0.5 }, "same run, 5 ms pauses; decision + fsynced record + forwarding"),
-      metric("peers", "svc / LiteLLM added time to first token", "x", added.svc.map((x, i) => x / added.litellm[i]!), { op: "<=", value: 0.1 }, "ratio within each run"),
+      metric(
+        "peers",
+        "svc / LiteLLM added time to first token",
+        "x",
+        added.svc.map((x, i) => x / added.litellm[i]!),
+        { op: "<=", value: 0.1 },
+        "ratio within each run",
+      ),
     ];
   } finally {
     await stop(proc);

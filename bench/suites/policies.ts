@@ -32,11 +32,25 @@ export async function writePolicies(ctx: BenchContext, count: number): Promise<v
         const src = i % 2 === 0 ? `user:usr_BENCH${String(i).padStart(21, "0")}` : `group:bench-g${i}`;
         // Every seventh carries a CEL condition (issue 17): compiled once per bundle, evaluated only for its own subjects.
         const condition = i % 7 === 0 ? `args.amount <= ${i}` : null;
-        rows.push({ id: newId("policy"), orgId: stack.cp.orgId, workspaceId: stack.scenario.workspace, agentId: stack.scenario.agentId, name: `${NAME_PREFIX}${i}`, src, dst, effect: i % 10 === 9 ? ("deny" as const) : ("permit" as const), condition, createdAt: now });
+        rows.push({
+          id: newId("policy"),
+          orgId: stack.cp.orgId,
+          workspaceId: stack.scenario.workspace,
+          agentId: stack.scenario.agentId,
+          name: `${NAME_PREFIX}${i}`,
+          src,
+          dst,
+          effect: i % 10 === 9 ? ("deny" as const) : ("permit" as const),
+          condition,
+          createdAt: now,
+        });
       }
       await tx.insert(p).values(rows);
     }
-    await tx.update(o).set({ revision: sql`${o.revision} + 1` }).where(eq(o.id, stack.cp.orgId));
+    await tx
+      .update(o)
+      .set({ revision: sql`${o.revision} + 1` })
+      .where(eq(o.id, stack.cp.orgId));
   });
   await store.close();
 }

@@ -78,7 +78,14 @@ export const spool: Suite = {
     await (await startBenchProxy({ ...base, cpUrl: stack.cp.url })).stop();
     const alice = stack.scenario.users.alice!;
     const t0 = performance.now();
-    const bytes = await fillSpool(env.SVC_PROXY_AUDIT, records, { orgId: stack.cp.orgId, workspaceId: stack.scenario.workspace, installationId: stack.scenario.installationId, agentId: stack.scenario.agentId, userId: alice.id, remote: alice.remote });
+    const bytes = await fillSpool(env.SVC_PROXY_AUDIT, records, {
+      orgId: stack.cp.orgId,
+      workspaceId: stack.scenario.workspace,
+      installationId: stack.scenario.installationId,
+      agentId: stack.scenario.agentId,
+      userId: alice.id,
+      remote: alice.remote,
+    });
     ctx.say(`  wrote ${records.toLocaleString("en-US")} records (${(bytes / 1e6).toFixed(0)} MB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     ctx.facts.spool_records = records;
     ctx.facts.spool_bytes = bytes;
@@ -111,7 +118,9 @@ export const spool: Suite = {
       rmSync(dir, { recursive: true, force: true });
     }
     const n = `${(records / 1e6).toLocaleString("en-US")}M`;
-    ctx.say(`  unshipped ${depth.join("/")}; start→ready ${start.map((x) => x.toFixed(0)).join("/")} ms, backlog indexed ${indexed.map((x) => x.toFixed(0)).join("/")} ms; RSS idle ${idle.map((x) => x.toFixed(0)).join("/")} MB, deciding ${loaded.map((x) => x.toFixed(0)).join("/")} MB`);
+    ctx.say(
+      `  unshipped ${depth.join("/")}; start→ready ${start.map((x) => x.toFixed(0)).join("/")} ms, backlog indexed ${indexed.map((x) => x.toFixed(0)).join("/")} ms; RSS idle ${idle.map((x) => x.toFixed(0)).join("/")} MB, deciding ${loaded.map((x) => x.toFixed(0)).join("/")} MB`,
+    );
     return [
       metric("spool", `start → ready with ${n} unshipped records`, "ms", start, undefined, "the backlog is indexed after readiness"),
       metric("spool", `start → ${n} unshipped records indexed (streamed reload)`, "ms", indexed, undefined, `${(bytes / 1e6).toFixed(0)} MB of segments; control plane unreachable`),

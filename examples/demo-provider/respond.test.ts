@@ -3,7 +3,14 @@ import { HELP, type ToolSpec, respond } from "./respond.ts";
 
 const tools: ToolSpec[] = [
   { type: "function", function: { name: "lookup_customer", description: "Look up a customer by id.", parameters: { properties: { customer_id: { type: "string" } }, required: ["customer_id"] } } },
-  { type: "function", function: { name: "update_customer", description: "Change a customer's email address.", parameters: { properties: { customer_id: { type: "string" }, email: { type: "string" } }, required: ["customer_id", "email"] } } },
+  {
+    type: "function",
+    function: {
+      name: "update_customer",
+      description: "Change a customer's email address.",
+      parameters: { properties: { customer_id: { type: "string" }, email: { type: "string" } }, required: ["customer_id", "email"] },
+    },
+  },
   { type: "function", function: { name: "list_open", description: "List the open support tickets.", parameters: { properties: {} } } },
 ];
 const user = (content: string) => ({ messages: [{ role: "user", content }], tools });
@@ -16,8 +23,15 @@ describe("the demo model", () => {
   });
 
   test("a time zone for a time server's tool (docs/mcp.md, Try it in the demo)", () => {
-    const time: ToolSpec[] = [{ type: "function", function: { name: "svc_time.get_current_time", description: "Get current time in a specific timezones", parameters: { properties: { timezone: { type: "string" } }, required: ["timezone"] } } }];
-    expect(respond({ messages: [{ role: "user", content: "what is the current time in Europe/Berlin" }], tools: time })).toEqual({ toolCall: { name: "svc_time.get_current_time", arguments: '{"timezone":"Europe/Berlin"}' } });
+    const time: ToolSpec[] = [
+      {
+        type: "function",
+        function: { name: "svc_time.get_current_time", description: "Get current time in a specific timezones", parameters: { properties: { timezone: { type: "string" } }, required: ["timezone"] } },
+      },
+    ];
+    expect(respond({ messages: [{ role: "user", content: "what is the current time in Europe/Berlin" }], tools: time })).toEqual({
+      toolCall: { name: "svc_time.get_current_time", arguments: '{"timezone":"Europe/Berlin"}' },
+    });
     expect(respond({ messages: [{ role: "user", content: "current time in UTC please" }], tools: time })).toEqual({ toolCall: { name: "svc_time.get_current_time", arguments: '{"timezone":"UTC"}' } });
   });
 
@@ -27,10 +41,21 @@ describe("the demo model", () => {
   });
 
   test("answers a tool's result, and says when svc refused the call", () => {
-    expect(respond({ messages: [{ role: "user", content: "x" }, { role: "tool", content: "Ada Lovelace <ada@example.com>" }] })).toEqual({ text: "The tool answered: Ada Lovelace <ada@example.com>" });
-    expect(respond({ messages: [{ role: "tool", content: "Refused (svc.denied): no policy permits this call" }] })).toEqual({ text: "The call was refused by svc: Refused (svc.denied): no policy permits this call" });
+    expect(
+      respond({
+        messages: [
+          { role: "user", content: "x" },
+          { role: "tool", content: "Ada Lovelace <ada@example.com>" },
+        ],
+      }),
+    ).toEqual({ text: "The tool answered: Ada Lovelace <ada@example.com>" });
+    expect(respond({ messages: [{ role: "tool", content: "Refused (svc.denied): no policy permits this call" }] })).toEqual({
+      text: "The call was refused by svc: Refused (svc.denied): no policy permits this call",
+    });
     // the guard's failed-call shape (Open WebUI shows it as a failed call)
-    expect(respond({ messages: [{ role: "tool", content: '{"error": "Refused (svc.denied): no policy permits this call"}' }] })).toEqual({ text: "The call was refused by svc: Refused (svc.denied): no policy permits this call" });
+    expect(respond({ messages: [{ role: "tool", content: '{"error": "Refused (svc.denied): no policy permits this call"}' }] })).toEqual({
+      text: "The call was refused by svc: Refused (svc.denied): no policy permits this call",
+    });
     expect(respond({ messages: [{ role: "tool", content: '{"count": 2}' }] })).toEqual({ text: 'The tool answered: {"count": 2}' });
   });
 
@@ -44,7 +69,10 @@ describe("the demo provider's wire format", async () => {
   const { handle } = await import("./server.ts");
   test("a streamed tool call is one delta with the whole call, then finish_reason tool_calls and [DONE]", async () => {
     const text = await handle({ ...user("look up customer c-1"), stream: true }).text();
-    const chunks = text.split("\n\n").filter(Boolean).map((l) => l.slice("data: ".length));
+    const chunks = text
+      .split("\n\n")
+      .filter(Boolean)
+      .map((l) => l.slice("data: ".length));
     expect(chunks.at(-1)).toBe("[DONE]");
     const parsed = chunks.slice(0, -1).map((c) => JSON.parse(c));
     expect(parsed[1].choices[0].delta.tool_calls[0].function).toEqual({ name: "lookup_customer", arguments: '{"customer_id":"c-1"}' });

@@ -5,7 +5,10 @@
 // enough to show a governed tool call without a model provider account (scripts/start.sh
 // --demo); not a model.
 
-export type ToolSpec = { type?: string; function?: { name?: string; description?: string; parameters?: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] } } };
+export type ToolSpec = {
+  type?: string;
+  function?: { name?: string; description?: string; parameters?: { properties?: Record<string, { type?: string; description?: string }>; required?: string[] } };
+};
 export type Answer = { text: string } | { toolCall: { name: string; arguments: string } };
 
 export const HELP =

@@ -26,11 +26,14 @@ export function handle(body: any): Response {
   const { id, created, usage } = completion(answer, model, prompt);
   const toolCall = "toolCall" in answer ? { index: 0, id: `call_${crypto.randomUUID().slice(0, 8)}`, type: "function", function: answer.toolCall } : null;
   if (!body?.stream) {
-    const message = toolCall ? { role: "assistant", content: null, tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }] } : { role: "assistant", content: (answer as { text: string }).text };
+    const message = toolCall
+      ? { role: "assistant", content: null, tool_calls: [{ id: toolCall.id, type: "function", function: toolCall.function }] }
+      : { role: "assistant", content: (answer as { text: string }).text };
     return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: toolCall ? "tool_calls" : "stop" }], usage });
   }
   const withUsage = body?.stream_options?.include_usage === true;
-  const chunk = (delta: unknown, finish: string | null = null) => sse({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) });
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    sse({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) });
   const parts = [chunk({ role: "assistant", content: "" })];
   if (toolCall) parts.push(chunk({ tool_calls: [toolCall] }), chunk({}, "tool_calls"));
   else for (const w of (answer as { text: string }).text.split(/(?= )/)) parts.push(chunk({ content: w }));
@@ -43,7 +46,8 @@ export function handle(body: any): Response {
 async function route(req: Request): Promise<Response> {
   const path = new URL(req.url).pathname;
   if (req.method === "GET" && path === "/v1/models") return Response.json({ object: "list", data: [{ id: MODEL, object: "model", created: 0, owned_by: "svc-demo" }] });
-  if (req.method !== "POST" || path !== "/v1/chat/completions") return Response.json({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error", code: null } }, { status: 404 });
+  if (req.method !== "POST" || path !== "/v1/chat/completions")
+    return Response.json({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error", code: null } }, { status: 404 });
   let body: unknown;
   try {
     body = await req.json();

@@ -34,7 +34,10 @@ export async function exportManifest(opts: ExportOptions): Promise<ExportResult>
     throw new PackError(`cannot run the front end's python "${opts.python}" (SVC_CHATUI_PYTHON): ${(e as Error).message}`);
   }
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const lines = err.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = err
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const warnings = lines.filter((l) => l.startsWith("warning: ")).map((l) => l.slice("warning: ".length));
   const errors = lines.filter((l) => !l.startsWith("warning: "));
   if (code !== 0) {

@@ -122,7 +122,9 @@ describe("tool sync", () => {
   test("409 without the tool and holder members falls back to the spec's cause and the detail", () => {
     const f = explainStatus(409, { detail: "name taken" }, "https://svc.example.com");
     expect(f.retry).toBe(false);
-    expect(f.explanation).toBe("HTTP 409: a tool name is already registered in the workspace by an admin or another installation: name taken; rename the tool in the pack or remove the other registration");
+    expect(f.explanation).toBe(
+      "HTTP 409: a tool name is already registered in the workspace by an admin or another installation: name taken; rename the tool in the pack or remove the other registration",
+    );
     expect(conflictHolder({ installation_id: "inst_1", installation_name: null })).toBe("another installation, inst_1");
   });
 

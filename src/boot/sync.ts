@@ -95,7 +95,9 @@ export function explainNetworkError(e: unknown, url: URL, egress: Egress): Attem
   return {
     retry: true,
     // Logged and printed at exit: the proxy's password never is (the error text may quote it too).
-    explanation: redactUrlCredentials(`cannot reach ${url.host}${via ? ` through the egress proxy ${via}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`),
+    explanation: redactUrlCredentials(
+      `cannot reach ${url.host}${via ? ` through the egress proxy ${via}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`,
+    ),
   };
 }
 

@@ -25,12 +25,7 @@ export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: To
  * Export the manifest of the configured packs (warnings logged); throws PackError. `env` is
  * the environment the exporter runs in (the packs are found on its PYTHONPATH).
  */
-export async function packManifest(
-  cfg: Pick<ToolSyncConfig, "packs" | "python">,
-  pythonRoot: string,
-  log: Logger,
-  env: Record<string, string | undefined> = process.env,
-): Promise<ToolManifest> {
+export async function packManifest(cfg: Pick<ToolSyncConfig, "packs" | "python">, pythonRoot: string, log: Logger, env: Record<string, string | undefined> = process.env): Promise<ToolManifest> {
   const { manifest, warnings } = await exportManifest({
     python: cfg.python,
     pythonPath: prependPythonPath([pythonRoot], env.PYTHONPATH),

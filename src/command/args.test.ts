@@ -62,7 +62,9 @@ describe("listFlag", () => {
   });
 
   test.each([",", " , ", " ", ",,"])("%j lists nothing: a usage error naming the flag", (value) => {
-    expect(() => listFlag("models", value, "gpt-4o,gpt-4o-mini")).toThrow(new UsageError(`--models "${value}" lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini`));
+    expect(() => listFlag("models", value, "gpt-4o,gpt-4o-mini")).toThrow(
+      new UsageError(`--models "${value}" lists nothing; write --models as a comma-separated list, e.g. --models gpt-4o,gpt-4o-mini`),
+    );
   });
 
   test.each(["a,,b", "a,", ",a", "a, ,b"])("%j has an empty item: a usage error naming the flag", (value) => {

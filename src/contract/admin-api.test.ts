@@ -24,11 +24,42 @@ function sources(dir: string): string[] {
   });
 }
 
-
 describe("admin answers, one contract", () => {
   test("the CLI and the console declare none of the contract's types as their own object type", () => {
     const names = Object.keys(contract).filter((n) => /^[A-Z]/.test(n));
-    expect(names).toEqual(expect.arrayContaining(["Agent", "ApiToken", "AuditKey", "Group", "Installation", "InstallationStatus", "LoginRequest", "Me", "Member", "Policy", "RemoteIdentity", "Replica", "User", "Workspace", "AuditRecordView", "UsageRow", "Budget", "ModelProfile", "Readiness", "Settings", "Sink", "ToolServer", "DirectorySyncReport", "RecoveryRequest", "Activity", "RetentionReport", "RetentionRun", "RuntimeRecipient", "InstalledTool"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "Agent",
+        "ApiToken",
+        "AuditKey",
+        "Group",
+        "Installation",
+        "InstallationStatus",
+        "LoginRequest",
+        "Me",
+        "Member",
+        "Policy",
+        "RemoteIdentity",
+        "Replica",
+        "User",
+        "Workspace",
+        "AuditRecordView",
+        "UsageRow",
+        "Budget",
+        "ModelProfile",
+        "Readiness",
+        "Settings",
+        "Sink",
+        "ToolServer",
+        "DirectorySyncReport",
+        "RecoveryRequest",
+        "Activity",
+        "RetentionReport",
+        "RetentionRun",
+        "RuntimeRecipient",
+        "InstalledTool",
+      ]),
+    );
     const copies: string[] = [];
     for (const file of [...sources(join(src, "cli")), ...sources(join(src, "controlplane/console"))]) {
       const text = readFileSync(file, "utf8");
@@ -44,12 +75,20 @@ describe("admin answers, one contract", () => {
     for (const [method, path, status, name] of DOCUMENTED) {
       const schema = doc.paths?.[path]?.[method]?.responses?.[status]?.content?.["application/json"]?.schema;
       const want = Object.keys((contract[name] as { properties?: object }).properties ?? {}).sort();
-      if (!schema || Object.keys(schema.properties ?? {}).sort().join() !== want.join()) wrong.push(`${method} ${path} ${status}: ${JSON.stringify(schema)?.slice(0, 80)}`);
+      if (
+        !schema ||
+        Object.keys(schema.properties ?? {})
+          .sort()
+          .join() !== want.join()
+      )
+        wrong.push(`${method} ${path} ${status}: ${JSON.stringify(schema)?.slice(0, 80)}`);
     }
     expect(wrong).toEqual([]);
     // Every operation documents its success answer: none falls back to the generic 2XX.
     const generic = Object.entries(doc.paths as Record<string, Record<string, { responses: object }>>).flatMap(([path, ops]) =>
-      Object.entries(ops).filter(([, op]) => "2XX" in op.responses).map(([method]) => `${method} ${path}`),
+      Object.entries(ops)
+        .filter(([, op]) => "2XX" in op.responses)
+        .map(([method]) => `${method} ${path}`),
     );
     expect(generic).toEqual([]);
     // Elysia's document turns number literals (`version: 1 | 2`) into a string enum the answer
@@ -130,7 +169,14 @@ describe("admin answers, one contract", () => {
     expect((checks[3]![1] as { installations: unknown[] }).installations.length).toBe(1);
     expect((checks[8]![1] as { policies: unknown[] }).policies.length).toBe(1);
     expect(checks.filter(([name]) => name.endsWith("List")).map(([name, body]) => [name, Object.values(body as object)[0].length > 0])).toEqual(
-      expect.arrayContaining([["UserList", true], ["RemoteIdentityList", true], ["GroupList", true], ["MemberList", true], ["ApiTokenList", true], ["BudgetList", true]]),
+      expect.arrayContaining([
+        ["UserList", true],
+        ["RemoteIdentityList", true],
+        ["GroupList", true],
+        ["MemberList", true],
+        ["ApiTokenList", true],
+        ["BudgetList", true],
+      ]),
     );
   });
 });

@@ -139,7 +139,9 @@ export const ToolServer = open({
   /** `secrets`: sealed headers or environment (or none); `oauth`: each user's own OAuth token (issue 32). Absent before issue 32. */
   auth: Type.Optional(Type.Union([Type.Literal("secrets"), Type.Literal("oauth")])),
   /** oauth: the client svc uses at the server's authorization server (admin-registered or dynamic), never its secret. */
-  oauth: Type.Optional(Nullable(open({ registration: Nullable(Type.Union([Type.Literal("admin"), Type.Literal("dynamic")])), client_id: Nullable(Str), issuer: Nullable(Str), resource: Nullable(Str) }))),
+  oauth: Type.Optional(
+    Nullable(open({ registration: Nullable(Type.Union([Type.Literal("admin"), Type.Literal("dynamic")])), client_id: Nullable(Str), issuer: Nullable(Str), resource: Nullable(Str) })),
+  ),
   /** http: the header each request carries a signed identity assertion in (issue 32), and the audience it is for; absent or null: none. */
   assertion: Type.Optional(Nullable(open({ header: Str, audience: Str }))),
   created_at: Time,
@@ -192,7 +194,9 @@ export const ToolServerRuntime = open({
 });
 /** A tool a runtime listed and does not serve, with why (issue 31). */
 export const ToolServerSkippedTool = open({ tool: Str, why: Str, installation_id: Str });
-export const ToolServerReadiness = Type.Composite([Readiness, open({ runtimes: Type.Array(ToolServerRuntime), skipped_tools: Type.Optional(Type.Array(ToolServerSkippedTool)) })], { additionalProperties: true });
+export const ToolServerReadiness = Type.Composite([Readiness, open({ runtimes: Type.Array(ToolServerRuntime), skipped_tools: Type.Optional(Type.Array(ToolServerSkippedTool)) })], {
+  additionalProperties: true,
+});
 export type ToolServerReadiness = Static<typeof ToolServerReadiness>;
 
 export const Deleted = open({ deleted: Str, name: Str });

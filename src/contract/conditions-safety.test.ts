@@ -23,7 +23,8 @@ describe("the cost estimate when a condition is written", () => {
   });
 
   test("one loop over the arguments, and loops over small literal lists, are accepted", () => {
-    for (const ok of ["args.items.all(i, i.qty < 10)", "args.l.exists(x, x == 3)", "[1, 2, 3].all(x, [4, 5].all(y, x < y))", "'sales' in user.groups"]) expect([ok, checkCondition(ok)]).toEqual([ok, null]);
+    for (const ok of ["args.items.all(i, i.qty < 10)", "args.l.exists(x, x == 3)", "[1, 2, 3].all(x, [4, 5].all(y, x < y))", "'sales' in user.groups"])
+      expect([ok, checkCondition(ok)]).toEqual([ok, null]);
   });
 });
 

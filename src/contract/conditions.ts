@@ -78,7 +78,8 @@ function patternCheck(e: Expr, expr: string, positions: Record<string, number>):
       const p = k.value.args[k.value.args.length - 1];
       const c = p?.exprKind.case === "constExpr" ? p.exprKind.value.constantKind : null;
       const where = at(expr, positions[String((p ?? e).id)] ?? null);
-      if (c?.case !== "stringValue") return { message: "matches() takes a string literal as its pattern here: a pattern from the call would let the caller choose its cost", position: where, refused: true };
+      if (c?.case !== "stringValue")
+        return { message: "matches() takes a string literal as its pattern here: a pattern from the call would let the caller choose its cost", position: where, refused: true };
       const why = patternProblem(c.value);
       if (why) return { message: why.message, position: where, ...(why.refused ? { refused: true } : {}) };
     }

@@ -106,7 +106,10 @@ function parseEntry(raw: string): Entry {
 /** Whether a URL bypasses the egress proxy under a NO_PROXY list (curl's rules: suffix match on a dot boundary). */
 export function bypassesProxy(url: URL | string, noProxy: readonly string[]): boolean {
   const u = typeof url === "string" ? new URL(url) : url;
-  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const host = u.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   const port = u.port || (u.protocol === "https:" ? "443" : "80");
   return noProxy.some((raw) => {
     const e = parseEntry(raw);

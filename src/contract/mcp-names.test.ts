@@ -17,7 +17,7 @@ describe("MCP tool names to governed names (docs/mcp.md, Tool names)", () => {
     expect(governedMethod("grüße")).toBe("gr--c3--bc--c3--9fe");
     expect(governedMethod("-a.")).toBe("--2da--2e");
   });
-  const odd = ["get-sum", "files.read", "a--b", "a b", "grüße", "𝒳", "toString", "__proto__", "constructor", "valueOf", "-", "--", "a-", ".", "x.y.z", "tab\there", "quote\"d", "日本語"];
+  const odd = ["get-sum", "files.read", "a--b", "a b", "grüße", "𝒳", "toString", "__proto__", "constructor", "valueOf", "-", "--", "a-", ".", "x.y.z", "tab\there", 'quote"d', "日本語"];
   test.each(odd)("%p is mapped to a governable name and back (reversible)", (n) => {
     const g = governedName("srv", n);
     expect(g.ok).toBe(true);

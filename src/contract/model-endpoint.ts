@@ -26,10 +26,10 @@ export function checkEndpoint(raw: string): EndpointCheck {
     return { ok: false, code: "endpoint_has_credentials", message: "endpoint must not contain credentials (user:password@); use auth_type api_key with a sealed key instead" };
   }
   if (url.search || beforeFragment.includes("?")) {
-    return { ok: false, code: "endpoint_has_query", message: "endpoint must not have a query string (the part from \"?\"); give the base URL only" };
+    return { ok: false, code: "endpoint_has_query", message: 'endpoint must not have a query string (the part from "?"); give the base URL only' };
   }
   if (url.hash || input.includes("#")) {
-    return { ok: false, code: "endpoint_has_fragment", message: "endpoint must not have a fragment (the part from \"#\"); give the base URL only" };
+    return { ok: false, code: "endpoint_has_fragment", message: 'endpoint must not have a fragment (the part from "#"); give the base URL only' };
   }
   if (!url.hostname) return { ok: false, code: "invalid_endpoint", message: "endpoint has no host name" };
   return { ok: true, endpoint: `${url.origin}${url.pathname.replace(/\/+$/, "")}` };

@@ -18,7 +18,12 @@ const root = resolve(import.meta.dir, "../..");
 function checks(contractPath: string): string {
   const lines = DOCUMENTED.map(([method, path, status, name], i) => {
     const generated = `Body<${JSON.stringify(path)}, ${JSON.stringify(method)}, ${status}>`;
-    return [`declare const g${i}: ${generated};`, `declare const c${i}: Static<typeof C.${name}>;`, `export const toContract${i}: Static<typeof C.${name}> = g${i};`, `export const toGenerated${i}: ${generated} = c${i};`].join("\n");
+    return [
+      `declare const g${i}: ${generated};`,
+      `declare const c${i}: Static<typeof C.${name}>;`,
+      `export const toContract${i}: Static<typeof C.${name}> = g${i};`,
+      `export const toGenerated${i}: ${generated} = c${i};`,
+    ].join("\n");
   });
   return [
     `import type { paths } from "./api";`,
@@ -40,11 +45,32 @@ describe("a client generated from the OpenAPI document", () => {
       writeFileSync(join(dir, "check.ts"), checks(join(root, "src/contract/admin-api.ts")));
       writeFileSync(
         join(dir, "tsconfig.json"),
-        JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "ESNext", module: "ESNext", moduleResolution: "Bundler", allowImportingTsExtensions: true, skipLibCheck: true, types: [], typeRoots: [join(root, "node_modules/@types")], baseUrl: root, paths: { "*": [join(root, "node_modules/*")] } }, files: ["check.ts"] }),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            target: "ESNext",
+            module: "ESNext",
+            moduleResolution: "Bundler",
+            allowImportingTsExtensions: true,
+            skipLibCheck: true,
+            types: [],
+            typeRoots: [join(root, "node_modules/@types")],
+            baseUrl: root,
+            paths: { "*": [join(root, "node_modules/*")] },
+          },
+          files: ["check.ts"],
+        }),
       );
       const tsc = Bun.spawnSync([join(root, "node_modules/.bin/tsc"), "-p", join(dir, "tsconfig.json")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
       const out = `${tsc.stdout.toString()}${tsc.stderr.toString()}`;
-      expect({ exit: tsc.exitCode, errors: out.split("\n").filter((l) => l.includes("error")).slice(0, 10) }).toEqual({ exit: 0, errors: [] });
+      expect({
+        exit: tsc.exitCode,
+        errors: out
+          .split("\n")
+          .filter((l) => l.includes("error"))
+          .slice(0, 10),
+      }).toEqual({ exit: 0, errors: [] });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -75,7 +75,6 @@ export function nonPublicReason(address: string): string | null {
   return "not an address";
 }
 
-
 /** An address as 16 bytes (IPv4 mapped), or null. */
 function bytes(address: string): number[] | null {
   if (isIP(address) === 4) {
@@ -109,7 +108,10 @@ function inBlock(address: string, block: string): boolean {
 export function allowedByList(allow: readonly string[], host: string, address: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, "");
   for (const raw of allow) {
-    const e = raw.trim().toLowerCase().replace(/^\[|\]$/g, "");
+    const e = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, "");
     if (!e) continue;
     if (e === "*" || e === h) return true;
     if (e.includes("/") ? inBlock(address, e) : isIP(e) && (bytes(e)?.join(".") ?? "") === (bytes(address)?.join(".") ?? "-")) return true;

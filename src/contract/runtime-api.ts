@@ -44,12 +44,7 @@ export const BootstrapResponse = Type.Object({
 });
 export type BootstrapResponse = Static<typeof BootstrapResponse>;
 
-export const ProxyState = Type.Union([
-  Type.Literal("starting"),
-  Type.Literal("ready"),
-  Type.Literal("stale"),
-  Type.Literal("unavailable"),
-]);
+export const ProxyState = Type.Union([Type.Literal("starting"), Type.Literal("ready"), Type.Literal("stale"), Type.Literal("unavailable")]);
 export type ProxyState = Static<typeof ProxyState>;
 
 /** Counters fit the store's 32-bit integer columns (a larger value was a 500 on PostgreSQL). */
@@ -111,10 +106,7 @@ export type HeartbeatRequest = Static<typeof HeartbeatRequest>;
  * or an admin (a tool registered with no installation).
  */
 export const ToolConflictHolder = Type.Union([
-  Type.Object(
-    { installation_id: Type.String({ minLength: 1 }), installation_name: Type.Union([Type.String(), Type.Null()]) },
-    { additionalProperties: false },
-  ),
+  Type.Object({ installation_id: Type.String({ minLength: 1 }), installation_name: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
   Type.Object({ admin: Type.Literal(true) }, { additionalProperties: false }),
 ]);
 export type ToolConflictHolder = Static<typeof ToolConflictHolder>;
@@ -150,10 +142,7 @@ export const RecipientsResponse = Type.Object({
 });
 export type RecipientsResponse = Static<typeof RecipientsResponse>;
 
-export const AuditBatchRequest = Type.Object(
-  { records: Type.Array(AuditRecord, { minItems: 1, maxItems: 5000 }) },
-  { additionalProperties: false },
-);
+export const AuditBatchRequest = Type.Object({ records: Type.Array(AuditRecord, { minItems: 1, maxItems: 5000 }) }, { additionalProperties: false });
 export type AuditBatchRequest = Static<typeof AuditBatchRequest>;
 
 /**
@@ -289,10 +278,7 @@ export const BudgetLeaseRequest = Type.Object(
     ),
     /** What the calls of leases still held (calls in flight on them) consumed so far: counted at once, the lease stays open. */
     report: Type.Optional(
-      Type.Array(
-        Type.Object({ lease_id: Type.String({ pattern: "^bls_[0-9A-Z]{26}$" }), consumed: Type.Number({ minimum: 0, maximum: 1e15 }) }, { additionalProperties: false }),
-        { maxItems: 400 },
-      ),
+      Type.Array(Type.Object({ lease_id: Type.String({ pattern: "^bls_[0-9A-Z]{26}$" }), consumed: Type.Number({ minimum: 0, maximum: 1e15 }) }, { additionalProperties: false }), { maxItems: 400 }),
     ),
     want: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 200 }),
     /** Per wanted budget: what the calls waiting for the lease are expected to consume (a lease is at least that, when that much remains). */

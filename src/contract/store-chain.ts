@@ -123,7 +123,18 @@ export const STORED_FIELDS = [
  * once. The rest are the control plane's own columns and the shadow columns as stored
  * (STORE_EXTRA_FIELDS), which the proxy form does not hold exactly.
  */
-export const STORE_EXTRA_FIELDS = ["received_at", "harness", "task", "tool_server", "shadow_decision", "shadow_policy_id", "shadow_reason", "actor_id", "target", "detail"] as const satisfies readonly (keyof StoredRecord)[];
+export const STORE_EXTRA_FIELDS = [
+  "received_at",
+  "harness",
+  "task",
+  "tool_server",
+  "shadow_decision",
+  "shadow_policy_id",
+  "shadow_reason",
+  "actor_id",
+  "target",
+  "detail",
+] as const satisfies readonly (keyof StoredRecord)[];
 
 /** The stored record as the proxy's chain form takes it. */
 export function chainInputOf(r: StoredRecord): ChainInput {

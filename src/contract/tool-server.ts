@@ -47,7 +47,13 @@ export function checkToolName(tool: string, path: string): RuleCheck {
 export function checkServerUrl(raw: string): EndpointCheck {
   const check = checkEndpoint(raw);
   if (check.ok) return check;
-  return { ...check, message: check.message.replace(/^endpoint/, "url").replace("use auth_type api_key with a sealed key instead", "put credentials in sealed secret headers (--bearer or --secrets)").replace("give the base URL only", "give the MCP endpoint URL only") };
+  return {
+    ...check,
+    message: check.message
+      .replace(/^endpoint/, "url")
+      .replace("use auth_type api_key with a sealed key instead", "put credentials in sealed secret headers (--bearer or --secrets)")
+      .replace("give the base URL only", "give the MCP endpoint URL only"),
+  };
 }
 
 /** A stdio command: one program (a path or a name on the image's PATH), its arguments apart. */

@@ -61,7 +61,6 @@ async function openMigratedStore(settings: ServeSettings, log: Logger) {
   }
 }
 
-
 /** Tracing from the OTEL_* variables (off unless an endpoint is set); a bad value stops the start, named. */
 function controlPlaneTracing(log: Logger): Tracing {
   let tracing: Tracing;
@@ -161,7 +160,10 @@ const bootstrapAdmin = command({
     const { settings, deps, store } = await openDeps({ dataDir: args["data-dir"] });
     const passwordFile = join(settings.dataDir, "initial-owner-password");
     // Never overwrite an earlier owner's password or token file: refuse before creating anything.
-    for (const [file, what] of [[args["password-stdin"] ? null : passwordFile, "an earlier owner's generated password"], [args["token-out"] ?? null, "a token"]] as const) {
+    for (const [file, what] of [
+      [args["password-stdin"] ? null : passwordFile, "an earlier owner's generated password"],
+      [args["token-out"] ?? null, "a token"],
+    ] as const) {
       if (file && existsSync(file)) {
         await store.close();
         throw new CommandFailure(`bootstrap-admin: ${file} already exists and may hold ${what}; sign in with it and delete it (or choose another --token-out), then run again`);

@@ -137,8 +137,12 @@ export function loadKms(dataDir: string, env: NodeJS.ProcessEnv = process.env, d
   const sqlite = !/^postgres(ql)?:\/\//.test(database) && database !== ":memory:";
   if (sqlite && dirname(resolve(file)) === dirname(resolve(database))) {
     const target = defaultMasterKeyFile(env);
-    const move = env.SVC_CP_MASTER_KEY_FILE ? `move it elsewhere and set SVC_CP_MASTER_KEY_FILE to it` : `mkdir -p -m 700 ${dirname(target)} && mv ${file} ${target} (or set SVC_CP_MASTER_KEY_FILE to where you keep it)`;
-    warnings.push(`the master key ${file} is in the same folder as the database ${database}: whoever copies that folder (a backup, a snapshot) has both; keep the key apart (docs/controlplane.md "Master key"): ${move}`);
+    const move = env.SVC_CP_MASTER_KEY_FILE
+      ? `move it elsewhere and set SVC_CP_MASTER_KEY_FILE to it`
+      : `mkdir -p -m 700 ${dirname(target)} && mv ${file} ${target} (or set SVC_CP_MASTER_KEY_FILE to where you keep it)`;
+    warnings.push(
+      `the master key ${file} is in the same folder as the database ${database}: whoever copies that folder (a backup, a snapshot) has both; keep the key apart (docs/controlplane.md "Master key"): ${move}`,
+    );
   }
   if (existsSync(file)) return { kms: parse(readFileSync(file, "utf8"), `master key file ${file}`), created: null, file, warnings };
   if (env.SVC_CP_MASTER_KEY_FILE) throw new CommandFailure(`SVC_CP_MASTER_KEY_FILE ${file} does not exist`, 2);

@@ -66,7 +66,10 @@ describe("the OpenAPI document", () => {
     expect(missing).toEqual([]);
     expect(doc.components.schemas.Problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
     // Only sign-in and `svc login`'s device flow are open to anyone.
-    const anonymous = operations.filter((o) => o.op.security.length === 0).map(label).sort();
+    const anonymous = operations
+      .filter((o) => o.op.security.length === 0)
+      .map(label)
+      .sort();
     expect(anonymous).toEqual(["POST /api/v1/auth/login-requests", "POST /api/v1/auth/login-requests/{id}/token", "POST /api/v1/auth/sessions"]);
   });
 

@@ -28,9 +28,7 @@ export async function testControlPlane(opts: { now?: () => number; email?: strin
     const token = init.token === undefined ? owner.token : init.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (init.body !== undefined) headers["content-type"] = "application/json";
-    const res = await app.handle(
-      new Request(`http://localhost${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) }),
-    );
+    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) }));
     const text = await res.text();
     let json: any = null;
     try {

@@ -53,9 +53,15 @@ describe("ingest and SIEM delivery, traced", () => {
     cp.deps.tracing = tracing;
     const inst = await addInstallation(cp);
     const records = Array.from({ length: 3 }, () => auditRecord(inst));
-    const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [...records, records[0]] }, headers: { traceparent: `00-${TRACE_ID}-${SHIPPER_SPAN}-01` } });
+    const shipped = await cp.call("POST", "/api/v1/runtime/audit-records", {
+      token: inst.token,
+      body: { records: [...records, records[0]] },
+      headers: { traceparent: `00-${TRACE_ID}-${SHIPPER_SPAN}-01` },
+    });
     expect(shipped.json.inserted).toBe(3);
-    const sink = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "lake", kind: "webhook", format: "ocsf", endpoint: `https://127.0.0.1:${siem.port}/hec`, secret: "a-webhook-hmac-secret-of-some-length", ca_pem: tls.ca, backfill: true } });
+    const sink = await cp.call("POST", cp.org("/siem-sinks"), {
+      body: { name: "lake", kind: "webhook", format: "ocsf", endpoint: `https://127.0.0.1:${siem.port}/hec`, secret: "a-webhook-hmac-secret-of-some-length", ca_pem: tls.ca, backfill: true },
+    });
     expect(sink.status).toBe(201);
     const delivered = await deliverDue(cp.deps, { owner: "t", settleMs: 0 });
     expect(delivered).toBeGreaterThanOrEqual(3);
@@ -70,7 +76,13 @@ describe("ingest and SIEM delivery, traced", () => {
     expect(ingests).toHaveLength(2);
     const ingest = ingests.find((s) => s.traceId === TRACE_ID)!;
     expect([ingest.parentSpanId, ingest.kind]).toEqual([SHIPPER_SPAN, 2]); // SERVER, the shipper's child
-    expect(ingest.attributes).toEqual({ "svc.installation.id": inst.installationId, "svc.audit.batch.records": 4, "svc.audit.batch.inserted": 3, "svc.audit.batch.duplicates": 1, "svc.audit.batch.rejected": 0 });
+    expect(ingest.attributes).toEqual({
+      "svc.installation.id": inst.installationId,
+      "svc.audit.batch.records": 4,
+      "svc.audit.batch.inserted": 3,
+      "svc.audit.batch.duplicates": 1,
+      "svc.audit.batch.rejected": 0,
+    });
     const deliveries = exported.filter((s) => s.name === "svc.siem.deliver");
     expect(deliveries).toHaveLength(2);
     const [ok, failed] = deliveries;

@@ -8,7 +8,9 @@ const SRC = join(import.meta.dir, "python/svc_chatui");
 
 describe("embedded svc_chatui", () => {
   test("embeds every module of the package folder", () => {
-    const onDisk = readdirSync(SRC).filter((f) => f.endsWith(".py")).sort();
+    const onDisk = readdirSync(SRC)
+      .filter((f) => f.endsWith(".py"))
+      .sort();
     expect(Object.keys(PACKAGE_FILES).sort()).toEqual(onDisk);
   });
 

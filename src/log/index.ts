@@ -31,6 +31,9 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
 /** A logger that appends each entry to `lines` as one JSON line (tests read what was logged). */
 export function linesLogger(lines: string[]): Logger {
-  const f = (level: string) => (event: string, fields = {}) => void lines.push(JSON.stringify({ level, event, ...fields }));
+  const f =
+    (level: string) =>
+    (event: string, fields = {}) =>
+      void lines.push(JSON.stringify({ level, event, ...fields }));
   return { info: f("info"), warn: f("warn"), error: f("error") };
 }

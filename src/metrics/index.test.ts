@@ -14,7 +14,11 @@ describe("metrics exposition", () => {
     r.add(new Gauge("depth", "Depth.", () => 7));
     r.add(new Gauge("none", "Nothing yet.", () => null));
     r.add(new Gauge("shipped_total", "Read total.", () => 5, [], "counter"));
-    r.add(new Gauge("broken", "Throws.", () => { throw new Error("x"); }));
+    r.add(
+      new Gauge("broken", "Throws.", () => {
+        throw new Error("x");
+      }),
+    );
     const h = r.add(new Histogram("lat_seconds", "Latency.", [0.1, 1], ["kind"]));
     h.observe(0.05, "tool");
     h.labels("tool").observe(0.5);

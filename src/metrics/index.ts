@@ -140,7 +140,15 @@ export class Registry {
   }
   /** The exposition text; a gauge whose reading fails is left out (its HELP/TYPE lines too). */
   async render(): Promise<string> {
-    const parts = await Promise.all(this.metrics.map(async (m) => { try { return await m.render(); } catch { return ""; } }));
+    const parts = await Promise.all(
+      this.metrics.map(async (m) => {
+        try {
+          return await m.render();
+        } catch {
+          return "";
+        }
+      }),
+    );
     return parts.join("");
   }
   async response(): Promise<Response> {

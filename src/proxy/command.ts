@@ -12,10 +12,7 @@ import { startDaemon, StartError } from "./daemon.ts";
 const serveCommand = command({
   meta: { name: "serve", description: "Run the proxy daemon: bootstrap, poll the policy bundle, serve the local API on SVC_RUNTIME_SOCKET_PATH, ship audit records" },
   args: {},
-  examples: [
-    "SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve",
-    "SVC_PROXY_STATE_DIR=/var/lib/svc/proxy SVC_PROXY_AUDIT=/data/audit-spool svc proxy serve",
-  ],
+  examples: ["SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve", "SVC_PROXY_STATE_DIR=/var/lib/svc/proxy SVC_PROXY_AUDIT=/data/audit-spool svc proxy serve"],
   async run() {
     const log = createLogger("proxy");
     // The front end runs as the same UID: keep SVC_RUNTIME_TOKEN and the keys in memory from it.
@@ -57,16 +54,19 @@ const replayCommand = command({
   async run({ args }) {
     // Appending many records takes a while: a generous timeout.
     const r = (await (await callProxy(process.env, "svc proxy spool replay", "POST", SPOOL_REPLAY_PATH, 120_000)).json()) as ReplayResult;
-    process.stdout.write(args.json ? `${JSON.stringify(r)}\n` : `replayed: ${r.replayed} record(s) back into the spool; the proxy ships them now${r.kept ? `\nkept:     ${r.kept} line(s) of rejected.jsonl that are no whole record` : ""}\n`);
+    process.stdout.write(
+      args.json
+        ? `${JSON.stringify(r)}\n`
+        : `replayed: ${r.replayed} record(s) back into the spool; the proxy ships them now${r.kept ? `\nkept:     ${r.kept} line(s) of rejected.jsonl that are no whole record` : ""}\n`,
+    );
   },
 });
 
 export const proxyCommand = command({
   meta: { name: "proxy", description: "The local proxy daemon" },
-  examples: [
-    "SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve",
-    "svc proxy serve --help",
-    "svc proxy spool replay",
-  ],
-  subCommands: { serve: serveCommand, spool: command({ meta: { name: "spool", description: "The proxy's audit spool" }, examples: ["svc proxy spool replay"], subCommands: { replay: replayCommand } }) },
+  examples: ["SVC_RUNTIME_TOKEN=… SVC_RUNTIME_CONTROL_PLANE_URL=https://svc.example.com svc proxy serve", "svc proxy serve --help", "svc proxy spool replay"],
+  subCommands: {
+    serve: serveCommand,
+    spool: command({ meta: { name: "spool", description: "The proxy's audit spool" }, examples: ["svc proxy spool replay"], subCommands: { replay: replayCommand } }),
+  },
 });

@@ -30,7 +30,9 @@ const policies = [
 ];
 
 const post = async (body: string) =>
-  fetch("http://localhost/v1/tools/decide", { unix: socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body } as RequestInit).then(async (r) => r.json() as Promise<Record<string, string>>);
+  fetch("http://localhost/v1/tools/decide", { unix: socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body } as RequestInit).then(
+    async (r) => r.json() as Promise<Record<string, string>>,
+  );
 const decide = async (tool: string, args: string) => post(`{"tool": "${tool}", "user": {"id": "fe-alice", "email": "alice@example.com"}, "args": ${args}}`);
 
 async function shipped(id: string) {
@@ -44,7 +46,10 @@ async function shipped(id: string) {
 beforeAll(async () => {
   identity = await generateX25519Identity();
   const tools = ["crm.scan", "crm.find", "crm.pay", "crm.account"].map((n) => bundleTool(n));
-  cp = startFakeControlPlane(fakeBundle({ tools, policies, identities: [bundleIdentity("alice", ["sales"])], recipients: [{ key_id: "key_1", recipient: await identityToRecipient(identity), kind: "customer" }] }), TOKEN);
+  cp = startFakeControlPlane(
+    fakeBundle({ tools, policies, identities: [bundleIdentity("alice", ["sales"])], recipients: [{ key_id: "key_1", recipient: await identityToRecipient(identity), kind: "customer" }] }),
+    TOKEN,
+  );
   dir = mkdtempSync(join(tmpdir(), "svc-cond-"));
   const config = loadConfig(daemonEnv(cp, dir));
   socket = config.socketPath;
@@ -64,7 +69,9 @@ describe("a condition the control plane would refuse, forced into the bundle", (
     const [d, ready] = await Promise.all([decide("crm.scan", `{"l": ${l}}`), fetch("http://localhost/readyz", { unix: socket } as RequestInit)]);
     expect(ready.status).toBe(200);
     expect(d).toMatchObject({ decision: "deny", code: "svc.denied" });
-    expect(d.message).toStartWith('Refused (svc.denied): policy "nested loops" refused the call: its condition is over svc\'s cost limit (the condition is refused (line 1, column 1: the condition may cost');
+    expect(d.message).toStartWith(
+      'Refused (svc.denied): policy "nested loops" refused the call: its condition is over svc\'s cost limit (the condition is refused (line 1, column 1: the condition may cost',
+    );
     expect(await shipped(d.record_id!)).toMatchObject({ decision: "deny", reason: "condition_limit", policy_id: "pol_nest" });
   });
 

@@ -83,8 +83,27 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...base, SVC_PROXY_STATE_DIR: undefined, SVC_STATE_DIR: "/data" }).stateDir).toBe("/data/proxy");
   });
   test("every variable read and validated, naming the variable", () => {
-    const c = loadConfig({ ...base, SVC_PROXY_HEARTBEAT_INTERVAL: "30s", SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_EGRESS_PROXY: "http://proxy:3128", SVC_PROXY_NO_PROXY: "a,b", SVC_PROXY_CA_FILE: "/etc/ca.pem", SVC_PROXY_AUDIT: "/spool", SVC_RUNTIME_SOCKET_PATH: "/run/p.sock" });
-    expect(c).toMatchObject({ heartbeatIntervalMs: 30_000, pollIntervalMs: 200, bundleVersion: 2, egressProxy: "http://proxy:3128", noProxy: ["a", "b"], caFile: "/etc/ca.pem", auditSpoolDir: "/spool", socketPath: "/run/p.sock" });
+    const c = loadConfig({
+      ...base,
+      SVC_PROXY_HEARTBEAT_INTERVAL: "30s",
+      SVC_PROXY_POLL_INTERVAL: "200ms",
+      SVC_PROXY_BUNDLE_VERSION: "2",
+      SVC_PROXY_EGRESS_PROXY: "http://proxy:3128",
+      SVC_PROXY_NO_PROXY: "a,b",
+      SVC_PROXY_CA_FILE: "/etc/ca.pem",
+      SVC_PROXY_AUDIT: "/spool",
+      SVC_RUNTIME_SOCKET_PATH: "/run/p.sock",
+    });
+    expect(c).toMatchObject({
+      heartbeatIntervalMs: 30_000,
+      pollIntervalMs: 200,
+      bundleVersion: 2,
+      egressProxy: "http://proxy:3128",
+      noProxy: ["a", "b"],
+      caFile: "/etc/ca.pem",
+      auditSpoolDir: "/spool",
+      socketPath: "/run/p.sock",
+    });
     expect(c.caInDefaultStore).toBe(false);
     // The CA file is in Bun's default store only when NODE_EXTRA_CA_CERTS names that very file.
     expect(loadConfig({ ...base, SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/ca.pem" }).caInDefaultStore).toBe(true);

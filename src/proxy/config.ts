@@ -232,7 +232,10 @@ export function loadConfig(env: Record<string, string | undefined>): ProxyConfig
   const recheckRaw = get(ENV.sessionRecheck);
   const sessionRecheckMs = recheckRaw === undefined ? DEFAULT_SESSION_RECHECK_MS : parseDuration(recheckRaw);
   if (sessionRecheckMs === null || sessionRecheckMs > 300_000) throw new ConfigError(`${ENV.sessionRecheck} must be a duration of at most 5m (e.g. 15s), got "${recheckRaw}"`);
-  const allowPrivateOutbound = (get(ENV.allowPrivateOutbound) ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const allowPrivateOutbound = (get(ENV.allowPrivateOutbound) ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
   return {
     chatuiUrl,

@@ -44,7 +44,12 @@ let notes: NotesServer;
 const logs: string[] = [];
 const socket = () => join(dir, "p.sock");
 const call = async (path: string, body?: unknown) =>
-  fetch(`http://localhost${path}`, { unix: socket(), method: body === undefined ? "GET" : "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) } as RequestInit);
+  fetch(`http://localhost${path}`, {
+    unix: socket(),
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  } as RequestInit);
 /** One decision with ~1 KB of arguments; the answer's status and body. */
 const decide = async () => {
   const r = await call("/v1/tools/decide", { tool: "crm.read", user: { id: "fe-alice" }, args: { q: "x".repeat(1000) } });
@@ -80,7 +85,9 @@ beforeAll(async () => {
   if (m.exitCode !== 0) throw new Error(`mount tmpfs failed: ${m.stderr.toString()}`);
   notes = await startNotesServer();
   cp = startFakeControlPlane({ ...bundle, tool_servers: [toolServer.http(notes.url)] }, TOKEN);
-  const log: Logger = Object.fromEntries(["info", "warn", "error"].map((level) => [level, (event: string, fields = {}) => void logs.push(JSON.stringify({ level, event, ...fields }))])) as unknown as Logger;
+  const log: Logger = Object.fromEntries(
+    ["info", "warn", "error"].map((level) => [level, (event: string, fields = {}) => void logs.push(JSON.stringify({ level, event, ...fields }))]),
+  ) as unknown as Logger;
   const env = daemonEnv(cp, dir, { SVC_PROXY_AUDIT: join(mnt, "spool"), SVC_PROXY_AUDIT_LOW_SPACE: "2MiB", SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET });
   daemon = await startDaemon(loadConfig(env), log);
   await until("ready", async () => (await readyz()).status === 200);

@@ -29,7 +29,12 @@ let cp: FakeControlPlane;
 let daemon: Daemon;
 const socket = () => join(dir, "p.sock");
 const call = async (path: string, body?: unknown) =>
-  fetch(`http://localhost${path}`, { unix: socket(), method: body === undefined ? "GET" : "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) } as RequestInit);
+  fetch(`http://localhost${path}`, {
+    unix: socket(),
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  } as RequestInit);
 const policy = async () => (await (await call("/v1/policy")).json()) as PolicyStatus;
 async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;

@@ -62,11 +62,22 @@ const call = async (path: string, init: { method?: string; body?: unknown; user?
     headers["x-svc-user-email"] = `${init.user}@example.com`;
   }
   if (init.body !== undefined) headers["content-type"] = "application/json";
-  return fetch(`http://localhost${path}`, { unix: t.socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
+  return fetch(`http://localhost${path}`, {
+    unix: t.socket,
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  } as RequestInit);
 };
 /** A POST with a body sent as given (not JSON-encoded here). */
 const raw = async (path: string, body: BodyInit) =>
-  fetch(`http://localhost${path}`, { unix: t.socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+  fetch(`http://localhost${path}`, {
+    unix: t.socket,
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice", "content-type": "application/json" },
+    body,
+    duplex: "half",
+  } as RequestInit);
 const decide = async (tool: string, user: string | null, args: Record<string, unknown> = { q: SECRET_ARG }) =>
   (await call("/v1/tools/decide", { body: { tool, user: user ? { id: user, email: `${user}@example.com` } : null, args, payload: "payload text" } })).json() as Promise<any>;
 const shipped = async (id: string) => {
@@ -138,7 +149,19 @@ describe("tool decisions", () => {
     expect(anon.decision).toBe("permit"); // "*" permits the installation subject
 
     const rp = await shipped(p.record_id);
-    expect(rp).toMatchObject({ kind: "tool", decision: "permit", reason: "policy", policy_id: "pol_1", tool_name: "crm.read", action: "tool:crm.read", subject: { user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false }, replica_id: t.daemon.replicaId, digest_key_id: "dk_TEST", ciphertext: null, recipient_key_ids: [] });
+    expect(rp).toMatchObject({
+      kind: "tool",
+      decision: "permit",
+      reason: "policy",
+      policy_id: "pol_1",
+      tool_name: "crm.read",
+      action: "tool:crm.read",
+      subject: { user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false },
+      replica_id: t.daemon.replicaId,
+      digest_key_id: "dk_TEST",
+      ciphertext: null,
+      recipient_key_ids: [],
+    });
     expect(rp.args_digest).toBe(argsDigest(t.cp.digestKey, { q: SECRET_ARG }));
     expect((await shipped(bob.record_id)).policy_id).toBe("pol_4");
     expect((await shipped(nr.record_id)).reason).toBe("tool_not_registered");
@@ -201,7 +224,10 @@ describe("tool decisions", () => {
 
   test("exact arguments: 64-bit integers and long decimals are digested as the caller sent them", async () => {
     const exact = '{"account":18446744073709551615,"n":9007199254740993,"rate":0.1000000000000000055511151231257827}';
-    const r = await raw("/v1/tools/decide", `{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"n": 9007199254740993, "account": 18446744073709551615, "rate": 0.1000000000000000055511151231257827}}`);
+    const r = await raw(
+      "/v1/tools/decide",
+      `{"tool":"crm.read","user":{"id":"fe-alice"},"args":{"n": 9007199254740993, "account": 18446744073709551615, "rate": 0.1000000000000000055511151231257827}}`,
+    );
     expect(r.status).toBe(200);
     const rec = await shipped(((await r.json()) as { record_id: string }).record_id);
     expect(rec.args_digest).toBe(digestOfCanonical(t.cp.digestKey, exact));
@@ -264,7 +290,11 @@ describe("tool decisions", () => {
     await t.daemon.loop.pollNow();
     try {
       expect((await decide("crm.update", "fe-alice", { amount: 500 })).decision).toBe("permit");
-      expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({ decision: "deny", code: "svc.denied", message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
+      expect(await decide("crm.update", "fe-alice", { amount: 501 })).toMatchObject({
+        decision: "deny",
+        code: "svc.denied",
+        message: "Refused (svc.denied): no policy permits tool:crm.update for this user",
+      });
       const broken = await decide("crm.update", "fe-alice", { total: 1 });
       expect(broken).toMatchObject({ decision: "deny", code: "svc.denied", message: 'Refused (svc.denied): policy "small updates" could not evaluate its condition (field not found: amount)' });
       expect(await shipped(broken.record_id)).toMatchObject({ decision: "deny", policy_id: "pol_c" });
@@ -281,7 +311,11 @@ describe("tool decisions", () => {
     try {
       const big = await decide("crm.read", "fe-alice", { n: 11 });
       expect(big.decision).toBe("permit");
-      expect(await shipped(big.record_id)).toMatchObject({ decision: "permit", policy_id: "pol_1", shadow: { decision: "deny", policy_id: "pol_s", reason: 'Refused (svc.denied): policy "big reads" denies tool:crm.read' } });
+      expect(await shipped(big.record_id)).toMatchObject({
+        decision: "permit",
+        policy_id: "pol_1",
+        shadow: { decision: "deny", policy_id: "pol_s", reason: 'Refused (svc.denied): policy "big reads" denies tool:crm.read' },
+      });
       const small = await decide("crm.read", "fe-alice", { n: 1 });
       expect((await shipped(small.record_id)).shadow).toEqual({ decision: "permit", policy_id: "pol_1", reason: "policy" });
       const other = await decide("crm.update", "fe-alice", { n: 11 });
@@ -353,13 +387,21 @@ describe("models", () => {
     }
     const events = parseSse(rest);
     expect(events.at(-1)).toBe("[DONE]");
-    expect(events.filter((e) => e !== "[DONE]").map((e) => e.choices[0].delta.content ?? "").join("")).toBe("one two three");
+    expect(
+      events
+        .filter((e) => e !== "[DONE]")
+        .map((e) => e.choices[0].delta.content ?? "")
+        .join(""),
+    ).toBe("one two three");
     t.model.behaviour = { text: "Hello from the model" };
   });
 
   test("chat, streaming tool calls pass through in delta.tool_calls", async () => {
     t.model.behaviour = { text: "", toolCall: { id: "call_9", name: "crm_read", arguments: '{"id":42}' } };
-    const r = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "crm_read", parameters: {} } }] } });
+    const r = await call("/v1/chat/completions", {
+      user: "fe-alice",
+      body: { model: "m-small", stream: true, messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "crm_read", parameters: {} } }] },
+    });
     const events = parseSse(await r.text()).filter((e) => e !== "[DONE]");
     const calls = events.flatMap((e) => e.choices[0].delta.tool_calls ?? []);
     expect(calls[0]).toMatchObject({ id: "call_9", function: { name: "crm_read" } });
@@ -393,7 +435,11 @@ describe("models", () => {
   });
 
   test("a background task the Pipe names (x-svc-task) is on the decision and outcome records; a user's turn has none", async () => {
-    const titled = await call("/v1/chat/completions", { user: "fe-alice", headers: { "x-svc-task": "title_generation" }, body: { model: "m-large", messages: [{ role: "user", content: "a title" }] } });
+    const titled = await call("/v1/chat/completions", {
+      user: "fe-alice",
+      headers: { "x-svc-task": "title_generation" },
+      body: { model: "m-large", messages: [{ role: "user", content: "a title" }] },
+    });
     expect(titled.status).toBe(200);
     const ref = titled.headers.get("x-svc-record-id")!;
     expect((await shipped(ref)).task).toBe("title_generation");
@@ -408,15 +454,19 @@ describe("models", () => {
     const text = await r.text();
     expect(t.model.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     // exactly what the provider sends to a caller that did not ask for usage
-    for (const e of parseSse(text)) if (e !== "[DONE]") {
-      expect(e.choices).toHaveLength(1);
-      expect("usage" in e).toBe(false);
-    }
+    for (const e of parseSse(text))
+      if (e !== "[DONE]") {
+        expect(e.choices).toHaveLength(1);
+        expect("usage" in e).toBe(false);
+      }
     expect(parseSse(text).at(-1)).toBe("[DONE]");
     const out = await modelOutcome(r.headers.get("x-svc-record-id")!);
     expect(out).toMatchObject({ outcome: "ok", prompt_tokens: 2, completion_tokens: 3 });
     // a caller that asks gets the usage chunk as the provider sent it
-    const asked = await call("/v1/chat/completions", { user: "fe-alice", body: { model: "m-small", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "a b c" }] } });
+    const asked = await call("/v1/chat/completions", {
+      user: "fe-alice",
+      body: { model: "m-small", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "a b c" }] },
+    });
     const events = parseSse(await asked.text()).filter((e) => e !== "[DONE]");
     expect(events.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } });
     expect(events[0].usage).toBeNull();
@@ -444,7 +494,13 @@ describe("models", () => {
   });
 
   test("metrics: decisions by kind and result, latency, tokens, spool and bundle; on the socket with the token and on the TCP listener", async () => {
-    const metric = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+    const metric = (text: string, series: string) =>
+      Number(
+        text
+          .split("\n")
+          .find((l) => l.startsWith(`${series} `))
+          ?.slice(series.length + 1) ?? NaN,
+      );
     const scrape = async () => (await call("/metrics")).text();
     const before = await scrape();
     await call("/v1/tools/decide", { body: { tool: "crm.read", args: {}, user: { id: "fe-alice" } } });
@@ -603,7 +659,12 @@ describe("restart", () => {
       expect(shown).toMatch(/^state:\s+stale$/m);
       expect(shown).toContain(`\nlast_success:    ${persisted.confirmed_at}\n`);
       expect(daemon.replicaId).toBe(t.daemon.replicaId);
-      const r = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p2.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
+      const r = await fetch("http://localhost/v1/tools/decide", {
+        unix: join(dir2, "p2.sock"),
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }),
+      } as RequestInit);
       expect((await r.json()).decision).toBe("permit");
       expect(daemon.spool.depth).toBe(1);
     } finally {
@@ -644,7 +705,12 @@ describe("shutdown", () => {
     const { daemon } = await start(t.cp, t.dir, [], { SVC_PROXY_CA_FILE: tls.caFile, SVC_RUNTIME_SOCKET_PATH: join(dir2, "p.sock"), SVC_PROXY_AUDIT: join(dir2, "spool") });
     try {
       await waitReady(join(dir2, "p.sock"));
-      const r = await fetch("http://localhost/v1/chat/completions", { unix: join(dir2, "p.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice" }, body: JSON.stringify({ stream: true, messages: [{ role: "user", content: "hi" }] }) } as RequestInit);
+      const r = await fetch("http://localhost/v1/chat/completions", {
+        unix: join(dir2, "p.sock"),
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "x-svc-user-id": "fe-alice" },
+        body: JSON.stringify({ stream: true, messages: [{ role: "user", content: "hi" }] }),
+      } as RequestInit);
       const reader = r.body!.getReader();
       expect(new TextDecoder().decode((await reader.read()).value)).toStartWith("data: ");
       // The upstream still stalls: without the deadline this never resolves (the test times out).
@@ -800,7 +866,12 @@ describe("the control plane refuses the credential", () => {
       const r = await readyz(join(dir2, "p3.sock"));
       expect(r.status).toBe(503);
       expect(r.body.reason).toStartWith("runtime bootstrap failed: ");
-      const d = await fetch("http://localhost/v1/tools/decide", { unix: join(dir2, "p3.sock"), method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }) } as RequestInit);
+      const d = await fetch("http://localhost/v1/tools/decide", {
+        unix: join(dir2, "p3.sock"),
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ tool: "crm.read", user: { id: "fe-alice" }, args: {} }),
+      } as RequestInit);
       expect(d.status).toBe(503);
       expect(existsSync(stateFile("bootstrap.json"))).toBe(false);
       expect(existsSync(stateFile("last-good-bundle.json"))).toBe(false);

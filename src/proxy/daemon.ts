@@ -168,7 +168,11 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   );
   const volume = spaceOf(config.auditSpoolDir)?.total ?? null;
   if (volume !== null && volume < MIN_SPOOL_VOLUME_BYTES) {
-    log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", { path: config.auditSpoolDir, volume: formatBytes(volume), recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES) });
+    log.warn("the audit spool's volume is smaller than recommended; a control-plane outage fills it sooner", {
+      path: config.auditSpoolDir,
+      volume: formatBytes(volume),
+      recommended: formatBytes(MIN_SPOOL_VOLUME_BYTES),
+    });
   }
 
   const status = new ProxyStatus();
@@ -185,7 +189,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   // Per-user OAuth (issue 32): tokens asked of the control plane per (server, user), sealed to this replica.
   const oauthTokens = new OauthTokens({ ask: async (r) => client.toolServerToken(r), open: async (sealed) => credentials.open(sealed) });
   // Identity assertions (issue 32): the key follows the bundle's assertion_key_id, fetched sealed to this replica.
-  const assertionKeys = new AssertionKeys({ fetch: async () => client.assertionKey(), open: async (s) => credentials.openBytes(s), installationId: () => status.bootstrap?.installation.id ?? null, log });
+  const assertionKeys = new AssertionKeys({
+    fetch: async () => client.assertionKey(),
+    open: async (s) => credentials.openBytes(s),
+    installationId: () => status.bootstrap?.installation.id ?? null,
+    log,
+  });
   const mcp = new McpServers({ credentials, ca, log, assertionKeys, onChange: () => void catalogue?.report(), upstream: { connectGuard: mcpGuard, ...opts.mcpUpstream }, oauth: oauthTokens });
   const oauthUpstreams = new OauthUpstreams(oauthTokens, { ca, log, connectGuard: mcpGuard, ...opts.mcpUpstream }, log);
   status.toolServers = () => mcp.status();
@@ -248,7 +257,18 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
     throw new StartError(`OpenTelemetry tracing cannot start: ${(e as Error).message}`);
   }
   if (tracing !== NO_TRACING) log.info("tracing on", { endpoint: redactUrlCredentials(tracingConfigUrl(opts.otelEnv ?? process.env)) });
-  const { pipeline, leases } = daemonPipeline({ status, recorder, client, decisions, book: budgets, rateRules: config.rateLimits, log, onRuntimeError: credentialCheck, onModelCallEnd: (e) => metrics.modelCallEnded(e), tracing });
+  const { pipeline, leases } = daemonPipeline({
+    status,
+    recorder,
+    client,
+    decisions,
+    book: budgets,
+    rateRules: config.rateLimits,
+    log,
+    onRuntimeError: credentialCheck,
+    onModelCallEnd: (e) => metrics.modelCallEnded(e),
+    tracing,
+  });
   const api = createLocalApi({
     token: config.token,
     frontendToken: config.frontendToken,

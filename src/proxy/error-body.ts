@@ -7,7 +7,7 @@
 /** More than any real error message; what is past it is cut. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
-export type ErrorBody = { text: string; /** the body was longer than the limit and was cut */ cut: boolean };
+export type ErrorBody = { text: string /** the body was longer than the limit and was cut */; cut: boolean };
 
 /** The body of an error answer as text, at most `limit` bytes of it; a failed read keeps what came. */
 export async function readErrorBody(res: Response, limit = ERROR_BODY_LIMIT): Promise<ErrorBody> {

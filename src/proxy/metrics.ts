@@ -29,7 +29,9 @@ export class ProxyMetrics {
   private readonly decisionSeconds = this.registry.add(
     new Histogram("svc_proxy_decision_duration_seconds", "Time to make a decision's audit record durable (sealing, spool write and fdatasync), by kind.", FAST_SECONDS, ["kind"]),
   );
-  private readonly upstreamSeconds = this.registry.add(new Histogram("svc_proxy_model_call_duration_seconds", "Model calls, from sending to the end of the answer, by model.", SLOW_SECONDS, ["model"]));
+  private readonly upstreamSeconds = this.registry.add(
+    new Histogram("svc_proxy_model_call_duration_seconds", "Model calls, from sending to the end of the answer, by model.", SLOW_SECONDS, ["model"]),
+  );
   private readonly calls = this.registry.add(new Counter("svc_proxy_model_calls_total", "Permitted model calls that ended, by model and outcome (ok, error).", ["model", "outcome"]));
   private readonly tokens = this.registry.add(new Counter("svc_proxy_model_tokens_total", "Tokens the provider reported, by model and type (prompt, completion).", ["model", "type"]));
   private readonly cost = this.registry.add(new Counter("svc_proxy_model_cost_total", "Cost of model calls at the profile's prices, by model.", ["model"]));
@@ -43,7 +45,15 @@ export class ProxyMetrics {
     r.add(new Gauge("svc_proxy_audit_records_shipped_total", "Audit records the control plane acknowledged since start.", () => o.shipped(), [], "counter"));
     const shipping = o.shipping;
     if (shipping) {
-      r.add(new Gauge("svc_proxy_audit_ship_failures_total", "Shipping calls refused or failed as a whole, by status (413, 502, …) or network: the records stay spooled and are sent again.", () => [...shipping.failures].map(([k, n]) => [[k], n] as [string[], number]), ["status"], "counter"));
+      r.add(
+        new Gauge(
+          "svc_proxy_audit_ship_failures_total",
+          "Shipping calls refused or failed as a whole, by status (413, 502, …) or network: the records stay spooled and are sent again.",
+          () => [...shipping.failures].map(([k, n]) => [[k], n] as [string[], number]),
+          ["status"],
+          "counter",
+        ),
+      );
       r.add(new Gauge("svc_proxy_audit_shipping_failing", "1 while the last shipping call failed (records wait in the spool), else 0.", () => (shipping.failing ? 1 : 0)));
       r.add(new Gauge("svc_proxy_audit_records_set_aside_total", "Audit records the control plane rejected for good (rejected.jsonl) since start.", () => shipping.rejected, [], "counter"));
     }
@@ -57,12 +67,20 @@ export class ProxyMetrics {
       }),
     );
     r.add(new Gauge("svc_proxy_seal_inline_stanza_keys_total", "age X25519 stanza keys made on the event loop (0 while the sealing worker runs).", () => sealCounters.inlineStanzaKeys, [], "counter"));
-    r.add(new Gauge("svc_proxy_bundle_age_seconds", "Seconds since the control plane last sent or confirmed the bundle in use (absent before the first).", () => (o.status.lastSuccess ? (now() - o.status.lastSuccess.getTime()) / 1000 : null)));
+    r.add(
+      new Gauge("svc_proxy_bundle_age_seconds", "Seconds since the control plane last sent or confirmed the bundle in use (absent before the first).", () =>
+        o.status.lastSuccess ? (now() - o.status.lastSuccess.getTime()) / 1000 : null,
+      ),
+    );
     r.add(new Gauge("svc_proxy_bundle_revision", "Revision of the bundle in use (absent when none).", () => o.status.compiled?.revision ?? null));
     const book = o.budgets;
     if (book) {
       r.add(new Gauge("svc_proxy_budgets", "Budgets this proxy enforces (absent until the control plane first answered).", () => (book.known ? book.size : null)));
-      r.add(new Gauge("svc_proxy_budget_spent", "Spent in the current period, as this proxy counts it, by budget name.", () => book.views(now()).map((v) => [[v.name], v.spent] as [string[], number]), ["budget"]));
+      r.add(
+        new Gauge("svc_proxy_budget_spent", "Spent in the current period, as this proxy counts it, by budget name.", () => book.views(now()).map((v) => [[v.name], v.spent] as [string[], number]), [
+          "budget",
+        ]),
+      );
       r.add(new Gauge("svc_proxy_budget_limit", "The limit, by budget name.", () => book.views(now()).map((v) => [[v.name], v.limit] as [string[], number]), ["budget"]));
     }
     r.add(new Gauge("svc_proxy_ready", "1 when decisions are being made (ready or stale), 0 otherwise.", () => (o.status.readiness().ready ? 1 : 0)));

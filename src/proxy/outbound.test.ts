@@ -22,7 +22,16 @@ describe("the allow-list", () => {
 
 describe("outboundGuard", () => {
   const url = (u: string) => new URL(u);
-  test.each(["https://169.254.169.254/mcp", "https://10.1.2.3/mcp", "https://127.0.0.1:8420/api", "https://0x7f000001/x", "https://[::1]/x", "https://[fd00::5]/x", "https://100.64.0.1/x", "https://[::ffff:169.254.169.254]/x"])("%s is refused, naming the setting", async (u) => {
+  test.each([
+    "https://169.254.169.254/mcp",
+    "https://10.1.2.3/mcp",
+    "https://127.0.0.1:8420/api",
+    "https://0x7f000001/x",
+    "https://[::1]/x",
+    "https://[fd00::5]/x",
+    "https://100.64.0.1/x",
+    "https://[::ffff:169.254.169.254]/x",
+  ])("%s is refused, naming the setting", async (u) => {
     const guard = outboundGuard({ allow: [], what: "MCP server" });
     const e = await guard(url(u)).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(OutboundRefused);

@@ -21,7 +21,8 @@ export function formatPolicyStatus(s: PolicyStatus): string {
   ];
   if (s.bundle_version !== undefined) rows.push(["bundle_version", String(s.bundle_version)]);
   if (s.spool_depth !== undefined) rows.push(["spool_depth", s.spool_indexing ? `at least ${s.spool_depth} (still indexing the backlog of earlier runs)` : String(s.spool_depth)]);
-  if (s.spool) rows.push(["spool", `${s.spool.state} (${formatBytes(s.spool.free_bytes)} free at ${s.spool.path}${s.spool.state === "ok" ? "" : `; warns below ${formatBytes(s.spool.low_space_bytes)}`})`]);
+  if (s.spool)
+    rows.push(["spool", `${s.spool.state} (${formatBytes(s.spool.free_bytes)} free at ${s.spool.path}${s.spool.state === "ok" ? "" : `; warns below ${formatBytes(s.spool.low_space_bytes)}`})`]);
   if (s.last_error) rows.push(["last_error", s.last_error]);
   // Each MCP server: its tools, or that it serves none and why (issue 13).
   for (const t of s.tool_servers ?? []) rows.push([`mcp ${t.name}`, t.state === "ok" ? `ok, ${t.tool_count} tool(s)` : `unreachable, serves no tools: ${t.error ?? "unknown"}`]);

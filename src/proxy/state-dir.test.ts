@@ -12,7 +12,15 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const KEY = Buffer.from("k".repeat(32)).toString("base64");
-const boot: BootstrapResponse = { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: KEY }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+const boot: BootstrapResponse = {
+  installation: { id: "inst_1", name: "x", platform: "chatui" },
+  organization_id: "org_1",
+  workspace_id: "ws_1",
+  agent_id: "agt_1",
+  digest_key: { id: "dk_1", key: KEY },
+  poll_interval_seconds: 60,
+  heartbeat_interval_seconds: 60,
+};
 const dir = () => {
   const d = mkdtempSync(join(tmpdir(), "svc-state-"));
   dirs.push(d);

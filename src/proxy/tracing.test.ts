@@ -32,13 +32,24 @@ describe("the OTEL_* variables", () => {
   });
 
   test("the endpoint (+ /v1/traces, or the traces one as given), headers, service name, sampler", () => {
-    expect(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://c:4318/", OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20x,  x-team = ops", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" })).toEqual({
+    expect(
+      tracingConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "https://c:4318/",
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20x,  x-team = ops",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+      }),
+    ).toEqual({
       url: "https://c:4318/v1/traces",
       headers: { authorization: "Bearer x", "x-team": "ops" },
       serviceName: "svc-proxy",
       sampler: { name: "parentbased_traceidratio", ratio: 0.25 },
     });
-    expect(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://c:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://t:4318/x", OTEL_SERVICE_NAME: "edge" })).toMatchObject({ url: "https://t:4318/x", serviceName: "edge", sampler: { name: "parentbased_always_on", ratio: 1 } });
+    expect(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://c:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://t:4318/x", OTEL_SERVICE_NAME: "edge" })).toMatchObject({
+      url: "https://t:4318/x",
+      serviceName: "edge",
+      sampler: { name: "parentbased_always_on", ratio: 1 },
+    });
   });
 
   test("a value it cannot use is named", () => {
@@ -129,7 +140,12 @@ describe("a chat call in a real daemon", () => {
     const forward = byName["chat m-small"]!;
     expect([forward.parentSpanId, forward.kind]).toEqual([call.spanId, 3]); // CLIENT
     expect(sent).toBe(`00-${TRACE_ID}-${forward.spanId}-01`); // the provider's parent is the forward span
-    expect(attrs(forward)).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "m-small", "gen_ai.usage.input_tokens": expect.anything(), "gen_ai.usage.output_tokens": expect.anything() });
+    expect(attrs(forward)).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "m-small",
+      "gen_ai.usage.input_tokens": expect.anything(),
+      "gen_ai.usage.output_tokens": expect.anything(),
+    });
     expect(JSON.stringify(requests)).not.toContain(SECRET_TEXT);
   });
 
@@ -137,7 +153,9 @@ describe("a chat call in a real daemon", () => {
     const before = exported.length;
     const dir = mkdtempSync(join(tmpdir(), "svc-tracing-"));
     dirs.push(dir);
-    const daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: model.caFile })), silentLogger, { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.port}/v1/traces` } });
+    const daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: model.caFile })), silentLogger, {
+      otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${collector.port}/v1/traces` },
+    });
     daemons.push(daemon);
     for (let i = 0; i < 400 && daemon.status.state !== "ready"; i++) await Bun.sleep(25);
     const r = await fetch("http://localhost/v1/tools/decide", {
@@ -156,7 +174,12 @@ describe("a chat call in a real daemon", () => {
     expect(attrs(top)).toMatchObject({ "gen_ai.tool.name": "crm.read", "svc.record.id": answer.record_id, "svc.decision": answer.decision });
     expect(attrs(byName["svc.decision"]!)).toMatchObject({ "svc.call.kind": "tool", "svc.action": "tool:crm.read", "svc.decision": answer.decision });
     expect(byName["svc.audit.spool_write"]!.parentSpanId).toBe(top.spanId);
-    expect(exported.slice(before).map((e) => e.body).join("")).not.toContain(SECRET_TEXT);
+    expect(
+      exported
+        .slice(before)
+        .map((e) => e.body)
+        .join(""),
+    ).not.toContain(SECRET_TEXT);
   });
 
   test("off by default: nothing exported; the request's traceparent still reaches the provider unchanged", async () => {

@@ -77,7 +77,9 @@ describe("children", () => {
   });
 
   test("causeFromTail: the last error line of JSON logs, or the last plain line", () => {
-    expect(causeFromTail(['{"level":"info","event":"starting"}', '{"level":"error","event":"bootstrap failed","error":"HTTP 401"}', '{"level":"info","event":"bye"}'])).toBe("bootstrap failed: HTTP 401");
+    expect(causeFromTail(['{"level":"info","event":"starting"}', '{"level":"error","event":"bootstrap failed","error":"HTTP 401"}', '{"level":"info","event":"bye"}'])).toBe(
+      "bootstrap failed: HTTP 401",
+    );
     expect(causeFromTail(["Traceback …", "ValueError: boom"])).toBe("ValueError: boom");
     expect(causeFromTail(['{"level":"info","event":"fine"}'])).toBeUndefined();
   });

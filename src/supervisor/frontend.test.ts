@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { FORCED_OFF, FORCED_ON, frontendConfig, frontendEnv, newFrontendToken, withoutSecrets } from "./frontend.ts";
 
-const opts = { secretKey: "chat-secret", dataDir: "/var/lib/svc/chatui", staticDir: "/var/lib/svc/chatui-static", pythonRoot: "/var/lib/svc/python", socketPath: "/var/lib/svc/proxy.sock", frontendToken: "svc_fe_1" };
+const opts = {
+  secretKey: "chat-secret",
+  dataDir: "/var/lib/svc/chatui",
+  staticDir: "/var/lib/svc/chatui-static",
+  pythonRoot: "/var/lib/svc/python",
+  socketPath: "/var/lib/svc/proxy.sock",
+  frontendToken: "svc_fe_1",
+};
 
 describe("the front end's environment", () => {
   test("the provider and tool switches are forced off; overrides are reported", () => {
@@ -14,7 +21,10 @@ describe("the front end's environment", () => {
   });
 
   test("the secret key is CHATUI_SECRET_KEY; the runtime token and the control-plane settings are withheld", () => {
-    const { env } = frontendEnv({ CHATUI_SECRET_KEY: "chat-secret", SVC_RUNTIME_TOKEN: "svc_rt_1", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp", SVC_PROXY_EGRESS_PROXY: "http://p:3128", PYTHONPATH: "/app/backend" }, opts);
+    const { env } = frontendEnv(
+      { CHATUI_SECRET_KEY: "chat-secret", SVC_RUNTIME_TOKEN: "svc_rt_1", SVC_RUNTIME_CONTROL_PLANE_URL: "https://cp", SVC_PROXY_EGRESS_PROXY: "http://p:3128", PYTHONPATH: "/app/backend" },
+      opts,
+    );
     expect(env.WEBUI_SECRET_KEY).toBe("chat-secret");
     for (const k of ["SVC_RUNTIME_TOKEN", "CHATUI_SECRET_KEY", "SVC_RUNTIME_CONTROL_PLANE_URL", "SVC_PROXY_EGRESS_PROXY"]) expect(env[k]).toBeUndefined();
     expect(Object.values(env)).not.toContain("svc_rt_1");

@@ -55,12 +55,8 @@ describe("preflight (spec §7 container start failures)", () => {
   });
 
   test("a control-plane URL that is not an http(s) URL", () => {
-    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "svc.example.com" }))).toBe(
-      'control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "svc.example.com" is not a URL',
-    );
-    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "ftp://svc.example.com" }))).toBe(
-      "control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL must be http(s), not ftp:",
-    );
+    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "svc.example.com" }))).toBe('control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL "svc.example.com" is not a URL');
+    expect(refusal(env({ SVC_RUNTIME_CONTROL_PLANE_URL: "ftp://svc.example.com" }))).toBe("control-plane URL is not valid; refusing to start: SVC_RUNTIME_CONTROL_PLANE_URL must be http(s), not ftp:");
   });
 
   test("a control-plane URL carrying credentials is refused, and no refusal quotes a password", () => {

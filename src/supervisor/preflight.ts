@@ -103,9 +103,7 @@ export function preflight(env: Env, uid: number): RuntimeConfig {
   // The runtime token is the credential; a user or password in the URL would be sent nowhere
   // useful and written to logs. The proxy refuses it too, but only after it has started.
   if (parsed.username || parsed.password) {
-    throw new PreflightError(
-      `${invalid} "${redactUrlCredentials(controlPlaneUrl)}" carries a user name or password; remove them (SVC_RUNTIME_TOKEN is the only credential sent to the control plane)`,
-    );
+    throw new PreflightError(`${invalid} "${redactUrlCredentials(controlPlaneUrl)}" carries a user name or password; remove them (SVC_RUNTIME_TOKEN is the only credential sent to the control plane)`);
   }
   return {
     stateDir,

@@ -36,7 +36,12 @@ case "$FAKE_SEED" in
   hang) exec sleep 600 ;;
 esac
 `;
-for (const [name, text] of [["proxy.ts", PROXY], ["frontend.ts", FRONTEND], ["python", PYTHON]] as const) writeFileSync(join(root, name), text);
+for (const [name, text] of [
+  ["proxy.ts", PROXY],
+  ["frontend.ts", FRONTEND],
+  ["python", PYTHON],
+] as const)
+  writeFileSync(join(root, name), text);
 chmodSync(join(root, "python"), 0o755);
 
 function freePort(): number {
@@ -169,7 +174,12 @@ describe("svc run, supervised seeding", () => {
 
 describe("proxyEnv", () => {
   test("SVC_PROXY_CA_FILE goes to Bun's default store through NODE_EXTRA_CA_CERTS, never over the operator's own", () => {
-    expect(proxyEnv({ SVC_PROXY_CA_FILE: "/etc/ca.pem", PATH: "/bin" }, { SVC_STATE_DIR: "/s" })).toEqual({ SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/ca.pem", PATH: "/bin", SVC_STATE_DIR: "/s" });
+    expect(proxyEnv({ SVC_PROXY_CA_FILE: "/etc/ca.pem", PATH: "/bin" }, { SVC_STATE_DIR: "/s" })).toEqual({
+      SVC_PROXY_CA_FILE: "/etc/ca.pem",
+      NODE_EXTRA_CA_CERTS: "/etc/ca.pem",
+      PATH: "/bin",
+      SVC_STATE_DIR: "/s",
+    });
     expect(proxyEnv({ SVC_PROXY_CA_FILE: "/etc/ca.pem", NODE_EXTRA_CA_CERTS: "/etc/corp.pem" }, {}).NODE_EXTRA_CA_CERTS).toBe("/etc/corp.pem");
     expect(proxyEnv({ PATH: "/bin" }, {})).toEqual({ PATH: "/bin" });
   });

@@ -204,9 +204,7 @@ async function waitReady(proxy: Child, socketPath: string, timeoutMs: number): P
     if (Date.now() >= deadline) {
       await proxy.stop(5000);
       const cause = causeFromTail(proxy.tail());
-      throw new StartFailure(
-        `runtime bootstrap failed: the proxy was not ready within ${Math.round(timeoutMs / 1000)} s (SVC_PROXY_READY_TIMEOUT): ${cause ?? last}`,
-      );
+      throw new StartFailure(`runtime bootstrap failed: the proxy was not ready within ${Math.round(timeoutMs / 1000)} s (SVC_PROXY_READY_TIMEOUT): ${cause ?? last}`);
     }
     await Promise.race([Bun.sleep(POLL_MS), proxy.exited]);
   }
@@ -243,10 +241,13 @@ async function seed(sup: Supervision, python: string, env: Record<string, string
   // Toolkits only: the seed also reports the MCP connection it configured ("server:mcp:svc").
   const tools = Object.keys(items).filter((k) => k !== "svc" && k !== "svc_guard" && !k.startsWith("server:") && items[k] !== "removed");
   const mcp = Object.keys(items).filter((k) => k.startsWith("server:mcp:"));
-  log.info(`svc functions seeded: Pipe "svc" and guard "svc_guard" active, ${tools.length} toolkit tool(s)${tools.length ? ` (${tools.join(", ")})` : ""}${mcp.length ? `; MCP connection ${mcp.map((k) => k.slice("server:mcp:".length)).join(", ")} configured` : ""}`, {
-    owner: report.owner,
-    pipe: items.svc,
-    guard: items.svc_guard,
-  });
+  log.info(
+    `svc functions seeded: Pipe "svc" and guard "svc_guard" active, ${tools.length} toolkit tool(s)${tools.length ? ` (${tools.join(", ")})` : ""}${mcp.length ? `; MCP connection ${mcp.map((k) => k.slice("server:mcp:".length)).join(", ")} configured` : ""}`,
+    {
+      owner: report.owner,
+      pipe: items.svc,
+      guard: items.svc_guard,
+    },
+  );
   return true;
 }

@@ -31,8 +31,7 @@ async function world(opts: { proxy?: Behaviour; front?: Behaviour; seed?: Behavi
     drainGraceMs: opts.drainGraceMs ?? 10_000,
     lastChanceMs: opts.lastChanceMs,
   });
-  const start = (name: string, behaviour: Behaviour = {}, drains = false) =>
-    idleChild(name, log, root, { ...behaviour, start: (nm, argv, o) => sup.start(nm, argv, { ...o, drains }) });
+  const start = (name: string, behaviour: Behaviour = {}, drains = false) => idleChild(name, log, root, { ...behaviour, start: (nm, argv, o) => sup.start(nm, argv, { ...o, drains }) });
   const proxy = start("proxy", opts.proxy, true);
   const front = start("front end", opts.front);
   const seed = start("seed", opts.seed);

@@ -143,9 +143,7 @@ export class Supervision {
       this.opts.log.info(`received ${sig}; already stopping (${this.reason.why}); another signal stops at once`);
       return;
     }
-    this.opts.log.info(
-      `received ${sig}; stopping the seed and the front end, then the proxy (it drains its audit spool), within ${this.budgetMs / 1000} s; another signal stops at once`,
-    );
+    this.opts.log.info(`received ${sig}; stopping the seed and the front end, then the proxy (it drains its audit spool), within ${this.budgetMs / 1000} s; another signal stops at once`);
     this.requestStop(0, sig, sig);
   }
 

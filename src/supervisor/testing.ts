@@ -24,9 +24,7 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what = 
  */
 export function idleChild(name: string, log: string, cwd: string, opts: { ignore?: boolean; linger?: boolean; start?: typeof startChild } = {}): Child {
   const then = opts.linger ? "" : "; exit 0";
-  const traps = opts.ignore
-    ? `trap '' TERM INT`
-    : `trap 'echo "$NAME SIGTERM" >> "$LOG"${then}' TERM; trap 'echo "$NAME SIGINT" >> "$LOG"${then}' INT`;
+  const traps = opts.ignore ? `trap '' TERM INT` : `trap 'echo "$NAME SIGTERM" >> "$LOG"${then}' TERM; trap 'echo "$NAME SIGINT" >> "$LOG"${then}' INT`;
   const script = `${traps}; echo "$NAME ready" >> "$LOG"; while :; do sleep 1 & wait $!; done`;
   return (opts.start ?? startChild)(name, ["sh", "-c", script], { env: { PATH: process.env.PATH, NAME: name, LOG: log }, cwd });
 }

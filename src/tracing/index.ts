@@ -46,7 +46,12 @@ export function tracingConfig(env: Record<string, string | undefined>, defaultSe
   if (!SAMPLERS.includes(name)) return { problem: `OTEL_TRACES_SAMPLER=${name}: one of ${SAMPLERS.join(", ")}` };
   const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
   if (!(ratio >= 0 && ratio <= 1)) return { problem: `OTEL_TRACES_SAMPLER_ARG=${env.OTEL_TRACES_SAMPLER_ARG}: a ratio from 0 to 1` };
-  return { url, headers: { ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }, serviceName: env.OTEL_SERVICE_NAME ?? defaultService, sampler: { name, ratio } };
+  return {
+    url,
+    headers: { ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    serviceName: env.OTEL_SERVICE_NAME ?? defaultService,
+    sampler: { name, ratio },
+  };
 }
 
 /** The endpoint tracing exports to (for the start-up log line), or "". Pure. */
@@ -61,7 +66,14 @@ function samplerOf(s: TracingConfig["sampler"]): Sampler {
 }
 
 const propagator = new W3CTraceContextPropagator();
-const headerGetter = { keys: (h: Headers) => { const keys: string[] = []; h.forEach((_v, k) => keys.push(k)); return keys; }, get: (h: Headers, k: string) => h.get(k) ?? undefined };
+const headerGetter = {
+  keys: (h: Headers) => {
+    const keys: string[] = [];
+    h.forEach((_v, k) => keys.push(k));
+    return keys;
+  },
+  get: (h: Headers, k: string) => h.get(k) ?? undefined,
+};
 const recordSetter = { set: (carrier: Record<string, string>, k: string, v: string) => void (carrier[k] = v) };
 
 /** What the code asks of tracing; the same calls whether it is on or off (off: no-op spans). */

@@ -26,15 +26,9 @@ try {
   const config = join(out, "schemathesis.toml");
   writeFileSync(
     config,
-    [
-      `[auth.openapi.apiToken]`,
-      `bearer = "\${SVC_FUZZ_API_TOKEN}"`,
-      `[auth.openapi.runtimeToken]`,
-      `bearer = "\${SVC_FUZZ_RUNTIME_TOKEN}"`,
-      `[parameters]`,
-      `"path.org" = "${cp.orgId}"`,
-      "",
-    ].join("\n"),
+    [`[auth.openapi.apiToken]`, `bearer = "\${SVC_FUZZ_API_TOKEN}"`, `[auth.openapi.runtimeToken]`, `bearer = "\${SVC_FUZZ_RUNTIME_TOKEN}"`, `[parameters]`, `"path.org" = "${cp.orgId}"`, ""].join(
+      "\n",
+    ),
   );
   const proc = Bun.spawn(
     [

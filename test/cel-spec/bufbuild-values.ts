@@ -6,7 +6,16 @@ import { isReflectMessage } from "@bufbuild/protobuf/reflect";
 import { DurationSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import type { CelModel } from "./cases.ts";
 
-const SCALARS: Record<string, CelType> = { int: CelScalar.INT, uint: CelScalar.UINT, bool: CelScalar.BOOL, string: CelScalar.STRING, bytes: CelScalar.BYTES, double: CelScalar.DOUBLE, null_type: CelScalar.NULL, dyn: CelScalar.DYN };
+const SCALARS: Record<string, CelType> = {
+  int: CelScalar.INT,
+  uint: CelScalar.UINT,
+  bool: CelScalar.BOOL,
+  string: CelScalar.STRING,
+  bytes: CelScalar.BYTES,
+  double: CelScalar.DOUBLE,
+  null_type: CelScalar.NULL,
+  dyn: CelScalar.DYN,
+};
 
 /** A type text (`list<map<string, int>>`) as a CelType; unknown names are object types. */
 export function typeOf(t: string): CelType {
@@ -66,4 +75,3 @@ export function model(v: unknown): CelModel {
   }
   return { t: "proto", type: String((v as object).constructor?.name) };
 }
-

@@ -220,12 +220,12 @@ function caseOf(file: string, section: string, test: TpMessage): CelCase {
 /** Every case of every file, in file order. */
 export function loadCases(dir = TESTDATA): CelCase[] {
   const out: CelCase[] = [];
-  for (const f of readdirSync(dir).filter((n) => n.endsWith(".textproto")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith(".textproto"))
+    .sort()) {
     const file = f.replace(/\.textproto$/, "");
     const doc = parseTextproto(readFileSync(join(dir, f), "utf8"));
     for (const s of messages(doc, "section")) for (const t of messages(s, "test")) out.push(caseOf(file, text(s, "name"), t));
   }
   return out;
 }
-
-

@@ -17,15 +17,20 @@ for (const f of files) {
   const np = fc.filter((c) => !c.needsProto);
   const row = [f, String(fc.length), String(np.length)];
   candidates.forEach((cand, i) => {
-    let all = 0, npPass = 0;
+    let all = 0,
+      npPass = 0;
     for (const c of fc) {
       const v = judge(c, cand.run(c));
       if (v.pass) all++;
       if (v.pass && !c.needsProto) npPass++;
-      if (!c.needsProto && c.expected.kind === "error") { tot[i]!.err++; if (v.pass) tot[i]!.errOk++; }
+      if (!c.needsProto && c.expected.kind === "error") {
+        tot[i]!.err++;
+        if (v.pass) tot[i]!.errOk++;
+      }
       if (!v.pass && !c.needsProto && failures && cand.name.includes(failures)) console.log(`${c.file}/${c.section}/${c.name}: ${c.expr.slice(0, 70)} → ${v.why}`);
     }
-    tot[i]!.all += all; tot[i]!.np += npPass;
+    tot[i]!.all += all;
+    tot[i]!.np += npPass;
     row.push(`${all}`, `${npPass}`);
   });
   rows.push(row);

@@ -45,12 +45,19 @@ export const offered = (request: any) => (request?.body?.tools ?? []).map((t: an
 export async function toolServerServed(name: string, tool = "lookup"): Promise<void> {
   const w = world();
   const sock = join(w.container!.stateDir, "proxy.sock");
-  await waitFor(async () => {
-    const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
-    const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
-    return (j.tool_servers ?? []).some((t) => t.name === name && t.state === "ok");
-  }, `the proxy to reach the ${name} server`, 60_000);
-  await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === `${name}.${tool}`), `${name}.${tool} registered`, 60_000);
+  await waitFor(
+    async () => {
+      const res = await fetch("http://svc-proxy/v1/policy", { unix: sock, headers: { authorization: `Bearer ${w.runtimeToken}` } } as RequestInit);
+      const j = (await res.json()) as { tool_servers?: { name: string; state: string }[] };
+      return (j.tool_servers ?? []).some((t) => t.name === name && t.state === "ok");
+    },
+    `the proxy to reach the ${name} server`,
+    60_000,
+  );
+  await waitFor(
+    async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === `${name}.${tool}`),
+    `${name}.${tool} registered`,
+    60_000,
+  );
   await bundleApplied();
 }
-

@@ -76,7 +76,17 @@ export async function callOutput(call: Locator): Promise<string> {
 /** The text of the last assistant message once it shows `expected`. */
 export async function answerShows(page: Page, expected: string | RegExp): Promise<void> {
   const matches = (t: string) => (typeof expected === "string" ? t.includes(expected) : expected.test(t));
-  await waitFor(async () => matches(await page.locator("#messages-container").innerText().catch(() => "")), `the chat to show ${String(expected)}`, 90_000);
+  await waitFor(
+    async () =>
+      matches(
+        await page
+          .locator("#messages-container")
+          .innerText()
+          .catch(() => ""),
+      ),
+    `the chat to show ${String(expected)}`,
+    90_000,
+  );
 }
 
 /** Open WebUI's chat page, fresh: a new chat with the model Open WebUI picks itself (what a person sees after signing in). */

@@ -49,17 +49,29 @@ function svcCli(args: string[]): { code: number; stdout: string; stderr: string 
 async function toolRecords(match: (recs: any[]) => boolean, what: string): Promise<any[]> {
   const me = await cp("/me");
   let recs: any[] = [];
-  await waitFor(async () => {
-    recs = (await cp(`/organizations/${me.organization.id}/audit-records?limit=100&kind=tool`)).records;
-    return match(recs);
-  }, what, 60_000);
+  await waitFor(
+    async () => {
+      recs = (await cp(`/organizations/${me.organization.id}/audit-records?limit=100&kind=tool`)).records;
+      return match(recs);
+    },
+    what,
+    60_000,
+  );
   return recs;
 }
 
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error("start.sh runs the runtime as UID 10001: run this suite as root (CI does)");
   term = onTerminal(`bash scripts/start.sh --demo 2>&1 | tee ${dir}/start.log`, {
-    env: { ...process.env, SVC_LOCAL_DIR: dir, SVC_CP_PORT: String(ports.cp), SVC_CHAT_PORT: String(ports.chat), SVC_DEMO_PORT: String(ports.demo), SVC_TOKEN: undefined, SVC_CONTROL_PLANE_URL: undefined },
+    env: {
+      ...process.env,
+      SVC_LOCAL_DIR: dir,
+      SVC_CP_PORT: String(ports.cp),
+      SVC_CHAT_PORT: String(ports.chat),
+      SVC_DEMO_PORT: String(ports.demo),
+      SVC_TOKEN: undefined,
+      SVC_CONTROL_PLANE_URL: undefined,
+    },
   });
   await term.shows("Ctrl-C stops everything.", 280_000);
 });
@@ -103,10 +115,16 @@ describe("bash scripts/start.sh --demo | tee, on a terminal", () => {
 
   test("before any chat, readiness already knows the runtime reached the demo endpoint (probed at boot, no model call)", async () => {
     let r = svcCli(["model-profiles", "readiness", steps.profile, "--workspace", "default", "--json"]);
-    await waitFor(() => {
-      r = svcCli(["model-profiles", "readiness", steps.profile, "--workspace", "default", "--json"]);
-      return JSON.parse(r.stdout || "{}").checks?.find((c: any) => c.name === "endpoint_reached")?.detail?.includes("reached the endpoint");
-    }, "readiness to report the endpoint reached", 60_000);
+    await waitFor(
+      () => {
+        r = svcCli(["model-profiles", "readiness", steps.profile, "--workspace", "default", "--json"]);
+        return JSON.parse(r.stdout || "{}")
+          .checks?.find((c: any) => c.name === "endpoint_reached")
+          ?.detail?.includes("reached the endpoint");
+      },
+      "readiness to report the endpoint reached",
+      60_000,
+    );
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
     expect(json.ready).toBe(true);
@@ -251,12 +269,16 @@ describe("README 'Try it (demo mode)', followed in Chromium", () => {
 
       // asked again: decided under Bob's own identity, permitted by the README's policy
       const bobUser = JSON.parse(svcCli(["users", "resolve", "--email", BOB.email, "--json"]).stdout);
-      await waitFor(async () => {
-        const rt = readFileSync(join(dir, "runtime-token"), "utf8").trim();
-        const rev = (await (await fetch(`${cpUrl()}/api/v1/runtime/policy-bundle?version=1`, { headers: { authorization: `Bearer ${rt}` } })).json()).revision;
-        const have = Bun.spawnSync(["curl", "-fsS", "--unix-socket", join(dir, "runtime/state/proxy.sock"), "-H", `authorization: Bearer ${rt}`, "http://svc-proxy/v1/policy"]).stdout.toString();
-        return (JSON.parse(have || "{}").policy_revision ?? 0) >= rev;
-      }, "the proxy to apply the bundle with Bob's link", 60_000);
+      await waitFor(
+        async () => {
+          const rt = readFileSync(join(dir, "runtime-token"), "utf8").trim();
+          const rev = (await (await fetch(`${cpUrl()}/api/v1/runtime/policy-bundle?version=1`, { headers: { authorization: `Bearer ${rt}` } })).json()).revision;
+          const have = Bun.spawnSync(["curl", "-fsS", "--unix-socket", join(dir, "runtime/state/proxy.sock"), "-H", `authorization: Bearer ${rt}`, "http://svc-proxy/v1/policy"]).stdout.toString();
+          return (JSON.parse(have || "{}").policy_revision ?? 0) >= rev;
+        },
+        "the proxy to apply the bundle with Bob's link",
+        60_000,
+      );
       await p.bringToFront();
       await send(p, steps.lookup.message);
       const lookup = await doneToolCall(p, steps.lookup.call);
@@ -265,7 +287,10 @@ describe("README 'Try it (demo mode)', followed in Chromium", () => {
       await shot(p, "chat-linked-permitted");
       const me = await cp("/me");
       const policy = ((await cp(`/organizations/${me.organization.id}/policies?workspace=default`)).policies as any[]).find((x) => x.name === s.policy);
-      await toolRecords((recs) => recs.some((r) => r.tool_name === steps.lookup.declared && r.decision === "permit" && r.subject.user_id === bobUser.id && r.policy_id === policy.id), "Bob's permitted call in the audit, under his svc user, by the README's policy");
+      await toolRecords(
+        (recs) => recs.some((r) => r.tool_name === steps.lookup.declared && r.decision === "permit" && r.subject.user_id === bobUser.id && r.policy_id === policy.id),
+        "Bob's permitted call in the audit, under his svc user, by the README's policy",
+      );
     } finally {
       await bob.context.close();
     }
@@ -310,7 +335,11 @@ describe("docs/mcp.md 'Try it in the demo'", () => {
     }
     const me = await cp("/me");
     const inst = (await cp(`/organizations/${me.organization.id}/installations`)).installations[0];
-    await waitFor(async () => ((await cp(`/organizations/${me.organization.id}/installations/${inst.id}/tools`)).tools as any[]).some((t) => t.name === "time.get_current_time"), "the proxy to start the server and register its tools", 60_000);
+    await waitFor(
+      async () => ((await cp(`/organizations/${me.organization.id}/installations/${inst.id}/tools`)).tools as any[]).some((t) => t.name === "time.get_current_time"),
+      "the proxy to start the server and register its tools",
+      60_000,
+    );
 
     const [button, item, toolkit] = /click "([^"]+)", then "([^"]+)", switch on "([^"]+)"/.exec(section.replace(/\s*\n\s*/g, " "))!.slice(1);
     const message = /send `([^`]+)`/.exec(section.replace(/\s*\n\s*/g, " "))![1]!;
@@ -329,7 +358,10 @@ describe("docs/mcp.md 'Try it in the demo'", () => {
       await context.close();
     }
     const owner = (await cp(`/organizations/${me.organization.id}/users?email=${encodeURIComponent(OWNER)}`)).users[0];
-    await toolRecords((recs) => recs.some((r) => r.tool_name === "time.get_current_time" && r.decision === "permit" && r.subject.user_id === owner.id), "the MCP call in the audit, permitted, under the owner");
+    await toolRecords(
+      (recs) => recs.some((r) => r.tool_name === "time.get_current_time" && r.decision === "permit" && r.subject.user_id === owner.id),
+      "the MCP call in the audit, permitted, under the owner",
+    );
   });
 });
 
@@ -353,9 +385,13 @@ describe("Ctrl-C on the terminal", () => {
     expect(log.split("\n").filter((l) => /"event":"stopped \(SIG/.test(l))).toHaveLength(1);
     expect(log).toMatch(/"event":"stopped","unshipped":0/);
     expect(log).not.toContain("SIGKILL");
-    await waitFor(async () => {
-      const open = await Promise.all(Object.values(ports).map(async (port) => listening(port)));
-      return processesWithEnv(`SVC_LOCAL_DIR=${dir}`).length === 0 && Bun.spawnSync(["pgrep", "-f", dir]).stdout.toString().trim() === "" && !open.includes(true);
-    }, "every process of the run (svc, Open WebUI, the demo provider) to be gone and its ports free", 30_000);
+    await waitFor(
+      async () => {
+        const open = await Promise.all(Object.values(ports).map(async (port) => listening(port)));
+        return processesWithEnv(`SVC_LOCAL_DIR=${dir}`).length === 0 && Bun.spawnSync(["pgrep", "-f", dir]).stdout.toString().trim() === "" && !open.includes(true);
+      },
+      "every process of the run (svc, Open WebUI, the demo provider) to be gone and its ports free",
+      30_000,
+    );
   });
 });

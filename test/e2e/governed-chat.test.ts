@@ -77,7 +77,11 @@ describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
     const readiness = await w.cli(["model-profiles", "readiness", w.profileId, "--workspace", "default", "--json"]);
     expect(JSON.parse(readiness.stdout).ready).toBe(true);
     const policies = await w.cli(["policies", "list", "--workspace", "default", "--json"]);
-    expect(JSON.parse(policies.stdout).policies.map((p: any) => p.dst).sort()).toEqual(["model:invoke", "tool:crm.lookup_customer", "tool:notes.search"]);
+    expect(
+      JSON.parse(policies.stdout)
+        .policies.map((p: any) => p.dst)
+        .sort(),
+    ).toEqual(["model:invoke", "tool:crm.lookup_customer", "tool:notes.search"]);
     // the link: Alice's front-end user id is linked to her service user
     const links = JSON.parse(w.log.find((l) => l.step === "users remote-identities list")!.run.stdout);
     expect((links.remote_identities ?? links).map((r: any) => r.remote_user_id)).toContain(w.alice.id);
@@ -95,7 +99,22 @@ describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
     const w = await linked();
     const agent = await api(w.cp, "POST", org(w.cp, "/agents"), { name: "no-runtime-agent", workspace: "default" });
     const r = await w.cli(
-      ["model-profiles", "create", "--display-name", "Nobody", "--endpoint", w.model.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--agent", agent.json.id, "--workspace", "default"],
+      [
+        "model-profiles",
+        "create",
+        "--display-name",
+        "Nobody",
+        "--endpoint",
+        w.model.endpoint,
+        "--auth-type",
+        "api_key",
+        "--default-model",
+        "gpt-e2e",
+        "--agent",
+        agent.json.id,
+        "--workspace",
+        "default",
+      ],
       `${MODEL_API_KEY}\n`,
     );
     expect(r.code).toBe(1);
@@ -122,7 +141,10 @@ describe("scenario 3: a chat turn through the Pipe", () => {
     expect(r.status).toBe(200);
     expect(r.contentType).toContain("text/event-stream");
     const events = parseSse(r.text);
-    const pieces = events.filter((e) => e !== "[DONE]").map((e) => e.choices?.[0]?.delta?.content).filter((c) => typeof c === "string" && c);
+    const pieces = events
+      .filter((e) => e !== "[DONE]")
+      .map((e) => e.choices?.[0]?.delta?.content)
+      .filter((c) => typeof c === "string" && c);
     expect(pieces.length).toBeGreaterThan(1); // chunk by chunk, not one body
     expect(pieces.join("")).toBe("Hello from the model");
     // the upstream got the call, streaming, with the key sealed at the CLI and unsealed by the runtime
@@ -182,7 +204,13 @@ describe("scenario 4: governed tools in the native tool loop", () => {
     const w = await linked();
     const url = w.container!.url;
     const created = await api(w.cp!, "POST", org(w.cp!, "/policies"), {
-      name: "own-domain updates", src: `user:${w.aliceUserId}`, dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: w.agentId, condition: "args.email.endsWith('@example.com')",
+      name: "own-domain updates",
+      src: `user:${w.aliceUserId}`,
+      dst: "tool:crm.update",
+      effect: "permit",
+      workspace: "default",
+      agent_id: w.agentId,
+      condition: "args.email.endsWith('@example.com')",
     });
     expect(created.status).toBe(201);
     try {
@@ -443,7 +471,23 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       expect(created.status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kb/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
       const policy = async (name: string, dst: string, effect: string, condition?: string) =>
-        w.cli(["policies", "create", "--name", name, "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", dst, "--effect", effect, "--agent-id", w.agentId, "--workspace", "default", ...(condition ? ["--condition", condition] : [])]);
+        w.cli([
+          "policies",
+          "create",
+          "--name",
+          name,
+          "--src-pattern",
+          `user:${w.aliceUserId}`,
+          "--dst-pattern",
+          dst,
+          "--effect",
+          effect,
+          "--agent-id",
+          w.agentId,
+          "--workspace",
+          "default",
+          ...(condition ? ["--condition", condition] : []),
+        ]);
       expect((await policy("kb-lookup", "tool:kb.lookup", "permit")).code).toBe(0);
       expect((await policy("kb-no-forbidden", "tool:kb.lookup", "deny", '"term" in args && args.term == "forbidden"')).code).toBe(0);
       const identity = join(w.home, "mcp-audit-identity.txt");
@@ -480,7 +524,15 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
 
       // a direct MCP connection an admin adds by hand in Open WebUI is never served, and is drift
       const current = (await owui(w.container!.url, "GET", "/api/v1/configs/tool_servers", admin.token)).json;
-      const direct = { type: "mcp", url: notes.url, path: "", auth_type: "none", key: "", config: { enable: true, access_grants: [{ principal_type: "user", principal_id: "*", permission: "read" }] }, info: { id: "direct", name: "direct" } };
+      const direct = {
+        type: "mcp",
+        url: notes.url,
+        path: "",
+        auth_type: "none",
+        key: "",
+        config: { enable: true, access_grants: [{ principal_type: "user", principal_id: "*", permission: "read" }] },
+        info: { id: "direct", name: "direct" },
+      };
       const set = await owui(w.container!.url, "POST", "/api/v1/configs/tool_servers", admin.token, { TOOL_SERVER_CONNECTIONS: [...current.TOOL_SERVER_CONNECTIONS, direct] });
       expect(set.status).toBe(200);
       const callsBefore = notes.calls().length;
@@ -514,7 +566,22 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
     expect(carolUser.status).toBe(201);
     const carolId = carolUser.json.id as string;
     expect((await api(w.cp, "POST", org(w.cp, `/users/${carolId}/remote-identities`), { platform: "chatui", remote_user_id: w.carol.id })).status).toBe(201);
-    const permit = await w.cli(["policies", "create", "--name", "kbx-carol", "--src-pattern", `user:${carolId}`, "--dst-pattern", "tool:kbx.lookup", "--effect", "permit", "--agent-id", w.agentId, "--workspace", "default"]);
+    const permit = await w.cli([
+      "policies",
+      "create",
+      "--name",
+      "kbx-carol",
+      "--src-pattern",
+      `user:${carolId}`,
+      "--dst-pattern",
+      "tool:kbx.lookup",
+      "--effect",
+      "permit",
+      "--agent-id",
+      w.agentId,
+      "--workspace",
+      "default",
+    ]);
     expect(permit.code).toBe(0);
     await toolServerServed("kbx");
 
@@ -548,7 +615,9 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       await waitFor(() => asked().length > 0, "the claim-link elicitation on Carol's socket").catch((e) => {
         const lines = plainLines(w.container!.stderr()).filter((l) => /claim|elicit|event caller|unlinked|session/i.test(l) && !/httpx2/.test(l));
         const kinds = carolSocket.events().map((x) => `${x.event}:${x.data?.data?.type ?? ""}`);
-        throw new Error(`${(e as Error).message}\nCarol's socket: ${kinds.join(" ")} ${JSON.stringify(carolSocket.events().filter((x) => !x.event.startsWith("events"))).slice(0, 2000)}\n${lines.slice(-30).join("\n")}`);
+        throw new Error(
+          `${(e as Error).message}\nCarol's socket: ${kinds.join(" ")} ${JSON.stringify(carolSocket.events().filter((x) => !x.event.startsWith("events"))).slice(0, 2000)}\n${lines.slice(-30).join("\n")}`,
+        );
       });
       expect(asked()).toHaveLength(1);
       const elicitation = asked()[0]!.data.data.data;
@@ -587,7 +656,8 @@ describe("scenario 16: a budget (issue 16)", () => {
     const bobSocket = await listenSocket(url, w.bob);
     const spentOf = async (name: string) => (JSON.parse((await w.cli(["budgets", "list", "--json"])).stdout).budgets.find((b: any) => b.name === name)?.spent ?? NaN) as number;
     const fetched = async (name: string) => waitFor(async () => (await proxyMetrics()).includes(`svc_proxy_budget_limit{budget="${name}"}`), `the proxy to fetch the budget ${name}`, 30_000);
-    const create = async (name: string, tokens: number) => expect((await w.cli(["budgets", "create", "--name", name, "--user", ALICE.email, "--period", "day", "--tokens", String(tokens)])).code).toBe(0);
+    const create = async (name: string, tokens: number) =>
+      expect((await w.cli(["budgets", "create", "--name", name, "--user", ALICE.email, "--period", "day", "--tokens", String(tokens)])).code).toBe(0);
     try {
       // what one turn costs, and what Alice has spent today already (earlier scenarios)
       await create("e2e-probe", 1_000_000_000);
@@ -622,7 +692,13 @@ describe("scenario 16: a budget (issue 16)", () => {
       }
       expect(JSON.stringify(w.model.requests)).not.toContain("alice-e2e");
       const refused = await auditRecord({ kind: "model", decision: "deny", user: w.aliceUserId }, (r) => r.reason.startsWith("svc.budget_exceeded: "));
-      expect(refused).toMatchObject({ action: "model:invoke", decision: "deny", reason: expect.stringMatching(/^svc\.budget_exceeded: budget "alice-e2e" \(bud_[0-9A-Z]{26}\)$/), policy_id: null, installation_id: w.installationId });
+      expect(refused).toMatchObject({
+        action: "model:invoke",
+        decision: "deny",
+        reason: expect.stringMatching(/^svc\.budget_exceeded: budget "alice-e2e" \(bud_[0-9A-Z]{26}\)$/),
+        policy_id: null,
+        installation_id: w.installationId,
+      });
     } finally {
       await w.cli(["budgets", "delete", "e2e-probe"]);
       await w.cli(["budgets", "delete", "alice-e2e"]);
@@ -684,7 +760,11 @@ describe("scenario 9: container start failures", () => {
     // The first installation's pack tools (its MCP tools, when scenario 13 ran first, come and
     // go with that scenario's servers, so only the pack tools are compared).
     const PACK_TOOLS = ["crm.lookup_customer", "crm.update", "notes.search", "tickets.list_open"];
-    const packToolsOf = async (id: string) => ((await api(w.cp, "GET", org(w.cp, `/installations/${id}/tools`))).json.tools as { name: string }[]).map((t) => t.name).filter((n) => PACK_TOOLS.includes(n)).sort();
+    const packToolsOf = async (id: string) =>
+      ((await api(w.cp, "GET", org(w.cp, `/installations/${id}/tools`))).json.tools as { name: string }[])
+        .map((t) => t.name)
+        .filter((n) => PACK_TOOLS.includes(n))
+        .sort();
     expect(await packToolsOf(w.installationId)).toEqual(PACK_TOOLS);
     const cred = await w.cli(["bot", "credential", "--installation", other, "--workspace", "default"]);
     expect(cred.code).toBe(0);
@@ -708,7 +788,14 @@ describe("scenario 9: container start failures", () => {
     expect(line).toContain("ends in /api/v1");
     // the same URL given to the tool sync (svc boot sync, what the container runs after the proxy)
     const sync = Bun.spawnSync([w.bin, "boot", "sync"], {
-      env: { PATH: process.env.PATH!, SVC_RUNTIME_TOKEN: w.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: bad, SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_CHATUI_PYTHON: c.env.SVC_CHATUI_PYTHON!, PYTHONPATH: c.env.PYTHONPATH! },
+      env: {
+        PATH: process.env.PATH!,
+        SVC_RUNTIME_TOKEN: w.runtimeToken,
+        SVC_RUNTIME_CONTROL_PLANE_URL: bad,
+        SVC_CHATUI_TOOL_PACKS: "acme_tools",
+        SVC_CHATUI_PYTHON: c.env.SVC_CHATUI_PYTHON!,
+        PYTHONPATH: c.env.PYTHONPATH!,
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -742,6 +829,8 @@ describe("scenario 9: container start failures", () => {
     // a fresh volume with the old token: the bootstrap itself is refused
     const fresh = startContainer(containerEnv({ token: old, stateDir: freshStateDir(), port: 1 }));
     expect(await fresh.exit).toBe(1);
-    expect(plainLines(fresh.stderr()).filter((l) => !l.startsWith("svc proxy serve:"))).toEqual(["runtime bootstrap failed: svc proxy serve: the control plane refused the runtime token (401 on bootstrap): SVC_RUNTIME_TOKEN is wrong or was rotated"]);
+    expect(plainLines(fresh.stderr()).filter((l) => !l.startsWith("svc proxy serve:"))).toEqual([
+      "runtime bootstrap failed: svc proxy serve: the control plane refused the runtime token (401 on bootstrap): SVC_RUNTIME_TOKEN is wrong or was rotated",
+    ]);
   });
 });

@@ -32,4 +32,4 @@ export async function gatewayInitialize(url: string, token: string): Promise<{ s
 }
 
 /** The text of an MCP tool result. */
-export const resultText = (r: object): string => (((r as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join(""));
+export const resultText = (r: object): string => ((r as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");

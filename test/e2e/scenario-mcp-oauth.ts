@@ -55,7 +55,26 @@ export function mcpOauthScenario(): void {
         expect(connect.code).toBe(0);
         expect(await consentInBrowser(JSON.parse(connect.stdout).url, as.issuer, w.cp.url, "svc-lister")).toContain("Tool connected");
         await toolServerServed("onotes", "whoami");
-        expect((await w.cli(["policies", "create", "--name", "onotes-alice", "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", "tool:onotes.whoami", "--effect", "permit", "--agent-id", w.agentId, "--workspace", "default"])).code).toBe(0);
+        expect(
+          (
+            await w.cli([
+              "policies",
+              "create",
+              "--name",
+              "onotes-alice",
+              "--src-pattern",
+              `user:${w.aliceUserId}`,
+              "--dst-pattern",
+              "tool:onotes.whoami",
+              "--effect",
+              "permit",
+              "--agent-id",
+              w.agentId,
+              "--workspace",
+              "default",
+            ])
+          ).code,
+        ).toBe(0);
         await toolServerServed("onotes", "whoami");
         const seen = ids(await auditRecords({ tool: "onotes.whoami" }));
 
@@ -84,7 +103,12 @@ export function mcpOauthScenario(): void {
         modelCallsTool("svc_onotes.whoami", {});
         const second = await chatTurn(url, w.alice, { model: MODEL, content: "And now?", toolIds: ["server:mcp:svc"], sessionId: aliceSocket.sid() });
         expect(toolOutputs(second.message)[0]).toContain("subject=alice-at-idp");
-        expect(rs.calls().filter((c) => c.tool === "whoami").map((c) => c.subject)).toEqual(["alice-at-idp"]);
+        expect(
+          rs
+            .calls()
+            .filter((c) => c.tool === "whoami")
+            .map((c) => c.subject),
+        ).toEqual(["alice-at-idp"]);
         const outcome = await auditRecord({ kind: "outcome" }, (r) => !seen.has(r.id) && r.upstream_identity?.subject === "alice-at-idp", "the outcome record naming Alice's OAuth subject");
         expect(outcome.upstream_identity).toEqual({ kind: "oauth", subject: "alice-at-idp" });
         expect(w.container!.stderr()).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}/);

@@ -28,7 +28,8 @@ async function serverState(stateDir: string, token: string, name: string): Promi
   return (j.tool_servers ?? []).find((t) => t.name === name)?.state ?? null;
 }
 
-const toolNames = async (w: Awaited<ReturnType<typeof linked>>, installation: string) => ((await api(w.cp, "GET", org(w.cp, `/installations/${installation}/tools`))).json.tools as { name: string }[]).map((t) => t.name);
+const toolNames = async (w: Awaited<ReturnType<typeof linked>>, installation: string) =>
+  ((await api(w.cp, "GET", org(w.cp, `/installations/${installation}/tools`))).json.tools as { name: string }[]).map((t) => t.name);
 
 export function mcpServersScenario(): void {
   describe("scenario 18: the MCP servers customers run (issue 31)", () => {
@@ -39,7 +40,24 @@ export function mcpServersScenario(): void {
       try {
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "everything", workspace: "default", transport: "http", url: everything.url })).status).toBe(201);
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/everything/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-        const permit = await w.cli(["policies", "create", "--name", "small-sums", "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", "tool:everything.get-sum", "--effect", "permit", "--condition", "args.a < 100", "--agent-id", w.agentId, "--workspace", "default"]);
+        const permit = await w.cli([
+          "policies",
+          "create",
+          "--name",
+          "small-sums",
+          "--src-pattern",
+          `user:${w.aliceUserId}`,
+          "--dst-pattern",
+          "tool:everything.get-sum",
+          "--effect",
+          "permit",
+          "--condition",
+          "args.a < 100",
+          "--agent-id",
+          w.agentId,
+          "--workspace",
+          "default",
+        ]);
         expect(permit.code).toBe(0);
         await toolServerServed("everything", "get-sum");
         const seen = ids(await auditRecords({ tool: "everything.get-sum" }));
@@ -83,15 +101,26 @@ export function mcpServersScenario(): void {
       expect((await owui(url, "GET", "/api/v1/auths/", dave.token)).status).toBe(401); // Open WebUI's own verdict
 
       let refusal = "";
-      await waitFor(async () => {
-        const r = await gatewayInitialize(gw, dave.token);
-        if (r.status === 401) refusal = r.text;
-        return r.status === 401;
-      }, "the gateway to refuse the revoked session", 30_000);
+      await waitFor(
+        async () => {
+          const r = await gatewayInitialize(gw, dave.token);
+          if (r.status === 401) refusal = r.text;
+          return r.status === 401;
+        },
+        "the gateway to refuse the revoked session",
+        30_000,
+      );
       expect(Date.now() - changedAt).toBeLessThan(15_000 + 3_000);
       expect(refusal).toContain("Open WebUI no longer accepts this session");
       // the MCP session opened before is refused too: the check is per request, not per session
-      expect(String(await open.listTools().then(() => "served", (e: unknown) => e))).toMatch(/401|no longer accepts/);
+      expect(
+        String(
+          await open.listTools().then(
+            () => "served",
+            (e: unknown) => e,
+          ),
+        ),
+      ).toMatch(/401|no longer accepts/);
       await open.close().catch(() => {});
       // signed in again, Dave is served again
       const again = await signIn(url, DAVE.email, "dave-pass-2");
@@ -107,7 +136,26 @@ export function mcpServersScenario(): void {
       chmodSync(command, 0o755);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "local", workspace: "default", transport: "stdio", command })).status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/local/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-      expect((await w.cli(["policies", "create", "--name", "alice-local", "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", "tool:local.*", "--effect", "permit", "--agent-id", w.agentId, "--workspace", "default"])).code).toBe(0);
+      expect(
+        (
+          await w.cli([
+            "policies",
+            "create",
+            "--name",
+            "alice-local",
+            "--src-pattern",
+            `user:${w.aliceUserId}`,
+            "--dst-pattern",
+            "tool:local.*",
+            "--effect",
+            "permit",
+            "--agent-id",
+            w.agentId,
+            "--workspace",
+            "default",
+          ])
+        ).code,
+      ).toBe(0);
 
       // the second installation of the agent, in a container of its own (no packs: its tools are the agent's MCP tools)
       const init = await w.cli(["bot", "init", "--platform", "chatui", "--name", "helpdesk-b", "--agent", w.agentId, "--workspace", "default", "--json"]);
@@ -117,14 +165,22 @@ export function mcpServersScenario(): void {
       let b: Container | null = startContainer(containerEnv({ token: tokenB, stateDir: freshStateDir(), port: freePort(), packs: "" }));
       const a = w.container!;
       try {
-        await waitFor(() => {
-          if (b!.proc.exitCode !== null) throw new Error(`the second container exited: ${b!.stderr().slice(-3000)}`);
-          return b!.stderr().includes("svc functions seeded");
-        }, "the second container to boot and seed its Open WebUI", 180_000);
+        await waitFor(
+          () => {
+            if (b!.proc.exitCode !== null) throw new Error(`the second container exited: ${b!.stderr().slice(-3000)}`);
+            return b!.stderr().includes("svc functions seeded");
+          },
+          "the second container to boot and seed its Open WebUI",
+          180_000,
+        );
         const adminB = await signIn(b.url, ADMIN.email, ADMIN.password);
         const aliceB = await addUser(b.url, adminB, ALICE);
         expect((await api(w.cp, "POST", org(w.cp, `/users/${w.aliceUserId}/remote-identities`), { platform: "chatui", remote_user_id: aliceB.id })).status).toBeLessThan(300);
-        await waitFor(async () => (await serverState(a.stateDir, w.runtimeToken, "local")) === "ok" && (await serverState(b!.stateDir, tokenB, "local")) === "ok", "both runtimes to run server-everything", 90_000);
+        await waitFor(
+          async () => (await serverState(a.stateDir, w.runtimeToken, "local")) === "ok" && (await serverState(b!.stateDir, tokenB, "local")) === "ok",
+          "both runtimes to run server-everything",
+          90_000,
+        );
         await toolServerServed("local", "echo");
         // both installations serve the agent's tools: no 409 between them
         for (const inst of [w.installationId, instB]) expect(await toolNames(w, inst)).toEqual(expect.arrayContaining(["local.echo", "local.get-sum"]));
@@ -132,7 +188,10 @@ export function mcpServersScenario(): void {
 
         // the first installation's server crashes and stays down
         writeFileSync(join(a.stateDir, "crash-mcp"), "");
-        process.kill(childPid(a, (argv) => argv.includes(EVERYTHING_JS), "server-everything"), "SIGKILL");
+        process.kill(
+          childPid(a, (argv) => argv.includes(EVERYTHING_JS), "server-everything"),
+          "SIGKILL",
+        );
         await waitFor(async () => (await serverState(a.stateDir, w.runtimeToken, "local")) === "unreachable", "the first runtime to find its server down", 30_000);
         // nothing unregistered for the agent: the tools are still every installation's
         for (const inst of [w.installationId, instB]) expect(await toolNames(w, inst)).toEqual(expect.arrayContaining(["local.echo", "local.get-sum"]));
@@ -162,7 +221,11 @@ export function mcpServersScenario(): void {
         expect(r.isError).toBe(true);
         expect(resultText(r)).toContain('MCP server "local" is unreachable from this runtime');
         const servedA = await auditRecord({ kind: "tool", tool: "local.echo", decision: "permit", installation: w.installationId }, (x) => !seen.has(x.id));
-        await waitFor(async () => (await auditRecords({ kind: "outcome", installation: w.installationId })).some((o) => o.ref === servedA.id && o.outcome === "error"), "the unreachable call's error outcome", 30_000);
+        await waitFor(
+          async () => (await auditRecords({ kind: "outcome", installation: w.installationId })).some((o) => o.ref === servedA.id && o.outcome === "error"),
+          "the unreachable call's error outcome",
+          30_000,
+        );
         expect((await auditRecords({ tool: "local.echo", decision: "deny" })).filter((x) => !seen.has(x.id))).toEqual([]);
       } finally {
         rmSync(join(a.stateDir, "crash-mcp"), { force: true });

@@ -34,26 +34,76 @@ export function tracingScenario(): void {
       try {
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "traced", workspace: "default", transport: "http", url: notes.url })).status).toBe(201);
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/traced/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-        expect((await w.cli(["policies", "create", "--name", "traced-lookup", "--src-pattern", `user:${w.aliceUserId}`, "--dst-pattern", "tool:traced.lookup", "--effect", "permit", "--agent-id", w.agentId, "--workspace", "default"])).code).toBe(0);
+        expect(
+          (
+            await w.cli([
+              "policies",
+              "create",
+              "--name",
+              "traced-lookup",
+              "--src-pattern",
+              `user:${w.aliceUserId}`,
+              "--dst-pattern",
+              "tool:traced.lookup",
+              "--effect",
+              "permit",
+              "--agent-id",
+              w.agentId,
+              "--workspace",
+              "default",
+            ])
+          ).code,
+        ).toBe(0);
         // Open WebUI's exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (gRPC); svc's proxy the traces endpoint, which comes first for it.
-        const otel = { ENABLE_OTEL: "true", ENABLE_OTEL_TRACES: "true", OTEL_EXPORTER_OTLP_ENDPOINT: collector.grpcEndpoint, OTEL_EXPORTER_OTLP_INSECURE: "true", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.httpEndpoint}/v1/traces` };
+        const otel = {
+          ENABLE_OTEL: "true",
+          ENABLE_OTEL_TRACES: "true",
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.grpcEndpoint,
+          OTEL_EXPORTER_OTLP_INSECURE: "true",
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.httpEndpoint}/v1/traces`,
+        };
         c = startContainer(containerEnv({ token: w.runtimeToken, stateDir: freshStateDir(), port: freePort(), extra: otel }));
         const traced = c;
-        await waitFor(() => {
-          if (traced.proc.exitCode !== null) throw new Error(`the traced container exited: ${traced.stderr().slice(-3000)}`);
-          return traced.stderr().includes("svc functions seeded");
-        }, "the traced container to boot and seed its Open WebUI", 240_000);
+        await waitFor(
+          () => {
+            if (traced.proc.exitCode !== null) throw new Error(`the traced container exited: ${traced.stderr().slice(-3000)}`);
+            return traced.stderr().includes("svc functions seeded");
+          },
+          "the traced container to boot and seed its Open WebUI",
+          240_000,
+        );
         const admin = await signIn(traced.url, ADMIN.email, ADMIN.password);
         const alice = await addUser(traced.url, admin, ALICE);
         expect((await api(w.cp, "POST", org(w.cp, `/users/${w.aliceUserId}/remote-identities`), { platform: "chatui", remote_user_id: alice.id })).status).toBeLessThan(300);
         // The profile's API key is sealed to the runtimes registered when it was made: one made now
         // (same endpoint, model and key) is sealed to the new replica too.
-        const made = await w.cli(["model-profiles", "create", "--display-name", "E2E model (traced)", "--endpoint", w.model.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--workspace", "default", "--json"], `${MODEL_API_KEY}\n`);
+        const made = await w.cli(
+          [
+            "model-profiles",
+            "create",
+            "--display-name",
+            "E2E model (traced)",
+            "--endpoint",
+            w.model.endpoint,
+            "--auth-type",
+            "api_key",
+            "--default-model",
+            "gpt-e2e",
+            "--workspace",
+            "default",
+            "--json",
+          ],
+          `${MODEL_API_KEY}\n`,
+        );
         expect(made.code).toBe(0);
         expect((await w.cli(["model-profiles", "assign", JSON.parse(made.stdout).id, "--workspace", "default", "--agent", w.agentId])).code).toBe(0);
         reassigned = true;
         await waitFor(async () => (await serverState(traced.stateDir, w.runtimeToken, "traced")) === "ok", "the traced runtime to reach the MCP server", 90_000);
-        await waitFor(async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === "traced.lookup"), "traced.lookup registered", 60_000);
+        await waitFor(
+          async () => (await api(w.cp, "GET", "/runtime/policy-bundle?version=1", undefined, w.runtimeToken)).json.tools.some((t: any) => t.name === "traced.lookup"),
+          "traced.lookup registered",
+          60_000,
+        );
         await bundleApplied({ stateDir: traced.stateDir, token: w.runtimeToken });
 
         // One turn: the model calls the pack tool, then (its result seen) the MCP tool, then answers.
@@ -64,7 +114,10 @@ export function tracingScenario(): void {
           return { text: "Both tools answered." };
         };
         const turn = await chatTurn(traced.url, alice, { model: MODEL, content: "Who is c-1, and what do the notes say about invoices?", toolIds: ["acme_crm", "server:mcp:svc"] });
-        if (toolOutputs(turn.message).length !== 2) throw new Error(`the turn did not call both tools: ${JSON.stringify(turn.message).slice(0, 3000)}\n--- model requests: ${w.model.requests.length}, last: ${JSON.stringify(w.model.requests.at(-1)?.body ?? null).slice(0, 1500)}\n--- traced container (tail) ---\n${traced.stderr().slice(-6000)}`);
+        if (toolOutputs(turn.message).length !== 2)
+          throw new Error(
+            `the turn did not call both tools: ${JSON.stringify(turn.message).slice(0, 3000)}\n--- model requests: ${w.model.requests.length}, last: ${JSON.stringify(w.model.requests.at(-1)?.body ?? null).slice(0, 1500)}\n--- traced container (tail) ---\n${traced.stderr().slice(-6000)}`,
+          );
         expect(toolOutputs(turn.message)).toEqual(["Ada Lovelace <ada@example.com>", expect.stringContaining("note about invoices")]);
 
         // The MCP server's span names the trace; everything else must be in it.
@@ -73,16 +126,25 @@ export function tracingScenario(): void {
           return server ? spans.filter((s) => s.traceId === server.traceId) : [];
         };
         // (complete: Open WebUI's spans and both calls' fsyncs there, and every parent exported)
-        const all = await collector.waitFor((s) => {
-          const t = inTrace(s);
-          const ids = new Set(t.map((x) => x.spanId));
-          return t.some((x) => x.service === "open-webui") && t.filter((x) => x.name === "svc.audit.spool_write").length >= 2 && t.filter((x) => !x.parentSpanId || !ids.has(x.parentSpanId)).length === 1;
-        }, "one trace with Open WebUI's, svc's and the MCP server's spans", 60_000);
+        const all = await collector.waitFor(
+          (s) => {
+            const t = inTrace(s);
+            const ids = new Set(t.map((x) => x.spanId));
+            return (
+              t.some((x) => x.service === "open-webui") && t.filter((x) => x.name === "svc.audit.spool_write").length >= 2 && t.filter((x) => !x.parentSpanId || !ids.has(x.parentSpanId)).length === 1
+            );
+          },
+          "one trace with Open WebUI's, svc's and the MCP server's spans",
+          60_000,
+        );
         const trace = inTrace(all);
         const byId = new Map(trace.map((s) => [s.spanId, s]));
         const one = (service: string, name: string) => {
           const hit = trace.filter((s) => s.service === service && s.name === name);
-          expect(hit.map((s) => `${s.service}:${s.name}`), `${service}:${name} in ${trace.map((s) => `${s.service}:${s.name}`).join(", ")}`).toHaveLength(1);
+          expect(
+            hit.map((s) => `${s.service}:${s.name}`),
+            `${service}:${name} in ${trace.map((s) => `${s.service}:${s.name}`).join(", ")}`,
+          ).toHaveLength(1);
           return hit[0]!;
         };
         // the pack tool: the governor's span in Open WebUI, svc's decision under it, with its fsync

@@ -256,7 +256,23 @@ export async function permitted(): Promise<World> {
     if (u.status !== 201) throw new Error(`user: ${u.status} ${JSON.stringify(u.json)}`);
     w.aliceUserId = u.json.id;
     const policy = async (name: string, src: string, dst: string) =>
-      cliStep(`policies create ${name}`, ["policies", "create", "--name", name, "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--agent-id", w.agentId!, "--workspace", "default", "--json"]);
+      cliStep(`policies create ${name}`, [
+        "policies",
+        "create",
+        "--name",
+        name,
+        "--src-pattern",
+        src,
+        "--dst-pattern",
+        dst,
+        "--effect",
+        "permit",
+        "--agent-id",
+        w.agentId!,
+        "--workspace",
+        "default",
+        "--json",
+      ]);
     await policy("chat", "*", "model:invoke");
     await policy("crm-readers", `user:${w.aliceUserId}`, "tool:crm.lookup_customer");
     // A permit for the misnamed pack's declared name: it cannot help, the method sends another name.
@@ -289,10 +305,14 @@ export async function auditRecords(query: Record<string, string>): Promise<any[]
 /** Waits until the audit query returns a record that `match` accepts (records ship asynchronously). */
 export async function auditRecord(query: Record<string, string>, match: (r: any) => boolean = () => true, what = JSON.stringify(query)): Promise<any> {
   let found: any = null;
-  await waitFor(async () => {
-    found = (await auditRecords(query)).find(match) ?? null;
-    return found !== null;
-  }, `an audit record ${what}`, 30_000);
+  await waitFor(
+    async () => {
+      found = (await auditRecords(query)).find(match) ?? null;
+      return found !== null;
+    },
+    `an audit record ${what}`,
+    30_000,
+  );
   return found;
 }
 

@@ -69,7 +69,9 @@ afterAll(async () => {
 describe("container start failures (spec §7), under the restricted securityContext", () => {
   test("a container user other than UID 10001 cannot write the state directory", async () => {
     const { token } = await installation("uid");
-    const r = await refusal(IMAGE, baseEnv(token), { securityContext: ["--user=12345:12345", "--cap-drop=ALL", "--security-opt=no-new-privileges", "--read-only", "--read-only-tmpfs=false", "--tmpfs=/tmp"] });
+    const r = await refusal(IMAGE, baseEnv(token), {
+      securityContext: ["--user=12345:12345", "--cap-drop=ALL", "--security-opt=no-new-privileges", "--read-only", "--read-only-tmpfs=false", "--tmpfs=/tmp"],
+    });
     expect(r.code).not.toBe(0);
     expect(r.out).toContain("state directory is not a writable directory; refusing to start");
   });
@@ -150,10 +152,14 @@ describe("a customer pack layer, booted", () => {
     const unlinked = await decide("crm.lookup_customer");
     expect(unlinked.status).toBe(200);
     expect(unlinked.json).toMatchObject({ decision: "deny", code: "identity.unlinked" });
-    await waitFor(async () => {
-      const r = await api(cp, "GET", `/organizations/${cp.orgId}/audit-records?tool=crm.lookup_customer&limit=50`);
-      return r.status === 200 && r.json.records.some((x: { id: string }) => x.id === unlinked.json.record_id);
-    }, "the record of the decision to reach the control plane", 60_000);
+    await waitFor(
+      async () => {
+        const r = await api(cp, "GET", `/organizations/${cp.orgId}/audit-records?tool=crm.lookup_customer&limit=50`);
+        return r.status === 200 && r.json.records.some((x: { id: string }) => x.id === unlinked.json.record_id);
+      },
+      "the record of the decision to reach the control plane",
+      60_000,
+    );
   });
 
   test("podman stop drains the spool: unshipped 0", async () => {

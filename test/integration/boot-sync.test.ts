@@ -129,9 +129,17 @@ describe("svc boot sync against a real control plane", () => {
     expect(r.lines.at(-1)).not.toContain("--rotate");
 
     const state = mkdtempSync(join(tmpdir(), "svc-deleted-proxy-"));
-    const proxy = spawnCollect([...svcCommand(), "proxy", "serve"], { ...BASE_ENV, SVC_RUNTIME_TOKEN: rt.token, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_RUNTIME_SOCKET_PATH: join(state, "proxy.sock"), SVC_PROXY_STATE_DIR: state });
+    const proxy = spawnCollect([...svcCommand(), "proxy", "serve"], {
+      ...BASE_ENV,
+      SVC_RUNTIME_TOKEN: rt.token,
+      SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+      SVC_RUNTIME_SOCKET_PATH: join(state, "proxy.sock"),
+      SVC_PROXY_STATE_DIR: state,
+    });
     expect(await proxy.exit).not.toBe(0);
-    expect(plainLines(proxy.stderr()).at(-1)).toStartWith(`svc proxy serve: the control plane refused the runtime token (401 on bootstrap): the runtime token belongs to installation ${inst.id} (gone-bot), which was deleted at `);
+    expect(plainLines(proxy.stderr()).at(-1)).toStartWith(
+      `svc proxy serve: the control plane refused the runtime token (401 on bootstrap): the runtime token belongs to installation ${inst.id} (gone-bot), which was deleted at `,
+    );
   }, 30_000);
 
   test("a URL ending in /api/v1 gets the 404 hint", async () => {
@@ -157,7 +165,11 @@ describe("svc boot sync, other paths", () => {
         return req.method === "GET" ? Response.json(EMPTY_BUNDLE) : Response.json({ added: 3, removed: 0, unchanged: 0, updated: 0, tool_count: 3 });
       },
     });
-    const direct = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => Response.json(req.method === "GET" ? EMPTY_BUNDLE : { added: 0, removed: 0, unchanged: 3, updated: 0, tool_count: 3 }) });
+    const direct = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) => Response.json(req.method === "GET" ? EMPTY_BUNDLE : { added: 0, removed: 0, unchanged: 3, updated: 0, tool_count: 3 }),
+    });
     try {
       const via = await bootSync({ SVC_CHATUI_TOOL_PACKS: "acme_tools", SVC_RUNTIME_CONTROL_PLANE_URL: "http://cp.svc.test:8420", SVC_PROXY_EGRESS_PROXY: `http://127.0.0.1:${proxy.port}` });
       expect(via.code).toBe(0);

@@ -29,7 +29,12 @@ test("a second bootstrap-admin refuses to overwrite the first owner's password, 
     expect(third.exitCode).not.toBe(0);
     expect(readFileSync(tokenFile, "utf8")).toBe("svc_at_earlier\n");
 
-    const same = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "OWNER@example.com", "--password-stdin"], { env, stdin: Buffer.from("another long password\n"), stdout: "pipe", stderr: "pipe" });
+    const same = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "OWNER@example.com", "--password-stdin"], {
+      env,
+      stdin: Buffer.from("another long password\n"),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(same.exitCode).not.toBe(0);
     expect(same.stderr.toString()).toContain("already exists");
   } finally {

@@ -18,7 +18,12 @@ const replicas: ProxyProcess[] = [];
 
 const metric = async (px: ProxyProcess, series: string) => {
   const text = await (await px.call("/metrics")).text();
-  return Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+  return Number(
+    text
+      .split("\n")
+      .find((l) => l.startsWith(`${series} `))
+      ?.slice(series.length + 1) ?? NaN,
+  );
 };
 
 beforeAll(async () => {
@@ -33,7 +38,17 @@ beforeAll(async () => {
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   for (let i = 0; i < 2; i++) {
     const d = proxyDirs();
-    const px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min" });
+    const px = startProxy({
+      SVC_RUNTIME_TOKEN: s.runtimeToken,
+      SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+      SVC_PROXY_STATE_DIR: d.stateDir,
+      SVC_RUNTIME_SOCKET_PATH: d.socket,
+      SVC_PROXY_AUDIT: d.spool,
+      SVC_PROXY_POLL_INTERVAL: "200ms",
+      SVC_PROXY_LIMITS_INTERVAL: "200ms",
+      SVC_PROXY_CA_FILE: model.caFile,
+      SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min",
+    });
     replicas.push(px);
   }
   await Promise.all(replicas.map(async (px) => px.waitReady()));

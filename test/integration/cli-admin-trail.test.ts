@@ -65,7 +65,21 @@ test("bootstrap-admin and each admin command are one event each, naming the owne
   secrets.set("the runtime token", cred.run.stdout.trim());
   expect(cred.run.stdout.trim()).toStartWith("svc_rt_");
 
-  const created = await one("policy.create", ["policies", "create", "--name", "staff chat", "--src-pattern", "*", "--dst-pattern", "model:invoke", "--effect", "permit", "--workspace", "default", "--json"]);
+  const created = await one("policy.create", [
+    "policies",
+    "create",
+    "--name",
+    "staff chat",
+    "--src-pattern",
+    "*",
+    "--dst-pattern",
+    "model:invoke",
+    "--effect",
+    "permit",
+    "--workspace",
+    "default",
+    "--json",
+  ]);
   const pol = JSON.parse(created.run.stdout).id as string;
   const updated = await one("policy.update", ["policies", "update", pol, "--effect", "deny"]);
   expect(updated.event.admin).toMatchObject({ actor: owner, before: { effect: "permit" }, after: { effect: "deny" } });
@@ -74,20 +88,31 @@ test("bootstrap-admin and each admin command are one event each, naming the owne
   await one("budget.create", ["budgets", "create", "--name", "daily", "--agent", agent, "--period", "day", "--tokens", "1000"]);
   await one("budget.delete", ["budgets", "delete", "daily"]);
   secrets.set("the sink's secret", "cli-sink-hmac-secret-0001");
-  const sink = await one("siem_sink.create", ["audit", "sinks", "create", "--name", "siem", "--kind", "webhook", "--endpoint", "http://127.0.0.1:9/hec", "--secret-stdin"], { stdin: "cli-sink-hmac-secret-0001" });
+  const sink = await one("siem_sink.create", ["audit", "sinks", "create", "--name", "siem", "--kind", "webhook", "--endpoint", "http://127.0.0.1:9/hec", "--secret-stdin"], {
+    stdin: "cli-sink-hmac-secret-0001",
+  });
   expect(sink.event.admin.after.secret).toMatch(/^sha256:[0-9a-f]{16}$/);
   await one("siem_sink.delete", ["audit", "sinks", "delete", "siem"]);
 
   // A refused call is one event too, naming who tried: an admin asking for an owner's break-glass.
   secrets.set("the admin's password", "admin-chosen-password-9");
   const admin = await api(cp, "POST", org(cp, "/members"), { email: "ada@example.com", role: "admin", password: "admin-chosen-password-9" });
-  const signIn = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "ada@example.com", password: "admin-chosen-password-9" }) });
+  const signIn = await fetch(`${cp.url}/api/v1/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "ada@example.com", password: "admin-chosen-password-9" }),
+  });
   const session = { cookie: signIn.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": ((await signIn.json()) as { csrf_token: string }).csrf_token };
-  const adaToken = (await (await fetch(`${cp.url}/api/v1${org(cp, "/api-tokens")}`, { method: "POST", headers: { "content-type": "application/json", ...session }, body: JSON.stringify({ name: "ada-cli" }) })).json()) as { token: string };
+  const adaToken = (await (
+    await fetch(`${cp.url}/api/v1${org(cp, "/api-tokens")}`, { method: "POST", headers: { "content-type": "application/json", ...session }, body: JSON.stringify({ name: "ada-cli" }) })
+  ).json()) as { token: string };
   secrets.set("the admin's API token", adaToken.token);
   const refused = await one("access.refused", ["audit", "recover", "request", "rec_01AAAAAAAAAAAAAAAAAAAAAAAA", "--reason", "curious"], { env: { SVC_TOKEN: adaToken.token }, refused: true });
   expect(refused.run.stderr).toContain("only an owner");
-  expect(refused.event).toMatchObject({ actor_id: admin.json.account_id, admin: { result: "refused", status: 403, code: "forbidden", actor: { email: "ada@example.com", role: "admin", ip: "127.0.0.1", user_agent: CLI } } });
+  expect(refused.event).toMatchObject({
+    actor_id: admin.json.account_id,
+    admin: { result: "refused", status: 403, code: "forbidden", actor: { email: "ada@example.com", role: "admin", ip: "127.0.0.1", user_agent: CLI } },
+  });
 
   // Searching: the table of admin events, newest first; the JSON; a bad action is a usage error.
   const table = await svc(cp, ["audit", "list", "--kind", "admin", "--actor", "owner@example.com", "--action", "policy.*"], { home });

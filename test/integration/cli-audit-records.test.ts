@@ -19,7 +19,6 @@ const id = (i: number): string => ids[i]!;
 const t0 = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
 const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
 
-
 const record = (rt: typeof runtime, o: Record<string, unknown>) => runtimeRecord(rt, { ts: at(0), ...o });
 
 async function store(rt: typeof runtime, records: unknown[]) {
@@ -120,7 +119,10 @@ test("show prints one record as fields or JSON; an unknown id is not_found", asy
 test("export: JSON lines oldest first with filters, to stdout or a new 0600 file (never overwritten)", async () => {
   const r = await svc(cp, ["audit", "export", "--tool", "crm"], { home });
   expect(r.code).toBe(0);
-  const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+  const lines = r.stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(lines.map((l) => l.id)).toEqual([id(0), id(1), id(2), id(5)]);
   expect(lines[0]).toMatchObject({ subject: { email: "ada@example.com" }, ciphertext_sha256: null });
   expect(lines[0]).not.toHaveProperty("ciphertext");
@@ -155,12 +157,18 @@ test("export --format csv: RFC 4180 quoting, formula cells defused, one header",
 test("export --format ocsf|ecs: one valid event per record, the filters applied, counted like JSON lines", async () => {
   const ocsf = await svc(cp, ["audit", "export", "--format", "ocsf", "--tool", "crm"], { home });
   expect(ocsf.code).toBe(0);
-  const events = ocsf.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+  const events = ocsf.stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(events.map((e) => [e.metadata.uid, e.class_uid, ocsfProblems(e)])).toEqual([id(0), id(1), id(2), id(5)].map((i) => [i, 6003, []]));
   const file = join(home, "all.ecs.jsonl");
   const w = await svc(cp, ["audit", "export", "--format", "ecs", "--out", file], { home });
   expect(w.stderr).toMatch(/^Exported \d+ records \(\d+ bytes\) to .*all\.ecs\.jsonl\.\n$/);
-  const docs = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  const docs = readFileSync(file, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(docs.length).toBeGreaterThan(4);
   for (const d of docs) expect(ecsProblems(d, ["svc"])).toEqual([]);
 });
@@ -171,6 +179,9 @@ test("export streams 12,000 records in order, each once, through pages of the se
   const file = join(home, "bulk.jsonl");
   const r = await svc(cp, ["audit", "export", "--tool", "bulk.", "--out", file], { home });
   expect(r.code).toBe(0);
-  const got = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).id as string);
+  const got = readFileSync(file, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l).id as string);
   expect(got).toEqual(many.map((m) => m.id));
 }, 120_000);

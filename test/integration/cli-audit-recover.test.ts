@@ -63,7 +63,11 @@ async function svcLogin(): Promise<void> {
   await waitFor(() => /login\/approve\?request=(\S+)/.test(err), "the approve URL");
   const requestId = decodeURIComponent(/login\/approve\?request=(\S+)/.exec(err)![1]!);
   const session = await apiSignIn(cp, "owner@example.com", readFileSync(join(cp.dataDir, "initial-owner-password"), "utf8").trim());
-  const approved = await fetch(`${cp.url}/api/v1/auth/login-requests/${requestId}/approve`, { method: "POST", headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "application/json" }, body: "{}" });
+  const approved = await fetch(`${cp.url}/api/v1/auth/login-requests/${requestId}/approve`, {
+    method: "POST",
+    headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "application/json" },
+    body: "{}",
+  });
   expect(approved.status).toBe(200);
   expect(await proc.exited).toBe(0);
 }

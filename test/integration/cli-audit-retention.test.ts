@@ -19,7 +19,9 @@ beforeAll(async () => {
   const chain = new AuditChain();
   // OLD records ten days old, then ten from today, in one chain
   for (let i = 0; i < OLD + 10; i += 1000) {
-    const records = Array.from({ length: Math.min(1000, OLD + 10 - i) }, (_, j) => chain.stamp(runtimeRecord(runtime, { ts: new Date(Date.now() - (i + j < OLD ? 10 * DAY : 0)).toISOString() }) as never));
+    const records = Array.from({ length: Math.min(1000, OLD + 10 - i) }, (_, j) =>
+      chain.stamp(runtimeRecord(runtime, { ts: new Date(Date.now() - (i + j < OLD ? 10 * DAY : 0)).toISOString() }) as never),
+    );
     const r = await api(cp, "POST", "/runtime/audit-records", { records }, runtime.token);
     if (r.status !== 200 || r.json.rejected.length > 0) throw new Error(`storing records failed: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
   }

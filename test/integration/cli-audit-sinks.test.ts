@@ -106,7 +106,10 @@ test("create, deliver, survive a receiver outage across a restart, list health, 
   const before = got.length;
   const ocsfIds = await ship(2);
   await waitFor(() => got.slice(before).some((g) => g.body.includes('"sourcetype":"svc:audit:ocsf"') && g.body.includes(ocsfIds[1]!)), "the OCSF events at the receiver", 30_000);
-  const ocsf = got.slice(before).flatMap((g) => g.body.split("\n").map((l) => JSON.parse(l))).filter((l) => l.sourcetype === "svc:audit:ocsf");
+  const ocsf = got
+    .slice(before)
+    .flatMap((g) => g.body.split("\n").map((l) => JSON.parse(l)))
+    .filter((l) => l.sourcetype === "svc:audit:ocsf");
   for (const l of ocsf) expect(ocsfProblems(l.event)).toEqual([]);
   expect(ocsf.filter((l) => l.event.class_uid === 6003).map((l) => l.event.metadata.uid)).toEqual(ocsfIds);
   expect((await svc(cp, ["audit", "sinks", "list"])).stdout).toMatch(/lake\s+webhook\s+ocsf\s+https/);

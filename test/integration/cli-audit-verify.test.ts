@@ -71,7 +71,11 @@ async function sql(statement: string): Promise<void> {
 
 const q = (v: string | null) => (v === null ? "NULL" : `'${v.replace(/'/g, "''")}'`);
 const verify = async (...args: string[]) => svc(cp, ["audit", "verify", ...args], { home });
-const lines = async (): Promise<ExportLine[]> => (await svc(cp, ["audit", "export", "--order", "chain"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l) as ExportLine);
+const lines = async (): Promise<ExportLine[]> =>
+  (await svc(cp, ["audit", "export", "--order", "chain"], { home })).stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as ExportLine);
 const checkpointNow = async () => expect((await svc(cp, ["audit", "checkpoints", "create"], { home })).code).toBe(0);
 
 beforeAll(async () => {
@@ -107,7 +111,9 @@ describe("svc audit verify", () => {
     let r = await verify();
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^${n} records are chained and not yet signed \\(no checkpoint yet\\); the next checkpoint is due at .*; \`svc audit checkpoints create\` signs them now\\.\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^${n} records are chained and not yet signed \\(no checkpoint yet\\); the next checkpoint is due at .*; \`svc audit checkpoints create\` signs them now\\.\n$`),
+    );
     await checkpointNow();
     r = await verify();
     expect(r.code).toBe(0);
@@ -135,7 +141,9 @@ describe("svc audit verify", () => {
   test("a back-dated insert with no chain fields is named as inserted", async () => {
     const forged = newId("auditRecord", Date.parse("2020-01-01T00:00:00Z"));
     await sql(`CREATE TABLE kept_row AS SELECT * FROM audit_records WHERE id = '${records[0]!.id}'`);
-    await sql(`UPDATE kept_row SET id = '${forged}', ts = 1577836800000, received_at = 1577836800000, reason = 'forged', chain_id = NULL, chain_seq = NULL, chain_prev = NULL, store_chain = NULL, store_seq = NULL, store_prev = NULL`);
+    await sql(
+      `UPDATE kept_row SET id = '${forged}', ts = 1577836800000, received_at = 1577836800000, reason = 'forged', chain_id = NULL, chain_seq = NULL, chain_prev = NULL, store_chain = NULL, store_seq = NULL, store_prev = NULL`,
+    );
     await sql("INSERT INTO audit_records SELECT * FROM kept_row");
     await sql("DROP TABLE kept_row");
     const r = await verify();
@@ -176,8 +184,15 @@ describe("svc audit verify", () => {
     let prev: string | null = null;
     for (const c of cps) {
       const body = JSON.parse(c.body) as CheckpointBody;
-      const text = JSON.stringify({ ...body, prev, public_key: attackerKey, heads: body.heads.map((h) => (h.chain_id === "store" ? { ...h, hash: head } : h.chain_id === chain.id ? { ...h, hash: proxyHead } : h)) });
-      await sql(`UPDATE audit_checkpoints SET body = ${q(text)}, signature = '${sign(null, Buffer.from(text), attacker.privateKey).toString("base64")}' WHERE org_id = '${cp.orgId}' AND number = ${c.number}`);
+      const text = JSON.stringify({
+        ...body,
+        prev,
+        public_key: attackerKey,
+        heads: body.heads.map((h) => (h.chain_id === "store" ? { ...h, hash: head } : h.chain_id === chain.id ? { ...h, hash: proxyHead } : h)),
+      });
+      await sql(
+        `UPDATE audit_checkpoints SET body = ${q(text)}, signature = '${sign(null, Buffer.from(text), attacker.privateKey).toString("base64")}' WHERE org_id = '${cp.orgId}' AND number = ${c.number}`,
+      );
       prev = bodyHash(text);
     }
     // The verifier that pinned the key and ran before: exit 1, the record named.

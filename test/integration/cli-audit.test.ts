@@ -276,7 +276,7 @@ test("a low-order key stored before registration refused them is disabled at con
     expect(r.code).toBe(0);
     const row = r.stdout.split("\n").find((l) => l.startsWith("key_OLDLOWORDER"))!;
     expect(row).toMatch(/old-broken\s+customer\s+disabled\s+age1q+5cu47z/);
-    expect(row).toContain("disabled by the service: public key \"age1qqqqqqqq…\" is a low-order X25519 point");
+    expect(row).toContain('disabled by the service: public key "age1qqqqqqqq…" is a low-order X25519 point');
     const j = JSON.parse((await svc(own, ["audit", "keys", "list", "--json"], { home: h })).stdout);
     expect(j.keys[0]).toMatchObject({ id: "key_OLDLOWORDER", status: "disabled", disabled_reason: expect.stringContaining("low-order") });
     expect(own.logs()).toContain("key_OLDLOWORDER");

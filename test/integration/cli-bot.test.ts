@@ -74,7 +74,13 @@ test("status shows the installation and its replicas; agents list shows the boun
   const cred = await api(cp, "POST", org(cp, `/installations/${id}/credential`), { rotate: false });
   const { generateX25519Identity, identityToRecipient } = await import("age-encryption");
   const rep = replicaId();
-  const boot = await api(cp, "POST", "/runtime/bootstrap", { replica_id: rep, credential_sync_recipient: await identityToRecipient(await generateX25519Identity()), version: "9.9.9" }, cred.json.token);
+  const boot = await api(
+    cp,
+    "POST",
+    "/runtime/bootstrap",
+    { replica_id: rep, credential_sync_recipient: await identityToRecipient(await generateX25519Identity()), version: "9.9.9" },
+    cred.json.token,
+  );
   expect(boot.status).toBe(200);
   const st = await svc(cp, ["bot", "status", "--installation", id]);
   expect(st.stdout).toMatch(/REPLICA\s+STATE\s+REVISION/);
@@ -142,7 +148,13 @@ test("credential writes the token once to a pipe; it works on the runtime API; a
   expect(r.stdout).toBe(`${token}\n`);
   expect(token).toMatch(/^svc_rt_\S+$/);
   expect(r.stderr).not.toContain("svc_rt_");
-  const boot = await api(cp, "POST", "/runtime/bootstrap", { replica_id: replicaId(), credential_sync_recipient: "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", version: "t" }, token);
+  const boot = await api(
+    cp,
+    "POST",
+    "/runtime/bootstrap",
+    { replica_id: replicaId(), credential_sync_recipient: "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", version: "t" },
+    token,
+  );
   expect(boot.status).not.toBe(401);
 
   const again = await svc(cp, ["bot", "credential", "--installation", id, "--workspace", "default"]);

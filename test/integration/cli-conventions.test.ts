@@ -93,7 +93,9 @@ test("under --json a usage error is JSON too (exit 2, with the usage line); a CL
   expect(u.message).toContain('--decision must be one of permit, deny, ask, not "maybe"');
   expect(u.usage).toStartWith("svc audit list ");
 
-  const pattern = await svc(cp, ["policies", "create", "--name", "x", "--src-pattern", "nobody", "--dst-pattern", "tool:a", "--effect", "permit", "--workspace", "default", "--json"], { home: home() });
+  const pattern = await svc(cp, ["policies", "create", "--name", "x", "--src-pattern", "nobody", "--dst-pattern", "tool:a", "--effect", "permit", "--workspace", "default", "--json"], {
+    home: home(),
+  });
   expect(pattern.code).toBe(2);
   expect(JSON.parse(pattern.stderr).error.code).toBe("invalid_pattern");
 

@@ -37,7 +37,10 @@ test("nothing installed: both drifts printed, exit 1, read-only", async () => {
 });
 
 test("inactive pipe, inactive and non-global guard: each drift printed", async () => {
-  double.functions = [{ ...pipe, is_active: false }, { ...guard, is_active: false, is_global: false }];
+  double.functions = [
+    { ...pipe, is_active: false },
+    { ...guard, is_active: false, is_global: false },
+  ];
   const r = await run();
   expect(r.code).toBe(1);
   expect(r.stdout.trim().split("\n")).toEqual([

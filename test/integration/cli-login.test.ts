@@ -89,7 +89,10 @@ test("browser approval: prints the approve URL and code, polls until approved, t
   const signIn = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "owner@example.com", password }) });
   expect(signIn.status).toBe(200);
   const session = (await signIn.json()) as { csrf_token: string };
-  const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
   const shown = await fetch(`${cp.url}/api/v1/auth/login-requests/${requestId}`, { headers: { cookie } });
   expect(((await shown.json()) as { user_code: string }).user_code).toBe(code);
   const approve = await fetch(`${cp.url}/api/v1/auth/login-requests/${requestId}/approve`, {
@@ -147,8 +150,15 @@ describe("a refused token or a missing role says what to do next", () => {
     const signIn = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
     expect(signIn.status).toBe(200);
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
-    const cookie = signIn.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
-    const issued = await fetch(`${cp.url}/api/v1${org(cp, "/api-tokens")}`, { method: "POST", headers: { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" }, body: JSON.stringify({ name: "bob" }) });
+    const cookie = signIn.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    const issued = await fetch(`${cp.url}/api/v1${org(cp, "/api-tokens")}`, {
+      method: "POST",
+      headers: { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" },
+      body: JSON.stringify({ name: "bob" }),
+    });
     expect(issued.status).toBe(201);
     const { token } = (await issued.json()) as { token: string };
     expect((await api(cp, "POST", org(cp, "/members"), { email, role: "member" })).status).toBeLessThan(300);

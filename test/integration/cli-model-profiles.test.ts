@@ -15,7 +15,19 @@ afterAll(async () => {
 });
 
 const createArgs = (name: string, auth: string, extra: string[] = []) => [
-  "model-profiles", "create", "--display-name", name, "--endpoint", "https://llm.example.com/v1", "--auth-type", auth, "--default-model", "m-1", "--workspace", "default", ...extra,
+  "model-profiles",
+  "create",
+  "--display-name",
+  name,
+  "--endpoint",
+  "https://llm.example.com/v1",
+  "--auth-type",
+  auth,
+  "--default-model",
+  "m-1",
+  "--workspace",
+  "default",
+  ...extra,
 ];
 
 test("create --auth-type none --agent creates and assigns", async () => {

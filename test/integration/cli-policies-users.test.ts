@@ -63,7 +63,9 @@ test("a bad pattern is named (exit 2) and nothing is created", async () => {
 test("a condition is checked by the control plane: a type error is named with its line and column, a good one is kept", async () => {
   const bad = await create("credits", "group:sales", "tool:crm.credit", ["--condition", "args.amount <= 'five' + 1"]);
   expect(bad.code).toBe(1);
-  expect(bad.stderr.split("\n")[0]).toBe("svc policies create: condition: line 1, column 16: no such overload: string + int; fix --condition at the line and column named and run it again (invalid_condition)");
+  expect(bad.stderr.split("\n")[0]).toBe(
+    "svc policies create: condition: line 1, column 16: no such overload: string + int; fix --condition at the line and column named and run it again (invalid_condition)",
+  );
   const good = await create("credits", "group:sales", "tool:crm.credit", ["--condition", "args.amount <= 500", "--mode", "shadow", "--agent-id", agent]);
   expect(good.code).toBe(0);
   expect(good.stdout).toMatch(/Created policy pol_\w+ \(credits\): permit group:sales → tool:crm\.credit when args\.amount <= 500 for agent agt_\w+ \(shadow: recorded, not enforced\)\./);
@@ -155,12 +157,11 @@ test("policies test: the decision and the deciding policy on the installation's 
   expect(big).toMatchObject({ decision: "deny", code: "svc.denied", policy: null });
   const human = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", '{"total": 1}', "--installation", inst.id]);
   expect(human.code).toBe(0);
-  expect(human.stdout).toContain('could not evaluate its condition (field not found: amount)');
+  expect(human.stdout).toContain("could not evaluate its condition (field not found: amount)");
   expect(human.stdout).toContain("no front-end identity in this installation");
   const bad = await svc(cp, ["policies", "test", "--user", user.id, "--tool", "crm.credit", "--args", "[1]", "--installation", inst.id]);
   expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "svc policies test: --args must be a JSON object such as '{\"amount\": 200}'"]);
 }, 60_000);
-
 
 test("policies as code: export, apply (dry run, apply, again), update and delete", async () => {
   await api(cp, "POST", org(cp, "/workspaces"), { name: "code" });
@@ -168,7 +169,21 @@ test("policies as code: export, apply (dry run, apply, again), update and delete
   const file = join(dir, "policies.yaml");
   writeFileSync(
     file,
-    ["workspace: code", "policies:", "  - name: small credits", "    src: group:sales", "    dst: tool:crm.credit", "    effect: permit", "    condition: args.amount <= 500", "  - name: chat", "    src: '*'", "    dst: model:invoke", "    effect: permit", "    mode: shadow", ""].join("\n"),
+    [
+      "workspace: code",
+      "policies:",
+      "  - name: small credits",
+      "    src: group:sales",
+      "    dst: tool:crm.credit",
+      "    effect: permit",
+      "    condition: args.amount <= 500",
+      "  - name: chat",
+      "    src: '*'",
+      "    dst: model:invoke",
+      "    effect: permit",
+      "    mode: shadow",
+      "",
+    ].join("\n"),
   );
   const dry = await svc(cp, ["policies", "apply", "-f", file, "--dry-run"]);
   expect(dry.code).toBe(0);
@@ -218,10 +233,24 @@ test("policies simulate replays recorded decisions against a proposed file; encr
   const record = (ciphertext: string | null) => {
     const ts = new Date(Date.now() - 3_600_000).toISOString();
     return {
-      id: newId("auditRecord", Date.parse(ts)), ts, kind: "tool", harness: "chatui", organization_id: b.organization_id, workspace_id: b.workspace_id, installation_id: inst.id, agent_id: b.agent_id,
-      action: "tool:crm.refund", tool_name: "crm.refund", decision: "permit", reason: "policy", policy_revision: 1,
+      id: newId("auditRecord", Date.parse(ts)),
+      ts,
+      kind: "tool",
+      harness: "chatui",
+      organization_id: b.organization_id,
+      workspace_id: b.workspace_id,
+      installation_id: inst.id,
+      agent_id: b.agent_id,
+      action: "tool:crm.refund",
+      tool_name: "crm.refund",
+      decision: "permit",
+      reason: "policy",
+      policy_revision: 1,
       subject: { user_id: user.id, remote_user_id: "fe-sim", via_installation: false },
-      args_digest: ciphertext ? null : `hmac-sha256:${"0".repeat(64)}`, digest_key_id: ciphertext ? null : b.digest_key.id, recipient_key_ids: ciphertext ? ["key_sim"] : [], ciphertext,
+      args_digest: ciphertext ? null : `hmac-sha256:${"0".repeat(64)}`,
+      digest_key_id: ciphertext ? null : b.digest_key.id,
+      recipient_key_ids: ciphertext ? ["key_sim"] : [],
+      ciphertext,
     };
   };
   const big = record(await seal({ amount: 900 }));
@@ -233,14 +262,19 @@ test("policies simulate replays recorded decisions against a proposed file; encr
   const idFile = join(dir, "id.txt");
   writeFileSync(idFile, `${identity}\n`, { mode: 0o600 });
   const proposed = join(dir, "proposed.yaml");
-  writeFileSync(proposed, ["workspace: default", "policies:", "  - name: sim refunds", `    src: user:${user.id}`, "    dst: tool:crm.refund", "    effect: permit", "    condition: args.amount <= 500", ""].join("\n"));
+  writeFileSync(
+    proposed,
+    ["workspace: default", "policies:", "  - name: sim refunds", `    src: user:${user.id}`, "    dst: tool:crm.refund", "    effect: permit", "    condition: args.amount <= 500", ""].join("\n"),
+  );
   const current = JSON.parse((await svc(cp, ["policies", "simulate", "--since", "1d", "--json"])).stdout);
   expect(current.changed.filter((c: { id: string }) => [big.id, small.id, hidden.id].includes(c.id))).toEqual([]);
   const r = await svc(cp, ["policies", "simulate", "--since", "1d", "-f", proposed, "--identity", idFile, "--json"]);
   expect(r.stderr).toBe("");
   const sim = JSON.parse(r.stdout);
   const mine = (xs: Record<string, unknown>[]) => xs.filter((x) => [big.id, small.id, hidden.id].includes(x.id as string));
-  expect(mine(sim.changed)).toEqual([{ id: big.id, ts: big.ts, tool: "crm.refund", user: "sim@example.com", was: "permit", would: "deny", policy: "Refused (svc.denied): no policy permits tool:crm.refund for this user" }]);
+  expect(mine(sim.changed)).toEqual([
+    { id: big.id, ts: big.ts, tool: "crm.refund", user: "sim@example.com", was: "permit", would: "deny", policy: "Refused (svc.denied): no policy permits tool:crm.refund for this user" },
+  ]);
   expect(mine(sim.not_judged)).toEqual([{ id: hidden.id, ts: hidden.ts, tool: "crm.refund", why: "digest-only: no arguments were stored" }]);
   // without the identity the encrypted ones cannot be judged either, and the text says so
   const blind = await svc(cp, ["policies", "simulate", "--since", "1d", "-f", proposed]);
@@ -259,7 +293,10 @@ test("--workspace means the same across the group: delete, update, test and simu
   const p = JSON.parse((await create("scoped", `user:${user.id}`, "tool:crm.scoped", ["--agent-id", agent, "--json"])).stdout);
 
   // a policy of "default" named with another workspace: refused, nothing changed
-  for (const args of [["policies", "delete", p.id, "--workspace", "elsewhere"], ["policies", "update", p.id, "--effect", "deny", "--workspace", "elsewhere"]]) {
+  for (const args of [
+    ["policies", "delete", p.id, "--workspace", "elsewhere"],
+    ["policies", "update", p.id, "--effect", "deny", "--workspace", "elsewhere"],
+  ]) {
     const r = await svc(cp, args);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`policy ${p.id} is not in workspace elsewhere; nothing was changed`);

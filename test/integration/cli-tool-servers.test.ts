@@ -19,11 +19,35 @@ const names = async () => (await api(cp, "GET", org(cp, "/tool-servers?workspace
 
 test("create a stdio server with args, an allow-list and an access override, assigned; list and show it", async () => {
   const agent = await createAgent(cp);
-  const r = await svc(cp, ["tool-servers", "create", "time", "--command", "mcp-server-time", "--args=--local-timezone,UTC", "--allow", "get_current_time,convert_time", "--access", "convert_time=write", "--agent", agent, "--workspace", "default", "--json"]);
+  const r = await svc(cp, [
+    "tool-servers",
+    "create",
+    "time",
+    "--command",
+    "mcp-server-time",
+    "--args=--local-timezone,UTC",
+    "--allow",
+    "get_current_time,convert_time",
+    "--access",
+    "convert_time=write",
+    "--agent",
+    agent,
+    "--workspace",
+    "default",
+    "--json",
+  ]);
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   const s = JSON.parse(r.stdout);
-  expect(s).toMatchObject({ name: "time", transport: "stdio", command: "mcp-server-time", args: ["--local-timezone", "UTC"], allowed_tools: ["convert_time", "get_current_time"], access_overrides: { convert_time: "write" }, assigned_agents: [agent] });
+  expect(s).toMatchObject({
+    name: "time",
+    transport: "stdio",
+    command: "mcp-server-time",
+    args: ["--local-timezone", "UTC"],
+    allowed_tools: ["convert_time", "get_current_time"],
+    access_overrides: { convert_time: "write" },
+    assigned_agents: [agent],
+  });
 
   const list = await svc(cp, ["tool-servers", "list", "--workspace", "default"]);
   expect(list.code).toBe(0);
@@ -49,7 +73,7 @@ test.each([
   [["--url", "https://a.example.com/mcp", "--command", "x"], "pass --url (an http server) or --command", null],
   [["--command", "uvx mcp-server-time"], "holds whitespace", null],
   [["--url", "https://a.example.com/mcp", "--allow", "x".repeat(129)], "must be the name the MCP server lists: 1 to 128 characters", null],
-  [["--url", "https://a.example.com/mcp", "--access", "create_issue=admin"], 'is not tool=read or tool=write', null],
+  [["--url", "https://a.example.com/mcp", "--access", "create_issue=admin"], "is not tool=read or tool=write", null],
   [["--command", "mcp-server-time", "--bearer"], "--bearer is for http servers", null],
 ])("create %p is a usage error before any call: %s", async (flags, words, code) => {
   const r = await svc(cp, ["tool-servers", "create", "bad", ...flags, "--workspace", "default"], { stdin: "ghp_never_read\n" });
@@ -68,7 +92,9 @@ test("show lists the tools the runtimes listed, governed and upstream names, ser
   const inst = await createInstallation(cp, agent);
   const rt = await bootstrapRuntime(cp, inst.id);
   // Upstream names with "-" (kept) and "." (escaped); the allow-list names them as the server does.
-  expect((await svc(cp, ["tool-servers", "create", "everything", "--command", "mcp-server-everything", "--allow", "echo,get-sum,files.read", "--agent", agent, "--workspace", "default"])).code).toBe(0);
+  expect((await svc(cp, ["tool-servers", "create", "everything", "--command", "mcp-server-everything", "--allow", "echo,get-sum,files.read", "--agent", agent, "--workspace", "default"])).code).toBe(
+    0,
+  );
   const listed = [
     { name: "everything.echo", upstream: "echo", access: "read" },
     { name: "everything.get-sum", upstream: "get-sum", access: "read" },
@@ -88,7 +114,14 @@ test("show lists the tools the runtimes listed, governed and upstream names, ser
   expect(shown.stdout).toMatch(/^-\s+twice\\x1b\[2J\s+write\s+no: the server lists 2 tools named so; svc serves neither$/m);
   expect(shown.stdout).not.toContain("\x1b");
   const json = JSON.parse((await svc(cp, ["tool-servers", "show", "everything", "--workspace", "default", "--json"])).stdout);
-  expect(json.tools.find((t: { upstream: string }) => t.upstream === "get-sum")).toEqual({ name: "everything.get-sum", upstream: "get-sum", access: "read", served: true, why: null, installations: [inst.id] });
+  expect(json.tools.find((t: { upstream: string }) => t.upstream === "get-sum")).toEqual({
+    name: "everything.get-sum",
+    upstream: "get-sum",
+    access: "read",
+    served: true,
+    why: null,
+    installations: [inst.id],
+  });
 
   const status = await svc(cp, ["bot", "status", "--installation", inst.id, "--tools"]);
   expect(status.code).toBe(0);
@@ -158,7 +191,22 @@ test("readiness follows the runtime's heartbeat: unreachable → exit 1 naming i
   const rt = await bootstrapRuntime(cp, inst.id);
   expect((await svc(cp, ["tool-servers", "create", "notes", "--url", "https://notes.example.com/mcp", "--agent", agent, "--workspace", "default"])).code).toBe(0);
   const beat = async (state: string, error: string | null, count: number) =>
-    api(cp, "POST", "/runtime/heartbeat", { replica_id: rt.replica, state: "ready", policy_revision: 1, tool_count: count, version: "t", spool_depth: 0, last_success: null, tool_servers: [{ name: "notes", state, error, tool_count: count }] }, rt.token);
+    api(
+      cp,
+      "POST",
+      "/runtime/heartbeat",
+      {
+        replica_id: rt.replica,
+        state: "ready",
+        policy_revision: 1,
+        tool_count: count,
+        version: "t",
+        spool_depth: 0,
+        last_success: null,
+        tool_servers: [{ name: "notes", state, error, tool_count: count }],
+      },
+      rt.token,
+    );
 
   let r = await svc(cp, ["tool-servers", "readiness", "notes", "--workspace", "default"]);
   expect(r.code).toBe(1);
@@ -216,11 +264,22 @@ test("update changes the url, the allow-list and the overrides, and seals new se
   const agent = await createAgent(cp);
   const inst = await createInstallation(cp, agent);
   const rt = await bootstrapRuntime(cp, inst.id);
-  const created = JSON.parse((await svc(cp, ["tool-servers", "create", "crm", "--url", "https://crm.example.com/mcp", "--allow", "lookup,update", "--agent", agent, "--workspace", "default", "--json"])).stdout);
+  const created = JSON.parse(
+    (await svc(cp, ["tool-servers", "create", "crm", "--url", "https://crm.example.com/mcp", "--allow", "lookup,update", "--agent", agent, "--workspace", "default", "--json"])).stdout,
+  );
   let r = await svc(cp, ["tool-servers", "update", "crm", "--workspace", "default", "--url", "https://crm2.example.com/v2/mcp/", "--access", "lookup=read", "--json"]);
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
-  expect(JSON.parse(r.stdout)).toMatchObject({ id: created.id, name: "crm", transport: "http", url: "https://crm2.example.com/v2/mcp", allowed_tools: ["lookup", "update"], access_overrides: { lookup: "read" }, has_secrets: false, assigned_agents: [agent] });
+  expect(JSON.parse(r.stdout)).toMatchObject({
+    id: created.id,
+    name: "crm",
+    transport: "http",
+    url: "https://crm2.example.com/v2/mcp",
+    allowed_tools: ["lookup", "update"],
+    access_overrides: { lookup: "read" },
+    has_secrets: false,
+    assigned_agents: [agent],
+  });
 
   const token = `crm_${crypto.randomUUID()}`;
   r = await svc(cp, ["tool-servers", "update", "crm", "--workspace", "default", "--bearer", "--allow", "*"], { stdin: `${token}\n` });

@@ -15,7 +15,13 @@ const CREATE_PROFILE = ["--display-name", "GPT", "--endpoint", "https://llm.exam
 const POLICY = ["--name", "chat", "--src-pattern", "*", "--dst-pattern", "model:invoke", "--effect", "permit"];
 const SYNC_SET = ["--tenant-id", "t", "--client-id", "c", "--app-id", "a"];
 const COMMANDS: Case[] = [
-  { path: ["login"], ok: ["--url", "http://127.0.0.1:1", "--with-token"], stdin: "svc_at_x\n", missing: { args: ["--with-token"], names: "--url" }, bad: { args: ["--url", "ftp://svc.example.com"], says: "must be an http(s) URL" } },
+  {
+    path: ["login"],
+    ok: ["--url", "http://127.0.0.1:1", "--with-token"],
+    stdin: "svc_at_x\n",
+    missing: { args: ["--with-token"], names: "--url" },
+    bad: { args: ["--url", "ftp://svc.example.com"], says: "must be an http(s) URL" },
+  },
   {
     path: ["bot", "init"],
     ok: ["--platform", "chatui", "--name", "n", "--agent", "agt_1", ...WS],
@@ -24,8 +30,18 @@ const COMMANDS: Case[] = [
   },
   { path: ["bot", "list"], ok: [], missing: null, bad: { args: ["--json=maybe"], says: '--json takes no value, not "maybe"' } },
   { path: ["bot", "status"], ok: ["--installation", "inst_1"], missing: { args: [], names: "--installation <installation_id>" }, bad: { args: ["--installation="], says: "--installation is empty" } },
-  { path: ["bot", "agents", "list"], ok: ["--installation", "inst_1"], missing: { args: ["--json"], names: "--installation <installation_id>" }, bad: { args: ["--installation", "--json"], says: "--installation needs a value" } },
-  { path: ["bot", "credential"], ok: ["--installation", "inst_1", ...WS], missing: { args: ["--installation", "inst_1"], names: "--workspace <workspace>" }, bad: { args: ["--installation", "inst_1", ...WS, "--rotate=maybe"], says: '--rotate takes no value, not "maybe"' } },
+  {
+    path: ["bot", "agents", "list"],
+    ok: ["--installation", "inst_1"],
+    missing: { args: ["--json"], names: "--installation <installation_id>" },
+    bad: { args: ["--installation", "--json"], says: "--installation needs a value" },
+  },
+  {
+    path: ["bot", "credential"],
+    ok: ["--installation", "inst_1", ...WS],
+    missing: { args: ["--installation", "inst_1"], names: "--workspace <workspace>" },
+    bad: { args: ["--installation", "inst_1", ...WS, "--rotate=maybe"], says: '--rotate takes no value, not "maybe"' },
+  },
   {
     path: ["model-profiles", "create"],
     ok: [...CREATE_PROFILE, ...WS],
@@ -33,10 +49,30 @@ const COMMANDS: Case[] = [
     bad: { args: [...CREATE_PROFILE.slice(0, 4), "--auth-type", "token", "--default-model", "m", ...WS], says: '--auth-type must be "none" or "api_key", not "token"' },
   },
   { path: ["model-profiles", "list"], ok: WS, missing: { args: [], names: "--workspace <workspace>" }, bad: { args: ["--workspace"], says: "--workspace needs a value" } },
-  { path: ["model-profiles", "assignment"], ok: [...WS, "--agent", "agt_1"], missing: { args: WS, names: "--agent <agent_id>" }, bad: { args: [...WS, "--agent", "agt_1", "--json=1"], says: '--json takes no value, not "1"' } },
-  { path: ["model-profiles", "readiness"], ok: ["mp_1", ...WS], missing: { args: WS, names: "argument <profile>" }, bad: { args: ["mp_1", "--workspace", "--json"], says: "--workspace needs a value" } },
-  { path: ["model-profiles", "assign"], ok: ["mp_1", ...WS, "--agent", "agt_1"], missing: { args: ["mp_1", ...WS], names: "--agent <agent_id>" }, bad: { args: ["mp_1", ...WS, "--agent="], says: "--agent is empty" } },
-  { path: ["policies", "create"], ok: [...POLICY, ...WS], missing: { args: POLICY, names: "--workspace <workspace>" }, bad: { args: [...POLICY.slice(0, 6), "--effect", "allow", ...WS], says: '--effect must be "permit" or "deny", not "allow"' } },
+  {
+    path: ["model-profiles", "assignment"],
+    ok: [...WS, "--agent", "agt_1"],
+    missing: { args: WS, names: "--agent <agent_id>" },
+    bad: { args: [...WS, "--agent", "agt_1", "--json=1"], says: '--json takes no value, not "1"' },
+  },
+  {
+    path: ["model-profiles", "readiness"],
+    ok: ["mp_1", ...WS],
+    missing: { args: WS, names: "argument <profile>" },
+    bad: { args: ["mp_1", "--workspace", "--json"], says: "--workspace needs a value" },
+  },
+  {
+    path: ["model-profiles", "assign"],
+    ok: ["mp_1", ...WS, "--agent", "agt_1"],
+    missing: { args: ["mp_1", ...WS], names: "--agent <agent_id>" },
+    bad: { args: ["mp_1", ...WS, "--agent="], says: "--agent is empty" },
+  },
+  {
+    path: ["policies", "create"],
+    ok: [...POLICY, ...WS],
+    missing: { args: POLICY, names: "--workspace <workspace>" },
+    bad: { args: [...POLICY.slice(0, 6), "--effect", "allow", ...WS], says: '--effect must be "permit" or "deny", not "allow"' },
+  },
   { path: ["policies", "list"], ok: WS, missing: { args: [], names: "--workspace <workspace>" }, bad: { args: [...WS, "--agent-id"], says: "--agent-id needs a value" } },
   {
     path: ["directory-sync", "set"],
@@ -48,8 +84,18 @@ const COMMANDS: Case[] = [
   { path: ["directory-sync", "run"], ok: [], missing: null, bad: { args: ["--dry-run=maybe"], says: '--dry-run must be true or false, not "maybe"' } },
   { path: ["directory-sync", "disable"], ok: [], missing: null, bad: { args: ["--json=no"], says: '--json takes no value, not "no"' } },
   { path: ["directory-sync", "report"], ok: [], missing: null, bad: { args: ["--json=yes"], says: '--json takes no value, not "yes"' } },
-  { path: ["users", "resolve"], ok: ["--email", "alice@example.com"], missing: { args: ["--json"], names: "--email <EMAIL>" }, bad: { args: ["--email", "alice"], says: '--email "alice" is not an email address' } },
-  { path: ["users", "remote-identities", "list"], ok: ["usr_1"], missing: { args: ["--json"], names: "argument <user>" }, bad: { args: ["usr_1", "--json=maybe"], says: '--json takes no value, not "maybe"' } },
+  {
+    path: ["users", "resolve"],
+    ok: ["--email", "alice@example.com"],
+    missing: { args: ["--json"], names: "--email <EMAIL>" },
+    bad: { args: ["--email", "alice"], says: '--email "alice" is not an email address' },
+  },
+  {
+    path: ["users", "remote-identities", "list"],
+    ok: ["usr_1"],
+    missing: { args: ["--json"], names: "argument <user>" },
+    bad: { args: ["usr_1", "--json=maybe"], says: '--json takes no value, not "maybe"' },
+  },
   { path: ["audit", "keys", "create"], ok: [], missing: null, bad: { args: ["--identity-file="], says: "--identity-file is empty" } },
   { path: ["audit", "keys", "list"], ok: [], missing: null, bad: { args: ["--json=maybe"], says: '--json takes no value, not "maybe"' } },
   { path: ["audit", "keys", "disable"], ok: ["key_1"], missing: { args: [], names: "argument <key_id>" }, bad: { args: ["key_1", "--json=maybe"], says: '--json takes no value, not "maybe"' } },
@@ -102,18 +148,27 @@ describe("--help", () => {
     expect(r.stdout).toContain(`  svc ${path.join(" ")}`);
   });
 
-  const GROUPS: string[][] = [["bot"], ["bot", "agents"], ["model-profiles"], ["policies"], ["directory-sync"], ["users"], ["users", "remote-identities"], ["audit"], ["audit", "keys"], ["audit", "sinks"], ["harness"]];
-  test.each(GROUPS)(
-    "group svc %s … --help lists its commands with an example",
-    async (...path: string[]) => {
-      const r = await svc(null, [...path, "--help"]);
-      expect(r.code).toBe(0);
-      expect(r.stdout).toContain("COMMANDS");
-      expect(r.stdout).toContain("EXAMPLES");
-      expect(r.stdout).toContain(`  svc ${path.join(" ")} `);
-      expect(r.stdout).not.toMatch(/[ \t]$/m);
-    },
-  );
+  const GROUPS: string[][] = [
+    ["bot"],
+    ["bot", "agents"],
+    ["model-profiles"],
+    ["policies"],
+    ["directory-sync"],
+    ["users"],
+    ["users", "remote-identities"],
+    ["audit"],
+    ["audit", "keys"],
+    ["audit", "sinks"],
+    ["harness"],
+  ];
+  test.each(GROUPS)("group svc %s … --help lists its commands with an example", async (...path: string[]) => {
+    const r = await svc(null, [...path, "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("COMMANDS");
+    expect(r.stdout).toContain("EXAMPLES");
+    expect(r.stdout).toContain(`  svc ${path.join(" ")} `);
+    expect(r.stdout).not.toMatch(/[ \t]$/m);
+  });
 
   test("svc --help and svc alone show the commands; --version prints the version", async () => {
     for (const args of [["--help"], []]) {
@@ -179,9 +234,14 @@ describe("svc itself", () => {
   test("policies create: a bad src or dst pattern is named before anything is sent", async () => {
     // The control plane's URL answers nothing: the refusal must come from local validation.
     const env = { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" };
-    const create = async (src: string, dst: string) => svc(null, ["policies", "create", "--name", "x", "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default"], { env });
+    const create = async (src: string, dst: string) =>
+      svc(null, ["policies", "create", "--name", "x", "--src-pattern", src, "--dst-pattern", dst, "--effect", "permit", "--workspace", "default"], { env });
     const path = ["policies", "create"];
-    expectUsageError(await create("usr:alice", "model:invoke"), path, 'src-pattern "usr:alice": unknown kind "usr" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)');
+    expectUsageError(
+      await create("usr:alice", "model:invoke"),
+      path,
+      'src-pattern "usr:alice": unknown kind "usr" (use "user:", "group:" or "*"); fix --src-pattern and run it again (invalid_pattern)',
+    );
     expectUsageError(await create("*", "tool:two words"), path, 'dst-pattern "tool:two words": tool name "two words"');
     expectUsageError(await create("user:alice@example.com", "model:invoke"), path, "is an email, not a service user id; find the id with `svc users resolve --email alice@example.com`");
     expectUsageError(await create("user:owui-user-1", "model:invoke"), path, '"owui-user-1" is not a service user id (usr_…)');
@@ -210,7 +270,9 @@ describe("svc itself", () => {
 
   test("directory-sync set: --interval outside 60 s to 7 days is named before anything is sent", async () => {
     const path = ["directory-sync", "set"];
-    const r = await svc(null, [...path, ...SYNC_SET, "--dry-run=true", "--create-users=true", "--keep-secret", "--interval", "30s"], { env: { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" } });
+    const r = await svc(null, [...path, ...SYNC_SET, "--dry-run=true", "--create-users=true", "--keep-secret", "--interval", "30s"], {
+      env: { SVC_CONTROL_PLANE_URL: "http://127.0.0.1:1", SVC_TOKEN: "svc_at_x" },
+    });
     expectUsageError(r, path, '--interval "30s" is out of range; write from 60 s to 7 days (168h)');
   });
 
@@ -259,7 +321,11 @@ describe("a secret read from stdin", () => {
   });
 
   test("svc login: more than one word on stdin is exit 2", async () => {
-    expectUsageError(await svc(null, ["login", "--url", "https://svc.example.com", "--with-token"], { stdin: "svc_at_a svc_at_b\n" }), ["login"], "stdin holds more than one word; pipe only the API token");
+    expectUsageError(
+      await svc(null, ["login", "--url", "https://svc.example.com", "--with-token"], { stdin: "svc_at_a svc_at_b\n" }),
+      ["login"],
+      "stdin holds more than one word; pipe only the API token",
+    );
   });
 });
 

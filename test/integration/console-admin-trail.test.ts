@@ -103,7 +103,10 @@ describe("the admin trail in the console", () => {
     await one("siem_sink.delete", async () => {
       await page.goto(cp.url + "/siem-sinks");
       // deleting asks first: the list links to a confirmation page that holds the form
-      await page.getByRole("link", { name: /^Delete sink/ }).first().click();
+      await page
+        .getByRole("link", { name: /^Delete sink/ })
+        .first()
+        .click();
       await page.getByRole("button", { name: "Delete sink" }).click();
       await page.waitForLoadState();
     });

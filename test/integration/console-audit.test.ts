@@ -29,7 +29,15 @@ beforeAll(async () => {
   if (user.status !== 201 && user.status !== 200) throw new Error(`user: ${user.status} ${JSON.stringify(user.json)}`);
   adaId = user.json.id;
   const base = (o: Parameters<typeof auditRecord>[2]) => auditRecord(rt, cp, { userId: adaId, remoteUserId: "fe-ada", ...o });
-  const model = (task?: string) => ({ ...base({ tool: "x", decision: "permit" }), kind: "model", action: "model:invoke", tool_name: null, model: "gpt-demo", policy_id: policyId, ...(task ? { task } : {}) });
+  const model = (task?: string) => ({
+    ...base({ tool: "x", decision: "permit" }),
+    kind: "model",
+    action: "model:invoke",
+    tool_name: null,
+    model: "gpt-demo",
+    policy_id: policyId,
+    ...(task ? { task } : {}),
+  });
   const lookup = { ...base({ tool: "crm.lookup", decision: "permit" }), policy_id: policyId };
   const update = base({ tool: "crm.update", decision: "deny" });
   const turn = model();
@@ -111,7 +119,10 @@ describe("audit view", () => {
   test("Users links each user to their records", async () => {
     const { page } = owner;
     await page.goto(cp.url + "/users");
-    await page.locator("tr", { hasText: "ada@example.com" }).getByRole("link", { name: /Audit records/ }).click();
+    await page
+      .locator("tr", { hasText: "ada@example.com" })
+      .getByRole("link", { name: /Audit records/ })
+      .click();
     await page.waitForURL(/\/audit\?user=/);
     expect(await rowIds(page)).toEqual([ids.lookup!, ids.update!, ids.turn!].sort());
   });

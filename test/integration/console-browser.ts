@@ -84,7 +84,11 @@ export async function seedRuntime(cp: ControlPlaneProcess, name = "helpdesk"): P
   return { agentId: agent.json.id, installationId: inst.json.id, runtimeToken, replicaId, workspaceId: boot.json.workspace_id };
 }
 
-export function auditRecord(rt: SeededRuntime, cp: ControlPlaneProcess, o: { tool: string; decision: "permit" | "deny" | "ask"; keyIds?: string[]; userId?: string | null; remoteUserId?: string | null; ts?: string }) {
+export function auditRecord(
+  rt: SeededRuntime,
+  cp: ControlPlaneProcess,
+  o: { tool: string; decision: "permit" | "deny" | "ask"; keyIds?: string[]; userId?: string | null; remoteUserId?: string | null; ts?: string },
+) {
   const encrypted = (o.keyIds ?? []).length > 0;
   // the id made at the record's time, as the proxy makes it (the control plane refuses one made far from it)
   const ts = o.ts ?? new Date().toISOString();

@@ -30,7 +30,10 @@ const violations: string[] = [];
 
 async function seed(): Promise<void> {
   rt = await seedRuntime(cp, "helpdesk-with-a-rather-long-installation-name");
-  const tools = ["crm.lookup_customer", "crm.update", "tickets.list_open", "billing.issue_credit_note_for_a_customer"].map((name) => ({ name, access: name.includes("update") || name.includes("credit") ? "write" : "read" }));
+  const tools = ["crm.lookup_customer", "crm.update", "tickets.list_open", "billing.issue_credit_note_for_a_customer"].map((name) => ({
+    name,
+    access: name.includes("update") || name.includes("credit") ? "write" : "read",
+  }));
   await api(cp, "PUT", "/api/v1/runtime/tools", { tools }, rt.runtimeToken);
   const users: string[] = [];
   for (const email of ["ada.lovelace@example.com", "grace.hopper@example.com", "katherine.johnson@example.com", "a.very.long.email.address.for.testing@subsidiary.example.com"]) {
@@ -38,7 +41,13 @@ async function seed(): Promise<void> {
   }
   await api(cp, "POST", org(cp, `/users/${users[0]}/remote-identities`), { platform: "chatui", remote_user_id: "5f0c8a52-6f5d-4f7a-9a63-0d2b8f6f1e11" });
   const policies = [
-    { name: "credit notes up to 500 for sales, in office hours", src: "group:sales-and-customer-success-emea", dst: "tool:billing.issue_credit_note_for_a_customer", effect: "permit", condition: "args.amount <= 500 && now.getHours('Europe/Berlin') >= 8 && now.getHours('Europe/Berlin') < 18 && !(now.getDayOfWeek('Europe/Berlin') in [0, 6])" },
+    {
+      name: "credit notes up to 500 for sales, in office hours",
+      src: "group:sales-and-customer-success-emea",
+      dst: "tool:billing.issue_credit_note_for_a_customer",
+      effect: "permit",
+      condition: "args.amount <= 500 && now.getHours('Europe/Berlin') >= 8 && now.getHours('Europe/Berlin') < 18 && !(now.getDayOfWeek('Europe/Berlin') in [0, 6])",
+    },
     { name: "chat", src: "*", dst: "model:invoke", effect: "permit" },
     { name: "no crm writes on weekends (shadow)", src: "*", dst: "tool:crm.update", effect: "deny", condition: "now.getDayOfWeek('Europe/Berlin') in [0, 6]", mode: "shadow" },
     { name: "typo", src: "*", dst: "tool:crm.lookup_custmer", effect: "permit" },
@@ -48,7 +57,12 @@ async function seed(): Promise<void> {
     if (r.status !== 201) throw new Error(`policy: ${r.status} ${JSON.stringify(r.json)}`);
     ids.policy = r.json.id;
   }
-  const server = await api(cp, "POST", org(cp, "/tool-servers"), { name: "knowledge-base-search", workspace: "default", transport: "http", url: "https://knowledge-base.internal.example.com:8443/mcp/v1/streamable-http-endpoint" });
+  const server = await api(cp, "POST", org(cp, "/tool-servers"), {
+    name: "knowledge-base-search",
+    workspace: "default",
+    transport: "http",
+    url: "https://knowledge-base.internal.example.com:8443/mcp/v1/streamable-http-endpoint",
+  });
   if (server.status !== 201) throw new Error(`tool server: ${server.status} ${JSON.stringify(server.json)}`);
   ids.server = server.json.id;
   await api(cp, "POST", org(cp, `/tool-servers/${ids.server}/assign`), { agent_id: rt.agentId });
@@ -62,19 +76,51 @@ async function seed(): Promise<void> {
     const decision = i % 3 === 0 ? "deny" : "permit";
     const d = auditRecord(rt, cp, { tool, decision, userId, ts, keyIds: i % 2 ? [key.json.id] : [] });
     records.push(d);
-    if (decision === "permit") records.push({ ...auditRecord(rt, cp, { tool, decision: "permit", userId, ts }), kind: "outcome", reason: "outcome", ref: d.id, outcome: i % 5 ? "ok" : "error", exit_code: i % 5 ? 0 : 1, policy_id: null });
+    if (decision === "permit")
+      records.push({
+        ...auditRecord(rt, cp, { tool, decision: "permit", userId, ts }),
+        kind: "outcome",
+        reason: "outcome",
+        ref: d.id,
+        outcome: i % 5 ? "ok" : "error",
+        exit_code: i % 5 ? 0 : 1,
+        policy_id: null,
+      });
     if (i === 1) ids.record = d.id;
   }
   // model calls' outcomes with usage, for the usage page's charts (several users and models)
   for (let i = 0; i < 24; i++) {
     const ts = new Date(now - i * 5 * 3_600_000).toISOString();
-    const decision = { ...auditRecord(rt, cp, { tool: "x", decision: "permit", userId: users[i % users.length]!, ts }), kind: "model", action: "model:invoke", tool_name: null, model: ["gpt-4o-mini", "claude-sonnet", "mistral-large-latest"][i % 3] };
-    records.push(decision, { ...decision, id: newId("auditRecord", Date.parse(ts)), kind: "outcome", reason: "outcome", ref: decision.id, outcome: "ok", exit_code: 0, prompt_tokens: 200 + i * 13, completion_tokens: 80 + i, cost: 0.001 * i });
+    const decision = {
+      ...auditRecord(rt, cp, { tool: "x", decision: "permit", userId: users[i % users.length]!, ts }),
+      kind: "model",
+      action: "model:invoke",
+      tool_name: null,
+      model: ["gpt-4o-mini", "claude-sonnet", "mistral-large-latest"][i % 3],
+    };
+    records.push(decision, {
+      ...decision,
+      id: newId("auditRecord", Date.parse(ts)),
+      kind: "outcome",
+      reason: "outcome",
+      ref: decision.id,
+      outcome: "ok",
+      exit_code: 0,
+      prompt_tokens: 200 + i * 13,
+      completion_tokens: 80 + i,
+      cost: 0.001 * i,
+    });
   }
   await shipRecords(cp, rt, records);
   await api(cp, "POST", org(cp, "/budgets"), { name: "ada-monthly-token-budget", scope: "user", target: users[0], period: "month", unit: "tokens", limit: 5000 });
   // a sink whose receiver is down: failing, with its error and lag
-  const sink = await api(cp, "POST", org(cp, "/siem-sinks"), { name: "splunk-hec-production", kind: "webhook", endpoint: "https://127.0.0.1:9/services/collector/event/1.0/raw/with/a/long/path", secret: "console-layout-hmac-secret", backfill: true });
+  const sink = await api(cp, "POST", org(cp, "/siem-sinks"), {
+    name: "splunk-hec-production",
+    kind: "webhook",
+    endpoint: "https://127.0.0.1:9/services/collector/event/1.0/raw/with/a/long/path",
+    secret: "console-layout-hmac-secret",
+    backfill: true,
+  });
   ids.sink = sink.json.id;
   await api(cp, "POST", org(cp, "/members"), { email: "second.admin.with.a.long.address@example.com", role: "admin", password: "second admin password 123" });
   ids.claim = await claimLink(cp, rt, "9b1c3a0e-2d44-4f0a-8c7e-5e6f7a8b9c0d", "new.chat.user@example.com");
@@ -116,7 +162,8 @@ async function check(path: string, name: string): Promise<{ overflow: string[]; 
     const doc = document.documentElement;
     if (doc.scrollWidth > doc.clientWidth) out.push(`the page is ${doc.scrollWidth} px wide in a ${doc.clientWidth} px window`);
     for (const el of Array.from(document.querySelectorAll<HTMLElement>(".table-wrap, pre, main, .panel"))) {
-      if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.className || el.tagName} "${el.getAttribute("aria-label") ?? el.querySelector("h2")?.textContent ?? ""}" scrolls: ${el.scrollWidth} px in ${el.clientWidth} px`);
+      if (el.scrollWidth > el.clientWidth + 1)
+        out.push(`${el.className || el.tagName} "${el.getAttribute("aria-label") ?? el.querySelector("h2")?.textContent ?? ""}" scrolls: ${el.scrollWidth} px in ${el.clientWidth} px`);
     }
     return out;
   });
@@ -124,8 +171,18 @@ async function check(path: string, name: string): Promise<{ overflow: string[]; 
   // axe-core, evaluated through DevTools (not a script tag the page's CSP would refuse)
   await page.evaluate(AXE);
   const axe = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")})`);
+    const r = await (
+      window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }
+    ).axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map(
+        (v) =>
+          `${v.impact} ${v.id}: ${v.help} (${v.nodes
+            .map((n) => n.target.join(" "))
+            .slice(0, 3)
+            .join(", ")})`,
+      );
   });
   return { overflow, csp, axe };
 }
@@ -167,12 +224,19 @@ describe("every console page at 1400×900", () => {
     const other = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
     const p = await other.newPage();
     try {
-      for (const [name, url] of [["claim", ids.claim!], ["sign-in", `${cp.url}/sign-in`]] as const) {
+      for (const [name, url] of [
+        ["claim", ids.claim!],
+        ["sign-in", `${cp.url}/sign-in`],
+      ] as const) {
         await p.goto(url);
         await p.screenshot({ path: join(REPO, "test-artifacts/screenshots", SHOTS, `${name}.png`), fullPage: true });
         expect(await p.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
         await p.evaluate(AXE);
-        const axe = await p.evaluate(async () => ((await (window as any).axe.run(document, { resultTypes: ["violations"] })).violations as Array<{ id: string; impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id));
+        const axe = await p.evaluate(async () =>
+          ((await (window as any).axe.run(document, { resultTypes: ["violations"] })).violations as Array<{ id: string; impact: string }>)
+            .filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => v.id),
+        );
         expect({ page: name, axe }).toEqual({ page: name, axe: [] });
       }
     } finally {

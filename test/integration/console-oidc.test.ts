@@ -74,7 +74,13 @@ describe("single sign-on settings", () => {
     await page.getByLabel("Client secret").fill(idp.clientSecret);
     await page.getByRole("button", { name: "Save single sign-on" }).click();
     await page.waitForURL(/done=sso-saved/);
-    await expect(page.locator("section", { has: page.locator("#sso-h") }).locator("dd").first().textContent()).resolves.toBe("configured");
+    await expect(
+      page
+        .locator("section", { has: page.locator("#sso-h") })
+        .locator("dd")
+        .first()
+        .textContent(),
+    ).resolves.toBe("configured");
     await screenshot(page, "settings-sso");
 
     const store = openStore(cp.database);

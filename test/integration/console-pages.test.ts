@@ -37,8 +37,13 @@ async function alertText(page: TestPage["page"]): Promise<string> {
   try {
     return (await page.getByRole("alert").textContent()) ?? "";
   } catch (e) {
-    const fields = await page.locator("input, select, textarea").evaluateAll((els) => els.map((el) => `${(el as HTMLInputElement).name}=${JSON.stringify((el as HTMLInputElement).value)} valid=${(el as HTMLInputElement).validity?.valid}`)).catch(() => []);
-    throw new Error(`no refusal banner at ${page.url()}; fields: ${fields.join(", ")}; page: ${(await page.content()).replace(/\s+/g, " ").slice(0, 3000)}; control plane: ${cp.logs().slice(-1500)}`, { cause: e });
+    const fields = await page
+      .locator("input, select, textarea")
+      .evaluateAll((els) => els.map((el) => `${(el as HTMLInputElement).name}=${JSON.stringify((el as HTMLInputElement).value)} valid=${(el as HTMLInputElement).validity?.valid}`))
+      .catch(() => []);
+    throw new Error(`no refusal banner at ${page.url()}; fields: ${fields.join(", ")}; page: ${(await page.content()).replace(/\s+/g, " ").slice(0, 3000)}; control plane: ${cp.logs().slice(-1500)}`, {
+      cause: e,
+    });
   }
 }
 
@@ -210,7 +215,12 @@ describe("runtime pages", () => {
 
     await page.goto(cp.url + "/model-profiles");
     expect(await page.locator("h1").textContent()).toBe("Model profiles");
-    for (const [path, heading] of [["/users", "Users"], ["/groups", "Groups"], ["/identities", "Linked identities"], ["/members", "Console members"]] as const) {
+    for (const [path, heading] of [
+      ["/users", "Users"],
+      ["/groups", "Groups"],
+      ["/identities", "Linked identities"],
+      ["/members", "Console members"],
+    ] as const) {
       const res = await page.goto(cp.url + path);
       expect(res!.status()).toBe(200);
       expect(await page.locator("h1").textContent()).toBe(heading);
@@ -482,9 +492,7 @@ describe("quality", () => {
     expect(await page.locator("nav[aria-label=Console]").count()).toBe(1);
     expect(await page.locator("main#main").count()).toBe(1);
     // every form control has a label
-    const unlabelled = await page.evaluate(() =>
-      Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea")).filter((el) => !(el as HTMLInputElement).labels?.length).length,
-    );
+    const unlabelled = await page.evaluate(() => Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea")).filter((el) => !(el as HTMLInputElement).labels?.length).length);
     expect(unlabelled).toBe(0);
   });
 

@@ -68,11 +68,19 @@ describe("request gate on a real server", () => {
   }, 120_000);
 
   test("413 names the limit; small bodies still work", async () => {
-    const res = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@example.com", password: "p".repeat(80 * 1024) }) });
+    const res = await fetch(`${cp.url}/api/v1/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "x@example.com", password: "p".repeat(80 * 1024) }),
+    });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(((await res.json()) as { code: string }).code).toBe("body_too_large");
-    const ok = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@example.com", password: "wrong password here" }) });
+    const ok = await fetch(`${cp.url}/api/v1/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "x@example.com", password: "wrong password here" }),
+    });
     expect(ok.status).toBe(401);
   }, 60_000);
 

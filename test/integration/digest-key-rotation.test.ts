@@ -20,7 +20,14 @@ beforeAll(async () => {
   s = await setUpScenario(api);
   await addPolicy(api, s, "*", "tool:crm.read");
   const d = proxyDirs();
-  px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "1s" });
+  px = startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: d.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: d.socket,
+    SVC_PROXY_AUDIT: d.spool,
+    SVC_PROXY_POLL_INTERVAL: "1s",
+  });
   await px.waitReady();
 });
 
@@ -40,7 +47,8 @@ const cli = async (args: string[]) => {
   if (r.code !== 0) throw new Error(`svc ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return r;
 };
-const sameArguments = async (digest: string, key: string) => (JSON.parse((await cli(["audit", "list", "--args-digest", digest, "--digest-key", key, "--json"])).stdout).records as { id: string }[]).map((r) => r.id).sort();
+const sameArguments = async (digest: string, key: string) =>
+  (JSON.parse((await cli(["audit", "list", "--args-digest", digest, "--digest-key", key, "--json"])).stdout).records as { id: string }[]).map((r) => r.id).sort();
 
 test("a rotation reaches the running proxy within about a poll; old and new records carry their key ids; each key's records still group", async () => {
   const alice = s.users.alice!.remote;
@@ -80,7 +88,10 @@ test("a rotation reaches the running proxy within about a poll; old and new reco
 
   // the CLI's list, and the admin event naming both ids (no material anywhere in it)
   const listed = JSON.parse((await cli(["audit", "digest-key", "list", "--json"])).stdout).keys as { id: string; status: string }[];
-  expect(listed.map((k) => [k.id, k.status])).toEqual([[oldKey, "retired"], [current, "current"]]);
+  expect(listed.map((k) => [k.id, k.status])).toEqual([
+    [oldKey, "retired"],
+    [current, "current"],
+  ]);
   const events = JSON.parse((await cli(["audit", "list", "--kind", "admin", "--json"])).stdout).records.filter((r: { action: string }) => r.action === "digest_key.rotate");
   expect(events).toHaveLength(1);
   expect(events[0].admin).toMatchObject({ severity: "high", before: { current: oldKey }, after: { current } });

@@ -78,7 +78,7 @@ async function run(f: Fixture, body?: unknown) {
 /** group name → sorted member emails, with the membership source. */
 async function memberships(f: Fixture): Promise<Record<string, string[]>> {
   const db = f.cp.deps.db;
-  
+
   const rows = await db
     .select({ group: tables(f.cp.deps.db).groups.name, email: tables(f.cp.deps.db).users.email, source: tables(f.cp.deps.db).groupMembers.source })
     .from(tables(f.cp.deps.db).groupMembers)
@@ -92,12 +92,15 @@ async function memberships(f: Fixture): Promise<Record<string, string[]>> {
 
 async function dbSnapshot(f: Fixture) {
   const db = f.cp.deps.db;
-  
+
   return {
     users: await db.select().from(tables(f.cp.deps.db).users).orderBy(tables(f.cp.deps.db).users.id),
     groups: await db.select().from(tables(f.cp.deps.db).groups).orderBy(tables(f.cp.deps.db).groups.id),
     members: await db.select().from(tables(f.cp.deps.db).groupMembers).orderBy(tables(f.cp.deps.db).groupMembers.groupId, tables(f.cp.deps.db).groupMembers.userId),
-    revision: await db.select({ r: tables(f.cp.deps.db).organizations.revision }).from(tables(f.cp.deps.db).organizations).orderBy(tables(f.cp.deps.db).organizations.id),
+    revision: await db
+      .select({ r: tables(f.cp.deps.db).organizations.revision })
+      .from(tables(f.cp.deps.db).organizations)
+      .orderBy(tables(f.cp.deps.db).organizations.id),
   };
 }
 
@@ -108,7 +111,11 @@ beforeEach(async () => {
 
 describe("configuration", () => {
   test("report and run are 409 directory_sync_not_configured before set", async () => {
-    for (const [method, path] of [["GET", "/directory-sync/report"], ["POST", "/directory-sync/run"], ["POST", "/directory-sync/enable"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/directory-sync/report"],
+      ["POST", "/directory-sync/run"],
+      ["POST", "/directory-sync/enable"],
+    ] as const) {
       const r = await f.cp.call(method, f.cp.org(path));
       expect(r.status).toBe(409);
       expect(r.json.code).toBe("directory_sync_not_configured");
@@ -117,7 +124,16 @@ describe("configuration", () => {
 
   test("the secret is stored KMS-wrapped and never returned", async () => {
     const cfg = await configure(f);
-    expect(cfg).toMatchObject({ tenant_id: f.graph.tenantId, client_id: f.graph.clientId, app_id: f.graph.appId, dry_run: false, create_users: true, interval_seconds: 3600, enabled: false, has_client_secret: true });
+    expect(cfg).toMatchObject({
+      tenant_id: f.graph.tenantId,
+      client_id: f.graph.clientId,
+      app_id: f.graph.appId,
+      dry_run: false,
+      create_users: true,
+      interval_seconds: 3600,
+      enabled: false,
+      has_client_secret: true,
+    });
     expect(JSON.stringify(cfg)).not.toContain(f.graph.clientSecret);
     const got = await f.cp.call("GET", f.cp.org("/directory-sync"));
     expect(got.text).not.toContain(f.graph.clientSecret);
@@ -151,14 +167,14 @@ describe("sync", () => {
     const report = await run(f);
     expect(report.status).toBe("succeeded");
     expect(report.errors).toEqual([]);
-    const groups = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).groups));
+    const groups = await f.cp.deps.db.select().from(tables(f.cp.deps.db).groups);
     expect(groups.map((g) => g.name).sort()).toEqual(["chat-admins", "chat-users"]);
     expect(groups.every((g) => g.source === "directory")).toBe(true);
     expect(await memberships(f)).toEqual({
       "chat-admins": ["bob.builder@contoso.onmicrosoft.com"],
       "chat-users": ["alice@example.com", "carol@example.com", "frank@example.com"],
     });
-    const users = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).users));
+    const users = await f.cp.deps.db.select().from(tables(f.cp.deps.db).users);
     // dave (disabled account) and erin (default access / disabled role / nested group only) are not created.
     expect(users.map((u) => u.email).sort()).toEqual(["alice@example.com", "bob.builder@contoso.onmicrosoft.com", "carol@example.com", "frank@example.com"]);
     expect(users.find((u) => u.email === "alice@example.com")).toMatchObject({ source: "directory", externalId: f.people.alice.id, displayName: "Alice" });
@@ -201,7 +217,12 @@ describe("sync", () => {
     f.people.carol.accountEnabled = false;
     const report = await run(f);
     expect((await memberships(f))["chat-users"]).toEqual(["alice@example.com", "frank@example.com"]);
-    const carol = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).users).where(eq(tables(f.cp.deps.db).users.email, "carol@example.com")))[0];
+    const carol = (
+      await f.cp.deps.db
+        .select()
+        .from(tables(f.cp.deps.db).users)
+        .where(eq(tables(f.cp.deps.db).users.email, "carol@example.com"))
+    )[0];
     expect(carol?.disabled).toBe(true);
     expect(report.counts).toMatchObject({ users_disabled: 1, memberships_removed: 1 });
 
@@ -236,7 +257,7 @@ describe("sync", () => {
     await upsertUserByEmail(f.cp.deps.db, f.cp.orgId, { email: "Alice@Example.com", source: "manual" });
     await configure(f, { create_users: false });
     const report = await run(f);
-    expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).users))).toHaveLength(1);
+    expect(await f.cp.deps.db.select().from(tables(f.cp.deps.db).users)).toHaveLength(1);
     expect(await memberships(f)).toEqual({ "chat-users": ["alice@example.com"] });
     expect(report.counts.users_skipped).toBe(3);
     expect(report.changes).toContainEqual({ kind: "skip_user", email: "carol@example.com", external_id: f.people.carol.id, reason: "no service user with this email and create-users is off" });
@@ -281,7 +302,10 @@ describe("sync", () => {
   test("paging: assignments and group members across several pages", async () => {
     const many = Array.from({ length: 7 }, (_, i) => f.graph.addUser(`Pager${i}`));
     for (const u of many.slice(0, 4)) f.graph.assign(f.roles.admins.id, u);
-    const big = f.graph.addGroup("Big", many.slice(4).map((u) => u.id));
+    const big = f.graph.addGroup(
+      "Big",
+      many.slice(4).map((u) => u.id),
+    );
     f.graph.assign(f.roles.admins.id, big);
     f.graph.pageSize = 2;
     await configure(f);
@@ -397,14 +421,14 @@ describe("enable, report and the scheduler", () => {
     const stop = startDirectorySyncScheduler(f.cp.deps, { tickMs: 20 });
     try {
       await Bun.sleep(150);
-      expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns))).toHaveLength(0); // not enabled
+      expect(await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns)).toHaveLength(0); // not enabled
 
       await f.cp.deps.db.update(tables(f.cp.deps.db).directorySyncConfigs).set({ enabled: true });
       await waitRuns(f, 1);
       f.graph.addRole("late-role");
       now += 300_000; // half the interval: not due
       await Bun.sleep(150);
-      expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns))).toHaveLength(1);
+      expect(await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns)).toHaveLength(1);
       now += 300_000; // due
       await waitRuns(f, 2);
       expect((await f.cp.deps.db.select().from(tables(f.cp.deps.db).groups)).map((g) => g.name)).toContain("late-role");
@@ -416,7 +440,7 @@ describe("enable, report and the scheduler", () => {
 
 async function waitRuns(f: Fixture, n: number) {
   for (let i = 0; i < 400; i++) {
-    const runs = (await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns));
+    const runs = await f.cp.deps.db.select().from(tables(f.cp.deps.db).directorySyncRuns);
     if (runs.length >= n && runs.every((r) => r.status !== "running")) return;
     await Bun.sleep(20);
   }

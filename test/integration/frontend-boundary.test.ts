@@ -27,7 +27,16 @@ beforeAll(async () => {
   s = await setUpScenario(api);
   await addPolicy(api, s, "*", "tool:crm.read");
   dir = stateDir("svc-boundary-");
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_FRONTEND_TOKEN: FRONTEND_TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: join(dir, "proxy"), SVC_RUNTIME_SOCKET_PATH: socket(), SVC_PROXY_POLL_INTERVAL: "1s" };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: dir,
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_FRONTEND_TOKEN: FRONTEND_TOKEN,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: join(dir, "proxy"),
+    SVC_RUNTIME_SOCKET_PATH: socket(),
+    SVC_PROXY_POLL_INTERVAL: "1s",
+  };
   proxy = Bun.spawn([...AS_CONTAINER_USER, ...svcCommand(), "proxy", "serve"], { env, stdout: "pipe", stderr: "pipe" });
   output = collectOutput(proxy);
   await waitFor(async () => (await fetch("http://localhost/readyz", { unix: socket() } as RequestInit)).status === 200, `the proxy ready\n${output.text()}`, 20_000);

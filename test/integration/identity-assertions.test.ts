@@ -72,7 +72,11 @@ async function present(server: IdentityServer, token: string): Promise<number> {
   return res.status;
 }
 
-const lastVerdict = (server: IdentityServer, token: string) => server.verdicts().filter((v) => v.token === token).at(-1);
+const lastVerdict = (server: IdentityServer, token: string) =>
+  server
+    .verdicts()
+    .filter((v) => v.token === token)
+    .at(-1);
 
 beforeAll(async () => {
   cp = await startControlPlane();
@@ -102,14 +106,18 @@ beforeAll(async () => {
   await cli(["tool-servers", "create", "kb", "--url", a.url, "--assertion-header", "X-Svc-Identity", "--assertion-audience", AUDIENCE, "--workspace", s.workspace, "--agent", s.agentId]);
   await addPolicy(api, s, "*", "tool:kb.whoami");
   // the runtime fetches the key, connects (its own requests asserted as the installation), lists, registers
-  await waitFor(async () => {
-    const c = await gateway(s.users.alice!.remote);
-    try {
-      return (await c.listTools()).tools.some((t) => t.name === "kb.whoami");
-    } finally {
-      await c.close();
-    }
-  }, `kb.whoami served through the gateway\n${px.logs()}`, 30_000);
+  await waitFor(
+    async () => {
+      const c = await gateway(s.users.alice!.remote);
+      try {
+        return (await c.listTools()).tools.some((t) => t.name === "kb.whoami");
+      } finally {
+        await c.close();
+      }
+    },
+    `kb.whoami served through the gateway\n${px.logs()}`,
+    30_000,
+  );
 });
 
 afterAll(async () => {

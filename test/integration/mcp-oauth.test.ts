@@ -119,7 +119,11 @@ describe("per-user OAuth to an MCP server", () => {
     const link = await must(api("POST", `/tool-servers/${serverId}/tokens/listing`), "listing consent link");
     expect(link.url).toStartWith(`${cp.url}/oauth/tool-servers/consent/`);
     expect(await consent(link.url, "svc-lister")).toContain("Tool connected");
-    await waitFor(async () => (await must(api("GET", `/tool-servers/${serverId}`), "show")).tools?.some((t: { name: string }) => t.name === "notes.whoami"), "the runtime to list notes.whoami", 30_000);
+    await waitFor(
+      async () => (await must(api("GET", `/tool-servers/${serverId}`), "show")).tools?.some((t: { name: string }) => t.name === "notes.whoami"),
+      "the runtime to list notes.whoami",
+      30_000,
+    );
     await addPolicy(api, s, "*", "tool:notes.whoami");
     const connected = await must(api("GET", "/audit-records?kind=admin&action=tool_server.listing_connect"), "admin trail");
     expect(connected.records).toHaveLength(1);
@@ -159,7 +163,10 @@ describe("per-user OAuth to an MCP server", () => {
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");
     expect(text(await whoami(alice))).toBe("subject=alice-at-idp");
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");
-    const subjects = rs.calls().filter((c) => c.tool === "whoami").map((c) => c.subject);
+    const subjects = rs
+      .calls()
+      .filter((c) => c.tool === "whoami")
+      .map((c) => c.subject);
     expect(subjects).toEqual(["alice-at-idp", "bob-at-idp", "alice-at-idp", "bob-at-idp"]);
   });
 

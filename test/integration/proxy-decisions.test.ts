@@ -7,7 +7,6 @@ import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../supp
 import { startModelServer } from "../support/model-server.ts";
 import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
-
 setDefaultTimeout(60_000);
 let cp: ControlPlaneProcess;
 let api: Api;
@@ -34,7 +33,15 @@ beforeAll(async () => {
   await addPolicy(api, s, `user:${s.users.bob!.id}`, "tool:crm.update", "deny");
   await addPolicy(api, s, `user:${s.users.alice!.id}`, "model:invoke");
   const d = proxyDirs();
-  px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile });
+  px = startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: d.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: d.socket,
+    SVC_PROXY_AUDIT: d.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+    SVC_PROXY_CA_FILE: model.caFile,
+  });
   await px.waitReady();
 });
 
@@ -109,7 +116,10 @@ describe("models", () => {
 
   test("v1: model:invoke permits decide; chat is forwarded to the profile endpoint", async () => {
     const rev = await revisionNow();
-    const mp = await must(api("POST", "/model-profiles", { display_name: "Test LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace }), "create model profile");
+    const mp = await must(
+      api("POST", "/model-profiles", { display_name: "Test LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace }),
+      "create model profile",
+    );
     await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
     await waitRevisionAbove(rev);
     // create and assign each move the revision: a poll between them loads a bundle without the profile
@@ -135,7 +145,16 @@ describe("models", () => {
     const d = proxyDirs();
     // Started as svc run starts it: the CA file also in NODE_EXTRA_CA_CERTS, so the forwarded
     // call below trusts the model double through Bun's default store, with no per-call tls.ca.
-    px2 = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_CA_FILE: model.caFile, NODE_EXTRA_CA_CERTS: model.caFile });
+    px2 = startProxy({
+      SVC_RUNTIME_TOKEN: s.runtimeToken,
+      SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+      SVC_PROXY_STATE_DIR: d.stateDir,
+      SVC_RUNTIME_SOCKET_PATH: d.socket,
+      SVC_PROXY_AUDIT: d.spool,
+      SVC_PROXY_BUNDLE_VERSION: "2",
+      SVC_PROXY_CA_FILE: model.caFile,
+      NODE_EXTRA_CA_CERTS: model.caFile,
+    });
     await px2.waitReady();
     expect((await px2.policy()).bundle_version).toBe(2);
     const bob = await (await px2.call("/v1/models", { user: s.users.bob!.remote })).json();

@@ -21,10 +21,20 @@ beforeAll(async () => {
   s = await setUpScenario(api, "disabled");
   await addPolicy(api, s, "*", "tool:crm.read");
   await addPolicy(api, s, "*", "model:invoke");
-  const mp = await must(api("POST", "/model-profiles", { display_name: "LLM", endpoint: "https://127.0.0.1:9/v1", auth_type: "none", default_model: "m", workspace: s.workspace }), "create model profile");
+  const mp = await must(
+    api("POST", "/model-profiles", { display_name: "LLM", endpoint: "https://127.0.0.1:9/v1", auth_type: "none", default_model: "m", workspace: s.workspace }),
+    "create model profile",
+  );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   const d = proxyDirs();
-  px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms" });
+  px = startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: d.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: d.socket,
+    SVC_PROXY_AUDIT: d.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+  });
   await px.waitReady();
 });
 
@@ -55,7 +65,11 @@ describe("a disabled user", () => {
     }
     const listed = await svc(cp, ["audit", "list", "--user", alice.email, "--decision", "deny", "--json"]);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout).records.map((r: { id: string }) => r.id).sort()).toEqual([tool.record_id, e.record_id].sort());
+    expect(
+      JSON.parse(listed.stdout)
+        .records.map((r: { id: string }) => r.id)
+        .sort(),
+    ).toEqual([tool.record_id, e.record_id].sort());
     const table = await svc(cp, ["audit", "list", "--user", alice.email]);
     expect(table.stdout).toContain("identity.disabled");
     expect(table.stdout).not.toContain("(installation)");

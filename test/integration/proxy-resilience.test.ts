@@ -8,8 +8,20 @@ import { join } from "node:path";
 import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
 import { lineRecordId, spoolLines } from "../../src/proxy/audit/spool-files.ts";
 import { gateSpoolIndexing } from "../../src/proxy/testing/spool-gate.ts";
-import { addPolicy, adminApi, type Api, auditRecordsOf, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startEgressProxy, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
-
+import {
+  addPolicy,
+  adminApi,
+  type Api,
+  auditRecordsOf,
+  must,
+  type ProxyProcess,
+  proxyDirs,
+  type Scenario,
+  setUpScenario,
+  startEgressProxy,
+  startProxy,
+  waitFor,
+} from "../../src/proxy/testing/integration.ts";
 
 setDefaultTimeout(60_000);
 
@@ -26,7 +38,15 @@ let s: Scenario;
 const running: ProxyProcess[] = [];
 
 function proxyEnv(dirs = proxyDirs(), extra: Record<string, string> = {}) {
-  return { SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: dirs.stateDir, SVC_RUNTIME_SOCKET_PATH: dirs.socket, SVC_PROXY_AUDIT: dirs.spool, SVC_PROXY_POLL_INTERVAL: "200ms", ...extra };
+  return {
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: dirs.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: dirs.socket,
+    SVC_PROXY_AUDIT: dirs.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+    ...extra,
+  };
 }
 function launch(env: Record<string, string>) {
   const p = startProxy(env);
@@ -123,7 +143,11 @@ describe("control plane outages", () => {
       // last_success: the bundle's last contact before the restart, not "never"
       expect(Date.parse(st.last_success)).toBeLessThanOrEqual(Date.parse(before.last_success));
       // `svc policy show` says that decisions run on the last good bundle
-      const shown = Bun.spawnSync([...svcCommand(), "policy", "show"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: second.socket } as Record<string, string>, stdout: "pipe", stderr: "pipe" });
+      const shown = Bun.spawnSync([...svcCommand(), "policy", "show"], {
+        env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: second.socket } as Record<string, string>,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       expect(shown.exitCode).toBe(0);
       expect(shown.stdout.toString()).toMatch(/^state:\s+stale\nreason:\s+the control plane is unreachable or not answering; decisions continue on the last good bundle \(revision \d+\)$/m);
       expect(shown.stdout.toString()).toContain(`\nlast_success:    ${st.last_success}\n`);

@@ -22,7 +22,14 @@ let dirs = proxyDirs();
 const used = [dirs];
 
 function proxy(): ProxyProcess {
-  return startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${ingress.port}`, SVC_PROXY_STATE_DIR: dirs.stateDir, SVC_RUNTIME_SOCKET_PATH: dirs.socket, SVC_PROXY_AUDIT: dirs.spool, SVC_PROXY_POLL_INTERVAL: "1s" });
+  return startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${ingress.port}`,
+    SVC_PROXY_STATE_DIR: dirs.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: dirs.socket,
+    SVC_PROXY_AUDIT: dirs.spool,
+    SVC_PROXY_POLL_INTERVAL: "1s",
+  });
 }
 
 const metric = async (px: ProxyProcess, series: string) => {
@@ -42,7 +49,10 @@ beforeAll(async () => {
     async fetch(req) {
       const u = new URL(req.url);
       if (u.pathname === "/api/v1/runtime/audit-records" && Number(req.headers.get("content-length") ?? 0) > auditLimit) {
-        return new Response("<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center></body></html>", { status: 413, headers: { "content-type": "text/html" } });
+        return new Response("<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center></body></html>", {
+          status: 413,
+          headers: { "content-type": "text/html" },
+        });
       }
       const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
       const up = await fetch(`${cp.url}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, body, redirect: "manual" });
@@ -112,7 +122,9 @@ describe("shipping by explicit verdicts", () => {
     const left = unacknowledged();
     expect(left.map((r) => r.id).sort()).toEqual([...ids].sort());
     const at = JSON.stringify(new Date().toISOString());
-    writeFileSync(join(dirs.spool, "rejected.jsonl"), left.map((r) => `{"rejected_at":${at},"reason":"POST /api/v1/runtime/audit-records answered 413","record":${r.line}}\n`).join(""), { mode: 0o600 });
+    writeFileSync(join(dirs.spool, "rejected.jsonl"), left.map((r) => `{"rejected_at":${at},"reason":"POST /api/v1/runtime/audit-records answered 413","record":${r.line}}\n`).join(""), {
+      mode: 0o600,
+    });
     for (const f of readdirSync(dirs.spool).filter((n) => /^seg-/.test(n))) rmSync(join(dirs.spool, f));
 
     auditLimit = Number.MAX_SAFE_INTEGER; // the cause fixed
@@ -120,16 +132,27 @@ describe("shipping by explicit verdicts", () => {
     try {
       await px.waitReady();
       expect((await px.policy()).spool_depth).toBe(0);
-      const replay = Bun.spawnSync([...svcCommand(), "proxy", "spool", "replay"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: dirs.socket }, stdout: "pipe", stderr: "pipe" });
+      const replay = Bun.spawnSync([...svcCommand(), "proxy", "spool", "replay"], {
+        env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: dirs.socket },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       expect({ code: replay.exitCode, stderr: replay.stderr.toString() }).toEqual({ code: 0, stderr: "" });
       expect(replay.stdout.toString()).toBe("replayed: 20 record(s) back into the spool; the proxy ships them now\n");
-      await waitFor(async () => {
-        const stored = new Set((await auditRecordsOf(api, s.installationId)).map((r) => r.id));
-        return ids.every((id) => stored.has(id));
-      }, "the replayed records at the control plane", 30_000);
+      await waitFor(
+        async () => {
+          const stored = new Set((await auditRecordsOf(api, s.installationId)).map((r) => r.id));
+          return ids.every((id) => stored.has(id));
+        },
+        "the replayed records at the control plane",
+        30_000,
+      );
       expect(existsSync(join(dirs.spool, "rejected.jsonl"))).toBe(false);
       // nothing left to replay
-      const again = Bun.spawnSync([...svcCommand(), "proxy", "spool", "replay", "--json"], { env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: dirs.socket }, stdout: "pipe" });
+      const again = Bun.spawnSync([...svcCommand(), "proxy", "spool", "replay", "--json"], {
+        env: { ...process.env, SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_SOCKET_PATH: dirs.socket },
+        stdout: "pipe",
+      });
       expect(JSON.parse(again.stdout.toString())).toEqual({ replayed: 0, kept: 0 });
     } finally {
       await px.stop();

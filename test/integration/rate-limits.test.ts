@@ -24,10 +24,22 @@ beforeAll(async () => {
   await addPolicy(api, s, "*", "model:invoke");
   await addPolicy(api, s, "*", "tool:crm.read");
   await addPolicy(api, s, "*", "tool:crm.update");
-  const mp = await must(api("POST", "/model-profiles", { display_name: "LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace }), "create model profile");
+  const mp = await must(
+    api("POST", "/model-profiles", { display_name: "LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace }),
+    "create model profile",
+  );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   const d = proxyDirs();
-  px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "user=6/min,model=2/min,tool:crm.read=3/min" });
+  px = startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: d.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: d.socket,
+    SVC_PROXY_AUDIT: d.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+    SVC_PROXY_CA_FILE: model.caFile,
+    SVC_PROXY_RATE_LIMITS: "user=6/min,model=2/min,tool:crm.read=3/min",
+  });
   await px.waitReady();
 });
 

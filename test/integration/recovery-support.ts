@@ -33,8 +33,14 @@ export async function ageSignIns(cp: ControlPlaneProcess, email: string, minutes
     const [id] = await accountIds(store.db, [email]);
     const { apiTokens: t, sessions: s } = tables(store.db);
     const back = minutes * 60_000;
-    await store.db.update(t).set({ authenticatedAt: sql`${t.authenticatedAt} - ${back}` }).where(eq(t.accountId, id!));
-    await store.db.update(s).set({ authenticatedAt: sql`${s.authenticatedAt} - ${back}` }).where(eq(s.accountId, id!));
+    await store.db
+      .update(t)
+      .set({ authenticatedAt: sql`${t.authenticatedAt} - ${back}` })
+      .where(eq(t.accountId, id!));
+    await store.db
+      .update(s)
+      .set({ authenticatedAt: sql`${s.authenticatedAt} - ${back}` })
+      .where(eq(s.accountId, id!));
   } finally {
     await store.close();
   }
@@ -44,12 +50,22 @@ export async function ageSignIns(cp: ControlPlaneProcess, email: string, minutes
 export async function apiSignIn(cp: ControlPlaneProcess, email: string, password: string): Promise<{ cookie: string; csrf: string }> {
   const res = await fetch(`${cp.url}/api/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password, organization_id: cp.orgId }) });
   if (res.status !== 200) throw new Error(`sign-in of ${email}: ${res.status}`);
-  return { cookie: res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "), csrf: ((await res.json()) as { csrf_token: string }).csrf_token };
+  return {
+    cookie: res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; "),
+    csrf: ((await res.json()) as { csrf_token: string }).csrf_token,
+  };
 }
 
 /** An API token issued from that session (it carries the session's sign-in time). */
 export async function tokenFrom(cp: ControlPlaneProcess, session: { cookie: string; csrf: string }, name = "cli"): Promise<string> {
-  const res = await fetch(`${cp.url}/api/v1/organizations/${cp.orgId}/api-tokens`, { method: "POST", headers: { "content-type": "application/json", cookie: session.cookie, "x-csrf-token": session.csrf }, body: JSON.stringify({ name }) });
+  const res = await fetch(`${cp.url}/api/v1/organizations/${cp.orgId}/api-tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie: session.cookie, "x-csrf-token": session.csrf },
+    body: JSON.stringify({ name }),
+  });
   if (res.status !== 201) throw new Error(`api token: ${res.status}`);
   return ((await res.json()) as { token: string }).token;
 }

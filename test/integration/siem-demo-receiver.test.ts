@@ -31,7 +31,8 @@ test("the demo's loopback opt-in: a webhook sink to the example receiver deliver
 
   const strict = await startControlPlane({ env: { SVC_CP_ALLOW_PRIVATE_OUTBOUND: "0" } });
   started.push(strict);
-  const create = async (cp: ControlPlaneProcess) => svc(cp, ["audit", "sinks", "create", "--name", "local", "--kind", "webhook", "--endpoint", `http://127.0.0.1:${port}/hec`, "--secret-stdin"], { stdin: SECRET });
+  const create = async (cp: ControlPlaneProcess) =>
+    svc(cp, ["audit", "sinks", "create", "--name", "local", "--kind", "webhook", "--endpoint", `http://127.0.0.1:${port}/hec`, "--secret-stdin"], { stdin: SECRET });
   const refused = await create(strict);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain("is a loopback address");

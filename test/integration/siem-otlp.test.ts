@@ -33,7 +33,11 @@ afterAll(async () => server.stop(true));
 function validate(bodies: string[]): any[] {
   const r = Bun.spawnSync(["python3", join(import.meta.dir, "../support/otlp_validate.py")], { stdin: new TextEncoder().encode(bodies.join("\n")), stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`otlp_validate.py: ${r.stderr.toString()} (scripts/setup.sh installs opentelemetry-proto from PyPI)`);
-  return r.stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
+  return r.stdout
+    .toString()
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 }
 
 test("OTLP/HTTP logs: bodies parse as ExportLogsServiceRequest, one LogRecord per audit record, retried through a 503", async () => {
@@ -65,7 +69,15 @@ test("OTLP/HTTP logs: bodies parse as ExportLogsServiceRequest, one LogRecord pe
   const logs = parsed.filter((l) => l !== created);
   // The admin event, with its severity mapped (notice: INFO2) and who made it, from where.
   expect(created.severity_number).toBe(10);
-  expect(created.attributes).toMatchObject({ "svc.kind": "admin", "svc.action": "siem_sink.create", "svc.actor.id": cp.accountId, "svc.actor.email": "owner@example.com", "svc.result": "ok", "svc.severity": "notice", "svc.target": `siem_sink:${made.json.id}` });
+  expect(created.attributes).toMatchObject({
+    "svc.kind": "admin",
+    "svc.action": "siem_sink.create",
+    "svc.actor.id": cp.accountId,
+    "svc.actor.email": "owner@example.com",
+    "svc.result": "ok",
+    "svc.severity": "notice",
+    "svc.target": `siem_sink:${made.json.id}`,
+  });
   expect(JSON.parse(created.body).admin.after).toMatchObject({ name: "otel", kind: "otlp", secret: expect.stringMatching(/^sha256:/) });
   expect(created.body).not.toContain(TOKEN);
   const all = [...permits, deny];

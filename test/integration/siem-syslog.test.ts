@@ -38,7 +38,7 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     const inst = await addInstallation(cp);
     const made = await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "rsyslog", kind: "syslog", endpoint: `127.0.0.1:${rsyslog.port}`, ca_pem: testTls().ca } });
     expect(made.status).toBe(201);
-    const first = [...(await ship(cp, inst, 2)), ...(await ship(cp, inst, 2, { decision: "deny", reason: "policy \"no-crm\" denies it ]" }))];
+    const first = [...(await ship(cp, inst, 2)), ...(await ship(cp, inst, 2, { decision: "deny", reason: 'policy "no-crm" denies it ]' }))];
     expect(await deliverDue(cp.deps, opts)).toBe(1 + 4);
     await waitFor(() => rsyslog.lines().length >= 5, "5 messages in rsyslog's output");
     // the admin event of the sink's own creation comes with them (after the runtime records: chains are read store first)
@@ -70,7 +70,12 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     clock += backoffMs(1) + 1;
     expect(await deliverDue(cp.deps, opts)).toBe(5);
     await waitFor(() => rsyslog.lines().length >= 10, "10 messages in rsyslog's output");
-    expect(rsyslog.lines().filter((l) => l.msgid !== "admin").map((l) => bodyOf(l.msg).id)).toEqual([...first, ...during]);
+    expect(
+      rsyslog
+        .lines()
+        .filter((l) => l.msgid !== "admin")
+        .map((l) => bodyOf(l.msg).id),
+    ).toEqual([...first, ...during]);
     expect((await cp.call("GET", cp.org("/siem-sinks"))).json.sinks[0].health).toMatchObject({ status: "ok", lag_records: 0, delivered: 10 });
   });
 
@@ -78,7 +83,9 @@ describe("syslog sinks (real rsyslog over TLS)", () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
     const before = rsyslog.lines().length;
-    expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "elastic", kind: "syslog", endpoint: `127.0.0.1:${rsyslog.port}`, ca_pem: testTls().ca, format: "ecs" } })).json.format).toBe("ecs");
+    expect((await cp.call("POST", cp.org("/siem-sinks"), { body: { name: "elastic", kind: "syslog", endpoint: `127.0.0.1:${rsyslog.port}`, ca_pem: testTls().ca, format: "ecs" } })).json.format).toBe(
+      "ecs",
+    );
     const [id] = await ship(cp, inst, 1, { decision: "deny", reason: "no" });
     expect(await deliverDue(cp.deps, opts)).toBe(1 + 1);
     await waitFor(() => rsyslog.lines().length >= before + 2, "2 more messages in rsyslog's output");

@@ -42,22 +42,31 @@ test("start.sh sets up a working control plane once and reuses it", async () => 
   const port = freePort();
   const first = await start(port);
   const firstOut = await output(first);
-  await waitFor(() => {
-    try {
-      return statSync(join(dir, "agent-id")).size > 0;
-    } catch {
-      return false;
-    }
-  }, "the first-run set-up", 60_000);
+  await waitFor(
+    () => {
+      try {
+        return statSync(join(dir, "agent-id")).size > 0;
+      } catch {
+        return false;
+      }
+    },
+    "the first-run set-up",
+    60_000,
+  );
   const token = readFileSync(join(dir, "runtime-token"), "utf8").trim();
   expect(token).toMatch(/^svc_rt_/);
   expect(statSync(join(dir, "runtime-token")).mode & 0o777).toBe(0o600);
   const owner = readFileSync(join(dir, "controlplane/owner-api-token"), "utf8").trim();
   const me = (await (await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { organization: { id: string } };
-  const insts = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { installations: { id: string; platform: string }[] };
+  const insts = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as {
+    installations: { id: string; platform: string }[];
+  };
   expect(insts.installations.map((i) => i.platform)).toEqual(["chatui"]);
   // the audit's signing key is printed on the first run, as the control plane names it
-  const key = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/audit-signing-key`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { public_key: string; fingerprint: string };
+  const key = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/audit-signing-key`, { headers: { authorization: `Bearer ${owner}` } })).json()) as {
+    public_key: string;
+    fingerprint: string;
+  };
   expect(firstOut).toContain(`Audit checkpoint-signing key`);
   expect(firstOut).toContain(key.public_key);
   expect(firstOut).toContain(key.fingerprint);
@@ -75,7 +84,9 @@ test("start.sh sets up a working control plane once and reuses it", async () => 
   expect(out).toStartWith("start: checking what svc needs and building dist/svc…\n");
   expect(out).toContain("A later run on the same state: nothing was created again.");
   expect(out).not.toContain("first run");
-  const after = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as { installations: unknown[] };
+  const after = (await (await fetch(`http://127.0.0.1:${port}/api/v1/organizations/${me.organization.id}/installations`, { headers: { authorization: `Bearer ${owner}` } })).json()) as {
+    installations: unknown[];
+  };
   expect(after.installations.length).toBe(1);
   expect(readFileSync(join(dir, "runtime-token"), "utf8").trim()).toBe(token);
   again.kill("SIGTERM");

@@ -38,7 +38,11 @@ const server = Bun.serve({
       const body = (await req.json()) as { tools?: { function: { name: string } }[]; messages: { role: string }[] };
       log({ chat: { tools: body.tools?.map((t) => t.function.name) ?? [], last: body.messages.at(-1)?.role } });
       if (body.tools?.some((t) => t.function.name === "lookup_customer") && body.messages.at(-1)?.role !== "tool") {
-        const call = { id: "c2", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup_customer", arguments: JSON.stringify({ customer_id: "c-1" }) } }] } }] };
+        const call = {
+          id: "c2",
+          object: "chat.completion.chunk",
+          choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup_customer", arguments: JSON.stringify({ customer_id: "c-1" }) } }] } }],
+        };
         return new Response(`data: ${JSON.stringify(call)}\n\ndata: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
       }
       const chunk = (content: string) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;

@@ -39,7 +39,15 @@ function replica(database: string, masterKey: string) {
   const tokenFile = join(dataDir, "token");
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1", SVC_CP_DATABASE: database, SVC_CP_MASTER_KEY: masterKey } as Record<string, string>;
+  const env = {
+    ...process.env,
+    SVC_CP_DATA_DIR: dataDir,
+    SVC_CP_LISTEN: `127.0.0.1:${port}`,
+    SVC_CP_PUBLIC_URL: url,
+    SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1",
+    SVC_CP_DATABASE: database,
+    SVC_CP_MASTER_KEY: masterKey,
+  } as Record<string, string>;
   let proc: Subprocess | null = null;
   let out = { text: () => "" };
   return {
@@ -50,10 +58,14 @@ function replica(database: string, masterKey: string) {
     async start(cmd: string[]) {
       proc = Bun.spawn([...cmd, "controlplane", "serve"], { env, stdout: "pipe", stderr: "pipe" });
       out = collectOutput(proc);
-      await waitFor(async () => {
-        if (proc!.exitCode !== null) throw new Error(`control plane exited ${proc!.exitCode}: ${out.text()}`);
-        return (await fetch(`${url}/readyz`)).ok;
-      }, `control plane at ${url}`, 120_000);
+      await waitFor(
+        async () => {
+          if (proc!.exitCode !== null) throw new Error(`control plane exited ${proc!.exitCode}: ${out.text()}`);
+          return (await fetch(`${url}/readyz`)).ok;
+        },
+        `control plane at ${url}`,
+        120_000,
+      );
     },
     async stop() {
       proc?.kill("SIGTERM");
@@ -89,7 +101,11 @@ function roundRobin(targets: () => string[]) {
 
 const api = (base: string, token: string) => async (method: string, path: string, body?: unknown, tok?: string) => {
   const url = path.startsWith("/api/") ? `${base}${path}` : `${base}/api/v1/organizations/${orgId}${path}`;
-  const res = await fetch(url, { method, headers: { authorization: `Bearer ${tok ?? token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${tok ?? token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let json: any = null;
   try {
@@ -113,16 +129,23 @@ async function credit(px: ProxyProcess, user: string, amount: number, ledger: Le
 
 function startProxyOf(cmd: string[], token: string, url: string): ProxyProcess {
   const d = proxyDirs();
-  return startProxy({ SVC_RUNTIME_TOKEN: token, SVC_RUNTIME_CONTROL_PLANE_URL: url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms" }, cmd);
+  return startProxy(
+    { SVC_RUNTIME_TOKEN: token, SVC_RUNTIME_CONTROL_PLANE_URL: url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms" },
+    cmd,
+  );
 }
 
 /** Waits until every decision is stored, then checks none is missing or stored twice. */
 async function expectAllStoredOnce(call: ReturnType<typeof api>, installationId: string, ledger: Ledger): Promise<void> {
   let records: any[] = [];
-  await waitFor(async () => {
-    records = (await auditRecordsOf(call as never, installationId)).filter((r) => r.kind === "tool");
-    return ledger.ids.every((id) => records.some((r) => r.id === id));
-  }, "every decision to be stored", 60_000);
+  await waitFor(
+    async () => {
+      records = (await auditRecordsOf(call as never, installationId)).filter((r) => r.kind === "tool");
+      return ledger.ids.every((id) => records.some((r) => r.id === id));
+    },
+    "every decision to be stored",
+    60_000,
+  );
   const ids = records.map((r) => r.id);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.length).toBe(ledger.ids.length);
@@ -164,15 +187,36 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     const cp = replica(database, masterKey);
     replicas.push(cp);
     const tokenFile = cp.tokenFile;
-    const boot = Bun.spawnSync([...OLD, "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", tokenFile], { env: cp.env, stdout: "pipe", stderr: "pipe" });
+    const boot = Bun.spawnSync([...OLD, "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", tokenFile], {
+      env: cp.env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(boot.exitCode).toBe(0);
     orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
     const token = readFileSync(tokenFile, "utf8").trim();
     await cp.start(OLD);
     const call = api(cp.url, token);
     const s = await setUpScenario(call as never, "upg");
-    await must(call("PUT", "/api/v1/runtime/tools", { tools: [{ name: "crm.read", access: "read", required_capabilities: [] }, { name: "crm.update", access: "write", required_capabilities: [] }, { name: "crm.credit", access: "write", required_capabilities: [] }] }, s.runtimeToken), "tool sync");
-    await must(call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }), "conditional permit");
+    await must(
+      call(
+        "PUT",
+        "/api/v1/runtime/tools",
+        {
+          tools: [
+            { name: "crm.read", access: "read", required_capabilities: [] },
+            { name: "crm.update", access: "write", required_capabilities: [] },
+            { name: "crm.credit", access: "write", required_capabilities: [] },
+          ],
+        },
+        s.runtimeToken,
+      ),
+      "tool sync",
+    );
+    await must(
+      call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }),
+      "conditional permit",
+    );
     await must(call("POST", "/policies", { name: "watch credits", src: "*", dst: "tool:crm.credit", effect: "deny", mode: "shadow", workspace: s.workspace, agent_id: s.agentId }), "shadow deny");
     const alice = s.users.alice!.remote;
     const ledger: Ledger = { ids: [], widened: [] };
@@ -224,7 +268,28 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     const home = mkdtempSync(join(tmpdir(), "svc-upg-home-"));
     const cliEnv = { ...process.env, HOME: home, SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: token };
     const before = (await must(call("GET", `/policies?workspace=${s.workspace}`), "policies")).policies.length;
-    const cli = Bun.spawnSync([...NEW, "policies", "create", "--name", "big credits", "--src-pattern", "*", "--dst-pattern", "tool:crm.credit", "--effect", "permit", "--condition", "args.amount <= 5000", "--agent-id", s.agentId, "--workspace", s.workspace], { env: cliEnv, stdout: "pipe", stderr: "pipe" });
+    const cli = Bun.spawnSync(
+      [
+        ...NEW,
+        "policies",
+        "create",
+        "--name",
+        "big credits",
+        "--src-pattern",
+        "*",
+        "--dst-pattern",
+        "tool:crm.credit",
+        "--effect",
+        "permit",
+        "--condition",
+        "args.amount <= 5000",
+        "--agent-id",
+        s.agentId,
+        "--workspace",
+        s.workspace,
+      ],
+      { env: cliEnv, stdout: "pipe", stderr: "pipe" },
+    );
     expect(cli.exitCode).not.toBe(0);
     expect(cli.stderr.toString()).toContain("does not support --condition; upgrade it first");
     expect((await must(call("GET", `/policies?workspace=${s.workspace}`), "policies")).policies.length).toBe(before);
@@ -264,8 +329,25 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     orgId = (me as { organization: { id: string } }).organization.id;
     const call = api(front.url, token);
     const s = await setUpScenario(call as never, "roll");
-    await must(call("PUT", "/api/v1/runtime/tools", { tools: [{ name: "crm.read", access: "read", required_capabilities: [] }, { name: "crm.update", access: "write", required_capabilities: [] }, { name: "crm.credit", access: "write", required_capabilities: [] }] }, s.runtimeToken), "tool sync");
-    await must(call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }), "conditional permit");
+    await must(
+      call(
+        "PUT",
+        "/api/v1/runtime/tools",
+        {
+          tools: [
+            { name: "crm.read", access: "read", required_capabilities: [] },
+            { name: "crm.update", access: "write", required_capabilities: [] },
+            { name: "crm.credit", access: "write", required_capabilities: [] },
+          ],
+        },
+        s.runtimeToken,
+      ),
+      "tool sync",
+    );
+    await must(
+      call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }),
+      "conditional permit",
+    );
     const ledger: Ledger = { ids: [], widened: [] };
     const pxOld = startProxyOf(OLD, s.runtimeToken, front.url);
     const pxNew = startProxyOf(NEW, s.runtimeToken, front.url);
@@ -302,10 +384,14 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     // they were marked pending and the new replicas folded them in, so the console's activity
     // counts every decision once (audit/rollup-fold.ts; budgets and usage count them at once).
     let counted: unknown = null;
-    await waitFor(async () => {
-      counted = (await must(call("GET", "/audit-activity?since=24h"), "activity")).top_tools.find((t: { tool: string }) => t.tool === "crm.credit")?.calls;
-      return counted === ledger.ids.length;
-    }, "every decision in the roll-ups", 90_000).catch(() => expect({ counted }).toEqual({ counted: ledger.ids.length }));
+    await waitFor(
+      async () => {
+        counted = (await must(call("GET", "/audit-activity?since=24h"), "activity")).top_tools.find((t: { tool: string }) => t.tool === "crm.credit")?.calls;
+        return counted === ledger.ids.length;
+      },
+      "every decision in the roll-ups",
+      90_000,
+    ).catch(() => expect({ counted }).toEqual({ counted: ledger.ids.length }));
     expect(a.logs() + b.logs()).toContain("audit records of an older control-plane replica counted in the roll-ups");
     const clean = await verify(front.url, token);
     expect(clean.text).not.toContain("tampered");

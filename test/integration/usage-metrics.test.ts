@@ -28,11 +28,31 @@ beforeAll(async () => {
   model = startModelServer();
   await addPolicy(api, s, `user:${s.users.alice!.id}`, "model:invoke");
   await addPolicy(api, s, "*", "tool:crm.read");
-  const mp = await must(api("POST", "/model-profiles", { display_name: "Priced LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", models: ["m-small", "m-large"], workspace: s.workspace, prices: { "m-small": { prompt: 2, completion: 8 } } }), "create model profile");
+  const mp = await must(
+    api("POST", "/model-profiles", {
+      display_name: "Priced LLM",
+      endpoint: model.endpoint,
+      auth_type: "none",
+      default_model: "m-small",
+      models: ["m-small", "m-large"],
+      workspace: s.workspace,
+      prices: { "m-small": { prompt: 2, completion: 8 } },
+    }),
+    "create model profile",
+  );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   const d = proxyDirs();
   metricsPort = freePort();
-  px = startProxy({ SVC_RUNTIME_TOKEN: s.runtimeToken, SVC_RUNTIME_CONTROL_PLANE_URL: cp.url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_METRICS_LISTEN: `127.0.0.1:${metricsPort}` });
+  px = startProxy({
+    SVC_RUNTIME_TOKEN: s.runtimeToken,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
+    SVC_PROXY_STATE_DIR: d.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: d.socket,
+    SVC_PROXY_AUDIT: d.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+    SVC_PROXY_CA_FILE: model.caFile,
+    SVC_PROXY_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+  });
   await px.waitReady();
 });
 
@@ -96,17 +116,24 @@ describe("metrics", () => {
       ].join("\n"),
     );
     const port = freePort();
-    const prom: Subprocess = Bun.spawn([promBin, `--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], { stdout: "pipe", stderr: "pipe" });
+    const prom: Subprocess = Bun.spawn([promBin, `--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const out = collectOutput(prom);
     const query = async (q: string) => {
       const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => null);
       return r?.ok ? ((await r.json()) as any).data.result : [];
     };
     try {
-      await waitFor(async () => {
-        if (prom.exitCode !== null) throw new Error(`prometheus exited ${prom.exitCode}: ${out.text()}`);
-        return (await query('up{job="svc-proxy"} == 1')).length === 1 && (await query('up{job="svc-controlplane"} == 1')).length === 1;
-      }, `both targets up in Prometheus\n${out.text()}`, 60_000);
+      await waitFor(
+        async () => {
+          if (prom.exitCode !== null) throw new Error(`prometheus exited ${prom.exitCode}: ${out.text()}`);
+          return (await query('up{job="svc-proxy"} == 1')).length === 1 && (await query('up{job="svc-controlplane"} == 1')).length === 1;
+        },
+        `both targets up in Prometheus\n${out.text()}`,
+        60_000,
+      );
       const proxyDecisions = await query('svc_proxy_decisions_total{job="svc-proxy",kind="tool",result="permit"}');
       expect(Number(proxyDecisions[0]?.value[1])).toBeGreaterThanOrEqual(1);
       expect(Number((await query('svc_proxy_model_tokens_total{job="svc-proxy",type="prompt"}'))[0]?.value[1])).toBe(9);

@@ -25,7 +25,17 @@ export function startChatuiFunctionsDouble(opts: { token: string; functions?: Do
       if (req.method === "GET" && (url.pathname === "/api/v1/functions/" || url.pathname === "/api/v1/functions")) {
         const now = Math.floor(Date.now() / 1000);
         return Response.json(
-          state.functions.map((f) => ({ id: f.id, user_id: "admin-uuid", type: f.type, name: f.name ?? f.id, meta: { description: "", manifest: {} }, is_active: f.is_active, is_global: f.is_global, updated_at: now, created_at: now })),
+          state.functions.map((f) => ({
+            id: f.id,
+            user_id: "admin-uuid",
+            type: f.type,
+            name: f.name ?? f.id,
+            meta: { description: "", manifest: {} },
+            is_active: f.is_active,
+            is_global: f.is_global,
+            updated_at: now,
+            created_at: now,
+          })),
         );
       }
       if (req.method === "GET" && url.pathname === "/api/v1/configs/tool_servers" && state.toolServers) return Response.json({ TOOL_SERVER_CONNECTIONS: state.toolServers });

@@ -84,8 +84,21 @@ export async function startControlPlane(opts: { env?: Record<string, string> } =
   // With SVC_TEST_POSTGRES_URL the process gets a fresh PostgreSQL database, else SQLite in its data dir.
   const database = TEST_POSTGRES_URL ? { SVC_CP_DATABASE: await freshPostgresDatabase() } : {};
   // The master key goes where it does by default, apart from the data directory: under XDG_CONFIG_HOME (here inside the temp dir, removed with it).
-  const env = { ...process.env, XDG_CONFIG_HOME: join(dataDir, "config"), SVC_CP_DATA_DIR: dataDir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: url, SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1", ...database, ...(opts.env ?? {}) } as Record<string, string>;
-  const boot = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", join(dataDir, "token")], { env, stdout: "pipe", stderr: "pipe" });
+  const env = {
+    ...process.env,
+    XDG_CONFIG_HOME: join(dataDir, "config"),
+    SVC_CP_DATA_DIR: dataDir,
+    SVC_CP_LISTEN: `127.0.0.1:${port}`,
+    SVC_CP_PUBLIC_URL: url,
+    SVC_CP_ALLOW_PRIVATE_OUTBOUND: "1",
+    ...database,
+    ...(opts.env ?? {}),
+  } as Record<string, string>;
+  const boot = Bun.spawnSync([...svcCommand(), "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Acme", "--token-out", join(dataDir, "token")], {
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
   const token = readFileSync(join(dataDir, "token"), "utf8").trim();

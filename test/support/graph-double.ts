@@ -160,13 +160,34 @@ export class GraphDouble {
     if (sp) {
       if (this.#denied("servicePrincipal")) return forbidden();
       if (sp[1] !== this.appId) return graphError(404, "Request_ResourceNotFound", `Resource '${sp[1]}' does not exist or one of its queried reference-property objects are not present.`);
-      return json(pick({ "@odata.context": `${this.url}/v1.0/$metadata#servicePrincipals/$entity`, id: this.servicePrincipalId, appId: this.appId, displayName: "Chat", appRoles: this.roles.map((r) => ({ allowedMemberTypes: ["User"], description: r.description ?? r.displayName, origin: "Application", ...r })) }, select));
+      return json(
+        pick(
+          {
+            "@odata.context": `${this.url}/v1.0/$metadata#servicePrincipals/$entity`,
+            id: this.servicePrincipalId,
+            appId: this.appId,
+            displayName: "Chat",
+            appRoles: this.roles.map((r) => ({ allowedMemberTypes: ["User"], description: r.description ?? r.displayName, origin: "Application", ...r })),
+          },
+          select,
+        ),
+      );
     }
     const assigned = /^\/v1\.0\/servicePrincipals\/([^/]+)\/appRoleAssignedTo$/.exec(path);
     if (assigned) {
       if (this.#denied("assignments")) return forbidden();
       if (assigned[1] !== this.servicePrincipalId) return graphError(404, "Request_ResourceNotFound", `Resource '${assigned[1]}' does not exist.`);
-      const items = this.assignments.map((a) => ({ id: a.id, deletedDateTime: null, appRoleId: a.appRoleId, createdDateTime: "2024-01-01T00:00:00Z", principalDisplayName: a.principalDisplayName, principalId: a.principalId, principalType: a.principalType, resourceDisplayName: "Chat", resourceId: this.servicePrincipalId }));
+      const items = this.assignments.map((a) => ({
+        id: a.id,
+        deletedDateTime: null,
+        appRoleId: a.appRoleId,
+        createdDateTime: "2024-01-01T00:00:00Z",
+        principalDisplayName: a.principalDisplayName,
+        principalId: a.principalId,
+        principalType: a.principalType,
+        resourceDisplayName: "Chat",
+        resourceId: this.servicePrincipalId,
+      }));
       return this.#page(url, items, skip, "#servicePrincipals('…')/appRoleAssignedTo");
     }
     const members = /^\/v1\.0\/groups\/([^/]+)\/members$/.exec(path);
@@ -209,12 +230,29 @@ export class GraphDouble {
 
   #token(tenant: string, form: URLSearchParams): Response {
     const aad = (status: number, error: string, code: string, description: string) =>
-      json({ error, error_description: `${code}: ${description}\r\nTrace ID: ${randomUUID()}\r\nCorrelation ID: ${randomUUID()}\r\nTimestamp: 2024-01-01 00:00:00Z`, error_codes: [Number(code.slice(6))], timestamp: "2024-01-01 00:00:00Z", trace_id: randomUUID(), correlation_id: randomUUID() }, status);
+      json(
+        {
+          error,
+          error_description: `${code}: ${description}\r\nTrace ID: ${randomUUID()}\r\nCorrelation ID: ${randomUUID()}\r\nTimestamp: 2024-01-01 00:00:00Z`,
+          error_codes: [Number(code.slice(6))],
+          timestamp: "2024-01-01 00:00:00Z",
+          trace_id: randomUUID(),
+          correlation_id: randomUUID(),
+        },
+        status,
+      );
     if (tenant !== this.tenantId) return aad(400, "invalid_request", "AADSTS90002", `Tenant '${tenant}' not found.`);
     if (form.get("grant_type") !== "client_credentials") return aad(400, "unsupported_grant_type", "AADSTS70003", "The app requested an unsupported grant type.");
     if (form.get("scope") !== `${this.url}/.default`) return aad(400, "invalid_scope", "AADSTS1002012", `The provided value for scope ${form.get("scope")} is not valid.`);
-    if (form.get("client_id") !== this.clientId) return aad(400, "unauthorized_client", "AADSTS700016", `Application with identifier '${form.get("client_id")}' was not found in the directory '${tenant}'.`);
-    if (form.get("client_secret") !== this.clientSecret) return aad(400, "invalid_client", "AADSTS7000215", `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${this.clientId}'.`);
+    if (form.get("client_id") !== this.clientId)
+      return aad(400, "unauthorized_client", "AADSTS700016", `Application with identifier '${form.get("client_id")}' was not found in the directory '${tenant}'.`);
+    if (form.get("client_secret") !== this.clientSecret)
+      return aad(
+        400,
+        "invalid_client",
+        "AADSTS7000215",
+        `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${this.clientId}'.`,
+      );
     const accessToken = `eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.${randomUUID()}.`;
     this.#tokens.add(accessToken);
     return json({ token_type: "Bearer", expires_in: 3599, ext_expires_in: 3599, access_token: accessToken });

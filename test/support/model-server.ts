@@ -120,7 +120,14 @@ export function startModelServer(opts: { apiKey?: string } = {}): ModelServer {
         return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: b.toolCall ? "tool_calls" : "stop" }], usage: usageOf(b, body) });
       }
       const withUsage = body?.stream_options?.include_usage === true;
-      const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) });
+      const chunk = (delta: unknown, finish: string | null = null) => ({
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...(withUsage ? { usage: null } : {}),
+      });
       const parts: Uint8Array[] = [sse(chunk({ role: "assistant", content: "" }))];
       if (b.toolCall) {
         const half = Math.ceil(b.toolCall.arguments.length / 2);

@@ -33,7 +33,16 @@ export async function startOAuthServer(opts: { resource: string; accessTokenTtlS
   const provider = new Provider(issuer, {
     jwks: { keys: [jwk] },
     clients: opts.staticClient
-      ? [{ client_id: opts.staticClient.id, client_secret: opts.staticClient.secret, redirect_uris: [opts.staticClient.redirectUri], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "client_secret_basic" }]
+      ? [
+          {
+            client_id: opts.staticClient.id,
+            client_secret: opts.staticClient.secret,
+            redirect_uris: [opts.staticClient.redirectUri],
+            grant_types: ["authorization_code", "refresh_token"],
+            response_types: ["code"],
+            token_endpoint_auth_method: "client_secret_basic",
+          },
+        ]
       : [],
     pkce: { required: () => true },
     scopes: ["openid", "offline_access", "notes"],
@@ -72,7 +81,24 @@ export async function startOAuthNotesServer(port: number, issuer: string): Promi
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-oauth-notes-"));
   const callLog = join(dir, "calls.jsonl");
   writeFileSync(callLog, "");
-  const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "mcp/oauth_notes_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--calls", callLog, "--issuer", issuer, "--jwks", `${issuer}/jwks`, "--ca", tls.caFile];
+  const argv = [
+    join(mcpServersBin(), "python"),
+    join(import.meta.dir, "mcp/oauth_notes_server.py"),
+    "--port",
+    String(port),
+    "--cert",
+    tls.certFile,
+    "--key",
+    tls.keyFile,
+    "--calls",
+    callLog,
+    "--issuer",
+    issuer,
+    "--jwks",
+    `${issuer}/jwks`,
+    "--ca",
+    tls.caFile,
+  ];
   const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
   const url = `https://127.0.0.1:${port}/mcp`;
   const deadline = Date.now() + 30_000;

@@ -39,11 +39,15 @@ export function onTerminal(shellCommand: string, opts: { cwd?: string; env?: Rec
     },
     exited,
     shows: async (wanted, timeoutMs) =>
-      waitFor(() => {
-        if (text.includes(wanted)) return true;
-        if (proc.exitCode !== null) throw new Error(`the command ended (${proc.exitCode}) before the terminal showed ${JSON.stringify(wanted)}:\n${text}`);
-        return false;
-      }, `the terminal to show ${JSON.stringify(wanted)}`, timeoutMs),
+      waitFor(
+        () => {
+          if (text.includes(wanted)) return true;
+          if (proc.exitCode !== null) throw new Error(`the command ended (${proc.exitCode}) before the terminal showed ${JSON.stringify(wanted)}:\n${text}`);
+          return false;
+        },
+        `the terminal to show ${JSON.stringify(wanted)}`,
+        timeoutMs,
+      ),
   };
 }
 

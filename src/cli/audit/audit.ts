@@ -7,14 +7,7 @@ import { dirname, resolve } from "node:path";
 import { CommandFailure, UsageError, command } from "../../command/index.ts";
 import type { AuditKey } from "../../contract/admin-api.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
-import {
-  decryptAgeFile,
-  formatIdentityFile,
-  generateAuditIdentity,
-  isGroupOrWorldReadable,
-  parseIdentityFile,
-  writeNewPrivateFile,
-} from "./identity.ts";
+import { decryptAgeFile, formatIdentityFile, generateAuditIdentity, isGroupOrWorldReadable, parseIdentityFile, writeNewPrivateFile } from "./identity.ts";
 import { digestKeyCommand } from "./digest-key.ts";
 import { recordCommands } from "./records.ts";
 import { recoverCommand } from "./recover.ts";
@@ -25,7 +18,6 @@ import { sinksCommand } from "./sinks.ts";
 import { ApiError, connect, seg } from "../shared/client.ts";
 import { defaultIdentityPath, ensurePrivateDir, expandHome, readCliEnv } from "../shared/config.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime, writeAll } from "../shared/output.ts";
-
 
 function pathTaken(path: string): boolean {
   try {
@@ -87,8 +79,17 @@ const keysCreate = command({
       }
       // The upload may have been stored: keep the identity and say how to find out.
       const code = e instanceof ApiError ? e.code : undefined;
-      const why = e instanceof ApiError ? e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0] : (e as Error).message;
-      throw client.fail(`the upload of public key ${pair.recipient} did not complete (${why}), so the identity was kept in ${path}; check \`svc audit keys list\` for that public key before making another`, code);
+      const why =
+        e instanceof ApiError
+          ? e.message
+              .replace(/^[^:]+: /, "")
+              .replace(/ \([a-z0-9_]+\)$/, "")
+              .split("; ")[0]
+          : (e as Error).message;
+      throw client.fail(
+        `the upload of public key ${pair.recipient} did not complete (${why}), so the identity was kept in ${path}; check \`svc audit keys list\` for that public key before making another`,
+        code,
+      );
     }
     if (args.json) return printJson({ ...key, identity_file: path });
     out(`Created audit key ${key.id} (${key.name}), public key ${key.public_key}.`);
@@ -168,7 +169,10 @@ const decrypt = command({
     try {
       plaintext = await decryptAgeFile(ciphertext, parsed.identities);
     } catch (e) {
-      throw client.fail(`record ${args.record} cannot be decrypted with ${identity} (${(e as Error).message}); use the identity of one of the record's recipient key ids (see the record in the console)`, "decrypt_failed");
+      throw client.fail(
+        `record ${args.record} cannot be decrypted with ${identity} (${(e as Error).message}); use the identity of one of the record's recipient key ids (see the record in the console)`,
+        "decrypt_failed",
+      );
     }
     if (args.stdout) {
       writeAll(1, plaintext);
@@ -181,7 +185,12 @@ const decrypt = command({
 
 export const auditCommand = command({
   meta: { name: "audit", description: "Search, show and export audit records; audit-encryption keys and local decryption" },
-  examples: ["svc audit list --decision deny --since 24h", "svc audit export --since 7d --out week.jsonl", "svc audit keys create --name security-team", "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json"],
+  examples: [
+    "svc audit list --decision deny --since 24h",
+    "svc audit export --since 7d --out week.jsonl",
+    "svc audit keys create --name security-team",
+    "svc audit decrypt --record rec_01J... --identity ~/.config/svc/audit-identity.txt --out rec.json",
+  ],
   subCommands: {
     keys: command({
       meta: { name: "keys", description: "Audit-encryption keys (customer-held age X25519)" },
@@ -199,4 +208,3 @@ export const auditCommand = command({
     retention: retentionCommand,
   },
 });
-

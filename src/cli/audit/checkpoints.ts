@@ -27,7 +27,8 @@ async function listCheckpoints(args: { json?: boolean }) {
   const c = await client.json<CheckpointList>("GET", client.org("/audit-checkpoints"));
   if (args.json) return printJson(c);
   if (c.public_key) out(`Signing key: ${c.public_key} (${keyFingerprint(c.public_key)})`);
-  if (c.checkpoints.length === 0) return note(`No checkpoints yet: the control plane signs one ${c.next_at ? `at ${c.next_at}` : "each hour"} once records arrive; \`svc audit checkpoints create\` signs one now.`);
+  if (c.checkpoints.length === 0)
+    return note(`No checkpoints yet: the control plane signs one ${c.next_at ? `at ${c.next_at}` : "each hour"} once records arrive; \`svc audit checkpoints create\` signs one now.`);
   out(
     renderTable(c.checkpoints, [
       { header: "NUMBER", value: (k) => k.number },
@@ -65,7 +66,9 @@ const show = command({
     if (args.json) return printJson({ ...k, pinned_key: pinned });
     out(`Signing key: ${k.public_key}`);
     out(`Fingerprint: ${k.fingerprint}`);
-    out(`Pinned here: ${pinned === null ? "none (`svc audit signing-key pin` or the first `svc audit verify` pins it)" : pinned === k.public_key ? "this key" : `${pinned} (${keyFingerprint(pinned)}), another key: \`svc audit verify\` will say whether a rotation handed over to this one`}`);
+    out(
+      `Pinned here: ${pinned === null ? "none (`svc audit signing-key pin` or the first `svc audit verify` pins it)" : pinned === k.public_key ? "this key" : `${pinned} (${keyFingerprint(pinned)}), another key: \`svc audit verify\` will say whether a rotation handed over to this one`}`,
+    );
   },
 });
 
@@ -74,13 +77,15 @@ const pin = command({
   args: { key: { type: "positional", required: false, description: "the key to pin (ed25519:…), as bootstrap printed it", valueHint: "key" } },
   examples: ["svc audit signing-key pin ed25519:…", "svc audit signing-key pin"],
   async run({ args }) {
-    if (args.key !== undefined && !/^ed25519:[A-Za-z0-9+/]{43}=$/.test(args.key)) throw new UsageError(`"${args.key.slice(0, 60)}" is not an ed25519 public key; write it as bootstrap printed it, ed25519:<base64>`);
+    if (args.key !== undefined && !/^ed25519:[A-Za-z0-9+/]{43}=$/.test(args.key))
+      throw new UsageError(`"${args.key.slice(0, 60)}" is not an ed25519 public key; write it as bootstrap printed it, ed25519:<base64>`);
     const client = await connect("svc audit signing-key pin");
     const named = (await client.json<SigningKey>("GET", client.org("/audit-signing-key"))).public_key;
     const key = args.key ?? named;
     const file = pinKey(readCliEnv().home, client.baseUrl, client.orgId, key);
     out(`Pinned ${key} (${keyFingerprint(key)}) for ${client.baseUrl}, organization ${client.orgId}, in ${file}.`);
-    if (key !== named) note(`The control plane names another key, ${named} (${keyFingerprint(named)}): \`svc audit verify\` accepts it only if a checkpoint signed by the pinned key hands over to it.`);
+    if (key !== named)
+      note(`The control plane names another key, ${named} (${keyFingerprint(named)}): \`svc audit verify\` accepts it only if a checkpoint signed by the pinned key hands over to it.`);
   },
 });
 
@@ -103,4 +108,3 @@ export const signingKeyCommand = command({
   subCommands: { show, pin, rotate },
   examples: ["svc audit signing-key show", "svc audit signing-key pin ed25519:…", "svc audit signing-key rotate"],
 });
-

@@ -34,7 +34,14 @@ const show = command({
     const client = await connect("svc audit digest-key show");
     const k = await client.json<DigestKey>("GET", client.org(`/audit-digest-keys/${seg(args.id)}`));
     if (args.json) return printJson(k);
-    out(renderFields([["id", k.id], ["status", k.status], ["created", shortTime(k.created_at)], ["retired", shortTime(k.retired_at)]]));
+    out(
+      renderFields([
+        ["id", k.id],
+        ["status", k.status],
+        ["created", shortTime(k.created_at)],
+        ["retired", shortTime(k.retired_at)],
+      ]),
+    );
   },
 });
 

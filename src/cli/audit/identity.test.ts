@@ -4,13 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Encrypter, armor } from "age-encryption";
 import { isX25519Recipient } from "../../contract/age-recipient.ts";
-import {
-  decryptAgeFile,
-  formatIdentityFile,
-  generateAuditIdentity,
-  parseIdentityFile,
-  writeNewPrivateFile,
-} from "./identity.ts";
+import { decryptAgeFile, formatIdentityFile, generateAuditIdentity, parseIdentityFile, writeNewPrivateFile } from "./identity.ts";
 
 const dirs: string[] = [];
 function dir(): string {

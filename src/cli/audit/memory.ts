@@ -135,4 +135,3 @@ export class AuditMemory {
     this.chains.clear();
   }
 }
-

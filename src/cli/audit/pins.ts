@@ -53,7 +53,11 @@ export function pinnedKey(home: string, url: string, orgId: string): string | nu
 
 /** With no control plane at hand (an export file checked offline): the one key pinned for the organization, if one. */
 export function pinnedKeyOfOrganization(home: string, orgId: string): string | null {
-  const keys = new Set(readPins(home).filter((p) => p.orgId === orgId).map((p) => p.key));
+  const keys = new Set(
+    readPins(home)
+      .filter((p) => p.orgId === orgId)
+      .map((p) => p.key),
+  );
   return keys.size === 1 ? [...keys][0]! : null;
 }
 
@@ -66,7 +70,10 @@ export function pinKey(home: string, url: string, orgId: string, key: string): s
   const file = knownKeysPath(home);
   ensurePrivateDir(configDir(home));
   const kept = readPins(home).filter((p) => !(p.url === url && p.orgId === orgId));
-  const lines = ["# svc audit verify: checkpoint-signing keys pinned per control plane and organization (like ssh's known_hosts)", ...[...kept, { url, orgId, key }].map((p) => `${p.url} ${p.orgId} ${p.key}`)];
+  const lines = [
+    "# svc audit verify: checkpoint-signing keys pinned per control plane and organization (like ssh's known_hosts)",
+    ...[...kept, { url, orgId, key }].map((p) => `${p.url} ${p.orgId} ${p.key}`),
+  ];
   writePrivate(file, `${lines.join("\n")}\n`);
   return file;
 }

@@ -155,7 +155,9 @@ const show = command({
         ["outcome of", r.ref],
         ["outcome", r.outcome ? `${r.outcome}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}` : null],
         // Issue 32: who the upstream was told the caller is (never the token).
-        ...(r.upstream_identity ? ([["upstream identity", `${r.upstream_identity.kind} ${r.upstream_identity.subject}${r.upstream_identity.jti ? ` (jti ${r.upstream_identity.jti})` : ""}`]] as const) : []),
+        ...(r.upstream_identity
+          ? ([["upstream identity", `${r.upstream_identity.kind} ${r.upstream_identity.subject}${r.upstream_identity.jti ? ` (jti ${r.upstream_identity.jti})` : ""}`]] as const)
+          : []),
         ["arguments", r.encryption.mode === "recipients" ? `encrypted to ${r.encryption.key_ids.join(", ")}` : `digest only (${r.args_digest ?? "none"})`],
         ["digest key", r.digest_key_id],
         ...(typeof r.chain_seq === "number" ? ([["chain", `${r.chain_id} #${r.chain_seq}`]] as const) : []),
@@ -226,7 +228,10 @@ const exportCmd = command({
       try {
         written = await pipeTo(body, fd);
       } catch (e) {
-        throw client.fail(`the export was cut off (${(e as Error).message})${outFile ? `; ${outFile} is incomplete, delete it and` : "; the output is incomplete,"} run it again`, "export_interrupted");
+        throw client.fail(
+          `the export was cut off (${(e as Error).message})${outFile ? `; ${outFile} is incomplete, delete it and` : "; the output is incomplete,"} run it again`,
+          "export_interrupted",
+        );
       }
       const records = format === "csv" ? Math.max(0, written.lines - 1) : written.lines;
       if (outFile) note(`Exported ${records} records (${written.bytes} bytes) to ${outFile}.`);

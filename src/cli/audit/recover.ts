@@ -31,7 +31,9 @@ const request = command({
     const r = await client.json<RecoveryRequest>("POST", client.org("/audit-recovery-requests"), { body: { record_id: args.record, reason: args.reason } });
     if (args.json) return printJson(r);
     out(`Requested escrow recovery ${r.id} of record ${r.record_id}.`);
-    note(`Another person must approve it (an owner or admin whose membership you never granted): svc audit recover approve ${r.id}\nThen fetch the plaintext, once: svc audit recover fetch ${r.id} --out <file>`);
+    note(
+      `Another person must approve it (an owner or admin whose membership you never granted): svc audit recover approve ${r.id}\nThen fetch the plaintext, once: svc audit recover fetch ${r.id} --out <file>`,
+    );
   },
 });
 

@@ -9,7 +9,6 @@ import { CommandFailure, UsageError, command } from "../../command/index.ts";
 import { connect } from "../shared/client.ts";
 import { jsonFlag, note, out, printJson } from "../shared/output.ts";
 
-
 /** `<days>` as the API takes it: a whole number 1–36500, or "off" (null). Pure. */
 export function parseRetentionDays(raw: string): number | null {
   if (raw === "off") return null;
@@ -86,7 +85,10 @@ const run = command({
     }
     if (args.json) printJson(r);
     else out(describeRun(r));
-    if (r.state !== "done") throw new CommandFailure(`svc audit retention run: the run ${r.state === "failed" ? "failed" : "was interrupted"} after deleting ${r.deleted} records; run \`svc audit retention run\` again to go on (retention_${r.state})`);
+    if (r.state !== "done")
+      throw new CommandFailure(
+        `svc audit retention run: the run ${r.state === "failed" ? "failed" : "was interrupted"} after deleting ${r.deleted} records; run \`svc audit retention run\` again to go on (retention_${r.state})`,
+      );
   },
 });
 

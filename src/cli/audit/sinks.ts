@@ -67,7 +67,9 @@ const create = command({
     };
     const s = await client.json<Sink>("POST", client.org("/siem-sinks"), { body });
     if (args.json) return printJson(s);
-    out(`Created ${s.kind} sink ${s.id} (${s.name}) to ${s.endpoint}${s.format === "svc" ? "" : `, ${s.format.toUpperCase()} events`}; ${args.backfill ? "every stored record and each new one" : "each record received from now on"} is delivered${s.include_ciphertext ? ", with its ciphertext" : " (digest-only fields)"}. Check it with \`svc audit sinks list\`.`);
+    out(
+      `Created ${s.kind} sink ${s.id} (${s.name}) to ${s.endpoint}${s.format === "svc" ? "" : `, ${s.format.toUpperCase()} events`}; ${args.backfill ? "every stored record and each new one" : "each record received from now on"} is delivered${s.include_ciphertext ? ", with its ciphertext" : " (digest-only fields)"}. Check it with \`svc audit sinks list\`.`,
+    );
   },
 });
 

@@ -45,7 +45,8 @@ export function printReport(r: FullReport): void {
   if (cp) out(`Verified ${r.covered} records against checkpoint #${cp.number} (${cp.at}), signed by ${cp.public_key} (${keyFingerprint(cp.public_key)}).`);
   if (r.state === "unsigned") {
     if (r.uncovered > 0 || !cp) out(`${r.uncovered} records are chained and not yet signed${cp ? "" : " (no checkpoint yet)"}; ${unsignedAdvice(r.next_checkpoint_at)}.`);
-    if (r.awaiting_adoption > 0) out(`${r.awaiting_adoption} records stored before the store chains existed are still being adopted into them (in the background); run verify again once adoption is done.`);
+    if (r.awaiting_adoption > 0)
+      out(`${r.awaiting_adoption} records stored before the store chains existed are still being adopted into them (in the background); run verify again once adoption is done.`);
   }
   if (r.unchained > 0) note(`${r.unchained} records were not chained by their proxy (written before chaining, or admin events): the control plane's store chains cover them.`);
 }

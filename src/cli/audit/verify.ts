@@ -93,9 +93,13 @@ async function anchor(s: Source, given: string | undefined, home: string): Promi
   if (pinned) return { key: pinned, pinnedNow: false };
   const named = s.list.public_key;
   const where = s.url ? `${s.url} (organization ${s.orgId})` : `organization ${s.orgId ?? "(unknown)"}`;
-  const pinHint = named ? `compare its fingerprint ${keyFingerprint(named)} with the one \`svc controlplane bootstrap-admin\` printed, then run \`svc audit signing-key pin ${named}\`, or pass --public-key` : "pass --public-key";
+  const pinHint = named
+    ? `compare its fingerprint ${keyFingerprint(named)} with the one \`svc controlplane bootstrap-admin\` printed, then run \`svc audit signing-key pin ${named}\`, or pass --public-key`
+    : "pass --public-key";
   if (!process.stdin.isTTY || !process.stderr.isTTY || !named || !s.url || !s.orgId) throw cannot(`no signing key is pinned for ${where}, and this run cannot ask; ${pinHint}`);
-  process.stderr.write(`No audit signing key is pinned for ${where}.\nThe control plane names ${named}\n  fingerprint ${keyFingerprint(named)}\nCompare it with the one bootstrap printed. Pin it and go on? [yes/no] `);
+  process.stderr.write(
+    `No audit signing key is pinned for ${where}.\nThe control plane names ${named}\n  fingerprint ${keyFingerprint(named)}\nCompare it with the one bootstrap printed. Pin it and go on? [yes/no] `,
+  );
   const answer = (await new Promise<string>((done) => process.stdin.once("data", (d) => done(String(d))))).trim().toLowerCase();
   process.stdin.pause();
   if (answer !== "yes" && answer !== "y") throw cannot("the key was not pinned");
@@ -146,7 +150,10 @@ async function verifyRecords(s: Source, file: string | undefined, home: string, 
 }
 
 const verify = command({
-  meta: { name: "verify", description: "Check audit records against the signed checkpoints with a pinned key: exit 0 verified or not yet signed, 1 tampered (naming the record), 3 cannot verify, 4 key changed" },
+  meta: {
+    name: "verify",
+    description: "Check audit records against the signed checkpoints with a pinned key: exit 0 verified or not yet signed, 1 tampered (naming the record), 3 cannot verify, 4 key changed",
+  },
   args: {
     file: { type: "string", description: "a `svc audit export` JSONL file (default: every record, read from the API)", valueHint: "export.jsonl" },
     checkpoints: { type: "string", description: "the checkpoints as `svc audit checkpoints --json` saved them (default: read from the API)", valueHint: "file" },

@@ -10,7 +10,6 @@ import { findWorkspace, inWorkspace } from "../shared/scope.ts";
 
 export const SUPPORTED_PLATFORM = "chatui";
 
-
 const installationArg = { type: "string", required: true, description: "installation id (inst_…)", valueHint: "installation_id" } as const;
 
 async function getInstallation(client: OrgClient, id: string): Promise<InstallationStatus> {
@@ -58,7 +57,11 @@ const list = command({
         { header: "WORKSPACE", value: (i) => i.workspace_id },
         { header: "CREATED", value: (i) => shortTime(i.created_at) },
       ],
-      { json: !!args.json, empty: "No installations. Create one with `svc bot init --platform chatui --name <name> --agent <agent_id> --workspace <workspace>`.", jsonValue: { installations: installations ?? [] } },
+      {
+        json: !!args.json,
+        empty: "No installations. Create one with `svc bot init --platform chatui --name <name> --agent <agent_id> --workspace <workspace>`.",
+        jsonValue: { installations: installations ?? [] },
+      },
     );
   },
 });
@@ -219,7 +222,10 @@ const credential = command({
       ({ token } = await client.json<{ token: string }>("POST", client.org(`/installations/${seg(inst.id)}/credential`), { body: { rotate: !!args.rotate } }));
     } catch (e) {
       if ((e as { code?: string }).code === "credential_already_issued") {
-        throw client.fail(`installation ${inst.id} already has a runtime token and it is shown only once; to replace it run \`svc bot credential --installation ${inst.id} --workspace ${args.workspace} --rotate\` (the old token stops working)`, "credential_already_issued");
+        throw client.fail(
+          `installation ${inst.id} already has a runtime token and it is shown only once; to replace it run \`svc bot credential --installation ${inst.id} --workspace ${args.workspace} --rotate\` (the old token stops working)`,
+          "credential_already_issued",
+        );
       }
       throw e;
     }
@@ -229,7 +235,9 @@ const credential = command({
     } catch (e) {
       throw new CommandFailure(credentialWriteFailure(inst.id, args.workspace, (e as NodeJS.ErrnoException).code ?? (e as Error).message));
     }
-    note(`${args.rotate ? "Rotated" : "Issued"} the runtime token of ${inst.id}; it is not shown again.${args.rotate ? " Restart the container with the new token: the old one no longer works." : ""}`);
+    note(
+      `${args.rotate ? "Rotated" : "Issued"} the runtime token of ${inst.id}; it is not shown again.${args.rotate ? " Restart the container with the new token: the old one no longer works." : ""}`,
+    );
   },
 });
 

@@ -5,7 +5,6 @@ import { UsageError, command } from "../../command/index.ts";
 import { connect, seg } from "../shared/client.ts";
 import { jsonFlag, out, printJson, printList } from "../shared/output.ts";
 
-
 const SCOPES = ["user", "group", "agent"] as const;
 const PERIODS = ["day", "month"] as const;
 
@@ -36,13 +35,19 @@ const create = command({
     const unit = args.tokens !== undefined ? "tokens" : "money";
     const raw = (args.tokens ?? args.money)!;
     const limit = Number(raw);
-    if (!Number.isFinite(limit) || limit <= 0 || (unit === "tokens" && !Number.isInteger(limit))) throw new UsageError(`--${unit} "${raw}" must be a number above 0${unit === "tokens" ? " (whole)" : ""}`);
+    if (!Number.isFinite(limit) || limit <= 0 || (unit === "tokens" && !Number.isInteger(limit)))
+      throw new UsageError(`--${unit} "${raw}" must be a number above 0${unit === "tokens" ? " (whole)" : ""}`);
     const scope = targets[0]!;
     const period = oneOf("period", args.period, PERIODS);
     const client = await connect("svc budgets create");
     const b = await client.json<Budget>("POST", client.org("/budgets"), { body: { name: args.name, scope, target: args[scope], period, unit, limit } });
     if (args.json) return printJson(b);
-    out(`Created budget ${b.id} (${b.name}): ${fmt(b.unit, b.limit)} ${b.unit === "tokens" ? "tokens" : ""} per ${b.period} for ${b.scope} ${b.target}; ${fmt(b.unit, b.spent)} spent so far this ${b.period}.`.replace("  ", " "));
+    out(
+      `Created budget ${b.id} (${b.name}): ${fmt(b.unit, b.limit)} ${b.unit === "tokens" ? "tokens" : ""} per ${b.period} for ${b.scope} ${b.target}; ${fmt(b.unit, b.spent)} spent so far this ${b.period}.`.replace(
+        "  ",
+        " ",
+      ),
+    );
   },
 });
 

@@ -132,7 +132,10 @@ function finish(client: OrgClient, report: Report, json: boolean, what: string):
   if (json) printJson(report);
   else out(renderReport(report));
   if (report.status === "failed") {
-    throw client.fail(`${what} failed: ${(report.errors[0] ?? "no reason given").replace(/[.\s]+$/, "")}; fix the cause shown in the report, then run \`svc directory-sync run\``, "directory_sync_failed");
+    throw client.fail(
+      `${what} failed: ${(report.errors[0] ?? "no reason given").replace(/[.\s]+$/, "")}; fix the cause shown in the report, then run \`svc directory-sync run\``,
+      "directory_sync_failed",
+    );
   }
 }
 
@@ -151,7 +154,7 @@ const set = command({
     ...jsonFlag,
   },
   examples: [
-    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c… --app-id 9b2e… --dry-run=true --create-users=true",
+    'printf %s "$SYNC_SECRET" | svc directory-sync set --tenant-id 72f988bf-86f1-41af-91ab-2d7cd011db47 --client-id 3f1c… --app-id 9b2e… --dry-run=true --create-users=true',
     "svc directory-sync set --tenant-id … --client-id … --app-id … --dry-run=false --create-users=true --keep-secret",
     "… | svc directory-sync set … --authority-url https://login.microsoftonline.us --graph-url https://graph.microsoft.us",
   ],
@@ -235,7 +238,7 @@ const report = command({
 export const directorySyncCommand = command({
   meta: { name: "directory-sync", description: "Groups and users from the app roles of an Entra ID application" },
   examples: [
-    "printf %s \"$SYNC_SECRET\" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true",
+    'printf %s "$SYNC_SECRET" | svc directory-sync set --tenant-id <tenant_guid> --client-id <sync_app_guid> --app-id <app_guid> --dry-run=true --create-users=true',
     "svc directory-sync enable",
     "svc directory-sync report",
   ],

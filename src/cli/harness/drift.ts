@@ -59,10 +59,19 @@ export function toolServerDrift(connections: readonly ToolServerConnection[]): D
   for (const c of connections) {
     const id = c.info?.id ?? "";
     if (id === MCP_CONNECTION_ID) {
-      if (c.type !== "mcp" || c.auth_type !== "session") drifts.push({ function: `tool server ${id}`, problem: "changed", message: `tool server "${id}" is svc's MCP gateway but is now type ${c.type ?? "?"} with auth ${c.auth_type ?? "?"} (svc seeds type mcp, auth session)` });
+      if (c.type !== "mcp" || c.auth_type !== "session")
+        drifts.push({
+          function: `tool server ${id}`,
+          problem: "changed",
+          message: `tool server "${id}" is svc's MCP gateway but is now type ${c.type ?? "?"} with auth ${c.auth_type ?? "?"} (svc seeds type mcp, auth session)`,
+        });
       continue;
     }
-    drifts.push({ function: `tool server ${id || "(no id)"}`, problem: "unserved_tool_server", message: `tool server "${id || c.url || "?"}" (${c.type ?? "openapi"}${c.url ? ` ${c.url}` : ""}) was added by hand; svc never serves it: remove it in Admin Panel > Settings > External Tools` });
+    drifts.push({
+      function: `tool server ${id || "(no id)"}`,
+      problem: "unserved_tool_server",
+      message: `tool server "${id || c.url || "?"}" (${c.type ?? "openapi"}${c.url ? ` ${c.url}` : ""}) was added by hand; svc never serves it: remove it in Admin Panel > Settings > External Tools`,
+    });
   }
   return drifts;
 }

@@ -34,7 +34,9 @@ async function fetchFunctions(base: string, token: string): Promise<FrontEndFunc
   if (res.status >= 300 && res.status < 400) {
     const to = res.headers.get("location");
     const where = to ? ` to ${redactUrlCredentials(URL.parse(to, url)?.href ?? to)}` : "";
-    throw new CommandFailure(`${LABEL}: GET ${url} answered HTTP ${res.status}, a redirect${where}; redirects are not followed, so that CHATUI_ADMIN_TOKEN goes nowhere else: pass the URL the front end is served at as --url`);
+    throw new CommandFailure(
+      `${LABEL}: GET ${url} answered HTTP ${res.status}, a redirect${where}; redirects are not followed, so that CHATUI_ADMIN_TOKEN goes nowhere else: pass the URL the front end is served at as --url`,
+    );
   }
   if (res.status === 401 || res.status === 403) {
     throw new CommandFailure(`${LABEL}: the front end refused CHATUI_ADMIN_TOKEN (HTTP ${res.status}); set it to a valid admin JWT or API key of ${base}`);

@@ -11,7 +11,6 @@ import { type StdinSecret, readStdinSecret } from "../shared/stdin-secret.ts";
 const LABEL = "svc login";
 const DEFAULT_INTERVAL_SECONDS = 2;
 
-
 async function readStdinToken(url: string): Promise<string> {
   const secret: StdinSecret = { reader: "--with-token", what: "the API token", example: `printf %s "$TOKEN" | svc login --url ${url} --with-token` };
   const token = (await readStdinSecret(secret)).trim();

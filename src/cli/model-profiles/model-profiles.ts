@@ -58,7 +58,7 @@ const create = command({
   },
   examples: [
     "svc model-profiles create --display-name 'GPT' --endpoint https://api.openai.com/v1 --auth-type none --default-model gpt-4o --agent agt_01J... --workspace default",
-    "printf %s \"$OPENAI_API_KEY\" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default",
+    'printf %s "$OPENAI_API_KEY" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default',
   ],
   async run({ args }) {
     const authType = args["auth-type"];
@@ -80,7 +80,15 @@ const create = command({
     if (args.agent) await client.json("GET", client.org("/model-profile-assignments"), { query: { workspace: args.workspace, agent_id: args.agent } });
     const sealed = authType === "api_key" ? await sealFromStdin(client, args.workspace, args.agent) : {};
     const profile = await client.json<ModelProfile>("POST", client.org("/model-profiles"), {
-      body: { display_name: args["display-name"], endpoint: endpoint.endpoint, auth_type: authType, default_model: args["default-model"], workspace: args.workspace, ...(models ? { models } : {}), ...sealed },
+      body: {
+        display_name: args["display-name"],
+        endpoint: endpoint.endpoint,
+        auth_type: authType,
+        default_model: args["default-model"],
+        workspace: args.workspace,
+        ...(models ? { models } : {}),
+        ...sealed,
+      },
     });
     let assignment: { agent_id: string; profile_id: string } | null = null;
     if (args.agent) {
@@ -88,8 +96,14 @@ const create = command({
         assignment = await client.json("POST", client.org(`/model-profiles/${seg(profile.id)}/assign`), { body: { agent_id: args.agent } });
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
-        const why = e.message.replace(/^[^:]+: /, "").replace(/ \([a-z0-9_]+\)$/, "").split("; ")[0];
-        throw client.fail(`created model profile ${profile.id} (${profile.display_name}) but could not assign it to agent ${args.agent} (${why}); assign it with \`svc model-profiles assign ${profile.id} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`, e.code);
+        const why = e.message
+          .replace(/^[^:]+: /, "")
+          .replace(/ \([a-z0-9_]+\)$/, "")
+          .split("; ")[0];
+        throw client.fail(
+          `created model profile ${profile.id} (${profile.display_name}) but could not assign it to agent ${args.agent} (${why}); assign it with \`svc model-profiles assign ${profile.id} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`,
+          e.code,
+        );
       }
     }
     if (args.json) return printJson({ ...profile, ...(assignment ? { assigned_to: assignment.agent_id } : {}) });
@@ -187,7 +201,10 @@ const assign = command({
 /** `gpt-4o=2.5/10,gpt-4o-mini=0.15/0.6` → {model: {prompt, completion}} per 1M tokens. */
 export function parsePrices(text: string): Record<string, { prompt: number; completion: number }> {
   const prices: Record<string, { prompt: number; completion: number }> = {};
-  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([^=]+)=([0-9.]+)\/([0-9.]+)$/.exec(item);
     const prompt = Number(m?.[2]);
     const completion = Number(m?.[3]);
@@ -202,7 +219,7 @@ const prices = command({
   args: {
     profile: { type: "positional", required: true, description: "profile id (mp_…) or display name", valueHint: "profile" },
     workspace: workspaceArg,
-    prices: { type: "string", required: true, description: "model=prompt/completion per 1M tokens, comma-separated; \"\" removes them", valueHint: "list" },
+    prices: { type: "string", required: true, description: 'model=prompt/completion per 1M tokens, comma-separated; "" removes them', valueHint: "list" },
     ...jsonFlag,
   },
   examples: ["svc model-profiles prices GPT --workspace default --prices gpt-4o=2.5/10,gpt-4o-mini=0.15/0.6"],
@@ -210,7 +227,9 @@ const prices = command({
     const parsed = parsePrices(args.prices);
     const client = await connect("svc model-profiles prices");
     const { profile } = await findModelProfile(client, args.profile, args.workspace);
-    const p = await client.json<ModelProfile & { prices?: Record<string, { prompt: number; completion: number }> }>("PUT", client.org(`/model-profiles/${seg(profile.id)}/prices`), { body: { prices: parsed } });
+    const p = await client.json<ModelProfile & { prices?: Record<string, { prompt: number; completion: number }> }>("PUT", client.org(`/model-profiles/${seg(profile.id)}/prices`), {
+      body: { prices: parsed },
+    });
     if (args.json) return printJson(p);
     const n = Object.keys(p.prices ?? {}).length;
     out(n ? `Model profile ${p.id} prices ${n} model(s); runtimes use them from their next bundle.` : `Model profile ${p.id} has no prices now: usage is counted in tokens only.`);
@@ -220,9 +239,8 @@ const prices = command({
 export const modelProfilesCommand = command({
   meta: { name: "model-profiles", description: "Model profiles: the chat-completions endpoint an agent's models come from" },
   examples: [
-    "printf %s \"$OPENAI_API_KEY\" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default",
+    'printf %s "$OPENAI_API_KEY" | svc model-profiles create --display-name GPT --endpoint https://api.openai.com/v1 --auth-type api_key --default-model gpt-4o --agent agt_01J... --workspace default',
     "svc model-profiles readiness GPT --workspace default",
   ],
   subCommands: { create, list, assignment, readiness, assign, prices },
 });
-

@@ -24,7 +24,9 @@ describe("policy files", () => {
   });
 
   test("the plan reads as + ~ - lines, or says there is nothing to do", () => {
-    expect(planText({ create: [{ name: "n" }], update: [{ id: "pol_1", name: "u", changes: ["condition", "mode"] }], delete: [{ id: "pol_2", name: "d" }] })).toBe("+ create n\n~ update u (pol_1): condition, mode\n- delete d (pol_2)");
+    expect(planText({ create: [{ name: "n" }], update: [{ id: "pol_1", name: "u", changes: ["condition", "mode"] }], delete: [{ id: "pol_2", name: "d" }] })).toBe(
+      "+ create n\n~ update u (pol_1): condition, mode\n- delete d (pol_2)",
+    );
     expect(planText({ create: [], update: [], delete: [] })).toBe("No changes: the workspace's policies already match the file.");
   });
 });

@@ -133,7 +133,12 @@ const update = command({
     workspace: { type: "string", description: "only if the policy is in this workspace (id or name); otherwise nothing changes", valueHint: "workspace" },
     ...jsonFlag,
   },
-  examples: ["svc policies update pol_01J... --mode enforce", "svc policies update pol_01J... --effect deny --workspace default", "svc policies update pol_01J... --condition 'args.amount <= 1000'", "svc policies update pol_01J... --condition ''"],
+  examples: [
+    "svc policies update pol_01J... --mode enforce",
+    "svc policies update pol_01J... --effect deny --workspace default",
+    "svc policies update pol_01J... --condition 'args.amount <= 1000'",
+    "svc policies update pol_01J... --condition ''",
+  ],
   async run({ args }) {
     if (args.effect !== undefined && !(EFFECTS as readonly string[]).includes(args.effect)) throw new UsageError(`--effect must be "permit" or "deny", not "${args.effect}"`);
     if (args.mode !== undefined && !(MODES as readonly string[]).includes(args.mode)) throw new UsageError(`--mode must be "enforce" or "shadow", not "${args.mode}"`);

@@ -12,7 +12,6 @@ import { simulateCommand } from "./simulate.ts";
 import { testCommand } from "./whatif.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime } from "../shared/output.ts";
 
-
 /** The first bad pattern as one sentence that names the flag and says what to write, or null. Pure. */
 export function patternProblem(src: string, dst: string): string | null {
   const s = parseSource(src);
@@ -75,7 +74,9 @@ const create = command({
     await undoUnless(client, body, policy, used);
     for (const w of policy.warnings ?? []) note(`warning: ${w}`);
     if (args.json) return printJson(policy);
-    out(`Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.condition ? ` when ${policy.condition}` : ""}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}${policy.mode === "shadow" ? " (shadow: recorded, not enforced)" : ""}.`);
+    out(
+      `Created policy ${policy.id} (${policy.name}): ${policy.effect} ${policy.src} → ${policy.dst}${policy.condition ? ` when ${policy.condition}` : ""}${policy.agent_id ? ` for agent ${policy.agent_id}` : ""}${policy.mode === "shadow" ? " (shadow: recorded, not enforced)" : ""}.`,
+    );
   },
 });
 

@@ -31,7 +31,13 @@ const rec = (tool: string, decision: string, over: Partial<RecordedDecision> = {
 
 describe("simulate", () => {
   const proposed = parsePolicyFile(
-    ["workspace: default", "policies:", "  - {name: small credits, src: 'group:sales', dst: 'tool:crm.credit', effect: permit, condition: 'args.amount <= 500'}", "  - {name: office reads, src: '*', dst: 'tool:crm.read', effect: permit, condition: \"now.getHours('UTC') >= 9 && now.getHours('UTC') < 17\"}", "  - {name: other agent, src: '*', dst: 'tool:crm.read', effect: deny, agent_id: agt_2}"].join("\n"),
+    [
+      "workspace: default",
+      "policies:",
+      "  - {name: small credits, src: 'group:sales', dst: 'tool:crm.credit', effect: permit, condition: 'args.amount <= 500'}",
+      "  - {name: office reads, src: '*', dst: 'tool:crm.read', effect: permit, condition: \"now.getHours('UTC') >= 9 && now.getHours('UTC') < 17\"}",
+      "  - {name: other agent, src: '*', dst: 'tool:crm.read', effect: deny, agent_id: agt_2}",
+    ].join("\n"),
   );
   const next = { ...bundle, policies: proposedPolicies(proposed, bundle) };
 
@@ -47,8 +53,13 @@ describe("simulate", () => {
     const hidden = rec("crm.credit", "permit", { encryption: { mode: "digest-only" } });
     const night = rec("crm.read", "permit", { ts: "2026-11-20T22:00:00.000Z" });
     const day = rec("crm.read", "permit");
-    const args = new Map<string, unknown>([[big.id, { amount: 900 }], [small.id, { amount: 100 }]]);
-    const sim = simulate([big, small, hidden, night, day], new Map([["inst_1", next]]), (id) => (args.has(id) ? { known: true, args: args.get(id) } : { known: false, why: "digest-only: no arguments were stored" }));
+    const args = new Map<string, unknown>([
+      [big.id, { amount: 900 }],
+      [small.id, { amount: 100 }],
+    ]);
+    const sim = simulate([big, small, hidden, night, day], new Map([["inst_1", next]]), (id) =>
+      args.has(id) ? { known: true, args: args.get(id) } : { known: false, why: "digest-only: no arguments were stored" },
+    );
     expect(sim.replayed).toBe(4);
     expect(sim.changed).toEqual([
       { id: big.id, ts: big.ts, tool: "crm.credit", user: "ada@example.com", was: "permit", would: "deny", policy: "Refused (svc.denied): no policy permits tool:crm.credit for this user" },
@@ -61,6 +72,8 @@ describe("simulate", () => {
 
   test("records of a deleted installation are listed as not judged", () => {
     const r = rec("crm.read", "permit", { installation_id: "inst_gone" });
-    expect(simulate([r], new Map([["inst_1", bundle]]), () => ({ known: false, why: "x" })).not_judged).toEqual([{ id: r.id, ts: r.ts, tool: "crm.read", why: "installation inst_gone no longer exists" }]);
+    expect(simulate([r], new Map([["inst_1", bundle]]), () => ({ known: false, why: "x" })).not_judged).toEqual([
+      { id: r.id, ts: r.ts, tool: "crm.read", why: "installation inst_gone no longer exists" },
+    ]);
   });
 });

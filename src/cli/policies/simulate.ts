@@ -43,7 +43,15 @@ const MAX_RECORDS = 10_000;
 export function proposedPolicies(file: PolicyFile, bundle: PolicyBundle): BundlePolicy[] {
   return file.policies
     .filter((p) => !p.agent_id || p.agent_id === bundle.agent_id)
-    .map((p) => ({ id: `proposed:${p.name}`, name: p.name, src: p.src, dst: p.dst, effect: p.effect, ...(p.condition ? { condition: p.condition } : {}), ...(p.mode === "shadow" ? { mode: "shadow" as const } : {}) }));
+    .map((p) => ({
+      id: `proposed:${p.name}`,
+      name: p.name,
+      src: p.src,
+      dst: p.dst,
+      effect: p.effect,
+      ...(p.condition ? { condition: p.condition } : {}),
+      ...(p.mode === "shadow" ? { mode: "shadow" as const } : {}),
+    }));
 }
 
 /** True when some condition on the action reads the arguments (so unknown arguments cannot be judged). */
@@ -72,7 +80,15 @@ export function simulate(records: readonly RecordedDecision[], bundles: Readonly
     sim.replayed++;
     if (d.decision !== r.decision) {
       const p = d.policyId ? bundle.policies.find((x) => x.id === d.policyId) : undefined;
-      sim.changed.push({ id: r.id, ts: r.ts, tool: r.tool_name, user: r.subject.email ?? r.subject.user_id ?? remote ?? "installation", was: r.decision, would: d.decision, policy: p ? p.name : (d.message ?? null) });
+      sim.changed.push({
+        id: r.id,
+        ts: r.ts,
+        tool: r.tool_name,
+        user: r.subject.email ?? r.subject.user_id ?? remote ?? "installation",
+        was: r.decision,
+        would: d.decision,
+        policy: p ? p.name : (d.message ?? null),
+      });
     }
   }
   return sim;
@@ -89,7 +105,9 @@ function readIdentities(path: string): string[] {
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    throw new CommandFailure(`svc policies simulate: cannot read the identity file ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`);
+    throw new CommandFailure(
+      `svc policies simulate: cannot read the identity file ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file \`svc audit keys create\` wrote`,
+    );
   }
   const parsed = parseIdentityFile(text);
   if (!parsed.ok) throw new CommandFailure(`svc policies simulate: ${file} is not an age identity file: ${parsed.error}`);
@@ -151,24 +169,31 @@ export const simulateCommand = command({
     }
     const sim = simulate(records, bundles, (id) => argsMap.get(id) ?? { known: false, why: "unknown" });
     if (args.json) return printJson({ ...sim, records: records.length, cut });
-    out(`Replayed ${sim.replayed} of ${records.length} tool decisions since ${args.since} against ${proposed ? args.file : "the current policies"}: ${sim.changed.length} would change, ${sim.not_judged.length} could not be judged.`);
+    out(
+      `Replayed ${sim.replayed} of ${records.length} tool decisions since ${args.since} against ${proposed ? args.file : "the current policies"}: ${sim.changed.length} would change, ${sim.not_judged.length} could not be judged.`,
+    );
     if (cut) note(`only the newest ${records.length} records were read; narrow --since to replay the rest`);
-    if (sim.changed.length) out(renderTable(sim.changed, [
-      { header: "RECORD", value: (c) => c.id },
-      { header: "TIME", value: (c) => c.ts },
-      { header: "TOOL", value: (c) => c.tool },
-      { header: "USER", value: (c) => c.user },
-      { header: "WAS", value: (c) => c.was },
-      { header: "WOULD", value: (c) => c.would },
-      { header: "BY", value: (c) => c.policy },
-    ]));
+    if (sim.changed.length)
+      out(
+        renderTable(sim.changed, [
+          { header: "RECORD", value: (c) => c.id },
+          { header: "TIME", value: (c) => c.ts },
+          { header: "TOOL", value: (c) => c.tool },
+          { header: "USER", value: (c) => c.user },
+          { header: "WAS", value: (c) => c.was },
+          { header: "WOULD", value: (c) => c.would },
+          { header: "BY", value: (c) => c.policy },
+        ]),
+      );
     if (sim.not_judged.length) {
       out("Not judged (a condition reads args, and the arguments are not available here):");
-      out(renderTable(sim.not_judged, [
-        { header: "RECORD", value: (c) => c.id },
-        { header: "TOOL", value: (c) => c.tool },
-        { header: "WHY", value: (c) => c.why },
-      ]));
+      out(
+        renderTable(sim.not_judged, [
+          { header: "RECORD", value: (c) => c.id },
+          { header: "TOOL", value: (c) => c.tool },
+          { header: "WHY", value: (c) => c.why },
+        ]),
+      );
     }
   },
 });

@@ -21,7 +21,19 @@ const rng = seededRandom;
 
 const TOOLS = ["crm.read", "crm.update", "crm.credit"];
 const SOURCES = ["*", "user:usr_alice", "user:usr_bob", "group:sales", "group:staff", "user:inst_1"]; // inst_1: the bundle's installation (no user: decided as the installation)
-const CONDITIONS = [null, null, "args.n > 3", "args.n + 1 > 2", "args.s == 'x'", "'sales' in user.groups", "user.attributes.source == 'directory'", "user.email.endsWith('@example.com')", "now.getFullYear() > 2000", "size(args) == 0", "args.flag"];
+const CONDITIONS = [
+  null,
+  null,
+  "args.n > 3",
+  "args.n + 1 > 2",
+  "args.s == 'x'",
+  "'sales' in user.groups",
+  "user.attributes.source == 'directory'",
+  "user.email.endsWith('@example.com')",
+  "now.getFullYear() > 2000",
+  "size(args) == 0",
+  "args.flag",
+];
 const USERS = ["fe-alice", "fe-bob", "fe-carol", "fe-stranger", null];
 
 function randomBundle(r: ReturnType<typeof rng>, revision: number): PolicyBundle {
@@ -106,7 +118,12 @@ describe("svc policies test", () => {
         const caller = user === null ? ({ kind: "installation" } as const) : ({ kind: "linked", remoteUserId: user, userId: "" } as const);
         const predicted = report(bundle, caller, whatIf(bundle, caller, tool, { args, now: new Date() }));
         const where = `seed ${seed} call ${i}: ${user} ${tool} ${JSON.stringify(args)}`;
-        expect({ where, decision: predicted.decision, code: predicted.code ?? undefined, message: predicted.message ?? undefined }).toEqual({ where, decision: real.decision, code: real.code, message: real.message });
+        expect({ where, decision: predicted.decision, code: predicted.code ?? undefined, message: predicted.message ?? undefined }).toEqual({
+          where,
+          decision: real.decision,
+          code: real.code,
+          message: real.message,
+        });
         kinds.add(`${predicted.decision}:${predicted.code ?? ""}:${predicted.message?.includes("could not evaluate") ? "error" : ""}`);
         compared++;
       }
@@ -121,7 +138,11 @@ describe("svc policies test", () => {
     bundle.policies = [{ id: "pol_g", name: "sales credit", src: "group:sales", dst: "tool:crm.credit", effect: "permit", condition: "args.n <= 5" }];
     const dave = callerFor(bundle, { id: "usr_dave", email: "dave@example.com", display_name: null, source: "directory", groups: ["sales"] });
     expect(dave.kind).toBe("directory");
-    expect(report(bundle, dave, whatIf(bundle, dave, "crm.credit", { args: { n: 5 }, now: new Date() }))).toMatchObject({ decision: "permit", policy: { id: "pol_g", name: "sales credit" }, not_linked: true });
+    expect(report(bundle, dave, whatIf(bundle, dave, "crm.credit", { args: { n: 5 }, now: new Date() }))).toMatchObject({
+      decision: "permit",
+      policy: { id: "pol_g", name: "sales credit" },
+      not_linked: true,
+    });
     expect(whatIf(bundle, dave, "crm.credit", { args: { n: 6 }, now: new Date() }).decision).toBe("deny");
     const alice = callerFor(bundle, { id: "usr_alice", email: "alice@example.com", display_name: null, source: "directory", groups: [] });
     expect(alice).toEqual({ kind: "linked", remoteUserId: "fe-alice", userId: "usr_alice" });

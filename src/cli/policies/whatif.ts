@@ -26,7 +26,13 @@ type DirectoryUser = Pick<User, "id" | "email" | "display_name" | "source" | "gr
 export function callerFor(bundle: PolicyBundle, user: DirectoryUser): WhatIfCaller {
   const linked = bundle.identities.find((i) => i.user_id === user.id);
   if (linked) return { kind: "linked", remoteUserId: linked.remote_user_id, userId: user.id };
-  return { kind: "directory", userId: user.id, email: user.email, groups: [...user.groups].sort(), attributes: { source: user.source, ...(user.display_name ? { display_name: user.display_name } : {}) } };
+  return {
+    kind: "directory",
+    userId: user.id,
+    email: user.email,
+    groups: [...user.groups].sort(),
+    attributes: { source: user.source, ...(user.display_name ? { display_name: user.display_name } : {}) },
+  };
 }
 
 /** The proxy's decision for the call. Pure: the same functions the proxy's decide route calls. */
@@ -89,7 +95,8 @@ export async function pickInstallation(client: OrgClient, named: string | undefi
   const installations = scoped ? scoped.installations : (await client.json<{ installations: { id: string; name: string }[] }>("GET", client.org("/installations"))).installations;
   const where = scoped ? `workspace ${scoped.workspace.name}` : "the organization";
   if (named) {
-    if (scoped && !installations.some((i) => i.id === named)) throw client.fail(`installation ${named} is not in ${where}; pass one of its installations (\`svc bot list --workspace ${scoped.workspace.name}\`) or leave out --workspace`, "not_found");
+    if (scoped && !installations.some((i) => i.id === named))
+      throw client.fail(`installation ${named} is not in ${where}; pass one of its installations (\`svc bot list --workspace ${scoped.workspace.name}\`) or leave out --workspace`, "not_found");
     return named;
   }
   if (installations.length === 1) return installations[0]!.id;

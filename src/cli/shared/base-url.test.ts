@@ -23,7 +23,9 @@ describe("checkBaseUrl", () => {
   });
 
   test("credentials, a query and a fragment are each refused by name, with the base URL to pass instead", () => {
-    expect(text("https://chat.example.com/?next=/admin")).toBe('"https://chat.example.com/?next=/admin" must not have a query string (the part from "?"); pass only the base URL, e.g. https://chat.example.com');
+    expect(text("https://chat.example.com/?next=/admin")).toBe(
+      '"https://chat.example.com/?next=/admin" must not have a query string (the part from "?"); pass only the base URL, e.g. https://chat.example.com',
+    );
     expect(text("https://chat.example.com?")).toContain("must not have a query string");
     expect(text("https://chat.example.com/#x")).toBe('"https://chat.example.com/#x" must not have a fragment (the part from "#"); pass only the base URL, e.g. https://chat.example.com');
     expect(text("https://chat.example.com#")).toContain("must not have a fragment");

@@ -7,10 +7,13 @@ const server = Bun.serve({
   fetch(req) {
     const path = new URL(req.url).pathname;
     if (path === "/api/v1/problem") {
-      return new Response(JSON.stringify({ type: "urn:svc:problem:invalid_platform", title: "invalid platform", status: 422, code: "invalid_platform", detail: 'platform "slack" is not supported; use chatui' }), {
-        status: 422,
-        headers: { "content-type": "application/problem+json" },
-      });
+      return new Response(
+        JSON.stringify({ type: "urn:svc:problem:invalid_platform", title: "invalid platform", status: 422, code: "invalid_platform", detail: 'platform "slack" is not supported; use chatui' }),
+        {
+          status: 422,
+          headers: { "content-type": "application/problem+json" },
+        },
+      );
     }
     if (path === "/api/v1/plain") return new Response("oops", { status: 502 });
     if (path === "/api/v1/ok") return Response.json({ auth: req.headers.get("authorization"), q: new URL(req.url).search });
@@ -67,7 +70,8 @@ describe("every refusal says what to do next", () => {
   });
 
   test("403 with a code of its own (escrow recovery's rules) keeps the control plane's detail and next step whole", () => {
-    const detail = "approving rrq_1 needs a sign-in within the last 5 minutes, and your API token comes from a sign-in 9 minutes ago (2026-01-01T00:00:00.000Z); run `svc login` again (sign in afresh on the page it opens), then approve within 5 minutes: `svc audit recover approve rrq_1`";
+    const detail =
+      "approving rrq_1 needs a sign-in within the last 5 minutes, and your API token comes from a sign-in 9 minutes ago (2026-01-01T00:00:00.000Z); run `svc login` again (sign in afresh on the page it opens), then approve within 5 minutes: `svc audit recover approve rrq_1`";
     expect(msg("svc audit recover approve", { code: "recovery_stale_sign_in", detail }, 403)).toBe(`svc audit recover approve: ${detail} (recovery_stale_sign_in)`);
     expect(msg("svc audit recover approve", { detail: "no" }, 403)).toContain("admin commands need the owner or admin role");
   });
@@ -81,7 +85,9 @@ describe("every refusal says what to do next", () => {
   });
 
   test("validation names the flag; rate limits say how long to wait; a detail with its own next step is kept", () => {
-    expect(msg("svc bot init", { code: "validation_failed", detail: "the installation name is empty", errors: [{ path: "/name" }] }, 422)).toBe("svc bot init: the installation name is empty; fix --name and run it again (validation_failed)");
+    expect(msg("svc bot init", { code: "validation_failed", detail: "the installation name is empty", errors: [{ path: "/name" }] }, 422)).toBe(
+      "svc bot init: the installation name is empty; fix --name and run it again (validation_failed)",
+    );
     expect(msg("svc bot list", { code: "rate_limited", detail: "too many requests", retry_after_seconds: 7 }, 429)).toContain("; wait 7 seconds and run it again (rate_limited)");
     expect(msg("svc directory-sync report", { code: "directory_sync_not_configured", detail: "directory sync is not configured; run `svc directory-sync set` first" }, 409)).toBe(
       "svc directory-sync report: directory sync is not configured; run `svc directory-sync set` first (directory_sync_not_configured)",
@@ -102,7 +108,12 @@ test("a refused request field is named by the flag that set it, never by a flag 
   expect(flagOfField("svc directory-sync set", "/client_secret")).toBeNull();
   expect(flagOfField("svc model-profiles create", "/api_key_sealed")).toBeNull();
   expect(flagOfField("svc x", "/items/0")).toBeNull();
-  expect(problemMessage("svc directory-sync set", { code: "validation_failed", detail: "interval_seconds must be a whole number from 60 to 604800", errors: [{ path: "/interval_seconds" }] }, 422, "PUT /api/v1/x")).toBe(
-    "svc directory-sync set: interval_seconds must be a whole number from 60 to 604800; fix --interval and run it again (validation_failed)",
-  );
+  expect(
+    problemMessage(
+      "svc directory-sync set",
+      { code: "validation_failed", detail: "interval_seconds must be a whole number from 60 to 604800", errors: [{ path: "/interval_seconds" }] },
+      422,
+      "PUT /api/v1/x",
+    ),
+  ).toBe("svc directory-sync set: interval_seconds must be a whole number from 60 to 604800; fix --interval and run it again (validation_failed)");
 });

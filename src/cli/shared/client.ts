@@ -185,8 +185,12 @@ export class AdminClient {
         redirect: "manual",
       });
     } catch (e) {
-      const why = (e as Error)?.name === "TimeoutError" ? "timed out" : (e as Error)?.message ?? String(e);
-      throw new ApiError(`${this.label}: cannot reach the control plane at ${this.baseUrl} (${why}); check ${URL_SOURCE[this.tokenSource]} and the network, then run it again (unreachable)`, "unreachable", 0);
+      const why = (e as Error)?.name === "TimeoutError" ? "timed out" : ((e as Error)?.message ?? String(e));
+      throw new ApiError(
+        `${this.label}: cannot reach the control plane at ${this.baseUrl} (${why}); check ${URL_SOURCE[this.tokenSource]} and the network, then run it again (unreachable)`,
+        "unreachable",
+        0,
+      );
     }
     this.serverVersion = res.headers.get(SERVER_VERSION_HEADER);
     if (res.ok) return res;

@@ -19,7 +19,12 @@ test("cells with newlines stay on one line", () => {
 });
 
 test("fields align their keys", () => {
-  expect(renderFields([["id", "x"], ["long name", 3]])).toBe("id:        x\nlong name: 3");
+  expect(
+    renderFields([
+      ["id", "x"],
+      ["long name", 3],
+    ]),
+  ).toBe("id:        x\nlong name: 3");
 });
 
 test("times are shortened to the second", () => {

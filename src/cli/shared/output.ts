@@ -33,7 +33,9 @@ export function cellText(v: Cell): string {
   if (v === null || v === undefined || v === "") return "-";
   // Line breaks fold to a space; any other control character is shown escaped, so a name a
   // remote server chose (an MCP tool's) cannot drive the admin's terminal.
-  return String(v).replace(/[\r\n\t]+/g, " ").replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return String(v)
+    .replace(/[\r\n\t]+/g, " ")
+    .replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 /** Columns padded to the widest cell, two spaces apart, no trailing spaces. Pure. */

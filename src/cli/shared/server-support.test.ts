@@ -20,7 +20,10 @@ describe("control-plane support for a command's fields", () => {
   });
 
   test("an answer that dropped a field names its flag; defaults count as sent", () => {
-    const used = [{ flag: "--condition", field: "condition" }, { flag: "--mode", field: "mode" }];
+    const used = [
+      { flag: "--condition", field: "condition" },
+      { flag: "--mode", field: "mode" },
+    ];
     expect(bodyEchoProblem({ condition: "args.a < 5", mode: "shadow" }, { condition: "args.a < 5", mode: "shadow" }, used)).toBeNull();
     expect(bodyEchoProblem({ condition: "args.a < 5" }, { id: "pol_1" }, used.slice(0, 1))).toBe("--condition");
     expect(bodyEchoProblem({ mode: "enforce" }, {}, used.slice(1), { mode: "enforce" })).toBeNull();

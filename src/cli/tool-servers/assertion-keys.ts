@@ -40,7 +40,8 @@ const rotate = command({
     const r = await client.json<{ key: KeyView; retired: KeyView | null }>("POST", client.org("/assertion-keys"), { body: { withdraw_previous: !!args["withdraw-previous"] } });
     if (args.json) return printJson(r);
     out(`Rotated the identity-assertion key: ${r.key.id} is current${r.retired ? `, ${r.retired.id} is ${r.retired.status}` : ""}.`);
-    if (r.retired?.status === "withdrawn") note("The previous key left the JWKS now: calls signed with it before the runtimes' next poll are refused by servers that fetch the JWKS again (within its max-age).");
+    if (r.retired?.status === "withdrawn")
+      note("The previous key left the JWKS now: calls signed with it before the runtimes' next poll are refused by servers that fetch the JWKS again (within its max-age).");
     else if (r.retired) note(`The previous key stays in the JWKS until ${r.retired.published_until} so that assertions it signed verify until they expire.`);
   },
 });

@@ -34,16 +34,47 @@ export const definitionFlags = {
   args: { type: "string", description: "stdio: its arguments, comma-separated or a JSON array", valueHint: "args" },
   ...secretFlags,
   ...toolFlags,
-  "assertion-header": { type: "string", description: 'http: send a signed identity assertion (a 60 s JWT naming the user) in this header on every request; "-" stops it (docs/mcp.md)', valueHint: "header" },
+  "assertion-header": {
+    type: "string",
+    description: 'http: send a signed identity assertion (a 60 s JWT naming the user) in this header on every request; "-" stops it (docs/mcp.md)',
+    valueHint: "header",
+  },
   "assertion-audience": { type: "string", description: "the assertion's aud (default: the server's url)", valueHint: "audience" },
 } as const;
 
-type DefinitionArgs = { url?: string; command?: string; args?: string; bearer?: boolean; secrets?: boolean; allow?: string; access?: string; "assertion-header"?: string; "assertion-audience"?: string };
+type DefinitionArgs = {
+  url?: string;
+  command?: string;
+  args?: string;
+  bearer?: boolean;
+  secrets?: boolean;
+  allow?: string;
+  access?: string;
+  "assertion-header"?: string;
+  "assertion-audience"?: string;
+};
 /** The definition flags, checked; each is undefined when not given. `allowed` null: every tool; `assertionHeader` null: none. */
-export type Definition = { url?: string; command?: string; args?: string[]; allowed?: string[] | null; access?: Record<string, "read" | "write">; assertionHeader?: string | null; assertionAudience?: string; stdin: boolean };
+export type Definition = {
+  url?: string;
+  command?: string;
+  args?: string[];
+  allowed?: string[] | null;
+  access?: Record<string, "read" | "write">;
+  assertionHeader?: string | null;
+  assertionAudience?: string;
+  stdin: boolean;
+};
 
-const BEARER_ON_STDIN: StdinSecret = { reader: "--bearer", what: "the bearer token", example: 'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://… --bearer --workspace default' };
-const SECRETS_ON_STDIN: StdinSecret = { reader: "--secrets", what: "NAME=value lines", example: 'printf "GITHUB_TOKEN=%s\\n" "$GITHUB_TOKEN" | svc tool-servers create … --secrets --workspace default' };
+const BEARER_ON_STDIN: StdinSecret = {
+  reader: "--bearer",
+  what: "the bearer token",
+  example: 'printf %s "$GITHUB_TOKEN" | svc tool-servers create github --url https://… --bearer --workspace default',
+};
+const SECRETS_ON_STDIN: StdinSecret = {
+  reader: "--secrets",
+  what: "NAME=value lines",
+  example: 'printf "GITHUB_TOKEN=%s\\n" "$GITHUB_TOKEN" | svc tool-servers create … --secrets --workspace default',
+};
 
 export function refuseRule(check: { ok: true } | { ok: false; message: string }, flag: string): void {
   if (!check.ok) throw new UsageError(`${check.message}; fix ${flag} and run it again`);
@@ -111,7 +142,7 @@ export function checkDefinition(a: DefinitionArgs): Definition {
     d.assertionHeader = header === "-" ? null : header;
   }
   if (a["assertion-audience"] !== undefined) {
-    if (d.assertionHeader === null) throw new UsageError('--assertion-audience comes with an assertion header; drop it when passing --assertion-header -');
+    if (d.assertionHeader === null) throw new UsageError("--assertion-audience comes with an assertion header; drop it when passing --assertion-header -");
     refuseRule(checkAssertionAudience((d.assertionAudience = a["assertion-audience"])), "--assertion-audience");
   }
   if (a.bearer && a.secrets) throw new UsageError("--bearer and --secrets both read stdin; pass one (a bearer token is also Authorization=Bearer <token> under --secrets)");

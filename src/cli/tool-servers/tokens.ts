@@ -19,7 +19,11 @@ export const oauthFlags = {
   "oauth-client-secret": { type: "boolean", description: "with --oauth-client-id: read that client's secret from stdin" },
 } as const;
 
-const CLIENT_SECRET_ON_STDIN = { reader: "--oauth-client-secret", what: "the OAuth client's secret", example: 'printf %s "$CLIENT_SECRET" | svc tool-servers create github --url https://… --auth oauth --oauth-client-id … --oauth-client-secret --workspace default' };
+const CLIENT_SECRET_ON_STDIN = {
+  reader: "--oauth-client-secret",
+  what: "the OAuth client's secret",
+  example: 'printf %s "$CLIENT_SECRET" | svc tool-servers create github --url https://… --auth oauth --oauth-client-id … --oauth-client-secret --workspace default',
+};
 
 type OauthArgs = { auth?: string; "oauth-client-id"?: string; "oauth-client-secret"?: boolean; bearer?: boolean; secrets?: boolean; url?: string };
 

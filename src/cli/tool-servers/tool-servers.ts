@@ -67,14 +67,19 @@ const create = command({
     // An unknown --agent is refused before the server exists (and before secrets are sealed for it).
     if (args.agent) await client.json("GET", client.org("/tool-server-assignments"), { query: { agent_id: args.agent } });
     const sealed = mode ? await sealFromStdin(client, mode, transport, args.workspace, args.agent) : {};
-    const server = await client.json<Server>("POST", client.org("/tool-servers"), { body: { name: args.name, transport, workspace: args.workspace, ...definitionBody(definition), ...sealed, ...oauth } });
+    const server = await client.json<Server>("POST", client.org("/tool-servers"), {
+      body: { name: args.name, transport, workspace: args.workspace, ...definitionBody(definition), ...sealed, ...oauth },
+    });
     if (args.agent) {
       try {
         await client.json("POST", serverPath(client, server.id, "/assign"), { body: { agent_id: args.agent } });
         server.assigned_agents = [args.agent];
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
-        throw client.fail(`created tool server ${server.id} (${server.name}) but could not assign it to agent ${args.agent}; assign it with \`svc tool-servers assign ${server.name} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`, e.code);
+        throw client.fail(
+          `created tool server ${server.id} (${server.name}) but could not assign it to agent ${args.agent}; assign it with \`svc tool-servers assign ${server.name} --workspace ${args.workspace} --agent <agent_id>\` rather than creating it again`,
+          e.code,
+        );
       }
     }
     if (args.json) return printJson(server);
@@ -155,7 +160,10 @@ const unassign = command({
 const tools = command({
   meta: { name: "tools", description: "Replace a tool server's allow-list and per-tool access overrides" },
   args: { server: serverArg, workspace: workspaceArg, ...toolFlags, ...jsonFlag },
-  examples: ["svc tool-servers tools github --workspace default --allow list_issues,create_issue --access create_issue=write", "svc tool-servers tools github --workspace default --allow '*' --access -"],
+  examples: [
+    "svc tool-servers tools github --workspace default --allow list_issues,create_issue --access create_issue=write",
+    "svc tool-servers tools github --workspace default --allow '*' --access -",
+  ],
   async run({ args }) {
     if (args.allow === undefined && args.access === undefined) throw new UsageError('pass --allow, --access or both (--allow "*" serves every tool, --access - removes the overrides)');
     const client = await connect("svc tool-servers tools");
@@ -172,7 +180,10 @@ const tools = command({
 const secrets = command({
   meta: { name: "secrets", description: "Replace a tool server's secrets from stdin (new values, or sealed again for new runtimes)" },
   args: { server: serverArg, workspace: workspaceArg, ...secretFlags, ...jsonFlag },
-  examples: ['printf %s "$GITHUB_TOKEN" | svc tool-servers secrets github --bearer --workspace default', "printf 'JIRA_TOKEN=%s\\n' \"$JIRA_TOKEN\" | svc tool-servers secrets jira --secrets --workspace default"],
+  examples: [
+    'printf %s "$GITHUB_TOKEN" | svc tool-servers secrets github --bearer --workspace default',
+    "printf 'JIRA_TOKEN=%s\\n' \"$JIRA_TOKEN\" | svc tool-servers secrets jira --secrets --workspace default",
+  ],
   async run({ args }) {
     if (!args.bearer && !args.secrets) throw new UsageError("pass --bearer (one token line on stdin) or --secrets (NAME=value lines on stdin)");
     const client = await connect("svc tool-servers secrets");
@@ -198,12 +209,15 @@ const update = command({
     const definition = checkDefinition(args);
     const body = definitionBody(definition);
     if (Object.keys(body).length === 0 && !definition.stdin) {
-      throw new UsageError('nothing to change: pass --url (http), --command or --args (stdio), --bearer or --secrets (stdin), --allow ("*" serves all), --access ("-" removes them) or --assertion-header ("-" stops it)');
+      throw new UsageError(
+        'nothing to change: pass --url (http), --command or --args (stdio), --bearer or --secrets (stdin), --allow ("*" serves all), --access ("-" removes them) or --assertion-header ("-" stops it)',
+      );
     }
     refuseTerminalFor(args);
     const client = await connect("svc tool-servers update");
     const current = await client.json<Server>("GET", serverPath(client, args.server), { query: { workspace: args.workspace } });
-    if (current.transport === "http" && (args.command !== undefined || args.args !== undefined)) throw new UsageError(`tool server "${current.name}" is an http server: change it with --url, not --command or --args`);
+    if (current.transport === "http" && (args.command !== undefined || args.args !== undefined))
+      throw new UsageError(`tool server "${current.name}" is an http server: change it with --url, not --command or --args`);
     if (current.transport === "stdio" && definition.url !== undefined) throw new UsageError(`tool server "${current.name}" is a stdio server: change it with --command or --args, not --url`);
     const mode = secretMode(args, current.transport);
     const sealed = mode ? await sealFromStdin(client, mode, current.transport, current.workspace_id, undefined) : {};

@@ -7,7 +7,6 @@ import { jsonFlag, printList } from "../shared/output.ts";
 
 export const USAGE_BY = ["user", "group", "model", "agent"] as const;
 
-
 export const usageCommand = command({
   meta: { name: "usage", description: "Model usage (tokens and cost) by user, group, model or agent" },
   args: {

@@ -8,7 +8,6 @@ import { jsonFlag, out, printJson, printList, renderFields, shortTime } from "..
 
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 
-
 const resolve = command({
   meta: { name: "resolve", description: "Find the service user with an email" },
   args: { email: { type: "string", required: true, description: "the user's email", valueHint: "EMAIL" }, ...jsonFlag },
@@ -20,7 +19,10 @@ const resolve = command({
     const wanted = args.email.toLowerCase();
     const user = (users ?? []).find((u) => u.email.toLowerCase() === wanted);
     if (!user) {
-      throw client.fail(`no service user has the email ${args.email}; check the email, or create the user with directory sync (\`svc directory-sync run\`) or by having them open the claim link the front end shows`, "not_found");
+      throw client.fail(
+        `no service user has the email ${args.email}; check the email, or create the user with directory sync (\`svc directory-sync run\`) or by having them open the claim link the front end shows`,
+        "not_found",
+      );
     }
     if (args.json) return printJson(user);
     out(
@@ -55,7 +57,7 @@ const invite = command({
     );
     out(
       `Send the link to ${inv.email} yourself (svc sends no email). It works once: they set a chat password, which gives no console access; ` +
-        "on the claim link the assistant sends them in the chat they choose \"Link with your chat password\".",
+        'on the claim link the assistant sends them in the chat they choose "Link with your chat password".',
     );
   },
 });
@@ -76,7 +78,11 @@ const remoteList = command({
         { header: "INSTALLATION", value: (r) => r.installation_id },
         { header: "LINKED", value: (r) => shortTime(r.linked_at) },
       ],
-      { json: !!args.json, empty: `${args.user} has no linked front-end identity; the user links one by opening the claim link the front end shows.`, jsonValue: { remote_identities: remote_identities ?? [] } },
+      {
+        json: !!args.json,
+        empty: `${args.user} has no linked front-end identity; the user links one by opening the claim link the front end shows.`,
+        jsonValue: { remote_identities: remote_identities ?? [] },
+      },
     );
   },
 });

@@ -8,7 +8,13 @@ import type { CelFunc, CelType } from "@bufbuild/cel";
 import { type Expr, libraryOverloads, type ParsedCel } from "./engine.ts";
 
 /** A type: `free` is a list or map literal's element type not yet known (`[]`), printed as dyn. */
-export type Ty = { k: "dyn" | "free" } | { k: "prim"; n: string } | { k: "list"; e: Ty } | { k: "map"; key: Ty; val: Ty } | { k: "type" } | { k: "object"; name: string; fields: ReadonlyMap<string, Ty> };
+export type Ty =
+  | { k: "dyn" | "free" }
+  | { k: "prim"; n: string }
+  | { k: "list"; e: Ty }
+  | { k: "map"; key: Ty; val: Ty }
+  | { k: "type" }
+  | { k: "object"; name: string; fields: ReadonlyMap<string, Ty> };
 
 export const DYN: Ty = { k: "dyn" };
 const FREE: Ty = { k: "free" };
@@ -130,7 +136,19 @@ class Checker {
     switch (k.case) {
       case "constExpr": {
         const c = k.value.constantKind.case;
-        return c === "int64Value" ? prim("int") : c === "uint64Value" ? prim("uint") : c === "doubleValue" ? prim("double") : c === "stringValue" ? prim("string") : c === "bytesValue" ? prim("bytes") : c === "boolValue" ? BOOL : prim("null_type");
+        return c === "int64Value"
+          ? prim("int")
+          : c === "uint64Value"
+            ? prim("uint")
+            : c === "doubleValue"
+              ? prim("double")
+              : c === "stringValue"
+                ? prim("string")
+                : c === "bytesValue"
+                  ? prim("bytes")
+                  : c === "boolValue"
+                    ? BOOL
+                    : prim("null_type");
       }
       case "identExpr": {
         const name = k.value.name;
@@ -238,7 +256,12 @@ class Checker {
     const match = arity.filter((f) => (!target || fits(target, tyOf(f.target!))) && args.every((a, i) => fits(a, tyOf(f.arguments[i]!))));
     if (match.length === 0) {
       const op = /^_(.+)_$/.exec(fn)?.[1] ?? /^(.)_$/.exec(fn)?.[1];
-      const shown = op && args.length === 2 ? `${showTy(args[0]!)} ${op} ${showTy(args[1]!)}` : op ? `${op}${showTy(args[0]!)}` : `${target ? `${showTy(target)}.` : ""}${fn.replace(/^@/, "")}(${args.map(showTy).join(", ")})`;
+      const shown =
+        op && args.length === 2
+          ? `${showTy(args[0]!)} ${op} ${showTy(args[1]!)}`
+          : op
+            ? `${op}${showTy(args[0]!)}`
+            : `${target ? `${showTy(target)}.` : ""}${fn.replace(/^@/, "")}(${args.map(showTy).join(", ")})`;
       throw new CheckError(`no such overload: ${shown}`, this.start(e));
     }
     return match.map((f) => tyOf(f.result)).reduce((a, b) => (showTy(a) === showTy(b) ? a : DYN));

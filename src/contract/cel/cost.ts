@@ -16,7 +16,8 @@ const SCALAR: Shape = { items: 0, text: 0, elem: null };
 const ARG: Shape = { items: ESTIMATE_ITEMS, text: ESTIMATE_TEXT, elem: null };
 ARG.elem = ARG;
 
-const joinShape = (a: Shape, b: Shape): Shape => (a === b ? a : { items: Math.max(a.items, b.items), text: Math.max(a.text, b.text), elem: a.elem && b.elem ? joinShape(a.elem, b.elem) : (a.elem ?? b.elem) });
+const joinShape = (a: Shape, b: Shape): Shape =>
+  a === b ? a : { items: Math.max(a.items, b.items), text: Math.max(a.text, b.text), elem: a.elem && b.elem ? joinShape(a.elem, b.elem) : (a.elem ?? b.elem) };
 
 type Node = { e: Expr; cost: number; kids: Node[]; loop: boolean };
 type Est = { shape: Shape; node: Node };
@@ -110,7 +111,13 @@ class Estimator {
     // Equality on values from the arguments is charged as scalars: their type is known only at
     // run time, where the meter charges what they hold; membership walks its list whatever it is.
     const walked = fn === "@in" ? operands.slice(-1) : operands.filter((s) => s !== ARG);
-    const charge = planned ? 0 : chargeFor(fn, operands.reduce((n, s) => n + s.text, 0), walked.reduce((n, s) => n + s.items, 0));
+    const charge = planned
+      ? 0
+      : chargeFor(
+          fn,
+          operands.reduce((n, s) => n + s.text, 0),
+          walked.reduce((n, s) => n + s.items, 0),
+        );
     const [a, b] = args;
     let shape = SCALAR;
     if (fn === "_[_]") shape = a?.elem ?? SCALAR;

@@ -182,8 +182,10 @@ function rename(e: Expr, from: string, to: string): void {
       const c = k.value;
       for (const x of [c.iterRange, c.accuInit]) if (x) rename(x, from, to);
       const rebound = c.iterVar === from || c.iterVar2 === from || c.accuVar === from;
-      if (!rebound) for (const x of [c.loopCondition, c.loopStep, c.result]) if (x) rename(x, from, to);
-      else if (c.accuVar !== from && c.result) rename(c.result, from, to);
+      if (!rebound)
+        for (const x of [c.loopCondition, c.loopStep, c.result])
+          if (x) rename(x, from, to);
+          else if (c.accuVar !== from && c.result) rename(c.result, from, to);
       return;
     }
     default:

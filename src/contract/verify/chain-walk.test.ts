@@ -6,7 +6,8 @@ import { ChainWalk, type Gap, type Link, type Problem } from "./chain-walk.ts";
 
 const h = (s: number | string) => `h${s}`;
 /** A chain of n records: #s hashes to h<s> and names h<s-1>. */
-const chain = (n: number, from = 1): Link[] => Array.from({ length: n }, (_, i) => ({ id: `r${from + i}`, ts: null, seq: from + i, hash: h(from + i), prev: from + i === 1 ? null : h(from + i - 1), counts: true }));
+const chain = (n: number, from = 1): Link[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `r${from + i}`, ts: null, seq: from + i, hash: h(from + i), prev: from + i === 1 ? null : h(from + i - 1), counts: true }));
 
 /** Walks `links`; the signed head defaults to the highest number among them. */
 function walk(links: Link[], o: { signed?: { seq: number; hash: string } | null; gaps?: Gap[] } = {}) {
@@ -57,7 +58,12 @@ describe("ChainWalk", () => {
   test("removed records are named by number, at the end and in the middle; an inserted one by its id", () => {
     const links = chain(8);
     expect(walk(links.filter((l) => l.seq !== 4)).problems.map((p) => p.detail)).toEqual(["record #4 of chain c (after record r3) is missing"]);
-    expect(walk(links.filter((l) => l.seq < 7), { signed: { seq: 8, hash: h(8) } }).problems.map((p) => p.detail)).toEqual(["records #7–#8 of chain c (after record r6; the checkpoint signed them) are missing"]);
+    expect(
+      walk(
+        links.filter((l) => l.seq < 7),
+        { signed: { seq: 8, hash: h(8) } },
+      ).problems.map((p) => p.detail),
+    ).toEqual(["records #7–#8 of chain c (after record r6; the checkpoint signed them) are missing"]);
     const copy = { ...links[4]!, id: "forged", hash: "other" };
     expect(walk([...links.slice(0, 5), copy, ...links.slice(5)]).kinds).toEqual([["inserted", "forged"]]);
     // a copy that arrives before its number's turn (an export out of chain order) is taken first:

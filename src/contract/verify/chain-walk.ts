@@ -104,7 +104,14 @@ export class ChainWalk {
       const end = gap && gap.from <= to ? gap.from - 1 : to;
       const after = this.last ? `after record ${this.last.id}` : s === 1 ? "the chain's start" : "after a missing record";
       const what = s === end ? `record #${s}` : `records #${s}–#${end}`;
-      this.report({ kind: "removed", record_id: null, chain_id: this.chainId, seq: s, ts: this.last?.ts ?? null, detail: `${what} of chain ${this.chainId} (${after}${signedNote ? `; ${signedNote}` : ""}) ${s === end ? "is" : "are"} missing` });
+      this.report({
+        kind: "removed",
+        record_id: null,
+        chain_id: this.chainId,
+        seq: s,
+        ts: this.last?.ts ?? null,
+        detail: `${what} of chain ${this.chainId} (${after}${signedNote ? `; ${signedNote}` : ""}) ${s === end ? "is" : "are"} missing`,
+      });
       this.next = end + 1;
       this.known = false;
       this.last = null;
@@ -131,7 +138,8 @@ export class ChainWalk {
     if (this.signed && e.seq === this.signed.seq) {
       const vouched = e.hash === this.signed.hash;
       if (this.pending?.upper === e) this.settlePending(vouched ? e.hash : NOT_VOUCHED);
-      else if (!vouched) this.problem("changed", e, `record ${e.id} (#${e.seq} of chain ${this.chainId}) was changed: its hash is not the one the checkpoint signed (it, or a record below it that was re-linked)`);
+      else if (!vouched)
+        this.problem("changed", e, `record ${e.id} (#${e.seq} of chain ${this.chainId}) was changed: its hash is not the one the checkpoint signed (it, or a record below it that was re-linked)`);
     }
     this.last = e;
     this.before = e.hash;
@@ -167,8 +175,21 @@ export class ChainWalk {
       if (g.to < this.next) continue;
       const blamedUpper = this.settlePending(this.known ? g.prev : null);
       if (this.known && this.before !== g.prev && !blamedUpper) {
-        if (this.last) this.problem("changed", this.last, `record ${this.last.id} (#${this.last.seq} of chain ${this.chainId}) was changed: its hash is not the one retention recorded before the records it deleted`);
-        else this.report({ kind: "checkpoint", record_id: null, chain_id: this.chainId, seq: g.from, ts: null, detail: `chain ${this.chainId}: the signed gap #${g.from}–#${g.to} does not follow the chain's start` });
+        if (this.last)
+          this.problem(
+            "changed",
+            this.last,
+            `record ${this.last.id} (#${this.last.seq} of chain ${this.chainId}) was changed: its hash is not the one retention recorded before the records it deleted`,
+          );
+        else
+          this.report({
+            kind: "checkpoint",
+            record_id: null,
+            chain_id: this.chainId,
+            seq: g.from,
+            ts: null,
+            detail: `chain ${this.chainId}: the signed gap #${g.from}–#${g.to} does not follow the chain's start`,
+          });
       }
       this.next = g.to + 1;
       this.before = g.hash;

@@ -17,14 +17,25 @@ const key = (): Key => {
 function checkpoints(signers: Key[], handover: Record<number, string> = {}): CheckpointView[] {
   const out: CheckpointView[] = [];
   signers.forEach((k, i) => {
-    const body: CheckpointBody = { v: 2, organization_id: "org_1", number: i + 1, at: `2026-01-0${i + 1}T00:00:00.000Z`, prev: i ? bodyHash(out[i - 1]!.body) : null, public_key: k.pub, heads: [{ chain_id: "store", installation_id: "controlplane", replica_id: null, seq: i + 1, hash: "h" }], adoption: "complete", ...(handover[i + 1] ? { next_key: handover[i + 1] } : {}) };
+    const body: CheckpointBody = {
+      v: 2,
+      organization_id: "org_1",
+      number: i + 1,
+      at: `2026-01-0${i + 1}T00:00:00.000Z`,
+      prev: i ? bodyHash(out[i - 1]!.body) : null,
+      public_key: k.pub,
+      heads: [{ chain_id: "store", installation_id: "controlplane", replica_id: null, seq: i + 1, hash: "h" }],
+      adoption: "complete",
+      ...(handover[i + 1] ? { next_key: handover[i + 1] } : {}),
+    };
     const text = JSON.stringify(body);
     out.push({ id: `ckp_${i}`, number: i + 1, at: body.at, body: text, signature: sign(null, Buffer.from(text), k.priv).toString("base64") });
   });
   return out;
 }
 
-const trust = (list: CheckpointView[], pinned: string, named: string | null, saved = null as Parameters<typeof trustCheckpoints>[1]["saved"]) => trustCheckpoints(list, { pinned, named, orgId: "org_1", saved });
+const trust = (list: CheckpointView[], pinned: string, named: string | null, saved = null as Parameters<typeof trustCheckpoints>[1]["saved"]) =>
+  trustCheckpoints(list, { pinned, named, orgId: "org_1", saved });
 
 describe("trustCheckpoints", () => {
   test("all signed by the pinned key: the latest is trusted", () => {
@@ -51,7 +62,9 @@ describe("trustCheckpoints", () => {
     const list = checkpoints([k, k, attacker]);
     const t = trust(list, k.pub, k.pub);
     expect(t.trusted?.number).toBe(2);
-    expect(t.problems.map((p) => p.detail)).toEqual([`checkpoint #3 is signed by ${attacker.pub}, but checkpoint #2 is signed by ${k.pub} and hands over to no other key: a key that was not rotated in`]);
+    expect(t.problems.map((p) => p.detail)).toEqual([
+      `checkpoint #3 is signed by ${attacker.pub}, but checkpoint #2 is signed by ${k.pub} and hands over to no other key: a key that was not rotated in`,
+    ]);
     // every checkpoint re-signed: none is trusted, and the control plane (which holds the pinned key) did not sign them
     const all = trust(checkpoints([attacker, attacker]), k.pub, k.pub);
     expect(all.trusted).toBeNull();

@@ -49,7 +49,14 @@ function validPrefix(list: readonly CheckpointView[], orgId: string | null): { b
     if (orgId && body.organization_id !== orgId) return { bodies, problem: problem(`checkpoint #${n} is another organization's (${body.organization_id})`, n) };
     const before = bodies[i - 1];
     const expected = before ? (before.next_key ?? before.public_key) : body.public_key;
-    if (body.public_key !== expected) return { bodies, problem: problem(`checkpoint #${n} is signed by ${body.public_key}, but checkpoint #${n - 1} is signed by ${before!.public_key} and hands over to no other key: a key that was not rotated in`, n) };
+    if (body.public_key !== expected)
+      return {
+        bodies,
+        problem: problem(
+          `checkpoint #${n} is signed by ${body.public_key}, but checkpoint #${n - 1} is signed by ${before!.public_key} and hands over to no other key: a key that was not rotated in`,
+          n,
+        ),
+      };
     if (!checkpointSignatureValid(cp.body, cp.signature, body.public_key)) return { bodies, problem: problem(`checkpoint #${n} does not carry a valid signature by ${body.public_key}`, n) };
     bodies.push(body);
   }

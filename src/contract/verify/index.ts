@@ -12,7 +12,11 @@ export { type SavedCheckpoint, type Trust, trustCheckpoints } from "./checkpoint
 export type FullVerification = VerifyReport & { keyChange: Trust["keyChange"]; rotations: Trust["rotations"]; key: string | null };
 
 /** Trusts the checkpoints from `pinned` (default: the key they name, for tests of the records alone), then checks every line. */
-export function verifyLines(lines: Iterable<ExportLine>, list: { public_key: string | null; checkpoints: CheckpointView[] }, o: { pinned?: string; orgId?: string | null; saved?: SavedCheckpoint | null } = {}): FullVerification {
+export function verifyLines(
+  lines: Iterable<ExportLine>,
+  list: { public_key: string | null; checkpoints: CheckpointView[] },
+  o: { pinned?: string; orgId?: string | null; saved?: SavedCheckpoint | null } = {},
+): FullVerification {
   const pinned = o.pinned ?? list.public_key ?? "";
   const trust = trustCheckpoints(list.checkpoints, { pinned, named: list.public_key, orgId: o.orgId ?? null, saved: o.saved ?? null });
   const verifier = new AuditVerifier(trust.trusted);

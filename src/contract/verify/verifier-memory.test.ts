@@ -12,7 +12,10 @@ const LINES = 300_000;
 
 test(`${LINES} records in one chain: the verifier holds a handful of them and its heap does not grow`, () => {
   // in a process of its own: the heap of this one holds what other tests left
-  const child = Bun.spawnSync([process.execPath, "-e", `import { measureVerifier } from ${JSON.stringify(`${import.meta.dir}/synthetic-store.ts`)}; console.log(JSON.stringify(measureVerifier(${LINES})));`], { stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawnSync(
+    [process.execPath, "-e", `import { measureVerifier } from ${JSON.stringify(`${import.meta.dir}/synthetic-store.ts`)}; console.log(JSON.stringify(measureVerifier(${LINES})));`],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   expect(child.stderr.toString()).toBe("");
   const { most, grown, report } = JSON.parse(child.stdout.toString());
   expect(report).toMatchObject({ records: LINES, problems_total: 0, state: "unsigned", uncovered: LINES });

@@ -99,13 +99,27 @@ export class AuditVerifier {
       this.check(l);
     } catch (e) {
       // A line no form can be computed from (a time beyond any date, a field of the wrong type): changed.
-      this.report({ kind: "changed", record_id: typeof l?.id === "string" ? l.id : null, chain_id: null, seq: null, ts: null, detail: `record ${String(l?.id)} was changed: its fields cannot be read (${(e as Error).message})` });
+      this.report({
+        kind: "changed",
+        record_id: typeof l?.id === "string" ? l.id : null,
+        chain_id: null,
+        seq: null,
+        ts: null,
+        detail: `record ${String(l?.id)} was changed: its fields cannot be read (${(e as Error).message})`,
+      });
     }
   }
 
   private check(l: ExportLine): void {
     if (typeof l.tool_server === "string" && l.tool_server !== toolServerOf(l.tool_name)) {
-      this.report({ kind: "changed", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} was changed: its tool_server "${l.tool_server}" is not the server of its tool_name ${JSON.stringify(l.tool_name)}` });
+      this.report({
+        kind: "changed",
+        record_id: l.id,
+        chain_id: null,
+        seq: null,
+        ts: l.ts,
+        detail: `record ${l.id} was changed: its tool_server "${l.tool_server}" is not the server of its tool_name ${JSON.stringify(l.tool_name)}`,
+      });
     }
     // The proxy's form hash, once: its chain's link, and the first part of the store chain's form.
     const stored = storedFromLine(l);
@@ -125,12 +139,27 @@ export class AuditVerifier {
   private addStoreLink(l: ExportLine, digest: string): boolean {
     const s = l.store;
     if (!s) {
-      if (this.adoptionComplete) this.report({ kind: "inserted", record_id: l.id, chain_id: null, seq: null, ts: l.ts, detail: `record ${l.id} is in no store chain, yet every record stored is chained: it was written into the database directly` });
+      if (this.adoptionComplete)
+        this.report({
+          kind: "inserted",
+          record_id: l.id,
+          chain_id: null,
+          seq: null,
+          ts: l.ts,
+          detail: `record ${l.id} is in no store chain, yet every record stored is chained: it was written into the database directly`,
+        });
       return false;
     }
     if (!STORE_CHAIN_IDS.has(s.chain)) {
       // A chain no control plane keeps: someone made it up so that a row of theirs looks chained.
-      this.report({ kind: "inserted", record_id: l.id, chain_id: s.chain, seq: null, ts: l.ts, detail: `record ${l.id} names store chain "${s.chain}", which the control plane does not keep: it was written into the database directly` });
+      this.report({
+        kind: "inserted",
+        record_id: l.id,
+        chain_id: s.chain,
+        seq: null,
+        ts: l.ts,
+        detail: `record ${l.id} names store chain "${s.chain}", which the control plane does not keep: it was written into the database directly`,
+      });
       return true;
     }
     if (typeof s.seq !== "number" || !Number.isInteger(s.seq) || s.seq < 1) {
@@ -139,7 +168,15 @@ export class AuditVerifier {
     }
     const hash = storeLinkHash({ chain: s.chain, seq: s.seq, prev: s.prev }, digest);
     const differs = this.recall?.(s.chain, s.seq, hash);
-    if (differs) this.report({ kind: "changed", record_id: l.id, chain_id: s.chain, seq: s.seq, ts: l.ts, detail: `record ${l.id} (#${s.seq} of chain ${s.chain}) was changed: it is not what this verifier saw there in ${differs.seenAt}` });
+    if (differs)
+      this.report({
+        kind: "changed",
+        record_id: l.id,
+        chain_id: s.chain,
+        seq: s.seq,
+        ts: l.ts,
+        detail: `record ${l.id} (#${s.seq} of chain ${s.chain}) was changed: it is not what this verifier saw there in ${differs.seenAt}`,
+      });
     this.walk(this.store, this.storeHeads, this.storeGaps, s.chain).add({ id: l.id, ts: l.ts, seq: s.seq, hash, prev: s.prev, counts: true });
     return true;
   }
@@ -172,7 +209,14 @@ export class AuditVerifier {
 
   private compareOutcome(decision: OutcomeFields, outcome: OutcomeFields): void {
     if (decision.outcome === outcome.outcome && decision.exit_code === outcome.exit_code && decision.installation === outcome.installation) return;
-    this.report({ kind: "changed", record_id: decision.id, chain_id: null, seq: null, ts: decision.ts, detail: `record ${decision.id} was changed: its outcome (${decision.outcome}, exit code ${decision.exit_code}) is not the one its outcome record ${outcome.id} reports (${outcome.outcome}, exit code ${outcome.exit_code})` });
+    this.report({
+      kind: "changed",
+      record_id: decision.id,
+      chain_id: null,
+      seq: null,
+      ts: decision.ts,
+      detail: `record ${decision.id} was changed: its outcome (${decision.outcome}, exit code ${decision.exit_code}) is not the one its outcome record ${outcome.id} reports (${outcome.outcome}, exit code ${outcome.exit_code})`,
+    });
   }
 
   private report(p: Problem): void {
@@ -187,7 +231,14 @@ export class AuditVerifier {
     for (const [chain, head] of this.storeHeads) if (!this.store.has(chain) && head.seq > 0) this.walk(this.store, this.storeHeads, this.storeGaps, chain).finish();
     for (const chain of this.proxyHeads.keys()) if (!this.proxy.has(chain)) this.walk(this.proxy, this.proxyHeads, this.floors, chain).finish();
     for (const d of this.awaitingOutcome.values()) {
-      this.report({ kind: "changed", record_id: d.id, chain_id: null, seq: null, ts: d.ts, detail: `record ${d.id} was changed: it carries an outcome (${d.outcome}, exit code ${d.exit_code}) that no outcome record reports` });
+      this.report({
+        kind: "changed",
+        record_id: d.id,
+        chain_id: null,
+        seq: null,
+        ts: d.ts,
+        detail: `record ${d.id} was changed: it carries an outcome (${d.outcome}, exit code ${d.exit_code}) that no outcome record reports`,
+      });
     }
     let covered = 0;
     let uncovered = 0;

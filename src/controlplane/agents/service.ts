@@ -15,7 +15,10 @@ export function presentAgent(a: AgentRow) {
 /** An agent of the organization; 404 agent_not_found otherwise (another organization's agent included). */
 export async function getAgent(db: Db, orgId: string, agentId: string): Promise<AgentRow> {
   const a = tables(db).agents;
-  const [row] = await db.select().from(a).where(and(eq(a.orgId, orgId), eq(a.id, agentId)));
+  const [row] = await db
+    .select()
+    .from(a)
+    .where(and(eq(a.orgId, orgId), eq(a.id, agentId)));
   if (!row) throw new SvcError("agent_not_found", `agent ${agentId} not found in this organization`);
   return row;
 }
@@ -56,7 +59,10 @@ export async function createAgent(db: Db, orgId: string, input: { name: string; 
       .where(and(eq(a.orgId, orgId), eq(a.workspaceId, input.workspaceId), eq(a.name, name)))
       .limit(1);
     if (clash) throw new SvcError("conflict", `an agent named "${name}" already exists in this workspace (${clash.id})`);
-    const [created] = await tx.insert(a).values({ id, orgId, workspaceId: input.workspaceId, name, description: input.description ?? null }).returning();
+    const [created] = await tx
+      .insert(a)
+      .values({ id, orgId, workspaceId: input.workspaceId, name, description: input.description ?? null })
+      .returning();
     await recordChange(tx, by, { orgId, workspaceId: input.workspaceId, action: "agent.create", target: { type: "agent", id, name }, after: presentAgent(created!) });
     return created!;
   });

@@ -30,7 +30,11 @@ describe("a tool server's assertion settings", () => {
       [{ ...kb, assertion_header: "Mcp-Session-Id" }, "/assertion_header", "set by the MCP transport itself"],
       [{ ...kb, assertion_header: "bad header" }, "/assertion_header", "is not an HTTP header name"],
       [{ ...kb, assertion_header: undefined, assertion_audience: "urn:x" }, "/assertion_audience", "comes with assertion_header"],
-      [{ ...kb, assertion_header: "authorization", secrets_sealed: await sealKey([replica.recipient], '{"Authorization":"Bearer x"}'), secret_names: ["Authorization"], sealed_to: [replica.id] }, "/assertion_header", "one of the server's secret headers"],
+      [
+        { ...kb, assertion_header: "authorization", secrets_sealed: await sealKey([replica.recipient], '{"Authorization":"Bearer x"}'), secret_names: ["Authorization"], sealed_to: [replica.id] },
+        "/assertion_header",
+        "one of the server's secret headers",
+      ],
     ];
     for (const [body, path, words] of cases) {
       const r = await cp.call("POST", cp.org("/tool-servers"), { body });
@@ -63,7 +67,9 @@ describe("a tool server's assertion settings", () => {
     expect(trail.admin.before.assertion).toEqual({ header: "X-Svc-Identity", audience: "https://kb.example.com/mcp" });
     expect(trail.admin.after.assertion).toEqual({ header: "X-Svc-Identity", audience: "urn:kb" });
 
-    const clash = await cp.call("PUT", cp.org("/tool-servers/kb/secrets"), { body: { secrets_sealed: await sealKey([rt.replica.recipient], '{"x-svc-identity":"v"}'), secret_names: ["x-svc-identity"], sealed_to: [rt.replica.id] } });
+    const clash = await cp.call("PUT", cp.org("/tool-servers/kb/secrets"), {
+      body: { secrets_sealed: await sealKey([rt.replica.recipient], '{"x-svc-identity":"v"}'), secret_names: ["x-svc-identity"], sealed_to: [rt.replica.id] },
+    });
     expect(clash.status).toBe(422);
     expect(clash.json.detail).toContain("secret headers");
     const off = await cp.call("PATCH", cp.org("/tool-servers/kb"), { body: { assertion_header: null } });

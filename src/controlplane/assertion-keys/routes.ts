@@ -44,7 +44,11 @@ export function assertionKeyRoutes(deps: ControlPlaneDeps) {
       },
       {
         admin: true,
-        body: t.Optional(t.Object({ withdraw_previous: t.Optional(t.Boolean({ description: "take the previous key out of the JWKS at once (a key thought exposed); otherwise it stays until what it signed has expired" })) })),
+        body: t.Optional(
+          t.Object({
+            withdraw_previous: t.Optional(t.Boolean({ description: "take the previous key out of the JWKS at once (a key thought exposed); otherwise it stays until what it signed has expired" })),
+          }),
+        ),
         response: { 201: t.Object({ key: KeyView, retired: t.Union([KeyView, t.Null()]) }) },
         detail: { summary: "Rotate: a new signing key becomes current; runtimes switch at their next bundle poll", tags: ["assertion keys"] },
       },

@@ -40,7 +40,12 @@ export async function newAssertionKey(deps: Pick<ControlPlaneDeps, "kms" | "now"
 
 async function current(db: Db, orgId: string): Promise<KeyRow | null> {
   const k = tables(db).assertionKeys;
-  const [row] = await db.select().from(k).where(and(eq(k.orgId, orgId), isNull(k.retiredAt))).orderBy(desc(k.id)).limit(1);
+  const [row] = await db
+    .select()
+    .from(k)
+    .where(and(eq(k.orgId, orgId), isNull(k.retiredAt)))
+    .orderBy(desc(k.id))
+    .limit(1);
   return row ?? null;
 }
 
@@ -66,7 +71,8 @@ export async function ensureAssertionKey(deps: ControlPlaneDeps, orgId: string):
  * installation never bootstrapped gets 409, as a heartbeat does.
  */
 export async function assertionKeyForReplica(deps: ControlPlaneDeps, caller: { orgId: string; installationId: string }, replicaId: string | null): Promise<AssertionKeyMaterial> {
-  if (!replicaId) throw new SvcError("validation_failed", "GET assertion-key needs the x-svc-replica header naming a bootstrapped replica", { errors: [{ path: "/x-svc-replica", message: "required" }] });
+  if (!replicaId)
+    throw new SvcError("validation_failed", "GET assertion-key needs the x-svc-replica header naming a bootstrapped replica", { errors: [{ path: "/x-svc-replica", message: "required" }] });
   const replica = (await replicasOf(deps.db, caller.installationId)).find((r) => r.id === replicaId);
   if (!replica) throw new SvcError("conflict", `replica ${replicaId} is not bootstrapped under this installation; bootstrap first`);
   const row = await current(deps.db, caller.orgId);
@@ -121,7 +127,10 @@ export async function rotateAssertionKey(deps: ControlPlaneDeps, by: Principal, 
   const retiredId = await deps.db.transaction(async (tx) => {
     const k = tables(tx).assertionKeys;
     const before = await current(tx, by.orgId);
-    await tx.update(k).set({ retiredAt: at, ...(o.withdrawPrevious ? { withdrawnAt: at } : {}) }).where(and(eq(k.orgId, by.orgId), isNull(k.retiredAt)));
+    await tx
+      .update(k)
+      .set({ retiredAt: at, ...(o.withdrawPrevious ? { withdrawnAt: at } : {}) })
+      .where(and(eq(k.orgId, by.orgId), isNull(k.retiredAt)));
     await tx.insert(k).values(key);
     await bumpRevision(tx, by.orgId);
     await recordAdminEvent(

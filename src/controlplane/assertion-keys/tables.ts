@@ -7,7 +7,10 @@ export const assertionKeys = table(
   (c) => ({
     /** `ak_…`, also the JWK's `kid`. */
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** The public half as the JWKS publishes it (EC P-256 JWK with kid, alg ES256, use sig). */
     publicJwk: c.json<Record<string, string>>("public_jwk").notNull(),
     /** The private half (a JWK's JSON), wrapped by the KMS under context `assertion-key:<org>:<id>`. Never leaves this folder but sealed to a runtime replica. */

@@ -31,9 +31,18 @@ async function checkKnown(tx: Db, db: object, orgId: string, last: { number: num
   const seen = known.get(db)?.get(orgId);
   if (!seen) return;
   const c = tables(tx).auditCheckpoints;
-  const [then] = last && last.number >= seen.number ? await tx.select({ body: c.body }).from(c).where(and(eq(c.orgId, orgId), eq(c.number, seen.number))) : [];
+  const [then] =
+    last && last.number >= seen.number
+      ? await tx
+          .select({ body: c.body })
+          .from(c)
+          .where(and(eq(c.orgId, orgId), eq(c.number, seen.number)))
+      : [];
   if (!then || bodyHash(then.body) !== seen.hash) {
-    throw new SvcError("conflict", `checkpoint #${seen.number}, which this control plane signed or read before, is ${then ? "changed" : "gone"} in the store: the audit's history was rewritten in the database; no checkpoint is signed over it (restore the store from a backup, or restart the control plane to sign anyway)`);
+    throw new SvcError(
+      "conflict",
+      `checkpoint #${seen.number}, which this control plane signed or read before, is ${then ? "changed" : "gone"} in the store: the audit's history was rewritten in the database; no checkpoint is signed over it (restore the store from a backup, or restart the control plane to sign anyway)`,
+    );
   }
 }
 
@@ -50,13 +59,30 @@ export function rememberCheckpoint(db: object, orgId: string, cp: { number: numb
  * `key`. Without `force`, nothing is made when nothing moved since the last one (the last one
  * is returned). `nextKey` makes it the hand-over of a key rotation.
  */
-export async function signCheckpoint(tx: Db, orgId: string, key: SigningKey, o: { force: boolean; nextKey?: string; now: number; store: object }): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
+export async function signCheckpoint(
+  tx: Db,
+  orgId: string,
+  key: SigningKey,
+  o: { force: boolean; nextKey?: string; now: number; store: object },
+): Promise<{ checkpoint: CheckpointView | null; created: boolean }> {
   const { auditChainHeads: h, auditCheckpoints: c, auditChainFloors: fl, auditStoreGaps: g } = tables(tx);
   const [last] = await tx.select().from(c).where(eq(c.orgId, orgId)).orderBy(desc(c.number)).limit(1);
   await checkKnown(tx, o.store, orgId, last);
-  const heads: CheckpointHead[] = (await tx.select().from(h).where(eq(h.orgId, orgId)).orderBy(asc(h.chainId))).map((r) => ({ chain_id: r.chainId, installation_id: r.installationId, replica_id: r.replicaId, seq: r.seq, hash: r.hash }));
+  const heads: CheckpointHead[] = (await tx.select().from(h).where(eq(h.orgId, orgId)).orderBy(asc(h.chainId))).map((r) => ({
+    chain_id: r.chainId,
+    installation_id: r.installationId,
+    replica_id: r.replicaId,
+    seq: r.seq,
+    hash: r.hash,
+  }));
   const floors: CheckpointFloor[] = (await tx.select().from(fl).where(eq(fl.orgId, orgId)).orderBy(asc(fl.chainId))).map((r) => ({ chain_id: r.chainId, seq: r.seq, prev: r.prev }));
-  const gaps: CheckpointGap[] = (await tx.select().from(g).where(eq(g.orgId, orgId)).orderBy(asc(g.chain), asc(g.fromSeq))).map((r) => ({ chain_id: r.chain, from: r.fromSeq, to: r.toSeq, prev: r.prev, hash: r.hash }));
+  const gaps: CheckpointGap[] = (await tx.select().from(g).where(eq(g.orgId, orgId)).orderBy(asc(g.chain), asc(g.fromSeq))).map((r) => ({
+    chain_id: r.chain,
+    from: r.fromSeq,
+    to: r.toSeq,
+    prev: r.prev,
+    hash: r.hash,
+  }));
   const adoption = await adoptionState(tx, orgId);
   const lastBody = last ? (JSON.parse(last.body) as CheckpointBody) : null;
   const same =
@@ -85,7 +111,10 @@ export async function signCheckpoint(tx: Db, orgId: string, key: SigningKey, o: 
   };
   const text = JSON.stringify(body);
   const signature = sign(null, Buffer.from(text), key.privateKey).toString("base64");
-  const [row] = await tx.insert(c).values({ id: newId("auditCheckpoint", o.now), orgId, number, at: o.now, body: text, signature }).returning();
+  const [row] = await tx
+    .insert(c)
+    .values({ id: newId("auditCheckpoint", o.now), orgId, number, at: o.now, body: text, signature })
+    .returning();
   return { checkpoint: checkpointView(row!), created: true };
 }
 

@@ -22,7 +22,12 @@ export function advance(head: Head | null, links: readonly Link[]): { head: Head
       continue;
     }
     if (l.seq > expected) {
-      flags.push({ kind: "gap", recordId: l.recordId, seq: l.seq, detail: expected === l.seq - 1 ? `record #${expected} is missing before #${l.seq}` : `records #${expected}–#${l.seq - 1} are missing before #${l.seq}` });
+      flags.push({
+        kind: "gap",
+        recordId: l.recordId,
+        seq: l.seq,
+        detail: expected === l.seq - 1 ? `record #${expected} is missing before #${l.seq}` : `records #${expected}–#${l.seq - 1} are missing before #${l.seq}`,
+      });
     } else if (l.prev !== (h ? h.hash : null)) {
       flags.push({ kind: "fork", recordId: l.recordId, seq: l.seq, detail: h ? `record #${l.seq} does not follow #${h.seq}: it names another predecessor` : `record #1 names a predecessor` });
     }

@@ -24,7 +24,20 @@ export async function rotateSigningKey(deps: ControlPlaneDeps, by: Principal) {
   const target = { type: "audit_signing_key", id: orgId, name: null };
   if (by.role !== "owner") {
     const eventId = await deps.db.transaction(async (tx) =>
-      recordAdminEvent(tx, { orgId, action: "signing_key.rotate", actor: actorOf(by), target, result: "refused", status: 403, code: "forbidden", reason: `${by.email ?? by.accountId} may not rotate the audit signing key: only an owner may` }, deps.now()),
+      recordAdminEvent(
+        tx,
+        {
+          orgId,
+          action: "signing_key.rotate",
+          actor: actorOf(by),
+          target,
+          result: "refused",
+          status: 403,
+          code: "forbidden",
+          reason: `${by.email ?? by.accountId} may not rotate the audit signing key: only an owner may`,
+        },
+        deps.now(),
+      ),
     );
     throw recordedRefusal(new SvcError("forbidden", `only an owner can rotate the audit signing key; role "${by.role}" cannot`), eventId);
   }

@@ -45,7 +45,11 @@ export function auditChainRoutes(deps: ControlPlaneDeps) {
         set.status = 202;
         return startVerification(deps, principal.orgId);
       },
-      { admin: true, response: { 202: StoreVerification }, detail: { summary: "Verify the organization's store with the control plane's own key, in the background (bounded slices)", tags: ["audit"] } },
+      {
+        admin: true,
+        response: { 202: StoreVerification },
+        detail: { summary: "Verify the organization's store with the control plane's own key, in the background (bounded slices)", tags: ["audit"] },
+      },
     )
     .get("/audit-verifications/latest", async ({ principal }) => latestVerification(deps.db, principal.orgId), {
       admin: true,

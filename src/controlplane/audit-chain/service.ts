@@ -27,7 +27,10 @@ export async function checkContinuity(tx: Db, caller: { orgId: string; installat
   if (byChain.size === 0) return [];
   const { auditChainHeads: h, auditChainFlags: f } = tables(tx);
   const key = (chainId: string) => `${caller.orgId}:${chainId}`;
-  const rows = await tx.select().from(h).where(inArray(h.id, [...byChain.keys()].map(key)));
+  const rows = await tx
+    .select()
+    .from(h)
+    .where(inArray(h.id, [...byChain.keys()].map(key)));
   const heads = new Map(rows.map((row) => [row.chainId, row]));
   const all: Flag[] = [];
   for (const [chainId, { replicaId, links }] of byChain) {
@@ -36,17 +39,43 @@ export async function checkContinuity(tx: Db, caller: { orgId: string; installat
     if (row && row.installationId !== caller.installationId) {
       const first = links[0]!;
       all.push({ kind: "fork", recordId: first.recordId, seq: first.seq, detail: `chain ${chainId} belongs to installation ${row.installationId}` });
-      await tx.insert(f).values({ id: newId("auditChainFlag", now), orgId: caller.orgId, chainId, installationId: caller.installationId, kind: "fork", recordId: first.recordId, seq: first.seq, detail: all[all.length - 1]!.detail, at: now });
+      await tx.insert(f).values({
+        id: newId("auditChainFlag", now),
+        orgId: caller.orgId,
+        chainId,
+        installationId: caller.installationId,
+        kind: "fork",
+        recordId: first.recordId,
+        seq: first.seq,
+        detail: all[all.length - 1]!.detail,
+        at: now,
+      });
       continue;
     }
     const before: Head | null = row ? { seq: row.seq, hash: row.hash } : null;
     const { head, flags } = advance(before, links);
     if (head && (!before || head.seq !== before.seq)) {
-      if (row) await tx.update(h).set({ seq: head.seq, hash: head.hash, updatedAt: now }).where(eq(h.id, key(chainId)));
+      if (row)
+        await tx
+          .update(h)
+          .set({ seq: head.seq, hash: head.hash, updatedAt: now })
+          .where(eq(h.id, key(chainId)));
       else await tx.insert(h).values({ id: key(chainId), orgId: caller.orgId, chainId, installationId: caller.installationId, replicaId, seq: head.seq, hash: head.hash, updatedAt: now });
     }
     if (flags.length > 0) {
-      await tx.insert(f).values(flags.map((fl) => ({ id: newId("auditChainFlag", now), orgId: caller.orgId, chainId, installationId: caller.installationId, kind: fl.kind, recordId: fl.recordId, seq: fl.seq, detail: fl.detail, at: now })));
+      await tx.insert(f).values(
+        flags.map((fl) => ({
+          id: newId("auditChainFlag", now),
+          orgId: caller.orgId,
+          chainId,
+          installationId: caller.installationId,
+          kind: fl.kind,
+          recordId: fl.recordId,
+          seq: fl.seq,
+          detail: fl.detail,
+          at: now,
+        })),
+      );
       all.push(...flags);
     }
   }
@@ -67,13 +96,24 @@ export async function listFlags(db: Db, orgId: string, limit = 200): Promise<Cha
  * Runs in the caller's transaction, so the record and the head move together; checkpoints then
  * sign the head like any proxy chain's.
  */
-export async function appendOwnChain(tx: Db, orgId: string, chainId: string, installationId: string, now: number, hashOf: (link: { chain_id: string; chain_seq: number; chain_prev: string | null }) => string): Promise<{ chain_id: string; chain_seq: number; chain_prev: string | null }> {
+export async function appendOwnChain(
+  tx: Db,
+  orgId: string,
+  chainId: string,
+  installationId: string,
+  now: number,
+  hashOf: (link: { chain_id: string; chain_seq: number; chain_prev: string | null }) => string,
+): Promise<{ chain_id: string; chain_seq: number; chain_prev: string | null }> {
   const h = tables(tx).auditChainHeads;
   const id = `${orgId}:${chainId}`;
   const [head] = await tx.select().from(h).where(eq(h.id, id));
   const link = { chain_id: chainId, chain_seq: (head?.seq ?? 0) + 1, chain_prev: head?.hash ?? null };
   const hash = hashOf(link);
-  if (head) await tx.update(h).set({ seq: link.chain_seq, hash, updatedAt: now }).where(and(eq(h.id, id), eq(h.seq, head.seq)));
+  if (head)
+    await tx
+      .update(h)
+      .set({ seq: link.chain_seq, hash, updatedAt: now })
+      .where(and(eq(h.id, id), eq(h.seq, head.seq)));
   else await tx.insert(h).values({ id, orgId, chainId, installationId, replicaId: null, seq: link.chain_seq, hash, updatedAt: now });
   return link;
 }

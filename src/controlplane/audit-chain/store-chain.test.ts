@@ -80,29 +80,47 @@ describe("store chains", () => {
       ["harness", "other"],
       ["receivedAt", 1],
     ] as const) {
-      await db.update(a(cp)).set({ [field]: value }).where(eq(a(cp).id, records[2]!.id));
+      await db
+        .update(a(cp))
+        .set({ [field]: value })
+        .where(eq(a(cp).id, records[2]!.id));
       const r = await verify(cp);
       expect({ field, state: r.state, named: r.problems.map((p) => p.record_id) }).toEqual({ field, state: "tampered", named: [records[2]!.id] });
-      const [orig] = await db.select().from(a(cp)).where(eq(a(cp).id, records[3]!.id));
-      await db.update(a(cp)).set({ task: null, harness: "chatui", receivedAt: orig!.receivedAt }).where(eq(a(cp).id, records[2]!.id));
+      const [orig] = await db
+        .select()
+        .from(a(cp))
+        .where(eq(a(cp).id, records[3]!.id));
+      await db
+        .update(a(cp))
+        .set({ task: null, harness: "chatui", receivedAt: orig!.receivedAt })
+        .where(eq(a(cp).id, records[2]!.id));
     }
     expect((await verify(cp)).state).toBe("verified");
 
     // a record inserted straight into the store, dated before the chains began, with no link
-    const [row] = await db.select().from(a(cp)).where(eq(a(cp).id, records[0]!.id));
+    const [row] = await db
+      .select()
+      .from(a(cp))
+      .where(eq(a(cp).id, records[0]!.id));
     const forged = "rec_00000000000000000000000001";
     await db.insert(a(cp)).values({ ...row!, id: forged, ts: 1_000, receivedAt: 1_000, chainId: null, chainSeq: null, chainPrev: null, storeChain: null, storeSeq: null, storePrev: null });
     let r = await verify(cp);
     expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
     // or given a chain of its own, as if it were chained but not yet signed
-    await db.update(a(cp)).set({ storeChain: "zzz", storeSeq: 1 }).where(eq(a(cp).id, forged));
+    await db
+      .update(a(cp))
+      .set({ storeChain: "zzz", storeSeq: 1 })
+      .where(eq(a(cp).id, forged));
     r = await verify(cp);
     expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
     expect(r.state).toBe("tampered");
     await db.delete(a(cp)).where(eq(a(cp).id, forged));
 
     // a decision's outcome, filled in from its outcome record, changed afterwards
-    await db.update(a(cp)).set({ outcome: "ok", exitCode: 0 }).where(eq(a(cp).id, records[1]!.id));
+    await db
+      .update(a(cp))
+      .set({ outcome: "ok", exitCode: 0 })
+      .where(eq(a(cp).id, records[1]!.id));
     r = await verify(cp);
     expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["changed", records[1]!.id]]);
     expect(r.problems[0]!.detail).toContain("carries an outcome (ok, exit code 0) that no outcome record reports");
@@ -111,15 +129,24 @@ describe("store chains", () => {
   test("an admin event is linked in the admin chain; an edit of its detail or actor is named", async () => {
     const cp = await testControlPlane();
     expect((await cp.call("POST", cp.org("/audit-signing-key/rotate"))).status).toBe(200);
-    const [event] = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).action, "signing_key.rotate"));
+    const [event] = await cp.deps.db
+      .select()
+      .from(a(cp))
+      .where(eq(a(cp).action, "signing_key.rotate"));
     expect(event).toMatchObject({ kind: "admin", storeChain: "admin", storeSeq: 2, actorId: cp.accountId }); // 1: the bootstrap event
     await cp.call("POST", cp.org("/audit-checkpoints"));
     expect((await verify(cp)).state).toBe("verified");
     for (const change of [{ detail: event!.detail!.replace('"result":"ok"', '"result":"refused"') }, { actorId: "acc_SOMEONE_ELSE" }, { target: "policy:pol_X" }]) {
-      await cp.deps.db.update(a(cp)).set(change).where(eq(a(cp).id, event!.id));
+      await cp.deps.db
+        .update(a(cp))
+        .set(change)
+        .where(eq(a(cp).id, event!.id));
       const r = await verify(cp);
       expect({ change, named: r.problems.map((p) => p.record_id) }).toEqual({ change, named: [event!.id] });
-      await cp.deps.db.update(a(cp)).set({ detail: event!.detail, actorId: event!.actorId, target: event!.target }).where(eq(a(cp).id, event!.id));
+      await cp.deps.db
+        .update(a(cp))
+        .set({ detail: event!.detail, actorId: event!.actorId, target: event!.target })
+        .where(eq(a(cp).id, event!.id));
     }
   });
 
@@ -153,7 +180,10 @@ describe("store chains", () => {
     const r = await verify(cp, old);
     expect(r).toMatchObject({ state: "verified", keyChange: null, key: rotated.json.public_key });
     expect(r.rotations).toHaveLength(1);
-    const events = await cp.deps.db.select().from(a(cp)).where(eq(a(cp).action, "signing_key.rotate"));
+    const events = await cp.deps.db
+      .select()
+      .from(a(cp))
+      .where(eq(a(cp).action, "signing_key.rotate"));
     expect(events.map((e) => [e.actorId, e.decision])).toEqual(
       expect.arrayContaining([
         [admin.accountId, "deny"],
@@ -167,7 +197,10 @@ describe("store chains", () => {
     expect((await cp.call("POST", cp.org("/audit-checkpoints"))).status).toBe(201);
     const c = tables(cp.deps.db).auditCheckpoints;
     const [first] = await cp.deps.db.select().from(c).where(eq(c.orgId, cp.orgId));
-    await cp.deps.db.update(c).set({ body: first!.body.replace('"number":1', '"number":1 ') }).where(eq(c.id, first!.id));
+    await cp.deps.db
+      .update(c)
+      .set({ body: first!.body.replace('"number":1', '"number":1 ') })
+      .where(eq(c.id, first!.id));
     let r = await cp.call("POST", cp.org("/audit-checkpoints"));
     expect(r.status).toBe(409);
     expect(r.json.detail).toContain("checkpoint #1, which this control plane signed or read before, is changed in the store");
@@ -186,7 +219,10 @@ describe("store chains", () => {
     expect((await cp.call("POST", cp.org("/audit-verifications"))).status).toBe(202);
     await verificationSettled(cp.orgId);
     expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).json).toMatchObject({ state: "verified", records: 7, problems: 0 }); // + the bootstrap event
-    await cp.deps.db.update(a(cp)).set({ decision: "permit" }).where(eq(a(cp).id, records[2]!.id));
+    await cp.deps.db
+      .update(a(cp))
+      .set({ decision: "permit" })
+      .where(eq(a(cp).id, records[2]!.id));
     await cp.call("POST", cp.org("/audit-verifications"));
     await verificationSettled(cp.orgId);
     const latest = (await cp.call("GET", cp.org("/audit-verifications/latest"))).json;

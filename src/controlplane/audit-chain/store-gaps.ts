@@ -39,8 +39,14 @@ export async function recordStoreGaps(tx: Db, orgId: string, rows: readonly Dele
       const last = at.get(to)!;
       const hash = storeLinkHash({ chain, seq: to, prev: last.storePrev }, storeDigest(storedFromRow(last)));
       let gap = { from, to, prev: at.get(from)!.storePrev, hash };
-      const [before] = await tx.select().from(g).where(and(eq(g.orgId, orgId), eq(g.chain, chain), eq(g.toSeq, from - 1)));
-      const [after] = await tx.select().from(g).where(and(eq(g.orgId, orgId), eq(g.chain, chain), eq(g.fromSeq, to + 1)));
+      const [before] = await tx
+        .select()
+        .from(g)
+        .where(and(eq(g.orgId, orgId), eq(g.chain, chain), eq(g.toSeq, from - 1)));
+      const [after] = await tx
+        .select()
+        .from(g)
+        .where(and(eq(g.orgId, orgId), eq(g.chain, chain), eq(g.fromSeq, to + 1)));
       if (before) gap = { ...gap, from: before.fromSeq, prev: before.prev };
       if (after) gap = { ...gap, to: after.toSeq, hash: after.hash };
       const stale = [before?.id, after?.id].filter((x): x is string => !!x);

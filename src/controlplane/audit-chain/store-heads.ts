@@ -43,12 +43,18 @@ export async function lockStoreHead(tx: Db, orgId: string, chain: StoreChainId, 
 /** Moves a head taken with lockStoreHead. */
 export async function moveStoreHead(tx: Db, orgId: string, chain: StoreChainId, head: StoreHead, now: number): Promise<void> {
   const h = tables(tx).auditChainHeads;
-  await tx.update(h).set({ seq: head.seq, hash: head.hash ?? "", updatedAt: now }).where(eq(h.id, headId(orgId, chain)));
+  await tx
+    .update(h)
+    .set({ seq: head.seq, hash: head.hash ?? "", updatedAt: now })
+    .where(eq(h.id, headId(orgId, chain)));
 }
 
 /** A chain's head as stored (no lock): SIEM lag, a new sink's starting point. */
 export async function storeHead(db: Db, orgId: string, chain: StoreChainId): Promise<StoreHead> {
   const h = tables(db).auditChainHeads;
-  const [row] = await db.select({ seq: h.seq, hash: h.hash }).from(h).where(eq(h.id, headId(orgId, chain)));
+  const [row] = await db
+    .select({ seq: h.seq, hash: h.hash })
+    .from(h)
+    .where(eq(h.id, headId(orgId, chain)));
   return row ? { seq: row.seq, hash: row.hash === "" ? null : row.hash } : { seq: 0, hash: null };
 }

@@ -41,7 +41,10 @@ export const auditChainFlags = table(
 
 /** Each organization's Ed25519 checkpoint-signing key; the private half only KMS-wrapped. */
 export const auditSigningKeys = table("audit_signing_keys", (c) => ({
-  orgId: c.text("org_id").primaryKey().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .primaryKey()
+    .references(() => organizations.id),
   /** `ed25519:` + base64 of the 32-byte public key */
   publicKey: c.text("public_key").notNull(),
   /** PKCS#8 DER of the private key, wrapped by the KMS (context names the organization). */
@@ -54,7 +57,10 @@ export const auditCheckpoints = table(
   "audit_checkpoints",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     number: c.integer("number").notNull(),
     at: c.millis("at").notNull(),
     body: c.text("body").notNull(),

@@ -44,11 +44,18 @@ export async function startVerification(deps: ControlPlaneDeps, orgId: string) {
   const [row] = await deps.db.insert(v).values({ id, orgId, startedAt: deps.now(), state: "running" }).returning();
   const done = runVerification(deps, orgId)
     .then(async (r) => {
-      await deps.db.update(v).set({ ...r, finishedAt: deps.now() }).where(and(eq(v.id, id), eq(v.orgId, orgId)));
+      await deps.db
+        .update(v)
+        .set({ ...r, finishedAt: deps.now() })
+        .where(and(eq(v.id, id), eq(v.orgId, orgId)));
     })
     .catch(async (e: unknown) => {
       deps.log.error("audit store verification failed", { org_id: orgId, error: (e as Error).message });
-      await deps.db.update(v).set({ state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) }).where(eq(v.id, id)).catch(() => undefined);
+      await deps.db
+        .update(v)
+        .set({ state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) })
+        .where(eq(v.id, id))
+        .catch(() => undefined);
     })
     .finally(() => running.delete(orgId));
   running.set(orgId, done);
@@ -64,7 +71,14 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
   const key = await currentSigningKey(deps.db, deps.kms, orgId, deps.log);
   const list = await listCheckpoints(deps, orgId);
   const trust = key ? trustCheckpoints(list.checkpoints, { pinned: key.publicKey, named: key.publicKey, orgId, saved: null }) : null;
-  if (trust?.keyChange) return { state: "tampered" as const, records: 0, problems: 1, checkpoint: null, detail: `the checkpoints are signed by ${trust.keyChange.latest}, not by the key the control plane holds (${key!.publicKey}), and no checkpoint hands over to it` };
+  if (trust?.keyChange)
+    return {
+      state: "tampered" as const,
+      records: 0,
+      problems: 1,
+      checkpoint: null,
+      detail: `the checkpoints are signed by ${trust.keyChange.latest}, not by the key the control plane holds (${key!.publicKey}), and no checkpoint hands over to it`,
+    };
   const verifier = new AuditVerifier(trust?.trusted ?? null);
   for await (const page of exportLines(deps.db, orgId, "chain")) {
     for (const line of page) verifier.add(line as unknown as ExportLine);

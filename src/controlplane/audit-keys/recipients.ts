@@ -7,10 +7,7 @@ import { enabledEscrowRecipient } from "../escrow/identity.ts";
 import { activeKeys } from "./service.ts";
 
 /** The pure rule, on plain inputs. */
-export function effectiveRecipients(
-  customer: Array<{ id: string; publicKey: string }>,
-  escrow: { id: string; recipient: string } | null,
-): BundleRecipient[] {
+export function effectiveRecipients(customer: Array<{ id: string; publicKey: string }>, escrow: { id: string; recipient: string } | null): BundleRecipient[] {
   if (customer.length === 0) return [];
   const out: BundleRecipient[] = customer.map((k) => ({ key_id: k.id, recipient: k.publicKey, kind: "customer" }));
   if (escrow) out.push({ key_id: escrow.id, recipient: escrow.recipient, kind: "escrow" });

@@ -113,7 +113,8 @@ describe("audit-encryption keys", () => {
   test("runtime recipients with 0, 1 and 2 keys, and escrow transitions (spec §3)", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
-    const recipients = async () => (await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: inst.token })).json.recipients as Array<{ key_id: string; kind: string; recipient: string }>;
+    const recipients = async () =>
+      (await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: inst.token })).json.recipients as Array<{ key_id: string; kind: string; recipient: string }>;
     const bundleRecipients = async () => (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.recipients;
 
     expect(await recipients()).toEqual([]);

@@ -10,11 +10,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { escrowKeySummary } from "../escrow/identity.ts";
 import { createKey, disableKey, escrowKeyView, getKey, keyView, listKeys } from "./service.ts";
 
-
-const CreateKey = t.Object(
-  { name: t.String({ minLength: 1, maxLength: 200 }), public_key: t.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
-);
+const CreateKey = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), public_key: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 
 /**
  * `key_…:disable` → ["key_…", "disable"]. The router has already percent-decoded the segment

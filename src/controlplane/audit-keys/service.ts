@@ -51,7 +51,16 @@ export function escrowKeyView(e: { id: string; recipient: string; createdAt: num
     : e.enabled
       ? "escrow is switched on but no customer key is active (escrow needs one): records go to it again once a customer key is registered"
       : "escrow is switched off in the organization settings: records go to it again once escrow is switched on";
-  return { id: e.id, name: "escrow (service-held, break-glass)", public_key: e.recipient, status: e.active ? "active" : "disabled", created_at: new Date(e.createdAt).toISOString(), disabled_at: null, disabled_reason: reason, kind: "escrow" };
+  return {
+    id: e.id,
+    name: "escrow (service-held, break-glass)",
+    public_key: e.recipient,
+    status: e.active ? "active" : "disabled",
+    created_at: new Date(e.createdAt).toISOString(),
+    disabled_at: null,
+    disabled_reason: reason,
+    kind: "escrow",
+  };
 }
 
 export async function listKeys(db: Db, orgId: string): Promise<AuditKeyRow[]> {
@@ -148,7 +157,13 @@ export async function disableKey(deps: ControlPlaneDeps, orgId: string, id: stri
       throw new SvcError("key_disabled", `audit-encryption key ${id} was already disabled at ${new Date(row.disabledAt ?? 0).toISOString()}; disabling is permanent`);
     }
     await bumpRevision(tx, orgId);
-    await recordChange(tx, by, { orgId, action: "audit_key.disable", target: keyTarget(changed), before: { status: "active" }, after: { status: changed.status, disabled_at: keyView(changed).disabled_at } });
+    await recordChange(tx, by, {
+      orgId,
+      action: "audit_key.disable",
+      target: keyTarget(changed),
+      before: { status: "active" },
+      after: { status: changed.status, disabled_at: keyView(changed).disabled_at },
+    });
     return changed;
   });
 }
@@ -178,7 +193,13 @@ export async function disableUnusableKeys(deps: ControlPlaneDeps): Promise<Audit
         .returning();
       if (row) {
         await bumpRevision(tx, key.orgId);
-        await recordChange(tx, actingAsSystem(deps, "controlplane"), { orgId: key.orgId, action: "audit_key.disable", target: keyTarget(row), before: { status: "active" }, after: { status: row.status, disabled_at: keyView(row).disabled_at, disabled_reason: reason } });
+        await recordChange(tx, actingAsSystem(deps, "controlplane"), {
+          orgId: key.orgId,
+          action: "audit_key.disable",
+          target: keyTarget(row),
+          before: { status: "active" },
+          after: { status: row.status, disabled_at: keyView(row).disabled_at, disabled_reason: reason },
+        });
       }
       return row;
     });

@@ -4,7 +4,10 @@ import { organizations } from "../organizations/tables.ts";
 
 export const auditKeys = table("audit_keys", (c) => ({
   id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   name: c.text("name").notNull(),
   publicKey: c.text("public_key").notNull(),
   status: c.text("status", { enum: ["active", "disabled"] }).notNull(),

@@ -11,7 +11,16 @@ const HOUR = 3_600_000;
 describe("fillHours", () => {
   test("one bar per hour of the window, zero where nothing happened, denies apart from permits", () => {
     const since = 10 * HOUR + 5;
-    const got = fillHours([{ h: 11, decision: "permit", n: 3 }, { h: 11, decision: "deny", n: 1 }, { h: 12, decision: "ask", n: 2 }, { h: 99, decision: "permit", n: 7 }], since, 12 * HOUR + 1);
+    const got = fillHours(
+      [
+        { h: 11, decision: "permit", n: 3 },
+        { h: 11, decision: "deny", n: 1 },
+        { h: 12, decision: "ask", n: 2 },
+        { h: 99, decision: "permit", n: 7 },
+      ],
+      since,
+      12 * HOUR + 1,
+    );
     expect(got).toEqual([
       { hour: new Date(10 * HOUR).toISOString(), permit: 0, deny: 0 },
       { hour: new Date(11 * HOUR).toISOString(), permit: 3, deny: 1 },

@@ -55,10 +55,18 @@ export async function auditActivity(db: Db, orgId: string, since: number, now: n
       .orderBy(desc(n), hc.userId)
       .limit(TOP),
   ]);
-  const emails = await emailsOfUsers(db, orgId, users.map((u) => u.user));
+  const emails = await emailsOfUsers(
+    db,
+    orgId,
+    users.map((u) => u.user),
+  );
   return {
     since: new Date(from).toISOString(),
-    hours: fillHours(hours.map((r) => ({ ...r, h: r.h / HOUR })), from, now),
+    hours: fillHours(
+      hours.map((r) => ({ ...r, h: r.h / HOUR })),
+      from,
+      now,
+    ),
     top_tools: tools.map((t) => ({ tool: t.tool, calls: t.calls, denied: t.denied })),
     top_users: users.map((u) => ({ user_id: u.user, email: emails.get(u.user) ?? null, calls: u.calls, denied: u.denied })),
   };

@@ -16,13 +16,33 @@ describe("admin events", () => {
   test("status and severity come from the catalogue; a refusal is high; the control plane's own work has status 0", () => {
     const target = { type: "policy", id: "pol_1", name: "p" };
     expect(eventDetail({ orgId: "o", action: "policy.create", actor: ada, target })).toMatchObject({ v: 1, result: "ok", status: 201, severity: "notice" });
-    expect(eventDetail({ orgId: "o", action: "access.refused", actor: anonymousActor({ ip: "x", userAgent: null }), target, result: "refused", status: 401, code: "unauthorized" })).toMatchObject({ result: "refused", status: 401, code: "unauthorized", severity: "high" });
+    expect(eventDetail({ orgId: "o", action: "access.refused", actor: anonymousActor({ ip: "x", userAgent: null }), target, result: "refused", status: 401, code: "unauthorized" })).toMatchObject({
+      result: "refused",
+      status: 401,
+      code: "unauthorized",
+      severity: "high",
+    });
     expect(eventDetail({ orgId: "o", action: "audit_retention.run", actor: systemActor("retention"), target })).toMatchObject({ status: 0, severity: "notice" });
-    expect(eventDetail({ orgId: "o", action: "policy.update", actor: ada, target, before: { a: 1 }, after: { a: 2 }, severity: "high" })).toMatchObject({ before: { a: 1 }, after: { a: 2 }, severity: "high" });
+    expect(eventDetail({ orgId: "o", action: "policy.update", actor: ada, target, before: { a: 1 }, after: { a: 2 }, severity: "high" })).toMatchObject({
+      before: { a: 1 },
+      after: { a: 2 },
+      severity: "high",
+    });
   });
 
   test("the default reason names who did what to which target", () => {
-    expect(defaultReason({ orgId: "o", action: "policy.update", actor: ada, target: { type: "policy", id: "pol_1", name: "staff chat" } })).toBe("ada@example.com: policy.update policy staff chat (pol_1)");
-    expect(defaultReason({ orgId: "o", action: "access.refused", actor: anonymousActor({ ip: null, userAgent: null }), target: { type: "route", id: "GET /x", name: null }, result: "refused", code: "unauthorized" })).toBe("anonymous: access.refused route GET /x refused (unauthorized)");
+    expect(defaultReason({ orgId: "o", action: "policy.update", actor: ada, target: { type: "policy", id: "pol_1", name: "staff chat" } })).toBe(
+      "ada@example.com: policy.update policy staff chat (pol_1)",
+    );
+    expect(
+      defaultReason({
+        orgId: "o",
+        action: "access.refused",
+        actor: anonymousActor({ ip: null, userAgent: null }),
+        target: { type: "route", id: "GET /x", name: null },
+        result: "refused",
+        code: "unauthorized",
+      }),
+    ).toBe("anonymous: access.refused route GET /x refused (unauthorized)");
   });
 });

@@ -11,7 +11,17 @@
 // service's own `db.transaction`): no change without its event, no event without its change.
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
-import { ADMIN_ACTIONS, ANONYMOUS_ACTOR, type AdminAction, type AdminActor, type AdminEventDetail, type AdminResult, type AdminSeverity, type AdminTarget, SYSTEM_ACTOR_PREFIX } from "../../contract/admin-event.ts";
+import {
+  ADMIN_ACTIONS,
+  ANONYMOUS_ACTOR,
+  type AdminAction,
+  type AdminActor,
+  type AdminEventDetail,
+  type AdminResult,
+  type AdminSeverity,
+  type AdminTarget,
+  SYSTEM_ACTOR_PREFIX,
+} from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { appendOwnChain } from "../audit-chain/service.ts";

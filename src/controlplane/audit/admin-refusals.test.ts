@@ -28,7 +28,10 @@ describe("refusals", () => {
     const { cp, refusals } = await world();
     const member = await accountWithRole(cp, "member", "mo@example.com");
     expect((await cp.call("GET", cp.org("/policies"), { token: "svc_at_not-a-token", headers: from("203.0.113.5") })).status).toBe(401);
-    expect((await cp.call("POST", cp.org("/policies"), { token: member.token, body: { name: "x", src: "*", dst: "model:invoke", effect: "permit", workspace: "default" }, headers: from("203.0.113.6") })).status).toBe(403);
+    expect(
+      (await cp.call("POST", cp.org("/policies"), { token: member.token, body: { name: "x", src: "*", dst: "model:invoke", effect: "permit", workspace: "default" }, headers: from("203.0.113.6") }))
+        .status,
+    ).toBe(403);
     expect((await cp.call("GET", "/api/v1/organizations/org_01NOSUCHORGANIZATION000000/policies", { token: "svc_at_bad", headers: from("203.0.113.5") })).status).toBe(401);
     const got = await refusals();
     expect(got.map((e) => [e.admin.status, e.admin.code, e.actor_id, e.admin.actor.ip, e.admin.actor.user_agent, e.target, e.admin.result, e.admin.severity])).toEqual([
@@ -65,7 +68,11 @@ describe("refusals", () => {
     advance(REFUSAL_BOUND.windowMs);
     await refusalTrail(cp.deps).flush();
     const [summary] = await refusals();
-    expect(summary).toMatchObject({ action: "access.refusals_suppressed", actor_id: "system:controlplane", admin: { result: "refused", severity: "high", after: { suppressed: 7, by: [{ ip: "198.51.100.1", code: "unauthorized", count: 7 }], other: 0 } } });
+    expect(summary).toMatchObject({
+      action: "access.refusals_suppressed",
+      actor_id: "system:controlplane",
+      admin: { result: "refused", severity: "high", after: { suppressed: 7, by: [{ ip: "198.51.100.1", code: "unauthorized", count: 7 }], other: 0 } },
+    });
     // A new window: written again, up to the bound.
     await bad("198.51.100.1");
     expect((await refusals())[0]).toMatchObject({ action: "access.refused", admin: { actor: { ip: "198.51.100.1" } } });

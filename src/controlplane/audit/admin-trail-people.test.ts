@@ -42,11 +42,14 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
   // Sessions: sign-in names the new session (never its cookie), sign-out names it too.
   const signIn = async (password: string, email = "owner@example.com") => cp.call("POST", "/api/v1/auth/sessions", { body: { email, password }, token: null, headers: FROM });
   let session!: Awaited<ReturnType<typeof signIn>>;
-  const opened = await step(
-    "session.sign_in",
-    async () => (session = await signIn("correct horse battery staple")),
-    { id: cp.accountId, email: "owner@example.com", role: "owner", credential: { kind: "session", id: expect.stringMatching(/^[0-9a-f]{16}$/) }, ip: IP, user_agent: UA },
-  );
+  const opened = await step("session.sign_in", async () => (session = await signIn("correct horse battery staple")), {
+    id: cp.accountId,
+    email: "owner@example.com",
+    role: "owner",
+    credential: { kind: "session", id: expect.stringMatching(/^[0-9a-f]{16}$/) },
+    ip: IP,
+    user_agent: UA,
+  });
   const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
   secrets.set("the session cookie", cookie.split("=")[1]!);
   const asSession = { cookie, "x-csrf-token": session.json.csrf_token, ...FROM };
@@ -54,14 +57,23 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
   // `svc login`: the approval in the console session, then the token the CLI redeems.
   const lr = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
   secrets.set("the login poll secret", lr.poll_secret);
-  await step("login_request.approve", async () => expect((await cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/approve`, { body: {}, token: null, headers: asSession })).status).toBe(200), opened.event.admin.actor);
+  await step(
+    "login_request.approve",
+    async () => expect((await cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/approve`, { body: {}, token: null, headers: asSession })).status).toBe(200),
+    opened.event.admin.actor,
+  );
   const redeemed = await step(
     "api_token.create",
-    async () => cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: lr.poll_secret }, token: null, headers: { "x-forwarded-for": "203.0.113.9", "user-agent": "svc-cli" } }),
+    async () =>
+      cp.call("POST", `/api/v1/auth/login-requests/${lr.id}/token`, { body: { poll_secret: lr.poll_secret }, token: null, headers: { "x-forwarded-for": "203.0.113.9", "user-agent": "svc-cli" } }),
     { id: cp.accountId, email: "owner@example.com", credential: { kind: "login_request", id: lr.id }, ip: "203.0.113.9", user_agent: "svc-cli" },
   );
   secrets.set("the svc login token", redeemed.out.json.token);
-  await step("session.sign_out", async () => expect((await cp.call("DELETE", "/api/v1/auth/sessions", { token: null, headers: asSession })).status).toBe(204), { id: cp.accountId, credential: opened.event.admin.actor.credential, ip: IP });
+  await step("session.sign_out", async () => expect((await cp.call("DELETE", "/api/v1/auth/sessions", { token: null, headers: asSession })).status).toBe(204), {
+    id: cp.accountId,
+    credential: opened.event.admin.actor.credential,
+    ip: IP,
+  });
 
   // A failed sign-in is told in every organization of the account; an unknown email nowhere.
   const globex = await secondOrganization(cp);
@@ -104,7 +116,16 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
   await guest.send(`/invite/${inviteToken}`, { headers: FROM });
   await step(
     "invite.accept",
-    async () => expect((await guest.send(`/invite/${inviteToken}`, { method: "POST", headers: FORM, body: new URLSearchParams({ _csrf: guest.jar.get(PRESESSION_COOKIE)!, password: "a chat password for me", confirm: "a chat password for me" }) })).status).toBe(200),
+    async () =>
+      expect(
+        (
+          await guest.send(`/invite/${inviteToken}`, {
+            method: "POST",
+            headers: FORM,
+            body: new URLSearchParams({ _csrf: guest.jar.get(PRESESSION_COOKIE)!, password: "a chat password for me", confirm: "a chat password for me" }),
+          })
+        ).status,
+      ).toBe(200),
     { id: invite.user_id, email: "chat.user@example.com", credential: { kind: "link", id: expect.stringMatching(/^inv_/) }, ip: IP, user_agent: UA },
   );
 
@@ -112,21 +133,47 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
   // linked as the signed-in person, single sign-on set up and removed, switching organization, sign-out.
   const b = browser(cp);
   await b.send("/sign-in", { headers: FROM });
-  const viaConsole = await step("session.sign_in", async () => b.send("/sign-in", { method: "POST", headers: FORM, body: new URLSearchParams({ email: "owner@example.com", password: "correct horse battery staple", _csrf: b.jar.get(PRESESSION_COOKIE)! }) }), { id: cp.accountId, ip: IP, user_agent: UA });
+  const viaConsole = await step(
+    "session.sign_in",
+    async () =>
+      b.send("/sign-in", { method: "POST", headers: FORM, body: new URLSearchParams({ email: "owner@example.com", password: "correct horse battery staple", _csrf: b.jar.get(PRESESSION_COOKIE)! }) }),
+    { id: cp.accountId, ip: IP, user_agent: UA },
+  );
   const csrf = await b.csrf();
   await w.fresh();
   const inst = await addInstallation(cp);
   const claimUrl = (await cp.call("POST", "/api/v1/runtime/claims", { token: inst.token, body: { remote_user_id: "fe-owner" } })).json.url as string;
   const claimToken = new URL(claimUrl).pathname.split("/").pop()!;
   secrets.set("the claim token", claimToken);
-  await step("remote_identity.claim", async () => b.send(`/claim/${claimToken}`, { method: "POST", headers: FORM, body: new URLSearchParams({ action: "link", _csrf: csrf }) }), { email: "owner@example.com", credential: { kind: "link", id: expect.stringMatching(/^clm_/) }, ip: IP });
+  await step("remote_identity.claim", async () => b.send(`/claim/${claimToken}`, { method: "POST", headers: FORM, body: new URLSearchParams({ action: "link", _csrf: csrf }) }), {
+    email: "owner@example.com",
+    credential: { kind: "link", id: expect.stringMatching(/^clm_/) },
+    ip: IP,
+  });
   secrets.set("the SSO client secret", "sso-client-secret-value");
-  const sso = await step("sso.configure", async () => expect((await b.send("/settings/sso", { method: "POST", headers: FORM, body: new URLSearchParams({ issuer: "http://127.0.0.1:9", client_id: "console", client_secret: "sso-client-secret-value", _csrf: csrf }) })).status).toBe(303), { ...viaConsole.event.admin.actor });
+  const sso = await step(
+    "sso.configure",
+    async () =>
+      expect(
+        (
+          await b.send("/settings/sso", {
+            method: "POST",
+            headers: FORM,
+            body: new URLSearchParams({ issuer: "http://127.0.0.1:9", client_id: "console", client_secret: "sso-client-secret-value", _csrf: csrf }),
+          })
+        ).status,
+      ).toBe(303),
+    { ...viaConsole.event.admin.actor },
+  );
   expect(sso.event.admin.after).toMatchObject({ issuer: "http://127.0.0.1:9", client_secret: expect.stringMatching(/^sha256:[0-9a-f]{16}$/) });
   await step("sso.remove", async () => b.send("/settings/sso/delete", { method: "POST", headers: FORM, body: new URLSearchParams({ _csrf: csrf }) }), viaConsole.event.admin.actor);
   // A change the console makes through the admin API (in-process) names the person's session,
   // address and browser, not the control plane's own process.
-  const sam = await step("member.add", async () => expect((await b.send("/members", { method: "POST", headers: FORM, body: new URLSearchParams({ _csrf: csrf, email: "sam@example.com", role: "admin" }) })).status).toBe(303), { ...viaConsole.event.admin.actor });
+  const sam = await step(
+    "member.add",
+    async () => expect((await b.send("/members", { method: "POST", headers: FORM, body: new URLSearchParams({ _csrf: csrf, email: "sam@example.com", role: "admin" }) })).status).toBe(303),
+    { ...viaConsole.event.admin.actor },
+  );
   expect(sam.event.admin.actor.credential.kind).toBe("session");
   await step("member.remove", async () => api("DELETE", `/members/${bea.account_id}`));
   await w.fresh(globex.org, globex.token);
@@ -141,10 +188,31 @@ test("members, tokens, sessions, login approvals, directory, invites, claims and
   // What this test covers of the catalogue (admin-trail-resources.test.ts covers the rest).
   expect([...w.covered].sort() as string[]).toEqual(
     [
-      "organization.bootstrap", "workspace.create", "member.add", "member.role_change", "member.remove", "api_token.create", "api_token.revoke",
-      "session.sign_in", "session.sign_out", "session.sign_in_failed", "session.locked_out", "login_request.approve", "user.create", "user.disable",
-      "user.enable", "remote_identity.link", "remote_identity.unlink", "remote_identity.claim", "group.create", "group.member_add",
-      "group.member_remove", "invite.create", "invite.accept", "sso.configure", "sso.remove",
+      "organization.bootstrap",
+      "workspace.create",
+      "member.add",
+      "member.role_change",
+      "member.remove",
+      "api_token.create",
+      "api_token.revoke",
+      "session.sign_in",
+      "session.sign_out",
+      "session.sign_in_failed",
+      "session.locked_out",
+      "login_request.approve",
+      "user.create",
+      "user.disable",
+      "user.enable",
+      "remote_identity.link",
+      "remote_identity.unlink",
+      "remote_identity.claim",
+      "group.create",
+      "group.member_add",
+      "group.member_remove",
+      "invite.create",
+      "invite.accept",
+      "sso.configure",
+      "sso.remove",
     ].sort(),
   );
 }, 120_000);

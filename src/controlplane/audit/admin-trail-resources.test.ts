@@ -46,7 +46,17 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   const sealed = await sealKey([replica.recipient], "sk-live-provider-key-1");
   const resealed = await sealKey([replica.recipient], "sk-live-provider-key-2");
   secrets.set("the provider key", "sk-live-provider-key-1").set("the second provider key", "sk-live-provider-key-2").set("the sealed key", sealed).set("the resealed key", resealed);
-  const profile = await step("model_profile.create", async () => api("POST", "/model-profiles", { display_name: "gateway", endpoint: "https://llm.example.com/v1", auth_type: "api_key", default_model: "gpt-x", workspace: "default", api_key_sealed: sealed, sealed_to: [replica.id] }));
+  const profile = await step("model_profile.create", async () =>
+    api("POST", "/model-profiles", {
+      display_name: "gateway",
+      endpoint: "https://llm.example.com/v1",
+      auth_type: "api_key",
+      default_model: "gpt-x",
+      workspace: "default",
+      api_key_sealed: sealed,
+      sealed_to: [replica.id],
+    }),
+  );
   expect(profile.event.admin.after).toMatchObject({ api_key_sealed: secretDigest(sealed), sealed_to: [replica.id] });
   const mp = profile.out.json.id as string;
   const rekeyed = await step("model_profile.api_key_set", async () => api("PUT", `/model-profiles/${mp}/api-key`, { api_key_sealed: resealed, sealed_to: [replica.id] }));
@@ -59,7 +69,19 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   const tsSealed = await sealKey([replica.recipient], doc);
   const tsResealed = await sealKey([replica.recipient], doc);
   secrets.set("the tool server's secret", "ghp_tool_server_secret").set("its sealed secrets", tsSealed).set("its resealed secrets", tsResealed);
-  const server = (await step("tool_server.create", async () => api("POST", "/tool-servers", { name: "github", transport: "http", url: "https://mcp.example.com/mcp", workspace: "default", secrets_sealed: tsSealed, secret_names: ["Authorization"], sealed_to: [replica.id] }))).out.json;
+  const server = (
+    await step("tool_server.create", async () =>
+      api("POST", "/tool-servers", {
+        name: "github",
+        transport: "http",
+        url: "https://mcp.example.com/mcp",
+        workspace: "default",
+        secrets_sealed: tsSealed,
+        secret_names: ["Authorization"],
+        sealed_to: [replica.id],
+      }),
+    )
+  ).out.json;
   const changed = await step("tool_server.update", async () => api("PATCH", `/tool-servers/${server.id}`, { url: "https://mcp2.example.com/mcp" }));
   expect(changed.event.admin).toMatchObject({ before: { url: "https://mcp.example.com/mcp" }, after: { url: "https://mcp2.example.com/mcp", secrets_sealed: secretDigest(tsSealed) } });
   await step("tool_server.secrets_set", async () => api("PUT", `/tool-servers/${server.id}/secrets`, { secrets_sealed: tsResealed, secret_names: ["Authorization"], sealed_to: [replica.id] }));
@@ -77,7 +99,15 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   await w.fresh();
   await step("policy.delete", async () => api("DELETE", `/policies/${other.id}`));
   const rule = { src: "group:staff", dst: "model:invoke", effect: "permit" };
-  const applied = await step("policy.apply", async () => api("POST", "/policies/apply", { workspace: "default", policies: [{ ...rule, name: "staff chat" }, { ...rule, name: "all chat", src: "*" }] }));
+  const applied = await step("policy.apply", async () =>
+    api("POST", "/policies/apply", {
+      workspace: "default",
+      policies: [
+        { ...rule, name: "staff chat" },
+        { ...rule, name: "all chat", src: "*" },
+      ],
+    }),
+  );
   expect(applied.event.admin).toMatchObject({ before: { policies: [{ name: "staff chat", effect: "deny" }] }, after: { plan: { create: [{ name: "all chat" }], update: [{ name: "staff chat" }] } } });
   expect((await api("POST", "/policies/apply", { workspace: "default", dry_run: true, policies: [] })).status).toBe(200);
   expect(await w.fresh()).toEqual([]); // a dry run changes nothing and tells nothing
@@ -109,7 +139,9 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
 
   // SIEM sinks: the secret only as a digest. This one backfills, and receives everything below.
   secrets.set("the sink's HMAC secret", "siem-hmac-secret-value-123").set("the other sink's secret", "another-siem-secret-4567");
-  const sink = await step("siem_sink.create", async () => api("POST", "/siem-sinks", { name: "splunk", kind: "webhook", endpoint: `https://127.0.0.1:${siem.port}/hec`, ca_pem: tls.ca, secret: "siem-hmac-secret-value-123", backfill: true }));
+  const sink = await step("siem_sink.create", async () =>
+    api("POST", "/siem-sinks", { name: "splunk", kind: "webhook", endpoint: `https://127.0.0.1:${siem.port}/hec`, ca_pem: tls.ca, secret: "siem-hmac-secret-value-123", backfill: true }),
+  );
   expect(sink.event.admin.after).toMatchObject({ secret: secretDigest("siem-hmac-secret-value-123"), kind: "webhook" });
   await api("POST", "/siem-sinks", { name: "spare", kind: "webhook", endpoint: "https://siem.example.com/hec", secret: "another-siem-secret-4567" });
   await w.fresh();
@@ -122,22 +154,40 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   // Directory sync: its configuration (the client secret as a digest), an admin's run, the
   // scheduler's run (system:directory-sync). Graph is unreachable here: the runs fail, and say so.
   secrets.set("the directory client secret", "entra-client-secret-value");
-  const settings = { tenant_id: GUID, client_id: GUID, app_id: GUID, client_secret: "entra-client-secret-value", dry_run: false, create_users: false, authority_url: "https://127.0.0.1:9", graph_url: "https://127.0.0.1:9" };
+  const settings = {
+    tenant_id: GUID,
+    client_id: GUID,
+    app_id: GUID,
+    client_secret: "entra-client-secret-value",
+    dry_run: false,
+    create_users: false,
+    authority_url: "https://127.0.0.1:9",
+    graph_url: "https://127.0.0.1:9",
+  };
   const configured = await step("directory_sync.configure", async () => api("PUT", "/directory-sync", settings));
   expect(configured.event.admin.after).toMatchObject({ tenant_id: GUID, client_secret: secretDigest("entra-client-secret-value") });
   const ran = await step("directory_sync.run", async () => api("POST", "/directory-sync/run", {}));
   expect(ran.event.admin.after).toMatchObject({ status: "failed", errors: [expect.any(String)] });
   // Enabling starts a run now: the enable, and the run once it has ended.
-  await step("directory_sync.enable", async () => {
-    await api("POST", "/directory-sync/enable");
-    while ((await api("GET", "/directory-sync/report")).json.status === "running") await Bun.sleep(20);
-  }, undefined, ["directory_sync.run"]);
+  await step(
+    "directory_sync.enable",
+    async () => {
+      await api("POST", "/directory-sync/enable");
+      while ((await api("GET", "/directory-sync/report")).json.status === "running") await Bun.sleep(20);
+    },
+    undefined,
+    ["directory_sync.run"],
+  );
   w.advance(2 * 3600_000);
-  const scheduled = await step("directory_sync.run", async () => {
-    expect(await startIfDue(cp.deps, (await getConfig(cp.deps.db, cp.orgId))!, actingAsSystem(cp.deps, "directory-sync"))).toBe(true);
-    await stopRuns(cp.deps);
-    while ((await api("GET", "/directory-sync/report")).json.status === "running") await Bun.sleep(20);
-  }, { id: "system:directory-sync", credential: { kind: "system", id: "directory-sync" }, ip: null });
+  const scheduled = await step(
+    "directory_sync.run",
+    async () => {
+      expect(await startIfDue(cp.deps, (await getConfig(cp.deps.db, cp.orgId))!, actingAsSystem(cp.deps, "directory-sync"))).toBe(true);
+      await stopRuns(cp.deps);
+      while ((await api("GET", "/directory-sync/report")).json.status === "running") await Bun.sleep(20);
+    },
+    { id: "system:directory-sync", credential: { kind: "system", id: "directory-sync" }, ip: null },
+  );
   expect(scheduled.event.admin.status).toBe(0);
   await step("directory_sync.disable", async () => api("POST", "/directory-sync/disable"));
 
@@ -147,7 +197,41 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   // those with tests of their own: escrow recovery and its policy (escrow/routes.test.ts,
   // recovery-policy.test.ts), refusals (admin-refusals.test.ts) and tool servers' OAuth grants
   // (test/integration/mcp-oauth.test.ts: they need a real authorization server).
-  const elsewhere = new Set(["organization.bootstrap", "workspace.create", "member.add", "member.role_change", "member.remove", "api_token.create", "api_token.revoke", "session.sign_in", "session.sign_out", "session.sign_in_failed", "session.locked_out", "login_request.approve", "user.create", "user.disable", "user.enable", "remote_identity.link", "remote_identity.unlink", "remote_identity.claim", "group.create", "group.member_add", "group.member_remove", "invite.create", "invite.accept", "sso.configure", "sso.remove", "audit:recovery.request", "audit:recovery.approve", "audit:recovery.decrypt", "audit:recovery.policy", "access.refused", "access.refusals_suppressed", "tool_server.token_revoke", "tool_server.listing_connect"]);
+  const elsewhere = new Set([
+    "organization.bootstrap",
+    "workspace.create",
+    "member.add",
+    "member.role_change",
+    "member.remove",
+    "api_token.create",
+    "api_token.revoke",
+    "session.sign_in",
+    "session.sign_out",
+    "session.sign_in_failed",
+    "session.locked_out",
+    "login_request.approve",
+    "user.create",
+    "user.disable",
+    "user.enable",
+    "remote_identity.link",
+    "remote_identity.unlink",
+    "remote_identity.claim",
+    "group.create",
+    "group.member_add",
+    "group.member_remove",
+    "invite.create",
+    "invite.accept",
+    "sso.configure",
+    "sso.remove",
+    "audit:recovery.request",
+    "audit:recovery.approve",
+    "audit:recovery.decrypt",
+    "audit:recovery.policy",
+    "access.refused",
+    "access.refusals_suppressed",
+    "tool_server.token_revoke",
+    "tool_server.listing_connect",
+  ]);
   expect(Object.keys(ADMIN_ACTIONS).filter((a) => !elsewhere.has(a) && !w.covered.has(a as never))).toEqual([]);
 
   // The SIEM got the admin events with their account; severity is mapped in every format.
@@ -156,7 +240,10 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   const events = received.flatMap((b) => b.split("\n").map((l) => JSON.parse(l)));
   expect(events.filter((e) => e.event.kind === "admin").length).toBe(records.length);
   const esc = events.find((e) => e.event.id === escrow.event.id);
-  expect(esc).toMatchObject({ fields: { severity: "high", action: "settings.update", actor_id: cp.accountId, result: "ok" }, event: { admin: { actor: { ip: w.owner.ip, user_agent: w.owner.user_agent } } } });
+  expect(esc).toMatchObject({
+    fields: { severity: "high", action: "settings.update", actor_id: cp.accountId, result: "ok" },
+    event: { admin: { actor: { ip: w.owner.ip, user_agent: w.owner.user_agent } } },
+  });
   const high = records.find((r) => r.id === escrow.event.id)!;
   const info = records.find((r) => r.id === profile.event.id)!;
   expect([syslogPri(high), otlpSeverity(high).number, syslogPri(info), otlpSeverity(info).number]).toEqual([13 * 8 + 2, 17, 13 * 8 + 6, 9]);

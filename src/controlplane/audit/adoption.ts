@@ -36,14 +36,25 @@ export async function adoptSlice(deps: ControlPlaneDeps, orgId: string, limit = 
       .limit(limit);
     if (rows.length === 0) return 0;
     const head = await lockStoreHead(tx, orgId, "adopted", now);
-    const { links, head: next } = extendChain("adopted", head, rows.map((r) => storeDigest(storedFromRow(r))));
+    const { links, head: next } = extendChain(
+      "adopted",
+      head,
+      rows.map((r) => storeDigest(storedFromRow(r))),
+    );
     for (const [i, r] of rows.entries()) {
       const link = links[i]!;
-      await tx.update(a).set({ storeChain: "adopted", storeSeq: link.seq, storePrev: link.prev }).where(and(eq(a.id, r.id), isNull(a.storeChain)));
+      await tx
+        .update(a)
+        .set({ storeChain: "adopted", storeSeq: link.seq, storePrev: link.prev })
+        .where(and(eq(a.id, r.id), isNull(a.storeChain)));
     }
     await moveStoreHead(tx, orgId, "adopted", next, now);
     const [state] = await tx.select({ adopted: t.adopted }).from(t).where(eq(t.orgId, orgId));
-    if (state) await tx.update(t).set({ adopted: state.adopted + rows.length }).where(eq(t.orgId, orgId));
+    if (state)
+      await tx
+        .update(t)
+        .set({ adopted: state.adopted + rows.length })
+        .where(eq(t.orgId, orgId));
     return rows.length;
   });
 }
@@ -66,7 +77,10 @@ export async function adoptionPass(deps: ControlPlaneDeps, orgId: string, o: { s
   const t = tables(deps.db).auditAdoption;
   const [state] = await deps.db.select().from(t).where(eq(t.orgId, orgId));
   if (total === 0 && state && state.completedAt === null && deps.now() - state.startedAt >= (o.quietMs ?? ADOPTION_QUIET_MS)) {
-    await deps.db.update(t).set({ completedAt: deps.now() }).where(and(eq(t.orgId, orgId), isNull(t.completedAt)));
+    await deps.db
+      .update(t)
+      .set({ completedAt: deps.now() })
+      .where(and(eq(t.orgId, orgId), isNull(t.completedAt)));
     deps.log.info("audit adoption complete", { org_id: orgId, adopted: state.adopted });
   }
   return total;

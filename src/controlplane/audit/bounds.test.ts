@@ -45,7 +45,10 @@ test("a tool prefix finds every tool that starts with it and no other, on either
   expect(await found("nope.")).toEqual([]);
   // more names than the search lists one by one (32): the range of the tool index, the same answer
   const many = Array.from({ length: 40 }, (_, i) => `x.t${String(i).padStart(2, "0")}`);
-  expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: many.map((tool_name) => auditRecord(inst, { tool_name, action: `tool:${tool_name}` })) } })).json.inserted).toBe(40);
+  expect(
+    (await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: many.map((tool_name) => auditRecord(inst, { tool_name, action: `tool:${tool_name}` })) } })).json
+      .inserted,
+  ).toBe(40);
   expect(await found("x.")).toEqual(many);
   expect(await found("x.t1")).toEqual(many.slice(10, 20));
   // PostgreSQL: the range is one of code points only in the C collation, whatever the column's
@@ -91,9 +94,16 @@ test("a tool prefix or a policy pages newest first, past the newest records and 
   const now = cp.deps.now();
   // records from a minute to about three years old (stored before, as a long-kept store holds them), and a few ahead of the clock
   const ages = [...Array.from({ length: 40 }, (_, i) => (i * i * i + 1) * 60_000 * 7), -5 * 60_000, -14 * 60_000];
-  const rows = ages.map((age, i) => recordRow(auditRecord(inst, { ts: new Date(now - age).toISOString(), tool_name: i % 3 === 0 ? "crm.read" : "mail.send", action: "tool", policy_id: i % 2 === 0 ? "pol_X" : null }), now));
+  const rows = ages.map((age, i) =>
+    recordRow(auditRecord(inst, { ts: new Date(now - age).toISOString(), tool_name: i % 3 === 0 ? "crm.read" : "mail.send", action: "tool", policy_id: i % 2 === 0 ? "pol_X" : null }), now),
+  );
   await cp.deps.db.insert(tables(cp.deps.db).auditRecords).values(rows);
-  const expected = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).map((r) => r.id).sort().reverse();
+  const expected = (keep: (r: (typeof rows)[number]) => boolean) =>
+    rows
+      .filter(keep)
+      .map((r) => r.id)
+      .sort()
+      .reverse();
   for (const [filter, keep] of [
     [{ tool: "mail." }, (r: (typeof rows)[number]) => r.toolName === "mail.send"],
     [{ policy: "pol_X" }, (r: (typeof rows)[number]) => r.policyId === "pol_X"],
@@ -114,7 +124,13 @@ test("a tool prefix or a policy pages newest first, past the newest records and 
       const conds = (await filterConditions(cp.deps.db, cp.orgId, filter, now))!;
       const a = tables(cp.deps.db).auditRecords;
       const after: SQL[] = below ? [lt(a.id, below)] : [];
-      const read = async (extra: SQL[], n: number): Promise<{ id: string }[]> => cp.deps.db.select({ id: a.id }).from(a).where(and(...conds, ...after, ...extra)).orderBy(desc(a.id)).limit(n);
+      const read = async (extra: SQL[], n: number): Promise<{ id: string }[]> =>
+        cp.deps.db
+          .select({ id: a.id })
+          .from(a)
+          .where(and(...conds, ...after, ...extra))
+          .orderBy(desc(a.id))
+          .limit(n);
       const page: { id: string }[] = await newestInTwoSteps(cp.deps.db, 4, [eq(a.orgId, cp.orgId), ...after], read, 5);
       stepped.push(...page.map((r) => r.id));
       if (page.length < 4) break;

@@ -57,7 +57,11 @@ export function ecsDocument(r: SiemRecord): Record<string, unknown> {
   const related = [...new Set([r.subject.user_id, r.subject.email, r.actor_id, d?.actor.email].filter((x): x is string => !!x))];
   return {
     "@timestamp": r.ts,
-    message: d ? `${r.action} ${d.result}${d.actor.email ? ` by ${d.actor.email}` : ""}` : r.kind === "outcome" ? `${r.action}: ${r.outcome ?? "no outcome"}` : `${r.decision} ${r.action}: ${r.reason}`,
+    message: d
+      ? `${r.action} ${d.result}${d.actor.email ? ` by ${d.actor.email}` : ""}`
+      : r.kind === "outcome"
+        ? `${r.action}: ${r.outcome ?? "no outcome"}`
+        : `${r.decision} ${r.action}: ${r.reason}`,
     ecs: { version: ECS_VERSION },
     event: compact({
       id: r.id,
@@ -82,7 +86,22 @@ export function ecsDocument(r: SiemRecord): Record<string, unknown> {
     observer: { vendor: PRODUCT.vendor, product: PRODUCT.name, version: VERSION },
     ...(d && d.status > 0 ? { http: { response: { status_code: d.status } } } : {}),
     ...(d?.code ? { error: { code: d.code } } : {}),
-    ...(r.model ? { gen_ai: compact({ request: { model: r.model }, usage: r.prompt_tokens !== undefined || typeof r.completion_tokens === "number" ? compact({ input_tokens: r.prompt_tokens, output_tokens: r.completion_tokens ?? undefined }) : undefined }) } : {}),
-    svc: compact({ ...svcFields(r), tool_name: r.tool_name ?? undefined, target_type: d?.target.type, target_id: d?.target.id ?? undefined, credential: d?.actor.credential.kind, credential_id: d?.actor.credential.id ?? undefined, severity: d?.severity }),
+    ...(r.model
+      ? {
+          gen_ai: compact({
+            request: { model: r.model },
+            usage: r.prompt_tokens !== undefined || typeof r.completion_tokens === "number" ? compact({ input_tokens: r.prompt_tokens, output_tokens: r.completion_tokens ?? undefined }) : undefined,
+          }),
+        }
+      : {}),
+    svc: compact({
+      ...svcFields(r),
+      tool_name: r.tool_name ?? undefined,
+      target_type: d?.target.type,
+      target_id: d?.target.id ?? undefined,
+      credential: d?.actor.credential.kind,
+      credential_id: d?.actor.credential.id ?? undefined,
+      severity: d?.severity,
+    }),
   };
 }

@@ -46,13 +46,19 @@ test("a bad export filter is a 4xx problem before any byte is streamed (it cut t
 test("format=ocsf and format=ecs: one event of the schema per record (validated), the filters applied, never the ciphertext", async () => {
   const cp = await testControlPlane();
   const inst = await addInstallation(cp);
-  const records = [auditRecord(inst, { decision: "deny", ciphertext: Buffer.from("age-ciphertext-bytes").toString("base64"), recipient_key_ids: ["key_X"] }), auditRecord(inst, { kind: "model", action: "model:gpt-4o", tool_name: null, model: "gpt-4o" })];
+  const records = [
+    auditRecord(inst, { decision: "deny", ciphertext: Buffer.from("age-ciphertext-bytes").toString("base64"), recipient_key_ids: ["key_X"] }),
+    auditRecord(inst, { kind: "model", action: "model:gpt-4o", tool_name: null, model: "gpt-4o" }),
+  ];
   expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records } })).json.inserted).toBe(2);
   const lines = async (query: string) => {
     const res = await cp.call("GET", cp.org(`/audit-records/export?${query}`));
     expect([res.status, res.headers.get("content-type")]).toEqual([200, "application/x-ndjson"]);
     expect(res.text).not.toContain(Buffer.from("age-ciphertext-bytes").toString("base64"));
-    return res.text.trim().split("\n").map((l) => JSON.parse(l));
+    return res.text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
   };
   const ocsf = await lines("format=ocsf");
   for (const e of ocsf) expect(ocsfProblems(e)).toEqual([]);

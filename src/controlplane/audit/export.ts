@@ -109,14 +109,24 @@ async function chainPage(db: Db, base: SQL[], cursor: ChainCursor | null) {
   const columns = { ...viewColumns(a), ciphertext: a.ciphertext };
   if (!cursor || cursor.chained) {
     const after = cursor ? [sql`(${a.storeChain}, ${a.storeSeq}) > (${cursor.chain}, ${cursor.seq})`] : [];
-    const rows = await db.select(columns).from(a).where(and(...base, isNotNull(a.storeChain), ...after)).orderBy(asc(a.storeChain), asc(a.storeSeq)).limit(EXPORT_PAGE);
+    const rows = await db
+      .select(columns)
+      .from(a)
+      .where(and(...base, isNotNull(a.storeChain), ...after))
+      .orderBy(asc(a.storeChain), asc(a.storeSeq))
+      .limit(EXPORT_PAGE);
     if (rows.length > 0) {
       const last = rows[rows.length - 1]!;
       return { rows, next: { chained: true, chain: last.storeChain!, seq: last.storeSeq ?? 0 } as ChainCursor };
     }
   }
   const after = cursor && !cursor.chained ? [gt(a.id, cursor.id)] : [];
-  const rows = await db.select(columns).from(a).where(and(...base, isNull(a.storeChain), ...after)).orderBy(asc(a.id)).limit(EXPORT_PAGE);
+  const rows = await db
+    .select(columns)
+    .from(a)
+    .where(and(...base, isNull(a.storeChain), ...after))
+    .orderBy(asc(a.id))
+    .limit(EXPORT_PAGE);
   return { rows, next: rows.length > 0 ? ({ chained: false, id: rows[rows.length - 1]!.id } as ChainCursor) : null };
 }
 
@@ -160,7 +170,11 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
 export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
   const base = (await filterConditions(db, orgId, {}, 0))!;
   for await (const rows of exportPages(db, base, order)) {
-    const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
+    const emails = await emailsOfUsers(
+      db,
+      orgId,
+      rows.flatMap((r) => (r.userId ? [r.userId] : [])),
+    );
     yield rows.map((row) => exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null));
   }
 }
@@ -169,7 +183,14 @@ export async function* exportLines(db: Db, orgId: string, order: ExportOrder): A
  * The export as a byte stream, one page read per pull. The filters are checked first: a bad one
  * is a 4xx before any byte is sent (inside the stream it cut the connection after a 200).
  */
-export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFilters, "cursor" | "limit">, format: ExportFormat, now: number, order: ExportOrder = "id"): Promise<ReadableStream<Uint8Array>> {
+export async function exportStream(
+  db: Db,
+  orgId: string,
+  filters: Omit<AuditFilters, "cursor" | "limit">,
+  format: ExportFormat,
+  now: number,
+  order: ExportOrder = "id",
+): Promise<ReadableStream<Uint8Array>> {
   const encoder = new TextEncoder();
   const base = await filterConditions(db, orgId, filters, now);
   const pages = base === null ? null : exportPages(db, base, order);
@@ -185,7 +206,11 @@ export async function exportStream(db: Db, orgId: string, filters: Omit<AuditFil
         const next = pages ? await pages.next() : { done: true as const, value: undefined };
         if (!next.done) {
           const rows = next.value;
-          const emails = await emailsOfUsers(db, orgId, rows.flatMap((r) => (r.userId ? [r.userId] : [])));
+          const emails = await emailsOfUsers(
+            db,
+            orgId,
+            rows.flatMap((r) => (r.userId ? [r.userId] : [])),
+          );
           for (const row of rows) {
             const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
             text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;

@@ -45,7 +45,12 @@ async function streamed(db: Db, orgId: string, rows: StreamRow[], withCiphertext
 }
 
 /** The next `limit` legacy records after the cursor, in (received_at, id) order. */
-export async function legacyRecordsAfter(db: Db, orgId: string, cursor: IngestCursor, o: { settledBefore: number; limit: number; withCiphertext: boolean }): Promise<{ records: StreamedRecord[]; next: IngestCursor | null }> {
+export async function legacyRecordsAfter(
+  db: Db,
+  orgId: string,
+  cursor: IngestCursor,
+  o: { settledBefore: number; limit: number; withCiphertext: boolean },
+): Promise<{ records: StreamedRecord[]; next: IngestCursor | null }> {
   const a = tables(db).auditRecords;
   const rows = await db
     .select({ ...viewColumns(a), ciphertext: a.ciphertext })
@@ -89,7 +94,12 @@ export async function legacyBacklog(db: Db, orgId: string, cursor: IngestCursor,
   const where = afterLegacy(db, orgId, cursor, Number.MAX_SAFE_INTEGER);
   const [first] = await db.select({ receivedAt: a.receivedAt }).from(a).where(where).orderBy(asc(a.receivedAt), asc(a.id)).limit(1);
   if (!first) return { records: 0, capped: false, oldestReceivedAt: null };
-  const sub = db.select({ id: a.id }).from(a).where(where).limit(o.cap + 1).as("backlog");
+  const sub = db
+    .select({ id: a.id })
+    .from(a)
+    .where(where)
+    .limit(o.cap + 1)
+    .as("backlog");
   const [n] = await db.select({ n: count() }).from(sub);
   const records = Number(n?.n ?? 0);
   return { records: Math.min(records, o.cap), capped: records > o.cap, oldestReceivedAt: first.receivedAt };
@@ -100,9 +110,13 @@ export async function oldestAfter(db: Db, orgId: string, cursor: ChainCursor): P
   const a = tables(db).auditRecords;
   let oldest: number | null = null;
   for (const chain of DELIVERED_CHAINS) {
-    const [first] = await db.select({ receivedAt: a.receivedAt }).from(a).where(and(eq(a.orgId, orgId), eq(a.storeChain, chain), gt(a.storeSeq, cursor[chain]))).orderBy(asc(a.storeSeq)).limit(1);
+    const [first] = await db
+      .select({ receivedAt: a.receivedAt })
+      .from(a)
+      .where(and(eq(a.orgId, orgId), eq(a.storeChain, chain), gt(a.storeSeq, cursor[chain])))
+      .orderBy(asc(a.storeSeq))
+      .limit(1);
     if (first && (oldest === null || first.receivedAt < oldest)) oldest = first.receivedAt;
   }
   return oldest;
 }
-

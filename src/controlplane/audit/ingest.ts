@@ -70,7 +70,10 @@ async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: stri
   const a = tables(tx).auditRecords;
   const held = new Map<string, { orgId: string; installationId: string }>();
   for (let k = 0; k < ids.length; k += CHUNK) {
-    const rows = await tx.select({ id: a.id, orgId: a.orgId, installationId: a.installationId }).from(a).where(inArray(a.id, ids.slice(k, k + CHUNK)));
+    const rows = await tx
+      .select({ id: a.id, orgId: a.orgId, installationId: a.installationId })
+      .from(a)
+      .where(inArray(a.id, ids.slice(k, k + CHUNK)));
     for (const row of rows) held.set(row.id, row);
   }
   return held;
@@ -83,7 +86,11 @@ type Prepared = { record: AuditRecord; row: ReturnType<typeof recordRow>; digest
  * them must be new: one already held would leave a number unused (the caller then knows).
  */
 async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<{ stored: number; head: StoreHead }> {
-  const { links, head: next } = extendChain("store", head, rows.map((p) => p.digest));
+  const { links, head: next } = extendChain(
+    "store",
+    head,
+    rows.map((p) => p.digest),
+  );
   let stored = 0;
   for (let k = 0; k < rows.length; k += CHUNK) {
     const chunk = rows.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev }));
@@ -99,7 +106,12 @@ async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<
  * unused: the caller rolls the transaction back and runs it again with `knownHeld`, which reads
  * the held ids first. Returns the new ids, the ids held, and the new head.
  */
-async function storeNew(tx: Db, head: StoreHead, prepared: Prepared[], knownHeld: boolean): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
+async function storeNew(
+  tx: Db,
+  head: StoreHead,
+  prepared: Prepared[],
+  knownHeld: boolean,
+): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
   const seen = new Set<string>();
   const unique = prepared.filter((p) => !seen.has(p.record.id) && seen.add(p.record.id));
   const held = knownHeld ? await heldIds(tx, [...seen]) : new Map<string, { orgId: string; installationId: string }>();
@@ -133,7 +145,23 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
     const row = recordRow(r, receivedAt);
     const proxyHash = recordHash(r, ciphertextDigest(r.ciphertext));
     hashes.set(r.id, proxyHash);
-    return { record: r, row, digest: storeDigestOf(proxyHash, { received_at: receivedAt, harness: row.harness, task: row.task, tool_server: row.toolServer, upstream_identity: row.upstreamIdentity, shadow_decision: row.shadowDecision, shadow_policy_id: row.shadowPolicyId, shadow_reason: row.shadowReason, actor_id: null, target: null, detail: null }) };
+    return {
+      record: r,
+      row,
+      digest: storeDigestOf(proxyHash, {
+        received_at: receivedAt,
+        harness: row.harness,
+        task: row.task,
+        tool_server: row.toolServer,
+        upstream_identity: row.upstreamIdentity,
+        shadow_decision: row.shadowDecision,
+        shadow_policy_id: row.shadowPolicyId,
+        shadow_reason: row.shadowReason,
+        actor_id: null,
+        target: null,
+        detail: null,
+      }),
+    };
   });
   let fresh: AuditRecord[] = [];
   const run = async (knownHeld: boolean) =>
@@ -147,7 +175,10 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
         const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
         const stored = await storeNew(tx, head, prepared, knownHeld);
         // The roll-ups count the records stored now, never a duplicate (rollups.ts).
-        await applyToRollups(tx, prepared.filter((p) => stored.fresh.has(p.record.id)).map((p) => p.row));
+        await applyToRollups(
+          tx,
+          prepared.filter((p) => stored.fresh.has(p.record.id)).map((p) => p.row),
+        );
         const acknowledged: string[] = [];
         for (const r of own) {
           if (stored.fresh.delete(r.id)) {
@@ -155,7 +186,10 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
             fresh.push(r);
             // An outcome completes its decision record, once: when the outcome is new.
             if (r.kind === "outcome" && r.ref) {
-              await tx.update(a).set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null }).where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
+              await tx
+                .update(a)
+                .set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null })
+                .where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
             }
             continue;
           }

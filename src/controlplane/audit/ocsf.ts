@@ -66,7 +66,11 @@ function status(r: SiemRecord) {
 /** The governed call: the runtime's installation is the source, the chat user the actor. */
 function callActor(r: SiemRecord) {
   const { user_id, email, remote_user_id } = r.subject;
-  const user = user_id ? compact({ uid: user_id, email_addr: email ?? undefined, uid_alt: remote_user_id ?? undefined, type_id: 1, type: "User" }) : remote_user_id ? { uid_alt: remote_user_id, name: remote_user_id, type_id: 1, type: "User" } : undefined;
+  const user = user_id
+    ? compact({ uid: user_id, email_addr: email ?? undefined, uid_alt: remote_user_id ?? undefined, type_id: 1, type: "User" })
+    : remote_user_id
+      ? { uid_alt: remote_user_id, name: remote_user_id, type_id: 1, type: "User" }
+      : undefined;
   return compact({ user, app_name: r.harness, app_uid: r.installation_id });
 }
 
@@ -86,11 +90,16 @@ function callEvent(r: SiemRecord): OcsfEvent {
     message: outcome ? `${r.action}: ${r.outcome ?? "no outcome"}` : `${r.decision} ${r.action}: ${r.reason}`,
     metadata: metadata(r, outcome ? [] : ["security_control"]),
     ...status(r),
-    ...(outcome ? compact({ status_code: r.outcome ?? undefined, status_detail: r.exit_code === null ? undefined : `exit code ${r.exit_code}` }) : { status_detail: r.reason, ...VERDICT[r.decision], is_alert: r.decision === "deny" }),
+    ...(outcome
+      ? compact({ status_code: r.outcome ?? undefined, status_detail: r.exit_code === null ? undefined : `exit code ${r.exit_code}` })
+      : { status_detail: r.reason, ...VERDICT[r.decision], is_alert: r.decision === "deny" }),
     actor: callActor(r),
     api: compact({ operation: r.action, service: r.tool_server ? { name: r.tool_server } : undefined }),
     src_endpoint: compact({ uid: r.installation_id, instance_uid: r.replica_id ?? undefined, svc_name: r.harness }),
-    resources: [r.tool_name ? compact({ type: "tool", name: r.tool_name, group: r.tool_server ? { name: r.tool_server } : undefined }) : null, r.model ? { type: "model", name: r.model } : null].filter((x) => x !== null),
+    resources: [
+      r.tool_name ? compact({ type: "tool", name: r.tool_name, group: r.tool_server ? { name: r.tool_server } : undefined }) : null,
+      r.model ? { type: "model", name: r.model } : null,
+    ].filter((x) => x !== null),
     ...(r.policy_id && !outcome ? { policy: { uid: r.policy_id, version: String(r.policy_revision), is_applied: true } } : {}),
     ...(r.duration_ms !== undefined ? { duration: r.duration_ms } : {}),
     raw_data: original(r),
@@ -101,7 +110,14 @@ function callEvent(r: SiemRecord): OcsfEvent {
 /** An admin event's actor: the person (or system component), how they proved it, from where. */
 function adminActor(r: SiemRecord) {
   const a = r.admin!.actor;
-  const type = a.id === "anonymous" ? { type_id: 0, type: "Unknown" } : !isPerson(a.id) ? { type_id: 3, type: "System" } : a.role === "owner" || a.role === "admin" ? { type_id: 2, type: "Admin" } : { type_id: 1, type: "User" };
+  const type =
+    a.id === "anonymous"
+      ? { type_id: 0, type: "Unknown" }
+      : !isPerson(a.id)
+        ? { type_id: 3, type: "System" }
+        : a.role === "owner" || a.role === "admin"
+          ? { type_id: 2, type: "Admin" }
+          : { type_id: 1, type: "User" };
   return compact({
     user: compact({ uid: a.id, email_addr: a.email ?? undefined, ...type }),
     session: a.credential.kind === "session" && a.credential.id ? { uid: a.credential.id } : undefined,
@@ -139,11 +155,25 @@ function adminEvent(r: SiemRecord): OcsfEvent {
     case 3001:
       return { ...base, user: targetUser(r) } as OcsfEvent;
     case 3002:
-      return { ...base, user: targetUser(r), service: { name: "svc console" }, ...(d.actor.credential.kind === "session" && d.actor.credential.id ? { session: { uid: d.actor.credential.id } } : {}) } as OcsfEvent;
+      return {
+        ...base,
+        user: targetUser(r),
+        service: { name: "svc console" },
+        ...(d.actor.credential.kind === "session" && d.actor.credential.id ? { session: { uid: d.actor.credential.id } } : {}),
+      } as OcsfEvent;
     case 3004:
       return { ...base, entity: d.before === undefined ? entity : { ...entity, data: d.before }, ...(d.after !== undefined ? { entity_result: { ...entity, data: d.after } } : {}) } as OcsfEvent;
     case 6003:
-      return { ...base, api: { operation: r.action }, resources: [entity], action_id: refused ? 2 : 99, action: refused ? "Denied" : "Other", disposition_id: refused ? 26 : 17, disposition: refused ? "Unauthorized" : "Logged", is_alert: true } as OcsfEvent;
+      return {
+        ...base,
+        api: { operation: r.action },
+        resources: [entity],
+        action_id: refused ? 2 : 99,
+        action: refused ? "Denied" : "Other",
+        disposition_id: refused ? 26 : 17,
+        disposition: refused ? "Unauthorized" : "Logged",
+        is_alert: true,
+      } as OcsfEvent;
   }
 }
 

@@ -63,7 +63,7 @@ test("no statement on audit_records scans the table, and the partial indexes ser
       if (label && /"audit_(records|hourly_calls|hourly_usage)"/.test(text)) logged.push({ label, text, params });
     },
   });
-  const run = async <T,>(name: string, body: () => Promise<T>): Promise<T> => {
+  const run = async <T>(name: string, body: () => Promise<T>): Promise<T> => {
     label = name;
     try {
       return await body();
@@ -75,8 +75,24 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   const chain = new AuditChain();
   const now = cp.deps.now();
   const old = new Date(now - 10 * DAY).toISOString();
-  const decision = chain.stamp(auditRecord(inst, { ts: old, kind: "model", action: "model:invoke", tool_name: null, model: "gpt", policy_id: "pol_A", shadow: { decision: "deny", policy_id: "pol_B", reason: "shadow" } }));
-  const outcome = chain.stamp(auditRecord(inst, { ts: old, kind: "outcome", action: "model:invoke", tool_name: null, model: "gpt", reason: "outcome", ref: decision.id, outcome: "ok", prompt_tokens: 10, completion_tokens: 5, cost: 0.01 }));
+  const decision = chain.stamp(
+    auditRecord(inst, { ts: old, kind: "model", action: "model:invoke", tool_name: null, model: "gpt", policy_id: "pol_A", shadow: { decision: "deny", policy_id: "pol_B", reason: "shadow" } }),
+  );
+  const outcome = chain.stamp(
+    auditRecord(inst, {
+      ts: old,
+      kind: "outcome",
+      action: "model:invoke",
+      tool_name: null,
+      model: "gpt",
+      reason: "outcome",
+      ref: decision.id,
+      outcome: "ok",
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      cost: 0.01,
+    }),
+  );
   const recent = chain.stamp(auditRecord(inst));
   const shipped = await run("ingest", async () => cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [decision, outcome, recent] } }));
   expect(shipped.json.inserted).toBe(3);
@@ -184,7 +200,11 @@ test("no statement on audit_records scans the table, and the partial indexes ser
     const plan = await planOf(cp, s);
     // No step reads the whole table, or the whole of one of its indexes (but the index of rows
     // outside the roll-ups, which holds only those: the fold reads it from its start).
-    const scans = plan.filter((line) => (cp.store.dialect === "sqlite" ? /^SCAN audit_(records|hourly_\w+)\b/.test(line) && !line.endsWith("USING INDEX audit_org_rollup_pending_ts") : /Seq Scan on audit_(records|hourly_\w+)/.test(line)));
+    const scans = plan.filter((line) =>
+      cp.store.dialect === "sqlite"
+        ? /^SCAN audit_(records|hourly_\w+)\b/.test(line) && !line.endsWith("USING INDEX audit_org_rollup_pending_ts")
+        : /Seq Scan on audit_(records|hourly_\w+)/.test(line),
+    );
     expect({ label: s.label, sql: s.text, scans }).toEqual({ label: s.label, sql: s.text, scans: [] });
     const into = s.text.includes('"audit_records"') ? plans : rollupPlans;
     into.set(s.label, [...(into.get(s.label) ?? []), plan]);
@@ -206,7 +226,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // calls with the same arguments: the digest's own index, not a walk of every record
   expect(uses("search by args digest", "audit_org_digest_id")).toBe(1);
   // (a few users' spend: PostgreSQL may as well read those users' records)
-  expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id") + uses("usage of users", "audit_org_rollup_pending_ts")).toBe(plans.get("usage of users")!.length);
+  expect(uses("usage of users", "audit_org_model_outcome_ts") + uses("usage of users", "audit_org_user_id") + uses("usage of users", "audit_org_rollup_pending_ts")).toBe(
+    plans.get("usage of users")!.length,
+  );
   // a policy's records, enforced or shadow: each of its two partial indexes, in id order (merged in query.ts)
   // (PostgreSQL may read a policy that decides a seventh of the records along the ids instead)
   if (cp.store.dialect === "sqlite") expect(uses("search by policy", "audit_org_policy_id")).toBe(1);
@@ -228,7 +250,8 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   if (cp.store.dialect === "sqlite") expect(uses("search in time", "audit_org_user_id")).toBe(1);
   // (beside a call's outcome by its ref, a tool prefix's names: one entry of the tool index each, query.ts toolNames)
   const nameSeek = (line: string) => /(COVERING INDEX|Index Only Scan using) audit_org_tool_decision_id/.test(line);
-  for (const name of ["search in time", "export in time"]) expect({ name, unbounded: plans.get(name)!.filter((p) => !idRange(p) && !p.some((line) => line.includes("audit_org_ref") || nameSeek(line))).length }).toEqual({ name, unbounded: 0 });
+  for (const name of ["search in time", "export in time"])
+    expect({ name, unbounded: plans.get(name)!.filter((p) => !idRange(p) && !p.some((line) => line.includes("audit_org_ref") || nameSeek(line))).length }).toEqual({ name, unbounded: 0 });
   // the admin trail: its own partial index of admin events, and the (org, actor) one
   // (or the (org, kind, id) index, which holds them as well)
   expect(uses("admin events", "audit_org_admin_id") + uses("admin events", "audit_org_kind_id")).toBe(plans.get("admin events")!.length);

@@ -209,7 +209,8 @@ const KINDS = ["tool", "model", "outcome"] as const;
 
 /** A value of a closed set as an SQL literal; anything else is a 422 naming the filter. */
 function literalOf(allowed: readonly string[], value: string, name: string): SQL {
-  if (!allowed.includes(value)) throw new SvcError("validation_failed", `${name} must be one of ${allowed.join(", ")}`, { errors: [{ path: `/${name}`, message: `must be one of ${allowed.join(", ")}` }] });
+  if (!allowed.includes(value))
+    throw new SvcError("validation_failed", `${name} must be one of ${allowed.join(", ")}`, { errors: [{ path: `/${name}`, message: `must be one of ${allowed.join(", ")}` }] });
   return sql.raw(`'${value}'`);
 }
 
@@ -313,11 +314,19 @@ export async function outcomesOf(db: Db, orgId: string, decisionIds: readonly st
   return out;
 }
 
-export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now = Date.now()): Promise<{ records: Array<AuditRecordView & { call_outcome?: CallOutcome | null }>; next_cursor: string | null }> {
+export async function searchRecords(
+  db: Db,
+  orgId: string,
+  f: AuditFilters,
+  now = Date.now(),
+): Promise<{ records: Array<AuditRecordView & { call_outcome?: CallOutcome | null }>; next_cursor: string | null }> {
   const a = tables(db).auditRecords;
   const limit = f.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new SvcError("validation_failed", `limit must be between 1 and ${MAX_LIMIT}`);
-  if (f.view === "calls" && f.kind === "outcome") throw new SvcError("validation_failed", "view=calls shows each call's outcome beside its decision; ask for kind=outcome without it", { errors: [{ path: "/view", message: "cannot be combined with kind=outcome" }] });
+  if (f.view === "calls" && f.kind === "outcome")
+    throw new SvcError("validation_failed", "view=calls shows each call's outcome beside its decision; ask for kind=outcome without it", {
+      errors: [{ path: "/view", message: "cannot be combined with kind=outcome" }],
+    });
   const conds = await filterConditions(db, orgId, f, now);
   if (!conds) return { records: [], next_cursor: null };
   // One entry per call: never an outcome record, whatever kind is asked for (kind=outcome is refused above).
@@ -341,8 +350,19 @@ export async function searchRecords(db: Db, orgId: string, f: AuditFilters, now 
         ? newestOf([...(await read([eq(a.policyId, f.policy)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy)], limit + 1))], limit + 1)
         : await read([], limit + 1);
   const page = rows.slice(0, limit);
-  const emails = await emailsOfUsers(db, orgId, page.flatMap((r) => (r.userId ? [r.userId] : [])));
-  const outcomes = f.view === "calls" ? await outcomesOf(db, orgId, page.filter((r) => r.kind !== "admin").map((r) => r.id)) : null;
+  const emails = await emailsOfUsers(
+    db,
+    orgId,
+    page.flatMap((r) => (r.userId ? [r.userId] : [])),
+  );
+  const outcomes =
+    f.view === "calls"
+      ? await outcomesOf(
+          db,
+          orgId,
+          page.filter((r) => r.kind !== "admin").map((r) => r.id),
+        )
+      : null;
   return {
     records: page.map((r) => {
       const view = recordView(r, r.userId ? (emails.get(r.userId) ?? null) : null);

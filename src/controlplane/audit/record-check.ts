@@ -35,7 +35,9 @@ const KNOWN_FIELDS = new Set(Object.keys(AuditRecordSchema.properties));
 /** Fields of a record this release does not know (none: an empty list). Pure. */
 export function unknownFields(raw: unknown): string[] {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) return [];
-  return Object.keys(raw).filter((k) => !KNOWN_FIELDS.has(k)).sort();
+  return Object.keys(raw)
+    .filter((k) => !KNOWN_FIELDS.has(k))
+    .sort();
 }
 
 export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCaller, "installationId" | "orgId" | "workspaceId" | "agentId">, window: TimeWindow): RecordVerdict {
@@ -44,30 +46,58 @@ export function checkRecord(raw: unknown, index: number, caller: Pick<RuntimeCal
   // is refused, retryably, and stored whole once this control plane is upgraded (issue 29).
   const unknown = unknownFields(raw);
   if (unknown.length > 0) {
-    const names = unknown.slice(0, 5).map((k) => k.slice(0, 40)).join(", ");
-    return { ok: false, id, code: "unsupported_field", reason: `record ${id} carries field(s) this control plane (svc ${BUILD_VERSION}) does not know: ${names}; the runtime keeps it and sends it again: upgrade the control plane (docs/upgrade.md)` };
+    const names = unknown
+      .slice(0, 5)
+      .map((k) => k.slice(0, 40))
+      .join(", ");
+    return {
+      ok: false,
+      id,
+      code: "unsupported_field",
+      reason: `record ${id} carries field(s) this control plane (svc ${BUILD_VERSION}) does not know: ${names}; the runtime keeps it and sends it again: upgrade the control plane (docs/upgrade.md)`,
+    };
   }
   const problem = auditRecordProblem(raw);
   if (problem) return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: ${problem}` };
   const r = raw as AuditRecord;
   if (r.installation_id !== caller.installationId || r.organization_id !== caller.orgId) {
-    return { ok: false, id, code: "not_this_installation", reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}` };
+    return {
+      ok: false,
+      id,
+      code: "not_this_installation",
+      reason: `record ${id} belongs to installation ${r.installation_id} of organization ${r.organization_id}, not to the calling installation ${caller.installationId}`,
+    };
   }
   if (r.workspace_id !== caller.workspaceId || r.agent_id !== caller.agentId) {
-    return { ok: false, id, code: "not_this_installation", reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}` };
+    return {
+      ok: false,
+      id,
+      code: "not_this_installation",
+      reason: `record ${id} names workspace ${r.workspace_id} and agent ${r.agent_id}; installation ${caller.installationId} is bound to workspace ${caller.workspaceId} and agent ${caller.agentId}`,
+    };
   }
   const ts = Date.parse(r.ts);
   const made = idTime(r.id);
   if (made === null) return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: its id does not start with a time (10 Crockford base-32 characters after rec_)` };
   if (Math.abs(made - ts) > ID_TIME_SLACK_MS) {
-    return { ok: false, id, code: "malformed", reason: `record ${id} is malformed: its id was made at ${new Date(made).toISOString()}, more than ${ID_TIME_SLACK_MS / 60_000} minutes from its timestamp ${r.ts} (a record's id and timestamp are taken together)` };
+    return {
+      ok: false,
+      id,
+      code: "malformed",
+      reason: `record ${id} is malformed: its id was made at ${new Date(made).toISOString()}, more than ${ID_TIME_SLACK_MS / 60_000} minutes from its timestamp ${r.ts} (a record's id and timestamp are taken together)`,
+    };
   }
   if (ts < window.now - window.maxAgeMs) {
     return { ok: false, id, code: "too_old", reason: `record ${id} has timestamp ${r.ts}, older than the ${Math.round(window.maxAgeMs / 86_400_000)} days the control plane accepts` };
   }
   if (ts > window.now + window.maxFutureMs) {
     // Retryable: the record is accepted once this clock catches up (the shipper sends it again).
-    return { ok: false, id, code: "clock_skew", reason: `record ${id} has timestamp ${r.ts}, more than ${Math.round(window.maxFutureMs / 60_000)} minutes ahead of the control plane's clock; check the runtime's clock` };
+    return {
+      ok: false,
+      id,
+      code: "clock_skew",
+      reason: `record ${id} has timestamp ${r.ts}, more than ${Math.round(window.maxFutureMs / 60_000)} minutes ahead of the control plane's clock; check the runtime's clock`,
+    };
   }
   return { ok: true, record: r };
 }

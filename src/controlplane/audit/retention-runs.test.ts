@@ -28,7 +28,9 @@ test("a run whose control plane stopped shows as interrupted; a start begins ano
   const { cp } = await withOldRecords();
   expect((await cp.call("GET", cp.org("/audit-retention/run"))).status).toBe(404);
   const now = Date.now();
-  await cp.deps.db.insert(tables(cp.deps.db).auditRetentionRuns).values({ orgId: cp.orgId, id: "ret_DEAD", state: "running", actor: "acc_X", startedAt: now - STALE_MS - 5000, updatedAt: now - STALE_MS - 1000, deleted: 4 });
+  await cp.deps.db
+    .insert(tables(cp.deps.db).auditRetentionRuns)
+    .values({ orgId: cp.orgId, id: "ret_DEAD", state: "running", actor: "acc_X", startedAt: now - STALE_MS - 5000, updatedAt: now - STALE_MS - 1000, deleted: 4 });
   expect((await cp.call("GET", cp.org("/audit-retention/run"))).json).toMatchObject({ id: "ret_DEAD", state: "interrupted", deleted: 4 });
   const started = await cp.call("POST", cp.org("/audit-retention/run"));
   expect(started.status).toBe(202);

@@ -67,7 +67,20 @@ async function claim(deps: ControlPlaneDeps, orgId: string, by: Acting, id: stri
     const [held] = await tx.select().from(t).where(eq(t.orgId, orgId));
     const now = deps.now();
     if (held && held.state === "running" && now - held.updatedAt <= STALE_MS) return held;
-    const fresh = { id, state: "running" as const, actor: by.actor.id, startedAt: now, updatedAt: now, finishedAt: null, retentionDays: null, cutoff: null, deleted: 0, chainsCut: 0, checkpoint: null, detail: null };
+    const fresh = {
+      id,
+      state: "running" as const,
+      actor: by.actor.id,
+      startedAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      retentionDays: null,
+      cutoff: null,
+      deleted: 0,
+      chainsCut: 0,
+      checkpoint: null,
+      detail: null,
+    };
     if (held) await tx.update(t).set(fresh).where(eq(t.orgId, orgId));
     else await tx.insert(t).values({ orgId, ...fresh });
     return null;
@@ -77,7 +90,11 @@ async function claim(deps: ControlPlaneDeps, orgId: string, by: Acting, id: stri
 async function update(deps: ControlPlaneDeps, orgId: string, id: string, set: Partial<Row>): Promise<void> {
   const t = tables(deps.db).auditRetentionRuns;
   const [row] = await deps.db.select({ id: t.id }).from(t).where(eq(t.orgId, orgId));
-  if (row?.id === id) await deps.db.update(t).set({ ...set, updatedAt: deps.now() }).where(eq(t.orgId, orgId));
+  if (row?.id === id)
+    await deps.db
+      .update(t)
+      .set({ ...set, updatedAt: deps.now() })
+      .where(eq(t.orgId, orgId));
 }
 
 /**
@@ -98,7 +115,16 @@ async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: st
         if (shown) await update(deps, orgId, id, { deleted });
       },
     });
-    if (shown) await update(deps, orgId, id, { state: "done", finishedAt: deps.now(), retentionDays: report.retention_days, cutoff: report.cutoff ? Date.parse(report.cutoff) : null, deleted: report.deleted, chainsCut: report.chains_cut, checkpoint: report.checkpoint });
+    if (shown)
+      await update(deps, orgId, id, {
+        state: "done",
+        finishedAt: deps.now(),
+        retentionDays: report.retention_days,
+        cutoff: report.cutoff ? Date.parse(report.cutoff) : null,
+        deleted: report.deleted,
+        chainsCut: report.chains_cut,
+        checkpoint: report.checkpoint,
+      });
     return report;
   } catch (e) {
     deps.log.error("audit retention failed", { org_id: orgId, error: (e as Error).message });

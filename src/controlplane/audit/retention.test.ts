@@ -37,13 +37,19 @@ async function setup() {
 
 async function verify(cp: TestControlPlane) {
   const text = (await cp.call("GET", cp.org("/audit-records/export"))).text;
-  const lines = text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as ExportLine);
+  const lines = text
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ExportLine);
   return verifyLines(lines, (await cp.call("GET", cp.org("/audit-checkpoints"))).json);
 }
 
 async function ids(cp: TestControlPlane): Promise<string[]> {
   // (the runtimes' records: the admin events of the setup and of each run are not what is cut here)
-  return ((await cp.call("GET", cp.org("/audit-records?limit=100"))).json.records as AuditRecord[]).filter((r) => (r.kind as string) !== "admin").map((r) => r.id).sort();
+  return ((await cp.call("GET", cp.org("/audit-records?limit=100"))).json.records as AuditRecord[])
+    .filter((r) => (r.kind as string) !== "admin")
+    .map((r) => r.id)
+    .sort();
 }
 
 test("retention deletes expired records in batches and verification of what remains passes", async () => {

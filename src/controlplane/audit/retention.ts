@@ -37,7 +37,10 @@ export type RetentionReport = { organization_id: string; retention_days: number 
 /** The record's chain hash, from its stored row (ciphertext included). */
 function rowHash(row: Parameters<typeof recordView>[0] & { ciphertext: Buffer | null }): string {
   const v = recordView(row, null);
-  return recordHash({ ...v, recipient_key_ids: v.encryption.mode === "recipients" ? v.encryption.key_ids : [] }, ciphertextDigest(row.ciphertext ? Buffer.from(row.ciphertext).toString("base64") : null));
+  return recordHash(
+    { ...v, recipient_key_ids: v.encryption.mode === "recipients" ? v.encryption.key_ids : [] },
+    ciphertextDigest(row.ciphertext ? Buffer.from(row.ciphertext).toString("base64") : null),
+  );
 }
 
 /**
@@ -65,8 +68,15 @@ async function cutChain(deps: ControlPlaneDeps, orgId: string, chainId: string, 
       if (rows.length === 0) return { n: 0, last: true };
       const top = rows[rows.length - 1]!.chainSeq!;
       // The last record deleted: the one the next record names (several at one number: a fork).
-      const lastRows = await tx.select({ ...viewColumns(a), ciphertext: a.ciphertext }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top)));
-      const [next] = await tx.select({ prev: a.chainPrev }).from(a).where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top + 1))).limit(1);
+      const lastRows = await tx
+        .select({ ...viewColumns(a), ciphertext: a.ciphertext })
+        .from(a)
+        .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top)));
+      const [next] = await tx
+        .select({ prev: a.chainPrev })
+        .from(a)
+        .where(and(eq(a.orgId, orgId), eq(a.chainId, chainId), eq(a.chainSeq, top + 1)))
+        .limit(1);
       const hashes = lastRows.map(rowHash);
       const prev = hashes.find((h) => h === next?.prev) ?? hashes[0]!;
       const ids = rows.map((r) => r.id);
@@ -115,7 +125,9 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
   const scheduled = by.actor.credential.kind === "system";
   const record = async (report: Omit<RetentionReport, "checkpoint">) => {
     if (scheduled && report.deleted === 0) return;
-    await deps.db.transaction(async (tx) => recordChange(tx, { ...by, at: deps.now() }, { orgId, action: "audit_retention.run", target: { type: "organization", id: orgId, name: org.name }, after: report }));
+    await deps.db.transaction(async (tx) =>
+      recordChange(tx, { ...by, at: deps.now() }, { orgId, action: "audit_retention.run", target: { type: "organization", id: orgId, name: org.name }, after: report }),
+    );
   };
   if (days === null) {
     const report = { organization_id: orgId, retention_days: null, cutoff: null, deleted: 0, chains_cut: 0 };
@@ -135,11 +147,23 @@ export async function runRetention(deps: ControlPlaneDeps, orgId: string, by: Ac
   for (;;) {
     const n = await deps.db.transaction(async (tx) => {
       const t = tables(tx).auditRecords;
-      const rows = await tx.select().from(t).where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff))).limit(batch);
+      const rows = await tx
+        .select()
+        .from(t)
+        .where(and(eq(t.orgId, orgId), isNull(t.chainId), lt(t.ts, cutoff)))
+        .limit(batch);
       if (rows.length === 0) return 0;
       await recordStoreGaps(tx, orgId, rows, deps.now());
       await applyToRollups(tx, counted(rows), -1);
-      await tx.delete(t).where(and(eq(t.orgId, orgId), inArray(t.id, rows.map((r) => r.id))));
+      await tx.delete(t).where(
+        and(
+          eq(t.orgId, orgId),
+          inArray(
+            t.id,
+            rows.map((r) => r.id),
+          ),
+        ),
+      );
       return rows.length;
     });
     await progress(n);

@@ -21,13 +21,41 @@ export async function foldSlice(db: Db, orgId: string, limit = FOLD_SLICE): Prom
   return db.transaction(async (tx) => {
     const a = tables(tx).auditRecords;
     // `rollup_pending` as the bare column, as the partial index's WHERE is written (tables.ts).
-    const pending = await tx.select({ id: a.id }).from(a).where(and(eq(a.orgId, orgId), sql`${a.rollupPending}`)).orderBy(a.orgId, a.ts).limit(limit);
+    const pending = await tx
+      .select({ id: a.id })
+      .from(a)
+      .where(and(eq(a.orgId, orgId), sql`${a.rollupPending}`))
+      .orderBy(a.orgId, a.ts)
+      .limit(limit);
     if (pending.length === 0) return 0;
     const counted = await tx
       .update(a)
       .set({ rollupPending: false })
-      .where(and(inArray(a.id, pending.map((r) => r.id)), sql`${a.rollupPending}`))
-      .returning({ orgId: a.orgId, ts: a.ts, kind: a.kind, action: a.action, task: a.task, decision: a.decision, toolName: a.toolName, userId: a.userId, model: a.model, agentId: a.agentId, replicaId: a.replicaId, promptTokens: a.promptTokens, completionTokens: a.completionTokens, cost: a.cost });
+      .where(
+        and(
+          inArray(
+            a.id,
+            pending.map((r) => r.id),
+          ),
+          sql`${a.rollupPending}`,
+        ),
+      )
+      .returning({
+        orgId: a.orgId,
+        ts: a.ts,
+        kind: a.kind,
+        action: a.action,
+        task: a.task,
+        decision: a.decision,
+        toolName: a.toolName,
+        userId: a.userId,
+        model: a.model,
+        agentId: a.agentId,
+        replicaId: a.replicaId,
+        promptTokens: a.promptTokens,
+        completionTokens: a.completionTokens,
+        cost: a.cost,
+      });
     await applyToRollups(tx, counted);
     return counted.length;
   });

@@ -32,7 +32,13 @@ async function rollupsAndRecords(cp: TestControlPlane) {
   const norm = (list: Array<Record<string, unknown>>) =>
     list
       .filter((r) => r.orgId === cp.orgId && (r.calls as number) !== 0)
-      .map((r) => JSON.stringify(Object.keys(r).sort().map((k) => [k, typeof r[k] === "number" ? round(r[k] as number) : r[k]])))
+      .map((r) =>
+        JSON.stringify(
+          Object.keys(r)
+            .sort()
+            .map((k) => [k, typeof r[k] === "number" ? round(r[k] as number) : r[k]]),
+        ),
+      )
       .sort();
   return {
     records: rows,
@@ -61,8 +67,15 @@ function usageOfRecords(records: AuditRecordRow[], since: number, until: number 
 
 async function expectUsageFromRollupsEqualsRecords(cp: TestControlPlane, records: AuditRecordRow[], now: number) {
   // a range that starts and ends inside hours (parts from records) and one open at the end
-  for (const [since, until] of [[now - 9 * DAY - 17 * 60_000, now - DAY + 7 * 60_000], [now - 30 * DAY, null], [hourOf(now - 3 * DAY), hourOf(now)], [now - 2 * HOUR + 1, now - HOUR - 1]] as const) {
-    const got = (await usageBy(cp.deps.db, cp.orgId, "user", { since, until })).map((r) => ({ key: r.key, calls: r.calls, tokens: r.total_tokens, cost: round(r.cost) })).sort((x, y) => String(x.key).localeCompare(String(y.key)));
+  for (const [since, until] of [
+    [now - 9 * DAY - 17 * 60_000, now - DAY + 7 * 60_000],
+    [now - 30 * DAY, null],
+    [hourOf(now - 3 * DAY), hourOf(now)],
+    [now - 2 * HOUR + 1, now - HOUR - 1],
+  ] as const) {
+    const got = (await usageBy(cp.deps.db, cp.orgId, "user", { since, until }))
+      .map((r) => ({ key: r.key, calls: r.calls, tokens: r.total_tokens, cost: round(r.cost) }))
+      .sort((x, y) => String(x.key).localeCompare(String(y.key)));
     expect({ since, until, got }).toEqual({ since, until, got: usageOfRecords(records, since, until) });
   }
   const series = await usageSeries(cp.deps.db, cp.orgId, "model", "day", { since: now - 30 * DAY });
@@ -134,7 +147,9 @@ test("the migration fills the roll-ups for records stored before them", async ()
   // as before the migration: records, and no roll-ups
   await cp.deps.db.delete(t.auditHourlyCalls);
   await cp.deps.db.delete(t.auditHourlyUsage);
-  const migration = (cp.store.dialect === "postgres" ? PG_MIGRATIONS : SQLITE_MIGRATIONS).find((m) => m.tag.endsWith(cp.store.dialect === "postgres" ? "_audit_rollups_fill" : "_audit_rollup_pending"))!;
+  const migration = (cp.store.dialect === "postgres" ? PG_MIGRATIONS : SQLITE_MIGRATIONS).find((m) =>
+    m.tag.endsWith(cp.store.dialect === "postgres" ? "_audit_rollups_fill" : "_audit_rollup_pending"),
+  )!;
   const fills = migration.sql.split("--> statement-breakpoint").filter((s) => /INSERT INTO "audit_hourly_/.test(s));
   expect(fills).toHaveLength(2);
   for (const statement of fills) await rawStatements(cp.deps.db).rows(statement, []);

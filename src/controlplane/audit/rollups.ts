@@ -78,7 +78,12 @@ const CHUNK = 500;
 type UpsertShape<R> = { table: string; keys: readonly (keyof R & string)[]; sums: readonly (keyof R & string)[]; column: (field: string) => string };
 const snake = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const CALLS: UpsertShape<CallsRow> = { table: "audit_hourly_calls", keys: ["orgId", "hour", "kind", "decision", "toolName", "userId"], sums: ["calls"], column: snake };
-const USAGE: UpsertShape<UsageRow> = { table: "audit_hourly_usage", keys: ["orgId", "hour", "userId", "model", "agentId", "replicaId"], sums: ["calls", "promptTokens", "completionTokens", "cost"], column: snake };
+const USAGE: UpsertShape<UsageRow> = {
+  table: "audit_hourly_usage",
+  keys: ["orgId", "hour", "userId", "model", "agentId", "replicaId"],
+  sums: ["calls", "promptTokens", "completionTokens", "cost"],
+  column: snake,
+};
 const upsertTexts = new Map<string, string>();
 
 /**

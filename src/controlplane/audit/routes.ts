@@ -29,7 +29,11 @@ const Filters = {
   decision: t.Optional(t.Union([t.Literal("permit"), t.Literal("deny"), t.Literal("ask")])),
   user: t.Optional(t.String({ maxLength: 320, description: "user id (usr_…) or email" })),
   installation: t.Optional(t.String({ maxLength: 100 })),
-  kind: t.Optional(t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin"), t.Literal("runtime")], { description: "admin: the control plane's own events (the admin trail: every change to the admin plane and every refusal); runtime: every kind but admin" })),
+  kind: t.Optional(
+    t.Union([t.Literal("tool"), t.Literal("model"), t.Literal("outcome"), t.Literal("admin"), t.Literal("runtime")], {
+      description: "admin: the control plane's own events (the admin trail: every change to the admin plane and every refusal); runtime: every kind but admin",
+    }),
+  ),
   actor: t.Optional(t.String({ minLength: 1, maxLength: 320, description: "admin events of this actor: account id (acc_…), email, system:<component> or anonymous" })),
   action: t.Optional(t.String({ minLength: 1, maxLength: 100, description: "admin events of this action (policy.update), or of a prefix ending in * (policy.*)" })),
   result: t.Optional(t.Union([t.Literal("ok"), t.Literal("refused")], { description: "admin events carried out (ok) or refused" })),
@@ -45,13 +49,19 @@ const Filters = {
 };
 const SearchQuery = t.Object({
   ...Filters,
-  view: t.Optional(t.Union([t.Literal("calls"), t.Literal("records")], { description: "calls: one entry per call, the decision with its outcome (call_outcome); records (default): every record, outcomes too" })),
+  view: t.Optional(
+    t.Union([t.Literal("calls"), t.Literal("records")], { description: "calls: one entry per call, the decision with its outcome (call_outcome); records (default): every record, outcomes too" }),
+  ),
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT })),
 });
 const ExportQuery = t.Object({
   ...Filters,
-  format: t.Optional(t.Union([t.Literal("jsonl"), t.Literal("csv"), t.Literal("ocsf"), t.Literal("ecs")], { description: "jsonl: the records as stored (default); csv; ocsf: OCSF 1.8.0 events, ecs: ECS 9.4.0 documents, one per line (docs/siem.md)" })),
+  format: t.Optional(
+    t.Union([t.Literal("jsonl"), t.Literal("csv"), t.Literal("ocsf"), t.Literal("ecs")], {
+      description: "jsonl: the records as stored (default); csv; ocsf: OCSF 1.8.0 events, ecs: ECS 9.4.0 documents, one per line (docs/siem.md)",
+    }),
+  ),
   order: t.Optional(t.Union([t.Literal("id"), t.Literal("chain")], { description: "id: oldest first (default); chain: chain by chain in number order, what `svc audit verify` reads" })),
 });
 
@@ -69,7 +79,11 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       {
         admin: true,
         response: { 202: RetentionRun },
-        detail: { summary: "Start deleting the records older than the retention period now (besides the hourly run), in the background in batches; answers at once with the run (or the one already running); signs a checkpoint with the new chain floors when done", tags: ["audit"] },
+        detail: {
+          summary:
+            "Start deleting the records older than the retention period now (besides the hourly run), in the background in batches; answers at once with the run (or the one already running); signs a checkpoint with the new chain floors when done",
+          tags: ["audit"],
+        },
       },
     )
     .get("/audit-retention/run", async ({ principal }) => latestRetentionRun(deps, principal.orgId), {
@@ -88,7 +102,12 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       async ({ principal, query }) => {
         const since = parseSince(query.since ?? "30d", deps.now());
         const until = query.until ? parseSince(query.until, deps.now()) : null;
-        return { by: query.by, since: new Date(since).toISOString(), until: until === null ? null : new Date(until).toISOString(), rows: await usageBy(deps.db, principal.orgId, query.by, { since, until }) };
+        return {
+          by: query.by,
+          since: new Date(since).toISOString(),
+          until: until === null ? null : new Date(until).toISOString(),
+          rows: await usageBy(deps.db, principal.orgId, query.by, { since, until }),
+        };
       },
       { admin: true, query: UsageQuery, response: UsageReport, detail: { summary: "Model usage (tokens, cost) by user, group, model or agent", tags: ["usage"] } },
     )
@@ -125,7 +144,11 @@ export function auditRoutes(deps: ControlPlaneDeps) {
           },
         });
       },
-      { admin: true, query: ExportQuery, detail: { summary: "Every matching record, oldest first, streamed as JSON lines, CSV, OCSF or ECS (never ciphertext)", tags: ["audit"], responses: EXPORT_RESPONSES } },
+      {
+        admin: true,
+        query: ExportQuery,
+        detail: { summary: "Every matching record, oldest first, streamed as JSON lines, CSV, OCSF or ECS (never ciphertext)", tags: ["audit"], responses: EXPORT_RESPONSES },
+      },
     )
     .get("/audit-records/:id", async ({ principal, params }) => getRecord(deps.db, principal.orgId, params.id), {
       admin: true,

@@ -42,8 +42,29 @@ const call = (over: Partial<SiemRecord> = {}): SiemRecord =>
     ...over,
   }) as SiemRecord;
 
-const model = call({ id: "rec_02MODEL", kind: "model", action: "model:gpt-4o", tool_name: null, tool_server: undefined, model: "gpt-4o", decision: "permit", policy_id: null, prompt_tokens: 120, completion_tokens: 40, cost: 0.002 });
-const outcome = call({ id: "rec_03OUT", kind: "outcome", ref: "rec_01CALL", decision: "permit", outcome: "error", exit_code: 2, duration_ms: 840, upstream_identity: { kind: "assertion", jti: "j-1", subject: "usr_1" } });
+const model = call({
+  id: "rec_02MODEL",
+  kind: "model",
+  action: "model:gpt-4o",
+  tool_name: null,
+  tool_server: undefined,
+  model: "gpt-4o",
+  decision: "permit",
+  policy_id: null,
+  prompt_tokens: 120,
+  completion_tokens: 40,
+  cost: 0.002,
+});
+const outcome = call({
+  id: "rec_03OUT",
+  kind: "outcome",
+  ref: "rec_01CALL",
+  decision: "permit",
+  outcome: "error",
+  exit_code: 2,
+  duration_ms: 840,
+  upstream_identity: { kind: "assertion", jti: "j-1", subject: "usr_1" },
+});
 const ask = call({ id: "rec_04ASK", decision: "ask", subject: { user_id: null, email: null, remote_user_id: "fe_9", via_installation: true } });
 
 function admin(action: AdminAction, over: Partial<AdminEventDetail> = {}): SiemRecord {
@@ -59,15 +80,42 @@ function admin(action: AdminAction, over: Partial<AdminEventDetail> = {}): SiemR
     severity: spec.severity,
     ...over,
   };
-  return call({ id: `rec_adm_${action}`, kind: "admin", action, tool_name: null, tool_server: undefined, decision: "permit", reason: "", policy_id: null, subject: { user_id: null, email: null, remote_user_id: null, via_installation: false }, actor_id: detail.actor.id, target: detail.target.id ?? undefined, admin: detail, args_digest: null, ciphertext_sha256: null, store: { chain: "admin", seq: 3, prev: "00" } });
+  return call({
+    id: `rec_adm_${action}`,
+    kind: "admin",
+    action,
+    tool_name: null,
+    tool_server: undefined,
+    decision: "permit",
+    reason: "",
+    policy_id: null,
+    subject: { user_id: null, email: null, remote_user_id: null, via_installation: false },
+    actor_id: detail.actor.id,
+    target: detail.target.id ?? undefined,
+    admin: detail,
+    args_digest: null,
+    ciphertext_sha256: null,
+    store: { chain: "admin", seq: 3, prev: "00" },
+  });
 }
 
 const everyAdminEvent = (Object.keys(ADMIN_ACTIONS) as AdminAction[]).flatMap((action) => [
   admin(action),
   admin(action, { result: "refused", code: "forbidden", status: 403, severity: "high", before: undefined, after: undefined }),
-  admin(action, { actor: { id: "system:retention", email: null, role: null, credential: { kind: "system", id: null }, ip: null, user_agent: null }, target: { type: ADMIN_ACTIONS[action].target, id: null }, status: 0 }),
+  admin(action, {
+    actor: { id: "system:retention", email: null, role: null, credential: { kind: "system", id: null }, ip: null, user_agent: null },
+    target: { type: ADMIN_ACTIONS[action].target, id: null },
+    status: 0,
+  }),
 ]);
-const calls = [call(), call({ decision: "permit" }), ask, model, outcome, call({ kind: "outcome", ref: "rec_02MODEL", model: "gpt-4o", outcome: "ok", prompt_tokens: 10, completion_tokens: null, duration_ms: 12 })];
+const calls = [
+  call(),
+  call({ decision: "permit" }),
+  ask,
+  model,
+  outcome,
+  call({ kind: "outcome", ref: "rec_02MODEL", model: "gpt-4o", outcome: "ok", prompt_tokens: 10, completion_tokens: null, duration_ms: 12 }),
+];
 
 describe("the validators catch broken events", () => {
   test("OCSF: a missing required attribute, a wrong type, a value outside the enum, a profile not declared, an unknown attribute", () => {
@@ -79,7 +127,9 @@ describe("the validators catch broken events", () => {
     expect(ocsfProblems({ ...good, action_id: 7 })).toContain("action_id: 7 is not one of 0, 1, 2, 3, 4, 99");
     expect(ocsfProblems({ ...good, metadata: { ...(good.metadata as object), profiles: [] } })).toContain("action_id: belongs to the security_control profile, not in metadata.profiles");
     expect(ocsfProblems({ ...good, decision: "deny" })).toContain("decision: not an attribute of this class or object");
-    expect(ocsfProblems({ ...good, actor: { user: { email_addr: "not an email" } } })).toEqual(expect.arrayContaining(['actor.user.email_addr: "not an email" does not match email_t\'s pattern', "actor.user.: needs at least one of account, name, uid"]));
+    expect(ocsfProblems({ ...good, actor: { user: { email_addr: "not an email" } } })).toEqual(
+      expect.arrayContaining(['actor.user.email_addr: "not an email" does not match email_t\'s pattern', "actor.user.: needs at least one of account, name, uid"]),
+    );
     expect(ocsfProblems({ ...good, type_uid: 600301 })).toContain("type_uid: 600301 is not class_uid × 100 + activity_id");
   });
 
@@ -89,7 +139,9 @@ describe("the validators catch broken events", () => {
     expect(ecsProblems({ ...good, user: { identifier: "x" } }, ["svc"])).toContain("user.identifier: not an ECS 9.4.0 field");
     expect(ecsProblems({ ...good, event: { ...(good.event as object), severity: "high" } }, ["svc"])).toContain('event.severity: expected an integer (long), got "high"');
     expect(ecsProblems({ ...good, event: { ...(good.event as object), outcome: "denied" } }, ["svc"])).toContain('event.outcome: "denied" is not an allowed value');
-    expect(ecsProblems({ ...good, event: { ...(good.event as object), category: ["session"], type: ["denied"] } }, ["svc"])).toContain("event.type: denied is not expected with event.category session");
+    expect(ecsProblems({ ...good, event: { ...(good.event as object), category: ["session"], type: ["denied"] } }, ["svc"])).toContain(
+      "event.type: denied is not expected with event.category session",
+    );
     expect(ecsProblems({ ...good, event: { ...(good.event as object), action: ["a", "b"] } }, ["svc"])).toContain("event.action: ECS does not normalize this field to an array");
     expect(ecsProblems({ ...good, user: { name: "x" } }, ["user"])).toContain("user.name: the custom namespace collides with ECS");
   });
@@ -136,9 +188,29 @@ describe("OCSF", () => {
   });
 
   test("admin events: the actor, the target in the class's own attribute, before and after in the entity, refusals as failures", () => {
-    expect(ocsfEvent(admin("member.remove"))).toMatchObject({ class_uid: 3001, activity_id: 6, user: { uid: "member_1", email_addr: "bob@example.com" }, actor: { user: { uid: "acc_1", type_id: 2 }, session: { uid: "0123456789abcdef" } }, src_endpoint: { ip: "198.51.100.7" }, http_request: { user_agent: "Mozilla/5.0" }, status_id: 1, severity_id: 2 });
-    expect(ocsfEvent(admin("policy.update"))).toMatchObject({ class_uid: 3004, activity_id: 3, entity: { uid: "policy_1", type: "policy", data: { name: "old" } }, entity_result: { data: { name: "new" } } });
-    expect(ocsfEvent(admin("session.sign_in_failed", { result: "refused", status: 401, code: "unauthorized" }))).toMatchObject({ class_uid: 3002, activity_id: 1, status_id: 2, status_code: "401", status_detail: "unauthorized" });
+    expect(ocsfEvent(admin("member.remove"))).toMatchObject({
+      class_uid: 3001,
+      activity_id: 6,
+      user: { uid: "member_1", email_addr: "bob@example.com" },
+      actor: { user: { uid: "acc_1", type_id: 2 }, session: { uid: "0123456789abcdef" } },
+      src_endpoint: { ip: "198.51.100.7" },
+      http_request: { user_agent: "Mozilla/5.0" },
+      status_id: 1,
+      severity_id: 2,
+    });
+    expect(ocsfEvent(admin("policy.update"))).toMatchObject({
+      class_uid: 3004,
+      activity_id: 3,
+      entity: { uid: "policy_1", type: "policy", data: { name: "old" } },
+      entity_result: { data: { name: "new" } },
+    });
+    expect(ocsfEvent(admin("session.sign_in_failed", { result: "refused", status: 401, code: "unauthorized" }))).toMatchObject({
+      class_uid: 3002,
+      activity_id: 1,
+      status_id: 2,
+      status_code: "401",
+      status_detail: "unauthorized",
+    });
     expect(ocsfEvent(admin("access.refused", { result: "refused", severity: "high" }))).toMatchObject({ class_uid: 6003, action_id: 2, disposition_id: 26, severity_id: 4 });
   });
 });
@@ -153,7 +225,11 @@ describe("ECS", () => {
   test("an MCP call's outcome names the identity presented upstream under svc.* (and OCSF's unmapped), never a token", () => {
     const leaves = Object.fromEntries(ecsLeaves(ecsDocument(outcome)));
     expect(leaves).toMatchObject({ "svc.upstream_identity_kind": "assertion", "svc.upstream_identity_subject": "usr_1", "svc.upstream_identity_jti": "j-1" });
-    expect((ocsfEvent(outcome) as unknown as { unmapped: Record<string, unknown> }).unmapped).toMatchObject({ upstream_identity_kind: "assertion", upstream_identity_subject: "usr_1", upstream_identity_jti: "j-1" });
+    expect((ocsfEvent(outcome) as unknown as { unmapped: Record<string, unknown> }).unmapped).toMatchObject({
+      upstream_identity_kind: "assertion",
+      upstream_identity_subject: "usr_1",
+      upstream_identity_jti: "j-1",
+    });
   });
 
   test("a deny, field by field", () => {
@@ -205,7 +281,13 @@ describe("ECS", () => {
 
   test("a model call carries gen_ai.*; an admin event user.* (the actor), user.target.*, source.ip, the HTTP status", () => {
     expect(ecsDocument(model)).toMatchObject({ gen_ai: { request: { model: "gpt-4o" }, usage: { input_tokens: 120, output_tokens: 40 } }, event: { type: ["access", "allowed"], outcome: "success" } });
-    expect(ecsDocument(admin("member.role_change"))).toMatchObject({ event: { category: ["iam"], type: ["user", "change"], outcome: "success", action: "member.role_change" }, user: { id: "acc_1", email: "owner@example.com", roles: ["owner"], target: { id: "member_1", email: "bob@example.com" } }, source: { ip: "198.51.100.7" }, user_agent: { original: "Mozilla/5.0" }, http: { response: { status_code: 201 } } });
+    expect(ecsDocument(admin("member.role_change"))).toMatchObject({
+      event: { category: ["iam"], type: ["user", "change"], outcome: "success", action: "member.role_change" },
+      user: { id: "acc_1", email: "owner@example.com", roles: ["owner"], target: { id: "member_1", email: "bob@example.com" } },
+      source: { ip: "198.51.100.7" },
+      user_agent: { original: "Mozilla/5.0" },
+      http: { response: { status_code: 201 } },
+    });
     expect(ecsDocument(admin("session.sign_out"))).toMatchObject({ event: { category: ["authentication"], type: ["end"] } });
   });
 });

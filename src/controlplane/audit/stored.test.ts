@@ -76,7 +76,11 @@ describe("the store chain's form", () => {
     expect(covered.filter((c) => !columns.includes(c))).toEqual([]);
     // and every field of the row reaches the form
     expect(Object.keys(storedFromRow(row())).sort()).toEqual([...STORED_FIELDS].sort());
-    expect(Object.keys(row()).map(snake).filter((c) => !columns.includes(c) && c !== "org_id")).toEqual([]);
+    expect(
+      Object.keys(row())
+        .map(snake)
+        .filter((c) => !columns.includes(c) && c !== "org_id"),
+    ).toEqual([]);
   });
 
   test("a change of any field changes the digest; a decision's outcome and exit code are left out", () => {
@@ -92,7 +96,29 @@ describe("the store chain's form", () => {
   test("the export line gives back the row's own form, for ordinary rows and rows the view cannot show", () => {
     const cases: Partial<RowColumns>[] = [
       {},
-      { kind: "tool", toolName: "kb.lookup", toolServer: "kb", task: null, model: null, promptTokens: null, completionTokens: null, cost: null, durationMs: null, ciphertext: null, recipientKeyIds: [], shadowDecision: null, shadowPolicyId: null, shadowReason: null, actorId: null, target: null, detail: null, chainId: null, chainSeq: null, chainPrev: null, replicaId: null },
+      {
+        kind: "tool",
+        toolName: "kb.lookup",
+        toolServer: "kb",
+        task: null,
+        model: null,
+        promptTokens: null,
+        completionTokens: null,
+        cost: null,
+        durationMs: null,
+        ciphertext: null,
+        recipientKeyIds: [],
+        shadowDecision: null,
+        shadowPolicyId: null,
+        shadowReason: null,
+        actorId: null,
+        target: null,
+        detail: null,
+        chainId: null,
+        chainSeq: null,
+        chainPrev: null,
+        replicaId: null,
+      },
       // rows changed in the store into what the record view cannot show
       { shadowDecision: null },
       { shadowReason: null },

@@ -7,7 +7,11 @@ import type { Tables } from "../db/index.ts";
 import { type AuditRecordView, recordView } from "./view.ts";
 
 /** A row's columns as written (the store link excluded: the link is what covers the rest). */
-export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev" | "rollupPending"> & { storeChain?: string | null; storeSeq?: number | null; storePrev?: string | null };
+export type RowColumns = Omit<Tables["auditRecords"]["$inferSelect"], "storeChain" | "storeSeq" | "storePrev" | "rollupPending"> & {
+  storeChain?: string | null;
+  storeSeq?: number | null;
+  storePrev?: string | null;
+};
 
 /** SHA-256 hex of stored ciphertext bytes; null when there are none. */
 export function bytesDigest(bytes: Uint8Array | null | undefined): string | null {

@@ -33,11 +33,18 @@ export async function everyStreamed(cp: TestControlPlane, withCiphertext: boolea
 export async function trailWorld() {
   let clock = Date.now();
   // Every read of the clock moves it a little: ids and windows stay ordered, and a test can jump.
-  const cp = await testControlPlane({ now: () => ++clock, config: { trustForwardedFor: true, rateLimits: { signInFailuresPerEmail: 3, signInFailuresPerIp: 50, signInWindowSeconds: 60, loginRequestsPerIp: 30, loginRequestWindowSeconds: 60 } } });
-  const secrets = new Map<string, string>([["the owner's password", "correct horse battery staple"], ["the owner's API token", cp.adminToken]]);
+  const cp = await testControlPlane({
+    now: () => ++clock,
+    config: { trustForwardedFor: true, rateLimits: { signInFailuresPerEmail: 3, signInFailuresPerIp: 50, signInWindowSeconds: 60, loginRequestsPerIp: 30, loginRequestWindowSeconds: 60 } },
+  });
+  const secrets = new Map<string, string>([
+    ["the owner's password", "correct horse battery staple"],
+    ["the owner's API token", cp.adminToken],
+  ]);
   const seen = new Set<string>();
   const covered = new Set<AdminAction>();
-  const api = async (method: string, path: string, body?: unknown, token: string | null = cp.adminToken) => cp.call(method, cp.org(path), { ...(body === undefined ? {} : { body }), token, headers: FROM });
+  const api = async (method: string, path: string, body?: unknown, token: string | null = cp.adminToken) =>
+    cp.call(method, cp.org(path), { ...(body === undefined ? {} : { body }), token, headers: FROM });
 
   /** Admin events of the organization not seen yet, newest first; they are seen from now on. */
   const fresh = async (orgPath: (p: string) => string = cp.org, token = cp.adminToken): Promise<Event[]> => {
@@ -83,7 +90,13 @@ export async function scanForSecrets(cp: TestControlPlane, secrets: Map<string, 
   const a = tables(cp.deps.db).auditRecords;
   const rows = await cp.deps.db.select().from(a);
   expect(rows.filter((r) => r.kind === "admin").length).toBeGreaterThan(0);
-  const found = [...leaks("stored records", JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v)), secrets)];
+  const found = [
+    ...leaks(
+      "stored records",
+      JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+      secrets,
+    ),
+  ];
   for (const format of ["jsonl", "csv", "ocsf", "ecs"]) {
     const res = await cp.call("GET", cp.org(`/audit-records/export?format=${format}`), { token });
     expect(res.status).toBe(200);

@@ -47,8 +47,14 @@ describe("usage", () => {
       { key: bob.user.id, label: "bob@example.com", calls: 1, prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, cost: 0.25 },
     ]);
     expect(await by("group")).toEqual([{ key: group.id, label: "sales", calls: 3, prompt_tokens: 117, completion_tokens: 58, total_tokens: 175, cost: 0.75 }]);
-    expect((await by("model")).map((r: { key: string; total_tokens: number }) => [r.key, r.total_tokens])).toEqual([["m-small", 160], ["m-large", 15]]);
-    expect((await by("agent")).map((r: { key: string; calls: number }) => [r.key, r.calls])).toEqual([[a.agentId, 2], [b.agentId, 1]]);
+    expect((await by("model")).map((r: { key: string; total_tokens: number }) => [r.key, r.total_tokens])).toEqual([
+      ["m-small", 160],
+      ["m-large", 15],
+    ]);
+    expect((await by("agent")).map((r: { key: string; calls: number }) => [r.key, r.calls])).toEqual([
+      [a.agentId, 2],
+      [b.agentId, 1],
+    ]);
     // a wider window takes the older call too
     expect((await by("user", "7d"))[0]).toMatchObject({ key: alice.user.id, calls: 3, total_tokens: 2165, cost: 9.5 });
     const series = (await cp.call("GET", cp.org("/usage/series?by=model&bucket=day&since=7d"))).json.points;

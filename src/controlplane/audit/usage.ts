@@ -22,7 +22,13 @@ function asTotals(r: { calls: number | string; prompt: number | null; completion
 }
 
 function add(x: UsageTotals, y: UsageTotals): UsageTotals {
-  return { calls: x.calls + y.calls, prompt_tokens: x.prompt_tokens + y.prompt_tokens, completion_tokens: x.completion_tokens + y.completion_tokens, total_tokens: x.total_tokens + y.total_tokens, cost: Math.round((x.cost + y.cost) * 1e9) / 1e9 };
+  return {
+    calls: x.calls + y.calls,
+    prompt_tokens: x.prompt_tokens + y.prompt_tokens,
+    completion_tokens: x.completion_tokens + y.completion_tokens,
+    total_tokens: x.total_tokens + y.total_tokens,
+    cost: Math.round((x.cost + y.cost) * 1e9) / 1e9,
+  };
 }
 
 const ZERO: UsageTotals = { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 };
@@ -123,7 +129,11 @@ export async function usageBy(db: Db, orgId: string, by: UsageDimension, range: 
   } else {
     out = rows.map((r) => ({ key: r.key, label: null, ...r.totals }));
     if (by === "user") {
-      const emails = await emailsOfUsers(db, orgId, out.map((r) => r.key).filter((k): k is string => k !== null));
+      const emails = await emailsOfUsers(
+        db,
+        orgId,
+        out.map((r) => r.key).filter((k): k is string => k !== null),
+      );
       out = out.map((r) => ({ ...r, label: r.key ? (emails.get(r.key) ?? null) : "(installation)" }));
     }
   }
@@ -131,7 +141,13 @@ export async function usageBy(db: Db, orgId: string, by: UsageDimension, range: 
 }
 
 /** Usage per time bucket (UTC day or hour) and key (user or model), for the console's charts. */
-export async function usageSeries(db: Db, orgId: string, by: "user" | "model", bucket: "day" | "hour", range: { since: number; until?: number | null }): Promise<{ bucket: string; key: string | null; total_tokens: number; cost: number }[]> {
+export async function usageSeries(
+  db: Db,
+  orgId: string,
+  by: "user" | "model",
+  bucket: "day" | "hour",
+  range: { since: number; until?: number | null },
+): Promise<{ bucket: string; key: string | null; total_tokens: number; cost: number }[]> {
   const step = bucket === "day" ? 86_400_000 : HOUR;
   const rows = await sums(db, orgId, { key: by === "model" ? "model" : "userId", step }, null, range.since, range.until ?? null);
   return rows

@@ -45,10 +45,7 @@ export function recordView(r: Row, email: string | null) {
     ...(r.target !== null ? { target: r.target } : {}),
     ...(r.detail !== null ? adminDetail(r.detail) : {}),
     ...(r.storeChain !== null ? { store: { chain: r.storeChain, seq: r.storeSeq, prev: r.storePrev } } : {}),
-    encryption:
-      r.recipientKeyIds.length > 0
-        ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const)
-        : ({ mode: "digest-only" } as const),
+    encryption: r.recipientKeyIds.length > 0 ? ({ mode: "recipients", key_ids: r.recipientKeyIds } as const) : ({ mode: "digest-only" } as const),
   };
 }
 

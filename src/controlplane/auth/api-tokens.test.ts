@@ -10,7 +10,11 @@ describe("GET /organizations/{org}/api-tokens", () => {
     let now = 1_750_000_000_000;
     const cp = await testControlPlane({ now: () => now });
     const admin = await accountWithRole(cp, "admin", "ada@example.com");
-    const expiring = await issueApiToken(cp.deps, { accountId: admin.accountId, orgId: cp.orgId, name: "ci", ttlSeconds: 3600, signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
+    const expiring = await issueApiToken(
+      cp.deps,
+      { accountId: admin.accountId, orgId: cp.orgId, name: "ci", ttlSeconds: 3600, signIn: { at: cp.deps.now() } },
+      actingAsSystem(cp.deps, "controlplane"),
+    );
     now += 120_000;
     expect((await cp.call("GET", "/api/v1/me", { token: admin.token })).status).toBe(200);
     const res = await cp.call("GET", cp.org("/api-tokens"));

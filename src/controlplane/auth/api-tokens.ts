@@ -74,9 +74,17 @@ export async function listApiTokens(db: Db, orgId: string) {
 export async function revokeOrgApiToken(deps: ControlPlaneDeps, orgId: string, tokenId: string, by: Acting): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const { apiTokens: t, accounts: a } = tables(tx);
-    const [row] = await tx.select({ id: t.id, name: t.name, email: a.email }).from(t).innerJoin(a, eq(a.id, t.accountId)).where(and(eq(t.orgId, orgId), eq(t.id, tokenId)));
+    const [row] = await tx
+      .select({ id: t.id, name: t.name, email: a.email })
+      .from(t)
+      .innerJoin(a, eq(a.id, t.accountId))
+      .where(and(eq(t.orgId, orgId), eq(t.id, tokenId)));
     if (!row) throw new SvcError("not_found", `API token ${tokenId} not found`);
-    const [revoked] = await tx.update(t).set({ revokedAt: by.at }).where(and(eq(t.id, row.id), isNull(t.revokedAt))).returning({ id: t.id });
+    const [revoked] = await tx
+      .update(t)
+      .set({ revokedAt: by.at })
+      .where(and(eq(t.id, row.id), isNull(t.revokedAt)))
+      .returning({ id: t.id });
     if (!revoked) return;
     await recordChange(tx, by, {
       orgId,

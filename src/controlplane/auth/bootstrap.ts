@@ -15,10 +15,7 @@ export function generatePassword(): string {
   return randomBytes(18).toString("base64url");
 }
 
-export async function bootstrapOwner(
-  deps: ControlPlaneDeps,
-  input: { email: string; orgName: string; password: string; withToken: boolean },
-) {
+export async function bootstrapOwner(deps: ControlPlaneDeps, input: { email: string; orgName: string; password: string; withToken: boolean }) {
   if (!EMAIL_RE.test(input.email)) throw new SvcError("validation_failed", `"${input.email}" is not an email address`);
   if (input.password.length < 12) throw new SvcError("validation_failed", "the password must have at least 12 characters");
   if (await findAccountByEmail(deps.db, input.email)) {

@@ -20,13 +20,15 @@ export async function recordIdpSubject(tx: Db, s: IdpSubject & { accountId: stri
 /** A subject both accounts signed in as (the same person at the provider), or null. */
 export async function sharedIdpSubject(db: Db, a: string, b: string): Promise<IdpSubject | null> {
   const t = tables(db).idpSubjects;
-  const rows = await db.select({ accountId: t.accountId, issuer: t.issuer, subject: t.subject }).from(t).where(inArray(t.accountId, [a, b]));
+  const rows = await db
+    .select({ accountId: t.accountId, issuer: t.issuer, subject: t.subject })
+    .from(t)
+    .where(inArray(t.accountId, [a, b]));
   const key = (r: IdpSubject) => `${r.issuer}\u0000${r.subject}`;
   const ofA = new Set(rows.filter((r) => r.accountId === a).map(key));
   const shared = rows.find((r) => r.accountId === b && ofA.has(key(r)));
   return shared ? { issuer: shared.issuer, subject: shared.subject } : null;
 }
-
 
 /** When the account was first seen signing in as `idp` (null: never). */
 export async function idpSubjectSince(db: Db, accountId: string, idp: IdpSubject): Promise<number | null> {

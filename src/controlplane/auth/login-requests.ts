@@ -93,7 +93,17 @@ export async function approveLoginRequest(deps: ControlPlaneDeps, id: string, by
     if (!approved) throw new SvcError("conflict", "this login request was already approved by another account");
     // Approving it again (the same approver) changes nothing.
     if (row.approvedByAccountId === null) {
-      await recordAdminEvent(tx, { orgId: by.orgId, action: "login_request.approve", actor: actorOf(by), target: { type: "login_request", id, name: row.userCode }, after: { user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString() } }, deps.now());
+      await recordAdminEvent(
+        tx,
+        {
+          orgId: by.orgId,
+          action: "login_request.approve",
+          actor: actorOf(by),
+          target: { type: "login_request", id, name: row.userCode },
+          after: { user_code: row.userCode, expires_at: new Date(row.expiresAt).toISOString() },
+        },
+        deps.now(),
+      );
     }
   });
   return { approved: true as const };
@@ -139,7 +149,11 @@ export async function redeemLoginRequest(deps: ControlPlaneDeps, id: string, pol
     const [account] = await tx.select().from(a).where(eq(a.id, accountId));
     // The token acts for the approver; the CLI that redeems it proves only the poll secret.
     const by = { actor: holderActor("login_request", { id: accountId, email: account!.email, role, credentialId: id }, origin), at: deps.now() };
-    const issued = await issueApiToken({ db: tx, now: deps.now, config: deps.config }, { accountId, orgId, name: `svc login ${row.userCode}`, signIn: { at: row.approverAuthenticatedAt, idp: row.approverIdp } }, by);
+    const issued = await issueApiToken(
+      { db: tx, now: deps.now, config: deps.config },
+      { accountId, orgId, name: `svc login ${row.userCode}`, signIn: { at: row.approverAuthenticatedAt, idp: row.approverIdp } },
+      by,
+    );
     await tx.update(lr).set({ tokenId: issued.id }).where(eq(lr.id, id));
     return { token: issued.token, organization_id: orgId, email: account!.email, expires_at: new Date(issued.expiresAt).toISOString() };
   });

@@ -28,7 +28,9 @@ export function roleChangeKind(from: Role, to: Role): "raised" | "lowered" | nul
 }
 
 export async function recordGrant(tx: Db, g: { orgId: string; accountId: string; kind: GrantKind; role: Role; previousRole: Role | null; by: string | null; at: number }): Promise<void> {
-  await tx.insert(tables(tx).membershipGrants).values({ id: newId("membershipGrant", g.at), orgId: g.orgId, accountId: g.accountId, kind: g.kind, role: g.role, previousRole: g.previousRole, byAccountId: g.by, at: g.at });
+  await tx
+    .insert(tables(tx).membershipGrants)
+    .values({ id: newId("membershipGrant", g.at), orgId: g.orgId, accountId: g.accountId, kind: g.kind, role: g.role, previousRole: g.previousRole, byAccountId: g.by, at: g.at });
 }
 
 /** Every grant of the account in the organization, oldest first. */

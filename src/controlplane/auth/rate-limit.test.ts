@@ -92,8 +92,7 @@ describe("password sign-in limits", () => {
 
   test("X-Forwarded-For is ignored unless the operator trusts it", async () => {
     const cp = await testControlPlane({ config: { rateLimits: small } });
-    const signIn = async (email: string, ip: string) =>
-      cp.call("POST", "/api/v1/auth/sessions", { body: { email, password: "guess" }, token: null, headers: { "x-forwarded-for": ip } });
+    const signIn = async (email: string, ip: string) => cp.call("POST", "/api/v1/auth/sessions", { body: { email, password: "guess" }, token: null, headers: { "x-forwarded-for": ip } });
     // Each attempt claims a different address and a different email: no key reaches a limit.
     for (let i = 0; i < 8; i++) expect((await signIn(`n${i}@example.com`, `192.0.2.${i}`)).status).toBe(401);
   });

@@ -28,7 +28,14 @@ describe("POST /auth/sessions", () => {
     expect(s.csrf.length).toBeGreaterThan(16);
     // The table holds only the session id's hash.
     const raw = s.cookie.split("=")[1]!;
-    expect((await cp.deps.db.select().from(tables(cp.deps.db).sessions).where(eq(tables(cp.deps.db).sessions.idHash, hashSecret(raw))))[0]).toBeDefined();
+    expect(
+      (
+        await cp.deps.db
+          .select()
+          .from(tables(cp.deps.db).sessions)
+          .where(eq(tables(cp.deps.db).sessions.idHash, hashSecret(raw)))
+      )[0],
+    ).toBeDefined();
   });
 
   test("the cookie is Secure when the config says so", async () => {
@@ -117,7 +124,12 @@ describe("svc login: login requests", () => {
     expect(lr.interval_seconds).toBeGreaterThan(0);
 
     // The poll secret is stored hashed.
-    const row = (await cp.deps.db.select().from(tables(cp.deps.db).loginRequests).where(eq(tables(cp.deps.db).loginRequests.id, lr.id)))[0]!;
+    const row = (
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).loginRequests)
+        .where(eq(tables(cp.deps.db).loginRequests.id, lr.id))
+    )[0]!;
     expect(row.pollSecretHash).toBe(hashSecret(lr.poll_secret));
     expect(JSON.stringify(row)).not.toContain(lr.poll_secret);
 
@@ -175,8 +187,15 @@ describe("svc login: login requests", () => {
     const old = (await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null })).json;
     clock += cp.deps.config.loginRequestTtlSeconds * 1000 + 25 * 3600 * 1000;
     await cp.call("POST", "/api/v1/auth/login-requests", { body: {}, token: null });
-    expect((await cp.deps.db.select().from(tables(cp.deps.db).loginRequests).where(eq(tables(cp.deps.db).loginRequests.id, old.id)))[0]).toBeUndefined();
-    expect((await cp.deps.db.select().from(tables(cp.deps.db).loginRequests))).toHaveLength(1);
+    expect(
+      (
+        await cp.deps.db
+          .select()
+          .from(tables(cp.deps.db).loginRequests)
+          .where(eq(tables(cp.deps.db).loginRequests.id, old.id))
+      )[0],
+    ).toBeUndefined();
+    expect(await cp.deps.db.select().from(tables(cp.deps.db).loginRequests)).toHaveLength(1);
   });
 
   test("a member's session cannot approve", async () => {
@@ -197,7 +216,12 @@ describe("POST /organizations/{org}/api-tokens", () => {
     expect(res.status).toBe(201);
     expect(res.json.id).toMatch(/^tok_/);
     expect(res.json.token).toMatch(/^svc_at_/);
-    const row = (await cp.deps.db.select().from(tables(cp.deps.db).apiTokens).where(eq(tables(cp.deps.db).apiTokens.id, res.json.id)))[0]!;
+    const row = (
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).apiTokens)
+        .where(eq(tables(cp.deps.db).apiTokens.id, res.json.id))
+    )[0]!;
     expect(row.tokenHash).toBe(hashSecret(res.json.token));
     expect((await cp.call("GET", "/api/v1/me", { token: res.json.token })).json.account.id).toBe(cp.accountId);
   });

@@ -51,12 +51,14 @@ export function authRoutes(deps: ControlPlaneDeps) {
     .post(
       "/auth/sessions",
       async ({ body, cookie, request, set }) => {
-        const { raw, body: out } = await withRetryAfter(set, async () => signIn(deps, {
-          email: body.email,
-          password: body.password,
-          ...(body.organization_id ? { organizationId: body.organization_id } : {}),
-          origin: requestOrigin(deps, request),
-        }));
+        const { raw, body: out } = await withRetryAfter(set, async () =>
+          signIn(deps, {
+            email: body.email,
+            password: body.password,
+            ...(body.organization_id ? { organizationId: body.organization_id } : {}),
+            origin: requestOrigin(deps, request),
+          }),
+        );
         cookie[cookieName]!.set(sessionCookie(raw, deps.config.sessionTtlSeconds));
         return out;
       },
@@ -115,16 +117,24 @@ export function authRoutes(deps: ControlPlaneDeps) {
       response: LoginApproved,
       detail: { tags, summary: "Approve a login request (console session of an owner or admin)" },
     })
-    .post("/auth/login-requests/:id/token", async ({ params, body, set, request }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret, requestOrigin(deps, request))), {
-      params: LoginRequestParams,
-      body: LoginRequestToken,
-      response: LoginToken,
-      detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
-    })
+    .post(
+      "/auth/login-requests/:id/token",
+      async ({ params, body, set, request }) => withRetryAfter(set, async () => redeemLoginRequest(deps, params.id, body.poll_secret, requestOrigin(deps, request))),
+      {
+        params: LoginRequestParams,
+        body: LoginRequestToken,
+        response: LoginToken,
+        detail: { tags, summary: "Poll for the API token: 428 until approved, the token once, then 410" },
+      },
+    )
     .post(
       "/organizations/:org/api-tokens",
       async ({ principal, body, set }) => {
-        const { id, token, expiresAt } = await issueApiToken(deps, { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } }, acting(deps, principal));
+        const { id, token, expiresAt } = await issueApiToken(
+          deps,
+          { accountId: principal.accountId, orgId: principal.orgId, name: body.name, signIn: { at: principal.authenticatedAt ?? null, idp: principal.idp ?? null } },
+          acting(deps, principal),
+        );
         set.status = 201;
         return { id, token, expires_at: new Date(expiresAt).toISOString() };
       },

@@ -63,7 +63,10 @@ const DUMMY_HASH = "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0GqHOH
 export async function emailsOfAccounts(db: Db, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const a = tables(db).accounts;
-  const rows = await db.select({ id: a.id, email: a.email }).from(a).where(inArray(a.id, [...new Set(ids)]));
+  const rows = await db
+    .select({ id: a.id, email: a.email })
+    .from(a)
+    .where(inArray(a.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.id, r.email]));
 }
 
@@ -74,7 +77,10 @@ export async function emailsOfAccounts(db: Db, ids: string[]): Promise<Map<strin
 export async function addMembership(db: Db, accountId: string, orgId: string, role: Role, grant: Grant) {
   const m = tables(db).memberships;
   const current = await membership(db, accountId, orgId);
-  await db.insert(m).values({ accountId, orgId, role, createdAt: grant.at }).onConflictDoUpdate({ target: [m.accountId, m.orgId], set: { role } });
+  await db
+    .insert(m)
+    .values({ accountId, orgId, role, createdAt: grant.at })
+    .onConflictDoUpdate({ target: [m.accountId, m.orgId], set: { role } });
   const kind = current ? roleChangeKind(current.role, role) : grant.join;
   if (kind) await recordGrant(db, { orgId, accountId, kind, role, previousRole: current?.role ?? null, by: grant.by, at: grant.at });
 }
@@ -92,7 +98,10 @@ export async function membership(db: Db, accountId: string, orgId: string) {
 export async function membershipsOf(db: Db, accountId: string) {
   const m = tables(db).memberships;
   const rows = await db.select({ orgId: m.orgId, role: m.role }).from(m).where(eq(m.accountId, accountId));
-  const names = await organizationNames(db, rows.map((r) => r.orgId));
+  const names = await organizationNames(
+    db,
+    rows.map((r) => r.orgId),
+  );
   return rows.flatMap((r) => {
     const name = names.get(r.orgId);
     return name === undefined ? [] : [{ orgId: r.orgId, name, role: r.role }];
@@ -102,12 +111,7 @@ export async function membershipsOf(db: Db, accountId: string) {
 /** The organization's members (account id, email, role), by email. */
 export async function membersOf(db: Db, orgId: string): Promise<Array<{ accountId: string; email: string; role: Role }>> {
   const { accounts: a, memberships: m } = tables(db);
-  return db
-    .select({ accountId: a.id, email: a.email, role: m.role })
-    .from(m)
-    .innerJoin(a, eq(a.id, m.accountId))
-    .where(eq(m.orgId, orgId))
-    .orderBy(a.email);
+  return db.select({ accountId: a.id, email: a.email, role: m.role }).from(m).innerJoin(a, eq(a.id, m.accountId)).where(eq(m.orgId, orgId)).orderBy(a.email);
 }
 
 export async function ownerCount(db: Db, orgId: string): Promise<number> {
@@ -147,7 +151,10 @@ export async function sessionAuthenticatedFor(db: Db, p: Principal, orgId: strin
  */
 export async function endAccountAccess(db: Db, accountId: string, orgId: string, now: number): Promise<{ sessionsEnded: number; apiTokensRevoked: number }> {
   const { sessions: s, apiTokens: t } = tables(db);
-  const ended = await db.delete(s).where(and(eq(s.accountId, accountId), eq(s.orgId, orgId))).returning({ idHash: s.idHash });
+  const ended = await db
+    .delete(s)
+    .where(and(eq(s.accountId, accountId), eq(s.orgId, orgId)))
+    .returning({ idHash: s.idHash });
   const revoked = await db
     .update(t)
     .set({ revokedAt: now })
@@ -165,7 +172,15 @@ export function ssoMayOpen(role: Role): boolean {
   return role !== "owner";
 }
 
-async function principalFor(db: Db, accountId: string, orgId: string, via: Principal["via"], credentialId: string, signIn: { authenticatedAt: number | null; idp: IdpSubject | null }, session?: { csrfToken: string; authMethod: AuthMethod }): Promise<Principal | null> {
+async function principalFor(
+  db: Db,
+  accountId: string,
+  orgId: string,
+  via: Principal["via"],
+  credentialId: string,
+  signIn: { authenticatedAt: number | null; idp: IdpSubject | null },
+  session?: { csrfToken: string; authMethod: AuthMethod },
+): Promise<Principal | null> {
   const { memberships: m, accounts: a } = tables(db);
   const [row] = await db
     .select({ email: a.email, role: m.role })
@@ -175,7 +190,17 @@ async function principalFor(db: Db, accountId: string, orgId: string, via: Princ
   if (!row) return null;
   // A single sign-on session of an account made owner since: it ends (sign in with the password).
   if (session?.authMethod === "sso" && !ssoMayOpen(row.role)) return null;
-  return { accountId, email: row.email, orgId, role: row.role, via, credentialId, authenticatedAt: signIn.authenticatedAt, idp: signIn.idp, ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}) };
+  return {
+    accountId,
+    email: row.email,
+    orgId,
+    role: row.role,
+    via,
+    credentialId,
+    authenticatedAt: signIn.authenticatedAt,
+    idp: signIn.idp,
+    ...(session ? { csrfToken: session.csrfToken, authMethod: session.authMethod } : {}),
+  };
 }
 
 export async function principalFromToken(deps: ControlPlaneDeps, token: string, client?: string | null): Promise<Principal | null> {
@@ -201,7 +226,10 @@ export async function principalFromToken(deps: ControlPlaneDeps, token: string, 
 export async function principalFromSession(deps: ControlPlaneDeps, raw: string): Promise<Principal | null> {
   if (!isKind(raw, "session")) return null;
   const s = tables(deps.db).sessions;
-  const [row] = await deps.db.select().from(s).where(eq(s.idHash, hashSecret(raw)));
+  const [row] = await deps.db
+    .select()
+    .from(s)
+    .where(eq(s.idHash, hashSecret(raw)));
   if (!row || row.expiresAt <= deps.now()) return null;
   return principalFor(deps.db, row.accountId, row.orgId, "session", sessionCredentialId(row.idHash), row, { csrfToken: row.csrfToken, authMethod: row.authMethod });
 }

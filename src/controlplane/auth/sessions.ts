@@ -71,7 +71,10 @@ export async function deleteSession(db: Db, raw: string) {
 export async function signOutSession(deps: SessionDeps, raw: string, origin: RequestOrigin): Promise<void> {
   await deps.db.transaction(async (tx) => {
     const s = tables(tx).sessions;
-    const [gone] = await tx.delete(s).where(eq(s.idHash, hashSecret(raw))).returning();
+    const [gone] = await tx
+      .delete(s)
+      .where(eq(s.idHash, hashSecret(raw)))
+      .returning();
     if (!gone) return;
     const who = await accountIn(tx, gone.accountId, gone.orgId);
     const id = sessionCredentialId(gone.idHash);
@@ -93,7 +96,13 @@ export async function signOutSession(deps: SessionDeps, raw: string, origin: Req
  * A refused password sign-in, as an event in every organization of the account with this email
  * (none when no account has it). Written in a transaction of its own: nothing else changed.
  */
-async function recordSignInRefusal(deps: ControlPlaneDeps, email: string, origin: RequestOrigin, action: Extract<AdminAction, "session.sign_in_failed" | "session.locked_out">, retryAfter?: number): Promise<void> {
+async function recordSignInRefusal(
+  deps: ControlPlaneDeps,
+  email: string,
+  origin: RequestOrigin,
+  action: Extract<AdminAction, "session.sign_in_failed" | "session.locked_out">,
+  retryAfter?: number,
+): Promise<void> {
   const account = await findAccountByEmail(deps.db, email);
   if (!account) return;
   const orgs = await membershipsOf(deps.db, account.id);
@@ -146,10 +155,7 @@ export async function signIn(deps: ControlPlaneDeps, input: { email: string; pas
   const orgs = await membershipsOf(deps.db, account.id);
   const chosen = input.organizationId ? orgs.find((o) => o.orgId === input.organizationId) : defaultOrganization(orgs);
   if (!chosen) {
-    throw new SvcError(
-      "forbidden",
-      input.organizationId ? `${account.email} is not a member of organization ${input.organizationId}` : `${account.email} is not a member of any organization`,
-    );
+    throw new SvcError("forbidden", input.organizationId ? `${account.email} is not a member of organization ${input.organizationId}` : `${account.email} is not a member of any organization`);
   }
   const session = await createSession(deps, account.id, chosen.orgId, "password", { at: deps.now() }, origin);
   return {

@@ -16,14 +16,23 @@ export const accounts = table("accounts", (c) => ({
 /** Console sessions; the cookie holds the raw id, the table its SHA-256. */
 export const sessions = table("sessions", (c) => ({
   idHash: c.text("id_hash").primaryKey(),
-  accountId: c.text("account_id").notNull().references(() => accounts.id),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  accountId: c
+    .text("account_id")
+    .notNull()
+    .references(() => accounts.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   csrfToken: c.text("csrf_token").notNull(),
   /**
    * How the session was authenticated: "password" (the account's own credential, may switch
    * among the account's organizations) or "sso" (the IdP of `org_id`; bound to that org).
    */
-  authMethod: c.text("auth_method", { enum: ["password", "sso"] }).notNull().default("password"),
+  authMethod: c
+    .text("auth_method", { enum: ["password", "sso"] })
+    .notNull()
+    .default("password"),
   /**
    * When the person last proved who they are for this session (password typed, or the
    * provider's sign-in); a session that switched organization keeps its predecessor's. Null
@@ -39,8 +48,14 @@ export const sessions = table("sessions", (c) => ({
 /** API tokens for the CLI, bound to one account in one organization; stored hashed. */
 export const apiTokens = table("api_tokens", (c) => ({
   id: c.text("id").primaryKey(),
-  accountId: c.text("account_id").notNull().references(() => accounts.id),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  accountId: c
+    .text("account_id")
+    .notNull()
+    .references(() => accounts.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   name: c.text("name").notNull(),
   tokenHash: c.text("token_hash").notNull().unique(),
   lastUsedAt: c.millis("last_used_at"),
@@ -80,8 +95,14 @@ export const loginRequests = table("login_requests", (c) => ({
 export const memberships = table(
   "memberships",
   (c) => ({
-    accountId: c.text("account_id").notNull().references(() => accounts.id),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    accountId: c
+      .text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     role: c.text("role", { enum: ["owner", "admin", "member"] }).notNull(),
     /** When the account joined (set by the control plane's clock; kept across role changes). */
     createdAt: c.createdAt(),
@@ -101,8 +122,14 @@ export const membershipGrants = table(
   "membership_grants",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    accountId: c.text("account_id").notNull().references(() => accounts.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    accountId: c
+      .text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     kind: c.text("kind", { enum: ["bootstrap", "created", "invited", "added", "raised", "lowered", "unknown"] }).notNull(),
     role: c.text("role", { enum: ["owner", "admin", "member"] }).notNull(),
     previousRole: c.text("previous_role", { enum: ["owner", "admin", "member"] }),
@@ -119,10 +146,16 @@ export const membershipGrants = table(
 export const idpSubjects = table(
   "idp_subjects",
   (c) => ({
-    accountId: c.text("account_id").notNull().references(() => accounts.id),
+    accountId: c
+      .text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     issuer: c.text("issuer").notNull(),
     subject: c.text("subject").notNull(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     firstSeenAt: c.millis("first_seen_at").notNull(),
     lastSeenAt: c.millis("last_seen_at").notNull(),
   }),

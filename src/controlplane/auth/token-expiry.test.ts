@@ -40,7 +40,11 @@ describe("API token expiry", () => {
 
   test("API answers are not cacheable", async () => {
     const cp = await testControlPlane();
-    for (const [method, path, token] of [["GET", "/api/v1/me", undefined], ["GET", "/api/v1/me", null], ["POST", cp.org("/api-tokens"), undefined]] as const) {
+    for (const [method, path, token] of [
+      ["GET", "/api/v1/me", undefined],
+      ["GET", "/api/v1/me", null],
+      ["POST", cp.org("/api-tokens"), undefined],
+    ] as const) {
       const res = await cp.call(method, path, { token, ...(method === "POST" ? { body: { name: "x" } } : {}) });
       expect({ path, status: res.status, cacheControl: res.headers.get("cache-control") }).toEqual({ path, status: res.status, cacheControl: "no-store" });
     }

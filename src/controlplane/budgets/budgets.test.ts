@@ -9,7 +9,19 @@ import { periodOf } from "./service.ts";
 
 type Inst = Awaited<ReturnType<typeof addInstallation>>;
 const spend = (inst: Inst, userId: string, p: number, c: number, cost: number, ts?: string): AuditRecord =>
-  auditRecord(inst, { kind: "outcome", action: "model:invoke", tool_name: null, model: "m", reason: "outcome", outcome: "ok", subject: { user_id: userId, remote_user_id: "fe", via_installation: false }, prompt_tokens: p, completion_tokens: c, cost, ...(ts ? { ts } : {}) });
+  auditRecord(inst, {
+    kind: "outcome",
+    action: "model:invoke",
+    tool_name: null,
+    model: "m",
+    reason: "outcome",
+    outcome: "ok",
+    subject: { user_id: userId, remote_user_id: "fe", via_installation: false },
+    prompt_tokens: p,
+    completion_tokens: c,
+    cost,
+    ...(ts ? { ts } : {}),
+  });
 
 describe("budgets", () => {
   test("periods are UTC days and months", () => {

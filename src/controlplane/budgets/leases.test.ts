@@ -20,9 +20,24 @@ async function setup(limit = 1000) {
   const budget = (await cp.call("POST", cp.org("/budgets"), { body: { name: "alice daily", scope: "user", target: alice.id, period: "day", unit: "tokens", limit } })).json;
   type Use = { lease_id: string; consumed: number }[];
   const lease = async (body: { settle?: Use; report?: Use; want?: string[] }, replica = REP_A, token = inst.token) =>
-    cp.call("POST", "/api/v1/runtime/budget-leases", { token, headers: { "x-svc-replica": replica }, body: { settle: body.settle ?? [], ...(body.report ? { report: body.report } : {}), want: body.want ?? [budget.id] } });
+    cp.call("POST", "/api/v1/runtime/budget-leases", {
+      token,
+      headers: { "x-svc-replica": replica },
+      body: { settle: body.settle ?? [], ...(body.report ? { report: body.report } : {}), want: body.want ?? [budget.id] },
+    });
   const spend = (tokens: number, replica: string): AuditRecord =>
-    auditRecord(inst, { kind: "outcome", action: "model:invoke", tool_name: null, model: "m", reason: "outcome", outcome: "ok", replica_id: replica, subject: { user_id: alice.id, remote_user_id: "fe-alice", via_installation: false }, prompt_tokens: tokens, completion_tokens: 0 });
+    auditRecord(inst, {
+      kind: "outcome",
+      action: "model:invoke",
+      tool_name: null,
+      model: "m",
+      reason: "outcome",
+      outcome: "ok",
+      replica_id: replica,
+      subject: { user_id: alice.id, remote_user_id: "fe-alice", via_installation: false },
+      prompt_tokens: tokens,
+      completion_tokens: 0,
+    });
   return { cp, inst, other, budget, lease, spend };
 }
 
@@ -36,7 +51,18 @@ describe("budget leases", () => {
     expect(leaseCharge({ granted: 100, consumed: 30, settled: false, expiresAt: now - LEASE_GRACE_MS }, now)).toBe(30);
     const lease = (replicaId: string | null, granted: number, consumed = 0, settled = false) => ({ replicaId, granted, consumed, settled, expiresAt: now + 1 });
     // per replica the greater of leases and ingested records; replicas without leases by their records
-    expect(ledgerSpent([lease("a", 100), lease("a", 50, 50, true), lease("b", 40)], new Map([["a", 120], ["b", 90], [null, 7], ["c", 5]]), now)).toBe(150 + 90 + 7 + 5);
+    expect(
+      ledgerSpent(
+        [lease("a", 100), lease("a", 50, 50, true), lease("b", 40)],
+        new Map([
+          ["a", 120],
+          ["b", 90],
+          [null, 7],
+          ["c", 5],
+        ]),
+        now,
+      ),
+    ).toBe(150 + 90 + 7 + 5);
     expect(leaseSize(1000, 0, "tokens")).toBe(200);
     expect(leaseSize(1000, 990, "tokens")).toBe(10); // the floor, 1 % of the limit
     expect(leaseSize(1000, 995, "tokens")).toBe(5); // never more than remains

@@ -76,11 +76,26 @@ export async function grantLeases(db: Db, caller: RuntimeCaller, req: BudgetLeas
     // Settled leases take their final consumption; reported ones their consumption so far (they stay open).
     const updates = [...req.settle.map((x) => ({ ...x, settled: true })), ...(req.report ?? []).map((x) => ({ ...x, settled: false }))];
     if (updates.length > 0) {
-      const held = await tx.select().from(l).where(and(eq(l.installationId, caller.installationId), inArray(l.id, updates.map((x) => x.lease_id))));
+      const held = await tx
+        .select()
+        .from(l)
+        .where(
+          and(
+            eq(l.installationId, caller.installationId),
+            inArray(
+              l.id,
+              updates.map((x) => x.lease_id),
+            ),
+          ),
+        );
       const byId = new Map(held.map((h) => [h.id, h]));
       for (const u of updates) {
         const h = byId.get(u.lease_id);
-        if (h && !h.settled) await tx.update(l).set({ settled: u.settled, consumed: Math.max(h.consumed, u.consumed) }).where(eq(l.id, h.id));
+        if (h && !h.settled)
+          await tx
+            .update(l)
+            .set({ settled: u.settled, consumed: Math.max(h.consumed, u.consumed) })
+            .where(eq(l.id, h.id));
       }
     }
     const out: BudgetLease[] = [];
@@ -94,7 +109,10 @@ async function grantOne(tx: Db, caller: RuntimeCaller, b: BudgetRow, scope: Awai
   const { start, end } = periodOf(b.period, now);
   // Leases of earlier periods count for nothing any more.
   await tx.delete(l).where(and(eq(l.budgetId, b.id), lt(l.periodStart, start)));
-  const leases = await tx.select({ replicaId: l.replicaId, granted: l.granted, consumed: l.consumed, settled: l.settled, expiresAt: l.expiresAt }).from(l).where(and(eq(l.budgetId, b.id), eq(l.periodStart, start)));
+  const leases = await tx
+    .select({ replicaId: l.replicaId, granted: l.granted, consumed: l.consumed, settled: l.settled, expiresAt: l.expiresAt })
+    .from(l)
+    .where(and(eq(l.budgetId, b.id), eq(l.periodStart, start)));
   const ingested = new Map<string | null, number>();
   for (const [replica, t] of await spendByReplica(tx, b.orgId, scope, start)) ingested.set(replica, b.unit === "tokens" ? t.total_tokens : t.cost);
   const spent = ledgerSpent(leases, ingested, now);
@@ -105,5 +123,14 @@ async function grantOne(tx: Db, caller: RuntimeCaller, b: BudgetRow, scope: Awai
     id = newId("budgetLease", now);
     await tx.insert(l).values({ id, orgId: b.orgId, budgetId: b.id, installationId: caller.installationId, replicaId: caller.replicaId, periodStart: start, granted, expiresAt });
   }
-  return { budget_id: b.id, lease_id: id, granted, expires_at: new Date(expiresAt).toISOString(), spent, limit: b.limit, period_start: new Date(start).toISOString(), resets_at: new Date(end).toISOString() };
+  return {
+    budget_id: b.id,
+    lease_id: id,
+    granted,
+    expires_at: new Date(expiresAt).toISOString(),
+    spent,
+    limit: b.limit,
+    period_start: new Date(start).toISOString(),
+    resets_at: new Date(end).toISOString(),
+  };
 }

@@ -46,18 +46,22 @@ export function budgetRoutes(deps: ControlPlaneDeps) {
       },
       { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), response: BudgetDeleted, detail: { tags, summary: "Delete a budget by id or name" } },
     )
-    .get(
-      "/runtime/limits",
-      async ({ runtime }) => ({ budgets: await budgetsForRuntime(deps.db, runtime, deps.now()), as_of: new Date(deps.now()).toISOString() }),
-      { runtime: true, response: LimitsResponse, detail: { tags: ["runtime"], summary: "The budgets this runtime enforces, with their spend in the current period" } },
-    )
-    .post("/runtime/budget-leases", async ({ runtime, body }) => {
-      const now = deps.now();
-      return { leases: await grantLeases(deps.db, runtime, body, now), as_of: new Date(now).toISOString() };
-    }, {
+    .get("/runtime/limits", async ({ runtime }) => ({ budgets: await budgetsForRuntime(deps.db, runtime, deps.now()), as_of: new Date(deps.now()).toISOString() }), {
       runtime: true,
-      body: BudgetLeaseRequest,
-      response: BudgetLeaseResponse,
-      detail: { tags: ["runtime"], summary: "Settle this replica's finished budget leases and reserve a share of what remains of each wanted budget" },
-    });
+      response: LimitsResponse,
+      detail: { tags: ["runtime"], summary: "The budgets this runtime enforces, with their spend in the current period" },
+    })
+    .post(
+      "/runtime/budget-leases",
+      async ({ runtime, body }) => {
+        const now = deps.now();
+        return { leases: await grantLeases(deps.db, runtime, body, now), as_of: new Date(now).toISOString() };
+      },
+      {
+        runtime: true,
+        body: BudgetLeaseRequest,
+        response: BudgetLeaseResponse,
+        detail: { tags: ["runtime"], summary: "Settle this replica's finished budget leases and reserve a share of what remains of each wanted budget" },
+      },
+    );
 }

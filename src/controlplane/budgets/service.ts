@@ -50,7 +50,8 @@ export async function createBudget(db: Db, orgId: string, input: BudgetInput, by
   const name = input.name.trim();
   if (!name) throw new SvcError("validation_failed", "name is empty", { errors: [{ path: "/name", message: "must not be empty" }] });
   if (!(input.limit > 0) || !Number.isFinite(input.limit)) throw new SvcError("validation_failed", "limit must be a number above 0", { errors: [{ path: "/limit", message: "must be > 0" }] });
-  if (input.unit === "tokens" && !Number.isInteger(input.limit)) throw new SvcError("validation_failed", "a token limit is a whole number", { errors: [{ path: "/limit", message: "must be an integer" }] });
+  if (input.unit === "tokens" && !Number.isInteger(input.limit))
+    throw new SvcError("validation_failed", "a token limit is a whole number", { errors: [{ path: "/limit", message: "must be an integer" }] });
   return db.transaction(async (tx) => {
     const scope = await scopeIdOf(tx, orgId, input.scope, input.target);
     const b = tables(tx).budgets;
@@ -115,10 +116,14 @@ export async function budgetState(db: Db, b: BudgetRow, now: number, groupName: 
 /** The admin view: every budget with its target's label, spend and share used. */
 export async function budgetsWithStatus(db: Db, orgId: string, now: number) {
   const rows = await listBudgets(db, orgId);
-  const emails = await emailsOfUsers(db, orgId, rows.filter((r) => r.scope === "user").map((r) => r.scopeId));
+  const emails = await emailsOfUsers(
+    db,
+    orgId,
+    rows.filter((r) => r.scope === "user").map((r) => r.scopeId),
+  );
   const out = [];
   for (const r of rows) {
-    const groupName = r.scope === "group" ? (await resolveGroup(db, orgId, r.scopeId).catch(() => null))?.name ?? null : null;
+    const groupName = r.scope === "group" ? ((await resolveGroup(db, orgId, r.scopeId).catch(() => null))?.name ?? null) : null;
     const s = await budgetState(db, r, now, groupName);
     const target = r.scope === "user" ? (emails.get(r.scopeId) ?? r.scopeId) : r.scope === "group" ? (groupName ?? r.scopeId) : r.scopeId;
     out.push({ ...s, target, used: s.limit > 0 ? s.spent / s.limit : 0, created_at: new Date(r.createdAt).toISOString() });

@@ -7,7 +7,10 @@ export const budgets = table(
   "budgets",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: c.text("name").notNull(),
     scope: c.text("scope", { enum: ["user", "group", "agent"] }).notNull(),
     /** usr_…, grp_… or agt_… */
@@ -30,7 +33,10 @@ export const budgetLeases = table(
   "budget_leases",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     budgetId: c.text("budget_id").notNull(),
     installationId: c.text("installation_id").notNull(),
     /** The replica holding it (x-svc-replica); its ingested spend is compared with its leases. */

@@ -20,7 +20,15 @@ async function richSetup() {
   const cp = await testControlPlane();
   const inst = await addInstallation(cp, { name: "helpdesk" });
   const otherAgentInst = await addInstallation(cp, { name: "sales" });
-  await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [{ name: "crm.lookup", access: "read", required_capabilities: ["crm"] }, { name: "crm.update", access: "write" }] } });
+  await cp.call("PUT", "/api/v1/runtime/tools", {
+    token: inst.token,
+    body: {
+      tools: [
+        { name: "crm.lookup", access: "read", required_capabilities: ["crm"] },
+        { name: "crm.update", access: "write" },
+      ],
+    },
+  });
   await cp.call("PUT", "/api/v1/runtime/tools", { token: otherAgentInst.token, body: { tools: [{ name: "mail.send", access: "write" }] } });
 
   const bound = await addPolicy(cp, { name: "readers", src: "group:support", dst: "tool:crm.lookup", agentId: inst.agentId });
@@ -36,9 +44,16 @@ async function richSetup() {
   const profileId = newId("modelProfile");
   await cp.deps.db.transaction(async (tx) => {
     const t = tables(tx);
-    await tx
-      .insert(t.modelProfiles)
-      .values({ id: profileId, orgId: cp.orgId, workspaceId: cp.workspaceId, displayName: "GPT", endpoint: "https://llm.example.com/v1", authType: "none", defaultModel: "gpt-x", models: ["gpt-x", "gpt-y"] });
+    await tx.insert(t.modelProfiles).values({
+      id: profileId,
+      orgId: cp.orgId,
+      workspaceId: cp.workspaceId,
+      displayName: "GPT",
+      endpoint: "https://llm.example.com/v1",
+      authType: "none",
+      defaultModel: "gpt-x",
+      models: ["gpt-x", "gpt-y"],
+    });
     await tx.insert(t.modelProfileAssignments).values({ agentId: inst.agentId, profileId, assignedAt: 1 });
     await bumpRevision(tx, cp.orgId);
   });
@@ -63,7 +78,15 @@ describe("GET /runtime/policy-bundle", () => {
     ]);
     expect(b.policies.map((p: { id: string }) => p.id).sort()).toEqual([bound, everyAgent].sort());
     expect(b.identities).toEqual([{ remote_user_id: "fe-ada", user_id: user.id, email: "ada@example.com", groups: ["support"], attributes: { source: "manual" } }]);
-    expect(b.model_profile).toEqual({ id: profileId, display_name: "GPT", endpoint: "https://llm.example.com/v1", auth_type: "none", default_model: "gpt-x", models: ["gpt-x", "gpt-y"], api_key_sealed: null });
+    expect(b.model_profile).toEqual({
+      id: profileId,
+      display_name: "GPT",
+      endpoint: "https://llm.example.com/v1",
+      auth_type: "none",
+      default_model: "gpt-x",
+      models: ["gpt-x", "gpt-y"],
+      api_key_sealed: null,
+    });
     expect(b.recipients).toEqual([{ key_id: key.id, recipient: key.public_key, kind: "customer" }]);
   });
 
@@ -139,7 +162,8 @@ describe("GET /runtime/policy-bundle", () => {
   test("conditions=1 (what the proxy asks) carries conditions and shadow policies, under its own ETag", async () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
-    const post = async (body: Record<string, unknown>) => cp.call("POST", cp.org("/policies"), { body: { src: "*", dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: inst.agentId, ...body } });
+    const post = async (body: Record<string, unknown>) =>
+      cp.call("POST", cp.org("/policies"), { body: { src: "*", dst: "tool:crm.update", effect: "permit", workspace: "default", agent_id: inst.agentId, ...body } });
     await post({ name: "small credits", condition: "args.amount <= 500" });
     await post({ name: "watch big", effect: "deny", condition: "args.amount > 5000", mode: "shadow" });
     const withConditions = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2&conditions=1", { token: inst.token });

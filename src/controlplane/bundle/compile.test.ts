@@ -25,7 +25,21 @@ describe("bundle compilation (pure)", () => {
   });
 
   test("the body digest covers every field but generated_at", () => {
-    const base = compileBundle({ version: 2, revision: 9, generatedAt: 1, organizationId: "org_1", workspaceId: "ws_1", installationId: "inst_1", agentId: "agt_1", tools: [], policies: [{ id: "pol_1", name: "p", src: "*", dst: "tool:a", effect: "permit", condition: "args.x < 5" }], identities: [], modelProfile: null, recipients: [], conditions: true });
+    const base = compileBundle({
+      version: 2,
+      revision: 9,
+      generatedAt: 1,
+      organizationId: "org_1",
+      workspaceId: "ws_1",
+      installationId: "inst_1",
+      agentId: "agt_1",
+      tools: [],
+      policies: [{ id: "pol_1", name: "p", src: "*", dst: "tool:a", effect: "permit", condition: "args.x < 5" }],
+      identities: [],
+      modelProfile: null,
+      recipients: [],
+      conditions: true,
+    });
     expect(bundleDigest({ ...base, generated_at: new Date(99).toISOString() })).toBe(bundleDigest(base));
     // the same revision compiled by a release that drops the condition (an old replica): another digest
     expect(bundleDigest({ ...base, policies: [{ id: "pol_1", name: "p", src: "*", dst: "tool:a", effect: "permit" }] })).not.toBe(bundleDigest(base));

@@ -34,7 +34,13 @@ describe("claim links", () => {
     expect(await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-42")).toMatchObject({ userId: null, installationId: inst.installationId, email: "grace@example.com" });
 
     const token = tokenOf(res.json.url);
-    expect(await inspectClaim(cp.deps, token)).toMatchObject({ orgId: cp.orgId, installationId: inst.installationId, remoteUserId: "fe-42", remoteEmail: "grace@example.com", remoteDisplayName: "Grace" });
+    expect(await inspectClaim(cp.deps, token)).toMatchObject({
+      orgId: cp.orgId,
+      installationId: inst.installationId,
+      remoteUserId: "fe-42",
+      remoteEmail: "grace@example.com",
+      remoteDisplayName: "Grace",
+    });
 
     now += 60_000;
     const revBefore = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.revision;
@@ -42,7 +48,9 @@ describe("claim links", () => {
     const user = (await findUserByEmail(cp.deps.db, cp.orgId, "grace@example.com"))!;
     expect(user.source).toBe("claim");
     expect(out).toMatchObject({ orgId: cp.orgId, userId: user.id, userCreated: true, remoteUserId: "fe-42" });
-    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([{ remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [], attributes: { display_name: "Grace H.", source: "claim" } }]);
+    expect(await identityMap(cp.deps.db, cp.orgId)).toEqual([
+      { remote_user_id: "fe-42", user_id: user.id, email: "grace@example.com", groups: [], attributes: { display_name: "Grace H.", source: "claim" } },
+    ]);
     const bundle = (await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json;
     expect(bundle.revision).toBeGreaterThan(revBefore);
     expect(bundle.identities.map((i: { remote_user_id: string }) => i.remote_user_id)).toEqual(["fe-42"]);
@@ -162,7 +170,10 @@ describe("claim links", () => {
     expect(again).toMatchObject({ userId: ada.userId, userCreated: false, remoteIdentityId: ada.remoteIdentityId });
     // a link whose installation is not the identity's is refused
     const stray = await link(a, "fe-y");
-    await cp.deps.db.update(tables(cp.deps.db).claimLinks).set({ installationId: b.installationId }).where(eq(tables(cp.deps.db).claimLinks.remoteUserId, "fe-y"));
+    await cp.deps.db
+      .update(tables(cp.deps.db).claimLinks)
+      .set({ installationId: b.installationId })
+      .where(eq(tables(cp.deps.db).claimLinks.remoteUserId, "fe-y"));
     expect(await codeOf(async () => redeemClaim(cp.deps, stray, { email: "eve@example.com" }))).toBe("identity_other_installation");
     expect((await findRemoteIdentity(cp.deps.db, cp.orgId, "fe-y"))?.userId).toBeNull();
   });
@@ -175,7 +186,8 @@ describe("claim links", () => {
     await redeemClaim(cp.deps, tokenOf(url), { email: "a@example.com" });
     await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "admin-linked@example.com", source: "manual" });
     await linkByHand(cp.deps.db, cp.orgId, "admin-linked@example.com", { platform: "chatui", remoteUserId: "fe-everywhere" }, actingAsSystem(cp.deps, "controlplane"));
-    const ids = async (inst: typeof a) => ((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.identities as { remote_user_id: string }[]).map((i) => i.remote_user_id).sort();
+    const ids = async (inst: typeof a) =>
+      ((await cp.call("GET", "/api/v1/runtime/policy-bundle", { token: inst.token })).json.identities as { remote_user_id: string }[]).map((i) => i.remote_user_id).sort();
     expect(await ids(a)).toEqual(["fe-a", "fe-everywhere"]);
     expect(await ids(b)).toEqual(["fe-everywhere"]);
     expect((await identityMap(cp.deps.db, cp.orgId)).map((i) => i.remote_user_id).sort()).toEqual(["fe-a", "fe-everywhere"]);

@@ -9,14 +9,10 @@ import { createClaim } from "./service.ts";
 export function claimRoutes(deps: ControlPlaneDeps) {
   return new Elysia({ name: "claims-routes", prefix: "/runtime" })
     .use(authPlugin(deps))
-    .post(
-      "/claims",
-      async ({ runtime, body }) => createClaim(deps, runtime, { remoteUserId: body.remote_user_id, email: body.email ?? null, name: body.name ?? null }),
-      {
-        runtime: true,
-        body: ClaimRequest,
-        response: ClaimResponse,
-        detail: { summary: "A one-time claim link for an unlinked front-end user", tags: ["runtime"] },
-      },
-    );
+    .post("/claims", async ({ runtime, body }) => createClaim(deps, runtime, { remoteUserId: body.remote_user_id, email: body.email ?? null, name: body.name ?? null }), {
+      runtime: true,
+      body: ClaimRequest,
+      response: ClaimResponse,
+      detail: { summary: "A one-time claim link for an unlinked front-end user", tags: ["runtime"] },
+    });
 }

@@ -124,7 +124,10 @@ export async function createClaim(deps: ControlPlaneDeps, caller: RuntimeCaller,
  */
 function identityRefusal(identity: { remoteUserId: string; userId: string | null; installationId: string | null }, installationId: string): SvcError | null {
   if (identity.installationId !== null && identity.installationId !== installationId) {
-    return new SvcError("identity_other_installation", `front-end user ${identity.remoteUserId} belongs to another installation of this organization; this installation cannot issue or redeem a claim link for it`);
+    return new SvcError(
+      "identity_other_installation",
+      `front-end user ${identity.remoteUserId} belongs to another installation of this organization; this installation cannot issue or redeem a claim link for it`,
+    );
   }
   if (identity.userId !== null) {
     return new SvcError("identity_already_linked", `front-end user ${identity.remoteUserId} is already linked to a service user; a claim link cannot move the link (an admin can relink it)`);
@@ -141,7 +144,10 @@ async function existingUser(db: Db, orgId: string, email: string) {
 async function findClaim(db: Db, token: string) {
   if (!isKind(token, "claim")) return undefined;
   const c = tables(db).claimLinks;
-  const [row] = await db.select().from(c).where(eq(c.tokenHash, hashSecret(token)));
+  const [row] = await db
+    .select()
+    .from(c)
+    .where(eq(c.tokenHash, hashSecret(token)));
   return row;
 }
 
@@ -194,9 +200,7 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
       .returning({ id: c.id });
     if (claimed.length === 0) throw refusal(row, now) ?? new SvcError("claim_used", "this claim link was already used");
     const { user, created } =
-      opts.createUser === false
-        ? await existingUser(tx, row.orgId, who.email)
-        : await upsertUserByEmail(tx, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
+      opts.createUser === false ? await existingUser(tx, row.orgId, who.email) : await upsertUserByEmail(tx, row.orgId, { email: who.email, displayName: who.displayName ?? null, source: "claim" });
     if (user.disabled) throw new SvcError("forbidden", `the service user ${user.email} is disabled; ask an admin of the organization`);
     const current = await findRemoteIdentity(tx, row.orgId, row.remoteUserId);
     if (current) {
@@ -212,7 +216,18 @@ export async function redeemClaim(deps: ControlPlaneDeps, token: string, who: { 
       // The person who held the link, as the service user it linked (never the link's token).
       const actor = holderActor("link", { id: user.id, email: user.email, credentialId: row.id }, who.origin ?? NO_ORIGIN);
       const target = { type: "remote_identity", id: `chatui:${row.remoteUserId}`, name: row.remoteUserId };
-      await recordAdminEvent(tx, { orgId: row.orgId, action: "remote_identity.claim", actor, target, before: { user_id: current?.userId ?? null }, after: { user_id: user.id, email: user.email, installation_id: row.installationId, user_created: created } }, now);
+      await recordAdminEvent(
+        tx,
+        {
+          orgId: row.orgId,
+          action: "remote_identity.claim",
+          actor,
+          target,
+          before: { user_id: current?.userId ?? null },
+          after: { user_id: user.id, email: user.email, installation_id: row.installationId, user_created: created },
+        },
+        now,
+      );
     }
     return { orgId: row.orgId, userId: user.id, email: user.email, userCreated: created, remoteIdentityId: identity.id, remoteUserId: row.remoteUserId };
   });

@@ -5,8 +5,14 @@ import { organizations } from "../organizations/tables.ts";
 
 export const claimLinks = table("claim_links", (c) => ({
   id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
-  installationId: c.text("installation_id").notNull().references(() => installations.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
+  installationId: c
+    .text("installation_id")
+    .notNull()
+    .references(() => installations.id),
   remoteUserId: c.text("remote_user_id").notNull(),
   tokenHash: c.text("token_hash").notNull().unique(),
   /** The token wrapped by the KMS, so a live link can be handed out again instead of a new one. */

@@ -65,7 +65,9 @@ export class ConsoleApi {
   async postForText(path: string): Promise<ApiResult<string>> {
     let res: Response;
     try {
-      res = await this.handle(this.request(path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }));
+      res = await this.handle(
+        this.request(path, { method: "POST", headers: { cookie: `${this.caller.cookieName}=${this.caller.sessionRaw}`, accept: "application/octet-stream", [CSRF_HEADER]: this.caller.csrfToken } }),
+      );
     } catch (e) {
       return { ok: false, status: 500, problem: { status: 500, code: "internal", detail: `the service did not answer: ${String(e)}` } };
     }

@@ -46,7 +46,12 @@ describe("the sign-in form's next", () => {
   test("an off-site next redirects home after sign-in; a same-site one is followed", async () => {
     const cp = await testControlPlane();
     const first = await cp.app.handle(new Request("http://localhost/sign-in"));
-    const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;
+    const pre = parseCookies(
+      first.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0])
+        .join("; "),
+    )[PRESESSION_COOKIE]!;
     const signIn = async (next: string) =>
       cp.app.handle(
         new Request("http://localhost/sign-in", {

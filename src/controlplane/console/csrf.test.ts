@@ -11,7 +11,12 @@ describe("csrfMatches", () => {
   test("accepts only the same token", () => {
     expect(csrfMatches(token, token)).toBe(true);
     expect(csrfMatches(token, `${token}x`)).toBe(false);
-    expect(csrfMatches(token, token.replace(/.$/, (c) => (c === "A" ? "B" : "A")))).toBe(false);
+    expect(
+      csrfMatches(
+        token,
+        token.replace(/.$/, (c) => (c === "A" ? "B" : "A")),
+      ),
+    ).toBe(false);
   });
   test("refuses missing, empty and non-string values", () => {
     expect(csrfMatches(token, undefined)).toBe(false);
@@ -45,7 +50,12 @@ async function setup() {
   const post = async (path: string, body: Record<string, string>, cookie = "") =>
     cp.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...FORM, ...(cookie ? { cookie } : {}) }, body: new URLSearchParams(body) }));
   const first = await get("/sign-in");
-  const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;
+  const pre = parseCookies(
+    first.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; "),
+  )[PRESESSION_COOKIE]!;
   const preCookie = `${PRESESSION_COOKIE}=${pre}`;
   return { cp, get, post, pre, preCookie };
 }
@@ -67,7 +77,10 @@ describe("console forms", () => {
   test("signed-in forms need the session's CSRF token; refused ones change nothing", async () => {
     const { cp, get, post, pre, preCookie } = await setup();
     const signed = await post("/sign-in", { email: "owner@example.com", password: "correct horse battery staple", _csrf: pre }, preCookie);
-    const session = signed.headers.getSetCookie().find((c) => c.startsWith("svc_session="))!.split(";")[0]!;
+    const session = signed.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("svc_session="))!
+      .split(";")[0]!;
     const cookie = `${preCookie}; ${session}`;
     const page = await (await get("/agents", cookie)).text();
     const csrf = /<form method="post" action="\/agents"[^]*?name="_csrf" value="([^"]+)"/.exec(page)![1]!;

@@ -117,9 +117,7 @@ function nav(active: NavKey): SafeHtml {
   return html`<nav class="sidenav" aria-label="Console">
 ${NAV.map(
   (section) => html`<div class="nav-section">${section.heading ? html`<h2 class="nav-heading">${section.heading}</h2>` : ""}<ul>
-${section.items.map(
-  (i) => html`<li><a href="${i.href}" ${i.key === active ? html`aria-current="page"` : ""}>${i.label}</a></li>`,
-)}</ul></div>`,
+${section.items.map((i) => html`<li><a href="${i.href}" ${i.key === active ? html`aria-current="page"` : ""}>${i.label}</a></li>`)}</ul></div>`,
 )}
 </nav>`;
 }
@@ -209,14 +207,21 @@ export function field(o: FieldOptions): SafeHtml {
   <label for="${id}">${o.label}${o.required || o.quiet ? "" : html` <span class="optional">${o.mark ?? "(optional)"}</span>`}</label>
   <input id="${id}" name="${o.name}" type="${o.type ?? "text"}" value="${o.value ?? ""}" ${o.required ? html`required` : ""} ${
     o.pattern ? html`pattern="${o.pattern}"` : ""
-  } ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ""} ${o.placeholder ? html`placeholder="${o.placeholder}"` : ""} ${
-    o.hint ? html`aria-describedby="${hintId}"` : ""
-  } ${o.attrs ?? ""}>
+  } ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ""} ${o.placeholder ? html`placeholder="${o.placeholder}"` : ""} ${o.hint ? html`aria-describedby="${hintId}"` : ""} ${o.attrs ?? ""}>
   ${o.hint ? html`<p class="hint" id="${hintId}">${o.hint}</p>` : ""}
 </div>`;
 }
 
-export function selectField(o: { label: string; name: string; options: Array<{ value: string; label: string }>; value?: string | null; required?: boolean; hint?: Renderable; id?: string; quiet?: boolean }): SafeHtml {
+export function selectField(o: {
+  label: string;
+  name: string;
+  options: Array<{ value: string; label: string }>;
+  value?: string | null;
+  required?: boolean;
+  hint?: Renderable;
+  id?: string;
+  quiet?: boolean;
+}): SafeHtml {
   const id = o.id ?? `f-${o.name}`;
   return html`<div class="field">
   <label for="${id}">${o.label}${o.required || o.quiet ? "" : html` <span class="optional">(optional)</span>`}</label>

@@ -135,7 +135,10 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
         else {
           // The path may be a claim link: its token never reaches the log.
           deps.log.error("console page failed", { path: loggablePath(ctx.url.pathname), error: loggableError(e) });
-          result = page(publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }), 500);
+          result = page(
+            publicShell({ title: "Something went wrong", error: "The page could not be shown; the control plane log has the details.", body: html`<p><a href="/">Console home</a></p>` }),
+            500,
+          );
         }
       }
       return toResponse(result, ctx.cookies);
@@ -165,25 +168,40 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .post("/login/approve", run(postLoginApprove, "session"))
       // admin pages
       .get("/", run(getOverview))
-      .get("/agents", run(async (c) => getAgents(c)))
+      .get(
+        "/agents",
+        run(async (c) => getAgents(c)),
+      )
       .post("/agents", run(postAgent, "session"))
       .get("/installations", run(getInstallations))
       .get("/installations/:id", run(getInstallation))
       .get("/model-profiles", run(getModelProfiles))
       .get("/tool-servers", run(getToolServers))
       .get("/tool-servers/:id", run(getToolServer))
-      .get("/policies", run(async (c) => getPolicies(c)))
+      .get(
+        "/policies",
+        run(async (c) => getPolicies(c)),
+      )
       .post("/policies", run(postPolicy, "session"))
       .get("/policies/:id/delete", run(getPolicyDelete))
       .post("/policies/:id/delete", run(postPolicyDelete, "session"))
-      .get("/policies/:id/edit", run(async (c) => getPolicyEdit(c)))
+      .get(
+        "/policies/:id/edit",
+        run(async (c) => getPolicyEdit(c)),
+      )
       .post("/policies/:id", run(postPolicyEdit, "session"))
-      .get("/users", run(async (c) => getUsers(c)))
+      .get(
+        "/users",
+        run(async (c) => getUsers(c)),
+      )
       .post("/users/:id/disable", run(postUserDisable, "session"))
       .post("/users/:id/enable", run(postUserEnable, "session"))
       .get("/groups", run(getGroups))
       .get("/identities", run(getIdentities))
-      .get("/members", run(async (c) => getMembers(c)))
+      .get(
+        "/members",
+        run(async (c) => getMembers(c)),
+      )
       .post("/members", run(postMember, "session"))
       .get("/members/:id/remove", run(getRemoveMember))
       .post("/members/:id/remove", run(postRemoveMember, "session"))
@@ -194,21 +212,45 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/audit/admin", run(getAdminActivity))
       .get("/audit/:id", run(getAuditRecord))
       .get("/usage", run(getUsage))
-      .get("/audit-keys", run(async (c) => getAuditKeys(c)))
-      .get("/siem-sinks", run(async (c) => getSiemSinks(c)))
+      .get(
+        "/audit-keys",
+        run(async (c) => getAuditKeys(c)),
+      )
+      .get(
+        "/siem-sinks",
+        run(async (c) => getSiemSinks(c)),
+      )
       .post("/siem-sinks", run(postSiemSink, "session"))
       .get("/siem-sinks/:id/delete", run(getDeleteSiemSink))
       .post("/siem-sinks/:id/delete", run(postDeleteSiemSink, "session"))
       .post("/audit-keys", run(postAuditKey, "session"))
       .get("/audit-keys/:id/disable", run(getDisableKey))
       .post("/audit-keys/:id/disable", run(postDisableKey, "session"))
-      .post("/audit-keys/verify", run(async (c) => postVerifyNow(c, getAuditKeys), "session"))
-      .post("/audit-keys/checkpoint", run(async (c) => postCheckpointNow(c, getAuditKeys), "session"))
-      .post("/audit-recovery", run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"))
-      .post("/audit-recovery/:id/approve", run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"))
-      .post("/audit-recovery/:id/fetch", run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"))
+      .post(
+        "/audit-keys/verify",
+        run(async (c) => postVerifyNow(c, getAuditKeys), "session"),
+      )
+      .post(
+        "/audit-keys/checkpoint",
+        run(async (c) => postCheckpointNow(c, getAuditKeys), "session"),
+      )
+      .post(
+        "/audit-recovery",
+        run(async (c) => postRecoveryRequest(c, getAuditKeys), "session"),
+      )
+      .post(
+        "/audit-recovery/:id/approve",
+        run(async (c) => postRecoveryApprove(c, getAuditKeys), "session"),
+      )
+      .post(
+        "/audit-recovery/:id/fetch",
+        run(async (c) => postRecoveryFetch(c, getAuditKeys), "session"),
+      )
       .post("/notices/:id/dismiss", run(postDismissNotice, "session"))
-      .get("/settings", run(async (c) => getSettings(c)))
+      .get(
+        "/settings",
+        run(async (c) => getSettings(c)),
+      )
       .post("/settings/escrow", run(postEscrow, "session"))
       .post("/settings/sso", run(postSso, "session"))
       .get("/settings/sso/delete", run(getSsoDelete))

@@ -29,7 +29,6 @@ afterAll(() => idp.stop());
 
 const VICTIM = "owner@example.com";
 
-
 /** Single sign-on into `orgId` with a provider that asserts `email` (verified). */
 async function ssoSignIn(b: Browser, orgId: string, email: string, next = "/") {
   const start = await b.get(`/sso/start?org=${orgId}&next=${encodeURIComponent(next)}`);

@@ -48,7 +48,15 @@ export async function openSession(
     const m = await membership(tx, accountId, orgId);
     if (!m || (authMethod === "sso" && !ssoMayOpen(m.role))) return null;
     const signIn = { at: options.authenticatedAt, idp: options.idp ?? null };
-    const created = await createSession({ db: tx, now: () => deps.now(), config: deps.config }, accountId, orgId, authMethod, signIn, origin, options.switchedFrom ? { switchedFrom: options.switchedFrom } : {});
+    const created = await createSession(
+      { db: tx, now: () => deps.now(), config: deps.config },
+      accountId,
+      orgId,
+      authMethod,
+      signIn,
+      origin,
+      options.switchedFrom ? { switchedFrom: options.switchedFrom } : {},
+    );
     if (options.idp) await recordIdpSubject(tx, { ...options.idp, accountId, orgId, at: deps.now() });
     if (options.replaces) await deleteSession(tx, options.replaces);
     return created.raw;

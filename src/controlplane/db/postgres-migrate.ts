@@ -114,7 +114,10 @@ export async function buildPendingIndexes(conn: ReservedSQL): Promise<number> {
   const pending = (await conn`SELECT name, statement FROM svc_pending_index_builds ORDER BY tag, name`) as { name: string; statement: string }[];
   for (const p of pending) {
     // A build interrupted earlier (a crash, a cancelled statement) left an invalid index of that name.
-    const [state] = (await conn`SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = ${p.name} AND n.nspname = current_schema()`) as { valid: boolean }[];
+    const [state] =
+      (await conn`SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = ${p.name} AND n.nspname = current_schema()`) as {
+        valid: boolean;
+      }[];
     if (state && !state.valid) await conn.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${p.name.replace(/"/g, '""')}"`);
     await conn.unsafe(p.statement);
     await conn`DELETE FROM svc_pending_index_builds WHERE name = ${p.name}`;
@@ -123,6 +126,12 @@ export async function buildPendingIndexes(conn: ReservedSQL): Promise<number> {
 }
 
 async function newestHistory(conn: ReservedSQL): Promise<HistoryRow | null> {
-  const [r] = (await conn`SELECT version, "commit", last_tag, migrations, applied_at FROM svc_schema_history ORDER BY id DESC LIMIT 1`) as { version: string; commit: string; last_tag: string; migrations: number; applied_at: string | number }[];
+  const [r] = (await conn`SELECT version, "commit", last_tag, migrations, applied_at FROM svc_schema_history ORDER BY id DESC LIMIT 1`) as {
+    version: string;
+    commit: string;
+    last_tag: string;
+    migrations: number;
+    applied_at: string | number;
+  }[];
   return r ? { version: r.version, commit: r.commit, lastTag: r.last_tag, migrations: r.migrations, appliedAt: Number(r.applied_at) } : null;
 }

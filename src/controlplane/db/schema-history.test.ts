@@ -19,7 +19,10 @@ const FUTURE = 4_102_444_800_000; // 2100-01-01: a migration no release of today
 
 describe("schema history (pure)", () => {
   test("unknown migrations are the applied ones this release does not list, oldest first", () => {
-    const known = [{ tag: "0000_a", folderMillis: 1 }, { tag: "0001_b", folderMillis: 2 }];
+    const known = [
+      { tag: "0000_a", folderMillis: 1 },
+      { tag: "0001_b", folderMillis: 2 },
+    ];
     expect(unknownMigrations(known, [1, 2])).toEqual([]);
     expect(unknownMigrations(known, [1, FUTURE, 2, 3])).toEqual([3, FUTURE]);
   });
@@ -82,7 +85,10 @@ describe.if(!!TEST_POSTGRES_URL)("PostgreSQL", () => {
     await sql`CREATE TABLE IF NOT EXISTS svc_schema_history (id serial PRIMARY KEY, version text NOT NULL, "commit" text NOT NULL, last_tag text NOT NULL, migrations integer NOT NULL, applied_at bigint NOT NULL)`;
     await sql`INSERT INTO svc_schema_history (version, "commit", last_tag, migrations, applied_at) VALUES ('9.9.9', 'f00f00f00f00', '9999_future', 999, 0)`;
     const store = openStore(url);
-    const err = await store.migrate().then(() => null, (e: unknown) => e);
+    const err = await store.migrate().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreFromNewerRelease);
     expect((err as Error).message).toContain("svc 9.9.9 (f00f00f00f00)");
     await store.close();

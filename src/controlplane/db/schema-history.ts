@@ -21,8 +21,10 @@ export type HistoryRow = { version: string; commit: string; lastTag: string; mig
 export const THIS_RELEASE = { version: VERSION, commit: COMMIT };
 
 export const HISTORY_DDL = {
-  sqlite: "CREATE TABLE IF NOT EXISTS svc_schema_history (id integer PRIMARY KEY AUTOINCREMENT, version text NOT NULL, \"commit\" text NOT NULL, last_tag text NOT NULL, migrations integer NOT NULL, applied_at integer NOT NULL)",
-  postgres: "CREATE TABLE IF NOT EXISTS svc_schema_history (id serial PRIMARY KEY, version text NOT NULL, \"commit\" text NOT NULL, last_tag text NOT NULL, migrations integer NOT NULL, applied_at bigint NOT NULL)",
+  sqlite:
+    'CREATE TABLE IF NOT EXISTS svc_schema_history (id integer PRIMARY KEY AUTOINCREMENT, version text NOT NULL, "commit" text NOT NULL, last_tag text NOT NULL, migrations integer NOT NULL, applied_at integer NOT NULL)',
+  postgres:
+    'CREATE TABLE IF NOT EXISTS svc_schema_history (id serial PRIMARY KEY, version text NOT NULL, "commit" text NOT NULL, last_tag text NOT NULL, migrations integer NOT NULL, applied_at bigint NOT NULL)',
 } as const;
 
 /** The migrations a store holds that this binary does not know (by their folder time, as drizzle records them). */

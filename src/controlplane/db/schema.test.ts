@@ -26,7 +26,9 @@ function generate(dialect: "sqlite" | "postgresql", folder: string): { files: st
     const run = Bun.spawnSync([join(root, "node_modules/.bin/drizzle-kit"), "generate", "--config", config], { cwd: dir, stdout: "pipe", stderr: "pipe" });
     const output = `${run.stdout.toString()}${run.stderr.toString()}`;
     expect(run.exitCode, output).toBe(0);
-    const files = readdirSync(out).sort().filter((f) => !before.includes(f));
+    const files = readdirSync(out)
+      .sort()
+      .filter((f) => !before.includes(f));
     return { files, output };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -47,7 +49,10 @@ describe("one declaration per table", () => {
   });
 
   test("drizzle-kit finds no change to migrate, for SQLite or PostgreSQL", () => {
-    for (const [dialect, folder] of [["sqlite", "migrations"], ["postgresql", "migrations-pg"]] as const) {
+    for (const [dialect, folder] of [
+      ["sqlite", "migrations"],
+      ["postgresql", "migrations-pg"],
+    ] as const) {
       const { files, output } = generate(dialect, folder);
       expect({ dialect, files }).toEqual({ dialect, files: [] });
       expect(output).toContain("No schema changes");

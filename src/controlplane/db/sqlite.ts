@@ -39,10 +39,7 @@ export function openSqlite(path: string, logQuery?: QueryLog): Store {
     const rows = statement.values(...params);
     return { rows: (method === "get" ? rows[0] : rows) as unknown[] };
   };
-  const orm = drizzle(
-    async (text, params, method) => gate.statement(() => execute(text, params as Params, method)),
-    { schema: sqliteSchemaOf(schema), ...(logQuery ? { logger: { logQuery } } : {}) },
-  );
+  const orm = drizzle(async (text, params, method) => gate.statement(() => execute(text, params as Params, method)), { schema: sqliteSchemaOf(schema), ...(logQuery ? { logger: { logQuery } } : {}) });
 
   // Transactions go through the gate; BEGIN IMMEDIATE takes the write lock at once, so a
   // transaction never fails half-way for want of it.
@@ -82,7 +79,10 @@ export function applyMigrations(client: Database, migrations: readonly Migration
   try {
     client.exec("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
     client.exec(HISTORY_DDL.sqlite);
-    const applied = client.query<{ at: number }, []>("SELECT created_at AS at FROM __drizzle_migrations").all().map((r) => Number(r.at));
+    const applied = client
+      .query<{ at: number }, []>("SELECT created_at AS at FROM __drizzle_migrations")
+      .all()
+      .map((r) => Number(r.at));
     const unknown = unknownMigrations(migrations, applied);
     if (unknown.length > 0) throw new StoreFromNewerRelease({ unknown, newest: newestHistory(client), known: migrations.length });
     const last = applied.reduce((a, b) => Math.max(a, b), -Infinity);
@@ -96,7 +96,9 @@ export function applyMigrations(client: Database, migrations: readonly Migration
     const row = historyRow(migrations, now);
     const newest = newestHistory(client);
     if (count > 0 || !newest || newest.version !== row.version || newest.commit !== row.commit) {
-      client.query('INSERT INTO svc_schema_history (version, "commit", last_tag, migrations, applied_at) VALUES (?, ?, ?, ?, ?)').run(row.version, row.commit, row.lastTag, row.migrations, row.appliedAt);
+      client
+        .query('INSERT INTO svc_schema_history (version, "commit", last_tag, migrations, applied_at) VALUES (?, ?, ?, ?, ?)')
+        .run(row.version, row.commit, row.lastTag, row.migrations, row.appliedAt);
     }
     client.exec("COMMIT");
     return count;
@@ -107,6 +109,10 @@ export function applyMigrations(client: Database, migrations: readonly Migration
 }
 
 function newestHistory(client: Database): HistoryRow | null {
-  const r = client.query<{ version: string; commit: string; last_tag: string; migrations: number; applied_at: number }, []>('SELECT version, "commit", last_tag, migrations, applied_at FROM svc_schema_history ORDER BY id DESC LIMIT 1').get();
+  const r = client
+    .query<{ version: string; commit: string; last_tag: string; migrations: number; applied_at: number }, []>(
+      'SELECT version, "commit", last_tag, migrations, applied_at FROM svc_schema_history ORDER BY id DESC LIMIT 1',
+    )
+    .get();
   return r ? { version: r.version, commit: r.commit, lastTag: r.last_tag, migrations: r.migrations, appliedAt: r.applied_at } : null;
 }

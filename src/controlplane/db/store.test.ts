@@ -29,12 +29,17 @@ describe(`transactions (${dialect})`, () => {
     const { store, db, o } = await withOrg();
     let entered!: () => void;
     const inside = new Promise<void>((r) => (entered = r));
-    const failing = db.transaction(async (tx) => {
-      await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
-      entered();
-      await Bun.sleep(30);
-      throw new Error("abort");
-    }).then(() => null, (e: Error) => e);
+    const failing = db
+      .transaction(async (tx) => {
+        await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
+        entered();
+        await Bun.sleep(30);
+        throw new Error("abort");
+      })
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
     await inside;
     // Another request, outside the transaction, while it is open.
     await db.insert(o).values({ id: "org_other", name: "kept" });
@@ -54,12 +59,20 @@ describe(`transactions (${dialect})`, () => {
     });
     await inside;
     // Waits for the first transaction; so does the second, queued after it.
-    const lone = db.insert(o).values({ id: "org_other", name: "kept" }).then(() => null);
+    const lone = db
+      .insert(o)
+      .values({ id: "org_other", name: "kept" })
+      .then(() => null);
     await Bun.sleep(5);
-    const second = db.transaction(async (tx) => {
-      await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
-      throw new Error("abort");
-    }).then(() => null, (e: Error) => e);
+    const second = db
+      .transaction(async (tx) => {
+        await tx.insert(tables(tx).organizations).values({ id: "org_tx", name: "rolled back" });
+        throw new Error("abort");
+      })
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
     await first;
     await lone;
     expect((await second)?.message).toBe("abort");
@@ -75,7 +88,10 @@ describe(`transactions (${dialect})`, () => {
         const t = tables(tx).organizations;
         const [row] = await tx.select({ revision: t.revision }).from(t).where(eq(t.id, "org_1"));
         await Bun.sleep(5);
-        await tx.update(t).set({ revision: row!.revision + 1 }).where(eq(t.id, "org_1"));
+        await tx
+          .update(t)
+          .set({ revision: row!.revision + 1 })
+          .where(eq(t.id, "org_1"));
       });
     await Promise.all(Array.from({ length: 8 }, increment));
     const [row] = await db.select({ revision: o.revision }).from(o).where(eq(o.id, "org_1"));
@@ -114,15 +130,32 @@ describe(`transactions (${dialect})`, () => {
 
     const bytes = Buffer.from([0, 1, 2, 250, 255]);
     await db.insert(t.auditRecords).values({
-      id: "rec_1", orgId: "org_1", workspaceId: "ws_1", installationId: "inst_1", agentId: "agt_1", ts: 1, kind: "tool", harness: "chatui",
-      action: "tool:crm.lookup", decision: "permit", reason: "policy", policyRevision: 1, viaInstallation: false, recipientKeyIds: ["key_1"], ciphertext: bytes, receivedAt: 2,
+      id: "rec_1",
+      orgId: "org_1",
+      workspaceId: "ws_1",
+      installationId: "inst_1",
+      agentId: "agt_1",
+      ts: 1,
+      kind: "tool",
+      harness: "chatui",
+      action: "tool:crm.lookup",
+      decision: "permit",
+      reason: "policy",
+      policyRevision: 1,
+      viaInstallation: false,
+      recipientKeyIds: ["key_1"],
+      ciphertext: bytes,
+      receivedAt: 2,
     });
     const [rec] = await db.select({ c: t.auditRecords.ciphertext, via: t.auditRecords.viaInstallation, keys: t.auditRecords.recipientKeyIds }).from(t.auditRecords);
     expect(Buffer.isBuffer(rec!.c)).toBe(true);
     expect([...rec!.c!]).toEqual([...bytes]);
     expect(rec).toMatchObject({ via: false, keys: ["key_1"] });
     // The one SQL expression the services use beyond plain columns: arithmetic on a column.
-    await db.update(o).set({ revision: sql`${o.revision} + 1` }).where(eq(o.id, "org_1"));
+    await db
+      .update(o)
+      .set({ revision: sql`${o.revision} + 1` })
+      .where(eq(o.id, "org_1"));
     expect((await db.select({ r: o.revision }).from(o))[0]!.r).toBe(2);
     await store.close();
   });
@@ -144,7 +177,10 @@ describe(`drizzle-orm internals store.ts relies on (${dialect})`, () => {
     expect(await rawStatements(db).rows(`SELECT "name" FROM "organizations" WHERE "id" = ${placeholder}`, ["org_1"])).toEqual([["Acme"]]);
     await db.transaction(async (tx) => {
       expect(tables(tx).organizations).toBe(o);
-      await tx.update(tables(tx).organizations).set({ name: "Inside" }).where(eq(tables(tx).organizations.id, "org_1"));
+      await tx
+        .update(tables(tx).organizations)
+        .set({ name: "Inside" })
+        .where(eq(tables(tx).organizations.id, "org_1"));
       // the transaction's own write is seen: the raw statement ran on its connection
       expect(await rawStatements(tx).rows(`SELECT "name" FROM "organizations" WHERE "id" = ${placeholder}`, ["org_1"])).toEqual([["Inside"]]);
     });
@@ -167,7 +203,14 @@ async function emptyDatabase(): Promise<{ location: string; run(text: string): P
   const dir = mkdtempSync(join(tmpdir(), "svc-db-"));
   const location = join(dir, "controlplane.db");
   const client = new Database(location, { create: true });
-  return { location, run: async (text) => client.query(text).all(), close: async () => { client.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    location,
+    run: async (text) => client.query(text).all(),
+    close: async () => {
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 describe(`migrations (${dialect})`, () => {
@@ -240,10 +283,15 @@ describe(`migrations (${dialect})`, () => {
 describe(`session bounds (${dialect})`, () => {
   test.if(dialect === "postgres")("every connection carries the statement, lock and idle-in-transaction timeouts", async () => {
     const store = openPostgres({ url: await freshPostgresDatabase(), timeouts: { statementMs: 300 } });
-    const rows = (await store.db.execute(sql`select current_setting('statement_timeout') as s, current_setting('lock_timeout') as l, current_setting('idle_in_transaction_session_timeout') as i, current_setting('application_name') as a`)) as unknown as Record<string, string>[];
+    const rows = (await store.db.execute(
+      sql`select current_setting('statement_timeout') as s, current_setting('lock_timeout') as l, current_setting('idle_in_transaction_session_timeout') as i, current_setting('application_name') as a`,
+    )) as unknown as Record<string, string>[];
     expect(rows[0]).toEqual({ s: "300ms", l: "10s", i: "1min", a: "svc-controlplane" });
     // a runaway statement ends with PostgreSQL's query_canceled, not a connection held forever
-    const err = await store.db.execute(sql`select pg_sleep(5)`).then(() => null, (e: unknown) => e);
+    const err = await store.db.execute(sql`select pg_sleep(5)`).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(sqlState(err)).toBe("57014");
     // migrations wait for another replica's migration lock without those bounds, then restore them
     expect(await store.migrate()).toBe(0);

@@ -21,7 +21,10 @@ function databaseUrl(server: string, name: string): string {
 /** The migrated template database, made once per migration set and kept for later runs. */
 async function templateName(server: string): Promise<string> {
   template ??= (async () => {
-    const name = `svc_template_${createHash("sha256").update(MIGRATIONS.map((m) => m.sql).join("\0")).digest("hex").slice(0, 12)}`;
+    const name = `svc_template_${createHash("sha256")
+      .update(MIGRATIONS.map((m) => m.sql).join("\0"))
+      .digest("hex")
+      .slice(0, 12)}`;
     const admin = new SQL({ url: server, max: 1 });
     try {
       const [row] = await admin`SELECT 1 AS present FROM pg_database WHERE datname = ${name}`;
@@ -81,12 +84,14 @@ export function rerunningTransactions(db: Db): Db {
     get(target, prop) {
       if (prop === "transaction") {
         return async (body: (tx: Db) => Promise<unknown>, config?: never) => {
-          await target.transaction(async (tx) => {
-            await body(tx as unknown as Db);
-            throw rehearsal;
-          }).catch((e: unknown) => {
-            if (e !== rehearsal) throw e;
-          });
+          await target
+            .transaction(async (tx) => {
+              await body(tx as unknown as Db);
+              throw rehearsal;
+            })
+            .catch((e: unknown) => {
+              if (e !== rehearsal) throw e;
+            });
           return target.transaction(body as never, config);
         };
       }

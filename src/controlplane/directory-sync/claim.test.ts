@@ -53,7 +53,20 @@ describe("directory sync run claim", () => {
     const c = tables(cp.deps.db).directorySyncConfigs;
     const wrapped = cp.deps.kms.wrap(new TextEncoder().encode("s"), `directory-sync:${cp.orgId}`);
     // An unreachable authority: each run fails at once, which is all this test needs.
-    await cp.deps.db.insert(c).values({ orgId: cp.orgId, tenantId: "t", clientId: "c", appId: "a", wrappedClientSecret: wrapped, dryRun: true, createUsers: false, authorityUrl: "https://127.0.0.1:1", graphUrl: "https://127.0.0.1:1", intervalSeconds: 600, enabled: true, updatedAt: now });
+    await cp.deps.db.insert(c).values({
+      orgId: cp.orgId,
+      tenantId: "t",
+      clientId: "c",
+      appId: "a",
+      wrappedClientSecret: wrapped,
+      dryRun: true,
+      createUsers: false,
+      authorityUrl: "https://127.0.0.1:1",
+      graphUrl: "https://127.0.0.1:1",
+      intervalSeconds: 600,
+      enabled: true,
+      updatedAt: now,
+    });
     const [config] = await cp.deps.db.select().from(c);
     const replicas = Array.from({ length: 4 }, () => ({ ...cp.deps, now: () => now }));
     const runsTable = tables(cp.deps.db).directorySyncRuns;

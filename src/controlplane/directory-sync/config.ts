@@ -88,7 +88,10 @@ export async function requireConfig(db: Db, orgId: string): Promise<ConfigRow> {
 export async function setConfig(deps: ControlPlaneDeps, orgId: string, input: DirectorySyncInput, by: Acting): Promise<DirectorySyncConfigView> {
   const tenant = input.tenant_id.trim();
   if (!GUID_RE.test(tenant) && !TENANT_DOMAIN_RE.test(tenant)) throw new SvcError("validation_failed", `tenant_id "${tenant}" is not a tenant GUID or domain`);
-  for (const [field, v] of [["client_id", input.client_id], ["app_id", input.app_id]] as const) {
+  for (const [field, v] of [
+    ["client_id", input.client_id],
+    ["app_id", input.app_id],
+  ] as const) {
     if (!GUID_RE.test(v.trim())) throw new SvcError("validation_failed", `${field} "${v}" is not a GUID (the application's client id, for example 00000000-0000-0000-0000-000000000000)`);
   }
   const interval = input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS;
@@ -97,7 +100,10 @@ export async function setConfig(deps: ControlPlaneDeps, orgId: string, input: Di
   }
   const authorityUrl = baseUrl("authority_url", input.authority_url ?? DEFAULT_AUTHORITY_URL);
   const graphUrl = baseUrl("graph_url", input.graph_url ?? DEFAULT_GRAPH_URL);
-  for (const [what, url] of [["authority_url", authorityUrl], ["graph_url", graphUrl]] as const) {
+  for (const [what, url] of [
+    ["authority_url", authorityUrl],
+    ["graph_url", graphUrl],
+  ] as const) {
     await checkOutboundUrl(url, { what, allowPrivate: deps.config.allowPrivateOutbound, stage: "save" });
   }
   if (input.client_secret !== undefined && !input.client_secret.trim()) throw new SvcError("validation_failed", "client_secret is empty");

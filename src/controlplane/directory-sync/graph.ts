@@ -172,10 +172,7 @@ export class GraphClient {
       }
       if (res.status === 404) return null;
       if (res.status === 403) {
-        throw new GraphSyncError(
-          `Microsoft Graph refused ${what} (403 ${detail}): grant the sync app ${this.#o.clientId} the application permission ${permission} and admin consent in Entra ID`,
-          403,
-        );
+        throw new GraphSyncError(`Microsoft Graph refused ${what} (403 ${detail}): grant the sync app ${this.#o.clientId} the application permission ${permission} and admin consent in Entra ID`, 403);
       }
       if (res.status === 429 || res.status === 503 || res.status === 504) {
         throw new GraphSyncError(`Microsoft Graph kept throttling ${what} after ${this.#o.maxRetries} retries (${detail}); the next run will try again`, res.status);
@@ -197,7 +194,8 @@ export class GraphClient {
       seen.add(next);
       const body: { value?: unknown; "@odata.nextLink"?: unknown } | null = await this.get(next, permission);
       const where = page === 1 ? what : `page ${page} of ${what}`;
-      if (!body) throw new GraphSyncError(`Microsoft Graph answered 404 for ${where} (the directory changed during the read, or a paging link expired); nothing was applied, the next run will try again`, 404);
+      if (!body)
+        throw new GraphSyncError(`Microsoft Graph answered 404 for ${where} (the directory changed during the read, or a paging link expired); nothing was applied, the next run will try again`, 404);
       if (!Array.isArray(body.value)) throw new GraphSyncError(`Microsoft Graph sent ${where} without a value array; nothing was applied, the next run will try again`);
       out.push(...(body.value as T[]));
       const link: unknown = body["@odata.nextLink"];
@@ -215,7 +213,10 @@ export class GraphClient {
       PERMISSIONS.application,
     );
     if (!sp) {
-      throw new GraphSyncError(`tenant ${this.#o.tenantId} has no service principal for app id ${appId}; check --app-id (the application whose app roles map to groups) and that it is added to the tenant`, 404);
+      throw new GraphSyncError(
+        `tenant ${this.#o.tenantId} has no service principal for app id ${appId}; check --app-id (the application whose app roles map to groups) and that it is added to the tenant`,
+        404,
+      );
     }
     const appRoles = (sp.appRoles ?? []).map((r) => ({ id: r.id, value: r.value ?? null, displayName: r.displayName ?? null, isEnabled: r.isEnabled !== false }));
     const assignments = await this.list<GraphAssignment>(`/v1.0/servicePrincipals/${encodeURIComponent(sp.id)}/appRoleAssignedTo?$top=999`, PERMISSIONS.application, "the app role assignments");
@@ -237,10 +238,19 @@ export class GraphClient {
     await this.#each(direct, async (id) => {
       const u = await this.get<GraphUser>(`/v1.0/users/${encodeURIComponent(id)}?$select=${USER_FIELDS}`, PERMISSIONS.users);
       // Assigned but unreadable: leaving the user out would remove their memberships.
-      if (!u) throw new GraphSyncError(`Microsoft Graph answered 404 for user ${id}, who holds an app role assignment (the directory changed during the read); nothing was applied, the next run will try again`, 404);
+      if (!u)
+        throw new GraphSyncError(
+          `Microsoft Graph answered 404 for user ${id}, who holds an app role assignment (the directory changed during the read); nothing was applied, the next run will try again`,
+          404,
+        );
       users[id] = toUser(u);
     });
-    return { appRoles, assignments: assignments.map((a) => ({ appRoleId: a.appRoleId, principalId: a.principalId, principalType: a.principalType, principalDisplayName: a.principalDisplayName ?? null })), groupMembers, users };
+    return {
+      appRoles,
+      assignments: assignments.map((a) => ({ appRoleId: a.appRoleId, principalId: a.principalId, principalType: a.principalType, principalDisplayName: a.principalDisplayName ?? null })),
+      groupMembers,
+      users,
+    };
   }
 
   async #each<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {

@@ -42,7 +42,18 @@ describe("plan", () => {
       ],
       users: { alice: user("alice"), bob: user("bob", { mail: null, userPrincipalName: "Bob@Tenant.Example" }) },
     });
-    const changes = plan(s, { users: [], groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }], memberships: [] }, { createUsers: true });
+    const changes = plan(
+      s,
+      {
+        users: [],
+        groups: [
+          { id: "g1", name: "chat-users", source: "directory" },
+          { id: "g2", name: "chat-admins", source: "directory" },
+        ],
+        memberships: [],
+      },
+      { createUsers: true },
+    );
     expect(changes).toEqual([
       { kind: "create_user", email: "alice@example.com", display_name: "ALICE", external_id: "alice" },
       { kind: "create_user", email: "bob@tenant.example", display_name: "BOB", external_id: "bob" },
@@ -86,7 +97,10 @@ describe("plan", () => {
         { id: "usr_a", email: "alice@example.com", displayName: null, disabled: false, source: "directory", externalId: "alice" },
         { id: "usr_b", email: "bob@example.com", displayName: null, disabled: false, source: "manual", externalId: null },
       ],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "directory" },
+      ],
       memberships: [{ groupName: "chat-users", userId: "usr_a", source: "directory" }],
     };
     expect(plan(s, state, { createUsers: true })).toEqual([{ kind: "add_member", group: "chat-users", email: "bob@example.com", user_id: "usr_b" }]);
@@ -98,7 +112,11 @@ describe("plan", () => {
         { id: "usr_a", email: "alice@example.com", displayName: null, disabled: false, source: "directory", externalId: "alice" },
         { id: "usr_m", email: "mallory@example.com", displayName: null, disabled: false, source: "manual", externalId: null },
       ],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }, { id: "g3", name: "old-role", source: "directory" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "directory" },
+        { id: "g3", name: "old-role", source: "directory" },
+      ],
       memberships: [
         { groupName: "old-role", userId: "usr_a", source: "directory" },
         { groupName: "chat-admins", userId: "usr_m", source: "manual" },
@@ -111,7 +129,10 @@ describe("plan", () => {
     const s = snapshot({ assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }], users: { alice: user("alice", { accountEnabled: false }) } });
     const state: DirectoryState = {
       users: [{ id: "usr_a", email: "alice@example.com", displayName: null, disabled: false, source: "directory", externalId: "alice" }],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "manual" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "manual" },
+      ],
       memberships: [
         { groupName: "chat-users", userId: "usr_a", source: "directory" },
         { groupName: "chat-admins", userId: "usr_a", source: "manual" },
@@ -129,7 +150,10 @@ describe("plan", () => {
     const s = snapshot({ assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }], users: { alice: user("alice") } });
     const state: DirectoryState = {
       users: [{ id: "usr_a", email: "alice@example.com", displayName: null, disabled: true, source: "directory", externalId: "alice" }],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "directory" },
+      ],
       memberships: [],
     };
     expect(plan(s, state, { createUsers: true })).toEqual([
@@ -139,7 +163,13 @@ describe("plan", () => {
   });
 
   test("without create-users, unknown users are skipped and reported", () => {
-    const s = snapshot({ assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }, { appRoleId: R_USERS, principalId: "ghost", principalType: "User" }], users: { alice: user("alice") } });
+    const s = snapshot({
+      assignments: [
+        { appRoleId: R_USERS, principalId: "alice", principalType: "User" },
+        { appRoleId: R_USERS, principalId: "ghost", principalType: "User" },
+      ],
+      users: { alice: user("alice") },
+    });
     const changes = plan(s, empty, { createUsers: false });
     expect(changes.filter((c) => c.kind === "create_user" || c.kind === "add_member")).toEqual([]);
     expect(changes.filter((c) => c.kind === "skip_user")).toEqual([
@@ -149,10 +179,17 @@ describe("plan", () => {
   });
 
   test("a role removed from the app takes its directory memberships away; the group stays", () => {
-    const s = snapshot({ appRoles: [{ id: R_USERS, value: "chat-users", isEnabled: true }], assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }], users: { alice: user("alice") } });
+    const s = snapshot({
+      appRoles: [{ id: R_USERS, value: "chat-users", isEnabled: true }],
+      assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }],
+      users: { alice: user("alice") },
+    });
     const state: DirectoryState = {
       users: [{ id: "usr_a", email: "alice@example.com", displayName: null, disabled: false, source: "directory", externalId: "alice" }],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "directory" },
+      ],
       memberships: [
         { groupName: "chat-users", userId: "usr_a", source: "directory" },
         { groupName: "chat-admins", userId: "usr_a", source: "directory" },
@@ -167,7 +204,10 @@ describe("plan", () => {
     const s = snapshot({ assignments: [{ appRoleId: R_USERS, principalId: "alice", principalType: "User" }], users: { alice: user("alice") } });
     const state: DirectoryState = {
       users: [{ id: "usr_a", email: "alice@example.com", displayName: null, disabled: false, source: "directory", externalId: "alice" }],
-      groups: [{ id: "g1", name: "chat-users", source: "directory" }, { id: "g2", name: "chat-admins", source: "directory" }],
+      groups: [
+        { id: "g1", name: "chat-users", source: "directory" },
+        { id: "g2", name: "chat-admins", source: "directory" },
+      ],
       memberships: [{ groupName: "chat-users", userId: "usr_a", source: "directory" }],
     };
     expect(plan(s, state, { createUsers: true })).toEqual([]);

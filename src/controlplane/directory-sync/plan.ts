@@ -144,10 +144,7 @@ function sortKey(c: Change): string {
   return `${"group" in c ? c.group : ""}\0${"email" in c ? (c.email ?? "") : ""}\0${"external_id" in c ? c.external_id : ""}`;
 }
 
-export type SyncCounts = Record<
-  "groups_created" | "users_created" | "users_enabled" | "users_disabled" | "memberships_added" | "memberships_removed" | "users_skipped",
-  number
->;
+export type SyncCounts = Record<"groups_created" | "users_created" | "users_enabled" | "users_disabled" | "memberships_added" | "memberships_removed" | "users_skipped", number>;
 
 const COUNTED: Record<ChangeKind, keyof SyncCounts> = {
   create_group: "groups_created",

@@ -48,12 +48,7 @@ export type DirectorySyncReport = ReturnType<typeof reportView>;
 
 export async function latestRun(db: Db, orgId: string): Promise<RunRow | undefined> {
   const r = tables(db).directorySyncRuns;
-  const [row] = await db
-    .select()
-    .from(r)
-    .where(eq(r.orgId, orgId))
-    .orderBy(desc(r.startedAt), desc(r.id))
-    .limit(1);
+  const [row] = await db.select().from(r).where(eq(r.orgId, orgId)).orderBy(desc(r.startedAt), desc(r.id)).limit(1);
   return row;
 }
 
@@ -214,16 +209,26 @@ async function startInBackground(deps: ControlPlaneDeps, config: ConfigRow, by: 
 }
 
 /** The run's event, in the transaction that records its end; the scheduler's quiet runs write none. */
-async function recordRun(tx: Db, run: { id: string; dryRun: boolean; by: Acting }, orgId: string, end: { status: "succeeded" | "failed"; counts: Record<string, number>; changes: Change[]; errors: string[] }, now: number): Promise<void> {
+async function recordRun(
+  tx: Db,
+  run: { id: string; dryRun: boolean; by: Acting },
+  orgId: string,
+  end: { status: "succeeded" | "failed"; counts: Record<string, number>; changes: Change[]; errors: string[] },
+  now: number,
+): Promise<void> {
   const changed = end.changes.length > 0 && !run.dryRun;
   if (run.by.actor.credential.kind === "system" && end.status === "succeeded" && !changed) return;
-  await recordChange(tx, { ...run.by, at: now }, {
-    orgId,
-    action: "directory_sync.run",
-    target: { type: "directory_sync", id: orgId, name: null },
-    after: { run_id: run.id, status: end.status, dry_run: run.dryRun, counts: end.counts, changes: end.changes.slice(0, EVENT_CHANGES_MAX), changes_total: end.changes.length, errors: end.errors },
-    ...(end.status === "failed" ? { severity: "notice" as const } : {}),
-  });
+  await recordChange(
+    tx,
+    { ...run.by, at: now },
+    {
+      orgId,
+      action: "directory_sync.run",
+      target: { type: "directory_sync", id: orgId, name: null },
+      after: { run_id: run.id, status: end.status, dry_run: run.dryRun, counts: end.counts, changes: end.changes.slice(0, EVENT_CHANGES_MAX), changes_total: end.changes.length, errors: end.errors },
+      ...(end.status === "failed" ? { severity: "notice" as const } : {}),
+    },
+  );
 }
 
 async function execute(deps: ControlPlaneDeps, config: ConfigRow, run: { id: string; dryRun: boolean; by: Acting }, signal: AbortSignal, extraCa: string | undefined): Promise<DirectorySyncReport> {
@@ -277,7 +282,10 @@ async function execute(deps: ControlPlaneDeps, config: ConfigRow, run: { id: str
     const counts = { graph_requests: client?.requests ?? 0 };
     await deps.db.transaction(async (tx) => {
       const r = tables(tx).directorySyncRuns;
-      await tx.update(r).set({ status: "failed", finishedAt: deps.now(), counts, errors: [message] }).where(eq(r.id, runId));
+      await tx
+        .update(r)
+        .set({ status: "failed", finishedAt: deps.now(), counts, errors: [message] })
+        .where(eq(r.id, runId));
       await recordRun(tx, run, orgId, { status: "failed", counts, changes: [], errors: [message] }, deps.now());
     });
     deps.log.warn("directory sync failed", { org_id: orgId, run_id: runId, error: message });
@@ -291,15 +299,18 @@ async function execute(deps: ControlPlaneDeps, config: ConfigRow, run: { id: str
 async function pruneRuns(db: Db, orgId: string): Promise<void> {
   await db.transaction(async (tx) => {
     const r = tables(tx).directorySyncRuns;
-    const keep = await tx
-      .select({ id: r.id, startedAt: r.startedAt })
-      .from(r)
-      .where(eq(r.orgId, orgId))
-      .orderBy(desc(r.startedAt), desc(r.id))
-      .limit(KEPT_RUNS);
+    const keep = await tx.select({ id: r.id, startedAt: r.startedAt }).from(r).where(eq(r.orgId, orgId)).orderBy(desc(r.startedAt), desc(r.id)).limit(KEPT_RUNS);
     if (keep.length < KEPT_RUNS) return;
     const oldest = keep[keep.length - 1]!;
-    await tx.delete(r).where(and(eq(r.orgId, orgId), lt(r.startedAt, oldest.startedAt), notInArray(r.id, keep.map((k) => k.id))));
+    await tx.delete(r).where(
+      and(
+        eq(r.orgId, orgId),
+        lt(r.startedAt, oldest.startedAt),
+        notInArray(
+          r.id,
+          keep.map((k) => k.id),
+        ),
+      ),
+    );
   });
 }
-

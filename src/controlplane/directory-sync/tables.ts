@@ -3,7 +3,10 @@ import { table } from "../db/table.ts";
 import { organizations } from "../organizations/tables.ts";
 
 export const directorySyncConfigs = table("directory_sync_configs", (c) => ({
-  orgId: c.text("org_id").primaryKey().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .primaryKey()
+    .references(() => organizations.id),
   tenantId: c.text("tenant_id").notNull(),
   clientId: c.text("client_id").notNull(),
   appId: c.text("app_id").notNull(),
@@ -21,7 +24,10 @@ export const directorySyncRuns = table(
   "directory_sync_runs",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     startedAt: c.millis("started_at").notNull(),
     finishedAt: c.millis("finished_at"),
     dryRun: c.bool("dry_run").notNull(),

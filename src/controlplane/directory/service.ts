@@ -27,7 +27,12 @@ export async function findUserByEmail(db: Db, orgId: string, email: string) {
 /** The organization's user with this id (`usr_…`), or undefined. */
 export async function findUserById(db: Db, orgId: string, id: string) {
   const u = tables(db).users;
-  return (await db.select().from(u).where(and(eq(u.orgId, orgId), eq(u.id, id))))[0];
+  return (
+    await db
+      .select()
+      .from(u)
+      .where(and(eq(u.orgId, orgId), eq(u.id, id)))
+  )[0];
 }
 
 export async function getUser(db: Db, orgId: string, idOrEmail: string) {
@@ -51,16 +56,9 @@ export async function emailsOfUsers(db: Db, orgId: string, userIds: readonly str
 /** The organization's users, groups and memberships (with their source), as directory sync plans from them. */
 export async function directoryState(db: Db, orgId: string) {
   const { users: u, groups: g, groupMembers: gm } = tables(db);
-  const users = await db
-    .select({ id: u.id, email: u.email, displayName: u.displayName, disabled: u.disabled, source: u.source, externalId: u.externalId })
-    .from(u)
-    .where(eq(u.orgId, orgId));
+  const users = await db.select({ id: u.id, email: u.email, displayName: u.displayName, disabled: u.disabled, source: u.source, externalId: u.externalId }).from(u).where(eq(u.orgId, orgId));
   const groups = await db.select({ id: g.id, name: g.name, source: g.source }).from(g).where(eq(g.orgId, orgId));
-  const memberships = await db
-    .select({ groupName: g.name, userId: gm.userId, source: gm.source })
-    .from(gm)
-    .innerJoin(g, eq(g.id, gm.groupId))
-    .where(eq(g.orgId, orgId));
+  const memberships = await db.select({ groupName: g.name, userId: gm.userId, source: gm.source }).from(gm).innerJoin(g, eq(g.id, gm.groupId)).where(eq(g.orgId, orgId));
   return { users, groups, memberships };
 }
 
@@ -108,7 +106,11 @@ export async function ensureGroup(db: Db, orgId: string, name: string, source: G
   const found = await findGroupByName(db, orgId, name);
   if (found) return { group: found, created: false };
   const g = tables(db).groups;
-  const [created] = await db.insert(g).values({ id: newId("group"), orgId, name, source }).onConflictDoNothing().returning();
+  const [created] = await db
+    .insert(g)
+    .values({ id: newId("group"), orgId, name, source })
+    .onConflictDoNothing()
+    .returning();
   if (created) return { group: created, created: true };
   const existing = await findGroupByName(db, orgId, name);
   if (!existing) throw new SvcError("internal", `group "${name}" could be neither created nor found`);
@@ -151,7 +153,15 @@ export async function noteRemoteIdentity(db: Db, orgId: string, input: { remoteU
   // A concurrent first sighting may insert the same identity: the unique key keeps one.
   const [created] = await db
     .insert(r)
-    .values({ id: newId("remoteIdentity"), orgId, platform: "chatui", remoteUserId: input.remoteUserId, installationId: input.installationId, email: input.email ?? null, displayName: input.displayName ?? null })
+    .values({
+      id: newId("remoteIdentity"),
+      orgId,
+      platform: "chatui",
+      remoteUserId: input.remoteUserId,
+      installationId: input.installationId,
+      email: input.email ?? null,
+      displayName: input.displayName ?? null,
+    })
     .onConflictDoNothing()
     .returning();
   const row = created ?? (await findRemoteIdentity(db, orgId, input.remoteUserId));
@@ -245,11 +255,7 @@ async function groupNamesOf(db: Db, userIds: string[]): Promise<Map<string, stri
   const out = new Map<string, string[]>();
   if (userIds.length === 0) return out;
   const { groupMembers: gm, groups: g } = tables(db);
-  const rows = await db
-    .select({ userId: gm.userId, name: g.name })
-    .from(gm)
-    .innerJoin(g, eq(g.id, gm.groupId))
-    .where(inArray(gm.userId, userIds));
+  const rows = await db.select({ userId: gm.userId, name: g.name }).from(gm).innerJoin(g, eq(g.id, gm.groupId)).where(inArray(gm.userId, userIds));
   for (const r of rows) out.set(r.userId, [...(out.get(r.userId) ?? []), r.name].sort());
   return out;
 }
@@ -265,7 +271,10 @@ export async function listUsers(db: Db, orgId: string, email?: string) {
     .from(u)
     .where(email ? and(eq(u.orgId, orgId), eq(u.email, normalizeEmail(email))) : eq(u.orgId, orgId))
     .orderBy(u.email);
-  const groups = await groupNamesOf(db, rows.map((r) => r.id));
+  const groups = await groupNamesOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => presentUser(r, groups.get(r.id) ?? []));
 }
 
@@ -316,11 +325,7 @@ export async function listRemoteIdentities(db: Db, orgId: string, linked?: boole
 async function memberCounts(db: Db, groupIds: string[]): Promise<Map<string, number>> {
   if (groupIds.length === 0) return new Map();
   const gm = tables(db).groupMembers;
-  const rows = await db
-    .select({ groupId: gm.groupId, n: count() })
-    .from(gm)
-    .where(inArray(gm.groupId, groupIds))
-    .groupBy(gm.groupId);
+  const rows = await db.select({ groupId: gm.groupId, n: count() }).from(gm).where(inArray(gm.groupId, groupIds)).groupBy(gm.groupId);
   return new Map(rows.map((r) => [r.groupId, r.n]));
 }
 
@@ -331,14 +336,24 @@ export function presentGroup(g: GroupRow, members: number) {
 export async function listGroups(db: Db, orgId: string) {
   const g = tables(db).groups;
   const rows = await db.select().from(g).where(eq(g.orgId, orgId)).orderBy(g.name);
-  const counts = await memberCounts(db, rows.map((row) => row.id));
+  const counts = await memberCounts(
+    db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => presentGroup(row, counts.get(row.id) ?? 0));
 }
 
 /** A group by id (`grp_…`) or name; 404 otherwise. */
 export async function resolveGroup(db: Db, orgId: string, idOrName: string): Promise<GroupRow> {
   const g = tables(db).groups;
-  const row = idOrName.startsWith("grp_") ? (await db.select().from(g).where(and(eq(g.orgId, orgId), eq(g.id, idOrName))))[0] : await findGroupByName(db, orgId, idOrName);
+  const row = idOrName.startsWith("grp_")
+    ? (
+        await db
+          .select()
+          .from(g)
+          .where(and(eq(g.orgId, orgId), eq(g.id, idOrName)))
+      )[0]
+    : await findGroupByName(db, orgId, idOrName);
   if (!row) throw new SvcError("not_found", `group "${idOrName}" not found`);
   return row;
 }

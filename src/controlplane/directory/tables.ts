@@ -8,7 +8,10 @@ export const users = table(
   "users",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     email: c.text("email").notNull(),
     displayName: c.text("display_name"),
     disabled: c.bool("disabled").notNull().default(false),
@@ -23,7 +26,10 @@ export const groups = table(
   "groups",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: c.text("name").notNull(),
     source: c.text("source", { enum: ["manual", "directory"] }).notNull(),
     createdAt: c.createdAt(),
@@ -34,8 +40,14 @@ export const groups = table(
 export const groupMembers = table(
   "group_members",
   (c) => ({
-    groupId: c.text("group_id").notNull().references(() => groups.id),
-    userId: c.text("user_id").notNull().references(() => users.id),
+    groupId: c
+      .text("group_id")
+      .notNull()
+      .references(() => groups.id),
+    userId: c
+      .text("user_id")
+      .notNull()
+      .references(() => users.id),
     source: c.text("source", { enum: ["manual", "directory"] }).notNull(),
     createdAt: c.createdAt(),
   }),
@@ -47,7 +59,10 @@ export const remoteIdentities = table(
   "remote_identities",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     platform: c.text("platform", { enum: ["chatui"] }).notNull(),
     remoteUserId: c.text("remote_user_id").notNull(),
     installationId: c.text("installation_id").references(() => installations.id),

@@ -45,7 +45,9 @@ describe("approvalRefusal", () => {
     expect(code(everything)).toBe("recovery_approver_provenance");
     expect(code({ ...everything, grantPath: null })).toBe("recovery_same_idp_subject");
     expect(code({ ...everything, grantPath: null, sharedIdpSubject: null })).toBe("recovery_approver_too_new");
-    expect(code({ ...everything, grantPath: null, sharedIdpSubject: null, approverMemberSince: ok.approverMemberSince, approverIdp: { issuer: "i", subject: "s", since: T } })).toBe("recovery_idp_identity_too_new");
+    expect(code({ ...everything, grantPath: null, sharedIdpSubject: null, approverMemberSince: ok.approverMemberSince, approverIdp: { issuer: "i", subject: "s", since: T } })).toBe(
+      "recovery_idp_identity_too_new",
+    );
   });
 
   test("the details say the rule and what would satisfy it", () => {

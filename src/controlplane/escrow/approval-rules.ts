@@ -69,7 +69,10 @@ export const RULE_SUMMARY: Record<string, string> = {
 export function approvalRefusal(f: ApprovalFacts): SvcError | null {
   const { requester: r, approver: a, requestId: id } = f;
   if (a.accountId === r.accountId) {
-    return new SvcError("recovery_self_approval", `you requested ${id}, so you cannot approve it; another person must, an owner or admin whose membership you never granted (\`svc audit recover approve ${id}\`)`);
+    return new SvcError(
+      "recovery_self_approval",
+      `you requested ${id}, so you cannot approve it; another person must, an owner or admin whose membership you never granted (\`svc audit recover approve ${id}\`)`,
+    );
   }
   if (f.grantPath) {
     return new SvcError(

@@ -44,7 +44,15 @@ export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: 
     const refused = approvalRefusal(await approvalFacts(tx, by, row, now));
     if (!refused && row.status !== "pending") throw new SvcError("conflict", `recovery request ${id} is already ${row.status}`);
     const record = await getRecord(tx, by.orgId, row.recordId);
-    const base = { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.approve, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high" as const, ref: row.recordId };
+    const base = {
+      orgId: by.orgId,
+      workspaceId: record.workspace_id,
+      action: RECOVERY_ACTIONS.approve,
+      actor: actorOf(by),
+      target: { type: "recovery_request", id },
+      severity: "high" as const,
+      ref: row.recordId,
+    };
     if (refused) {
       const text = `${by.email} was refused approving escrow recovery ${id} of record ${row.recordId}: ${RULE_SUMMARY[refused.code]} (${refused.code})`;
       const eventId = await recordAdminEvent(tx, { ...base, result: "refused", status: refused.status, code: refused.code, reason: `${text}. Told: ${refused.message}` }, now);
@@ -52,7 +60,10 @@ export async function approveRequest(deps: ControlPlaneDeps, by: Principal, id: 
       return recordedRefusal(refused, eventId);
     }
     const q = tables(tx).auditRecoveryRequests;
-    await tx.update(q).set({ status: "approved", approvedBy: by.accountId, approvedAt: now }).where(and(eq(q.id, id), eq(q.status, "pending")));
+    await tx
+      .update(q)
+      .set({ status: "approved", approvedBy: by.accountId, approvedAt: now })
+      .where(and(eq(q.id, id), eq(q.status, "pending")));
     // A membership older than the grant records has no known grantor: allowed, and said so.
     const unknown = (await grantsOf(tx, by.accountId, by.orgId)).some((g) => g.kind === "unknown");
     const caveat = unknown ? `; who granted ${by.email}'s membership is not known (it predates the records of who grants memberships)` : "";

@@ -88,7 +88,9 @@ test("an owner who points the organization at a provider of their own cannot app
   await owner2.post("/sign-in", { email: w.second.email, password: PASSWORD, _csrf: owner2.jar.get(PRESESSION_COOKIE)! });
   expect((await owner2.post("/settings/sso", { issuer: evil.issuer, client_id: "console", client_secret: "evil", _csrf: await owner2.csrf() })).status).toBe(303);
   // The other owner is told on the page they sign in to.
-  expect((await cp.call("GET", cp.org("/notices"))).json.notices.map((n: { text: string }) => n.text)).toContain(`${w.second.email} pointed single sign-on at ${evil.issuer} (client console): whoever runs that provider can sign in as any member it names`);
+  expect((await cp.call("GET", cp.org("/notices"))).json.notices.map((n: { text: string }) => n.text)).toContain(
+    `${w.second.email} pointed single sign-on at ${evil.issuer} (client console): whoever runs that provider can sign in as any member it names`,
+  );
   const asAda = await ssoSignIn(cp, "ada@example.com", "ada-1", cp.deps.now(), evil);
   const refused = await asAda.post(`/audit-recovery/${id}/approve`, { _csrf: await asAda.csrf() });
   expect(refused.status).toBe(403);
@@ -97,7 +99,11 @@ test("an owner who points the organization at a provider of their own cannot app
   expect(text).toContain("(recovery_idp_identity_too_new)");
   // Nor through a token: `svc login` approved from that session carries its provider identity.
   const login = (await cp.call("POST", "/api/v1/auth/login-requests", { token: null, body: {} })).json;
-  const approveLogin = await asAda.send(`/api/v1/auth/login-requests/${login.id}/approve`, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": await asAda.csrf() }, body: "{}" });
+  const approveLogin = await asAda.send(`/api/v1/auth/login-requests/${login.id}/approve`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-csrf-token": await asAda.csrf() },
+    body: "{}",
+  });
   expect(approveLogin.status).toBe(200);
   const token = (await cp.call("POST", `/api/v1/auth/login-requests/${login.id}/token`, { token: null, body: { poll_secret: login.poll_secret } })).json.token as string;
   const issued = (await cp.call("POST", cp.org("/api-tokens"), { token, body: { name: "laundered" } })).json.token as string;

@@ -23,7 +23,13 @@ describe("the recovery approver rule", () => {
     const w = await world();
     const { cp } = w;
     const admin = await accountWithRole(cp, "admin", "admin@example.com", cp.accountId);
-    expect((await cp.call("GET", cp.org("/audit-recovery-policy"), { token: admin.token })).json).toMatchObject({ approver_min_age_hours: 24, effective_min_age_hours: 24, lowering_effective_at: null, fresh_sign_in_minutes: 5, changed_by: null });
+    expect((await cp.call("GET", cp.org("/audit-recovery-policy"), { token: admin.token })).json).toMatchObject({
+      approver_min_age_hours: 24,
+      effective_min_age_hours: 24,
+      lowering_effective_at: null,
+      fresh_sign_in_minutes: 5,
+      changed_by: null,
+    });
     const byAdmin = await cp.call("PUT", cp.org("/audit-recovery-policy"), { token: admin.token, body: { approver_min_age_hours: 0 } });
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.json.detail).toContain("only an owner");

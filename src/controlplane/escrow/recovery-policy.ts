@@ -50,7 +50,7 @@ export async function approverMinAgeHours(db: Db, orgId: string, at: number): Pr
 export async function getPolicy(db: Db, orgId: string, now: number): Promise<RecoveryPolicy> {
   const row = await policyRow(db, orgId);
   const pending = row && row.approverMinAgeHours < row.previousMinAgeHours && now < loweringEffectiveAt(row);
-  const by = row ? (await emailsOfAccounts(db, [row.changedBy])).get(row.changedBy) ?? null : null;
+  const by = row ? ((await emailsOfAccounts(db, [row.changedBy])).get(row.changedBy) ?? null) : null;
   return {
     approver_min_age_hours: row?.approverMinAgeHours ?? DEFAULT_APPROVER_MIN_AGE_HOURS,
     effective_min_age_hours: minAgeHoursAt(row, now),
@@ -65,7 +65,9 @@ export async function getPolicy(db: Db, orgId: string, now: number): Promise<Rec
 export async function setPolicy(deps: ControlPlaneDeps, by: Principal, hours: number): Promise<RecoveryPolicy> {
   if (by.role !== "owner") throw new SvcError("forbidden", `only an owner can change the recovery approver rule; role "${by.role}" cannot`);
   if (!Number.isInteger(hours) || hours < 0 || hours > MAX_APPROVER_MIN_AGE_HOURS) {
-    throw new SvcError("validation_failed", `approver_min_age_hours must be a whole number of hours from 0 to ${MAX_APPROVER_MIN_AGE_HOURS}`, { errors: [{ path: "/approver_min_age_hours", message: "out of range" }] });
+    throw new SvcError("validation_failed", `approver_min_age_hours must be a whole number of hours from 0 to ${MAX_APPROVER_MIN_AGE_HOURS}`, {
+      errors: [{ path: "/approver_min_age_hours", message: "out of range" }],
+    });
   }
   const now = deps.now();
   await deps.db.transaction(async (tx) => {
@@ -73,10 +75,26 @@ export async function setPolicy(deps: ControlPlaneDeps, by: Principal, hours: nu
     const inForce = minAgeHoursAt(before, now);
     const p = tables(tx).auditRecoveryPolicies;
     const values = { approverMinAgeHours: hours, previousMinAgeHours: inForce, changedAt: now, changedBy: by.accountId };
-    await tx.insert(p).values({ orgId: by.orgId, ...values }).onConflictDoUpdate({ target: p.orgId, set: values });
+    await tx
+      .insert(p)
+      .values({ orgId: by.orgId, ...values })
+      .onConflictDoUpdate({ target: p.orgId, set: values });
     const when = hours < inForce ? `; it holds for requests made from ${new Date(now + inForce * HOUR_MS).toISOString()} (the ${inForce} hours in force until then must pass first)` : "";
     const text = `${by.email} set the minimum membership age of escrow recovery approvers from ${inForce} to ${hours} hours${when}`;
-    const eventId = await recordAdminEvent(tx, { orgId: by.orgId, action: POLICY_ACTION, actor: actorOf(by), target: { type: "recovery_policy", id: by.orgId }, before: { approver_min_age_hours: before?.approverMinAgeHours ?? DEFAULT_APPROVER_MIN_AGE_HOURS, effective_min_age_hours: inForce }, after: { approver_min_age_hours: hours, effective_min_age_hours: minAgeHoursAt(values, now) }, severity: "high", reason: text }, now);
+    const eventId = await recordAdminEvent(
+      tx,
+      {
+        orgId: by.orgId,
+        action: POLICY_ACTION,
+        actor: actorOf(by),
+        target: { type: "recovery_policy", id: by.orgId },
+        before: { approver_min_age_hours: before?.approverMinAgeHours ?? DEFAULT_APPROVER_MIN_AGE_HOURS, effective_min_age_hours: inForce },
+        after: { approver_min_age_hours: hours, effective_min_age_hours: minAgeHoursAt(values, now) },
+        severity: "high",
+        reason: text,
+      },
+      now,
+    );
     await postNotice(tx, { orgId: by.orgId, action: POLICY_ACTION, result: "ok", actorAccountId: by.accountId, text, eventId }, now);
   });
   return getPolicy(deps.db, by.orgId, now);

@@ -10,10 +10,7 @@ import { approveRequest } from "./approval.ts";
 import { MAX_APPROVER_MIN_AGE_HOURS, getPolicy, setPolicy } from "./recovery-policy.ts";
 import { REASON_MAX, createRequest, fetchPlaintext, getRequest, listRequests } from "./service.ts";
 
-const Create = t.Object(
-  { record_id: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: REASON_MAX }) },
-  { additionalProperties: false },
-);
+const Create = t.Object({ record_id: t.String({ minLength: 1, maxLength: 64 }), reason: t.String({ minLength: 1, maxLength: REASON_MAX }) }, { additionalProperties: false });
 const Params = t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 64 }) });
 const PolicyUpdate = t.Object(
   { approver_min_age_hours: t.Integer({ minimum: 0, maximum: MAX_APPROVER_MIN_AGE_HOURS, description: "hours an approver must have been a member when the request was made" }) },

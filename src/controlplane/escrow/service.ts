@@ -47,13 +47,19 @@ function view(r: RecoveryRequestRow, emails: Map<string, string>): RecoveryReque
 }
 
 async function views(db: Db, rows: RecoveryRequestRow[]): Promise<RecoveryRequestView[]> {
-  const emails = await emailsOfAccounts(db, rows.flatMap((r) => (r.approvedBy ? [r.requestedBy, r.approvedBy] : [r.requestedBy])));
+  const emails = await emailsOfAccounts(
+    db,
+    rows.flatMap((r) => (r.approvedBy ? [r.requestedBy, r.approvedBy] : [r.requestedBy])),
+  );
   return rows.map((r) => view(r, emails));
 }
 
 export async function requestRow(db: Db, orgId: string, id: string): Promise<RecoveryRequestRow> {
   const q = tables(db).auditRecoveryRequests;
-  const [row] = await db.select().from(q).where(and(eq(q.orgId, orgId), eq(q.id, id)));
+  const [row] = await db
+    .select()
+    .from(q)
+    .where(and(eq(q.orgId, orgId), eq(q.id, id)));
   if (!row) throw new SvcError("not_found", `recovery request ${id} not found`);
   return row;
 }
@@ -64,7 +70,8 @@ export async function requestRow(db: Db, orgId: string, id: string): Promise<Rec
  */
 export function escrowProblem(recordId: string, encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" }, escrowKeyId: string | null): string | null {
   if (encryption.mode === "digest-only") return `audit record ${recordId} is digest-only: its arguments were never stored, so there is nothing to recover`;
-  if (!escrowKeyId) return `audit record ${recordId} is not encrypted to the escrow key: escrow was never enabled for this organization (its recipients: ${encryption.key_ids.join(", ")}); decrypt it with a customer key (\`svc audit decrypt\`)`;
+  if (!escrowKeyId)
+    return `audit record ${recordId} is not encrypted to the escrow key: escrow was never enabled for this organization (its recipients: ${encryption.key_ids.join(", ")}); decrypt it with a customer key (\`svc audit decrypt\`)`;
   if (!encryption.key_ids.includes(escrowKeyId)) {
     return `audit record ${recordId} is not encrypted to the escrow key ${escrowKeyId} (its recipients: ${encryption.key_ids.join(", ")}): escrow was off or no customer key was active when it was written; decrypt it with a customer key (\`svc audit decrypt\`)`;
   }
@@ -101,7 +108,20 @@ export async function createRequest(deps: ControlPlaneDeps, by: Principal, input
   await deps.db.transaction(async (tx) => {
     await tx.insert(tables(tx).auditRecoveryRequests).values({ id, orgId: by.orgId, recordId: record.id, reason, requestedBy: by.accountId, status: "pending", createdAt: now });
     const text = `${by.email} requested escrow recovery ${id} of record ${record.id}: ${reason}`;
-    const eventId = await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.request, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: text, ref: record.id }, now);
+    const eventId = await recordAdminEvent(
+      tx,
+      {
+        orgId: by.orgId,
+        workspaceId: record.workspace_id,
+        action: RECOVERY_ACTIONS.request,
+        actor: actorOf(by),
+        target: { type: "recovery_request", id },
+        severity: "high",
+        reason: text,
+        ref: record.id,
+      },
+      now,
+    );
     await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.request, result: "ok", actorAccountId: by.accountId, text, ref: id, eventId }, now);
   });
   return getRequest(deps.db, by.orgId, id);
@@ -115,8 +135,16 @@ export async function createRequest(deps: ControlPlaneDeps, by: Principal, input
 export async function fetchPlaintext(deps: ControlPlaneDeps, by: Principal, id: string): Promise<{ recordId: string; plaintext: Uint8Array }> {
   const row = await requestRow(deps.db, by.orgId, id);
   if (row.requestedBy !== by.accountId) throw new SvcError("forbidden", `only the requester of ${id} can fetch its plaintext`);
-  if (row.status === "consumed") throw new SvcError("recovery_consumed", `the plaintext of ${id} was already fetched at ${new Date(row.consumedAt ?? 0).toISOString()}; it is handed out once: request a new recovery if you need it again`);
-  if (row.status !== "approved") throw new SvcError("recovery_not_approved", `recovery request ${id} is not approved yet: another person, an owner or admin you never granted a membership or role, must approve it (\`svc audit recover approve ${id}\`)`);
+  if (row.status === "consumed")
+    throw new SvcError(
+      "recovery_consumed",
+      `the plaintext of ${id} was already fetched at ${new Date(row.consumedAt ?? 0).toISOString()}; it is handed out once: request a new recovery if you need it again`,
+    );
+  if (row.status !== "approved")
+    throw new SvcError(
+      "recovery_not_approved",
+      `recovery request ${id} is not approved yet: another person, an owner or admin you never granted a membership or role, must approve it (\`svc audit recover approve ${id}\`)`,
+    );
   const record = await recoverableRecord(deps.db, by.orgId, row.recordId);
   const ciphertext = await recordCiphertext(deps.db, by.orgId, row.recordId);
   const identity = await escrowIdentity(deps, by.orgId);
@@ -140,7 +168,20 @@ export async function fetchPlaintext(deps: ControlPlaneDeps, by: Principal, id: 
       .returning({ id: q.id });
     if (!done) throw new SvcError("recovery_consumed", `the plaintext of ${id} was already fetched; it is handed out once: request a new recovery if you need it again`);
     const text = `escrow recovery ${id}: the arguments of record ${row.recordId} were decrypted and handed to ${by.email}, once`;
-    const eventId = await recordAdminEvent(tx, { orgId: by.orgId, workspaceId: record.workspace_id, action: RECOVERY_ACTIONS.decrypt, actor: actorOf(by), target: { type: "recovery_request", id }, severity: "high", reason: text, ref: row.recordId }, now);
+    const eventId = await recordAdminEvent(
+      tx,
+      {
+        orgId: by.orgId,
+        workspaceId: record.workspace_id,
+        action: RECOVERY_ACTIONS.decrypt,
+        actor: actorOf(by),
+        target: { type: "recovery_request", id },
+        severity: "high",
+        reason: text,
+        ref: row.recordId,
+      },
+      now,
+    );
     await postNotice(tx, { orgId: by.orgId, action: RECOVERY_ACTIONS.decrypt, result: "ok", actorAccountId: by.accountId, text, ref: id, eventId }, now);
   });
   return { recordId: row.recordId, plaintext };

@@ -10,7 +10,11 @@ import { organizations } from "../organizations/tables.ts";
 /** The service's escrow identity per organization: public recipient plus KMS-wrapped private key (identity.ts). */
 export const escrowKeys = table("escrow_keys", (c) => ({
   id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().unique().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .unique()
+    .references(() => organizations.id),
   recipient: c.text("recipient").notNull(),
   wrappedIdentity: c.text("wrapped_identity").notNull(),
   createdAt: c.createdAt(),
@@ -20,11 +24,17 @@ export const auditRecoveryRequests = table(
   "audit_recovery_requests",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** The audit record to decrypt (not a foreign key: retention may delete the record later). */
     recordId: c.text("record_id").notNull(),
     reason: c.text("reason").notNull(),
-    requestedBy: c.text("requested_by").notNull().references(() => accounts.id),
+    requestedBy: c
+      .text("requested_by")
+      .notNull()
+      .references(() => accounts.id),
     /** pending → approved → consumed (the plaintext was handed out, once). */
     status: c.text("status", { enum: ["pending", "approved", "consumed"] }).notNull(),
     approvedBy: c.text("approved_by").references(() => accounts.id),
@@ -41,9 +51,15 @@ export const auditRecoveryRequests = table(
  * before it (`previous_min_age_hours`) has passed since `changed_at`.
  */
 export const auditRecoveryPolicies = table("audit_recovery_policies", (c) => ({
-  orgId: c.text("org_id").primaryKey().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .primaryKey()
+    .references(() => organizations.id),
   approverMinAgeHours: c.integer("approver_min_age_hours").notNull(),
   previousMinAgeHours: c.integer("previous_min_age_hours").notNull(),
   changedAt: c.millis("changed_at").notNull(),
-  changedBy: c.text("changed_by").notNull().references(() => accounts.id),
+  changedBy: c
+    .text("changed_by")
+    .notNull()
+    .references(() => accounts.id),
 }));

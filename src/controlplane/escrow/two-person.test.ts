@@ -15,7 +15,8 @@ type Auth = { token?: string | null; headers?: Record<string, string> };
 
 const approve = async (cp: TestControlPlane, id: string, auth: Auth) => cp.call("POST", cp.org(`/audit-recovery-requests/${id}/approve`), auth);
 const adminEvents = async (cp: TestControlPlane) => (await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records as Array<Record<string, any>>;
-const noticesOf = async (cp: TestControlPlane, token: string) => (await cp.call("GET", cp.org("/notices"), { token })).json.notices as Array<{ id: string; action: string; result: string; text: string; ref: string | null }>;
+const noticesOf = async (cp: TestControlPlane, token: string) =>
+  (await cp.call("GET", cp.org("/notices"), { token })).json.notices as Array<{ id: string; action: string; result: string; text: string; ref: string | null }>;
 
 describe("recovery approval between people", () => {
   test("the sockpuppet path (an owner adds an admin with a password of their choosing, signs in as it, approves) is refused with the provenance code, recorded and announced", async () => {
@@ -32,7 +33,13 @@ describe("recovery approval between people", () => {
 
     const [refusal] = await adminEvents(cp);
     expect(refusal).toMatchObject({ action: "audit:recovery.approve", decision: "deny", actor_id: puppetId, target: `recovery_request:${id}` });
-    expect(refusal!.admin).toMatchObject({ result: "refused", status: 403, code: "recovery_approver_provenance", severity: "high", actor: { email: "ops.helper@example.com", credential: { kind: "session" } } });
+    expect(refusal!.admin).toMatchObject({
+      result: "refused",
+      status: 403,
+      code: "recovery_approver_provenance",
+      severity: "high",
+      actor: { email: "ops.helper@example.com", credential: { kind: "session" } },
+    });
     // The others are told: the requester and the second owner see the refusal; the puppet not its own.
     for (const token of [cp.adminToken, w.second.token]) expect((await noticesOf(cp, token)).map((n) => [n.action, n.result, n.ref])).toContainEqual(["audit:recovery.approve", "refused", id]);
     expect((await noticesOf(cp, w.second.token)).map((n) => n.action)).toContain("audit:recovery.request");

@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../contract/errors.ts";
 import { checkOutboundUrl, nonPublicReason } from "./outbound.ts";
 
-const resolvesTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+const resolvesTo =
+  (...addresses: string[]) =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
 async function codeOf(p: Promise<unknown>): Promise<string | null> {
   try {
@@ -16,10 +19,30 @@ async function codeOf(p: Promise<unknown>): Promise<string | null> {
 describe("nonPublicReason", () => {
   test("refuses loopback, private, link-local, CGNAT, unique-local, unspecified and their IPv6 forms", () => {
     for (const a of [
-      "127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "100.127.255.255",
-      "0.0.0.0", "224.0.0.1", "255.255.255.255",
-      "::", "::1", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1",
-      "::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe", "::10.0.0.1",
+      "127.0.0.1",
+      "127.9.9.9",
+      "10.1.2.3",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "100.127.255.255",
+      "0.0.0.0",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::",
+      "::1",
+      "fc00::1",
+      "fd12:3456::1",
+      "fe80::1",
+      "fe80::1%eth0",
+      "ff02::1",
+      "::ffff:127.0.0.1",
+      "::ffff:169.254.169.254",
+      "::ffff:7f00:1",
+      "64:ff9b::a9fe:a9fe",
+      "::10.0.0.1",
     ]) {
       expect([a, nonPublicReason(a)]).not.toEqual([a, null]);
     }

@@ -79,10 +79,7 @@ export async function checkOutboundUrl(url: string | URL, o: OutboundOptions): P
   }
   let addresses: Array<{ address: string }>;
   try {
-    addresses = await Promise.race([
-      (o.lookup ?? defaultLookup)(host),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("DNS lookup timed out")), LOOKUP_TIMEOUT_MS).unref?.()),
-    ]);
+    addresses = await Promise.race([(o.lookup ?? defaultLookup)(host), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("DNS lookup timed out")), LOOKUP_TIMEOUT_MS).unref?.())]);
   } catch (e) {
     if (o.stage === "save") return;
     throw new SvcError("outbound_url_refused", `${o.what} host ${host} could not be resolved (${(e as Error).message})`);

@@ -27,7 +27,9 @@ const SWEEP_EVERY = 100;
 const SWEEP_BATCH = 500;
 
 export function hashedKey(key: string): string {
-  return createHash("sha256").update(KEY_PREFIX + key).digest("hex");
+  return createHash("sha256")
+    .update(KEY_PREFIX + key)
+    .digest("hex");
 }
 
 type Window = { windowStart: number; count: number };
@@ -122,7 +124,6 @@ export class FixedWindowLimiter {
   }
 }
 
-
 type Limiters = {
   signInEmail: FixedWindowLimiter;
   signInIp: FixedWindowLimiter;
@@ -185,7 +186,11 @@ export function clientIp(deps: ControlPlaneDeps, request: Request): string | nul
   if (carried) return carried.ip;
   if (deps.config.trustForwardedFor) {
     const xff = request.headers.get("x-forwarded-for");
-    const last = xff?.split(",").map((s) => s.trim()).filter(Boolean).pop();
+    const last = xff
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .pop();
     if (last) return last.toLowerCase();
   }
   return socketIps.get(request) ?? peerOf(request) ?? null;

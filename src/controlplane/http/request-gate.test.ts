@@ -35,9 +35,15 @@ describe("jsonDepthExceeds", () => {
 describe("the gate in front of the app", () => {
   test("deep JSON is 400 body_too_deep on signed-in and anonymous routes, never 500", async () => {
     const cp = await testControlPlane();
-    for (const [path, token] of [[cp.org("/agents"), cp.adminToken], ["/api/v1/auth/sessions", null], ["/api/v1/auth/login-requests", null]] as const) {
+    for (const [path, token] of [
+      [cp.org("/agents"), cp.adminToken],
+      ["/api/v1/auth/sessions", null],
+      ["/api/v1/auth/login-requests", null],
+    ] as const) {
       for (const body of [deep(5000), "[".repeat(60_000)]) {
-        const res = await cp.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body }));
+        const res = await cp.app.handle(
+          new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body }),
+        );
         expect({ path, status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ path, status: 400, code: "body_too_deep" });
       }
     }

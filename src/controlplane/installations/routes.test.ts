@@ -58,12 +58,10 @@ describe("installation status, agents and tools", () => {
     const cp = await testControlPlane();
     const { agentId, installationId } = await agentAndInstallation(cp);
     const replica = await fakeReplica(cp, installationId);
-    await cp.deps.db
-      .insert(tables(cp.deps.db).tools)
-      .values([
-        { workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 },
-        { workspaceId: cp.workspaceId, name: "crm.update", installationId, access: "write", requiredCapabilities: ["crm"], updatedAt: 1 },
-      ]);
+    await cp.deps.db.insert(tables(cp.deps.db).tools).values([
+      { workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 },
+      { workspaceId: cp.workspaceId, name: "crm.update", installationId, access: "write", requiredCapabilities: ["crm"], updatedAt: 1 },
+    ]);
     const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
     expect(status.status).toBe(200);
     expect(status.json.tool_count).toBe(2);
@@ -90,7 +88,12 @@ describe("runtime credential", () => {
     expect(first.headers.get("cache-control")).toBe("no-store");
     const token1: string = first.json.token;
     expect(token1).toMatch(/^svc_rt_/);
-    const row = (await cp.deps.db.select().from(tables(cp.deps.db).installations).where(eq(tables(cp.deps.db).installations.id, installationId)))[0]!;
+    const row = (
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).installations)
+        .where(eq(tables(cp.deps.db).installations.id, installationId))
+    )[0]!;
     expect(row.tokenHash).toBe(hashSecret(token1));
     expect((await findInstallationByToken(cp.deps, token1, {}))?.installationId).toBe(installationId);
     // Status never shows the token, only that one exists.
@@ -121,9 +124,19 @@ describe("runtime credential", () => {
     expect(del.status).toBe(204);
     expect(await findInstallationByToken(cp.deps, token, {})).toBeNull();
     expect(await revisionOf(cp)).toBeGreaterThan(before);
-    const row = (await cp.deps.db.select().from(tables(cp.deps.db).installations).where(eq(tables(cp.deps.db).installations.id, installationId)))[0]!;
+    const row = (
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).installations)
+        .where(eq(tables(cp.deps.db).installations.id, installationId))
+    )[0]!;
     expect(row.deletedAt).not.toBeNull();
-    expect((await cp.deps.db.select().from(tables(cp.deps.db).tools).where(eq(tables(cp.deps.db).tools.installationId, installationId)))).toHaveLength(0);
+    expect(
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).tools)
+        .where(eq(tables(cp.deps.db).tools.installationId, installationId)),
+    ).toHaveLength(0);
     expect((await cp.call("GET", cp.org(`/installations/${installationId}`))).status).toBe(404);
     expect((await cp.call("GET", cp.org("/installations"))).json.installations).toEqual([]);
     expect((await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } })).status).toBe(404);
@@ -135,7 +148,11 @@ describe("runtime credential", () => {
     const { installationId } = await agentAndInstallation(cp, "default", "helpdesk");
     const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
     expect((await cp.call("DELETE", cp.org(`/installations/${installationId}`))).status).toBe(204);
-    for (const [method, path] of [["POST", "/api/v1/runtime/bootstrap"], ["GET", "/api/v1/runtime/policy-bundle?version=1"], ["PUT", "/api/v1/runtime/tools"]] as const) {
+    for (const [method, path] of [
+      ["POST", "/api/v1/runtime/bootstrap"],
+      ["GET", "/api/v1/runtime/policy-bundle?version=1"],
+      ["PUT", "/api/v1/runtime/tools"],
+    ] as const) {
       const res = await cp.call(method, path, { token, body: method === "GET" ? undefined : {} });
       expect(res.status).toBe(401);
       expect(res.json.code).toBe("installation_deleted");

@@ -36,11 +36,7 @@ function prepare(db: Db) {
     .prepare("runtime_token");
 }
 
-export async function findInstallationByToken(
-  deps: ControlPlaneDeps,
-  token: string,
-  headers: Record<string, string | undefined>,
-): Promise<RuntimeCaller | null> {
+export async function findInstallationByToken(deps: ControlPlaneDeps, token: string, headers: Record<string, string | undefined>): Promise<RuntimeCaller | null> {
   if (!isKind(token, "runtime")) return null;
   let query = prepared.get(deps.db);
   if (!query) prepared.set(deps.db, (query = prepare(deps.db)));

@@ -74,7 +74,12 @@ export function platformProblem(platform: string): string | null {
 /** A live (not deleted) installation of the organization, or undefined. */
 export async function findInstallation(db: Db, orgId: string, id: string): Promise<InstallationRow | undefined> {
   const i = tables(db).installations;
-  return (await db.select().from(i).where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt))))[0];
+  return (
+    await db
+      .select()
+      .from(i)
+      .where(and(eq(i.orgId, orgId), eq(i.id, id), isNull(i.deletedAt)))
+  )[0];
 }
 
 /** A live (not deleted) installation of the organization; 404 otherwise. */
@@ -97,7 +102,10 @@ export async function listInstallations(db: Db, orgId: string, workspaceId?: str
     .from(i)
     .where(and(...conds))
     .orderBy(i.id);
-  const counts = await toolCounts(db, rows.map((r) => r.id));
+  const counts = await toolCounts(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => presentInstallation(r, counts.get(r.id) ?? 0));
 }
 
@@ -112,9 +120,15 @@ export async function createInstallation(db: Db, orgId: string, input: { platfor
     const ws = await resolveWorkspace(tx, orgId, input.workspace);
     await getAgentInWorkspace(tx, orgId, input.agentId, ws);
     const i = tables(tx).installations;
-    const [clash] = await tx.select({ id: i.id }).from(i).where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt)));
+    const [clash] = await tx
+      .select({ id: i.id })
+      .from(i)
+      .where(and(eq(i.workspaceId, ws.id), eq(i.name, name), isNull(i.deletedAt)));
     if (clash) throw new SvcError("conflict", `an installation named "${name}" already exists in workspace "${ws.name}" (${clash.id})`);
-    const [created] = await tx.insert(i).values({ id: newId("installation"), orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM }).returning();
+    const [created] = await tx
+      .insert(i)
+      .values({ id: newId("installation"), orgId, workspaceId: ws.id, agentId: input.agentId, name, platform: PLATFORM })
+      .returning();
     await recordChange(tx, by, { orgId, workspaceId: ws.id, action: "installation.create", target: target(created!), after: presentInstallation(created!, 0) });
     return created!;
   });
@@ -140,7 +154,10 @@ export async function issueCredential(deps: ControlPlaneDeps, orgId: string, id:
     }
     const token = newSecret("runtime");
     const i = tables(tx).installations;
-    await tx.update(i).set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() }).where(eq(i.id, row.id));
+    await tx
+      .update(i)
+      .set({ tokenHash: hashSecret(token), tokenIssuedAt: deps.now() })
+      .where(eq(i.id, row.id));
     // Ends the old token: a bundle poll trusts a token it checked while the revision stays (runtime/bundle-poll.ts).
     if (row.tokenHash !== null) await bumpRevision(tx, orgId);
     // The token only as a digest (the stored hash names the old one the same way).

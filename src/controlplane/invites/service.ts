@@ -50,7 +50,12 @@ export async function createInvite(deps: ControlPlaneDeps, orgId: string, rawEma
 /** What an invite link is for. 404 unknown; 410 invite_used / invite_expired. */
 export async function inspectInvite(deps: ControlPlaneDeps, token: string): Promise<InviteInfo> {
   const i = tables(deps.db).chatInvites;
-  const [row] = isKind(token, "invite") ? await deps.db.select().from(i).where(eq(i.tokenHash, hashSecret(token))) : [];
+  const [row] = isKind(token, "invite")
+    ? await deps.db
+        .select()
+        .from(i)
+        .where(eq(i.tokenHash, hashSecret(token)))
+    : [];
   const user = row ? await findUserById(deps.db, row.orgId, row.userId) : undefined;
   if (!row || !user) throw new SvcError("not_found", "this invitation link is not valid; check that the whole link was opened");
   if (row.usedAt !== null) throw new SvcError("invite_used", "this invitation link was already used; ask an admin for a new one if you need to set your chat password again");

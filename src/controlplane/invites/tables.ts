@@ -7,8 +7,14 @@ import { organizations } from "../organizations/tables.ts";
 
 export const chatInvites = table("chat_invites", (c) => ({
   id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
-  userId: c.text("user_id").notNull().references(() => users.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
+  userId: c
+    .text("user_id")
+    .notNull()
+    .references(() => users.id),
   tokenHash: c.text("token_hash").notNull().unique(),
   expiresAt: c.millis("expires_at").notNull(),
   usedAt: c.millis("used_at"),
@@ -17,7 +23,10 @@ export const chatInvites = table("chat_invites", (c) => ({
 
 /** A service user's chat password (argon2id): good for redeeming claim links only. */
 export const chatPasswords = table("chat_passwords", (c) => ({
-  userId: c.text("user_id").primaryKey().references(() => users.id),
+  userId: c
+    .text("user_id")
+    .primaryKey()
+    .references(() => users.id),
   passwordHash: c.text("password_hash").notNull(),
   updatedAt: c.millis("updated_at").notNull(),
 }));

@@ -16,7 +16,9 @@ export class ControlPlaneMetrics {
   readonly registry = new Registry();
   private readonly records = this.registry.add(new Counter("svc_cp_audit_records_total", "Audit records received from runtimes, by what became of them (inserted, duplicate, rejected).", ["status"]));
   private readonly batches = this.registry.add(new Counter("svc_cp_audit_batches_total", "Audit batches received from runtimes."));
-  private readonly decisions = this.registry.add(new Counter("svc_cp_decisions_total", "Decisions ingested (every installation), by kind (tool, model) and result (permit, or the refusal code).", ["kind", "result"]));
+  private readonly decisions = this.registry.add(
+    new Counter("svc_cp_decisions_total", "Decisions ingested (every installation), by kind (tool, model) and result (permit, or the refusal code).", ["kind", "result"]),
+  );
   private readonly tokens = this.registry.add(new Counter("svc_cp_model_tokens_total", "Model tokens ingested, by type (prompt, completion).", ["type"]));
   private readonly cost = this.registry.add(new Counter("svc_cp_model_cost_total", "Model cost ingested, at the profiles' prices."));
   private readonly requests = this.registry.add(new Counter("svc_cp_http_requests_total", "HTTP requests by method, route and status.", ["method", "route", "status"]));
@@ -65,17 +67,21 @@ export function metricsPlugin(metrics: ControlPlaneMetrics, token: string | unde
       // The route's pattern (/api/v1/organizations/:org/…), never the path: bounded labels, no ids.
       metrics.request(request.method, route || "unmatched", typeof set.status === "number" ? set.status : 200, (performance.now() - t0) / 1000);
     })
-    .get(METRICS_PATH, async ({ request, set }) => {
-      const given = bearer(request.headers.get("authorization"));
-      if (!token) {
-        set.status = 404;
-        return "metrics are off: set SVC_CP_METRICS_TOKEN to serve them\n";
-      }
-      if (given === null || !safeEqual(given, token)) {
-        set.status = 401;
-        set.headers["www-authenticate"] = "Bearer";
-        return "metrics need Authorization: Bearer <SVC_CP_METRICS_TOKEN>\n";
-      }
-      return metrics.registry.response();
-    }, { detail: { hide: true } });
+    .get(
+      METRICS_PATH,
+      async ({ request, set }) => {
+        const given = bearer(request.headers.get("authorization"));
+        if (!token) {
+          set.status = 404;
+          return "metrics are off: set SVC_CP_METRICS_TOKEN to serve them\n";
+        }
+        if (given === null || !safeEqual(given, token)) {
+          set.status = 401;
+          set.headers["www-authenticate"] = "Bearer";
+          return "metrics need Authorization: Bearer <SVC_CP_METRICS_TOKEN>\n";
+        }
+        return metrics.registry.response();
+      },
+      { detail: { hide: true } },
+    );
 }

@@ -4,7 +4,13 @@ import { describe, expect, test } from "bun:test";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 
-const value = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+const value = (text: string, series: string) =>
+  Number(
+    text
+      .split("\n")
+      .find((l) => l.startsWith(`${series} `))
+      ?.slice(series.length + 1) ?? NaN,
+  );
 
 describe("GET /metrics", () => {
   test("off (404) without a metrics token", async () => {

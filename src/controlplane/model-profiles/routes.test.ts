@@ -74,7 +74,9 @@ describe("POST /model-profiles", () => {
     const { installationId } = await agentAndInstallation(cp);
     const replica = await fakeReplica(cp, installationId);
     const sealed = await sealKey([replica.recipient]);
-    const notAge = await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: Buffer.from("sk-live-123").toString("base64"), sealed_to: [replica.id] } });
+    const notAge = await cp.call("POST", cp.org("/model-profiles"), {
+      body: { ...base, auth_type: "api_key", api_key_sealed: Buffer.from("sk-live-123").toString("base64"), sealed_to: [replica.id] },
+    });
     expect(notAge.status).toBe(422);
     expect(notAge.json.detail).toContain("not an age file");
     const unknownReplica = await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: sealed, sealed_to: [replica.id, "rep_ghost"] } });
@@ -159,7 +161,15 @@ describe("assignment and readiness", () => {
     const check = (r: { checks: { name: string; ok: boolean; detail: string }[] }, name: string) => r.checks.find((c) => c.name === name)!;
 
     let r = await readiness();
-    expect(r.checks.map((c: { name: string }) => c.name)).toEqual(["endpoint_valid", "default_model_listed", "api_key_present", "key_sealed_to_runtimes", "assigned_to_agent", "runtime_in_scope", "endpoint_reached"]);
+    expect(r.checks.map((c: { name: string }) => c.name)).toEqual([
+      "endpoint_valid",
+      "default_model_listed",
+      "api_key_present",
+      "key_sealed_to_runtimes",
+      "assigned_to_agent",
+      "runtime_in_scope",
+      "endpoint_reached",
+    ]);
     expect(r.ready).toBe(false);
     expect(structuredClone(check(r, "assigned_to_agent"))).toMatchObject({ ok: false });
     expect(check(r, "endpoint_valid").ok).toBe(true);
@@ -198,9 +208,8 @@ describe("assignment and readiness", () => {
     const first = await newRecipient();
     const boot = bootstrapBody(first.recipient);
     expect((await cp.call("POST", "/api/v1/runtime/bootstrap", { token, body: boot })).status).toBe(200);
-    const profile = (
-      await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([first.recipient]), sealed_to: [boot.replica_id] } })
-    ).json;
+    const profile = (await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([first.recipient]), sealed_to: [boot.replica_id] } }))
+      .json;
     await cp.call("POST", cp.org(`/model-profiles/${profile.id}/assign`), { body: { agent_id: agentId } });
     const readiness = async () => (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
     expect((await readiness()).ready).toBe(true);
@@ -223,7 +232,19 @@ describe("assignment and readiness", () => {
     const beat = async (state: "ok" | "unreachable", error: string | null) =>
       cp.call("POST", "/api/v1/runtime/heartbeat", {
         token,
-        body: { replica_id: boot.replica_id, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, model_endpoints: [{ profile_id: profile.id, state, error, at: "2026-11-25T17:00:00.000Z" }, { profile_id: "mp_other", state: "ok", error: null, at: "2026-11-25T17:00:00.000Z" }] },
+        body: {
+          replica_id: boot.replica_id,
+          state: "ready",
+          policy_revision: 1,
+          tool_count: 1,
+          version: "t",
+          spool_depth: 0,
+          last_success: null,
+          model_endpoints: [
+            { profile_id: profile.id, state, error, at: "2026-11-25T17:00:00.000Z" },
+            { profile_id: "mp_other", state: "ok", error: null, at: "2026-11-25T17:00:00.000Z" },
+          ],
+        },
       });
     expect((await beat("unreachable", "unable to verify the first certificate")).status).toBe(204);
     const tls = await readiness();
@@ -239,13 +260,12 @@ describe("assignment and readiness", () => {
     const cp = await testControlPlane({ now: () => now });
     const { agentId, installationId } = await agentAndInstallation(cp);
     const old = await fakeReplica(cp, installationId);
-    const profile = (
-      await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([old.recipient]), sealed_to: [old.id] } })
-    ).json;
+    const profile = (await cp.call("POST", cp.org("/model-profiles"), { body: { ...base, auth_type: "api_key", api_key_sealed: await sealKey([old.recipient]), sealed_to: [old.id] } })).json;
     await cp.call("POST", cp.org(`/model-profiles/${profile.id}/assign`), { body: { agent_id: agentId } });
     const readiness = async () => (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
     const status = async () => (await cp.call("GET", cp.org(`/installations/${installationId}`))).json.replicas as Array<Record<string, unknown>>;
-    const recipients = async () => ((await cp.call("GET", cp.org(`/runtime-recipients?workspace=default&agent_id=${agentId}`))).json.recipients as Array<{ replica_id: string }>).map((r) => r.replica_id);
+    const recipients = async () =>
+      ((await cp.call("GET", cp.org(`/runtime-recipients?workspace=default&agent_id=${agentId}`))).json.recipients as Array<{ replica_id: string }>).map((r) => r.replica_id);
     expect((await status())[0]).toMatchObject({ id: old.id, state: "ready", liveness: "live" });
 
     // 16 minutes of silence: stale. A new replica replaced it.
@@ -280,8 +300,18 @@ describe("assignment and readiness", () => {
     const r = (await cp.call("GET", cp.org(`/model-profiles/${profile.id}/readiness`))).json;
     expect(r.ready).toBe(false);
     const byName = Object.fromEntries(r.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok]));
-    expect(byName).toEqual({ endpoint_valid: true, default_model_listed: true, api_key_present: true, key_sealed_to_runtimes: true, assigned_to_agent: false, runtime_in_scope: false, endpoint_reached: true });
-    const setKey = await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), { body: { api_key_sealed: await sealKey(["age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"]), sealed_to: ["rep_x"] } });
+    expect(byName).toEqual({
+      endpoint_valid: true,
+      default_model_listed: true,
+      api_key_present: true,
+      key_sealed_to_runtimes: true,
+      assigned_to_agent: false,
+      runtime_in_scope: false,
+      endpoint_reached: true,
+    });
+    const setKey = await cp.call("PUT", cp.org(`/model-profiles/${profile.id}/api-key`), {
+      body: { api_key_sealed: await sealKey(["age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"]), sealed_to: ["rep_x"] },
+    });
     expect(setKey.status).toBe(422);
   });
 });

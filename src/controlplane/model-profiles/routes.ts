@@ -31,7 +31,12 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
         if (query.agent_id) await getAgentInWorkspace(db, principal.orgId, query.agent_id, ws);
         return { recipients: await recipientsInScope(db, ws.id, query.agent_id ?? null, { liveSince: live() }) };
       },
-      { admin: true, query: ScopeQuery, response: RuntimeRecipientList, detail: { tags, summary: "Credential-sync keys of the scope's live runtimes, to seal an API key to (stale and gone replicas are left out)" } },
+      {
+        admin: true,
+        query: ScopeQuery,
+        response: RuntimeRecipientList,
+        detail: { tags, summary: "Credential-sync keys of the scope's live runtimes, to seal an API key to (stale and gone replicas are left out)" },
+      },
     )
     .get("/model-profiles", async ({ principal, query }) => ({ model_profiles: (await listProfiles(db, principal.orgId, (await wsOf(principal.orgId, query.workspace))?.id)).map(presentProfile) }), {
       admin: true,
@@ -59,21 +64,34 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
     })
     .put(
       "/model-profiles/:id/api-key",
-      async ({ principal, params, query, body }) => presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
+      async ({ principal, params, query, body }) =>
+        presentProfile(await setProfileApiKey(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
       { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfileApiKey, response: ModelProfile, detail: { tags, summary: "Replace the sealed API key (re-seal to new runtimes)" } },
     )
     .put(
       "/model-profiles/:id/prices",
-      async ({ principal, params, query, body }) => presentProfile(await setProfilePrices(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, acting(deps, principal))),
-      { admin: true, params: ProfileParams, query: ProfileQuery, body: ProfilePrices, response: ModelProfile, detail: { tags, summary: "Replace the per-model prices (per 1M tokens) the usage cost is computed with" } },
+      async ({ principal, params, query, body }) =>
+        presentProfile(await setProfilePrices(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body, acting(deps, principal))),
+      {
+        admin: true,
+        params: ProfileParams,
+        query: ProfileQuery,
+        body: ProfilePrices,
+        response: ModelProfile,
+        detail: { tags, summary: "Replace the per-model prices (per 1M tokens) the usage cost is computed with" },
+      },
     )
-    .get("/model-profiles/:id/readiness", async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace), { now: deps.now(), limits: livenessLimits(deps.config) }), {
-      admin: true,
-      params: ProfileParams,
-      query: ProfileQuery,
-      response: Readiness,
-      detail: { tags, summary: "Whether runtimes can use the profile now, check by check" },
-    })
+    .get(
+      "/model-profiles/:id/readiness",
+      async ({ principal, params, query }) => profileReadiness(db, await profileOf(principal.orgId, params.id, query.workspace), { now: deps.now(), limits: livenessLimits(deps.config) }),
+      {
+        admin: true,
+        params: ProfileParams,
+        query: ProfileQuery,
+        response: Readiness,
+        detail: { tags, summary: "Whether runtimes can use the profile now, check by check" },
+      },
+    )
     .post(
       "/model-profiles/:id/assign",
       async ({ principal, params, query, body }) => assignProfile(db, principal.orgId, await profileOf(principal.orgId, params.id, query.workspace), body.agent_id, acting(deps, principal)),

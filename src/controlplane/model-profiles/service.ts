@@ -71,7 +71,10 @@ async function recordProfileChange(tx: Db, by: Acting, action: ProfileAction, p:
 /** The profile as stored now, read in the changing transaction (the event's before). */
 async function storedProfile(tx: Db, orgId: string, id: string): Promise<ProfileRow> {
   const mp = tables(tx).modelProfiles;
-  const [row] = await tx.select().from(mp).where(and(eq(mp.id, id), eq(mp.orgId, orgId)));
+  const [row] = await tx
+    .select()
+    .from(mp)
+    .where(and(eq(mp.id, id), eq(mp.orgId, orgId)));
   if (!row) throw new SvcError("not_found", `model profile "${id}" not found`);
   return row;
 }
@@ -90,7 +93,10 @@ export async function resolveProfile(db: Db, orgId: string, idOrName: string, wo
   const mp = tables(db).modelProfiles;
   const conds = [eq(mp.orgId, orgId), hasPrefix(idOrName, "modelProfile") ? eq(mp.id, idOrName) : eq(mp.displayName, idOrName)];
   if (workspaceId) conds.push(eq(mp.workspaceId, workspaceId));
-  const rows = await db.select().from(mp).where(and(...conds));
+  const rows = await db
+    .select()
+    .from(mp)
+    .where(and(...conds));
   if (rows.length === 0) throw new SvcError("not_found", `model profile "${idOrName}" not found`);
   if (rows.length > 1) throw new SvcError("conflict", `several workspaces have a model profile named "${idOrName}"; pass workspace`);
   return rows[0]!;
@@ -203,7 +209,14 @@ export async function createProfile(db: Db, orgId: string, ws: Ws, input: Profil
  * Replaces the sealed key (for example re-sealed to include new replicas). The key and the
  * replicas it is sealed to are checked and written together, in the transaction that bumps the revision.
  */
-export async function setProfileApiKey(db: Db, orgId: string, profile: ProfileRow, input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown }, liveSince: number, by: Acting): Promise<ProfileRow> {
+export async function setProfileApiKey(
+  db: Db,
+  orgId: string,
+  profile: ProfileRow,
+  input: { api_key_sealed: string; sealed_to: string[]; api_key?: unknown },
+  liveSince: number,
+  by: Acting,
+): Promise<ProfileRow> {
   refusePlaintextKey(input);
   if (profile.authType !== "api_key") refuse("/api_key_sealed", `model profile "${profile.displayName}" uses auth_type "none" and takes no API key`);
   const sealed = sealedKeyText(input);
@@ -256,7 +269,10 @@ export async function assignProfile(db: Db, orgId: string, profile: ProfileRow, 
       .onConflictDoUpdate({ target: a.agentId, set: { profileId: profile.id, assignedAt: by.at } });
     await bumpRevision(tx, orgId);
     if (previous?.profileId !== profile.id) {
-      await recordProfileChange(tx, by, "model_profile.assign", profile, { before: { agent_id: agentId, profile_id: previous?.profileId ?? null }, after: { agent_id: agentId, profile_id: profile.id } });
+      await recordProfileChange(tx, by, "model_profile.assign", profile, {
+        before: { agent_id: agentId, profile_id: previous?.profileId ?? null },
+        after: { agent_id: agentId, profile_id: profile.id },
+      });
     }
   });
   return { agent_id: agentId, profile_id: profile.id };

@@ -7,8 +7,14 @@ export const modelProfiles = table(
   "model_profiles",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    workspaceId: c.text("workspace_id").notNull().references(() => workspaces.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    workspaceId: c
+      .text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     displayName: c.text("display_name").notNull(),
     endpoint: c.text("endpoint").notNull(),
     authType: c.text("auth_type", { enum: ["none", "api_key"] }).notNull(),
@@ -27,7 +33,13 @@ export const modelProfiles = table(
 );
 
 export const modelProfileAssignments = table("model_profile_assignments", (c) => ({
-  agentId: c.text("agent_id").primaryKey().references(() => agents.id),
-  profileId: c.text("profile_id").notNull().references(() => modelProfiles.id),
+  agentId: c
+    .text("agent_id")
+    .primaryKey()
+    .references(() => agents.id),
+  profileId: c
+    .text("profile_id")
+    .notNull()
+    .references(() => modelProfiles.id),
   assignedAt: c.millis("assigned_at").notNull(),
 }));

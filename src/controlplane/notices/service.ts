@@ -14,9 +14,15 @@ export const NOTICES_SHOWN = 20;
 export type Notice = { id: string; action: string; result: "ok" | "refused"; text: string; ref: string | null; event_id: string | null; created_at: string };
 
 /** Posts a notice in the caller's transaction; returns its id. */
-export async function postNotice(tx: Db, n: { orgId: string; action: string; result: "ok" | "refused"; actorAccountId: string; text: string; ref?: string | null; eventId?: string | null }, now: number): Promise<string> {
+export async function postNotice(
+  tx: Db,
+  n: { orgId: string; action: string; result: "ok" | "refused"; actorAccountId: string; text: string; ref?: string | null; eventId?: string | null },
+  now: number,
+): Promise<string> {
   const id = newId("notice", now);
-  await tx.insert(tables(tx).adminNotices).values({ id, orgId: n.orgId, action: n.action, result: n.result, actorAccountId: n.actorAccountId, text: n.text, ref: n.ref ?? null, eventId: n.eventId ?? null, createdAt: now });
+  await tx
+    .insert(tables(tx).adminNotices)
+    .values({ id, orgId: n.orgId, action: n.action, result: n.result, actorAccountId: n.actorAccountId, text: n.text, ref: n.ref ?? null, eventId: n.eventId ?? null, createdAt: now });
   return id;
 }
 
@@ -36,7 +42,10 @@ export async function openNotices(db: Db, orgId: string, accountId: string): Pro
 /** Dismisses a notice for `accountId` alone; dismissing it twice keeps the first time. */
 export async function dismissNotice(db: Db, orgId: string, accountId: string, id: string, now: number): Promise<void> {
   const { adminNotices: n, adminNoticeDismissals: d } = tables(db);
-  const [row] = await db.select({ id: n.id }).from(n).where(and(eq(n.orgId, orgId), eq(n.id, id)));
+  const [row] = await db
+    .select({ id: n.id })
+    .from(n)
+    .where(and(eq(n.orgId, orgId), eq(n.id, id)));
   if (!row) throw new SvcError("not_found", `notice ${id} not found`);
   await db.insert(d).values({ noticeId: id, accountId, dismissedAt: now }).onConflictDoNothing();
 }

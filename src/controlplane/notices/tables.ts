@@ -9,12 +9,18 @@ export const adminNotices = table(
   "admin_notices",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     /** The admin event's action (`audit:recovery.approve`) and result: the notice announces that event. */
     action: c.text("action").notNull(),
     result: c.text("result", { enum: ["ok", "refused"] }).notNull(),
     /** Who acted: they are not notified of their own step. */
-    actorAccountId: c.text("actor_account_id").notNull().references(() => accounts.id),
+    actorAccountId: c
+      .text("actor_account_id")
+      .notNull()
+      .references(() => accounts.id),
     /** What happened, in words; never secret material. */
     text: c.text("text").notNull(),
     /** The object it is about (a recovery request id), and the admin event's audit record id. */
@@ -29,8 +35,14 @@ export const adminNotices = table(
 export const adminNoticeDismissals = table(
   "admin_notice_dismissals",
   (c) => ({
-    noticeId: c.text("notice_id").notNull().references(() => adminNotices.id),
-    accountId: c.text("account_id").notNull().references(() => accounts.id),
+    noticeId: c
+      .text("notice_id")
+      .notNull()
+      .references(() => adminNotices.id),
+    accountId: c
+      .text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     dismissedAt: c.millis("dismissed_at").notNull(),
   }),
   (t, c) => [c.primaryKey({ columns: [t.noticeId, t.accountId] })],

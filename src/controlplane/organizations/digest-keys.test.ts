@@ -10,7 +10,12 @@ const { recipient } = await newRecipient();
 
 describe("digest keys", () => {
   test("the views: the newest is current, each older one retired when the next was made (pure)", () => {
-    expect(digestKeyViews([{ id: "dk_1", createdAt: 1000 }, { id: "dk_2", createdAt: 2000 }])).toEqual([
+    expect(
+      digestKeyViews([
+        { id: "dk_1", createdAt: 1000 },
+        { id: "dk_2", createdAt: 2000 },
+      ]),
+    ).toEqual([
       { id: "dk_1", status: "retired", created_at: new Date(1000).toISOString(), retired_at: new Date(2000).toISOString() },
       { id: "dk_2", status: "current", created_at: new Date(2000).toISOString(), retired_at: null },
     ]);
@@ -49,7 +54,10 @@ describe("digest keys", () => {
 
     // admins: both listed, never material; one shown by id
     const after = (await cp.call("GET", cp.org("/audit-digest-keys"))).json.keys;
-    expect(after.map((k: { id: string; status: string }) => [k.id, k.status])).toEqual([[oldId, "retired"], [newId, "current"]]);
+    expect(after.map((k: { id: string; status: string }) => [k.id, k.status])).toEqual([
+      [oldId, "retired"],
+      [newId, "current"],
+    ]);
     expect(after[0].retired_at).toBe(after[1].created_at);
     expect(Object.keys(after[0]).sort()).toEqual(["created_at", "id", "retired_at", "status"]);
     expect((await cp.call("GET", cp.org(`/audit-digest-keys/${oldId}`))).json).toEqual(after[0]);
@@ -58,7 +66,10 @@ describe("digest keys", () => {
     // the admin trail: one event, high, both ids, no material
     const events = (await cp.call("GET", cp.org("/audit-records?kind=admin"))).json.records.filter((r: { action: string }) => r.action === "digest_key.rotate");
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ target: `digest_key:${newId}`, admin: { severity: "high", result: "ok", before: { current: oldId }, after: { current: newId }, actor: { email: "owner@example.com", credential: { kind: "api_token" } } } });
+    expect(events[0]).toMatchObject({
+      target: `digest_key:${newId}`,
+      admin: { severity: "high", result: "ok", before: { current: oldId }, after: { current: newId }, actor: { email: "owner@example.com", credential: { kind: "api_token" } } },
+    });
     const text = JSON.stringify(events[0]);
     for (const material of [before.json.digest_key.key, fetched.json.key]) expect(text).not.toContain(material);
   });

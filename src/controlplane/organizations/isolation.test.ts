@@ -53,7 +53,10 @@ test("a second organization sees nothing of the first", async () => {
   expect(crossAgent.json.code).toBe("agent_not_found");
   const crossWs = await cp.call("GET", other.org(`/agents?workspace=${cp.workspaceId}`), { token: other.token });
   expect(crossWs.json.code).toBe("workspace_not_found");
-  const crossPolicy = await cp.call("POST", other.org("/policies"), { token: other.token, body: { name: "p", src: "*", dst: "model:invoke", effect: "permit", workspace: "default", agent_id: agentId } });
+  const crossPolicy = await cp.call("POST", other.org("/policies"), {
+    token: other.token,
+    body: { name: "p", src: "*", dst: "model:invoke", effect: "permit", workspace: "default", agent_id: agentId },
+  });
   expect(crossPolicy.status).toBe(404);
 
   // Its own listings hold none of the first organization's objects.

@@ -15,7 +15,20 @@ import { PASSWORD_SET } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import { EMAIL_RE } from "../auth/bootstrap.ts";
-import { type Principal, type Role, addMembership, createAccount, emailsOfAccounts, endAccountAccess, findAccountByEmail, hashPassword, membersOf, membership, ownerCount, removeMembership } from "../auth/service.ts";
+import {
+  type Principal,
+  type Role,
+  addMembership,
+  createAccount,
+  emailsOfAccounts,
+  endAccountAccess,
+  findAccountByEmail,
+  hashPassword,
+  membersOf,
+  membership,
+  ownerCount,
+  removeMembership,
+} from "../auth/service.ts";
 import type { Db } from "../db/index.ts";
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -31,7 +44,9 @@ export async function addMember(db: Db, by: Principal, input: { email: string; r
   const email = input.email.trim().toLowerCase();
   if (!EMAIL_RE.test(email)) throw new SvcError("validation_failed", `"${input.email}" is not an email address`, { errors: [{ path: "/email", message: "not an email address" }] });
   if (input.password !== undefined && input.password.length < MIN_PASSWORD_LENGTH) {
-    throw new SvcError("validation_failed", `the password must have at least ${MIN_PASSWORD_LENGTH} characters`, { errors: [{ path: "/password", message: `shorter than ${MIN_PASSWORD_LENGTH} characters` }] });
+    throw new SvcError("validation_failed", `the password must have at least ${MIN_PASSWORD_LENGTH} characters`, {
+      errors: [{ path: "/password", message: `shorter than ${MIN_PASSWORD_LENGTH} characters` }],
+    });
   }
   const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
   return db.transaction(async (tx) => {

@@ -70,11 +70,30 @@ async function populate(cp: TestControlPlane, w: { orgId: string; token: string;
   const apiToken = await issueApiToken(cp.deps, { accountId: w.ownerAccountId, orgId: w.orgId, name: "spare", signIn: { at: cp.deps.now() } }, actingAsSystem(cp.deps, "controlplane"));
   // A pending escrow recovery request (made directly: the record is digest-only, so the API would refuse it).
   const recoveryRequestId = newId("recoveryRequest");
-  await cp.deps.db.insert(tables(cp.deps.db).auditRecoveryRequests).values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
+  await cp.deps.db
+    .insert(tables(cp.deps.db).auditRecoveryRequests)
+    .values({ id: recoveryRequestId, orgId: w.orgId, recordId: rec.id, reason: "test", requestedBy: w.ownerAccountId, status: "pending", createdAt: cp.deps.now() });
   // A notice of another account's step, which the owner sees until they dismiss it.
   const actor = await createAccount(cp.deps.db, { email: `actor@${w.orgId.toLowerCase()}.test` });
   const noticeId = await postNotice(cp.deps.db, { orgId: w.orgId, action: "audit:recovery.request", result: "ok", actorAccountId: actor.id, text: "requested", ref: recoveryRequestId }, cp.deps.now());
-  return { ...w, recoveryRequestId, noticeId, agentId: agent.id, installationId: inst.id, profileId: profile.id, serverId: server.id, budgetId: budget.id, sinkId: sink.id, policyId: policy.id, userId: user.id, groupId: group.id, keyId: key.id, digestKeyId, recordId: rec.id, apiTokenId: apiToken.id };
+  return {
+    ...w,
+    recoveryRequestId,
+    noticeId,
+    agentId: agent.id,
+    installationId: inst.id,
+    profileId: profile.id,
+    serverId: server.id,
+    budgetId: budget.id,
+    sinkId: sink.id,
+    policyId: policy.id,
+    userId: user.id,
+    groupId: group.id,
+    keyId: key.id,
+    digestKeyId,
+    recordId: rec.id,
+    apiTokenId: apiToken.id,
+  };
 }
 
 type Call = { path: string; body?: unknown };
@@ -181,7 +200,14 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "POST /notices/:id/dismiss": (w) => ({ path: `/notices/${w.noticeId}/dismiss` }),
   "PUT /directory-sync": () => ({
     path: "/directory-sync",
-    body: { tenant_id: "contoso.onmicrosoft.com", client_id: "00000000-0000-4000-8000-000000000001", app_id: "00000000-0000-4000-8000-000000000002", client_secret: "s", dry_run: true, create_users: false },
+    body: {
+      tenant_id: "contoso.onmicrosoft.com",
+      client_id: "00000000-0000-4000-8000-000000000001",
+      app_id: "00000000-0000-4000-8000-000000000002",
+      client_secret: "s",
+      dry_run: true,
+      create_users: false,
+    },
   }),
   "GET /directory-sync": () => ({ path: "/directory-sync" }),
   "POST /directory-sync/enable": () => ({ path: "/directory-sync/enable" }),
@@ -196,7 +222,19 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
 const OTHER_ADMIN_ROUTES = ["GET /api/v1/auth/login-requests/:id", "POST /api/v1/auth/login-requests/:id/approve"];
 
 /** Console paths that are not admin pages: before a session, claim links, a member's home. */
-const CONSOLE_PUBLIC = new Set(["GET /", "GET /sign-in", "POST /sign-in", "POST /sign-out", "POST /switch-org", "GET /sso/start", "GET /sso/callback", "GET /claim/:token", "POST /claim/:token", "GET /invite/:token", "POST /invite/:token"]);
+const CONSOLE_PUBLIC = new Set([
+  "GET /",
+  "GET /sign-in",
+  "POST /sign-in",
+  "POST /sign-out",
+  "POST /switch-org",
+  "GET /sso/start",
+  "GET /sso/callback",
+  "GET /claim/:token",
+  "POST /claim/:token",
+  "GET /invite/:token",
+  "POST /invite/:token",
+]);
 
 type ConsoleCall = { path: string; form?: Record<string, string> };
 /** Every console admin page and form, for the objects of `w`. */
@@ -260,7 +298,31 @@ function appRoutes(cp: TestControlPlane): string[] {
 /** Everything an organization holds that these routes could change, read with its own token. */
 async function snapshot(cp: TestControlPlane, w: World): Promise<string> {
   // (the runtimes' records: the refusals of the calls under test are admin events, told below)
-  const paths = ["/workspaces", "/members", "/agents", "/installations", "/model-profiles", "/policies", "/users", "/groups", "/remote-identities", "/audit-encryption-keys", "/audit-digest-keys", "/audit-records?kind=runtime", "/api-tokens", "/settings", `/installations/${w.installationId}`, `/model-profiles/${w.profileId}`, "/tool-servers", `/tool-servers/${w.serverId}`, "/budgets", "/siem-sinks", `/users/${w.userId}`, "/audit-recovery-policy", "/notices"];
+  const paths = [
+    "/workspaces",
+    "/members",
+    "/agents",
+    "/installations",
+    "/model-profiles",
+    "/policies",
+    "/users",
+    "/groups",
+    "/remote-identities",
+    "/audit-encryption-keys",
+    "/audit-digest-keys",
+    "/audit-records?kind=runtime",
+    "/api-tokens",
+    "/settings",
+    `/installations/${w.installationId}`,
+    `/model-profiles/${w.profileId}`,
+    "/tool-servers",
+    `/tool-servers/${w.serverId}`,
+    "/budgets",
+    "/siem-sinks",
+    `/users/${w.userId}`,
+    "/audit-recovery-policy",
+    "/notices",
+  ];
   const out: unknown[] = [];
   for (const p of paths) out.push((await cp.call("GET", `/api/v1/organizations/${w.orgId}${p}`, { token: w.token })).json);
   const sync = await cp.call("GET", `/api/v1/organizations/${w.orgId}/directory-sync`, { token: w.token });
@@ -335,7 +397,10 @@ describe("a member can do no admin work", () => {
         body: new URLSearchParams({ email: member.email, password: PASSWORD, _csrf: pre }),
       }),
     );
-    const sessionCookie = signed.headers.getSetCookie().find((c) => c.startsWith("svc_session="))!.split(";")[0]!;
+    const sessionCookie = signed.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("svc_session="))!
+      .split(";")[0]!;
     const cookie = `${PRESESSION_COOKIE}=${pre}; ${sessionCookie}`;
     const home = await (await cp.app.handle(new Request("http://localhost/", { headers: { cookie } }))).text();
     const csrf = /action="\/sign-out">\s*<input type="hidden" name="_csrf" value="([^"]+)"/.exec(home)![1]!;
@@ -412,7 +477,9 @@ describe("organizations are isolated", () => {
       const method = route.split(" ")[0]!;
       const c = call(b);
       const init: RequestInit =
-        method === "GET" ? { headers: { cookie: owner.cookie } } : { method, headers: { cookie: owner.cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ _csrf: csrf }) };
+        method === "GET"
+          ? { headers: { cookie: owner.cookie } }
+          : { method, headers: { cookie: owner.cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ _csrf: csrf }) };
       const res = await cp.app.handle(new Request(`http://localhost${c.path}`, init));
       const text = await res.text();
       if (res.status !== 404) failures.push(`${route} → ${res.status}`);

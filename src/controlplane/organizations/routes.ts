@@ -46,7 +46,12 @@ export function organizationRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return member;
       },
-      { admin: true, body: MemberCreate, response: { 201: Member }, detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role; making a member owner ends its sessions and API tokens here" } },
+      {
+        admin: true,
+        body: MemberCreate,
+        response: { 201: Member },
+        detail: { tags: ["organizations"], summary: "Add a member (creates the account when new) or change a role; making a member owner ends its sessions and API tokens here" },
+      },
     )
     .delete(
       "/members/:account_id",

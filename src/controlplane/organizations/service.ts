@@ -39,7 +39,10 @@ export function revisionOf(db: Db, orgId: AnyColumn): SQL<number> {
 export async function organizationNames(db: Db, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const o = tables(db).organizations;
-  const rows = await db.select({ id: o.id, name: o.name }).from(o).where(inArray(o.id, [...new Set(ids)]));
+  const rows = await db
+    .select({ id: o.id, name: o.name })
+    .from(o)
+    .where(inArray(o.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 

@@ -30,7 +30,12 @@ describe("GET/PATCH /organizations/{org}/settings", () => {
     const cp = await testControlPlane();
     await cp.call("POST", cp.org("/audit-encryption-keys"), { body: { name: "a", public_key: (await newRecipient()).recipient } });
     const on = (await cp.call("PATCH", cp.org("/settings"), { body: { escrow_enabled: true } })).json;
-    const row = (await cp.deps.db.select().from(tables(cp.deps.db).escrowKeys).where(eq(tables(cp.deps.db).escrowKeys.orgId, cp.orgId)))[0]!;
+    const row = (
+      await cp.deps.db
+        .select()
+        .from(tables(cp.deps.db).escrowKeys)
+        .where(eq(tables(cp.deps.db).escrowKeys.orgId, cp.orgId))
+    )[0]!;
     expect(row.recipient).toBe(on.escrow_recipient);
     expect(row.wrappedIdentity).not.toContain("AGE-SECRET-KEY");
     expect(new TextDecoder().decode(cp.deps.kms.unwrap(row.wrappedIdentity, escrowContext(cp.orgId)))).toStartWith("AGE-SECRET-KEY-1");

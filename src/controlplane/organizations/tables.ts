@@ -15,7 +15,10 @@ export const organizations = table("organizations", (c) => ({
 /** The organization's audit digest key (HMAC-SHA-256), wrapped by the KMS. */
 export const digestKeys = table("digest_keys", (c) => ({
   id: c.text("id").primaryKey(),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   wrapped: c.text("wrapped").notNull(),
   createdAt: c.createdAt(),
 }));
@@ -24,7 +27,10 @@ export const workspaces = table(
   "workspaces",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: c.text("name").notNull(),
     createdAt: c.createdAt(),
   }),

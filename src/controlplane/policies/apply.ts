@@ -45,7 +45,9 @@ export function toolNames(specs: readonly Pick<PolicySpec, "dst">[]): string[] {
 
 /** One sentence per unregistered tool the policies name. */
 export function toolWarnings(unregistered: readonly string[]): string[] {
-  return unregistered.map((t) => `tool "${t}" is not registered by any installation of this workspace yet: the policy decides nothing until a pack or tool server registers it (check the name with \`svc bot status\`)`);
+  return unregistered.map(
+    (t) => `tool "${t}" is not registered by any installation of this workspace yet: the policy decides nothing until a pack or tool server registers it (check the name with \`svc bot status\`)`,
+  );
 }
 
 /** Refuses (422 unregistered_tool) under strict, else returns the warnings. */
@@ -53,7 +55,8 @@ export async function checkTools(db: Db, workspaceId: string, specs: readonly Pi
   const unregistered = await unregisteredTools(db, workspaceId, toolNames(specs));
   const listed = await listedToolNames(db, workspaceId, unregistered); // MCP tools the agents' runtimes listed
   const warnings = toolWarnings(unregistered.filter((n) => !listed.has(n)));
-  if (strict && warnings.length > 0) throw new SvcError("unregistered_tool", `${warnings[0]}; without --strict this is only a warning`, { errors: warnings.map((message) => ({ path: "/dst", message })) });
+  if (strict && warnings.length > 0)
+    throw new SvcError("unregistered_tool", `${warnings[0]}; without --strict this is only a warning`, { errors: warnings.map((message) => ({ path: "/dst", message })) });
   return warnings;
 }
 
@@ -64,17 +67,31 @@ export type ApplyResult = PolicyApplyResult;
  * before holds the policies it updated or deleted as they were, and after those it created or
  * updated as they are.
  */
-export async function applyPolicies(db: Db, orgId: string, workspace: { id: string; name: string }, inputs: readonly PolicyInput[], opts: { dryRun: boolean; strict: boolean }, by: Acting): Promise<ApplyResult> {
+export async function applyPolicies(
+  db: Db,
+  orgId: string,
+  workspace: { id: string; name: string },
+  inputs: readonly PolicyInput[],
+  opts: { dryRun: boolean; strict: boolean },
+  by: Acting,
+): Promise<ApplyResult> {
   const specs = inputs.map((p, i) => policySpec(p, `/policies/${i}`));
   const seen = new Map<string, number>();
   specs.forEach((s, i) => {
     const first = seen.get(s.name);
-    if (first !== undefined) throw new SvcError("validation_failed", `policies ${first} and ${i} are both named "${s.name}": names identify policies in a file, so each must be unique`, { errors: [{ path: `/policies/${i}/name`, message: "duplicate name" }] });
+    if (first !== undefined)
+      throw new SvcError("validation_failed", `policies ${first} and ${i} are both named "${s.name}": names identify policies in a file, so each must be unique`, {
+        errors: [{ path: `/policies/${i}/name`, message: "duplicate name" }],
+      });
     seen.set(s.name, i);
   });
   return db.transaction(async (tx) => {
     const p = tables(tx).policies;
-    const current = await tx.select().from(p).where(and(eq(p.orgId, orgId), eq(p.workspaceId, workspace.id))).orderBy(p.id);
+    const current = await tx
+      .select()
+      .from(p)
+      .where(and(eq(p.orgId, orgId), eq(p.workspaceId, workspace.id)))
+      .orderBy(p.id);
     const dup = current.find((c, i) => current.findIndex((d) => d.name === c.name) !== i);
     if (dup) throw new SvcError("conflict", `workspace "${workspace.name}" has more than one policy named "${dup.name}"; rename or delete one (svc policies update|delete) before applying a file`);
     const warnings = await checkTools(tx, workspace.id, specs, opts.strict);
@@ -92,12 +109,20 @@ export async function applyPolicies(db: Db, orgId: string, workspace: { id: stri
       if (have) before.push(have);
       const [written] = have
         ? await tx.update(p).set(specColumns(spec, have)).where(eq(p.id, have.id)).returning()
-        : await tx.insert(p).values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) }).returning();
+        : await tx
+            .insert(p)
+            .values({ id: newId("policy"), orgId, workspaceId: workspace.id, ...specColumns(spec) })
+            .returning();
       after.push(written!);
     }
     if (plan.delete.length > 0) {
       before.push(...plan.delete.map((d) => byName.get(d.name)!));
-      await tx.delete(p).where(inArray(p.id, plan.delete.map((d) => d.id)));
+      await tx.delete(p).where(
+        inArray(
+          p.id,
+          plan.delete.map((d) => d.id),
+        ),
+      );
     }
     await bumpRevision(tx, orgId);
     await recordChange(tx, by, {

@@ -8,7 +8,9 @@ const fields = {
   dst: t.String({ maxLength: 500, description: "model:invoke | tool:<name>" }),
   effect: t.Union([t.Literal("permit"), t.Literal("deny")]),
   agent_id: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Null()])),
-  condition: t.Optional(t.Union([t.String({ maxLength: CONDITION_MAX_LENGTH, description: "CEL over args, user, now; type or syntax errors → 422 invalid_condition naming line and column" }), t.Null()])),
+  condition: t.Optional(
+    t.Union([t.String({ maxLength: CONDITION_MAX_LENGTH, description: "CEL over args, user, now; type or syntax errors → 422 invalid_condition naming line and column" }), t.Null()]),
+  ),
   mode: t.Optional(t.Union([t.Literal("enforce"), t.Literal("shadow")], { description: "shadow: evaluated and recorded, never changes the outcome" })),
 };
 const strict = t.Optional(t.Boolean({ description: "refuse (422 unregistered_tool) a policy naming a tool no installation registered, instead of warning" }));

@@ -29,10 +29,10 @@ describe("POST /policies", () => {
 
   test.each([
     ["src", "role:admin", 'unknown kind "role"'],
-    ["src", "user:", "user id after \"user:\" is empty"],
+    ["src", "user:", 'user id after "user:" is empty'],
     ["src", "alice", 'must be "user:<id>", "group:<name>" or "*"'],
     ["src", "user:alice@example.com", "is an email, not a service user id"],
-    ["src", "user:usr_1", 'is not a whole service user id'],
+    ["src", "user:usr_1", "is not a whole service user id"],
     ["src", "user:fe-bob", "not front-end user ids or names"],
     ["dst", "tool:", 'tool name after "tool:" is empty'],
     ["dst", "model:chat", 'the only model action is "model:invoke"'],
@@ -199,7 +199,9 @@ describe("unregistered tools, update, apply", () => {
     }
     const pattern = await cp.call("POST", cp.org("/policies"), { body: { ...base, condition: "args.q.matches('^(a+)+$')" } });
     expect([pattern.status, pattern.json.code]).toEqual([422, "invalid_condition"]);
-    expect(pattern.json.detail).toBe("condition: line 1, column 16: the pattern repeats a repetition ((a+)+), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting");
+    expect(pattern.json.detail).toBe(
+      "condition: line 1, column 16: the pattern repeats a repetition ((a+)+), which backtracking engines (older svc proxies among them) take exponential time on; write it without the nesting",
+    );
     expect(await revisionOf(cp)).toBe(before);
   });
 
@@ -250,7 +252,10 @@ describe("unregistered tools, update, apply", () => {
     // a bad condition or a duplicate name is refused before anything is read
     const cond = await apply(cp, [{ name: "x", src: "*", dst: "model:invoke", effect: "permit", condition: "1 +" }]);
     expect([cond.json.code, cond.json.errors[0].path]).toEqual(["invalid_condition", "/policies/0/condition"]);
-    const dup = await apply(cp, [{ name: "x", src: "*", dst: "model:invoke", effect: "permit" }, { name: "x", src: "*", dst: "model:invoke", effect: "deny" }]);
+    const dup = await apply(cp, [
+      { name: "x", src: "*", dst: "model:invoke", effect: "permit" },
+      { name: "x", src: "*", dst: "model:invoke", effect: "deny" },
+    ]);
     expect([dup.status, dup.json.errors[0].path]).toEqual([422, "/policies/1/name"]);
     const strict = await apply(cp, [{ name: "t", src: "*", dst: "tool:nope.never", effect: "permit" }], { strict: true });
     expect(strict.json.code).toBe("unregistered_tool");

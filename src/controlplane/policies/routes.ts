@@ -53,13 +53,25 @@ export function policyRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return { ...presentPolicy(policy), warnings };
       },
-      { admin: true, body: PolicyCreate, response: { 201: PolicyWritten }, detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern, bad condition → 422 invalid_condition; an unregistered tool is a warning (422 under strict)" } },
+      {
+        admin: true,
+        body: PolicyCreate,
+        response: { 201: PolicyWritten },
+        detail: { tags, summary: "Create a policy; bad src/dst → 422 invalid_pattern, bad condition → 422 invalid_condition; an unregistered tool is a warning (422 under strict)" },
+      },
     )
     .post(
       "/policies/apply",
       async ({ principal, body }) => {
         const workspace = await resolveWorkspace(db, principal.orgId, body.workspace);
-        return applyPolicies(db, principal.orgId, workspace, body.policies.map((p) => inputOf(p) as PolicyInput), { dryRun: body.dry_run ?? false, strict: body.strict ?? false }, acting(deps, principal));
+        return applyPolicies(
+          db,
+          principal.orgId,
+          workspace,
+          body.policies.map((p) => inputOf(p) as PolicyInput),
+          { dryRun: body.dry_run ?? false, strict: body.strict ?? false },
+          acting(deps, principal),
+        );
       },
       { admin: true, body: PolicyApply, response: PolicyApplyResult, detail: { tags, summary: "Make the workspace's policies exactly these (matched by name): plan, then apply all or nothing" } },
     )

@@ -55,7 +55,11 @@ export async function listPolicies(db: Db, orgId: string, filter: { workspaceId?
   const conds = [eq(p.orgId, orgId)];
   if (filter.workspaceId) conds.push(eq(p.workspaceId, filter.workspaceId));
   if (filter.agentId) conds.push(or(eq(p.agentId, filter.agentId), isNull(p.agentId))!);
-  return db.select().from(p).where(and(...conds)).orderBy(p.id);
+  return db
+    .select()
+    .from(p)
+    .where(and(...conds))
+    .orderBy(p.id);
 }
 
 function invalidPattern(path: string, message: string): never {
@@ -134,7 +138,16 @@ export async function requireReferences(tx: Db, orgId: string, workspace: { id: 
  */
 export function specColumns(spec: PolicySpec, before?: { requires: readonly string[] }) {
   const foreign = (before?.requires ?? []).filter((f) => !(POLICY_FEATURES as readonly string[]).includes(f));
-  return { agentId: spec.agentId, name: spec.name, src: spec.src, dst: spec.dst, effect: spec.effect, condition: spec.condition, mode: spec.mode, requires: policyNeeds({ ...spec, requires: foreign }) };
+  return {
+    agentId: spec.agentId,
+    name: spec.name,
+    src: spec.src,
+    dst: spec.dst,
+    effect: spec.effect,
+    condition: spec.condition,
+    mode: spec.mode,
+    requires: policyNeeds({ ...spec, requires: foreign }),
+  };
 }
 
 /** The target of a policy's admin events. */
@@ -162,7 +175,10 @@ export async function createPolicy(db: Db, orgId: string, input: PolicyInput & {
 export async function updatePolicy(db: Db, orgId: string, id: string, change: Partial<PolicyInput>, by: Acting): Promise<PolicyRow> {
   return db.transaction(async (tx) => {
     const p = tables(tx).policies;
-    const [row] = await tx.select().from(p).where(and(eq(p.orgId, orgId), eq(p.id, id)));
+    const [row] = await tx
+      .select()
+      .from(p)
+      .where(and(eq(p.orgId, orgId), eq(p.id, id)));
     if (!row) throw new SvcError("not_found", `policy ${id} not found in this organization`);
     const spec = policySpec({
       name: change.name ?? row.name,
@@ -185,7 +201,10 @@ export async function updatePolicy(db: Db, orgId: string, id: string, change: Pa
 export async function deletePolicy(db: Db, orgId: string, id: string, by: Acting): Promise<void> {
   await db.transaction(async (tx) => {
     const p = tables(tx).policies;
-    const [gone] = await tx.delete(p).where(and(eq(p.orgId, orgId), eq(p.id, id))).returning();
+    const [gone] = await tx
+      .delete(p)
+      .where(and(eq(p.orgId, orgId), eq(p.id, id)))
+      .returning();
     if (!gone) throw new SvcError("not_found", `policy ${id} not found in this organization`);
     await bumpRevision(tx, orgId);
     await recordChange(tx, by, { orgId, workspaceId: gone.workspaceId, action: "policy.delete", target: policyTarget(gone), before: presentPolicy(gone) });

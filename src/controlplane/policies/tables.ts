@@ -7,8 +7,14 @@ export const policies = table(
   "policies",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    workspaceId: c.text("workspace_id").notNull().references(() => workspaces.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    workspaceId: c
+      .text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     /** null: applies to every agent of the workspace. */
     agentId: c.text("agent_id").references(() => agents.id),
     name: c.text("name").notNull(),
@@ -18,7 +24,10 @@ export const policies = table(
     /** A CEL expression over args, user and now (contract/conditions.ts); null: the policy always applies. */
     condition: c.text("condition"),
     /** shadow: evaluated and recorded on the audit record, never changes the outcome. */
-    mode: c.text("mode", { enum: ["enforce", "shadow"] }).notNull().default("enforce"),
+    mode: c
+      .text("mode", { enum: ["enforce", "shadow"] })
+      .notNull()
+      .default("enforce"),
     /**
      * The policy features it needs (replicas/features.ts): what this release derives from its
      * fields, and what a later release adds for fields this one does not know. A replica that

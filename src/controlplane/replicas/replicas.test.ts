@@ -32,8 +32,13 @@ describe("a mixed window of control-plane releases", () => {
     cp.deps.replica = selfReplica("0020_version_skew");
     await beat(cp.deps.db, cp.deps.replica, clock);
     const inst = await addInstallation(cp);
-    for (const [name, extra] of [["conditional", { condition: "args.amount <= 500" }], ["shadowed", { mode: "shadow" }]] as const) {
-      const res = await cp.call("POST", cp.org("/policies"), { body: { name, src: "*", dst: "tool:crm.credit", effect: name === "shadowed" ? "deny" : "permit", workspace: cp.workspaceId, agent_id: inst.agentId, ...extra } });
+    for (const [name, extra] of [
+      ["conditional", { condition: "args.amount <= 500" }],
+      ["shadowed", { mode: "shadow" }],
+    ] as const) {
+      const res = await cp.call("POST", cp.org("/policies"), {
+        body: { name, src: "*", dst: "tool:crm.credit", effect: name === "shadowed" ? "deny" : "permit", workspace: cp.workspaceId, agent_id: inst.agentId, ...extra },
+      });
       expect(res.status).toBe(201);
     }
     const poll = async (app: { handle(r: Request): Promise<Response> }, etag?: string) => {

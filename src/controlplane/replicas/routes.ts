@@ -24,7 +24,13 @@ export async function versions(deps: ControlPlaneDeps, orgId: string): Promise<V
   const installs = await orgInstallations(deps.db, orgId);
   const names = new Map(installs.map((i) => [i.id, i.name]));
   const controlPlanes = await liveReplicas(deps.db, now, deps.replica?.id ?? null);
-  const runtimes = (await runtimeVersions(deps.db, installs.map((i) => i.id), now - RECENT_MS)).map((r) => ({ installation_id: r.installationId, installation: names.get(r.installationId) ?? r.installationId, replica_id: r.replicaId, version: r.version, last_seen_at: iso(r.lastSeenAt) }));
+  const runtimes = (
+    await runtimeVersions(
+      deps.db,
+      installs.map((i) => i.id),
+      now - RECENT_MS,
+    )
+  ).map((r) => ({ installation_id: r.installationId, installation: names.get(r.installationId) ?? r.installationId, replica_id: r.replicaId, version: r.version, last_seen_at: iso(r.lastSeenAt) }));
   const clis = (await cliClients(deps.db, orgId, now - RECENT_MS)).map((c) => ({ token_id: c.tokenId, email: c.email, version: c.client.replace(/^svc-cli\//, ""), last_used_at: iso(c.lastUsedAt) }));
   const all = [BUILD_VERSION, ...controlPlanes.map((c) => c.version), ...runtimes.flatMap((r) => (r.version ? [r.version] : [])), ...clis.map((c) => c.version)];
   const releases = [...new Set(all.map(releaseOf))].sort();

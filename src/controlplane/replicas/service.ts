@@ -37,9 +37,22 @@ export async function beat(db: Db, self: SelfReplica, now: number): Promise<void
 
 export async function liveReplicas(db: Db, now: number, selfId: string | null): Promise<ReplicaView[]> {
   const r = tables(db).controlplaneReplicas;
-  const rows = await db.select().from(r).where(gte(r.lastSeenAt, now - LIVE_MS)).orderBy(r.startedAt);
+  const rows = await db
+    .select()
+    .from(r)
+    .where(gte(r.lastSeenAt, now - LIVE_MS))
+    .orderBy(r.startedAt);
   const iso = (ms: number) => new Date(ms).toISOString();
-  return rows.map((x) => ({ id: x.id, version: x.version, schema: x.schema, policy_features: x.policyFeatures, hostname: x.hostname, started_at: iso(x.startedAt), last_seen_at: iso(x.lastSeenAt), self: x.id === selfId }));
+  return rows.map((x) => ({
+    id: x.id,
+    version: x.version,
+    schema: x.schema,
+    policy_features: x.policyFeatures,
+    hostname: x.hostname,
+    started_at: iso(x.startedAt),
+    last_seen_at: iso(x.lastSeenAt),
+    self: x.id === selfId,
+  }));
 }
 
 /**

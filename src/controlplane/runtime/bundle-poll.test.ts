@@ -48,13 +48,27 @@ describe("unchanged bundle polls answered before the pipeline", () => {
     const [a1, a2, b1, b2] = [await etagOf(cp, a.token), await etagOf(cp, a.token, "?version=2&conditions=1"), await etagOf(cp, b.token), await etagOf(cp, b.token, "?version=2&conditions=1")];
     expect(new Set([a1, a2, b1, b2]).size).toBe(4);
     for (let round = 0; round < 2; round++) {
-      expect([await poll(a.token, "?version=1", a1), await poll(b.token, "?version=1", b1), await poll(a.token, "?version=2&conditions=1", a2), await poll(b.token, "?version=2&conditions=1", b2)]).toEqual([304, 304, 304, 304]);
+      expect([
+        await poll(a.token, "?version=1", a1),
+        await poll(b.token, "?version=1", b1),
+        await poll(a.token, "?version=2&conditions=1", a2),
+        await poll(b.token, "?version=2&conditions=1", b2),
+      ]).toEqual([304, 304, 304, 304]);
       // Each ETag answers only its own organization's revision and its own query.
-      expect([await poll(a.token, "?version=1", b1), await poll(b.token, "?version=1", a1), await poll(a.token, "?version=2&conditions=1", a1), await poll(a.token, "?version=1", a2)]).toEqual([200, 200, 200, 200]);
+      expect([await poll(a.token, "?version=1", b1), await poll(b.token, "?version=1", a1), await poll(a.token, "?version=2&conditions=1", a1), await poll(a.token, "?version=1", a2)]).toEqual([
+        200, 200, 200, 200,
+      ]);
     }
     // The same query twice in a row (the remembered one is used the second time), then the other.
     const runs = [];
-    for (const [query, etag] of [["?version=2&conditions=1", a2], ["?version=2&conditions=1", a2], ["?version=1", a1], ["?version=1", a1], ["?version=1", a2]] as const) runs.push(await poll(a.token, query, etag));
+    for (const [query, etag] of [
+      ["?version=2&conditions=1", a2],
+      ["?version=2&conditions=1", a2],
+      ["?version=1", a1],
+      ["?version=1", a1],
+      ["?version=1", a2],
+    ] as const)
+      runs.push(await poll(a.token, query, etag));
     expect(runs).toEqual([304, 304, 304, 304, 200]);
   });
 

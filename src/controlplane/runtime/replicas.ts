@@ -81,7 +81,14 @@ export async function toolServerReportsInScope(db: Db, workspaceId: string, agen
   const ids = await liveInstallationIds(db, workspaceId, agentId);
   if (ids.length === 0) return [];
   return db
-    .select({ replica_id: r.id, installation_id: r.installationId, recipient: r.credentialSyncRecipient, tool_servers: r.toolServers, model_endpoints: r.modelEndpoints, last_heartbeat_at: r.lastHeartbeatAt })
+    .select({
+      replica_id: r.id,
+      installation_id: r.installationId,
+      recipient: r.credentialSyncRecipient,
+      tool_servers: r.toolServers,
+      model_endpoints: r.modelEndpoints,
+      last_heartbeat_at: r.lastHeartbeatAt,
+    })
     .from(r)
     .where(and(inArray(r.installationId, ids), or(gte(r.bootstrappedAt, o.liveSince), gte(r.lastHeartbeatAt, o.liveSince))!))
     .orderBy(r.id);

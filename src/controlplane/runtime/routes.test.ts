@@ -24,11 +24,17 @@ describe("runtime authentication", () => {
     expect((await cp.call("GET", "/api/v1/runtime/audit-encryption-recipients", { token: null })).status).toBe(401);
 
     const rotated = newSecret("runtime");
-    await cp.deps.db.update(tables(cp.deps.db).installations).set({ tokenHash: hashSecret(rotated) }).where(eq(tables(cp.deps.db).installations.id, inst.installationId));
+    await cp.deps.db
+      .update(tables(cp.deps.db).installations)
+      .set({ tokenHash: hashSecret(rotated) })
+      .where(eq(tables(cp.deps.db).installations.id, inst.installationId));
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [] } })).status).toBe(401);
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: rotated, body: { tools: [] } })).status).toBe(200);
 
-    await cp.deps.db.update(tables(cp.deps.db).installations).set({ deletedAt: cp.deps.now() }).where(eq(tables(cp.deps.db).installations.id, inst.installationId));
+    await cp.deps.db
+      .update(tables(cp.deps.db).installations)
+      .set({ deletedAt: cp.deps.now() })
+      .where(eq(tables(cp.deps.db).installations.id, inst.installationId));
     expect((await cp.call("PUT", "/api/v1/runtime/tools", { token: rotated, body: { tools: [] } })).status).toBe(401);
   });
 
@@ -134,7 +140,10 @@ describe("POST /runtime/heartbeat", () => {
     const id = newId("replica");
     await cp.call("POST", "/api/v1/runtime/bootstrap", { token: inst.token, body: bootstrapBody(recipient, id) });
     const ahead = new Date(now + 20 * 60_000).toISOString(); // a runtime clock 20 minutes fast
-    const res = await cp.call("POST", "/api/v1/runtime/heartbeat", { token: inst.token, body: beat(id, { sent_at: ahead, spool_state: "full", spool_free_bytes: 0, spool_depth: 40, spool_indexing: true }) });
+    const res = await cp.call("POST", "/api/v1/runtime/heartbeat", {
+      token: inst.token,
+      body: beat(id, { sent_at: ahead, spool_state: "full", spool_free_bytes: 0, spool_depth: 40, spool_indexing: true }),
+    });
     expect(res.status).toBe(204);
     const [row] = await replicasOf(cp.deps.db, inst.installationId);
     expect(row).toMatchObject({ clockSkewMs: 20 * 60_000, spoolState: "full", spoolFreeBytes: 0, spoolDepth: 40, spoolIndexing: true });

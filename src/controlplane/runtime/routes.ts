@@ -2,7 +2,17 @@
 // proxy daemon and the boot tool sync call with the installation's runtime token. A token
 // reaches only its own installation; admin tokens get 401 here. (POST claims: claims/routes.ts.)
 import { Elysia, t } from "elysia";
-import { AuditBatchResponse, BootstrapRequest, BootstrapResponse, DigestKeyMaterial, HeartbeatRequest, McpToolsReport, McpToolsResult, RecipientsResponse, ToolConflictProblem } from "../../contract/runtime-api.ts";
+import {
+  AuditBatchResponse,
+  BootstrapRequest,
+  BootstrapResponse,
+  DigestKeyMaterial,
+  HeartbeatRequest,
+  McpToolsReport,
+  McpToolsResult,
+  RecipientsResponse,
+  ToolConflictProblem,
+} from "../../contract/runtime-api.ts";
 import { PolicyBundle } from "../../contract/bundle.ts";
 import { recipientProblem } from "../../contract/age-recipient.ts";
 import { SvcError } from "../../contract/errors.ts";
@@ -89,9 +99,12 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
     })
     .get("/policy-bundle", async ({ runtime, query, headers }) => policyBundle(deps, runtime, query.version, query.conditions, headers["if-none-match"]), {
       runtime: true,
-      query: t.Object({ version: t.Optional(t.String({ maxLength: 10 })), conditions: t.Optional(t.String({ maxLength: 1, description: "1: the proxy evaluates policy conditions and shadow policies" })) }),
+      query: t.Object({
+        version: t.Optional(t.String({ maxLength: 10 })),
+        conditions: t.Optional(t.String({ maxLength: 1, description: "1: the proxy evaluates policy conditions and shadow policies" })),
+      }),
       detail: {
-        summary: "The installation's policy bundle (ETag W/\"<revision>-v<version>[c]-<body digest>\"; If-None-Match → 304)",
+        summary: 'The installation\'s policy bundle (ETag W/"<revision>-v<version>[c]-<body digest>"; If-None-Match → 304)',
         tags: ["runtime"],
         responses: { 200: { description: "PolicyBundle", content: { "application/json": { schema: PolicyBundle as object } } }, 304: { description: "unchanged" } },
       },
@@ -167,12 +180,16 @@ export function runtimeRoutes(deps: ControlPlaneDeps) {
         );
         set.status = 204;
       },
-      { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"] , responses: NO_CONTENT } },
+      { runtime: true, body: HeartbeatRequest, detail: { summary: "A replica's state report", tags: ["runtime"], responses: NO_CONTENT } },
     )
-    .post("/audit-records", async ({ runtime, body, request }) => traceIngest(deps, request.headers, runtime.installationId, body.records.length, async () => ingestBatch(deps, runtime, body.records)), {
-      runtime: true,
-      body: AuditBatchEnvelope,
-      response: AuditBatchResponse,
-      detail: { summary: "A batch of audit records; idempotent by record id; malformed, foreign or out-of-window records are rejected one by one", tags: ["runtime"] },
-    });
+    .post(
+      "/audit-records",
+      async ({ runtime, body, request }) => traceIngest(deps, request.headers, runtime.installationId, body.records.length, async () => ingestBatch(deps, runtime, body.records)),
+      {
+        runtime: true,
+        body: AuditBatchEnvelope,
+        response: AuditBatchResponse,
+        detail: { summary: "A batch of audit records; idempotent by record id; malformed, foreign or out-of-window records are rejected one by one", tags: ["runtime"] },
+      },
+    );
 }

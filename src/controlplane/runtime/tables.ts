@@ -9,7 +9,10 @@ export const runtimeReplicas = table(
   "runtime_replicas",
   (c) => ({
     id: c.text("id").primaryKey(),
-    installationId: c.text("installation_id").notNull().references(() => installations.id),
+    installationId: c
+      .text("installation_id")
+      .notNull()
+      .references(() => installations.id),
     credentialSyncRecipient: c.text("credential_sync_recipient").notNull(),
     hostname: c.text("hostname"),
     version: c.text("version"),
@@ -40,7 +43,10 @@ export const runtimeReplicas = table(
 export const tools = table(
   "tools",
   (c) => ({
-    workspaceId: c.text("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: c
+      .text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     name: c.text("name").notNull(),
     installationId: c.text("installation_id").references(() => installations.id),
     access: c.text("access", { enum: ["read", "write"] }).notNull(),

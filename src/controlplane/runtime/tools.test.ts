@@ -101,7 +101,10 @@ describe("PUT /runtime/tools", () => {
     const cp = await testControlPlane();
     const a = await addInstallation(cp);
     await cp.call("PUT", "/api/v1/runtime/tools", { token: a.token, body: { tools: [tool("crm.update")] } });
-    await cp.deps.db.update(tables(cp.deps.db).installations).set({ deletedAt: 1 }).where(eq(tables(cp.deps.db).installations.id, a.installationId));
+    await cp.deps.db
+      .update(tables(cp.deps.db).installations)
+      .set({ deletedAt: 1 })
+      .where(eq(tables(cp.deps.db).installations.id, a.installationId));
     const b = await addInstallation(cp);
     const res = await cp.call("PUT", "/api/v1/runtime/tools", { token: b.token, body: { tools: [tool("crm.update")] } });
     expect(res.status).toBe(200);

@@ -47,11 +47,7 @@ export function diffTools(current: readonly Registered[], wanted: readonly Regis
 
 export async function toolsOfInstallation(db: Db, installationId: string): Promise<BundleTool[]> {
   const t = tables(db).tools;
-  return db
-    .select({ name: t.name, access: t.access, required_capabilities: t.requiredCapabilities })
-    .from(t)
-    .where(eq(t.installationId, installationId))
-    .orderBy(t.name);
+  return db.select({ name: t.name, access: t.access, required_capabilities: t.requiredCapabilities }).from(t).where(eq(t.installationId, installationId)).orderBy(t.name);
 }
 
 /**
@@ -66,7 +62,10 @@ export async function packToolHolders(db: Db, workspaceId: string, names: readon
     .from(t)
     .where(and(eq(t.workspaceId, workspaceId), inArray(t.name, [...names])));
   const held = rows.filter((r): r is { name: string; installationId: string } => r.installationId !== null);
-  const live = await installationNames(db, held.map((r) => r.installationId));
+  const live = await installationNames(
+    db,
+    held.map((r) => r.installationId),
+  );
   return new Map(held.filter((r) => live.get(r.installationId)?.deleted === false).map((r) => [r.name, r.installationId]));
 }
 
@@ -129,7 +128,10 @@ export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, m
         .from(t)
         .where(and(eq(t.workspaceId, caller.workspaceId), inArray(t.name, names.slice(k, k + CHUNK)), or(isNull(t.installationId), ne(t.installationId, caller.installationId))))
         .orderBy(t.name);
-      const holders = await installationNames(tx, rows.flatMap((r) => (r.installationId === null ? [] : [r.installationId])));
+      const holders = await installationNames(
+        tx,
+        rows.flatMap((r) => (r.installationId === null ? [] : [r.installationId])),
+      );
       const held = rows.map((r) => {
         const holder = r.installationId === null ? undefined : holders.get(r.installationId);
         return { ...r, installationName: holder?.name ?? null, deleted: holder?.deleted ?? false };

@@ -18,7 +18,8 @@ import type { SinkRow } from "./service.ts";
 
 const SECRET = "a-webhook-hmac-secret-of-some-length";
 
-const caller = (i: Installation): RuntimeCaller => ({ installationId: i.installationId, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name, replicaId: null }) as RuntimeCaller;
+const caller = (i: Installation): RuntimeCaller =>
+  ({ installationId: i.installationId, orgId: i.orgId, workspaceId: i.workspaceId, agentId: i.agentId, name: i.name, replicaId: null }) as RuntimeCaller;
 
 /** A control-plane replica over the same store whose clock reads `clock()`. */
 const replica = (cp: TestControlPlane, clock: () => number): ControlPlaneDeps => ({ ...cp.deps, now: clock });
@@ -30,7 +31,7 @@ async function withSink(cp: TestControlPlane) {
   const got: string[] = [];
   const events: string[] = [];
   const sendFor = (_row: SinkRow) => async (records: readonly { id: string; kind: string; action: string | null }[]) => {
-    for (const r of records) (r.kind === "admin" ? events.push(r.action ?? "") : got.push(r.id));
+    for (const r of records) r.kind === "admin" ? events.push(r.action ?? "") : got.push(r.id);
   };
   return { got, events, deliver: async (deps: ControlPlaneDeps) => deliverDue(deps, { owner: "replica", sendFor, batchSize: 3 }) };
 }
@@ -49,9 +50,17 @@ test("a record whose commit lands more than 2 s after its receipt stamp is deliv
   const late = auditRecord(inst);
   // `late` is stamped at t0 but its transaction commits only after `early`, stamped at t0 + 3 s,
   // was stored and delivered at t0 + 6 s: its stamp is behind the cursor when it appears.
-  await store(replica(cp, () => t0 + 3000), inst, [early]);
+  await store(
+    replica(cp, () => t0 + 3000),
+    inst,
+    [early],
+  );
   await deliver(replica(cp, () => t0 + 6000));
-  await store(replica(cp, () => t0), inst, [late]);
+  await store(
+    replica(cp, () => t0),
+    inst,
+    [late],
+  );
   for (const at of [10_000, 20_000, 30_000]) await deliver(replica(cp, () => t0 + at));
   expect(got).toEqual([early.id, late.id]);
   expect(events).toEqual(["siem_sink.create"]);

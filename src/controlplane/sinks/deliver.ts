@@ -83,7 +83,13 @@ export async function deliverSink(deps: ControlPlaneDeps, sinkId: string, o: Del
     const { records, move } = batch;
     if (records.length > 0) {
       try {
-        if (!o.sendFor) await checkOutboundUrl(endpointUrl(row.kind, row.endpoint), { what: "endpoint", allowPrivate: deps.config.allowPrivateOutbound, allowLoopback: deps.config.allowLoopbackSinks, stage: "fetch" });
+        if (!o.sendFor)
+          await checkOutboundUrl(endpointUrl(row.kind, row.endpoint), {
+            what: "endpoint",
+            allowPrivate: deps.config.allowPrivateOutbound,
+            allowLoopback: deps.config.allowLoopbackSinks,
+            stage: "fetch",
+          });
         send ??= o.sendFor ? o.sendFor(row) : sendFor({ kind: row.kind, endpoint: row.endpoint, secret: unwrapSecret(deps, row), options: row.options, host: hostname() });
         const sending = send;
         await traceDelivery(deps, { id: row.id, orgId: row.orgId, kind: row.kind, format: row.options.format ?? "svc" }, records.length, async () => sending(records));

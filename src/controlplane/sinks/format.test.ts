@@ -38,11 +38,15 @@ describe("sink bodies", () => {
   test("syslog: PRI by decision, structured data escaped, frames counted in bytes", () => {
     const deny = rec({ decision: "deny", tool_name: 'we"ird]to\\ol', subject: { user_id: "usr_1", email: "zoë@example.com", remote_user_id: "fe", via_installation: false } });
     const msg = syslogMessage(deny, "cp 1");
-    expect(msg).toStartWith('<108>1 2026-11-25T17:00:00.123Z cp_1 svc - tool [svc@32473 id="rec_01TEST" org="org_1" kind="tool" decision="deny" action="tool:crm.read" tool="we\\"ird\\]to\\\\ol" user="zoë@example.com"] \uFEFF{');
+    expect(msg).toStartWith(
+      '<108>1 2026-11-25T17:00:00.123Z cp_1 svc - tool [svc@32473 id="rec_01TEST" org="org_1" kind="tool" decision="deny" action="tool:crm.read" tool="we\\"ird\\]to\\\\ol" user="zoë@example.com"] \uFEFF{',
+    );
     expect(syslogMessage(rec({ decision: "ask" }), "h")).toStartWith("<109>1 ");
     const frames = syslogFrames([deny, rec()], "h").toString("utf8");
     const m = /^(\d+) /.exec(frames)!;
-    const first = Buffer.from(frames, "utf8").subarray(m[0].length, m[0].length + Number(m[1])).toString("utf8");
+    const first = Buffer.from(frames, "utf8")
+      .subarray(m[0].length, m[0].length + Number(m[1]))
+      .toString("utf8");
     expect(first).toBe(syslogMessage(deny, "h"));
     expect(Buffer.byteLength(first)).toBeGreaterThan(first.length); // ë, the BOM: bytes, not characters
   });
@@ -56,7 +60,16 @@ describe("sink bodies", () => {
   });
 
   test("OCSF and ECS formats: the same envelope (PRI, structured data, severity), the event of the schema inside", () => {
-    const deny = rec({ decision: "deny", harness: "chatui", workspace_id: "ws_1", agent_id: "agt_1", replica_id: null, reason: "no", policy_revision: 1, encryption: { mode: "digest-only" } } as Partial<StreamedRecord>);
+    const deny = rec({
+      decision: "deny",
+      harness: "chatui",
+      workspace_id: "ws_1",
+      agent_id: "agt_1",
+      replica_id: null,
+      reason: "no",
+      policy_revision: 1,
+      encryption: { mode: "digest-only" },
+    } as Partial<StreamedRecord>);
     const msg = syslogMessage(deny, "h", "ocsf");
     expect(msg).toStartWith('<108>1 2026-11-25T17:00:00.123Z h svc - tool [svc@32473 id="rec_01TEST" ');
     const ocsf = JSON.parse(msg.slice(msg.indexOf("\uFEFF") + 1));

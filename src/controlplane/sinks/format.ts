@@ -113,7 +113,11 @@ function attr(key: string, v: string | number | boolean | null | undefined): Key
 }
 
 /** An admin event's severity in OTLP's terms: high is ERROR (17), what SIEM rules page on. */
-export const OTLP_ADMIN_SEVERITY: Record<AdminSeverity, { number: number; text: string }> = { info: { number: 9, text: "INFO" }, notice: { number: 10, text: "INFO2" }, high: { number: 17, text: "ERROR" } };
+export const OTLP_ADMIN_SEVERITY: Record<AdminSeverity, { number: number; text: string }> = {
+  info: { number: 9, text: "INFO" },
+  notice: { number: 10, text: "INFO2" },
+  high: { number: 17, text: "ERROR" },
+};
 
 /** OTLP severity: an admin event's own (OTLP_ADMIN_SEVERITY); WARN (13) for a deny, INFO2 (10) for an ask, INFO (9) otherwise. */
 export function otlpSeverity(r: StreamedRecord): { number: number; text: string } {

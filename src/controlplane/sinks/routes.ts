@@ -10,7 +10,9 @@ import { changeSinkFormat, createSink, deleteSink, sinkView, sinkViews } from ".
 
 const tags = ["siem-sinks"];
 
-const Format = t.Union([t.Literal("svc"), t.Literal("ocsf"), t.Literal("ecs")], { description: "what each event is: svc's record as stored (default), an OCSF 1.8.0 event or an ECS 9.4.0 document (docs/siem.md)" });
+const Format = t.Union([t.Literal("svc"), t.Literal("ocsf"), t.Literal("ecs")], {
+  description: "what each event is: svc's record as stored (default), an OCSF 1.8.0 event or an ECS 9.4.0 document (docs/siem.md)",
+});
 
 export const SinkCreate = t.Object(
   {
@@ -26,7 +28,6 @@ export const SinkCreate = t.Object(
   },
   { additionalProperties: false },
 );
-
 
 export const SinkUpdate = t.Object({ format: Format }, { additionalProperties: false });
 
@@ -55,7 +56,13 @@ export function sinkRoutes(deps: ControlPlaneDeps) {
         deps.log.info("siem sink format changed", { org_id: principal.orgId, sink_id: row.id, format: body.format });
         return sinkView(deps.db, row, deps.now());
       },
-      { admin: true, params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }), body: SinkUpdate, response: Sink, detail: { tags, summary: "Change a SIEM sink's event format (from its next batch on; admin-trailed)" } },
+      {
+        admin: true,
+        params: t.Object({ org: t.String(), id: t.String({ minLength: 1, maxLength: 200 }) }),
+        body: SinkUpdate,
+        response: Sink,
+        detail: { tags, summary: "Change a SIEM sink's event format (from its next batch on; admin-trailed)" },
+      },
     )
     .delete(
       "/organizations/:org/siem-sinks/:id",

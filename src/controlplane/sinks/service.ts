@@ -82,10 +82,14 @@ export async function deleteSink(deps: ControlPlaneDeps, orgId: string, idOrName
  * and no event.
  */
 export async function changeSinkFormat(deps: ControlPlaneDeps, orgId: string, idOrName: string, format: SiemFormat, by: Acting): Promise<SinkRow> {
-  if (!SIEM_FORMATS.includes(format)) throw new SvcError("validation_failed", `format must be one of ${SIEM_FORMATS.join(", ")}`, { errors: [{ path: "/format", message: `must be one of ${SIEM_FORMATS.join(", ")}` }] });
+  if (!SIEM_FORMATS.includes(format))
+    throw new SvcError("validation_failed", `format must be one of ${SIEM_FORMATS.join(", ")}`, { errors: [{ path: "/format", message: `must be one of ${SIEM_FORMATS.join(", ")}` }] });
   return deps.db.transaction(async (tx) => {
     const k = tables(tx).siemSinks;
-    const [row] = await tx.select().from(k).where(and(eq(k.orgId, orgId), hasPrefix(idOrName, "siemSink") ? eq(k.id, idOrName) : eq(k.name, idOrName)));
+    const [row] = await tx
+      .select()
+      .from(k)
+      .where(and(eq(k.orgId, orgId), hasPrefix(idOrName, "siemSink") ? eq(k.id, idOrName) : eq(k.name, idOrName)));
     if (!row) throw new SvcError("not_found", `sink "${idOrName}" not found`);
     if ((row.options.format ?? "svc") === format) return row;
     const { format: _was, ...rest } = row.options;
@@ -111,11 +115,19 @@ async function lag(db: Db, row: SinkRow): Promise<{ records: number; capped: boo
   const admin = (await storeHead(db, row.orgId, "admin")).seq;
   if (row.cursorStoreSeq !== null && row.cursorAdminSeq !== null) {
     const n = Math.max(0, store - row.cursorStoreSeq) + Math.max(0, admin - row.cursorAdminSeq);
-    return { records: Math.min(n, LAG_COUNT_CAP), capped: n > LAG_COUNT_CAP, oldestReceivedAt: n > 0 ? await oldestAfter(db, row.orgId, { store: row.cursorStoreSeq, admin: row.cursorAdminSeq }) : null };
+    return {
+      records: Math.min(n, LAG_COUNT_CAP),
+      capped: n > LAG_COUNT_CAP,
+      oldestReceivedAt: n > 0 ? await oldestAfter(db, row.orgId, { store: row.cursorStoreSeq, admin: row.cursorAdminSeq }) : null,
+    };
   }
   const legacy = await legacyBacklog(db, row.orgId, { receivedAt: row.cursorReceivedAt, id: row.cursorId }, { cap: LAG_COUNT_CAP });
   const n = legacy.records + store + admin;
-  return { records: Math.min(n, LAG_COUNT_CAP), capped: legacy.capped || n > LAG_COUNT_CAP, oldestReceivedAt: legacy.oldestReceivedAt ?? (store + admin > 0 ? await oldestAfter(db, row.orgId, { store: 0, admin: 0 }) : null) };
+  return {
+    records: Math.min(n, LAG_COUNT_CAP),
+    capped: legacy.capped || n > LAG_COUNT_CAP,
+    oldestReceivedAt: legacy.oldestReceivedAt ?? (store + admin > 0 ? await oldestAfter(db, row.orgId, { store: 0, admin: 0 }) : null),
+  };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

@@ -21,7 +21,10 @@ export const siemSinks = table(
   "siem_sinks",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: c.text("name").notNull(),
     kind: c.text("kind", { enum: SINK_KINDS }).notNull(),
     /** webhook/otlp: an https URL (http only to loopback); syslog: host:port of a TLS listener. */

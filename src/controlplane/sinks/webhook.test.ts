@@ -31,7 +31,16 @@ function receiver(port = 0) {
       return Response.json({ text: "Success", code: 0 });
     },
   });
-  return { server, got, state, url: `https://127.0.0.1:${server.port}/services/collector/event`, port: server.port!, ca: tls.ca, ids: () => got.flatMap((g) => g.events.filter((e) => e.event.kind !== "admin").map((e) => e.event.id as string)), actions: () => got.flatMap((g) => g.events.filter((e) => e.event.kind === "admin").map((e) => e.event.action as string)) };
+  return {
+    server,
+    got,
+    state,
+    url: `https://127.0.0.1:${server.port}/services/collector/event`,
+    port: server.port!,
+    ca: tls.ca,
+    ids: () => got.flatMap((g) => g.events.filter((e) => e.event.kind !== "admin").map((e) => e.event.id as string)),
+    actions: () => got.flatMap((g) => g.events.filter((e) => e.event.kind === "admin").map((e) => e.event.action as string)),
+  };
 }
 
 const servers: Server<undefined>[] = [];
@@ -78,7 +87,15 @@ describe("webhook sinks: admin routes", () => {
     const made = await create(ok);
     expect(made.status).toBe(201);
     // (its lag: the admin event of its own creation, the first record it will deliver)
-    expect(made.json).toMatchObject({ name: "splunk", kind: "webhook", endpoint: rx.url, secret_set: true, ca_pem_set: true, include_ciphertext: false, health: { status: "pending", lag_records: 1 } });
+    expect(made.json).toMatchObject({
+      name: "splunk",
+      kind: "webhook",
+      endpoint: rx.url,
+      secret_set: true,
+      ca_pem_set: true,
+      include_ciphertext: false,
+      health: { status: "pending", lag_records: 1 },
+    });
     expect(made.text).not.toContain(SECRET);
     expect((await create(ok)).status).toBe(409);
     // Private addresses are refused unless the operator allows them.

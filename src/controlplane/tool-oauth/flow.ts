@@ -85,11 +85,18 @@ export async function discover(serverUrl: string, f: FetchFn): Promise<Discovere
 
 /** RFC 7591 dynamic registration, when the authorization server offers it. */
 export async function register(d: Discovered, redirectUri: string, f: FetchFn): Promise<Client> {
-  if (!d.metadata.registration_endpoint) throw new SvcError("conflict", `the authorization server ${d.issuer} offers no dynamic client registration: register a client there and give it with --oauth-client-id (its secret on stdin)`);
+  if (!d.metadata.registration_endpoint)
+    throw new SvcError("conflict", `the authorization server ${d.issuer} offers no dynamic client registration: register a client there and give it with --oauth-client-id (its secret on stdin)`);
   try {
     const c = await registerClient(d.issuer, {
       metadata: d.metadata,
-      clientMetadata: { client_name: "svc", redirect_uris: [redirectUri], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "client_secret_basic" },
+      clientMetadata: {
+        client_name: "svc",
+        redirect_uris: [redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "client_secret_basic",
+      },
       fetchFn: f,
     });
     return { clientId: c.client_id, clientSecret: c.client_secret ?? null };
@@ -102,13 +109,28 @@ const info = (c: Client): OAuthClientInformationMixed => ({ client_id: c.clientI
 
 /** The authorization URL (PKCE S256, the resource, the state) and the verifier to keep. */
 export async function authorizationUrl(d: Discovered, c: Client, redirectUri: string, state: string): Promise<{ url: string; verifier: string }> {
-  const { authorizationUrl: url, codeVerifier } = await startAuthorization(d.issuer, { metadata: d.metadata, clientInformation: info(c), redirectUrl: redirectUri, state, resource: new URL(d.resource), ...(d.scope ? { scope: d.scope } : {}) });
+  const { authorizationUrl: url, codeVerifier } = await startAuthorization(d.issuer, {
+    metadata: d.metadata,
+    clientInformation: info(c),
+    redirectUrl: redirectUri,
+    state,
+    resource: new URL(d.resource),
+    ...(d.scope ? { scope: d.scope } : {}),
+  });
   return { url: url.href, verifier: codeVerifier };
 }
 
 export async function exchange(d: Discovered, c: Client, redirectUri: string, code: string, verifier: string, f: FetchFn): Promise<OAuthTokens> {
   try {
-    return await exchangeAuthorization(d.issuer, { metadata: d.metadata, clientInformation: info(c), authorizationCode: code, codeVerifier: verifier, redirectUri, resource: new URL(d.resource), fetchFn: f });
+    return await exchangeAuthorization(d.issuer, {
+      metadata: d.metadata,
+      clientInformation: info(c),
+      authorizationCode: code,
+      codeVerifier: verifier,
+      redirectUri,
+      resource: new URL(d.resource),
+      fetchFn: f,
+    });
   } catch (e) {
     failed("code exchange", e);
   }

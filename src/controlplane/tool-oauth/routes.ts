@@ -78,20 +78,30 @@ export function toolOauthRoutes(deps: ControlPlaneDeps) {
     )
     .group("/organizations/:org", (app) =>
       app
-        .get("/tool-servers/:id/tokens", async ({ principal, params, query }) => ({ grants: await listGrants(db, principal.orgId, { serverId: (await oauthServer(principal.orgId, params.id, query.workspace)).id, ...(query.user_id ? { userId: query.user_id } : {}) }) }), {
-          admin: true,
-          params: ServerParams,
-          query: GrantQuery,
-          response: ToolServerGrantList,
-          detail: { tags, summary: "The users' OAuth grants for a tool server: subject, user, expiry (never a token)" },
-        })
+        .get(
+          "/tool-servers/:id/tokens",
+          async ({ principal, params, query }) => ({
+            grants: await listGrants(db, principal.orgId, { serverId: (await oauthServer(principal.orgId, params.id, query.workspace)).id, ...(query.user_id ? { userId: query.user_id } : {}) }),
+          }),
+          {
+            admin: true,
+            params: ServerParams,
+            query: GrantQuery,
+            response: ToolServerGrantList,
+            detail: { tags, summary: "The users' OAuth grants for a tool server: subject, user, expiry (never a token)" },
+          },
+        )
         .delete(
           "/tool-servers/:id/tokens/:grant",
           async ({ principal, params, set }) => {
             await revokeGrant(deps, principal.orgId, await oauthServer(principal.orgId, params.id), params.grant, acting(deps, principal));
             set.status = 204;
           },
-          { admin: true, params: GrantParams, detail: { tags, summary: "Revoke a grant: deleted here (that user's next call needs consent again) and revoked at the authorization server", responses: NO_CONTENT } },
+          {
+            admin: true,
+            params: GrantParams,
+            detail: { tags, summary: "Revoke a grant: deleted here (that user's next call needs consent again) and revoked at the authorization server", responses: NO_CONTENT },
+          },
         )
         .post(
           "/tool-servers/:id/tokens/listing",
@@ -99,7 +109,12 @@ export function toolOauthRoutes(deps: ControlPlaneDeps) {
             const server = await oauthServer(principal.orgId, params.id);
             const link = await consentLink(deps, server, null);
             await db.transaction(async (tx) =>
-              recordChange(tx, acting(deps, principal), { orgId: principal.orgId, workspaceId: server.workspaceId, action: "tool_server.listing_connect", target: { type: "tool_server", id: server.id, name: server.name } }),
+              recordChange(tx, acting(deps, principal), {
+                orgId: principal.orgId,
+                workspaceId: server.workspaceId,
+                action: "tool_server.listing_connect",
+                target: { type: "tool_server", id: server.id, name: server.name },
+              }),
             );
             set.status = 201;
             return { url: link.url, expires_at: new Date(link.expiresAt).toISOString() };

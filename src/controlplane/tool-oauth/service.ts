@@ -46,7 +46,12 @@ const unwrap = (deps: ControlPlaneDeps, wrapped: string, context: string) => new
 const secret = () => randomBytes(32).toString("base64url");
 
 /** The settings row of a server created with `auth: oauth`: an admin's client, or none yet (dynamic registration at the first consent). */
-export async function createOauthSettings(tx: Db, deps: Pick<ControlPlaneDeps, "kms">, s: { id: string; orgId: string }, client: { clientId: string | null; clientSecret: string | null }): Promise<void> {
+export async function createOauthSettings(
+  tx: Db,
+  deps: Pick<ControlPlaneDeps, "kms">,
+  s: { id: string; orgId: string },
+  client: { clientId: string | null; clientSecret: string | null },
+): Promise<void> {
   await tx.insert(tables(tx).toolServerOauth).values({
     serverId: s.id,
     orgId: s.orgId,
@@ -85,7 +90,11 @@ async function prepared(deps: ControlPlaneDeps, server: ServerRow): Promise<{ d:
   } else {
     d = await discover(server.url!, f);
     const o = tables(deps.db).toolServerOauth;
-    [row] = await deps.db.update(o).set({ issuer: d.issuer, metadata: d.metadata as Record<string, unknown>, resource: d.resource, scope: d.scope }).where(eq(o.serverId, server.id)).returning();
+    [row] = await deps.db
+      .update(o)
+      .set({ issuer: d.issuer, metadata: d.metadata as Record<string, unknown>, resource: d.resource, scope: d.scope })
+      .where(eq(o.serverId, server.id))
+      .returning();
   }
   if (!row!.clientId || (row!.registration === "dynamic" && row!.redirectUri !== redirectUri)) {
     const c = await register(d, redirectUri, f);
@@ -138,7 +147,10 @@ function consentGone(why: string): never {
 export async function openConsent(deps: ControlPlaneDeps, token: string): Promise<string> {
   const now = deps.now();
   const c = tables(deps.db).toolServerConsents;
-  const [row] = await deps.db.select().from(c).where(eq(c.linkHash, hashSecret(token)));
+  const [row] = await deps.db
+    .select()
+    .from(c)
+    .where(eq(c.linkHash, hashSecret(token)));
   if (!row || row.expiresAt < now) consentGone("this consent link is unknown or expired");
   if (row.openedAt !== null) consentGone("this consent link was used already");
   const server = await serverRow(deps.db, row.serverId);
@@ -171,9 +183,16 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   if (!q.state) throw new SvcError("validation_failed", "the authorization server's answer has no state");
   const now = deps.now();
   const c = tables(deps.db).toolServerConsents;
-  const [row] = await deps.db.select().from(c).where(eq(c.stateHash, hashSecret(q.state)));
+  const [row] = await deps.db
+    .select()
+    .from(c)
+    .where(eq(c.stateHash, hashSecret(q.state)));
   if (!row || row.expiresAt < now || !row.verifierWrapped) consentGone("this authorization is unknown or expired");
-  const taken = await deps.db.update(c).set({ usedAt: now }).where(and(eq(c.id, row.id), isNull(c.usedAt))).returning({ id: c.id });
+  const taken = await deps.db
+    .update(c)
+    .set({ usedAt: now })
+    .where(and(eq(c.id, row.id), isNull(c.usedAt)))
+    .returning({ id: c.id });
   if (taken.length === 0) consentGone("this authorization was finished already");
   if (q.error || !q.code) throw new SvcError("forbidden", `the authorization server did not grant access (${(q.error ?? "no code").slice(0, 100)})`);
   const server = await serverRow(deps.db, row.serverId);
@@ -299,7 +318,17 @@ async function dropGrant(db: Db, id: string): Promise<void> {
   await db.delete(g).where(eq(g.id, id));
 }
 
-export type GrantView = { id: string; server_id: string; server: string; user_id: string | null; subject: string | null; expires_at: string | null; refreshable: boolean; granted_at: string; refreshed_at: string | null };
+export type GrantView = {
+  id: string;
+  server_id: string;
+  server: string;
+  user_id: string | null;
+  subject: string | null;
+  expires_at: string | null;
+  refreshable: boolean;
+  granted_at: string;
+  refreshed_at: string | null;
+};
 
 /** The grants of the organization (optionally one server's, one user's): who, where, until when; never a token. */
 export async function listGrants(db: Db, orgId: string, f: { serverId?: string; userId?: string } = {}): Promise<GrantView[]> {
@@ -307,8 +336,15 @@ export async function listGrants(db: Db, orgId: string, f: { serverId?: string; 
   const conds = [eq(g.orgId, orgId)];
   if (f.serverId) conds.push(eq(g.serverId, f.serverId));
   if (f.userId) conds.push(eq(g.userId, f.userId));
-  const grants = await db.select().from(g).where(and(...conds)).orderBy(g.createdAt);
-  const names = await toolServerNames(db, grants.map((r) => r.serverId));
+  const grants = await db
+    .select()
+    .from(g)
+    .where(and(...conds))
+    .orderBy(g.createdAt);
+  const names = await toolServerNames(
+    db,
+    grants.map((r) => r.serverId),
+  );
   // By server name, then the order granted (a grant of a deleted server is gone with it).
   const rows = grants.flatMap((r) => (names.has(r.serverId) ? [{ g: r, name: names.get(r.serverId)! }] : [])).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return rows.map(({ g: r, name }) => ({
@@ -330,7 +366,10 @@ export async function listGrants(db: Db, orgId: string, f: { serverId?: string; 
  */
 export async function revokeGrant(deps: ControlPlaneDeps, orgId: string, server: ServerRow, grantId: string, by: Acting): Promise<void> {
   const g = tables(deps.db).toolServerGrants;
-  const [grant] = await deps.db.select().from(g).where(and(eq(g.id, grantId), eq(g.orgId, orgId), eq(g.serverId, server.id)));
+  const [grant] = await deps.db
+    .select()
+    .from(g)
+    .where(and(eq(g.id, grantId), eq(g.orgId, orgId), eq(g.serverId, server.id)));
   if (!grant) throw new SvcError("not_found", `grant ${grantId} of tool server "${server.name}" not found; list them with \`svc tool-servers tokens list ${server.name}\``);
   await deps.db.transaction(async (tx) => {
     const gt2 = tables(tx).toolServerGrants;

@@ -9,8 +9,14 @@ import { users } from "../directory/tables.ts";
 
 /** One row per server created with `auth: oauth`: what discovery found and the client svc is there. */
 export const toolServerOauth = table("tool_server_oauth", (c) => ({
-  serverId: c.text("server_id").primaryKey().references(() => toolServers.id),
-  orgId: c.text("org_id").notNull().references(() => organizations.id),
+  serverId: c
+    .text("server_id")
+    .primaryKey()
+    .references(() => toolServers.id),
+  orgId: c
+    .text("org_id")
+    .notNull()
+    .references(() => organizations.id),
   /** The authorization server's issuer and its RFC 8414 metadata, once discovered. */
   issuer: c.text("issuer"),
   metadata: c.json<Record<string, unknown>>("metadata"),
@@ -34,8 +40,14 @@ export const toolServerConsents = table(
   "tool_server_consents",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    serverId: c.text("server_id").notNull().references(() => toolServers.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    serverId: c
+      .text("server_id")
+      .notNull()
+      .references(() => toolServers.id),
     /** The service user the grant is for; null: the server's listing grant (tools/list only). */
     userId: c.text("user_id").references(() => users.id),
     linkHash: c.text("link_hash").notNull(),
@@ -57,8 +69,14 @@ export const toolServerGrants = table(
   "tool_server_grants",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    serverId: c.text("server_id").notNull().references(() => toolServers.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    serverId: c
+      .text("server_id")
+      .notNull()
+      .references(() => toolServers.id),
     userId: c.text("user_id").references(() => users.id),
     /** Who the tokens speak for at the server (the token's or ID token's `sub`): shown and audited, never a token. */
     subject: c.text("subject"),

@@ -91,7 +91,10 @@ describe("the agent's MCP tool catalogue", () => {
     expect((await cp.call("GET", cp.org(`/installations/${a.installationId}/tools`))).json.tools).toEqual([{ name: "odd.constructor", access: "write", required_capabilities: [] }]);
     // the collision is named, not silent: show and readiness say the pack's tool is served instead
     const after = (await cp.call("GET", cp.org("/tool-servers/odd?workspace=default"))).json.tools as Array<{ name: string; served: boolean; why: string | null }>;
-    expect(after.find((x) => x.name === "odd.constructor")).toMatchObject({ served: false, why: `a pack's tool of the same name, registered by installation ${a.installationId}, is served there instead; give the server another name or rename the pack's tool` });
+    expect(after.find((x) => x.name === "odd.constructor")).toMatchObject({
+      served: false,
+      why: `a pack's tool of the same name, registered by installation ${a.installationId}, is served there instead; give the server another name or rename the pack's tool`,
+    });
     const ready = (await cp.call("GET", cp.org("/tool-servers/odd/readiness?workspace=default"))).json;
     expect(ready.skipped_tools).toContainEqual({ tool: "constructor", why: expect.stringContaining("a pack's tool of the same name"), installation_id: a.installationId });
     expect(ready.checks.find((c: { name: string }) => c.name === "tools_servable").ok).toBe(false);
@@ -105,17 +108,21 @@ describe("the agent's MCP tool catalogue", () => {
     const permit = await cp.call("POST", cp.org("/policies"), { body: { name: "all of everything", src: "*", dst: "tool:everything.*", effect: "permit", agent_id: a.agentId, workspace: "default" } });
     expect(permit.status).toBe(201);
     expect(permit.json.dst).toBe("tool:everything.*");
-    const deny = await cp.call("POST", cp.org("/policies"), { body: { name: "no everything for usr", src: "*", dst: "tool:everything.*", effect: "deny", condition: "args.a > 100", agent_id: a.agentId, workspace: "default" } });
+    const deny = await cp.call("POST", cp.org("/policies"), {
+      body: { name: "no everything for usr", src: "*", dst: "tool:everything.*", effect: "deny", condition: "args.a > 100", agent_id: a.agentId, workspace: "default" },
+    });
     expect(deny.status).toBe(201);
     expect((await bundle(cp, a.token)).policies).toEqual([]); // no tool registered yet: nothing to decide
     await report(cp, a.token, [{ server: "everything", tools: [t("everything", "get-sum"), t("everything", "echo")] }]);
     const policies = (await bundle(cp, a.token)).policies as Array<{ id: string; dst: string; effect: string; condition?: string }>;
-    expect(policies.map((p) => [p.id, p.dst, p.effect, p.condition ?? null])).toEqual([
-      [permit.json.id, "tool:everything.echo", "permit", null],
-      [permit.json.id, "tool:everything.get-sum", "permit", null],
-      [deny.json.id, "tool:everything.echo", "deny", "args.a > 100"],
-      [deny.json.id, "tool:everything.get-sum", "deny", "args.a > 100"],
-    ].sort((x, y) => (x[0]! < y[0]! ? -1 : x[0]! > y[0]! ? 1 : 0)));
+    expect(policies.map((p) => [p.id, p.dst, p.effect, p.condition ?? null])).toEqual(
+      [
+        [permit.json.id, "tool:everything.echo", "permit", null],
+        [permit.json.id, "tool:everything.get-sum", "permit", null],
+        [deny.json.id, "tool:everything.echo", "deny", "args.a > 100"],
+        [deny.json.id, "tool:everything.get-sum", "deny", "args.a > 100"],
+      ].sort((x, y) => (x[0]! < y[0]! ? -1 : x[0]! > y[0]! ? 1 : 0)),
+    );
   });
 
   test("readiness names the tools a runtime could not serve, with why, and is not ready for them", async () => {

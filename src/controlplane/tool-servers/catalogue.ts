@@ -57,12 +57,19 @@ export async function reportListedTools(db: Db, caller: RuntimeCaller, report: M
         unknown.push(r.server);
         continue;
       }
-      const [held] = await tx.select().from(c).where(and(eq(c.serverId, serverId), eq(c.installationId, caller.installationId)));
+      const [held] = await tx
+        .select()
+        .from(c)
+        .where(and(eq(c.serverId, serverId), eq(c.installationId, caller.installationId)));
       const tools = [...r.tools].sort((x, y) => (x.name < y.name ? -1 : 1));
       const skipped = [...r.skipped].sort((x, y) => (x.tool < y.tool ? -1 : 1));
       const toolsChanged = !held || sortedJson(held.tools, "name") !== JSON.stringify(tools);
       if (held && !toolsChanged && sortedJson(held.skipped, "tool") === JSON.stringify(skipped)) continue;
-      if (held) await tx.update(c).set({ tools, skipped, listedAt: now }).where(and(eq(c.serverId, serverId), eq(c.installationId, caller.installationId)));
+      if (held)
+        await tx
+          .update(c)
+          .set({ tools, skipped, listedAt: now })
+          .where(and(eq(c.serverId, serverId), eq(c.installationId, caller.installationId)));
       else await tx.insert(c).values({ serverId, installationId: caller.installationId, tools, skipped, listedAt: now });
       changed ||= toolsChanged;
     }
@@ -86,7 +93,10 @@ async function rowsOf(db: Db, serverIds: readonly string[], agent: { workspaceId
     const live = new Set(await liveInstallationIds(db, agent.workspaceId, agent.agentId));
     return rows.filter((r) => live.has(r.installationId));
   }
-  const names = await installationNames(db, rows.map((r) => r.installationId));
+  const names = await installationNames(
+    db,
+    rows.map((r) => r.installationId),
+  );
   return rows.filter((r) => names.get(r.installationId)?.deleted === false);
 }
 
@@ -124,12 +134,20 @@ export async function serverCatalogue(db: Db, server: { id: string; name: string
   for (const row of await rowsOf(db, [server.id], null)) {
     for (const t of row.tools) {
       const served = allowed(server, t.upstream);
-      seen(`t:${t.name}`, () => ({ name: t.name, upstream: t.upstream, access: effectiveAccess(server, t), served, why: served ? null : "not in allowed_tools", installations: [] }), row.installationId);
+      seen(
+        `t:${t.name}`,
+        () => ({ name: t.name, upstream: t.upstream, access: effectiveAccess(server, t), served, why: served ? null : "not in allowed_tools", installations: [] }),
+        row.installationId,
+      );
     }
     for (const k of row.skipped) seen(`s:${k.tool}`, () => ({ name: "", upstream: k.tool, access: "write", served: false, why: k.why, installations: [] }), row.installationId);
   }
   const entries = [...out.values()];
-  for (const [name, installationId] of await packToolHolders(db, server.workspaceId, entries.filter((e) => e.served).map((e) => e.name))) {
+  for (const [name, installationId] of await packToolHolders(
+    db,
+    server.workspaceId,
+    entries.filter((e) => e.served).map((e) => e.name),
+  )) {
     const e = entries.find((x) => x.served && x.name === name)!;
     Object.assign(e, { served: false, why: packWins(installationId) });
   }
@@ -137,7 +155,8 @@ export async function serverCatalogue(db: Db, server: { id: string; name: string
 }
 
 /** Why an MCP tool is not served where a pack registered its governed name (the pack's tool wins in that installation's bundle). */
-const packWins = (installationId: string) => `a pack's tool of the same name, registered by installation ${installationId}, is served there instead; give the server another name or rename the pack's tool`;
+const packWins = (installationId: string) =>
+  `a pack's tool of the same name, registered by installation ${installationId}, is served there instead; give the server another name or rename the pack's tool`;
 
 /**
  * What readiness names as not served, per installation: the tools the runtimes skipped, and the

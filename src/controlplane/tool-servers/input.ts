@@ -56,12 +56,14 @@ export type OauthInput = { auth?: "secrets" | "oauth"; oauth_client_id?: string;
  */
 export function oauthInputOrThrow(input: ServerInput): { clientId: string | null; clientSecret: string | null } | null {
   if (input.auth !== "oauth") {
-    if (input.oauth_client_id !== undefined || input.oauth_client_secret !== undefined) refuse(input.oauth_client_id !== undefined ? "/oauth_client_id" : "/oauth_client_secret", 'oauth_client_id and oauth_client_secret come with auth "oauth"');
+    if (input.oauth_client_id !== undefined || input.oauth_client_secret !== undefined)
+      refuse(input.oauth_client_id !== undefined ? "/oauth_client_id" : "/oauth_client_secret", 'oauth_client_id and oauth_client_secret come with auth "oauth"');
     return null;
   }
   if (input.transport !== "http") refuse("/auth", 'auth "oauth" is for http servers: a stdio server runs in the image and has no authorization server');
-  if (input.secrets_sealed !== undefined) refuse("/secrets_sealed", 'a server with auth "oauth" takes no sealed secrets: each user\'s calls carry that user\'s own token');
-  if (input.assertion_header !== undefined && input.assertion_header !== null) refuse("/assertion_header", 'a server with auth "oauth" takes no identity assertion: each user\'s calls carry that user\'s own token');
+  if (input.secrets_sealed !== undefined) refuse("/secrets_sealed", "a server with auth \"oauth\" takes no sealed secrets: each user's calls carry that user's own token");
+  if (input.assertion_header !== undefined && input.assertion_header !== null)
+    refuse("/assertion_header", "a server with auth \"oauth\" takes no identity assertion: each user's calls carry that user's own token");
   if (input.oauth_client_secret !== undefined && input.oauth_client_id === undefined) refuse("/oauth_client_secret", "oauth_client_secret comes with oauth_client_id");
   return { clientId: input.oauth_client_id ?? null, clientSecret: input.oauth_client_secret ?? null };
 }
@@ -72,7 +74,11 @@ export type AssertionInput = { assertion_header?: string | null; assertion_audie
  * that is not reserved and not one of the server's secret headers (`secretNames`: as they will
  * be after the change), an audience only with a header.
  */
-export function assertionOrThrow(transport: Transport, input: { header: string | null; audience: string | null }, secretNames: readonly string[]): { assertionHeader: string | null; assertionAudience: string | null } {
+export function assertionOrThrow(
+  transport: Transport,
+  input: { header: string | null; audience: string | null },
+  secretNames: readonly string[],
+): { assertionHeader: string | null; assertionAudience: string | null } {
   if (input.header === null) {
     if (input.audience !== null) refuse("/assertion_audience", "assertion_audience comes with assertion_header: the header the assertion is sent in");
     return { assertionHeader: null, assertionAudience: null };

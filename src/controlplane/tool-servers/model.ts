@@ -27,9 +27,15 @@ export const ServerCreate = t.Object({
   allowed_tools: t.Optional(AllowedTools),
   access_overrides: t.Optional(AccessOverrides),
   auth: t.Optional(t.Union([t.Literal("secrets"), t.Literal("oauth")], { description: "oauth: each user's own OAuth token (http only; issue 32); default secrets" })),
-  oauth_client_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "oauth: a client an admin registered at the server's authorization server; absent: dynamic registration (RFC 7591)" })),
-  oauth_client_secret: t.Optional(t.String({ minLength: 1, maxLength: 1024, description: "oauth: that client's secret; the control plane itself uses it, so it keeps it wrapped by its KMS, never shown again" })),
-  assertion_header: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 100 }), t.Null()], { description: "http: the header each request carries a signed identity assertion in (null: none); not a secret header's name" })),
+  oauth_client_id: t.Optional(
+    t.String({ minLength: 1, maxLength: 256, description: "oauth: a client an admin registered at the server's authorization server; absent: dynamic registration (RFC 7591)" }),
+  ),
+  oauth_client_secret: t.Optional(
+    t.String({ minLength: 1, maxLength: 1024, description: "oauth: that client's secret; the control plane itself uses it, so it keeps it wrapped by its KMS, never shown again" }),
+  ),
+  assertion_header: t.Optional(
+    t.Union([t.String({ minLength: 1, maxLength: 100 }), t.Null()], { description: "http: the header each request carries a signed identity assertion in (null: none); not a secret header's name" }),
+  ),
   assertion_audience: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 512 }), t.Null()], { description: "the assertion's aud (null or absent: the server's url)" })),
   secrets: Plaintext,
   headers: Plaintext,

@@ -17,6 +17,9 @@ export async function toolServerById(db: Db, id: string): Promise<ToolServerRow 
 export async function toolServerNames(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const s = tables(db).toolServers;
-  const rows = await db.select({ id: s.id, name: s.name }).from(s).where(inArray(s.id, [...new Set(ids)]));
+  const rows = await db
+    .select({ id: s.id, name: s.name })
+    .from(s)
+    .where(inArray(s.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.id, r.name]));
 }

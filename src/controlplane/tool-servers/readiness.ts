@@ -15,7 +15,14 @@ import { type ServerRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };
 /** One live replica's view of the server. */
-export type RuntimeStatus = { replica_id: string; installation_id: string; state: "ok" | "unreachable" | "not_reported"; error: string | null; tool_count: number | null; last_heartbeat_at: string | null };
+export type RuntimeStatus = {
+  replica_id: string;
+  installation_id: string;
+  state: "ok" | "unreachable" | "not_reported";
+  error: string | null;
+  tool_count: number | null;
+  last_heartbeat_at: string | null;
+};
 export type SkippedTool = { tool: string; why: string; installation_id: string };
 export type Readiness = { ready: boolean; checks: ReadinessCheck[]; runtimes: RuntimeStatus[]; skipped_tools: SkippedTool[] };
 
@@ -86,7 +93,9 @@ export function judgeReadiness(f: ReadinessFacts): Readiness {
     {
       name: "runtime_in_scope",
       ok: live > 0,
-      detail: live ? `${live} live runtime replica(s) in ${scope}` : `no runtime in ${scope} has been heard from lately; deploy the image with the installation's token, or check that the containers run`,
+      detail: live
+        ? `${live} live runtime replica(s) in ${scope}`
+        : `no runtime in ${scope} has been heard from lately; deploy the image with the installation's token, or check that the containers run`,
     },
     {
       name: "runtimes_reach_server",

@@ -20,7 +20,16 @@ async function runtime(cp: TestControlPlane) {
 }
 
 async function heartbeat(cp: TestControlPlane, token: string, replicaId: string, toolServers?: unknown) {
-  const body = { replica_id: replicaId, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, ...(toolServers === undefined ? {} : { tool_servers: toolServers }) };
+  const body = {
+    replica_id: replicaId,
+    state: "ready",
+    policy_revision: 1,
+    tool_count: 1,
+    version: "t",
+    spool_depth: 0,
+    last_success: null,
+    ...(toolServers === undefined ? {} : { tool_servers: toolServers }),
+  };
   return cp.call("POST", "/api/v1/runtime/heartbeat", { token, body });
 }
 
@@ -81,7 +90,14 @@ describe("POST /tool-servers", () => {
     expect(await revisionOf(cp)).toBeGreaterThan(before);
     const s = await cp.call("POST", cp.org("/tool-servers"), { body: { ...stdio, allowed_tools: ["get_current_time", "convert_time"], access_overrides: { convert_time: "write" } } });
     expect(s.status).toBe(201);
-    expect(s.json).toMatchObject({ transport: "stdio", url: null, command: "mcp-server-time", args: ["--local-timezone", "UTC"], allowed_tools: ["convert_time", "get_current_time"], access_overrides: { convert_time: "write" } });
+    expect(s.json).toMatchObject({
+      transport: "stdio",
+      url: null,
+      command: "mcp-server-time",
+      args: ["--local-timezone", "UTC"],
+      allowed_tools: ["convert_time", "get_current_time"],
+      access_overrides: { convert_time: "write" },
+    });
     expect((await cp.call("GET", cp.org("/tool-servers?workspace=default"))).json.tool_servers.map((x: { name: string }) => x.name)).toEqual(["github", "time"]);
     expect((await cp.call("GET", cp.org("/tool-servers/github?workspace=default"))).json.id).toBe(res.json.id);
     expect((await cp.call("GET", cp.org(`/tool-servers/${s.json.id}`))).json.name).toBe("time");
@@ -204,7 +220,9 @@ describe("sealed secrets", () => {
     const cp = await testControlPlane();
     const { agentId, installationId } = await agentAndInstallation(cp);
     const r1 = await fakeReplica(cp, installationId);
-    const server = (await cp.call("POST", cp.org("/tool-servers"), { body: { ...stdio, secrets_sealed: await sealKey([r1.recipient], '{"TZ_TOKEN":"x"}'), secret_names: ["TZ_TOKEN"], sealed_to: [r1.id] } })).json;
+    const server = (
+      await cp.call("POST", cp.org("/tool-servers"), { body: { ...stdio, secrets_sealed: await sealKey([r1.recipient], '{"TZ_TOKEN":"x"}'), secret_names: ["TZ_TOKEN"], sealed_to: [r1.id] } })
+    ).json;
     await cp.call("POST", cp.org(`/tool-servers/${server.id}/assign`), { body: { agent_id: agentId } });
     const check = async (name: string) => (await cp.call("GET", cp.org(`/tool-servers/${server.id}/readiness`))).json.checks.find((c: { name: string }) => c.name === name);
     expect((await check("secrets_sealed_to_runtimes")).ok).toBe(true);
@@ -214,7 +232,9 @@ describe("sealed secrets", () => {
     expect(sealing.detail).toContain(r2.id);
     expect(sealing.detail).toContain("svc tool-servers secrets time");
     const before = await revisionOf(cp);
-    const put = await cp.call("PUT", cp.org(`/tool-servers/${server.id}/secrets`), { body: { secrets_sealed: await sealKey([r1.recipient, r2.recipient], '{"TZ_TOKEN":"y"}'), secret_names: ["TZ_TOKEN"], sealed_to: [r2.id, r1.id] } });
+    const put = await cp.call("PUT", cp.org(`/tool-servers/${server.id}/secrets`), {
+      body: { secrets_sealed: await sealKey([r1.recipient, r2.recipient], '{"TZ_TOKEN":"y"}'), secret_names: ["TZ_TOKEN"], sealed_to: [r2.id, r1.id] },
+    });
     expect(put.status).toBe(200);
     expect(put.json.sealed_to).toEqual([r1.id, r2.id].sort());
     expect(await revisionOf(cp)).toBeGreaterThan(before);
@@ -328,7 +348,9 @@ describe("the policy bundle", () => {
     const other = await runtime(cp);
     const replica = await fakeReplica(cp, rt.installationId);
     const sealed = await sealKey([replica.recipient], '{"Authorization":"Bearer ghp_bundle"}');
-    const gh = (await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, secrets_sealed: sealed, secret_names: ["Authorization"], sealed_to: [replica.id], access_overrides: { list_issues: "read" } } })).json;
+    const gh = (
+      await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, secrets_sealed: sealed, secret_names: ["Authorization"], sealed_to: [replica.id], access_overrides: { list_issues: "read" } } })
+    ).json;
     const time = (await cp.call("POST", cp.org("/tool-servers"), { body: { ...stdio, allowed_tools: ["get_current_time"] } })).json;
     const unassigned = (await cp.call("POST", cp.org("/tool-servers"), { body: { ...stdio, name: "unused" } })).json;
     const bundle = async (token: string) => (await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2", { token })).json;
@@ -340,8 +362,28 @@ describe("the policy bundle", () => {
     const got = await cp.call("GET", "/api/v1/runtime/policy-bundle?version=2", { token: rt.token, headers: { "if-none-match": etag! } });
     expect(got.status).toBe(200);
     expect(got.json.tool_servers).toEqual([
-      { id: gh.id, name: "github", transport: "http", url: "https://mcp.example.com/mcp", command: null, args: [], secrets_sealed: sealed, allowed_tools: null, access_overrides: { list_issues: "read" } },
-      { id: time.id, name: "time", transport: "stdio", url: null, command: "mcp-server-time", args: ["--local-timezone", "UTC"], secrets_sealed: null, allowed_tools: ["get_current_time"], access_overrides: {} },
+      {
+        id: gh.id,
+        name: "github",
+        transport: "http",
+        url: "https://mcp.example.com/mcp",
+        command: null,
+        args: [],
+        secrets_sealed: sealed,
+        allowed_tools: null,
+        access_overrides: { list_issues: "read" },
+      },
+      {
+        id: time.id,
+        name: "time",
+        transport: "stdio",
+        url: null,
+        command: "mcp-server-time",
+        args: ["--local-timezone", "UTC"],
+        secrets_sealed: null,
+        allowed_tools: ["get_current_time"],
+        access_overrides: {},
+      },
     ]);
     expect(got.text).not.toContain("ghp_bundle");
     expect((await bundle(other.token)).tool_servers.map((s: { name: string }) => s.name)).toEqual(["unused"]);

@@ -38,7 +38,10 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
   const live = () => liveSince(deps.now(), livenessLimits(deps.config));
   const withAgents = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...presentServer(s), assigned_agents: await assignedAgentIds(db, s.id) });
   // show: and the tools the runtimes listed (issue 31)
-  const withTools = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({ ...(await withAgents(s)), tools: await serverCatalogue(db, { id: s.id, name: s.name, workspaceId: s.workspaceId, allowed_tools: s.allowedTools, access_overrides: s.accessOverrides }) });
+  const withTools = async (s: Awaited<ReturnType<typeof resolveServer>>) => ({
+    ...(await withAgents(s)),
+    tools: await serverCatalogue(db, { id: s.id, name: s.name, workspaceId: s.workspaceId, allowed_tools: s.allowedTools, access_overrides: s.accessOverrides }),
+  });
 
   return new Elysia({ name: "tool-server-routes", prefix: "/organizations/:org" })
     .use(authPlugin(deps))
@@ -58,7 +61,12 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
         set.status = 201;
         return { ...presentServer(server), assigned_agents: [] };
       },
-      { admin: true, body: ServerCreate, response: { 201: ToolServerDetail }, detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" } },
+      {
+        admin: true,
+        body: ServerCreate,
+        response: { 201: ToolServerDetail },
+        detail: { tags, summary: "Create an MCP tool server (http: https URL; stdio: a command in the image; secrets only sealed)" },
+      },
     )
     .get("/tool-servers/:id", async ({ principal, params, query }) => withTools(await serverOf(principal.orgId, params.id, query.workspace)), {
       admin: true,
@@ -95,8 +103,16 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     )
     .put(
       "/tool-servers/:id/secrets",
-      async ({ principal, params, query, body }) => withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
-      { admin: true, params: ServerParams, query: ServerQuery, body: ServerSecrets, response: ToolServerDetail, detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" } },
+      async ({ principal, params, query, body }) =>
+        withAgents(await setServerSecrets(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body, live(), acting(deps, principal))),
+      {
+        admin: true,
+        params: ServerParams,
+        query: ServerQuery,
+        body: ServerSecrets,
+        response: ToolServerDetail,
+        detail: { tags, summary: "Replace the sealed secrets (new values, or re-sealed to new runtimes)" },
+      },
     )
     .put(
       "/tool-servers/:id/tools",
@@ -113,7 +129,14 @@ export function toolServerRoutes(deps: ControlPlaneDeps) {
     .post(
       "/tool-servers/:id/assign",
       async ({ principal, params, query, body }) => assignServer(db, principal.orgId, await serverOf(principal.orgId, params.id, query.workspace), body.agent_id, acting(deps, principal)),
-      { admin: true, params: ServerParams, query: ServerQuery, body: ServerAssign, response: ToolServerAssignment, detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" } },
+      {
+        admin: true,
+        params: ServerParams,
+        query: ServerQuery,
+        body: ServerAssign,
+        response: ToolServerAssignment,
+        detail: { tags, summary: "Assign the server to an agent of its workspace (idempotent)" },
+      },
     )
     .delete(
       "/tool-servers/:id/assignments/:agent",

@@ -17,7 +17,20 @@ import { recipientsInScope } from "../runtime/replicas.ts";
 import { forgetServerTools } from "./catalogue.ts";
 import type { Kms } from "../kms/index.ts";
 import { createOauthSettings, forgetOauth } from "../tool-oauth/service.ts";
-import { type AssertionInput, type SealedInput, type ServerInput, type ToolRules, assertionOrThrow, endpointOrThrow, must, oauthInputOrThrow, refuse, refusePlaintext, sealedFormOrThrow, toolRulesOrThrow } from "./input.ts";
+import {
+  type AssertionInput,
+  type SealedInput,
+  type ServerInput,
+  type ToolRules,
+  assertionOrThrow,
+  endpointOrThrow,
+  must,
+  oauthInputOrThrow,
+  refuse,
+  refusePlaintext,
+  sealedFormOrThrow,
+  toolRulesOrThrow,
+} from "./input.ts";
 
 export { PLAINTEXT_SECRETS_MESSAGE, type ServerInput } from "./input.ts";
 
@@ -90,7 +103,10 @@ export async function resolveServer(db: Db, orgId: string, idOrName: string, wor
   const s = tables(db).toolServers;
   const conds = [eq(s.orgId, orgId), hasPrefix(idOrName, "toolServer") ? eq(s.id, idOrName) : eq(s.name, idOrName)];
   if (workspaceId) conds.push(eq(s.workspaceId, workspaceId));
-  const rows = await db.select().from(s).where(and(...conds));
+  const rows = await db
+    .select()
+    .from(s)
+    .where(and(...conds));
   if (rows.length === 0) throw new SvcError("not_found", `tool server "${idOrName}" not found${workspaceId ? " in this workspace" : ""}; list them with \`svc tool-servers list\``);
   if (rows.length > 1) throw new SvcError("conflict", `several workspaces have a tool server named "${idOrName}"; pass workspace`);
   return rows[0]!;
@@ -128,7 +144,11 @@ export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerI
       .onConflictDoNothing()
       .returning();
     if (!created) {
-      const [clash] = await tx.select({ id: s.id }).from(s).where(and(eq(s.workspaceId, ws.id), eq(s.name, input.name))).limit(1);
+      const [clash] = await tx
+        .select({ id: s.id })
+        .from(s)
+        .where(and(eq(s.workspaceId, ws.id), eq(s.name, input.name)))
+        .limit(1);
       throw new SvcError("conflict", `a tool server named "${input.name}" already exists in workspace "${ws.name}"${clash ? ` (${clash.id})` : ""}; pick another name or delete it first`);
     }
     if (oauth) {
@@ -143,8 +163,15 @@ export async function createServer(db: Db, orgId: string, ws: Ws, input: ServerI
 
 async function updateServer(tx: Db, orgId: string, server: ServerRow, set: Partial<ServerRow>, event: { by: Acting; action: ServerAction }): Promise<ServerRow> {
   const s = tables(tx).toolServers;
-  const [before] = await tx.select().from(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId)));
-  const [updated] = await tx.update(s).set(set).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
+  const [before] = await tx
+    .select()
+    .from(s)
+    .where(and(eq(s.id, server.id), eq(s.orgId, orgId)));
+  const [updated] = await tx
+    .update(s)
+    .set(set)
+    .where(and(eq(s.id, server.id), eq(s.orgId, orgId)))
+    .returning();
   if (!before || !updated) throw new SvcError("not_found", `tool server "${server.id}" not found`);
   await bumpRevision(tx, orgId);
   await recordServerChange(tx, event.by, event.action, updated, { before: eventView(before), after: eventView(updated) });
@@ -152,7 +179,14 @@ async function updateServer(tx: Db, orgId: string, server: ServerRow, set: Parti
 }
 
 /** Replaces the sealed secrets (re-sealed to new runtimes, or new values), checked and written with the revision bump. */
-export async function setServerSecrets(db: Db, orgId: string, server: ServerRow, input: SealedInput & { secrets?: unknown; headers?: unknown; env?: unknown }, liveSince: number, by: Acting): Promise<ServerRow> {
+export async function setServerSecrets(
+  db: Db,
+  orgId: string,
+  server: ServerRow,
+  input: SealedInput & { secrets?: unknown; headers?: unknown; env?: unknown },
+  liveSince: number,
+  by: Acting,
+): Promise<ServerRow> {
   refusePlaintext(input);
   if (server.auth === "oauth") refuse("/secrets_sealed", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, so it takes no sealed secrets`);
   const form = sealedFormOrThrow(server.transport, input)!;
@@ -187,7 +221,8 @@ export async function changeServer(db: Db, orgId: string, server: ServerRow, inp
   if (input.transport !== undefined) refuse("/transport", "a tool server's transport cannot change; create another server for the other transport");
   const set: Partial<ServerRow> = {};
   if (server.transport === "http") {
-    if (input.command !== undefined || input.args !== undefined) refuse(input.command !== undefined ? "/command" : "/args", `tool server "${server.name}" is an http server: change its url, not a command or args`);
+    if (input.command !== undefined || input.args !== undefined)
+      refuse(input.command !== undefined ? "/command" : "/args", `tool server "${server.name}" is an http server: change its url, not a command or args`);
     if (input.url !== undefined) set.url = endpointOrThrow({ name: server.name, transport: "http", url: input.url }).url;
   } else {
     if (input.url !== undefined) refuse("/url", `tool server "${server.name}" is a stdio server: change its command or args, not a url`);
@@ -195,10 +230,15 @@ export async function changeServer(db: Db, orgId: string, server: ServerRow, inp
     if (input.args !== undefined) must(checkArgs((set.args = input.args)));
   }
   if (input.allowed_tools !== undefined || input.access_overrides !== undefined) {
-    Object.assign(set, toolRulesOrThrow({ allowed_tools: input.allowed_tools === undefined ? server.allowedTools : input.allowed_tools, access_overrides: input.access_overrides ?? server.accessOverrides }));
+    Object.assign(
+      set,
+      toolRulesOrThrow({ allowed_tools: input.allowed_tools === undefined ? server.allowedTools : input.allowed_tools, access_overrides: input.access_overrides ?? server.accessOverrides }),
+    );
   }
-  if (server.auth === "oauth" && input.secrets_sealed !== undefined) refuse("/secrets_sealed", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, so it takes no sealed secrets`);
-  if (server.auth === "oauth" && input.assertion_header !== undefined && input.assertion_header !== null) refuse("/assertion_header", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, not an identity assertion`);
+  if (server.auth === "oauth" && input.secrets_sealed !== undefined)
+    refuse("/secrets_sealed", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, so it takes no sealed secrets`);
+  if (server.auth === "oauth" && input.assertion_header !== undefined && input.assertion_header !== null)
+    refuse("/assertion_header", `tool server "${server.name}" uses OAuth: each user's calls carry that user's own token, not an identity assertion`);
   const form = sealedFormOrThrow(server.transport, input);
   if (input.assertion_header !== undefined || input.assertion_audience !== undefined || form) {
     const header = input.assertion_header === undefined ? server.assertionHeader : input.assertion_header;
@@ -207,9 +247,12 @@ export async function changeServer(db: Db, orgId: string, server: ServerRow, inp
     const next = assertionOrThrow(server.transport, { header, audience }, form?.names ?? server.secretNames);
     if (input.assertion_header !== undefined || input.assertion_audience !== undefined) Object.assign(set, next);
   }
-  if (!form && Object.keys(set).length === 0) refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools, access_overrides, assertion_header or assertion_audience");
+  if (!form && Object.keys(set).length === 0)
+    refuse("/", "nothing to change: give url (http), command or args (stdio), secrets_sealed with secret_names and sealed_to, allowed_tools, access_overrides, assertion_header or assertion_audience");
   return db.transaction(async (tx) => {
-    const sealed = form ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, await resolveWorkspace(tx, orgId, server.workspaceId), input.sealed_to, liveSince)) } : {};
+    const sealed = form
+      ? { secretsSealed: form.sealed, secretNames: form.names, ...(await sealedToOrThrow(tx, await resolveWorkspace(tx, orgId, server.workspaceId), input.sealed_to, liveSince)) }
+      : {};
     return updateServer(tx, orgId, server, { ...set, ...sealed }, { by, action: "tool_server.update" });
   });
 }
@@ -232,7 +275,10 @@ export async function unassignServer(db: Db, orgId: string, server: ServerRow, a
   await db.transaction(async (tx) => {
     const a = tables(tx).toolServerAssignments;
     await getAgent(tx, orgId, agentId);
-    const gone = await tx.delete(a).where(and(eq(a.agentId, agentId), eq(a.serverId, server.id))).returning({ agentId: a.agentId });
+    const gone = await tx
+      .delete(a)
+      .where(and(eq(a.agentId, agentId), eq(a.serverId, server.id)))
+      .returning({ agentId: a.agentId });
     if (gone.length === 0) throw new SvcError("not_found", `tool server "${server.name}" is not assigned to agent ${agentId}`);
     await bumpRevision(tx, orgId);
     await recordServerChange(tx, by, "tool_server.unassign", server, { before: { agent_id: agentId, assigned: true }, after: { agent_id: agentId, assigned: false } });
@@ -250,7 +296,10 @@ export async function deleteServer(db: Db, orgId: string, server: ServerRow, by:
     }
     await forgetServerTools(tx, server.id);
     await forgetOauth(tx, server.id);
-    const [gone] = await tx.delete(s).where(and(eq(s.id, server.id), eq(s.orgId, orgId))).returning();
+    const [gone] = await tx
+      .delete(s)
+      .where(and(eq(s.id, server.id), eq(s.orgId, orgId)))
+      .returning();
     if (!gone) throw new SvcError("not_found", `tool server "${server.id}" not found`);
     await bumpRevision(tx, orgId);
     await recordServerChange(tx, by, "tool_server.delete", gone, { before: eventView(gone) });
@@ -270,5 +319,11 @@ export async function serversOfAgent(db: Db, orgId: string, agentId: string) {
   const ids = (await db.select({ id: a.serverId }).from(a).where(eq(a.agentId, agentId))).map((r) => r.id);
   if (ids.length === 0) return [];
   const s = tables(db).toolServers;
-  return (await db.select().from(s).where(and(eq(s.orgId, orgId), inArray(s.id, ids))).orderBy(s.name)).map(presentServer);
+  return (
+    await db
+      .select()
+      .from(s)
+      .where(and(eq(s.orgId, orgId), inArray(s.id, ids)))
+      .orderBy(s.name)
+  ).map(presentServer);
 }

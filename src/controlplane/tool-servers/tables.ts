@@ -8,8 +8,14 @@ export const toolServers = table(
   "tool_servers",
   (c) => ({
     id: c.text("id").primaryKey(),
-    orgId: c.text("org_id").notNull().references(() => organizations.id),
-    workspaceId: c.text("workspace_id").notNull().references(() => workspaces.id),
+    orgId: c
+      .text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    workspaceId: c
+      .text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     /** The tool-name prefix: server `github` + tool `create_issue` → `tool:github.create_issue`. */
     name: c.text("name").notNull(),
     transport: c.text("transport", { enum: ["http", "stdio"] }).notNull(),
@@ -28,7 +34,10 @@ export const toolServers = table(
     /** Upstream tool name → access, overriding the MCP annotations (readOnlyHint). */
     accessOverrides: c.json<Record<string, "read" | "write">>("access_overrides").notNull().default({}),
     /** How the runtime authenticates to the server: `secrets` (sealed headers/env, or none) or `oauth` (each user's own token, issue 32). */
-    auth: c.text("auth", { enum: ["secrets", "oauth"] }).notNull().default("secrets"),
+    auth: c
+      .text("auth", { enum: ["secrets", "oauth"] })
+      .notNull()
+      .default("secrets"),
     /** http: the header each request to the server carries a signed identity assertion in (issue 32); null: none. */
     assertionHeader: c.text("assertion_header"),
     /** The assertion's `aud`; null: the server's URL. */
@@ -42,8 +51,14 @@ export const toolServers = table(
 export const toolServerAssignments = table(
   "tool_server_assignments",
   (c) => ({
-    agentId: c.text("agent_id").notNull().references(() => agents.id),
-    serverId: c.text("server_id").notNull().references(() => toolServers.id),
+    agentId: c
+      .text("agent_id")
+      .notNull()
+      .references(() => agents.id),
+    serverId: c
+      .text("server_id")
+      .notNull()
+      .references(() => toolServers.id),
     assignedAt: c.millis("assigned_at").notNull(),
   }),
   (t, c) => [c.primaryKey({ columns: [t.agentId, t.serverId] }), c.index("tool_server_assignments_server").on(t.serverId)],
@@ -58,8 +73,14 @@ export const toolServerAssignments = table(
 export const toolServerTools = table(
   "tool_server_tools",
   (c) => ({
-    serverId: c.text("server_id").notNull().references(() => toolServers.id),
-    installationId: c.text("installation_id").notNull().references(() => installations.id),
+    serverId: c
+      .text("server_id")
+      .notNull()
+      .references(() => toolServers.id),
+    installationId: c
+      .text("installation_id")
+      .notNull()
+      .references(() => installations.id),
     tools: c.json<Array<{ name: string; upstream: string; access: "read" | "write" }>>("tools").notNull().default([]),
     skipped: c.json<Array<{ tool: string; why: string }>>("skipped").notNull().default([]),
     listedAt: c.millis("listed_at").notNull(),

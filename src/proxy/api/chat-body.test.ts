@@ -39,7 +39,7 @@ const rng = seededRandom;
 type R = SeededRandom;
 
 const PIECES = ["model", '"model":"evil"', "stream", '"stream":true', "\\", '"', '\\"', "\n", "é", "😀", "\u0000", "\u2028", "{", "}", "[", "]", ",", ":", " ", "include_usage", "a".repeat(40)];
-const KEYS = ["model", "stream", "stream_options", "include_usage", "role", "content", "x", "é", "a\"b", "mod\\el"];
+const KEYS = ["model", "stream", "stream_options", "include_usage", "role", "content", "x", "é", 'a"b', "mod\\el"];
 
 function randString(r: R): string {
   let s = "";
@@ -167,7 +167,7 @@ describe("chat body: scanned and spliced, not parsed", () => {
       ['{"messages":[],"model":"\\x"}', "invalid_json"],
       ['{"messages":[] "model":"m"}', "invalid_json"],
       ['{"messages":[],}', "invalid_json"],
-      ['{messages:[]}', "invalid_json"],
+      ["{messages:[]}", "invalid_json"],
       [`{"messages":[${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}]}`, "json_too_deep"],
     ];
     for (const [text, code] of cases) expect({ text, r: scanChatBody(enc.encode(text)) }).toMatchObject({ text, r: { ok: false, status: 400, code } });

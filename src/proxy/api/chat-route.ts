@@ -44,7 +44,12 @@ export function chatRoutes(c: RouteContext): Route[] {
     try {
       return await c.credentials.unseal(profile.api_key_sealed);
     } catch {
-      return openAIError(502, `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`, "upstream_error", "api_key_unsealable");
+      return openAIError(
+        502,
+        `the API key of model profile "${profile.display_name}" is not sealed to this runtime's credential-sync key; re-seal it (PUT /model-profiles/{id}/api-key)`,
+        "upstream_error",
+        "api_key_unsealable",
+      );
     }
   }
 
@@ -59,7 +64,10 @@ export function chatRoutes(c: RouteContext): Route[] {
     const chat = scanned.body;
     const asked = chat.field("model");
     const model = typeof asked === "string" && asked ? asked : (compiled.bundle.model_profile?.default_model ?? null);
-    const call = c.tracing.start("svc.model_call", c.tracing.incoming(req.headers), { kind: SpanKind.SERVER, attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) } });
+    const call = c.tracing.start("svc.model_call", c.tracing.incoming(req.headers), {
+      kind: SpanKind.SERVER,
+      attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) },
+    });
     let a: Permit | Refused;
     try {
       a = await c.pipeline.admit(compiled, { kind: "model", model, task: taskOf(req.headers), user }, call.ctx);
@@ -83,7 +91,10 @@ export function chatRoutes(c: RouteContext): Route[] {
     }
     const profile = permit.compiled.bundle.model_profile!;
     // The model forward's span (GenAI conventions: operation, model, token counts), ended with the answer.
-    const fwd = c.tracing.start(`chat ${model ?? ""}`.trim(), call.ctx, { kind: SpanKind.CLIENT, attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) } });
+    const fwd = c.tracing.start(`chat ${model ?? ""}`.trim(), call.ctx, {
+      kind: SpanKind.CLIENT,
+      attributes: { "gen_ai.operation.name": "chat", ...(model ? { "gen_ai.request.model": model } : {}) },
+    });
     const onEnd = (end: Parameters<Parameters<typeof forwardMetered>[0]["onEnd"]>[0]) => {
       if (end.usage) fwd.span.setAttributes({ "gen_ai.usage.input_tokens": end.usage.prompt_tokens, "gen_ai.usage.output_tokens": end.usage.completion_tokens });
       if (!end.ok) fwd.span.setStatus({ code: SpanStatusCode.ERROR });
@@ -91,7 +102,18 @@ export function chatRoutes(c: RouteContext): Route[] {
       call.span.end();
       c.pipeline.modelOutcome(permit, end);
     };
-    const answer = await forwardMetered({ profile, apiKey, chat, model, ca: c.modelCa, signal: req.signal, ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}), recordId: permit.record.id, traceHeaders: c.tracing.outgoing(fwd.ctx), onEnd });
+    const answer = await forwardMetered({
+      profile,
+      apiKey,
+      chat,
+      model,
+      ca: c.modelCa,
+      signal: req.signal,
+      ...(c.fetchImpl ? { fetchImpl: c.fetchImpl } : {}),
+      recordId: permit.record.id,
+      traceHeaders: c.tracing.outgoing(fwd.ctx),
+      onEnd,
+    });
     // The 80 % warning, for the Pipe to show that user alone (a front-end notification).
     if (permit.warning) answer.headers.set(NOTICE_HEADER, encodeURIComponent(permit.warning));
     return answer;

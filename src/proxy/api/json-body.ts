@@ -25,7 +25,12 @@ export const BODY_ERRORS = {
 
 export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: (typeof BODY_ERRORS)[keyof typeof BODY_ERRORS]; message: string };
 
-const tooLarge = (limit: number): Extract<BodyResult, { ok: false }> => ({ ok: false, status: 413, code: BODY_ERRORS.tooLarge, message: `the request body is larger than ${limit} bytes, the limit of this route` });
+const tooLarge = (limit: number): Extract<BodyResult, { ok: false }> => ({
+  ok: false,
+  status: 413,
+  code: BODY_ERRORS.tooLarge,
+  message: `the request body is larger than ${limit} bytes, the limit of this route`,
+});
 
 /** Whether a parsed value nests arrays and objects deeper than `max` (iterative: no recursion). */
 export function nestsDeeperThan(value: unknown, max: number): boolean {

@@ -100,7 +100,8 @@ export function routeRequests(tokens: { runtime: string; frontend: string | null
     if (!publicPaths.has(path)) {
       const auth = req.headers.get("authorization");
       if (!isRuntime(auth)) {
-        if (!isFrontend(auth)) return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN> (the front end: its SVC_FRONTEND_TOKEN)", "authentication_error", "unauthorized");
+        if (!isFrontend(auth))
+          return openAIError(401, "the runtime token is required: Authorization: Bearer <SVC_RUNTIME_TOKEN> (the front end: its SVC_FRONTEND_TOKEN)", "authentication_error", "unauthorized");
         if (supervisorPaths.has(path)) return openAIError(403, `${path} is the supervisor's: the runtime token is required, the front end's credential is not enough`, "permission_error", "forbidden");
       }
     }

@@ -27,7 +27,8 @@ function countedBody(total: number, fill = "x") {
   return { body, seen };
 }
 
-const forward = async (res: Response) => forwardChat({ profile, apiKey: null, body: new TextEncoder().encode('{"model":"m","messages":[]}'), stream: false, ca: null, fetchImpl: (async () => res) as unknown as typeof fetch });
+const forward = async (res: Response) =>
+  forwardChat({ profile, apiKey: null, body: new TextEncoder().encode('{"model":"m","messages":[]}'), stream: false, ca: null, fetchImpl: (async () => res) as unknown as typeof fetch });
 
 describe("upstream error bodies", () => {
   test("a huge error body is cut at the limit, not read whole; the caller still gets an OpenAI error", async () => {
@@ -85,9 +86,17 @@ describe("the last attempt to reach the endpoint (issue 19)", async () => {
   const body = new TextEncoder().encode('{"model":"m","messages":[]}');
   test("a failed connection is kept with its error; any HTTP answer is a reach", async () => {
     const attempts = new EndpointAttempts();
-    const refused = await forwardChat({ profile, apiKey: null, body, stream: false, ca: null, attempts, fetchImpl: (async () => {
-      throw new Error("unable to verify the first certificate");
-    }) as unknown as typeof fetch });
+    const refused = await forwardChat({
+      profile,
+      apiKey: null,
+      body,
+      stream: false,
+      ca: null,
+      attempts,
+      fetchImpl: (async () => {
+        throw new Error("unable to verify the first certificate");
+      }) as unknown as typeof fetch,
+    });
     expect(refused.status).toBe(502);
     expect(attempts.list()).toEqual([{ profile_id: "mp_1", state: "unreachable", error: "unable to verify the first certificate", at: expect.any(String) }]);
     await forwardChat({ profile, apiKey: null, body, stream: false, ca: null, attempts, fetchImpl: (async () => new Response("no", { status: 401 })) as unknown as typeof fetch });

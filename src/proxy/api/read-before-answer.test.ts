@@ -23,7 +23,16 @@ type Exchange = { status: number | null; writeError: string | null };
 
 /** Headers with `Connection: close`, a pause, then the body in a write of its own; the answer's status line. */
 async function exchange(path: string, body: string, o: { token?: boolean; pauseMs?: number; tcp?: URL } = {}): Promise<Exchange> {
-  const head = [`POST ${path} HTTP/1.1`, "Host: localhost", "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`, "Connection: close", ...(o.token === false ? [] : [`Authorization: Bearer ${TOKEN}`]), "", ""].join("\r\n");
+  const head = [
+    `POST ${path} HTTP/1.1`,
+    "Host: localhost",
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+    ...(o.token === false ? [] : [`Authorization: Bearer ${TOKEN}`]),
+    "",
+    "",
+  ].join("\r\n");
   return new Promise((resolve) => {
     const s = o.tcp ? connect({ host: o.tcp.hostname, port: Number(o.tcp.port), allowHalfOpen: true }) : connect({ path: socket, allowHalfOpen: true });
     let data = "";

@@ -33,7 +33,11 @@ export function userFromHeaders(h: Headers): FrontendUser | null {
   if (!id) return null;
   const email = headerText(h.get(USER_HEADERS.email));
   const name = headerText(h.get(USER_HEADERS.name));
-  for (const [field, value] of [["id", id], ["email", email], ["name", name]] as const) {
+  for (const [field, value] of [
+    ["id", id],
+    ["email", email],
+    ["name", name],
+  ] as const) {
     const limit = USER_HEADER_LIMITS[field];
     if (value && value.length > limit) throw new BadUserHeader(`${USER_HEADERS[field]} is longer than ${limit} characters`);
   }

@@ -57,7 +57,11 @@ describe("usage meter", () => {
 
   test("a caller that goes away ends the call as not ok", async () => {
     let ended: boolean | null = null;
-    const src = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(enc.encode(chunk("a"))); } });
+    const src = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode(chunk("a")));
+      },
+    });
     const s = meterStream(src, { strip: true, onEnd: (_u, ok) => (ended = ok) });
     const r = s.getReader();
     await r.read();

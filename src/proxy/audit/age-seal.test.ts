@@ -65,7 +65,10 @@ describe("ageSeal", () => {
     expect([...(await open(file, a.identity))]).toEqual([1, 2, 3]);
     expect([...(await open(file, b.identity))]).toEqual([1, 2, 3]);
     await expect(open(file, c.identity)).rejects.toThrow();
-    const stanzas = Buffer.from(file).toString("latin1").split("\n").filter((l) => l.startsWith("-> X25519 "));
+    const stanzas = Buffer.from(file)
+      .toString("latin1")
+      .split("\n")
+      .filter((l) => l.startsWith("-> X25519 "));
     expect(stanzas).toHaveLength(2);
     expect(stanzas[0]).not.toBe(stanzas[1]);
     // Two seals of the same content differ (random file key, nonce, ephemeral keys).

@@ -145,7 +145,9 @@ export function ageSeal(recipients: readonly string[], plaintext: Uint8Array | s
   keys.forEach(({ key }, i) => (header += x25519Stanza(fileKey, ready?.[i] ?? stanzaKey(key))));
   header += "---";
   const headerBytes = Buffer.from(header, "latin1");
-  const mac = createHmac("sha256", hkdf(fileKey, new Uint8Array(0), "header")).update(headerBytes).digest();
+  const mac = createHmac("sha256", hkdf(fileKey, new Uint8Array(0), "header"))
+    .update(headerBytes)
+    .digest();
   const nonce = randomBytes(16);
   const payload = encryptStream(hkdf(fileKey, nonce, "payload"), plain);
   return Buffer.concat([headerBytes, Buffer.from(` ${b64(mac)}\n`, "latin1"), nonce, ...payload]);

@@ -8,7 +8,7 @@ describe("canonicalJson", () => {
   });
   test("RFC 8785 vectors: numbers, escapes, key order by code unit", () => {
     expect(canonicalJson({ numbers: [333333333.33333329, 1e30, 4.5, 0.002, 1e-27] })).toBe('{"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27]}');
-    expect(canonicalJson({ string: "€$\u000f\nA'B\"\\\\\"/" })).toBe('{"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+    expect(canonicalJson({ string: '€$\u000f\nA\'B"\\\\"/' })).toBe('{"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
     expect(canonicalJson({ "\u20ac": 1, "\r": 2, "1": 3, "\u0080": 4, "\ud83d\ude00": 5, "\ufb33": 6 })).toBe('{"\\r":2,"1":3,"\u0080":4,"\u20ac":1,"\ud83d\ude00":5,"\ufb33":6}');
     expect(canonicalJson({ literals: [null, true, false] })).toBe('{"literals":[null,true,false]}');
   });

@@ -36,7 +36,7 @@ test("the hash covers every field and the ciphertext, not later additions; a new
 
 test("the spooled line built from the unstamped text is exactly the stamped record's JSON (first and later links)", () => {
   const chain = new AuditChain();
-  for (const r of [record(), record({ tool_name: "a\"b", ciphertext: null, args_digest: `hmac-sha256:${"1".repeat(64)}` })]) {
+  for (const r of [record(), record({ tool_name: 'a"b', ciphertext: null, args_digest: `hmac-sha256:${"1".repeat(64)}` })]) {
     const unchained = JSON.stringify(r);
     chain.stamp(r);
     expect(chainedLine(unchained, r)).toBe(JSON.stringify(r));

@@ -47,7 +47,10 @@ export class AuditRecorder {
     },
   ) {}
 
-  private base(c: CompiledBundle, kind: AuditKind): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
+  private base(
+    c: CompiledBundle,
+    kind: AuditKind,
+  ): Omit<AuditRecord, "action" | "tool_name" | "decision" | "reason" | "subject" | "args_digest" | "digest_key_id" | "recipient_key_ids" | "ciphertext" | "policy_revision"> {
     const b = c.bundle;
     // the id from the same instant as the timestamp: the control plane refuses an id made far from it (its time searches read the ids)
     const at = (this.o.now ?? (() => new Date()))();
@@ -64,7 +67,18 @@ export class AuditRecorder {
     };
   }
 
-  async decision(input: { compiled: CompiledBundle; kind: "tool" | "model"; action: string; toolName: string | null; model?: string | null; decision: Verdict; args: unknown; payload?: string | null; toolServer?: string; task?: string | null }): Promise<AuditRecord> {
+  async decision(input: {
+    compiled: CompiledBundle;
+    kind: "tool" | "model";
+    action: string;
+    toolName: string | null;
+    model?: string | null;
+    decision: Verdict;
+    args: unknown;
+    payload?: string | null;
+    toolServer?: string;
+    task?: string | null;
+  }): Promise<AuditRecord> {
     const digestKey = this.o.status.digestKey;
     if (!digestKey) throw new Error("no digest key: the proxy has not bootstrapped");
     const started = performance.now();
@@ -89,7 +103,16 @@ export class AuditRecorder {
     };
     await this.write(record, started);
     if (input.kind === "tool" && decision.decision === "permit") {
-      this.permits.set(record.id, { action: record.action, tool_name: record.tool_name, ...(record.tool_server ? { tool_server: record.tool_server } : {}), subject: record.subject, policy_id: record.policy_id, policy_revision: record.policy_revision, args_digest: record.args_digest, digest_key_id: record.digest_key_id });
+      this.permits.set(record.id, {
+        action: record.action,
+        tool_name: record.tool_name,
+        ...(record.tool_server ? { tool_server: record.tool_server } : {}),
+        subject: record.subject,
+        policy_id: record.policy_id,
+        policy_revision: record.policy_revision,
+        args_digest: record.args_digest,
+        digest_key_id: record.digest_key_id,
+      });
       if (this.permits.size > REMEMBERED_PERMITS) this.permits.delete(this.permits.keys().next().value!);
     }
     return record;

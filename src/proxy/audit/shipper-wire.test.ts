@@ -35,7 +35,12 @@ async function setup(answer: (ids: string[]) => AuditBatchResponse, dir = mkdtem
   const client = new ControlPlaneClient({ baseUrl: `http://127.0.0.1:${server.port}`, token: "svc_rt_x", version: "test", egressProxy: null, noProxy: [], ca: null });
   const spool = await AuditSpool.open(dir);
   const shipper = new AuditShipper({ spool, client, log: quiet, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20 });
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), () => void server.stop(true), async () => spool.close(), async () => shipper.stop());
+  cleanup.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => void server.stop(true),
+    async () => spool.close(),
+    async () => shipper.stop(),
+  );
   return { dir, spool, shipper, bodies };
 }
 

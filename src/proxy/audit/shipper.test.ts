@@ -24,7 +24,10 @@ async function setup(answer: (records: AuditRecord[]) => AuditBatchResponse, opt
   const dir = mkdtempSync(join(tmpdir(), "svc-ship-"));
   const spool = await AuditSpool.open(dir);
   const logs: { level: string; event: string; fields: Record<string, unknown> }[] = [];
-  const f = (level: string) => (event: string, fields: Record<string, unknown> = {}) => void logs.push({ level, event, fields });
+  const f =
+    (level: string) =>
+    (event: string, fields: Record<string, unknown> = {}) =>
+      void logs.push({ level, event, fields });
   const log = { info: f("info"), warn: f("warn"), error: f("error") } as unknown as Logger;
   const sent: string[][] = [];
   const client = {
@@ -34,8 +37,21 @@ async function setup(answer: (records: AuditRecord[]) => AuditBatchResponse, opt
       return answer(records);
     },
   };
-  const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20, ...("owner" in opts ? { owner: () => opts.owner ?? null } : {}), ...(opts.onError ? { onError: opts.onError } : {}) });
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
+  const shipper = new AuditShipper({
+    spool,
+    client,
+    log,
+    lingerMs: 0,
+    initialBackoffMs: 5,
+    maxBackoffMs: 20,
+    ...("owner" in opts ? { owner: () => opts.owner ?? null } : {}),
+    ...(opts.onError ? { onError: opts.onError } : {}),
+  });
+  cleanup.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    async () => spool.close(),
+    async () => shipper.stop(),
+  );
   return { dir, spool, shipper, sent, logs };
 }
 
@@ -86,7 +102,11 @@ describe("AuditShipper", () => {
         acknowledged: records.filter((r) => !skewed.includes(r)).map((r) => r.id),
         inserted: records.length - skewed.length,
         duplicates: 0,
-        rejected: skewed.map((r) => ({ id: r.id, code: "clock_skew" as const, reason: `record ${r.id} has timestamp ${r.ts}, more than 15 minutes ahead of the control plane's clock; check the runtime's clock` })),
+        rejected: skewed.map((r) => ({
+          id: r.id,
+          code: "clock_skew" as const,
+          reason: `record ${r.id} has timestamp ${r.ts}, more than 15 minutes ahead of the control plane's clock; check the runtime's clock`,
+        })),
       };
     });
     const others = [fakeRecord(), fakeRecord()];
@@ -132,7 +152,11 @@ describe("AuditShipper", () => {
     const client = { shipAudit: async (lines: readonly string[]) => ok(lines.map((l) => JSON.parse(l) as AuditRecord).map((r) => (got.add(r.id), r))) };
     const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
     const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, initialBackoffMs: 5, maxBackoffMs: 20 });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
+    cleanup.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      async () => spool.close(),
+      async () => shipper.stop(),
+    );
     shipper.start(); // before the backlog is indexed: nothing to ship yet, and no append will wake it
     await until(() => got.size === backlog.length && spool.depth === 0, "the backlog to ship");
   });
@@ -268,7 +292,11 @@ describe("AuditShipper", () => {
     const log = { info() {}, warn() {}, error() {} } as unknown as Logger;
     let collections = 0;
     const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, batchSize: 100, collectEveryRecords: 250, collect: () => void collections++ });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close(), async () => shipper.stop());
+    cleanup.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      async () => spool.close(),
+      async () => shipper.stop(),
+    );
     shipper.start();
     await until(() => shipper.shipped === 1200, "the backlog to ship");
     // 12 full batches of 100: one collection per 300 records shipped (the first batch past 250)

@@ -229,7 +229,11 @@ export class AuditShipper {
       const foreign = batch.filter((s) => !mine(s.record));
       if (foreign.length > 0) {
         await this.setAside(
-          foreign.map(({ record: r, line }) => ({ record: r, line, reason: `record of installation ${r.installation_id} (organization ${r.organization_id}); this proxy is installation ${owner.installationId}` })),
+          foreign.map(({ record: r, line }) => ({
+            record: r,
+            line,
+            reason: `record of installation ${r.installation_id} (organization ${r.organization_id}); this proxy is installation ${owner.installationId}`,
+          })),
           "they belong to another installation (a reused spool volume?)",
         );
         batch = batch.filter((s) => mine(s.record));
@@ -251,7 +255,10 @@ export class AuditShipper {
       this.failing = false;
       this.failureLogged = null;
       this.o.log.info("audit records shipped", { count: acked.length, inserted: res.inserted, duplicates: res.duplicates, spool_depth: this.o.spool.depth });
-      await this.setAside(refused.map((x) => ({ ...byId.get(x.id)!, reason: x.reason })), "the control plane rejected them");
+      await this.setAside(
+        refused.map((x) => ({ ...byId.get(x.id)!, reason: x.reason })),
+        "the control plane rejected them",
+      );
       if (this.limit !== null) this.limit = this.limit * 2 >= full ? null : this.limit * 2;
       if (later.length > 0) {
         // Kept in the spool and sent again after a backoff: the control plane takes them once its
@@ -306,7 +313,11 @@ export class AuditShipper {
     }
     if (this.failureLogged !== kind) {
       // Once per streak and kind: the whole request was refused, so no record is blamed.
-      this.o.log.warn("audit shipping failed for the whole batch; records stay in the spool and are sent again with backoff", { status: kind, error: (e as Error).message.slice(0, 300), spool_depth: this.o.spool.depth });
+      this.o.log.warn("audit shipping failed for the whole batch; records stay in the spool and are sent again with backoff", {
+        status: kind,
+        error: (e as Error).message.slice(0, 300),
+        spool_depth: this.o.spool.depth,
+      });
       this.failureLogged = kind;
     }
     return false;

@@ -14,8 +14,20 @@ describe("AuditSpool at start", () => {
   test("loadInBackground: appends are taken before the backlog is indexed; shipping sees the backlog first, in order", async () => {
     const dir = tmp();
     const backlog = Array.from({ length: 3000 }, () => fakeRecord());
-    writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.slice(0, 1500).map((r) => `${JSON.stringify(r)}\n`).join(""));
-    writeFileSync(join(dir, "seg-000000000002.jsonl"), backlog.slice(1500).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeFileSync(
+      join(dir, "seg-000000000001.jsonl"),
+      backlog
+        .slice(0, 1500)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(""),
+    );
+    writeFileSync(
+      join(dir, "seg-000000000002.jsonl"),
+      backlog
+        .slice(1500)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(""),
+    );
     const s = await openSpool(dir, { loadInBackground: true });
     expect(s.depth).toBe(0); // open() returned before the backlog was read
     expect(s.indexing).toBe(true); // and says that 0 is not the backlog
@@ -31,8 +43,20 @@ describe("AuditSpool at start", () => {
   test("loadInBackground: while indexing, depth counts the records indexed so far (a segment's too, as it is read): it only grows, never past the backlog", async () => {
     const dir = tmp();
     const backlog = Array.from({ length: 6000 }, () => fakeRecord()); // ~4 MB: read in 1 MiB chunks
-    writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.slice(0, 1000).map((r) => `${JSON.stringify(r)}\n`).join(""));
-    writeFileSync(join(dir, "seg-000000000002.jsonl"), backlog.slice(1000).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeFileSync(
+      join(dir, "seg-000000000001.jsonl"),
+      backlog
+        .slice(0, 1000)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(""),
+    );
+    writeFileSync(
+      join(dir, "seg-000000000002.jsonl"),
+      backlog
+        .slice(1000)
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(""),
+    );
     const s = await openSpool(dir, { loadInBackground: true });
     const seen: number[] = [];
     while (s.indexing) {

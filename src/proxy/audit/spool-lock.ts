@@ -153,7 +153,8 @@ export class SpoolLock {
     const host = o.host ?? hostname();
     const leaseMs = o.leaseMs ?? LOCK_LEASE_MS;
     const now = o.now ?? Date.now;
-    if (heldHere.has(path)) throw new SpoolLockedError(`SVC_PROXY_AUDIT "${dir}" is in use by another proxy (pid ${pid}, this process); each proxy needs its own audit spool directory`, { pid, host, started_at: "" });
+    if (heldHere.has(path))
+      throw new SpoolLockedError(`SVC_PROXY_AUDIT "${dir}" is in use by another proxy (pid ${pid}, this process); each proxy needs its own audit spool directory`, { pid, host, started_at: "" });
     const holder: LockHolder = { pid, host, started_at: new Date(now()).toISOString() };
     const text = `${JSON.stringify(holder)}\n`;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {

@@ -12,7 +12,10 @@ import { spoolFixtures } from "./spool-test-fixtures.ts";
 const SEGMENT = 64 * 1024;
 const { tmp, openSpool } = spoolFixtures("svc-prealloc-", { preallocate: true, segmentMaxBytes: SEGMENT });
 
-const segments = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".jsonl")).sort();
+const segments = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith(".jsonl"))
+    .sort();
 /** The newest segment, once it is a zero-filled spare (the run's first segment is a plain file). */
 async function untilPreallocated(dir: string, s: AuditSpool, written: AuditRecord[]): Promise<string> {
   for (let i = 0; i < 2000; i++) {

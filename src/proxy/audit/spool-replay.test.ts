@@ -17,7 +17,10 @@ afterEach(async () => {
 async function spoolWithRejected(n: number) {
   const dir = mkdtempSync(join(tmpdir(), "svc-replay-"));
   const spool = await AuditSpool.open(dir);
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }), async () => spool.close());
+  cleanup.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    async () => spool.close(),
+  );
   // Lines as spooled, with an exact 64-bit number the record carries nowhere else (key order kept too).
   const lines = Array.from({ length: n }, (_, i) => JSON.stringify(fakeRecord()).replace('"kind"', `"zz_exact":900719925474099${i}3,"kind"`));
   for (const l of lines) await spool.appendLine(JSON.parse(l).id, l);

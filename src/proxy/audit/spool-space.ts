@@ -64,7 +64,10 @@ export class SpoolFullError extends Error {
     readonly freeBytes: number | null,
     cause?: unknown,
   ) {
-    super(`the audit spool ${path} is full (${formatBytes(freeBytes)} free): the decision was refused and the call not run; it resumes by itself once the control plane takes the backlog or space is freed`, { cause });
+    super(
+      `the audit spool ${path} is full (${formatBytes(freeBytes)} free): the decision was refused and the call not run; it resumes by itself once the control plane takes the backlog or space is freed`,
+      { cause },
+    );
   }
 }
 

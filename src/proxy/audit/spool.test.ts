@@ -18,7 +18,7 @@ describe("AuditSpool", () => {
     expect(s.depth).toBe(1);
     // no close: a second process opening the directory is what a restart after kill -9 sees
     const again = await openSpool(dir);
-    expect((await again.unshipped(10))).toEqual([r]);
+    expect(await again.unshipped(10)).toEqual([r]);
   });
 
   test("group commit: 200 concurrent appends share one fdatasync", async () => {
@@ -221,7 +221,11 @@ describe("AuditSpool", () => {
     await s.append(first);
     gated = true;
     // Each outcome is caught at once: both are refused in the same turn.
-    const outcome = async (p: Promise<void>) => p.then(() => "answered", (e: Error) => e.message);
+    const outcome = async (p: Promise<void>) =>
+      p.then(
+        () => "answered",
+        (e: Error) => e.message,
+      );
     const pa = outcome(s.append(fakeRecord()));
     while (syncs.length < 1) await Bun.sleep(1);
     const pb = outcome(s.append(fakeRecord()));

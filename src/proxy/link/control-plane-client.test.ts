@@ -53,7 +53,7 @@ describe("error answers", () => {
   test("a huge error body is read only up to the limit", async () => {
     const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
     let pulled = 0;
-    const body = new ReadableStream<Uint8Array>({ pull: (c) => void (pulled < 64 * 1024 * 1024 ? (pulled += chunk.byteLength, c.enqueue(chunk)) : c.close()) }, { highWaterMark: 0 });
+    const body = new ReadableStream<Uint8Array>({ pull: (c) => void (pulled < 64 * 1024 * 1024 ? ((pulled += chunk.byteLength), c.enqueue(chunk)) : c.close()) }, { highWaterMark: 0 });
     const huge = (async () => new Response(body, { status: 502 })) as unknown as typeof fetch;
     const e = await failure(client(huge).createClaim({ remote_user_id: "fe-1" }));
     expect(e.status).toBe(502);

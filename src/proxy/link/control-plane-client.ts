@@ -132,7 +132,9 @@ export class ControlPlaneClient {
       await res.body?.cancel();
       const to = res.headers.get("location");
       throw new ControlPlaneError(
-        redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}, a redirect${to ? ` to ${to}` : ""}, not followed: the runtime token goes only to the configured control-plane URL (set it to where the control plane really is)`),
+        redactUrlCredentials(
+          `${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}, a redirect${to ? ` to ${to}` : ""}, not followed: the runtime token goes only to the configured control-plane URL (set it to where the control plane really is)`,
+        ),
         res.status,
         null,
         what,
@@ -151,7 +153,13 @@ export class ControlPlaneClient {
         if (typeof j?.detail === "string") problemDetail = redactUrlCredentials(j.detail).slice(0, 300);
       } catch {}
       const detail = problemDetail ?? redactUrlCredentials(text).slice(0, 300);
-      throw new ControlPlaneError(redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), res.status, code, what, problemDetail);
+      throw new ControlPlaneError(
+        redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`),
+        res.status,
+        code,
+        what,
+        problemDetail,
+      );
     }
     return res;
   }

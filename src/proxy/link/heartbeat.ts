@@ -54,7 +54,13 @@ export class Heartbeat {
         last_success: r.last_success,
         ...(r.spool ? { spool_state: r.spool.state, spool_free_bytes: r.spool.free_bytes === null ? null : Math.min(r.spool.free_bytes, Number.MAX_SAFE_INTEGER) } : {}),
         // The assigned MCP servers (issue 13), bounded as the contract says.
-        ...(r.tool_servers ? { tool_servers: r.tool_servers.slice(0, 200).map((t) => ({ name: t.name.slice(0, 64), state: t.state, error: t.error === null ? null : t.error.slice(0, 1000), tool_count: Math.min(t.tool_count, 100_000) })) } : {}),
+        ...(r.tool_servers
+          ? {
+              tool_servers: r.tool_servers
+                .slice(0, 200)
+                .map((t) => ({ name: t.name.slice(0, 64), state: t.state, error: t.error === null ? null : t.error.slice(0, 1000), tool_count: Math.min(t.tool_count, 100_000) })),
+            }
+          : {}),
         // The last attempt to reach each model endpoint (issue 19): readiness reports it.
         ...(attempts.length ? { model_endpoints: attempts } : {}),
         // The control plane compares it with its own clock: the skew the console shows.

@@ -42,9 +42,25 @@ describe("assertion claims and signature", () => {
     const key = { id: "ak_1", issuer: "https://cp.example.com", key: (await importJWK(privateJwk, "ES256")) as CryptoKey };
     const claims = assertionClaims({ issuer: key.issuer, audience: "https://kb.example.com/mcp", installationId: "inst_1", subject: alice, jti: "j-1", nowSeconds: 1_800_000_000 });
     const jwt = await signAssertion(key, claims);
-    const { payload, protectedHeader } = await jwtVerify(jwt, await importJWK(publicJwk, "ES256"), { issuer: key.issuer, audience: "https://kb.example.com/mcp", currentDate: new Date(1_800_000_030_000), algorithms: ["ES256"] });
+    const { payload, protectedHeader } = await jwtVerify(jwt, await importJWK(publicJwk, "ES256"), {
+      issuer: key.issuer,
+      audience: "https://kb.example.com/mcp",
+      currentDate: new Date(1_800_000_030_000),
+      algorithms: ["ES256"],
+    });
     expect(protectedHeader).toEqual({ alg: "ES256", kid: "ak_1", typ: "JWT" });
-    expect(payload).toEqual({ iss: key.issuer, aud: "https://kb.example.com/mcp", sub: "usr_alice", email: "alice@example.com", groups: ["sales"], tool: "lookup", audit_record_id: alice.audit_record_id, jti: "j-1", iat: 1_800_000_000, exp: 1_800_000_060 });
+    expect(payload).toEqual({
+      iss: key.issuer,
+      aud: "https://kb.example.com/mcp",
+      sub: "usr_alice",
+      email: "alice@example.com",
+      groups: ["sales"],
+      tool: "lookup",
+      audit_record_id: alice.audit_record_id,
+      jti: "j-1",
+      iat: 1_800_000_000,
+      exp: 1_800_000_060,
+    });
     // 61 s later it has expired; another audience is refused
     await expect(jwtVerify(jwt, await importJWK(publicJwk, "ES256"), { currentDate: new Date(1_800_000_061_000) })).rejects.toThrow(/exp/);
     await expect(jwtVerify(jwt, await importJWK(publicJwk, "ES256"), { audience: "https://other.example.com/mcp", currentDate: new Date(1_800_000_001_000) })).rejects.toThrow(/aud/);

@@ -78,7 +78,10 @@ const one = (spans: OtlpSpan[], service: string, name: string): OtlpSpan => {
 /** The trace of one call: svc's spans and the MCP server's, through the Collector. */
 async function traced(trace: string, tool: string): Promise<{ spans: OtlpSpan[]; call: OtlpSpan; upstream: OtlpSpan; server: OtlpSpan }> {
   const upstreamName = `tools/call ${tool.slice(tool.indexOf(".") + 1)}`;
-  const all = await collector.waitFor((s) => s.some((x) => x.traceId === trace && x.service === "notes-mcp") && s.some((x) => x.traceId === trace && x.name === "svc.audit.spool_write"), `the trace of ${tool}`);
+  const all = await collector.waitFor(
+    (s) => s.some((x) => x.traceId === trace && x.service === "notes-mcp") && s.some((x) => x.traceId === trace && x.name === "svc.audit.spool_write"),
+    `the trace of ${tool}`,
+  );
   const spans = all.filter((s) => s.traceId === trace);
   const call = one(spans, "svc-proxy", `tools/call ${tool}`);
   const upstream = one(spans, "svc-proxy", upstreamName);
@@ -102,7 +105,10 @@ describe("an MCP tool call, traced", () => {
     // The MCP server's span (its SDK's middleware, from _meta) is the child of svc's upstream call.
     expect([server.parentSpanId, server.kind, server.attributes["gen_ai.tool.name"]]).toEqual([upstream.spanId, 2, "lookup"]);
     // …and the HTTP request carried the same context as a header.
-    const headers = notes.calls().map((c) => (c as { http_traceparent?: string }).http_traceparent).filter(Boolean);
+    const headers = notes
+      .calls()
+      .map((c) => (c as { http_traceparent?: string }).http_traceparent)
+      .filter(Boolean);
     expect(headers).toContain(`00-${trace}-${upstream.spanId}-01`);
     expect(JSON.stringify(spans)).not.toContain(SECRET_ARG);
   });

@@ -50,7 +50,13 @@ export async function traceMcpCall(t: Tracing, parent: Context, name: string, se
  * on (undefined when nothing is traced), which `Upstream.call` puts in `_meta` and, over HTTP,
  * in the request's headers (`withTraceHeaders`).
  */
-export async function traceUpstreamCall(t: Tracing, parent: Context, server: string, tool: string, fn: (trace: Record<string, string> | undefined) => Promise<CallToolResult>): Promise<CallToolResult> {
+export async function traceUpstreamCall(
+  t: Tracing,
+  parent: Context,
+  server: string,
+  tool: string,
+  fn: (trace: Record<string, string> | undefined) => Promise<CallToolResult>,
+): Promise<CallToolResult> {
   if (!traces(t, parent)) return fn(undefined);
   return t.span(`tools/call ${tool}`, parent, { kind: SpanKind.CLIENT, attributes: callAttributes(tool, server) }, async (span, ctx) => {
     const result = await fn(t.outgoing(ctx));

@@ -32,7 +32,10 @@ beforeAll(async () => {
   notes = await startNotesServer();
   const policies = [{ id: "pol_n", name: "one account", src: "*", dst: "tool:notes.count", effect: "permit" as const, condition: "args.n == 9007199254740993" }];
   const recipients = [{ key_id: "key_1", recipient: await identityToRecipient(identity), kind: "customer" as const }];
-  cp = startFakeControlPlane(fakeBundle({ version: 2, tools: [bundleTool("notes.count")], policies, identities: [bundleIdentity("alice", ["sales"])], recipients, tool_servers: [toolServer.http(notes.url)] }), "svc_rt_numbers");
+  cp = startFakeControlPlane(
+    fakeBundle({ version: 2, tools: [bundleTool("notes.count")], policies, identities: [bundleIdentity("alice", ["sales"])], recipients, tool_servers: [toolServer.http(notes.url)] }),
+    "svc_rt_numbers",
+  );
   dir = mkdtempSync(join(tmpdir(), "svc-mcp-num-"));
   daemon = await startDaemon(loadConfig(daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET })), quiet);
   for (let i = 0; i < 1200 && daemon.status.state !== "ready"; i++) await Bun.sleep(50);

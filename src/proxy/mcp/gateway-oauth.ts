@@ -8,9 +8,7 @@ import { REFUSAL_CODES } from "../../contract/errors.ts";
 import type { OauthUpstreams } from "./oauth.ts";
 import type { Upstream } from "./upstream.ts";
 
-export type CallRoute =
-  | { ok: true; upstream: Upstream; identity?: UpstreamIdentity; failed?: (e: unknown) => Promise<void> }
-  | { ok: false; code: string; text: string; consent: string | null };
+export type CallRoute = { ok: true; upstream: Upstream; identity?: UpstreamIdentity; failed?: (e: unknown) => Promise<void> } | { ok: false; code: string; text: string; consent: string | null };
 
 export function consentMessage(server: string): string {
   return `The tool server "${server}" acts as you, so it needs your consent first; svc refused this call. Open the link to sign in there and allow it; then ask again.`;
@@ -26,7 +24,12 @@ export async function userUpstream(oauth: Pick<OauthUpstreams, "forUser" | "drop
   try {
     got = await oauth.forUser(server, userId);
   } catch (e) {
-    return { ok: false, code: "unreachable", text: `MCP server "${name}": no token could be had from the control plane (${((e as Error).message ?? "").slice(0, 200)}); the tool was not run`, consent: null };
+    return {
+      ok: false,
+      code: "unreachable",
+      text: `MCP server "${name}": no token could be had from the control plane (${((e as Error).message ?? "").slice(0, 200)}); the tool was not run`,
+      consent: null,
+    };
   }
   if (got.ok) {
     return {
@@ -40,7 +43,12 @@ export async function userUpstream(oauth: Pick<OauthUpstreams, "forUser" | "drop
     };
   }
   if ("consentUrl" in got) {
-    return { ok: false, code: "consent_required", text: `Refused (${REFUSAL_CODES.consentRequired}): the tool server "${name}" needs your consent first; svc sent you a link to give it. The tool was not run`, consent: got.consentUrl };
+    return {
+      ok: false,
+      code: "consent_required",
+      text: `Refused (${REFUSAL_CODES.consentRequired}): the tool server "${name}" needs your consent first; svc sent you a link to give it. The tool was not run`,
+      consent: got.consentUrl,
+    };
   }
   return { ok: false, code: "unreachable", text: `MCP server "${name}" is unreachable from this runtime (${got.error}); the tool was not run`, consent: null };
 }

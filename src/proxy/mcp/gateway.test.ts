@@ -88,7 +88,12 @@ function stdioServerPid(name: string): number {
 async function owuiClient(user: string, steps: [string, unknown][]): Promise<Record<string, any>[]> {
   const argv = [OPENWEBUI_PYTHON, join(import.meta.dir, "../../../test/support/mcp/owui_client.py"), daemon.mcpUrl!, jwt(user), ...steps.flatMap(([n, a]) => [n, JSON.stringify(a)])];
   const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", cwd: tmpdir() });
-  return Promise.all([new Response(p.stdout).text(), p.exited]).then(([out]) => out.split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+  return Promise.all([new Response(p.stdout).text(), p.exited]).then(([out]) =>
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
 }
 
 beforeAll(async () => {
@@ -114,21 +119,40 @@ describe("identity", () => {
   test("no credential, a forged or foreign token, an Open WebUI API key: 401, nothing listed", async () => {
     expect(daemon.mcpUrl).toStartWith("http://127.0.0.1:");
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
-    const post = async (auth: string | null) => fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(init) });
+    const post = async (auth: string | null) =>
+      fetch(daemon.mcpUrl!, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(auth ? { authorization: auth } : {}) },
+        body: JSON.stringify(init),
+      });
     expect((await post(null)).status).toBe(401);
     expect((await post(`Bearer ${signSession({ id: "fe-alice" }, "another-secret")}`)).status).toBe(401);
     const key = await post("Bearer sk-0123456789abcdef");
     expect(key.status).toBe(401);
     expect(JSON.stringify(await key.json())).toContain("API keys are not accepted");
     // a header that code in the front end could set is not an identity
-    const headerOnly = await fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-openwebui-user-id": "fe-alice", "x-svc-user-id": "fe-alice" }, body: JSON.stringify(init) });
+    const headerOnly = await fetch(daemon.mcpUrl!, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-openwebui-user-id": "fe-alice", "x-svc-user-id": "fe-alice" },
+      body: JSON.stringify(init),
+    });
     expect(headerOnly.status).toBe(401);
   });
 
   test("a session belongs to the user who opened it: another user's token on it is refused", async () => {
     const alice = await client("fe-alice");
     const sid = (alice.transport as StreamableHTTPClientTransport).sessionId!;
-    const res = await fetch(daemon.mcpUrl!, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${jwt("fe-bob")}`, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+    const res = await fetch(daemon.mcpUrl!, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${jwt("fe-bob")}`,
+        "mcp-session-id": sid,
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    });
     expect(res.status).toBe(403);
     await alice.close();
   });
@@ -156,7 +180,12 @@ describe("tools/call", () => {
     const r = await alice.callTool({ name: "notes.lookup", arguments: { term: SECRET_ARG } });
     expect(r.isError).toBeFalsy();
     expect(JSON.stringify(r.content)).toContain(`note about ${SECRET_ARG}`);
-    expect(notes.calls().filter((c) => c.tool === "lookup").at(-1)).toEqual({ tool: "lookup", args: { term: SECRET_ARG } });
+    expect(
+      notes
+        .calls()
+        .filter((c) => c.tool === "lookup")
+        .at(-1),
+    ).toEqual({ tool: "lookup", args: { term: SECRET_ARG } });
     const rec = await shipped((x) => x.action === "tool:notes.lookup" && x.kind === "tool", "the permit");
     expect(rec).toMatchObject({ decision: "permit", reason: "policy", policy_id: "pol_1", tool_name: "notes.lookup", tool_server: "notes", recipient_key_ids: ["key_1"] });
     expect(rec.subject).toEqual({ user_id: "usr_alice", remote_user_id: "fe-alice", via_installation: false });
@@ -178,7 +207,9 @@ describe("tools/call", () => {
     expect((r2.content as { text: string }[])[0]!.text).toStartWith("Refused (svc.denied)");
     const unknown = await bob.callTool({ name: "notes.nope", arguments: {} });
     // the spec's code first, then which tool of which server, for an MCP client
-    expect((unknown.content as { text: string }[])[0]!.text).toBe('tool_not_registered: the MCP server "notes" has no tool "nope" registered for this agent (svc tool-servers show notes lists them); the tool was not run');
+    expect((unknown.content as { text: string }[])[0]!.text).toBe(
+      'tool_not_registered: the MCP server "notes" has no tool "nope" registered for this agent (svc tool-servers show notes lists them); the tool was not run',
+    );
     expect(notes.calls().length).toBe(before);
     const rec = await shipped((x) => x.action === "tool:notes.add_note", "the deny");
     expect(rec).toMatchObject({ decision: "deny", reason: "svc.denied", tool_server: "notes" });
@@ -208,7 +239,10 @@ describe("tools/call", () => {
     }
     expect(r.isError).toBeFalsy();
     expect(stdioServerPid("mcp-server-time")).not.toBe(pid);
-    const rec = await shipped((x) => x.action === "tool:time.get_current_time" && x.kind === "tool" && x.subject.user_id === "usr_bob" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "ok"), "the answered call's decision and ok outcome");
+    const rec = await shipped(
+      (x) => x.action === "tool:time.get_current_time" && x.kind === "tool" && x.subject.user_id === "usr_bob" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "ok"),
+      "the answered call's decision and ok outcome",
+    );
     expect(rec.tool_server).toBe("time");
     await bob.close();
   }, 90_000);
@@ -256,25 +290,29 @@ describe("tools/call", () => {
 });
 
 describe("Open WebUI's own MCP client", () => {
-  test.skipIf(!existsSync(OPENWEBUI_PYTHON))("permit runs; an unlinked user gets Refused (identity.unlinked) and the claim link as an elicitation to their session alone", async () => {
-    const claimsBefore = cp.claims.length;
-    // both Python clients at once: each imports Open WebUI, which is slow on a loaded machine
-    const [alice, carol] = await Promise.all([owuiClient("fe-alice", [["notes.lookup", { term: "owui" }]]), owuiClient("fe-carol", [["notes.lookup", { term: "x" }]])]);
-    expect(alice.find((s) => s.tools)?.tools.map((t: { name: string }) => t.name)).toContain("notes.lookup");
-    expect(JSON.stringify(alice.find((s) => s.call === "notes.lookup")?.result)).toContain("note about owui");
+  test.skipIf(!existsSync(OPENWEBUI_PYTHON))(
+    "permit runs; an unlinked user gets Refused (identity.unlinked) and the claim link as an elicitation to their session alone",
+    async () => {
+      const claimsBefore = cp.claims.length;
+      // both Python clients at once: each imports Open WebUI, which is slow on a loaded machine
+      const [alice, carol] = await Promise.all([owuiClient("fe-alice", [["notes.lookup", { term: "owui" }]]), owuiClient("fe-carol", [["notes.lookup", { term: "x" }]])]);
+      expect(alice.find((s) => s.tools)?.tools.map((t: { name: string }) => t.name)).toContain("notes.lookup");
+      expect(JSON.stringify(alice.find((s) => s.call === "notes.lookup")?.result)).toContain("note about owui");
 
-    const refused = carol.find((s) => s.call === "notes.lookup")!;
-    expect(refused.error).toBe("Refused (identity.unlinked)");
-    const events = carol.filter((s) => s.event).map((s) => s.event);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: "request:elicitation", data: { mode: "url", server_name: "svc" } });
-    expect(events[0].data.url).toStartWith(`${cp.url}/claim/`);
-    expect(cp.claims.length).toBe(claimsBefore + 1);
-    expect(cp.claims.at(-1)).toMatchObject({ remote_user_id: "fe-carol" });
-    // the link is in the event to the user's session, never in the tool result the model reads
-    expect(JSON.stringify(refused)).not.toContain("/claim/");
-    expect(notes.calls().some((c) => c.args.term === "x")).toBe(false);
-    const rec = await shipped((x) => x.action === "tool:notes.lookup" && x.reason === "identity.unlinked", "the unlinked refusal");
-    expect(rec.subject).toEqual({ user_id: null, remote_user_id: "fe-carol", via_installation: true });
-  }, 180_000);
+      const refused = carol.find((s) => s.call === "notes.lookup")!;
+      expect(refused.error).toBe("Refused (identity.unlinked)");
+      const events = carol.filter((s) => s.event).map((s) => s.event);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ type: "request:elicitation", data: { mode: "url", server_name: "svc" } });
+      expect(events[0].data.url).toStartWith(`${cp.url}/claim/`);
+      expect(cp.claims.length).toBe(claimsBefore + 1);
+      expect(cp.claims.at(-1)).toMatchObject({ remote_user_id: "fe-carol" });
+      // the link is in the event to the user's session, never in the tool result the model reads
+      expect(JSON.stringify(refused)).not.toContain("/claim/");
+      expect(notes.calls().some((c) => c.args.term === "x")).toBe(false);
+      const rec = await shipped((x) => x.action === "tool:notes.lookup" && x.reason === "identity.unlinked", "the unlinked refusal");
+      expect(rec.subject).toEqual({ user_id: null, remote_user_id: "fe-carol", via_installation: true });
+    },
+    180_000,
+  );
 });

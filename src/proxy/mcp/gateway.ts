@@ -29,7 +29,16 @@
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { type CallToolResult, CallToolRequestSchema, type ElicitRequest, ElicitResultSchema, ListToolsRequestSchema, type ServerNotification, type ServerRequest, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  CallToolRequestSchema,
+  type ElicitRequest,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Context } from "@opentelemetry/api";
 import { REFUSAL_CODES } from "../../contract/errors.ts";
@@ -128,7 +137,14 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       .map((e) => ({ ...e.tool, name: e.name }));
   }
 
-  async function deliverClaim(server: Server, url: string, send: (r: { method: "elicitation/create"; params: Record<string, unknown> }) => Promise<unknown>, userId: string, what = "claim link", message = CLAIM_MESSAGE): Promise<void> {
+  async function deliverClaim(
+    server: Server,
+    url: string,
+    send: (r: { method: "elicitation/create"; params: Record<string, unknown> }) => Promise<unknown>,
+    userId: string,
+    what = "claim link",
+    message = CLAIM_MESSAGE,
+  ): Promise<void> {
     if (!server.getClientCapabilities()?.elicitation) {
       d.log.warn(`${what} not delivered: the MCP client takes no elicitations`, { remote_user_id: userId });
       return;
@@ -143,7 +159,11 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
   function unrecorded(e: unknown, name: string): CallToolResult {
     if (e instanceof SpoolFullError) {
       d.log.error("mcp call refused: audit spool full", { action: `tool:${name}`, code: e.code, spool: e.path, free_bytes: e.freeBytes });
-      return unrecordedResult(e.code, `Refused (governance.unavailable): spool_full: svc's audit spool is full, so no call can be decided until the control plane takes the backlog or space is freed; the tool ${name} was not run`, { free_bytes: e.freeBytes });
+      return unrecordedResult(
+        e.code,
+        `Refused (governance.unavailable): spool_full: svc's audit spool is full, so no call can be decided until the control plane takes the backlog or space is freed; the tool ${name} was not run`,
+        { free_bytes: e.freeBytes },
+      );
     }
     if (e instanceof UnrecordableCall) return unrecordedResult(e.code, `Refused (${e.code}): ${e.problem}; the tool ${name} was not run`);
     d.log.error("mcp call refused: the audit record could not be written", { action: `tool:${name}`, error: (e as Error).message.slice(0, 300) });
@@ -201,7 +221,10 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
         await deliverClaim(server, a.claim, send, userId);
       }
       // The spec's bare code, and for an MCP client which tool and server it was about.
-      if (a.refusal.code === REFUSAL_CODES.toolNotRegistered) return refusal(`${a.refusal.message}: the MCP server "${serverName}" has no tool "${name.slice(serverName.length + 1, 200)}" registered for this agent (svc tool-servers show ${serverName} lists them); the tool was not run`);
+      if (a.refusal.code === REFUSAL_CODES.toolNotRegistered)
+        return refusal(
+          `${a.refusal.message}: the MCP server "${serverName}" has no tool "${name.slice(serverName.length + 1, 200)}" registered for this agent (svc tool-servers show ${serverName} lists them); the tool was not run`,
+        );
       return refusal(a.refusal.message);
     }
     const record = a.record;
@@ -232,9 +255,13 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       await finish("error", own.code);
       return refusal(own.text);
     }
-    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), { identity: served.upstream.asksIdentity ? callIdentity(compiled, record, served.entry.upstream) : undefined });
+    const ctx: ReturnType<typeof callContext> & IdentifiedCall = Object.assign(callContext(server, userId, progressToken, extra), {
+      identity: served.upstream.asksIdentity ? callIdentity(compiled, record, served.entry.upstream) : undefined,
+    });
     try {
-      const result = await traceUpstreamCall(tracing, trace, serverName, served.entry.upstream, async (t) => own.upstream.call(served.entry.upstream, args, t ? Object.assign(ctx, { trace: t }) : ctx));
+      const result = await traceUpstreamCall(tracing, trace, serverName, served.entry.upstream, async (t) =>
+        own.upstream.call(served.entry.upstream, args, t ? Object.assign(ctx, { trace: t }) : ctx),
+      );
       // The outcome record is handed to the spool now (its place in the chain taken) and made
       // durable by the spool's next group commit; the answer does not wait for its fdatasync,
       // as a model call's answer does not wait for its outcome. The decision record, the

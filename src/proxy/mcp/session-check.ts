@@ -24,9 +24,7 @@ export class SessionChecks {
   private readonly cache = new Map<string, Entry>();
   private readonly pending = new Map<string, Promise<SessionVerdict>>();
 
-  constructor(
-    private readonly o: { chatuiUrl: string; recheckMs: number; log: Logger; now?: () => number; fetch?: typeof fetch },
-  ) {}
+  constructor(private readonly o: { chatuiUrl: string; recheckMs: number; log: Logger; now?: () => number; fetch?: typeof fetch }) {}
 
   async check(token: string): Promise<SessionVerdict> {
     const key = createHash("sha256").update(token).digest("base64url");
@@ -52,7 +50,11 @@ export class SessionChecks {
 
   private async ask(token: string): Promise<SessionVerdict> {
     try {
-      const res = await (this.o.fetch ?? fetch)(`${this.o.chatuiUrl}${SESSION_CHECK_PATH}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(SESSION_CHECK_TIMEOUT_MS), redirect: "manual" });
+      const res = await (this.o.fetch ?? fetch)(`${this.o.chatuiUrl}${SESSION_CHECK_PATH}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(SESSION_CHECK_TIMEOUT_MS),
+        redirect: "manual",
+      });
       await res.body?.cancel().catch(() => {});
       if (res.ok) return { ok: true };
       if (res.status === 401 || res.status === 403) return { ok: false, status: 401, why: "Open WebUI no longer accepts this session (signed out, password changed, revoked, or MFA not verified)" };

@@ -42,7 +42,7 @@ async function client(user: string, o: { onElicit?: (params: unknown) => unknown
   return c;
 }
 
-const text = (r: object) => (((r as { content?: { text?: string }[] }).content) ?? []).map((c) => c.text ?? "").join("");
+const text = (r: object) => ((r as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");
 
 async function shipped(pred: (r: AuditRecord) => boolean, what: string): Promise<AuditRecord> {
   const end = Date.now() + 20_000;
@@ -107,7 +107,13 @@ beforeAll(async () => {
   daemon = await startDaemon(loadConfig(env), log, { mcpUpstream: { pingIntervalMs: 300, pingTimeoutMs: 2000 } });
   await until(() => daemon.status.state === "ready", "ready", 60_000);
   await daemon.mcpSettled();
-  await until(() => cp.bundle.tools.some((t) => t.name === "everything.get-sum") && cp.bundle.tools.some((t) => t.name === "everything-http.get-sum") && cp.bundle.tools.some((t) => t.name === "files.read_text_file"), "the servers' tools registered");
+  await until(
+    () =>
+      cp.bundle.tools.some((t) => t.name === "everything.get-sum") &&
+      cp.bundle.tools.some((t) => t.name === "everything-http.get-sum") &&
+      cp.bundle.tools.some((t) => t.name === "files.read_text_file"),
+    "the servers' tools registered",
+  );
   await until(() => daemon.status.compiled?.revision === cp.bundle.revision, "the proxy on the bundle with them");
 }, 120_000);
 
@@ -160,7 +166,7 @@ describe("listing with conditions", () => {
     expect(text(small)).toContain("3");
     const big = await bob.callTool({ name: "everything.get-sum", arguments: { a: 100, b: 2 } });
     expect(big.isError).toBe(true);
-    expect(text(big)).toBe('Refused (svc.denied): no policy permits tool:everything.get-sum for this user');
+    expect(text(big)).toBe("Refused (svc.denied): no policy permits tool:everything.get-sum for this user");
     await shipped((x) => x.action === "tool:everything.get-sum" && x.subject.user_id === "usr_bob" && x.decision === "deny", "bob's refused sum");
     await bob.close();
   });
@@ -193,14 +199,25 @@ describe("the protocol", () => {
     const ac = new AbortController();
     const p = alice.callTool({ name: "everything.trigger-long-running-operation", arguments: { duration: 20, steps: 20 } }, undefined, { signal: ac.signal, onprogress: () => ac.abort() });
     await expect(p).rejects.toThrow();
-    const rec = await shipped((x) => x.action === "tool:everything.trigger-long-running-operation" && x.kind === "tool" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "error"), "the cancelled call's error outcome");
+    const rec = await shipped(
+      (x) => x.action === "tool:everything.trigger-long-running-operation" && x.kind === "tool" && [...cp.audit.values()].some((o) => o.ref === x.id && o.outcome === "error"),
+      "the cancelled call's error outcome",
+    );
     expect(rec.decision).toBe("permit");
     await alice.close();
   });
 
   test.each(["everything", "everything-http"])("%s: an elicitation reaches the calling user alone, and the answer goes back to the server", async (server) => {
     const asked: string[] = [];
-    const alice = await client("fe-alice", { onElicit: () => (asked.push("alice"), { action: "accept", content: { name: "Alice", check: true, firstLine: "Once", email: "a@example.com", homepage: "https://a.example.com", birthdate: "2000-01-01", integer: 3, number: 1.5, enum: "Option A" } }) });
+    const alice = await client("fe-alice", {
+      onElicit: () => (
+        asked.push("alice"),
+        {
+          action: "accept",
+          content: { name: "Alice", check: true, firstLine: "Once", email: "a@example.com", homepage: "https://a.example.com", birthdate: "2000-01-01", integer: 3, number: 1.5, enum: "Option A" },
+        }
+      ),
+    });
     const carol = await client("fe-carol", { onElicit: () => (asked.push("carol"), { action: "decline" }) });
     await carol.listTools();
     const r = await alice.callTool({ name: `${server}.trigger-elicitation-request`, arguments: {} });

@@ -19,7 +19,18 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, type ElicitRequest, ElicitRequestSchema, ProgressNotificationSchema, ToolListChangedNotificationSchema, type ElicitResult, ErrorCode, McpError, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  ProgressNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type ElicitResult,
+  ErrorCode,
+  McpError,
+  type Progress,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { Logger } from "../../log/index.ts";
 import { VERSION } from "../../version.ts";
@@ -339,7 +350,9 @@ export class Upstream {
       const meta = { ...(token ? { progressToken: token } : {}), ...call.trace };
       const params = { name: tool, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
       // In the call's scope: the fetch that sends it presents this call's identity (upstream-identity.ts) and its trace context (call-trace.ts).
-      result = (await callScope.run(call, async () => withOutgoingTrace(call.trace, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })))) as CallToolResult;
+      result = (await callScope.run(call, async () =>
+        withOutgoingTrace(call.trace, async () => client.callTool(params, undefined, { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) })),
+      )) as CallToolResult;
     } catch (e) {
       if (signal?.aborted) throw new UpstreamError("cancelled", `the call to ${this.name}.${tool} was cancelled`);
       const err = e as { code?: number; message?: string };

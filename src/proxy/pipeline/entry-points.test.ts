@@ -35,7 +35,12 @@ async function mcpClient(user: string): Promise<Client> {
 
 async function call(path: string, body: unknown, user?: string): Promise<Response> {
   const socket = join(daemon.spool.dir, "..", "p.sock");
-  return fetch(`http://localhost${path}`, { unix: socket, method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...(user ? { "x-svc-user-id": user } : {}) }, body: JSON.stringify(body) } as RequestInit);
+  return fetch(`http://localhost${path}`, {
+    unix: socket,
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...(user ? { "x-svc-user-id": user } : {}) },
+    body: JSON.stringify(body),
+  } as RequestInit);
 }
 
 async function shipped(pred: (r: AuditRecord) => boolean, what: string): Promise<AuditRecord> {
@@ -67,7 +72,21 @@ beforeAll(async () => {
     TOKEN,
   );
   const periodStart = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
-  cp.budgets = [{ id: "budget_carol", name: "carol-daily", scope: "user", scope_id: "usr_carol", group_name: null, period: "day", unit: "tokens", limit: 100, spent: 120, period_start: periodStart.toISOString(), resets_at: new Date(periodStart.getTime() + 86_400_000).toISOString() }];
+  cp.budgets = [
+    {
+      id: "budget_carol",
+      name: "carol-daily",
+      scope: "user",
+      scope_id: "usr_carol",
+      group_name: null,
+      period: "day",
+      unit: "tokens",
+      limit: 100,
+      spent: 120,
+      period_start: periodStart.toISOString(),
+      resets_at: new Date(periodStart.getTime() + 86_400_000).toISOString(),
+    },
+  ];
   const dir = mkdtempSync(join(tmpdir(), "svc-entry-points-"));
   const env = daemonEnv(cp, dir, { SVC_PROXY_CA_FILE: testTls().caFile, CHATUI_SECRET_KEY: SECRET, SVC_PROXY_RATE_LIMITS: "tool=2/min,user=2/min" });
   daemon = await startDaemon(loadConfig(env), silentLogger);
@@ -94,7 +113,12 @@ describe("one pipeline behind every entry point", () => {
     await alice.close();
     expect(texts.slice(0, 2)).toEqual(["ran", "ran"]);
     expect(texts[2]).toMatch(/^Refused \(svc\.rate_limited\): each tool may make 2 requests a minute; try again in \d+ s$/);
-    expect(notes.calls().filter((c) => c.tool === "lookup").map((c) => c.args.term)).toEqual(["t0", "t1"]);
+    expect(
+      notes
+        .calls()
+        .filter((c) => c.tool === "lookup")
+        .map((c) => c.args.term),
+    ).toEqual(["t0", "t1"]);
 
     const decided = [];
     for (let i = 0; i < 3; i++) decided.push(await (await call("/v1/tools/decide", { tool: "crm.read", user: { id: "fe-bob" }, args: {} })).json());

@@ -134,7 +134,16 @@ export class Pipeline {
   /** Step 6: the decision record, durable in the spool when this resolves. */
   private async record(compiled: CompiledBundle, call: GovernedCall, verdict: Verdict): Promise<AuditRecord> {
     return call.kind === "tool"
-      ? this.d.recorder.decision({ compiled, kind: "tool", action: actionOf(call), toolName: call.tool, decision: verdict, args: call.args, payload: call.payload ?? null, ...(call.server ? { toolServer: call.server } : {}) })
+      ? this.d.recorder.decision({
+          compiled,
+          kind: "tool",
+          action: actionOf(call),
+          toolName: call.tool,
+          decision: verdict,
+          args: call.args,
+          payload: call.payload ?? null,
+          ...(call.server ? { toolServer: call.server } : {}),
+        })
       : this.d.recorder.decision({ compiled, kind: "model", action: actionOf(call), toolName: null, model: call.model, task: call.task, decision: verdict, args: { model: call.model } });
   }
 

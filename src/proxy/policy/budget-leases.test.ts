@@ -8,7 +8,19 @@ import type { BudgetLeaseRequest, BudgetLeaseResponse, BudgetState } from "../..
 import { silentLogger } from "../../log/index.ts";
 import { BudgetLeases, IDLE_MS } from "./budget-leases.ts";
 
-const budget: BudgetState = { id: "bud_1", name: "alice daily", scope: "user", scope_id: "usr_alice", group_name: null, period: "day", unit: "tokens", limit: 1000, spent: 0, period_start: "2026-05-10T00:00:00.000Z", resets_at: "2026-05-11T00:00:00.000Z" };
+const budget: BudgetState = {
+  id: "bud_1",
+  name: "alice daily",
+  scope: "user",
+  scope_id: "usr_alice",
+  group_name: null,
+  period: "day",
+  unit: "tokens",
+  limit: 1000,
+  spent: 0,
+  period_start: "2026-05-10T00:00:00.000Z",
+  resets_at: "2026-05-11T00:00:00.000Z",
+};
 
 function scripted(o: { share?: number; fail?: () => boolean } = {}) {
   let clock = Date.parse("2026-05-10T12:00:00Z");
@@ -31,7 +43,16 @@ function scripted(o: { share?: number; fail?: () => boolean } = {}) {
         const granted = remaining > 0 ? Math.min(remaining, Math.max(Math.ceil(remaining * (o.share ?? 0.2)), 10, req.need?.[id] ?? 0)) : 0;
         const lease_id = granted > 0 ? `bls_${String(++n).padStart(26, "0")}` : null;
         if (lease_id) leases.set(lease_id, { granted, consumed: 0, settled: false });
-        out.leases.push({ budget_id: id, lease_id, granted, spent: spent() - granted, limit: budget.limit, expires_at: new Date(clock + 60_000).toISOString(), period_start: budget.period_start, resets_at: budget.resets_at });
+        out.leases.push({
+          budget_id: id,
+          lease_id,
+          granted,
+          spent: spent() - granted,
+          limit: budget.limit,
+          expires_at: new Date(clock + 60_000).toISOString(),
+          period_start: budget.period_start,
+          resets_at: budget.resets_at,
+        });
       }
       return out;
     },

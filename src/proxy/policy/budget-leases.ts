@@ -163,7 +163,8 @@ export class BudgetLeases {
       answer = await this.o.lease({ settle, ...(report.length > 0 ? { report } : {}), want, ...(Object.keys(need).length > 0 ? { need } : {}) });
     } catch (e) {
       this.settlements.unshift(...settle);
-      if (this.failedAt === Number.NEGATIVE_INFINITY || sentAt - this.failedAt > 60_000) this.o.log.warn("budget leases not renewed; enforcing the polled spend meanwhile", { error: (e as Error).message.slice(0, 300) });
+      if (this.failedAt === Number.NEGATIVE_INFINITY || sentAt - this.failedAt > 60_000)
+        this.o.log.warn("budget leases not renewed; enforcing the polled spend meanwhile", { error: (e as Error).message.slice(0, 300) });
       this.failedAt = sentAt;
       this.o.onError?.(e);
       return;
@@ -183,7 +184,17 @@ export class BudgetLeases {
       this.refused.delete(g.budget_id);
       // The control plane's expiry read against its own clock, so a skewed local clock does not stretch it.
       const ttl = Date.parse(g.expires_at) - asOf;
-      this.current.set(g.budget_id, { id: g.lease_id, budgetId: g.budget_id, granted: g.granted, consumed: 0, inflight: 0, usableUntil: sentAt + ttl - RENEW_MARGIN_MS, resetsAt: sentAt + (Date.parse(g.resets_at) - asOf), lastUsed: sentAt, retired: false });
+      this.current.set(g.budget_id, {
+        id: g.lease_id,
+        budgetId: g.budget_id,
+        granted: g.granted,
+        consumed: 0,
+        inflight: 0,
+        usableUntil: sentAt + ttl - RENEW_MARGIN_MS,
+        resetsAt: sentAt + (Date.parse(g.resets_at) - asOf),
+        lastUsed: sentAt,
+        retired: false,
+      });
     }
   }
 

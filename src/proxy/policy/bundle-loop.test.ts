@@ -19,7 +19,15 @@ afterEach(() => {
 });
 
 const bundle = fakeBundle({ revision: 7, tools: [bundleTool("a")] });
-const boot: BootstrapResponse = { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+const boot: BootstrapResponse = {
+  installation: { id: "inst_1", name: "x", platform: "chatui" },
+  organization_id: "org_1",
+  workspace_id: "ws_1",
+  agent_id: "agt_1",
+  digest_key: { id: "dk_1", key: "AAAA" },
+  poll_interval_seconds: 60,
+  heartbeat_interval_seconds: 60,
+};
 const quiet: Logger = { info() {}, warn() {}, error() {} };
 
 /** A control plane that answers 200 the first time, 304 after, or is down. */
@@ -44,7 +52,19 @@ function scriptedClient() {
 
 function loop(stateDir: string, client: ControlPlaneClient, clock: { now: Date }) {
   const status = new ProxyStatus();
-  const l = new BundleLoop({ client, status, log: quiet, stateDir, token: "tok", replicaId: "rep_1", credentialSyncRecipient: "age1x", version: "t", bundleVersion: 1, pollIntervalMs: 60_000, now: () => clock.now });
+  const l = new BundleLoop({
+    client,
+    status,
+    log: quiet,
+    stateDir,
+    token: "tok",
+    replicaId: "rep_1",
+    credentialSyncRecipient: "age1x",
+    version: "t",
+    bundleVersion: 1,
+    pollIntervalMs: 60_000,
+    now: () => clock.now,
+  });
   return { l, status };
 }
 

@@ -147,10 +147,15 @@ export class BundleLoop {
         this.etag = answer.etag;
         this.persist(answer.bundle, answer.etag, at);
         if (previous !== compiled.revision) {
-          log.info("policy bundle loaded", { policy_revision: compiled.revision, tool_count: compiled.tools.size, policies: answer.bundle.policies.length, recipients: answer.bundle.recipients.length, skipped_policies: compiled.skipped });
+          log.info("policy bundle loaded", {
+            policy_revision: compiled.revision,
+            tool_count: compiled.tools.size,
+            policies: answer.bundle.policies.length,
+            recipients: answer.bundle.recipients.length,
+            skipped_policies: compiled.skipped,
+          });
         }
-      }
-      else this.recordConfirmation(at);
+      } else this.recordConfirmation(at);
       const wasState = status.state;
       status.succeeded(at);
       this.o.onPolled?.();

@@ -19,7 +19,15 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const material = (id: string): DigestKeyMaterial => ({ id, key: Buffer.from(id.padEnd(32, "x")).toString("base64") });
-const boot: BootstrapResponse = { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: material("dk_1"), poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+const boot: BootstrapResponse = {
+  installation: { id: "inst_1", name: "x", platform: "chatui" },
+  organization_id: "org_1",
+  workspace_id: "ws_1",
+  agent_id: "agt_1",
+  digest_key: material("dk_1"),
+  poll_interval_seconds: 60,
+  heartbeat_interval_seconds: 60,
+};
 const quiet: Logger = { info() {}, warn() {}, error() {} };
 
 /** The control plane: its current key and bundle revision, and whether GET digest-key fails. */
@@ -44,7 +52,18 @@ function world() {
   const dir = mkdtempSync(join(tmpdir(), "svc-dk-"));
   dirs.push(dir);
   const status = new ProxyStatus();
-  const loop = new BundleLoop({ client: client as unknown as ControlPlaneClient, status, log: quiet, stateDir: dir, token: "tok", replicaId: "rep_1", credentialSyncRecipient: "age1x", version: "t", bundleVersion: 1, pollIntervalMs: 60_000 });
+  const loop = new BundleLoop({
+    client: client as unknown as ControlPlaneClient,
+    status,
+    log: quiet,
+    stateDir: dir,
+    token: "tok",
+    replicaId: "rep_1",
+    credentialSyncRecipient: "age1x",
+    version: "t",
+    bundleVersion: 1,
+    pollIntervalMs: 60_000,
+  });
   return { cp, status, loop, dir };
 }
 

@@ -69,7 +69,20 @@ describe("last good bundle", () => {
     writeFileSync(join(d, BUNDLE_FILE), JSON.stringify({ ...stored, sealed: raw.toString("base64") }));
     expect(loadLastGood(d, "tok", 1)).toBeNull();
     // another sealed file of the directory copied over it
-    saveBootstrap(d, "tok", { installation: { id: "inst_1", name: "x", platform: "chatui" }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 }, t1);
+    saveBootstrap(
+      d,
+      "tok",
+      {
+        installation: { id: "inst_1", name: "x", platform: "chatui" },
+        organization_id: "org_1",
+        workspace_id: "ws_1",
+        agent_id: "agt_1",
+        digest_key: { id: "dk_1", key: "AAAA" },
+        poll_interval_seconds: 60,
+        heartbeat_interval_seconds: 60,
+      },
+      t1,
+    );
     writeFileSync(join(d, BUNDLE_FILE), readFileSync(join(d, "bootstrap.json")));
     expect(loadLastGood(d, "tok", 1)).toBeNull();
   });
@@ -84,7 +97,15 @@ describe("state dir", () => {
   });
   test("bootstrap answer is bound to the token", () => {
     const d = tmp();
-    const resp = { installation: { id: "inst_1", name: "x", platform: "chatui" as const }, organization_id: "org_1", workspace_id: "ws_1", agent_id: "agt_1", digest_key: { id: "dk_1", key: "AAAA" }, poll_interval_seconds: 60, heartbeat_interval_seconds: 60 };
+    const resp = {
+      installation: { id: "inst_1", name: "x", platform: "chatui" as const },
+      organization_id: "org_1",
+      workspace_id: "ws_1",
+      agent_id: "agt_1",
+      digest_key: { id: "dk_1", key: "AAAA" },
+      poll_interval_seconds: 60,
+      heartbeat_interval_seconds: 60,
+    };
     saveBootstrap(d, "tok", resp, new Date());
     expect(loadBootstrap(d, "tok")).toEqual(resp);
     expect(loadBootstrap(d, "tok2")).toBeNull();

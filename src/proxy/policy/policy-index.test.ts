@@ -4,7 +4,14 @@ import { bundleIdentity, bundleTool, fakeBundle } from "../testing/bundle.ts";
 import { auditSubject, indexBundle, decideModel, decideTool, visibleModels } from "./policy-index.ts";
 
 let n = 0;
-const pol = (src: string, dst: string, effect: "permit" | "deny" = "permit", more: Partial<BundlePolicy> = {}): BundlePolicy => ({ id: `pol_${String(++n).padStart(4, "0")}`, name: `p${n}`, src, dst, effect, ...more });
+const pol = (src: string, dst: string, effect: "permit" | "deny" = "permit", more: Partial<BundlePolicy> = {}): BundlePolicy => ({
+  id: `pol_${String(++n).padStart(4, "0")}`,
+  name: `p${n}`,
+  src,
+  dst,
+  effect,
+  ...more,
+});
 
 function bundle(policies: BundlePolicy[], over: Partial<PolicyBundle> = {}): PolicyBundle {
   return fakeBundle({
@@ -162,7 +169,11 @@ describe("conditions", () => {
   test("on the arguments: one value permitted, another refused", () => {
     const c = indexBundle(bundle([cond("args.amount <= 500 && args.currency == 'EUR'")]));
     expect(decideTool(c, alice, "crm.update", at({ amount: 500, currency: "EUR" })).decision).toBe("permit");
-    expect(decideTool(c, alice, "crm.update", at({ amount: 501, currency: "EUR" }))).toMatchObject({ decision: "deny", policyId: null, message: "Refused (svc.denied): no policy permits tool:crm.update for this user" });
+    expect(decideTool(c, alice, "crm.update", at({ amount: 501, currency: "EUR" }))).toMatchObject({
+      decision: "deny",
+      policyId: null,
+      message: "Refused (svc.denied): no policy permits tool:crm.update for this user",
+    });
     expect(decideTool(c, alice, "crm.update", at({ amount: 20, currency: "USD" })).decision).toBe("deny");
     // 64-bit integers kept exact (bigint) compare as CEL ints.
     const big = indexBundle(bundle([cond("args.id == 9007199254740993")]));

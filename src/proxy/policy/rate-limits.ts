@@ -10,7 +10,10 @@ export type RateRule = { per: "user" | "model" | "tool"; name: string | null; pe
 /** `user=60/min,model=100/min,model:gpt-4o=20/min,tool:crm.update=10/min` (the `/min` is optional). */
 export function parseRateRules(text: string): RateRule[] {
   const rules: RateRule[] = [];
-  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^(user|model|tool)(?::([^=]+))?=(\d+)(?:\/min)?$/.exec(item);
     if (!m || Number(m[3]) < 1) throw new Error(`"${item}" is not <user|model|tool>[:<name>]=<n>/min with n ≥ 1 (e.g. user=60/min, tool:crm.update=10/min)`);
     if (m[1] === "user" && m[2]) throw new Error(`"${item}": a user rule applies to every user; it takes no name`);

@@ -80,7 +80,8 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
       await server.stop(true);
     },
   };
-  const problem = (status: number, code: string) => Response.json({ type: `urn:svc:problem:${code}`, title: code, status, detail: code, code }, { status, headers: { "content-type": "application/problem+json" } });
+  const problem = (status: number, code: string) =>
+    Response.json({ type: `urn:svc:problem:${code}`, title: code, status, detail: code, code }, { status, headers: { "content-type": "application/problem+json" } });
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -149,7 +150,13 @@ export function startFakeControlPlane(bundle: PolicyBundle, token = "svc_rt_test
             if (!def) return [];
             return s.tools
               .filter((t) => def.allowed_tools === null || def.allowed_tools.includes(t.upstream))
-              .map((t) => ({ name: t.name, access: Object.hasOwn(def.access_overrides, t.upstream) ? def.access_overrides[t.upstream]! : t.access, required_capabilities: [], server: s.server, upstream: t.upstream }));
+              .map((t) => ({
+                name: t.name,
+                access: Object.hasOwn(def.access_overrides, t.upstream) ? def.access_overrides[t.upstream]! : t.access,
+                required_capabilities: [],
+                server: s.server,
+                upstream: t.upstream,
+              }));
           });
           const tools = [...kept, ...added].sort((a, b) => (a.name < b.name ? -1 : 1));
           const changed = JSON.stringify(tools) !== JSON.stringify(cp.bundle.tools);

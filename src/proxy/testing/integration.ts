@@ -13,7 +13,11 @@ export type Api = (method: string, path: string, body?: unknown, token?: string)
 export function adminApi(cp: ControlPlaneProcess): Api {
   return async (method, path, body, token) => {
     const url = path.startsWith("/api/") ? `${cp.url}${path}` : `${cp.url}/api/v1/organizations/${cp.orgId}${path}`;
-    const res = await fetch(url, { method, headers: { authorization: `Bearer ${token ?? cp.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${token ?? cp.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     let json: any = null;
     try {
@@ -53,7 +57,20 @@ export async function setUpScenario(api: Api, name = "helpdesk"): Promise<Scenar
   }
   const gm = await api("POST", `/groups/${group.id}/members`, { user_id: users.alice!.id });
   if (gm.status >= 300) throw new Error(`add group member failed: ${gm.status} ${gm.text}`);
-  await must(api("PUT", "/api/v1/runtime/tools", { tools: [{ name: "crm.read", access: "read", required_capabilities: [] }, { name: "crm.update", access: "write", required_capabilities: [] }] }, cred.token), "tool sync");
+  await must(
+    api(
+      "PUT",
+      "/api/v1/runtime/tools",
+      {
+        tools: [
+          { name: "crm.read", access: "read", required_capabilities: [] },
+          { name: "crm.update", access: "write", required_capabilities: [] },
+        ],
+      },
+      cred.token,
+    ),
+    "tool sync",
+  );
   return { workspace: ws.id, agentId: agent.id, installationId: inst.id, runtimeToken: cred.token, users };
 }
 
@@ -103,17 +120,26 @@ export function startProxy(env: Record<string, string>, command: string[] = svcC
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (init.user) headers["x-svc-user-id"] = init.user;
       if (init.body !== undefined) headers["content-type"] = "application/json";
-      return fetch(`http://localhost${path}`, { unix: socket, method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) } as RequestInit);
+      return fetch(`http://localhost${path}`, {
+        unix: socket,
+        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      } as RequestInit);
     },
     async decide(tool, user, args = { q: "x" }) {
       const r = await p.call("/v1/tools/decide", { body: { tool, user: user ? { id: user } : null, args } });
       return r.json();
     },
     async waitReady() {
-      await waitFor(async () => {
-        if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${output.text()}`);
-        return (await fetch("http://localhost/readyz", { unix: socket } as RequestInit)).status === 200;
-      }, `proxy ready on ${socket}\n${output.text()}`, 20000);
+      await waitFor(
+        async () => {
+          if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${output.text()}`);
+          return (await fetch("http://localhost/readyz", { unix: socket } as RequestInit)).status === 200;
+        },
+        `proxy ready on ${socket}\n${output.text()}`,
+        20000,
+      );
     },
     async policy() {
       return (await p.call("/v1/policy")).json();

@@ -63,7 +63,11 @@ export async function startNotesServer(opts: { requireHeader?: string; otlp?: st
 export function tempGitRepo(): string {
   const dir = mkdtempSync(join(tmpdir(), "svc-mcp-git-"));
   const git = (...args: string[]) => {
-    const r = Bun.spawnSync(["git", "-C", dir, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" } });
+    const r = Bun.spawnSync(["git", "-C", dir, ...args], {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" },
+    });
     if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
   };
   git("init", "-q");
@@ -75,13 +79,56 @@ export function tempGitRepo(): string {
 
 /** Bundle entries for the three servers (tests adjust names and options). */
 export const toolServer = {
-  http: (url: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_notes", name: "notes", transport: "http", url, command: null, args: [], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
-  time: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_time", name: "time", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-time"), args: ["--local-timezone", "UTC"], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  http: (url: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_notes",
+    name: "notes",
+    transport: "http",
+    url,
+    command: null,
+    args: [],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
+  time: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_time",
+    name: "time",
+    transport: "stdio",
+    url: null,
+    command: join(mcpServersBin(), "mcp-server-time"),
+    args: ["--local-timezone", "UTC"],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
   /** notes_server.py over stdio, its calls logged to `callLog` and, with `otlp`, its spans exported there. */
-  notesStdio: (callLog: string, otlp?: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_notes_stdio", name: "notes_stdio", transport: "stdio", url: null, command: join(mcpServersBin(), "python"), args: [join(import.meta.dir, "notes_server.py"), "--stdio", "--calls", callLog, ...(otlp ? ["--otlp", otlp] : [])], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
-  git: (repo: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_git", name: "git", transport: "stdio", url: null, command: join(mcpServersBin(), "mcp-server-git"), args: ["--repository", repo], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  notesStdio: (callLog: string, otlp?: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_notes_stdio",
+    name: "notes_stdio",
+    transport: "stdio",
+    url: null,
+    command: join(mcpServersBin(), "python"),
+    args: [join(import.meta.dir, "notes_server.py"), "--stdio", "--calls", callLog, ...(otlp ? ["--otlp", otlp] : [])],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
+  git: (repo: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_git",
+    name: "git",
+    transport: "stdio",
+    url: null,
+    command: join(mcpServersBin(), "mcp-server-git"),
+    args: ["--repository", repo],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
 };
-
 
 /**
  * The npm servers customers run (issue 31), from the project's devDependencies: nothing is
@@ -92,8 +139,30 @@ export const EVERYTHING_JS = npmServer("server-everything");
 export const FILESYSTEM_JS = npmServer("server-filesystem");
 
 export const npmToolServer = {
-  everything: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_everything", name: "everything", transport: "stdio", url: null, command: process.execPath, args: [EVERYTHING_JS, "stdio"], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
-  files: (dir: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({ id: "ts_files", name: "files", transport: "stdio", url: null, command: process.execPath, args: [FILESYSTEM_JS, dir], secrets_sealed: null, allowed_tools: null, access_overrides: {}, ...over }),
+  everything: (over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_everything",
+    name: "everything",
+    transport: "stdio",
+    url: null,
+    command: process.execPath,
+    args: [EVERYTHING_JS, "stdio"],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
+  files: (dir: string, over: Partial<BundleToolServer> = {}): BundleToolServer => ({
+    id: "ts_files",
+    name: "files",
+    transport: "stdio",
+    url: null,
+    command: process.execPath,
+    args: [FILESYSTEM_JS, dir],
+    secrets_sealed: null,
+    allowed_tools: null,
+    access_overrides: {},
+    ...over,
+  }),
 };
 
 export type EverythingHttp = { url: string; stop(): Promise<void> };
@@ -161,7 +230,12 @@ export async function startIdentityServer(o: { jwks: string; issuer: string; aud
   const url = `https://127.0.0.1:${port}/mcp`;
   const deadline = Date.now() + 30_000;
   // Up once it answers anything (a 401 for the request without an assertion).
-  while (!(await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(() => true, () => false))) {
+  while (
+    !(await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     if (proc.exitCode !== null) throw new Error(`identity_server.py exited with ${proc.exitCode}`);
     if (Date.now() > deadline) throw new Error("identity_server.py did not answer within 30 s");
     await Bun.sleep(200);

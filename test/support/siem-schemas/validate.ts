@@ -7,7 +7,12 @@ import ocsfSchema from "./ocsf-1.8.0.json";
 
 type Attr = { type: string; object_type?: string; is_array?: boolean; requirement: string; enum?: Record<string, string>; profile?: string; sibling?: string };
 type Shape = { attributes: Record<string, Attr>; constraints?: { at_least_one?: string[]; just_one?: string[] } };
-type OcsfSchema = { version: string; types: Record<string, { type?: string; regex?: string; max_len?: number; range?: [number, number] }>; classes: Record<string, Shape & { name: string; category_uid: number }>; objects: Record<string, Shape> };
+type OcsfSchema = {
+  version: string;
+  types: Record<string, { type?: string; regex?: string; max_len?: number; range?: [number, number] }>;
+  classes: Record<string, Shape & { name: string; category_uid: number }>;
+  objects: Record<string, Shape>;
+};
 
 const OCSF = ocsfSchema as unknown as OcsfSchema;
 export const OCSF_SCHEMA_VERSION = OCSF.version;
@@ -44,7 +49,8 @@ function scalarProblem(type: string, v: unknown): string | null {
 
 function checkShape(shape: Shape, value: Record<string, unknown>, path: string, profiles: Set<string>, out: string[]): void {
   const applies = (a: Attr) => !a.profile || profiles.has(a.profile);
-  for (const [name, a] of Object.entries(shape.attributes)) if (a.requirement === "required" && applies(a) && (value[name] === undefined || value[name] === null)) out.push(`${path}${name}: required, missing`);
+  for (const [name, a] of Object.entries(shape.attributes))
+    if (a.requirement === "required" && applies(a) && (value[name] === undefined || value[name] === null)) out.push(`${path}${name}: required, missing`);
   for (const [name, v] of Object.entries(value)) {
     const a = shape.attributes[name];
     const at = `${path}${name}`;
@@ -70,7 +76,8 @@ function checkShape(shape: Shape, value: Record<string, unknown>, path: string, 
       else if (a.enum && a.sibling) {
         const caption = value[a.sibling];
         if (String(item) === "99" && typeof caption !== "string") out.push(`${path}${a.sibling}: required when ${name} is 99 (Other)`);
-        if (String(item) !== "99" && caption !== undefined && caption !== a.enum[String(item)] && a.sibling !== "activity_name" && a.sibling !== "type_name") out.push(`${path}${a.sibling}: ${JSON.stringify(caption)} is not the caption of ${name} ${item} (${a.enum[String(item)]})`);
+        if (String(item) !== "99" && caption !== undefined && caption !== a.enum[String(item)] && a.sibling !== "activity_name" && a.sibling !== "type_name")
+          out.push(`${path}${a.sibling}: ${JSON.stringify(caption)} is not the caption of ${name} ${item} (${a.enum[String(item)]})`);
       }
     }
   }
@@ -102,7 +109,11 @@ export const ECS_SCHEMA_VERSION = ECS.version;
 
 /** Every leaf of a document as [dotted name, value] (an array of scalars is one leaf). */
 export function ecsLeaves(doc: Record<string, unknown>, prefix = ""): [string, unknown][] {
-  return Object.entries(doc).flatMap(([k, v]) => (isObject(v) && !(ECS.fields[`${prefix}${k}`]?.type === "flattened" || ECS.fields[`${prefix}${k}`]?.type === "object") ? ecsLeaves(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+  return Object.entries(doc).flatMap(([k, v]) =>
+    isObject(v) && !(ECS.fields[`${prefix}${k}`]?.type === "flattened" || ECS.fields[`${prefix}${k}`]?.type === "object")
+      ? ecsLeaves(v, `${prefix}${k}.`)
+      : [[`${prefix}${k}`, v] as [string, unknown]],
+  );
 }
 
 function ecsValueProblem(f: EcsField, v: unknown): string | null {

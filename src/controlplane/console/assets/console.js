@@ -4,9 +4,13 @@
 // - times shown in the browser's local time zone, named (UTC stays in the title),
 (function () {
   "use strict";
-  document.querySelectorAll("[data-hide-with-js]").forEach(function (el) { el.hidden = true; });
+  document.querySelectorAll("[data-hide-with-js]").forEach(function (el) {
+    el.hidden = true;
+  });
   document.querySelectorAll("select[data-autosubmit]").forEach(function (sel) {
-    sel.addEventListener("change", function () { if (sel.form) sel.form.requestSubmit(); });
+    sel.addEventListener("change", function () {
+      if (sel.form) sel.form.requestSubmit();
+    });
   });
   document.querySelectorAll("input[data-age-recipient]").forEach(function (input) {
     var check = function () {

@@ -42,9 +42,7 @@ ${bars}
 /** The chart and the two top lists, each row linking to its records. Pure. */
 export function activitySection(a: Activity): SafeHtml {
   const since = a.since;
-  const tools = a.top_tools.map(
-    (t) => html`<tr><td><a href="/audit${query({ tool: t.tool, from: since.slice(0, 16) })}">${code(t.tool)}</a></td><td>${t.calls}</td><td>${t.denied}</td></tr>`,
-  );
+  const tools = a.top_tools.map((t) => html`<tr><td><a href="/audit${query({ tool: t.tool, from: since.slice(0, 16) })}">${code(t.tool)}</a></td><td>${t.calls}</td><td>${t.denied}</td></tr>`);
   const users = a.top_users.map(
     (u) => html`<tr><td><a href="/audit${query({ user: u.user_id, from: since.slice(0, 16) })}">${u.email ?? u.user_id}</a></td><td>${u.calls}</td><td>${u.denied}</td></tr>`,
   );

@@ -29,8 +29,13 @@ export function activityQuery(f: Filters): Record<string, string | null> {
 
 /** Who acted: the person (email, role) or the component, and from where. Pure. */
 export function actorCell(d: AdminEventDetail): SafeHtml {
-  const who = d.actor.email ? html`<a href="/audit/admin${query({ actor: d.actor.email })}">${d.actor.email}</a>${d.actor.role ? html` <span class="muted">${d.actor.role}</span>` : ""}` : code(d.actor.id);
-  const via = d.actor.credential.kind === "none" ? "" : html`<br><span class="muted small">${d.actor.credential.kind.replace("_", " ")}${d.actor.credential.id ? html` <span class="mono">${d.actor.credential.id}</span>` : ""}</span>`;
+  const who = d.actor.email
+    ? html`<a href="/audit/admin${query({ actor: d.actor.email })}">${d.actor.email}</a>${d.actor.role ? html` <span class="muted">${d.actor.role}</span>` : ""}`
+    : code(d.actor.id);
+  const via =
+    d.actor.credential.kind === "none"
+      ? ""
+      : html`<br><span class="muted small">${d.actor.credential.kind.replace("_", " ")}${d.actor.credential.id ? html` <span class="mono">${d.actor.credential.id}</span>` : ""}</span>`;
   return html`${who}${via}${d.actor.ip ? html`<br><span class="muted small" data-address>from ${d.actor.ip}</span>` : ""}`;
 }
 
@@ -96,12 +101,25 @@ export async function getAdminActivity(pc: PageContext): Promise<PageResult> {
   ${field({ label: "Actor", name: "actor", value: f.actor, placeholder: "email, acc_… or system:…", quiet: true })}
   ${field({ label: "Action", name: "action", value: f.action, placeholder: "policy.update or policy.*", quiet: true, attrs: html`list="admin-actions"` })}
   <datalist id="admin-actions">${[...prefixes, ...actions].map((a) => html`<option value="${a}"></option>`)}</datalist>
-  ${selectField({ label: "Result", name: "result", value: f.result, quiet: true, options: [{ value: "", label: "any" }, { value: "ok", label: "carried out" }, { value: "refused", label: "refused" }] })}
+  ${selectField({
+    label: "Result",
+    name: "result",
+    value: f.result,
+    quiet: true,
+    options: [
+      { value: "", label: "any" },
+      { value: "ok", label: "carried out" },
+      { value: "refused", label: "refused" },
+    ],
+  })}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit/admin" class="btn btn-ghost">Clear</a></div>
 </form></section>`;
-  const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit/admin${query({ ...f, cursor: got.data.next_cursor })}">Older events →</a></nav>` : "";
+  const next =
+    got.ok && got.data.next_cursor
+      ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit/admin${query({ ...f, cursor: got.data.next_cursor })}">Older events →</a></nav>`
+      : "";
   return page(
     shell(ctx.session, {
       title: "Admin activity",

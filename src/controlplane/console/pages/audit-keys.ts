@@ -88,7 +88,8 @@ export async function postAuditKey(pc: PageContext): Promise<PageResult> {
 export async function getDisableKey(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const got = await ctx.api.get<AuditKey>(ctx.api.org(path`/audit-encryption-keys/${ctx.params.id ?? ""}`));
-  if (!got.ok) return page(shell(ctx.session, { title: "Disable audit key", active: "audit-keys", error: got.problem.detail, body: html`<p><a href="/audit-keys">All keys</a></p>` }), got.problem.status);
+  if (!got.ok)
+    return page(shell(ctx.session, { title: "Disable audit key", active: "audit-keys", error: got.problem.detail, body: html`<p><a href="/audit-keys">All keys</a></p>` }), got.problem.status);
   const k = got.data;
   if (k.status !== "active") return redirect("/audit-keys");
   return page(

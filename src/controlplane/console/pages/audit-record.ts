@@ -37,9 +37,7 @@ const opt = (v: string | number | null | undefined): SafeHtml => (v === null || 
 /** The record's fields as a definition list. Pure. */
 export function recordFields(r: Detail, policies: ReadonlyMap<string, { name: string }>): SafeHtml {
   const s = r.subject;
-  const user = s.user_id
-    ? html`<a href="/audit${query({ user: s.user_id, background: "all" })}">${s.email ?? s.user_id}</a> ${code(s.user_id)}`
-    : html`${badge("via installation", "warn")}`;
+  const user = s.user_id ? html`<a href="/audit${query({ user: s.user_id, background: "all" })}">${s.email ?? s.user_id}</a> ${code(s.user_id)}` : html`${badge("via installation", "warn")}`;
   const rows: [string, SafeHtml][] = [
     ["Time", time(r.ts)],
     ["Received", time(r.received_at)],
@@ -56,7 +54,9 @@ export function recordFields(r: Detail, policies: ReadonlyMap<string, { name: st
     ["Agent", code(r.agent_id)],
     ["Replica", opt(r.replica_id)],
     ["Decision record", r.ref ? html`<a href="${path`/audit/${r.ref}`}">${r.ref}</a>` : dash],
-    ...(r.call_outcome !== undefined ? ([["Outcome record", r.call_outcome ? html`<a href="${path`/audit/${r.call_outcome.id}`}">${r.call_outcome.id}</a>` : html`<span class="muted">none recorded</span>`]] as [string, SafeHtml][]) : []),
+    ...(r.call_outcome !== undefined
+      ? ([["Outcome record", r.call_outcome ? html`<a href="${path`/audit/${r.call_outcome.id}`}">${r.call_outcome.id}</a>` : html`<span class="muted">none recorded</span>`]] as [string, SafeHtml][])
+      : []),
     ["Outcome", r.outcome ? html`${badge(r.outcome, r.outcome === "ok" ? "ok" : "bad")}${r.exit_code !== null && r.exit_code !== undefined ? html` exit ${r.exit_code}` : ""}` : dash],
     ["Tokens", r.prompt_tokens !== undefined ? html`${r.prompt_tokens} prompt, ${r.completion_tokens ?? 0} completion` : dash],
     ["Cost", opt(r.cost)],
@@ -94,7 +94,15 @@ export async function getAuditRecord(pc: PageContext): Promise<PageResult> {
     return page(shell(ctx.session, { title, active: "audit", error: detail, body: html`<p><a href="/audit">All audit records</a></p>` }), status);
   }
   const r = got.data;
-  if (r.admin) return page(shell(ctx.session, { title: `Admin event ${id}`, active: "admin-activity", lead: html`<a href="/audit/admin">← Admin activity</a>`, body: html`${adminEventSection(r)}${section("Record", adminRecordFields(r))}` }));
+  if (r.admin)
+    return page(
+      shell(ctx.session, {
+        title: `Admin event ${id}`,
+        active: "admin-activity",
+        lead: html`<a href="/audit/admin">← Admin activity</a>`,
+        body: html`${adminEventSection(r)}${section("Record", adminRecordFields(r))}`,
+      }),
+    );
   const decrypt =
     r.encryption.mode === "recipients"
       ? html`<p>Decrypt its arguments on your own machine with an identity it is encrypted to: <code>svc audit decrypt ${r.id} --identity ~/.config/svc/audit-key.txt</code></p>`
@@ -119,5 +127,8 @@ export async function getAuditExport(pc: PageContext): Promise<PageResult> {
   const res = await ctx.api.raw(ctx.api.org(`/audit-records/export${query({ ...filters, format: "csv" })}`));
   if (res.ok) return { kind: "download", response: res };
   const problem = (await res.json().catch(() => ({}))) as { detail?: string };
-  return page(shell(ctx.session, { title: "Audit export", active: "audit", error: problem.detail ?? `the export failed (${res.status})`, body: html`<p><a href="/audit">All audit records</a></p>` }), res.status);
+  return page(
+    shell(ctx.session, { title: "Audit export", active: "audit", error: problem.detail ?? `the export failed (${res.status})`, body: html`<p><a href="/audit">All audit records</a></p>` }),
+    res.status,
+  );
 }

@@ -80,7 +80,10 @@ ${dataTable("Open recovery requests", ["Request", "Record", "Requested by", "Rea
   );
 }
 
-export async function postRecoveryRequest(pc: PageContext, back: (pc: PageContext, state: { error: string; values: Record<string, string>; status: number }) => Promise<PageResult>): Promise<PageResult> {
+export async function postRecoveryRequest(
+  pc: PageContext,
+  back: (pc: PageContext, state: { error: string; values: Record<string, string>; status: number }) => Promise<PageResult>,
+): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const f = ctx.form;
   const res = await ctx.api.send("POST", ctx.api.org("/audit-recovery-requests"), { record_id: (f.record_id ?? "").trim(), reason: (f.reason ?? "").trim() });

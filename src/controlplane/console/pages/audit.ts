@@ -102,7 +102,12 @@ export function outcomeCell(r: Pick<AuditRecordView, "decision" | "kind" | "call
   }
   const o = r.call_outcome;
   if (!o) return html`<span class="muted">${r.decision === "permit" ? "none recorded yet" : "not run"}</span>`;
-  const extra = o.prompt_tokens !== undefined ? html` <span class="muted">${o.prompt_tokens + (o.completion_tokens ?? 0)} tokens</span>` : o.duration_ms !== undefined ? html` <span class="muted">${o.duration_ms} ms</span>` : "";
+  const extra =
+    o.prompt_tokens !== undefined
+      ? html` <span class="muted">${o.prompt_tokens + (o.completion_tokens ?? 0)} tokens</span>`
+      : o.duration_ms !== undefined
+        ? html` <span class="muted">${o.duration_ms} ms</span>`
+        : "";
   return html`${badge(o.outcome ?? "?", o.outcome === "ok" ? "ok" : "bad")}${o.exit_code !== null ? html` <span class="muted">exit ${o.exit_code}</span>` : ""}${extra}<br><a class="mono small" href="${path`/audit/${o.id}`}" aria-label="outcome record ${o.id}">${o.id}</a>`;
 }
 
@@ -141,19 +146,63 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   const filters = html`<section class="panel" aria-labelledby="search-h"><h2 id="search-h">Search</h2>
 <form method="get" action="/audit" class="inline" role="search" aria-label="Search audit records">
   ${field({ label: "Tool name (prefix or glob)", name: "tool", value: f.tool, placeholder: "crm. or crm.*", quiet: true })}
-  ${selectField({ label: "Decision", name: "decision", value: f.decision, quiet: true, options: [{ value: "", label: "any" }, { value: "permit", label: "permit" }, { value: "deny", label: "deny" }, { value: "ask", label: "ask" }] })}
-  ${selectField({ label: "Kind", name: "kind", value: f.kind, quiet: true, options: [{ value: "", label: "any call" }, { value: "tool", label: "tool calls" }, { value: "model", label: "model calls" }, { value: "outcome", label: "outcome records alone" }] })}
-  ${selectField({ label: "Background tasks", name: "background", value: f.background, quiet: true, options: [{ value: "", label: "hidden" }, { value: "all", label: "shown" }, { value: "only", label: "only these" }] })}
+  ${selectField({
+    label: "Decision",
+    name: "decision",
+    value: f.decision,
+    quiet: true,
+    options: [
+      { value: "", label: "any" },
+      { value: "permit", label: "permit" },
+      { value: "deny", label: "deny" },
+      { value: "ask", label: "ask" },
+    ],
+  })}
+  ${selectField({
+    label: "Kind",
+    name: "kind",
+    value: f.kind,
+    quiet: true,
+    options: [
+      { value: "", label: "any call" },
+      { value: "tool", label: "tool calls" },
+      { value: "model", label: "model calls" },
+      { value: "outcome", label: "outcome records alone" },
+    ],
+  })}
+  ${selectField({
+    label: "Background tasks",
+    name: "background",
+    value: f.background,
+    quiet: true,
+    options: [
+      { value: "", label: "hidden" },
+      { value: "all", label: "shown" },
+      { value: "only", label: "only these" },
+    ],
+  })}
   ${field({ label: "User", name: "user", value: f.user, placeholder: "email or usr_…", quiet: true })}
   ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   ${field({ label: "Policy", name: "policy", value: f.policy, placeholder: "pol_…", quiet: true })}
-  ${selectField({ label: "Shadow", name: "shadow", value: f.shadow, quiet: true, options: [{ value: "", label: "any" }, { value: "changed", label: "shadow would change" }] })}
+  ${selectField({
+    label: "Shadow",
+    name: "shadow",
+    value: f.shadow,
+    quiet: true,
+    options: [
+      { value: "", label: "any" },
+      { value: "changed", label: "shadow would change" },
+    ],
+  })}
   ${f.args_digest ? html`<input type="hidden" name="args_digest" value="${f.args_digest}"><input type="hidden" name="digest_key_id" value="${f.digest_key_id}"><p class="muted small">Calls with the same arguments: digest <span class="mono">${f.args_digest.slice(0, 24)}…</span> under key <span class="mono">${f.digest_key_id || "any"}</span></p>` : ""}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a><a href="/audit/export.csv${query(f)}" class="btn btn-secondary" download>Export CSV</a></div>
 </form></section>`;
-  const next = got.ok && got.data.next_cursor ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>` : "";
+  const next =
+    got.ok && got.data.next_cursor
+      ? html`<nav class="pager" aria-label="Pages"><a class="btn btn-secondary" href="/audit${query({ ...f, cursor: got.data.next_cursor })}">Older records →</a></nav>`
+      : "";
   return page(
     shell(ctx.session, {
       title: "Audit records",

@@ -16,10 +16,18 @@ async function consoleAs(cp: TestControlPlane, email = "owner@example.com") {
   const post = async (path: string, body: Record<string, string>, cookie: string) =>
     cp.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...FORM, cookie }, body: new URLSearchParams(body) }));
   const first = await cp.app.handle(new Request("http://localhost/sign-in"));
-  const pre = parseCookies(first.headers.getSetCookie().map((c) => c.split(";")[0]).join("; "))[PRESESSION_COOKIE]!;
+  const pre = parseCookies(
+    first.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; "),
+  )[PRESESSION_COOKIE]!;
   const preCookie = `${PRESESSION_COOKIE}=${pre}`;
   const signed = await post("/sign-in", { email, password: PASSWORD, _csrf: pre }, preCookie);
-  const session = signed.headers.getSetCookie().find((c) => c.startsWith("svc_session="))!.split(";")[0]!;
+  const session = signed.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("svc_session="))!
+    .split(";")[0]!;
   const cookie = `${preCookie}; ${session}`;
   // Every signed-in page has the sign-out form with the session's CSRF token.
   const home = await (await get("/", cookie)).text();
@@ -63,7 +71,7 @@ describe("Users page: disable and enable", () => {
 
     const unknown = await c.post("/users/usr_nope/disable", { _csrf: c.csrf });
     expect(unknown.status).toBe(404);
-    expect(unknown.text).toContain('user &quot;usr_nope&quot; not found');
+    expect(unknown.text).toContain("user &quot;usr_nope&quot; not found");
   });
 
   test("a member's session is refused (403) and changes nothing", async () => {

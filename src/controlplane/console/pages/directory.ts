@@ -109,7 +109,8 @@ export async function getMembers(pc: PageContext, state: FormState = {}): Promis
   const [members, tokens] = await Promise.all([list<Member>(ctx, "/members", "members", errors), list<ApiToken>(ctx, "/api-tokens", "api_tokens", errors)]);
   const v = state.values ?? {};
   const rows = members.map(
-    (m) => html`<tr><td>${m.email}</td><td>${badge(m.role, m.role === "member" ? "muted" : "info")}</td><td>${code(m.account_id)}</td><td><a class="btn btn-small btn-secondary" href="${path`/members/${m.account_id}/remove`}" aria-label="Remove member ${m.email}">Remove…</a></td></tr>`,
+    (m) =>
+      html`<tr><td>${m.email}</td><td>${badge(m.role, m.role === "member" ? "muted" : "info")}</td><td>${code(m.account_id)}</td><td><a class="btn btn-small btn-secondary" href="${path`/members/${m.account_id}/remove`}" aria-label="Remove member ${m.email}">Remove…</a></td></tr>`,
   );
   const tokenRows = tokens.map(
     (t) => html`<tr>
@@ -209,7 +210,16 @@ export async function getRevokeToken(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
   const t = (await list<ApiToken>(ctx, "/api-tokens", "api_tokens", errors)).find((x) => x.id === ctx.params.id && !x.revoked_at);
-  if (!t) return page(shell(ctx.session, { title: "Revoke API token", active: "members", error: joinErrors(errors) ?? `No active API token ${ctx.params.id ?? ""} in this organization.`, body: html`<p><a href="/members">Console members</a></p>` }), 404);
+  if (!t)
+    return page(
+      shell(ctx.session, {
+        title: "Revoke API token",
+        active: "members",
+        error: joinErrors(errors) ?? `No active API token ${ctx.params.id ?? ""} in this organization.`,
+        body: html`<p><a href="/members">Console members</a></p>`,
+      }),
+      404,
+    );
   return confirmationPage(ctx, {
     title: `Revoke API token "${t.name}"?`,
     active: "members",

@@ -49,7 +49,10 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
   const errors: string[] = [];
   const got = await ctx.api.get<Installation>(ctx.api.org(path`/installations/${id}`));
   if (!got.ok) {
-    return page(shell(ctx.session, { title: "Installation", active: "installations", error: got.problem.detail, body: html`<p><a href="/installations">All installations</a></p>` }), got.problem.status);
+    return page(
+      shell(ctx.session, { title: "Installation", active: "installations", error: got.problem.detail, body: html`<p><a href="/installations">All installations</a></p>` }),
+      got.problem.status,
+    );
   }
   const inst = got.data;
   const [tools, agents] = await Promise.all([list<Tool>(ctx, path`/installations/${id}/tools`, "tools", errors), list<Agent>(ctx, "/agents", "agents", errors)]);
@@ -68,7 +71,8 @@ export async function getInstallation(pc: PageContext): Promise<PageResult> {
 </tr>`,
   );
   const toolRows = tools.map(
-    (t) => html`<tr><td>${code(t.name)}</td><td>${badge(t.access, t.access === "write" ? "warn" : "muted")}</td><td>${(t.required_capabilities ?? []).join(", ") || html`<span class="muted">—</span>`}</td></tr>`,
+    (t) =>
+      html`<tr><td>${code(t.name)}</td><td>${badge(t.access, t.access === "write" ? "warn" : "muted")}</td><td>${(t.required_capabilities ?? []).join(", ") || html`<span class="muted">—</span>`}</td></tr>`,
   );
   return page(
     shell(ctx.session, {

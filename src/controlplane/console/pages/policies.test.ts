@@ -53,7 +53,10 @@ describe("shadow in the console", () => {
   });
 
   test("the policies page lists the calls a shadow policy would have changed, by policy name", () => {
-    const names = new Map([["pol_P", { name: "sales may credit" }], ["pol_S", { name: "no big credits" }]]);
+    const names = new Map([
+      ["pol_P", { name: "sales may credit" }],
+      ["pol_S", { name: "no big credits" }],
+    ]);
     const table = String(shadowChanges([rec({ shadow: { decision: "deny", policy_id: "pol_S", reason: "x" } })], names));
     expect(table).toContain("sales may credit");
     expect(table).toContain("would deny");
@@ -67,7 +70,15 @@ describe("the policies page and its form", () => {
   async function signedIn() {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp, { name: "helpdesk" });
-    await cp.call("PUT", "/api/v1/runtime/tools", { token: inst.token, body: { tools: [{ name: "crm.lookup_customer", access: "read" }, { name: "crm.update", access: "write" }] } });
+    await cp.call("PUT", "/api/v1/runtime/tools", {
+      token: inst.token,
+      body: {
+        tools: [
+          { name: "crm.lookup_customer", access: "read" },
+          { name: "crm.update", access: "write" },
+        ],
+      },
+    });
     const b = browser(cp);
     await b.get("/sign-in");
     await b.post("/sign-in", { email: "owner@example.com", password: PASSWORD, _csrf: b.jar.get(PRESESSION_COOKIE)! });

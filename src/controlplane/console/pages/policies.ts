@@ -47,7 +47,6 @@ export function unregisteredTool(p: Pick<Policy, "dst" | "workspace_id">, tools:
   return tools.get(p.workspace_id)?.has(name) ? null : name;
 }
 
-
 const SHADOW_ROWS = 20;
 
 /** Recent calls whose outcome a shadow policy would have changed: what was enforced, what would have been. */
@@ -102,9 +101,27 @@ export async function getPolicies(pc: PageContext, state: FormState = {}): Promi
   ${destinationOptions(tools, wsMap)}
   ${selectField({ label: "Workspace", name: "workspace", required: true, value: v.workspace ?? workspaces.find((w) => w.name === "default")?.id ?? "", options: workspaces.map((w) => ({ value: w.id, label: w.name })) })}
   ${selectField({ label: "Agent", name: "agent_id", value: v.agent_id ?? "", options: [{ value: "", label: "— not bound to one agent —" }, ...agents.map((a) => ({ value: a.id, label: `${a.name} (${a.id})` }))] })}
-  ${selectField({ label: "Effect", name: "effect", required: true, value: v.effect ?? "permit", options: [{ value: "permit", label: "permit" }, { value: "deny", label: "deny (overrides permits)" }] })}
+  ${selectField({
+    label: "Effect",
+    name: "effect",
+    required: true,
+    value: v.effect ?? "permit",
+    options: [
+      { value: "permit", label: "permit" },
+      { value: "deny", label: "deny (overrides permits)" },
+    ],
+  })}
   ${field({ label: "Condition", name: "condition", value: v.condition, placeholder: "args.amount <= 500", hint: html`CEL over <code>args</code>, <code>user</code> (<code>id</code>, <code>email</code>, <code>groups</code>, <code>attributes</code>) and <code>now</code>, e.g. <code>now.getHours('Europe/Berlin') &lt; 18</code>. Leave empty to apply always.` })}
-  ${selectField({ label: "Mode", name: "mode", required: true, value: v.mode ?? "enforce", options: [{ value: "enforce", label: "enforce" }, { value: "shadow", label: "shadow: record what it would decide, change nothing" }] })}
+  ${selectField({
+    label: "Mode",
+    name: "mode",
+    required: true,
+    value: v.mode ?? "enforce",
+    options: [
+      { value: "enforce", label: "enforce" },
+      { value: "shadow", label: "shadow: record what it would decide, change nothing" },
+    ],
+  })}
   <p class="hint">Without a permit, calls are denied.</p>
   <div class="actions"><button type="submit" class="btn">Create policy</button></div>
 </form>`;
@@ -156,7 +173,11 @@ export async function getPolicyDelete(pc: PageContext): Promise<PageResult> {
   const errors: string[] = [];
   const id = ctx.params.id ?? "";
   const p = (await list<Policy>(ctx, "/policies", "policies", errors)).find((x) => x.id === id);
-  if (!p) return page(shell(ctx.session, { title: "Delete policy", active: "policies", error: joinErrors(errors) ?? `No policy ${id} in this organization.`, body: html`<p><a href="/policies">All policies</a></p>` }), 404);
+  if (!p)
+    return page(
+      shell(ctx.session, { title: "Delete policy", active: "policies", error: joinErrors(errors) ?? `No policy ${id} in this organization.`, body: html`<p><a href="/policies">All policies</a></p>` }),
+      404,
+    );
   return confirmationPage(ctx, {
     title: `Delete policy "${p.name}"?`,
     active: "policies",

@@ -16,15 +16,37 @@ export async function getPolicyEdit(pc: PageContext, state: FormState = {}): Pro
   const errors: string[] = [];
   const id = ctx.params.id ?? "";
   const p = (await list<Policy>(ctx, "/policies", "policies", errors)).find((x) => x.id === id);
-  if (!p) return page(shell(ctx.session, { title: "Edit policy", active: "policies", error: joinErrors(errors) ?? `No policy ${id} in this organization.`, body: html`<p><a href="/policies">All policies</a></p>` }), 404);
+  if (!p)
+    return page(
+      shell(ctx.session, { title: "Edit policy", active: "policies", error: joinErrors(errors) ?? `No policy ${id} in this organization.`, body: html`<p><a href="/policies">All policies</a></p>` }),
+      404,
+    );
   const v = state.values ?? { name: p.name, effect: p.effect, condition: p.condition ?? "", mode: p.mode ?? "enforce" };
   const form = html`<form method="post" action="${path`/policies/${p.id}`}" class="stack">
   ${csrfInput(ctx.session.csrfToken)}
   <dl class="props"><dt>Who</dt><dd>${code(p.src)}</dd><dt>What</dt><dd>${code(p.dst)}</dd></dl>
   ${field({ label: "Name", name: "name", value: v.name, required: true })}
-  ${selectField({ label: "Effect", name: "effect", required: true, value: v.effect ?? "permit", options: [{ value: "permit", label: "permit" }, { value: "deny", label: "deny (overrides permits)" }] })}
+  ${selectField({
+    label: "Effect",
+    name: "effect",
+    required: true,
+    value: v.effect ?? "permit",
+    options: [
+      { value: "permit", label: "permit" },
+      { value: "deny", label: "deny (overrides permits)" },
+    ],
+  })}
   ${field({ label: "Condition", name: "condition", value: v.condition, placeholder: "args.amount <= 500", hint: html`CEL over <code>args</code>, <code>user</code> (<code>id</code>, <code>email</code>, <code>groups</code>, <code>attributes</code>) and <code>now</code>. Leave empty to apply always.` })}
-  ${selectField({ label: "Mode", name: "mode", required: true, value: v.mode ?? "enforce", options: [{ value: "enforce", label: "enforce" }, { value: "shadow", label: "shadow: record what it would decide, change nothing" }] })}
+  ${selectField({
+    label: "Mode",
+    name: "mode",
+    required: true,
+    value: v.mode ?? "enforce",
+    options: [
+      { value: "enforce", label: "enforce" },
+      { value: "shadow", label: "shadow: record what it would decide, change nothing" },
+    ],
+  })}
   <div class="actions"><button type="submit" class="btn">Save policy</button><a class="btn btn-ghost" href="/policies">Cancel</a><a class="btn btn-ghost" href="/audit${query({ policy: p.id })}">Recent decisions</a></div>
 </form>`;
   return page(

@@ -38,9 +38,7 @@ export async function getSettings(pc: PageContext, state: FormState = {}): Promi
   const s = got.ok ? got.data : null;
   const activeKeys = keys.filter((k) => k.status === "active").length;
   const enabled = !!s?.escrow_enabled;
-  const escrow = html`<p>Escrow is ${enabled ? badge("on", "ok") : badge("off", "muted")}${
-    enabled && s?.escrow_active === false ? html` ${badge("inactive: no active customer key", "warn")}` : ""
-  }</p>
+  const escrow = html`<p>Escrow is ${enabled ? badge("on", "ok") : badge("off", "muted")}${enabled && s?.escrow_active === false ? html` ${badge("inactive: no active customer key", "warn")}` : ""}</p>
 <p>With escrow on, the service's escrow recipient is added to every new record next to the customer keys; its private key is held wrapped by the service's key-management system.</p>
 ${activeKeys === 0 && !enabled ? html`<p class="banner banner-warn" id="escrow-needs-key">${NO_KEY_EXPLANATION} <a href="/audit-keys">Audit keys</a></p>` : ""}
 ${s?.escrow_recipient ? html`<p>Escrow recipient: ${code(s.escrow_recipient)}</p>` : ""}
@@ -79,11 +77,7 @@ ${s?.escrow_recipient ? html`<p>Escrow recipient: ${code(s.escrow_recipient)}</p
   })}
   <div class="actions"><button type="submit" class="btn">Save single sign-on</button></div>
 </form>
-${
-  oidc
-    ? html`<div class="actions"><a class="btn btn-secondary" href="/settings/sso/delete">Remove single sign-on…</a></div>`
-    : ""
-}`;
+${oidc ? html`<div class="actions"><a class="btn btn-secondary" href="/settings/sso/delete">Remove single sign-on…</a></div>` : ""}`;
   const done = ctx.url.searchParams.get("done");
   return page(
     shell(ctx.session, {
@@ -149,4 +143,3 @@ export async function postSsoDelete(pc: PageContext): Promise<PageResult> {
   await announceSso(ctx, `${ctx.session.principal.email} removed single sign-on`);
   return redirect("/settings?done=sso-removed");
 }
-

@@ -91,7 +91,18 @@ test("the form: the secret is marked required for a webhook (not optional), the 
 });
 
 test("an error a later delivery got past is shown as over, not as the sink's state", () => {
-  const health = { status: "ok", failures: 0, delivered: 5, lag_records: 0, lag_records_capped: false, lag_seconds: 0, last_success_at: "2026-11-27T10:05:00.000Z", last_error_at: "2026-11-27T10:00:00.000Z", last_error: "ECONNREFUSED", next_attempt_at: null } as const;
+  const health = {
+    status: "ok",
+    failures: 0,
+    delivered: 5,
+    lag_records: 0,
+    lag_records_capped: false,
+    lag_seconds: 0,
+    last_success_at: "2026-11-27T10:05:00.000Z",
+    last_error_at: "2026-11-27T10:00:00.000Z",
+    last_error: "ECONNREFUSED",
+    next_attempt_at: null,
+  } as const;
   const recovered = String(lastErrorCell(health));
   expect(recovered).toContain("none now");
   expect(recovered).toContain("is over");

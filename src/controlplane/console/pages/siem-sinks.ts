@@ -67,7 +67,12 @@ export async function getSiemSinks(pc: PageContext, state: FormState = {}): Prom
       error: state.error ?? joinErrors(errors),
       body: html`${banner}${section(
         "Sinks",
-        dataTable("SIEM sinks", ["Sink", "Kind and endpoint", "Status", "Delivered", "Lag", "Last success", "Last error", "Actions"], rows, "No sinks yet: add one with the form below (or svc audit sinks create)."),
+        dataTable(
+          "SIEM sinks",
+          ["Sink", "Kind and endpoint", "Status", "Delivered", "Lag", "Last success", "Last error", "Actions"],
+          rows,
+          "No sinks yet: add one with the form below (or svc audit sinks create).",
+        ),
       )}${ctx.deps.config.allowLoopbackSinks ? tryLocally() : ""}${section("Add a sink", form(ctx.session.csrfToken, v))}`,
     }),
     state.status ?? 200,
@@ -119,7 +124,16 @@ export async function getDeleteSiemSink(pc: PageContext): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
   const s = (await list<SinkView>(ctx, "/siem-sinks", "sinks", errors)).find((x) => x.id === ctx.params.id);
-  if (!s) return page(shell(ctx.session, { title: "Delete SIEM sink", active: "siem-sinks", error: joinErrors(errors) ?? `No sink ${ctx.params.id ?? ""} in this organization.`, body: html`<p><a href="/siem-sinks">All sinks</a></p>` }), 404);
+  if (!s)
+    return page(
+      shell(ctx.session, {
+        title: "Delete SIEM sink",
+        active: "siem-sinks",
+        error: joinErrors(errors) ?? `No sink ${ctx.params.id ?? ""} in this organization.`,
+        body: html`<p><a href="/siem-sinks">All sinks</a></p>`,
+      }),
+      404,
+    );
   return confirmationPage(ctx, {
     title: `Delete sink "${s.name}"?`,
     active: "siem-sinks",

@@ -21,8 +21,7 @@ import { flowCookieName, startSsoRedirect } from "./sso-flow.ts";
 const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out.",
   fresh: "Approving an escrow recovery needs a sign-in within the last 5 minutes: sign in again, then approve.",
-  reauth:
-    "You signed in through another organization's single sign-on, which does not open this organization. Sign in again with your password or this organization's single sign-on.",
+  reauth: "You signed in through another organization's single sign-on, which does not open this organization. Sign in again with your password or this organization's single sign-on.",
 };
 
 async function signInPage(ctx: PageContext, o: { error?: string | null; email?: string | null; status?: number }): Promise<PageResult> {
@@ -77,7 +76,12 @@ export async function postSwitchOrg(ctx: PageContext): Promise<PageResult> {
     return redirect(`/sign-in${query({ org: target, done: "reauth" })}`);
   }
   // The new session replaces the old one in the same transaction.
-  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", requestOrigin(ctx.deps, ctx.request), { replaces: s.raw, switchedFrom: s.principal.orgId, authenticatedAt: s.principal.authenticatedAt ?? null, idp: s.principal.idp ?? null });
+  const opened = await openSession(ctx.deps, s.principal.accountId, target, "password", requestOrigin(ctx.deps, ctx.request), {
+    replaces: s.raw,
+    switchedFrom: s.principal.orgId,
+    authenticatedAt: s.principal.authenticatedAt ?? null,
+    idp: s.principal.idp ?? null,
+  });
   if (!opened) return redirect("/");
   ctx.cookies.push(opened.cookie);
   return redirect("/");
@@ -114,7 +118,11 @@ export async function getSsoCallback(ctx: PageContext, cookies: Record<string, s
     if (identity.claim) return await finishClaimSso(ctx, identity);
     const result = await ssoMember(ctx.deps, identity);
     // Bound to the organization whose provider vouched for the email, and to no other.
-    const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", requestOrigin(ctx.deps, ctx.request), { replaces: ctx.session?.raw, authenticatedAt: result.authenticatedAt, idp: result.idp });
+    const opened = await openSession(ctx.deps, result.accountId, result.orgId, "sso", requestOrigin(ctx.deps, ctx.request), {
+      replaces: ctx.session?.raw,
+      authenticatedAt: result.authenticatedAt,
+      idp: result.idp,
+    });
     if (!opened) return ssoFailed(ctx, `${result.email} is not a member of this organization, or is an owner (owners sign in with their password)`, 403);
     ctx.cookies.push(opened.cookie);
     ctx.deps.log.info("console sso sign-in", { org: result.orgId, account: result.accountId });

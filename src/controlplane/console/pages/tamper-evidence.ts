@@ -30,9 +30,7 @@ export async function tamperSection(ctx: AdminContext, errors: string[]) {
   const ver = await ctx.api.get<StoreVerification>(ctx.api.org("/audit-verifications/latest"));
   const list = cps.ok ? cps.data : null;
   const last = list?.checkpoints[list.checkpoints.length - 1] ?? null;
-  const lastLine = last
-    ? html`#${last.number}, ${time(last.at)} (${(JSON.parse(last.body) as { heads: unknown[] }).heads.length} chains)`
-    : html`<span class="muted">none yet</span>`;
+  const lastLine = last ? html`#${last.number}, ${time(last.at)} (${(JSON.parse(last.body) as { heads: unknown[] }).heads.length} chains)` : html`<span class="muted">none yet</span>`;
   const v = ver.ok ? ver.data : null;
   const verLine = v
     ? html`<span data-verification-state="${v.state}">${badge(...STATE_BADGE[v.state])}</span> ${time(v.started_at)}: ${v.records} records${v.checkpoint !== null ? html` against checkpoint #${v.checkpoint}` : ""}${v.detail ? html`<br><span class="muted" data-verification-detail>${v.detail}</span>` : ""}`

@@ -13,7 +13,14 @@ function refused(e: unknown, ctx: PageContext): PageResult {
   const known = e instanceof SvcError;
   if (!known) ctx.deps.log.error("tool server consent failed", { error: ((e as Error).message ?? String(e)).slice(0, 300) });
   const status = known ? (e.status >= 500 ? 502 : e.status) : 502;
-  return page(publicShell({ title: "Connecting the tool did not work", error: known ? e.message : "The tool server could not be reached; the control plane log has the details.", body: html`<p>Go back to the chat and call the tool again for a new link.</p>` }), status);
+  return page(
+    publicShell({
+      title: "Connecting the tool did not work",
+      error: known ? e.message : "The tool server could not be reached; the control plane log has the details.",
+      body: html`<p>Go back to the chat and call the tool again for a new link.</p>`,
+    }),
+    status,
+  );
 }
 
 export async function getToolConsent(ctx: PageContext): Promise<PageResult> {
@@ -28,7 +35,12 @@ export async function getToolConsentCallback(ctx: PageContext): Promise<PageResu
   const q = ctx.url.searchParams;
   try {
     const done = await finishConsent(ctx.deps, { state: q.get("state") ?? undefined, code: q.get("code") ?? undefined, error: q.get("error") ?? undefined });
-    return page(publicShell({ title: "Tool connected", body: html`<p>svc may now call the tool server <b>${done.server}</b> as <b>${done.subject ?? "you"}</b> for your chats. Go back to the chat and ask again.</p>` }));
+    return page(
+      publicShell({
+        title: "Tool connected",
+        body: html`<p>svc may now call the tool server <b>${done.server}</b> as <b>${done.subject ?? "you"}</b> for your chats. Go back to the chat and ask again.</p>`,
+      }),
+    );
   } catch (e) {
     return refused(e, ctx);
   }

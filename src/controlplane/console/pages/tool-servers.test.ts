@@ -16,13 +16,25 @@ describe("Tool servers pages", () => {
     const sealed = await sealKey([up.recipient, down.recipient], '{"Authorization":"Bearer ghp_console"}');
     const gh = (
       await cp.call("POST", cp.org("/tool-servers"), {
-        body: { name: "github", transport: "http", url: "https://mcp.example.com/mcp", workspace: "default", secrets_sealed: sealed, secret_names: ["Authorization"], sealed_to: [up.id, down.id], access_overrides: { create_issue: "write" } },
+        body: {
+          name: "github",
+          transport: "http",
+          url: "https://mcp.example.com/mcp",
+          workspace: "default",
+          secrets_sealed: sealed,
+          secret_names: ["Authorization"],
+          sealed_to: [up.id, down.id],
+          access_overrides: { create_issue: "write" },
+        },
       })
     ).json;
     await cp.call("POST", cp.org("/tool-servers"), { body: { name: "time", transport: "stdio", command: "mcp-server-time", args: ["--local-timezone", "UTC"], workspace: "default" } });
     await cp.call("POST", cp.org(`/tool-servers/${gh.id}/assign`), { body: { agent_id: agentId } });
     const beat = async (replica: string, entry: unknown) =>
-      cp.call("POST", "/api/v1/runtime/heartbeat", { token, body: { replica_id: replica, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, tool_servers: [entry] } });
+      cp.call("POST", "/api/v1/runtime/heartbeat", {
+        token,
+        body: { replica_id: replica, state: "ready", policy_revision: 1, tool_count: 1, version: "t", spool_depth: 0, last_success: null, tool_servers: [entry] },
+      });
     expect((await beat(up.id, { name: "github", state: "ok", error: null, tool_count: 7 })).status).toBe(204);
     expect((await beat(down.id, { name: "github", state: "unreachable", error: "<script>alert(1)</script> TLS handshake failed", tool_count: 0 })).status).toBe(204);
     // What the runtimes listed (issue 31): one tool served, one outside the allow-list, one a runtime could not serve (its name is the server's, escaped on the page).

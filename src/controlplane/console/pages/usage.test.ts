@@ -31,7 +31,18 @@ describe("usage page", () => {
     const cp = await testControlPlane();
     const inst = await addInstallation(cp);
     const alice = (await upsertUserByEmail(cp.deps.db, cp.orgId, { email: "alice@example.com", source: "manual" })).user;
-    const call = auditRecord(inst, { kind: "outcome", action: "model:invoke", tool_name: null, model: "gpt-x", reason: "outcome", outcome: "ok", subject: { user_id: alice.id, remote_user_id: "fe", via_installation: false }, prompt_tokens: 70, completion_tokens: 15, cost: 0.01 });
+    const call = auditRecord(inst, {
+      kind: "outcome",
+      action: "model:invoke",
+      tool_name: null,
+      model: "gpt-x",
+      reason: "outcome",
+      outcome: "ok",
+      subject: { user_id: alice.id, remote_user_id: "fe", via_installation: false },
+      prompt_tokens: 70,
+      completion_tokens: 15,
+      cost: 0.01,
+    });
     await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: [call] } });
     await cp.call("POST", cp.org("/budgets"), { body: { name: "alice-daily", scope: "user", target: alice.id, period: "day", unit: "tokens", limit: 100 } });
     const s = await signInSession(cp);

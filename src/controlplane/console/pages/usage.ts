@@ -22,7 +22,10 @@ export function usageChart(title: string, points: Point[], labelOf: (key: string
   const days = Array.from({ length: DAYS }, (_, i) => new Date((start + i) * 86_400_000).toISOString().slice(0, 10));
   const totals = new Map<string, number>();
   for (const p of points) totals.set(String(p.key), (totals.get(String(p.key)) ?? 0) + p.total_tokens);
-  const top = [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, SERIES).map(([k]) => k);
+  const top = [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, SERIES)
+    .map(([k]) => k);
   const series = [...top, ...(totals.size > top.length ? ["(other)"] : [])];
   const grid = new Map<string, number>(); // day|series → tokens
   for (const p of points) {
