@@ -138,6 +138,9 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /tool-servers/:id/readiness": (w) => ({ path: `/tool-servers/${w.serverId}/readiness` }),
   "POST /tool-servers/:id/assign": (w) => ({ path: `/tool-servers/${w.serverId}/assign`, body: { agent_id: w.agentId } }),
   "DELETE /tool-servers/:id/assignments/:agent": (w) => ({ path: `/tool-servers/${w.serverId}/assignments/${w.agentId}` }),
+  "GET /tool-servers/:id/tokens": (w) => ({ path: `/tool-servers/${w.serverId}/tokens` }),
+  "DELETE /tool-servers/:id/tokens/:grant": (w) => ({ path: `/tool-servers/${w.serverId}/tokens/ogr_X` }),
+  "POST /tool-servers/:id/tokens/listing": (w) => ({ path: `/tool-servers/${w.serverId}/tokens/listing` }),
   "GET /tool-server-assignments": (w) => ({ path: `/tool-server-assignments?agent_id=${w.agentId}` }),
   "POST /policies/apply": () => ({ path: "/policies/apply", body: { workspace: "default", policies: [], dry_run: true } }),
   "PATCH /policies/:id": (w) => ({ path: `/policies/${w.policyId}`, body: { name: "renamed" } }),
@@ -147,6 +150,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
   "GET /siem-sinks": () => ({ path: "/siem-sinks" }),
   "POST /siem-sinks": () => ({ path: "/siem-sinks", body: { name: "more", kind: "syslog", endpoint: "siem.example.com:6514" } }),
   "DELETE /siem-sinks/:id": (w) => ({ path: `/siem-sinks/${w.sinkId}` }),
+  "PATCH /siem-sinks/:id": (w) => ({ path: `/siem-sinks/${w.sinkId}`, body: { format: "ocsf" } }),
   "GET /policies": () => ({ path: "/policies" }),
   "POST /policies": () => ({ path: "/policies", body: { name: "q", src: "*", dst: "tool:x", effect: "permit", workspace: "default" } }),
   "DELETE /policies/:id": (w) => ({ path: `/policies/${w.policyId}` }),
@@ -221,7 +225,7 @@ const API_ADMIN_ROUTES: Record<string, (w: World) => Call> = {
 /** Admin routes outside an organization's path: what `svc login` approval uses. */
 const OTHER_ADMIN_ROUTES = ["GET /api/v1/auth/login-requests/:id", "POST /api/v1/auth/login-requests/:id/approve"];
 
-/** Console paths that are not admin pages: before a session, claim links, a member's home. */
+/** Console paths that are not admin pages: before a session, claim and consent links, a member's home. */
 const CONSOLE_PUBLIC = new Set([
   "GET /",
   "GET /sign-in",
@@ -232,6 +236,9 @@ const CONSOLE_PUBLIC = new Set([
   "GET /sso/callback",
   "GET /claim/:token",
   "POST /claim/:token",
+  // A user's one-time OAuth consent link for a tool server and the authorization server's return (issue 32): the link's token and the state are the credential.
+  "GET /oauth/tool-servers/consent/:token",
+  "GET /oauth/tool-servers/callback",
   "GET /invite/:token",
   "POST /invite/:token",
 ]);
