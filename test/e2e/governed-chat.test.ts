@@ -661,10 +661,26 @@ describe("scenario 16: a budget (issue 16)", () => {
     try {
       // what one turn costs, and what Alice has spent today already (earlier scenarios)
       await create("e2e-probe", 1_000_000_000);
-      const s0 = await spentOf("e2e-probe");
+      // Read only a settled figure: another scenario's turns (scenario 20's replica among them)
+      // may still be shipping, and counting them into one turn's cost would set the limit too high.
+      const settled = async (name: string, above: number) => {
+        let last = NaN;
+        await waitFor(
+          async () => {
+            const now = await spentOf(name);
+            const still = now === last && now > above;
+            last = now;
+            if (!still) await Bun.sleep(1_500);
+            return still;
+          },
+          `the spending of ${name} settled`,
+          60_000,
+        );
+        return last;
+      };
+      const s0 = await settled("e2e-probe", -1);
       await chatTurn(url, w.alice, { model: MODEL, content: "Hello?" });
-      let s1 = s0;
-      await waitFor(async () => (s1 = await spentOf("e2e-probe")) > s0, "the probe turn's tokens counted");
+      const s1 = await settled("e2e-probe", s0);
       const perTurn = s1 - s0;
       expect((await w.cli(["budgets", "delete", "e2e-probe"])).code).toBe(0);
       // a limit that one more turn takes past 80 % and two more past 100 %
