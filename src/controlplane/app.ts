@@ -183,7 +183,8 @@ export function createApp(deps: ControlPlaneDeps) {
           },
         },
         // The document covers the HTTP API; the console's HTML pages are not part of it.
-        exclude: { paths: [/^\/(?!api\/v1\/)/] },
+        // Not static files: the JWKS (assertion-keys/{org}/jwks.json) is an API route with a dot in its path.
+        exclude: { paths: [/^\/(?!api\/v1\/)/], staticFile: false },
       }),
     )
     .get("/healthz", () => ({ ok: true }))

@@ -65,12 +65,12 @@ describe("the OpenAPI document", () => {
     }
     expect(missing).toEqual([]);
     expect(doc.components.schemas.Problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
-    // Only sign-in and `svc login`'s device flow are open to anyone.
+    // Only sign-in, `svc login`'s device flow and the identity-assertion JWKS (issue 32: what verifiers fetch) are open to anyone.
     const anonymous = operations
       .filter((o) => o.op.security.length === 0)
       .map(label)
       .sort();
-    expect(anonymous).toEqual(["POST /api/v1/auth/login-requests", "POST /api/v1/auth/login-requests/{id}/token", "POST /api/v1/auth/sessions"]);
+    expect(anonymous).toEqual(["GET /api/v1/assertion-keys/{org}/jwks.json", "POST /api/v1/auth/login-requests", "POST /api/v1/auth/login-requests/{id}/token", "POST /api/v1/auth/sessions"]);
   });
 
   test("request bodies are JSON only and every object in them is closed to undeclared fields", () => {

@@ -18,8 +18,8 @@ export const SECURITY = {
   anonymous: [],
 } as const;
 
-/** Operations anyone may call (no credential): sign-in and `svc login`'s device flow. */
-const ANONYMOUS = new Set(["post /api/v1/auth/sessions", "post /api/v1/auth/login-requests", "post /api/v1/auth/login-requests/{id}/token"]);
+/** Operations anyone may call (no credential): sign-in, `svc login`'s device flow, and the identity-assertion JWKS verifiers fetch (issue 32). */
+const ANONYMOUS = new Set(["post /api/v1/auth/sessions", "post /api/v1/auth/login-requests", "post /api/v1/auth/login-requests/{id}/token", "get /api/v1/assertion-keys/{org}/jwks.json"]);
 
 /** The credential an operation takes, from its path (the same split as the gate's). */
 export function securityOf(method: string, path: string): readonly Json[] {
