@@ -148,7 +148,7 @@ export class Upstream {
         const init = withTraceHeaders(given);
         const headers = new Headers(init?.headers);
         if (authorize) for (const [k, v] of Object.entries(await authorize())) headers.set(k, v);
-        await presentIdentity(headers, assertion);
+        if (assertion) await presentIdentity(headers, assertion);
         if (!guard) return fetch(url, { ...init, headers, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
         const to = await guard(new URL(url));
         for (const [k, v] of Object.entries(to.headers)) headers.set(k, v);
