@@ -73,6 +73,11 @@ export type CallContext = IdentifiedCall & {
 export type OutboundGuard = (url: URL) => Promise<{ url: URL; headers: Record<string, string>; serverName: string | null }>;
 
 /** A call that did not produce an upstream result: the code goes to the log and the outcome. */
+/** What decides whether a connection must be made again. */
+export function connectionKey(s: BundleToolServer): string {
+  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null, s.assertion ?? null]);
+}
+
 export class UpstreamError extends Error {
   override name = "UpstreamError";
   constructor(
