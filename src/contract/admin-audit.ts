@@ -205,6 +205,10 @@ export const StoreVerification = open({
   checkpoint: Nullable(Type.Integer()),
   problems: Type.Integer(),
   detail: Nullable(Str),
+  /** keys of (organization, hour) whose roll-ups (what budgets and usage read) differ from the records' sums; counted in problems too */
+  rollup_mismatches: Type.Integer(),
+  /** what the first of them said: the hour, the key, the roll-up's figures and the records' */
+  rollup_detail: Nullable(Str),
 });
 export type StoreVerification = Static<typeof StoreVerification>;
 /** A gap, fork or late record seen at ingest. */

@@ -123,6 +123,10 @@ export const auditVerifications = table(
     problems: c.integer("problems").notNull().default(0),
     /** what the first problem (or the failure) said */
     detail: c.text("detail"),
+    /** (org, hour, key)s whose roll-ups differ from the records' sums (audit/rollup-check.ts); counted in `problems` too */
+    rollupMismatches: c.integer("rollup_mismatches").notNull().default(0),
+    /** what the first of them said */
+    rollupDetail: c.text("rollup_detail"),
   }),
   (t, c) => [c.index("audit_verifications_org").on(t.orgId, t.startedAt)],
 );

@@ -2,16 +2,19 @@
 // …/audit-verifications): the same check as `svc audit verify` (contract/verify/), with the
 // control plane's own key as the anchor, over the export in chain order, one page of 250 rows (EXPORT_PAGE)
 // per read with a turn of the event loop between pages, so a large store never holds other
-// requests (issue 30). It runs in the background; the console shows the latest run. It is a
+// requests (issue 30). Then the per-hour roll-ups that budgets and usage read are checked against
+// the records, hour by hour (audit/rollup-check.ts): the chains do not cover them, and a mismatch
+// fails the run as a chain break does. It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a
 // pinned key trusts nothing the control plane says. One run per organization per process.
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
 import type { ExportLine } from "../../contract/stored-line.ts";
 import { AuditVerifier } from "../../contract/verify/verifier.ts";
 import { exportLines } from "../audit/export.ts";
+import { checkRollups } from "../audit/rollup-check.ts";
 import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { listCheckpoints } from "./checkpoints.ts";
@@ -25,7 +28,18 @@ async function rowsOf(db: Db, orgId: string) {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 function view(r: Row) {
-  return { id: r.id, state: r.state, started_at: iso(r.startedAt)!, finished_at: iso(r.finishedAt), records: r.records, checkpoint: r.checkpoint, problems: r.problems, detail: r.detail };
+  return {
+    id: r.id,
+    state: r.state,
+    started_at: iso(r.startedAt)!,
+    finished_at: iso(r.finishedAt),
+    records: r.records,
+    checkpoint: r.checkpoint,
+    problems: r.problems,
+    detail: r.detail,
+    rollup_mismatches: r.rollupMismatches,
+    rollup_detail: r.rollupDetail,
+  };
 }
 
 export async function latestVerification(db: Db, orgId: string) {
@@ -85,8 +99,34 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
     await nextTurn();
   }
   const report = verifier.finish();
-  const problems = [...(trust?.problems ?? []), ...report.problems];
+  const rollups = await checkRollups(deps.db, orgId);
+  const problems = [...(trust?.problems ?? []), ...report.problems, ...rollups.first];
   const state = problems.length > 0 ? ("tampered" as const) : report.state;
   const first = problems[0]?.detail ?? (state === "unsigned" ? `${report.uncovered + report.awaiting_adoption} records are chained and not yet signed` : null);
-  return { state, records: report.records, problems: (trust?.problems.length ?? 0) + report.problems_total, checkpoint: report.checkpoint?.number ?? null, detail: first };
+  if (rollups.mismatches > 0) deps.log.warn("audit roll-ups differ from the records", { org_id: orgId, mismatches: rollups.mismatches, first: rollups.first[0]!.detail });
+  return {
+    state,
+    records: report.records,
+    problems: (trust?.problems.length ?? 0) + report.problems_total + rollups.mismatches,
+    checkpoint: report.checkpoint?.number ?? null,
+    detail: first,
+    rollupMismatches: rollups.mismatches,
+    rollupDetail: rollups.first[0]?.detail ?? null,
+  };
+}
+
+/**
+ * Whether budgets and usage must not read the organization's roll-ups: the latest run that
+ * finished found them different from the records (audit/usage.ts then sums the records, as
+ * before the roll-ups, until a run finds them equal again).
+ */
+export async function rollupsDistrusted(db: Db, orgId: string): Promise<boolean> {
+  const v = tables(db).auditVerifications;
+  const [row] = await db
+    .select({ mismatches: v.rollupMismatches })
+    .from(v)
+    .where(and(eq(v.orgId, orgId), inArray(v.state, ["verified", "unsigned", "tampered"])))
+    .orderBy(desc(v.startedAt))
+    .limit(1);
+  return (row?.mismatches ?? 0) > 0;
 }

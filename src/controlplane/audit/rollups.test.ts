@@ -10,7 +10,7 @@ import { AuditChain } from "../../proxy/audit/chain.ts";
 import { rawStatements, tables } from "../db/index.ts";
 import { MIGRATIONS as PG_MIGRATIONS } from "../db/migrations-pg/index.ts";
 import { MIGRATIONS as SQLITE_MIGRATIONS } from "../db/migrations/index.ts";
-import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
+import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { auditActivity } from "./activity.ts";
 import { actingAsSystem } from "./admin-events.ts";
@@ -19,6 +19,7 @@ import { runRetention } from "./retention.ts";
 import { foldPending } from "./rollup-fold.ts";
 import { hourOf, rollupDeltas } from "./rollups.ts";
 import { spendOf, usageBy, usageSeries } from "./usage.ts";
+import { makeRecords } from "./rollup-fixtures.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -82,24 +83,6 @@ async function expectUsageFromRollupsEqualsRecords(cp: TestControlPlane, records
   expect(series.reduce((s, p) => s + p.total_tokens, 0)).toBe(usageOfRecords(records, 0, null).reduce((s, u) => s + u.tokens, 0));
   const spend = await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, now - 5 * DAY - 1234);
   expect(spend.calls).toBe(usageOfRecords(records, now - 5 * DAY - 1234, null).find((u) => u.key === "usr_a")?.calls ?? 0);
-}
-
-/** Records over nine days in many hours: decisions, background tasks, model outcomes with usage; stamped in a shuffled time order. */
-function makeRecords(inst: Awaited<ReturnType<typeof addInstallation>>, chain: AuditChain, now: number, n: number, from = 0): AuditRecord[] {
-  return Array.from({ length: n }, (_, j) => {
-    const i = from + j;
-    const ts = new Date(now - (8 - ((i * 37) % 9)) * DAY - ((i * 7) % 24) * HOUR - ((i * 13) % 60) * 60_000).toISOString();
-    const user = [`usr_a`, `usr_b`, null][i % 3]!;
-    const subject = { user_id: user, remote_user_id: "fe", via_installation: user === null };
-    const decision = i % 5 === 0 ? ("deny" as const) : ("permit" as const);
-    const kinds = [
-      { kind: "tool" as const, action: "tool:mail.send", tool_name: ["mail.send", "mail.read", "crm.lookup"][i % 3]! },
-      { kind: "model" as const, action: "model:invoke", tool_name: null, model: "gpt" },
-      { kind: "outcome" as const, action: "model:invoke", tool_name: null, model: ["gpt", "claude"][i % 2]!, outcome: "ok" as const, prompt_tokens: 10 + i, completion_tokens: i % 4, cost: 0.001 * i },
-      { kind: "model" as const, action: "model:invoke", tool_name: null, model: "gpt", task: "title_generation" },
-    ];
-    return chain.stamp(auditRecord(inst, { ts, subject, decision, ...kinds[i % 4]! }));
-  });
 }
 
 test("roll-ups equal the records' sums through late, out-of-order and resent batches, and after retention", async () => {

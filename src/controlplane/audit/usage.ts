@@ -2,11 +2,13 @@
 // action model:invoke): the tokens the provider reported and the cost the proxy computed at
 // the model profile's prices. Grouped by user, group (its members' usage: a user in two groups
 // counts in both), model or agent, over a time range; or as a series over time for the console.
-// Budgets sum the same rows (spendOf). Whole hours are read from the per-hour roll-ups (rollups.ts).
+// Budgets sum the same rows (spendOf). Whole hours are read from the per-hour roll-ups (rollups.ts),
+// unless the latest verification found them tampered with (rollup-check.ts): then from the records.
 import { and, count, eq, gte, inArray, lt, type SQL, sql, sum } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers, groupMemberships } from "../directory/service.ts";
+import { rollupsDistrusted } from "../audit-chain/verify-store.ts";
 import { HOUR } from "./rollups.ts";
 
 export const USAGE_DIMENSIONS = ["user", "group", "model", "agent"] as const;
@@ -50,7 +52,9 @@ async function sums(db: Db, orgId: string, g: Grouping, who: Who, since: number,
   const last = until === null ? null : Math.floor(until / HOUR) * HOUR;
   // One after another: `db` may be a transaction (budget leases), one connection.
   const parts: Sum[] = [];
-  if (last !== null && last <= first) parts.push(...(await recordSums(db, orgId, g, who, since, until)));
+  // Roll-ups the latest verification found different from the records (audit/rollup-check.ts)
+  // are not read: someone who lowered them would widen every budget.
+  if ((last !== null && last <= first) || (await rollupsDistrusted(db, orgId))) parts.push(...(await recordSums(db, orgId, g, who, since, until)));
   else {
     if (since < first) parts.push(...(await recordSums(db, orgId, g, who, since, first)));
     // The whole hours' records an older replica stored and the fold has not counted yet

@@ -45,3 +45,20 @@ test("the Audit keys page shows the key's fingerprint, the last checkpoint and t
   expect(page).toContain('data-verification-state="tampered"');
   expect(page).toMatch(new RegExp(`data-verification-detail>record ${records[1]!.id} \\(#2 of chain store\\) was changed`));
 });
+
+test("roll-ups lowered by SQL, the records untouched: the page shows the run tampered and the roll-up finding", async () => {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const records = [auditRecord(inst), auditRecord(inst, { decision: "deny", reason: "svc.denied" })];
+  await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records } });
+  const b = browser(cp);
+  await b.get("/sign-in");
+  await b.post("/sign-in", { email: "owner@example.com", password: PASSWORD, _csrf: b.jar.get(PRESESSION_COOKIE)! });
+  const hc = tables(cp.deps.db).auditHourlyCalls;
+  await cp.deps.db.delete(hc).where(eq(hc.decision, "deny"));
+  await b.post("/audit-keys/verify", { _csrf: await b.csrf() });
+  await verificationSettled(cp.orgId);
+  const page = await (await b.get("/audit-keys")).text();
+  expect(page).toContain('data-verification-state="tampered"');
+  expect(page).toMatch(/data-rollup-mismatches="1">.*roll-ups differ from the records.*roll-up audit_hourly_calls of organization \S+ for the hour from .* holds 0 calls; its records give 1 calls/);
+});

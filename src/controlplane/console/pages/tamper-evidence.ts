@@ -33,7 +33,7 @@ export async function tamperSection(ctx: AdminContext, errors: string[]) {
   const lastLine = last ? html`#${last.number}, ${time(last.at)} (${(JSON.parse(last.body) as { heads: unknown[] }).heads.length} chains)` : html`<span class="muted">none yet</span>`;
   const v = ver.ok ? ver.data : null;
   const verLine = v
-    ? html`<span data-verification-state="${v.state}">${badge(...STATE_BADGE[v.state])}</span> ${time(v.started_at)}: ${v.records} records${v.checkpoint !== null ? html` against checkpoint #${v.checkpoint}` : ""}${v.detail ? html`<br><span class="muted" data-verification-detail>${v.detail}</span>` : ""}`
+    ? html`<span data-verification-state="${v.state}">${badge(...STATE_BADGE[v.state])}</span> ${time(v.started_at)}: ${v.records} records${v.checkpoint !== null ? html` against checkpoint #${v.checkpoint}` : ""}${v.detail ? html`<br><span class="muted" data-verification-detail>${v.detail}</span>` : ""}${v.rollup_mismatches > 0 ? html`<br><span data-rollup-mismatches="${v.rollup_mismatches}">${badge("roll-ups differ from the records", "bad")} ${v.rollup_mismatches} hour keys; budgets and usage sum the records until a run finds them equal: ${v.rollup_detail ?? ""}</span>` : ""}`
     : html`<span class="muted" data-verification-state="none">not run yet</span>`;
   const form = (action: string, label: string, aria: string) =>
     html`<form method="post" action="${action}">${csrfInput(ctx.session.csrfToken)}<button type="submit" class="btn btn-small btn-secondary" aria-label="${aria}">${label}</button></form>`;

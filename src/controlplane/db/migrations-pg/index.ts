@@ -35,6 +35,7 @@ import m0029 from "./0029_identity_assertions.sql" with { type: "text" };
 import m0030 from "./0030_audit_rollup_pending.sql" with { type: "text" };
 import m0031 from "./0031_audit_rollups_fill.sql" with { type: "text" };
 import m0032 from "./0032_audit_tool_bytewise.sql" with { type: "text" };
+import m0033 from "./0033_audit_verification_rollups.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -70,4 +71,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0030_audit_rollup_pending": m0030,
   "0031_audit_rollups_fill": m0031,
   "0032_audit_tool_bytewise": m0032,
+  "0033_audit_verification_rollups": m0033,
 });

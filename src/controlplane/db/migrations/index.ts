@@ -34,6 +34,7 @@ import m0028 from "./0028_mcp_tool_catalogue.sql" with { type: "text" };
 import m0029 from "./0029_tool_server_oauth.sql" with { type: "text" };
 import m0030 from "./0030_identity_assertions.sql" with { type: "text" };
 import m0031 from "./0031_audit_rollup_pending.sql" with { type: "text" };
+import m0032 from "./0032_audit_verification_rollups.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -68,4 +69,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0029_tool_server_oauth": m0029,
   "0030_identity_assertions": m0030,
   "0031_audit_rollup_pending": m0031,
+  "0032_audit_verification_rollups": m0032,
 });
