@@ -283,7 +283,7 @@ describe("AuditShipper", () => {
     expect(t.shipper.rejected).toBe(0);
   });
 
-  test("draining a backlog collects garbage every collectEveryRecords shipped in full batches; a trickle never does", async () => {
+  test("draining a backlog collects garbage every collectEveryRecords shipped in full batches; a trickle never does, nor full batches with no backlog behind them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-ship-gc-"));
     const backlog = Array.from({ length: 1200 }, () => fakeRecord());
     writeFileSync(join(dir, "seg-000000000001.jsonl"), backlog.map((r) => `${JSON.stringify(r)}\n`).join(""));
@@ -299,14 +299,22 @@ describe("AuditShipper", () => {
     );
     shipper.start();
     await until(() => shipper.shipped === 1200, "the backlog to ship");
-    // 12 full batches of 100: one collection per 300 records shipped (the first batch past 250)
-    expect(collections).toBe(4);
+    // 12 full batches of 100, counted while 250 or more wait behind them (depth 1100 … 300 after
+    // each): one collection per 300 records shipped (the first batch past 250)
+    expect(collections).toBe(3);
     // 300 records more, three at a time (batches never full): no collection
     for (let i = 1; i <= 100; i++) {
       await Promise.all([spool.append(fakeRecord()), spool.append(fakeRecord()), spool.append(fakeRecord())]);
       shipper.wake(); // as the daemon does after each append
       await until(() => shipper.shipped === 1200 + 3 * i, "a few records to ship");
     }
-    expect(collections).toBe(4);
+    expect(collections).toBe(3);
+    // a steady load: full batches of 100, each shipped before the next arrives (no backlog)
+    for (let i = 1; i <= 10; i++) {
+      await Promise.all(Array.from({ length: 100 }, async () => spool.append(fakeRecord())));
+      shipper.wake();
+      await until(() => shipper.shipped === 1500 + 100 * i, "a full batch to ship");
+    }
+    expect(collections).toBe(3);
   });
 });

@@ -59,7 +59,8 @@ export const DEFAULT_LINGER_MS = 200;
  * (bench/shipper-drain.ts, issue 34). A full collection every 5,000 records (ten batches,
  * ~60–150 ms of draining here) keeps the peak at 99 MB (117 MB sealed); every 20,000 was not
  * enough for sealed records (159 MB). It costs CPU while draining (7.0 → 10.4 µs per record in
- * one run at load 11); a trickle of records never fills a batch and never triggers one.
+ * one run at load 11); a trickle of records never fills a batch and never triggers one, nor
+ * does a steady load the shipper keeps up with (full batches with no backlog behind them).
  */
 export const COLLECT_EVERY_RECORDS = 5_000;
 
@@ -286,10 +287,19 @@ export class AuditShipper {
     }
   }
 
-  /** Records of a full batch were shipped: collect garbage every COLLECT_EVERY_RECORDS of them. */
+  /**
+   * Records of a full batch were shipped: while a backlog drains, collect garbage every
+   * COLLECT_EVERY_RECORDS of them. A backlog is at least that many records still waiting after
+   * this batch: under a steady load the shipper keeps up (full batches, but nothing behind
+   * them) and a synchronous collection every few seconds would only pause decisions.
+   */
   private draining(records: number): void {
     const every = this.o.collectEveryRecords ?? COLLECT_EVERY_RECORDS;
     if (every <= 0) return;
+    if (this.o.spool.depth < every) {
+      this.sinceCollect = 0;
+      return;
+    }
     this.sinceCollect += records;
     if (this.sinceCollect < every) return;
     this.sinceCollect = 0;
