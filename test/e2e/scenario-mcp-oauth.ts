@@ -24,6 +24,8 @@ async function consentInBrowser(url: string, issuer: string, cpUrl: string, logi
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(url);
+    // svc's own page first: which server, for which user, and a warning to anyone else
+    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
     await page.waitForURL((u) => u.origin === issuer);
     await page.locator("input[name=login]").fill(login);
     await page.locator("input[name=password]").fill("anything");

@@ -59,6 +59,8 @@ async function consent(url: string, login: string): Promise<string> {
   try {
     const page = await context.newPage();
     await page.goto(url);
+    // svc's own page first: which server, for which user, and a warning to anyone else
+    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
     await page.waitForURL((u) => u.origin === as.issuer);
     await page.locator("input[name=login]").fill(login);
     await page.locator("input[name=password]").fill("anything");

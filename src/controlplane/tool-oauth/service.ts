@@ -13,6 +13,7 @@ import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { hashSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { findUserById } from "../directory/service.ts";
 import { type ToolServerRow, toolServerById, toolServerNames } from "../tool-servers/read.ts";
 import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
 
@@ -140,19 +141,48 @@ function consentGone(why: string): never {
   throw new SvcError("not_found", `${why}; call the tool again in the chat for a new link`);
 }
 
-/**
- * The browser opened a consent link: it is taken (once), a PKCE verifier and a state are made
- * and kept with it, and the browser goes on to the authorization server.
- */
-export async function openConsent(deps: ControlPlaneDeps, token: string): Promise<string> {
-  const now = deps.now();
+type ConsentRow = Tables["toolServerConsents"]["$inferSelect"];
+
+async function liveConsent(deps: ControlPlaneDeps, token: string): Promise<ConsentRow> {
   const c = tables(deps.db).toolServerConsents;
   const [row] = await deps.db
     .select()
     .from(c)
     .where(eq(c.linkHash, hashSecret(token)));
-  if (!row || row.expiresAt < now) consentGone("this consent link is unknown or expired");
+  if (!row || row.expiresAt < deps.now()) consentGone("this consent link is unknown or expired");
   if (row.openedAt !== null) consentGone("this consent link was used already");
+  return row;
+}
+
+/** The service user a consent is for, as the directory has them; null: the listing grant. */
+async function consentUser(db: Db, row: ConsentRow): Promise<{ email: string; displayName: string | null } | null> {
+  if (row.userId === null) return null;
+  const user = await findUserById(db, row.orgId, row.userId);
+  if (!user) consentGone("the user this consent link was made for no longer exists");
+  return { email: user.email, displayName: user.displayName };
+}
+
+export type ConsentInfo = { server: string; user: { email: string; displayName: string | null } | null; expiresAt: number };
+
+/**
+ * What a consent link is for (the tool server, the chat user), to show before the browser goes
+ * on. Looking does not take the link: a link previewer or prefetcher does not use it up.
+ */
+export async function inspectConsent(deps: ControlPlaneDeps, token: string): Promise<ConsentInfo> {
+  const row = await liveConsent(deps, token);
+  const server = await serverRow(deps.db, row.serverId);
+  return { server: server.name, user: await consentUser(deps.db, row), expiresAt: row.expiresAt };
+}
+
+/**
+ * The person at the browser confirmed the consent page: the link is taken (once), a PKCE
+ * verifier and a state are made and kept with it, and the browser goes on to the
+ * authorization server.
+ */
+export async function openConsent(deps: ControlPlaneDeps, token: string): Promise<string> {
+  const now = deps.now();
+  const c = tables(deps.db).toolServerConsents;
+  const row = await liveConsent(deps, token);
   const server = await serverRow(deps.db, row.serverId);
   const { d, client, redirectUri } = await prepared(deps, server);
   const state = secret();
@@ -197,7 +227,8 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   if (q.error || !q.code) throw new SvcError("forbidden", `the authorization server did not grant access (${(q.error ?? "no code").slice(0, 100)})`);
   const server = await serverRow(deps.db, row.serverId);
   const { d, client, redirectUri } = await prepared(deps, server);
-  const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), outboundFetch(deps.config, `tool server "${server.name}" OAuth`));
+  const f = outboundFetch(deps.config, `tool server "${server.name}" OAuth`);
+  const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), f);
   const subject = subjectOf(tokens);
   await storeGrant(deps, server, row.userId, tokens, subject);
   deps.log.info("tool server consent granted", { server: server.name, user_id: row.userId, subject });
