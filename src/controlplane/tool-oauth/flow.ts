@@ -115,9 +115,21 @@ export async function authorizationUrl(d: Discovered, c: Client, redirectUri: st
     redirectUrl: redirectUri,
     state,
     resource: new URL(d.resource),
-    ...(d.scope ? { scope: d.scope } : {}),
+    ...(requestedScope(d) ? { scope: requestedScope(d)! } : {}),
   });
   return { url: url.href, verifier: codeVerifier };
+}
+
+/**
+ * The scope asked for: the server's, plus `openid email` when the authorization server offers
+ * both, so its ID token says who signed in (the callback refuses a grant signed in as someone
+ * else than the link's user: a forwarded link, docs/mcp.md "Per-user OAuth").
+ */
+export function requestedScope(d: Pick<Discovered, "metadata" | "scope">): string | null {
+  const offered = d.metadata.scopes_supported ?? [];
+  const scopes = new Set((d.scope ?? "").split(" ").filter(Boolean));
+  if (offered.includes("openid") && offered.includes("email")) for (const s of ["openid", "email"]) scopes.add(s);
+  return scopes.size > 0 ? [...scopes].join(" ") : null;
 }
 
 export async function exchange(d: Discovered, c: Client, redirectUri: string, code: string, verifier: string, f: FetchFn): Promise<OAuthTokens> {
@@ -158,12 +170,25 @@ export async function revokeAt(d: Discovered, c: Client, token: string, f: Fetch
  * the access token's when it is a JWT; null when it is opaque.
  */
 export function subjectOf(tokens: OAuthTokens): string | null {
+  return claimOf(tokens, "sub");
+}
+
+/**
+ * The email of whoever signed in at the authorization server, when it tells: the ID token's
+ * `email` claim (asked for with `openid email`), else a JWT access token's; null when neither
+ * carries one (an opaque token, a server that offers no OpenID scopes).
+ */
+export function emailOf(tokens: OAuthTokens): string | null {
+  return claimOf(tokens, "email");
+}
+
+function claimOf(tokens: OAuthTokens, claim: "sub" | "email"): string | null {
   for (const jwt of [(tokens as { id_token?: string }).id_token, tokens.access_token]) {
     const part = jwt?.split(".")[1];
     if (!part || jwt!.split(".").length !== 3) continue;
     try {
-      const sub = (JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as { sub?: unknown }).sub;
-      if (typeof sub === "string" && sub.length > 0 && sub.length <= 256) return sub;
+      const value = (JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>)[claim];
+      if (typeof value === "string" && value.length > 0 && value.length <= 256) return value;
     } catch {}
   }
   return null;

@@ -9,13 +9,13 @@ import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { type Acting, recordChange } from "../audit/admin-events.ts";
+import { type Acting, actingAsSystem, recordChange } from "../audit/admin-events.ts";
 import { hashSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findUserById } from "../directory/service.ts";
 import { type ToolServerRow, toolServerById, toolServerNames } from "../tool-servers/read.ts";
-import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
+import { type Client, type Discovered, authorizationUrl, discover, emailOf, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
 
 export const CONSENT_PATH = "/oauth/tool-servers/consent/";
 export const CALLBACK_PATH = "/oauth/tool-servers/callback";
@@ -230,9 +230,41 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   const f = outboundFetch(deps.config, `tool server "${server.name}" OAuth`);
   const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), f);
   const subject = subjectOf(tokens);
+  await refuseAnotherPerson(deps, server, row, tokens, subject, async () => revokeAt(d, client, tokens.refresh_token ?? tokens.access_token, f));
   await storeGrant(deps, server, row.userId, tokens, subject);
   deps.log.info("tool server consent granted", { server: server.name, user_id: row.userId, subject });
   return { server: server.name, subject };
+}
+
+/**
+ * A consent link forwarded to someone else (docs/mcp.md "Per-user OAuth"): when the
+ * authorization server says who signed in (an email in the ID token or a JWT access token) and
+ * that is not the email of the user the link was made for, the grant is refused: nothing is
+ * stored, the tokens are revoked there (best effort), and the admin trail names it (never a
+ * token). When it says nothing, the consent page's warning is the only guard.
+ */
+async function refuseAnotherPerson(deps: ControlPlaneDeps, server: ServerRow, row: ConsentRow, tokens: OAuthTokens, subject: string | null, revoke: () => Promise<void>): Promise<void> {
+  const user = await consentUser(deps.db, row);
+  const signedIn = emailOf(tokens);
+  if (user === null || signedIn === null || signedIn.trim().toLowerCase() === user.email.toLowerCase()) return;
+  await revoke().catch((e) => deps.log.warn("a refused consent's tokens were not revoked at the authorization server", { server: server.name, error: ((e as Error).message ?? "").slice(0, 200) }));
+  deps.log.warn("tool server consent refused: signed in as another person than the link's user", { server: server.name, user_id: row.userId, signed_in: signedIn, subject });
+  await deps.db.transaction(async (tx) =>
+    recordChange(tx, actingAsSystem(deps, "controlplane"), {
+      orgId: server.orgId,
+      workspaceId: server.workspaceId,
+      action: "tool_server.consent_refuse",
+      target: { type: "tool_server", id: server.id, name: server.name },
+      after: { user_id: row.userId, user_email: user.email, signed_in_email: signedIn, subject },
+      result: "refused",
+      code: "forbidden",
+      reason: `consent for ${user.email} refused at tool server "${server.name}": the authorization server signed in ${signedIn}`,
+    }),
+  );
+  throw new SvcError(
+    "forbidden",
+    `you signed in at the authorization server as ${signedIn}, but this link connects the tool for ${user.email}; nothing was connected. If someone sent you this link, do not use it. If you are ${user.email}, sign in there with that account and call the tool again for a new link`,
+  );
 }
 
 async function storeGrant(deps: ControlPlaneDeps, server: ServerRow, userId: string | null, tokens: OAuthTokens, subject: string | null): Promise<void> {
