@@ -19,6 +19,7 @@ import { rootCertificates } from "node:tls";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
+import { requestedScope } from "./signed-in.ts";
 
 /** Each call to a server or authorization server: bounded, whatever it does. */
 export const OAUTH_FETCH_TIMEOUT_MS = 10_000;
@@ -115,21 +116,9 @@ export async function authorizationUrl(d: Discovered, c: Client, redirectUri: st
     redirectUrl: redirectUri,
     state,
     resource: new URL(d.resource),
-    ...(requestedScope(d) ? { scope: requestedScope(d)! } : {}),
+    ...(requestedScope(d.metadata, d.scope) ? { scope: requestedScope(d.metadata, d.scope)! } : {}),
   });
   return { url: url.href, verifier: codeVerifier };
-}
-
-/**
- * The scope asked for: the server's, plus `openid email` when the authorization server offers
- * both, so its ID token says who signed in (the callback refuses a grant signed in as someone
- * else than the link's user: a forwarded link, docs/mcp.md "Per-user OAuth").
- */
-export function requestedScope(d: Pick<Discovered, "metadata" | "scope">): string | null {
-  const offered = d.metadata.scopes_supported ?? [];
-  const scopes = new Set((d.scope ?? "").split(" ").filter(Boolean));
-  if (offered.includes("openid") && offered.includes("email")) for (const s of ["openid", "email"]) scopes.add(s);
-  return scopes.size > 0 ? [...scopes].join(" ") : null;
 }
 
 export async function exchange(d: Discovered, c: Client, redirectUri: string, code: string, verifier: string, f: FetchFn): Promise<OAuthTokens> {
@@ -162,34 +151,4 @@ export async function revokeAt(d: Discovered, c: Client, token: string, f: Fetch
   else body.set("client_id", c.clientId);
   const res = await f(endpoint, { method: "POST", headers, body });
   await res.body?.cancel();
-}
-
-/**
- * Who the tokens speak for, to show and audit (never the token): the ID token's `sub` when the
- * server gave one (straight from the token endpoint over TLS, OpenID Connect Core 3.1.3.7), else
- * the access token's when it is a JWT; null when it is opaque.
- */
-export function subjectOf(tokens: OAuthTokens): string | null {
-  return claimOf(tokens, "sub");
-}
-
-/**
- * The email of whoever signed in at the authorization server, when it tells: the ID token's
- * `email` claim (asked for with `openid email`), else a JWT access token's; null when neither
- * carries one (an opaque token, a server that offers no OpenID scopes).
- */
-export function emailOf(tokens: OAuthTokens): string | null {
-  return claimOf(tokens, "email");
-}
-
-function claimOf(tokens: OAuthTokens, claim: "sub" | "email"): string | null {
-  for (const jwt of [(tokens as { id_token?: string }).id_token, tokens.access_token]) {
-    const part = jwt?.split(".")[1];
-    if (!part || jwt!.split(".").length !== 3) continue;
-    try {
-      const value = (JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>)[claim];
-      if (typeof value === "string" && value.length > 0 && value.length <= 256) return value;
-    } catch {}
-  }
-  return null;
 }

@@ -15,7 +15,8 @@ import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { findUserById } from "../directory/service.ts";
 import { type ToolServerRow, toolServerById, toolServerNames } from "../tool-servers/read.ts";
-import { type Client, type Discovered, authorizationUrl, discover, emailOf, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
+import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt } from "./flow.ts";
+import { signedInAsAnother, subjectOf } from "./signed-in.ts";
 
 export const CONSENT_PATH = "/oauth/tool-servers/consent/";
 export const CALLBACK_PATH = "/oauth/tool-servers/callback";
@@ -230,7 +231,7 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   const f = outboundFetch(deps.config, `tool server "${server.name}" OAuth`);
   const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), f);
   const subject = subjectOf(tokens);
-  await refuseAnotherPerson(deps, server, row, tokens, subject, async () => revokeAt(d, client, tokens.refresh_token ?? tokens.access_token, f));
+  await refuseAnotherPerson(deps, server, row, tokens, subject);
   await storeGrant(deps, server, row.userId, tokens, subject);
   deps.log.info("tool server consent granted", { server: server.name, user_id: row.userId, subject });
   return { server: server.name, subject };
@@ -240,14 +241,15 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
  * A consent link forwarded to someone else (docs/mcp.md "Per-user OAuth"): when the
  * authorization server says who signed in (an email in the ID token or a JWT access token) and
  * that is not the email of the user the link was made for, the grant is refused: nothing is
- * stored, the tokens are revoked there (best effort), and the admin trail names it (never a
- * token). When it says nothing, the consent page's warning is the only guard.
+ * stored, and the admin trail names it (never a token). The tokens are dropped, not revoked at
+ * the authorization server: it may have issued them under that person's own grant to svc, and
+ * revoking would end their own connection too. When it says nothing, the consent page's
+ * warning is the only guard.
  */
-async function refuseAnotherPerson(deps: ControlPlaneDeps, server: ServerRow, row: ConsentRow, tokens: OAuthTokens, subject: string | null, revoke: () => Promise<void>): Promise<void> {
+async function refuseAnotherPerson(deps: ControlPlaneDeps, server: ServerRow, row: ConsentRow, tokens: OAuthTokens, subject: string | null): Promise<void> {
   const user = await consentUser(deps.db, row);
-  const signedIn = emailOf(tokens);
-  if (user === null || signedIn === null || signedIn.trim().toLowerCase() === user.email.toLowerCase()) return;
-  await revoke().catch((e) => deps.log.warn("a refused consent's tokens were not revoked at the authorization server", { server: server.name, error: ((e as Error).message ?? "").slice(0, 200) }));
+  const signedIn = user === null ? null : signedInAsAnother(tokens, user.email);
+  if (user === null || signedIn === null) return;
   deps.log.warn("tool server consent refused: signed in as another person than the link's user", { server: server.name, user_id: row.userId, signed_in: signedIn, subject });
   await deps.db.transaction(async (tx) =>
     recordChange(tx, actingAsSystem(deps, "controlplane"), {
