@@ -53,14 +53,18 @@ async function caller(remoteUserId: string): Promise<Caller> {
 const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 const whoami = async (c: Caller) => (await c.client.callTool({ name: "notes.whoami", arguments: {} })) as CallToolResult;
 
-/** Follows a consent link in Chromium and signs in at the provider as `login`; resolves with the page's text at the end. */
-async function consent(url: string, login: string): Promise<string> {
+/**
+ * Follows a consent link in Chromium and signs in at the provider as `login`; resolves with the
+ * page's text at the end. `atProvider`: the link is an authorization server's URL (someone
+ * else pressed Continue on svc's page), opened straight away.
+ */
+async function consent(url: string, login: string, o: { atProvider?: boolean } = {}): Promise<string> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   try {
     const page = await context.newPage();
     await page.goto(url);
     // svc's own page first: which server, for which user, and a warning to anyone else
-    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
+    if (!o.atProvider) await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
     await page.waitForURL((u) => u.origin === as.issuer);
     await page.locator("input[name=login]").fill(login);
     await page.locator("input[name=password]").fill("anything");
@@ -200,11 +204,38 @@ describe("per-user OAuth to an MCP server", () => {
     expect(cp.logs()).toContain("tool server consent refused");
   });
 
+  test("the authorization URL behind the Continue button, forwarded on its own, binds nothing: only the browser that pressed it can finish", async () => {
+    const bob = callers[1]!;
+    // Bob presses Continue on his own link's page (his browser: its pre-session cookie and the page's CSRF token)…
+    const shown = await fetch(bob.links[1]!, { redirect: "manual" });
+    const cookie = shown.headers.getSetCookie().map((c) => c.split(";")[0]!);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await shown.text())![1]!;
+    const pressed = await fetch(bob.links[1]!, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookie.join("; ") },
+      body: new URLSearchParams({ _csrf: csrf }),
+    });
+    expect(pressed.status).toBe(303);
+    const authorize = pressed.headers.get("location")!;
+    expect(authorize).toStartWith(as.issuer);
+    expect(new URL(authorize).searchParams.get("scope")!.split(" ")).toEqual(expect.arrayContaining(["openid", "email", "notes"]));
+    // …and sends the provider's URL, with the email scopes taken out, to someone whose account there tells no email
+    const stripped = new URL(authorize);
+    stripped.searchParams.set("scope", "notes");
+    const page = await consent(stripped.href, "mallory-at-idp", { atProvider: true });
+    expect(page).toContain("this sign-in was started in another browser");
+    expect((await grants()).filter((g) => g.user_id === s.users.bob!.id)).toEqual([]);
+    expect(text(await whoami(bob))).toStartWith("Refused (identity.consent_required)");
+    expect(bob.links).toHaveLength(3);
+    expect(rs.calls().some((c) => c.subject === "mallory-at-idp")).toBe(false);
+  });
+
   test("user A's call carries A's token and user B's carries B's", async () => {
     const [alice, bob] = [callers[0]!, callers[1]!];
     const refused = await whoami(bob);
     expect(text(refused)).toStartWith("Refused (identity.consent_required)");
-    expect(bob.links.at(-1)).toBe(bob.links[1]!); // the live, unopened link again
+    expect(bob.links.at(-1)).toBe(bob.links.at(-2)!); // the live, unopened link again
     expect(await consent(bob.links.at(-1)!, "bob-at-idp")).toContain("Tool connected");
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");
     expect(text(await whoami(alice))).toBe("subject=alice-at-idp");

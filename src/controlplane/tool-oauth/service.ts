@@ -38,7 +38,8 @@ type OauthRow = Tables["toolServerOauth"]["$inferSelect"];
 const ctx = {
   clientSecret: (serverId: string) => `tool-server-oauth-client:${serverId}`,
   link: (consentId: string) => `tool-server-consent-link:${consentId}`,
-  verifier: (consentId: string) => `tool-server-consent-verifier:${consentId}`,
+  // Bound to the browser that pressed Continue too (a digest of its pre-session cookie): see openConsent.
+  verifier: (consentId: string, browser: string) => `tool-server-consent-verifier:${consentId}:${hashSecret(browser)}`,
   access: (grantId: string) => `tool-server-grant-access:${grantId}`,
   refresh: (grantId: string) => `tool-server-grant-refresh:${grantId}`,
 };
@@ -178,9 +179,12 @@ export async function inspectConsent(deps: ControlPlaneDeps, token: string): Pro
 /**
  * The person at the browser confirmed the consent page: the link is taken (once), a PKCE
  * verifier and a state are made and kept with it, and the browser goes on to the
- * authorization server.
+ * authorization server. The verifier is wrapped bound to that browser (`browser`: its
+ * pre-session cookie, which no other site can set or read), so only the browser that pressed
+ * Continue can finish: the authorization URL, copied and sent to someone else, leads nowhere
+ * (nor does one with the `openid email` scopes taken out to hide who signed in).
  */
-export async function openConsent(deps: ControlPlaneDeps, token: string): Promise<string> {
+export async function openConsent(deps: ControlPlaneDeps, token: string, browser: string): Promise<string> {
   const now = deps.now();
   const c = tables(deps.db).toolServerConsents;
   const row = await liveConsent(deps, token);
@@ -191,7 +195,7 @@ export async function openConsent(deps: ControlPlaneDeps, token: string): Promis
   // Conditional: of two browsers opening one link at once, only one goes on.
   const taken = await deps.db
     .update(c)
-    .set({ openedAt: now, stateHash: hashSecret(state), verifierWrapped: wrap(deps, verifier, ctx.verifier(row.id)) })
+    .set({ openedAt: now, stateHash: hashSecret(state), verifierWrapped: wrap(deps, verifier, ctx.verifier(row.id, browser)) })
     .where(and(eq(c.id, row.id), isNull(c.openedAt)))
     .returning({ id: c.id });
   if (taken.length === 0) consentGone("this consent link was used already");
@@ -208,9 +212,10 @@ async function serverRow(db: Db, serverId: string): Promise<ServerRow> {
  * The authorization server sent the browser back: the state (one-time, bound to the consent
  * and its PKCE verifier) is taken, the code exchanged, and the grant for (server, user)
  * replaced by the new tokens. A code from another authorization request cannot be exchanged
- * with this verifier (PKCE), so another user's state or code leads nowhere.
+ * with this verifier (PKCE), so another user's state or code leads nowhere; the verifier opens
+ * only for the browser that pressed Continue (`browser`, as in openConsent).
  */
-export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string; code?: string; error?: string }): Promise<{ server: string; subject: string | null }> {
+export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string; code?: string; error?: string }, browser: string): Promise<{ server: string; subject: string | null }> {
   if (!q.state) throw new SvcError("validation_failed", "the authorization server's answer has no state");
   const now = deps.now();
   const c = tables(deps.db).toolServerConsents;
@@ -227,9 +232,19 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   if (taken.length === 0) consentGone("this authorization was finished already");
   if (q.error || !q.code) throw new SvcError("forbidden", `the authorization server did not grant access (${(q.error ?? "no code").slice(0, 100)})`);
   const server = await serverRow(deps.db, row.serverId);
+  let verifier: string;
+  try {
+    verifier = unwrap(deps, row.verifierWrapped, ctx.verifier(row.id, browser));
+  } catch {
+    deps.log.warn("tool server consent refused: finished in another browser than the one that pressed Continue", { server: server.name, user_id: row.userId });
+    throw new SvcError(
+      "forbidden",
+      "this sign-in was started in another browser: only the browser that pressed Continue on svc's consent page can finish it, and nothing was connected. If someone sent you this link, do not use it",
+    );
+  }
   const { d, client, redirectUri } = await prepared(deps, server);
   const f = outboundFetch(deps.config, `tool server "${server.name}" OAuth`);
-  const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), f);
+  const tokens = await exchange(d, client, redirectUri, q.code, verifier, f);
   const subject = subjectOf(tokens);
   await refuseAnotherPerson(deps, server, row, tokens, subject);
   await storeGrant(deps, server, row.userId, tokens, subject);

@@ -11,7 +11,9 @@
 // for and tells anyone else to close it; the callback also refuses a sign-in whose email is not
 // that user's when the authorization server reveals one. A GET only shows the page (a link
 // previewer or prefetcher does not use the link up); the POST, with the pre-session CSRF token
-// (so another site cannot send a browser on with a link), takes the link.
+// (so another site cannot send a browser on with a link), takes the link, and only the browser
+// that pressed it (its pre-session cookie) can finish at the callback: the authorization URL,
+// forwarded on its own, binds nothing.
 import { SvcError } from "../../../contract/errors.ts";
 import { type ConsentInfo, finishConsent, inspectConsent, openConsent } from "../../tool-oauth/service.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
@@ -64,7 +66,7 @@ export async function getToolConsent(ctx: PageContext): Promise<PageResult> {
 /** The person at the browser pressed Continue (the router checked the pre-session CSRF token). */
 export async function postToolConsent(ctx: PageContext): Promise<PageResult> {
   try {
-    return redirect(await openConsent(ctx.deps, ctx.params.token ?? ""));
+    return redirect(await openConsent(ctx.deps, ctx.params.token ?? "", ctx.presession));
   } catch (e) {
     return refused(e, ctx);
   }
@@ -73,7 +75,7 @@ export async function postToolConsent(ctx: PageContext): Promise<PageResult> {
 export async function getToolConsentCallback(ctx: PageContext): Promise<PageResult> {
   const q = ctx.url.searchParams;
   try {
-    const done = await finishConsent(ctx.deps, { state: q.get("state") ?? undefined, code: q.get("code") ?? undefined, error: q.get("error") ?? undefined });
+    const done = await finishConsent(ctx.deps, { state: q.get("state") ?? undefined, code: q.get("code") ?? undefined, error: q.get("error") ?? undefined }, ctx.presession);
     return page(
       publicShell({
         title: "Tool connected",
