@@ -140,6 +140,12 @@ export const ADMIN_ACTIONS = {
   "tool_server.unassign": { target: "tool_server", severity: "info", status: 200, when: "a tool server was taken away from an agent" },
   "tool_server.token_revoke": { target: "tool_server", severity: "notice", status: 204, when: "an admin revoked a user's OAuth tokens (or the listing grant) for a tool server (issue 32)" },
   "tool_server.listing_connect": { target: "tool_server", severity: "info", status: 201, when: "an admin asked for the consent link of an OAuth tool server's listing grant (issue 32)" },
+  "tool_server.consent_refuse": {
+    target: "tool_server",
+    severity: "high",
+    status: 403,
+    when: "a user's OAuth consent was refused: the authorization server signed in someone with another email than the link's user (a forwarded link)",
+  },
   // what is decided
   "policy.create": { target: "policy", severity: "notice", status: 201, when: "a policy was created" },
   "policy.update": { target: "policy", severity: "notice", status: 200, when: "a policy was changed" },

@@ -4,8 +4,9 @@
 // A real authorization server (oidc-provider over https) and a real MCP resource server (the
 // Python SDK's MCPServer over https, verifying each JWT access token and echoing its subject).
 // Alice's first call is refused with identity.consent_required and the consent link reaches her
-// own browser session alone (Open WebUI's elicitation dialog); Chromium follows it and signs
-// in at the provider; her next call in chat succeeds as her account there.
+// own browser session alone (Open WebUI's elicitation dialog); Chromium follows it (svc's page
+// names her, its Continue button goes on) and signs in at the provider; her next call in chat
+// succeeds as her account there.
 import { describe, expect, test } from "bun:test";
 import { chromium } from "playwright-core";
 import { api, org } from "../integration/cli-support.ts";
@@ -13,24 +14,30 @@ import { freePort, waitFor } from "../support/controlplane-process.ts";
 import { startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { chatTurn, listenSocket } from "../support/openwebui.ts";
 import { ids, modelCallsTool, toolOutputs, toolServerServed } from "./chat-helpers.ts";
-import { MODEL, auditRecord, auditRecords, linked } from "./world.ts";
+import { ALICE, MODEL, auditRecord, auditRecords, linked } from "./world.ts";
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage"];
 
-/** Follows a consent link in Chromium and signs in at the provider's own pages as `login`. */
-async function consentInBrowser(url: string, issuer: string, cpUrl: string, login: string): Promise<string> {
+/**
+ * Follows a consent link in Chromium: svc's page (its text is `shown`), its Continue button,
+ * then the provider's own pages, signed in as `login`; `done` is the page svc ends on.
+ */
+async function consentInBrowser(url: string, issuer: string, cpUrl: string, login: string): Promise<{ shown: string; done: string }> {
   const browser = await chromium.launch({ executablePath: process.env.SVC_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(url);
+    // svc's own page first: which server, for which user, and a warning to anyone else
+    const shown = (await page.locator("main").textContent()) ?? "";
+    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
     await page.waitForURL((u) => u.origin === issuer);
     await page.locator("input[name=login]").fill(login);
     await page.locator("input[name=password]").fill("anything");
     await page.getByRole("button", { name: "Sign-in" }).click();
     await page.getByRole("button", { name: "Continue" }).click();
     await page.waitForURL((u) => u.origin === cpUrl);
-    return (await page.locator("body").textContent()) ?? "";
+    return { shown, done: (await page.locator("body").textContent()) ?? "" };
   } finally {
     await browser.close();
   }
@@ -42,7 +49,8 @@ export function mcpOauthScenario(): void {
       const w = await linked();
       const url = w.container!.url;
       const port = freePort();
-      const as = await startOAuthServer({ resource: `https://127.0.0.1:${port}/mcp` });
+      // the provider says who signed in (an email claim): svc refuses a consent signed in as another person than the link's user
+      const as = await startOAuthServer({ resource: `https://127.0.0.1:${port}/mcp`, emails: { "alice-at-idp": ALICE.email } });
       const rs = await startOAuthNotesServer(port, as.issuer);
       const aliceSocket = await listenSocket(url, w.alice);
       const bobSocket = await listenSocket(url, w.bob);
@@ -53,7 +61,7 @@ export function mcpOauthScenario(): void {
         // the admin connects the listing grant (CLI: svc tool-servers tokens connect) so the runtime can list the tools
         const connect = await w.cli(["tool-servers", "tokens", "connect", "onotes", "--workspace", "default", "--json"]);
         expect(connect.code).toBe(0);
-        expect(await consentInBrowser(JSON.parse(connect.stdout).url, as.issuer, w.cp.url, "svc-lister")).toContain("Tool connected");
+        expect((await consentInBrowser(JSON.parse(connect.stdout).url, as.issuer, w.cp.url, "svc-lister")).done).toContain("Tool connected");
         await toolServerServed("onotes", "whoami");
         expect(
           (
@@ -96,8 +104,11 @@ export function mcpOauthScenario(): void {
         expect(JSON.stringify(w.model.requests)).not.toContain(token);
         expect(w.container!.stderr()).not.toContain(token);
 
-        // Alice consents in the browser, signing in at the provider as her account there
-        expect(await consentInBrowser(elicitation.url, as.issuer, w.cp.url, "alice-at-idp")).toContain("alice-at-idp");
+        // Alice consents in the browser: svc's page names her and warns anyone else; she continues and signs in at the provider as her account there
+        const consented = await consentInBrowser(elicitation.url, as.issuer, w.cp.url, "alice-at-idp");
+        expect(consented.shown).toContain(`${ALICE.name} (${ALICE.email})`);
+        expect(consented.shown).toContain(`Continue only if you are ${ALICE.email}.`);
+        expect(consented.done).toContain("alice-at-idp");
 
         // her next call runs, carrying her token: the server sees her subject
         modelCallsTool("svc_onotes.whoami", {});

@@ -53,12 +53,18 @@ async function caller(remoteUserId: string): Promise<Caller> {
 const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 const whoami = async (c: Caller) => (await c.client.callTool({ name: "notes.whoami", arguments: {} })) as CallToolResult;
 
-/** Follows a consent link in Chromium and signs in at the provider as `login`; resolves with the page's text at the end. */
-async function consent(url: string, login: string): Promise<string> {
+/**
+ * Follows a consent link in Chromium and signs in at the provider as `login`; resolves with the
+ * page's text at the end. `atProvider`: the link is an authorization server's URL (someone
+ * else pressed Continue on svc's page), opened straight away.
+ */
+async function consent(url: string, login: string, o: { atProvider?: boolean } = {}): Promise<string> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   try {
     const page = await context.newPage();
     await page.goto(url);
+    // svc's own page first: which server, for which user, and a warning to anyone else
+    if (!o.atProvider) await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
     await page.waitForURL((u) => u.origin === as.issuer);
     await page.locator("input[name=login]").fill(login);
     await page.locator("input[name=password]").fill("anything");
@@ -81,7 +87,9 @@ beforeAll(async () => {
   api = adminApi(cp);
   s = await setUpScenario(api, "oauth");
   const rsPort = freePort();
-  as = await startOAuthServer({ resource: `https://127.0.0.1:${rsPort}/mcp`, accessTokenTtlSeconds: TTL_SECONDS });
+  // Who signs in at the provider has an email there: Alice's as the directory has it, Bob's in capitals (compared case-insensitively).
+  const emails = { "alice-at-idp": s.users.alice!.email, "bob-at-idp": s.users.bob!.email.toUpperCase() };
+  as = await startOAuthServer({ resource: `https://127.0.0.1:${rsPort}/mcp`, accessTokenTtlSeconds: TTL_SECONDS, emails });
   rs = await startOAuthNotesServer(rsPort, as.issuer);
   browser = await launchBrowser();
   const created = await must(api("POST", "/tool-servers", { name: "notes", workspace: s.workspace, transport: "http", url: rs.url, auth: "oauth" }), "create the OAuth tool server");
@@ -154,12 +162,81 @@ describe("per-user OAuth to an MCP server", () => {
     expect(text(second)).toBe("subject=alice-at-idp");
   });
 
+  test("a consent link's page names its user, and looking at it does not use it up", async () => {
+    const bob = callers[1]!;
+    expect(text(await whoami(bob))).toStartWith("Refused (identity.consent_required)");
+    expect(bob.links).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      // a link previewer or prefetcher: GET only, twice
+      const shown = await fetch(bob.links[0]!, { redirect: "manual" });
+      expect(shown.status).toBe(200);
+      const body = await shown.text();
+      expect(body).toContain(`Continue only if you are ${s.users.bob!.email}.`);
+      expect(body).toContain("If someone sent you this link, close this page.");
+      expect(body).toContain("notes");
+    }
+    // another site cannot send a browser on with the link: the button's POST needs the page's CSRF token
+    const forged = await fetch(bob.links[0]!, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "_csrf=forged" });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get("location")).toBeNull();
+  });
+
+  test("a consent link forwarded to another person: signed in there as Alice, the grant is refused and Bob still needs consent", async () => {
+    const bob = callers[1]!;
+    const page = await consent(bob.links[0]!, "alice-at-idp");
+    expect(page).toContain("Connecting the tool did not work");
+    expect(page).toContain(`you signed in at the authorization server as ${s.users.alice!.email}, but this link connects the tool for ${s.users.bob!.email}`);
+    expect((await grants()).filter((g) => g.user_id === s.users.bob!.id)).toEqual([]);
+    const next = await whoami(bob);
+    expect(text(next)).toStartWith("Refused (identity.consent_required)");
+    expect(bob.links).toHaveLength(2);
+    expect(bob.links[1]).not.toBe(bob.links[0]);
+    expect(rs.calls().filter((c) => c.subject === "alice-at-idp" && c.tool === "whoami")).toHaveLength(1); // Alice's own call only
+    const trail = await must(api("GET", "/audit-records?kind=admin&action=tool_server.consent_refuse"), "admin trail");
+    expect(trail.records).toHaveLength(1);
+    expect(trail.records[0].admin).toMatchObject({
+      result: "refused",
+      severity: "high",
+      target: { type: "tool_server", id: serverId },
+      after: { user_id: s.users.bob!.id, user_email: s.users.bob!.email, signed_in_email: s.users.alice!.email, subject: "alice-at-idp" },
+    });
+    expect(JSON.stringify(trail)).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+    expect(cp.logs()).toContain("tool server consent refused");
+  });
+
+  test("the authorization URL behind the Continue button, forwarded on its own, binds nothing: only the browser that pressed it can finish", async () => {
+    const bob = callers[1]!;
+    // Bob presses Continue on his own link's page (his browser: its pre-session cookie and the page's CSRF token)…
+    const shown = await fetch(bob.links[1]!, { redirect: "manual" });
+    const cookie = shown.headers.getSetCookie().map((c) => c.split(";")[0]!);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await shown.text())![1]!;
+    const pressed = await fetch(bob.links[1]!, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookie.join("; ") },
+      body: new URLSearchParams({ _csrf: csrf }),
+    });
+    expect(pressed.status).toBe(303);
+    const authorize = pressed.headers.get("location")!;
+    expect(authorize).toStartWith(as.issuer);
+    expect(new URL(authorize).searchParams.get("scope")!.split(" ")).toEqual(expect.arrayContaining(["openid", "email", "notes"]));
+    // …and sends the provider's URL, with the email scopes taken out, to someone whose account there tells no email
+    const stripped = new URL(authorize);
+    stripped.searchParams.set("scope", "notes");
+    const page = await consent(stripped.href, "mallory-at-idp", { atProvider: true });
+    expect(page).toContain("this sign-in was started in another browser");
+    expect((await grants()).filter((g) => g.user_id === s.users.bob!.id)).toEqual([]);
+    expect(text(await whoami(bob))).toStartWith("Refused (identity.consent_required)");
+    expect(bob.links).toHaveLength(3);
+    expect(rs.calls().some((c) => c.subject === "mallory-at-idp")).toBe(false);
+  });
+
   test("user A's call carries A's token and user B's carries B's", async () => {
     const [alice, bob] = [callers[0]!, callers[1]!];
     const refused = await whoami(bob);
     expect(text(refused)).toStartWith("Refused (identity.consent_required)");
-    expect(bob.links).toHaveLength(1);
-    expect(await consent(bob.links[0]!, "bob-at-idp")).toContain("Tool connected");
+    expect(bob.links.at(-1)).toBe(bob.links.at(-2)!); // the live, unopened link again
+    expect(await consent(bob.links.at(-1)!, "bob-at-idp")).toContain("Tool connected");
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");
     expect(text(await whoami(alice))).toBe("subject=alice-at-idp");
     expect(text(await whoami(bob))).toBe("subject=bob-at-idp");

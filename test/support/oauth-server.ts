@@ -3,7 +3,8 @@
 // PKCE (S256) required, resource indicators (RFC 8707: access tokens are JWTs whose `aud` is
 // the MCP server), refresh tokens (rotating), dynamic client registration (RFC 7591),
 // revocation (RFC 7009), and its development login and consent pages (any login name; the
-// subject is the login name). Beside it, oauth_notes_server.py: the MCP resource server that
+// subject is the login name; `emails` gives a login name an `email` claim, in the ID token of
+// a flow that asks for `openid email`). Beside it, oauth_notes_server.py: the MCP resource server that
 // verifies those tokens and echoes the caller's subject.
 import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:https";
@@ -24,7 +25,12 @@ export type OAuthTestServer = {
 };
 
 /** oidc-provider on https; `resource` is the one resource server it issues tokens for. */
-export async function startOAuthServer(opts: { resource: string; accessTokenTtlSeconds?: number; staticClient?: { id: string; secret: string; redirectUri: string } }): Promise<OAuthTestServer> {
+export async function startOAuthServer(opts: {
+  resource: string;
+  accessTokenTtlSeconds?: number;
+  staticClient?: { id: string; secret: string; redirectUri: string };
+  emails?: Record<string, string>;
+}): Promise<OAuthTestServer> {
   const tls = testTls();
   const port = freePort();
   const issuer = `https://127.0.0.1:${port}`;
@@ -45,8 +51,11 @@ export async function startOAuthServer(opts: { resource: string; accessTokenTtlS
         ]
       : [],
     pkce: { required: () => true },
-    scopes: ["openid", "offline_access", "notes"],
-    claims: { openid: ["sub"] },
+    scopes: ["openid", "offline_access", "email", "notes"],
+    claims: { openid: ["sub"], email: ["email", "email_verified"] },
+    // The scope's claims in the ID token from the token endpoint too (as most providers do),
+    // not only at userinfo: svc reads who signed in from there.
+    conformIdTokenClaims: false,
     cookies: { keys: ["svc-test-oauth-cookie-key"] },
     ttl: { AccessToken: opts.accessTokenTtlSeconds ?? 300, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600 },
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(g: string): boolean }) => client.grantTypeAllowed("refresh_token"),
@@ -65,7 +74,8 @@ export async function startOAuthServer(opts: { resource: string; accessTokenTtlS
       },
     },
     async findAccount(_ctx: unknown, id: string) {
-      return { accountId: id, claims: async () => ({ sub: id }) };
+      const email = opts.emails?.[id];
+      return { accountId: id, claims: async () => ({ sub: id, ...(email ? { email, email_verified: true } : {}) }) };
     },
   });
   const server: Server = createServer({ cert: tls.cert, key: tls.key }, provider.callback());

@@ -231,6 +231,7 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
     "access.refusals_suppressed",
     "tool_server.token_revoke",
     "tool_server.listing_connect",
+    "tool_server.consent_refuse",
   ]);
   expect(Object.keys(ADMIN_ACTIONS).filter((a) => !elsewhere.has(a) && !w.covered.has(a as never))).toEqual([]);
 

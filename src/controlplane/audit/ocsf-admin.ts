@@ -63,6 +63,7 @@ export const ADMIN_OCSF: Record<AdminAction, OcsfActivity> = {
   "tool_server.unassign": UPDATE,
   "tool_server.token_revoke": DELETE,
   "tool_server.listing_connect": CREATE,
+  "tool_server.consent_refuse": OTHER("Refuse"),
   "policy.create": CREATE,
   "policy.update": UPDATE,
   "policy.delete": DELETE,

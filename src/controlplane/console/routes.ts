@@ -28,7 +28,7 @@ import { getPolicyEdit, postPolicyEdit } from "./pages/policy-edit.ts";
 import { getAuditExport, getAuditRecord } from "./pages/audit-record.ts";
 import { getUsage } from "./pages/usage.ts";
 import { getClaim, postClaim } from "./pages/claim.ts";
-import { getToolConsent, getToolConsentCallback } from "./pages/tool-consent.ts";
+import { getToolConsent, getToolConsentCallback, postToolConsent } from "./pages/tool-consent.ts";
 import { getInvite, postInvite } from "./pages/invite.ts";
 import { getGroups, getIdentities, getMembers, getRemoveMember, getRevokeToken, getUsers, postMember, postRemoveMember, postRevokeToken, postUserDisable, postUserEnable } from "./pages/directory.ts";
 import { getInstallation, getInstallations } from "./pages/installations.ts";
@@ -160,6 +160,7 @@ export function consoleRoutes(deps: ControlPlaneDeps, api: ApiHandle) {
       .get("/sso/callback", run(getSsoCallback))
       .get("/claim/:token", run(getClaim))
       .get("/oauth/tool-servers/consent/:token", run(getToolConsent))
+      .post("/oauth/tool-servers/consent/:token", run(postToolConsent, "presession"))
       .get("/oauth/tool-servers/callback", run(getToolConsentCallback))
       .post("/claim/:token", run(postClaim, "own"))
       .get("/invite/:token", run(getInvite))

@@ -236,8 +236,9 @@ const CONSOLE_PUBLIC = new Set([
   "GET /sso/callback",
   "GET /claim/:token",
   "POST /claim/:token",
-  // A user's one-time OAuth consent link for a tool server and the authorization server's return (issue 32): the link's token and the state are the credential.
+  // A user's one-time OAuth consent link for a tool server (its page, and the button that takes it, CSRF-checked before a session) and the authorization server's return (issue 32): the link's token and the state are the credential.
   "GET /oauth/tool-servers/consent/:token",
+  "POST /oauth/tool-servers/consent/:token",
   "GET /oauth/tool-servers/callback",
   "GET /invite/:token",
   "POST /invite/:token",

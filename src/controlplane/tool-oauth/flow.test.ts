@@ -10,7 +10,7 @@ type Served = { prm: Record<string, unknown>; as: Record<string, unknown> };
 let served: Served;
 const server = Bun.serve({
   port: 0,
-  fetch(req) {
+  fetch(req: Request): Response {
     const path = new URL(req.url).pathname;
     if (path === "/mcp") return new Response("unauthorized", { status: 401, headers: { "www-authenticate": `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"` } });
     if (path.startsWith("/.well-known/oauth-protected-resource")) return Response.json(served.prm);

@@ -19,6 +19,7 @@ import { rootCertificates } from "node:tls";
 import { SvcError } from "../../contract/errors.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
 import { checkOutboundUrl } from "../http/outbound.ts";
+import { requestedScope } from "./signed-in.ts";
 
 /** Each call to a server or authorization server: bounded, whatever it does. */
 export const OAUTH_FETCH_TIMEOUT_MS = 10_000;
@@ -117,7 +118,7 @@ export async function authorizationUrl(d: Discovered, c: Client, redirectUri: st
     redirectUrl: redirectUri,
     state,
     resource: new URL(d.resource),
-    ...(d.scope ? { scope: d.scope } : {}),
+    ...(requestedScope(d.metadata, d.scope) ? { scope: requestedScope(d.metadata, d.scope)! } : {}),
   });
   return { url: url.href, verifier: codeVerifier };
 }
@@ -152,21 +153,4 @@ export async function revokeAt(d: Discovered, c: Client, token: string, f: Fetch
   else body.set("client_id", c.clientId);
   const res = await f(endpoint, { method: "POST", headers, body });
   await res.body?.cancel();
-}
-
-/**
- * Who the tokens speak for, to show and audit (never the token): the ID token's `sub` when the
- * server gave one (straight from the token endpoint over TLS, OpenID Connect Core 3.1.3.7), else
- * the access token's when it is a JWT; null when it is opaque.
- */
-export function subjectOf(tokens: OAuthTokens): string | null {
-  for (const jwt of [(tokens as { id_token?: string }).id_token, tokens.access_token]) {
-    const part = jwt?.split(".")[1];
-    if (!part || jwt!.split(".").length !== 3) continue;
-    try {
-      const sub = (JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as { sub?: unknown }).sub;
-      if (typeof sub === "string" && sub.length > 0 && sub.length <= 256) return sub;
-    } catch {}
-  }
-  return null;
 }

@@ -9,12 +9,14 @@ import { and, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { type Acting, recordChange } from "../audit/admin-events.ts";
+import { type Acting, actingAsSystem, recordChange } from "../audit/admin-events.ts";
 import { hashSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { findUserById } from "../directory/service.ts";
 import { type ToolServerRow, toolServerById, toolServerNames } from "../tool-servers/read.ts";
-import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt, subjectOf } from "./flow.ts";
+import { type Client, type Discovered, authorizationUrl, discover, exchange, outboundFetch, refresh, register, revokeAt } from "./flow.ts";
+import { signedInAsAnother, subjectOf } from "./signed-in.ts";
 
 export const CONSENT_PATH = "/oauth/tool-servers/consent/";
 export const CALLBACK_PATH = "/oauth/tool-servers/callback";
@@ -36,7 +38,8 @@ type OauthRow = Tables["toolServerOauth"]["$inferSelect"];
 const ctx = {
   clientSecret: (serverId: string) => `tool-server-oauth-client:${serverId}`,
   link: (consentId: string) => `tool-server-consent-link:${consentId}`,
-  verifier: (consentId: string) => `tool-server-consent-verifier:${consentId}`,
+  // Bound to the browser that pressed Continue too (a digest of its pre-session cookie): see openConsent.
+  verifier: (consentId: string, browser: string) => `tool-server-consent-verifier:${consentId}:${hashSecret(browser)}`,
   access: (grantId: string) => `tool-server-grant-access:${grantId}`,
   refresh: (grantId: string) => `tool-server-grant-refresh:${grantId}`,
 };
@@ -140,19 +143,51 @@ function consentGone(why: string): never {
   throw new SvcError("not_found", `${why}; call the tool again in the chat for a new link`);
 }
 
-/**
- * The browser opened a consent link: it is taken (once), a PKCE verifier and a state are made
- * and kept with it, and the browser goes on to the authorization server.
- */
-export async function openConsent(deps: ControlPlaneDeps, token: string): Promise<string> {
-  const now = deps.now();
+type ConsentRow = Tables["toolServerConsents"]["$inferSelect"];
+
+async function liveConsent(deps: ControlPlaneDeps, token: string): Promise<ConsentRow> {
   const c = tables(deps.db).toolServerConsents;
   const [row] = await deps.db
     .select()
     .from(c)
     .where(eq(c.linkHash, hashSecret(token)));
-  if (!row || row.expiresAt < now) consentGone("this consent link is unknown or expired");
+  if (!row || row.expiresAt < deps.now()) consentGone("this consent link is unknown or expired");
   if (row.openedAt !== null) consentGone("this consent link was used already");
+  return row;
+}
+
+/** The service user a consent is for, as the directory has them; null: the listing grant. */
+async function consentUser(db: Db, row: ConsentRow): Promise<{ email: string; displayName: string | null } | null> {
+  if (row.userId === null) return null;
+  const user = await findUserById(db, row.orgId, row.userId);
+  if (!user) consentGone("the user this consent link was made for no longer exists");
+  return { email: user.email, displayName: user.displayName };
+}
+
+export type ConsentInfo = { server: string; user: { email: string; displayName: string | null } | null; expiresAt: number };
+
+/**
+ * What a consent link is for (the tool server, the chat user), to show before the browser goes
+ * on. Looking does not take the link: a link previewer or prefetcher does not use it up.
+ */
+export async function inspectConsent(deps: ControlPlaneDeps, token: string): Promise<ConsentInfo> {
+  const row = await liveConsent(deps, token);
+  const server = await serverRow(deps.db, row.serverId);
+  return { server: server.name, user: await consentUser(deps.db, row), expiresAt: row.expiresAt };
+}
+
+/**
+ * The person at the browser confirmed the consent page: the link is taken (once), a PKCE
+ * verifier and a state are made and kept with it, and the browser goes on to the
+ * authorization server. The verifier is wrapped bound to that browser (`browser`: its
+ * pre-session cookie, which no other site can set or read), so only the browser that pressed
+ * Continue can finish: the authorization URL, copied and sent to someone else, leads nowhere
+ * (nor does one with the `openid email` scopes taken out to hide who signed in).
+ */
+export async function openConsent(deps: ControlPlaneDeps, token: string, browser: string): Promise<string> {
+  const now = deps.now();
+  const c = tables(deps.db).toolServerConsents;
+  const row = await liveConsent(deps, token);
   const server = await serverRow(deps.db, row.serverId);
   const { d, client, redirectUri } = await prepared(deps, server);
   const state = secret();
@@ -160,7 +195,7 @@ export async function openConsent(deps: ControlPlaneDeps, token: string): Promis
   // Conditional: of two browsers opening one link at once, only one goes on.
   const taken = await deps.db
     .update(c)
-    .set({ openedAt: now, stateHash: hashSecret(state), verifierWrapped: wrap(deps, verifier, ctx.verifier(row.id)) })
+    .set({ openedAt: now, stateHash: hashSecret(state), verifierWrapped: wrap(deps, verifier, ctx.verifier(row.id, browser)) })
     .where(and(eq(c.id, row.id), isNull(c.openedAt)))
     .returning({ id: c.id });
   if (taken.length === 0) consentGone("this consent link was used already");
@@ -177,9 +212,10 @@ async function serverRow(db: Db, serverId: string): Promise<ServerRow> {
  * The authorization server sent the browser back: the state (one-time, bound to the consent
  * and its PKCE verifier) is taken, the code exchanged, and the grant for (server, user)
  * replaced by the new tokens. A code from another authorization request cannot be exchanged
- * with this verifier (PKCE), so another user's state or code leads nowhere.
+ * with this verifier (PKCE), so another user's state or code leads nowhere; the verifier opens
+ * only for the browser that pressed Continue (`browser`, as in openConsent).
  */
-export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string; code?: string; error?: string }): Promise<{ server: string; subject: string | null }> {
+export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string; code?: string; error?: string }, browser: string): Promise<{ server: string; subject: string | null }> {
   if (!q.state) throw new SvcError("validation_failed", "the authorization server's answer has no state");
   const now = deps.now();
   const c = tables(deps.db).toolServerConsents;
@@ -196,12 +232,56 @@ export async function finishConsent(deps: ControlPlaneDeps, q: { state?: string;
   if (taken.length === 0) consentGone("this authorization was finished already");
   if (q.error || !q.code) throw new SvcError("forbidden", `the authorization server did not grant access (${(q.error ?? "no code").slice(0, 100)})`);
   const server = await serverRow(deps.db, row.serverId);
+  let verifier: string;
+  try {
+    verifier = unwrap(deps, row.verifierWrapped, ctx.verifier(row.id, browser));
+  } catch {
+    deps.log.warn("tool server consent refused: finished in another browser than the one that pressed Continue", { server: server.name, user_id: row.userId });
+    throw new SvcError(
+      "forbidden",
+      "this sign-in was started in another browser: only the browser that pressed Continue on svc's consent page can finish it, and nothing was connected. If someone sent you this link, do not use it",
+    );
+  }
   const { d, client, redirectUri } = await prepared(deps, server);
-  const tokens = await exchange(d, client, redirectUri, q.code, unwrap(deps, row.verifierWrapped, ctx.verifier(row.id)), outboundFetch(deps.config, `tool server "${server.name}" OAuth`));
+  const f = outboundFetch(deps.config, `tool server "${server.name}" OAuth`);
+  const tokens = await exchange(d, client, redirectUri, q.code, verifier, f);
   const subject = subjectOf(tokens);
+  await refuseAnotherPerson(deps, server, row, tokens, subject);
   await storeGrant(deps, server, row.userId, tokens, subject);
   deps.log.info("tool server consent granted", { server: server.name, user_id: row.userId, subject });
   return { server: server.name, subject };
+}
+
+/**
+ * A consent link forwarded to someone else (docs/mcp.md "Per-user OAuth"): when the
+ * authorization server says who signed in (an email in the ID token or a JWT access token) and
+ * that is not the email of the user the link was made for, the grant is refused: nothing is
+ * stored, and the admin trail names it (never a token). The tokens are dropped, not revoked at
+ * the authorization server: it may have issued them under that person's own grant to svc, and
+ * revoking would end their own connection too. When it says nothing, the consent page's
+ * warning is the only guard.
+ */
+async function refuseAnotherPerson(deps: ControlPlaneDeps, server: ServerRow, row: ConsentRow, tokens: OAuthTokens, subject: string | null): Promise<void> {
+  const user = await consentUser(deps.db, row);
+  const signedIn = user === null ? null : signedInAsAnother(tokens, user.email);
+  if (user === null || signedIn === null) return;
+  deps.log.warn("tool server consent refused: signed in as another person than the link's user", { server: server.name, user_id: row.userId, signed_in: signedIn, subject });
+  await deps.db.transaction(async (tx) =>
+    recordChange(tx, actingAsSystem(deps, "controlplane"), {
+      orgId: server.orgId,
+      workspaceId: server.workspaceId,
+      action: "tool_server.consent_refuse",
+      target: { type: "tool_server", id: server.id, name: server.name },
+      after: { user_id: row.userId, user_email: user.email, signed_in_email: signedIn, subject },
+      result: "refused",
+      code: "forbidden",
+      reason: `consent for ${user.email} refused at tool server "${server.name}": the authorization server signed in ${signedIn}`,
+    }),
+  );
+  throw new SvcError(
+    "forbidden",
+    `you signed in at the authorization server as ${signedIn}, but this link connects the tool for ${user.email}; nothing was connected. If someone sent you this link, do not use it. If you are ${user.email}, sign in there with that account and call the tool again for a new link`,
+  );
 }
 
 async function storeGrant(deps: ControlPlaneDeps, server: ServerRow, userId: string | null, tokens: OAuthTokens, subject: string | null): Promise<void> {
