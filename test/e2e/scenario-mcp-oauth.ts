@@ -13,7 +13,7 @@ import { freePort, waitFor } from "../support/controlplane-process.ts";
 import { startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { chatTurn, listenSocket } from "../support/openwebui.ts";
 import { ids, modelCallsTool, toolOutputs, toolServerServed } from "./chat-helpers.ts";
-import { MODEL, auditRecord, auditRecords, linked } from "./world.ts";
+import { MODEL, auditRecord, auditRecords, linked, policyCreateArgs } from "./world.ts";
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage"];
 
@@ -55,26 +55,7 @@ export function mcpOauthScenario(): void {
         expect(connect.code).toBe(0);
         expect(await consentInBrowser(JSON.parse(connect.stdout).url, as.issuer, w.cp.url, "svc-lister")).toContain("Tool connected");
         await toolServerServed("onotes", "whoami");
-        expect(
-          (
-            await w.cli([
-              "policies",
-              "create",
-              "--name",
-              "onotes-alice",
-              "--src-pattern",
-              `user:${w.aliceUserId}`,
-              "--dst-pattern",
-              "tool:onotes.whoami",
-              "--effect",
-              "permit",
-              "--agent-id",
-              w.agentId,
-              "--workspace",
-              "default",
-            ])
-          ).code,
-        ).toBe(0);
+        expect((await w.cli(policyCreateArgs({ name: "onotes-alice", src: `user:${w.aliceUserId}`, dst: "tool:onotes.whoami" }))).code).toBe(0);
         await toolServerServed("onotes", "whoami");
         const seen = ids(await auditRecords({ tool: "onotes.whoami" }));
 
