@@ -13,7 +13,7 @@ import type { Browser } from "playwright-core";
 import { type ControlPlaneProcess, freePort, startControlPlane, waitFor } from "../support/controlplane-process.ts";
 import { type OAuthNotesServer, type OAuthTestServer, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { testTls } from "../support/tls.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
 import { launchBrowser } from "./console-browser.ts";
 import { svc } from "./cli-support.ts";
@@ -89,18 +89,7 @@ beforeAll(async () => {
   expect(created.auth).toBe("oauth");
   await must(api("POST", `/tool-servers/${serverId}/assign`, { agent_id: s.agentId }), "assign");
   const mcpPort = freePort();
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: tls.caFile,
-    CHATUI_SECRET_KEY: SECRET,
-    SVC_PROXY_MCP_PORT: String(mcpPort),
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET, SVC_PROXY_MCP_PORT: String(mcpPort) }));
   await px.waitReady();
   mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
 });

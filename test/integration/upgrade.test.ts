@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
 import { TEST_POSTGRES_URL } from "../../src/controlplane/db/test-store.ts";
-import { type ProxyProcess, auditRecordsOf, must, proxyDirs, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
+import { type ProxyProcess, auditRecordsOf, must, proxyEnv, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { collectOutput, freePort, svcCommand, waitFor } from "../support/controlplane-process.ts";
 import { BEFORE_CONDITIONS, PREVIOUS_RELEASE, releaseBinary } from "../support/releases.ts";
 
@@ -128,11 +128,7 @@ async function credit(px: ProxyProcess, user: string, amount: number, ledger: Le
 }
 
 function startProxyOf(cmd: string[], token: string, url: string): ProxyProcess {
-  const d = proxyDirs();
-  return startProxy(
-    { SVC_RUNTIME_TOKEN: token, SVC_RUNTIME_CONTROL_PLANE_URL: url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms" },
-    cmd,
-  );
+  return startProxy(proxyEnv(url, token), cmd);
 }
 
 /** Waits until every decision is stored, then checks none is missing or stored twice. */
