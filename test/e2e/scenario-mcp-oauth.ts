@@ -10,7 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { chromium } from "playwright-core";
 import { api, org } from "../integration/cli-support.ts";
 import { freePort, waitFor } from "../support/controlplane-process.ts";
-import { startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
+import { consentAtProvider, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { chatTurn, listenSocket } from "../support/openwebui.ts";
 import { ids, modelCallsTool, toolOutputs, toolServerServed } from "./chat-helpers.ts";
 import { MODEL, auditRecord, auditRecords, linked, policyCreateArgs } from "./world.ts";
@@ -22,15 +22,7 @@ async function consentInBrowser(url: string, issuer: string, cpUrl: string, logi
   const browser = await chromium.launch({ executablePath: process.env.SVC_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
-    const page = await context.newPage();
-    await page.goto(url);
-    await page.waitForURL((u) => u.origin === issuer);
-    await page.locator("input[name=login]").fill(login);
-    await page.locator("input[name=password]").fill("anything");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.waitForURL((u) => u.origin === cpUrl);
-    return (await page.locator("body").textContent()) ?? "";
+    return await consentAtProvider(await context.newPage(), url, { issuer, returnOrigin: cpUrl, login });
   } finally {
     await browser.close();
   }

@@ -11,7 +11,7 @@ import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/
 import { existsSync, readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { type ControlPlaneProcess, freePort, startControlPlane, waitFor } from "../support/controlplane-process.ts";
-import { type OAuthNotesServer, type OAuthTestServer, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
+import { type OAuthNotesServer, type OAuthTestServer, consentAtProvider, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { testTls } from "../support/tls.ts";
 import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
@@ -57,15 +57,7 @@ const whoami = async (c: Caller) => (await c.client.callTool({ name: "notes.whoa
 async function consent(url: string, login: string): Promise<string> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   try {
-    const page = await context.newPage();
-    await page.goto(url);
-    await page.waitForURL((u) => u.origin === as.issuer);
-    await page.locator("input[name=login]").fill(login);
-    await page.locator("input[name=password]").fill("anything");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.waitForURL((u) => u.origin === cp.url);
-    return (await page.locator("body").textContent()) ?? "";
+    return await consentAtProvider(await context.newPage(), url, { issuer: as.issuer, returnOrigin: cp.url, login });
   } finally {
     await context.close();
   }

@@ -9,6 +9,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:https";
 // @ts-expect-error -- oidc-provider ships no type declarations (devDependency, tests only)
 import Provider, { errors } from "oidc-provider";
+import type { Page } from "playwright-core";
 import { freePort } from "./controlplane-process.ts";
 import { startPythonMcpServer } from "./mcp/python-https.ts";
 import { testTls } from "./tls.ts";
@@ -77,4 +78,19 @@ export async function startOAuthNotesServer(port: number, issuer: string): Promi
   const args = ["--issuer", issuer, "--jwks", `${issuer}/jwks`, "--ca", testTls().caFile];
   const s = await startPythonMcpServer<{ tool: string; subject?: string | null; why?: string }>("oauth_notes_server.py", { port, logFlag: "--calls", args });
   return { url: s.url, calls: s.entries, stop: s.stop };
+}
+
+/**
+ * Follows a consent link in `page` and signs in as `login` at the provider's development pages
+ * (any password), consenting; resolves with the text of the page it comes back to at `returnOrigin`.
+ */
+export async function consentAtProvider(page: Page, url: string, o: { issuer: string; returnOrigin: string; login: string }): Promise<string> {
+  await page.goto(url);
+  await page.waitForURL((u) => u.origin === o.issuer);
+  await page.locator("input[name=login]").fill(o.login);
+  await page.locator("input[name=password]").fill("anything");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL((u) => u.origin === o.returnOrigin);
+  return (await page.locator("body").textContent()) ?? "";
 }
