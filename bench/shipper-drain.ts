@@ -21,7 +21,7 @@ const argv = process.argv.slice(2);
 const opt = (name: string, dflt: number) => takeNumber(argv, name, dflt);
 const KINDS = ["digest", "sealed"] as const;
 type Kind = (typeof KINDS)[number];
-type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number; peakRssMb: number; openRssMb: number };
+type Result = { cpuS: number; wallS: number; records: number; bodyBytes: number; peakRssMb: number; openRssMb: number; maxLagMs: number; p99LagMs: number };
 
 if (argv[0] === "--child") {
   const [, checkout, dir, records, url] = argv as [string, string, string, string, string];
@@ -48,7 +48,7 @@ const server = Bun.serve({
   },
 });
 const loadavg = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
-const results: { checkout: string; kind: Kind; round: number; cpuUsPerRecord: number; recordsPerS: number; peakRssMb: number; openRssMb: number }[] = [];
+const results: { checkout: string; kind: Kind; round: number; cpuUsPerRecord: number; recordsPerS: number; peakRssMb: number; openRssMb: number; maxLagMs: number; p99LagMs: number }[] = [];
 console.error(`load average before: ${await loadavg()}`);
 for (let r = 0; r < rounds; r++) {
   for (const kind of kinds) {
@@ -60,7 +60,17 @@ for (let r = 0; r < rounds; r++) {
         const out = await new Response(p.stdout).text();
         if ((await p.exited) !== 0) throw new Error(`child failed for ${checkout}`);
         const res = JSON.parse(out.trim().split("\n").at(-1)!) as Result;
-        results.push({ checkout, kind, round: r, cpuUsPerRecord: (res.cpuS * 1e6) / res.records, recordsPerS: res.records / res.wallS, peakRssMb: res.peakRssMb, openRssMb: res.openRssMb });
+        results.push({
+          checkout,
+          kind,
+          round: r,
+          cpuUsPerRecord: (res.cpuS * 1e6) / res.records,
+          recordsPerS: res.records / res.wallS,
+          peakRssMb: res.peakRssMb,
+          openRssMb: res.openRssMb,
+          maxLagMs: res.maxLagMs,
+          p99LagMs: res.p99LagMs,
+        });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -70,21 +80,23 @@ for (let r = 0; r < rounds; r++) {
 const after = await loadavg();
 void server.stop(true);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`\n${records.toLocaleString("en-US")} records per drain, ${rounds} rounds, builds alternating; load average after: ${after}`);
-console.log("| checkout | records | proxy CPU per record (median, all rounds) | drain rate (median) | peak RSS (median; target ≤ 150 MB at 1M) | RSS once opened |");
-console.log("|---|---|---|---|---|---|");
+console.log(`\n${records.toLocaleString("en-US")} records per drain, ${rounds} rounds, builds alternating, collection ${process.env.SVC_BENCH_GC ?? "sync"}; load average after: ${after}`);
+console.log(
+  "| checkout | records | proxy CPU per record (median, all rounds) | drain rate (median) | peak RSS (median; target ≤ 150 MB at 1M) | RSS once opened | event-loop lag p99 / max (median) |",
+);
+console.log("|---|---|---|---|---|---|---|");
 for (const kind of kinds) {
   for (const checkout of checkouts) {
     const mine = results.filter((x) => x.kind === kind && x.checkout === checkout);
     const cpu = mine.map((x) => x.cpuUsPerRecord);
     console.log(
-      `| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s | ${median(mine.map((x) => x.peakRssMb)).toFixed(0)} MB (${mine.map((x) => x.peakRssMb.toFixed(0)).join(" / ")}) | ${median(mine.map((x) => x.openRssMb)).toFixed(0)} MB |`,
+      `| ${checkout} | ${kind} | ${median(cpu).toFixed(1)} µs (${cpu.map((x) => x.toFixed(1)).join(" / ")}) | ${Math.round(median(mine.map((x) => x.recordsPerS))).toLocaleString("en-US")}/s | ${median(mine.map((x) => x.peakRssMb)).toFixed(0)} MB (${mine.map((x) => x.peakRssMb.toFixed(0)).join(" / ")}) | ${median(mine.map((x) => x.openRssMb)).toFixed(0)} MB | ${median(mine.map((x) => x.p99LagMs)).toFixed(1)} / ${median(mine.map((x) => x.maxLagMs)).toFixed(1)} ms |`,
     );
   }
 }
 mkdirSync(join(import.meta.dir, "results"), { recursive: true });
 const file = join(import.meta.dir, "results", `shipper-drain-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-writeFileSync(file, JSON.stringify({ records, rounds, loadAfter: after, answered, bodyBytes, results }, null, 2));
+writeFileSync(file, JSON.stringify({ records, rounds, collection: process.env.SVC_BENCH_GC ?? "sync", loadAfter: after, answered, bodyBytes, results }, null, 2));
 console.log(`\nwrote ${file}`);
 
 /** A spool directory of `n` records of one kind, segment files as the proxy writes them. */
@@ -148,12 +160,24 @@ async function child(checkout: string, dir: string, n: number, url: string): Pro
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 20);
+  // How late a 5 ms timer fires while the backlog drains: what a decision waiting on this event
+  // loop would wait extra (the collection below runs on it).
+  const lags: number[] = [];
+  let due = performance.now() + 5;
+  const lagTimer = setInterval(() => {
+    const t = performance.now();
+    lags.push(Math.max(0, t - due));
+    due = t + 5;
+  }, 5);
   {
     const spool = await AuditSpool.open(dir);
     const openRssMb = process.memoryUsage.rss() / 2 ** 20;
     const client = new ControlPlaneClient({ baseUrl: url, token: "svc_rt_bench", version: "bench", egressProxy: null, noProxy: [], ca: null });
     const log = { info() {}, warn() {}, error() {} } as unknown as ConstructorParameters<typeof AuditShipper>[0]["log"];
-    const shipper = new AuditShipper({ spool, client, log, lingerMs: 0 });
+    // SVC_BENCH_GC: how the shipper collects while draining (sync: Bun.gc(true), the default; async: Bun.gc(false); none).
+    const gc = process.env.SVC_BENCH_GC;
+    const collect = gc === "async" ? { collect: () => void Bun.gc(false) } : gc === "none" ? { collectEveryRecords: 0 } : {};
+    const shipper = new AuditShipper({ spool, client, log, lingerMs: 0, ...collect });
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     shipper.start();
@@ -163,6 +187,9 @@ async function child(checkout: string, dir: string, n: number, url: string): Pro
     await shipper.stop();
     await spool.close();
     clearInterval(sampler);
-    return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, records: n, bodyBytes: 0, peakRssMb: Math.max(peak, process.memoryUsage.rss()) / 2 ** 20, openRssMb };
+    clearInterval(lagTimer);
+    lags.sort((a, b) => a - b);
+    const p99LagMs = lags[Math.floor(lags.length * 0.99)] ?? 0;
+    return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, records: n, bodyBytes: 0, peakRssMb: Math.max(peak, process.memoryUsage.rss()) / 2 ** 20, openRssMb, maxLagMs: lags.at(-1) ?? 0, p99LagMs };
   }
 }

@@ -13,7 +13,7 @@ import {
   registerClient,
   startAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
-import { resourceUrlFromServerUrl } from "@modelcontextprotocol/sdk/shared/auth-utils.js";
+import { checkResourceAllowed, resourceUrlFromServerUrl } from "@modelcontextprotocol/sdk/shared/auth-utils.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { rootCertificates } from "node:tls";
 import { SvcError } from "../../contract/errors.ts";
@@ -71,7 +71,9 @@ export async function discover(serverUrl: string, f: FetchFn): Promise<Discovere
   if (!issuer) throw new SvcError("conflict", "the tool server's protected-resource metadata names no authorization server");
   const canonical = resourceUrlFromServerUrl(serverUrl).href;
   const resource = prm.resource ? new URL(prm.resource).href : canonical;
-  if (!canonical.startsWith(resource.replace(/\/$/, ""))) throw new SvcError("conflict", `the tool server's metadata names the resource ${resource}, which is not the server's URL ${canonical}`);
+  // The SDK's rule: the same origin, and the server's path the resource's or below it by whole segments (/mc does not cover /mcp).
+  if (!checkResourceAllowed({ requestedResource: canonical, configuredResource: resource }))
+    throw new SvcError("conflict", `the tool server's metadata names the resource ${resource}, which is not the server's URL ${canonical}`);
   let metadata: AuthorizationServerMetadata | undefined;
   try {
     metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: f });

@@ -45,6 +45,8 @@ describe("POST /tool-servers with auth oauth (issue 32)", () => {
     await refused({ ...http, auth: "oauth", secrets_sealed: "YWdl", secret_names: ["Authorization"], sealed_to: ["rep_1"] }, "/secrets_sealed");
     await refused({ ...http, oauth_client_id: "c1" }, "/oauth_client_id");
     await refused({ ...http, auth: "oauth", oauth_client_secret: "s" }, "/oauth_client_secret");
+    // Each user's own token is the identity: neither an assertion nor sealed secrets beside it.
+    await refused({ ...http, auth: "oauth", assertion_header: "X-Svc-Identity" }, "/assertion_header");
     const SECRET = "admin-registered-client-secret-value";
     const res = await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, auth: "oauth", oauth_client_id: "svc-client", oauth_client_secret: SECRET } });
     expect(res.status).toBe(201);
@@ -58,6 +60,19 @@ describe("POST /tool-servers with auth oauth (issue 32)", () => {
     expect(trail.text).not.toContain(SECRET);
     const grants = await cp.call("GET", cp.org(`/tool-servers/${res.json.id}/tokens`));
     expect(grants.json).toEqual({ grants: [] });
+    // ... nor afterwards, by a change or by new secrets
+    const sealed = { secrets_sealed: "YWdl", secret_names: ["Authorization"], sealed_to: ["rep_1"] };
+    for (const [method, path, body, at] of [
+      ["PATCH", `/tool-servers/${res.json.id}`, { assertion_header: "X-Svc-Identity" }, "/assertion_header"],
+      ["PATCH", `/tool-servers/${res.json.id}`, sealed, "/secrets_sealed"],
+      ["PUT", `/tool-servers/${res.json.id}/secrets`, sealed, "/secrets_sealed"],
+    ] as const) {
+      const r = await cp.call(method, cp.org(path), { body });
+      expect(r.status).toBe(422);
+      expect(r.json.errors[0]).toMatchObject({ path: at, message: expect.stringContaining("uses OAuth") });
+    }
+    const [after] = await cp.deps.db.select().from(tables(cp.deps.db).toolServers);
+    expect(after).toMatchObject({ auth: "oauth", assertionHeader: null, secretsSealed: null });
     const plain = await cp.call("POST", cp.org("/tool-servers"), { body: { ...http, name: "plain" } });
     expect((await cp.call("GET", cp.org(`/tool-servers/${plain.json.id}/tokens`))).status).toBe(409);
   });

@@ -125,4 +125,16 @@ describe("the key on the runtime", () => {
     expect(sent.sub).toBe("usr_alice");
     expect(call.presented).toEqual({ kind: "assertion", jti: sent.jti, subject: "usr_alice" });
   });
+
+  test("a call made for the installation (no service user in the identity map) presents the runtime, and its record names that assertion", async () => {
+    const h = await holder();
+    await h.keys.follow("ak_1");
+    const source = { header: "X-Svc-Identity", mint: async (s: typeof alice | null) => h.keys.mint("X-Svc-Identity", "aud", s) };
+    const call: IdentifiedCall = {};
+    const headers = new Headers();
+    await callScope.run(call, async () => presentIdentity(headers, source));
+    const sent = JSON.parse(Buffer.from(headers.get("x-svc-identity")!.split(".")[1]!, "base64url").toString()) as { sub: string; jti: string };
+    expect(sent.sub).toBe("inst_1");
+    expect(call.presented).toEqual({ kind: "assertion", jti: sent.jti, subject: "inst_1" });
+  });
 });

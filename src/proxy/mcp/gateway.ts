@@ -198,10 +198,18 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
     };
   }
 
-  async function call(server: Server, userId: string, name: string, args: Record<string, unknown>, progressToken: string | number | undefined, extra: Extra, trace: Context): Promise<CallToolResult> {
-    const compiled = d.pipeline.bundle();
+  async function call(
+    server: Server,
+    userId: string,
+    name: string,
+    args: Record<string, unknown>,
+    progressToken: string | number | undefined,
+    extra: Extra,
+    trace: Context,
+    compiled: CompiledBundle | null,
+    serverName: string | null,
+  ): Promise<CallToolResult> {
     if (!compiled) return refusal(`governance unavailable: ${d.status.readiness().reason ?? d.status.state}; the tool was not run`);
-    const serverName = mcpServerOf(compiled, name);
     if (serverName === null) {
       d.log.warn("mcp call refused: not an MCP tool of this agent", { tool: name.slice(0, 200) });
       return refusal(`unknown tool "${name.slice(0, 200)}": the svc MCP gateway serves only the tools of the MCP servers assigned to this agent; the tool was not run`);
@@ -285,7 +293,10 @@ export function createMcpGateway(d: GatewayDeps): Gateway {
       const parent = mcpCallParent(tracing, meta, extra.requestInfo?.headers);
       const compiled = d.pipeline.bundle();
       const serverName = compiled ? mcpServerOf(compiled, name) : null;
-      return traceMcpCall(tracing, parent, name, serverName, async (trace) => call(server, userId, name, (args ?? {}) as Record<string, unknown>, meta?.progressToken, extra, trace));
+      // One bundle and one server lookup for the call and its span.
+      return traceMcpCall(tracing, parent, name, serverName, async (trace) =>
+        call(server, userId, name, (args ?? {}) as Record<string, unknown>, meta?.progressToken, extra, trace, compiled, serverName),
+      );
     });
     return server;
   }

@@ -9,7 +9,7 @@
 import type { BundleToolServer } from "../../contract/bundle.ts";
 import type { ToolServerTokenRequest, ToolServerTokenResponse } from "../../contract/runtime-api.ts";
 import type { Logger } from "../../log/index.ts";
-import { Upstream, type UpstreamOptions } from "./upstream.ts";
+import { Upstream, type UpstreamOptions, connectionKey } from "./upstream.ts";
 
 /** Connections kept to OAuth servers, one per (server, user); the least recently used is closed beyond it. */
 export const MAX_USER_CONNECTIONS = 256;
@@ -95,11 +95,12 @@ export class OauthUpstreams {
 
   /** The user's connection to the server, connected; or their consent link; or why it cannot be reached. */
   async forUser(server: BundleToolServer, user: string): Promise<UserCall> {
-    const grant = await this.tokens.get(server.name, user);
+    let grant = await this.tokens.get(server.name, user);
     if (!grant.ok) return { ok: false, consentUrl: grant.consentUrl };
     const k = key(server.name, user);
     let up = this.conns.get(k);
-    if (up && up.o.server !== server && JSON.stringify(up.o.server) !== JSON.stringify(server)) {
+    // A changed definition (url, auth) needs a new connection, as for the shared ones (servers.ts).
+    if (up && up.o.server !== server && connectionKey(up.o.server) !== connectionKey(server)) {
       await up.close();
       up = undefined;
     }
@@ -117,14 +118,13 @@ export class OauthUpstreams {
       await up.refresh();
       if ((up.state as string) !== "ok" && /\b401\b|unauthorized/i.test(up.error ?? "")) {
         // The server refused the token it was given (revoked, or expired early): ask once more, refreshed.
-        const again = await this.tokens.get(server.name, user, true);
-        if (!again.ok) return { ok: false, consentUrl: again.consentUrl };
+        grant = await this.tokens.get(server.name, user, true);
+        if (!grant.ok) return { ok: false, consentUrl: grant.consentUrl };
         await up.retryNow();
       }
       if ((up.state as string) !== "ok") return { ok: false, error: up.error ?? "not connected" };
     }
-    const now = await this.tokens.get(server.name, user);
-    return { ok: true, upstream: up, subject: now.ok ? now.token.subject : null };
+    return { ok: true, upstream: up, subject: grant.token.subject };
   }
 
   /** Forget a user's connection (their token was refused mid-call). */

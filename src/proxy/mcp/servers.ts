@@ -13,7 +13,7 @@ import type { Logger } from "../../log/index.ts";
 import type { CredentialSync } from "../link/credential-sync.ts";
 import { type McpToolEntry, type ServerTools, serverTools } from "./registry.ts";
 import type { AssertionKeys } from "./assertion.ts";
-import { Upstream, type UpstreamOptions } from "./upstream.ts";
+import { Upstream, connectionKey, type UpstreamOptions } from "./upstream.ts";
 import { bearerOf, type OauthTokens } from "./oauth.ts";
 
 export type McpServersOptions = {
@@ -28,11 +28,6 @@ export type McpServersOptions = {
   /** The users' tokens for OAuth servers (issue 32): their listing connection carries the listing grant's. */
   oauth?: OauthTokens;
 };
-
-/** What decides whether a connection must be made again. */
-function connectionKey(s: BundleToolServer): string {
-  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null, s.assertion ?? null]);
-}
 
 type Held = {
   server: BundleToolServer;

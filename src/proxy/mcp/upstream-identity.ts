@@ -18,13 +18,16 @@ export type IdentifiedCall = { identity?: AssertionSubject; presented?: Upstream
 
 export const callScope = new AsyncLocalStorage<IdentifiedCall>();
 
-/** Sets the assertion header on a request's headers; notes on the call what was presented. */
-export async function presentIdentity(headers: Headers, source: AssertionSource | undefined): Promise<void> {
-  if (!source) return;
+/**
+ * Sets the assertion header on a request's headers; notes on the call what was presented. A
+ * call whose decision named no service user of the identity map (made for the installation)
+ * presents the runtime itself, and its record names that assertion too.
+ */
+export async function presentIdentity(headers: Headers, source: AssertionSource): Promise<void> {
   const call = callScope.getStore();
   const minted = await source.mint(call?.identity ?? null);
   headers.set(source.header, minted.value);
-  if (call?.identity) call.presented = minted.presented;
+  if (call) call.presented = minted.presented;
 }
 
 /** The identity a permitted call is made for: the service user its decision record names, from the bundle's identity map. */

@@ -73,6 +73,11 @@ export type CallContext = IdentifiedCall & {
 export type OutboundGuard = (url: URL) => Promise<{ url: URL; headers: Record<string, string>; serverName: string | null }>;
 
 /** A call that did not produce an upstream result: the code goes to the log and the outcome. */
+/** What decides whether a connection must be made again. */
+export function connectionKey(s: BundleToolServer): string {
+  return JSON.stringify([s.transport, s.url, s.command, s.args, s.secrets_sealed, s.auth ?? null, s.assertion ?? null]);
+}
+
 export class UpstreamError extends Error {
   override name = "UpstreamError";
   constructor(
@@ -148,7 +153,7 @@ export class Upstream {
         const init = withTraceHeaders(given);
         const headers = new Headers(init?.headers);
         if (authorize) for (const [k, v] of Object.entries(await authorize())) headers.set(k, v);
-        await presentIdentity(headers, assertion);
+        if (assertion) await presentIdentity(headers, assertion);
         if (!guard) return fetch(url, { ...init, headers, ...(ca ? { tls: { ca } } : {}) } as RequestInit);
         const to = await guard(new URL(url));
         for (const [k, v] of Object.entries(to.headers)) headers.set(k, v);
