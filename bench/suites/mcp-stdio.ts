@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { join } from "node:path";
 import { EVERYTHING_JS } from "../../test/support/mcp/servers.ts";
 import type { Suite } from "../lib/context.ts";
-import { type Metric, metric } from "../lib/report.ts";
+import { type Metric, type Target, metric } from "../lib/report.ts";
 import { summarize } from "../lib/stats.ts";
 
 const PEERS = process.env.SVC_BENCH_PEERS ?? "/var/cache/svc/bench-peers";
@@ -22,6 +22,8 @@ export const MCP_PROXY_BIN = join(PEERS, "mcp-proxy-0.13.0/bin/mcp-proxy");
 const SERVER = [process.execPath, EVERYTHING_JS, "stdio"];
 
 type Summary = ReturnType<typeof summarize>;
+type Quantile = "p50" | "p99";
+const QUANTILES: readonly Quantile[] = ["p50", "p99"];
 type Path = { name: string; clients: Client[]; tool: string };
 export type McpStdioResult = {
   calls: number;
@@ -151,101 +153,24 @@ export async function measureMcpStdio(calls: number, o: { prof?: string; warmup?
 
 /** Issue 34's MCP targets as metrics, one value per run. */
 export function mcpStdioMetrics(runs: McpStdioResult[]): Metric[] {
-  const of = (f: (r: McpStdioResult) => number) => runs.map(f);
-  const added = (r: McpStdioResult, path: string, q: "p50" | "p99") => (r.seq[path]?.[q] ?? Number.NaN) - r.seq.direct![q];
+  const m = (name: string, unit: string, f: (r: McpStdioResult) => number, target?: Target, note?: string) => metric("mcp stdio", name, unit, runs.map(f), target, note);
+  const added = (r: McpStdioResult, path: string, q: Quantile) => (r.seq[path]?.[q] ?? Number.NaN) - r.seq.direct![q];
   const hasPeer = runs.every((r) => r.seq["mcp-proxy"]);
   const out: Metric[] = [
-    metric(
-      "mcp stdio",
-      "tools/call p50, directly (stdio)",
-      "ms",
-      of((r) => r.seq.direct!.p50),
-    ),
-    metric(
-      "mcp stdio",
-      "tools/call p99, directly (stdio)",
-      "ms",
-      of((r) => r.seq.direct!.p99),
-    ),
-    metric(
-      "mcp stdio",
-      "added by svc, p50 (sequential)",
-      "ms",
-      of((r) => added(r, "svc", "p50")),
-      { op: "<=", value: 1.5 },
-      "decided, sealed, the decision record fsynced before the upstream",
-    ),
-    metric(
-      "mcp stdio",
-      "added by svc, p99 (sequential)",
-      "ms",
-      of((r) => added(r, "svc", "p99")),
-      { op: "<=", value: 5 },
-    ),
+    ...QUANTILES.map((q) => m(`tools/call ${q}, directly (stdio)`, "ms", (r) => r.seq.direct![q])),
+    m("added by svc, p50 (sequential)", "ms", (r) => added(r, "svc", "p50"), { op: "<=", value: 1.5 }, "decided, sealed, the decision record fsynced before the upstream"),
+    m("added by svc, p99 (sequential)", "ms", (r) => added(r, "svc", "p99"), { op: "<=", value: 5 }),
   ];
   if (!hasPeer) return [...out, metric("mcp stdio", "mcp-proxy 0.13 (bare bridge)", "", [Number.NaN], undefined, runs[0]?.note.join("; "))];
   return [
     ...out,
-    metric(
-      "mcp stdio",
-      "added by mcp-proxy 0.13, p50 (sequential)",
-      "ms",
-      of((r) => added(r, "mcp-proxy", "p50")),
-      undefined,
-      "peer: no decision, no audit",
-    ),
-    metric(
-      "mcp stdio",
-      "added by mcp-proxy 0.13, p99 (sequential)",
-      "ms",
-      of((r) => added(r, "mcp-proxy", "p99")),
-      undefined,
-      "peer",
-    ),
-    metric(
-      "mcp stdio",
-      "added p50, svc / mcp-proxy",
-      "x",
-      of((r) => added(r, "svc", "p50") / added(r, "mcp-proxy", "p50")),
-      { op: "<=", value: 0.5 },
-      "same run",
-    ),
-    metric(
-      "mcp stdio",
-      "added p99, svc / mcp-proxy",
-      "x",
-      of((r) => added(r, "svc", "p99") / added(r, "mcp-proxy", "p99")),
-      { op: "<=", value: 0.5 },
-      "same run",
-    ),
-    metric(
-      "mcp stdio",
-      "c=8 p50, directly",
-      "ms",
-      of((r) => r.c8.direct!.p50),
-    ),
-    metric(
-      "mcp stdio",
-      "c=8 p50, mcp-proxy 0.13",
-      "ms",
-      of((r) => r.c8["mcp-proxy"]!.p50),
-      undefined,
-      "peer",
-    ),
-    metric(
-      "mcp stdio",
-      "c=8 p50, svc",
-      "ms",
-      of((r) => r.c8.svc!.p50),
-    ),
-    metric(
-      "mcp stdio",
-      "c=8 p50, svc / mcp-proxy",
-      "x",
-      of((r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50),
-      { op: "<=", value: 1 },
-      "same run; ContextForge not a peer here (docs/performance.md)",
-    ),
+    m("added by mcp-proxy 0.13, p50 (sequential)", "ms", (r) => added(r, "mcp-proxy", "p50"), undefined, "peer: no decision, no audit"),
+    m("added by mcp-proxy 0.13, p99 (sequential)", "ms", (r) => added(r, "mcp-proxy", "p99"), undefined, "peer"),
+    ...QUANTILES.map((q) => m(`added ${q}, svc / mcp-proxy`, "x", (r) => added(r, "svc", q) / added(r, "mcp-proxy", q), { op: "<=", value: 0.5 }, "same run")),
+    m("c=8 p50, directly", "ms", (r) => r.c8.direct!.p50),
+    m("c=8 p50, mcp-proxy 0.13", "ms", (r) => r.c8["mcp-proxy"]!.p50, undefined, "peer"),
+    m("c=8 p50, svc", "ms", (r) => r.c8.svc!.p50),
+    m("c=8 p50, svc / mcp-proxy", "x", (r) => r.c8.svc!.p50 / r.c8["mcp-proxy"]!.p50, { op: "<=", value: 1 }, "same run; ContextForge not a peer here (docs/performance.md)"),
   ];
 }
 

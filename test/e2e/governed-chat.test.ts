@@ -33,6 +33,8 @@ import {
   startContainer,
   stopContainer,
   teardown,
+  modelProfileCreateArgs,
+  policyCreateArgs,
 } from "./world.ts";
 import { errorText, failedText, ids, modelCallsTool, offered, toolOutputs, toolServerServed, toolStatuses } from "./chat-helpers.ts";
 import { mcpServersScenario } from "./scenario-mcp-servers.ts";
@@ -98,25 +100,7 @@ describe("scenario 1: the setup order of spec §1 with the svc CLI", () => {
   test("an api_key profile is refused while no runtime of the scope has registered", async () => {
     const w = await linked();
     const agent = await api(w.cp, "POST", org(w.cp, "/agents"), { name: "no-runtime-agent", workspace: "default" });
-    const r = await w.cli(
-      [
-        "model-profiles",
-        "create",
-        "--display-name",
-        "Nobody",
-        "--endpoint",
-        w.model.endpoint,
-        "--auth-type",
-        "api_key",
-        "--default-model",
-        "gpt-e2e",
-        "--agent",
-        agent.json.id,
-        "--workspace",
-        "default",
-      ],
-      `${MODEL_API_KEY}\n`,
-    );
+    const r = await w.cli(modelProfileCreateArgs("Nobody", ["--agent", agent.json.id]), `${MODEL_API_KEY}\n`);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("(no_runtime_recipient)");
   });
@@ -470,24 +454,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
       const created = await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "kb", workspace: "default", transport: "http", url: notes.url });
       expect(created.status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/kb/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-      const policy = async (name: string, dst: string, effect: string, condition?: string) =>
-        w.cli([
-          "policies",
-          "create",
-          "--name",
-          name,
-          "--src-pattern",
-          `user:${w.aliceUserId}`,
-          "--dst-pattern",
-          dst,
-          "--effect",
-          effect,
-          "--agent-id",
-          w.agentId,
-          "--workspace",
-          "default",
-          ...(condition ? ["--condition", condition] : []),
-        ]);
+      const policy = async (name: string, dst: string, effect: string, condition?: string) => w.cli(policyCreateArgs({ name, src: `user:${w.aliceUserId}`, dst, effect, condition }));
       expect((await policy("kb-lookup", "tool:kb.lookup", "permit")).code).toBe(0);
       expect((await policy("kb-no-forbidden", "tool:kb.lookup", "deny", '"term" in args && args.term == "forbidden"')).code).toBe(0);
       const identity = join(w.home, "mcp-audit-identity.txt");
@@ -566,22 +533,7 @@ describe("scenario 13: an MCP tool server through svc's gateway (issue 13)", () 
     expect(carolUser.status).toBe(201);
     const carolId = carolUser.json.id as string;
     expect((await api(w.cp, "POST", org(w.cp, `/users/${carolId}/remote-identities`), { platform: "chatui", remote_user_id: w.carol.id })).status).toBe(201);
-    const permit = await w.cli([
-      "policies",
-      "create",
-      "--name",
-      "kbx-carol",
-      "--src-pattern",
-      `user:${carolId}`,
-      "--dst-pattern",
-      "tool:kbx.lookup",
-      "--effect",
-      "permit",
-      "--agent-id",
-      w.agentId,
-      "--workspace",
-      "default",
-    ]);
+    const permit = await w.cli(policyCreateArgs({ name: "kbx-carol", src: `user:${carolId}`, dst: "tool:kbx.lookup" }));
     expect(permit.code).toBe(0);
     await toolServerServed("kbx");
 

@@ -11,10 +11,10 @@ import { describe, expect, test } from "bun:test";
 import { chromium } from "playwright-core";
 import { api, org } from "../integration/cli-support.ts";
 import { freePort, waitFor } from "../support/controlplane-process.ts";
-import { startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
+import { consentAtProvider, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { chatTurn, listenSocket } from "../support/openwebui.ts";
 import { ids, modelCallsTool, toolOutputs, toolServerServed } from "./chat-helpers.ts";
-import { ALICE, MODEL, auditRecord, auditRecords, linked } from "./world.ts";
+import { ALICE, MODEL, auditRecord, auditRecords, linked, policyCreateArgs } from "./world.ts";
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage"];
 
@@ -26,18 +26,7 @@ async function consentInBrowser(url: string, issuer: string, cpUrl: string, logi
   const browser = await chromium.launch({ executablePath: process.env.SVC_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
-    const page = await context.newPage();
-    await page.goto(url);
-    // svc's own page first: which server, for which user, and a warning to anyone else
-    const shown = (await page.locator("main").textContent()) ?? "";
-    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
-    await page.waitForURL((u) => u.origin === issuer);
-    await page.locator("input[name=login]").fill(login);
-    await page.locator("input[name=password]").fill("anything");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.waitForURL((u) => u.origin === cpUrl);
-    return { shown, done: (await page.locator("body").textContent()) ?? "" };
+    return await consentAtProvider(await context.newPage(), url, { issuer, returnOrigin: cpUrl, login });
   } finally {
     await browser.close();
   }
@@ -63,26 +52,7 @@ export function mcpOauthScenario(): void {
         expect(connect.code).toBe(0);
         expect((await consentInBrowser(JSON.parse(connect.stdout).url, as.issuer, w.cp.url, "svc-lister")).done).toContain("Tool connected");
         await toolServerServed("onotes", "whoami");
-        expect(
-          (
-            await w.cli([
-              "policies",
-              "create",
-              "--name",
-              "onotes-alice",
-              "--src-pattern",
-              `user:${w.aliceUserId}`,
-              "--dst-pattern",
-              "tool:onotes.whoami",
-              "--effect",
-              "permit",
-              "--agent-id",
-              w.agentId,
-              "--workspace",
-              "default",
-            ])
-          ).code,
-        ).toBe(0);
+        expect((await w.cli(policyCreateArgs({ name: "onotes-alice", src: `user:${w.aliceUserId}`, dst: "tool:onotes.whoami" }))).code).toBe(0);
         await toolServerServed("onotes", "whoami");
         const seen = ids(await auditRecords({ tool: "onotes.whoami" }));
 

@@ -17,7 +17,22 @@ import { EVERYTHING_JS, startEverythingHttp } from "../support/mcp/servers.ts";
 import { addUser, chatTurn, owui, signIn } from "../support/openwebui.ts";
 import { ids, modelCallsTool, offered, toolOutputs, toolServerServed } from "./chat-helpers.ts";
 import { gatewayClient, gatewayInitialize, gatewayUrl, resultText } from "./mcp-gateway.ts";
-import { ADMIN, ALICE, MODEL, type Container, auditRecord, auditRecords, bundleApplied, childPid, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
+import {
+  ADMIN,
+  ALICE,
+  MODEL,
+  type Container,
+  auditRecord,
+  auditRecords,
+  bundleApplied,
+  childPid,
+  containerEnv,
+  freshStateDir,
+  linked,
+  policyCreateArgs,
+  startContainer,
+  stopContainer,
+} from "./world.ts";
 
 const DAVE = { email: "dave@example.com", password: "dave-pass-1", name: "Dave" };
 
@@ -40,24 +55,7 @@ export function mcpServersScenario(): void {
       try {
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "everything", workspace: "default", transport: "http", url: everything.url })).status).toBe(201);
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/everything/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-        const permit = await w.cli([
-          "policies",
-          "create",
-          "--name",
-          "small-sums",
-          "--src-pattern",
-          `user:${w.aliceUserId}`,
-          "--dst-pattern",
-          "tool:everything.get-sum",
-          "--effect",
-          "permit",
-          "--condition",
-          "args.a < 100",
-          "--agent-id",
-          w.agentId,
-          "--workspace",
-          "default",
-        ]);
+        const permit = await w.cli(policyCreateArgs({ name: "small-sums", src: `user:${w.aliceUserId}`, dst: "tool:everything.get-sum", condition: "args.a < 100" }));
         expect(permit.code).toBe(0);
         await toolServerServed("everything", "get-sum");
         const seen = ids(await auditRecords({ tool: "everything.get-sum" }));
@@ -136,26 +134,7 @@ export function mcpServersScenario(): void {
       chmodSync(command, 0o755);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "local", workspace: "default", transport: "stdio", command })).status).toBe(201);
       expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/local/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-      expect(
-        (
-          await w.cli([
-            "policies",
-            "create",
-            "--name",
-            "alice-local",
-            "--src-pattern",
-            `user:${w.aliceUserId}`,
-            "--dst-pattern",
-            "tool:local.*",
-            "--effect",
-            "permit",
-            "--agent-id",
-            w.agentId,
-            "--workspace",
-            "default",
-          ])
-        ).code,
-      ).toBe(0);
+      expect((await w.cli(policyCreateArgs({ name: "alice-local", src: `user:${w.aliceUserId}`, dst: "tool:local.*" }))).code).toBe(0);
 
       // the second installation of the agent, in a container of its own (no packs: its tools are the agent's MCP tools)
       const init = await w.cli(["bot", "init", "--platform", "chatui", "--name", "helpdesk-b", "--agent", w.agentId, "--workspace", "default", "--json"]);

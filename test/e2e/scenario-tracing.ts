@@ -15,7 +15,21 @@ import { startNotesServer } from "../support/mcp/servers.ts";
 import { type OtlpSpan, startCollector } from "../support/otel-collector.ts";
 import { addUser, chatTurn, signIn } from "../support/openwebui.ts";
 import { toolOutputs } from "./chat-helpers.ts";
-import { ADMIN, ALICE, MODEL, MODEL_API_KEY, type Container, bundleApplied, containerEnv, freshStateDir, linked, startContainer, stopContainer } from "./world.ts";
+import {
+  ADMIN,
+  ALICE,
+  MODEL,
+  MODEL_API_KEY,
+  type Container,
+  bundleApplied,
+  containerEnv,
+  freshStateDir,
+  linked,
+  modelProfileCreateArgs,
+  policyCreateArgs,
+  startContainer,
+  stopContainer,
+} from "./world.ts";
 
 async function serverState(stateDir: string, token: string, name: string): Promise<string | null> {
   const res = await fetch("http://svc-proxy/v1/policy", { unix: join(stateDir, "proxy.sock"), headers: { authorization: `Bearer ${token}` } } as RequestInit);
@@ -34,26 +48,7 @@ export function tracingScenario(): void {
       try {
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers"), { name: "traced", workspace: "default", transport: "http", url: notes.url })).status).toBe(201);
         expect((await api(w.cp, "POST", org(w.cp, "/tool-servers/traced/assign"), { agent_id: w.agentId })).status).toBeLessThan(300);
-        expect(
-          (
-            await w.cli([
-              "policies",
-              "create",
-              "--name",
-              "traced-lookup",
-              "--src-pattern",
-              `user:${w.aliceUserId}`,
-              "--dst-pattern",
-              "tool:traced.lookup",
-              "--effect",
-              "permit",
-              "--agent-id",
-              w.agentId,
-              "--workspace",
-              "default",
-            ])
-          ).code,
-        ).toBe(0);
+        expect((await w.cli(policyCreateArgs({ name: "traced-lookup", src: `user:${w.aliceUserId}`, dst: "tool:traced.lookup" }))).code).toBe(0);
         // Open WebUI's exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (gRPC); svc's proxy the traces endpoint, which comes first for it.
         const otel = {
           ENABLE_OTEL: "true",
@@ -77,24 +72,7 @@ export function tracingScenario(): void {
         expect((await api(w.cp, "POST", org(w.cp, `/users/${w.aliceUserId}/remote-identities`), { platform: "chatui", remote_user_id: alice.id })).status).toBeLessThan(300);
         // The profile's API key is sealed to the runtimes registered when it was made: one made now
         // (same endpoint, model and key) is sealed to the new replica too.
-        const made = await w.cli(
-          [
-            "model-profiles",
-            "create",
-            "--display-name",
-            "E2E model (traced)",
-            "--endpoint",
-            w.model.endpoint,
-            "--auth-type",
-            "api_key",
-            "--default-model",
-            "gpt-e2e",
-            "--workspace",
-            "default",
-            "--json",
-          ],
-          `${MODEL_API_KEY}\n`,
-        );
+        const made = await w.cli(modelProfileCreateArgs("E2E model (traced)", ["--json"]), `${MODEL_API_KEY}\n`);
         expect(made.code).toBe(0);
         expect((await w.cli(["model-profiles", "assign", JSON.parse(made.stdout).id, "--workspace", "default", "--agent", w.agentId])).code).toBe(0);
         reassigned = true;

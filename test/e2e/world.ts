@@ -231,15 +231,25 @@ export async function proxyMetrics(): Promise<string> {
   return res.text();
 }
 
+/**
+ * `svc model-profiles create` of an api_key profile on the model double (gpt-e2e) in the default
+ * workspace; its key (MODEL_API_KEY) goes on stdin. `more`: further flags (--agent, --json).
+ */
+export function modelProfileCreateArgs(displayName: string, more: string[] = []): string[] {
+  return ["model-profiles", "create", "--display-name", displayName, "--endpoint", w.model!.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--workspace", "default", ...more];
+}
+
+/** `svc policies create` for the world's agent in the default workspace: a permit unless `effect` says otherwise. */
+export function policyCreateArgs(p: { name: string; src: string; dst: string; effect?: string; condition?: string }): string[] {
+  const condition = p.condition ? ["--condition", p.condition] : [];
+  return ["policies", "create", "--name", p.name, "--src-pattern", p.src, "--dst-pattern", p.dst, "--effect", p.effect ?? "permit", ...condition, "--agent-id", w.agentId!, "--workspace", "default"];
+}
+
 /** Spec §1 step 4: a model profile (api_key: the runtime registered its key at boot), assigned. */
 export async function profiled(): Promise<World> {
   return stage("profiled", async () => {
     await booted();
-    const create = await cliStep(
-      "model-profiles create",
-      ["model-profiles", "create", "--display-name", "E2E model", "--endpoint", w.model!.endpoint, "--auth-type", "api_key", "--default-model", "gpt-e2e", "--workspace", "default", "--json"],
-      `${MODEL_API_KEY}\n`,
-    );
+    const create = await cliStep("model-profiles create", modelProfileCreateArgs("E2E model", ["--json"]), `${MODEL_API_KEY}\n`);
     w.profileId = JSON.parse(create.stdout).id;
     await cliStep("model-profiles assign", ["model-profiles", "assign", w.profileId!, "--workspace", "default", "--agent", w.agentId!]);
     await cliStep("model-profiles readiness", ["model-profiles", "readiness", w.profileId!, "--workspace", "default"]);
@@ -255,24 +265,7 @@ export async function permitted(): Promise<World> {
     const u = await api(w.cp!, "POST", org(w.cp!, "/users"), { email: ALICE.email, display_name: ALICE.name });
     if (u.status !== 201) throw new Error(`user: ${u.status} ${JSON.stringify(u.json)}`);
     w.aliceUserId = u.json.id;
-    const policy = async (name: string, src: string, dst: string) =>
-      cliStep(`policies create ${name}`, [
-        "policies",
-        "create",
-        "--name",
-        name,
-        "--src-pattern",
-        src,
-        "--dst-pattern",
-        dst,
-        "--effect",
-        "permit",
-        "--agent-id",
-        w.agentId!,
-        "--workspace",
-        "default",
-        "--json",
-      ]);
+    const policy = async (name: string, src: string, dst: string) => cliStep(`policies create ${name}`, [...policyCreateArgs({ name, src, dst }), "--json"]);
     await policy("chat", "*", "model:invoke");
     await policy("crm-readers", `user:${w.aliceUserId}`, "tool:crm.lookup_customer");
     // A permit for the misnamed pack's declared name: it cannot help, the method sends another name.

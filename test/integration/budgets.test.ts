@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
 import { startModelServer } from "../support/model-server.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 import { svc } from "./cli-support.ts";
 
 setDefaultTimeout(90_000);
@@ -37,18 +37,7 @@ beforeAll(async () => {
   const mp = await must(api("POST", "/model-profiles", { display_name: "LLM", endpoint: model.endpoint, auth_type: "none", default_model: "m-small", workspace: s.workspace }), "create model profile");
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   for (let i = 0; i < 2; i++) {
-    const d = proxyDirs();
-    const px = startProxy({
-      SVC_RUNTIME_TOKEN: s.runtimeToken,
-      SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-      SVC_PROXY_STATE_DIR: d.stateDir,
-      SVC_RUNTIME_SOCKET_PATH: d.socket,
-      SVC_PROXY_AUDIT: d.spool,
-      SVC_PROXY_POLL_INTERVAL: "200ms",
-      SVC_PROXY_LIMITS_INTERVAL: "200ms",
-      SVC_PROXY_CA_FILE: model.caFile,
-      SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min",
-    });
+    const px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "tool:crm.read=2/min" }));
     replicas.push(px);
   }
   await Promise.all(replicas.map(async (px) => px.waitReady()));

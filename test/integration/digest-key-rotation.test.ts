@@ -5,7 +5,7 @@
 // (`svc audit list --args-digest … --digest-key …`).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { addPolicy, adminApi, type Api, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 import { svc } from "./cli-support.ts";
 
 setDefaultTimeout(60_000);
@@ -19,15 +19,7 @@ beforeAll(async () => {
   api = adminApi(cp);
   s = await setUpScenario(api);
   await addPolicy(api, s, "*", "tool:crm.read");
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "1s",
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_POLL_INTERVAL: "1s" }));
   await px.waitReady();
 });
 

@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { jwksPath } from "../../src/contract/identity-assertion.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
-import { addPolicy, adminApi, type Api, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, type ProxyProcess, proxyDirs, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 import { type ControlPlaneProcess, cleanup, freePort, startControlPlane } from "../support/controlplane-process.ts";
 import { type IdentityServer, startIdentityServer } from "../support/mcp/servers.ts";
 import { testTls } from "../support/tls.ts";
@@ -90,18 +90,20 @@ beforeAll(async () => {
   ]);
   const d = proxyDirs();
   stateDir = d.stateDir;
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "1s",
-    CHATUI_SECRET_KEY: SECRET,
-    SVC_PROXY_MCP_PORT: String(mcpPort),
-    // the documented outbound trust setting: the test CA signed the MCP servers' certificates
-    SVC_PROXY_CA_FILE: testTls().caFile,
-  });
+  px = startProxy(
+    proxyEnv(
+      cp.url,
+      s.runtimeToken,
+      {
+        SVC_PROXY_POLL_INTERVAL: "1s",
+        CHATUI_SECRET_KEY: SECRET,
+        SVC_PROXY_MCP_PORT: String(mcpPort),
+        // the documented outbound trust setting: the test CA signed the MCP servers' certificates
+        SVC_PROXY_CA_FILE: testTls().caFile,
+      },
+      d,
+    ),
+  );
   await px.waitReady();
   await cli(["tool-servers", "create", "kb", "--url", a.url, "--assertion-header", "X-Svc-Identity", "--assertion-audience", AUDIENCE, "--workspace", s.workspace, "--agent", s.agentId]);
   await addPolicy(api, s, "*", "tool:kb.whoami");

@@ -11,9 +11,9 @@ import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/
 import { existsSync, readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { type ControlPlaneProcess, freePort, startControlPlane, waitFor } from "../support/controlplane-process.ts";
-import { type OAuthNotesServer, type OAuthTestServer, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
+import { type OAuthNotesServer, type OAuthTestServer, consentAtProvider, startOAuthNotesServer, startOAuthServer } from "../support/oauth-server.ts";
 import { testTls } from "../support/tls.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { signSession } from "../../src/proxy/mcp/session-jwt.ts";
 import { launchBrowser } from "./console-browser.ts";
 import { svc } from "./cli-support.ts";
@@ -61,17 +61,7 @@ const whoami = async (c: Caller) => (await c.client.callTool({ name: "notes.whoa
 async function consent(url: string, login: string, o: { atProvider?: boolean } = {}): Promise<string> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   try {
-    const page = await context.newPage();
-    await page.goto(url);
-    // svc's own page first: which server, for which user, and a warning to anyone else
-    if (!o.atProvider) await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
-    await page.waitForURL((u) => u.origin === as.issuer);
-    await page.locator("input[name=login]").fill(login);
-    await page.locator("input[name=password]").fill("anything");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.waitForURL((u) => u.origin === cp.url);
-    return (await page.locator("body").textContent()) ?? "";
+    return (await consentAtProvider(await context.newPage(), url, { issuer: as.issuer, returnOrigin: cp.url, login, atProvider: o.atProvider })).done;
   } finally {
     await context.close();
   }
@@ -97,18 +87,7 @@ beforeAll(async () => {
   expect(created.auth).toBe("oauth");
   await must(api("POST", `/tool-servers/${serverId}/assign`, { agent_id: s.agentId }), "assign");
   const mcpPort = freePort();
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: tls.caFile,
-    CHATUI_SECRET_KEY: SECRET,
-    SVC_PROXY_MCP_PORT: String(mcpPort),
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_CA_FILE: tls.caFile, CHATUI_SECRET_KEY: SECRET, SVC_PROXY_MCP_PORT: String(mcpPort) }));
   await px.waitReady();
   mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
 });

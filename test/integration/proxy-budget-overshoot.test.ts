@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
 import { startModelServer } from "../support/model-server.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 setDefaultTimeout(120_000);
 const PER_CALL = 150;
@@ -30,17 +30,7 @@ beforeAll(async () => {
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
   for (const who of ["alice", "bob"])
     await must(api("POST", "/budgets", { name: `${who}-daily`, scope: "user", target: s.users[who]!.id, period: "day", unit: "tokens", limit: LIMIT }), `budget of ${who}`);
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_LIMITS_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: model.caFile,
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_LIMITS_INTERVAL: "200ms", SVC_PROXY_CA_FILE: model.caFile }));
   await px.waitReady();
   await waitFor(async () => (await (await px.call("/metrics")).text()).includes('svc_proxy_budget_limit{budget="bob-daily"}'), "the proxy to know the budgets");
 });
@@ -104,17 +94,7 @@ describe("budget overshoot across two replicas", () => {
     const replicas: ProxyProcess[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        const d = proxyDirs();
-        replicas.push(
-          startProxy({
-            SVC_RUNTIME_TOKEN: s.runtimeToken,
-            SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-            SVC_PROXY_STATE_DIR: d.stateDir,
-            SVC_RUNTIME_SOCKET_PATH: d.socket,
-            SVC_PROXY_AUDIT: d.spool,
-            SVC_PROXY_CA_FILE: model.caFile,
-          }),
-        );
+        replicas.push(startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_POLL_INTERVAL: undefined, SVC_PROXY_CA_FILE: model.caFile })));
       }
       for (const r of replicas) await r.waitReady();
       for (const r of replicas) await waitFor(async () => (await (await r.call("/metrics")).text()).includes('svc_proxy_budget_limit{budget="dave-daily"}'), "the replica to know the budgets");

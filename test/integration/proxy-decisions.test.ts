@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Decrypter, generateX25519Identity, identityToRecipient } from "age-encryption";
 import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
 import { startModelServer } from "../support/model-server.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 setDefaultTimeout(60_000);
 let cp: ControlPlaneProcess;
@@ -32,16 +32,7 @@ beforeAll(async () => {
   await addPolicy(api, s, "*", "tool:crm.update");
   await addPolicy(api, s, `user:${s.users.bob!.id}`, "tool:crm.update", "deny");
   await addPolicy(api, s, `user:${s.users.alice!.id}`, "model:invoke");
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: model.caFile,
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_CA_FILE: model.caFile }));
   await px.waitReady();
 });
 
@@ -142,19 +133,9 @@ describe("models", () => {
   });
 
   test("v2: the profile assignment decides (bob sees and calls models without a permit)", async () => {
-    const d = proxyDirs();
     // Started as svc run starts it: the CA file also in NODE_EXTRA_CA_CERTS, so the forwarded
     // call below trusts the model double through Bun's default store, with no per-call tls.ca.
-    px2 = startProxy({
-      SVC_RUNTIME_TOKEN: s.runtimeToken,
-      SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-      SVC_PROXY_STATE_DIR: d.stateDir,
-      SVC_RUNTIME_SOCKET_PATH: d.socket,
-      SVC_PROXY_AUDIT: d.spool,
-      SVC_PROXY_BUNDLE_VERSION: "2",
-      SVC_PROXY_CA_FILE: model.caFile,
-      NODE_EXTRA_CA_CERTS: model.caFile,
-    });
+    px2 = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_POLL_INTERVAL: undefined, SVC_PROXY_BUNDLE_VERSION: "2", SVC_PROXY_CA_FILE: model.caFile, NODE_EXTRA_CA_CERTS: model.caFile }));
     await px2.waitReady();
     expect((await px2.policy()).bundle_version).toBe(2);
     const bob = await (await px2.call("/v1/models", { user: s.users.bob!.remote })).json();

@@ -4,7 +4,7 @@
 // are told they are disabled: no claim link, which could not help them.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 import { svc } from "./cli-support.ts";
 
 setDefaultTimeout(90_000);
@@ -26,15 +26,7 @@ beforeAll(async () => {
     "create model profile",
   );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, {}));
   await px.waitReady();
 });
 

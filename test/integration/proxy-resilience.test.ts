@@ -16,6 +16,7 @@ import {
   must,
   type ProxyProcess,
   proxyDirs,
+  proxyEnv,
   type Scenario,
   setUpScenario,
   startEgressProxy,
@@ -37,17 +38,8 @@ let api: Api;
 let s: Scenario;
 const running: ProxyProcess[] = [];
 
-function proxyEnv(dirs = proxyDirs(), extra: Record<string, string> = {}) {
-  return {
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: dirs.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: dirs.socket,
-    SVC_PROXY_AUDIT: dirs.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    ...extra,
-  };
-}
+/** A replica of the scenario's installation against the real control plane (`extra` overrides). */
+const replicaEnv = (dirs = proxyDirs(), extra: Record<string, string> = {}) => proxyEnv(cp.url, s.runtimeToken, extra, dirs);
 function launch(env: Record<string, string>) {
   const p = startProxy(env);
   running.push(p);
@@ -70,7 +62,7 @@ describe("egress and polling", () => {
   test("control-plane calls go through SVC_PROXY_EGRESS_PROXY; unchanged bundles are 304", async () => {
     const egress = startEgressProxy();
     try {
-      const px = launch(proxyEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url }));
+      const px = launch(replicaEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url }));
       await px.waitReady();
       await waitFor(() => egress.seen.some((r) => r.url.includes("/api/v1/runtime/policy-bundle") && r.status === 304), "a 304 poll through the egress proxy");
       const paths = egress.seen.map((r) => new URL(r.url).pathname);
@@ -89,7 +81,7 @@ describe("egress and polling", () => {
   test("SVC_PROXY_NO_PROXY bypasses the egress proxy for the control-plane host", async () => {
     const egress = startEgressProxy();
     try {
-      const px = launch(proxyEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url, SVC_PROXY_NO_PROXY: "metadata.internal,127.0.0.1" }));
+      const px = launch(replicaEnv(undefined, { SVC_PROXY_EGRESS_PROXY: egress.url, SVC_PROXY_NO_PROXY: "metadata.internal,127.0.0.1" }));
       await px.waitReady();
       expect((await px.policy()).state).toBe("ready");
       expect(egress.seen).toEqual([]);
@@ -100,7 +92,7 @@ describe("egress and polling", () => {
   });
 
   test("the replica reports itself by heartbeat", async () => {
-    const px = launch(proxyEnv());
+    const px = launch(replicaEnv());
     await px.waitReady();
     const inst = async () => (await api("GET", `/installations/${s.installationId}`)).json;
     await waitFor(async () => (await inst()).replicas?.some((r: any) => r.state === "ready" && r.last_heartbeat_at), "a heartbeat recorded on the installation");
@@ -110,7 +102,7 @@ describe("egress and polling", () => {
 
 describe("control plane outages", () => {
   test("down: stale, still deciding on the last good bundle; back: ready", async () => {
-    const px = launch(proxyEnv());
+    const px = launch(replicaEnv());
     await px.waitReady();
     expect((await px.policy()).state).toBe("ready");
     await cp.stop();
@@ -129,14 +121,14 @@ describe("control plane outages", () => {
 
   test("restart while the control plane is down: the persisted bundle is reloaded (stale) and decisions continue", async () => {
     const dirs = proxyDirs();
-    const first = launch(proxyEnv(dirs));
+    const first = launch(replicaEnv(dirs));
     await first.waitReady();
     const before = await first.policy();
     const rev = before.policy_revision;
     expect(await first.stop()).toBe(0);
     await cp.stop();
     try {
-      const second = launch(proxyEnv(dirs));
+      const second = launch(replicaEnv(dirs));
       await second.waitReady();
       const st = await second.policy();
       expect(st).toMatchObject({ state: "stale", policy_revision: rev, tool_count: 2 });
@@ -156,7 +148,7 @@ describe("control plane outages", () => {
       expect(await second.stop()).toBe(0); // SIGTERM with the control plane down: drains what it can, exits
       await cp.restart();
       // the record answered while the control plane was down ships on the next start, once
-      const third = launch(proxyEnv(dirs));
+      const third = launch(replicaEnv(dirs));
       await third.waitReady();
       await waitFor(async () => (await api("GET", `/audit-records/${d.record_id}`)).status === 200, "the stale-mode record shipped");
       await third.stop();
@@ -166,7 +158,7 @@ describe("control plane outages", () => {
   });
 
   test("an unreachable control plane at first start: 503 with the reason", async () => {
-    const px = launch(proxyEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" }));
+    const px = launch(replicaEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: "http://127.0.0.1:9" }));
     await waitFor(async () => {
       const r = await fetch("http://localhost/readyz", { unix: px.socket } as RequestInit);
       const j = await r.json();
@@ -176,7 +168,7 @@ describe("control plane outages", () => {
   });
 
   test("a control-plane URL ending in /api/v1 is refused at start, naming the variable", async () => {
-    const px = launch(proxyEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: `${cp.url}/api/v1` }));
+    const px = launch(replicaEnv(undefined, { SVC_RUNTIME_CONTROL_PLANE_URL: `${cp.url}/api/v1` }));
     expect(await px.proc.exited).toBe(1);
     await Bun.sleep(0);
     expect(px.logs()).toContain("SVC_RUNTIME_CONTROL_PLANE_URL");
@@ -188,9 +180,9 @@ describe("one proxy per audit spool directory", () => {
   test("a second proxy on the same spool (its own socket and state) is refused in one line naming the directory and the holder pid; after kill -9 the spool is free", async () => {
     const a = proxyDirs();
     const b = proxyDirs();
-    const first = launch(proxyEnv(a));
+    const first = launch(replicaEnv(a));
     await first.waitReady();
-    const second = launch(proxyEnv({ ...b, spool: a.spool }));
+    const second = launch(replicaEnv({ ...b, spool: a.spool }));
     expect(await second.proc.exited).toBe(1);
     const line = `svc proxy serve: SVC_PROXY_AUDIT "${a.spool}" is in use by another proxy (pid ${first.proc.pid}, since `;
     await waitFor(() => second.logs().includes(line), "the refusal on stderr");
@@ -201,7 +193,7 @@ describe("one proxy per audit spool directory", () => {
     first.proc.kill("SIGKILL");
     await first.proc.exited;
     expect(existsSync(join(a.spool, "proxy.lock"))).toBe(true);
-    const again = launch(proxyEnv({ ...b, spool: a.spool }));
+    const again = launch(replicaEnv({ ...b, spool: a.spool }));
     await again.waitReady();
     await waitFor(async () => (await again.policy()).spool_depth === 0, "the first proxy's records shipped by the second");
     expect(await again.stop()).toBe(0);
@@ -211,7 +203,7 @@ describe("one proxy per audit spool directory", () => {
 
 describe("audit delivery", () => {
   test("SIGTERM drains the spool before exit", async () => {
-    const px = launch(proxyEnv());
+    const px = launch(replicaEnv());
     await px.waitReady();
     const ids = await Promise.all(Array.from({ length: 50 }, async () => (await px.decide("crm.read", s.users.alice!.remote)).record_id as string));
     expect(await px.stop()).toBe(0);
@@ -223,7 +215,7 @@ describe("audit delivery", () => {
     const egress = startEgressProxy();
     const dirs = proxyDirs();
     try {
-      const px = launch(proxyEnv(dirs, { SVC_PROXY_EGRESS_PROXY: egress.url }));
+      const px = launch(replicaEnv(dirs, { SVC_PROXY_EGRESS_PROXY: egress.url }));
       await px.waitReady();
     } finally {
       void egress.stop(); // the control plane is now unreachable: the drain holds records it cannot ship
@@ -231,7 +223,7 @@ describe("audit delivery", () => {
     const px = running.at(-1)!;
     const ids = await Promise.all(Array.from({ length: 20 }, async () => (await px.decide("crm.read", s.users.alice!.remote)).record_id as string));
     expect(await px.stop("SIGINT", 2)).toBe(0); // not 130: the second SIGINT did not kill it mid-drain
-    const again = launch(proxyEnv(dirs));
+    const again = launch(replicaEnv(dirs));
     await again.waitReady();
     await waitFor(async () => {
       const all = new Set((await auditRecordsOf(api, s.installationId)).map((r) => r.id));
@@ -242,7 +234,7 @@ describe("audit delivery", () => {
 
   test("kill -9 under load: after a restart every answered record arrives exactly once", async () => {
     const dirs = proxyDirs();
-    const px = launch(proxyEnv(dirs));
+    const px = launch(replicaEnv(dirs));
     await px.waitReady();
     const answered: string[] = [];
     let stop = false;
@@ -267,7 +259,7 @@ describe("audit delivery", () => {
     // the killed run's segments (testing/spool-gate.ts), the proxy already decides and says
     // honestly what it has counted so far and that it is still counting.
     const gate = gateSpoolIndexing(dirs.spool);
-    const restarted = launch(proxyEnv(dirs));
+    const restarted = launch(replicaEnv(dirs));
     await restarted.waitReady();
     await waitFor(async () => (await restarted.policy()).spool_depth === unshipped, "the killed run's unshipped records counted", 30000);
     expect(await restarted.policy()).toMatchObject({ spool_depth: unshipped, spool_indexing: true });
@@ -288,7 +280,7 @@ describe("audit delivery", () => {
 describe("the runtime credential is refused", () => {
   test("token rotated: the running proxy stops deciding (readyz 503); restarted with the old token it exits non-zero", async () => {
     const dirs = proxyDirs();
-    const px = launch(proxyEnv(dirs));
+    const px = launch(replicaEnv(dirs));
     await px.waitReady();
     const before = await px.decide("crm.read", s.users.alice!.remote);
     expect(before.decision).toBe("permit");
@@ -308,7 +300,7 @@ describe("the runtime credential is refused", () => {
     expect(await px.stop()).toBe(0);
 
     // the supervisor restarts it with the same old token: "runtime bootstrap failed"
-    const again = launch(proxyEnv(dirs));
+    const again = launch(replicaEnv(dirs));
     expect(await again.proc.exited).not.toBe(0);
     await Bun.sleep(0);
     expect(again.logs()).toContain("401");

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ControlPlaneProcess, startControlPlane, svcCommand } from "../support/controlplane-process.ts";
-import { addPolicy, adminApi, type Api, auditRecordsOf, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, auditRecordsOf, type ProxyProcess, proxyDirs, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 setDefaultTimeout(120_000);
 let cp: ControlPlaneProcess;
@@ -22,14 +22,7 @@ let dirs = proxyDirs();
 const used = [dirs];
 
 function proxy(): ProxyProcess {
-  return startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: `http://127.0.0.1:${ingress.port}`,
-    SVC_PROXY_STATE_DIR: dirs.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: dirs.socket,
-    SVC_PROXY_AUDIT: dirs.spool,
-    SVC_PROXY_POLL_INTERVAL: "1s",
-  });
+  return startProxy(proxyEnv(`http://127.0.0.1:${ingress.port}`, s.runtimeToken, { SVC_PROXY_POLL_INTERVAL: "1s" }, dirs));
 }
 
 const metric = async (px: ProxyProcess, series: string) => {

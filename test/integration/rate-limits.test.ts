@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ControlPlaneProcess, startControlPlane } from "../support/controlplane-process.ts";
 import { startModelServer } from "../support/model-server.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 
 setDefaultTimeout(120_000);
 let cp: ControlPlaneProcess;
@@ -29,17 +29,7 @@ beforeAll(async () => {
     "create model profile",
   );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
-  const d = proxyDirs();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: model.caFile,
-    SVC_PROXY_RATE_LIMITS: "user=6/min,model=2/min,tool:crm.read=3/min",
-  });
+  px = startProxy(proxyEnv(cp.url, s.runtimeToken, { SVC_PROXY_CA_FILE: model.caFile, SVC_PROXY_RATE_LIMITS: "user=6/min,model=2/min,tool:crm.read=3/min" }));
   await px.waitReady();
 });
 

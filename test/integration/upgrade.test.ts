@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
 import { TEST_POSTGRES_URL } from "../../src/controlplane/db/test-store.ts";
-import { type ProxyProcess, auditRecordsOf, must, proxyDirs, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
+import { type ProxyProcess, type Scenario, auditRecordsOf, must, proxyEnv, setUpScenario, startProxy } from "../../src/proxy/testing/integration.ts";
 import { collectOutput, freePort, svcCommand, waitFor } from "../support/controlplane-process.ts";
 import { BEFORE_CONDITIONS, PREVIOUS_RELEASE, releaseBinary } from "../support/releases.ts";
 
@@ -128,11 +128,23 @@ async function credit(px: ProxyProcess, user: string, amount: number, ledger: Le
 }
 
 function startProxyOf(cmd: string[], token: string, url: string): ProxyProcess {
-  const d = proxyDirs();
-  return startProxy(
-    { SVC_RUNTIME_TOKEN: token, SVC_RUNTIME_CONTROL_PLANE_URL: url, SVC_PROXY_STATE_DIR: d.stateDir, SVC_RUNTIME_SOCKET_PATH: d.socket, SVC_PROXY_AUDIT: d.spool, SVC_PROXY_POLL_INTERVAL: "200ms" },
-    cmd,
+  return startProxy(proxyEnv(url, token), cmd);
+}
+
+/** The scenario both upgrades run: a write tool crm.credit beside the scenario's, permitted up to 500 by a condition (what the earlier release must not widen). */
+async function setUpCreditScenario(call: ReturnType<typeof api>, name: string): Promise<Scenario> {
+  const s = await setUpScenario(call as never, name);
+  const tools = [
+    { name: "crm.read", access: "read", required_capabilities: [] },
+    { name: "crm.update", access: "write", required_capabilities: [] },
+    { name: "crm.credit", access: "write", required_capabilities: [] },
+  ];
+  await must(call("PUT", "/api/v1/runtime/tools", { tools }, s.runtimeToken), "tool sync");
+  await must(
+    call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }),
+    "conditional permit",
   );
+  return s;
 }
 
 /** Waits until every decision is stored, then checks none is missing or stored twice. */
@@ -197,26 +209,7 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     const token = readFileSync(tokenFile, "utf8").trim();
     await cp.start(OLD);
     const call = api(cp.url, token);
-    const s = await setUpScenario(call as never, "upg");
-    await must(
-      call(
-        "PUT",
-        "/api/v1/runtime/tools",
-        {
-          tools: [
-            { name: "crm.read", access: "read", required_capabilities: [] },
-            { name: "crm.update", access: "write", required_capabilities: [] },
-            { name: "crm.credit", access: "write", required_capabilities: [] },
-          ],
-        },
-        s.runtimeToken,
-      ),
-      "tool sync",
-    );
-    await must(
-      call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }),
-      "conditional permit",
-    );
+    const s = await setUpCreditScenario(call, "upg");
     await must(call("POST", "/policies", { name: "watch credits", src: "*", dst: "tool:crm.credit", effect: "deny", mode: "shadow", workspace: s.workspace, agent_id: s.agentId }), "shadow deny");
     const alice = s.users.alice!.remote;
     const ledger: Ledger = { ids: [], widened: [] };
@@ -328,26 +321,7 @@ describe(`upgrading svc (${TEST_POSTGRES_URL ? "postgres" : "sqlite"})`, () => {
     const me = await (await fetch(`${front.url}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } })).json();
     orgId = (me as { organization: { id: string } }).organization.id;
     const call = api(front.url, token);
-    const s = await setUpScenario(call as never, "roll");
-    await must(
-      call(
-        "PUT",
-        "/api/v1/runtime/tools",
-        {
-          tools: [
-            { name: "crm.read", access: "read", required_capabilities: [] },
-            { name: "crm.update", access: "write", required_capabilities: [] },
-            { name: "crm.credit", access: "write", required_capabilities: [] },
-          ],
-        },
-        s.runtimeToken,
-      ),
-      "tool sync",
-    );
-    await must(
-      call("POST", "/policies", { name: "small credits", src: "*", dst: "tool:crm.credit", effect: "permit", condition: "args.amount <= 500", workspace: s.workspace, agent_id: s.agentId }),
-      "conditional permit",
-    );
+    const s = await setUpCreditScenario(call, "roll");
     const ledger: Ledger = { ids: [], widened: [] };
     const pxOld = startProxyOf(OLD, s.runtimeToken, front.url);
     const pxNew = startProxyOf(NEW, s.runtimeToken, front.url);

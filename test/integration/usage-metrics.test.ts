@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { type ControlPlaneProcess, collectOutput, freePort, startControlPlane } from "../support/controlplane-process.ts";
 import { startModelServer } from "../support/model-server.ts";
-import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyDirs, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
+import { addPolicy, adminApi, type Api, must, type ProxyProcess, proxyEnv, type Scenario, setUpScenario, startProxy, waitFor } from "../../src/proxy/testing/integration.ts";
 import { svc } from "./cli-support.ts";
 
 setDefaultTimeout(90_000);
@@ -41,18 +41,13 @@ beforeAll(async () => {
     "create model profile",
   );
   await must(api("POST", `/model-profiles/${mp.id}/assign`, { agent_id: s.agentId }), "assign model profile");
-  const d = proxyDirs();
   metricsPort = freePort();
-  px = startProxy({
-    SVC_RUNTIME_TOKEN: s.runtimeToken,
-    SVC_RUNTIME_CONTROL_PLANE_URL: cp.url,
-    SVC_PROXY_STATE_DIR: d.stateDir,
-    SVC_RUNTIME_SOCKET_PATH: d.socket,
-    SVC_PROXY_AUDIT: d.spool,
-    SVC_PROXY_POLL_INTERVAL: "200ms",
-    SVC_PROXY_CA_FILE: model.caFile,
-    SVC_PROXY_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
-  });
+  px = startProxy(
+    proxyEnv(cp.url, s.runtimeToken, {
+      SVC_PROXY_CA_FILE: model.caFile,
+      SVC_PROXY_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+    }),
+  );
   await px.waitReady();
 });
 

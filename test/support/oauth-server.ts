@@ -8,13 +8,11 @@
 // verifies those tokens and echoes the caller's subject.
 import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:https";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 // @ts-expect-error -- oidc-provider ships no type declarations (devDependency, tests only)
 import Provider, { errors } from "oidc-provider";
+import type { Page } from "playwright-core";
 import { freePort } from "./controlplane-process.ts";
-import { mcpServersBin } from "./mcp/servers.ts";
+import { startPythonMcpServer } from "./mcp/python-https.ts";
 import { testTls } from "./tls.ts";
 
 export type OAuthTestServer = {
@@ -87,51 +85,30 @@ export type OAuthNotesServer = { url: string; calls(): Array<{ tool: string; sub
 
 /** oauth_notes_server.py over https: verifies the issuer's JWT access tokens for its own URL. */
 export async function startOAuthNotesServer(port: number, issuer: string): Promise<OAuthNotesServer> {
-  const tls = testTls();
-  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-oauth-notes-"));
-  const callLog = join(dir, "calls.jsonl");
-  writeFileSync(callLog, "");
-  const argv = [
-    join(mcpServersBin(), "python"),
-    join(import.meta.dir, "mcp/oauth_notes_server.py"),
-    "--port",
-    String(port),
-    "--cert",
-    tls.certFile,
-    "--key",
-    tls.keyFile,
-    "--calls",
-    callLog,
-    "--issuer",
-    issuer,
-    "--jwks",
-    `${issuer}/jwks`,
-    "--ca",
-    tls.caFile,
-  ];
-  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
-  const url = `https://127.0.0.1:${port}/mcp`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`oauth_notes_server.py exited with ${proc.exitCode}`);
-    const up = await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(
-      () => true,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) throw new Error("oauth_notes_server.py did not answer within 30 s");
-    await Bun.sleep(200);
+  const args = ["--issuer", issuer, "--jwks", `${issuer}/jwks`, "--ca", testTls().caFile];
+  const s = await startPythonMcpServer<{ tool: string; subject?: string | null; why?: string }>("oauth_notes_server.py", { port, logFlag: "--calls", args });
+  return { url: s.url, calls: s.entries, stop: s.stop };
+}
+
+/**
+ * Follows a consent link in `page`: presses Continue on svc's consent page (unless `atProvider`:
+ * the URL is already the authorization server's), signs in as `login` at the provider's
+ * development pages (any password) and consents; resolves with the text svc's page showed and
+ * the text of the page it comes back to at `returnOrigin`.
+ */
+export async function consentAtProvider(page: Page, url: string, o: { issuer: string; returnOrigin: string; login: string; atProvider?: boolean }): Promise<{ shown: string; done: string }> {
+  await page.goto(url);
+  let shown = "";
+  if (!o.atProvider) {
+    // svc's own page first: which server, for which user, and a warning to anyone else
+    shown = (await page.locator("main").textContent()) ?? "";
+    await page.getByRole("button", { name: "Continue to the tool's sign-in" }).click();
   }
-  return {
-    url,
-    calls: () =>
-      readFileSync(callLog, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l)),
-    async stop() {
-      proc.kill();
-      await proc.exited;
-    },
-  };
+  await page.waitForURL((u) => u.origin === o.issuer);
+  await page.locator("input[name=login]").fill(o.login);
+  await page.locator("input[name=password]").fill("anything");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL((u) => u.origin === o.returnOrigin);
+  return { shown, done: (await page.locator("body").textContent()) ?? "" };
 }

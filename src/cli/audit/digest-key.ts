@@ -4,6 +4,7 @@
 import type { DigestKey, DigestKeyList, DigestKeyRotation } from "../../contract/admin-api.ts";
 import { command } from "../../command/index.ts";
 import { connect, seg } from "../shared/client.ts";
+import { rotatingKeyColumns } from "../shared/key-columns.ts";
 import { jsonFlag, note, out, printJson, printList, renderFields, shortTime } from "../shared/output.ts";
 
 const list = command({
@@ -13,16 +14,7 @@ const list = command({
   async run({ args }) {
     const client = await connect("svc audit digest-key list");
     const { keys } = await client.json<DigestKeyList>("GET", client.org("/audit-digest-keys"));
-    printList(
-      keys,
-      [
-        { header: "ID", value: (k) => k.id },
-        { header: "STATUS", value: (k) => k.status },
-        { header: "CREATED", value: (k) => shortTime(k.created_at) },
-        { header: "RETIRED", value: (k) => shortTime(k.retired_at) },
-      ],
-      { json: !!args.json, empty: "No digest keys.", jsonValue: { keys } },
-    );
+    printList(keys, rotatingKeyColumns(), { json: !!args.json, empty: "No digest keys.", jsonValue: { keys } });
   },
 });
 

@@ -5,9 +5,10 @@
 import { command } from "../../command/index.ts";
 import { jwksPath } from "../../contract/identity-assertion.ts";
 import { connect } from "../shared/client.ts";
+import { type RotatingKey, rotatingKeyColumns } from "../shared/key-columns.ts";
 import { jsonFlag, note, out, printJson, printList, shortTime } from "../shared/output.ts";
 
-type KeyView = { id: string; status: string; created_at: string; retired_at: string | null; published_until: string | null };
+type KeyView = RotatingKey & { published_until: string | null };
 
 const list = command({
   meta: { name: "list", description: "List the identity-assertion keys: id (the JWK kid), status, and until when a retired key is published" },
@@ -16,17 +17,11 @@ const list = command({
   async run({ args }) {
     const client = await connect("svc tool-servers assertion-keys list");
     const { keys } = await client.json<{ keys: KeyView[] }>("GET", client.org("/assertion-keys"));
-    printList(
-      keys,
-      [
-        { header: "ID", value: (k) => k.id },
-        { header: "STATUS", value: (k) => k.status },
-        { header: "CREATED", value: (k) => shortTime(k.created_at) },
-        { header: "RETIRED", value: (k) => shortTime(k.retired_at) },
-        { header: "PUBLISHED UNTIL", value: (k) => shortTime(k.published_until) },
-      ],
-      { json: !!args.json, empty: "No identity-assertion keys: none is made until a tool server asks for assertions (--assertion-header).", jsonValue: { keys } },
-    );
+    printList(keys, [...rotatingKeyColumns<KeyView>(), { header: "PUBLISHED UNTIL", value: (k) => shortTime(k.published_until) }], {
+      json: !!args.json,
+      empty: "No identity-assertion keys: none is made until a tool server asks for assertions (--assertion-header).",
+      jsonValue: { keys },
+    });
     if (!args.json && keys.length) note(`Verifiers fetch the public keys from ${client.baseUrl}${jwksPath(client.orgId)}`);
   },
 });

@@ -12,11 +12,10 @@ import { exportJWK, generateKeyPair } from "jose";
 import { ASSERTION_ALG, type AssertionJwks, type AssertionKeyMaterial, type AssertionPublicJwk, RETIRED_KEY_PUBLISHED_SECONDS } from "../../contract/identity-assertion.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { bumpRevision } from "../organizations/revision.ts";
+import { recordKeyRotation } from "../organizations/key-rotation.ts";
 import { replicasOf } from "../runtime/replicas.ts";
 
 export const ROTATE_ACTION = "assertion_key.rotate";
@@ -132,22 +131,21 @@ export async function rotateAssertionKey(deps: ControlPlaneDeps, by: Principal, 
       .set({ retiredAt: at, ...(o.withdrawPrevious ? { withdrawnAt: at } : {}) })
       .where(and(eq(k.orgId, by.orgId), isNull(k.retiredAt)));
     await tx.insert(k).values(key);
-    await bumpRevision(tx, by.orgId);
-    await recordAdminEvent(
+    const previous = before?.id ?? null;
+    await recordKeyRotation(
       tx,
+      by,
       {
-        orgId: by.orgId,
         action: ROTATE_ACTION,
-        actor: actorOf(by),
-        target: { type: "assertion_key", id: key.id },
-        before: { current: before?.id ?? null },
-        after: { current: key.id, previous: before ? (o.withdrawPrevious ? "withdrawn" : "published until expiry") : null },
-        severity: "high",
-        reason: `${by.email} rotated the identity-assertion key: ${before?.id ?? "(none)"} ${o.withdrawPrevious ? "withdrawn" : "retired"}, ${key.id} current`,
+        targetType: "assertion_key",
+        current: key.id,
+        previous,
+        after: { previous: before ? (o.withdrawPrevious ? "withdrawn" : "published until expiry") : null },
+        reason: `${by.email} rotated the identity-assertion key: ${previous ?? "(none)"} ${o.withdrawPrevious ? "withdrawn" : "retired"}, ${key.id} current`,
       },
       at,
     );
-    return before?.id ?? null;
+    return previous;
   });
   const keys = await listAssertionKeys(deps, by.orgId);
   return { key: keys.find((k) => k.id === key.id)!, retired: keys.find((k) => k.id === retiredId) ?? null };

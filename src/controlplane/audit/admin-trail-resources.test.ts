@@ -17,7 +17,7 @@ import { syslogPri, otlpSeverity } from "../sinks/format.ts";
 import { newRecipient } from "../runtime/fixtures.ts";
 import { testTls } from "../../../test/support/tls.ts";
 import { actingAsSystem, secretDigest } from "./admin-events.ts";
-import { everyStreamed, scanForSecrets, trailWorld } from "./trail-fixtures.ts";
+import { PEOPLE_ACTIONS, everyStreamed, scanForSecrets, trailWorld } from "./trail-fixtures.ts";
 
 const tls = testTls();
 const received: string[] = [];
@@ -197,32 +197,8 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   // those with tests of their own: escrow recovery and its policy (escrow/routes.test.ts,
   // recovery-policy.test.ts), refusals (admin-refusals.test.ts) and tool servers' OAuth grants
   // (test/integration/mcp-oauth.test.ts: they need a real authorization server).
-  const elsewhere = new Set([
-    "organization.bootstrap",
-    "workspace.create",
-    "member.add",
-    "member.role_change",
-    "member.remove",
-    "api_token.create",
-    "api_token.revoke",
-    "session.sign_in",
-    "session.sign_out",
-    "session.sign_in_failed",
-    "session.locked_out",
-    "login_request.approve",
-    "user.create",
-    "user.disable",
-    "user.enable",
-    "remote_identity.link",
-    "remote_identity.unlink",
-    "remote_identity.claim",
-    "group.create",
-    "group.member_add",
-    "group.member_remove",
-    "invite.create",
-    "invite.accept",
-    "sso.configure",
-    "sso.remove",
+  const elsewhere = new Set<string>([
+    ...PEOPLE_ACTIONS,
     "audit:recovery.request",
     "audit:recovery.approve",
     "audit:recovery.decrypt",

@@ -20,6 +20,35 @@ export const UA = "admin-trail-test/1.0 (+svc)";
 /** The request headers of the person acting: the address (X-Forwarded-For, trusted here) and the browser. */
 export const FROM = { "x-forwarded-for": IP, "user-agent": UA };
 
+/** The admin actions about people and their credentials: admin-trail-people.test.ts drives exactly these, admin-trail-resources.test.ts the rest. */
+export const PEOPLE_ACTIONS: readonly AdminAction[] = [
+  "organization.bootstrap",
+  "workspace.create",
+  "member.add",
+  "member.role_change",
+  "member.remove",
+  "api_token.create",
+  "api_token.revoke",
+  "session.sign_in",
+  "session.sign_out",
+  "session.sign_in_failed",
+  "session.locked_out",
+  "login_request.approve",
+  "user.create",
+  "user.disable",
+  "user.enable",
+  "remote_identity.link",
+  "remote_identity.unlink",
+  "remote_identity.claim",
+  "group.create",
+  "group.member_add",
+  "group.member_remove",
+  "invite.create",
+  "invite.accept",
+  "sso.configure",
+  "sso.remove",
+];
+
 export type Event = AuditRecordView & { admin: NonNullable<AuditRecordView["admin"]> };
 
 /** Every record of the organization as a backfilling SIEM sink streams them: legacy rows, then the store and admin chains. */

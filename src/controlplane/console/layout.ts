@@ -232,6 +232,11 @@ export function selectField(o: {
 </div>`;
 }
 
+/** One filter of a search form (the audit and admin-activity pages): a quiet select of [value, label] choices. */
+export function searchSelect(label: string, name: string, value: string | null | undefined, choices: ReadonlyArray<readonly [string, string]>): SafeHtml {
+  return selectField({ label, name, value, quiet: true, options: choices.map(([v, l]) => ({ value: v, label: l })) });
+}
+
 export type Tone = "ok" | "warn" | "bad" | "muted" | "info";
 
 export function badge(text: string, tone: Tone = "muted"): SafeHtml {

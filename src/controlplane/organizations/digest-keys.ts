@@ -8,11 +8,10 @@ import { asc, desc, eq } from "drizzle-orm";
 import type { DigestKey } from "../../contract/admin-api.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
-import { actorOf, recordAdminEvent } from "../audit/admin-events.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
-import { bumpRevision } from "./revision.ts";
+import { recordKeyRotation } from "./key-rotation.ts";
 
 export const ROTATE_ACTION = "digest_key.rotate";
 
@@ -68,9 +67,9 @@ export async function getDigestKey(db: Db, orgId: string, id: string): Promise<D
 }
 
 /**
- * Makes a new current key. The revision bump in the same transaction makes every runtime's next
- * bundle poll (about a minute) name the new id, so each proxy fetches the key and stops using the
- * old one; the admin event (severity high) names both ids, never material.
+ * Makes a new current key. The revision bump in the same transaction (recordKeyRotation) makes
+ * every runtime's next bundle poll name the new id, so each proxy fetches the key and stops using
+ * the old one; the admin event (severity high) names both ids, never material.
  */
 export async function rotateDigestKey(deps: ControlPlaneDeps, by: Principal): Promise<{ key: DigestKey; retired: DigestKey }> {
   const key = newDigestKey(deps, by.orgId);
@@ -78,19 +77,11 @@ export async function rotateDigestKey(deps: ControlPlaneDeps, by: Principal): Pr
     const d = tables(tx).digestKeys;
     const [before] = await tx.select({ id: d.id }).from(d).where(eq(d.orgId, by.orgId)).orderBy(desc(d.id)).limit(1);
     await storeDigestKey(tx, key);
-    await bumpRevision(tx, by.orgId);
-    await recordAdminEvent(
+    const previous = before?.id ?? null;
+    await recordKeyRotation(
       tx,
-      {
-        orgId: by.orgId,
-        action: ROTATE_ACTION,
-        actor: actorOf(by),
-        target: { type: "digest_key", id: key.id },
-        before: { current: before?.id ?? null },
-        after: { current: key.id },
-        severity: "high",
-        reason: `${by.email} rotated the audit digest key: ${before?.id ?? "(none)"} retired, ${key.id} current`,
-      },
+      by,
+      { action: ROTATE_ACTION, targetType: "digest_key", current: key.id, previous, reason: `${by.email} rotated the audit digest key: ${previous ?? "(none)"} retired, ${key.id} current` },
       key.createdAt,
     );
   });

@@ -96,9 +96,29 @@ export type ProxyProcess = {
   stop(signal?: "SIGTERM" | "SIGINT" | "SIGKILL", times?: number): Promise<number>;
 };
 
-export function proxyDirs(): { stateDir: string; socket: string; spool: string } {
+export type ProxyDirs = { stateDir: string; socket: string; spool: string };
+
+export function proxyDirs(): ProxyDirs {
   const dir = mkdtempSync(join(tmpdir(), "svc-px-"));
   return { stateDir: join(dir, "state"), socket: join(dir, "p.sock"), spool: join(dir, "spool") };
+}
+
+/**
+ * One proxy replica's environment: the installation of `token` against the control plane at
+ * `cpUrl`, in `dirs` (fresh ones unless given), polling its bundle every 200 ms. `extra` adds
+ * to that or overrides it; an undefined value leaves the daemon's own default.
+ */
+export function proxyEnv(cpUrl: string, token: string, extra: Record<string, string | undefined> = {}, dirs: ProxyDirs = proxyDirs()): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    SVC_RUNTIME_TOKEN: token,
+    SVC_RUNTIME_CONTROL_PLANE_URL: cpUrl,
+    SVC_PROXY_STATE_DIR: dirs.stateDir,
+    SVC_RUNTIME_SOCKET_PATH: dirs.socket,
+    SVC_PROXY_AUDIT: dirs.spool,
+    SVC_PROXY_POLL_INTERVAL: "200ms",
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** The test doubles (model provider, MCP servers) listen on loopback: tests opt in to it (docs/mcp.md "Outbound URLs"). */

@@ -7,56 +7,17 @@ import { join } from "node:path";
 import type { BundleToolServer } from "../../../src/contract/bundle.ts";
 import { freePort } from "../controlplane-process.ts";
 import { testTls } from "../tls.ts";
+import { mcpServersBin, startPythonMcpServer, waitForAnswer } from "./python-https.ts";
 
-let bin: string | null = null;
-
-/** The venv's bin directory (installed once by the repo script, cached under /var/cache/svc). */
-export function mcpServersBin(): string {
-  if (bin) return bin;
-  const r = Bun.spawnSync(["bash", join(import.meta.dir, "../../../scripts/mcp-servers-venv.sh")], { stdout: "pipe", stderr: "inherit" });
-  if (r.exitCode !== 0) throw new Error("scripts/mcp-servers-venv.sh failed");
-  bin = r.stdout.toString().trim().split("\n").at(-1)!;
-  return bin;
-}
+export { mcpServersBin };
 
 export type NotesServer = { url: string; port: number; calls(): { tool: string; args: Record<string, unknown> }[]; stop(): Promise<void> };
 
 /** notes_server.py over https on a free port; resolves once it answers. `otlp`: its spans exported there (the traces endpoint). */
 export async function startNotesServer(opts: { requireHeader?: string; otlp?: string } = {}): Promise<NotesServer> {
-  const tls = testTls();
-  const port = freePort();
-  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-notes-"));
-  const callLog = join(dir, "calls.jsonl");
-  writeFileSync(callLog, "");
-  const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "notes_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--calls", callLog];
-  if (opts.requireHeader) argv.push("--require-header", opts.requireHeader);
-  if (opts.otlp) argv.push("--otlp", opts.otlp);
-  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
-  const url = `https://127.0.0.1:${port}/mcp`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`notes_server.py exited with ${proc.exitCode}`);
-    const up = await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(
-      () => true,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) throw new Error("notes_server.py did not answer within 30 s");
-    await Bun.sleep(200);
-  }
-  return {
-    url,
-    port,
-    calls: () =>
-      readFileSync(callLog, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l)),
-    async stop() {
-      proc.kill();
-      await proc.exited;
-    },
-  };
+  const args = [...(opts.requireHeader ? ["--require-header", opts.requireHeader] : []), ...(opts.otlp ? ["--otlp", opts.otlp] : [])];
+  const s = await startPythonMcpServer<{ tool: string; args: Record<string, unknown> }>("notes_server.py", { logFlag: "--calls", args });
+  return { url: s.url, port: s.port, calls: s.entries, stop: s.stop };
 }
 
 /** A git repository with one commit, for mcp-server-git. */
@@ -190,17 +151,7 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
       return new Response(res.body, { status: res.status, headers: res.headers });
     },
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server-everything exited with ${proc.exitCode}`);
-    const up = await fetch(`http://127.0.0.1:${inner}/mcp`, { method: "GET", signal: AbortSignal.timeout(1000) }).then(
-      () => true,
-      () => false,
-    );
-    if (up) break;
-    if (Date.now() > deadline) throw new Error("server-everything did not answer within 30 s");
-    await Bun.sleep(100);
-  }
+  await waitForAnswer(proc, `http://127.0.0.1:${inner}/mcp`, "server-everything", { everyMs: 100 });
   return {
     url: `https://127.0.0.1:${front.port}/mcp`,
     async stop() {
@@ -216,40 +167,11 @@ export type IdentityServer = { url: string; verdicts(): Verdict[]; stop(): Promi
 
 /**
  * identity_server.py over https (issue 32): an in-house MCP server that verifies svc's identity
- * assertions against the control plane's JWKS with PyJWT, refusing replayed jtis.
+ * assertions against the control plane's JWKS with PyJWT, refusing replayed jtis. Up once it
+ * answers anything (a 401 for the request without an assertion).
  */
 export async function startIdentityServer(o: { jwks: string; issuer: string; audience: string; header?: string; jwksLifespanSeconds?: number }): Promise<IdentityServer> {
-  const tls = testTls();
-  const port = freePort();
-  const dir = mkdtempSync(join(tmpdir(), "svc-mcp-identity-"));
-  const verdicts = join(dir, "verdicts.jsonl");
-  writeFileSync(verdicts, "");
-  const argv = [join(mcpServersBin(), "python"), join(import.meta.dir, "identity_server.py"), "--port", String(port), "--cert", tls.certFile, "--key", tls.keyFile, "--log", verdicts];
-  argv.push("--jwks", o.jwks, "--issuer", o.issuer, "--audience", o.audience, "--header", o.header ?? "X-Svc-Identity", "--jwks-lifespan", String(o.jwksLifespanSeconds ?? 300));
-  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: "inherit" });
-  const url = `https://127.0.0.1:${port}/mcp`;
-  const deadline = Date.now() + 30_000;
-  // Up once it answers anything (a 401 for the request without an assertion).
-  while (
-    !(await fetch(url, { method: "GET", tls: { ca: tls.ca }, signal: AbortSignal.timeout(1000) } as RequestInit).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    if (proc.exitCode !== null) throw new Error(`identity_server.py exited with ${proc.exitCode}`);
-    if (Date.now() > deadline) throw new Error("identity_server.py did not answer within 30 s");
-    await Bun.sleep(200);
-  }
-  return {
-    url,
-    verdicts: () =>
-      readFileSync(verdicts, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Verdict),
-    async stop() {
-      proc.kill();
-      await proc.exited;
-    },
-  };
+  const args = ["--jwks", o.jwks, "--issuer", o.issuer, "--audience", o.audience, "--header", o.header ?? "X-Svc-Identity", "--jwks-lifespan", String(o.jwksLifespanSeconds ?? 300)];
+  const s = await startPythonMcpServer<Verdict>("identity_server.py", { logFlag: "--log", args });
+  return { url: s.url, verdicts: s.entries, stop: s.stop };
 }

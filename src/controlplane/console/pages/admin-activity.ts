@@ -8,7 +8,7 @@ import { ADMIN_ACTIONS, type AdminEventDetail, type AdminSeverity, fieldChanges 
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path, query } from "../html.ts";
-import { type Tone, badge, code, dataTable, field, section, selectField, shell, time } from "../layout.ts";
+import { type Tone, badge, code, dataTable, field, searchSelect, section, shell, time } from "../layout.ts";
 import { type AuditRecordView, utcFromLocalInput } from "./audit.ts";
 import { joinErrors } from "./shared.ts";
 
@@ -101,17 +101,11 @@ export async function getAdminActivity(pc: PageContext): Promise<PageResult> {
   ${field({ label: "Actor", name: "actor", value: f.actor, placeholder: "email, acc_… or system:…", quiet: true })}
   ${field({ label: "Action", name: "action", value: f.action, placeholder: "policy.update or policy.*", quiet: true, attrs: html`list="admin-actions"` })}
   <datalist id="admin-actions">${[...prefixes, ...actions].map((a) => html`<option value="${a}"></option>`)}</datalist>
-  ${selectField({
-    label: "Result",
-    name: "result",
-    value: f.result,
-    quiet: true,
-    options: [
-      { value: "", label: "any" },
-      { value: "ok", label: "carried out" },
-      { value: "refused", label: "refused" },
-    ],
-  })}
+  ${searchSelect("Result", "result", f.result, [
+    ["", "any"],
+    ["ok", "carried out"],
+    ["refused", "refused"],
+  ])}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit/admin" class="btn btn-ghost">Clear</a></div>

@@ -10,7 +10,7 @@ import type { AuditRecordView } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { type SafeHtml, html, path, query } from "../html.ts";
-import { type Tone, badge, code, dataTable, field, selectField, shell, time } from "../layout.ts";
+import { type Tone, badge, code, dataTable, field, searchSelect, shell, time } from "../layout.ts";
 import type { Installation } from "./overview.ts";
 import { byId, joinErrors, list, named } from "./shared.ts";
 
@@ -146,56 +146,32 @@ export async function getAudit(pc: PageContext): Promise<PageResult> {
   const filters = html`<section class="panel" aria-labelledby="search-h"><h2 id="search-h">Search</h2>
 <form method="get" action="/audit" class="inline" role="search" aria-label="Search audit records">
   ${field({ label: "Tool name (prefix or glob)", name: "tool", value: f.tool, placeholder: "crm. or crm.*", quiet: true })}
-  ${selectField({
-    label: "Decision",
-    name: "decision",
-    value: f.decision,
-    quiet: true,
-    options: [
-      { value: "", label: "any" },
-      { value: "permit", label: "permit" },
-      { value: "deny", label: "deny" },
-      { value: "ask", label: "ask" },
-    ],
-  })}
-  ${selectField({
-    label: "Kind",
-    name: "kind",
-    value: f.kind,
-    quiet: true,
-    options: [
-      { value: "", label: "any call" },
-      { value: "tool", label: "tool calls" },
-      { value: "model", label: "model calls" },
-      { value: "outcome", label: "outcome records alone" },
-    ],
-  })}
-  ${selectField({
-    label: "Background tasks",
-    name: "background",
-    value: f.background,
-    quiet: true,
-    options: [
-      { value: "", label: "hidden" },
-      { value: "all", label: "shown" },
-      { value: "only", label: "only these" },
-    ],
-  })}
+  ${searchSelect("Decision", "decision", f.decision, [
+    ["", "any"],
+    ["permit", "permit"],
+    ["deny", "deny"],
+    ["ask", "ask"],
+  ])}
+  ${searchSelect("Kind", "kind", f.kind, [
+    ["", "any call"],
+    ["tool", "tool calls"],
+    ["model", "model calls"],
+    ["outcome", "outcome records alone"],
+  ])}
+  ${searchSelect("Background tasks", "background", f.background, [
+    ["", "hidden"],
+    ["all", "shown"],
+    ["only", "only these"],
+  ])}
   ${field({ label: "User", name: "user", value: f.user, placeholder: "email or usr_…", quiet: true })}
-  ${selectField({ label: "Installation", name: "installation", value: f.installation, quiet: true, options: [{ value: "", label: "any" }, ...installations.map((i) => ({ value: i.id, label: i.name }))] })}
+  ${searchSelect("Installation", "installation", f.installation, [["", "any"], ...installations.map((i) => [i.id, i.name] as const)])}
   ${field({ label: "From (UTC)", name: "from", type: "datetime-local", value: f.from, quiet: true })}
   ${field({ label: "To (UTC)", name: "to", type: "datetime-local", value: f.to, quiet: true })}
   ${field({ label: "Policy", name: "policy", value: f.policy, placeholder: "pol_…", quiet: true })}
-  ${selectField({
-    label: "Shadow",
-    name: "shadow",
-    value: f.shadow,
-    quiet: true,
-    options: [
-      { value: "", label: "any" },
-      { value: "changed", label: "shadow would change" },
-    ],
-  })}
+  ${searchSelect("Shadow", "shadow", f.shadow, [
+    ["", "any"],
+    ["changed", "shadow would change"],
+  ])}
   ${f.args_digest ? html`<input type="hidden" name="args_digest" value="${f.args_digest}"><input type="hidden" name="digest_key_id" value="${f.digest_key_id}"><p class="muted small">Calls with the same arguments: digest <span class="mono">${f.args_digest.slice(0, 24)}…</span> under key <span class="mono">${f.digest_key_id || "any"}</span></p>` : ""}
   <div class="actions"><button type="submit" class="btn">Search</button><a href="/audit" class="btn btn-ghost">Clear</a><a href="/audit/export.csv${query(f)}" class="btn btn-secondary" download>Export CSV</a></div>
 </form></section>`;
