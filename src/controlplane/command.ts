@@ -100,6 +100,11 @@ const serve = command({
       hostname: settings.host,
       port: settings.port,
       maxRequestBodySize: BODY_LIMITS.auditBatch + 1024,
+      // Bun closes a connection that sends and receives nothing for idleTimeout seconds, a
+      // request whose handler is still working included (default 10): a slow answer (a store
+      // under load retrying a serializable transaction, a large verification) reached the
+      // browser as an empty response instead of arriving late.
+      idleTimeout: 120,
       fetch: gate,
       ...(settings.tls ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } } : {}),
     });
