@@ -7,7 +7,7 @@
 // fails the run as a chain break does. It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a
 // pinned key trusts nothing the control plane says. One run per organization per process.
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
@@ -113,20 +113,4 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
     rollupMismatches: rollups.mismatches,
     rollupDetail: rollups.first[0]?.detail ?? null,
   };
-}
-
-/**
- * Whether budgets and usage must not read the organization's roll-ups: the latest run that
- * finished found them different from the records (audit/usage.ts then sums the records, as
- * before the roll-ups, until a run finds them equal again).
- */
-export async function rollupsDistrusted(db: Db, orgId: string): Promise<boolean> {
-  const v = tables(db).auditVerifications;
-  const [row] = await db
-    .select({ mismatches: v.rollupMismatches })
-    .from(v)
-    .where(and(eq(v.orgId, orgId), inArray(v.state, ["verified", "unsigned", "tampered"])))
-    .orderBy(desc(v.startedAt))
-    .limit(1);
-  return (row?.mismatches ?? 0) > 0;
 }

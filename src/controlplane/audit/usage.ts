@@ -8,7 +8,7 @@ import { and, count, eq, gte, inArray, lt, type SQL, sql, sum } from "drizzle-or
 import { SvcError } from "../../contract/errors.ts";
 import { type Db, tables } from "../db/index.ts";
 import { emailsOfUsers, groupMemberships } from "../directory/service.ts";
-import { rollupsDistrusted } from "../audit-chain/verify-store.ts";
+import { rollupsDistrusted } from "../audit-chain/rollup-trust.ts";
 import { HOUR } from "./rollups.ts";
 
 export const USAGE_DIMENSIONS = ["user", "group", "model", "agent"] as const;

@@ -67,6 +67,31 @@ type FormState = { error?: string | null; values?: Record<string, string>; statu
 
 const NOTICES: Record<string, string> = { created: "Policy created.", updated: "Policy saved.", deleted: "Policy deleted." };
 
+/** A policy's effect, condition and mode: the create form's and the edit form's fields alike. */
+export function ruleFields(v: { effect?: string; condition?: string; mode?: string }): SafeHtml {
+  return html`${selectField({
+    label: "Effect",
+    name: "effect",
+    required: true,
+    value: v.effect ?? "permit",
+    options: [
+      { value: "permit", label: "permit" },
+      { value: "deny", label: "deny (overrides permits)" },
+    ],
+  })}
+  ${field({ label: "Condition", name: "condition", value: v.condition, placeholder: "args.amount <= 500", hint: html`CEL over <code>args</code>, <code>user</code> (<code>id</code>, <code>email</code>, <code>groups</code>, <code>attributes</code>) and <code>now</code>, e.g. <code>now.getHours('Europe/Berlin') &lt; 18</code>. Leave empty to apply always.` })}
+  ${selectField({
+    label: "Mode",
+    name: "mode",
+    required: true,
+    value: v.mode ?? "enforce",
+    options: [
+      { value: "enforce", label: "enforce" },
+      { value: "shadow", label: "shadow: record what it would decide, change nothing" },
+    ],
+  })}`;
+}
+
 export async function getPolicies(pc: PageContext, state: FormState = {}): Promise<PageResult> {
   const ctx = requireAdmin(pc);
   const errors: string[] = [];
@@ -101,27 +126,7 @@ export async function getPolicies(pc: PageContext, state: FormState = {}): Promi
   ${destinationOptions(tools, wsMap)}
   ${selectField({ label: "Workspace", name: "workspace", required: true, value: v.workspace ?? workspaces.find((w) => w.name === "default")?.id ?? "", options: workspaces.map((w) => ({ value: w.id, label: w.name })) })}
   ${selectField({ label: "Agent", name: "agent_id", value: v.agent_id ?? "", options: [{ value: "", label: "— not bound to one agent —" }, ...agents.map((a) => ({ value: a.id, label: `${a.name} (${a.id})` }))] })}
-  ${selectField({
-    label: "Effect",
-    name: "effect",
-    required: true,
-    value: v.effect ?? "permit",
-    options: [
-      { value: "permit", label: "permit" },
-      { value: "deny", label: "deny (overrides permits)" },
-    ],
-  })}
-  ${field({ label: "Condition", name: "condition", value: v.condition, placeholder: "args.amount <= 500", hint: html`CEL over <code>args</code>, <code>user</code> (<code>id</code>, <code>email</code>, <code>groups</code>, <code>attributes</code>) and <code>now</code>, e.g. <code>now.getHours('Europe/Berlin') &lt; 18</code>. Leave empty to apply always.` })}
-  ${selectField({
-    label: "Mode",
-    name: "mode",
-    required: true,
-    value: v.mode ?? "enforce",
-    options: [
-      { value: "enforce", label: "enforce" },
-      { value: "shadow", label: "shadow: record what it would decide, change nothing" },
-    ],
-  })}
+  ${ruleFields(v)}
   <p class="hint">Without a permit, calls are denied.</p>
   <div class="actions"><button type="submit" class="btn">Create policy</button></div>
 </form>`;

@@ -6,7 +6,8 @@ import type { Policy } from "../../../contract/admin-api.ts";
 import { type PageContext, type PageResult, page, redirect } from "../context.ts";
 import { requireAdmin } from "../guard.ts";
 import { html, path, query } from "../html.ts";
-import { code, csrfInput, field, section, selectField, shell } from "../layout.ts";
+import { code, csrfInput, field, section, shell } from "../layout.ts";
+import { ruleFields } from "./policies.ts";
 import { joinErrors, list, problemText } from "./shared.ts";
 
 type FormState = { error?: string | null; values?: Record<string, string>; status?: number };
@@ -26,27 +27,7 @@ export async function getPolicyEdit(pc: PageContext, state: FormState = {}): Pro
   ${csrfInput(ctx.session.csrfToken)}
   <dl class="props"><dt>Who</dt><dd>${code(p.src)}</dd><dt>What</dt><dd>${code(p.dst)}</dd></dl>
   ${field({ label: "Name", name: "name", value: v.name, required: true })}
-  ${selectField({
-    label: "Effect",
-    name: "effect",
-    required: true,
-    value: v.effect ?? "permit",
-    options: [
-      { value: "permit", label: "permit" },
-      { value: "deny", label: "deny (overrides permits)" },
-    ],
-  })}
-  ${field({ label: "Condition", name: "condition", value: v.condition, placeholder: "args.amount <= 500", hint: html`CEL over <code>args</code>, <code>user</code> (<code>id</code>, <code>email</code>, <code>groups</code>, <code>attributes</code>) and <code>now</code>. Leave empty to apply always.` })}
-  ${selectField({
-    label: "Mode",
-    name: "mode",
-    required: true,
-    value: v.mode ?? "enforce",
-    options: [
-      { value: "enforce", label: "enforce" },
-      { value: "shadow", label: "shadow: record what it would decide, change nothing" },
-    ],
-  })}
+  ${ruleFields(v)}
   <div class="actions"><button type="submit" class="btn">Save policy</button><a class="btn btn-ghost" href="/policies">Cancel</a><a class="btn btn-ghost" href="/audit${query({ policy: p.id })}">Recent decisions</a></div>
 </form>`;
   return page(
