@@ -295,6 +295,16 @@ describe("per-user OAuth to an MCP server", () => {
     });
     expect(noReplica.status).toBe(422); // sealed to a replica of this installation, named by x-svc-replica
     expect(await noReplica.text()).not.toMatch(/eyJ/);
+    // a replica id this installation never bootstrapped (another's, or made up): nothing is sealed to it
+    const foreign = await fetch(`${cp.url}/api/v1/runtime/tool-server-token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.runtimeToken}`, "content-type": "application/json", "x-svc-replica": "rep_01JFOREIGNREPLICA0000000000" },
+      body: JSON.stringify({ server: "notes", remote_user_id: s.users.bob!.remote }),
+    });
+    expect(foreign.status).toBe(403);
+    const refused = await foreign.text();
+    expect(refused).toContain("is not a replica of this installation");
+    expect(refused).not.toMatch(/eyJ|access_token_sealed/);
   });
 
   test("no token in the logs, the admin API, the audit records or the database", async () => {

@@ -19,7 +19,7 @@ const server = Bun.serve({
   },
 });
 const base = `http://127.0.0.1:${server.port}`;
-afterAll(() => server.stop(true));
+afterAll(async () => server.stop(true));
 
 const goodAs = () => ({
   issuer: base,
