@@ -30,7 +30,7 @@ import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { currentDigestKey } from "../organizations/digest-keys.ts";
 import { orgRevision } from "../organizations/service.ts";
 import { clockSkewMs, recordHeartbeat, registerReplica } from "../installations/replicas.ts";
-import { syncTools } from "./tools.ts";
+import { syncTools } from "../tools/registry.ts";
 import { reportListedTools } from "../tool-servers/catalogue.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 

@@ -1,4 +1,4 @@
-// The table of runtime: the governed tools installations sync. Declared once for both stores (db/table.ts, db/README.md).
+// The table of the tool registry: the governed tools installations sync (and admins hold). Declared once for both stores (db/table.ts, db/README.md).
 import { table } from "../db/table.ts";
 import { installations } from "../installations/tables.ts";
 import { workspaces } from "../organizations/tables.ts";
