@@ -80,6 +80,8 @@ if run_suite format bunx biome format .; then passed=$((passed + 1)); echo "suit
 # Import cycles (.dependency-cruiser.cjs): none, type imports included. Run
 # on Bun: dependency-cruiser refuses the machine's Node 20.
 if run_suite cycles bunx --bun depcruise src --output-type err; then passed=$((passed + 1)); echo "suite cycles: passed"; else failed=$((failed + 1)); echo "suite cycles: failed"; fi
+# Unused files, exports and dependencies (knip.jsonc): tests, benches and scripts count as users.
+if run_suite unused bunx knip; then passed=$((passed + 1)); echo "suite unused: passed"; else failed=$((failed + 1)); echo "suite unused: failed"; fi
 # Cross-process suites start real servers: give each test room, never rely on timing.
 BUN_TEST=(bun test --timeout 60000)
 # The real MCP servers the MCP tests run against (src/proxy/mcp, test/e2e), cached once.

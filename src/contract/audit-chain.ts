@@ -46,8 +46,6 @@ export type ChainInput = {
   chain_prev?: string | null | undefined;
 };
 
-export type ChainLink = { chain_id: string; chain_seq: number; chain_prev: string | null };
-
 /**
  * The MCP server a tool name belongs to: the part before its first dot (`kb.lookup` → `kb`).
  * A record's `tool_server` (issue 13) is not in the chain form; it must equal this for the
@@ -112,12 +110,6 @@ export function chainText(r: ChainInput, ciphertextSha256: string | null): strin
 export function recordHash(r: ChainInput, ciphertextSha256: string | null): string {
   // Bun's native SHA-256: the same digest as node:crypto's createHash, without its stream object.
   return Bun.SHA256.hash(chainText(r, ciphertextSha256), "hex");
-}
-
-/** The chain fields of a record, or null when it was written before chaining. */
-export function chainLink(r: ChainInput): ChainLink | null {
-  if (typeof r.chain_id !== "string" || typeof r.chain_seq !== "number") return null;
-  return { chain_id: r.chain_id, chain_seq: r.chain_seq, chain_prev: r.chain_prev ?? null };
 }
 
 // Checkpoints (signed by the control plane, checked by `svc audit verify`): the body is the

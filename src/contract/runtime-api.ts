@@ -27,10 +27,8 @@ export type BootstrapRequest = Static<typeof BootstrapRequest>;
 /** The organization's current audit digest key (HMAC-SHA-256): its id and its material, base64. */
 export const DigestKeyMaterial = Type.Object({ id: Type.String(), key: Type.String() });
 export type DigestKeyMaterial = Static<typeof DigestKeyMaterial>;
-/** GET digest-key: the current key, fetched again when the bundle names another (docs/digest-key.md). */
-export const DIGEST_KEY_PATH = `${RUNTIME_API_PREFIX}/digest-key`;
-/** GET assertion-key: the organization's identity-assertion signing key, sealed to the calling replica (identity-assertion.ts). */
-export const ASSERTION_KEY_PATH = `${RUNTIME_API_PREFIX}/assertion-key`;
+// GET /api/v1/runtime/digest-key: the current key, fetched again when the bundle names another (docs/digest-key.md).
+// GET /api/v1/runtime/assertion-key: the organization's identity-assertion signing key, sealed to the calling replica (identity-assertion.ts).
 
 export const BootstrapResponse = Type.Object({
   installation: Type.Object({ id: Type.String(), name: Type.String(), platform: Type.Literal("chatui") }),
@@ -254,8 +252,7 @@ export const LimitsResponse = Type.Object({
 });
 export type LimitsResponse = Static<typeof LimitsResponse>;
 
-/** POST: what a proxy reserves of its callers' budgets before forwarding (budget leases). */
-export const BUDGET_LEASES_PATH = `${RUNTIME_API_PREFIX}/budget-leases`;
+// POST /api/v1/runtime/budget-leases: what a proxy reserves of its callers' budgets before forwarding (budget leases).
 
 /**
  * POST /api/v1/runtime/budget-leases: a proxy replica settles the leases it is done with
@@ -310,8 +307,7 @@ export const BudgetLeaseResponse = Type.Object({
 });
 export type BudgetLeaseResponse = Static<typeof BudgetLeaseResponse>;
 
-/** PUT: the tools an installation's replica listed from the MCP servers assigned to its agent (issue 31). */
-export const MCP_TOOLS_PATH = `${RUNTIME_API_PREFIX}/mcp-tools`;
+// PUT /api/v1/runtime/mcp-tools: the tools an installation's replica listed from the MCP servers assigned to its agent (issue 31).
 
 /** One tool a server listed, as svc governs it (contract/mcp-names.ts maps the name). */
 export const McpListedTool = Type.Object(

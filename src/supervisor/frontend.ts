@@ -25,9 +25,6 @@ export const FORCED_OFF = [
  */
 export const FORCED_ON = ["ENABLE_TOOL_SERVERS"] as const;
 
-/** The id of svc's MCP connection in Open WebUI's `tool_server.connections` (tool id `server:mcp:svc`). */
-export const MCP_CONNECTION_ID = "svc";
-
 /** Set unless the operator set them: a container without internet must still start. */
 export const OFFLINE_DEFAULTS: Record<string, string> = {
   RAG_EMBEDDING_ENGINE: "openai",

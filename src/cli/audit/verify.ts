@@ -19,7 +19,7 @@ import { pinKey, pinnedKey, pinnedKeyOfOrganization, saveCheckpoint, savedCheckp
 import { type OrgClient, connect } from "../shared/client.ts";
 import { expandHome, readCliEnv } from "../shared/config.ts";
 import { jsonFlag, note, printJson } from "../shared/output.ts";
-import { EXIT_CANNOT_VERIFY, EXIT_KEY_CHANGED, type FullReport, printReport } from "./verify-report.ts";
+import { EXIT_CANNOT_VERIFY, EXIT_KEY_CHANGED, EXIT_TAMPERED, type FullReport, printReport } from "./verify-report.ts";
 
 const LABEL = "svc audit verify";
 const cannot = (why: string) => new CommandFailure(`${LABEL}: cannot verify: ${why} (cannot_verify)`, EXIT_CANNOT_VERIFY);
@@ -199,7 +199,7 @@ const verify = command({
     else printReport(report);
     if (report.state === "tampered") {
       memory?.discard();
-      throw new CommandFailure(`${LABEL}: ${problems[0]!.detail}; ${report.problems_total === 1 ? "it is the only problem" : `${report.problems_total} problems in all`} (tampered)`);
+      throw new CommandFailure(`${LABEL}: ${problems[0]!.detail}; ${report.problems_total === 1 ? "it is the only problem" : `${report.problems_total} problems in all`} (tampered)`, EXIT_TAMPERED);
     }
     memory?.commit(new Date().toISOString());
     // Trusted now: remember the key (first use, or the one a rotation handed over to) and the checkpoint.

@@ -47,7 +47,9 @@ export function* syntheticStore(n: number): Generator<ExportLine> {
 /**
  * Feeds `n` records to a verifier in chain order, every 1,000th one after its successor; returns
  * the most records it held at once, how much the heap grew from the 20,000th record to the end
- * (after a full collection each time), and the report.
+ * (after a full collection each time), and the report. Imported by a child process the test
+ * starts (verifier-memory.test.ts), which no import graph shows.
+ * @public
  */
 export function measureVerifier(n: number): { most: number; grown: number; report: VerifyReport } {
   const v = new AuditVerifier(null);

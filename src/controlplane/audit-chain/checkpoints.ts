@@ -148,13 +148,6 @@ export async function listCheckpoints(deps: ControlPlaneDeps, orgId: string) {
   };
 }
 
-/** The latest checkpoint's number and time (the console's overview), or null. */
-export async function lastCheckpoint(db: Db, orgId: string): Promise<{ number: number; at: number; chains: number } | null> {
-  const c = tables(db).auditCheckpoints;
-  const [row] = await db.select().from(c).where(eq(c.orgId, orgId)).orderBy(desc(c.number)).limit(1);
-  return row ? { number: row.number, at: row.at, chains: (JSON.parse(row.body) as CheckpointBody).heads.length } : null;
-}
-
 /** Organizations a periodic checkpoint may be due for: any with a chain head, or with adoption pending. */
 export async function checkpointOrganizations(db: Db): Promise<string[]> {
   const h = tables(db).auditChainHeads;

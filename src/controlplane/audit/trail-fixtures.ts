@@ -107,8 +107,6 @@ export async function trailWorld() {
   return { cp, api, fresh, step, owner, secrets, covered, advance: (ms: number) => (clock += ms) };
 }
 
-export type TrailWorld = Awaited<ReturnType<typeof trailWorld>>;
-
 const leaks = (where: string, text: string, secrets: Map<string, string>) => [...secrets].filter(([, v]) => text.includes(v)).map(([name]) => `${name} in ${where}`);
 
 /**

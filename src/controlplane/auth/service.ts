@@ -42,12 +42,6 @@ export async function createAccount(db: Db, input: { email: string; password?: s
   return row;
 }
 
-export async function setPassword(db: Db, accountId: string, password: string) {
-  const passwordHash = await hashPassword(password);
-  const a = tables(db).accounts;
-  await db.update(a).set({ passwordHash }).where(eq(a.id, accountId));
-}
-
 /** Checks a password; null on any mismatch, without saying whether the account exists. */
 export async function verifyPassword(db: Db, email: string, password: string) {
   const account = await findAccountByEmail(db, email);

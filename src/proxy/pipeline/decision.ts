@@ -38,11 +38,6 @@ export function policyDecision(c: CompiledBundle, user: Pick<FrontendUser, "id">
   return call.kind === "tool" ? decideTool(c, user, call.tool, { args: call.args, now }) : decideModel(c, user, now);
 }
 
-/** Whether policy would permit a tool with no arguments (listing: a condition that needs them shows once it permits without). */
-export function wouldPermit(c: CompiledBundle, user: Pick<FrontendUser, "id">, tool: string, now: Date): boolean {
-  return decideTool(c, user, tool, { args: {}, now }).decision === "permit";
-}
-
 /** The models the profile offers; a permitted caller naming another is refused (404 model_not_found). */
 export function modelRefusal(c: CompiledBundle, model: string | null): Refusal | null {
   const profile = c.bundle.model_profile;
