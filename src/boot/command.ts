@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import { createLogger } from "../log/index.ts";
-import { egressFromEnv } from "./egress.ts";
+import { egressFromEnv } from "../runtime-link/egress.ts";
 import { PackError } from "./exporter.ts";
 import { ToolSyncError } from "./sync.ts";
 import { packManifest, packsFromEnv, runToolSync } from "./tool-sync.ts";

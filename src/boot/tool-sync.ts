@@ -4,7 +4,7 @@ import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { prependPythonPath } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
-import type { Egress } from "./egress.ts";
+import type { Egress } from "../runtime-link/egress.ts";
 import { PackError, exportManifest } from "./exporter.ts";
 import { syncTools } from "./sync.ts";
 
