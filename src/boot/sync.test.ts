@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { SvcError } from "../contract/errors.ts";
 import type { ToolConflictHolder, ToolConflictMembers } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
+import { trustedCaFromEnv } from "../runtime-link/trust.ts";
+import { testTls } from "../../test/support/tls.ts";
 import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, type ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
 
 const manifest = { tools: [{ name: "crm.update", access: "write" as const, required_capabilities: [] }] };
@@ -206,6 +208,21 @@ describe("tool sync", () => {
     const error = (await sync.then(() => null).catch((e: unknown) => e)) as ToolSyncError | null;
     expect(error?.message).toBe("registering the packs' tools failed; refusing to start: HTTP 422 (1 attempt)");
     expect(pulled).toBeLessThanOrEqual(128 * 1024);
+  });
+
+  test("a control plane behind an internal CA is reached with SVC_PROXY_CA_FILE trusted, as the proxy reaches it", async () => {
+    const tls = testTls();
+    const cp = Bun.serve({ port: 0, hostname: "127.0.0.1", tls: { cert: tls.cert, key: tls.key }, fetch: () => Response.json({ added: 1, tool_count: 1 }) });
+    try {
+      const sync = async (ca: string[] | null) =>
+        syncTools({ controlPlaneUrl: `https://127.0.0.1:${cp.port}`, token: "svc_rt_1", manifest, egress: { noProxy: [] }, ca, log: capture(), sleep: async () => {} })
+          .then((r) => r.tool_count)
+          .catch((e: unknown) => (e as Error).message);
+      expect(await sync(trustedCaFromEnv({ SVC_PROXY_CA_FILE: tls.caFile }))).toBe(1);
+      expect(await sync(null)).toMatch(/^registering the packs' tools failed; refusing to start: cannot reach 127\.0\.0\.1:\d+: .*\(5 attempts\)$/);
+    } finally {
+      void cp.stop(true);
+    }
   });
 
   test("explainStatus: 5xx retry, 4xx not", () => {

@@ -27,6 +27,8 @@ export type SyncOptions = {
   token: string;
   manifest: ToolManifest;
   egress: Egress;
+  /** SVC_PROXY_CA_FILE's certificates beside the system roots (runtime-link/trust.ts), when set. */
+  ca?: string[] | null;
   log: Logger;
   /** Injected by unit tests; the real ones by default. */
   fetch?: typeof fetch;
@@ -149,7 +151,7 @@ export async function withAttempts<T>(o: Pick<SyncOptions, "log" | "sleep">, att
 
 /** PUT the manifest, retrying as the spec says. Resolves with the counts or throws ToolSyncError. */
 export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
-  const link = { baseUrl: opts.controlPlaneUrl, token: opts.token, egress: opts.egress, userAgent: `svc-boot/${VERSION}`, fetch: opts.fetch };
+  const link = { baseUrl: opts.controlPlaneUrl, token: opts.token, egress: opts.egress, ca: opts.ca, userAgent: `svc-boot/${VERSION}`, fetch: opts.fetch };
   const url = runtimeUrl(opts.controlPlaneUrl, TOOLS);
   let attempt = 0;
   return withAttempts(opts, async () => {
