@@ -16,7 +16,7 @@ import type { Principal } from "../auth/principal.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { recordKeyRotation } from "../organizations/key-rotation.ts";
-import { replicasOf } from "../runtime/replicas.ts";
+import { replicasOf } from "../installations/replicas.ts";
 
 export const ROTATE_ACTION = "assertion_key.rotate";
 

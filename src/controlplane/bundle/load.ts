@@ -12,7 +12,7 @@ import { profileForAgent } from "../model-profiles/service.ts";
 import { currentDigestKeyId } from "../organizations/digest-keys.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { policiesForAgent } from "../policies/service.ts";
-import { toolsOfInstallation } from "../runtime/tools.ts";
+import { toolsOfInstallation } from "../tools/lookup.ts";
 import { mcpToolsForAgent } from "../tool-servers/catalogue.ts";
 import { currentAssertionKeyId } from "../assertion-keys/service.ts";
 import { serversForAgent } from "../tool-servers/service.ts";

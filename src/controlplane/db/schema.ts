@@ -22,7 +22,7 @@ export * from "../notices/tables.ts";
 export * from "../organizations/tables.ts";
 export * from "../policies/tables.ts";
 export * from "../replicas/tables.ts";
-export * from "../runtime/tables.ts";
 export * from "../sinks/tables.ts";
 export * from "../tool-oauth/tables.ts";
 export * from "../tool-servers/tables.ts";
+export * from "../tools/tables.ts";

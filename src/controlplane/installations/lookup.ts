@@ -1,6 +1,7 @@
-// Installations as other folders read them (the runtime's replica and tool queries): the
-// installations table is this folder's, so they ask here instead of joining it themselves.
-// Imports nothing of runtime/ (whose service functions installations/service.ts uses).
+// Installations as other folders read them (the tool registry's holders; this folder's replica
+// queries): the installations table is this folder's, so they ask here instead of joining it
+// themselves. Imports nothing but the store, so anything may sit on it (tools/ does, and
+// service.ts uses tools/ in turn).
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 

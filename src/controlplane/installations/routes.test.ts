@@ -4,6 +4,7 @@ import { agentAndInstallation, fakeReplica, revisionOf } from "../auth/test-fixt
 import { hashSecret } from "../auth/tokens.ts";
 import { tables } from "../db/index.ts";
 import { testControlPlane } from "../testing.ts";
+import { toolsOfInstallation } from "../tools/lookup.ts";
 import { findInstallationByToken } from "./runtime-auth.ts";
 
 async function setup() {
@@ -58,21 +59,19 @@ describe("installation status, agents and tools", () => {
     const cp = await testControlPlane();
     const { agentId, installationId } = await agentAndInstallation(cp);
     const replica = await fakeReplica(cp, installationId);
-    await cp.deps.db.insert(tables(cp.deps.db).tools).values([
-      { workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 },
-      { workspaceId: cp.workspaceId, name: "crm.update", installationId, access: "write", requiredCapabilities: ["crm"], updatedAt: 1 },
-    ]);
+    const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
+    const tools = [
+      { name: "crm.lookup", access: "read", required_capabilities: [] },
+      { name: "crm.update", access: "write", required_capabilities: ["crm"] },
+    ];
+    expect((await cp.call("PUT", "/api/v1/runtime/tools", { token, body: { tools } })).status).toBe(200);
     const status = await cp.call("GET", cp.org(`/installations/${installationId}`));
     expect(status.status).toBe(200);
     expect(status.json.tool_count).toBe(2);
     expect(status.json.replicas).toEqual([
       expect.objectContaining({ id: replica.id, state: "ready", policy_revision: 3, tool_count: 2, spool_depth: 0, version: "0.1.30", last_heartbeat_at: null, last_success: null }),
     ]);
-    const tools = await cp.call("GET", cp.org(`/installations/${installationId}/tools`));
-    expect(tools.json.tools).toEqual([
-      { name: "crm.lookup", access: "read", required_capabilities: [] },
-      { name: "crm.update", access: "write", required_capabilities: ["crm"] },
-    ]);
+    expect((await cp.call("GET", cp.org(`/installations/${installationId}/tools`))).json.tools).toEqual(tools);
     const agents = await cp.call("GET", cp.org(`/installations/${installationId}/agents`));
     expect(agents.json.agents.map((a: { id: string }) => a.id)).toEqual([agentId]);
     expect((await cp.call("GET", cp.org("/installations/inst_nope"))).status).toBe(404);
@@ -118,7 +117,7 @@ describe("runtime credential", () => {
     const cp = await testControlPlane();
     const { installationId } = await agentAndInstallation(cp);
     const { token } = (await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: {} })).json;
-    await cp.deps.db.insert(tables(cp.deps.db).tools).values({ workspaceId: cp.workspaceId, name: "crm.lookup", installationId, access: "read", requiredCapabilities: [], updatedAt: 1 });
+    expect((await cp.call("PUT", "/api/v1/runtime/tools", { token, body: { tools: [{ name: "crm.lookup", access: "read" }] } })).status).toBe(200);
     const before = await revisionOf(cp);
     const del = await cp.call("DELETE", cp.org(`/installations/${installationId}`));
     expect(del.status).toBe(204);
@@ -131,12 +130,7 @@ describe("runtime credential", () => {
         .where(eq(tables(cp.deps.db).installations.id, installationId))
     )[0]!;
     expect(row.deletedAt).not.toBeNull();
-    expect(
-      await cp.deps.db
-        .select()
-        .from(tables(cp.deps.db).tools)
-        .where(eq(tables(cp.deps.db).tools.installationId, installationId)),
-    ).toHaveLength(0);
+    expect(await toolsOfInstallation(cp.deps.db, installationId)).toEqual([]);
     expect((await cp.call("GET", cp.org(`/installations/${installationId}`))).status).toBe(404);
     expect((await cp.call("GET", cp.org("/installations"))).json.installations).toEqual([]);
     expect((await cp.call("POST", cp.org(`/installations/${installationId}/credential`), { body: { rotate: true } })).status).toBe(404);

@@ -11,7 +11,7 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
 import { CredentialRequest, InstallationCreate } from "./model.ts";
-import { livenessLimits } from "../runtime/replicas.ts";
+import { livenessLimits } from "./replicas.ts";
 import { createInstallation, deleteInstallation, getInstallation, installationStatus, issueCredential, listInstallations } from "./service.ts";
 import { installationTools } from "../bundle/load.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";

@@ -10,8 +10,9 @@ import { hashSecret, newSecret } from "../auth/tokens.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
-import { type LivenessLimits, lastSeen, replicaLiveness, replicasOf } from "../runtime/replicas.ts";
-import { releaseTools, toolCounts } from "../runtime/tools.ts";
+import { type LivenessLimits, lastSeen, replicaLiveness, replicasOf } from "./replicas.ts";
+import { toolCounts } from "../tools/lookup.ts";
+import { releaseTools } from "../tools/registry.ts";
 
 /** The only platform value (spec §1.2): front-end users resolve to (`chatui`, user id). */
 export const PLATFORM = "chatui";

@@ -8,7 +8,7 @@
 // replica's current recipient must be among those the key was sealed to.
 import { checkEndpoint } from "../../contract/model-endpoint.ts";
 import type { Db } from "../db/index.ts";
-import { type LivenessLimits, recipientsInScope, liveSince, toolServerReportsInScope } from "../runtime/replicas.ts";
+import { type LivenessLimits, recipientsInScope, liveSince, toolServerReportsInScope } from "../installations/replicas.ts";
 import { type ProfileRow, assignedAgentIds } from "./service.ts";
 
 export type ReadinessCheck = { name: string; ok: boolean; detail: string };

@@ -8,7 +8,7 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkRuntimeUrl } from "../http/outbound.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
-import { liveSince, livenessLimits, recipientsInScope } from "../runtime/replicas.ts";
+import { liveSince, livenessLimits, recipientsInScope } from "../installations/replicas.ts";
 import { AssignmentQuery, ProfileApiKey, ProfileAssign, ProfileCreate, ProfileParams, ProfilePrices, ProfileQuery, ScopeQuery } from "./model.ts";
 import { profileReadiness } from "./readiness.ts";
 import { assignProfile, assignmentOf, createProfile, listProfiles, presentProfile, resolveProfile, setProfileApiKey, setProfilePrices } from "./service.ts";
@@ -19,7 +19,7 @@ export function modelProfileRoutes(deps: ControlPlaneDeps) {
   const db = deps.db;
   const wsOf = async (orgId: string, workspace?: string) => (workspace ? await resolveWorkspace(db, orgId, workspace) : undefined);
   const profileOf = async (orgId: string, id: string, workspace?: string) => resolveProfile(db, orgId, id, (await wsOf(orgId, workspace))?.id);
-  /** Replicas heard from since then count (stale and gone ones do not): runtime/replicas.ts. */
+  /** Replicas heard from since then count (stale and gone ones do not): installations/replicas.ts. */
   const live = () => liveSince(deps.now(), livenessLimits(deps.config));
 
   return new Elysia({ name: "model-profiles-routes", prefix: "/organizations/:org" })

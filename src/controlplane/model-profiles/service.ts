@@ -9,7 +9,7 @@ import { getAgent, getAgentInWorkspace } from "../agents/service.ts";
 import { type Acting, recordChange, secretDigest } from "../audit/admin-events.ts";
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
-import { recipientsInScope } from "../runtime/replicas.ts";
+import { recipientsInScope } from "../installations/replicas.ts";
 import { checkSealedKey, checkSealedTo, refusePlaintextKey } from "./sealed-key.ts";
 
 /** The profile assigned to an agent, as the bundle carries it; null when none is assigned. */

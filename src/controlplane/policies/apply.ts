@@ -10,7 +10,7 @@ import { newId } from "../../contract/ids.ts";
 import { type Acting, recordChange } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import { bumpRevision } from "../organizations/service.ts";
-import { unregisteredTools } from "../runtime/tools.ts";
+import { unregisteredTools } from "../tools/lookup.ts";
 import { listedToolNames } from "../tool-servers/catalogue.ts";
 import { type PolicyInput, type PolicyRow, type PolicySpec, policySpec, presentPolicy, requireReferences, specColumns } from "./service.ts";
 

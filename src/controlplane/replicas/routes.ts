@@ -7,7 +7,7 @@ import { authPlugin } from "../auth/plugin.ts";
 import { cliClients } from "../auth/token-clients.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { orgInstallations } from "../installations/lookup.ts";
-import { runtimeVersions } from "../runtime/replicas.ts";
+import { runtimeVersions } from "../installations/replicas.ts";
 import { expressibleFeatures, liveReplicas } from "./service.ts";
 
 /** Runtimes and CLIs count when heard from within this long. */

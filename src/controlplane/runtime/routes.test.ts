@@ -6,7 +6,7 @@ import { tables } from "../db/index.ts";
 import { currentDigestKey } from "../organizations/digest-keys.ts";
 import { testControlPlane } from "../testing.ts";
 import { addInstallation, bootstrapBody, newRecipient } from "./fixtures.ts";
-import { replicasOf } from "./replicas.ts";
+import { replicasOf } from "../installations/replicas.ts";
 
 const { recipient } = await newRecipient();
 

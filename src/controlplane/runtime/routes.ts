@@ -29,8 +29,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { currentDigestKey } from "../organizations/digest-keys.ts";
 import { orgRevision } from "../organizations/service.ts";
-import { clockSkewMs, recordHeartbeat, registerReplica } from "./replicas.ts";
-import { syncTools } from "./tools.ts";
+import { clockSkewMs, recordHeartbeat, registerReplica } from "../installations/replicas.ts";
+import { syncTools } from "../tools/registry.ts";
 import { reportListedTools } from "../tool-servers/catalogue.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 

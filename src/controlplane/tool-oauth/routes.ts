@@ -14,7 +14,7 @@ import { findRemoteIdentity } from "../directory/service.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { NO_CONTENT } from "../http/openapi-complete.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
-import { replicasOf } from "../runtime/replicas.ts";
+import { replicasOf } from "../installations/replicas.ts";
 import { assignedAgentIds, resolveServer } from "../tool-servers/service.ts";
 import { accessToken, consentLink, listGrants, revokeGrant } from "./service.ts";
 

@@ -14,7 +14,7 @@ import { type Db, tables } from "../db/index.ts";
 import { installationNames, liveInstallationIds } from "../installations/lookup.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { bumpRevision } from "../organizations/service.ts";
-import { packToolHolders } from "../runtime/tools.ts";
+import { packToolHolders } from "../tools/lookup.ts";
 
 type Listed = { name: string; upstream: string; access: "read" | "write" };
 type Rules = Pick<BundleToolServer, "allowed_tools" | "access_overrides">;

@@ -9,7 +9,7 @@
 import { checkCommand, checkServerUrl } from "../../contract/tool-server.ts";
 import type { HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import type { Db } from "../db/index.ts";
-import { toolServerReportsInScope } from "../runtime/replicas.ts";
+import { toolServerReportsInScope } from "../installations/replicas.ts";
 import { skippedTools } from "./catalogue.ts";
 import { type ServerRow, assignedAgentIds } from "./service.ts";
 

@@ -9,7 +9,7 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { checkRuntimeUrl } from "../http/outbound.ts";
 import { resolveWorkspace } from "../organizations/service.ts";
-import { liveSince, livenessLimits } from "../runtime/replicas.ts";
+import { liveSince, livenessLimits } from "../installations/replicas.ts";
 import { AssignParams, ServerAssign, ServerCreate, ServerParams, ServerQuery, ServerSecrets, ServerTools, ServerUpdate } from "./model.ts";
 import { serverCatalogue } from "./catalogue.ts";
 import { serverReadiness } from "./readiness.ts";

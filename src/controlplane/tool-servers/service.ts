@@ -13,7 +13,7 @@ import { type Acting, recordChange, secretDigest } from "../audit/admin-events.t
 import { type Db, type Tables, tables } from "../db/index.ts";
 import { checkSealedTo } from "../model-profiles/sealed-key.ts";
 import { bumpRevision, resolveWorkspace } from "../organizations/service.ts";
-import { recipientsInScope } from "../runtime/replicas.ts";
+import { recipientsInScope } from "../installations/replicas.ts";
 import { forgetServerTools } from "./catalogue.ts";
 import type { Kms } from "../kms/index.ts";
 import { createOauthSettings, forgetOauth } from "../tool-oauth/service.ts";

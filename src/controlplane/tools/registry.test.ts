@@ -5,8 +5,9 @@ import { ToolConflictProblem } from "../../contract/runtime-api.ts";
 import { tables } from "../db/index.ts";
 import { getOrganization } from "../organizations/service.ts";
 import { testControlPlane } from "../testing.ts";
-import { addInstallation } from "./fixtures.ts";
-import { diffTools, duplicateNames, normalizeCapabilities, toolsOfInstallation } from "./tools.ts";
+import { addInstallation } from "../runtime/fixtures.ts";
+import { toolsOfInstallation } from "./lookup.ts";
+import { diffTools, duplicateNames, normalizeCapabilities } from "./registry.ts";
 
 const tool = (name: string, access: "read" | "write" = "read", required_capabilities: string[] = [], toolkit_id?: string) => ({
   name,

@@ -12,7 +12,7 @@ import { SvcError } from "../../contract/errors.ts";
 import type { HeartbeatModelEndpoint, HeartbeatToolServer } from "../../contract/runtime-api.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneConfig } from "../deps.ts";
-import { liveInstallationIds } from "../installations/lookup.ts";
+import { liveInstallationIds } from "./lookup.ts";
 
 export type Liveness = "live" | "stale" | "gone";
 export type LivenessLimits = { staleAfterMs: number; goneAfterMs: number };

@@ -1,9 +1,8 @@
-// The installation's registered tools, replaced wholesale by the boot tool sync
-// (PUT /api/v1/runtime/tools). A tool name is unique per workspace: a name held by an
+// The tool registry: each installation's registered tools, replaced wholesale by the boot tool
+// sync (PUT /api/v1/runtime/tools, served by runtime/routes.ts). A tool name is unique per workspace: a name held by an
 // admin or by another live installation is a 409 tool_conflict and nothing changes.
 // Tools left behind by a deleted installation are released to whoever registers them next.
-import { and, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
-import type { BundleTool } from "../../contract/bundle.ts";
+import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { SvcError } from "../../contract/errors.ts";
 import type { ManifestTool, ToolManifest, ToolSyncResult } from "../../contract/manifest.ts";
 import type { ToolConflictMembers } from "../../contract/runtime-api.ts";
@@ -43,42 +42,6 @@ export function diffTools(current: readonly Registered[], wanted: readonly Regis
   }
   const removed = current.filter((c) => !next.has(c.name)).map((c) => c.name);
   return { added, updated, removed, unchanged };
-}
-
-export async function toolsOfInstallation(db: Db, installationId: string): Promise<BundleTool[]> {
-  const t = tables(db).tools;
-  return db.select({ name: t.name, access: t.access, required_capabilities: t.requiredCapabilities }).from(t).where(eq(t.installationId, installationId)).orderBy(t.name);
-}
-
-/**
- * The installations whose packs registered any of these names in the workspace (issue 31: an
- * MCP tool of the same governed name is not served there, the pack's tool wins). Pure read.
- */
-export async function packToolHolders(db: Db, workspaceId: string, names: readonly string[]): Promise<Map<string, string>> {
-  if (names.length === 0) return new Map();
-  const t = tables(db).tools;
-  const rows = await db
-    .select({ name: t.name, installationId: t.installationId })
-    .from(t)
-    .where(and(eq(t.workspaceId, workspaceId), inArray(t.name, [...names])));
-  const held = rows.filter((r): r is { name: string; installationId: string } => r.installationId !== null);
-  const live = await installationNames(
-    db,
-    held.map((r) => r.installationId),
-  );
-  return new Map(held.filter((r) => live.get(r.installationId)?.deleted === false).map((r) => [r.name, r.installationId]));
-}
-
-/** How many tools each installation has registered (installations without any are absent). */
-export async function toolCounts(db: Db, installationIds: readonly string[]): Promise<Map<string, number>> {
-  if (installationIds.length === 0) return new Map();
-  const t = tables(db).tools;
-  const rows = await db
-    .select({ installationId: t.installationId, n: count() })
-    .from(t)
-    .where(inArray(t.installationId, [...installationIds]))
-    .groupBy(t.installationId);
-  return new Map(rows.map((r) => [r.installationId!, Number(r.n)]));
 }
 
 /** Frees the tool names an installation registered (it was deleted). */
@@ -179,17 +142,4 @@ export async function syncTools(deps: ControlPlaneDeps, caller: RuntimeCaller, m
     if (diff.added.length || diff.updated.length || diff.removed.length) await bumpRevision(tx, caller.orgId);
     return { added: diff.added.length, removed: diff.removed.length, unchanged: diff.unchanged, updated: diff.updated.length, tool_count: wanted.length };
   });
-}
-
-/** The names among these that no installation (or admin) has registered in the workspace. */
-export async function unregisteredTools(db: Db, workspaceId: string, names: readonly string[]): Promise<string[]> {
-  const wanted = [...new Set(names)];
-  if (wanted.length === 0) return [];
-  const t = tables(db).tools;
-  const rows = await db
-    .select({ name: t.name })
-    .from(t)
-    .where(and(eq(t.workspaceId, workspaceId), inArray(t.name, wanted)));
-  const known = new Set(rows.map((r) => r.name));
-  return wanted.filter((n) => !known.has(n)).sort();
 }
