@@ -14,7 +14,7 @@ function capture(): Logger & { lines: string[] } {
   return { lines, info: push, warn: push, error: push };
 }
 
-/** The 409 body as the control plane builds it (src/controlplane/runtime/tools.ts → SvcError → problem+json). */
+/** The 409 body as the control plane builds it (src/controlplane/tools/registry.ts → SvcError → problem+json). */
 function conflictProblem(holder: ToolConflictHolder) {
   const who = "admin" in holder ? "an admin" : `installation ${holder.installation_id} (${holder.installation_name})`;
   const members: ToolConflictMembers = { tool: "crm.update", holder };
