@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { CommandFailure, command } from "../command/index.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
 import { createLogger } from "../log/index.ts";
-import { egressFromEnv } from "./egress.ts";
+import { egressFromEnv } from "../runtime-link/egress.ts";
+import { CaFileError, trustedCaFromEnv } from "../runtime-link/trust.ts";
 import { PackError } from "./exporter.ts";
 import { ToolSyncError } from "./sync.ts";
 import { packManifest, packsFromEnv, runToolSync } from "./tool-sync.ts";
@@ -30,7 +31,7 @@ const sync = command({
   args: {},
   examples: [
     "SVC_CHATUI_TOOL_PACKS=acme_tools svc boot sync",
-    "# environment: SVC_RUNTIME_TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL, SVC_CHATUI_TOOL_PACKS, SVC_CHATUI_PYTHON, SVC_PROXY_EGRESS_PROXY, SVC_PROXY_NO_PROXY",
+    "# environment: SVC_RUNTIME_TOKEN, SVC_RUNTIME_CONTROL_PLANE_URL, SVC_CHATUI_TOOL_PACKS, SVC_CHATUI_PYTHON, SVC_PROXY_EGRESS_PROXY, SVC_PROXY_NO_PROXY, SVC_PROXY_CA_FILE",
   ],
   async run() {
     const packs = packsFromEnv(process.env.SVC_CHATUI_TOOL_PACKS);
@@ -45,9 +46,10 @@ const sync = command({
       egress: egressFromEnv(process.env),
     };
     try {
-      await withPythonPackage(async (root) => runToolSync(cfg, root, log));
+      const ca = needed ? trustedCaFromEnv(process.env) : null;
+      await withPythonPackage(async (root) => runToolSync({ ...cfg, ca }, root, log));
     } catch (e) {
-      if (e instanceof PackError || e instanceof ToolSyncError) throw new CommandFailure(e.message);
+      if (e instanceof PackError || e instanceof ToolSyncError || e instanceof CaFileError) throw new CommandFailure(e.message);
       throw e;
     }
   },

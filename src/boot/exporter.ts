@@ -1,7 +1,18 @@
 // Runs the packs' manifest export in the front end's Python (`python -m svc_chatui.boot
-// --export-manifest`) and checks what it printed against the ToolManifest contract.
+// --export-manifest`) and checks what it printed against the ToolManifest contract. The export
+// imports the operator's packs, so it is run with execa (issue 36: the chosen package, made for
+// a run whose output is captured): a pack that blocks while imported is killed after
+// EXPORT_TIMEOUT_MS (SIGKILL 2 s after SIGTERM), one that prints without end is cut at
+// EXPORT_OUTPUT_LIMIT, and the export dies with svc (Bun does not kill children when the parent
+// dies, FACTS.md). Bun.spawn gave none of the three, and a start-up step has no speed to keep it for.
 import { Value } from "@sinclair/typebox/value";
+import { execa } from "execa";
 import { ToolManifest } from "../contract/manifest.ts";
+
+/** As long as the seed may take (supervisor SEED_TIMEOUT_MS): a slow but working pack import is never refused. */
+export const EXPORT_TIMEOUT_MS = 300_000;
+/** Per stream; a manifest is a few KB, so more is a broken export, not a big one. */
+export const EXPORT_OUTPUT_LIMIT = 16 * 1024 * 1024;
 
 export type ExportOptions = {
   python: string;
@@ -10,6 +21,9 @@ export type ExportOptions = {
   packs: string[];
   imageVersion?: string;
   env?: Record<string, string | undefined>;
+  /** Defaults EXPORT_TIMEOUT_MS and EXPORT_OUTPUT_LIMIT; tests lower them. */
+  timeoutMs?: number;
+  outputLimit?: number;
 };
 
 export type ExportResult = { manifest: ToolManifest; warnings: string[] };
@@ -20,28 +34,33 @@ export class PackError extends Error {
 }
 
 export async function exportManifest(opts: ExportOptions): Promise<ExportResult> {
-  const argv = [opts.python, "-m", "svc_chatui.boot", "--export-manifest", "--packs", opts.packs.join(",")];
+  const argv = ["-m", "svc_chatui.boot", "--export-manifest", "--packs", opts.packs.join(",")];
   if (opts.imageVersion) argv.push("--image-version", opts.imageVersion);
-  let proc;
-  try {
-    proc = Bun.spawn(argv, {
-      env: { ...(opts.env ?? process.env), PYTHONPATH: opts.pythonPath, PYTHONDONTWRITEBYTECODE: "1" },
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    });
-  } catch (e) {
-    throw new PackError(`cannot run the front end's python "${opts.python}" (SVC_CHATUI_PYTHON): ${(e as Error).message}`);
+  const run = await execa(opts.python, argv, {
+    // Exactly this environment (the caller's has the runtime token taken out), not ours merged in.
+    env: { ...(opts.env ?? process.env), PYTHONPATH: opts.pythonPath, PYTHONDONTWRITEBYTECODE: "1" },
+    extendEnv: false,
+    stdin: "ignore",
+    timeout: opts.timeoutMs ?? EXPORT_TIMEOUT_MS,
+    forceKillAfterDelay: 2000,
+    maxBuffer: opts.outputLimit ?? EXPORT_OUTPUT_LIMIT,
+    reject: false,
+  });
+  if (run.failed && run.exitCode === undefined && run.signal === undefined) {
+    // Not started: no such program, or not executable.
+    throw new PackError(`cannot run the front end's python "${opts.python}" (SVC_CHATUI_PYTHON): ${(run.cause as Error | undefined)?.message ?? run.shortMessage}`);
   }
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (run.timedOut) throw new PackError(`the manifest export gave no result within ${(opts.timeoutMs ?? EXPORT_TIMEOUT_MS) / 1000} s and was stopped; a pack may block while it is imported`);
+  if (run.isMaxBuffer) throw new PackError(`the manifest export printed more than ${(opts.outputLimit ?? EXPORT_OUTPUT_LIMIT) / 1024 / 1024} MiB and was stopped`);
+  const [out, err] = [run.stdout, run.stderr];
   const lines = err
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
   const warnings = lines.filter((l) => l.startsWith("warning: ")).map((l) => l.slice("warning: ".length));
   const errors = lines.filter((l) => !l.startsWith("warning: "));
-  if (code !== 0) {
-    throw new PackError(errors.at(-1) ?? `the manifest export exited with code ${code}`);
+  if (run.failed) {
+    throw new PackError(errors.at(-1) ?? (run.signal ? `the manifest export was killed by ${run.signal}` : `the manifest export exited with code ${run.exitCode}`));
   }
   let doc: unknown;
   try {

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { SvcError } from "../contract/errors.ts";
 import type { ToolConflictHolder, ToolConflictMembers } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
-import { bypasses, egressFromEnv, proxyFor } from "./egress.ts";
+import { trustedCaFromEnv } from "../runtime-link/trust.ts";
+import { testTls } from "../../test/support/tls.ts";
 import { SYNC_ATTEMPTS, SYNC_DELAYS_MS, type ToolSyncError, conflictHolder, explainNetworkError, explainStatus, syncTools } from "./sync.ts";
 
 const manifest = { tools: [{ name: "crm.update", access: "write" as const, required_capabilities: [] }] };
@@ -13,7 +14,7 @@ function capture(): Logger & { lines: string[] } {
   return { lines, info: push, warn: push, error: push };
 }
 
-/** The 409 body as the control plane builds it (src/controlplane/runtime/tools.ts → SvcError → problem+json). */
+/** The 409 body as the control plane builds it (src/controlplane/tools/registry.ts → SvcError → problem+json). */
 function conflictProblem(holder: ToolConflictHolder) {
   const who = "admin" in holder ? "an admin" : `installation ${holder.installation_id} (${holder.installation_name})`;
   const members: ToolConflictMembers = { tool: "crm.update", holder };
@@ -176,21 +177,56 @@ describe("tool sync", () => {
     expect(f.explanation).not.toContain("s3cret");
   });
 
+  test("a redirect is not followed (the runtime token goes nowhere else) nor retried, and is named", async () => {
+    const elsewhere: string[] = [];
+    const target = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => (elsewhere.push(req.headers.get("authorization") ?? ""), Response.json({ tool_count: 1 })) });
+    const cp = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${target.port}/api/v1/runtime/tools` } }) });
+    try {
+      const log = capture();
+      const sleeps: number[] = [];
+      const sync = syncTools({ controlPlaneUrl: `http://127.0.0.1:${cp.port}`, token: "svc_rt_1", manifest, egress: { noProxy: [] }, log, sleep: async (ms) => void sleeps.push(ms) });
+      const error = (await sync.then(() => null).catch((e: unknown) => e)) as ToolSyncError | null;
+      expect(error?.message).toBe(
+        `registering the packs' tools failed; refusing to start: HTTP 307: a redirect to http://127.0.0.1:${target.port}/api/v1/runtime/tools, not followed: the runtime token goes only to SVC_RUNTIME_CONTROL_PLANE_URL; set it to where the control plane really is (1 attempt)`,
+      );
+      expect(sleeps).toEqual([]);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      void cp.stop(true);
+      void target.stop(true);
+    }
+  });
+
+  test("an error answer is read only up to the limit", async () => {
+    let pulled = 0;
+    const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+    const endless = (async () =>
+      new Response(new ReadableStream<Uint8Array>({ pull: (c) => void (pulled < 64 * 1024 * 1024 ? ((pulled += chunk.byteLength), c.enqueue(chunk)) : c.close()) }, { highWaterMark: 0 }), {
+        status: 422,
+      })) as unknown as typeof fetch;
+    const sync = syncTools({ controlPlaneUrl: "https://svc.example.com", token: "svc_rt_1", manifest, egress: { noProxy: [] }, log: capture(), fetch: endless, sleep: async () => {} });
+    const error = (await sync.then(() => null).catch((e: unknown) => e)) as ToolSyncError | null;
+    expect(error?.message).toBe("registering the packs' tools failed; refusing to start: HTTP 422 (1 attempt)");
+    expect(pulled).toBeLessThanOrEqual(128 * 1024);
+  });
+
+  test("a control plane behind an internal CA is reached with SVC_PROXY_CA_FILE trusted, as the proxy reaches it", async () => {
+    const tls = testTls();
+    const cp = Bun.serve({ port: 0, hostname: "127.0.0.1", tls: { cert: tls.cert, key: tls.key }, fetch: () => Response.json({ added: 1, tool_count: 1 }) });
+    try {
+      const sync = async (ca: string[] | null) =>
+        syncTools({ controlPlaneUrl: `https://127.0.0.1:${cp.port}`, token: "svc_rt_1", manifest, egress: { noProxy: [] }, ca, log: capture(), sleep: async () => {} })
+          .then((r) => r.tool_count)
+          .catch((e: unknown) => (e as Error).message);
+      expect(await sync(trustedCaFromEnv({ SVC_PROXY_CA_FILE: tls.caFile }))).toBe(1);
+      expect(await sync(null)).toMatch(/^registering the packs' tools failed; refusing to start: cannot reach 127\.0\.0\.1:\d+: .*\(5 attempts\)$/);
+    } finally {
+      void cp.stop(true);
+    }
+  });
+
   test("explainStatus: 5xx retry, 4xx not", () => {
     expect(explainStatus(500, null, "x").retry).toBe(true);
     expect(explainStatus(403, null, "x").retry).toBe(false);
-  });
-});
-
-describe("egress", () => {
-  const egress = egressFromEnv({ SVC_PROXY_EGRESS_PROXY: "http://proxy.corp:3128", SVC_PROXY_NO_PROXY: "169.254.169.254, .internal.example, svc.local:8443" });
-  test("the egress proxy is used unless the host is listed", () => {
-    expect(proxyFor(new URL("https://svc.example.com"), egress)).toBe("http://proxy.corp:3128");
-    expect(proxyFor(new URL("http://169.254.169.254/latest"), egress)).toBeUndefined();
-    expect(proxyFor(new URL("https://cp.internal.example"), egress)).toBeUndefined();
-    expect(proxyFor(new URL("https://svc.local:8443"), egress)).toBeUndefined();
-    expect(proxyFor(new URL("https://svc.local"), egress)).toBe("http://proxy.corp:3128");
-    expect(bypasses(new URL("https://a.b"), ["*"])).toBe(true);
-    expect(proxyFor(new URL("https://svc.example.com"), egressFromEnv({}))).toBeUndefined();
   });
 });

@@ -1,15 +1,21 @@
 // The boot tool sync: PUT the manifest to {base}/api/v1/runtime/tools with the runtime token,
 // 5 attempts over about 15 s (spec §8), then give up so the container exits. Statuses that a
 // retry cannot change (401, 404, 409 and other 4xx but 408/429) fail at once; every attempt
-// is logged with its number so the retry count stays observable.
+// is logged with its number so the retry count stays observable. The call itself is the
+// runtime's shared one (src/runtime-link/request.ts, as the proxy's client makes it); what a
+// failure means, in the spec's words, is here.
 import { Value } from "@sinclair/typebox/value";
 import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { redactUrlCredentials } from "../contract/egress.ts";
 import { RUNTIME_API_PREFIX, type ToolConflictHolder, ToolConflictProblem } from "../contract/runtime-api.ts";
 import type { Logger } from "../log/index.ts";
-import { type Egress, proxyFor } from "./egress.ts";
+import { type Egress, proxyFor, viaEgress } from "../runtime-link/egress.ts";
+import { type ProblemBody, type RuntimeFailure, callRuntimeApi, installationDeleted, retryableStatus, runtimeUrl } from "../runtime-link/request.ts";
+import { VERSION } from "../version.ts";
 
-export const TOOLS_PATH = `${RUNTIME_API_PREFIX}/tools`;
+/** The tool sync's route, under the runtime API's prefix. */
+const TOOLS = "/tools";
+export const TOOLS_PATH = `${RUNTIME_API_PREFIX}${TOOLS}`;
 export const SYNC_ATTEMPTS = 5;
 /** Waits between attempts: 1+2+4+8 = 15 s in all. */
 export const SYNC_DELAYS_MS = [1000, 2000, 4000, 8000] as const;
@@ -21,6 +27,8 @@ export type SyncOptions = {
   token: string;
   manifest: ToolManifest;
   egress: Egress;
+  /** SVC_PROXY_CA_FILE's certificates beside the system roots (runtime-link/trust.ts), when set. */
+  ca?: string[] | null;
   log: Logger;
   /** Injected by unit tests; the real ones by default. */
   fetch?: typeof fetch;
@@ -40,12 +48,6 @@ export class ToolSyncError extends Error {
   }
 }
 
-export function toolsUrl(base: string): URL {
-  return new URL(`${base.replace(/\/+$/, "")}${TOOLS_PATH}`);
-}
-
-type ProblemLike = { detail?: unknown; title?: unknown; code?: unknown };
-
 /** Who holds a conflicting tool name, as the 409 tool_conflict body (contract ToolConflictProblem) says. */
 export function conflictHolder(holder: ToolConflictHolder): string {
   if ("admin" in holder) return "an admin";
@@ -53,9 +55,9 @@ export function conflictHolder(holder: ToolConflictHolder): string {
 }
 
 /** What a failed response means and whether trying again can help (pure). */
-export function explainStatus(status: number, problem: ProblemLike | null, base: string, path: string = TOOLS_PATH): AttemptFailure {
+export function explainStatus(status: number, problem: ProblemBody | null, base: string, path: string = TOOLS_PATH): AttemptFailure {
   const detail = typeof problem?.detail === "string" ? problem.detail : typeof problem?.title === "string" ? problem.title : "";
-  if (status === 401 && problem?.code === "installation_deleted") {
+  if (installationDeleted(status, problem?.code)) {
     // A rotation cannot help: the control plane names the deleted installation and the way on.
     return { status, retry: false, explanation: `HTTP 401: ${detail || "the runtime token's installation was deleted"}` };
   }
@@ -85,29 +87,37 @@ export function explainStatus(status: number, problem: ProblemLike | null, base:
       : `HTTP 409: a tool name is already registered in the workspace by an admin or another installation${detail ? `: ${detail}` : ""}; ${fix}`;
     return { status, retry: false, explanation };
   }
-  const retry = status === 408 || status === 429 || status >= 500;
-  return { status, retry, explanation: `HTTP ${status}${detail ? `: ${detail}` : ""}` };
+  return { status, retry: retryableStatus(status), explanation: `HTTP ${status}${detail ? `: ${detail}` : ""}` };
 }
 
 export function explainNetworkError(e: unknown, url: URL, egress: Egress): AttemptFailure {
-  const via = proxyFor(url, egress);
   const what = (e as Error)?.name === "TimeoutError" ? `no answer within ${SYNC_ATTEMPT_TIMEOUT_MS / 1000} s` : ((e as Error)?.message ?? String(e));
   return {
     retry: true,
     // Logged and printed at exit: the proxy's password never is (the error text may quote it too).
+    explanation: redactUrlCredentials(`cannot reach ${url.host}${viaEgress(proxyFor(url, egress))}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`),
+  };
+}
+
+/**
+ * A redirect is not followed (the runtime token goes only to the configured URL), and trying
+ * again cannot change it.
+ */
+export function explainRedirect(status: number, location: string | null): AttemptFailure {
+  return {
+    status,
+    retry: false,
     explanation: redactUrlCredentials(
-      `cannot reach ${url.host}${via ? ` through the egress proxy ${via}` : ""}: ${what}; if egress is blocked, set SVC_PROXY_EGRESS_PROXY or add the host to SVC_PROXY_NO_PROXY`,
+      `HTTP ${status}: a redirect${location ? ` to ${location}` : ""}, not followed: the runtime token goes only to SVC_RUNTIME_CONTROL_PLANE_URL; set it to where the control plane really is`,
     ),
   };
 }
 
-export async function readProblem(res: Response): Promise<ProblemLike | null> {
-  try {
-    const doc = (await res.json()) as unknown;
-    return doc && typeof doc === "object" ? (doc as ProblemLike) : null;
-  } catch {
-    return null;
-  }
+/** What a failed call of the runtime API means for the tool sync (pure). */
+export function explainFailure(f: RuntimeFailure, url: URL, o: Pick<SyncOptions, "controlPlaneUrl" | "egress">): AttemptFailure {
+  if (f.kind === "network") return explainNetworkError(f.error, url, o.egress);
+  if (f.kind === "redirect") return explainRedirect(f.status, f.location);
+  return explainStatus(f.status, f.problem, o.controlPlaneUrl);
 }
 
 export type Attempt<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
@@ -141,22 +151,17 @@ export async function withAttempts<T>(o: Pick<SyncOptions, "log" | "sleep">, att
 
 /** PUT the manifest, retrying as the spec says. Resolves with the counts or throws ToolSyncError. */
 export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
-  const doFetch = opts.fetch ?? fetch;
-  const url = toolsUrl(opts.controlPlaneUrl);
-  const proxy = proxyFor(url, opts.egress);
+  const link = { baseUrl: opts.controlPlaneUrl, token: opts.token, egress: opts.egress, ca: opts.ca, userAgent: `svc-boot/${VERSION}`, fetch: opts.fetch };
+  const url = runtimeUrl(opts.controlPlaneUrl, TOOLS);
   let attempt = 0;
   return withAttempts(opts, async () => {
     attempt++;
+    const r = await callRuntimeApi(link, { method: "PUT", path: TOOLS, body: opts.manifest, timeoutMs: SYNC_ATTEMPT_TIMEOUT_MS });
+    if (!r.ok) return { ok: false, failure: explainFailure(r.failure, url, opts) };
+    // A 304 (never sent for a PUT) is no success either.
+    if (!r.res.ok) return { ok: false, failure: explainStatus(r.res.status, null, opts.controlPlaneUrl) };
     try {
-      const res = await doFetch(url, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${opts.token}`, "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(opts.manifest),
-        signal: AbortSignal.timeout(SYNC_ATTEMPT_TIMEOUT_MS),
-        ...(proxy ? { proxy } : {}),
-      } as RequestInit);
-      if (!res.ok) return { ok: false, failure: explainStatus(res.status, await readProblem(res), opts.controlPlaneUrl) };
-      const result = (await res.json()) as Partial<ToolSyncResult>;
+      const result = (await r.res.json()) as Partial<ToolSyncResult>;
       const counts: ToolSyncResult = {
         added: result.added ?? 0,
         removed: result.removed ?? 0,
@@ -170,6 +175,7 @@ export async function syncTools(opts: SyncOptions): Promise<ToolSyncResult> {
       );
       return { ok: true, value: counts };
     } catch (e) {
+      // An answer cut off or not JSON: as the network's failure, tried again.
       return { ok: false, failure: explainNetworkError(e, url, opts.egress) };
     }
   });

@@ -4,7 +4,7 @@ import type { ToolManifest, ToolSyncResult } from "../contract/manifest.ts";
 import { prependPythonPath } from "../guard-bridge/index.ts";
 import type { Logger } from "../log/index.ts";
 import { VERSION } from "../version.ts";
-import type { Egress } from "./egress.ts";
+import type { Egress } from "../runtime-link/egress.ts";
 import { PackError, exportManifest } from "./exporter.ts";
 import { syncTools } from "./sync.ts";
 
@@ -17,6 +17,7 @@ export type ToolSyncConfig = {
   packs: string[];
   python: string;
   egress: Egress;
+  ca?: string[] | null;
 };
 
 export type ToolSyncOutcome = { skipped: true } | { skipped: false; manifest: ToolManifest; result: ToolSyncResult };
@@ -44,7 +45,7 @@ export async function runToolSync(cfg: ToolSyncConfig, pythonRoot: string, log: 
   }
   const manifest = await packManifest(cfg, pythonRoot, log);
   if (manifest.tools.length === 0) throw new PackError(`${NO_TOOLS} (SVC_CHATUI_TOOL_PACKS=${cfg.packs.join(",")})`);
-  const result = await syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log });
+  const result = await syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, ca: cfg.ca, log });
   return { skipped: false, manifest, result };
 }
 

@@ -8,11 +8,11 @@
 import { NO_TRACING, startTracing, type Tracing, tracingConfigUrl } from "../tracing/index.ts";
 import { EndpointProbe } from "./api/endpoint-probe.ts";
 import { endpointAttempts } from "./api/endpoint-attempts.ts";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { rootCertificates } from "node:tls";
 import type { Server } from "bun";
 import { redactUrlCredentials } from "../contract/egress.ts";
+import { trustedCa } from "../runtime-link/trust.ts";
 import type { Logger } from "../log/index.ts";
 import { BUILD_VERSION } from "../version.ts";
 import { BundleLoop } from "./policy/bundle-loop.ts";
@@ -117,15 +117,12 @@ export async function startDaemon(config: ProxyConfig, log: Logger, opts: Daemon
   const identity = await loadOrCreateIdentity(config.stateDir);
   const credentials = await credentialSync(identity);
   const replicaId = loadOrCreateReplicaId(config.stateDir);
-  let ca: string[] | null = null;
-  if (config.caFile) {
-    try {
-      const pem = readFileSync(config.caFile, "utf8");
-      // Already in Bun's default store (NODE_EXTRA_CA_CERTS, set by svc run): the defaults trust it.
-      ca = config.caInDefaultStore ? null : [...rootCertificates, pem];
-    } catch (e) {
-      throw new StartError(`SVC_PROXY_CA_FILE "${config.caFile}" cannot be read: ${(e as Error).message}`);
-    }
+  let ca: string[] | null;
+  try {
+    // Already in Bun's default store (NODE_EXTRA_CA_CERTS, set by svc run): the defaults trust it.
+    ca = trustedCa(config.caFile, config.caInDefaultStore);
+  } catch (e) {
+    throw new StartError((e as Error).message);
   }
   const unusable = (e: unknown) => new StartError(`SVC_PROXY_AUDIT "${config.auditSpoolDir}" cannot be used as the audit spool: ${(e as Error).message}`);
   // One proxy per spool directory, whatever socket each serves on (spool-lock.ts); taken

@@ -4,7 +4,7 @@
 // redacted: these lines end up in container logs.
 import { accessSync, constants, mkdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Egress, egressFromEnv } from "../boot/egress.ts";
+import { type Egress, egressFromEnv } from "../runtime-link/egress.ts";
 import { packsFromEnv } from "../boot/tool-sync.ts";
 import { redactUrlCredentials } from "../contract/egress.ts";
 

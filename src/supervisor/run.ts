@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PackError } from "../boot/exporter.ts";
 import { ToolSyncError, syncTools } from "../boot/sync.ts";
+import { CaFileError, trustedCaFromEnv } from "../runtime-link/trust.ts";
 import { NO_PACKS, NO_TOOLS, packManifest } from "../boot/tool-sync.ts";
 import type { ToolManifest } from "../contract/manifest.ts";
 import { writePythonPackage } from "../guard-bridge/index.ts";
@@ -123,7 +124,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
     // 2. the tool sync: the packs' tools (the MCP servers' tools the proxy reports itself, for
     // the agent: docs/mcp.md "Whose tools")
     if (manifest) {
-      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, log, sleep: deps.syncSleep }));
+      await sup.guard(syncTools({ controlPlaneUrl: cfg.controlPlaneUrl, token: cfg.token, manifest, egress: cfg.egress, ca: trustedCaFromEnv(env), log, sleep: deps.syncSleep }));
     } else {
       log.info(NO_PACKS);
     }
@@ -154,7 +155,7 @@ export async function runSupervisor(env: Env, uid: number, deps: SupervisorDeps)
       sup.requestStop(1, "start failure");
       await sup.shutdown();
       reaper.stop();
-      if (e instanceof ToolSyncError) throw new StartFailure(e.message);
+      if (e instanceof ToolSyncError || e instanceof CaFileError) throw new StartFailure(e.message);
       throw e;
     }
   }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { BundleModelProfile } from "../../contract/bundle.ts";
-import { ERROR_BODY_LIMIT, readErrorBody } from "../error-body.ts";
+import { ERROR_BODY_LIMIT, readErrorBody } from "../../contract/error-body.ts";
 import { startModelServer } from "../../../test/support/model-server.ts";
 import { forwardChat } from "./model-forward.ts";
 

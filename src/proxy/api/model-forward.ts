@@ -2,9 +2,9 @@
 // profile's endpoint is the OpenAI-style base URL including its version path (for example
 // https://api.openai.com/v1 or https://llm.internal/v1). The answer is relayed as it comes:
 // an SSE stream is piped chunk by chunk, never buffered. Upstream failures come back in
-// OpenAI error format; their bodies are read only up to ERROR_BODY_LIMIT (error-body.ts).
+// OpenAI error format; their bodies are read only up to ERROR_BODY_LIMIT (src/contract/error-body.ts).
 import type { BundleModelProfile } from "../../contract/bundle.ts";
-import { readErrorBody } from "../error-body.ts";
+import { readErrorBody } from "../../contract/error-body.ts";
 import { type EndpointAttempts, endpointAttempts } from "./endpoint-attempts.ts";
 
 export const CHAT_COMPLETIONS_PATH = "/chat/completions";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ControlPlaneClient, ControlPlaneError } from "./control-plane-client.ts";
-import { ERROR_BODY_LIMIT } from "../error-body.ts";
+import { ERROR_BODY_LIMIT } from "../../contract/error-body.ts";
 
 const PROXY = "http://alice:s3cret@127.0.0.1:1";
 const client = (fetchImpl: typeof fetch, noProxy: string[] = []) =>

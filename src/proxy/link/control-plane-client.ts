@@ -1,6 +1,7 @@
-// The runtime API client (ARCHITECTURE.md "Runtime ↔ control plane"): bearer runtime token,
-// x-svc-replica after bootstrap, the egress proxy for control-plane calls only (unless the
-// host is in SVC_PROXY_NO_PROXY), a custom CA trusted alongside the system roots.
+// The proxy's runtime API client (ARCHITECTURE.md "Runtime ↔ control plane"): each call made by
+// src/runtime-link/request.ts (bearer runtime token, the egress proxy unless the host is in
+// SVC_PROXY_NO_PROXY, the custom CA, no redirects, error bodies bounded), shared with the boot
+// tool sync; here x-svc-replica after bootstrap, the proxy's errors and the answers checked.
 import { AssertionKeyMaterial } from "../../contract/identity-assertion.ts";
 import type { BundleVersion, PolicyBundle } from "../../contract/bundle.ts";
 import {
@@ -22,9 +23,10 @@ import {
   ToolServerTokenResponse,
 } from "../../contract/runtime-api.ts";
 import { PolicyBundle as PolicyBundleSchema } from "../../contract/bundle.ts";
-import { egressProxyFor, redactUrlCredentials } from "../../contract/egress.ts";
+import { redactUrlCredentials } from "../../contract/egress.ts";
+import { viaEgress } from "../../runtime-link/egress.ts";
+import { JsonText, type RuntimeLink, callRuntimeApi, installationDeleted, retryableStatus } from "../../runtime-link/request.ts";
 import { SERVER_VERSION_HEADER } from "../../version.ts";
-import { readErrorBody } from "../error-body.ts";
 import { firstProblem } from "../schema-check.ts";
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -56,7 +58,7 @@ export class ControlPlaneError extends Error {
 export function isTransient(e: unknown): boolean {
   if (!(e instanceof ControlPlaneError)) return true;
   const s = e.status;
-  return s === null || s < 400 || s >= 500 || s === 408 || s === 429;
+  return s === null || s < 400 || retryableStatus(s);
 }
 
 /**
@@ -68,7 +70,7 @@ export function isTransient(e: unknown): boolean {
 export function credentialRefusal(e: unknown): string | null {
   if (!(e instanceof ControlPlaneError) || e.status === null) return null;
   const where = e.call ?? "a runtime call";
-  if (e.status === 401 && e.code === "installation_deleted") return `the control plane refused the runtime token (401 on ${where}): ${e.detail ?? "its installation was deleted"}`;
+  if (installationDeleted(e.status, e.code)) return `the control plane refused the runtime token (401 on ${where}): ${e.detail ?? "its installation was deleted"}`;
   if (e.status === 401) return `the control plane refused the runtime token (401 on ${where}): SVC_RUNTIME_TOKEN is wrong or was rotated`;
   if (e.status === 403) return `the control plane refused the runtime token (403 on ${where}): the token is not allowed to act for this installation`;
   if (e.status === 404 && (e.call === "bootstrap" || e.call === "policy-bundle")) {
@@ -88,80 +90,46 @@ export type ClientOptions = {
   timeoutMs?: number;
 };
 
-/** A request body that is JSON text already: sent as is, never serialized again. */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
-
 /** A bundle, with its ETag and the version of the control plane that sent it (its `svc-version` header; absent before 0.2.0). */
 export type BundleAnswer = { status: 304 } | { status: 200; bundle: PolicyBundle; etag: string | null; serverVersion: string | null };
 
 export class ControlPlaneClient {
   replicaId: string | null = null;
+  private readonly link: RuntimeLink;
 
   constructor(
     private readonly opts: ClientOptions,
-    private readonly fetchImpl: typeof fetch = fetch,
-  ) {}
+    fetchImpl: typeof fetch = fetch,
+  ) {
+    this.link = { baseUrl: opts.baseUrl, token: opts.token, egress: { proxy: opts.egressProxy, noProxy: opts.noProxy }, ca: opts.ca, userAgent: `svc-proxy/${opts.version}`, fetch: fetchImpl };
+  }
 
   private async call(what: RuntimeCall, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Response> {
-    const url = `${this.opts.baseUrl}${RUNTIME_API_PREFIX}${path}`;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.opts.token}`, accept: "application/json", "user-agent": `svc-proxy/${this.opts.version}`, ...extraHeaders };
-    if (this.replicaId) headers[REPLICA_HEADER] = this.replicaId;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const init: RequestInit & { proxy?: string; tls?: { ca?: string[] } } = {
-      method,
-      headers,
-      body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS),
-      // Never followed (the runtime token goes to the configured URL only); a redirect is named below.
-      redirect: "manual",
-    };
-    const proxy = egressProxyFor(url, this.opts.egressProxy, this.opts.noProxy);
-    if (proxy) init.proxy = proxy;
-    if (this.opts.ca) init.tls = { ca: this.opts.ca };
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url, init);
-    } catch (e) {
+    const headers = this.replicaId ? { ...extraHeaders, [REPLICA_HEADER]: this.replicaId } : extraHeaders;
+    const r = await callRuntimeApi(this.link, { method, path, body, headers, timeoutMs: this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS });
+    if (r.ok) return r.res;
+    const call = `${method} ${RUNTIME_API_PREFIX}${path}`;
+    const f = r.failure;
+    if (f.kind === "network") {
       // Errors are logged and shown by /readyz and `policy show`: never a proxy password.
-      const via = proxy ? ` through the egress proxy ${redactUrlCredentials(proxy)}` : "";
-      throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${via} (${method} ${RUNTIME_API_PREFIX}${path}): ${(e as Error).message}`), null, null, what, null, e);
+      throw new ControlPlaneError(redactUrlCredentials(`control plane unreachable${viaEgress(r.proxy)} (${call}): ${(f.error as Error).message}`), null, null, what, null, f.error);
     }
-    if (res.status >= 300 && res.status < 400 && res.status !== 304) {
-      await res.body?.cancel();
-      const to = res.headers.get("location");
+    if (f.kind === "redirect") {
       throw new ControlPlaneError(
         redactUrlCredentials(
-          `${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}, a redirect${to ? ` to ${to}` : ""}, not followed: the runtime token goes only to the configured control-plane URL (set it to where the control plane really is)`,
+          `${call} answered ${f.status}, a redirect${f.location ? ` to ${f.location}` : ""}, not followed: the runtime token goes only to the configured control-plane URL (set it to where the control plane really is)`,
         ),
-        res.status,
+        f.status,
         null,
         what,
       );
     }
-    if (res.status >= 400) {
-      // Read up to ERROR_BODY_LIMIT. The body may come from the egress proxy as well (an error
-      // page naming URLs): redacted whole, before it is shortened, so a cut never falls inside
-      // a URL's password and leaves it unrecognised.
-      const { text, cut } = await readErrorBody(res);
-      let code: string | null = null;
-      let problemDetail: string | null = null;
-      try {
-        const j = cut ? null : (JSON.parse(text) as { code?: unknown; detail?: unknown } | null);
-        if (typeof j?.code === "string") code = j.code;
-        if (typeof j?.detail === "string") problemDetail = redactUrlCredentials(j.detail).slice(0, 300);
-      } catch {}
-      const detail = problemDetail ?? redactUrlCredentials(text).slice(0, 300);
-      throw new ControlPlaneError(
-        redactUrlCredentials(`${method} ${RUNTIME_API_PREFIX}${path} answered ${res.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`),
-        res.status,
-        code,
-        what,
-        problemDetail,
-      );
-    }
-    return res;
+    // The body may come from the egress proxy (an error page naming URLs): redacted whole,
+    // before it is shortened, so a cut never falls inside a URL's password and leaves it unrecognised.
+    const code = typeof f.problem?.code === "string" ? f.problem.code : null;
+    const problemDetail = typeof f.problem?.detail === "string" ? redactUrlCredentials(f.problem.detail).slice(0, 300) : null;
+    const detail = problemDetail ?? redactUrlCredentials(f.text).slice(0, 300);
+    throw new ControlPlaneError(redactUrlCredentials(`${call} answered ${f.status}${code ? ` ${code}` : ""}${detail ? `: ${detail}` : ""}`), f.status, code, what, problemDetail);
   }
 
   private async json<T>(res: Response, schema: Parameters<typeof firstProblem>[0], what: string, call: RuntimeCall): Promise<T> {

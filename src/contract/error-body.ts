@@ -1,8 +1,8 @@
-// Error answers from remote services (the model endpoint; the control plane, or the egress
-// proxy in front of it) are read for their message only, and only up to a limit: a broken or
-// hostile upstream must not make the proxy hold an arbitrarily large body in memory. Past the
-// limit the body is cut and the rest discarded (the stream is cancelled, closing that
-// connection rather than draining it).
+// Error answers from remote services (the proxy's model endpoint; the control plane, or the
+// egress proxy in front of it, for the proxy and the boot tool sync alike) are read for their
+// message only, and only up to a limit: a broken or hostile upstream must not make the runtime
+// hold an arbitrarily large body in memory. Past the limit the body is cut and the rest
+// discarded (the stream is cancelled, closing that connection rather than draining it).
 
 /** More than any real error message; what is past it is cut. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
