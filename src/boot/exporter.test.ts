@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXPORT_OUTPUT_LIMIT, PackError, exportManifest } from "./exporter.ts";
+import { alive } from "../../test/support/processes.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-exporter-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -41,15 +42,6 @@ async function refusal(p: Promise<unknown>): Promise<PackError> {
   const e = await p.then(() => null).catch((err: unknown) => err);
   expect(e).toBeInstanceOf(PackError);
   return e as PackError;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("the manifest export", () => {

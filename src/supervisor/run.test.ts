@@ -12,6 +12,7 @@ import type { Child } from "./children.ts";
 import { CONTAINER_UID } from "./preflight.ts";
 import { proxyEnv, StartFailure, runSupervisor } from "./run.ts";
 import { lines, waitUntil } from "./testing.ts";
+import { alive } from "../../test/support/processes.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-run-unit-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -88,14 +89,6 @@ function start(seed: "ok" | "fail" | "hang", over: { seedTimeoutMs?: number; syn
     seedTimeoutMs: over.seedTimeoutMs,
     syncSleep: over.syncSleep,
   });
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   return { done, log, signals, children, seedPids: () => lines(env.SEED_PIDS!).map(Number), alive };
 }
 

@@ -23,14 +23,7 @@ export function spawnCollect(argv: string[], env: Record<string, string | undefi
   return { proc, stderr: output.text, exit: proc.exited.then(async (c) => (await output.closed, c)) };
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { alive } from "../support/processes.ts";
 
 /** Lines of the supervisor's stderr that are not JSON log lines (the refusal line). */
 export function plainLines(text: string): string[] {

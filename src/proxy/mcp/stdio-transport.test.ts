@@ -6,17 +6,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { EVERYTHING_JS } from "../../../test/support/mcp/servers.ts";
 import { ExecaStdioTransport } from "./stdio-transport.ts";
+import { alive } from "../../../test/support/processes.ts";
 
 const SERVER = EVERYTHING_JS;
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 test("lists and calls a real server's tools, and close() stops it", async () => {
   const transport = new ExecaStdioTransport({ command: process.execPath, args: [SERVER, "stdio"], env: getDefaultEnvironment() });
   const client = new Client({ name: "t", version: "1" });

@@ -7,6 +7,7 @@ import { type NotesServer, startNotesServer, tempGitRepo, toolServer } from "../
 import { testTls } from "../../../test/support/tls.ts";
 import { McpServers } from "./servers.ts";
 import { Upstream } from "./upstream.ts";
+import { alive } from "../../../test/support/processes.ts";
 
 const log = createLogger("test", () => {});
 const ca = () => [...rootCertificates, testTls().ca];
@@ -96,16 +97,6 @@ describe("Upstream over stdio (PyPI servers)", () => {
     await u.close();
   }, 60_000);
 });
-
-/** Whether the process exists (a stopped or running one does; a killed and reaped one does not). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("Upstream over stdio: a hung server", () => {
   test("a stopped (SIGSTOP) server fails its ping: killed, calls fail fast as unreachable, restarted with its tools back", async () => {
