@@ -17,6 +17,7 @@ import { exportLines } from "../audit/export.ts";
 import { checkRollups } from "../audit/rollup-check.ts";
 import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { ROLLUPS_EQUAL } from "./rollup-trust.ts";
 import { listCheckpoints } from "./checkpoints.ts";
 import { currentSigningKey } from "./signing-key.ts";
 
@@ -38,7 +39,7 @@ function view(r: Row) {
     problems: r.problems,
     detail: r.detail,
     rollup_mismatches: r.rollupMismatches,
-    rollup_detail: r.rollupDetail,
+    rollup_detail: r.rollupDetail || null,
   };
 }
 
@@ -111,6 +112,6 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
     checkpoint: report.checkpoint?.number ?? null,
     detail: first,
     rollupMismatches: rollups.mismatches,
-    rollupDetail: rollups.first[0]?.detail ?? null,
+    rollupDetail: rollups.first[0]?.detail ?? ROLLUPS_EQUAL,
   };
 }

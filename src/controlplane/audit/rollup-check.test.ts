@@ -78,6 +78,12 @@ test("a count lowered in audit_hourly_usage fails Verify now as rollup_mismatch,
   expect(run.detail).toBe(run.rollup_detail);
   // budgets no longer trust the roll-ups: the spend is the records' again
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls);
+
+  // A rolling upgrade: a replica of the release before the check finishes a run after this one.
+  // It writes no rollup_detail and 0 mismatches (the column's default); it must not lift the finding.
+  const later = cp.deps.now() + 1000;
+  await cp.deps.db.insert(tables(cp.deps.db).auditVerifications).values({ id: "aver_01OLDRELEASE000000000000", orgId: cp.orgId, startedAt: later, finishedAt: later, state: "verified" });
+  expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls);
 }, 60_000);
 
 test("a decision count lowered, a roll-up row deleted, or a row's rollup_pending flipped either way: each is a finding", async () => {
