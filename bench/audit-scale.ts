@@ -1,77 +1,60 @@
-// The audit at scale (issue 30): `bun bench/audit-scale.ts [--records 1000000] [--5m]`, with the
-// built binary ($SVC_BIN, default dist/svc) on SQLite. A control plane's store gets N records
-// through the runtime ingest API, 5,000 a batch in one proxy chain with valid links, spread over
-// the last 60 days; the store is cached between runs (~/.cache/svc-bench/audit-scale-<N>/, a
-// copy is used each run, since retention deletes). Then, on a control plane serving that copy,
-// while a runtime polls its bundle (304) every 10 ms and another ships a 500-record batch every 100 ms:
+// The audit at scale (issue 30): `bun bench/audit-scale.ts [--records 1000000] [--5m]
+// [--store sqlite|postgres] [--shippers 8]`, with the built binary ($SVC_BIN, default dist/svc).
+// A control plane's store gets N records through the runtime ingest API, 5,000 a batch in one
+// proxy chain with valid links, spread over the last 60 days; the store is cached between runs
+// and copied for each (retention deletes): on SQLite a data directory, on PostgreSQL a database on
+// the shared test server (bench/lib/audit-scale-store.ts). Then, on a control plane serving that
+// copy, while a runtime polls its bundle (304) every 10 ms and another ships a 500-record batch
+// every 100 ms:
 //   - an export in chain order (what `svc audit verify` reads), read as fast as it comes;
 //   - the control plane's own verification ("Verify now", in the background);
 //   - `svc audit verify` on this machine with the key pinned: its time and peak memory;
 //   - a retention run deleting the oldest third (background, followed with status polls).
 // For each run: its time, and the p50, p99 and longest poll and ingest batch meanwhile, beside
-// the same requests with nothing running (the machine's own load). Prints
-// a table with the issue's targets and writes bench/results/audit-scale-<time>.json.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+// the same requests with nothing running (the machine's own load). Last, 8 runtimes ship
+// 500-record batches concurrently, back to back (bench/lib/audit-shippers.ts): errors by code
+// (target 0), 503s with Retry-After apart. Prints a table with the issue's targets and writes
+// bench/results/audit-scale-<time>.json.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { AuditChain } from "../src/proxy/audit/chain.ts";
-import { newId } from "../src/contract/ids.ts";
-import { bootstrapRuntime, createAgent, createInstallation, runtimeRecord } from "../test/integration/cli-support.ts";
-import { type ControlPlaneProcess, callApi, freePort, waitFor } from "../test/support/controlplane-process.ts";
+import { type Cp, api, cpEnv, followed, org, runtime, serve, stop } from "./lib/audit-scale-cp.ts";
+import { type StoreKind, scaleStore } from "./lib/audit-scale-store.ts";
+import { concurrentShippers } from "./lib/audit-shippers.ts";
 import { type Metric, metric, table } from "./lib/report.ts";
 import { summarize } from "./lib/stats.ts";
 
-const { values } = parseArgs({ options: { records: { type: "string", default: "1000000" }, "5m": { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    records: { type: "string", default: "1000000" },
+    "5m": { type: "boolean", default: false },
+    store: { type: "string", default: "sqlite" },
+    shippers: { type: "string", default: "8" },
+  },
+});
 const N = values["5m"] ? 5_000_000 : Number(values.records);
+if (values.store !== "sqlite" && values.store !== "postgres") throw new Error(`--store ${values.store}: sqlite or postgres`);
+const STORE = scaleStore(values.store as StoreKind, N);
+const SHIPPERS = Number(values.shippers);
 const BIN = resolve(process.env.SVC_BIN ?? "dist/svc");
 if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 const DAY = 86_400_000;
-const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "svc-bench", `audit-scale-${N}`);
-
-type Cp = { url: string; token: string; orgId: string; dir: string; proc: ReturnType<typeof Bun.spawn> };
-const env = (dir: string, port: number) =>
-  ({ ...process.env, XDG_CONFIG_HOME: join(dir, "config"), SVC_CP_DATA_DIR: dir, SVC_CP_LISTEN: `127.0.0.1:${port}`, SVC_CP_PUBLIC_URL: `http://127.0.0.1:${port}` }) as Record<string, string>;
-const org = (cp: Cp, path: string) => `/api/v1/organizations/${cp.orgId}${path}`;
-const api = async (cp: Cp, method: string, path: string, body?: unknown, token = cp.token) => callApi(cp.url, method, path.startsWith("/api/") ? path : `/api/v1${path}`, body, token);
-
-async function serve(dir: string): Promise<Cp> {
-  const port = freePort();
-  const proc = Bun.spawn([BIN, "controlplane", "serve"], { env: env(dir, port), stdout: "ignore", stderr: "ignore" });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/healthz`)).ok, `control plane at ${url}`, 60_000);
-  const { token, orgId } = JSON.parse(readFileSync(join(dir, "bench.json"), "utf8")) as { token: string; orgId: string };
-  return { url, token, orgId, dir, proc };
-}
-
-async function stop(cp: Cp): Promise<void> {
-  cp.proc.kill("SIGTERM");
-  await cp.proc.exited;
-}
-
-/** A runtime of a new installation (cli-support.ts, as the CLI tests make one) and its records, chained. */
-async function runtime(cp: Cp) {
-  const asProcess = cp as unknown as ControlPlaneProcess;
-  const rt = await bootstrapRuntime(asProcess, (await createInstallation(asProcess, await createAgent(asProcess))).id);
-  const chain = new AuditChain();
-  const record = (ts: number) => chain.stamp(runtimeRecord(rt, { id: newId("auditRecord", ts), ts: new Date(ts).toISOString() }) as never);
-  return { token: rt.token, record };
-}
 
 /** The cached store of N records, made once. */
 async function cachedStore(): Promise<void> {
-  if (existsSync(join(CACHE, "complete"))) return;
-  rmSync(CACHE, { recursive: true, force: true });
-  mkdirSync(CACHE, { recursive: true });
+  if (await STORE.ready()) return;
+  const CACHE = STORE.cache;
+  const database = await STORE.begin();
   const boot = Bun.spawnSync([BIN, "controlplane", "bootstrap-admin", "--email", "owner@example.com", "--org-name", "Bench", "--token-out", join(CACHE, "token")], {
-    env: env(CACHE, 0),
+    env: cpEnv(CACHE, 0, database),
     stdout: "pipe",
     stderr: "pipe",
   });
   if (boot.exitCode !== 0) throw new Error(`bootstrap-admin failed: ${boot.stderr.toString()}`);
   const orgId = /organization (org_[0-9A-Z]+)/.exec(boot.stdout.toString())![1]!;
   writeFileSync(join(CACHE, "bench.json"), JSON.stringify({ token: readFileSync(join(CACHE, "token"), "utf8").trim(), orgId }));
-  const cp = await serve(CACHE);
+  const cp = await serve(BIN, CACHE, database);
   const rt = await runtime(cp);
   const start = Date.now() - 60 * DAY;
   const t0 = performance.now();
@@ -84,7 +67,7 @@ async function cachedStore(): Promise<void> {
   // signed, so verify covers them
   if ((await api(cp, "POST", org(cp, "/audit-checkpoints"))).status !== 201) throw new Error("the checkpoint was not signed");
   await stop(cp);
-  writeFileSync(join(CACHE, "complete"), `${N}\n`);
+  await STORE.finish();
 }
 
 /**
@@ -98,6 +81,8 @@ async function during(cp: Cp, run: () => Promise<void>) {
   const etag = (await fetch(bundle, { headers: { authorization: `Bearer ${poller.token}` } })).headers.get("etag")!;
   let running = true;
   const waits = { poll: [] as number[], ingest: [] as number[] };
+  // a batch answered other than 200 (a 503 store_busy on PostgreSQL) is counted, not retried
+  const failed = new Map<number, number>();
   const loop = async (kind: "poll" | "ingest", send: () => Promise<void>) => {
     const every = kind === "poll" ? 10 : 100;
     while (running) {
@@ -113,7 +98,7 @@ async function during(cp: Cp, run: () => Promise<void>) {
     }),
     loop("ingest", async () => {
       const r = await api(cp, "POST", "/runtime/audit-records", { records: Array.from({ length: 500 }, () => shipper.record(Date.now())) }, shipper.token);
-      if (r.status !== 200) throw new Error(`an ingest batch answered ${r.status}`);
+      if (r.status !== 200) failed.set(r.status, (failed.get(r.status) ?? 0) + 1);
     }),
   ]);
   const t0 = performance.now();
@@ -121,24 +106,36 @@ async function during(cp: Cp, run: () => Promise<void>) {
   const ms = performance.now() - t0;
   running = false;
   await loops;
-  return { ms, poll: summarize(waits.poll), ingest: summarize(waits.ingest) };
+  return { ms, poll: summarize(waits.poll), ingest: summarize(waits.ingest), failed };
 }
 
-async function followed(cp: Cp, path: string, done: (j: any) => boolean): Promise<void> {
-  for (;;) {
-    const r = await api(cp, "GET", org(cp, path));
-    if (done(r.json)) return;
-    await Bun.sleep(250);
-  }
+/** `svc audit verify` on this machine, the key pinned: its time, peak memory and report. */
+async function cliVerify(cp: Cp) {
+  const key = (await api(cp, "GET", org(cp, "/audit-signing-key"))).json.public_key as string;
+  const home = mkdtempSync(join(tmpdir(), "svc-bench-home-"));
+  const t0 = performance.now();
+  const cli = Bun.spawn([BIN, "audit", "verify", "--public-key", key, "--json"], {
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: cp.token },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = await new Response(cli.stdout).text();
+  await cli.exited;
+  const ms = performance.now() - t0;
+  rmSync(home, { recursive: true, force: true });
+  // maxRSS in bytes
+  const mb = (cli.resourceUsage()?.maxRSS ?? Number.NaN) / (1024 * 1024);
+  const report = JSON.parse(out || "{}") as { records?: number; state?: string };
+  return { ms, mb, records: report.records ?? "?", state: report.state ?? `exit ${cli.exitCode}` };
 }
 
 await cachedStore();
-const work = mkdtempSync(join(tmpdir(), "svc-bench-audit-scale-"));
-cpSync(CACHE, work, { recursive: true });
-const cp = await serve(work);
+const copy = await STORE.copy();
+const cp = await serve(BIN, copy.dir, copy.database);
 const metrics: Metric[] = [];
 const load = () => `load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`;
 const record = (name: string, r: Awaited<ReturnType<typeof during>>) => {
+  const failed = [...r.failed].map(([status, n]) => `, ${n} answered ${status}`).join("");
   metrics.push(metric("audit-scale", `${name}: time`, "ms", [r.ms], undefined, load()));
   metrics.push(metric("audit-scale", `${name}: poll p99`, "ms", [r.poll.p99], { op: "<=", value: 100 }, `p50 ${Math.round(r.poll.p50)}, longest ${Math.round(r.poll.max)}, ${r.poll.n} polls`));
   metrics.push(
@@ -148,7 +145,7 @@ const record = (name: string, r: Awaited<ReturnType<typeof during>>) => {
       "ms",
       [r.ingest.p99],
       { op: "<=", value: 100 },
-      `p50 ${Math.round(r.ingest.p50)}, longest ${Math.round(r.ingest.max)}, ${r.ingest.n} batches of 500`,
+      `p50 ${Math.round(r.ingest.p50)}, longest ${Math.round(r.ingest.max)}, ${r.ingest.n} batches of 500${failed}`,
     ),
   );
 };
@@ -170,33 +167,9 @@ try {
       await followed(cp, "/audit-verifications/latest", (j) => j.state !== "running");
     }),
   );
-  // svc audit verify on this machine, the key pinned: time and peak memory
-  const key = (await api(cp, "GET", org(cp, "/audit-signing-key"))).json.public_key as string;
-  const home = mkdtempSync(join(tmpdir(), "svc-bench-home-"));
-  const t0 = performance.now();
-  const cli = Bun.spawn([BIN, "audit", "verify", "--public-key", key, "--json"], {
-    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), SVC_CONTROL_PLANE_URL: cp.url, SVC_TOKEN: cp.token },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = await new Response(cli.stdout).text();
-  await cli.exited;
-  const cliMs = performance.now() - t0;
-  // maxRSS in bytes
-  const rss = (cli.resourceUsage()?.maxRSS ?? Number.NaN) / (1024 * 1024);
-  const report = JSON.parse(out || "{}") as { records?: number; state?: string };
-  rmSync(home, { recursive: true, force: true });
-  metrics.push(
-    metric(
-      "audit-scale",
-      "svc audit verify: time",
-      "ms",
-      [cliMs],
-      { op: "<=", value: (120_000 * N) / 10_000_000 },
-      `${report.records ?? "?"} records, ${report.state ?? `exit ${cli.exitCode}`}; target scaled from 2 min per 10M`,
-    ),
-  );
-  metrics.push(metric("audit-scale", "svc audit verify: peak memory", "MB", [rss], { op: "<=", value: 300 }));
+  const v = await cliVerify(cp);
+  metrics.push(metric("audit-scale", "svc audit verify: time", "ms", [v.ms], { op: "<=", value: (120_000 * N) / 10_000_000 }, `${v.records} records, ${v.state}; target scaled from 2 min per 10M`));
+  metrics.push(metric("audit-scale", "svc audit verify: peak memory", "MB", [v.mb], { op: "<=", value: 300 }));
   await api(cp, "PATCH", org(cp, "/settings"), { audit_retention_days: 40 });
   let deleted = 0;
   record(
@@ -210,13 +183,24 @@ try {
     }),
   );
   metrics.push(metric("audit-scale", "retention: records deleted", "records", [deleted]));
+  // last, so the runs above see the store as cached
+  if (SHIPPERS > 0) {
+    const runtimes = await Promise.all(Array.from({ length: SHIPPERS }, async () => runtime(cp)));
+    const s = await concurrentShippers(cp, runtimes, 40);
+    const errors = [...s.errors].map(([code, n]) => `${n} × ${code}`).join(", ") || "none";
+    const note = `${s.records.toLocaleString("en-US")} records in ${(s.ms / 1000).toFixed(1)} s (${Math.round(s.records / (s.ms / 1000))}/s); errors: ${errors}; ${s.busy} × 503 store_busy (waited out); ${s.rejected} rejected; ${load()}`;
+    metrics.push(metric("audit-scale", `${SHIPPERS} concurrent shippers: errors`, "answers", [[...s.errors.values()].reduce((a, b) => a + b, 0)], { op: "<=", value: 0 }, note));
+    metrics.push(
+      metric("audit-scale", `${SHIPPERS} concurrent shippers: batch p99`, "ms", [s.batch.p99], undefined, `p50 ${Math.round(s.batch.p50)}, longest ${Math.round(s.batch.max)}, ${s.batch.n} answers`),
+    );
+  }
 } finally {
   await stop(cp);
-  rmSync(work, { recursive: true, force: true });
+  await copy.release();
 }
-console.log(`audit-scale: ${N.toLocaleString("en-US")} records on SQLite (${BIN})`);
+console.log(`audit-scale: ${N.toLocaleString("en-US")} records on ${STORE.label} (${BIN})`);
 console.log(table(metrics));
 mkdirSync("bench/results", { recursive: true });
 const file = join("bench/results", `audit-scale-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-writeFileSync(file, `${JSON.stringify({ records: N, store: "sqlite", metrics }, null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify({ records: N, store: STORE.kind, metrics }, null, 2)}\n`);
 console.log(`wrote ${file}`);
