@@ -1,9 +1,10 @@
 // The audit at scale (issue 30): `bun bench/audit-scale.ts [--records 1000000] [--5m]
-// [--store sqlite|postgres] [--shippers 8]`, with the built binary ($SVC_BIN, default dist/svc).
+// [--store sqlite|postgres] [--shippers 8] [--consume]`, with the built binary ($SVC_BIN, default dist/svc).
 // A control plane's store gets N records through the runtime ingest API, 5,000 a batch in one
 // proxy chain with valid links, spread over the last 60 days; the store is cached between runs
 // and copied for each (retention deletes): on SQLite a data directory, on PostgreSQL a database on
-// the shared test server (bench/lib/audit-scale-store.ts). Then, on a control plane serving that
+// the shared test server (bench/lib/audit-scale-store.ts; --consume runs on the cached
+// PostgreSQL store itself and drops it after, when the disk has no room for a copy). Then, on a control plane serving that
 // copy, while a runtime polls its bundle (304) every 10 ms and another ships a 500-record batch
 // every 100 ms:
 //   - an export in chain order (what `svc audit verify` reads), read as fast as it comes;
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     "5m": { type: "boolean", default: false },
     store: { type: "string", default: "sqlite" },
     shippers: { type: "string", default: "8" },
+    consume: { type: "boolean", default: false },
   },
 });
 const N = values["5m"] ? 5_000_000 : Number(values.records);
@@ -130,7 +132,7 @@ async function cliVerify(cp: Cp) {
 }
 
 await cachedStore();
-const copy = await STORE.copy();
+const copy = values.consume ? await STORE.consume() : await STORE.copy();
 const cp = await serve(BIN, copy.dir, copy.database);
 const metrics: Metric[] = [];
 const load = () => `load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`;

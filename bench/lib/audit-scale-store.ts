@@ -29,6 +29,12 @@ export type ScaleStore = {
   /** Marks the store complete (after its last record). */
   finish(): Promise<void>;
   copy(): Promise<StoreCopy>;
+  /**
+   * The cached store itself, removed after the run (`--consume`): for a disk without room for
+   * a copy (PostgreSQL 5M: 8.5 GB, and the run adds ~2M records). SQLite's cache is shared
+   * between engineers and is never consumed.
+   */
+  consume(): Promise<StoreCopy>;
 };
 
 const cacheRoot = () => join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "svc-bench");
@@ -54,6 +60,9 @@ function sqliteStore(n: number): ScaleStore {
       const dir = mkdtempSync(join(tmpdir(), "svc-bench-audit-scale-"));
       cpSync(cache, dir, { recursive: true });
       return { dir, database: undefined, release: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+    consume: async () => {
+      throw new Error("--consume is for PostgreSQL: the SQLite cache is kept (copy it elsewhere to free the disk)");
     },
   };
 }
@@ -111,6 +120,17 @@ function postgresStore(n: number): ScaleStore {
         async release() {
           rmSync(dir, { recursive: true, force: true });
           await admin(async (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+        },
+      };
+    },
+    async consume() {
+      rmSync(join(cache, "complete"));
+      return {
+        dir: cache,
+        database: urlOf(template),
+        async release() {
+          rmSync(cache, { recursive: true, force: true });
+          await admin(async (sql) => sql.unsafe(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`));
         },
       };
     },
