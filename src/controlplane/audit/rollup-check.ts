@@ -5,108 +5,102 @@
 // verification (audit-chain/verify-store.ts) therefore checks them against the records, hour by
 // hour, as the fill migration counts them: tool and model calls made for a person (no task) for
 // audit_hourly_calls, model calls' outcome records for audit_hourly_usage, pending rows left out.
+// The comparison itself is pure (rollup-compare.ts).
 //
-// Bounded memory and time per step: one hour at a time, its records summed by the database
-// (the id range of the hour, which bounds.ts guarantees, and the partial index of model
-// outcomes), its roll-up rows read by their key, all in one transaction, so an ingest or a
-// retention run committing meanwhile is seen in both or in neither; a turn of the event loop
-// between hours. Hours are whole hours of the records' `ts`, every hour either side holds.
-import { and, asc, count, eq, gt, gte, isNull, lt, sql, sum } from "drizzle-orm";
+// Never a long hold (issue 30): an hour is summed in slices of at most `slice` index entries
+// (SLICE), each its own statement with a turn of the event loop after it. Three scans: the
+// tool and the model decisions along (org, kind, id) over the ids the hour's times allow
+// (bounds.ts), the outcomes along the partial index audit_org_model_outcome_ts over the hour's
+// times; each slice ends at the entry `slice` further on (an index-only OFFSET read). The last
+// slice of each scan is open-ended and read in one transaction with the hour's roll-up rows.
+// An hour of fewer entries than a slice is therefore read exactly as before, in one transaction.
+// (Sizing slices from the roll-up totals would miss that the id range of a quiet hour reaches an
+// hour into each neighbour, which may be the busy one; counting entries bounds the real work.)
+//
+// Consistency without one long transaction. Every change to counted records changes their
+// roll-up rows in the same transaction: ingest adds (rollups.ts), the fold marks pending rows
+// counted and adds them (rollup-fold.ts), retention takes deleted rows away and removes rows
+// left at zero (retention.ts; a pending row it deletes was never counted and is in no sum here
+// either). Nothing else writes the fields the roll-ups key or sum (ingest completes a decision's
+// outcome column, adoption its store-chain columns). So a key whose roll-up rows read the same
+// before the slices (A) and with the last slices (B) had no counted record added, removed or
+// re-marked in between, unless changes netted to zero (one record in, another of the same key
+// out). Per hour:
+// - no difference: equal (the usual case, also while ingest writes the hour: new records carry
+//   new ids and current times, so they land in the last, open-ended slices read with B);
+// - a difference on a key whose roll-up moved between A and B: the slices may have summed it
+//   half before, half after (a late record, a retention cut): read again, up to PASSES times;
+// - a difference on a key that did not move, or one still moving after PASSES: confirmed by
+//   reading the whole hour in one transaction before it is reported. A false "tampered" is worse
+//   than one long read, which happens only when something is wrong (or that netted change).
+// Tampering that lowers a key by exactly what concurrent, netted-out changes hid from the slices
+// can pass one run; the chains do not let that be arranged from outside, and the next run sees it.
+import { and, asc, eq, gt, gte, isNull, lt, sql, sum, count } from "drizzle-orm";
 import { idFloor } from "../../contract/ids.ts";
 import { type Db, nextTurn, tables } from "../db/index.ts";
 import { ID_TIME_SLACK_MS, idBounds } from "./bounds.ts";
+import { CALLS_KEY, type HourSums, type RollupMismatch, USAGE_KEY, addGroup, compareHour, emptySums, movedDuring } from "./rollup-compare.ts";
 import { HOUR } from "./rollups.ts";
 
-export type RollupFigures = { calls: number; prompt_tokens?: number; completion_tokens?: number; cost?: number };
-/** One key of one hour whose roll-up differs from its records' sums. */
-export type RollupMismatch = {
-  kind: "rollup_mismatch";
-  table: "audit_hourly_calls" | "audit_hourly_usage";
-  org_id: string;
-  hour: string;
-  key: Record<string, string>;
-  rollup: RollupFigures;
-  records: RollupFigures;
-  detail: string;
-};
-export type RollupCheck = { hours: number; mismatches: number; first: RollupMismatch[] };
+/** What a check found, and how it read: slices summed, sliced reads of an hour done again, hours read whole to confirm a difference. */
+export type RollupCheck = { hours: number; mismatches: number; first: RollupMismatch[]; slices: number; rereads: number; wholeReads: number };
+/** `slice`: entries per slice (tests use a few); `between`: awaited after each slice besides the turn (tests change the store there). */
+type Options = { slice: number; between?: () => Promise<void> };
 
 /** Mismatches kept with their detail; the rest are only counted. */
 const KEPT = 20;
+/**
+ * Index entries per slice. 5,000, not 20,000: a slice of 20,000 decisions summed in 101–143 ms
+ * on a file store under load (bench/audit-scale.ts at 1M with an hour of 400,000 records), above
+ * the 100 ms a request may wait; the extra slices cost little (docs/performance.md).
+ */
+const SLICE = 5_000;
+/** Sliced reads of an hour whose keys moved meanwhile, before one transaction decides. */
+const PASSES = 3;
 
-type Sums = Map<string, { key: Record<string, string>; figures: RollupFigures }>;
-/** One hour as the records give it and as the roll-ups hold it. */
-export type HourSums = { calls: Sums; usage: Sums };
+/** The three scans of an hour, and where one slice of a scan starts: an id for the decisions, a time for the outcomes. */
+type Scan = "tool" | "model" | "outcome";
+const SCANS: readonly Scan[] = ["tool", "model", "outcome"];
+type From = Record<Scan, string | number>;
 
-const CALLS_KEY = ["kind", "decision", "tool_name", "user_id"] as const;
-const USAGE_KEY = ["user_id", "model", "agent_id", "replica_id"] as const;
+/** What one scan reads of an hour: its index range and the rows it counts. */
+function scanOf(db: Db, orgId: string, hour: number, scan: Scan) {
+  const a = tables(db).auditRecords;
+  const inHour = [gte(a.ts, hour), lt(a.ts, hour + HOUR), sql`${a.rollupPending} IS NOT TRUE`];
+  if (scan === "outcome")
+    // kind and action as literals: the partial index audit_org_model_outcome_ts (usage.ts).
+    return { by: a.ts, end: hour + HOUR, index: [eq(a.orgId, orgId), sql`${a.kind} = 'outcome'`, sql`${a.action} = 'model:invoke'`], counted: inHour };
+  // kind as a literal: the (org, kind, id) index, read over the hour's id range (bounds.ts).
+  return { by: a.id, end: idBounds(hour, hour + HOUR - 1).below!, index: [eq(a.orgId, orgId), sql`${a.kind} = ${sql.raw(`'${scan}'`)}`], counted: [isNull(a.task), ...inHour] };
+}
 
-/** Adds one group to `into` under its key ('' for null, as the roll-ups key it). */
-function addGroup(into: Sums, names: readonly string[], values: readonly (string | null)[], figures: RollupFigures): void {
-  const key = Object.fromEntries(names.map((n, i) => [n, values[i] ?? ""]));
-  const k = names.map((n) => key[n]).join("\u0000");
-  const held = into.get(k);
-  if (!held) {
-    into.set(k, { key, figures: { ...figures } });
+/** Where the slice of `scan` from `from` ends: the entry `slice` further on, or null when fewer are left. */
+async function sliceEnd(db: Db, orgId: string, hour: number, scan: Scan, from: string | number, slice: number): Promise<string | number | null> {
+  const s = scanOf(db, orgId, hour, scan);
+  const a = tables(db).auditRecords;
+  const [row] = await db
+    .select({ at: s.by })
+    .from(a)
+    .where(and(...s.index, gte(s.by, from), lt(s.by, s.end)))
+    .orderBy(asc(a.orgId), ...(scan === "outcome" ? [] : [asc(a.kind)]), asc(s.by))
+    .limit(1)
+    .offset(slice);
+  if (!row) return null;
+  // more than a slice of outcomes in one millisecond: that millisecond is the slice
+  return row.at === from ? (from as number) + 1 : row.at;
+}
+
+/** Adds the counted records of `scan` from `from` to `to` (null: the scan's end) to `into`. */
+async function sumSlice(db: Db, orgId: string, hour: number, scan: Scan, from: string | number, to: string | number | null, into: HourSums): Promise<void> {
+  const s = scanOf(db, orgId, hour, scan);
+  const a = tables(db).auditRecords;
+  const where = and(...s.index, gte(s.by, from), lt(s.by, to ?? s.end), ...s.counted);
+  if (scan !== "outcome") {
+    const rows = await db.select({ decision: a.decision, toolName: a.toolName, userId: a.userId, calls: count() }).from(a).where(where).groupBy(a.decision, a.toolName, a.userId);
+    for (const r of rows) addGroup(into.calls, CALLS_KEY, [scan, r.decision, r.toolName, r.userId], { calls: Number(r.calls) });
     return;
   }
-  for (const f of Object.keys(figures) as (keyof RollupFigures)[]) held.figures[f] = (held.figures[f] ?? 0) + (figures[f] ?? 0);
-}
-
-/** Sums of floating-point costs added in another order differ in their last bits, never more. */
-const same = (x: number, y: number) => Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y));
-
-function figuresText(f: RollupFigures): string {
-  const parts = [`${f.calls} calls`];
-  if (f.prompt_tokens !== undefined) parts.push(`${f.prompt_tokens} prompt tokens`, `${f.completion_tokens} completion tokens`, `cost ${f.cost}`);
-  return parts.join(", ");
-}
-
-/** The keys of one hour where the roll-ups and the records differ (a key absent on one side is zero there). Pure. */
-export function compareHour(orgId: string, hour: number, records: HourSums, rollups: HourSums): RollupMismatch[] {
-  const out: RollupMismatch[] = [];
-  for (const table of ["audit_hourly_calls", "audit_hourly_usage"] as const) {
-    const side = table === "audit_hourly_calls" ? "calls" : "usage";
-    const zero: RollupFigures = side === "calls" ? { calls: 0 } : { calls: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 };
-    for (const k of new Set([...records[side].keys(), ...rollups[side].keys()])) {
-      const r = records[side].get(k);
-      const u = rollups[side].get(k);
-      const want = r?.figures ?? zero;
-      const held = u?.figures ?? zero;
-      if ((Object.keys(zero) as (keyof RollupFigures)[]).every((f) => same(want[f] ?? 0, held[f] ?? 0))) continue;
-      const key = (r ?? u)!.key;
-      const at = new Date(hour).toISOString();
-      const named = Object.entries(key)
-        .map(([n, v]) => `${n} ${v === "" ? "(none)" : v}`)
-        .join(", ");
-      out.push({
-        kind: "rollup_mismatch",
-        table,
-        org_id: orgId,
-        hour: at,
-        key,
-        rollup: held,
-        records: want,
-        detail: `roll-up ${table} of organization ${orgId} for the hour from ${at} (${named}) holds ${figuresText(held)}; its records give ${figuresText(want)}`,
-      });
-    }
-  }
-  return out;
-}
-
-/** The hour's counted records, summed by the database, and its roll-up rows; in the caller's transaction. */
-async function readHour(tx: Db, orgId: string, hour: number): Promise<{ records: HourSums; rollups: HourSums }> {
-  const { auditRecords: a, auditHourlyCalls: hc, auditHourlyUsage: hu } = tables(tx);
-  const ids = idBounds(hour, hour + HOUR - 1);
-  const inHour = [gte(a.ts, hour), lt(a.ts, hour + HOUR), sql`${a.rollupPending} IS NOT TRUE`];
-  // kind as literals: the (org, kind, id) index, read over the hour's id range (bounds.ts).
-  const calls = await tx
-    .select({ kind: a.kind, decision: a.decision, toolName: a.toolName, userId: a.userId, calls: count() })
-    .from(a)
-    .where(and(eq(a.orgId, orgId), sql`${a.kind} IN ('tool', 'model')`, gte(a.id, ids.min!), lt(a.id, ids.below!), isNull(a.task), ...inHour))
-    .groupBy(a.kind, a.decision, a.toolName, a.userId);
-  // kind and action as literals: the partial index audit_org_model_outcome_ts (usage.ts).
-  const usage = await tx
+  const rows = await db
     .select({
       userId: a.userId,
       model: a.model,
@@ -118,24 +112,74 @@ async function readHour(tx: Db, orgId: string, hour: number): Promise<{ records:
       cost: sum(a.cost).mapWith(Number),
     })
     .from(a)
-    .where(and(eq(a.orgId, orgId), sql`${a.kind} = 'outcome'`, sql`${a.action} = 'model:invoke'`, ...inHour))
+    .where(where)
     .groupBy(a.userId, a.model, a.agentId, a.replicaId);
-  const records: HourSums = { calls: new Map(), usage: new Map() };
-  for (const r of calls) addGroup(records.calls, CALLS_KEY, [r.kind, r.decision, r.toolName, r.userId], { calls: Number(r.calls) });
-  for (const r of usage)
-    addGroup(records.usage, USAGE_KEY, [r.userId, r.model, r.agentId, r.replicaId], { calls: Number(r.calls), prompt_tokens: r.prompt ?? 0, completion_tokens: r.completion ?? 0, cost: r.cost ?? 0 });
-  const rollups: HourSums = { calls: new Map(), usage: new Map() };
-  for (const r of await tx
+  for (const r of rows)
+    addGroup(into.usage, USAGE_KEY, [r.userId, r.model, r.agentId, r.replicaId], { calls: Number(r.calls), prompt_tokens: r.prompt ?? 0, completion_tokens: r.completion ?? 0, cost: r.cost ?? 0 });
+}
+
+/** The hour's roll-up rows, read by their key. */
+async function readRollups(db: Db, orgId: string, hour: number): Promise<HourSums> {
+  const { auditHourlyCalls: hc, auditHourlyUsage: hu } = tables(db);
+  const out = emptySums();
+  for (const r of await db
     .select()
     .from(hc)
     .where(and(eq(hc.orgId, orgId), eq(hc.hour, hour))))
-    addGroup(rollups.calls, CALLS_KEY, [r.kind, r.decision, r.toolName, r.userId], { calls: r.calls });
-  for (const r of await tx
+    addGroup(out.calls, CALLS_KEY, [r.kind, r.decision, r.toolName, r.userId], { calls: r.calls });
+  for (const r of await db
     .select()
     .from(hu)
     .where(and(eq(hu.orgId, orgId), eq(hu.hour, hour))))
-    addGroup(rollups.usage, USAGE_KEY, [r.userId, r.model, r.agentId, r.replicaId], { calls: r.calls, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, cost: r.cost });
-  return { records, rollups };
+    addGroup(out.usage, USAGE_KEY, [r.userId, r.model, r.agentId, r.replicaId], { calls: r.calls, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, cost: r.cost });
+  return out;
+}
+
+/** The rest of each scan from `from`, and the roll-ups, in one transaction: `records` completed, the roll-ups as they stand. */
+async function readRest(db: Db, orgId: string, hour: number, from: From, records: HourSums): Promise<HourSums> {
+  return db.transaction(async (tx) => {
+    for (const scan of SCANS) await sumSlice(tx, orgId, hour, scan, from[scan], null, records);
+    return readRollups(tx, orgId, hour);
+  });
+}
+
+const scanStarts = (hour: number): From => ({ tool: idBounds(hour, null).min!, model: idBounds(hour, null).min!, outcome: hour });
+
+/** One read of the hour: the roll-ups (A), the slices, the last slices with the roll-ups again (B). */
+async function slicedRead(db: Db, orgId: string, hour: number, o: Options) {
+  const before = await readRollups(db, orgId, hour);
+  const records = emptySums();
+  const from = scanStarts(hour);
+  let slices = 0;
+  for (const scan of SCANS) {
+    for (let end = await sliceEnd(db, orgId, hour, scan, from[scan], o.slice); end !== null; end = await sliceEnd(db, orgId, hour, scan, from[scan], o.slice)) {
+      await sumSlice(db, orgId, hour, scan, from[scan], end, records);
+      from[scan] = end;
+      slices++;
+      await nextTurn();
+      await o.between?.();
+    }
+  }
+  const after = await readRest(db, orgId, hour, from, records);
+  return { records, before, after, slices };
+}
+
+/** One hour's mismatches, read in slices and confirmed as the top of this file says. */
+async function checkHour(db: Db, orgId: string, hour: number, o: Options, tally: RollupCheck): Promise<RollupMismatch[]> {
+  for (let pass = 0; pass < PASSES; pass++) {
+    if (pass > 0) tally.rereads++;
+    const read = await slicedRead(db, orgId, hour, o);
+    tally.slices += read.slices;
+    const found = compareHour(orgId, hour, read.records, read.after);
+    // no slice before the last: the whole hour was one transaction
+    if (found.length === 0 || read.slices === 0) return found;
+    if (!movedDuring(found, read.before, read.after)) break;
+    await nextTurn();
+  }
+  tally.wholeReads++;
+  const records = emptySums();
+  const rollups = await readRest(db, orgId, hour, scanStarts(hour), records);
+  return compareHour(orgId, hour, records, rollups);
 }
 
 /**
@@ -167,14 +211,10 @@ async function nextHour(db: Db, orgId: string, after: number | null): Promise<nu
 }
 
 /** Checks every hour of the organization's roll-ups against its records (see the top of this file). */
-export async function checkRollups(db: Db, orgId: string): Promise<RollupCheck> {
-  const result: RollupCheck = { hours: 0, mismatches: 0, first: [] };
+export async function checkRollups(db: Db, orgId: string, o: Partial<Options> = {}): Promise<RollupCheck> {
+  const result: RollupCheck = { hours: 0, mismatches: 0, first: [], slices: 0, rereads: 0, wholeReads: 0 };
   for (let hour = await nextHour(db, orgId, null); hour !== null; hour = await nextHour(db, orgId, hour)) {
-    const h = hour;
-    const found = await db.transaction(async (tx) => {
-      const { records, rollups } = await readHour(tx, orgId, h);
-      return compareHour(orgId, h, records, rollups);
-    });
+    const found = await checkHour(db, orgId, hour, { ...o, slice: o.slice ?? SLICE }, result);
     result.hours++;
     result.mismatches += found.length;
     for (const m of found) if (result.first.length < KEPT) result.first.push(m);
