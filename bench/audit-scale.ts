@@ -11,7 +11,7 @@
 // For each run: its time, and the p50, p99 and longest poll and ingest batch meanwhile, beside
 // the same requests with nothing running (the machine's own load). Prints
 // a table with the issue's targets and writes bench/results/audit-scale-<time>.json.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -135,6 +135,12 @@ async function followed(cp: Cp, path: string, done: (j: any) => boolean): Promis
 await cachedStore();
 const work = mkdtempSync(join(tmpdir(), "svc-bench-audit-scale-"));
 cpSync(CACHE, work, { recursive: true });
+// The copy on disk before the control plane opens it: its first fsync (a checkpoint's, or a
+// commit's through the file system's journal) otherwise writes back what is left of the fresh
+// 1.2–7.4 GB copy, and that was the baseline's single stall of 0.9–1.5 s (docs/performance.md).
+const copied = openSync(join(work, "controlplane.db"), "r+");
+fsyncSync(copied);
+closeSync(copied);
 const cp = await serve(work);
 const metrics: Metric[] = [];
 const load = () => `load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`;
