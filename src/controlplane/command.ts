@@ -19,6 +19,7 @@ import { keyFingerprint } from "../contract/audit-chain.ts";
 import { startAdoption } from "./audit/adoption.ts";
 import { startRollupFold } from "./audit/rollup-fold.ts";
 import { startCheckpointScheduler } from "./audit-chain/scheduler.ts";
+import { startVerifySchedule } from "./audit-chain/verify-schedule.ts";
 import { ensureSigningKey } from "./audit-chain/signing-key.ts";
 import { startRetentionScheduler } from "./audit/retention-runs.ts";
 import { startRefusalFlush } from "./audit/refusals.ts";
@@ -116,10 +117,11 @@ const serve = command({
     const stopRefusals = startRefusalFlush(deps);
     const stopAdoption = startAdoption(deps);
     const stopRollupFold = startRollupFold(deps);
+    const stopVerifySchedule = startVerifySchedule(deps);
     await new Promise<void>((done) => {
       const stop = () => {
         deps.log.info("stopping");
-        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), stopRollupFold(), replica.stop()])
+        void Promise.all([server.stop(), stopDirectorySync(), stopCheckpoints(), stopSinks(), stopRetention(), stopRefusals(), stopAdoption(), stopRollupFold(), stopVerifySchedule(), replica.stop()])
           .then(async () => Promise.all([store.close(), deps.tracing?.shutdown().catch(() => undefined)]))
           .finally(done);
       };

@@ -58,6 +58,7 @@ export function serveSettings(flags: { listen?: string; dataDir?: string; public
       allowLoopbackSinks: flag(env, "SVC_CP_ALLOW_LOOPBACK_SINKS"),
       ...(env.SVC_CP_METRICS_TOKEN?.trim() ? { metricsToken: env.SVC_CP_METRICS_TOKEN.trim() } : {}),
       ...checkpointInterval(env),
+      ...verifyInterval(env),
     },
     tls: tlsCert && tlsKey ? { cert: tlsCert, key: tlsKey } : null,
   };
@@ -70,6 +71,15 @@ function checkpointInterval(env: NodeJS.ProcessEnv): { auditCheckpointSeconds?: 
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 10 || n > 86_400) throw new CommandFailure(`SVC_CP_AUDIT_CHECKPOINT_SECONDS="${raw}" must be a whole number of seconds from 10 to 86400`, 2);
   return { auditCheckpointSeconds: n };
+}
+
+/** SVC_CP_AUDIT_VERIFY_HOURS: 0 (off) to 720 hours (default 24, in defaultConfig). */
+function verifyInterval(env: NodeJS.ProcessEnv): { auditVerifyHours?: number } {
+  const raw = env.SVC_CP_AUDIT_VERIFY_HOURS;
+  if (raw === undefined || raw === "") return {};
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 720) throw new CommandFailure(`SVC_CP_AUDIT_VERIFY_HOURS="${raw}" must be a whole number of hours from 0 (never) to 720`, 2);
+  return { auditVerifyHours: n };
 }
 
 function poolSize(env: NodeJS.ProcessEnv): number {

@@ -53,6 +53,8 @@ export type ControlPlaneConfig = {
   auditMaxFutureSeconds: number;
   /** SVC_CP_AUDIT_CHECKPOINT_SECONDS: how often each organization's chain heads are signed (issue 15). */
   auditCheckpointSeconds: number;
+  /** SVC_CP_AUDIT_VERIFY_HOURS: each organization's store is verified by the control plane at least this often (0: never on its own). */
+  auditVerifyHours: number;
   /** SVC_CP_METRICS_TOKEN: the bearer GET /metrics needs; unset, /metrics is off (404). */
   metricsToken?: string;
 };
@@ -99,5 +101,6 @@ export function defaultConfig(publicUrl: string): ControlPlaneConfig {
     auditMaxAgeSeconds: 90 * 24 * 3600,
     auditMaxFutureSeconds: 15 * 60,
     auditCheckpointSeconds: 3600,
+    auditVerifyHours: 24,
   };
 }

@@ -114,6 +114,13 @@ describe("store chains", () => {
     r = await verify(cp);
     expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
     expect(r.state).toBe("tampered");
+    // or a chain and number below any cursor the export pages on: its first page is read without one
+    await db
+      .update(a(cp))
+      .set({ storeChain: "", storeSeq: 0 })
+      .where(eq(a(cp).id, forged));
+    r = await verify(cp);
+    expect(r.problems.map((p) => [p.kind, p.record_id])).toEqual([["inserted", forged]]);
     await db.delete(a(cp)).where(eq(a(cp).id, forged));
 
     // a decision's outcome, filled in from its outcome record, changed afterwards

@@ -49,6 +49,12 @@ export async function latestVerification(db: Db, orgId: string) {
   return view(row);
 }
 
+/** When the organization's latest run (of any replica) started, or null before its first. */
+export async function lastVerificationStart(db: Db, orgId: string): Promise<number | null> {
+  const [row] = await rowsOf(db, orgId);
+  return row ? Number(row.startedAt) : null;
+}
+
 const running = new Map<string, Promise<void>>();
 
 /** Starts a run (or returns the one running); resolves with the run as started. */

@@ -13,6 +13,7 @@ import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
 import { ecsDocument } from "./ecs.ts";
 import { ocsfEvent } from "./ocsf.ts";
+import { pageQuery } from "./page-query.ts";
 import { type AuditExportLine, exportLine } from "./stored.ts";
 
 /**
@@ -99,35 +100,54 @@ export function csvLine(r: ExportLine): string {
 type ChainCursor = { chained: true; chain: string; seq: number } | { chained: false; id: string };
 
 /**
- * The next page of an export in chain order (`order=chain`, what `svc audit verify` reads):
- * every store chain's rows by number (the (org, store_chain, store_seq) index, by row values
- * after the cursor, so a chain named by no code is read too), then the rows in no chain, by id.
- * A verifier then holds one record per chain, whatever the export's size.
+ * The pages of an export in chain order (`order=chain`, what `svc audit verify` reads): every
+ * store chain's rows by number (the (org, store_chain, store_seq) index, by row values after the
+ * cursor, so a chain named by no code is read too), then the rows in no chain, by id. A verifier
+ * then holds one record per chain, whatever the export's size. Both queries are built once
+ * (page-query.ts): per page, drizzle's building and mapping cost three times SQLite's read.
  */
-async function chainPage(db: Db, base: SQL[], cursor: ChainCursor | null) {
+function chainPages(db: Db, base: SQL[]) {
   const a = tables(db).auditRecords;
   const columns = { ...viewColumns(a), ciphertext: a.ciphertext };
-  if (!cursor || cursor.chained) {
-    const after = cursor ? [sql`(${a.storeChain}, ${a.storeSeq}) > (${cursor.chain}, ${cursor.seq})`] : [];
-    const rows = await db
-      .select(columns)
-      .from(a)
-      .where(and(...base, isNotNull(a.storeChain), ...after))
-      .orderBy(asc(a.storeChain), asc(a.storeSeq))
-      .limit(EXPORT_PAGE);
-    if (rows.length > 0) {
-      const last = rows[rows.length - 1]!;
-      return { rows, next: { chained: true, chain: last.storeChain!, seq: last.storeSeq ?? 0 } as ChainCursor };
+  // The first page of each part has no cursor term: a value below every cursor would still skip
+  // a row holding it (a chain named "" or a number below 1, written into the store directly).
+  const chained = (after: SQL[]) =>
+    pageQuery(
+      db,
+      columns,
+      db
+        .select(columns)
+        .from(a)
+        .where(and(...base, isNotNull(a.storeChain), ...after))
+        .orderBy(asc(a.storeChain), asc(a.storeSeq))
+        .limit(EXPORT_PAGE),
+    );
+  const unchained = (after: SQL[]) =>
+    pageQuery(
+      db,
+      columns,
+      db
+        .select(columns)
+        .from(a)
+        .where(and(...base, isNull(a.storeChain), ...after))
+        .orderBy(asc(a.id))
+        .limit(EXPORT_PAGE),
+    );
+  const chainedFirst = chained([]);
+  const chainedAfter = chained([sql`(${a.storeChain}, ${a.storeSeq}) > (${sql.placeholder("chain")}, ${sql.placeholder("seq")})`]);
+  const unchainedFirst = unchained([]);
+  const unchainedAfter = unchained([gt(a.id, sql.placeholder("after"))]);
+  return async (cursor: ChainCursor | null) => {
+    if (!cursor || cursor.chained) {
+      const rows = cursor ? await chainedAfter({ chain: cursor.chain, seq: cursor.seq }) : await chainedFirst({});
+      if (rows.length > 0) {
+        const last = rows[rows.length - 1]!;
+        return { rows, next: { chained: true, chain: last.storeChain!, seq: last.storeSeq ?? 0 } as ChainCursor };
+      }
     }
-  }
-  const after = cursor && !cursor.chained ? [gt(a.id, cursor.id)] : [];
-  const rows = await db
-    .select(columns)
-    .from(a)
-    .where(and(...base, isNull(a.storeChain), ...after))
-    .orderBy(asc(a.id))
-    .limit(EXPORT_PAGE);
-  return { rows, next: rows.length > 0 ? ({ chained: false, id: rows[rows.length - 1]!.id } as ChainCursor) : null };
+    const rows = cursor && !cursor.chained ? await unchainedAfter({ after: cursor.id }) : await unchainedFirst({});
+    return { rows, next: rows.length > 0 ? ({ chained: false, id: rows[rows.length - 1]!.id } as ChainCursor) : null };
+  };
 }
 
 /**
@@ -144,9 +164,10 @@ async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
 async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
   const a = tables(db).auditRecords;
   if (order === "chain") {
+    const chainPage = chainPages(db, base);
     let cursor: ChainCursor | null = null;
     do {
-      const page = await chainPage(db, base, cursor);
+      const page = await chainPage(cursor);
       if (page.rows.length > 0) yield page.rows;
       cursor = page.next;
     } while (cursor);

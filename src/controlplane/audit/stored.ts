@@ -71,15 +71,18 @@ export type AuditExportLine = AuditRecordView & { ciphertext_sha256: string | nu
 
 /** The export line of a row (`email`: the user's, shown in the view, not stored in the row). */
 export function exportLine(row: RowColumns & { storeChain: string | null; storeSeq: number | null; storePrev: string | null }, email: string | null): AuditExportLine {
-  const { ciphertext, ...columns } = row;
-  const line: AuditExportLine = { ...recordView(columns, email), ciphertext_sha256: bytesDigest(ciphertext) };
+  // Built in place (recordView picks its fields, the ciphertext is not one): copying a row's 47
+  // columns twice per line was a fifth of an export's time (issue 30).
+  const line = recordView(row, email) as AuditExportLine;
+  line.ciphertext_sha256 = bytesDigest(row.ciphertext);
   const stored = storedFromRow(row, line.ciphertext_sha256);
   const shown = storedFromLine(line as unknown as ExportLine);
   let lost: Partial<StoredRecord> | null = null;
   for (const f of STORED_FIELDS) {
     if (!sameJson(stored[f], shown[f])) (lost ??= {} as Record<string, unknown>)[f] = stored[f];
   }
-  return lost ? { ...line, columns: lost } : line;
+  if (lost) line.columns = lost;
+  return line;
 }
 
 /**

@@ -1,0 +1,98 @@
+// The periodic verification (verify-schedule.ts), on the real app (SQLite, and PostgreSQL with
+// SVC_TEST_POSTGRES_URL). The red team's path it closes: someone with write access to the
+// database lowers a per-hour roll-up to widen budgets, and nobody presses Verify now. The
+// scheduled run finds it within the period, and budgets sum the records again.
+import { expect, test } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { CommandFailure } from "../../command/index.ts";
+import { AuditChain } from "../../proxy/audit/chain.ts";
+import { makeRecords } from "../audit/rollup-fixtures.ts";
+import { spendOf } from "../audit/usage.ts";
+import { serveSettings } from "../config.ts";
+import { rawStatements, tables } from "../db/index.ts";
+import { addInstallation } from "../runtime/fixtures.ts";
+import { type TestControlPlane, testControlPlane } from "../testing.ts";
+import { verifyDueOrganizations } from "./verify-schedule.ts";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+async function storeWithRecords(config: { auditVerifyHours?: number } = {}) {
+  const cp = await testControlPlane({ config });
+  const inst = await addInstallation(cp);
+  const now = cp.deps.now();
+  const records = makeRecords(inst, new AuditChain(), now, 60);
+  expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records } })).json.inserted).toBe(60);
+  return { cp, now };
+}
+
+const latest = async (cp: TestControlPlane) => (await cp.call("GET", cp.org("/audit-verifications/latest"))).json as { state: string; started_at: string; rollup_mismatches: number } | null;
+
+/** Makes the organization's latest run look `ago` old, as if the period had passed. */
+async function ageLatestRun(cp: TestControlPlane, ago: number) {
+  const v = tables(cp.deps.db).auditVerifications;
+  await cp.deps.db
+    .update(v)
+    .set({ startedAt: cp.deps.now() - ago })
+    .where(eq(v.orgId, cp.orgId));
+}
+
+test("an organization never verified is verified on schedule; within the period it is not verified again; after it, it is", async () => {
+  const { cp } = await storeWithRecords();
+  expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).status).toBe(404);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  const first = await latest(cp);
+  expect(first).toMatchObject({ state: "unsigned", rollup_mismatches: 0 });
+  // within the default period of 24 hours: nothing new
+  await ageLatestRun(cp, 23 * HOUR);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([]);
+  // past it: a new run
+  await ageLatestRun(cp, 25 * HOUR);
+  const before = Date.parse((await latest(cp))!.started_at);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  expect(Date.parse((await latest(cp))!.started_at)).toBeGreaterThan(before);
+});
+
+test("a roll-up lowered by SQL is found by the scheduled run, with nobody pressing Verify now, and budgets sum the records again", async () => {
+  const { cp, now } = await storeWithRecords();
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  const since = now - 30 * DAY;
+  const spent = await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since);
+  expect(spent.calls).toBeGreaterThan(0);
+
+  const hu = tables(cp.deps.db).auditHourlyUsage;
+  const [row] = await cp.deps.db
+    .select()
+    .from(hu)
+    .where(and(eq(hu.orgId, cp.orgId), eq(hu.userId, "usr_a")))
+    .limit(1);
+  await rawStatements(cp.deps.db).rows(
+    cp.store.dialect === "postgres"
+      ? "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = $1 AND hour = $2 AND user_id = 'usr_a'"
+      : "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = ? AND hour = ? AND user_id = 'usr_a'",
+    [cp.orgId, row!.hour],
+  );
+  expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls - 1);
+
+  await ageLatestRun(cp, 25 * HOUR);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  expect(await latest(cp)).toMatchObject({ state: "tampered", rollup_mismatches: 1 });
+  expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls);
+});
+
+test("SVC_CP_AUDIT_VERIFY_HOURS=0 turns the schedule off", async () => {
+  const { cp } = await storeWithRecords({ auditVerifyHours: 0 });
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([]);
+  expect((await cp.call("GET", cp.org("/audit-verifications/latest"))).status).toBe(404);
+});
+
+test("SVC_CP_AUDIT_VERIFY_HOURS is read from the environment and a bad value is refused, naming it", () => {
+  const settings = (v: string | undefined) => serveSettings({ dataDir: "/tmp/svc-verify-schedule" }, { SVC_CP_AUDIT_VERIFY_HOURS: v } as NodeJS.ProcessEnv);
+  expect(settings(undefined).config.auditVerifyHours).toBe(24);
+  expect(settings("168").config.auditVerifyHours).toBe(168);
+  expect(settings("0").config.auditVerifyHours).toBe(0);
+  for (const bad of ["-1", "721", "1.5", "daily"]) {
+    expect(() => settings(bad)).toThrow(CommandFailure);
+    expect(() => settings(bad)).toThrow(`SVC_CP_AUDIT_VERIFY_HOURS="${bad}" must be a whole number of hours from 0 (never) to 720`);
+  }
+});
