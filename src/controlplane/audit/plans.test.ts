@@ -182,8 +182,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("ingest order", async () => legacyBacklog(db, cp.orgId, { receivedAt: 0, id: "" }, { cap: 10 }));
   await run("commit order", async () => chainRecordsAfter(db, cp.orgId, { store: 0, admin: 0 }, { limit: 10, withCiphertext: false }));
   await run("commit order", async () => oldestAfter(db, cp.orgId, { store: 0, admin: 0 }));
+  // to its end: after the chains, the rows in no chain (here the rows inserted above)
   await run("export in chain order", async () => {
-    for await (const page of exportLines(db, cp.orgId, "chain")) if (page.length > 2) break;
+    for await (const _ of exportLines(db, cp.orgId, "chain"));
   });
   // Verify now's check of the roll-ups, hour by hour (rollup-check.ts; the rows inserted above
   // bypassed the roll-ups, so it finds them different: only its plans matter here)
@@ -281,5 +282,10 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   expect(uses("commit order", "audit_org_store_chain_seq")).toBe(plans.get("commit order")!.length);
   // the verifier's export walks the store chains by their index; adoption finds the unlinked rows by it
   expect(uses("export in chain order", "audit_org_store_chain_seq")).toBeGreaterThan(0);
+  // and then the rows in no chain by their partial index, never the walk of every id (issue 30:
+  // that last page held every request for 0.74 s at 1M records). PostgreSQL goes by its
+  // statistics: here, where nearly every row is unchained, it reads them along the ids.
+  const unchained = plans.get("export in chain order")!.filter((p) => p.some((line) => line.includes("audit_org_unchained_id")));
+  if (cp.store.dialect === "sqlite") expect(unchained.length).toBeGreaterThan(0);
   expect(uses("adoption", "audit_org_store_chain_seq")).toBeGreaterThan(0);
 }, 60_000);

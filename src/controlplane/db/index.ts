@@ -21,7 +21,7 @@ export function isPostgresUrl(location: string): boolean {
 
 /** Opens the store at `location`: a postgres:// URL, or a SQLite file path (":memory:" for tests). */
 export function openStore(location: string, options: { maxConnections?: number; idleTimeoutSeconds?: number; logQuery?: QueryLog } = {}): Store {
-  return isPostgresUrl(location) ? openPostgres({ url: location, ...options }) : openSqlite(location, options.logQuery);
+  return isPostgresUrl(location) ? openPostgres({ url: location, ...options }) : openSqlite(location, { logQuery: options.logQuery });
 }
 
 /** Opens the store and applies pending migrations. */

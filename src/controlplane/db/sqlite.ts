@@ -1,9 +1,12 @@
 // The embedded store: one SQLite file (WAL, full sync, foreign keys) through drizzle's async
 // SQLite driver, so services await it exactly as they await PostgreSQL. bun:sqlite itself is
-// synchronous; the gate keeps other requests' statements out of an open transaction.
+// synchronous; the gate keeps other requests' statements out of an open transaction. WAL
+// checkpoints run in a worker thread with a connection of its own (checkpointer.ts), never in a
+// request's commit.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { BACKSTOP_PAGES, Checkpointer } from "./checkpointer.ts";
 import { type Migration, embeddedMigrations } from "./embedded-migrations.ts";
 import { TransactionGate } from "./gate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
@@ -18,7 +21,13 @@ type Params = (string | number | bigint | boolean | null | Uint8Array)[];
 /** The database file's mode; SQLite gives its -wal and -shm files the same. */
 export const DB_FILE_MODE = 0o600;
 
-export function openSqlite(path: string, logQuery?: QueryLog): Store {
+export type SqliteOptions = { logQuery?: QueryLog; checkpointEveryMs?: number };
+
+/** A SQLite store, and its checkpoint worker (none for ":memory:"). */
+export type SqliteStore = Store & { checkpointer: Checkpointer | null };
+
+export function openSqlite(path: string, options: SqliteOptions = {}): SqliteStore {
+  const { logQuery } = options;
   if (path !== ":memory:") {
     // Created (or tightened) 0600 before SQLite opens it: it holds hashes, wrapped keys and audit data.
     if (!existsSync(path)) writeFileSync(path, "", { mode: DB_FILE_MODE });
@@ -29,6 +38,9 @@ export function openSqlite(path: string, logQuery?: QueryLog): Store {
   client.exec("PRAGMA synchronous = FULL");
   client.exec("PRAGMA foreign_keys = ON");
   client.exec("PRAGMA busy_timeout = 5000");
+  // A file's checkpoints run in a worker (checkpointer.ts); this connection's only past the backstop.
+  const checkpointer = path === ":memory:" ? null : new Checkpointer(path, options.checkpointEveryMs);
+  if (checkpointer) client.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const gate = new TransactionGate();
 
   // The shapes drizzle's SQLite proxy expects: rows as arrays of values ("get": one such row,
@@ -59,7 +71,10 @@ export function openSqlite(path: string, logQuery?: QueryLog): Store {
     async migrate() {
       return gate.exclusive(async () => applyMigrations(client, embeddedMigrations(MIGRATIONS)));
     },
+    checkpointer,
     async close() {
+      // both connections close: the last one checkpoints the WAL and removes it
+      await checkpointer?.close();
       await gate.exclusive(async () => client.close());
     },
   };

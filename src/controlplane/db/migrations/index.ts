@@ -35,6 +35,7 @@ import m0029 from "./0029_tool_server_oauth.sql" with { type: "text" };
 import m0030 from "./0030_identity_assertions.sql" with { type: "text" };
 import m0031 from "./0031_audit_rollup_pending.sql" with { type: "text" };
 import m0032 from "./0032_audit_verification_rollups.sql" with { type: "text" };
+import m0033 from "./0033_audit_unchained_index.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -70,4 +71,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0030_identity_assertions": m0030,
   "0031_audit_rollup_pending": m0031,
   "0032_audit_verification_rollups": m0032,
+  "0033_audit_unchained_index": m0033,
 });
