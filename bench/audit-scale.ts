@@ -157,7 +157,7 @@ const copy = values.consume ? await STORE.consume() : await STORE.copy();
 const cp = await serve(BIN, copy.dir, copy.database);
 const metrics: Metric[] = [];
 const load = () => `load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`;
-const record = (name: string, r: Awaited<ReturnType<typeof during>>) => {
+const record = (name: string, r: Awaited<ReturnType<typeof during>>, longest = false) => {
   const failed = [...r.failed].map(([status, n]) => `, ${n} answered ${status}`).join("");
   metrics.push(metric("audit-scale", `${name}: time`, "ms", [r.ms], undefined, load()));
   metrics.push(metric("audit-scale", `${name}: poll p99`, "ms", [r.poll.p99], { op: "<=", value: 100 }, `p50 ${Math.round(r.poll.p50)}, longest ${Math.round(r.poll.max)}, ${r.poll.n} polls`));
@@ -171,6 +171,8 @@ const record = (name: string, r: Awaited<ReturnType<typeof during>>) => {
       `p50 ${Math.round(r.ingest.p50)}, longest ${Math.round(r.ingest.max)}, ${r.ingest.n} batches of 500${failed}`,
     ),
   );
+  // retention's own target: no request waits more than 100 ms (issue 30)
+  if (longest) metrics.push(metric("audit-scale", `${name}: longest wait`, "ms", [Math.max(r.poll.max, r.ingest.max)], { op: "<=", value: 100 }, "the longest poll or ingest batch"));
 };
 async function longRuns() {
   // the same requests with nothing running: what this machine's load alone costs them
@@ -204,6 +206,7 @@ async function retentionRun() {
         return j.state !== "running";
       });
     }),
+    true,
   );
   metrics.push(metric("audit-scale", "retention: records deleted", "records", [deleted]));
 }
@@ -223,7 +226,17 @@ async function shippersRun() {
 try {
   if (!values["cli-only"]) await longRuns();
   const v = await cliVerify(cp);
-  metrics.push(metric("audit-scale", "svc audit verify: time", "ms", [v.ms], { op: "<=", value: (120_000 * N) / 10_000_000 }, `${v.records} records, ${v.state}; target scaled from 2 min per 10M`));
+  // 2 min per 10M, scaled by the records verified (the store's N and what the runs before shipped)
+  metrics.push(
+    metric(
+      "audit-scale",
+      "svc audit verify: time",
+      "ms",
+      [v.ms],
+      { op: "<=", value: (120_000 * (typeof v.records === "number" ? v.records : N)) / 10_000_000 },
+      `${v.records} records, ${v.state}; target scaled from 2 min per 10M`,
+    ),
+  );
   metrics.push(metric("audit-scale", "svc audit verify: peak memory", "MB", [v.mb], { op: "<=", value: 300 }));
   // what each side spent a record: the CLI's CPU and the control plane's (the export) meanwhile
   metrics.push(metric("audit-scale", "svc audit verify: CLI CPU a record", "µs", [v.cliUs]));
