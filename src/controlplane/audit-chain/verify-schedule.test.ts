@@ -80,6 +80,13 @@ test("a roll-up lowered by SQL is found by the scheduled run, with nobody pressi
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls);
 });
 
+test("a run dated in the future, written into the store by someone with database access, does not postpone the schedule", async () => {
+  const { cp } = await storeWithRecords();
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  await ageLatestRun(cp, -365 * DAY);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+});
+
 test("SVC_CP_AUDIT_VERIFY_HOURS=0 turns the schedule off", async () => {
   const { cp } = await storeWithRecords({ auditVerifyHours: 0 });
   expect(await verifyDueOrganizations(cp.deps)).toEqual([]);

@@ -12,6 +12,7 @@
 // may both run: harmless). One organization at a time per process, each run in the background
 // slices of verify-store.ts, so the schedule never holds other requests.
 import type { ControlPlaneDeps } from "../deps.ts";
+import { periodically } from "../periodic.ts";
 import { checkpointOrganizations } from "./checkpoints.ts";
 import { lastVerificationStart, startVerification, verificationSettled } from "./verify-store.ts";
 
@@ -25,7 +26,8 @@ export async function verifyDueOrganizations(deps: ControlPlaneDeps, stopped: ()
   for (const orgId of await checkpointOrganizations(deps.db)) {
     if (stopped()) break;
     const last = await lastVerificationStart(deps.db, orgId);
-    if (last !== null && deps.now() - last < period) continue;
+    // a run dated ahead of this clock (a row written into the store, or a replica's clock) never postpones one
+    if (last !== null && last <= deps.now() && deps.now() - last < period) continue;
     await startVerification(deps, orgId);
     await verificationSettled(orgId);
     deps.log.info("audit store verified on schedule", { org_id: orgId });
@@ -35,19 +37,7 @@ export async function verifyDueOrganizations(deps: ControlPlaneDeps, stopped: ()
 }
 
 export function startVerifySchedule(deps: ControlPlaneDeps): () => Promise<void> {
-  let stopped = false;
-  let ticking: Promise<unknown> | null = null;
-  const timer = setInterval(() => {
-    if (stopped || ticking) return;
-    ticking = verifyDueOrganizations(deps, () => stopped)
-      .catch((e: unknown) => deps.log.error("audit verification schedule failed", { error: (e as Error).message }))
-      .finally(() => {
-        ticking = null;
-      });
-  }, deps.config.auditCheckpointSeconds * 1000);
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await ticking;
-  };
+  return periodically(deps.config.auditCheckpointSeconds * 1000, async (stopped) =>
+    verifyDueOrganizations(deps, stopped).catch((e: unknown) => deps.log.error("audit verification schedule failed", { error: (e as Error).message })),
+  );
 }

@@ -13,6 +13,7 @@ import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { type Db, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
+import { periodically } from "../periodic.ts";
 import { retentionOrganizations } from "../organizations/settings.ts";
 import { type Acting, actingAsSystem } from "./admin-events.ts";
 import { type RetentionReport, runRetention } from "./retention.ts";
@@ -163,12 +164,10 @@ export async function retentionSettled(orgId: string): Promise<void> {
 
 /** Every SVC_CP_AUDIT_CHECKPOINT_SECONDS (hourly by default), retention for each organization that has a period. */
 export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<void> {
-  let stopped = false;
-  let ticking: Promise<void> | null = null;
-  const tickOnce = async () => {
+  return periodically(deps.config.auditCheckpointSeconds * 1000, async (stopped) => {
     try {
       for (const orgId of await retentionOrganizations(deps.db)) {
-        if (stopped) return;
+        if (stopped()) return;
         // an admin's run of this process is on it already
         if (running.has(orgId)) continue;
         await own(orgId, tracked(deps, orgId, actingAsSystem(deps, "retention"), newId("retentionRun", deps.now()), false));
@@ -176,16 +175,5 @@ export function startRetentionScheduler(deps: ControlPlaneDeps): () => Promise<v
     } catch (e) {
       deps.log.error("audit retention scheduler failed", { error: (e as Error).message });
     }
-  };
-  const timer = setInterval(() => {
-    if (stopped || ticking) return;
-    ticking = tickOnce().finally(() => {
-      ticking = null;
-    });
-  }, deps.config.auditCheckpointSeconds * 1000);
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await ticking;
-  };
+  });
 }
