@@ -118,6 +118,16 @@ export async function appendOwnChain(
   return link;
 }
 
+/** A chain's retention floor: the first number kept (records below it were deleted), or null when none was. */
+export async function floorOf(db: Db, orgId: string, chainId: string): Promise<number | null> {
+  const fl = tables(db).auditChainFloors;
+  const [row] = await db
+    .select({ seq: fl.seq })
+    .from(fl)
+    .where(eq(fl.id, `${orgId}:${chainId}`));
+  return row?.seq ?? null;
+}
+
 /**
  * Raises a chain's retention floor (audit/retention.ts) in the caller's transaction: records
  * below `seq` are gone and `prev` is the hash of the last one deleted. A floor never goes down.

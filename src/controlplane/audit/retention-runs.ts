@@ -1,7 +1,7 @@
 // Retention runs in the background (issue 30): `POST …/audit-retention/run` starts a run and
 // answers at once (202) with it; `GET …/audit-retention/run` shows the latest, with the records
 // deleted so far, on any replica (audit_retention_runs, one row per organization, its figures
-// written after every batch). A run of a large backlog takes minutes; a request waiting for it
+// written every second at most). A run of a large backlog takes minutes; a request waiting for it
 // timed out in the CLI, whose advice to run it again started a second one. An organization has
 // one run at a time: a start while one is running gets that one. A run whose control plane
 // stopped (no batch for STALE_MS) shows as interrupted, and a start begins a new one.
@@ -20,6 +20,12 @@ import { type RetentionReport, runRetention } from "./retention.ts";
 
 /** A run with no batch for this long is taken as interrupted (batches take milliseconds). */
 export const STALE_MS = 120_000;
+/**
+ * The run row's figures are written at most this often, not after every batch: each write is a
+ * commit of its own with its fsync on SQLite's event loop (11–17 ms under load, one per batch
+ * of ~10 ms: docs/performance.md).
+ */
+export const PROGRESS_EVERY_MS = 1_000;
 
 type Row = typeof import("./tables.ts").auditRetentionRuns.$inferSelect;
 
@@ -106,6 +112,7 @@ async function update(deps: ControlPlaneDeps, orgId: string, id: string, set: Pa
  */
 async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: string, claimed: boolean): Promise<RetentionReport | null> {
   let shown = claimed;
+  let written = deps.now();
   try {
     const report = await runRetention(deps, orgId, by, {
       progress: async (deleted) => {
@@ -113,7 +120,9 @@ async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: st
           claimed = true;
           shown = (await claim(deps, orgId, by, id)) === null;
         }
-        if (shown) await update(deps, orgId, id, { deleted });
+        if (!shown || deps.now() - written < PROGRESS_EVERY_MS) return;
+        written = deps.now();
+        await update(deps, orgId, id, { deleted });
       },
     });
     if (shown)

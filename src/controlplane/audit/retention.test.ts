@@ -100,6 +100,70 @@ test("after retention, a remaining row changed or the first one kept removed is 
   expect(removed.problems.map((p) => [p.kind, p.seq])).toContainEqual(["removed", 7]);
 });
 
+/**
+ * A chain of 20 records, #1–#16 ten days old (but `recentAt`'s), #17–#20 one day old; every one
+ * shipped but #6, which is shipped late: once the run has cut past it (after its second batch
+ * of 4, the floor at #10).
+ */
+async function lateRecordRun(recentAt: number | null) {
+  const cp = await testControlPlane();
+  const inst = await addInstallation(cp);
+  const chain = new AuditChain();
+  const now = cp.deps.now();
+  const records = Array.from({ length: 20 }, (_, i) => chain.stamp(auditRecord(inst, { ts: new Date(now - (i >= 16 || i + 1 === recentAt ? 1 : 10) * DAY + i * 1000).toISOString() })));
+  const late = records[5]!;
+  const ship = async (rs: typeof records) => expect((await cp.call("POST", "/api/v1/runtime/audit-records", { token: inst.token, body: { records: rs } })).status).toBe(200);
+  await ship(records.filter((r) => r !== late));
+  await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 5 } });
+  let shipped = false;
+  const report = await runRetention(cp.deps, cp.orgId, actingAsSystem(cp.deps, "retention"), {
+    batch: 4,
+    progress: async (deleted) => {
+      if (deleted >= 8 && !shipped) {
+        shipped = true;
+        await ship([late]);
+      }
+    },
+  });
+  expect(shipped).toBe(true);
+  const a = tables(cp.deps.db).auditRecords;
+  const lateRow = await cp.deps.db.select({ id: a.id }).from(a).where(eq(a.id, late.id));
+  return { cp, records, report, lateKept: lateRow.length === 1 };
+}
+
+test("a late record below the raised floor, older than the period, is deleted with the rest: verification passes", async () => {
+  const { cp, records, report, lateKept } = await lateRecordRun(null);
+  // the run's batches read on from where the last one stopped, past #6: the late one is found below the floor
+  expect(lateKept).toBe(false);
+  expect(report).toMatchObject({ deleted: 16, chains_cut: 1 });
+  expect(await ids(cp)).toEqual(
+    records
+      .slice(16)
+      .map((r) => r.id)
+      .sort(),
+  );
+  const body = JSON.parse((await cp.call("GET", cp.org("/audit-checkpoints"))).json.checkpoints.at(-1).body);
+  expect(body.floors).toEqual([{ chain_id: records[0]!.chain_id, seq: 17, prev: records[16]!.chain_prev }]);
+  const after = await verify(cp);
+  expect(after.problems).toEqual([]);
+  expect(after.ok).toBe(true);
+  // and the roll-ups count the four records kept, not it
+  const hc = tables(cp.deps.db).auditHourlyCalls;
+  const counts = await cp.deps.db.select({ calls: hc.calls }).from(hc).where(eq(hc.orgId, cp.orgId));
+  expect(counts.reduce((n, r) => n + r.calls, 0)).toBe(4);
+});
+
+test("a late record below the raised floor inside the period neither stops the cut nor hides: verification reports it", async () => {
+  const { cp, records, report, lateKept } = await lateRecordRun(6);
+  // (the cut goes on above it: before, a read from the chain's bottom stopped at it, and the chain was never cut further)
+  expect(lateKept).toBe(true);
+  expect(report).toMatchObject({ deleted: 15, chains_cut: 1 });
+  expect(await ids(cp)).toEqual([records[5]!.id, ...records.slice(16).map((r) => r.id)].sort());
+  const after = await verify(cp);
+  expect(after.ok).toBe(false);
+  expect(after.problems.map((p) => [p.kind, p.record_id, p.seq])).toEqual([["inserted", records[5]!.id, 6]]);
+});
+
 test("the retention period is validated: 1–36500 days or null", async () => {
   const cp = await testControlPlane();
   expect((await cp.call("PATCH", cp.org("/settings"), { body: { audit_retention_days: 0 } })).status).toBe(422);

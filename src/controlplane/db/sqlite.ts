@@ -54,12 +54,21 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqliteSto
   const orm = drizzle(async (text, params, method) => gate.statement(() => execute(text, params as Params, method)), { schema: sqliteSchemaOf(schema), ...(logQuery ? { logger: { logQuery } } : {}) });
 
   // Transactions go through the gate; BEGIN IMMEDIATE takes the write lock at once, so a
-  // transaction never fails half-way for want of it.
+  // transaction never fails half-way for want of it. A relaxed one (store.ts relaxedTransaction)
+  // commits without the WAL's fsync; FULL is back before any other statement runs.
   const transaction = orm.transaction.bind(orm);
   Object.assign(orm, {
-    transaction: async (body: (tx: unknown) => Promise<unknown>) => {
+    transaction: async (body: (tx: unknown) => Promise<unknown>, config?: { relaxed?: boolean }) => {
       if (gate.inside()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
-      return gate.exclusive(async () => transaction(body as never, { behavior: "immediate" }));
+      return gate.exclusive(async () => {
+        if (!config?.relaxed) return transaction(body as never, { behavior: "immediate" });
+        client.exec("PRAGMA synchronous = NORMAL");
+        try {
+          return await transaction(body as never, { behavior: "immediate" });
+        } finally {
+          client.exec("PRAGMA synchronous = FULL");
+        }
+      });
     },
   });
 

@@ -35,6 +35,23 @@ export function rowCount(result: unknown): number {
   return (result as { count?: number } | null)?.count ?? 0;
 }
 
+/**
+ * A transaction whose commit may return before it is on disk: on SQLite, the commit does not
+ * fsync the WAL (synchronous NORMAL for this transaction only); it is on disk at the next
+ * commit that does (any other, all of them in order) or the checkpoint worker's sync of the WAL,
+ * and a power cut before that loses it whole (never half of it, never one after it). For work
+ * that is done again when lost, such as retention's batches: the fsync is otherwise on the event
+ * loop (bun:sqlite is synchronous), where at 1M records retention's commits took 50–170 ms
+ * under the checkpoints' writes and held every request meanwhile (docs/performance.md).
+ * PostgreSQL's commit never holds the event loop: an ordinary transaction there.
+ */
+export async function relaxedTransaction<T>(db: Db, body: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(body, RELAXED);
+}
+
+/** The marker sqlite.ts's transaction looks for; PostgreSQL's ignores what it does not know. */
+const RELAXED = { relaxed: true } as unknown as Parameters<Db["transaction"]>[1];
+
 /** A statement written by hand, run on the store's own client. */
 export type RawStatements = {
   dialect: Dialect;
