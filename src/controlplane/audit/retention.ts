@@ -1,13 +1,15 @@
 // Retention (issue 15): an organization's audit records older than its retention period
 // (settings `audit_retention_days`) are deleted in batches of at most RETENTION_BATCH rows per
-// transaction, so a large backlog never holds a long lock. Verification of what remains must
+// transaction (on SQLite sized to take ~BATCH_TARGET_MS, with pauses: Batches), so a large
+// backlog never holds a long lock or a request for long (issue 30). Verification of what remains must
 // keep working, so chained records are deleted chain by chain from the oldest number up, never
 // leaving a hole: in each chain, everything below its first record still inside the period is
 // deleted (a record with a skewed clock above that stays), and in the same transaction the
 // chain's floor is raised (audit-chain/service.ts raiseFloor): the first number kept and the
 // hash of the last record deleted, which the first record kept names. The checkpoint signed
 // right after the run carries the floors, and `svc audit verify` walks each chain down to its
-// floor instead of #1: a remaining record changed, removed or inserted is still caught.
+// floor instead of #1: a remaining record changed, removed or inserted is still caught. A late
+// record below a floor (the batches read on past its number) is swept after the cut.
 // Unchained records (written before chaining) are deleted by time alone. Every row deleted
 // leaves a gap in its store chain, recorded in the same transaction (audit-chain/store-gaps.ts)
 // and signed by the checkpoint after the run.
