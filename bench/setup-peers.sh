@@ -6,7 +6,8 @@
 #   wrk      apt-get install wrk (Debian's package): the load client of the 304 bundle polls
 #   mcp-proxy pip install 'mcp-proxy==$MCP_PROXY_VERSION' into its own venv: the bare MCP stdio bridge (issue 34)
 #   ContextForge pip install 'mcp-contextforge-gateway==$CONTEXTFORGE_VERSION' into its own venv: IBM's MCP
-#            gateway (issue 34); 1.0.7 is the newest release for Python 3.11 (1.1.0 needs Python >= 3.12)
+#            gateway (issue 34); 1.0.7 is the newest release for Python 3.11 (1.1.0 needs Python >= 3.12).
+#            The mcp-stdio suite runs it in front of an mcp-proxy, so it needs mcp-proxy too
 # Cedar comes from npm as a devDependency (@cedar-policy/cedar-wasm, `bun install`).
 # Idempotent and quick when the cache holds these versions. Prints one line per peer:
 # `opa <path>`, `litellm <path>`, `mcp-proxy <path>`, `contextforge <path>` and `wrk <path>`; a peer that cannot be installed is reported on stderr and

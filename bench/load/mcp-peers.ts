@@ -31,7 +31,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const PEERS = process.env.SVC_BENCH_PEERS ?? "/var/cache/svc/bench-peers";
+const PEERS = process.env.SVC_BENCH_PEERS ?? "/var/cache/svc/bench-peers";
 export const MCP_PROXY_BIN = join(PEERS, "mcp-proxy-0.13.0/bin/mcp-proxy");
 export const CONTEXTFORGE_VERSION = "1.0.7";
 const CF_VENV = join(PEERS, `contextforge-${CONTEXTFORGE_VERSION}`);
