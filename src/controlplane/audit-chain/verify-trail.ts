@@ -53,7 +53,8 @@ export async function finishRun(deps: ControlPlaneDeps, run: { id: string; orgId
       finishedAt,
     );
   });
-  noteVerification(run.orgId, run);
+  // a failed run checked nothing: budgets pass over it (rollup-trust.ts), so must this memory
+  if (outcome.state !== "failed") noteVerification(run.orgId, run);
   // Signed at once, the event cannot be taken out of the trail without `svc audit verify` naming it.
   await makeCheckpoint(deps, run.orgId).catch((e: unknown) => deps.log.error("audit checkpoint after a verification failed", { org_id: run.orgId, error: (e as Error).message }));
 }
