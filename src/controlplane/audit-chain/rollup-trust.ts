@@ -7,11 +7,11 @@
 // signed with the KMS-wrapped checkpoint key) verifies: a row they insert or edit counts as a
 // finding. A finding row they delete is noticed by this process if it saw the run (it remembers
 // the newest run it has seen), and by the next run, which checks the latest run of the admin
-// trail against the table (verify-store.ts).
-import { and, desc, eq, inArray } from "drizzle-orm";
+// trail against the table (verify-store.ts). With every row deleted, the trail's runs say so.
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { type Db, tables } from "../db/index.ts";
 import { derivedPublicKeys } from "./signing-key.ts";
-import { sealHolds } from "./verification-seal.ts";
+import { VERIFICATION_ACTION, sealHolds } from "./verification-seal.ts";
 
 /**
  * What a run that checked the roll-ups and found them equal stores as `rollup_detail`. A run of
@@ -34,6 +34,38 @@ export function noteVerification(orgId: string, run: { id: string; startedAt: nu
   newestSeen.set(orgId, { id: run.id, startedAt: run.startedAt });
 }
 
+/** Organizations whose admin trail names a run: once true, always (the trail only grows, or breaks evidently). */
+const trailRuns = new Set<string>();
+/** When the trail was last found without a run, per organization: read again a minute later at most. */
+const trailChecked = new Map<string, number>();
+const TRAIL_RECHECK_MS = 60_000;
+
+/**
+ * With no run in the table: whether the admin trail names one all the same (every row deleted, in
+ * a process that never saw one). Read along the admin events' index; an organization never
+ * verified has few admin events, and is verified within the schedule's first look.
+ */
+async function trailHasRuns(db: Db, orgId: string): Promise<boolean> {
+  if (trailRuns.has(orgId)) return true;
+  // with the schedule off and nobody pressing Verify now, budgets would read the trail on every sum
+  const checked = trailChecked.get(orgId);
+  if (checked !== undefined && Date.now() - checked < TRAIL_RECHECK_MS) return false;
+  const a = tables(db).auditRecords;
+  const [event] = await db
+    .select({ id: a.id })
+    .from(a)
+    .where(and(eq(a.orgId, orgId), sql`${a.kind} = 'admin'`, eq(a.action, VERIFICATION_ACTION)))
+    .limit(1);
+  if (!event) {
+    if (trailChecked.size > 10_000) trailChecked.clear();
+    trailChecked.set(orgId, Date.now());
+    return false;
+  }
+  if (trailRuns.size > 10_000) trailRuns.clear();
+  trailRuns.add(orgId);
+  return true;
+}
+
 /**
  * Whether budgets and usage must not read the organization's roll-ups (audit/usage.ts then sums
  * the records, as before the roll-ups). They are read only when the latest run that finished its
@@ -50,7 +82,7 @@ export async function rollupsDistrusted(db: Db, orgId: string): Promise<boolean>
     .orderBy(desc(v.startedAt), desc(v.id))
     .limit(1);
   const seen = newestSeen.get(orgId);
-  if (!row) return seen !== undefined;
+  if (!row) return seen !== undefined || (await trailHasRuns(db, orgId));
   const run = { ...row, startedAt: Number(row.startedAt), finishedAt: row.finishedAt === null ? null : Number(row.finishedAt) };
   if (!sealHolds(run, derivedPublicKeys(orgId))) return true;
   if (seen && seen.id !== run.id && seen.startedAt >= run.startedAt) return true;

@@ -9,6 +9,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import { publicKeyText } from "../../contract/audit-chain.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
+import { recordAdminEvent, systemActor } from "../audit/admin-events.ts";
 import { makeRecords } from "../audit/rollup-fixtures.ts";
 import { spendOf } from "../audit/usage.ts";
 import { rawStatements, tables } from "../db/index.ts";
@@ -177,4 +178,33 @@ test("every run is an admin event of the trail with its outcome and seal; a run 
   expect(scheduled!.actorId).toBe("system:controlplane");
   expect(await rollupsDistrusted(cp.deps.db, cp.orgId)).toBe(false);
   expect(await spend()).toBe(honest);
+}, 60_000);
+
+test("every run deleted by SQL, in a process that never saw one: the admin trail still names a run, so the roll-ups are distrusted", async () => {
+  // A store never verified: the roll-ups are read, as before any run.
+  const fresh = await testControlPlane();
+  expect(await rollupsDistrusted(fresh.deps.db, fresh.orgId)).toBe(false);
+  // A store after another replica's run whose row was then deleted: only its admin event
+  // is left (written here as that replica wrote it, in the admin chains), and this process never saw the run.
+  const cp = await testControlPlane();
+  await cp.deps.db.transaction(async (tx) =>
+    recordAdminEvent(
+      tx,
+      {
+        orgId: cp.orgId,
+        action: "audit_verification.run",
+        actor: systemActor("controlplane"),
+        target: { type: "audit_verification", id: "aver_01GONE0000000000000000000" },
+        after: { state: "tampered" },
+      },
+      cp.deps.now(),
+    ),
+  );
+  expect(
+    await cp.deps.db
+      .select()
+      .from(v(cp))
+      .where(eq(v(cp).orgId, cp.orgId)),
+  ).toEqual([]);
+  expect(await rollupsDistrusted(cp.deps.db, cp.orgId)).toBe(true);
 }, 60_000);

@@ -6,6 +6,9 @@
 // (verify-store.ts), whose chains and checkpoints make removing the run evident.
 import { type KeyObject, sign, verify } from "node:crypto";
 
+/** The admin event of a finished run (verify-trail.ts). */
+export const VERIFICATION_ACTION = "audit_verification.run";
+
 /** A finished run as stored in audit_verifications: every column the seal covers. */
 export type VerificationOutcome = {
   id: string;

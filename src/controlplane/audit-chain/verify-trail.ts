@@ -14,9 +14,8 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { makeCheckpoint } from "./checkpoints.ts";
 import { noteVerification } from "./rollup-trust.ts";
 import { ensureSigningKey } from "./signing-key.ts";
-import { type VerificationOutcome, sealVerification } from "./verification-seal.ts";
+import { VERIFICATION_ACTION, type VerificationOutcome, sealVerification } from "./verification-seal.ts";
 
-export const VERIFICATION_ACTION = "audit_verification.run";
 const TARGET = "audit_verification";
 
 type RunState = "verified" | "unsigned" | "tampered" | "failed";
