@@ -208,3 +208,35 @@ test("every run deleted by SQL, in a process that never saw one: the admin trail
   ).toEqual([]);
   expect(await rollupsDistrusted(cp.deps.db, cp.orgId)).toBe(true);
 }, 60_000);
+
+test("a run that fails (the KMS down) is stored failed, in the trail, unsealed, and changes nothing budgets decide", async () => {
+  const cp = await testControlPlane();
+  expect(await verifyNow(cp)).toMatchObject({ state: "unsigned" });
+  expect(await rollupsDistrusted(cp.deps.db, cp.orgId)).toBe(false);
+  const kms = cp.deps.kms;
+  cp.deps.kms = Object.assign(Object.create(kms) as typeof kms, {
+    keyId: "down",
+    unwrap: () => {
+      throw new Error("the KMS is down");
+    },
+  });
+  try {
+    const failed = await verifyNow(cp);
+    expect(failed).toMatchObject({ state: "failed", detail: "the KMS is down" });
+    const [row] = await cp.deps.db
+      .select()
+      .from(v(cp))
+      .where(eq(v(cp).id, failed.id));
+    expect(row!.signature).toBeNull();
+    const a = tables(cp.deps.db).auditRecords;
+    const [event] = await cp.deps.db
+      .select()
+      .from(a)
+      .where(and(eq(a.orgId, cp.orgId), eq(a.target, `audit_verification:${failed.id}`)));
+    expect(JSON.parse(event!.detail!)).toMatchObject({ after: { state: "failed", signature: null } });
+    // the run before it still decides: it checked, this one did not
+    expect(await rollupsDistrusted(cp.deps.db, cp.orgId)).toBe(false);
+  } finally {
+    cp.deps.kms = kms;
+  }
+}, 60_000);

@@ -22,15 +22,19 @@ type RunState = "verified" | "unsigned" | "tampered" | "failed";
 type Outcome = Omit<VerificationOutcome, "id" | "orgId" | "startedAt" | "finishedAt" | "state"> & { state: RunState };
 
 /** What the trail says of a run (the event's `after`). */
-type TrailRun = { state: string; records: number; problems: number; rollup_mismatches: number; signature: string };
+type TrailRun = { state: string; records: number; problems: number; rollup_mismatches: number; signature: string | null };
 
 /** Seals the outcome, and stores the row and its admin event together; then signs a checkpoint over the event. */
 export async function finishRun(deps: ControlPlaneDeps, run: { id: string; orgId: string; startedAt: number; by: AdminActor }, outcome: Outcome): Promise<void> {
   const finishedAt = deps.now();
   const sealed: VerificationOutcome = { id: run.id, orgId: run.orgId, startedAt: run.startedAt, finishedAt, ...outcome };
-  // made the first time, as a checkpoint does: an unsealed run would count as a finding
-  const key = await ensureSigningKey(deps, run.orgId);
-  const signature = sealVerification(sealed, key.privateKey);
+  // made the first time, as a checkpoint does. Without it (the KMS failing) the run is stored
+  // unsealed, which budgets take for a finding: never a run left "running" for want of a seal.
+  const key = await ensureSigningKey(deps, run.orgId).catch((e: unknown) => {
+    deps.log.error("audit verification stored without a seal: the signing key is not available", { org_id: run.orgId, error: (e as Error).message });
+    return null;
+  });
+  const signature = key ? sealVerification(sealed, key.privateKey) : null;
   const after: TrailRun = { state: outcome.state, records: outcome.records, problems: outcome.problems, rollup_mismatches: outcome.rollupMismatches, signature };
   const v = tables(deps.db).auditVerifications;
   await deps.db.transaction(async (tx) => {
@@ -53,7 +57,7 @@ export async function finishRun(deps: ControlPlaneDeps, run: { id: string; orgId
     );
   });
   // a failed run checked nothing: budgets pass over it (rollup-trust.ts), so must this memory
-  if (outcome.state !== "failed") noteVerification(run.orgId, run);
+  if (signature && outcome.state !== "failed") noteVerification(run.orgId, run);
   // Signed at once, the event cannot be taken out of the trail without `svc audit verify` naming it.
   await makeCheckpoint(deps, run.orgId).catch((e: unknown) => deps.log.error("audit checkpoint after a verification failed", { org_id: run.orgId, error: (e as Error).message }));
 }
