@@ -10,9 +10,9 @@ import { and, desc, eq } from "drizzle-orm";
 import { publicKeyText } from "../../contract/audit-chain.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
 import { recordAdminEvent, systemActor } from "../audit/admin-events.ts";
-import { makeRecords } from "../audit/rollup-fixtures.ts";
+import { lowerUsage, makeRecords } from "../audit/rollup-fixtures.ts";
 import { spendOf } from "../audit/usage.ts";
-import { rawStatements, tables } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { rollupsDistrusted } from "./rollup-trust.ts";
@@ -42,12 +42,7 @@ async function findingMade() {
   const spend = async () => (await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls;
   const honest = await spend();
   expect(honest).toBeGreaterThan(0);
-  await rawStatements(cp.deps.db).rows(
-    cp.store.dialect === "postgres"
-      ? "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = $1 AND user_id = 'usr_a'"
-      : "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = ? AND user_id = 'usr_a'",
-    [cp.orgId],
-  );
+  await lowerUsage(cp.deps.db, cp.orgId, "usr_a", { calls: 1 });
   const lowered = await spend();
   expect(lowered).toBeLessThan(honest);
   const finding = await verifyNow(cp);
@@ -154,12 +149,7 @@ test("every run is an admin event of the trail with its outcome and seal; a run 
 
   // Repaired (the roll-ups put back) a day later; then a replica of the release before writes a
   // run without a seal: budgets keep summing the records, and a sealed run is due at once.
-  await rawStatements(cp.deps.db).rows(
-    cp.store.dialect === "postgres"
-      ? "UPDATE audit_hourly_usage SET calls = calls + 1 WHERE org_id = $1 AND user_id = 'usr_a'"
-      : "UPDATE audit_hourly_usage SET calls = calls + 1 WHERE org_id = ? AND user_id = 'usr_a'",
-    [cp.orgId],
-  );
+  await lowerUsage(cp.deps.db, cp.orgId, "usr_a", { calls: -1 });
   expect(honest).toBeGreaterThan(lowered);
   await cp.deps.db
     .update(v(cp))
