@@ -8,7 +8,8 @@
 // finding. A finding row they delete is noticed by this process if it saw the run (it remembers
 // the newest run it has seen), and by the next run, which checks the latest run of the admin
 // trail against the table (verify-store.ts). With every row deleted, the trail's runs say so.
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
+import { trailHolds } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import { derivedPublicKeys } from "./signing-key.ts";
 import { VERIFICATION_ACTION, sealHolds } from "./verification-seal.ts";
@@ -50,13 +51,7 @@ async function trailHasRuns(db: Db, orgId: string): Promise<boolean> {
   // with the schedule off and nobody pressing Verify now, budgets would read the trail on every sum
   const checked = trailChecked.get(orgId);
   if (checked !== undefined && Date.now() - checked < TRAIL_RECHECK_MS) return false;
-  const a = tables(db).auditRecords;
-  const [event] = await db
-    .select({ id: a.id })
-    .from(a)
-    .where(and(eq(a.orgId, orgId), sql`${a.kind} = 'admin'`, eq(a.action, VERIFICATION_ACTION)))
-    .limit(1);
-  if (!event) {
+  if (!(await trailHolds(db, orgId, VERIFICATION_ACTION))) {
     if (trailChecked.size > 10_000) trailChecked.clear();
     trailChecked.set(orgId, Date.now());
     return false;
