@@ -7,7 +7,7 @@ import { openPostgres } from "./postgres.ts";
 import { openSqlite } from "./sqlite.ts";
 import type { Dialect, QueryLog, Store } from "./store.ts";
 
-export { type Db, type Dialect, type QueryLog, type RawStatements, type Store, type Tables, nextTurn, rawStatements, rowCount, tables } from "./store.ts";
+export { type Db, type Dialect, type QueryLog, type RawStatements, type Statement, type Store, type Tables, nextTurn, placeholders, rawStatements, rowCount, tables } from "./store.ts";
 
 /** The name of the last migration this release knows for the dialect: the schema it runs. */
 export function lastMigrationTag(dialect: Dialect): string {
