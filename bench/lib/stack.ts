@@ -36,21 +36,40 @@ export function ensureBinary(force: boolean, say: (s: string) => void): string {
 
 export type ModelServerProcess = { endpoint: string; caFile: string; proc: Subprocess; stop(): Promise<void> };
 
-/** The OpenAI-compatible model double (test/support/model-server.ts) in a process of its own. */
-export async function startModelServerProcess(): Promise<ModelServerProcess> {
-  const proc = Bun.spawn(["bun", join(import.meta.dir, "../load/model-server.ts")], { stdout: "pipe", stderr: "inherit" });
+/** The first line a bench process prints once it is ready. */
+async function announced(proc: Subprocess, what: string): Promise<string> {
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let text = "";
   while (!text.includes("\n")) {
     const { done, value } = await reader.read();
-    if (done) throw new Error("model server exited before announcing its endpoint");
+    if (done) throw new Error(`${what} exited before announcing itself`);
     text += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  const info = JSON.parse(text.split("\n")[0]!) as { endpoint: string; caFile: string };
+  return text.split("\n")[0]!;
+}
+
+/** The OpenAI-compatible model double (test/support/model-server.ts) in a process of its own. */
+export async function startModelServerProcess(): Promise<ModelServerProcess> {
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../load/model-server.ts")], { stdout: "pipe", stderr: "inherit" });
+  const info = JSON.parse(await announced(proc, "model server")) as { endpoint: string; caFile: string };
   return {
     ...info,
     proc,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+/** The bare Bun relay (../load/bare-relay.ts) to the model double, on a unix socket in `dir`: the hop's floor. */
+export async function startBareRelay(model: ModelServerProcess, dir: string): Promise<{ socket: string; stop(): Promise<void> }> {
+  const socket = join(dir, "bare-relay.sock");
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../load/bare-relay.ts"), socket, `${model.endpoint}/chat/completions`, model.caFile], { stdout: "pipe", stderr: "inherit" });
+  await announced(proc, "bare relay");
+  return {
+    socket,
     async stop() {
       proc.kill("SIGTERM");
       await proc.exited;

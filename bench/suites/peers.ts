@@ -7,8 +7,9 @@
 //     decision (utime+stime of the server process over the c=8 run / decisions answered);
 //     each run also measures the machine's fdatasync (bench/lib/fdatasync.ts), and issue 34's
 //     limit is OPA's p50 plus that median: what a decision durable on this disk can at best cost;
-//   - the same streamed model call through a LiteLLM proxy and through svc, against the model
-//     double directly, alternating, with 5 ms pauses between calls: added time to first token.
+//   - the same streamed model call through a LiteLLM proxy, a bare Bun relay (the hop's floor:
+//     bench/load/bare-relay.ts) and svc, against the model double directly, alternating, with
+//     5 ms pauses between calls: added time to first token.
 // A peer that is not installed is a note in the table.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import { measureFdatasync } from "../lib/fdatasync.ts";
 import { cpuSeconds, type DecideLoad, decideLoad } from "../lib/procs.ts";
 import { type Metric, metric } from "../lib/report.ts";
 import { median } from "../lib/stats.ts";
+import { startBareRelay } from "../lib/stack.ts";
 import { CHAT, directInit, type Timing, timeStream } from "./model.ts";
 
 // OPA 1.x (Rego v1): `if` and `contains` are keywords; a body with `;` needs braces.
@@ -219,6 +221,7 @@ async function litellmPeer(ctx: BenchContext, installed: Record<string, string>)
   writeFileSync(cfg, `model_list:\n  - model_name: m-small\n    litellm_params:\n      model: openai/m-small\n      api_base: ${ctx.stack.model.endpoint}\n      api_key: none\n`);
   const port = (await import("../../test/support/controlplane-process.ts")).freePort();
   let proc: Subprocess | null = null;
+  let relay: Awaited<ReturnType<typeof startBareRelay>> | null = null;
   try {
     proc = Bun.spawn([installed.litellm, "--config", cfg, "--host", "127.0.0.1", "--port", String(port)], {
       env: { ...process.env, LITELLM_MASTER_KEY: LITELLM_KEY, SSL_CERT_FILE: ctx.stack.model.caFile, SSL_VERIFY: "False", LITELLM_LOG: "ERROR" } as Record<string, string>,
@@ -241,25 +244,41 @@ async function litellmPeer(ctx: BenchContext, installed: Record<string, string>)
       } as RequestInit,
     };
     const direct = { url: `${ctx.stack.model.endpoint}/chat/completions`, init: directInit(ctx.stack.model.caFile) };
-    for (let i = 0; i < 10; i++) for (const x of [direct, litellm, svc]) await timeStream(x.url, x.init);
-    const added = { litellm: [] as number[], svc: [] as number[] };
+    // The hop's floor: a Bun relay that only forwards (issue 34's time to first token is read against it).
+    relay = await startBareRelay(ctx.stack.model, dir);
+    const bare = {
+      url: "http://localhost/v1/chat/completions",
+      init: { method: "POST", unix: relay.socket, headers: { "content-type": "application/json" }, body: JSON.stringify(CHAT) } as RequestInit,
+    };
+    const paths = { direct, litellm, bare, svc };
+    const names = Object.keys(paths) as (keyof typeof paths)[];
+    for (let i = 0; i < 10; i++) for (const k of names) await timeStream(paths[k].url, paths[k].init);
+    const added = { litellm: [] as number[], bare: [] as number[], svc: [] as number[] };
     const n = ctx.quick ? 30 : 100;
     for (let r = 0; r < ctx.runs; r++) {
-      const t = { direct: [] as Timing[], litellm: [] as Timing[], svc: [] as Timing[] };
+      const t = { direct: [] as Timing[], litellm: [] as Timing[], bare: [] as Timing[], svc: [] as Timing[] };
       for (let i = 0; i < n; i++) {
-        for (const k of ["direct", "litellm", "svc"] as const) {
-          t[k].push(await timeStream({ direct, litellm, svc }[k].url, { direct, litellm, svc }[k].init));
+        for (const k of names) {
+          t[k].push(await timeStream(paths[k].url, paths[k].init));
           await Bun.sleep(5);
         }
       }
       const ttft = (xs: Timing[]) => median(xs.map((x) => x.ttft));
-      added.litellm.push(ttft(t.litellm) - ttft(t.direct));
-      added.svc.push(ttft(t.svc) - ttft(t.direct));
-      ctx.say(`  run ${r + 1}: added time to first token: LiteLLM ${added.litellm.at(-1)!.toFixed(3)} ms, svc ${added.svc.at(-1)!.toFixed(3)} ms`);
+      for (const k of ["litellm", "bare", "svc"] as const) added[k].push(ttft(t[k]) - ttft(t.direct));
+      ctx.say(`  run ${r + 1}: added time to first token: LiteLLM ${added.litellm.at(-1)!.toFixed(3)} ms, bare Bun relay ${added.bare.at(-1)!.toFixed(3)} ms, svc ${added.svc.at(-1)!.toFixed(3)} ms`);
     }
     return [
       metric("peers", "LiteLLM added time to first token", "ms", added.litellm, undefined, "5 ms pauses between calls"),
+      metric("peers", "bare Bun relay added time to first token", "ms", added.bare, undefined, "bench/load/bare-relay.ts: forwards only; the hop's floor"),
       metric("peers", "svc added time to first token", "ms", added.svc, { op: "<=", value: 0.5 }, "same run, 5 ms pauses; decision + fsynced record + forwarding"),
+      metric(
+        "peers",
+        "svc added above the bare relay",
+        "ms",
+        added.svc.map((x, i) => x - added.bare[i]!),
+        undefined,
+        "decision, fsynced record, metering: svc's own share",
+      ),
       metric(
         "peers",
         "svc / LiteLLM added time to first token",
@@ -270,6 +289,7 @@ async function litellmPeer(ctx: BenchContext, installed: Record<string, string>)
       ),
     ];
   } finally {
+    await relay?.stop();
     await stop(proc);
   }
 }

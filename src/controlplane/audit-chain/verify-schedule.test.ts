@@ -3,13 +3,13 @@
 // database lowers a per-hour roll-up to widen budgets, and nobody presses Verify now. The
 // scheduled run finds it within the period, and budgets sum the records again.
 import { expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { CommandFailure } from "../../command/index.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
-import { makeRecords } from "../audit/rollup-fixtures.ts";
+import { lowerUsage, makeRecords } from "../audit/rollup-fixtures.ts";
 import { spendOf } from "../audit/usage.ts";
 import { serveSettings } from "../config.ts";
-import { rawStatements, tables } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { verifyDueOrganizations } from "./verify-schedule.ts";
@@ -60,18 +60,7 @@ test("a roll-up lowered by SQL is found by the scheduled run, with nobody pressi
   const spent = await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since);
   expect(spent.calls).toBeGreaterThan(0);
 
-  const hu = tables(cp.deps.db).auditHourlyUsage;
-  const [row] = await cp.deps.db
-    .select()
-    .from(hu)
-    .where(and(eq(hu.orgId, cp.orgId), eq(hu.userId, "usr_a")))
-    .limit(1);
-  await rawStatements(cp.deps.db).rows(
-    cp.store.dialect === "postgres"
-      ? "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = $1 AND hour = $2 AND user_id = 'usr_a'"
-      : "UPDATE audit_hourly_usage SET calls = calls - 1 WHERE org_id = ? AND hour = ? AND user_id = 'usr_a'",
-    [cp.orgId, row!.hour],
-  );
+  await lowerUsage(cp.deps.db, cp.orgId, "usr_a", { calls: 1 });
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls - 1);
 
   await ageLatestRun(cp, 25 * HOUR);

@@ -8,12 +8,12 @@
 // the proxy's hash-chain fields and the store-chain link, and, for a row the view cannot show
 // exactly, its columns as stored (stored.ts): what `svc audit verify` recomputes hashes from.
 import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
-import { type Db, nextTurn, tables } from "../db/index.ts";
+import { type Db, type Tables, nextTurn, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
 import { ecsDocument } from "./ecs.ts";
 import { ocsfEvent } from "./ocsf.ts";
-import { pageQuery } from "./page-query.ts";
+import { type Decoders, pageQuery } from "./page-query.ts";
 import { type AuditExportLine, exportLine } from "./stored.ts";
 
 /**
@@ -99,21 +99,40 @@ export function csvLine(r: ExportLine): string {
 /** Where an export in chain order stands: in the chained rows (by chain, then number), then in the rest (by id). */
 type ChainCursor = { chained: true; chain: string; seq: number } | { chained: false; id: string };
 
+const asBuffer = (v: unknown) => (Buffer.isBuffer(v) ? v : Buffer.from(v as Uint8Array));
+
+const fromJson = (v: unknown) => (typeof v === "string" ? (JSON.parse(v) as unknown) : v);
+
+/**
+ * The export's columns whose driver value is not their value (db/README.md's column kinds): on
+ * SQLite the boolean (0/1), the JSON list (text) and the blob; on PostgreSQL the epoch
+ * milliseconds (bigint, which Bun.SQL reads as text), the jsonb list (drizzle writes it as JSON
+ * text, read back as text) and the bytea. Decoded as drizzle's own columns decode them
+ * (page-query.test.ts compares the two on each store).
+ */
+export const EXPORT_DECODERS: Decoders<keyof ReturnType<typeof exportColumns> & string> = {
+  sqlite: { viaInstallation: (v) => Number(v) === 1, recipientKeyIds: fromJson, ciphertext: asBuffer },
+  postgres: { ts: Number, receivedAt: Number, recipientKeyIds: fromJson, ciphertext: asBuffer },
+};
+
+/** What an export line is made of: the record view's columns and the ciphertext (for its digest). */
+export const exportColumns = (a: Tables["auditRecords"]) => ({ ...viewColumns(a), ciphertext: a.ciphertext });
+
 /**
  * The pages of an export in chain order (`order=chain`, what `svc audit verify` reads): every
  * store chain's rows by number (the (org, store_chain, store_seq) index, by row values after the
  * cursor, so a chain named by no code is read too), then the rows in no chain, by id. A verifier
- * then holds one record per chain, whatever the export's size. Both queries are built once
+ * then holds one record per chain, whatever the export's size. Both queries are prepared once
  * (page-query.ts): per page, drizzle's building and mapping cost three times SQLite's read.
  */
 function chainPages(db: Db, base: SQL[]) {
   const a = tables(db).auditRecords;
-  const columns = { ...viewColumns(a), ciphertext: a.ciphertext };
+  const columns = exportColumns(a);
   // The first page of each part has no cursor term: a value below every cursor would still skip
   // a row holding it (a chain named "" or a number below 1, written into the store directly).
-  const chained = (after: SQL[]) =>
+  const chained = (name: string, after: SQL[]) =>
     pageQuery(
-      db,
+      name,
       columns,
       db
         .select(columns)
@@ -121,10 +140,11 @@ function chainPages(db: Db, base: SQL[]) {
         .where(and(...base, isNotNull(a.storeChain), ...after))
         .orderBy(asc(a.storeChain), asc(a.storeSeq))
         .limit(EXPORT_PAGE),
+      EXPORT_DECODERS,
     );
-  const unchained = (after: SQL[]) =>
+  const unchained = (name: string, after: SQL[]) =>
     pageQuery(
-      db,
+      name,
       columns,
       db
         .select(columns)
@@ -132,11 +152,12 @@ function chainPages(db: Db, base: SQL[]) {
         .where(and(...base, isNull(a.storeChain), ...after))
         .orderBy(asc(a.id))
         .limit(EXPORT_PAGE),
+      EXPORT_DECODERS,
     );
-  const chainedFirst = chained([]);
-  const chainedAfter = chained([sql`(${a.storeChain}, ${a.storeSeq}) > (${sql.placeholder("chain")}, ${sql.placeholder("seq")})`]);
-  const unchainedFirst = unchained([]);
-  const unchainedAfter = unchained([gt(a.id, sql.placeholder("after"))]);
+  const chainedFirst = chained("audit_export_chained_first", []);
+  const chainedAfter = chained("audit_export_chained_after", [sql`(${a.storeChain}, ${a.storeSeq}) > (${sql.placeholder("chain")}, ${sql.placeholder("seq")})`]);
+  const unchainedFirst = unchained("audit_export_unchained_first", []);
+  const unchainedAfter = unchained("audit_export_unchained_after", [gt(a.id, sql.placeholder("after"))]);
   return async (cursor: ChainCursor | null) => {
     if (!cursor || cursor.chained) {
       const rows = cursor ? await chainedAfter({ chain: cursor.chain, seq: cursor.seq }) : await chainedFirst({});
@@ -176,7 +197,7 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
   let after: string | null = null;
   for (;;) {
     const rows = await db
-      .select({ ...viewColumns(a), ciphertext: a.ciphertext })
+      .select(exportColumns(a))
       .from(a)
       .where(and(...base, ...(after ? [gt(a.id, after)] : [])))
       .orderBy(asc(a.id))

@@ -6,7 +6,7 @@
 // change under the slices give no false finding: a key whose roll-up moved is read again, a
 // difference on a key that did not move (changes that netted out) is read whole before it counts.
 import { expect, test } from "bun:test";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { newId } from "../../contract/ids.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
@@ -14,6 +14,7 @@ import { nextTurn, tables } from "../db/index.ts";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { checkRollups } from "./rollup-check.ts";
+import { lowerCalls, lowerUsage } from "./rollup-fixtures.ts";
 import { HOUR, applyToRollups, hourOf } from "./rollups.ts";
 
 const SLICE = 8;
@@ -83,22 +84,8 @@ test("a big hour is summed in slices with other statements between them; equal r
     .from(t.auditHourlyCalls)
     .where(and(eq(t.auditHourlyCalls.orgId, orgId), eq(t.auditHourlyCalls.hour, hour), eq(t.auditHourlyCalls.kind, "tool")))
     .limit(1);
-  await db
-    .update(t.auditHourlyCalls)
-    .set({ calls: sql`${t.auditHourlyCalls.calls} - 1` })
-    .where(
-      and(
-        eq(t.auditHourlyCalls.orgId, orgId),
-        eq(t.auditHourlyCalls.hour, hour),
-        eq(t.auditHourlyCalls.decision, calls!.decision),
-        eq(t.auditHourlyCalls.userId, calls!.userId),
-        eq(t.auditHourlyCalls.kind, "tool"),
-      ),
-    );
-  await db
-    .update(t.auditHourlyUsage)
-    .set({ promptTokens: sql`${t.auditHourlyUsage.promptTokens} - 12` })
-    .where(and(eq(t.auditHourlyUsage.orgId, orgId), eq(t.auditHourlyUsage.hour, hour), eq(t.auditHourlyUsage.userId, "usr_b")));
+  await lowerCalls(db, calls!);
+  await lowerUsage(db, orgId, "usr_b", { promptTokens: 12 }, hour);
   const tampered = await checkRollups(db, orgId, { slice: SLICE });
   expect(tampered).toMatchObject({ mismatches: 2, wholeReads: 1 });
   expect(tampered.first.find((m) => m.table === "audit_hourly_calls")).toMatchObject({ rollup: { calls: calls!.calls - 1 }, records: { calls: calls!.calls } });

@@ -6,17 +6,17 @@
 // reading the roll-ups until a run finds them equal again. An untouched store (several hours,
 // retention cutting inside an hour, rows an older replica left pending) has no finding.
 import { expect, test } from "bun:test";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { AuditChain } from "../../proxy/audit/chain.ts";
 import { verificationSettled } from "../audit-chain/verify-store.ts";
-import { rawStatements, tables } from "../db/index.ts";
+import { tables } from "../db/index.ts";
 import { addInstallation } from "../runtime/fixtures.ts";
 import { type TestControlPlane, testControlPlane } from "../testing.ts";
 import { actingAsSystem } from "./admin-events.ts";
 import { recordRow } from "./ingest.ts";
 import { runRetention } from "./retention.ts";
 import { checkRollups } from "./rollup-check.ts";
-import { makeRecords } from "./rollup-fixtures.ts";
+import { lowerCalls, lowerUsage, makeRecords } from "./rollup-fixtures.ts";
 import { spendOf } from "./usage.ts";
 
 const DAY = 86_400_000;
@@ -53,19 +53,7 @@ test("a count lowered in audit_hourly_usage fails Verify now as rollup_mismatch,
   expect(spent.calls).toBeGreaterThan(0);
 
   // The attack: one hour of usr_a's usage made smaller, by SQL; no record touched.
-  const hu = tables(cp.deps.db).auditHourlyUsage;
-  const [row] = await cp.deps.db
-    .select()
-    .from(hu)
-    .where(and(eq(hu.orgId, cp.orgId), eq(hu.userId, "usr_a")))
-    .orderBy(hu.hour)
-    .limit(1);
-  await rawStatements(cp.deps.db).rows(
-    cp.store.dialect === "postgres"
-      ? `UPDATE audit_hourly_usage SET calls = calls - 1, prompt_tokens = prompt_tokens - 5 WHERE org_id = $1 AND hour = $2 AND user_id = 'usr_a'`
-      : `UPDATE audit_hourly_usage SET calls = calls - 1, prompt_tokens = prompt_tokens - 5 WHERE org_id = ? AND hour = ? AND user_id = 'usr_a'`,
-    [cp.orgId, row!.hour],
-  );
+  const row = await lowerUsage(cp.deps.db, cp.orgId, "usr_a", { calls: 1, promptTokens: 5 });
   // the hole: budgets read the roll-ups, so usr_a's spend shrank
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls - 1);
 
@@ -91,18 +79,7 @@ test("a decision count lowered, a roll-up row deleted, or a row's rollup_pending
   const t = tables(cp.deps.db);
   const db = cp.deps.db;
   const calls = await db.select().from(t.auditHourlyCalls).where(eq(t.auditHourlyCalls.orgId, cp.orgId)).orderBy(t.auditHourlyCalls.hour).limit(2);
-  await db
-    .update(t.auditHourlyCalls)
-    .set({ calls: sql`${t.auditHourlyCalls.calls} - 1` })
-    .where(
-      and(
-        eq(t.auditHourlyCalls.orgId, cp.orgId),
-        eq(t.auditHourlyCalls.hour, calls[0]!.hour),
-        eq(t.auditHourlyCalls.toolName, calls[0]!.toolName),
-        eq(t.auditHourlyCalls.userId, calls[0]!.userId),
-        eq(t.auditHourlyCalls.decision, calls[0]!.decision),
-      ),
-    );
+  await lowerCalls(db, calls[0]!);
   let check = await checkRollups(db, cp.orgId);
   expect(check.mismatches).toBe(1);
   expect(check.first[0]).toMatchObject({

@@ -2,7 +2,7 @@
 // export writes it: the record view, the ciphertext's digest and, for a row whose values the
 // view cannot show exactly, those columns as stored (contract/stored-line.ts). Pure.
 import { type StoredRecord, STORED_FIELDS } from "../../contract/store-chain.ts";
-import { type ExportLine, storedFromLine } from "../../contract/stored-line.ts";
+import { storedFromLine } from "../../contract/stored-line.ts";
 import type { Tables } from "../db/index.ts";
 import { type AuditRecordView, recordView } from "./view.ts";
 
@@ -76,7 +76,7 @@ export function exportLine(row: RowColumns & { storeChain: string | null; storeS
   const line = recordView(row, email) as AuditExportLine;
   line.ciphertext_sha256 = bytesDigest(row.ciphertext);
   const stored = storedFromRow(row, line.ciphertext_sha256);
-  const shown = storedFromLine(line as unknown as ExportLine);
+  const shown = storedFromLine(line);
   let lost: Partial<StoredRecord> | null = null;
   for (const f of STORED_FIELDS) {
     if (!sameJson(stored[f], shown[f])) (lost ??= {} as Record<string, unknown>)[f] = stored[f];

@@ -1,8 +1,9 @@
 // An audit record as the admin API shows it (never its ciphertext): pure, shared by search,
 // export and the admin trail without their queries.
 import type { AdminEventDetail } from "../../contract/admin-event.ts";
-import type { Tables } from "../db/index.ts";
 import type { UpstreamIdentity } from "../../contract/audit.ts";
+import type { ExportLine } from "../../contract/stored-line.ts";
+import type { Tables } from "../db/index.ts";
 
 export type Row = Omit<Tables["auditRecords"]["$inferSelect"], "ciphertext" | "rollupPending">;
 
@@ -24,7 +25,9 @@ export function recordView(r: Row, email: string | null) {
     replica_id: r.replicaId,
     action: r.action,
     tool_name: r.toolName,
-  } as View;
+    // the first fields: every one the view always shows but those assigned below (a field the
+    // contract adds is missing here, a field it drops is one too many)
+  } satisfies Omit<View, AssignedLater> as View;
   if (r.toolServer !== null) v.tool_server = r.toolServer;
   if (r.upstreamIdentity) v.upstream_identity = JSON.parse(r.upstreamIdentity) as UpstreamIdentity;
   v.model = r.model;
@@ -62,48 +65,28 @@ export function recordView(r: Row, email: string | null) {
   return v;
 }
 
-/** What the view shows of a record: the fields marked optional are there only when set. */
-type View = {
-  id: string;
-  ts: string;
-  received_at: string;
-  kind: Row["kind"];
-  harness: string;
-  organization_id: string;
-  workspace_id: string;
-  installation_id: string;
-  agent_id: string;
-  replica_id: string | null;
-  action: string;
-  tool_name: string | null;
-  tool_server?: string;
-  upstream_identity?: UpstreamIdentity;
-  model: string | null;
-  task?: string;
-  decision: Row["decision"];
-  reason: string;
-  policy_id: string | null;
-  policy_revision: number;
-  shadow?: { decision: NonNullable<Row["shadowDecision"]>; policy_id: string | null; reason: string };
-  subject: { user_id: string | null; email: string | null; remote_user_id: string | null; via_installation: boolean };
-  ref: string | null;
-  outcome: string | null;
-  exit_code: number | null;
-  args_digest: string | null;
-  digest_key_id: string | null;
-  prompt_tokens?: number;
-  completion_tokens?: number | null;
-  cost?: number;
-  duration_ms?: number;
-  chain_id?: string;
-  chain_seq?: number | null;
-  chain_prev?: string | null;
-  actor_id?: string;
-  target?: string;
-  admin?: AdminEventDetail;
-  store?: { chain: string; seq: number | null; prev: string | null };
-  encryption: { mode: "recipients"; key_ids: string[] } | { mode: "digest-only" };
+/**
+ * What the view shows of a record: the contract's export line (contract/stored-line.ts) without
+ * what the export adds, more precise where the view is. Every part names the line's own fields,
+ * so renaming, removing or retyping one there breaks the compile here (and recordView's
+ * assignments).
+ */
+type Line = Omit<ExportLine, "ciphertext_sha256" | "columns">;
+/** Always set (the line lets an older export leave them out). */
+type Always = "replica_id" | "model" | "policy_id" | "ref" | "outcome" | "exit_code";
+/** Set only when the row has a value: never null. */
+type WhenSet = "tool_server" | "upstream_identity" | "task" | "prompt_tokens" | "cost" | "duration_ms" | "chain_id" | "actor_id" | "target" | "store";
+type Refined = {
+  kind: Line["kind"] & Row["kind"];
+  decision: Line["decision"] & Row["decision"];
+  subject: Required<Line["subject"]>;
+  shadow?: NonNullable<Line["shadow"]> & { decision: NonNullable<Row["shadowDecision"]>; reason: string };
+  admin?: Line["admin"] & AdminEventDetail;
 };
+/** The fields always shown that recordView assigns after its first ones, in the order they are shown. */
+type AssignedLater = "model" | "decision" | "reason" | "policy_id" | "policy_revision" | "subject" | "ref" | "outcome" | "exit_code" | "args_digest" | "digest_key_id" | "encryption";
+type Flat<T> = { [K in keyof T]: T[K] };
+type View = Flat<Omit<Line, Always | WhenSet | keyof Refined> & Required<Pick<Line, Always>> & { [K in WhenSet]?: NonNullable<Line[K]> } & Refined>;
 
 /** An admin event's detail as the view shows it; text that is not JSON (a row changed in the store) is left out, never a failed page. */
 function adminDetail(text: string): AdminEventDetail | undefined {
