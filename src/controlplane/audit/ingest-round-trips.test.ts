@@ -8,7 +8,7 @@
 // the wire by a relay in front of the server (db/round-trip-counter.ts), one connection, warm
 // (statements prepared). Runs with SVC_TEST_POSTGRES_URL.
 import { expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { AuditChain } from "../../proxy/audit/chain.ts";
 import { openStore, tables } from "../db/index.ts";
@@ -91,6 +91,25 @@ pg("a 500-record batch with outcomes and model usage is 3 round trips, 2 of them
     // the same batch again: every id a duplicate, nothing stored twice, in one more transaction that reads the held ids first
     const again = await ingestBatch(deps, caller(inst), records);
     expect(again).toMatchObject({ inserted: 0, duplicates: 500 });
+    // its first run failed at the insert with its roll-ups and heads already sent: all rolled back, nothing counted twice
+    const { auditHourlyCalls: hc } = tables(db);
+    const counted = (await db.select({ calls: hc.calls }).from(hc).where(eq(hc.orgId, inst.orgId))).reduce((n, r) => n + r.calls, 0);
+    const tools = (
+      await db
+        .select({ id: a.id })
+        .from(a)
+        .where(and(eq(a.orgId, inst.orgId), eq(a.kind, "tool")))
+    ).length;
+    expect(counted).toBe(tools);
+    expect(tools).toBe(records.filter((r) => r.kind === "tool").length * 3);
+    expect(
+      (
+        await db
+          .select({ seq: h.seq })
+          .from(h)
+          .where(eq(h.id, `${inst.orgId}:store`))
+      )[0]!.seq,
+    ).toBe(1500);
   } finally {
     await store.close();
     relay.close();
