@@ -8,7 +8,7 @@ import type { Logger } from "../../log/index.ts";
 import { openSqlite } from "./sqlite.ts";
 import type { Dialect, QueryLog, Store } from "./store.ts";
 
-export { type Db, type Dialect, type QueryLog, type RawStatements, type Store, type Tables, nextTurn, rawStatements, rowCount, tables } from "./store.ts";
+export { type Db, type Dialect, type QueryLog, type RawStatements, type Statement, type Store, type Tables, nextTurn, placeholders, rawStatements, rowCount, tables } from "./store.ts";
 export { type DriverRows, driverRows } from "./prepared.ts";
 
 /** The name of the last migration this release knows for the dialect: the schema it runs. */
