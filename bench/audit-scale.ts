@@ -1,5 +1,5 @@
 // The audit at scale (issue 30): `bun bench/audit-scale.ts [--records 1000000] [--5m]
-// [--store sqlite|postgres] [--shippers 8] [--consume] [--cli-only] [--retention-only]`, with the built binary ($SVC_BIN, default dist/svc).
+// [--store sqlite|postgres] [--shippers 8] [--consume] [--cli-only] [--baseline-only] [--retention-only]`, with the built binary ($SVC_BIN, default dist/svc).
 // A control plane's store gets N records through the runtime ingest API, 5,000 a batch in one
 // proxy chain with valid links, spread over the last 60 days; the store is cached between runs
 // and copied for each (retention deletes): on SQLite a data directory, on PostgreSQL a database on
@@ -35,6 +35,9 @@ const { values } = parseArgs({
     consume: { type: "boolean", default: false },
     // only `svc audit verify` (its time, memory and the server's CPU meanwhile), for profiling it
     "cli-only": { type: "boolean", default: false },
+    // only the requests with nothing running (20 s instead of 5, for a steadier p99) and the
+    // concurrent shippers: ingest's own latency, without the long runs (minutes at 1M)
+    "baseline-only": { type: "boolean", default: false },
     // only the baseline and the retention run: retention measured alone, on a copy of the store as cached
     "retention-only": { type: "boolean", default: false },
   },
@@ -226,16 +229,19 @@ async function shippersRun() {
 }
 
 try {
-  if (values["retention-only"]) {
+  if (values["baseline-only"]) {
+    record("baseline (nothing running, 20 s)", await during(cp, async () => Bun.sleep(20_000)));
+    if (SHIPPERS > 0) await shippersRun();
+  } else if (values["retention-only"]) {
     record("baseline (nothing running)", await during(cp, async () => Bun.sleep(5000)));
     await retentionRun();
-  } else await allRuns();
+  } else await everyRun();
 } finally {
   await stop(cp);
   await copy.release();
 }
 
-async function allRuns() {
+async function everyRun() {
   if (!values["cli-only"]) await longRuns();
   const v = await cliVerify(cp);
   // 2 min per 10M, scaled by the records verified (the store's N and what the runs before shipped)

@@ -1,7 +1,7 @@
 // The time svc's MCP gateway adds to a tools/call, alone.
 //   bun bench/mcp-gateway.ts [--calls N]                      issue 13: one notes.lookup over https (bench/suites/mcp.ts)
 //   bun bench/mcp-gateway.ts --stdio [--calls N] [--prof DIR] issue 34: server-everything's echo over stdio, directly,
-//                                                             through mcp-proxy and through svc (bench/suites/mcp-stdio.ts)
+//                                                             through mcp-proxy, ContextForge and svc (bench/suites/mcp-stdio.ts)
 // Prints p50/p99 of each path and writes bench/results/mcp-gateway-<timestamp>.json.
 // The machine is shared and noisy: compare the columns of one run, not runs.
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -32,7 +32,7 @@ const USAGE = `usage: bun bench/run.ts [--quick] [--only <suite>[,<suite>…]] [
   --runs N     repetitions per measurement (default 3; the table shows the median)
   --peers      also run the side-by-side suites: peers (OPA, Cedar-wasm, LiteLLM, installed once by
                bench/setup-peers.sh), controlplane-pg (ingest and 304 polls on a durable PostgreSQL)
-               and mcp-stdio (the MCP gateway beside the bare bridge mcp-proxy, issue 34)
+               and mcp-stdio (the MCP gateway beside the bare bridge mcp-proxy and ContextForge, issue 34)
   --build      rebuild dist/svc even when it is newer than src/
   --markdown   also print the table as Markdown (for docs/performance.md)
 

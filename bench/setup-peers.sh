@@ -5,15 +5,19 @@
 #   LiteLLM  pip install 'litellm[proxy]==$LITELLM_VERSION' into its own venv there
 #   wrk      apt-get install wrk (Debian's package): the load client of the 304 bundle polls
 #   mcp-proxy pip install 'mcp-proxy==$MCP_PROXY_VERSION' into its own venv: the bare MCP stdio bridge (issue 34)
+#   ContextForge pip install 'mcp-contextforge-gateway==$CONTEXTFORGE_VERSION' into its own venv: IBM's MCP
+#            gateway (issue 34); 1.0.7 is the newest release for Python 3.11 (1.1.0 needs Python >= 3.12).
+#            The mcp-stdio suite runs it in front of an mcp-proxy, so it needs mcp-proxy too
 # Cedar comes from npm as a devDependency (@cedar-policy/cedar-wasm, `bun install`).
 # Idempotent and quick when the cache holds these versions. Prints one line per peer:
-# `opa <path>`, `litellm <path>` and `wrk <path>`; a peer that cannot be installed is reported on stderr and
+# `opa <path>`, `litellm <path>`, `mcp-proxy <path>`, `contextforge <path>` and `wrk <path>`; a peer that cannot be installed is reported on stderr and
 # left out (the bench then notes it as skipped).
 set -uo pipefail
 
 OPA_VERSION=v1.22.2
 LITELLM_VERSION=1.106.0
 MCP_PROXY_VERSION=0.13.0
+CONTEXTFORGE_VERSION=1.0.7
 ROOT=${SVC_BENCH_PEERS:-/var/cache/svc/bench-peers}
 PY=${SVC_BENCH_PYTHON:-$(command -v /usr/bin/python3.11 || command -v python3.11 || command -v python3)}
 mkdir -p "$ROOT"
@@ -44,6 +48,14 @@ if [ ! -x "$mp/bin/mcp-proxy" ]; then
     "$mp/bin/python" -m pip install -q "mcp-proxy==$MCP_PROXY_VERSION" >&2 || echo "setup-peers: mcp-proxy not installed" >&2
 fi
 [ -x "$mp/bin/mcp-proxy" ] && echo "mcp-proxy $mp/bin/mcp-proxy"
+
+cf="$ROOT/contextforge-$CONTEXTFORGE_VERSION"
+if [ ! -x "$cf/bin/mcpgateway" ]; then
+  echo "setup-peers: pip install 'mcp-contextforge-gateway==$CONTEXTFORGE_VERSION' into $cf (once, a few minutes)" >&2
+  { [ -x "$cf/bin/python" ] || "$PY" -m venv "$cf"; } >&2 &&
+    "$cf/bin/python" -m pip install -q "mcp-contextforge-gateway==$CONTEXTFORGE_VERSION" >&2 || echo "setup-peers: ContextForge not installed" >&2
+fi
+[ -x "$cf/bin/mcpgateway" ] && echo "contextforge $cf/bin/mcpgateway"
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "setup-peers: apt-get install wrk (once)" >&2

@@ -173,6 +173,12 @@ export const ADMIN_ACTIONS = {
     status: 201,
     when: "`svc tool-servers assertion-keys rotate` made a new identity-assertion signing key (the previous one stays in the JWKS until what it signed has expired, or is withdrawn at once)",
   },
+  "audit_verification.run": {
+    target: "audit_verification",
+    severity: "info",
+    status: 202,
+    when: "the control plane finished verifying its own store (Verify now by an admin, or scheduled: system:controlplane): the outcome and its seal; high when tampered",
+  },
   "audit_retention.run": { target: "organization", severity: "notice", status: 200, when: "records older than the retention period were deleted (by an admin, or hourly: system:retention)" },
   "siem_sink.create": { target: "siem_sink", severity: "notice", status: 201, when: "a SIEM sink was created" },
   "siem_sink.delete": { target: "siem_sink", severity: "notice", status: 200, when: "a SIEM sink was deleted" },

@@ -25,6 +25,8 @@ import { startRetentionScheduler } from "./audit/retention-runs.ts";
 import { startRefusalFlush } from "./audit/refusals.ts";
 import { startDirectorySyncScheduler } from "./directory-sync/scheduler.ts";
 import { startSinkDelivery } from "./sinks/deliver.ts";
+import type { SqliteStore } from "./db/sqlite.ts";
+import { ControlPlaneMetrics } from "./metrics/index.ts";
 
 /** `svc controlplane serve|migrate` on a store a newer release migrated (docs/upgrade.md). */
 export const EXIT_STORE_FROM_NEWER_RELEASE = 3;
@@ -51,7 +53,7 @@ function migrationFailure(verb: "open" | "migrate", location: string, e: unknown
 
 /** Opens the configured store and applies pending migrations; an unreachable database is one clear line. */
 async function openMigratedStore(settings: ServeSettings, log: Logger) {
-  const store = openStore(settings.database, { maxConnections: settings.databasePool });
+  const store = openStore(settings.database, { maxConnections: settings.databasePool, log });
   try {
     const applied = await store.migrate();
     if (applied) log.info("migrations applied", { count: applied, database: store.location });
@@ -93,6 +95,8 @@ const serve = command({
     const replica = startReplicaHeartbeat({ ...deps, replica: (deps.replica = selfReplica(lastMigrationTag(store.dialect))) });
     await replica.ready;
     deps.tracing = controlPlaneTracing(deps.log);
+    const checkpointer = "checkpointer" in store ? (store as SqliteStore).checkpointer : null;
+    if (checkpointer) (deps.metrics = new ControlPlaneMetrics()).watchCheckpoints(() => checkpointer.health());
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.

@@ -1,5 +1,5 @@
 // The one place `svc controlplane …` reads its environment. Flags win over variables.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CommandFailure } from "../command/index.ts";
 import { type ControlPlaneConfig, defaultConfig } from "./deps.ts";
@@ -21,9 +21,22 @@ export function dataDirFrom(flag: string | undefined, env = process.env): string
   return resolve(flag ?? env.SVC_CP_DATA_DIR ?? join(env.HOME ?? ".", ".local/share/svc-controlplane"));
 }
 
-/** Creates the data directory, or tightens an existing one, to 0700: it holds the master key and the database. */
+/**
+ * Creates the data directory, or tightens an existing one, to 0700: it holds the master key and
+ * the database. A directory others share is refused and never changed: a world-writable one with
+ * the sticky bit (/tmp: tightening it broke every other program on the machine), or one another
+ * user owns (their files, and they could swap ours).
+ */
 export function ensureDataDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = statSync(dir);
+  const elsewhere = `set SVC_CP_DATA_DIR or --data-dir to a directory of its own, e.g. ${join(dir, "svc-controlplane")}`;
+  if (!st.isDirectory()) throw new CommandFailure(`the data directory ${dir} is not a directory; ${elsewhere}`, 2, "data_dir_refused");
+  if (st.mode & 0o1000 && st.mode & 0o002)
+    throw new CommandFailure(`the data directory ${dir} is shared (world-writable with the sticky bit, like /tmp) and is left as it is; ${elsewhere}`, 2, "data_dir_refused");
+  const me = process.getuid?.();
+  if (me !== undefined && st.uid !== me)
+    throw new CommandFailure(`the data directory ${dir} belongs to user ${st.uid}, not to this user (${me}), and is left as it is; run as its owner, or ${elsewhere}`, 2, "data_dir_refused");
   chmodSync(dir, 0o700);
 }
 

@@ -4,6 +4,7 @@
 // its store, and the continuity problems seen at ingest.
 import { Elysia } from "elysia";
 import { ChainFlagList, Checkpoint, CheckpointList, SigningKey, StoreVerification } from "../../contract/admin-api.ts";
+import { actorOf } from "../audit/admin-events.ts";
 import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { listCheckpoints, makeCheckpoint } from "./checkpoints.ts";
@@ -43,7 +44,7 @@ export function auditChainRoutes(deps: ControlPlaneDeps) {
       "/audit-verifications",
       async ({ principal, set }) => {
         set.status = 202;
-        return startVerification(deps, principal.orgId);
+        return startVerification(deps, principal.orgId, actorOf(principal));
       },
       {
         admin: true,

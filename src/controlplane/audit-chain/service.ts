@@ -2,84 +2,95 @@
 // ingest (continuity.ts), the control plane's own proxy-form chain of admin events, and where
 // retention cut a proxy chain. Checkpoints are checkpoints.ts, the signing key signing-key.ts,
 // the store chains store-heads.ts.
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { newId } from "../../contract/ids.ts";
 import type { ChainFlag } from "../../contract/admin-api.ts";
-import { type Db, tables } from "../db/index.ts";
+import { type Db, type Dialect, type Statement, placeholders, tables } from "../db/index.ts";
 import { type Flag, type Head, type Link, advance } from "./continuity.ts";
 
-/**
- * Checks the newly stored records of one installation's batch against their chains' heads and
- * moves the heads; flags what does not continue. Runs in the ingest transaction (`tx`): one
- * read and one write per chain in the batch. `hashes`: the records' chain hashes, when the
- * caller computed them already (ingest does, for the store chain).
- */
-export async function checkContinuity(tx: Db, caller: { orgId: string; installationId: string }, records: readonly AuditRecord[], now: number, hashes?: ReadonlyMap<string, string>): Promise<Flag[]> {
-  const byChain = new Map<string, { replicaId: string | null; links: Link[] }>();
+type ChainLinks = Map<string, { replicaId: string | null; links: Link[] }>;
+
+/** The newly stored records of one installation's batch, by proxy chain. `hashes`: their chain hashes, when the caller computed them already (ingest does, for the store chain). */
+export function chainLinks(records: readonly AuditRecord[], hashes?: ReadonlyMap<string, string>): ChainLinks {
+  const byChain: ChainLinks = new Map();
   for (const r of records) {
     if (r.chain_id === undefined || r.chain_seq === undefined) continue;
     const entry = byChain.get(r.chain_id) ?? { replicaId: r.replica_id ?? null, links: [] };
     entry.links.push({ recordId: r.id, seq: r.chain_seq, prev: r.chain_prev ?? null, hash: hashes?.get(r.id) ?? recordHash(r, ciphertextDigest(r.ciphertext)) });
     byChain.set(r.chain_id, entry);
   }
-  if (byChain.size === 0) return [];
-  const { auditChainHeads: h, auditChainFlags: f } = tables(tx);
+  return byChain;
+}
+
+/**
+ * The read of the heads of the chains `chainIds` (rows: chain id, installation, seq, hash), or
+ * null for none. Ingest sends it right behind its store-head lock (store-heads.ts): the heads of
+ * an organization's proxy chains only move under that lock.
+ */
+export function chainHeadsRead(dialect: Dialect, orgId: string, chainIds: readonly string[]): Statement | null {
+  if (chainIds.length === 0) return null;
+  const p = placeholders(dialect);
+  return {
+    text: `SELECT "chain_id", "installation_id", "seq", "hash" FROM "audit_chain_heads" WHERE "id" IN (${chainIds.map(() => p()).join(",")})`,
+    params: chainIds.map((c) => `${orgId}:${c}`),
+  };
+}
+
+/**
+ * Checks the newly stored records of one installation's batch (`byChain`) against their
+ * chains' heads (`headRows`, as chainHeadsRead reads them): the statements that move the heads
+ * and store what does not continue (flags), to run in the ingest transaction. Pure.
+ */
+export function continuityWrites(
+  dialect: Dialect,
+  caller: { orgId: string; installationId: string },
+  byChain: ChainLinks,
+  headRows: readonly unknown[][],
+  now: number,
+): { flags: Flag[]; statements: Statement[] } {
+  const heads = new Map(headRows.map((r) => [r[0] as string, { installationId: r[1] as string, seq: Number(r[2]), hash: r[3] as string }]));
   const key = (chainId: string) => `${caller.orgId}:${chainId}`;
-  const rows = await tx
-    .select()
-    .from(h)
-    .where(inArray(h.id, [...byChain.keys()].map(key)));
-  const heads = new Map(rows.map((row) => [row.chainId, row]));
   const all: Flag[] = [];
+  const statements: Statement[] = [];
+  const flagRows: unknown[][] = [];
   for (const [chainId, { replicaId, links }] of byChain) {
     const row = heads.get(chainId);
     // A chain is one process's: another installation naming it is a fork of its own kind.
     if (row && row.installationId !== caller.installationId) {
       const first = links[0]!;
-      all.push({ kind: "fork", recordId: first.recordId, seq: first.seq, detail: `chain ${chainId} belongs to installation ${row.installationId}` });
-      await tx.insert(f).values({
-        id: newId("auditChainFlag", now),
-        orgId: caller.orgId,
-        chainId,
-        installationId: caller.installationId,
-        kind: "fork",
-        recordId: first.recordId,
-        seq: first.seq,
-        detail: all[all.length - 1]!.detail,
-        at: now,
-      });
+      const flag: Flag = { kind: "fork", recordId: first.recordId, seq: first.seq, detail: `chain ${chainId} belongs to installation ${row.installationId}` };
+      all.push(flag);
+      flagRows.push([newId("auditChainFlag", now), caller.orgId, chainId, caller.installationId, flag.kind, flag.recordId, flag.seq, flag.detail, now]);
       continue;
     }
     const before: Head | null = row ? { seq: row.seq, hash: row.hash } : null;
     const { head, flags } = advance(before, links);
     if (head && (!before || head.seq !== before.seq)) {
-      if (row)
-        await tx
-          .update(h)
-          .set({ seq: head.seq, hash: head.hash, updatedAt: now })
-          .where(eq(h.id, key(chainId)));
-      else await tx.insert(h).values({ id: key(chainId), orgId: caller.orgId, chainId, installationId: caller.installationId, replicaId, seq: head.seq, hash: head.hash, updatedAt: now });
-    }
-    if (flags.length > 0) {
-      await tx.insert(f).values(
-        flags.map((fl) => ({
-          id: newId("auditChainFlag", now),
-          orgId: caller.orgId,
-          chainId,
-          installationId: caller.installationId,
-          kind: fl.kind,
-          recordId: fl.recordId,
-          seq: fl.seq,
-          detail: fl.detail,
-          at: now,
-        })),
+      const p = placeholders(dialect);
+      statements.push(
+        row
+          ? { text: `UPDATE "audit_chain_heads" SET "seq" = ${p()}, "hash" = ${p()}, "updated_at" = ${p()} WHERE "id" = ${p()}`, params: [head.seq, head.hash, now, key(chainId)] }
+          : {
+              text: `INSERT INTO "audit_chain_heads" ("id", "org_id", "chain_id", "installation_id", "replica_id", "seq", "hash", "updated_at") VALUES (${Array.from({ length: 8 }, p).join(",")})`,
+              params: [key(chainId), caller.orgId, chainId, caller.installationId, replicaId, head.seq, head.hash, now],
+            },
       );
-      all.push(...flags);
     }
+    for (const fl of flags) flagRows.push([newId("auditChainFlag", now), caller.orgId, chainId, caller.installationId, fl.kind, fl.recordId, fl.seq, fl.detail, now]);
+    all.push(...flags);
   }
-  return all;
+  // 500 rows a statement: 4,500 parameters, under either store's limit
+  for (let k = 0; k < flagRows.length; k += 500) {
+    const p = placeholders(dialect);
+    const chunk = flagRows.slice(k, k + 500);
+    statements.push({
+      text: `INSERT INTO "audit_chain_flags" ("id", "org_id", "chain_id", "installation_id", "kind", "record_id", "seq", "detail", "at") VALUES ${chunk.map((r) => `(${r.map(p).join(",")})`).join(",")}`,
+      params: chunk.flat(),
+    });
+  }
+  return { flags: all, statements };
 }
 
 export type ChainFlagView = ChainFlag;

@@ -31,6 +31,25 @@ function unwrapKey(kms: Kms, orgId: string, wrapped: string): KeyObject {
   return key;
 }
 
+/**
+ * The public keys this process derived from each organization's private key, newest last (a few:
+ * runs signed before a rotation still verify). What verification-seal.ts checks a run's
+ * signature against when no KMS is at hand (budgets read it with a store handle only).
+ */
+const derived = new Map<string, KeyObject[]>();
+
+function noteDerived(orgId: string, publicKey: KeyObject): void {
+  const keys = (derived.get(orgId) ?? []).filter((k) => !k.equals(publicKey));
+  keys.push(publicKey);
+  if (derived.size > 10_000) derived.clear();
+  derived.set(orgId, keys.slice(-4));
+}
+
+/** The organization's public keys this process has derived (empty before the first use of its key). */
+export function derivedPublicKeys(orgId: string): readonly KeyObject[] {
+  return derived.get(orgId) ?? [];
+}
+
 /** A new key pair, the private half wrapped for the organization (KMS work: outside a transaction). */
 export function newSigningKey(kms: Kms, orgId: string): { publicKey: string; wrapped: string } {
   const pair = generateKeyPairSync("ed25519");
@@ -43,7 +62,9 @@ export async function currentSigningKey(db: Db, kms: Kms, orgId: string, log?: C
   const [row] = await db.select().from(k).where(eq(k.orgId, orgId));
   if (!row) return null;
   const privateKey = unwrapKey(kms, orgId, row.wrappedPrivateKey);
-  const publicKey = publicKeyText(createPublicKey(privateKey));
+  const publicObject = createPublicKey(privateKey);
+  noteDerived(orgId, publicObject);
+  const publicKey = publicKeyText(publicObject);
   if (publicKey !== row.publicKey) log?.error("audit signing key: the stored public key is not the private key's; the private key's is used", { org_id: orgId });
   return { publicKey, privateKey, createdAt: row.createdAt, wrapped: row.wrappedPrivateKey };
 }

@@ -127,6 +127,13 @@ export const auditVerifications = table(
     rollupMismatches: c.integer("rollup_mismatches").notNull().default(0),
     /** what the first of them said */
     rollupDetail: c.text("rollup_detail"),
+    /**
+     * base64 Ed25519 signature, by the organization's checkpoint-signing key, of the finished
+     * run's outcome (verification-seal.ts): a row a database writer inserted or edited has none
+     * that verifies, and then counts as a finding (rollup-trust.ts). NULL while running, and on
+     * runs of a release before it.
+     */
+    signature: c.text("signature"),
   }),
   (t, c) => [c.index("audit_verifications_org").on(t.orgId, t.startedAt)],
 );

@@ -11,9 +11,11 @@
 // skipped, so replicas sharing one store verify it about once a period (two that tick together
 // may both run: harmless). One organization at a time per process, each run in the background
 // slices of verify-store.ts, so the schedule never holds other requests.
+import { systemActor } from "../audit/admin-events.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { periodically } from "../periodic.ts";
 import { checkpointOrganizations } from "./checkpoints.ts";
+import { currentSigningKey } from "./signing-key.ts";
 import { lastVerificationStart, startVerification, verificationSettled } from "./verify-store.ts";
 
 const HOUR_MS = 3_600_000;
@@ -28,7 +30,7 @@ export async function verifyDueOrganizations(deps: ControlPlaneDeps, stopped: ()
     const last = await lastVerificationStart(deps.db, orgId);
     // a run dated ahead of this clock (a row written into the store, or a replica's clock) never postpones one
     if (last !== null && last <= deps.now() && deps.now() - last < period) continue;
-    await startVerification(deps, orgId);
+    await startVerification(deps, orgId, systemActor("controlplane"));
     await verificationSettled(orgId);
     deps.log.info("audit store verified on schedule", { org_id: orgId });
     done.push(orgId);
@@ -36,7 +38,16 @@ export async function verifyDueOrganizations(deps: ControlPlaneDeps, stopped: ()
   return done;
 }
 
+/**
+ * Derives each organization's public key from its KMS-wrapped private key, so budgets can check
+ * the latest run's seal (rollup-trust.ts) from the start; until then they sum the records.
+ */
+async function deriveKeys(deps: ControlPlaneDeps): Promise<void> {
+  for (const orgId of await checkpointOrganizations(deps.db)) await currentSigningKey(deps.db, deps.kms, orgId, deps.log);
+}
+
 export function startVerifySchedule(deps: ControlPlaneDeps): () => Promise<void> {
+  void deriveKeys(deps).catch((e: unknown) => deps.log.error("audit signing keys could not be derived at start", { error: (e as Error).message }));
   return periodically(deps.config.auditCheckpointSeconds * 1000, async (stopped) =>
     verifyDueOrganizations(deps, stopped).catch((e: unknown) => deps.log.error("audit verification schedule failed", { error: (e as Error).message })),
   );

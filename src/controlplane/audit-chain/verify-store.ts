@@ -7,7 +7,8 @@
 // fails the run as a chain break does. It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a
 // pinned key trusts nothing the control plane says. One run per organization per process.
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, isNotNull, or } from "drizzle-orm";
+import type { AdminActor } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
 import { trustCheckpoints } from "../../contract/verify/checkpoint-trust.ts";
@@ -20,6 +21,7 @@ import type { ControlPlaneDeps } from "../deps.ts";
 import { ROLLUPS_EQUAL } from "./rollup-trust.ts";
 import { listCheckpoints } from "./checkpoints.ts";
 import { currentSigningKey } from "./signing-key.ts";
+import { TrailRuns, finishRun } from "./verify-trail.ts";
 
 type Row = Awaited<ReturnType<typeof rowsOf>>[number];
 async function rowsOf(db: Db, orgId: string) {
@@ -49,39 +51,44 @@ export async function latestVerification(db: Db, orgId: string) {
   return view(row);
 }
 
-/** When the organization's latest run (of any replica) started, or null before its first. */
+/**
+ * When the organization's latest run (of any replica) started, or null before its first. A
+ * finished run without a seal (of an older release, or written into the store) is passed over:
+ * it makes budgets distrust the roll-ups (rollup-trust.ts), so a sealed run is due at once.
+ */
 export async function lastVerificationStart(db: Db, orgId: string): Promise<number | null> {
-  const [row] = await rowsOf(db, orgId);
+  const v = tables(db).auditVerifications;
+  const [row] = await db
+    .select({ startedAt: v.startedAt })
+    .from(v)
+    .where(and(eq(v.orgId, orgId), or(eq(v.state, "running"), isNotNull(v.signature))))
+    .orderBy(desc(v.startedAt))
+    .limit(1);
   return row ? Number(row.startedAt) : null;
 }
 
 const running = new Map<string, Promise<void>>();
 
-/** Starts a run (or returns the one running); resolves with the run as started. */
-export async function startVerification(deps: ControlPlaneDeps, orgId: string) {
+/** Starts a run (or returns the one running) for `by` (a person's Verify now, or the schedule); resolves with the run as started. */
+export async function startVerification(deps: ControlPlaneDeps, orgId: string, by: AdminActor) {
   const v = tables(deps.db).auditVerifications;
   if (running.has(orgId)) return latestVerification(deps.db, orgId);
   const id = newId("auditVerification", deps.now());
-  const [row] = await deps.db.insert(v).values({ id, orgId, startedAt: deps.now(), state: "running" }).returning();
+  const startedAt = deps.now();
+  const [row] = await deps.db.insert(v).values({ id, orgId, startedAt, state: "running" }).returning();
+  const run = { id, orgId, startedAt, by };
   const done = runVerification(deps, orgId)
-    .then(async (r) => {
-      await deps.db
-        .update(v)
-        .set({ ...r, finishedAt: deps.now() })
-        .where(and(eq(v.id, id), eq(v.orgId, orgId)));
-    })
+    .then(async (r) => finishRun(deps, run, r))
     .catch(async (e: unknown) => {
       deps.log.error("audit store verification failed", { org_id: orgId, error: (e as Error).message });
-      await deps.db
-        .update(v)
-        .set({ state: "failed", finishedAt: deps.now(), detail: (e as Error).message.slice(0, 500) })
-        .where(eq(v.id, id))
-        .catch(() => undefined);
+      await finishRun(deps, run, { ...NOTHING_CHECKED, state: "failed", detail: (e as Error).message.slice(0, 500) }).catch(() => undefined);
     })
     .finally(() => running.delete(orgId));
   running.set(orgId, done);
   return view(row!);
 }
+
+const NOTHING_CHECKED = { records: 0, checkpoint: null, problems: 0, detail: null, rollupMismatches: 0, rollupDetail: null };
 
 /** Waits for a run of this process to end (tests, shutdown). */
 export async function verificationSettled(orgId: string): Promise<void> {
@@ -94,27 +101,31 @@ async function runVerification(deps: ControlPlaneDeps, orgId: string) {
   const trust = key ? trustCheckpoints(list.checkpoints, { pinned: key.publicKey, named: key.publicKey, orgId, saved: null }) : null;
   if (trust?.keyChange)
     return {
+      ...NOTHING_CHECKED,
       state: "tampered" as const,
-      records: 0,
       problems: 1,
-      checkpoint: null,
       detail: `the checkpoints are signed by ${trust.keyChange.latest}, not by the key the control plane holds (${key!.publicKey}), and no checkpoint hands over to it`,
     };
   const verifier = new AuditVerifier(trust?.trusted ?? null);
+  const trail = new TrailRuns();
   for await (const page of exportLines(deps.db, orgId, "chain")) {
-    for (const line of page) verifier.add(line as unknown as ExportLine);
+    for (const line of page) {
+      verifier.add(line as unknown as ExportLine);
+      trail.add(line as unknown as ExportLine);
+    }
     await nextTurn();
   }
   const report = verifier.finish();
+  const trailProblem = await trail.problem(deps.db, orgId);
   const rollups = await checkRollups(deps.db, orgId);
-  const problems = [...(trust?.problems ?? []), ...report.problems, ...rollups.first];
+  const problems = [...(trust?.problems ?? []), ...report.problems, ...(trailProblem ? [{ detail: trailProblem }] : []), ...rollups.first];
   const state = problems.length > 0 ? ("tampered" as const) : report.state;
   const first = problems[0]?.detail ?? (state === "unsigned" ? `${report.uncovered + report.awaiting_adoption} records are chained and not yet signed` : null);
   if (rollups.mismatches > 0) deps.log.warn("audit roll-ups differ from the records", { org_id: orgId, mismatches: rollups.mismatches, first: rollups.first[0]!.detail });
   return {
     state,
     records: report.records,
-    problems: (trust?.problems.length ?? 0) + report.problems_total + rollups.mismatches,
+    problems: (trust?.problems.length ?? 0) + report.problems_total + (trailProblem ? 1 : 0) + rollups.mismatches,
     checkpoint: report.checkpoint?.number ?? null,
     detail: first,
     rollupMismatches: rollups.mismatches,

@@ -9,6 +9,7 @@
 //
 // A change and its event are written in ONE transaction (`recordAdminEvent(tx, …)` inside the
 // service's own `db.transaction`): no change without its event, no event without its change.
+import { and, eq, sql } from "drizzle-orm";
 import type { AuditRecord } from "../../contract/audit.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import {
@@ -200,4 +201,19 @@ export async function recordAdminEvent(tx: Db, e: AdminEvent, now: number): Prom
   await tx.insert(tables(tx).auditRecords).values({ ...row, storeChain: "admin", storeSeq: links[0]!.seq, storePrev: links[0]!.prev });
   await moveStoreHead(tx, e.orgId, "admin", next, now);
   return id;
+}
+
+/**
+ * Whether the organization's admin trail holds an event of `action`: one walk of its admin
+ * events along (org, kind, id), stopped at the first match (audit-chain/rollup-trust.ts asks
+ * whether a verification run was ever recorded).
+ */
+export async function trailHolds(db: Db, orgId: string, action: string): Promise<boolean> {
+  const a = tables(db).auditRecords;
+  const [event] = await db
+    .select({ id: a.id })
+    .from(a)
+    .where(and(eq(a.orgId, orgId), sql`${a.kind} = 'admin'`, eq(a.action, action)))
+    .limit(1);
+  return event !== undefined;
 }

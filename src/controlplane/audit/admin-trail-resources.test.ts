@@ -196,7 +196,8 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
   // Every admin action of the catalogue is driven here or in admin-trail-people.test.ts, but
   // those with tests of their own: escrow recovery and its policy (escrow/routes.test.ts,
   // recovery-policy.test.ts), refusals (admin-refusals.test.ts) and tool servers' OAuth grants
-  // (test/integration/mcp-oauth.test.ts: they need a real authorization server).
+  // (test/integration/mcp-oauth.test.ts: they need a real authorization server) and verification
+  // runs (audit-chain/verification-seal.test.ts).
   const elsewhere = new Set<string>([
     ...PEOPLE_ACTIONS,
     "audit:recovery.request",
@@ -208,6 +209,7 @@ test("runtimes, profiles, tool servers, policies, budgets, audit keys, settings,
     "tool_server.token_revoke",
     "tool_server.listing_connect",
     "tool_server.consent_refuse",
+    "audit_verification.run",
   ]);
   expect(Object.keys(ADMIN_ACTIONS).filter((a) => !elsewhere.has(a) && !w.covered.has(a as never))).toEqual([]);
 

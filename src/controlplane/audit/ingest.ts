@@ -7,19 +7,20 @@
 // record, is not stored and is named in `rejected` with the reason; the rest of the batch is
 // stored all the same, so one bad record never blocks a shipper. Resending gives the same
 // answer. Ciphertext is stored as bytes and never looked into.
-import { and, eq, getTableName, inArray } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import { t } from "elysia";
 import type { AuditRecord } from "../../contract/audit.ts";
 import type { AuditBatchResponse } from "../../contract/runtime-api.ts";
-import { type Db, rawStatements, tables } from "../db/index.ts";
+import { type Db, type Statement, rawStatements, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import type { RuntimeCaller } from "../installations/runtime-auth.ts";
 import { ciphertextDigest, recordHash } from "../../contract/audit-chain.ts";
 import { extendChain, storeDigestOf } from "../../contract/store-chain.ts";
-import { checkContinuity } from "../audit-chain/service.ts";
-import { type StoreHead, lockStoreHead, moveStoreHead } from "../audit-chain/store-heads.ts";
+import { chainHeadsRead, chainLinks, continuityWrites } from "../audit-chain/service.ts";
+import { lockStoreHeadThenRead, moveStoreHeadStatement } from "../audit-chain/store-heads.ts";
 import { checkRecord } from "./record-check.ts";
-import { applyToRollups } from "./rollups.ts";
+import { CHUNK, completeDecisions, insertRecords, isHeldIdConflict } from "./ingest-statements.ts";
+import { rollupStatements } from "./rollups.ts";
 import { recordRow } from "./row.ts";
 
 /**
@@ -31,39 +32,7 @@ export const AuditBatchEnvelope = t.Object(
   { additionalProperties: false },
 );
 
-/** Rows per INSERT: 42 parameters each stays under SQLite's (32,766) and PostgreSQL's (65,535) parameter limits. */
-const CHUNK = 500;
-
 export { recordRow } from "./row.ts";
-
-type Row = ReturnType<typeof recordRow>;
-const ROW_KEYS = Object.keys(recordRow({ subject: {}, ts: "", ciphertext: null } as unknown as AuditRecord, 0)) as (keyof Row)[];
-const insertTexts = new Map<string, string>();
-
-/**
- * `INSERT … VALUES (…), (…) ON CONFLICT (id) DO NOTHING RETURNING id` written by hand, one text
- * per dialect and row count (prepared once by the driver): drizzle's query builder spent more
- * on a 500-row, 31-column batch than the database did storing it (~130 µs per row, measured).
- * Values still go through each column's own driver mapping. Returns the ids stored now.
- */
-async function insertNewRows(tx: Db, rows: Row[]): Promise<string[]> {
-  const a = tables(tx).auditRecords;
-  // The transaction's own connection (PostgreSQL's reserved one, or SQLite's behind the gate).
-  const raw = rawStatements(tx);
-  const dialect = raw.dialect;
-  const columns = ROW_KEYS.map((k) => a[k] as unknown as { name: string; mapToDriverValue(v: unknown): unknown });
-  const key = `${dialect}:${rows.length}`;
-  let text = insertTexts.get(key);
-  if (!text) {
-    let n = 0;
-    const row = () => `(${columns.map(() => (dialect === "postgres" ? `$${++n}` : "?")).join(",")})`;
-    text = `INSERT INTO "${getTableName(a)}" (${columns.map((c) => `"${c.name}"`).join(",")}) VALUES ${rows.map(row).join(",")} ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
-    insertTexts.set(key, text);
-  }
-  const params: unknown[] = [];
-  for (const r of rows) for (let i = 0; i < ROW_KEYS.length; i++) params.push(r[ROW_KEYS[i]!] === null ? null : columns[i]!.mapToDriverValue(r[ROW_KEYS[i]!]));
-  return (await raw.rows(text, params)).map((r) => r[0] as string);
-}
 
 /** Ids among `ids` already stored, with their owner. */
 async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: string; installationId: string }>> {
@@ -80,46 +49,6 @@ async function heldIds(tx: Db, ids: string[]): Promise<Map<string, { orgId: stri
 }
 
 type Prepared = { record: AuditRecord; row: ReturnType<typeof recordRow>; digest: string };
-
-/**
- * Numbers `rows` after the store head and inserts them; returns how many were stored. All of
- * them must be new: one already held would leave a number unused (the caller then knows).
- */
-async function insertLinked(tx: Db, head: StoreHead, rows: Prepared[]): Promise<{ stored: number; head: StoreHead }> {
-  const { links, head: next } = extendChain(
-    "store",
-    head,
-    rows.map((p) => p.digest),
-  );
-  let stored = 0;
-  for (let k = 0; k < rows.length; k += CHUNK) {
-    const chunk = rows.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev }));
-    stored += (await insertNewRows(tx, chunk)).length;
-  }
-  return { stored, head: next };
-}
-
-/**
- * A batch's records stored, linked into the store chain: the new ones only. Usually every
- * record is new, and they are numbered and inserted at once (`knownHeld` false). When the
- * insert finds an id already held (a batch resent after a lost answer), numbers would be left
- * unused: the caller rolls the transaction back and runs it again with `knownHeld`, which reads
- * the held ids first. Returns the new ids, the ids held, and the new head.
- */
-async function storeNew(
-  tx: Db,
-  head: StoreHead,
-  prepared: Prepared[],
-  knownHeld: boolean,
-): Promise<{ fresh: Set<string>; held: Map<string, { orgId: string; installationId: string }>; head: StoreHead }> {
-  const seen = new Set<string>();
-  const unique = prepared.filter((p) => !seen.has(p.record.id) && seen.add(p.record.id));
-  const held = knownHeld ? await heldIds(tx, [...seen]) : new Map<string, { orgId: string; installationId: string }>();
-  const fresh = held.size > 0 ? unique.filter((p) => !held.has(p.record.id)) : unique;
-  const r = await insertLinked(tx, head, fresh);
-  if (r.stored !== fresh.length) throw new HeldIds();
-  return { fresh: new Set(fresh.map((p) => p.record.id)), held, head: r.head };
-}
 
 /**
  * The insert found ids already held: with the held ids unknown (a resent batch), or read just
@@ -163,47 +92,75 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       }),
     };
   });
+  const seen = new Set<string>();
+  const unique = prepared.filter((p) => !seen.has(p.record.id) && seen.add(p.record.id));
   let fresh: AuditRecord[] = [];
+  // Usually every record is new: numbered and inserted at once (`knownHeld` false). When the
+  // insert finds an id already held (a batch resent after a lost answer), the transaction is
+  // rolled back (a number would be left unused) and run again with `knownHeld`, reading the
+  // held ids first. On PostgreSQL the transaction is three round trips (db/postgres.ts): BEGIN;
+  // the store head's lock with the proxy chains' heads read behind it; then every write with
+  // the COMMIT behind them. Only the numbering and the continuity check run in between.
   const run = async (knownHeld: boolean) =>
     deps.db.transaction(
       async (tx) => {
         // The transaction may run again (a PostgreSQL conflict): what it adds to the answer starts afresh.
         const refused = [...rejected];
-        fresh = [];
-        const a = tables(tx).auditRecords;
+        const raw = rawStatements(tx);
+        // Reads that need no lock come before it.
+        const held = knownHeld ? await heldIds(tx, [...seen]) : new Map<string, { orgId: string; installationId: string }>();
+        const storing = held.size > 0 ? unique.filter((p) => !held.has(p.record.id)) : unique;
+        fresh = storing.map((p) => p.record);
+        const byChain = chainLinks(fresh, hashes);
         // First the head of the organization's store chain: ingests of one organization take turns from here on.
-        const head = await lockStoreHead(tx, caller.orgId, "store", receivedAt);
-        const stored = await storeNew(tx, head, prepared, knownHeld);
-        // The roll-ups count the records stored now, never a duplicate (rollups.ts).
-        await applyToRollups(
-          tx,
-          prepared.filter((p) => stored.fresh.has(p.record.id)).map((p) => p.row),
+        const { head, rows: chainHeads } = await lockStoreHeadThenRead(tx, caller.orgId, "store", receivedAt, chainHeadsRead(raw.dialect, caller.orgId, [...byChain.keys()]));
+        const { links, head: next } = extendChain(
+          "store",
+          head,
+          storing.map((p) => p.digest),
         );
+        const a = tables(tx).auditRecords;
+        const inserts: Statement[] = [];
+        for (let k = 0; k < storing.length; k += CHUNK) {
+          inserts.push(
+            insertRecords(
+              raw.dialect,
+              a,
+              storing.slice(k, k + CHUNK).map((p, i) => ({ ...p.row, storeChain: "store", storeSeq: links[k + i]!.seq, storePrev: links[k + i]!.prev })),
+            ),
+          );
+        }
+        // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
+        const continuity = continuityWrites(raw.dialect, caller, byChain, chainHeads, receivedAt);
+        const results = await raw.finish([
+          ...inserts,
+          // The roll-ups count the records stored now, never a duplicate (rollups.ts).
+          ...rollupStatements(
+            raw.dialect,
+            storing.map((p) => p.row),
+          ),
+          // An outcome completes its decision record, once: when the outcome is new (after the inserts: it may be in this batch).
+          ...completeDecisions(raw.dialect, caller, fresh),
+          ...continuity.statements,
+          ...(next.seq !== head.seq ? [moveStoreHeadStatement(raw.dialect, caller.orgId, "store", next, receivedAt)] : []),
+        ]);
+        // SQLite's insert skips a held id: the body throws and the transaction rolls back (PostgreSQL's fails instead).
+        if (results.slice(0, inserts.length).reduce((n, rows) => n + rows.length, 0) !== storing.length) throw new HeldIds();
         const acknowledged: string[] = [];
+        const stored = new Set(fresh.map((r) => r.id));
         for (const r of own) {
-          if (stored.fresh.delete(r.id)) {
+          if (stored.delete(r.id)) {
             acknowledged.push(r.id);
-            fresh.push(r);
-            // An outcome completes its decision record, once: when the outcome is new.
-            if (r.kind === "outcome" && r.ref) {
-              await tx
-                .update(a)
-                .set({ outcome: r.outcome ?? null, exitCode: r.exit_code ?? null })
-                .where(and(eq(a.id, r.ref), eq(a.orgId, caller.orgId), eq(a.installationId, caller.installationId)));
-            }
             continue;
           }
           // Held already: acknowledged only when the stored record is the caller's own.
-          const h = stored.held.get(r.id);
+          const h = held.get(r.id);
           if (h && (h.installationId !== caller.installationId || h.orgId !== caller.orgId)) {
             refused.push({ id: r.id, code: "id_taken", reason: `record id ${r.id} is already used by another installation's record` });
             continue;
           }
           acknowledged.push(r.id);
         }
-        // Tamper evidence: new records continue their proxy's hash chain, or are flagged (audit-chain/).
-        await checkContinuity(tx, caller, fresh, receivedAt, hashes);
-        if (stored.head.seq !== head.seq) await moveStoreHead(tx, caller.orgId, "store", stored.head, receivedAt);
         return { acknowledged, inserted: fresh.length, duplicates: acknowledged.length - fresh.length, rejected: refused };
       },
       // The store head is taken FOR UPDATE first (store-heads.ts): READ COMMITTED then waits for it instead of failing.
@@ -215,7 +172,7 @@ export async function ingestBatch(deps: ControlPlaneDeps, caller: RuntimeCaller,
       answer = await run(attempt > 1);
       break;
     } catch (e) {
-      if (!(e instanceof HeldIds) || attempt >= 3) throw e;
+      if (!(e instanceof HeldIds || isHeldIdConflict(e)) || attempt >= 3) throw e;
     }
   }
   deps.metrics?.ingested(fresh, { duplicates: answer.duplicates, rejected: answer.rejected.length });

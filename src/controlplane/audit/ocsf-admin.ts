@@ -79,6 +79,7 @@ export const ADMIN_OCSF: Record<AdminAction, OcsfActivity> = {
   "signing_key.rotate": UPDATE,
   "digest_key.rotate": UPDATE,
   "assertion_key.rotate": UPDATE,
+  "audit_verification.run": OTHER("Verification Run"),
   "audit_retention.run": OTHER("Retention Run"),
   "siem_sink.create": CREATE,
   "siem_sink.delete": DELETE,

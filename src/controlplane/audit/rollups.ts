@@ -6,7 +6,7 @@
 // them. The migration that made the tables filled them from the records already stored.
 import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/index.ts";
-import { rawStatements, tables } from "../db/index.ts";
+import { type Dialect, type Statement, placeholders, rawStatements, tables } from "../db/index.ts";
 
 export const HOUR = 3_600_000;
 
@@ -91,21 +91,32 @@ const upsertTexts = new Map<string, string>();
  * once per dialect, table and row count (prepared once by the driver, as ingest's own insert:
  * ingest.ts): drizzle's builder cost more per batch than the upsert itself.
  */
-async function upsert<R extends Record<string, unknown>>(tx: Db, shape: UpsertShape<R>, rows: readonly R[]): Promise<void> {
-  const raw = rawStatements(tx);
+function upsert<R extends Record<string, unknown>>(dialect: Dialect, shape: UpsertShape<R>, rows: readonly R[]): Statement {
   const fields = [...shape.keys, ...shape.sums];
-  const textKey = `${raw.dialect}:${shape.table}:${rows.length}`;
+  const textKey = `${dialect}:${shape.table}:${rows.length}`;
   let text = upsertTexts.get(textKey);
   if (!text) {
-    let n = 0;
-    const row = () => `(${fields.map(() => (raw.dialect === "postgres" ? `$${++n}` : "?")).join(",")})`;
+    const p = placeholders(dialect);
+    const row = () => `(${fields.map(p).join(",")})`;
     const q = (f: string) => `"${shape.column(f)}"`;
     text = `INSERT INTO "${shape.table}" (${fields.map(q).join(",")}) VALUES ${rows.map(row).join(",")} ON CONFLICT (${shape.keys.map(q).join(",")}) DO UPDATE SET ${shape.sums.map((f) => `${q(f)} = "${shape.table}".${q(f)} + excluded.${q(f)}`).join(", ")}`;
     upsertTexts.set(textKey, text);
   }
   const params: unknown[] = [];
   for (const r of rows) for (const f of fields) params.push(r[f]);
-  await raw.rows(text, params);
+  return { text, params };
+}
+
+/** The upserts that add the records' counts (`sign` -1: take them away), for the caller's transaction (ingest sends them with its other last statements). */
+export function rollupStatements(dialect: Dialect, rows: readonly RollupSource[], sign: 1 | -1 = 1): Statement[] {
+  return deltaStatements(dialect, rollupDeltas(rows, sign));
+}
+
+function deltaStatements(dialect: Dialect, deltas: ReturnType<typeof rollupDeltas>): Statement[] {
+  const out: Statement[] = [];
+  for (let k = 0; k < deltas.calls.length; k += CHUNK) out.push(upsert(dialect, CALLS, deltas.calls.slice(k, k + CHUNK)));
+  for (let k = 0; k < deltas.usage.length; k += CHUNK) out.push(upsert(dialect, USAGE, deltas.usage.slice(k, k + CHUNK)));
+  return out;
 }
 
 /**
@@ -115,9 +126,9 @@ async function upsert<R extends Record<string, unknown>>(tx: Db, shape: UpsertSh
 export async function applyToRollups(tx: Db, rows: readonly RollupSource[], sign: 1 | -1 = 1): Promise<void> {
   if (rows.length === 0) return;
   const { auditHourlyCalls: hc, auditHourlyUsage: hu } = tables(tx);
+  const raw = rawStatements(tx);
   const deltas = rollupDeltas(rows, sign);
-  for (let k = 0; k < deltas.calls.length; k += CHUNK) await upsert(tx, CALLS, deltas.calls.slice(k, k + CHUNK));
-  for (let k = 0; k < deltas.usage.length; k += CHUNK) await upsert(tx, USAGE, deltas.usage.slice(k, k + CHUNK));
+  for (const st of deltaStatements(raw.dialect, deltas)) await raw.rows(st.text, st.params);
   if (sign > 0) return;
   const byOrg = new Map<string, Set<number>>();
   for (const r of [...deltas.calls, ...deltas.usage]) byOrg.set(r.orgId, (byOrg.get(r.orgId) ?? new Set()).add(r.hour));

@@ -2,15 +2,17 @@
 // request's commit, held every request for 0.9 s at 1M records); a worker with its own
 // connection does, beside it. Real SQLite files; no timing is asserted.
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SQL, sql } from "drizzle-orm";
-import { BACKSTOP_PAGES, type CheckpointStatus } from "./checkpointer.ts";
+import { linesLogger } from "../../log/index.ts";
+import { BACKSTOP_PAGES, type CheckpointStatus, Checkpointer } from "./checkpointer.ts";
 import { type SqliteStore, openSqlite } from "./sqlite.ts";
 
 /** A WAL frame: a 24-byte header and a 4,096-byte page. */
 const FRAME = 24 + 4096;
+const DIED = "sqlite checkpoint worker ended; it is started again, meanwhile only the serving connection's backstop checkpoints";
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -67,6 +69,53 @@ test("on its timer the worker keeps the WAL checkpointed while the serving conne
   } finally {
     await store.close();
   }
+});
+
+test("a worker that dies is one line in the store's log and is started again, after delays that double up to a bound", async () => {
+  // its connection cannot open: the file's directory is not there yet (what a crash looks like from outside)
+  const dir = mkdtempSync(join(tmpdir(), "svc-checkpointer-"));
+  dirs.push(dir);
+  const path = join(dir, "later", "controlplane.db");
+  const lines: string[] = [];
+  const checkpointer = new Checkpointer(path, { everyMs: 3_600_000, log: linesLogger(lines), restartDelayMs: { first: 20, max: 80 } });
+  try {
+    const died = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === DIED);
+    for (let i = 0; i < 300 && died().length < 5; i++) await Bun.sleep(10);
+    expect(died().length).toBeGreaterThanOrEqual(5);
+    expect(died()[0]).toMatchObject({ level: "error", database: path, error: "SQLiteError: unable to open database file", restart_in_ms: 20, restarts: 1 });
+    // doubled each time, never past the bound
+    expect(
+      died()
+        .slice(0, 5)
+        .map((l) => l.restart_in_ms),
+    ).toEqual([20, 40, 80, 80, 80]);
+    expect(checkpointer.health()).toMatchObject({ restarts: died().length, lastError: "SQLiteError: unable to open database file" });
+
+    // once its connection can open, the next start keeps running and checkpoints
+    mkdirSync(join(dir, "later"));
+    const store = openSqlite(path, { checkpointEveryMs: 3_600_000 });
+    try {
+      let status: CheckpointStatus = await checkpointer.now();
+      for (let i = 0; i < 200 && status.error !== null; i++) {
+        await Bun.sleep(10);
+        status = await checkpointer.now();
+      }
+      expect(status).toMatchObject({ error: null, checkpoints: 1 });
+      expect(checkpointer.health().running).toBe(true);
+      const restarts = checkpointer.health().restarts;
+      await Bun.sleep(200);
+      expect(checkpointer.health().restarts).toBe(restarts);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await checkpointer.close();
+  }
+  // closed, it is not started again
+  const after = lines.length;
+  await Bun.sleep(200);
+  expect(lines.length).toBe(after);
+  expect(checkpointer.health().running).toBe(false);
 });
 
 test("an in-memory store has no checkpoint worker", async () => {

@@ -1,9 +1,10 @@
 // The control plane's files are private (issue 20): the data directory 0700 (an existing one is
-// tightened at start), the SQLite database and its -wal/-shm files 0600, whatever the umask.
+// tightened at start, unless others share it: then refused and left alone), the SQLite database and its -wal/-shm files 0600, whatever the umask.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CommandFailure } from "../../command/index.ts";
 import { ensureDataDir } from "../config.ts";
 import { openMigrated } from "./index.ts";
 
@@ -19,6 +20,37 @@ describe("file modes", () => {
       chmodSync(data, 0o755);
       ensureDataDir(data);
       expect(mode(data)).toBe(0o700);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a shared directory (world-writable, sticky: like /tmp) or another user's is refused, naming it, and never changed", () => {
+    // a directory of this test's own with /tmp's mode: never /tmp itself
+    const dir = mkdtempSync(join(tmpdir(), "svc-modes-"));
+    try {
+      chmodSync(dir, 0o1777);
+      expect(() => ensureDataDir(dir)).toThrow(
+        new CommandFailure(
+          `the data directory ${dir} is shared (world-writable with the sticky bit, like /tmp) and is left as it is; set SVC_CP_DATA_DIR or --data-dir to a directory of its own, e.g. ${join(dir, "svc-controlplane")}`,
+          2,
+          "data_dir_refused",
+        ),
+      );
+      expect(statSync(dir).mode & 0o7777).toBe(0o1777);
+      // the way out it names works: a subdirectory is made 0700, the shared one stays as it was
+      ensureDataDir(join(dir, "svc-controlplane"));
+      expect(mode(join(dir, "svc-controlplane"))).toBe(0o700);
+      expect(statSync(dir).mode & 0o7777).toBe(0o1777);
+
+      const theirs = join(dir, "theirs");
+      mkdirSync(theirs, { mode: 0o755 });
+      const me = process.getuid!();
+      if (me === 0) {
+        chownSync(theirs, 65534, 65534);
+        expect(() => ensureDataDir(theirs)).toThrow(`the data directory ${theirs} belongs to user 65534, not to this user (0), and is left as it is`);
+        expect(mode(theirs)).toBe(0o755);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,10 +4,25 @@
 import { MIGRATIONS as PG_MIGRATIONS } from "./migrations-pg/index.ts";
 import { MIGRATIONS as SQLITE_MIGRATIONS } from "./migrations/index.ts";
 import { openPostgres } from "./postgres.ts";
+import type { Logger } from "../../log/index.ts";
 import { openSqlite } from "./sqlite.ts";
 import type { Dialect, QueryLog, Store } from "./store.ts";
 
-export { type Db, type Dialect, type QueryLog, type RawStatements, type Store, type Tables, nextTurn, rawStatements, relaxedTransaction, rowCount, tables } from "./store.ts";
+export {
+  type Db,
+  type Dialect,
+  type QueryLog,
+  type RawStatements,
+  type Statement,
+  type Store,
+  type Tables,
+  nextTurn,
+  placeholders,
+  rawStatements,
+  relaxedTransaction,
+  rowCount,
+  tables,
+} from "./store.ts";
 export { type DriverRows, driverRows } from "./prepared.ts";
 
 /** The name of the last migration this release knows for the dialect: the schema it runs. */
@@ -21,8 +36,9 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 /** Opens the store at `location`: a postgres:// URL, or a SQLite file path (":memory:" for tests). */
-export function openStore(location: string, options: { maxConnections?: number; idleTimeoutSeconds?: number; logQuery?: QueryLog } = {}): Store {
-  return isPostgresUrl(location) ? openPostgres({ url: location, ...options }) : openSqlite(location, { logQuery: options.logQuery });
+export function openStore(location: string, options: { maxConnections?: number; idleTimeoutSeconds?: number; logQuery?: QueryLog; log?: Pick<Logger, "error"> } = {}): Store {
+  const { log, ...pg } = options;
+  return isPostgresUrl(location) ? openPostgres({ url: location, ...pg }) : openSqlite(location, { logQuery: options.logQuery, log });
 }
 
 /** Opens the store and applies pending migrations. */

@@ -7,13 +7,13 @@
 // transaction with its indexes built concurrently after it (postgres-migrate.ts).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL } from "bun";
-import { drizzle } from "drizzle-orm/bun-sql";
+import { BunSQLSession, BunSQLTransaction, drizzle } from "drizzle-orm/bun-sql";
 import { embeddedMigrations } from "./embedded-migrations.ts";
 import { sqlState } from "./errors.ts";
 import { MIGRATIONS } from "./migrations-pg/index.ts";
 import { migratePostgres } from "./postgres-migrate.ts";
 import * as pgSchema from "./schema.ts";
-import type { Db, QueryLog, Store } from "./store.ts";
+import { type Db, type QueryLog, type Statement, type Store, pipelinedCommits } from "./store.ts";
 
 /** SQLSTATEs after which a whole transaction is run again: serialization_failure, deadlock_detected. */
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -83,16 +83,76 @@ export function openPostgres(options: PostgresOptions): Store {
   });
   const orm = drizzle({ client: guarded, schema: pgSchema, ...(options.logQuery ? { logger: { logQuery: options.logQuery } } : {}) });
 
-  const transaction = orm.transaction.bind(orm);
+  // Transactions on a reserved connection of their own, in as few round trips as the body lets
+  // (issue 30: ingest holds its organization's store head for its whole transaction): BEGIN with
+  // its isolation level in one statement, not drizzle's BEGIN then SET TRANSACTION; BEGIN and
+  // COMMIT prepared like the body's own statements (a tagged template), so Bun.SQL pipelines
+  // statements started one after the other (it waits out a simple-protocol query first); and a
+  // body's last statements sent with the COMMIT behind them (rawStatements(tx).finish, store.ts).
+  const base = (orm as unknown as { session: { dialect: never; schema: never; options: never } }).session;
+  type Isolation = "read committed" | "serializable";
+  async function runTransaction<T>(body: (tx: Db) => Promise<T>, isolation: Isolation): Promise<T> {
+    const conn = await client.reserve();
+    let open = false;
+    const committed = (answer: { command?: string }) => {
+      // a statement failed earlier (and its error was caught): PostgreSQL answers COMMIT with ROLLBACK
+      if (answer.command !== "COMMIT") throw new Error(`the transaction was rolled back: COMMIT was answered ${answer.command ?? "without a command"}`);
+    };
+    try {
+      await (isolation === "serializable" ? conn`BEGIN ISOLATION LEVEL SERIALIZABLE` : conn`BEGIN ISOLATION LEVEL READ COMMITTED`);
+      open = true;
+      pipelinedCommits.set(conn, async (statements: readonly Statement[]) => {
+        if (!open) throw new Error("the transaction is finished: nothing may be sent on it after its last statements");
+        const sent = statements.map(async (st) => conn.unsafe(st.text, st.params).values().execute());
+        const commit = conn`COMMIT`.execute();
+        open = false;
+        const settled = await Promise.allSettled([...sent, commit]);
+        // the first failure is the cause; the statements after it and the COMMIT only report the aborted transaction
+        const failed = settled.find((r) => r.status === "rejected");
+        if (failed) throw failed.reason;
+        committed((settled[settled.length - 1] as PromiseFulfilledResult<{ command?: string }>).value);
+        return settled.slice(0, -1).map((r) => (r as PromiseFulfilledResult<unknown[][]>).value);
+      });
+      // drizzle's transaction over the reserved connection; a nested one is a savepoint on it
+      const tx = new BunSQLTransaction(base.dialect, new BunSQLSession(conn as never, base.dialect, base.schema, base.options), base.schema) as unknown as Db;
+      let savepoints = 0;
+      Object.assign(tx, {
+        transaction: async <U>(nested: (inner: Db) => Promise<U>): Promise<U> => {
+          const name = `svc_savepoint_${++savepoints}`;
+          await conn.unsafe(`SAVEPOINT ${name}`);
+          try {
+            const r = await nested(tx);
+            await conn.unsafe(`RELEASE SAVEPOINT ${name}`);
+            return r;
+          } catch (e) {
+            await conn.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+            throw e;
+          }
+        },
+      });
+      const result = await body(tx);
+      if (open) {
+        open = false;
+        committed(await conn`COMMIT`);
+      }
+      return result;
+    } catch (e) {
+      if (open) await conn`ROLLBACK`.catch(() => {});
+      throw e;
+    } finally {
+      pipelinedCommits.delete(conn);
+      void conn.release();
+    }
+  }
   Object.assign(orm, {
-    transaction: async (body: Parameters<typeof transaction>[0], config?: { isolationLevel?: "read committed" | "serializable" }) => {
+    transaction: async (body: (tx: Db) => Promise<unknown>, config?: { isolationLevel?: Isolation }) => {
       if (inTransaction.getStore()) throw new Error("a transaction was opened on the database inside another transaction: use the transaction's own tx.transaction()");
       // SERIALIZABLE unless the caller takes its own row locks in a fixed order (audit ingest:
       // audit-chain/store-heads.ts), where READ COMMITTED waits for a lock instead of failing.
       const isolationLevel = config?.isolationLevel ?? "serializable";
       for (let attempt = 1; ; attempt++) {
         try {
-          return await inTransaction.run(true, async () => transaction(body, { isolationLevel }));
+          return await inTransaction.run(true, async () => runTransaction(body, isolationLevel));
         } catch (e) {
           if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(e) ?? "")) throw e;
           await Bun.sleep(Math.random() * 5 * 2 ** Math.min(attempt, 6));

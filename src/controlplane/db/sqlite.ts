@@ -6,6 +6,7 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
+import type { Logger } from "../../log/index.ts";
 import { BACKSTOP_PAGES, Checkpointer } from "./checkpointer.ts";
 import { type Migration, embeddedMigrations } from "./embedded-migrations.ts";
 import { TransactionGate } from "./gate.ts";
@@ -21,7 +22,7 @@ type Params = (string | number | bigint | boolean | null | Uint8Array)[];
 /** The database file's mode; SQLite gives its -wal and -shm files the same. */
 export const DB_FILE_MODE = 0o600;
 
-export type SqliteOptions = { logQuery?: QueryLog; checkpointEveryMs?: number };
+export type SqliteOptions = { logQuery?: QueryLog; checkpointEveryMs?: number; log?: Pick<Logger, "error"> };
 
 /** A SQLite store, and its checkpoint worker (none for ":memory:"). */
 export type SqliteStore = Store & { checkpointer: Checkpointer | null };
@@ -39,7 +40,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqliteSto
   client.exec("PRAGMA foreign_keys = ON");
   client.exec("PRAGMA busy_timeout = 5000");
   // A file's checkpoints run in a worker (checkpointer.ts); this connection's only past the backstop.
-  const checkpointer = path === ":memory:" ? null : new Checkpointer(path, options.checkpointEveryMs);
+  const checkpointer = path === ":memory:" ? null : new Checkpointer(path, { everyMs: options.checkpointEveryMs, log: options.log });
   if (checkpointer) client.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const gate = new TransactionGate();
 

@@ -52,28 +52,66 @@ export async function relaxedTransaction<T>(db: Db, body: (tx: Db) => Promise<T>
 /** The marker sqlite.ts's transaction looks for; PostgreSQL's ignores what it does not know. */
 const RELAXED = { relaxed: true } as unknown as Parameters<Db["transaction"]>[1];
 
+/** A statement written by hand: `?` placeholders on SQLite, `$1…` on PostgreSQL. */
+export type Statement = { text: string; params: unknown[] };
+
+/** Placeholders numbered in order of use: `$1`, `$2`… on PostgreSQL, `?` on SQLite. */
+export function placeholders(dialect: Dialect): () => string {
+  let n = 0;
+  return () => (dialect === "postgres" ? `$${++n}` : "?");
+}
+
 /** A statement written by hand, run on the store's own client. */
 export type RawStatements = {
   dialect: Dialect;
-  /** Rows as arrays of column values, in the statement's order. `?` placeholders on SQLite, `$1…` on PostgreSQL. */
+  /**
+   * Rows as arrays of column values, in the statement's order. On PostgreSQL the statement is
+   * sent at once, so statements started one after the other in a transaction travel together
+   * (pipelined) and run in that order: one round trip for all.
+   */
   rows(text: string, params: unknown[]): Promise<unknown[][]>;
+  /**
+   * A transaction's last statements, run in order, and its commit: on PostgreSQL the COMMIT
+   * travels with them (one round trip, postgres.ts); on SQLite the transaction commits when its
+   * body returns. A failing statement fails them all and the transaction. Nothing may be sent
+   * on the transaction after. Returns each statement's rows.
+   */
+  finish(statements: readonly Statement[]): Promise<unknown[][][]>;
 };
+
+/**
+ * PostgreSQL transactions' connections (postgres.ts) and how each sends statements with its
+ * COMMIT behind them; a connection not in here (SQLite, or no transaction) runs them in turn.
+ */
+export const pipelinedCommits = new WeakMap<object, (statements: readonly Statement[]) => Promise<unknown[][][]>>();
 
 /**
  * The client under drizzle (the transaction's own connection when `db` is one: PostgreSQL's
  * reserved Bun.SQL connection, or SQLite's proxy callback behind the transaction gate), for the
  * few hot paths where drizzle's query building and row mapping cost more than the database's
- * own work (audit ingest's batch insert, the 304 poll's revision read). Each dialect's text is
- * prepared once by its driver (bun:sqlite's statement cache, Bun.SQL's named statements).
+ * own work (audit ingest's batch, the 304 poll's revision read), or where round trips count
+ * (audit ingest's transaction holds its organization's store head: audit/ingest.ts). Each
+ * dialect's text is prepared once by its driver (bun:sqlite's statement cache, Bun.SQL's named
+ * statements).
  */
 export function rawStatements(db: Db): RawStatements {
   const client = (db as unknown as { session: { client: { unsafe?: unknown } } }).session.client;
   if (typeof client.unsafe === "function") {
-    const pg = client as { unsafe(text: string, params: unknown[]): { values(): Promise<unknown[][]> } };
-    return { dialect: "postgres", rows: async (text, params) => pg.unsafe(text, params).values() };
+    // execute(): sent now, not when first awaited, so statements go out in the order started
+    const pg = client as { unsafe(text: string, params: unknown[]): { values(): { execute(): PromiseLike<unknown[][]> } } };
+    const rows = async (text: string, params: unknown[]) => pg.unsafe(text, params).values().execute();
+    const commit = pipelinedCommits.get(client);
+    return { dialect: "postgres", rows, finish: async (statements) => (commit ? commit(statements) : inTurn(rows, statements)) };
   }
   const sqlite = client as unknown as (text: string, params: unknown[], method: "all") => Promise<{ rows: unknown[][] }>;
-  return { dialect: "sqlite", rows: async (text, params) => (await sqlite(text, params, "all")).rows };
+  const rows = async (text: string, params: unknown[]) => (await sqlite(text, params, "all")).rows;
+  return { dialect: "sqlite", rows, finish: async (statements) => inTurn(rows, statements) };
+}
+
+async function inTurn(rows: RawStatements["rows"], statements: readonly Statement[]): Promise<unknown[][][]> {
+  const out: unknown[][][] = [];
+  for (const s of statements) out.push(await rows(s.text, s.params));
+  return out;
 }
 
 /**

@@ -8,7 +8,8 @@
 import { Elysia } from "elysia";
 import { type AuditRecord, reasonCode } from "../../contract/audit.ts";
 import { bearer, safeEqual } from "../../contract/bearer.ts";
-import { Counter, FAST_SECONDS, Histogram, Registry } from "../../metrics/index.ts";
+import { Counter, FAST_SECONDS, Gauge, Histogram, Registry } from "../../metrics/index.ts";
+import type { CheckpointerHealth } from "../db/checkpointer.ts";
 
 export const METRICS_PATH = "/metrics";
 
@@ -23,6 +24,19 @@ export class ControlPlaneMetrics {
   private readonly cost = this.registry.add(new Counter("svc_cp_model_cost_total", "Model cost ingested, at the profiles' prices."));
   private readonly requests = this.registry.add(new Counter("svc_cp_http_requests_total", "HTTP requests by method, route and status.", ["method", "route", "status"]));
   private readonly latency = this.registry.add(new Histogram("svc_cp_http_request_duration_seconds", "HTTP request duration by route.", FAST_SECONDS, ["route"]));
+
+  /**
+   * The SQLite checkpoint worker (db/checkpointer.ts) of this replica: whether it runs, and how
+   * often it died and was started again. Nothing is shown on PostgreSQL (no worker).
+   */
+  watchCheckpoints(health: () => CheckpointerHealth): void {
+    this.registry.add(
+      new Gauge("svc_cp_sqlite_checkpoint_worker_up", "1 while the SQLite checkpoint worker runs; 0 while it waits to be started again (only the backstop checkpoints).", () =>
+        health().running ? 1 : 0,
+      ),
+    );
+    this.registry.add(new Gauge("svc_cp_sqlite_checkpoint_worker_restarts_total", "How often the SQLite checkpoint worker died and was started again.", () => health().restarts, [], "counter"));
+  }
 
   /** An ingested batch: its records stored now (new), and the counts of its answer. */
   ingested(fresh: readonly AuditRecord[], answer: { duplicates: number; rejected: number }): void {

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
+import { ControlPlaneMetrics } from "./index.ts";
 
 const value = (text: string, series: string) =>
   Number(
@@ -49,4 +50,15 @@ describe("GET /metrics", () => {
     expect(value(m, posts)).toBe(2);
     expect(m).toContain('svc_cp_http_request_duration_seconds_count{route="/api/v1/runtime/audit-records"} 2');
   });
+});
+
+test("the SQLite checkpoint worker's state is shown: up or waiting to be started again, and its restarts", async () => {
+  const metrics = new ControlPlaneMetrics();
+  let health = { running: true, restarts: 0, lastError: null as string | null };
+  metrics.watchCheckpoints(() => health);
+  expect(await metrics.registry.render()).toContain("svc_cp_sqlite_checkpoint_worker_up 1\n");
+  health = { running: false, restarts: 3, lastError: "SQLiteError: unable to open database file" };
+  const text = await metrics.registry.render();
+  expect(text).toContain("svc_cp_sqlite_checkpoint_worker_up 0\n");
+  expect(text).toContain("# TYPE svc_cp_sqlite_checkpoint_worker_restarts_total counter\nsvc_cp_sqlite_checkpoint_worker_restarts_total 3\n");
 });

@@ -37,6 +37,7 @@ import m0031 from "./0031_audit_rollups_fill.sql" with { type: "text" };
 import m0032 from "./0032_audit_tool_bytewise.sql" with { type: "text" };
 import m0033 from "./0033_audit_verification_rollups.sql" with { type: "text" };
 import m0034 from "./0034_audit_unchained_index.sql" with { type: "text" };
+import m0035 from "./0035_audit_verification_signature.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -74,4 +75,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0032_audit_tool_bytewise": m0032,
   "0033_audit_verification_rollups": m0033,
   "0034_audit_unchained_index": m0034,
+  "0035_audit_verification_signature": m0035,
 });

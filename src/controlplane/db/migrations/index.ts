@@ -36,6 +36,7 @@ import m0030 from "./0030_identity_assertions.sql" with { type: "text" };
 import m0031 from "./0031_audit_rollup_pending.sql" with { type: "text" };
 import m0032 from "./0032_audit_verification_rollups.sql" with { type: "text" };
 import m0033 from "./0033_audit_unchained_index.sql" with { type: "text" };
+import m0034 from "./0034_audit_verification_signature.sql" with { type: "text" };
 
 export const MIGRATIONS = fromJournal(journal, {
   "0000_init": m0000,
@@ -72,4 +73,5 @@ export const MIGRATIONS = fromJournal(journal, {
   "0031_audit_rollup_pending": m0031,
   "0032_audit_verification_rollups": m0032,
   "0033_audit_unchained_index": m0033,
+  "0034_audit_verification_signature": m0034,
 });

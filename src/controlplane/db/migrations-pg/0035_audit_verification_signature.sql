@@ -1,0 +1,1 @@
+ALTER TABLE "audit_verifications" ADD COLUMN "signature" text;
