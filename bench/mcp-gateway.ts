@@ -26,6 +26,8 @@ if (argv.includes("--stdio")) {
   );
   console.log(`| path | sequential p50 | p99 | c=8 p50 | p99 |\n|---|---|---|---|---|`);
   for (const k of Object.keys(s.seq)) console.log(`| ${k} | ${f(s.seq[k]!.p50)} | ${f(s.seq[k]!.p99)} | ${f(s.c8[k]!.p50)} | ${f(s.c8[k]!.p99)} |`);
+  const cf = s.cfSeq?.contextforge;
+  if (cf && s.c8.contextforge) console.log(`| contextforge (sequential: its own phase) | ${f(cf.p50)} | ${f(cf.p99)} | ${f(s.c8.contextforge.p50)} | ${f(s.c8.contextforge.p99)} |`);
   const ms = mcpStdioMetrics([s]);
   console.log(`\n${table(ms)}`);
   for (const m of ms) if (verdict(m) === "miss") console.error(`missed: ${m.name} ${fmt(m.median)} ${m.unit}`);
