@@ -33,29 +33,20 @@ if [ ! -x "$opa_bin" ]; then
 fi
 [ -x "$opa_bin" ] && echo "opa $opa_bin"
 
-venv="$ROOT/litellm-$LITELLM_VERSION"
-if [ ! -x "$venv/bin/litellm" ]; then
-  echo "setup-peers: pip install 'litellm[proxy]==$LITELLM_VERSION' into $venv (once)" >&2
-  { [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"; } >&2 &&
-    "$venv/bin/python" -m pip install -q "litellm[proxy]==$LITELLM_VERSION" >&2 || echo "setup-peers: LiteLLM not installed" >&2
-fi
-[ -x "$venv/bin/litellm" ] && echo "litellm $venv/bin/litellm"
+# A peer from PyPI, pinned, in a venv of its own: pip_peer <label> <dir> <requirement> <binary> [<name printed>]
+pip_peer() {
+  local label=$1 dir=$2 req=$3 bin=$4 name=${5:-$1}
+  if [ ! -x "$dir/bin/$bin" ]; then
+    echo "setup-peers: pip install '$req' into $dir (once)" >&2
+    { [ -x "$dir/bin/python" ] || "$PY" -m venv "$dir"; } >&2 &&
+      "$dir/bin/python" -m pip install -q "$req" >&2 || echo "setup-peers: $label not installed" >&2
+  fi
+  [ -x "$dir/bin/$bin" ] && echo "$name $dir/bin/$bin"
+}
 
-mp="$ROOT/mcp-proxy-$MCP_PROXY_VERSION"
-if [ ! -x "$mp/bin/mcp-proxy" ]; then
-  echo "setup-peers: pip install 'mcp-proxy==$MCP_PROXY_VERSION' into $mp (once)" >&2
-  { [ -x "$mp/bin/python" ] || "$PY" -m venv "$mp"; } >&2 &&
-    "$mp/bin/python" -m pip install -q "mcp-proxy==$MCP_PROXY_VERSION" >&2 || echo "setup-peers: mcp-proxy not installed" >&2
-fi
-[ -x "$mp/bin/mcp-proxy" ] && echo "mcp-proxy $mp/bin/mcp-proxy"
-
-cf="$ROOT/contextforge-$CONTEXTFORGE_VERSION"
-if [ ! -x "$cf/bin/mcpgateway" ]; then
-  echo "setup-peers: pip install 'mcp-contextforge-gateway==$CONTEXTFORGE_VERSION' into $cf (once, a few minutes)" >&2
-  { [ -x "$cf/bin/python" ] || "$PY" -m venv "$cf"; } >&2 &&
-    "$cf/bin/python" -m pip install -q "mcp-contextforge-gateway==$CONTEXTFORGE_VERSION" >&2 || echo "setup-peers: ContextForge not installed" >&2
-fi
-[ -x "$cf/bin/mcpgateway" ] && echo "contextforge $cf/bin/mcpgateway"
+pip_peer LiteLLM "$ROOT/litellm-$LITELLM_VERSION" "litellm[proxy]==$LITELLM_VERSION" litellm litellm
+pip_peer mcp-proxy "$ROOT/mcp-proxy-$MCP_PROXY_VERSION" "mcp-proxy==$MCP_PROXY_VERSION" mcp-proxy
+pip_peer ContextForge "$ROOT/contextforge-$CONTEXTFORGE_VERSION" "mcp-contextforge-gateway==$CONTEXTFORGE_VERSION" mcpgateway contextforge
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "setup-peers: apt-get install wrk (once)" >&2
