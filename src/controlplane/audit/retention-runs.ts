@@ -21,7 +21,7 @@ import { type RetentionReport, runRetention } from "./retention.ts";
 /** A run with no batch for this long is taken as interrupted (batches take milliseconds). */
 export const STALE_MS = 120_000;
 /**
- * The run row's figures are written at most this often, not after every batch: each write is a
+ * The run row's figures are written at the first deletions, then at most this often, not after every batch: each write is a
  * commit of its own with its fsync on SQLite's event loop (11–17 ms under load, one per batch
  * of ~10 ms: docs/performance.md).
  */
@@ -113,6 +113,7 @@ async function update(deps: ControlPlaneDeps, orgId: string, id: string, set: Pa
 async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: string, claimed: boolean): Promise<RetentionReport | null> {
   let shown = claimed;
   let written = deps.now();
+  let shownDeleted = 0;
   try {
     const report = await runRetention(deps, orgId, by, {
       progress: async (deleted) => {
@@ -120,8 +121,10 @@ async function tracked(deps: ControlPlaneDeps, orgId: string, by: Acting, id: st
           claimed = true;
           shown = (await claim(deps, orgId, by, id)) === null;
         }
-        if (!shown || deps.now() - written < PROGRESS_EVERY_MS) return;
+        // The first deletions are shown at once (a run of a few batches is over within the second), then once a second.
+        if (!shown || (shownDeleted > 0 && deps.now() - written < PROGRESS_EVERY_MS)) return;
         written = deps.now();
+        shownDeleted = deleted;
         await update(deps, orgId, id, { deleted });
       },
     });
