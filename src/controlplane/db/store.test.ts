@@ -105,6 +105,41 @@ describe(`transactions (${dialect})`, () => {
     await store.close();
   });
 
+  test("a nested transaction is a savepoint: its failure takes back its own writes only", async () => {
+    const { store, db, o } = await withOrg();
+    await db.transaction(async (tx) => {
+      await tx.insert(tables(tx).organizations).values({ id: "org_outer", name: "kept" });
+      await expect(
+        tx.transaction(async (inner) => {
+          await inner.insert(tables(inner).organizations).values({ id: "org_inner", name: "taken back" });
+          throw new Error("inner");
+        }),
+      ).rejects.toThrow("inner");
+      await tx.transaction(async (inner) => inner.insert(tables(inner).organizations).values({ id: "org_inner2", name: "kept" }));
+    });
+    expect((await db.select({ id: o.id }).from(o)).map((r) => r.id).sort()).toEqual(["org_1", "org_inner2", "org_outer"]);
+    await store.close();
+  });
+
+  test.if(dialect === "postgres")("a transaction whose statement failed, the error caught in its body, is refused at its commit and keeps nothing", async () => {
+    const { store, db, o } = await withOrg();
+    const attempt = db.transaction(async (tx) => {
+      await tx.insert(tables(tx).organizations).values({ id: "org_before", name: "lost" });
+      // the same id again: the statement fails, and PostgreSQL aborts the transaction
+      await tx
+        .insert(tables(tx).organizations)
+        .values({ id: "org_1", name: "twice" })
+        .catch(() => undefined);
+      return "done";
+    });
+    await expect(attempt).rejects.toThrow(/rolled back/);
+    expect((await db.select({ id: o.id }).from(o)).map((r) => r.id)).toEqual(["org_1"]);
+    // the connection went back to the pool usable: the next transaction runs
+    await db.transaction(async (tx) => tx.insert(tables(tx).organizations).values({ id: "org_after", name: "kept" }));
+    expect((await db.select({ id: o.id }).from(o)).map((r) => r.id).sort()).toEqual(["org_1", "org_after"]);
+    await store.close();
+  });
+
   test.if(dialect === "postgres")("a query on the pool inside a transaction is refused, not run outside it", async () => {
     const { store, db, o } = await withOrg();
     await expect(db.transaction(async () => db.select().from(o))).rejects.toThrow();
