@@ -96,7 +96,7 @@ const serve = command({
     await replica.ready;
     deps.tracing = controlPlaneTracing(deps.log);
     const checkpointer = "checkpointer" in store ? (store as SqliteStore).checkpointer : null;
-    if (checkpointer) (deps.metrics = new ControlPlaneMetrics()).watchCheckpoints(() => checkpointer.health());
+    if (checkpointer) (deps.metrics ??= new ControlPlaneMetrics()).watchCheckpoints(() => checkpointer.health());
     const app = createApp(deps);
     // Bun.serve with the gate in front (http/request-gate.ts): bodies are read by the gate, after
     // authentication and within each route's limit; Bun's own cap only backs it up.
