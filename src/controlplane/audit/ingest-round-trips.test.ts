@@ -41,32 +41,35 @@ function batch(inst: Installation, chain: AuditChain): AuditRecord[] {
   return out.slice(0, 500);
 }
 
-pg("a 500-record batch of tool decisions, as a shipper sends them, is 3 round trips", async () => {
+/** A control plane whose ingest goes through the counting relay on one connection: `deps` ingests, `cp.deps.db` checks. */
+async function throughRelay(
+  body: (t: { cp: Awaited<ReturnType<typeof testControlPlane>>; inst: Installation; deps: Parameters<typeof ingestBatch>[0]; relay: ReturnType<typeof roundTripCounter> }) => Promise<void>,
+) {
   const cp = await testControlPlane();
   const inst = await addInstallation(cp);
   const relay = roundTripCounter(cp.store.location);
   const store = openStore(relay.url, { maxConnections: 1 });
   try {
-    const deps = { ...cp.deps, db: store.db };
+    await body({ cp, inst, deps: { ...cp.deps, db: store.db }, relay });
+  } finally {
+    await store.close();
+    relay.close();
+  }
+}
+
+pg("a 500-record batch of tool decisions, as a shipper sends them, is 3 round trips", async () =>
+  throughRelay(async ({ inst, deps, relay }) => {
     const chain = new AuditChain();
     const decisions = () => Array.from({ length: 500 }, () => chain.stamp(auditRecord(inst)));
     for (let i = 0; i < 2; i++) expect((await ingestBatch(deps, caller(inst), decisions())).inserted).toBe(500);
     const before = relay.turns();
     expect((await ingestBatch(deps, caller(inst), decisions())).inserted).toBe(500);
     expect(relay.turns() - before).toBe(3);
-  } finally {
-    await store.close();
-    relay.close();
-  }
-});
+  }),
+);
 
-pg("a 500-record batch with outcomes and model usage is 3 round trips, 2 of them with the store head locked", async () => {
-  const cp = await testControlPlane();
-  const inst = await addInstallation(cp);
-  const relay = roundTripCounter(cp.store.location);
-  const store = openStore(relay.url, { maxConnections: 1 });
-  try {
-    const deps = { ...cp.deps, db: store.db };
+pg("a 500-record batch with outcomes and model usage is 3 round trips", async () =>
+  throughRelay(async ({ cp, inst, deps, relay }) => {
     const chain = new AuditChain();
     // the first batches make the heads and prepare the statements on the connection
     for (let i = 0; i < 2; i++) expect((await ingestBatch(deps, caller(inst), batch(inst, chain))).inserted).toBe(500);
@@ -110,8 +113,5 @@ pg("a 500-record batch with outcomes and model usage is 3 round trips, 2 of them
           .where(eq(h.id, `${inst.orgId}:store`))
       )[0]!.seq,
     ).toBe(1500);
-  } finally {
-    await store.close();
-    relay.close();
-  }
-});
+  }),
+);
