@@ -12,7 +12,7 @@ import { and, desc, eq, inArray } from "drizzle-orm";
 import { trailHolds } from "../audit/admin-events.ts";
 import { type Db, tables } from "../db/index.ts";
 import { derivedPublicKeys } from "./signing-key.ts";
-import { VERIFICATION_ACTION, sealHolds } from "./verification-seal.ts";
+import { VERIFICATION_ACTION, sealedRun } from "./verification-seal.ts";
 
 /**
  * What a run that checked the roll-ups and found them equal stores as `rollup_detail`. A run of
@@ -78,8 +78,8 @@ export async function rollupsDistrusted(db: Db, orgId: string): Promise<boolean>
     .limit(1);
   const seen = newestSeen.get(orgId);
   if (!row) return seen !== undefined || (await trailHasRuns(db, orgId));
-  const run = { ...row, startedAt: Number(row.startedAt), finishedAt: row.finishedAt === null ? null : Number(row.finishedAt) };
-  if (!sealHolds(run, derivedPublicKeys(orgId))) return true;
+  const run = sealedRun(row, derivedPublicKeys(orgId));
+  if (!run.sealed) return true;
   if (seen && seen.id !== run.id && seen.startedAt >= run.startedAt) return true;
   noteVerification(orgId, run);
   return run.state === "tampered" || run.rollupMismatches > 0 || run.rollupDetail === null;

@@ -65,3 +65,12 @@ export function sealHolds(o: VerificationOutcome & { signature: string | null },
   checked.set(memo, holds);
   return holds;
 }
+
+/** A stored row of audit_verifications: its times may come back as text (PostgreSQL's bigint). */
+type StoredRun = Omit<VerificationOutcome, "startedAt" | "finishedAt"> & { startedAt: number | string; finishedAt: number | string | null; signature: string | null };
+
+/** The row as the outcome its seal covers, with whether the seal is one of `keys`'. */
+export function sealedRun<R extends StoredRun>(row: R, keys: readonly KeyObject[]): R & { startedAt: number; finishedAt: number | null; sealed: boolean } {
+  const run = { ...row, startedAt: Number(row.startedAt), finishedAt: row.finishedAt === null ? null : Number(row.finishedAt) };
+  return { ...run, sealed: sealHolds(run, keys) };
+}

@@ -17,8 +17,13 @@ import { verifyDueOrganizations } from "./verify-schedule.ts";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
+/** The control plane's clock, moved on by `later` (a run's seal covers its start: a row aged by SQL no longer counts). */
+let clock = Date.now();
+const later = (ms: number) => (clock += ms);
+
 async function storeWithRecords(config: { auditVerifyHours?: number } = {}) {
-  const cp = await testControlPlane({ config });
+  clock = Date.now();
+  const cp = await testControlPlane({ config, now: () => clock });
   const inst = await addInstallation(cp);
   const now = cp.deps.now();
   const records = makeRecords(inst, new AuditChain(), now, 60);
@@ -28,8 +33,8 @@ async function storeWithRecords(config: { auditVerifyHours?: number } = {}) {
 
 const latest = async (cp: TestControlPlane) => (await cp.call("GET", cp.org("/audit-verifications/latest"))).json as { state: string; started_at: string; rollup_mismatches: number } | null;
 
-/** Makes the organization's latest run look `ago` old, as if the period had passed. */
-async function ageLatestRun(cp: TestControlPlane, ago: number) {
+/** Rewrites every run's start by SQL to `ago` before now, as someone with database access could. */
+async function redateRuns(cp: TestControlPlane, ago: number) {
   const v = tables(cp.deps.db).auditVerifications;
   await cp.deps.db
     .update(v)
@@ -44,10 +49,10 @@ test("an organization never verified is verified on schedule; within the period 
   const first = await latest(cp);
   expect(first).toMatchObject({ state: "unsigned", rollup_mismatches: 0 });
   // within the default period of 24 hours: nothing new
-  await ageLatestRun(cp, 23 * HOUR);
+  later(23 * HOUR);
   expect(await verifyDueOrganizations(cp.deps)).toEqual([]);
   // past it: a new run
-  await ageLatestRun(cp, 25 * HOUR);
+  later(2 * HOUR);
   const before = Date.parse((await latest(cp))!.started_at);
   expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
   expect(Date.parse((await latest(cp))!.started_at)).toBeGreaterThan(before);
@@ -63,7 +68,7 @@ test("a roll-up lowered by SQL is found by the scheduled run, with nobody pressi
   await lowerUsage(cp.deps.db, cp.orgId, "usr_a", { calls: 1 });
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls - 1);
 
-  await ageLatestRun(cp, 25 * HOUR);
+  later(25 * HOUR);
   expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
   expect(await latest(cp)).toMatchObject({ state: "tampered", rollup_mismatches: 1 });
   expect((await spendOf(cp.deps.db, cp.orgId, { userIds: ["usr_a"] }, since)).calls).toBe(spent.calls);
@@ -72,8 +77,24 @@ test("a roll-up lowered by SQL is found by the scheduled run, with nobody pressi
 test("a run dated in the future, written into the store by someone with database access, does not postpone the schedule", async () => {
   const { cp } = await storeWithRecords();
   expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
-  await ageLatestRun(cp, -365 * DAY);
+  await redateRuns(cp, -365 * DAY);
   expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+});
+
+test("a run written into the store by someone with database access (running, or finished and equal, dated now) does not postpone the schedule", async () => {
+  const { cp } = await storeWithRecords();
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  later(25 * HOUR);
+  const v = tables(cp.deps.db).auditVerifications;
+  const real = (await cp.deps.db.select().from(v).where(eq(v.orgId, cp.orgId)))[0]!;
+  await cp.deps.db.insert(v).values([
+    { id: "avr_forged_running", orgId: cp.orgId, startedAt: cp.deps.now(), state: "running" },
+    // a finished look-alike, with the real run's seal copied onto it
+    { ...real, id: "avr_forged_equal", startedAt: cp.deps.now() - HOUR, finishedAt: cp.deps.now() },
+  ]);
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([cp.orgId]);
+  // the run that just finished, sealed, does postpone it
+  expect(await verifyDueOrganizations(cp.deps)).toEqual([]);
 });
 
 test("SVC_CP_AUDIT_VERIFY_HOURS=0 turns the schedule off", async () => {

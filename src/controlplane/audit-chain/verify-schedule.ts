@@ -47,8 +47,10 @@ async function deriveKeys(deps: ControlPlaneDeps): Promise<void> {
 }
 
 export function startVerifySchedule(deps: ControlPlaneDeps): () => Promise<void> {
-  void deriveKeys(deps).catch((e: unknown) => deps.log.error("audit signing keys could not be derived at start", { error: (e as Error).message }));
-  return periodically(deps.config.auditCheckpointSeconds * 1000, async (stopped) =>
-    verifyDueOrganizations(deps, stopped).catch((e: unknown) => deps.log.error("audit verification schedule failed", { error: (e as Error).message })),
-  );
+  // the first look waits for them: without a key no run's seal holds, and every organization would be verified again at each start
+  const derived = deriveKeys(deps).catch((e: unknown) => deps.log.error("audit signing keys could not be derived at start", { error: (e as Error).message }));
+  return periodically(deps.config.auditCheckpointSeconds * 1000, async (stopped) => {
+    await derived;
+    return verifyDueOrganizations(deps, stopped).catch((e: unknown) => deps.log.error("audit verification schedule failed", { error: (e as Error).message }));
+  });
 }

@@ -7,7 +7,7 @@
 // fails the run as a chain break does. It runs in the background; the console shows the latest run. It is a
 // convenience: it trusts this process, while `svc audit verify` on another machine with a
 // pinned key trusts nothing the control plane says. One run per organization per process.
-import { and, desc, eq, isNotNull, or } from "drizzle-orm";
+import { and, desc, eq, isNotNull } from "drizzle-orm";
 import type { AdminActor } from "../../contract/admin-event.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { newId } from "../../contract/ids.ts";
@@ -20,7 +20,8 @@ import { type Db, nextTurn, tables } from "../db/index.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { ROLLUPS_EQUAL } from "./rollup-trust.ts";
 import { listCheckpoints } from "./checkpoints.ts";
-import { currentSigningKey } from "./signing-key.ts";
+import { currentSigningKey, derivedPublicKeys } from "./signing-key.ts";
+import { sealedRun } from "./verification-seal.ts";
 import { TrailRuns, finishRun } from "./verify-trail.ts";
 
 type Row = Awaited<ReturnType<typeof rowsOf>>[number];
@@ -52,19 +53,24 @@ export async function latestVerification(db: Db, orgId: string) {
 }
 
 /**
- * When the organization's latest run (of any replica) started, or null before its first. A
- * finished run without a seal (of an older release, or written into the store) is passed over:
- * it makes budgets distrust the roll-ups (rollup-trust.ts), so a sealed run is due at once.
+ * When the organization's latest sealed run (of any replica) started, or null when there is none.
+ * Only a run whose seal holds (verification-seal.ts) counts: a row written into the store by
+ * someone with database access ("running", dated now, or a finding's look-alike) could otherwise
+ * postpone the schedule for a period at a time, again and again, while a roll-up they lowered
+ * went unchecked. A run of an older release (unsealed) counts neither, so a sealed run is due at
+ * once; a run in progress on another replica may then be doubled by this one (harmless). The
+ * newest few sealed rows are read: forged ones above them make a run due, never skipped.
  */
 export async function lastVerificationStart(db: Db, orgId: string): Promise<number | null> {
   const v = tables(db).auditVerifications;
-  const [row] = await db
-    .select({ startedAt: v.startedAt })
+  const rows = await db
+    .select()
     .from(v)
-    .where(and(eq(v.orgId, orgId), or(eq(v.state, "running"), isNotNull(v.signature))))
-    .orderBy(desc(v.startedAt))
-    .limit(1);
-  return row ? Number(row.startedAt) : null;
+    .where(and(eq(v.orgId, orgId), isNotNull(v.signature)))
+    .orderBy(desc(v.startedAt), desc(v.id))
+    .limit(8);
+  const keys = derivedPublicKeys(orgId);
+  return rows.map((r) => sealedRun(r, keys)).find((r) => r.sealed)?.startedAt ?? null;
 }
 
 const running = new Map<string, Promise<void>>();
