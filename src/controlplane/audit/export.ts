@@ -208,9 +208,8 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
   }
 }
 
-/** Every line of an organization's export, a page at a time (the control plane's own verification, verify-store.ts). */
-export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
-  const base = (await filterConditions(db, orgId, {}, 0))!;
+/** The export's lines, a page at a time, with each user's email. */
+async function* linePages(db: Db, orgId: string, base: SQL[], order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
   for await (const rows of exportPages(db, base, order)) {
     const emails = await emailsOfUsers(
       db,
@@ -221,47 +220,34 @@ export async function* exportLines(db: Db, orgId: string, order: ExportOrder): A
   }
 }
 
+/** Every line of an organization's export, a page at a time (the control plane's own verification, verify-store.ts). */
+export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
+  yield* linePages(db, orgId, (await filterConditions(db, orgId, {}, 0))!, order);
+}
+
 /**
- * The export as a byte stream, one page read per pull. The filters are checked first: a bad one
- * is a 4xx before any byte is sent (inside the stream it cut the connection after a 200).
+ * The export's text, a chunk a page (the CSV header first), for the route's body
+ * (http/text-body.ts). The filters are checked first: a bad one is a 4xx before any byte is
+ * sent (inside the body it cut the connection after a 200).
  */
-export async function exportStream(
+export async function exportText(
   db: Db,
   orgId: string,
   filters: Omit<AuditFilters, "cursor" | "limit">,
   format: ExportFormat,
   now: number,
   order: ExportOrder = "id",
-): Promise<ReadableStream<Uint8Array>> {
-  const encoder = new TextEncoder();
+): Promise<AsyncGenerator<string>> {
   const base = await filterConditions(db, orgId, filters, now);
-  const pages = base === null ? null : exportPages(db, base, order);
-  let started = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        let text = "";
-        if (!started) {
-          started = true;
-          if (format === "csv") text += csvHeader();
-        }
-        const next = pages ? await pages.next() : { done: true as const, value: undefined };
-        if (!next.done) {
-          const rows = next.value;
-          const emails = await emailsOfUsers(
-            db,
-            orgId,
-            rows.flatMap((r) => (r.userId ? [r.userId] : [])),
-          );
-          for (const row of rows) {
-            const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
-            text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
-          }
-        }
-        if (text) controller.enqueue(encoder.encode(text));
-        if (next.done) controller.close();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  return textChunks(db, orgId, base, format, order);
+}
+
+async function* textChunks(db: Db, orgId: string, base: SQL[] | null, format: ExportFormat, order: ExportOrder): AsyncGenerator<string> {
+  if (format === "csv") yield csvHeader();
+  if (base === null) return;
+  for await (const lines of linePages(db, orgId, base, order)) {
+    let text = "";
+    for (const line of lines) text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
+    yield text;
+  }
 }

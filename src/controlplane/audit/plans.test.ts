@@ -12,7 +12,7 @@ import { addInstallation, auditRecord } from "../runtime/fixtures.ts";
 import { testControlPlane } from "../testing.ts";
 import { auditActivity } from "./activity.ts";
 import { adoptSlice } from "./adoption.ts";
-import { exportLines, exportStream } from "./export.ts";
+import { exportLines, exportText } from "./export.ts";
 import { chainRecordsAfter, legacyBacklog, legacyRecordsAfter, oldestAfter } from "./ingest-order.ts";
 import { recordRow } from "./ingest.ts";
 import { getRecord, searchRecords } from "./query.ts";
@@ -168,9 +168,9 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   await run("search in time", async () => searchRecords(db, cp.orgId, { from: new Date(now - 5 * DAY).toISOString(), to: new Date(now - 4 * DAY).toISOString(), kind: "runtime" }, now));
   await run("search in time", async () => searchRecords(db, cp.orgId, { since: "7d", background: "hide", view: "calls" }, now));
   await run("export in time", async () => {
-    const reader = (await exportStream(db, cp.orgId, { since: "30d" }, "jsonl", now)).getReader();
-    expect((await reader.read()).done).toBe(false);
-    await reader.cancel();
+    const chunks = await exportText(db, cp.orgId, { since: "30d" }, "jsonl", now);
+    expect((await chunks.next()).done).toBe(false);
+    await chunks.return(undefined);
   });
   const usage = await run("usage", async () => usageBy(db, cp.orgId, "model", { since }));
   expect(usage.find((r) => r.key === "gpt")).toMatchObject({ calls: 1, total_tokens: 15 });
