@@ -1,9 +1,10 @@
 // `GET …/audit-records/export`: every record matching the filters, oldest id first, as JSON
-// lines or CSV, streamed. The body is a pull stream: each pull reads the next page of
-// EXPORT_PAGE rows after the last id sent (keyset on the (org, id) index), so a million
-// records are never held in memory and a slow reader slows the reads down instead of
-// buffering. A failure mid-way errors the stream: the chunked body never ends cleanly, so
-// the client sees a transfer error, never a short file that looks whole.
+// lines or CSV, streamed. The body is written page by page as the client takes it
+// (http/text-body.ts): each page is EXPORT_PAGE rows after the last one sent (keyset on the
+// (org, id) index), the next page's read started ahead, so a million records are never held
+// in memory and a slow reader slows the reads down instead of buffering. A failure mid-way
+// errors the body: the chunked body never ends cleanly, so the client sees a transfer error,
+// never a short file that looks whole.
 // Each line carries `ciphertext_sha256` (the stored ciphertext's digest, never the ciphertext),
 // the proxy's hash-chain fields and the store-chain link, and, for a row the view cannot show
 // exactly, its columns as stored (stored.ts): what `svc audit verify` recomputes hashes from.
@@ -172,13 +173,25 @@ function chainPages(db: Db, base: SQL[]) {
 }
 
 /**
- * The rows of an export, a page at a time (each page one read), with a turn of the event loop
- * before each read after the first: other requests get in between (db/store.ts nextTurn).
+ * The rows of an export, a page at a time (each page one read). The next page's read is started
+ * before a page is handed on, then the event loop gets a turn: other requests get in between
+ * (db/store.ts nextTurn), and on PostgreSQL the read goes out (Bun.SQL sends a query only when
+ * the event loop runs) and the server works on it while this page is formatted and sent. On
+ * SQLite the read is done when started: a page read and a page formatted per turn, as before.
  */
 async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
-  for await (const rows of pagesInOrder(db, base, order)) {
-    yield rows;
-    await nextTurn();
+  const pages = pagesInOrder(db, base, order);
+  let ahead = pages.next();
+  try {
+    for (let page = await ahead; !page.done; page = await ahead) {
+      ahead = pages.next();
+      await nextTurn();
+      yield page.value;
+    }
+  } finally {
+    // stopped early (the client went away): the read ahead is let finish, and the pages closed
+    ahead.catch(() => undefined);
+    await pages.return(undefined);
   }
 }
 
