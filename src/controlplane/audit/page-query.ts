@@ -46,7 +46,7 @@ export function pageQuery<C extends Record<string, Column>, Q extends PromiseLik
  * The function that turns one driver row into the select's object, written once per query as
  * one object literal: `{ id: r[0] ?? null, ts: r[1] == null ? null : d.ts(r[1]), … }` (`r[0]`
  * on SQLite's arrays, `r["id"]` on PostgreSQL's objects). Every row then has one shape from its
- * first property on; a loop assigning the 47 keys one by one cost 1.5–2 µs a row, about a sixth
+ * first property on; a loop assigning the 46 keys one by one cost 1.5–2 µs a row, about a sixth
  * of the export's serving cost (issue 30, docs/performance.md). The source is made of the
  * select's own keys and column names (the schema's, JSON-quoted), never of data.
  */
