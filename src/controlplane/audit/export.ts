@@ -8,7 +8,7 @@
 // Each line carries `ciphertext_sha256` (the stored ciphertext's digest, never the ciphertext),
 // the proxy's hash-chain fields and the store-chain link, and, for a row the view cannot show
 // exactly, its columns as stored (stored.ts): what `svc audit verify` recomputes hashes from.
-import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, gt, isNotNull, isNull, or, sql } from "drizzle-orm";
 import { type Db, type Tables, nextTurn, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
@@ -179,8 +179,8 @@ function chainPages(db: Db, base: SQL[]) {
  * the event loop runs) and the server works on it while this page is formatted and sent. On
  * SQLite the read is done when started: a page read and a page formatted per turn, as before.
  */
-async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
-  const pages = pagesInOrder(db, base, order);
+async function* exportPages(db: Db, base: SQL[], order: ExportOrder, either: Either = null) {
+  const pages = pagesInOrder(db, base, order, either);
   let ahead = pages.next();
   try {
     for (let page = await ahead; !page.done; page = await ahead) {
@@ -195,10 +195,16 @@ async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
   }
 }
 
-async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
-  const a = tables(db).auditRecords;
+/**
+ * Conditions of which a row meets at least one, each read along its own index in id order and
+ * merged (a policy's enforced and shadow records: with an OR in one query PostgreSQL fetched
+ * every shadow record of the policy and sorted them, for each page). Only in id order.
+ */
+type Either = readonly SQL[] | null;
+
+async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder, either: Either) {
   if (order === "chain") {
-    const chainPage = chainPages(db, base);
+    const chainPage = chainPages(db, either ? [...base, or(...either)!] : base);
     let cursor: ChainCursor | null = null;
     do {
       const page = await chainPage(cursor);
@@ -207,6 +213,12 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
     } while (cursor);
     return;
   }
+  if (either) yield* mergedById(either.map((c) => pagesById(db, [...base, c])));
+  else yield* pagesById(db, base);
+}
+
+async function* pagesById(db: Db, base: SQL[]) {
+  const a = tables(db).auditRecords;
   let after: string | null = null;
   for (;;) {
     const rows = await db
@@ -221,9 +233,35 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
   }
 }
 
+/** Pages in id order from several readers, as pages of EXPORT_PAGE in id order; a row several of them read comes once. */
+export async function* mergedById<R extends { id: string }>(readers: AsyncGenerator<R[]>[]): AsyncGenerator<R[]> {
+  const heads = readers.map((reader) => ({ reader, page: [] as R[], at: 0, done: false }));
+  let out: R[] = [];
+  for (;;) {
+    for (const h of heads)
+      while (!h.done && h.at === h.page.length) {
+        const next = await h.reader.next();
+        if (next.done) h.done = true;
+        else [h.page, h.at] = [next.value, 0];
+      }
+    const live = heads.filter((h) => h.at < h.page.length);
+    if (live.length === 0) break;
+    let min = live[0]!;
+    for (const h of live) if (h.page[h.at]!.id < min.page[min.at]!.id) min = h;
+    const row = min.page[min.at]!;
+    for (const h of live) if (h.page[h.at]!.id === row.id) h.at++;
+    out.push(row);
+    if (out.length === EXPORT_PAGE) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
 /** The export's lines, a page at a time, with each user's email. */
-async function* linePages(db: Db, orgId: string, base: SQL[], order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
-  for await (const rows of exportPages(db, base, order)) {
+async function* linePages(db: Db, orgId: string, base: SQL[], order: ExportOrder, either: Either = null): AsyncGenerator<AuditExportLine[]> {
+  for await (const rows of exportPages(db, base, order, either)) {
     const emails = await emailsOfUsers(
       db,
       orgId,
@@ -251,14 +289,18 @@ export async function exportText(
   now: number,
   order: ExportOrder = "id",
 ): Promise<AsyncGenerator<string>> {
-  const base = await filterConditions(db, orgId, filters, now);
-  return textChunks(db, orgId, base, format, order);
+  // a policy's records, enforced or shadow: two reads along their partial indexes, merged
+  const { policy, ...others } = filters;
+  const a = tables(db).auditRecords;
+  const either: Either = policy ? [eq(a.policyId, policy), eq(a.shadowPolicyId, policy)] : null;
+  const base = await filterConditions(db, orgId, others, now);
+  return textChunks(db, orgId, base, format, order, either);
 }
 
-async function* textChunks(db: Db, orgId: string, base: SQL[] | null, format: ExportFormat, order: ExportOrder): AsyncGenerator<string> {
+async function* textChunks(db: Db, orgId: string, base: SQL[] | null, format: ExportFormat, order: ExportOrder, either: Either): AsyncGenerator<string> {
   if (format === "csv") yield csvHeader();
   if (base === null) return;
-  for await (const lines of linePages(db, orgId, base, order)) {
+  for await (const lines of linePages(db, orgId, base, order, either)) {
     let text = "";
     for (const line of lines) text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
     yield text;
