@@ -8,8 +8,9 @@ import { join } from "node:path";
 import { type SQL, sql } from "drizzle-orm";
 import { linesLogger } from "../../log/index.ts";
 import { ControlPlaneMetrics } from "../metrics/index.ts";
-import { BACKSTOP_PAGES, type CheckpointStatus, Checkpointer } from "./checkpointer.ts";
+import { BACKSTOP_PAGES, type CheckpointStatus, Checkpointer, RESTART_FRAMES } from "./checkpointer.ts";
 import { type SqliteStore, openSqlite } from "./sqlite.ts";
+import { relaxedTransaction } from "./store.ts";
 
 /** A WAL frame: a 24-byte header and a 4,096-byte page. */
 const FRAME = 24 + 4096;
@@ -67,6 +68,31 @@ test("on its timer the worker keeps the WAL checkpointed while the serving conne
     expect(status.last?.checkpointed).toBe(status.last?.log);
     expect(status.last?.log).toBeGreaterThan(0);
     expect(status.checkpoints).toBeGreaterThan(0);
+  } finally {
+    await store.close();
+  }
+});
+
+test("under steady writes the worker has the WAL started again long before the backstop: the serving connection never checkpoints", async () => {
+  // 15,000 pages in 600 commits back to back, the worker on a short timer: its passes never
+  // find a moment without a commit, so without the hold the WAL grew to the backstop and the
+  // serving connection checkpointed in a commit (on the event loop) every BACKSTOP_PAGES frames
+  const { store, path } = fileStore(10);
+  try {
+    await raw(store).run(sql`CREATE TABLE filler (x blob)`);
+    // transactions, as ingest's and retention's writes are (the hold lets lone statements
+    // through), relaxed as retention's batches (no fsync: they come faster than a pass copies),
+    // each in a turn of the event loop of its own
+    for (let i = 0; i < 600; i++) {
+      await relaxedTransaction(store.db, async (tx) => raw({ db: tx } as SqliteStore).run(sql`INSERT INTO filler VALUES (randomblob(${25 * 4096}))`));
+      await new Promise((turn) => setImmediate(turn));
+    }
+    // the WAL file keeps its largest size: it never held BACKSTOP_PAGES frames, so the serving
+    // connection's autocheckpoint (which runs only past them) never ran, and the WAL started again
+    const frames = Math.floor((statSync(`${path}-wal`).size - 32) / FRAME);
+    expect(frames).toBeGreaterThanOrEqual(RESTART_FRAMES);
+    expect(frames).toBeLessThan(BACKSTOP_PAGES);
+    expect(store.checkpointer!.health()).toMatchObject({ running: true, restarts: 0 });
   } finally {
     await store.close();
   }
