@@ -25,6 +25,7 @@ import { directoryRoutes } from "./directory/routes.ts";
 import { inviteRoutes } from "./invites/routes.ts";
 import { gateChecks } from "./auth/plugin.ts";
 import { loggablePath } from "./http/log-path.ts";
+import { watchSlowRequest } from "./http/slow-requests.ts";
 import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { completeDocument } from "./http/openapi-complete.ts";
@@ -199,8 +200,14 @@ export function createApp(deps: ControlPlaneDeps) {
   // One hook for every route: a refused admin request is an event of the admin trail.
   const refusals = refusalTrail(deps);
   const gate: Gate = async (request, server) => {
-    const polled = unchangedPoll(request);
-    const res = (polled && (await polled)) ?? (await piped(request, server));
+    const slow = watchSlowRequest(deps.log, request);
+    let res: Response;
+    try {
+      const polled = unchangedPoll(request);
+      res = (polled && (await polled)) ?? (await piped(request, server));
+    } finally {
+      slow.done();
+    }
     // Every answer names the release that gave it (issue 29): clients see version skew, and
     // check that an older control plane did not silently drop what they sent.
     res.headers.set(SERVER_VERSION_HEADER, BUILD_VERSION);

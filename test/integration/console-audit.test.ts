@@ -6,7 +6,22 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
-import { type SeededRuntime, type TestPage, api, auditRecord, cookieHeader, launchBrowser, openPage, org, ownerPassword, screenshot, seedRuntime, shipRecords, signIn } from "./console-browser.ts";
+import {
+  type SeededRuntime,
+  alertText,
+  type TestPage,
+  api,
+  auditRecord,
+  cookieHeader,
+  launchBrowser,
+  openPage,
+  org,
+  ownerPassword,
+  screenshot,
+  seedRuntime,
+  shipRecords,
+  signIn,
+} from "./console-browser.ts";
 
 setDefaultTimeout(60_000);
 
@@ -151,7 +166,7 @@ describe("SIEM sinks and escrow recovery pages", () => {
     await page.getByLabel("Endpoint").fill("http://siem.example.com/collector");
     await page.getByLabel("Secret").fill(secret);
     await page.getByRole("button", { name: "Create sink" }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/endpoint/i);
+    expect(await alertText(page, cp)).toMatch(/endpoint/i);
     expect(await page.getByLabel("Secret").inputValue()).toBe("");
     expect(await page.getByLabel("Name").inputValue()).toBe("siem");
     // port 9 on loopback: nothing listens, every delivery attempt fails
@@ -185,7 +200,7 @@ describe("SIEM sinks and escrow recovery pages", () => {
     await page.getByLabel("Audit record id").fill(ids.lookup!);
     await page.getByLabel("Reason").fill("incident 4711");
     await page.getByRole("button", { name: "Request recovery" }).click();
-    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/escrow|digest-only|recipients/i);
+    expect(await alertText(page, cp)).toMatch(/escrow|digest-only|recipients/i);
     expect((await api(cp, "GET", org(cp, "/audit-recovery-requests"))).json.requests ?? []).toEqual([]);
   });
 });
@@ -201,7 +216,7 @@ describe("policy editing", () => {
     // The form posts to /policies/<id>, which answers the page again with the error: wait for
     // that answer itself, so a slow answer and a missing alert fail as different steps.
     await page.waitForURL(`${cp.url}/policies/${policyId}`);
-    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/line 1|column|position/i);
+    expect(await alertText(page, cp)).toMatch(/line 1|column|position/i);
     expect(await page.getByLabel("Condition").inputValue()).toBe("args.amount <= ");
     expect((await api(cp, "GET", org(cp, "/policies"))).json.policies.find((p: { id: string }) => p.id === policyId).condition ?? null).toBeNull();
     await page.getByLabel("Condition").fill("args.amount <= 500");

@@ -18,6 +18,57 @@ export async function launchBrowser(): Promise<Browser> {
 
 export type TestPage = { page: Page; context: BrowserContext; offsite: string[] };
 
+/** Each page's latest requests: method, path, and the status or failure, for a failed wait's message. */
+const traffic = new WeakMap<Page, string[]>();
+const TRAFFIC_KEPT = 12;
+
+function recordTraffic(page: Page): void {
+  const seen: string[] = [];
+  traffic.set(page, seen);
+  const started = new Map<object, number>();
+  const push = (line: string) => {
+    seen.push(line);
+    if (seen.length > TRAFFIC_KEPT) seen.shift();
+  };
+  const path = (url: string) => (url.startsWith("data:") ? "data:…" : new URL(url).pathname);
+  page.on("request", (r) => {
+    started.set(r, Date.now());
+    push(`${new Date().toISOString().slice(11, 23)} → ${r.method()} ${path(r.url())}`);
+  });
+  page.on("response", (r) =>
+    push(`${new Date().toISOString().slice(11, 23)} ← ${r.status()} ${r.request().method()} ${path(r.url())} after ${Date.now() - (started.get(r.request()) ?? Date.now())} ms`),
+  );
+  page.on("requestfailed", (r) => push(`${new Date().toISOString().slice(11, 23)} ✗ ${r.method()} ${path(r.url())}: ${r.failure()?.errorText ?? "failed"}`));
+}
+
+/**
+ * The page's refusal banner (role "alert") text. When none appears within Playwright's 30 s, the
+ * error says what the page showed instead, its form fields, its latest requests with their
+ * answers, and the control plane's last log lines: a slow answer, a request never sent and a
+ * page without a banner fail differently.
+ */
+export async function alertText(page: Page, cp: ControlPlaneProcess): Promise<string> {
+  try {
+    return (await page.getByRole("alert").textContent()) ?? "";
+  } catch (e) {
+    const fields = await page
+      .locator("input, select, textarea")
+      .evaluateAll((els) => els.map((el) => `${(el as HTMLInputElement).name}=${JSON.stringify((el as HTMLInputElement).value)} valid=${(el as HTMLInputElement).validity?.valid}`))
+      .catch(() => []);
+    const content = await page.content().catch((err: unknown) => `(unreadable: ${String(err)})`);
+    throw new Error(
+      [
+        `no refusal banner at ${page.url()} (now ${new Date().toISOString().slice(11, 23)})`,
+        `requests: ${(traffic.get(page) ?? []).join("; ")}`,
+        `fields: ${fields.join(", ")}`,
+        `page: ${content.replace(/\s+/g, " ").slice(0, 2000)}`,
+        `control plane: ${cp.logs().slice(-2000)}`,
+      ].join("\n"),
+      { cause: e },
+    );
+  }
+}
+
 /** A fresh browser context (own cookies); requests off the loopback test servers are blocked and listed. */
 export async function openPage(browser: Browser, opts: { javaScript?: boolean; allowHosts?: string[] } = {}): Promise<TestPage> {
   const context = await browser.newContext({ javaScriptEnabled: opts.javaScript ?? true, viewport: { width: 1360, height: 900 }, colorScheme: "light" });
@@ -30,6 +81,7 @@ export async function openPage(browser: Browser, opts: { javaScript?: boolean; a
     return route.abort();
   });
   const page = await context.newPage();
+  recordTraffic(page);
   return { page, context, offsite };
 }
 

@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { openStore, tables } from "../../src/controlplane/db/index.ts";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { type OidcTestProvider, startOidcProvider } from "../support/oidc-provider.ts";
-import { type SeededRuntime, api, claimLink, launchBrowser, openPage, org, ownerPassword, screenshot, seedRuntime, signIn } from "./console-browser.ts";
+import { type SeededRuntime, alertText, api, claimLink, launchBrowser, openPage, org, ownerPassword, screenshot, seedRuntime, signIn } from "./console-browser.ts";
 
 setDefaultTimeout(60_000);
 
@@ -68,7 +68,7 @@ describe("single sign-on settings", () => {
     await page.getByRole("button", { name: "Save single sign-on" }).click();
     // The refusal is the answer to the form post: read it only once that page has loaded.
     await page.waitForURL((u) => u.pathname === "/settings/sso");
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("https");
+    expect(await alertText(page, cp)).toContain("https");
 
     await page.getByLabel("Issuer").fill(idp.issuer);
     await page.getByLabel("Client secret").fill(idp.clientSecret);
@@ -116,7 +116,7 @@ describe("signing in with single sign-on", () => {
     const page = await fresh();
     await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
     await loginAtProvider(page, "bob");
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("has not verified unverified@example.com");
+    expect(await alertText(page, cp)).toContain("has not verified unverified@example.com");
     expect((await page.context().cookies()).some((c) => c.name === "svc_session")).toBe(false);
     await screenshot(page, "sso-refused");
   });
@@ -125,7 +125,7 @@ describe("signing in with single sign-on", () => {
     const page = await fresh();
     await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
     await loginAtProvider(page, "carol");
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("stranger@example.com is not a member");
+    expect(await alertText(page, cp)).toContain("stranger@example.com is not a member");
     expect((await page.context().cookies()).some((c) => c.name === "svc_session")).toBe(false);
   });
 
@@ -133,20 +133,20 @@ describe("signing in with single sign-on", () => {
     const page = await fresh();
     const noFlow = await page.goto(`${cp.url}/sso/callback?state=abc&code=def`);
     expect(noFlow!.status()).toBe(400);
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("not started here");
+    expect(await alertText(page, cp)).toContain("not started here");
     // start a real attempt (sets the sealed flow cookie), then come back with a forged state
     await page.goto(`${cp.url}/sso/start?org=${cp.orgId}`);
     await page.waitForURL((u) => u.origin === idp.issuer);
     const forged = await page.goto(`${cp.url}/sso/callback?state=forged&code=whatever`);
     expect(forged!.status()).toBe(400);
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("state mismatch");
+    expect(await alertText(page, cp)).toContain("state mismatch");
   });
 
   test("an organization without single sign-on says so", async () => {
     const page = await fresh();
     const res = await page.goto(`${cp.url}/sso/start?org=org_01NOTCONFIGURED000000000000`);
     expect(res!.status()).toBe(400);
-    await expect(page.getByRole("alert").textContent()).resolves.toContain("not configured");
+    expect(await alertText(page, cp)).toContain("not configured");
   });
 });
 

@@ -20,6 +20,7 @@ import {
   seedRuntime,
   shipRecords,
   signIn,
+  alertText,
 } from "./console-browser.ts";
 
 setDefaultTimeout(60_000);
@@ -31,21 +32,6 @@ let browser: Browser;
 let owner: TestPage;
 let rt: SeededRuntime;
 const opened: TestPage[] = [];
-
-/** The page's refusal banner text; on a miss, what the page showed instead (for the log of a failed run). */
-async function alertText(page: TestPage["page"]): Promise<string> {
-  try {
-    return (await page.getByRole("alert").textContent()) ?? "";
-  } catch (e) {
-    const fields = await page
-      .locator("input, select, textarea")
-      .evaluateAll((els) => els.map((el) => `${(el as HTMLInputElement).name}=${JSON.stringify((el as HTMLInputElement).value)} valid=${(el as HTMLInputElement).validity?.valid}`))
-      .catch(() => []);
-    throw new Error(`no refusal banner at ${page.url()}; fields: ${fields.join(", ")}; page: ${(await page.content()).replace(/\s+/g, " ").slice(0, 3000)}; control plane: ${cp.logs().slice(-1500)}`, {
-      cause: e,
-    });
-  }
-}
 
 async function fresh(opts: { javaScript?: boolean } = {}): Promise<TestPage> {
   const p = await openPage(browser, opts);
@@ -78,7 +64,7 @@ describe("sign-in", () => {
     await page.getByLabel("Email", { exact: true }).fill("owner@example.com");
     await page.getByLabel("Password", { exact: true }).fill("not the password");
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    expect(await alertText(page)).toContain("wrong email or password");
+    expect(await alertText(page, cp)).toContain("wrong email or password");
     await page.getByLabel("Password", { exact: true }).fill(ownerPassword(cp));
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${cp.url}/agents`);
@@ -126,7 +112,7 @@ describe("agents", () => {
     expect(await page.locator("nav[aria-label=Console]").count()).toBe(0);
     const res = await page.goto(cp.url + "/agents");
     expect(res!.status()).toBe(403);
-    expect(await alertText(page)).toContain('"member"');
+    expect(await alertText(page, cp)).toContain('"member"');
     await screenshot(page, "member-refused");
     // A POST with the member's own valid session and CSRF token is still refused on the server.
     await page.goto(cp.url + "/");
@@ -204,13 +190,13 @@ describe("runtime pages", () => {
     await page.getByLabel("What (destination)").fill("tool:crm.lookup");
     await page.getByLabel("Condition").fill("args.limit > 'x' + 1");
     await page.getByRole("button", { name: "Create policy" }).click();
-    expect(await alertText(page)).toContain("line 1, column 14");
+    expect(await alertText(page, cp)).toContain("line 1, column 14");
     // refusal: a bad pattern is explained by the service
     await page.getByLabel("Name", { exact: true }).fill("broken");
     await page.getByLabel("Who (source)").fill("nobody");
     await page.getByLabel("What (destination)").fill("tool:x");
     await page.getByRole("button", { name: "Create policy" }).click();
-    expect(await alertText(page)).toMatch(/src|source|pattern/i);
+    expect(await alertText(page, cp)).toMatch(/src|source|pattern/i);
     await screenshot(page, "policies");
 
     await page.goto(cp.url + "/model-profiles");
@@ -238,7 +224,7 @@ describe("audit keys and escrow", () => {
     await page.goto(cp.url + "/settings");
     await expect(page.locator("#escrow-needs-key").textContent()).resolves.toContain("at least one customer audit key is active");
     await page.getByRole("button", { name: "Turn escrow on" }).click();
-    const alert = await page.getByRole("alert").textContent();
+    const alert = await alertText(page, cp);
     expect(alert).toContain("at least one customer audit key is active");
     expect((await api(cp, "GET", org(cp, "/settings"))).json.escrow_enabled).toBe(false);
     await screenshot(page, "settings-escrow-refused");
@@ -265,7 +251,7 @@ describe("audit keys and escrow", () => {
     await page.getByLabel("Name", { exact: true }).fill("typo key");
     await page.getByLabel("Public key (age recipient)").fill("age1thisisnotarealrecipient");
     await page.getByRole("button", { name: "Register key" }).click();
-    expect(await alertText(page)).toMatch(/recipient/i);
+    expect(await alertText(page, cp)).toMatch(/recipient/i);
     expect((await api(cp, "GET", org(cp, "/audit-encryption-keys"))).json.keys.length).toBe(0);
     await screenshot(page, "audit-keys-refused");
   });
@@ -373,7 +359,7 @@ describe("svc login approval", () => {
     await signIn(page, cp, MEMBER.email, MEMBER.password, `/sign-in?next=${encodeURIComponent(`/login/approve?request=${lr.json.id}`)}`);
     expect(new URL(page.url()).pathname).toBe("/login/approve");
     expect(await page.getByRole("button", { name: "Approve svc login" }).count()).toBe(0);
-    expect(await alertText(page)).toContain("Only owners and admins");
+    expect(await alertText(page, cp)).toContain("Only owners and admins");
     const poll = await api(cp, "POST", `/api/v1/auth/login-requests/${lr.json.id}/token`, { poll_secret: lr.json.poll_secret }, null);
     expect(poll.status).toBe(428);
   });
@@ -394,7 +380,7 @@ describe("claim links", () => {
     await page.getByLabel("Email", { exact: true }).fill(MEMBER.email);
     await page.getByLabel("Password", { exact: true }).fill("wrong password here");
     await page.getByRole("button", { name: "Sign in and link" }).click();
-    expect(await alertText(page)).toContain("wrong email or password");
+    expect(await alertText(page, cp)).toContain("wrong email or password");
     await page.getByLabel("Password", { exact: true }).fill(MEMBER.password);
     await page.getByRole("button", { name: "Sign in and link" }).click();
     await page.locator("h1", { hasText: "Your chat account is linked" }).waitFor();
@@ -450,7 +436,7 @@ describe("claim links", () => {
     await page.getByLabel("Email", { exact: true }).fill("invitee@example.com");
     await page.getByLabel("Password", { exact: true }).fill("invitee chat password");
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    expect(await alertText(page)).toContain("wrong email or password");
+    expect(await alertText(page, cp)).toContain("wrong email or password");
   });
 
   test("signed in already, linking takes an explicit button press", async () => {

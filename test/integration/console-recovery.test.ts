@@ -9,7 +9,7 @@ import type { Browser } from "playwright-core";
 import { Encrypter } from "age-encryption";
 import { type ControlPlaneProcess, cleanup, startControlPlane } from "../support/controlplane-process.ts";
 import { bootstrapRuntime, createAgent, createInstallation, runtimeRecord } from "./cli-support.ts";
-import { type TestPage, ageRecipient, api, launchBrowser, openPage, org, ownerPassword, screenshot, signIn } from "./console-browser.ts";
+import { type TestPage, ageRecipient, alertText, api, launchBrowser, openPage, org, ownerPassword, screenshot, signIn } from "./console-browser.ts";
 import { ageMemberships, apiSignIn, tokenFrom } from "./recovery-support.ts";
 
 setDefaultTimeout(60_000);
@@ -62,9 +62,9 @@ test("the requester's own admin is refused on the Approve button with the proven
   await signIn(puppet.page, cp, PUPPET.email, PUPPET.password);
   await puppet.page.goto(`${cp.url}/audit-keys`);
   await puppet.page.getByRole("button", { name: `Approve recovery ${requestId}` }).click();
-  const alert = puppet.page.getByRole("alert");
-  await expect(alert.textContent()).resolves.toContain(`${PUPPET.email} was created as admin by ${SECOND.email}`);
-  await expect(alert.textContent()).resolves.toContain("(recovery_approver_provenance)");
+  const alert = await alertText(puppet.page, cp);
+  expect(alert).toContain(`${PUPPET.email} was created as admin by ${SECOND.email}`);
+  expect(alert).toContain("(recovery_approver_provenance)");
   await screenshot(puppet.page, "recovery-approve-refused");
   expect((await api(cp, "GET", org(cp, `/audit-recovery-requests/${requestId}`))).json.status).toBe("pending");
 

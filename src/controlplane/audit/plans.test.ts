@@ -248,6 +248,21 @@ test("no statement on audit_records scans the table, and the partial indexes ser
   // (PostgreSQL may read a policy that decides a seventh of the records along the ids instead)
   if (cp.store.dialect === "sqlite") expect(uses("search by policy", "audit_org_policy_id")).toBe(1);
   expect(uses("search by policy", "audit_org_shadow_policy_id")).toBe(1);
+  // each read walks its index newest first, never a bitmap of every record of the policy sorted
+  // afterwards: at 5M on PostgreSQL that took 0.4–0.9 s a page (issue 30)
+  // (this store is too small for PostgreSQL to choose that plan: the reads must not carry the
+  // "enforced or shadow" OR that let it, which is what filterConditions writes for the export)
+  for (const name of ["search by policy", "console calls"]) {
+    expect({
+      name,
+      steps: plans
+        .get(name)!
+        .flat()
+        .filter((line) => /BitmapOr|Bitmap Heap Scan|\bSort\b|USE TEMP B-TREE/.test(line)),
+    }).toEqual({ name, steps: [] });
+    const both = logged.filter((s) => s.label === name && /"policy_id" = .* or .*"shadow_policy_id" = /i.test(s.text.slice(s.text.indexOf(" where "))));
+    expect({ name, both: both.map((s) => s.text) }).toEqual({ name, both: [] });
+  }
   // the list's filters (issue 30): each reads an index that holds what it asks for
   // (on PostgreSQL a kind that is a quarter of the records may as well be read along the ids)
   if (cp.store.dialect === "sqlite") for (const kind of ["tool", "model", "outcome"]) expect(uses(`search kind ${kind}`, "audit_org_kind_id")).toBe(1);

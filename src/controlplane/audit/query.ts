@@ -327,7 +327,14 @@ export async function searchRecords(
     throw new SvcError("validation_failed", "view=calls shows each call's outcome beside its decision; ask for kind=outcome without it", {
       errors: [{ path: "/view", message: "cannot be combined with kind=outcome" }],
     });
-  const conds = await filterConditions(db, orgId, f, now);
+  // A policy's records are two reads (below) unless a tool prefix reads its own way; the two reads
+  // carry none of filterConditions' "enforced or shadow" OR, which made PostgreSQL fetch every
+  // shadow row of the policy into a bitmap and sort them (0.9 s at 5M) instead of reading its
+  // partial index newest first.
+  const prefixRead = f.tool !== undefined && !readsOwnIndex(f);
+  const policyReads = f.policy !== undefined && !prefixRead;
+  const { policy: _policy, ...unlessPolicy } = f;
+  const conds = await filterConditions(db, orgId, policyReads ? unlessPolicy : f, now);
   if (!conds) return { records: [], next_cursor: null };
   // One entry per call: never an outcome record, whatever kind is asked for (kind=outcome is refused above).
   if (f.view === "calls") conds.push(ne(a.kind, "outcome"));
@@ -343,12 +350,11 @@ export async function searchRecords(
   // A tool prefix reads an index not in id order: newest first in two steps (newest.ts). A
   // policy's records, enforced or shadow, are two reads in id order (its two partial indexes), merged.
   const span = timeSpan(f, now);
-  const rows =
-    f.tool !== undefined && !readsOwnIndex(f)
-      ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
-      : f.policy !== undefined
-        ? newestOf([...(await read([eq(a.policyId, f.policy)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy)], limit + 1))], limit + 1)
-        : await read([], limit + 1);
+  const rows = prefixRead
+    ? await newestInTwoSteps(db, limit + 1, [eq(a.orgId, orgId), ...(f.cursor ? [lt(a.id, decodeCursor(f.cursor))] : []), ...idConditions(a, span.from, span.to)], read)
+    : policyReads
+      ? newestOf([...(await read([eq(a.policyId, f.policy!)], limit + 1)), ...(await read([eq(a.shadowPolicyId, f.policy!)], limit + 1))], limit + 1)
+      : await read([], limit + 1);
   const page = rows.slice(0, limit);
   const emails = await emailsOfUsers(
     db,
