@@ -58,6 +58,11 @@ const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** The stored record a line shows (the view's fields, then `columns` over them). */
 export function storedFromLine(l: ExportLine): StoredRecord {
+  return storedOfLine(l, Date.parse(l.ts), Date.parse(l.received_at));
+}
+
+/** storedFromLine with the line's two times already read (`ts`, `receivedAt`: epoch ms). */
+export function storedOfLine(l: ExportLine, ts: number, receivedAt: number): StoredRecord {
   const r: StoredRecord = {
     id: l.id,
     organization_id: l.organization_id,
@@ -65,8 +70,8 @@ export function storedFromLine(l: ExportLine): StoredRecord {
     installation_id: l.installation_id,
     agent_id: l.agent_id,
     replica_id: n(l.replica_id),
-    ts: Date.parse(l.ts),
-    received_at: Date.parse(l.received_at),
+    ts,
+    received_at: receivedAt,
     kind: l.kind,
     harness: l.harness,
     action: l.action,

@@ -1,13 +1,14 @@
 // `GET …/audit-records/export`: every record matching the filters, oldest id first, as JSON
-// lines or CSV, streamed. The body is a pull stream: each pull reads the next page of
-// EXPORT_PAGE rows after the last id sent (keyset on the (org, id) index), so a million
-// records are never held in memory and a slow reader slows the reads down instead of
-// buffering. A failure mid-way errors the stream: the chunked body never ends cleanly, so
-// the client sees a transfer error, never a short file that looks whole.
+// lines or CSV, streamed. The body is written page by page as the client takes it
+// (http/text-body.ts): each page is EXPORT_PAGE rows after the last one sent (keyset on the
+// (org, id) index), the next page's read started ahead, so a million records are never held
+// in memory and a slow reader slows the reads down instead of buffering. A failure mid-way
+// errors the body: the chunked body never ends cleanly, so the client sees a transfer error,
+// never a short file that looks whole.
 // Each line carries `ciphertext_sha256` (the stored ciphertext's digest, never the ciphertext),
 // the proxy's hash-chain fields and the store-chain link, and, for a row the view cannot show
 // exactly, its columns as stored (stored.ts): what `svc audit verify` recomputes hashes from.
-import { type SQL, and, asc, gt, isNotNull, isNull, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, gt, isNotNull, isNull, or, sql } from "drizzle-orm";
 import { type Db, type Tables, nextTurn, tables } from "../db/index.ts";
 import { emailsOfUsers } from "../directory/service.ts";
 import { type AuditFilters, filterConditions, viewColumns } from "./query.ts";
@@ -172,20 +173,38 @@ function chainPages(db: Db, base: SQL[]) {
 }
 
 /**
- * The rows of an export, a page at a time (each page one read), with a turn of the event loop
- * before each read after the first: other requests get in between (db/store.ts nextTurn).
+ * The rows of an export, a page at a time (each page one read). The next page's read is started
+ * before a page is handed on, then the event loop gets a turn: other requests get in between
+ * (db/store.ts nextTurn), and on PostgreSQL the read goes out (Bun.SQL sends a query only when
+ * the event loop runs) and the server works on it while this page is formatted and sent. On
+ * SQLite the read is done when started: a page read and a page formatted per turn, as before.
  */
-async function* exportPages(db: Db, base: SQL[], order: ExportOrder) {
-  for await (const rows of pagesInOrder(db, base, order)) {
-    yield rows;
-    await nextTurn();
+async function* exportPages(db: Db, base: SQL[], order: ExportOrder, either: Either = null) {
+  const pages = pagesInOrder(db, base, order, either);
+  let ahead = pages.next();
+  try {
+    for (let page = await ahead; !page.done; page = await ahead) {
+      ahead = pages.next();
+      await nextTurn();
+      yield page.value;
+    }
+  } finally {
+    // stopped early (the client went away): the read ahead is let finish, and the pages closed
+    ahead.catch(() => undefined);
+    await pages.return(undefined);
   }
 }
 
-async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
-  const a = tables(db).auditRecords;
+/**
+ * Conditions of which a row meets at least one, each read along its own index in id order and
+ * merged (a policy's enforced and shadow records: with an OR in one query PostgreSQL fetched
+ * every shadow record of the policy and sorted them, for each page). Only in id order.
+ */
+type Either = readonly SQL[] | null;
+
+async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder, either: Either) {
   if (order === "chain") {
-    const chainPage = chainPages(db, base);
+    const chainPage = chainPages(db, either ? [...base, or(...either)!] : base);
     let cursor: ChainCursor | null = null;
     do {
       const page = await chainPage(cursor);
@@ -194,6 +213,12 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
     } while (cursor);
     return;
   }
+  if (either) yield* mergedById(either.map((c) => pagesById(db, [...base, c])));
+  else yield* pagesById(db, base);
+}
+
+async function* pagesById(db: Db, base: SQL[]) {
+  const a = tables(db).auditRecords;
   let after: string | null = null;
   for (;;) {
     const rows = await db
@@ -208,10 +233,35 @@ async function* pagesInOrder(db: Db, base: SQL[], order: ExportOrder) {
   }
 }
 
-/** Every line of an organization's export, a page at a time (the control plane's own verification, verify-store.ts). */
-export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
-  const base = (await filterConditions(db, orgId, {}, 0))!;
-  for await (const rows of exportPages(db, base, order)) {
+/** Pages in id order from several readers, as pages of EXPORT_PAGE in id order; a row several of them read comes once. */
+export async function* mergedById<R extends { id: string }>(readers: AsyncGenerator<R[]>[]): AsyncGenerator<R[]> {
+  const heads = readers.map((reader) => ({ reader, page: [] as R[], at: 0, done: false }));
+  let out: R[] = [];
+  for (;;) {
+    for (const h of heads)
+      while (!h.done && h.at === h.page.length) {
+        const next = await h.reader.next();
+        if (next.done) h.done = true;
+        else [h.page, h.at] = [next.value, 0];
+      }
+    const live = heads.filter((h) => h.at < h.page.length);
+    if (live.length === 0) break;
+    let min = live[0]!;
+    for (const h of live) if (h.page[h.at]!.id < min.page[min.at]!.id) min = h;
+    const row = min.page[min.at]!;
+    for (const h of live) if (h.page[h.at]!.id === row.id) h.at++;
+    out.push(row);
+    if (out.length === EXPORT_PAGE) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
+/** The export's lines, a page at a time, with each user's email. */
+async function* linePages(db: Db, orgId: string, base: SQL[], order: ExportOrder, either: Either = null): AsyncGenerator<AuditExportLine[]> {
+  for await (const rows of exportPages(db, base, order, either)) {
     const emails = await emailsOfUsers(
       db,
       orgId,
@@ -221,47 +271,38 @@ export async function* exportLines(db: Db, orgId: string, order: ExportOrder): A
   }
 }
 
+/** Every line of an organization's export, a page at a time (the control plane's own verification, verify-store.ts). */
+export async function* exportLines(db: Db, orgId: string, order: ExportOrder): AsyncGenerator<AuditExportLine[]> {
+  yield* linePages(db, orgId, (await filterConditions(db, orgId, {}, 0))!, order);
+}
+
 /**
- * The export as a byte stream, one page read per pull. The filters are checked first: a bad one
- * is a 4xx before any byte is sent (inside the stream it cut the connection after a 200).
+ * The export's text, a chunk a page (the CSV header first), for the route's body
+ * (http/text-body.ts). The filters are checked first: a bad one is a 4xx before any byte is
+ * sent (inside the body it cut the connection after a 200).
  */
-export async function exportStream(
+export async function exportText(
   db: Db,
   orgId: string,
   filters: Omit<AuditFilters, "cursor" | "limit">,
   format: ExportFormat,
   now: number,
   order: ExportOrder = "id",
-): Promise<ReadableStream<Uint8Array>> {
-  const encoder = new TextEncoder();
-  const base = await filterConditions(db, orgId, filters, now);
-  const pages = base === null ? null : exportPages(db, base, order);
-  let started = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        let text = "";
-        if (!started) {
-          started = true;
-          if (format === "csv") text += csvHeader();
-        }
-        const next = pages ? await pages.next() : { done: true as const, value: undefined };
-        if (!next.done) {
-          const rows = next.value;
-          const emails = await emailsOfUsers(
-            db,
-            orgId,
-            rows.flatMap((r) => (r.userId ? [r.userId] : [])),
-          );
-          for (const row of rows) {
-            const line = exportLine(row, row.userId ? (emails.get(row.userId) ?? null) : null);
-            text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
-          }
-        }
-        if (text) controller.enqueue(encoder.encode(text));
-        if (next.done) controller.close();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+): Promise<AsyncGenerator<string>> {
+  // a policy's records, enforced or shadow: two reads along their partial indexes, merged
+  const { policy, ...others } = filters;
+  const a = tables(db).auditRecords;
+  const either: Either = policy ? [eq(a.policyId, policy), eq(a.shadowPolicyId, policy)] : null;
+  const base = await filterConditions(db, orgId, others, now);
+  return textChunks(db, orgId, base, format, order, either);
+}
+
+async function* textChunks(db: Db, orgId: string, base: SQL[] | null, format: ExportFormat, order: ExportOrder, either: Either): AsyncGenerator<string> {
+  if (format === "csv") yield csvHeader();
+  if (base === null) return;
+  for await (const lines of linePages(db, orgId, base, order, either)) {
+    let text = "";
+    for (const line of lines) text += format === "csv" ? csvLine(line) : `${JSON.stringify(format === "ocsf" ? ocsfEvent(line) : format === "ecs" ? ecsDocument(line) : line)}\n`;
+    yield text;
+  }
 }

@@ -29,25 +29,32 @@ export function pageQuery<C extends Record<string, Column>, Q extends PromiseLik
   const run = driverRows(query.prepare(name));
   const keys = Object.keys(columns);
   const names = keys.map((k) => columns[k]!.name);
-  const decoding = (dialect: Dialect) => keys.map((k) => decoders[dialect][k as keyof C & string] ?? null);
-  const decode = { sqlite: decoding("sqlite"), postgres: decoding("postgres") };
+  const maker = (dialect: Dialect) => rowMaker(keys, dialect === "sqlite" ? keys.map((_, c) => c) : names, decoders[dialect]);
+  const make = { sqlite: maker("sqlite"), postgres: maker("postgres") };
   return async (values): Promise<Awaited<Q>> => {
     const page = await run(values);
-    const rows = page.rows;
-    const decoder = decode[page.dialect];
+    const rows: readonly unknown[] = page.rows;
+    const row = make[page.dialect];
     const out: Record<string, unknown>[] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      // SQLite's row is an array in the select's order, PostgreSQL's an object by column name
-      const row = rows[i]! as Record<string | number, unknown>;
-      const o: Record<string, unknown> = {};
-      for (let c = 0; c < keys.length; c++) {
-        const v = row[page.dialect === "sqlite" ? c : names[c]!];
-        const d = decoder[c];
-        o[keys[c]!] = v === null || v === undefined ? null : d ? d(v) : v;
-      }
-      out[i] = o;
-    }
+    for (let i = 0; i < rows.length; i++) out[i] = row(rows[i]);
     // the select's own row type: each column's value, as drizzle's select would give it
     return out as never;
   };
+}
+
+/**
+ * The function that turns one driver row into the select's object, written once per query as
+ * one object literal: `{ id: r[0] ?? null, ts: r[1] == null ? null : d.ts(r[1]), … }` (`r[0]`
+ * on SQLite's arrays, `r["id"]` on PostgreSQL's objects). Every row then has one shape from its
+ * first property on; a loop assigning the 46 keys one by one cost 1.5–2 µs a row, about a sixth
+ * of the export's serving cost (issue 30, docs/performance.md). The source is made of the
+ * select's own keys and column names (the schema's, JSON-quoted), never of data.
+ */
+function rowMaker(keys: readonly string[], sources: readonly (string | number)[], decoders: Partial<Record<string, (v: unknown) => unknown>>): (row: unknown) => Record<string, unknown> {
+  const fields = keys.map((k, c) => {
+    const at = `r[${JSON.stringify(sources[c])}]`;
+    return `${JSON.stringify(k)}: ${decoders[k] ? `${at} == null ? null : d[${JSON.stringify(k)}](${at})` : `${at} ?? null`}`;
+  });
+  const make = new Function("d", `return (r) => ({ ${fields.join(", ")} });`) as (d: typeof decoders) => (row: unknown) => Record<string, unknown>;
+  return make(decoders);
 }

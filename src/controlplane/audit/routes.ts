@@ -7,11 +7,12 @@ import { authPlugin } from "../auth/plugin.ts";
 import type { ControlPlaneDeps } from "../deps.ts";
 import { SvcError } from "../../contract/errors.ts";
 import { auditActivity } from "./activity.ts";
-import { exportStream } from "./export.ts";
+import { exportText } from "./export.ts";
 import { latestRetentionRun, startRetentionRun } from "./retention-runs.ts";
 import { MAX_LIMIT, getRecord, recordCiphertext, searchRecords } from "./query.ts";
 import { parseSince, usageBy, usageSeries } from "./usage.ts";
 import { CIPHERTEXT_RESPONSES, EXPORT_RESPONSES } from "../http/openapi-complete.ts";
+import { textBody } from "../http/text-body.ts";
 
 const UsageQuery = t.Object({
   by: t.Union([t.Literal("user"), t.Literal("group"), t.Literal("model"), t.Literal("agent")]),
@@ -136,7 +137,7 @@ export function auditRoutes(deps: ControlPlaneDeps) {
       async ({ principal, query }) => {
         const format = query.format ?? "jsonl";
         const { format: _, order, ...filters } = query;
-        return new Response(await exportStream(deps.db, principal.orgId, filters, format, deps.now(), order ?? "id"), {
+        return new Response(textBody(await exportText(deps.db, principal.orgId, filters, format, deps.now(), order ?? "id")), {
           headers: {
             "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson",
             "content-disposition": `attachment; filename="audit-records.${format === "ocsf" || format === "ecs" ? `${format}.jsonl` : format}"`,

@@ -7,7 +7,7 @@ import { getTableColumns } from "drizzle-orm";
 import { STORED_FIELDS, type StoredRecord, storeDigest } from "../../contract/store-chain.ts";
 import { type ExportLine, storedFromLine } from "../../contract/stored-line.ts";
 import { auditRecords } from "./tables.ts";
-import { type RowColumns, exportLine, sameJson, storedFromRow } from "./stored.ts";
+import { type RowColumns, exportLine, sameJson, shownTime, storedFromRow } from "./stored.ts";
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -127,6 +127,9 @@ describe("the store chain's form", () => {
       { detail: '{ "v": 1,  "result": "ok" }' },
       { detail: "not json" },
       { ciphertext: Buffer.alloc(0) },
+      // a fraction of a millisecond written into the store: the view's time cuts it
+      { ts: 1_700_000_000_000.5 },
+      { receivedAt: -0.25 },
     ];
     for (const over of cases) {
       const r = row(over as Partial<RowColumns>);
@@ -139,6 +142,42 @@ describe("the store chain's form", () => {
 });
 
 test("sameJson says what comparing the JSON texts says, without writing them for equal values or two strings", () => {
-  const values: unknown[] = [null, undefined, "", "a", "A", "\uD800", "\uDC00", 0, -0, 1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, false, [], ["a"], ["a", "b"], { a: 1 }];
+  const values: unknown[] = [
+    null,
+    undefined,
+    "",
+    "a",
+    "A",
+    "\uD800",
+    "\uDC00",
+    0,
+    -0,
+    1,
+    1.5,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    true,
+    false,
+    [],
+    ["a"],
+    ["a", "b"],
+    ["b", "a"],
+    [null],
+    [undefined],
+    [Number.NaN],
+    ["1"],
+    [1],
+    [["a"]],
+    { a: 1 },
+  ];
   for (const x of values) for (const y of values) expect({ x, y, same: sameJson(x, y) }).toEqual({ x, y, same: JSON.stringify(x ?? null) === JSON.stringify(y ?? null) });
+});
+
+test("shownTime: a whole number of ms is what its ISO text parses back to, across Date's range; a fraction is parsed", () => {
+  const whole = [0, 1, -1, 999, 1_795_859_814_003, -62_198_755_200_000, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, -8.64e15, -8.64e15 + 1];
+  for (let i = 0; i < 2000; i++) whole.push(Math.round((Math.random() * 2 - 1) * 8.64e15));
+  for (const ms of [...whole, 0.5, -0.5, 1_700_000_000_000.25]) {
+    const iso = new Date(ms).toISOString();
+    expect({ ms, shown: shownTime(ms, iso) }).toEqual({ ms, shown: Date.parse(iso) });
+  }
 });
