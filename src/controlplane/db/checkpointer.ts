@@ -8,6 +8,14 @@
 // the writer (it copies only what is committed, waits for no one, and blocks no one). The
 // serving connection keeps an autocheckpoint only as a backstop, far above what the worker
 // leaves behind, for when the worker is gone or cannot keep up.
+// A WAL starts again from its beginning only when a write begins with every frame checkpointed.
+// Under steady writes (a retention run beside ingest) the worker's checkpoints never find that
+// moment, as commits land while each one copies and syncs: the WAL grew to the backstop every
+// 3–10 s and the backstop checkpointed in some commit, on the event loop (166 times in one 5M
+// retention run, 11–363 ms each; docs/performance.md). So once the WAL passes RESTART_FRAMES
+// the worker says so, and the store holds new transactions (not reads: gate.ts between) while
+// the worker checkpoints what was committed since its last pass, at most HOLD_MS: the next
+// write starts the WAL again, and the backstop is left for a worker that is gone or stuck.
 // The worker's source is inline (a Blob URL) so the compiled binary needs no extra entry point.
 // A worker that dies (its connection cannot open, a crash) is logged as one line through the
 // store's logger and started again after a delay that doubles up to a minute (`health()` says
@@ -21,6 +29,10 @@ export const CHECKPOINT_EVERY_MS = 500;
  * written only if the worker is gone or behind. Ingest at its fastest writes a few MB a second.
  */
 export const BACKSTOP_PAGES = 10_000;
+/** WAL frames past which the worker asks for writes to be held while it catches up, so the WAL starts again: 16 MB. */
+export const RESTART_FRAMES = 4_000;
+/** How long writes are held at most for that catch-up; past it they go on, and the next pass tries again. */
+export const HOLD_MS = 50;
 
 /** What one PASSIVE checkpoint did: frames in the WAL, and how many of them are now in the database file. */
 export type CheckpointResult = { busy: boolean; log: number; checkpointed: number };
@@ -31,7 +43,10 @@ export type CheckpointerHealth = { running: boolean; restarts: number; lastError
 /** The delay before the first restart, doubled each time up to `max` (reset once a worker has lived `max`). */
 export const RESTART_DELAY_MS = { first: 1_000, max: 60_000 };
 
-export type CheckpointerOptions = { everyMs?: number; log?: Pick<Logger, "error">; restartDelayMs?: { first: number; max: number } };
+/** Runs its body while no transaction runs and none begins (sqlite.ts: the store's gate). */
+export type HoldWrites = (body: () => Promise<void>) => Promise<void>;
+
+export type CheckpointerOptions = { everyMs?: number; log?: Pick<Logger, "error">; restartDelayMs?: { first: number; max: number }; holdWrites?: HoldWrites };
 
 const WORKER_SOURCE = `
 import { Database } from "bun:sqlite";
@@ -48,6 +63,12 @@ const checkpoint = () => {
     status.error = String(e && e.message || e);
   }
 };
+const tick = () => {
+  checkpoint();
+  // all copied but the WAL not started again (commits came meanwhile): the parent holds writes for a last pass
+  if (status.last && status.last.log >= restartFrames) postMessage({ behind: status.last.log });
+};
+let restartFrames = Infinity;
 self.onmessage = (e) => {
   const m = e.data;
   if (m.type === "start") {
@@ -60,7 +81,8 @@ self.onmessage = (e) => {
     }
     // the busy handler would only wait for another checkpoint (the backstop's): skip, try next time
     db.exec("PRAGMA busy_timeout = 0");
-    timer = setInterval(checkpoint, m.everyMs);
+    restartFrames = m.restartFrames;
+    timer = setInterval(tick, m.everyMs);
   } else if (m.type === "now") {
     checkpoint();
     postMessage({ id: m.id, status });
@@ -96,6 +118,9 @@ export class Checkpointer {
   readonly #everyMs: number;
   readonly #log: Pick<Logger, "error"> | undefined;
   readonly #delays: { first: number; max: number };
+  readonly #holdWrites: HoldWrites | undefined;
+  /** Set while writes are held for a catch-up: one at a time. */
+  #catchingUp = false;
   readonly #replies = new Map<number, (s: CheckpointStatus) => void>();
   #worker: BunWorker | null = null;
   /** Counts the workers started: events of one that ended are not taken for the next one's. */
@@ -113,6 +138,7 @@ export class Checkpointer {
     this.#everyMs = options.everyMs ?? CHECKPOINT_EVERY_MS;
     this.#log = options.log;
     this.#delays = options.restartDelayMs ?? RESTART_DELAY_MS;
+    this.#holdWrites = options.holdWrites;
     this.#delay = this.#delays.first;
     this.#start();
   }
@@ -126,8 +152,9 @@ export class Checkpointer {
     this.#startedAt = Date.now();
     // it never keeps the process alive, but while a reply is awaited (close() at the end of a command)
     worker.unref();
-    worker.onmessage = (e: MessageEvent<{ id: number; status: CheckpointStatus } | { failed: string }>) => {
+    worker.onmessage = (e: MessageEvent<{ id: number; status: CheckpointStatus } | { failed: string } | { behind: number }>) => {
       if ("failed" in e.data) return this.#ended(generation, e.data.failed);
+      if ("behind" in e.data) return this.#catchUp();
       this.#replies.get(e.data.id)?.(e.data.status);
       this.#replies.delete(e.data.id);
       if (this.#replies.size === 0) worker.unref();
@@ -138,7 +165,26 @@ export class Checkpointer {
     };
     // a worker that ends without an error event (terminated, its thread gone)
     worker.addEventListener("close", () => this.#ended(generation, "the worker thread exited"));
-    worker.postMessage({ type: "start", path: this.#path, everyMs: this.#everyMs });
+    // without a hold the WAL is left to the backstop, as before
+    worker.postMessage({ type: "start", path: this.#path, everyMs: this.#everyMs, restartFrames: this.#holdWrites ? RESTART_FRAMES : Number.POSITIVE_INFINITY });
+  }
+
+  /**
+   * The WAL is past RESTART_FRAMES: new transactions wait (reads go on, the event loop is free)
+   * while the worker checkpoints what was committed since its pass, at most HOLD_MS. With all
+   * copied and nothing committed after, the next write starts the WAL from its beginning.
+   */
+  #catchUp(): void {
+    const hold = this.#holdWrites;
+    if (!hold || this.#catchingUp || this.#closed) return;
+    this.#catchingUp = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    void hold(async () => {
+      await Promise.race([this.now(), new Promise((resolve) => (timer = setTimeout(resolve, HOLD_MS)))]);
+      clearTimeout(timer);
+    }).finally(() => {
+      this.#catchingUp = false;
+    });
   }
 
   /** A worker died: one line in the log, and a new worker after the delay. */

@@ -7,6 +7,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 export class TransactionGate {
   readonly #context = new AsyncLocalStorage<object>();
   #holder: object | null = null;
+  /** Set from when `between` is called until its body is done: new transactions wait, lone statements do not. */
+  #between = false;
   #waiting: (() => void)[] = [];
 
   /** True when a statement from the current context may run now. */
@@ -31,13 +33,32 @@ export class TransactionGate {
 
   /** Runs `body` as the only transaction; others (and lone statements) wait for it to end. */
   async exclusive<T>(body: () => Promise<T>): Promise<T> {
-    while (this.#holder !== null) await new Promise<void>((wake) => this.#waiting.push(wake));
+    while (this.#holder !== null || this.#between) await new Promise<void>((wake) => this.#waiting.push(wake));
     const holder = {};
     this.#holder = holder;
     try {
       return await this.#context.run(holder, body);
     } finally {
       this.#holder = null;
+      for (const wake of this.#waiting.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Runs `body` between transactions: the one under way ends first, and new ones wait until
+   * `body` is done. Lone statements go on meanwhile (none is inside a transaction): a reader
+   * waits for no one, and `body` (async, the event loop free) holds only the writers.
+   */
+  async between<T>(body: () => Promise<T>): Promise<T> {
+    while (this.#between) await new Promise<void>((wake) => this.#waiting.push(wake));
+    // claimed before the transaction under way ends: back-to-back transactions would otherwise
+    // take the gate, each, before this one's turn came
+    this.#between = true;
+    try {
+      while (this.#holder !== null) await new Promise<void>((wake) => this.#waiting.push(wake));
+      return await body();
+    } finally {
+      this.#between = false;
       for (const wake of this.#waiting.splice(0)) wake();
     }
   }

@@ -39,10 +39,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqliteSto
   client.exec("PRAGMA synchronous = FULL");
   client.exec("PRAGMA foreign_keys = ON");
   client.exec("PRAGMA busy_timeout = 5000");
-  // A file's checkpoints run in a worker (checkpointer.ts); this connection's only past the backstop.
-  const checkpointer = path === ":memory:" ? null : new Checkpointer(path, { everyMs: options.checkpointEveryMs, log: options.log });
-  if (checkpointer) client.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const gate = new TransactionGate();
+  // A file's checkpoints run in a worker (checkpointer.ts), which has writes held (never reads)
+  // for a last pass when the WAL must start again; this connection's only past the backstop.
+  const checkpointer = path === ":memory:" ? null : new Checkpointer(path, { everyMs: options.checkpointEveryMs, log: options.log, holdWrites: async (body) => gate.between(body) });
+  if (checkpointer) client.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
 
   // The shapes drizzle's SQLite proxy expects: rows as arrays of values ("get": one such row,
   // or undefined); "run" carries the changed-row count where rowCount() looks for it.
