@@ -25,7 +25,7 @@ import { directoryRoutes } from "./directory/routes.ts";
 import { inviteRoutes } from "./invites/routes.ts";
 import { gateChecks } from "./auth/plugin.ts";
 import { loggablePath } from "./http/log-path.ts";
-import { watchSlowRequest } from "./http/slow-requests.ts";
+import { slowRequests } from "./http/slow-requests.ts";
 import { type Gate, type GateRoute, requestGate } from "./http/request-gate.ts";
 import { nulGuard } from "./http/nul-guard.ts";
 import { completeDocument } from "./http/openapi-complete.ts";
@@ -199,14 +199,16 @@ export function createApp(deps: ControlPlaneDeps) {
   const unchangedPoll = bundlePollShortcut(deps);
   // One hook for every route: a refused admin request is an event of the admin trail.
   const refusals = refusalTrail(deps);
+  // A request still unanswered after 10 s is logged (one timer for the process, not one per request).
+  const slow = slowRequests(deps.log);
   const gate: Gate = async (request, server) => {
-    const slow = watchSlowRequest(deps.log, request);
+    const answered = slow.watch(request);
     let res: Response;
     try {
       const polled = unchangedPoll(request);
       res = (polled && (await polled)) ?? (await piped(request, server));
     } finally {
-      slow.done();
+      answered();
     }
     // Every answer names the release that gave it (issue 29): clients see version skew, and
     // check that an older control plane did not silently drop what they sent.
