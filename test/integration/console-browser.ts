@@ -9,18 +9,7 @@ import { generateX25519Identity, identityToRecipient } from "age-encryption";
 import { newId } from "../../src/contract/ids.ts";
 import { type ControlPlaneProcess, REPO, callApi } from "../support/controlplane-process.ts";
 
-/** Loopback hosts, the only ones Chromium resolves here: anything else a page asks for fails to load. */
-const LOOPBACK = ["127.0.0.1", "localhost"];
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  `--host-resolver-rules=MAP * ~NOTFOUND, ${LOOPBACK.map((h) => `EXCLUDE ${h}`).join(", ")}`,
-];
+export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 export const SCREENSHOTS = join(REPO, "test-artifacts/screenshots");
 
 export async function launchBrowser(): Promise<Browser> {
@@ -80,18 +69,16 @@ export async function alertText(page: Page, cp: ControlPlaneProcess): Promise<st
   }
 }
 
-/**
- * A fresh browser context (own cookies); requests off the loopback test servers fail (Chromium
- * resolves no other host: CHROMIUM_ARGS) and are listed. They are watched, not intercepted: an
- * intercepted request waits for this process to let it go, and the console tests' form posts
- * on PostgreSQL now and then waited out 30 s for an answer the control plane had given at once.
- */
-export async function openPage(browser: Browser, opts: { javaScript?: boolean } = {}): Promise<TestPage> {
+/** A fresh browser context (own cookies); requests off the loopback test servers are blocked and listed. */
+export async function openPage(browser: Browser, opts: { javaScript?: boolean; allowHosts?: string[] } = {}): Promise<TestPage> {
   const context = await browser.newContext({ javaScriptEnabled: opts.javaScript ?? true, viewport: { width: 1360, height: 900 }, colorScheme: "light" });
   const offsite: string[] = [];
-  context.on("request", (r) => {
-    const u = new URL(r.url());
-    if (u.protocol !== "data:" && !LOOPBACK.includes(u.hostname)) offsite.push(u.toString());
+  const allowed = new Set(["127.0.0.1", "localhost", ...(opts.allowHosts ?? [])]);
+  await context.route("**/*", async (route) => {
+    const u = new URL(route.request().url());
+    if (u.protocol === "data:" || allowed.has(u.hostname)) return route.continue();
+    offsite.push(u.toString());
+    return route.abort();
   });
   const page = await context.newPage();
   recordTraffic(page);
